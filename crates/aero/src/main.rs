@@ -1,0 +1,3 @@
+fn main() -> anyhow::Result<()> {
+    anyhow::bail!("aero: not wired up yet")
+}

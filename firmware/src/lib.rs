@@ -1,0 +1,3 @@
+//! Aero's own firmware: the system BIOS and the VGA BIOS, assembled by our own Rust
+//! code, plus the host-side handlers that ROM stubs trap into.
+#![forbid(unsafe_code)]
