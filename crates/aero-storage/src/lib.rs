@@ -1,0 +1,51 @@
+//! Disk images behind one block-device trait, used by the BIOS (INT 13h) and by the
+//! storage controllers alike.
+#![forbid(unsafe_code)]
+
+mod image;
+mod overlay;
+
+pub use image::{open_image, ImageFormat, OpenOptions, RawImage};
+pub use overlay::MemoryOverlay;
+
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum StorageError {
+    #[error("{path}: {source}")]
+    Io { path: String, source: std::io::Error },
+    #[error("{path}: {what}")]
+    Unsupported { path: String, what: String },
+    #[error("{path}: image is in use by another program (could not lock it for writing)")]
+    Locked { path: String },
+    #[error("access beyond the end of the disk (sector {lba}, {count} sectors, disk has {total})")]
+    OutOfRange { lba: u64, count: u64, total: u64 },
+    #[error("disk is read-only")]
+    ReadOnly,
+    #[error("I/O error: {0}")]
+    Backend(std::io::Error),
+}
+
+/// A disk as a sequence of fixed-size sectors.
+pub trait BlockDevice: Send {
+    /// Bytes per sector (512 for disks, 2048 for CD-ROMs).
+    fn sector_size(&self) -> u32;
+    fn sector_count(&self) -> u64;
+    fn read_only(&self) -> bool;
+    /// Reads `buf.len() / sector_size` whole sectors starting at `lba`.
+    fn read_sectors(&mut self, lba: u64, buf: &mut [u8]) -> Result<(), StorageError>;
+    fn write_sectors(&mut self, lba: u64, buf: &[u8]) -> Result<(), StorageError>;
+    /// Make completed writes durable (guest FLUSH CACHE).
+    fn flush(&mut self) -> Result<(), StorageError>;
+}
+
+/// Checks that `len` bytes at `lba` are whole sectors inside the device.
+pub(crate) fn check_range(dev: &dyn BlockDevice, lba: u64, len: usize) -> Result<u64, StorageError> {
+    let ss = dev.sector_size() as u64;
+    let count = len as u64 / ss;
+    let total = dev.sector_count();
+    if len as u64 % ss != 0 || lba.checked_add(count).is_none_or(|end| end > total) {
+        return Err(StorageError::OutOfRange { lba, count, total });
+    }
+    Ok(count)
+}
