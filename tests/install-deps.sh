@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Aero needs. Usage: install-deps.sh run|test
+# Runs apt-get only when something is missing, so repeated runs cost nothing.
+set -euo pipefail
+what=${1:-test}
+
+run_pkgs=(pkg-config)
+test_pkgs=(qemu-system-x86 qemu-utils seabios acpica-tools busybox-static syslinux syslinux-common
+           extlinux isolinux grub-pc-bin grub-common xorriso mtools dosfstools cpio fdisk)
+
+pkgs=("${run_pkgs[@]}")
+[ "$what" = test ] && pkgs+=("${test_pkgs[@]}")
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo=sudo
+  echo "installing: ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+command -v cargo >/dev/null || { echo "error: Rust (cargo) is needed: https://rustup.rs" >&2; exit 2; }
