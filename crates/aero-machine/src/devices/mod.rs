@@ -14,6 +14,8 @@
 //!   loop can bound CPU slices. Devices never read host time. Tick counts are always derived
 //!   from the absolute virtual time with exact integer arithmetic ([`ticks_at`],
 //!   [`ns_for_ticks`]), so the result does not depend on how the run loop slices time.
+//!   Register reads see the state as of the last `advance`, so the machine calls
+//!   `advance(now)` on a timed device before dispatching a port/MMIO access to it.
 //! * **Interrupts** — devices expose output line *levels* (`irq_level()`, or an [`IrqLines`]
 //!   bitmask for devices with several lines). Edge-triggered ISA devices model the level of
 //!   their output pin; the PIC/IOAPIC detect edges. Timers whose output may pulse for less
@@ -30,7 +32,7 @@
 // pub mod lapic;
 // pub mod pci;
 pub mod pic;
-// pub mod pit;
+pub mod pit;
 // pub mod port92;
 // pub mod post_port;
 // pub mod reset_control;
