@@ -36,7 +36,7 @@ pub mod pit;
 // pub mod port92;
 // pub mod post_port;
 // pub mod reset_control;
-// pub mod rtc;
+pub mod rtc;
 // pub mod serial;
 
 /// A device reachable through x86 port I/O.
