@@ -8,6 +8,7 @@
 
 mod bus;
 mod state;
+pub mod fpu;
 
 pub use bus::{Bus, PageMapping, PAGE_SIZE};
 pub use state::{CpuState, DescriptorTable, Reg, Seg, Segment};
