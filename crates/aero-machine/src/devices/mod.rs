@@ -37,7 +37,7 @@ pub mod pit;
 // pub mod post_port;
 // pub mod reset_control;
 pub mod rtc;
-// pub mod serial;
+pub mod serial;
 
 /// A device reachable through x86 port I/O.
 pub trait PortIo {
