@@ -11,6 +11,8 @@ pub mod arith;
 pub mod convert;
 pub mod softfloat;
 mod f80;
+pub mod transcend;
+mod wide;
 
 pub use arith::{Compare, FpResult, Precision, X87Env};
 pub use f80::F80;
