@@ -1,3 +1,5 @@
 //! Aero's own firmware: the system BIOS and the VGA BIOS, assembled by our own Rust
 //! code, plus the host-side handlers that ROM stubs trap into.
 #![forbid(unsafe_code)]
+
+pub mod bios;

@@ -1,0 +1,43 @@
+//! What the BIOS needs from the machine while it runs a service.
+
+use super::error::DiskIoError;
+
+/// One BIOS-visible drive. Floppies map to DL 00h/01h, hard disks to 80h + index,
+/// the first CD-ROM to E0h.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum DiskId {
+    Floppy(u8),
+    HardDisk(u8),
+    Cdrom(u8),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DiskKind {
+    Floppy,
+    HardDisk,
+    Cdrom,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DiskInfo {
+    /// Number of `sector_size` sectors.
+    pub sectors: u64,
+    /// 512 for floppies and hard disks, 2048 for CD-ROMs.
+    pub sector_size: u32,
+    pub read_only: bool,
+}
+
+/// Implemented by the machine. Every call happens synchronously inside
+/// [`crate::Bios::handle_trap`]; the CPU is stopped meanwhile.
+pub trait FirmwareHost {
+    /// Port I/O exactly as the CPU would do it (PIC, PIT, RTC, PCI config, i8042, 0xE9).
+    fn io_read(&mut self, port: u16, size: u8) -> u32;
+    fn io_write(&mut self, port: u16, size: u8, value: u32);
+    /// The drive, if attached.
+    fn disk_info(&self, drive: DiskId) -> Option<DiskInfo>;
+    /// Reads `buf.len() / sector_size` whole sectors starting at `lba`.
+    fn disk_read(&mut self, drive: DiskId, lba: u64, buf: &mut [u8]) -> Result<(), DiskIoError>;
+    fn disk_write(&mut self, drive: DiskId, lba: u64, buf: &[u8]) -> Result<(), DiskIoError>;
+    /// Virtual time in nanoseconds (deterministic in headless mode).
+    fn now_ns(&self) -> u64;
+}

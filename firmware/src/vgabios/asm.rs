@@ -1,0 +1,134 @@
+//! A thin layer over iced-x86's `CodeAssembler` for 16-bit ROM code.
+//!
+//! iced's assembler cannot use a label as an immediate or as an absolute 16-bit
+//! displacement, yet ROM code constantly needs "the offset of this table". So the ROM is
+//! assembled repeatedly: each pass sees the symbol addresses of the previous pass through
+//! [`Asm::addr`], and assembly stops once the addresses no longer move.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::{Deref, DerefMut};
+
+use iced_x86::BlockEncoderOptions;
+use iced_x86::code_asm::{CodeAssembler, CodeLabel};
+
+use super::VgaBiosError;
+
+/// Most ROMs converge in 2–3 passes; more means sizes oscillate, which is a bug.
+const MAX_PASSES: usize = 16;
+
+pub(crate) struct Asm {
+    a: CodeAssembler,
+    labels: BTreeMap<&'static str, CodeLabel>,
+    bound: BTreeSet<&'static str>,
+    used: BTreeSet<&'static str>,
+    prev: BTreeMap<&'static str, u16>,
+    /// Instruction count when the last label was bound: iced allows one label per
+    /// instruction, so a second label at the same spot needs a filler `nop`.
+    last_label_at: Option<usize>,
+}
+
+impl Deref for Asm {
+    type Target = CodeAssembler;
+    fn deref(&self) -> &CodeAssembler {
+        &self.a
+    }
+}
+
+impl DerefMut for Asm {
+    fn deref_mut(&mut self) -> &mut CodeAssembler {
+        &mut self.a
+    }
+}
+
+impl Asm {
+    fn new(prev: BTreeMap<&'static str, u16>) -> Result<Self, VgaBiosError> {
+        Ok(Self {
+            a: CodeAssembler::new(16)?,
+            labels: BTreeMap::new(),
+            bound: BTreeSet::new(),
+            used: BTreeSet::new(),
+            prev,
+            last_label_at: None,
+        })
+    }
+
+    /// The label for a ROM-wide symbol (routine or table), created on first use.
+    pub(crate) fn l(&mut self, name: &'static str) -> CodeLabel {
+        let a = &mut self.a;
+        *self.labels.entry(name).or_insert_with(|| a.create_label())
+    }
+
+    /// Defines symbol `name` at the next emitted instruction or data.
+    pub(crate) fn bind(&mut self, name: &'static str) -> Result<(), VgaBiosError> {
+        if !self.bound.insert(name) {
+            return Err(VgaBiosError::DuplicateSymbol(name));
+        }
+        let mut label = self.l(name);
+        self.set(&mut label)
+    }
+
+    /// Binds a local label (from `create_label`) at the next instruction.
+    pub(crate) fn set(&mut self, label: &mut CodeLabel) -> Result<(), VgaBiosError> {
+        let here = self.a.instructions().len();
+        if self.last_label_at == Some(here) {
+            self.a.nop()?;
+        }
+        self.last_label_at = Some(self.a.instructions().len());
+        self.a.set_label(label)?;
+        Ok(())
+    }
+
+    /// ROM offset of symbol `name` as found by the previous pass (0 in the first pass).
+    pub(crate) fn addr(&mut self, name: &'static str) -> u16 {
+        self.used.insert(name);
+        self.prev.get(name).copied().unwrap_or(0)
+    }
+
+    pub(crate) fn call_sym(&mut self, name: &'static str) -> Result<(), VgaBiosError> {
+        let l = self.l(name);
+        self.a.call(l)?;
+        Ok(())
+    }
+
+    pub(crate) fn jmp_sym(&mut self, name: &'static str) -> Result<(), VgaBiosError> {
+        let l = self.l(name);
+        self.a.jmp(l)?;
+        Ok(())
+    }
+}
+
+/// The assembled bytes (origin 0) and the final address of every bound symbol.
+pub(crate) struct Assembled {
+    pub bytes: Vec<u8>,
+    pub symbols: BTreeMap<&'static str, u16>,
+}
+
+/// Runs `emit` until symbol addresses are stable.
+pub(crate) fn assemble(
+    emit: impl Fn(&mut Asm) -> Result<(), VgaBiosError>,
+) -> Result<Assembled, VgaBiosError> {
+    let mut prev = BTreeMap::new();
+    for _ in 0..MAX_PASSES {
+        let mut asm = Asm::new(prev.clone())?;
+        emit(&mut asm)?;
+        let result = asm.a.assemble_options(0, BlockEncoderOptions::RETURN_NEW_INSTRUCTION_OFFSETS)?;
+        let mut symbols = BTreeMap::new();
+        for name in &asm.bound {
+            let label = asm.labels.get(name).ok_or(VgaBiosError::UndefinedSymbol(name))?;
+            let ip = result.label_ip(label)?;
+            let ip = u16::try_from(ip).map_err(|_| VgaBiosError::TooLarge(ip as usize))?;
+            symbols.insert(*name, ip);
+        }
+        if let Some(missing) = asm.used.iter().find(|n| !symbols.contains_key(*n)) {
+            return Err(VgaBiosError::UndefinedSymbol(missing));
+        }
+        if let Some(missing) = asm.labels.keys().find(|n| !asm.bound.contains(*n)) {
+            return Err(VgaBiosError::UndefinedSymbol(missing));
+        }
+        if symbols == prev {
+            return Ok(Assembled { bytes: result.inner.code_buffer, symbols });
+        }
+        prev = symbols;
+    }
+    Err(VgaBiosError::NotConverged)
+}
