@@ -27,7 +27,7 @@
 // pub mod acpi_pm;
 // pub mod debug_port;
 // pub mod hpet;
-// pub mod i8042;
+pub mod i8042;
 // pub mod ioapic;
 // pub mod lapic;
 // pub mod pci;
@@ -35,6 +35,9 @@ pub mod pic;
 pub mod pit;
 // pub mod port92;
 // pub mod post_port;
+pub mod ps2;
+pub mod ps2_keyboard;
+pub mod ps2_mouse;
 // pub mod reset_control;
 pub mod rtc;
 pub mod serial;
