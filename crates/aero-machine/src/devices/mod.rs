@@ -25,7 +25,7 @@
 #![allow(dead_code)]
 
 // pub mod acpi_pm;
-// pub mod debug_port;
+pub mod debug_port;
 // pub mod hpet;
 pub mod i8042;
 // pub mod ioapic;
@@ -33,12 +33,12 @@ pub mod i8042;
 // pub mod pci;
 pub mod pic;
 pub mod pit;
-// pub mod port92;
-// pub mod post_port;
+pub mod port92;
+pub mod post_port;
 pub mod ps2;
 pub mod ps2_keyboard;
 pub mod ps2_mouse;
-// pub mod reset_control;
+pub mod reset_control;
 pub mod rtc;
 pub mod serial;
 
