@@ -1,0 +1,402 @@
+#!/usr/bin/env bash
+# Builds Aero's boot-test guest images from Debian packages only.
+#
+#   tests/images/build.sh [--force]
+#
+# Downloads are cached in   ${XDG_CACHE_HOME:-$HOME/.cache}/aero/debs
+# Images are written to     ${XDG_CACHE_HOME:-$HOME/.cache}/aero/images
+#   linux-amd64.img   MBR disk, FAT16 partition, syslinux, amd64 kernel + busybox initramfs
+#   linux-i386.img    same layout, kernel from debian-installer-12-netboot-i386, i386 busybox
+#   grub.img          MBR disk, GRUB 2 (i386-pc) menu without timeout, boots the amd64 Linux
+#   linux-amd64.iso   isolinux El Torito no-emulation CD, same amd64 kernel + initramfs
+# plus the raw parts (vmlinuz-amd64, initrd-amd64.img, vmlinuz-i386, initrd-i386.img)
+# for direct -kernel boots and the QEMU boot-time benchmark.
+#
+# Idempotent: nothing is downloaded or rebuilt when the inputs (this script, the
+# package versions) are unchanged. Needs root only to install missing host tools.
+set -euo pipefail
+# mtools and xorriso take file dates from here instead of the wall clock.
+export SOURCE_DATE_EPOCH=946684800
+export TZ=UTC
+
+SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+CACHE_ROOT="${XDG_CACHE_HOME:-$HOME/.cache}/aero"
+DEB_DIR="$CACHE_ROOT/debs"
+OUT_DIR="$CACHE_ROOT/images"
+FORCE=0
+[[ "${1:-}" == "--force" ]] && FORCE=1
+
+# Kernel command line shared by every image. The boot tests assert on log lines, so
+# no `quiet`; ACPI, APIC and HPET stay enabled. panic=-1 turns a kernel panic into an
+# immediate reboot so a failing guest ends quickly instead of hanging until timeout.
+CMDLINE="console=ttyS0,115200 console=tty0 loglevel=7 panic=-1"
+
+log() { printf '[build-images] %s\n' "$*" >&2; }
+die() { printf '[build-images] error: %s\n' "$*" >&2; exit 1; }
+
+# --- host tools -----------------------------------------------------------------------
+
+APT_UPDATED=0
+apt_update_once() {
+    if [[ $APT_UPDATED -eq 0 ]]; then
+        log "apt-get update"
+        # A partial failure (e.g. one mirror mid-sync) is not fatal: the packages we need
+        # may still resolve; fetch_deb reports clearly if they do not.
+        apt-get update -qq >&2 || log "warning: apt-get update reported errors, continuing"
+        APT_UPDATED=1
+    fi
+}
+
+# command -> Debian package providing it
+declare -A HOST_TOOLS=(
+    [syslinux]=syslinux
+    [mcopy]=mtools
+    [mkfs.fat]=dosfstools
+    [xorriso]=xorriso
+    [grub-mkimage]=grub-common
+    [cpio]=cpio
+    [qemu-img]=qemu-utils
+)
+# files (not commands) the images need from host packages
+declare -A HOST_FILES=(
+    [/usr/lib/syslinux/mbr/mbr.bin]=syslinux-common
+    [/usr/lib/syslinux/modules/bios/ldlinux.c32]=syslinux-common
+    [/usr/lib/ISOLINUX/isolinux.bin]=isolinux
+    [/usr/lib/grub/i386-pc/boot.img]=grub-pc-bin
+)
+
+ensure_host_tools() {
+    local missing=() cmd file
+    export PATH="$PATH:/usr/sbin:/sbin"
+    for cmd in $(printf '%s\n' "${!HOST_TOOLS[@]}" | sort); do
+        command -v "$cmd" >/dev/null 2>&1 || missing+=("${HOST_TOOLS[$cmd]}")
+    done
+    for file in $(printf '%s\n' "${!HOST_FILES[@]}" | sort); do
+        [[ -e "$file" ]] || missing+=("${HOST_FILES[$file]}")
+    done
+    if [[ ${#missing[@]} -gt 0 ]]; then
+        [[ $(id -u) -eq 0 ]] || die "missing host packages (need root to install): ${missing[*]}"
+        apt_update_once
+        log "installing host tools: ${missing[*]}"
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+            $(printf '%s\n' "${missing[@]}" | sort -u) >&2
+    fi
+}
+
+# --- package downloads ---------------------------------------------------------------
+
+# Candidate version of a package (PKG may carry an :arch suffix).
+candidate_version() {
+    apt-cache policy "$1" 2>/dev/null | awk '/Candidate:/ {print $2; exit}'
+}
+
+# Prints the path of the cached .deb for PKG[:ARCH], downloading it if needed.
+fetch_deb() {
+    local pkg="$1" version name arch deb
+    version="$(candidate_version "$pkg")"
+    if [[ -z "$version" || "$version" == "(none)" ]]; then
+        apt_update_once
+        version="$(candidate_version "$pkg")"
+    fi
+    [[ -n "$version" && "$version" != "(none)" ]] || die "no candidate version for $pkg"
+    name="${pkg%%:*}"
+    # apt-get download names files NAME_VERSION_ARCH.deb with ':' in the version escaped.
+    deb="$(find "$DEB_DIR" -maxdepth 1 -name "${name}_$(printf '%s' "$version" | sed 's/:/%3a/g')_*.deb" \
+        | { if [[ "$pkg" == *:* ]]; then arch="${pkg##*:}"; grep "_${arch}\.deb$\|_all\.deb$" || true; else grep -v '_i386\.deb$' || true; fi; } | head -n1)"
+    if [[ -z "$deb" ]]; then
+        log "downloading $pkg $version"
+        (cd "$DEB_DIR" && apt-get download -q -o APT::Sandbox::User=root "$pkg=$version" >&2) \
+            || die "apt-get download $pkg failed"
+        deb="$(find "$DEB_DIR" -maxdepth 1 -name "${name}_$(printf '%s' "$version" | sed 's/:/%3a/g')_*.deb" \
+            | { if [[ "$pkg" == *:* ]]; then arch="${pkg##*:}"; grep "_${arch}\.deb$\|_all\.deb$" || true; else grep -v '_i386\.deb$' || true; fi; } | head -n1)"
+        [[ -n "$deb" ]] || die "downloaded $pkg but cannot find the .deb in $DEB_DIR"
+    fi
+    printf '%s\n' "$deb"
+}
+
+ensure_i386_arch() {
+    if ! dpkg --print-foreign-architectures | grep -qx i386; then
+        [[ $(id -u) -eq 0 ]] || die "need root to run: dpkg --add-architecture i386"
+        log "enabling the i386 architecture for apt-get download"
+        dpkg --add-architecture i386
+        APT_UPDATED=0
+        apt_update_once
+    elif [[ -z "$(candidate_version busybox-static:i386)" || "$(candidate_version busybox-static:i386)" == "(none)" ]]; then
+        apt_update_once
+    fi
+}
+
+# Name of the versioned kernel package the linux-image-amd64 meta package depends on.
+resolve_amd64_kernel_pkg() {
+    local meta
+    meta="$(fetch_deb linux-image-amd64)"
+    dpkg-deb -f "$meta" Depends | tr ',' '\n' | sed 's/[[:space:]]*(.*//; s/^[[:space:]]*//' \
+        | grep -m1 '^linux-image-[0-9]' || die "cannot resolve the kernel of linux-image-amd64"
+}
+
+# --- image pieces --------------------------------------------------------------------
+
+# Writes the initramfs /init script to $1.
+write_init() {
+    cat >"$1" <<'EOF'
+#!/bin/sh
+# Aero boot-test init: report boot facts on serial and VGA, then power off.
+/bin/busybox mkdir -p /proc /sys /dev /tmp
+/bin/busybox mount -t proc proc /proc
+/bin/busybox mount -t sysfs sysfs /sys
+/bin/busybox mount -t devtmpfs devtmpfs /dev
+/bin/busybox --install -s /bin
+
+yesno() { if "$@" >/dev/null 2>&1; then echo yes; else echo no; fi; }
+
+facts() {
+    echo "AERO-BOOT-OK"
+    echo "AERO-UNAME-M=$(uname -m)"
+    echo "AERO-UNAME-R=$(uname -r)"
+    echo "AERO-CPUS=$(grep -c '^processor' /proc/cpuinfo)"
+    echo "AERO-MEM-KB=$(awk '/^MemTotal:/ {print $2}' /proc/meminfo)"
+    echo "AERO-IRQ-LINES=$(grep -c . /proc/interrupts)"
+    echo "AERO-IOAPIC=$(yesno grep -q IO-APIC /proc/interrupts)"
+    echo "AERO-HPET-DMESG=$(yesno sh -c 'dmesg | grep -qi hpet')"
+    echo "AERO-ACPI=$(yesno test -d /sys/firmware/acpi/tables)"
+    echo "AERO-CLOCKSOURCE=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
+    echo "AERO-CMDLINE=$(cat /proc/cmdline)"
+    echo "AERO-BOOT-DONE"
+}
+
+facts >/tmp/facts 2>&1
+cat /tmp/facts >/dev/ttyS0 2>/dev/null
+cat /tmp/facts >/dev/tty0 2>/dev/null
+sync
+poweroff -f
+# poweroff returns only if it failed; keep PID 1 alive so the failure is visible.
+echo "AERO-POWEROFF-FAILED" >/dev/ttyS0
+while :; do sleep 3600; done
+EOF
+    chmod 0755 "$1"
+}
+
+# Builds a gzip'd newc initramfs at $2 from the busybox .deb $1.
+build_initramfs() {
+    local deb="$1" out="$2" work
+    work="$(mktemp -d)"
+    mkdir -p "$work/deb" "$work/root/bin" "$work/root/dev" "$work/root/proc" \
+        "$work/root/sys" "$work/root/tmp" "$work/root/root"
+    dpkg-deb -x "$deb" "$work/deb"
+    install -m 0755 "$work/deb/bin/busybox" "$work/root/bin/busybox"
+    ln -s busybox "$work/root/bin/sh"
+    write_init "$work/root/init"
+    # Fixed mtimes and sorted names make the archive reproducible.
+    find "$work/root" -exec touch -h -d @0 {} +
+    (cd "$work/root" && find . -mindepth 1 | LC_ALL=C sort \
+        | cpio --quiet -o -H newc -R 0:0 --reproducible) | gzip -n -9 >"$out.tmp"
+    mv "$out.tmp" "$out"
+    touch -d @"$SOURCE_DATE_EPOCH" "$out"
+    rm -rf "$work"
+}
+
+# Appends a 16-byte MBR partition entry (LBA only; CHS fields saturated) to stdout.
+mbr_entry_hex() {
+    local boot="$1" type="$2" start="$3" count="$4"
+    le32() { printf '%02x%02x%02x%02x' $(( $1 & 255 )) $(( ($1 >> 8) & 255 )) $(( ($1 >> 16) & 255 )) $(( ($1 >> 24) & 255 )); }
+    printf '%s' "$boot" "feffff" "$type" "feffff" "$(le32 "$start")" "$(le32 "$count")"
+}
+
+# Writes an MBR partition table with one bootable partition into disk image $1.
+write_partition_table() {
+    local disk="$1" type="$2" start="$3" count="$4"
+    { mbr_entry_hex 80 "$type" "$start" "$count"; printf '%096d' 0; printf '55aa'; } \
+        | xxd -r -p | dd of="$disk" bs=1 seek=446 conv=notrunc status=none
+}
+
+# Size in MiB for a FAT partition holding the given files, with slack, rounded to 4 MiB.
+partition_mib_for() {
+    local bytes
+    bytes="$(du -cb "$@" | tail -n1 | cut -f1)"
+    echo $(( ( (bytes >> 20) + 6 + 3 ) / 4 * 4 ))
+}
+
+PART_START=2048 # 1 MiB alignment, also leaves room for GRUB's core.img
+
+# Creates an empty FAT16 partition image $1 of $2 MiB whose BPB knows its disk offset.
+make_fat_partition() {
+    local img="$1" mib="$2"
+    rm -f "$img"
+    # Fixed volume id and no label entry (mkfs.fat stamps it with the wall clock):
+    # identical inputs give byte-identical images.
+    mkfs.fat -F 16 -h "$PART_START" -i 0AE50B00 -C "$img" $(( mib * 1024 )) >/dev/null
+}
+
+# Puts partition image $2 into a fresh disk image $1 with boot code from $3 (440 bytes).
+assemble_disk() {
+    local disk="$1" part="$2" mbr="$3" sectors
+    sectors=$(( $(stat -c %s "$part") / 512 ))
+    rm -f "$disk.tmp"
+    truncate -s $(( (PART_START + sectors) * 512 )) "$disk.tmp"
+    dd if="$mbr" of="$disk.tmp" bs=440 count=1 conv=notrunc status=none
+    write_partition_table "$disk.tmp" 0e "$PART_START" "$sectors"
+    dd if="$part" of="$disk.tmp" bs=512 seek="$PART_START" conv=notrunc,sparse status=none
+}
+
+syslinux_cfg() {
+    cat <<EOF
+SERIAL 0 115200
+PROMPT 0
+TIMEOUT 0
+DEFAULT aero
+LABEL aero
+  LINUX /vmlinuz
+  INITRD /initrd.img
+  APPEND $CMDLINE
+EOF
+}
+
+# syslinux-on-FAT MBR disk $1 booting kernel $2 with initramfs $3.
+build_syslinux_disk() {
+    local disk="$1" kernel="$2" initrd="$3" work mib
+    work="$(mktemp -d)"
+    syslinux_cfg >"$work/syslinux.cfg"
+    touch -d @"$SOURCE_DATE_EPOCH" "$work/syslinux.cfg"
+    mib="$(partition_mib_for "$kernel" "$initrd")"
+    make_fat_partition "$work/part.img" "$mib"
+    mcopy -m -i "$work/part.img" "$kernel" ::/vmlinuz
+    mcopy -m -i "$work/part.img" "$initrd" ::/initrd.img
+    mcopy -m -i "$work/part.img" "$work/syslinux.cfg" ::/syslinux.cfg
+    syslinux --install "$work/part.img"
+    assemble_disk "$disk" "$work/part.img" /usr/lib/syslinux/mbr/mbr.bin
+    mv "$disk.tmp" "$disk"
+    rm -rf "$work"
+}
+
+grub_cfg() {
+    cat <<EOF
+serial --unit=0 --speed=115200
+terminal_input console serial
+terminal_output console serial
+# No countdown: the menu waits for a key so the boot test's screenshot is stable.
+set timeout=-1
+set default=0
+menuentry 'Aero test: Linux amd64' {
+    linux /vmlinuz $CMDLINE
+    initrd /initrd.img
+}
+menuentry 'Aero test: Linux amd64 (second entry)' {
+    linux /vmlinuz $CMDLINE aero.entry=2
+    initrd /initrd.img
+}
+EOF
+}
+
+# GRUB 2 (i386-pc) MBR disk $1: boot.img in the MBR, core.img in the gap before the
+# partition, modules and grub.cfg on the FAT partition. No loop devices are needed:
+# core.img's own blocklist already points at the sectors following it.
+build_grub_disk() {
+    local disk="$1" kernel="$2" initrd="$3" work mib grubdir=/usr/lib/grub/i386-pc core_sectors
+    work="$(mktemp -d)"
+    grub_cfg >"$work/grub.cfg"
+    touch -d @"$SOURCE_DATE_EPOCH" "$work/grub.cfg"
+    printf 'set root=(hd0,msdos1)\nset prefix=(hd0,msdos1)/boot/grub\n' >"$work/early.cfg"
+    grub-mkimage -O i386-pc -d "$grubdir" -c "$work/early.cfg" -p '(hd0,msdos1)/boot/grub' \
+        -o "$work/core.img" biosdisk part_msdos fat normal linux serial terminal echo
+    core_sectors=$(( ($(stat -c %s "$work/core.img") + 511) / 512 ))
+    (( core_sectors < PART_START - 1 )) || die "core.img too large for the MBR gap"
+    mib="$(partition_mib_for "$kernel" "$initrd" "$grubdir")"
+    make_fat_partition "$work/part.img" "$mib"
+    mcopy -m -i "$work/part.img" "$kernel" ::/vmlinuz
+    mcopy -m -i "$work/part.img" "$initrd" ::/initrd.img
+    mmd -i "$work/part.img" ::/boot ::/boot/grub ::/boot/grub/i386-pc
+    mcopy -m -i "$work/part.img" "$work/grub.cfg" ::/boot/grub/grub.cfg
+    mcopy -m -i "$work/part.img" "$grubdir"/*.mod "$grubdir"/*.lst ::/boot/grub/i386-pc/
+    # GRUB's boot.img carries its own (empty) partition table; copy only its code.
+    assemble_disk "$disk" "$work/part.img" "$grubdir/boot.img"
+    dd if="$work/core.img" of="$disk.tmp" bs=512 seek=1 conv=notrunc status=none
+    mv "$disk.tmp" "$disk"
+    rm -rf "$work"
+}
+
+# isolinux El Torito no-emulation CD $1.
+build_iso() {
+    local iso="$1" kernel="$2" initrd="$3" work
+    work="$(mktemp -d)"
+    mkdir -p "$work/iso/isolinux"
+    cp /usr/lib/ISOLINUX/isolinux.bin /usr/lib/syslinux/modules/bios/ldlinux.c32 "$work/iso/isolinux/"
+    syslinux_cfg >"$work/iso/isolinux/isolinux.cfg"
+    cp "$kernel" "$work/iso/vmlinuz"
+    cp "$initrd" "$work/iso/initrd.img"
+    find "$work/iso" -exec touch -h -d @"$SOURCE_DATE_EPOCH" {} +
+    xorriso -as mkisofs -quiet -o "$iso.tmp" -V AERO_TEST -J -R \
+        -b isolinux/isolinux.bin -c isolinux/boot.cat \
+        -no-emul-boot -boot-load-size 4 -boot-info-table "$work/iso" 2>/dev/null \
+        || die "xorriso failed"
+    mv "$iso.tmp" "$iso"
+    rm -rf "$work"
+}
+
+# --- main ----------------------------------------------------------------------------
+
+main() {
+    local start_ts; start_ts=$(date +%s)
+    mkdir -p "$DEB_DIR" "$OUT_DIR"
+    ensure_host_tools
+    ensure_i386_arch
+
+    local kpkg deb_kernel deb_bb64 deb_bb32 deb_di stamp_inputs
+    kpkg="$(resolve_amd64_kernel_pkg)"
+    deb_kernel="$(fetch_deb "$kpkg")"
+    deb_bb64="$(fetch_deb busybox-static:amd64)"
+    deb_bb32="$(fetch_deb busybox-static:i386)"
+    deb_di="$(fetch_deb debian-installer-12-netboot-i386)"
+
+    stamp_inputs="$( {
+        sha256sum "$0" | cut -d' ' -f1
+        basename -a "$deb_kernel" "$deb_bb64" "$deb_bb32" "$deb_di"
+        for f in /usr/lib/syslinux/mbr/mbr.bin /usr/lib/ISOLINUX/isolinux.bin \
+                 /usr/lib/grub/i386-pc/boot.img "$(command -v syslinux)"; do
+            sha256sum "$f" | cut -d' ' -f1
+        done
+    } | sha256sum | cut -d' ' -f1)"
+    local outputs=(linux-amd64.img linux-i386.img grub.img linux-amd64.iso
+                   vmlinuz-amd64 initrd-amd64.img vmlinuz-i386 initrd-i386.img)
+    local all_present=1 o
+    for o in "${outputs[@]}"; do [[ -s "$OUT_DIR/$o" ]] || all_present=0; done
+    if [[ $FORCE -eq 0 && $all_present -eq 1 && -f "$OUT_DIR/.stamp" \
+          && "$(cat "$OUT_DIR/.stamp")" == "$stamp_inputs" ]]; then
+        log "images up to date in $OUT_DIR"
+        return 0
+    fi
+    rm -f "$OUT_DIR/.stamp"
+
+    WORK="$(mktemp -d)"
+    trap 'rm -rf "$WORK"' EXIT
+    local work="$WORK"
+
+    log "extracting the amd64 kernel from $(basename "$deb_kernel")"
+    dpkg-deb --fsys-tarfile "$deb_kernel" | tar -x -C "$work" --wildcards './boot/vmlinuz-*'
+    cp "$(find "$work/boot" -name 'vmlinuz-*' | head -n1)" "$OUT_DIR/vmlinuz-amd64"
+    touch -d @"$SOURCE_DATE_EPOCH" "$OUT_DIR/vmlinuz-amd64"
+
+    log "extracting the i386 kernel from $(basename "$deb_di")"
+    local di_linux=./usr/lib/debian-installer/images/12/i386/text/debian-installer/i386/linux
+    dpkg-deb --fsys-tarfile "$deb_di" | tar -x -C "$work" "$di_linux"
+    cp "$work/$di_linux" "$OUT_DIR/vmlinuz-i386"
+    touch -d @"$SOURCE_DATE_EPOCH" "$OUT_DIR/vmlinuz-i386"
+
+    log "building initramfs images"
+    build_initramfs "$deb_bb64" "$OUT_DIR/initrd-amd64.img"
+    build_initramfs "$deb_bb32" "$OUT_DIR/initrd-i386.img"
+
+    log "building linux-amd64.img"
+    build_syslinux_disk "$OUT_DIR/linux-amd64.img" "$OUT_DIR/vmlinuz-amd64" "$OUT_DIR/initrd-amd64.img"
+    log "building linux-i386.img"
+    build_syslinux_disk "$OUT_DIR/linux-i386.img" "$OUT_DIR/vmlinuz-i386" "$OUT_DIR/initrd-i386.img"
+    log "building grub.img"
+    build_grub_disk "$OUT_DIR/grub.img" "$OUT_DIR/vmlinuz-amd64" "$OUT_DIR/initrd-amd64.img"
+    log "building linux-amd64.iso"
+    build_iso "$OUT_DIR/linux-amd64.iso" "$OUT_DIR/vmlinuz-amd64" "$OUT_DIR/initrd-amd64.img"
+
+    printf '%s\n' "$stamp_inputs" >"$OUT_DIR/.stamp"
+    log "done in $(( $(date +%s) - start_ts ))s:"
+    (cd "$OUT_DIR" && ls -l "${outputs[@]}" >&2)
+}
+
+main "$@"
