@@ -1,0 +1,129 @@
+//! Per-CPU state that is not architectural register state: caches, lazy flags, MSR
+//! storage, pending events. Lives beside [`CpuState`](crate::CpuState) in [`Cpu`](crate::Cpu).
+
+use crate::flags::LazyFlags;
+use crate::mmu::{CodePages, Tlb};
+
+/// Cached view of one segment register for the memory access hot path.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SegCache {
+    pub base: u64,
+    /// Lowest and highest valid offset (expand-down segments have lo > 0).
+    pub lo: u64,
+    pub hi: u64,
+    pub readable: bool,
+    pub writable: bool,
+}
+
+/// Model-specific registers that are plain storage.
+#[derive(Clone, Debug, Default)]
+pub struct Msrs {
+    pub star: u64,
+    pub lstar: u64,
+    pub cstar: u64,
+    pub sfmask: u64,
+    pub kernel_gs_base: u64,
+    pub sysenter_cs: u64,
+    pub sysenter_esp: u64,
+    pub sysenter_eip: u64,
+    pub apic_base: u64,
+    pub pat: u64,
+    pub mtrr_cap_def: u64,
+    pub mtrr_fixed: [u64; 11],
+    pub mtrr_var: [u64; 16],
+    pub misc_enable: u64,
+    pub tsc_aux: u64,
+    /// Added to the bus TSC (guest WRMSR to IA32_TSC).
+    pub tsc_offset: u64,
+    pub bios_sign: u64,
+}
+
+impl Msrs {
+    pub fn at_reset() -> Self {
+        Msrs {
+            // BSP, enabled, default base.
+            apic_base: 0xFEE0_0000 | (1 << 11) | (1 << 8),
+            pat: 0x0007_0406_0007_0406,
+            misc_enable: 1, // fast strings
+            ..Default::default()
+        }
+    }
+}
+
+pub struct Core {
+    pub flags: LazyFlags,
+    pub tlb: Tlb,
+    pub code: CodePages,
+    pub segc: [SegCache; 6],
+    /// Code size of the current CS: 16, 32 or 64.
+    pub bitness: u32,
+    /// 64-bit mode (IA-32e with CS.L=1): segment bases/limits mostly ignored.
+    pub long64: bool,
+    /// CPL == 3: user-mode page permissions apply.
+    pub user: bool,
+    pub need_r: u8,
+    pub need_w: u8,
+    /// Linear addresses wrap at 4 GiB outside 64-bit mode.
+    pub lin_mask: u64,
+    pub a20_mask: u64,
+    /// RIP of the next instruction; handlers that branch overwrite it.
+    pub next_rip: u64,
+    /// Stop executing the current block after this instruction.
+    pub end_block: bool,
+    /// The bus asked for control back during this instruction.
+    pub stop: bool,
+    /// Interrupts are inhibited for one instruction (STI, MOV SS, POP SS).
+    pub irq_shadow: bool,
+    pub shadow_armed: bool,
+    pub nmi_pending: bool,
+    pub nmi_blocked: bool,
+    pub retired: u64,
+    /// Physical ranges written behind the CPU's back, applied at the next `run`.
+    pub pending_invalidations: Vec<(u64, u64)>,
+    pub shutdown: Option<String>,
+    pub last_exception: Option<u8>,
+    pub msr: Msrs,
+    pub fpu: crate::fpu::X87State,
+    pub sse: crate::sse::SseState,
+    /// Single-step trap pending after the current instruction (TF was set before it).
+    pub trap_after: bool,
+    /// DR6 bits to report with a #DB trap after the instruction.
+    pub pending_db: u64,
+    /// Optional instruction groups with handlers (drives CPUID).
+    pub wired: crate::exec::cpuid::Wired,
+}
+
+impl Core {
+    pub fn new() -> Self {
+        Core {
+            flags: LazyFlags::default(),
+            tlb: Tlb::default(),
+            code: CodePages::default(),
+            segc: [SegCache::default(); 6],
+            bitness: 16,
+            long64: false,
+            user: false,
+            need_r: crate::mmu::R_S,
+            need_w: crate::mmu::W_S,
+            lin_mask: 0xFFFF_FFFF,
+            a20_mask: u64::MAX,
+            next_rip: 0,
+            end_block: false,
+            stop: false,
+            irq_shadow: false,
+            shadow_armed: false,
+            nmi_pending: false,
+            nmi_blocked: false,
+            retired: 0,
+            pending_invalidations: Vec::new(),
+            shutdown: None,
+            last_exception: None,
+            msr: Msrs::at_reset(),
+            fpu: Default::default(),
+            sse: Default::default(),
+            trap_after: false,
+            pending_db: 0,
+            wired: crate::exec::cpuid::Wired::probe(),
+        }
+    }
+}

@@ -1,0 +1,219 @@
+//! The public CPU object and its run loop.
+
+use crate::bus::{Bus, PageMapping};
+use crate::core::Core;
+use crate::decode::BlockCache;
+use crate::exec::Exec;
+use crate::fault::Fault;
+use crate::flags::{self, FlagOp};
+use crate::interrupts;
+use crate::state::CpuState;
+
+/// Why [`Cpu::run`] returned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RunExit {
+    BudgetExhausted,
+    /// HLT with no deliverable interrupt.
+    Halted,
+    /// The bus asked for control back (after the instruction that caused it completed).
+    StopRequested,
+    /// Triple fault (or another unrecoverable condition): the machine should reset.
+    Shutdown { reason: String, cs: u16, rip: u64, last_exception: Option<u8> },
+}
+
+pub struct Cpu {
+    pub state: CpuState,
+    pub(crate) core: Core,
+    blocks: BlockCache,
+}
+
+impl Default for Cpu {
+    fn default() -> Self {
+        Cpu::new()
+    }
+}
+
+impl Cpu {
+    pub fn new() -> Cpu {
+        Cpu { state: CpuState::at_reset(), core: Core::new(), blocks: BlockCache::default() }
+    }
+
+    /// RESET: architectural state, MSRs, caches.
+    pub fn reset(&mut self) {
+        let retired = self.core.retired;
+        self.state = CpuState::at_reset();
+        self.core = Core::new();
+        self.core.retired = retired;
+        self.blocks.clear();
+    }
+
+    pub fn instructions_retired(&self) -> u64 {
+        self.core.retired
+    }
+
+    /// Guest RAM at `paddr..paddr+len` changed behind the CPU (DMA, firmware).
+    pub fn invalidate_code(&mut self, paddr: u64, len: u64) {
+        if len == 0 {
+            return;
+        }
+        if self.core.pending_invalidations.len() >= 256 {
+            // Too many to track one by one: drop every decoded block.
+            self.core.pending_invalidations.clear();
+            self.blocks.clear();
+            return;
+        }
+        self.core.pending_invalidations.push((paddr, len));
+    }
+
+    /// Drop the TLB and all decoded blocks (bus mappings, A20 or state edited from outside).
+    pub fn flush_all_caches(&mut self) {
+        self.core.tlb.flush_all();
+        self.blocks.clear();
+    }
+
+    pub fn raise_nmi(&mut self) {
+        self.core.nmi_pending = true;
+    }
+
+    /// Access to the x87 state (for the machine's snapshot code and tests).
+    pub fn fpu(&self) -> &crate::fpu::X87State {
+        &self.core.fpu
+    }
+
+    pub fn run<B: Bus>(&mut self, ram: &mut [u8], bus: &mut B, max_instructions: u64) -> RunExit {
+        let Cpu { state, core, blocks } = self;
+        let mut ex = Exec { s: state, c: core, ram, bus };
+        enter(&mut ex);
+        let end = ex.c.retired.saturating_add(max_instructions);
+        let exit = loop {
+            if let Some(reason) = ex.c.shutdown.take() {
+                break RunExit::Shutdown {
+                    reason,
+                    cs: ex.s.seg[1].selector,
+                    rip: ex.s.rip,
+                    last_exception: ex.c.last_exception,
+                };
+            }
+            if ex.c.stop {
+                ex.c.stop = false;
+                break RunExit::StopRequested;
+            }
+            if ex.c.retired >= end {
+                break RunExit::BudgetExhausted;
+            }
+            let shadow = std::mem::take(&mut ex.c.irq_shadow);
+            if !shadow && poll_events(&mut ex) {
+                continue;
+            }
+            if ex.s.halted {
+                break RunExit::Halted;
+            }
+            if ex.bus.stop_requested() {
+                break RunExit::StopRequested;
+            }
+            ex.c.end_block = false;
+            let tf = ex.s.rflags & flags::TF != 0;
+            let limit = if shadow || tf { 1 } else { (end - ex.c.retired).min(u64::MAX >> 1) as usize };
+            let block = match blocks.fetch(&mut ex) {
+                Ok(b) => b,
+                Err(f) => {
+                    interrupts::raise_exception(&mut ex, f);
+                    continue;
+                }
+            };
+            let ip_mask = match ex.c.bitness {
+                16 => 0xFFFF,
+                32 => 0xFFFF_FFFF,
+                _ => u64::MAX,
+            };
+            let mut faulted = false;
+            for insn in block.insns.iter().take(limit) {
+                ex.c.next_rip = ex.s.rip.wrapping_add(insn.len as u64) & ip_mask;
+                match (insn.handler)(&mut ex, insn) {
+                    Ok(()) => {
+                        ex.s.rip = ex.c.next_rip;
+                        ex.c.retired += 1;
+                        if ex.c.end_block {
+                            break;
+                        }
+                    }
+                    Err(f) => {
+                        faulted = true;
+                        // Faults are counted as retired so a faulting loop still consumes budget.
+                        ex.c.retired += 1;
+                        interrupts::raise_exception(&mut ex, f);
+                        break;
+                    }
+                }
+            }
+            if ex.c.shadow_armed {
+                ex.c.shadow_armed = false;
+                ex.c.irq_shadow = true;
+            }
+            if tf && !faulted {
+                interrupts::single_step_trap(&mut ex);
+            }
+        };
+        leave(&mut ex);
+        exit
+    }
+}
+
+/// Deliver a pending NMI or external interrupt. Returns true if one was delivered.
+fn poll_events(ex: &mut Exec<'_>) -> bool {
+    if ex.c.nmi_pending && !ex.c.nmi_blocked {
+        ex.c.nmi_pending = false;
+        ex.c.nmi_blocked = true;
+        ex.s.halted = false;
+        interrupts::deliver_external(ex, crate::fault::NMI);
+        return true;
+    }
+    if ex.s.rflags & flags::IF != 0 && ex.bus.interrupt_pending() {
+        ex.bus.sync_time(ex.c.retired);
+        let vector = ex.bus.acknowledge_interrupt();
+        ex.s.halted = false;
+        interrupts::deliver_external(ex, vector);
+        return true;
+    }
+    false
+}
+
+/// Load caches from the (possibly externally edited) architectural state.
+fn enter(ex: &mut Exec<'_>) {
+    ex.c.flags.op = FlagOp::None;
+    ex.s.rflags = (ex.s.rflags & !0x28) | 2;
+    ex.c.code.ensure(ex.ram.len());
+    let a20 = if ex.bus.a20_enabled() { u64::MAX } else { !(1u64 << 20) };
+    if a20 != ex.c.a20_mask {
+        ex.c.a20_mask = a20;
+        ex.c.tlb.flush_all();
+    }
+    let pending = std::mem::take(&mut ex.c.pending_invalidations);
+    for (paddr, len) in pending {
+        let mut page = paddr & !0xFFF;
+        let end = paddr.saturating_add(len - 1);
+        // Bounded by the RAM size: larger ranges touch at most every RAM page once.
+        let mut budget = ex.c.code.generation.len() + 1;
+        while page <= end && budget > 0 {
+            if let PageMapping::Ram { offset } | PageMapping::Rom { offset } = ex.bus.map_page(page) {
+                ex.c.code.written(offset >> 12);
+            }
+            page = page.saturating_add(0x1000);
+            budget -= 1;
+            if page == u64::MAX & !0xFFF {
+                break;
+            }
+        }
+    }
+    ex.c.stop = false;
+    crate::seg::refresh_mode(ex);
+}
+
+fn leave(ex: &mut Exec<'_>) {
+    ex.materialize_flags();
+}
+
+#[allow(dead_code)]
+fn _fault_is_copy(f: Fault) -> Fault {
+    f
+}

@@ -1,0 +1,376 @@
+//! Decoding guest code into [`Insn`]s (once) and the per-physical-address block cache.
+
+use crate::bus::PageMapping;
+use crate::exec::{self, Exec, Insn, MemRef, Opnd, K_CR, K_DR, K_HI8, K_IMM, K_MEM, K_NONE, K_OTHER, K_REG, K_SEG};
+use crate::exec::{NO_REG, PFX_LOCK, PFX_REP, PFX_REPNE, RIP_REG};
+use crate::fault::{Fault, XResult};
+use crate::flags::size_mask;
+use crate::mmu::Access;
+use iced_x86::{Code, ConditionCode, Decoder, DecoderOptions, FlowControl, Instruction, OpKind, Register};
+
+/// Longest block; keeps decode latency and interrupt latency bounded.
+const MAX_BLOCK_INSNS: usize = 48;
+const SLOT_BITS: u32 = 14;
+
+pub struct Block {
+    key: u64,
+    /// RAM page (offset >> 12) the code came from, and its generation at decode time.
+    host_page: usize,
+    code_gen: u32,
+    pub insns: Vec<Insn>,
+}
+
+pub struct BlockCache {
+    slots: Vec<Option<Block>>,
+    /// Blocks that must not be cached (MMIO code, page-crossing first instruction).
+    scratch: Option<Block>,
+}
+
+impl Default for BlockCache {
+    fn default() -> Self {
+        let mut slots = Vec::new();
+        slots.resize_with(1 << SLOT_BITS, || None);
+        BlockCache { slots, scratch: None }
+    }
+}
+
+#[inline(always)]
+fn slot_of(key: u64) -> usize {
+    let h = key ^ (key >> 13) ^ (key >> 29);
+    (h as usize) & ((1 << SLOT_BITS) - 1)
+}
+
+impl BlockCache {
+    pub fn clear(&mut self) {
+        self.slots.iter_mut().for_each(|s| *s = None);
+        self.scratch = None;
+    }
+
+    /// The block starting at the current RIP, decoding it if needed.
+    pub fn fetch(&mut self, ex: &mut Exec<'_>) -> XResult<&Block> {
+        let bitness = ex.c.bitness;
+        let rip = ex.s.rip;
+        if !ex.c.long64 && rip > ex.s.seg[1].limit as u64 {
+            return Err(Fault::gp0());
+        }
+        let lin = ex.s.seg[1].base.wrapping_add(rip) & ex.c.lin_mask;
+        let user = ex.c.user;
+        let idx = ex.translate(lin, Access::Exec, user)?;
+        let e = ex.c.tlb.entries[idx];
+        let cacheable = e.fast != 0;
+        let phys = e.phys | (lin & 0xFFF);
+        let key = phys | ((bitness as u64) << 56);
+        let slot = slot_of(key);
+        if cacheable {
+            let host_page = (e.host + (lin & 0xFFF) as usize) >> 12;
+            let hit = self.slots[slot]
+                .as_ref()
+                .is_some_and(|b| b.key == key && b.host_page == host_page && b.code_gen == ex.c.code.generation_of(host_page));
+            if hit {
+                return Ok(self.slots[slot].as_ref().unwrap_or_else(|| unreachable_block()));
+            }
+            let (insns, crossed) = decode_block(ex, rip, lin, phys, bitness)?;
+            if !crossed {
+                ex.c.code.mark_code(host_page);
+                ex.c.tlb.protect_code_page(host_page << 12);
+                let code_gen = ex.c.code.generation_of(host_page);
+                self.slots[slot] = Some(Block { key, host_page, code_gen, insns });
+                return Ok(self.slots[slot].as_ref().unwrap_or_else(|| unreachable_block()));
+            }
+            self.scratch = Some(Block { key, host_page: usize::MAX, code_gen: 0, insns });
+        } else {
+            let (insns, _) = decode_block(ex, rip, lin, phys, bitness)?;
+            self.scratch = Some(Block { key, host_page: usize::MAX, code_gen: 0, insns });
+        }
+        Ok(self.scratch.as_ref().unwrap_or_else(|| unreachable_block()))
+    }
+}
+
+fn unreachable_block() -> &'static Block {
+    static EMPTY: Block = Block { key: u64::MAX, host_page: usize::MAX, code_gen: 0, insns: Vec::new() };
+    &EMPTY
+}
+
+/// Decode from `rip` to the end of the block. Returns the instructions and whether the
+/// (single) instruction crosses into the next page.
+fn decode_block(ex: &mut Exec<'_>, rip: u64, lin: u64, phys: u64, bitness: u32) -> XResult<(Vec<Insn>, bool)> {
+    let in_page = (0x1000 - (lin & 0xFFF)) as usize;
+    // Bytes up to the CS limit only (outside 64-bit mode).
+    let mut avail = in_page;
+    if !ex.c.long64 {
+        let left = (ex.s.seg[1].limit as u64).saturating_sub(rip) + 1;
+        avail = avail.min(left.min(4096) as usize);
+    }
+    let mut buf = [0u8; 4096 + 16];
+    read_code(ex, phys, &mut buf[..avail]);
+    let ip_mask = if bitness == 16 { 0xFFFF } else if bitness == 32 { 0xFFFF_FFFF } else { u64::MAX };
+    let mut insns = Vec::with_capacity(16);
+    let mut offset = 0usize;
+    while insns.len() < MAX_BLOCK_INSNS && offset < avail {
+        let ip = rip.wrapping_add(offset as u64) & ip_mask;
+        let mut dec = Decoder::with_ip(bitness, &buf[offset..avail], ip, DecoderOptions::NONE);
+        let ins = dec.decode();
+        let incomplete = dec.last_error() == iced_x86::DecoderError::NoMoreBytes;
+        if incomplete {
+            if !insns.is_empty() {
+                break;
+            }
+            // The first instruction straddles the page (or the CS limit): fetch the rest.
+            let have = avail - offset;
+            if avail < in_page {
+                return Err(Fault::gp0());
+            }
+            let lin2 = lin.wrapping_add(in_page as u64) & ex.c.lin_mask;
+            let idx = ex.translate(lin2, Access::Exec, ex.c.user)?;
+            let p2 = ex.c.tlb.entries[idx].phys;
+            let extra = 15usize.saturating_sub(have);
+            let mut more = [0u8; 15];
+            read_code(ex, p2, &mut more[..extra]);
+            let mut tmp = [0u8; 15];
+            tmp[..have].copy_from_slice(&buf[offset..avail]);
+            tmp[have..have + extra].copy_from_slice(&more[..extra]);
+            let mut dec = Decoder::with_ip(bitness, &tmp[..have + extra], ip, DecoderOptions::NONE);
+            let ins = dec.decode();
+            insns.push(build(&ins, &tmp[..ins.len().min(15)], bitness));
+            return Ok((insns, true));
+        }
+        let len = ins.len();
+        let end_here = ins.is_invalid() || ends_block(&ins);
+        insns.push(build(&ins, &buf[offset..offset + len.min(avail - offset)], bitness));
+        offset += len;
+        if end_here {
+            break;
+        }
+    }
+    if insns.is_empty() {
+        return Err(Fault::gp0());
+    }
+    Ok((insns, false))
+}
+
+fn read_code(ex: &mut Exec<'_>, phys: u64, out: &mut [u8]) {
+    let phys = phys & ex.c.a20_mask;
+    match ex.bus.map_page(phys) {
+        PageMapping::Ram { offset } | PageMapping::Rom { offset } => {
+            let o = offset.wrapping_add((phys & 0xFFF) as usize);
+            for (k, b) in out.iter_mut().enumerate() {
+                *b = ex.ram.get(o.wrapping_add(k)).copied().unwrap_or(0xFF);
+            }
+        }
+        PageMapping::Mmio => {
+            for (k, b) in out.iter_mut().enumerate() {
+                *b = ex.phys_read(phys + k as u64, 1) as u8;
+            }
+        }
+    }
+}
+
+fn ends_block(ins: &Instruction) -> bool {
+    ins.flow_control() != FlowControl::Next
+}
+
+/// Map an iced register to (kind, index, size).
+fn map_reg(r: Register) -> Opnd {
+    if r.is_gpr() {
+        if matches!(r, Register::AH | Register::CH | Register::DH | Register::BH) {
+            return Opnd { kind: K_HI8, reg: (r as u32 - Register::AH as u32) as u8, size: 1 };
+        }
+        let full = r.full_register();
+        return Opnd { kind: K_REG, reg: (full as u32 - Register::RAX as u32) as u8, size: r.size() as u8 };
+    }
+    if r.is_segment_register() {
+        return Opnd { kind: K_SEG, reg: (r as u32 - Register::ES as u32) as u8, size: 2 };
+    }
+    if r.is_cr() {
+        return Opnd { kind: K_CR, reg: (r as u32 - Register::CR0 as u32) as u8, size: 8 };
+    }
+    if r.is_dr() {
+        return Opnd { kind: K_DR, reg: (r as u32 - Register::DR0 as u32) as u8, size: 8 };
+    }
+    Opnd { kind: K_OTHER, reg: 0, size: r.size() as u8 }
+}
+
+fn gpr_index(r: Register) -> u8 {
+    if r == Register::None {
+        NO_REG
+    } else if matches!(r, Register::RIP | Register::EIP) {
+        RIP_REG
+    } else if r.is_gpr() {
+        (r.full_register() as u32 - Register::RAX as u32) as u8
+    } else {
+        NO_REG
+    }
+}
+
+fn seg_index(r: Register) -> u8 {
+    match r {
+        Register::ES => 0,
+        Register::CS => 1,
+        Register::SS => 2,
+        Register::FS => 4,
+        Register::GS => 5,
+        _ => 3,
+    }
+}
+
+/// Operand-size and address-size attributes from the legacy/REX prefixes.
+fn size_attrs(bytes: &[u8], bitness: u32) -> (u8, u8, bool) {
+    let mut p66 = false;
+    let mut p67 = false;
+    let mut rexw = false;
+    for &b in bytes {
+        match b {
+            0x66 => p66 = true,
+            0x67 => p67 = true,
+            0xF0 | 0xF2 | 0xF3 | 0x26 | 0x2E | 0x36 | 0x3E | 0x64 | 0x65 => {}
+            0x40..=0x4F if bitness == 64 => {
+                rexw = b & 8 != 0;
+                continue;
+            }
+            _ => break,
+        }
+        // A REX prefix only counts directly before the opcode.
+        rexw = false;
+    }
+    let osize = if rexw {
+        8
+    } else if bitness == 16 {
+        if p66 { 4 } else { 2 }
+    } else if p66 {
+        2
+    } else {
+        4
+    };
+    let asize = match bitness {
+        16 => if p67 { 4 } else { 2 },
+        32 => if p67 { 2 } else { 4 },
+        _ => if p67 { 4 } else { 8 },
+    };
+    (osize, asize, p66)
+}
+
+fn imm_size(k: OpKind) -> u8 {
+    match k {
+        OpKind::Immediate8 | OpKind::Immediate8_2nd => 1,
+        OpKind::Immediate16 | OpKind::Immediate8to16 => 2,
+        OpKind::Immediate32 | OpKind::Immediate8to32 => 4,
+        _ => 8,
+    }
+}
+
+/// Translate one iced instruction into the internal form, resolving its handler.
+pub fn build(ins: &Instruction, bytes: &[u8], bitness: u32) -> Insn {
+    let (osize, asize, p66) = size_attrs(bytes, bitness);
+    let next_ip = ins.next_ip();
+    let mut out = Insn {
+        handler: exec::undefined,
+        ops: [Opnd::default(); 3],
+        mem: MemRef { seg: 3, base: NO_REG, index: NO_REG, scale: 0, disp: 0, amask: size_mask(asize) },
+        imm: 0,
+        imm2: 0,
+        rel: 0,
+        len: ins.len() as u8,
+        osize,
+        asize,
+        cc: 0,
+        prefix: 0,
+        raw: *ins,
+    };
+    // Stack-width operations default to 64-bit in long mode.
+    if bitness == 64 && osize == 4 && is_stack_default64(ins.code()) {
+        out.osize = if p66 { 2 } else { 8 };
+    }
+    if ins.has_rep_prefix() || ins.has_repe_prefix() {
+        out.prefix |= PFX_REP;
+    }
+    if ins.has_repne_prefix() {
+        out.prefix |= PFX_REPNE;
+    }
+    if ins.has_lock_prefix() {
+        out.prefix |= PFX_LOCK;
+    }
+    let cc = ins.condition_code();
+    if cc != ConditionCode::None {
+        out.cc = cc as u8 - 1;
+    }
+    let mut imm_seen = false;
+    for n in 0..ins.op_count().min(3) {
+        let k = ins.op_kind(n);
+        let o = match k {
+            OpKind::Register => map_reg(ins.op_register(n)),
+            OpKind::Memory => {
+                out.mem.seg = seg_index(ins.memory_segment());
+                out.mem.base = gpr_index(ins.memory_base());
+                out.mem.index = gpr_index(ins.memory_index());
+                out.mem.scale = ins.memory_index_scale().trailing_zeros() as u8;
+                out.mem.disp = if out.mem.base == RIP_REG {
+                    ins.memory_displacement64().wrapping_sub(next_ip)
+                } else {
+                    ins.memory_displacement64()
+                };
+                Opnd { kind: K_MEM, reg: 0, size: ins.memory_size().size() as u8 }
+            }
+            OpKind::NearBranch16 | OpKind::NearBranch32 | OpKind::NearBranch64 => {
+                out.rel = ins.near_branch_target().wrapping_sub(next_ip) as i64;
+                Opnd { kind: K_NONE, reg: 0, size: 0 }
+            }
+            OpKind::FarBranch16 => {
+                out.imm = ins.far_branch16() as u64;
+                out.imm2 = ins.far_branch_selector() as u64;
+                Opnd { kind: K_NONE, reg: 0, size: 2 }
+            }
+            OpKind::FarBranch32 => {
+                out.imm = ins.far_branch32() as u64;
+                out.imm2 = ins.far_branch_selector() as u64;
+                Opnd { kind: K_NONE, reg: 0, size: 4 }
+            }
+            OpKind::Immediate8_2nd => {
+                out.imm2 = ins.immediate8_2nd() as u64;
+                Opnd { kind: K_IMM, reg: 0, size: 1 }
+            }
+            k if is_imm(k) => {
+                let sz = imm_size(k);
+                let v = ins.immediate(n) & size_mask(sz);
+                if imm_seen {
+                    out.imm2 = v;
+                } else {
+                    out.imm = v;
+                    imm_seen = true;
+                }
+                Opnd { kind: K_IMM, reg: 0, size: sz }
+            }
+            _ => {
+                // String operands and other implicit memory operands.
+                out.mem.seg = seg_index(ins.memory_segment());
+                Opnd { kind: K_OTHER, reg: 0, size: ins.memory_size().size() as u8 }
+            }
+        };
+        out.ops[n as usize] = o;
+    }
+    if !ins.is_invalid() {
+        out.handler = exec::lookup(ins).unwrap_or(exec::undefined);
+    }
+    out
+}
+
+fn is_imm(k: OpKind) -> bool {
+    matches!(
+        k,
+        OpKind::Immediate8
+            | OpKind::Immediate16
+            | OpKind::Immediate32
+            | OpKind::Immediate64
+            | OpKind::Immediate8to16
+            | OpKind::Immediate8to32
+            | OpKind::Immediate8to64
+            | OpKind::Immediate32to64
+    )
+}
+
+fn is_stack_default64(code: Code) -> bool {
+    use iced_x86::Mnemonic::*;
+    matches!(
+        code.mnemonic(),
+        Push | Pop | Pushf | Popf | Call | Ret | Jmp | Enter | Leave | Loop | Loope | Loopne | Jrcxz
+    )
+}

@@ -1,0 +1,432 @@
+//! Instruction execution: the handler context, operand access and the handler table.
+//!
+//! # Writing a handler
+//!
+//! Every instruction is decoded once (see `decode.rs`) into an [`Insn`] whose `handler`
+//! was chosen at decode time by [`lookup`]: each group file (`arith.rs`, `control.rs`,
+//! ...) has a `lookup(&iced_x86::Instruction) -> Option<Handler>` that matches the
+//! mnemonics it implements. To add a group (e.g. `x87.rs`, `sse.rs`): write the file,
+//! add `mod x87;` below and one `.or_else(|| x87::lookup(ins))` in [`lookup`].
+//!
+//! A handler is `fn(&mut Exec, &Insn) -> XResult`:
+//! - **Operands**: `i.ops[n]` describes operand `n` as decoded (register, memory,
+//!   immediate). `ex.read_op(i, n)` / `ex.write_op(i, n, v)` read and write it at its own
+//!   size (`i.ops[n].size` bytes). `i.raw` is the full `iced_x86::Instruction` for
+//!   anything else (e.g. `i.raw.op_register(1)` to find an XMM/ST register).
+//! - **Memory**: `ex.ea(i)` is the effective address (offset) of the memory operand,
+//!   `i.mem.seg` its segment. `ex.read_mem(seg, off, size)` / `ex.write_mem(seg, off,
+//!   size, v)` do segment checks, paging and the TLB for 1/2/4/8-byte accesses;
+//!   `ex.read_bytes(seg, off, &mut buf)` / `ex.write_bytes(seg, off, &buf)` move larger
+//!   blocks (FXSAVE, 16-byte SSE operands, 10-byte x87 values) and check the whole range
+//!   before writing anything. Reads/writes may fail with a [`Fault`]: return it with `?`.
+//! - **Registers**: `ex.s` is the architectural [`CpuState`] (GPRs, segments, CRs);
+//!   `ex.c` is the internal [`Core`] (lazy flags, MSRs, `fpu: X87State`, `sse: SseState`).
+//!   Read RFLAGS with `ex.rflags()` and write it with `ex.set_rflags(v)`; never touch
+//!   `ex.s.rflags` directly while lazy flags are pending.
+//! - **Exceptions**: return `Err(Fault::new(fault::UD))`, `Err(Fault::gp0())`,
+//!   `Err(Fault::nm())`, `Err(Fault::new(fault::MF))`, `Err(Fault::new(fault::XM))`...
+//!   Handlers must not commit any architectural state before the last point where they
+//!   can fail: the run loop delivers the fault with RIP at the faulting instruction.
+//! - **Control**: RIP already points at the instruction; `ex.c.next_rip` is the address
+//!   of the next one (branches overwrite it). Set `ex.c.end_block = true` after changing
+//!   anything that affects how following instructions decode or translate.
+
+use crate::bus::Bus;
+use crate::core::Core;
+use crate::fault::{Fault, XResult};
+use crate::flags::{self, size_mask};
+use crate::state::CpuState;
+use iced_x86::Instruction;
+
+pub mod arith;
+pub mod bcd;
+pub mod bits;
+pub mod control;
+pub mod cpuid;
+pub mod data;
+pub mod io;
+pub mod logic;
+pub mod msr;
+pub mod shift;
+pub mod stack;
+pub mod strings;
+pub mod system;
+
+pub type Handler = fn(&mut Exec<'_>, &Insn) -> XResult;
+
+/// Operand kinds.
+pub const K_NONE: u8 = 0;
+/// General register `reg` (0..15) at `size` bytes (low byte for size 1).
+pub const K_REG: u8 = 1;
+/// AH/CH/DH/BH: bits 8..15 of register `reg` (0..3).
+pub const K_HI8: u8 = 2;
+pub const K_MEM: u8 = 3;
+pub const K_IMM: u8 = 4;
+/// Segment register `reg` (ES=0 .. GS=5).
+pub const K_SEG: u8 = 5;
+/// Control register `reg`.
+pub const K_CR: u8 = 6;
+/// Debug register `reg`.
+pub const K_DR: u8 = 7;
+/// Anything else (x87/XMM/MMX registers...): see `Insn::raw`.
+pub const K_OTHER: u8 = 8;
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Opnd {
+    pub kind: u8,
+    pub reg: u8,
+    /// Operand size in bytes.
+    pub size: u8,
+}
+
+pub const NO_REG: u8 = 0xFF;
+/// Memory base "register" meaning RIP-relative.
+pub const RIP_REG: u8 = 0x10;
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MemRef {
+    /// Effective segment (ES=0 .. GS=5).
+    pub seg: u8,
+    pub base: u8,
+    pub index: u8,
+    pub scale: u8,
+    /// Displacement; RIP-relative: relative to the end of the instruction.
+    pub disp: u64,
+    /// Address-size mask.
+    pub amask: u64,
+}
+
+pub const PFX_REP: u8 = 1;
+pub const PFX_REPNE: u8 = 2;
+pub const PFX_LOCK: u8 = 4;
+
+/// One decoded instruction.
+#[derive(Clone, Copy)]
+pub struct Insn {
+    pub handler: Handler,
+    pub ops: [Opnd; 3],
+    pub mem: MemRef,
+    /// First immediate, sign-extended as the encoding says, masked to its operand size.
+    pub imm: u64,
+    /// Second immediate (ENTER nesting level, far pointer selector).
+    pub imm2: u64,
+    /// Branch target relative to the next instruction.
+    pub rel: i64,
+    pub len: u8,
+    /// Operand size in bytes.
+    pub osize: u8,
+    /// Address size in bytes.
+    pub asize: u8,
+    /// Condition code 0 (O) .. 15 (G).
+    pub cc: u8,
+    pub prefix: u8,
+    pub raw: Instruction,
+}
+
+/// Everything a handler may touch.
+pub struct Exec<'a> {
+    pub s: &'a mut CpuState,
+    pub c: &'a mut Core,
+    pub ram: &'a mut [u8],
+    pub bus: &'a mut dyn Bus,
+}
+
+/// Handler for instructions that are decoded but not implemented: #UD.
+pub fn undefined(_: &mut Exec<'_>, _: &Insn) -> XResult {
+    Err(Fault::ud())
+}
+
+/// Find the handler for a decoded instruction.
+pub fn lookup(ins: &Instruction) -> Option<Handler> {
+    data::lookup(ins)
+        .or_else(|| arith::lookup(ins))
+        .or_else(|| logic::lookup(ins))
+        .or_else(|| control::lookup(ins))
+        .or_else(|| stack::lookup(ins))
+        .or_else(|| shift::lookup(ins))
+        .or_else(|| bits::lookup(ins))
+        .or_else(|| bcd::lookup(ins))
+        .or_else(|| strings::lookup(ins))
+        .or_else(|| io::lookup(ins))
+        .or_else(|| system::lookup(ins))
+        .or_else(|| msr::lookup(ins))
+        .or_else(|| cpuid::lookup(ins))
+}
+
+impl Exec<'_> {
+    // ---- flags -----------------------------------------------------------------------
+
+    /// RFLAGS with lazily computed status flags.
+    #[inline]
+    pub fn rflags(&self) -> u64 {
+        self.c.flags.read(self.s.rflags)
+    }
+
+    /// Write RFLAGS (all bits; callers apply privilege masks).
+    #[inline]
+    pub fn set_rflags(&mut self, v: u64) {
+        self.c.flags.op = flags::FlagOp::None;
+        self.s.rflags = (v & !0x28) | 2;
+    }
+
+    /// Materialize the status flags, so single flags can be edited in `s.rflags`.
+    #[inline]
+    pub fn materialize_flags(&mut self) {
+        let f = self.rflags();
+        self.set_rflags(f);
+    }
+
+    #[inline(always)]
+    pub fn cf(&self) -> bool {
+        self.c.flags.cf(self.s.rflags)
+    }
+
+    #[inline(always)]
+    pub fn cond(&self, cc: u8) -> bool {
+        self.c.flags.cond(self.s.rflags, cc)
+    }
+
+    // ---- registers ---------------------------------------------------------------------
+
+    #[inline(always)]
+    pub fn reg(&self, r: u8, size: u8) -> u64 {
+        self.s.gpr[r as usize & 15] & size_mask(size)
+    }
+
+    /// Write a GPR with x86 semantics: 32-bit writes zero-extend, 8/16-bit writes merge.
+    #[inline(always)]
+    pub fn set_reg(&mut self, r: u8, size: u8, v: u64) {
+        let g = &mut self.s.gpr[r as usize & 15];
+        *g = match size {
+            1 => (*g & !0xFF) | (v & 0xFF),
+            2 => (*g & !0xFFFF) | (v & 0xFFFF),
+            4 => v & 0xFFFF_FFFF,
+            _ => v,
+        };
+    }
+
+    // ---- operands ----------------------------------------------------------------------
+
+    /// Effective address (offset within the segment) of the memory operand.
+    #[inline(always)]
+    pub fn ea(&self, i: &Insn) -> u64 {
+        let m = &i.mem;
+        let mut a = m.disp;
+        if m.base != NO_REG {
+            a = a.wrapping_add(if m.base == RIP_REG { self.c.next_rip } else { self.s.gpr[m.base as usize & 15] });
+        }
+        if m.index != NO_REG {
+            a = a.wrapping_add(self.s.gpr[m.index as usize & 15] << m.scale);
+        }
+        a & m.amask
+    }
+
+    #[inline(always)]
+    pub fn read_op(&mut self, i: &Insn, n: usize) -> XResult<u64> {
+        let o = i.ops[n];
+        match o.kind {
+            K_REG => Ok(self.s.gpr[o.reg as usize & 15] & size_mask(o.size)),
+            K_MEM => {
+                let off = self.ea(i);
+                self.read_mem(i.mem.seg, off, o.size)
+            }
+            K_IMM => Ok(i.imm),
+            K_HI8 => Ok((self.s.gpr[o.reg as usize & 3] >> 8) & 0xFF),
+            K_SEG => Ok(self.s.seg[o.reg as usize % 6].selector as u64),
+            _ => Ok(0),
+        }
+    }
+
+    #[inline(always)]
+    pub fn write_op(&mut self, i: &Insn, n: usize, v: u64) -> XResult {
+        let o = i.ops[n];
+        match o.kind {
+            K_REG => {
+                self.set_reg(o.reg, o.size, v);
+                Ok(())
+            }
+            K_MEM => {
+                let off = self.ea(i);
+                self.write_mem(i.mem.seg, off, o.size, v)
+            }
+            K_HI8 => {
+                let g = &mut self.s.gpr[o.reg as usize & 3];
+                *g = (*g & !0xFF00) | ((v & 0xFF) << 8);
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Resolve a read-modify-write destination once (one segment/limit check, one EA).
+    #[inline(always)]
+    pub fn rmw_loc(&mut self, i: &Insn, n: usize) -> XResult<Loc> {
+        let o = i.ops[n];
+        match o.kind {
+            K_MEM => {
+                let off = self.ea(i);
+                let lin = self.lin(i.mem.seg, off, o.size, true)?;
+                Ok(Loc::Mem(lin, o.size))
+            }
+            K_HI8 => Ok(Loc::Hi8(o.reg)),
+            _ => Ok(Loc::Reg(o.reg, o.size)),
+        }
+    }
+
+    #[inline(always)]
+    pub fn loc_read(&mut self, l: Loc) -> XResult<u64> {
+        match l {
+            Loc::Reg(r, sz) => Ok(self.reg(r, sz)),
+            Loc::Hi8(r) => Ok((self.s.gpr[r as usize & 3] >> 8) & 0xFF),
+            Loc::Mem(lin, sz) => self.read_lin_sized(lin, sz),
+        }
+    }
+
+    #[inline(always)]
+    pub fn loc_write(&mut self, l: Loc, v: u64) -> XResult {
+        match l {
+            Loc::Reg(r, sz) => {
+                self.set_reg(r, sz, v);
+                Ok(())
+            }
+            Loc::Hi8(r) => {
+                let g = &mut self.s.gpr[r as usize & 3];
+                *g = (*g & !0xFF00) | ((v & 0xFF) << 8);
+                Ok(())
+            }
+            Loc::Mem(lin, sz) => self.write_lin_sized(lin, sz, v),
+        }
+    }
+
+    // ---- segmented memory ----------------------------------------------------------------
+
+    /// Segment translation with limit and type checks.
+    #[inline(always)]
+    pub fn lin(&self, seg: u8, off: u64, size: u8, write: bool) -> XResult<u64> {
+        let sc = &self.c.segc[seg as usize % 6];
+        if self.c.long64 {
+            let l = sc.base.wrapping_add(off);
+            if ((l as i64) << 16 >> 16) as u64 != l {
+                return Err(if seg == 2 { Fault::ss(0) } else { Fault::gp0() });
+            }
+            return Ok(l);
+        }
+        let ok = if write { sc.writable } else { sc.readable };
+        if !ok || off < sc.lo || off + (size as u64 - 1) > sc.hi {
+            return Err(if seg == 2 { Fault::ss(0) } else { Fault::gp0() });
+        }
+        Ok(sc.base.wrapping_add(off) & 0xFFFF_FFFF)
+    }
+
+    #[inline(always)]
+    pub fn read_mem(&mut self, seg: u8, off: u64, size: u8) -> XResult<u64> {
+        let lin = self.lin(seg, off, size, false)?;
+        self.read_lin_sized(lin, size)
+    }
+
+    #[inline(always)]
+    pub fn write_mem(&mut self, seg: u8, off: u64, size: u8, v: u64) -> XResult {
+        let lin = self.lin(seg, off, size, true)?;
+        self.write_lin_sized(lin, size, v)
+    }
+
+    /// Read `buf.len()` bytes (any length) at seg:off.
+    pub fn read_bytes(&mut self, seg: u8, off: u64, buf: &mut [u8]) -> XResult {
+        if buf.is_empty() {
+            return Ok(());
+        }
+        let lin = self.lin_range(seg, off, buf.len() as u64, false)?;
+        for (k, b) in buf.iter_mut().enumerate() {
+            *b = self.read_lin::<1>(lin.wrapping_add(k as u64))? as u8;
+        }
+        Ok(())
+    }
+
+    /// Write `buf` at seg:off; every page is checked before the first byte is written.
+    pub fn write_bytes(&mut self, seg: u8, off: u64, buf: &[u8]) -> XResult {
+        if buf.is_empty() {
+            return Ok(());
+        }
+        let lin = self.lin_range(seg, off, buf.len() as u64, true)?;
+        let user = self.c.user;
+        let mut page = lin & !0xFFF;
+        let end = lin.wrapping_add(buf.len() as u64 - 1);
+        loop {
+            self.translate(page.max(lin) & self.c.lin_mask, crate::mmu::Access::Write, user)?;
+            if page >= (end & !0xFFF) {
+                break;
+            }
+            page = page.wrapping_add(0x1000);
+        }
+        for (k, b) in buf.iter().enumerate() {
+            self.write_lin::<1>(lin.wrapping_add(k as u64), *b as u64)?;
+        }
+        Ok(())
+    }
+
+    fn lin_range(&self, seg: u8, off: u64, len: u64, write: bool) -> XResult<u64> {
+        if self.c.long64 || len <= 8 {
+            return self.lin(seg, off, len.clamp(1, 8) as u8, write);
+        }
+        let first = self.lin(seg, off, 1, write)?;
+        self.lin(seg, off.wrapping_add(len - 8), 8, write)?;
+        Ok(first)
+    }
+
+    // ---- stack -----------------------------------------------------------------------------
+
+    /// Stack address size in bytes.
+    #[inline(always)]
+    pub fn sp_size(&self) -> u8 {
+        if self.c.long64 {
+            8
+        } else if self.s.seg[2].attr & 0x400 != 0 {
+            4
+        } else {
+            2
+        }
+    }
+
+    /// RSP after adding `delta`, respecting the stack address size.
+    #[inline(always)]
+    pub fn sp_add(&self, delta: i64) -> u64 {
+        let rsp = self.s.gpr[4];
+        let n = rsp.wrapping_add(delta as u64);
+        match self.sp_size() {
+            8 => n,
+            4 => n & 0xFFFF_FFFF,
+            _ => (rsp & !0xFFFF) | (n & 0xFFFF),
+        }
+    }
+
+    #[inline(always)]
+    pub fn push(&mut self, v: u64, size: u8) -> XResult {
+        let nsp = self.sp_add(-(size as i64));
+        let off = nsp & size_mask(self.sp_size());
+        self.write_mem(2, off, size, v)?;
+        self.s.gpr[4] = nsp;
+        Ok(())
+    }
+
+    /// Read the stack at RSP + `at` without popping.
+    #[inline(always)]
+    pub fn peek(&mut self, at: u64, size: u8) -> XResult<u64> {
+        let off = self.s.gpr[4].wrapping_add(at) & size_mask(self.sp_size());
+        self.read_mem(2, off, size)
+    }
+
+    #[inline(always)]
+    pub fn pop(&mut self, size: u8) -> XResult<u64> {
+        let v = self.peek(0, size)?;
+        self.s.gpr[4] = self.sp_add(size as i64);
+        Ok(v)
+    }
+}
+
+/// A resolved read-modify-write destination.
+#[derive(Clone, Copy, Debug)]
+pub enum Loc {
+    Reg(u8, u8),
+    Hi8(u8),
+    Mem(u64, u8),
+}
