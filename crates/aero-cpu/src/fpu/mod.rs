@@ -11,8 +11,12 @@ pub mod arith;
 pub mod convert;
 pub mod softfloat;
 mod f80;
+mod image;
+mod state;
 pub mod transcend;
 mod wide;
 
 pub use arith::{Compare, FpResult, Precision, X87Env};
 pub use f80::F80;
+pub use image::{fxrstor, fxsave, EnvLayout, FxLayout, ImageError};
+pub use state::{Dest, X87State};
