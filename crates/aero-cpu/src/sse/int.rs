@@ -313,7 +313,7 @@ mod tests {
         assert_eq!(phorizontal(0x0004_0003_0002_0001, 0x0010_0020, 16, 8, false, false), 0x0000_0030_0007_0003);
         assert_eq!(psign(0x0005_0005_0005, 0xFFFF_0000_0001, 16), 0xFFFB_0000_0005);
         assert_eq!(pabs(0xFF80, 8), 0x0180);
-        assert_eq!(palignr(0x1111_2222, 0x3333_4444, 2, 8), 0x2222_0000_3333);
+        assert_eq!(palignr(0x1111_2222, 0x3333_4444, 2, 8), 0x2222_0000_0000_3333);
         assert_eq!(pmulhrsw(0x4000, 0x4000), 0x2000);
         assert_eq!(pmaddubsw(0xFF_FF, 0x7F_7F, 8), 0x7FFF);
     }
