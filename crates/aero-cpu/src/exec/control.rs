@@ -38,7 +38,7 @@ pub fn lookup(ins: &Instruction) -> Option<Handler> {
         Int3 => int3,
         Into => into,
         Int1 => int1,
-        Iret => interrupts::iret,
+        Iret | Iretd | Iretq => interrupts::iret,
         Bound => bound,
         _ => return None,
     })

@@ -151,3 +151,59 @@ pub fn descriptor(base: u32, limit: u32, access: u8, flags: u8) -> u64 {
     d |= ((base >> 24) as u64) << 56;
     d
 }
+
+pub const GDT: u64 = 0x1000;
+pub const IDT: u64 = 0x2000;
+pub const TSS: u64 = 0x3000;
+pub const KCODE: u16 = 0x08;
+pub const KDATA: u16 = 0x10;
+pub const UCODE: u16 = 0x1B;
+pub const UDATA: u16 = 0x23;
+pub const TSS_SEL: u16 = 0x28;
+pub const CODE64: u16 = 0x30;
+
+impl Machine {
+    /// Standard GDT: flat ring-0 code/data, ring-3 code/data, a 32-bit TSS, 64-bit code.
+    pub fn write_gdt(&mut self) {
+        self.w64(GDT, 0);
+        self.w64(GDT + 0x08, descriptor(0, 0xFFFFF, 0x9A, 0xC));
+        self.w64(GDT + 0x10, descriptor(0, 0xFFFFF, 0x92, 0xC));
+        self.w64(GDT + 0x18, descriptor(0, 0xFFFFF, 0xFA, 0xC));
+        self.w64(GDT + 0x20, descriptor(0, 0xFFFFF, 0xF2, 0xC));
+        self.w64(GDT + 0x28, descriptor(TSS as u32, 0x67, 0x89, 0x0));
+        self.w64(GDT + 0x30, descriptor(0, 0xFFFFF, 0x9A, 0xA));
+        self.w64(GDT + 0x38, 0);
+    }
+
+    /// Start in 32-bit protected mode, ring 0, flat segments, at `addr`.
+    pub fn protected32_at(ram_size: usize, code: &[u8], addr: u64) -> Self {
+        let mut m = Machine::new(ram_size);
+        m.write_gdt();
+        m.load(addr, code);
+        let s = &mut m.cpu.state;
+        s.gdtr = aero_cpu::DescriptorTable { base: GDT, limit: 0x3F };
+        s.idtr = aero_cpu::DescriptorTable { base: IDT, limit: 0x7FF };
+        s.cr0 = 0x11;
+        s.seg[Seg::Cs as usize] = Segment { selector: KCODE, base: 0, limit: 0xFFFF_FFFF, attr: 0xC9B };
+        for sg in [Seg::Es, Seg::Ss, Seg::Ds, Seg::Fs, Seg::Gs] {
+            s.seg[sg as usize] = Segment { selector: KDATA, base: 0, limit: 0xFFFF_FFFF, attr: 0xC93 };
+        }
+        s.tr = Segment { selector: TSS_SEL, base: TSS, limit: 0x67, attr: 0x8B };
+        s.rip = addr;
+        s.gpr[4] = 0x9_0000;
+        m
+    }
+
+    /// 32-bit interrupt gate for `vector` to KCODE:`handler`.
+    pub fn set_gate32(&mut self, vector: u8, handler: u32, dpl: u8) {
+        let lo = (handler & 0xFFFF) as u64 | ((KCODE as u64) << 16);
+        let hi = (handler & 0xFFFF_0000) as u64 | (0x8E00 | ((dpl as u64) << 13));
+        self.w64(IDT + vector as u64 * 8, lo | (hi << 32));
+    }
+
+    pub fn set_trap_gate32(&mut self, vector: u8, handler: u32, dpl: u8) {
+        let lo = (handler & 0xFFFF) as u64 | ((KCODE as u64) << 16);
+        let hi = (handler & 0xFFFF_0000) as u64 | (0x8F00 | ((dpl as u64) << 13));
+        self.w64(IDT + vector as u64 * 8, lo | (hi << 32));
+    }
+}

@@ -1,0 +1,321 @@
+//! Protected mode: the real→protected switch, privilege checks, interrupts through the
+//! IDT with stack switches, paging (#PF error code, CR2, A/D bits), triple fault.
+
+mod common;
+use aero_cpu::{Reg, RunExit, Seg};
+use common::*;
+use iced_x86::code_asm::*;
+
+#[test]
+fn switch_from_real_to_protected_mode() {
+    let mut m = Machine::new(2 << 20);
+    m.write_gdt();
+    // GDTR image at 0x900: limit, base.
+    m.ram[0x900..0x902].copy_from_slice(&0x3Fu16.to_le_bytes());
+    m.ram[0x902..0x906].copy_from_slice(&(GDT as u32).to_le_bytes());
+    let pm = asm(32, 0x8000, |a| {
+        a.mov(ax, KDATA as u32)?;
+        a.mov(ds, ax)?;
+        a.mov(ss, ax)?;
+        a.mov(esp, 0x9_0000u32)?;
+        a.mov(dword_ptr(0x50_0000 - 0x40_0000 + 0x1000), 0xCAFEBABEu32)?;
+        a.mov(eax, 0x1234_5678u32)?;
+        a.push(eax)?;
+        a.pop(ebx)?;
+        a.hlt()
+    });
+    m.load(0x8000, &pm);
+    let rm = asm(16, 0x7C00, |a| {
+        a.cli()?;
+        a.lgdt(ptr(0x900))?;
+        a.mov(eax, cr0)?;
+        a.or(eax, 1u32)?;
+        a.mov(cr0, eax)?;
+        a.jmp_far(KCODE, 0x8000)
+    });
+    m.load(0x7C00, &rm);
+    m.cpu.state.rip = 0x7C00;
+    m.cpu.state.seg[Seg::Cs as usize] = aero_cpu::Segment { selector: 0, base: 0, limit: 0xFFFF, attr: 0x9B };
+    assert_eq!(m.run(100), RunExit::Halted);
+    assert_eq!(m.cpu.state.reg(Reg::Rbx), 0x1234_5678);
+    assert_eq!(m.r32(0x10_1000), 0xCAFEBABE);
+    assert_eq!(m.cpu.state.seg(Seg::Cs).selector, KCODE);
+    assert!(m.cpu.state.seg(Seg::Cs).db());
+    // The accessed bit was set in the GDT entry of the data segment.
+    assert_ne!(m.ram[GDT as usize + 0x10 + 5] & 1, 0);
+}
+
+#[test]
+fn unreal_mode_keeps_4g_limit_after_return_to_real_mode() {
+    let mut m = Machine::new(2 << 20);
+    m.write_gdt();
+    m.ram[0x900..0x902].copy_from_slice(&0x3Fu16.to_le_bytes());
+    m.ram[0x902..0x906].copy_from_slice(&(GDT as u32).to_le_bytes());
+    let rm = asm(16, 0x7C00, |a| {
+        a.cli()?;
+        a.lgdt(ptr(0x900))?;
+        a.mov(eax, cr0)?;
+        a.or(al, 1u32)?;
+        a.mov(cr0, eax)?;
+        a.mov(bx, KDATA as u32)?;
+        a.mov(ds, bx)?;
+        a.and(al, 0xFEu32)?;
+        a.mov(cr0, eax)?;
+        a.xor(ax, ax)?;
+        a.mov(ds, ax)?;
+        a.mov(esi, 0x10_0000u32)?;
+        a.mov(dword_ptr(esi), 0x55AA_55AAu32)?;
+        a.hlt()
+    });
+    let mut mm = Machine::real_mode_at(2 << 20, &rm, 0x7C00);
+    mm.write_gdt();
+    mm.ram[0x900..0x906].copy_from_slice(&m.ram[0x900..0x906]);
+    assert_eq!(mm.run(100), RunExit::Halted);
+    assert_eq!(mm.r32(0x10_0000), 0x55AA_55AA);
+    assert_eq!(mm.cpu.state.cr0 & 1, 0);
+}
+
+#[test]
+fn gp_fault_with_error_code_for_bad_selector() {
+    let code = asm(32, 0x8000, |a| {
+        a.mov(ax, 0x78u32)?; // beyond the GDT limit
+        a.mov(ds, ax)?;
+        a.hlt()
+    });
+    let handler = asm(32, 0x9000, |a| {
+        a.pop(ecx)?; // error code
+        a.hlt()
+    });
+    let mut m = Machine::protected32_at(1 << 20, &code, 0x8000);
+    m.load(0x9000, &handler);
+    m.set_gate32(13, 0x9000, 0);
+    assert_eq!(m.run(100), RunExit::Halted);
+    assert_eq!(m.cpu.state.reg(Reg::Rcx), 0x78);
+    // Return address = faulting MOV DS.
+    assert_eq!(m.r32(0x9_0000 - 12), 0x8004);
+}
+
+/// Identity-map the first 4 MiB with 4 KiB pages at PD 0x10000 / PT 0x11000.
+fn identity_paging(m: &mut Machine, user: bool) {
+    let u = if user { 4 } else { 0 };
+    m.w32(0x10000, 0x11000 | 3 | u);
+    for p in 0..1024u32 {
+        m.w32(0x11000 + p as u64 * 4, (p << 12) | 3 | u);
+    }
+}
+
+#[test]
+fn page_fault_error_code_cr2_and_accessed_dirty_bits() {
+    let code = asm(32, 0x8000, |a| {
+        a.mov(eax, 0x10000u32)?;
+        a.mov(cr3, eax)?;
+        a.mov(eax, cr0)?;
+        a.or(eax, 0x8000_0000u32)?;
+        a.mov(cr0, eax)?;
+        a.mov(dword_ptr(0x20_0000), 0x1111u32)?; // write: sets A and D
+        a.mov(ebx, dword_ptr(0x30_0000))?; // read: sets A only
+        a.mov(dword_ptr(0x1FF_0004), 7u32)?; // not mapped: #PF
+        a.hlt()
+    });
+    let handler = asm(32, 0x9000, |a| {
+        a.pop(ecx)?;
+        a.mov(edx, cr2)?;
+        a.hlt()
+    });
+    let mut m = Machine::protected32_at(32 << 20, &code, 0x8000);
+    m.load(0x9000, &handler);
+    m.set_gate32(14, 0x9000, 0);
+    identity_paging(&mut m, false);
+    assert_eq!(m.run(100), RunExit::Halted);
+    assert_eq!(m.cpu.state.reg(Reg::Rcx), 0b010, "not-present write, supervisor");
+    assert_eq!(m.cpu.state.reg(Reg::Rdx), 0x1FF_0004);
+    assert_eq!(m.cpu.state.cr2, 0x1FF_0004);
+    let pte_w = m.r32(0x11000 + 0x200 * 4);
+    let pte_r = m.r32(0x11000 + 0x300 * 4);
+    assert_eq!(pte_w & 0x60, 0x60, "write sets accessed+dirty");
+    assert_eq!(pte_r & 0x60, 0x20, "read sets accessed only");
+    assert_ne!(m.r32(0x10000) & 0x20, 0, "PDE accessed");
+}
+
+#[test]
+fn write_protect_and_user_faults() {
+    // Ring-3 code writing to a supervisor page.
+    let user = asm(32, 0x40_1000, |a| {
+        a.mov(ax, UDATA as u32)?;
+        a.mov(ds, ax)?;
+        a.mov(dword_ptr(0x8000), 1u32)?;
+        a.hlt()
+    });
+    let kernel = asm(32, 0x8000, |a| {
+        a.mov(eax, 0x10000u32)?;
+        a.mov(cr3, eax)?;
+        a.mov(eax, cr0)?;
+        a.or(eax, 0x8001_0000u32)?; // PG | WP
+        a.mov(cr0, eax)?;
+        a.push(UDATA as u32)?;
+        a.push(0x40_2000u32)?;
+        a.push(0x202u32)?;
+        a.push(UCODE as u32)?;
+        a.push(0x40_1000u32)?;
+        a.iretd()
+    });
+    let handler = asm(32, 0x9000, |a| {
+        a.pop(ecx)?;
+        a.mov(edx, cr2)?;
+        a.mov(esi, esp)?;
+        a.hlt()
+    });
+    let mut m = Machine::protected32_at(32 << 20, &kernel, 0x8000);
+    m.load(0x40_1000, &user);
+    m.load(0x9000, &handler);
+    m.set_gate32(14, 0x9000, 0);
+    identity_paging(&mut m, false);
+    // User-accessible mapping for 4..8 MiB.
+    m.w32(0x10004, 0x12000 | 7);
+    for p in 0..1024u32 {
+        m.w32(0x12000 + p as u64 * 4, (0x40_0000 + (p << 12)) | 7);
+    }
+    // Ring-0 stack in the TSS.
+    m.w32(TSS + 4, 0x8_0000);
+    m.w32(TSS + 8, KDATA as u32);
+    let r = m.run(100);
+    assert_eq!(r, RunExit::Halted);
+    assert_eq!(m.cpu.state.reg(Reg::Rcx), 0b111, "present, write, user");
+    assert_eq!(m.cpu.state.reg(Reg::Rdx), 0x8000);
+    // Inner stack: err, EIP, CS, EFLAGS, ESP, SS pushed on the TSS stack.
+    assert_eq!(m.cpu.state.reg(Reg::Rsi), 0x8_0000 - 20);
+    assert_eq!(m.r32(0x8_0000 - 4), UDATA as u32);
+    assert_eq!(m.r32(0x8_0000 - 8), 0x40_2000);
+    assert_eq!(m.r32(0x8_0000 - 16), UCODE as u32);
+    assert_eq!(m.r32(0x8_0000 - 20), 0x40_1007);
+    assert_eq!(m.cpu.state.cpl, 0);
+}
+
+#[test]
+fn pae_with_nx_faults_on_fetch() {
+    let code = asm(32, 0x8000, |a| {
+        a.mov(eax, cr4)?;
+        a.or(eax, 0x20u32)?; // PAE
+        a.mov(cr4, eax)?;
+        a.mov(ecx, 0xC000_0080u32)?;
+        a.rdmsr()?;
+        a.or(eax, 0x800u32)?; // NXE
+        a.wrmsr()?;
+        a.mov(eax, 0x20000u32)?;
+        a.mov(cr3, eax)?;
+        a.mov(eax, cr0)?;
+        a.or(eax, 0x8000_0000u32)?;
+        a.mov(cr0, eax)?;
+        a.mov(eax, 0x20_0000u32)?;
+        a.jmp(eax)
+    });
+    let handler = asm(32, 0x9000, |a| {
+        a.pop(ecx)?;
+        a.mov(edx, cr2)?;
+        a.hlt()
+    });
+    let mut m = Machine::protected32_at(8 << 20, &code, 0x8000);
+    m.load(0x9000, &handler);
+    m.set_gate32(14, 0x9000, 0);
+    // PDPT at 0x20000 -> PD at 0x21000; PD[0] = 2 MiB page at 0 (executable),
+    // PD[1] = 2 MiB page at 2 MiB with NX.
+    m.w64(0x20000, 0x21000 | 1);
+    m.w64(0x21000, 0x83);
+    m.w64(0x21008, 0x20_0000 | 0x83 | (1u64 << 63));
+    m.ram[0x20_0000] = 0xF4;
+    assert_eq!(m.run(100), RunExit::Halted);
+    assert_eq!(m.cpu.state.reg(Reg::Rcx), 0x11, "present + instruction fetch");
+    assert_eq!(m.cpu.state.reg(Reg::Rdx), 0x20_0000);
+}
+
+#[test]
+fn triple_fault_shuts_down() {
+    let code = asm(32, 0x8000, |a| {
+        a.xor(eax, eax)?;
+        a.div(eax)
+    });
+    let mut m = Machine::protected32_at(1 << 20, &code, 0x8000);
+    m.cpu.state.idtr.limit = 0; // every delivery fails
+    match m.run(100) {
+        RunExit::Shutdown { last_exception, .. } => assert_eq!(last_exception, Some(13)),
+        other => panic!("expected shutdown, got {other:?}"),
+    }
+}
+
+#[test]
+fn int_from_ring3_respects_gate_dpl() {
+    let user = asm(32, 0x40_1000, |a| {
+        a.int(0x80)?; // DPL 3 gate: allowed
+        a.int(0x81)?; // DPL 0 gate: #GP(0x81*8+2)
+        a.hlt()
+    });
+    let kernel = asm(32, 0x8000, |a| {
+        a.push(UDATA as u32)?;
+        a.push(0x40_2000u32)?;
+        a.push(0x202u32)?;
+        a.push(UCODE as u32)?;
+        a.push(0x40_1000u32)?;
+        a.iretd()
+    });
+    let h80 = asm(32, 0x9000, |a| {
+        a.inc(edi)?;
+        a.iretd()
+    });
+    let hgp = asm(32, 0x9100, |a| {
+        a.pop(ecx)?;
+        a.hlt()
+    });
+    let mut m = Machine::protected32_at(8 << 20, &kernel, 0x8000);
+    m.load(0x40_1000, &user);
+    m.load(0x9000, &h80);
+    m.load(0x9100, &hgp);
+    m.set_trap_gate32(0x80, 0x9000, 3);
+    m.set_gate32(0x81, 0x9000, 0);
+    m.set_gate32(13, 0x9100, 0);
+    m.w32(TSS + 4, 0x8_0000);
+    m.w32(TSS + 8, KDATA as u32);
+    assert_eq!(m.run(100), RunExit::Halted);
+    assert_eq!(m.cpu.state.reg(Reg::Rdi), 1);
+    assert_eq!(m.cpu.state.reg(Reg::Rcx), 0x81 * 8 + 2);
+}
+
+#[test]
+fn double_fault_through_task_gate() {
+    // #GP with a not-present #GP gate -> #NP escalates? No: #GP then #NP = contributory
+    // pair -> #DF, which is delivered through a task gate to a fresh TSS.
+    let code = asm(32, 0x8000, |a| {
+        a.mov(ax, 0x78u32)?;
+        a.mov(ds, ax)?; // #GP
+        a.hlt()
+    });
+    let df_task = asm(32, 0xA000, |a| {
+        a.mov(ebp, 0xDFu32)?;
+        a.hlt()
+    });
+    let mut m = Machine::protected32_at(1 << 20, &code, 0x8000);
+    m.load(0xA000, &df_task);
+    // Vector 13: not present interrupt gate.
+    m.w64(IDT + 13 * 8, 0);
+    m.w64(IDT + 13 * 8, (KCODE as u64) << 16 | (0x0E00u64 << 32));
+    // Second TSS (selector 0x38) at 0x3100, task gate for #DF.
+    m.w64(GDT + 0x38, descriptor(0x3100, 0x67, 0x89, 0));
+    m.cpu.state.gdtr.limit = 0x3F;
+    m.w64(IDT + 8 * 8, (0x38u64 << 16) | (0x8500u64 << 32));
+    // Incoming task state.
+    m.w32(0x3100 + 0x20, 0xA000); // EIP
+    m.w32(0x3100 + 0x24, 0x2); // EFLAGS
+    m.w32(0x3100 + 0x38, 0x7_0000); // ESP
+    m.w32(0x3100 + 0x48, KDATA as u32);
+    m.w32(0x3100 + 0x4C, KCODE as u32);
+    m.w32(0x3100 + 0x50, KDATA as u32);
+    m.w32(0x3100 + 0x54, KDATA as u32);
+    assert_eq!(m.run(100), RunExit::Halted);
+    assert_eq!(m.cpu.state.reg(Reg::Rbp), 0xDF);
+    assert_eq!(m.cpu.state.tr.selector, 0x38);
+    // Error code 0 pushed on the new task's stack, back link = old TSS, NT set.
+    assert_eq!(m.r32(0x7_0000 - 4), 0);
+    assert_eq!(m.r32(0x3100) & 0xFFFF, TSS_SEL as u32);
+    assert_ne!(m.cpu.state.rflags & (1 << 14), 0);
+    // The outgoing task's EIP was saved (the faulting MOV DS).
+    assert_eq!(m.r32(TSS + 0x20), 0x8004);
+}
