@@ -28,7 +28,7 @@
 pub mod debug_port;
 // pub mod hpet;
 pub mod i8042;
-// pub mod ioapic;
+pub mod ioapic;
 pub mod lapic;
 // pub mod pci;
 pub mod pic;
