@@ -1,4 +1,11 @@
 //! One PC: memory map, port/MMIO dispatch, PCI bus, interrupt controllers, timers and
 //! the run loop with its virtual clock. Owns and wires every device.
 #![forbid(unsafe_code)]
+
+mod clock;
 pub mod devices;
+mod machine;
+mod memory_map;
+mod platform;
+
+pub use machine::{BootDevice, Frame, Machine, MachineConfig, MachineError, RunEvent};

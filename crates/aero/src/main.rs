@@ -1,3 +1,50 @@
-fn main() -> anyhow::Result<()> {
-    anyhow::bail!("aero: not wired up yet")
+//! The `aero` command: headless runner now, window and guest-tools builder later.
+
+mod headless;
+
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "aero", version, about = "Aero: an x86 PC emulator")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Boot a guest without a window (deterministic by default).
+    Headless(headless::HeadlessArgs),
+    /// Boot a guest in a window (not implemented yet).
+    Run {
+        /// Disk image to boot; the built-in demo guest when omitted.
+        disk: Option<std::path::PathBuf>,
+    },
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("AERO_LOG").unwrap_or_else(|_| "warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // clap prints help/version to stdout with exit 0 and usage errors with exit 2.
+            let _ = e.print();
+            return ExitCode::from(e.exit_code() as u8);
+        }
+    };
+    match cli.command {
+        Command::Headless(args) => headless::main(args),
+        Command::Run { .. } => {
+            eprintln!("aero: the window is not implemented yet; use `aero headless` (see --help)");
+            ExitCode::from(2)
+        }
+    }
 }

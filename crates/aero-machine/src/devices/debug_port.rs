@@ -7,15 +7,27 @@ pub const PORT: u16 = 0xE9;
 /// Output kept until the machine drains it; more is dropped.
 const MAX_OUTPUT: usize = 1 << 20;
 
-/// Port 0xE9.
-#[derive(Clone, Debug, Default)]
+/// A byte-output debug port (0xE9 by default).
+#[derive(Clone, Debug)]
 pub struct DebugPort {
+    port: u16,
     output: Vec<u8>,
+}
+
+impl Default for DebugPort {
+    fn default() -> Self {
+        DebugPort::new()
+    }
 }
 
 impl DebugPort {
     pub fn new() -> DebugPort {
-        DebugPort::default()
+        DebugPort::at(PORT)
+    }
+
+    /// A debug port at another address (SeaBIOS builds for QEMU log to 0x402).
+    pub fn at(port: u16) -> DebugPort {
+        DebugPort { port, output: Vec::new() }
     }
 
     /// Bytes written since the last call.
@@ -26,12 +38,12 @@ impl DebugPort {
 
 impl PortIo for DebugPort {
     fn io_read(&mut self, port: u16, size: u8) -> u32 {
-        read_bytes(port, size, |p| if p == PORT { 0xE9 } else { 0xFF })
+        read_bytes(port, size, |p| if p == self.port { 0xE9 } else { 0xFF })
     }
 
     fn io_write(&mut self, port: u16, size: u8, value: u32) {
         write_bytes(port, size, value, |p, v| {
-            if p == PORT && self.output.len() < MAX_OUTPUT {
+            if p == self.port && self.output.len() < MAX_OUTPUT {
                 self.output.push(v);
             }
         });

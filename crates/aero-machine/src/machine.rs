@@ -1,0 +1,197 @@
+//! The machine: CPU + memory + platform, and the run loop with its virtual clock.
+
+use aero_cpu::{Cpu, RunExit};
+use aero_storage::BlockDevice;
+
+use crate::clock::Clock;
+use crate::memory_map::{MemoryError, MemoryMap};
+use crate::platform::Platform;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BootDevice {
+    Floppy,
+    HardDisk,
+    Cdrom,
+}
+
+pub struct MachineConfig {
+    pub memory_bytes: u64,
+    pub hda: Option<Box<dyn BlockDevice>>,
+    pub cdrom: Option<Box<dyn BlockDevice>>,
+    pub fda: Option<Box<dyn BlockDevice>>,
+    pub boot_order: Vec<BootDevice>,
+    /// A system BIOS image to use instead of Aero's own (e.g. SeaBIOS).
+    pub external_bios: Option<Vec<u8>>,
+    pub deterministic: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum MachineError {
+    #[error(transparent)]
+    Memory(#[from] MemoryError),
+    #[error("firmware: {0}")]
+    Firmware(String),
+    #[error("disk: {0}")]
+    Disk(#[from] aero_storage::StorageError),
+}
+
+/// What ended a call to [`Machine::run_for`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunEvent {
+    /// The time slice is used up; the guest is still running.
+    Running,
+    /// The guest powered off (ACPI S5).
+    PoweredOff,
+    /// The CPU shut down (triple fault); the message names CS:RIP and the last exception.
+    Shutdown(String),
+}
+
+/// Fixed wall-clock start for the RTC in deterministic mode (2024-01-01 00:00:00 UTC).
+const DETERMINISTIC_EPOCH: i64 = 1_704_067_200;
+
+/// Upper bound on one CPU slice, so host-side work (output, screen checks) stays responsive.
+const MAX_SLICE_NS: u64 = 1_000_000;
+
+pub struct Machine {
+    cpu: Cpu,
+    /// Guest RAM followed by the BIOS image (see `memory_map`).
+    memory: Vec<u8>,
+    platform: Platform,
+    disks: Disks,
+    powered_off: bool,
+}
+
+struct Disks {
+    hda: Option<Box<dyn BlockDevice>>,
+    cdrom: Option<Box<dyn BlockDevice>>,
+    fda: Option<Box<dyn BlockDevice>>,
+}
+
+impl Machine {
+    pub fn new(config: MachineConfig) -> Result<Machine, MachineError> {
+        let bios = match &config.external_bios {
+            Some(rom) => rom.clone(),
+            None => return Err(MachineError::Firmware("Aero's own BIOS is not wired up yet; use --bios".into())),
+        };
+        let (map, memory) = MemoryMap::allocate(config.memory_bytes, &bios)?;
+        let clock = Clock::new(config.deterministic);
+        let rtc_start = if config.deterministic {
+            DETERMINISTIC_EPOCH
+        } else {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(DETERMINISTIC_EPOCH, |d| d.as_secs() as i64)
+        };
+        let mut platform = Platform::new(clock, map, rtc_start);
+        platform.rtc.set_memory_size(platform.map.ram_below_4g(), platform.map.ram_above_4g());
+        platform.rtc.update_checksum();
+        Ok(Machine {
+            cpu: Cpu::new(),
+            memory,
+            platform,
+            disks: Disks { hda: config.hda, cdrom: config.cdrom, fda: config.fda },
+            powered_off: false,
+        })
+    }
+
+    /// Virtual time in nanoseconds.
+    pub fn now_ns(&self) -> u64 {
+        self.platform.clock.now()
+    }
+
+    /// Runs the guest for `duration_ns` of virtual time (or until it stops).
+    pub fn run_for(&mut self, duration_ns: u64) -> RunEvent {
+        if self.powered_off {
+            return RunEvent::PoweredOff;
+        }
+        let end = self.now_ns().saturating_add(duration_ns);
+        while self.now_ns() < end {
+            let now = self.platform.clock.at(self.cpu.instructions_retired());
+            self.platform.advance(now);
+            let deadline = self.platform.next_deadline().unwrap_or(u64::MAX).min(end).min(now + MAX_SLICE_NS);
+            let budget = self.platform.clock.instructions_until(now, deadline);
+            let exit = self.cpu.run(&mut self.memory, &mut self.platform, budget);
+            self.platform.clock.at(self.cpu.instructions_retired());
+            match exit {
+                RunExit::BudgetExhausted => {}
+                RunExit::Halted => self.platform.clock.idle_until(deadline),
+                RunExit::StopRequested => {
+                    if let Some(event) = self.handle_requests() {
+                        return event;
+                    }
+                }
+                RunExit::Shutdown { reason, cs, rip, last_exception } => {
+                    let exc = last_exception.map_or("none".to_string(), |v| format!("#{v}"));
+                    return RunEvent::Shutdown(format!(
+                        "guest CPU shut down at {cs:04x}:{rip:x} ({reason}); last exception: {exc}"
+                    ));
+                }
+            }
+        }
+        RunEvent::Running
+    }
+
+    fn handle_requests(&mut self) -> Option<RunEvent> {
+        let req = std::mem::take(&mut self.platform.requests);
+        if req.power_off {
+            self.powered_off = true;
+            return Some(RunEvent::PoweredOff);
+        }
+        if req.reset {
+            self.reset();
+            return None;
+        }
+        if req.mappings_changed {
+            self.cpu.flush_all_caches();
+        }
+        if let Some(value) = req.firmware_trap {
+            tracing::warn!(value, "firmware trap with no firmware attached");
+        }
+        None
+    }
+
+    /// Hardware reset (keyboard controller pulse, port 0x92, 0xCF9, triple fault policy).
+    pub fn reset(&mut self) {
+        self.cpu.reset();
+    }
+
+    pub fn take_serial_output(&mut self) -> Vec<u8> {
+        self.platform.com1.take_output()
+    }
+
+    /// Bytes written to port 0xE9, and to port 0x402 where SeaBIOS logs.
+    pub fn take_debugcon_output(&mut self) -> Vec<u8> {
+        let mut out = self.platform.debugcon.take_output();
+        out.extend(self.platform.firmware_log.take_output());
+        out
+    }
+
+    pub fn take_post_codes(&mut self) -> Vec<u8> {
+        self.platform.post.take_codes()
+    }
+
+    /// The text-mode screen as characters, if the display is in a text mode.
+    pub fn text_screen(&self) -> Option<String> {
+        None
+    }
+
+    /// The current screen as RGBA pixels.
+    pub fn screen(&mut self) -> Frame {
+        Frame { width: 0, height: 0, pixels: Vec::new() }
+    }
+
+    /// Flushes all disks; call before exiting.
+    pub fn shutdown(&mut self) -> Result<(), MachineError> {
+        for disk in [&mut self.disks.hda, &mut self.disks.fda].into_iter().flatten() {
+            disk.flush()?;
+        }
+        Ok(())
+    }
+}
+
+/// A rendered screen.
+pub struct Frame {
+    pub width: u32,
+    pub height: u32,
+    pub pixels: Vec<u8>,
+}

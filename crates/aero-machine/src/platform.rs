@@ -1,0 +1,219 @@
+//! Everything the CPU reaches through its bus: port and MMIO dispatch to the devices,
+//! interrupt routing, and the requests the machine must act on between CPU slices.
+
+use aero_cpu::{Bus, PageMapping};
+
+use crate::clock::Clock;
+use crate::devices::debug_port::DebugPort;
+use crate::devices::i8042::I8042;
+use crate::devices::pic::DualPic;
+use crate::devices::port92::Port92;
+use crate::devices::post_port::PostPort;
+use crate::devices::reset_control::ResetControl;
+use crate::devices::pit::Pit;
+use crate::devices::rtc::Rtc;
+use crate::devices::serial::{Serial, COM1_BASE};
+use crate::devices::{IrqLines, PortIo, Timed};
+use crate::memory_map::MemoryMap;
+
+/// Things the machine has to handle outside the CPU loop.
+#[derive(Default, Debug)]
+pub struct Requests {
+    /// The guest wrote the firmware trap port with this value.
+    pub firmware_trap: Option<u32>,
+    pub reset: bool,
+    pub power_off: bool,
+    /// Page mappings changed (PAM, A20, BARs): the CPU must drop its caches.
+    pub mappings_changed: bool,
+}
+
+impl Requests {
+    fn any(&self) -> bool {
+        self.firmware_trap.is_some() || self.reset || self.power_off || self.mappings_changed
+    }
+}
+
+pub struct Platform {
+    pub clock: Clock,
+    pub map: MemoryMap,
+    pub requests: Requests,
+    /// Port the firmware's ROM stubs write to trap into the host (0 = none).
+    pub firmware_trap_port: u16,
+    pub pic: DualPic,
+    pub pit: Pit,
+    pub rtc: Rtc,
+    pub com1: Serial,
+    pub i8042: I8042,
+    pub port92: Port92,
+    pub reset_control: ResetControl,
+    /// Port 0xE9 (QEMU-style debug console).
+    pub debugcon: DebugPort,
+    /// Port 0x402, where SeaBIOS builds for QEMU write their log; shown with debugcon.
+    pub firmware_log: DebugPort,
+    pub post: PostPort,
+    a20: bool,
+    /// Last ISA line levels given to the interrupt controllers.
+    isa_levels: IrqLines,
+}
+
+impl Platform {
+    pub fn new(clock: Clock, map: MemoryMap, rtc_start_unix: i64) -> Platform {
+        Platform {
+            clock,
+            map,
+            requests: Requests::default(),
+            firmware_trap_port: 0,
+            pic: DualPic::new(),
+            pit: Pit::new(),
+            rtc: Rtc::new(rtc_start_unix),
+            com1: Serial::new(COM1_BASE),
+            i8042: I8042::new(),
+            port92: Port92::new(),
+            reset_control: ResetControl::new(),
+            debugcon: DebugPort::new(),
+            firmware_log: DebugPort::at(0x402),
+            post: PostPort::new(),
+            a20: true,
+            isa_levels: IrqLines::NONE,
+        }
+    }
+
+    /// Brings every timed device to `now` and refreshes the interrupt lines.
+    pub fn advance(&mut self, now: u64) {
+        self.pit.advance(now);
+        self.rtc.advance(now);
+        self.i8042.advance(now);
+        self.update_interrupts();
+    }
+
+    /// The earliest time a device needs attention.
+    pub fn next_deadline(&self) -> Option<u64> {
+        [self.pit.next_deadline_ns(), self.rtc.next_deadline_ns(), self.i8042.next_deadline_ns()]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    fn update_interrupts(&mut self) {
+        let mut levels = self.i8042.irq_lines();
+        levels.set(0, self.pit.irq_level());
+        levels.set(4, self.com1.irq_level());
+        levels.set(8, self.rtc.irq_level());
+        // Edges that happened inside one slice must not be lost to level sampling.
+        for line in self.pit.take_irq_pulses().iter() {
+            self.pic.set_irq(line, false);
+            self.pic.set_irq(line, true);
+        }
+        for line in 0..16 {
+            if levels.contains(line) != self.isa_levels.contains(line) {
+                self.pic.set_irq(line, levels.contains(line));
+            }
+        }
+        self.isa_levels = levels;
+    }
+
+    fn port_read(&mut self, port: u16, size: u8) -> u32 {
+        match port {
+            0x20 | 0x21 | 0xA0 | 0xA1 | 0x4D0 | 0x4D1 => self.pic.io_read(port, size),
+            0x40..=0x43 | 0x61 => self.pit.io_read(port, size),
+            0x70 | 0x71 => self.rtc.io_read(port, size),
+            0x3F8..=0x3FF => self.com1.io_read(port, size),
+            0x60 | 0x64 => self.i8042.io_read(port, size),
+            0x92 => self.port92.io_read(port, size),
+            _ => {
+                tracing::trace!(port, size, "read from unclaimed port");
+                u32::MAX >> (32 - 8 * u32::from(size.clamp(1, 4)))
+            }
+        }
+    }
+
+    fn port_write(&mut self, port: u16, size: u8, value: u32) {
+        match port {
+            p if p == self.firmware_trap_port && p != 0 => self.requests.firmware_trap = Some(value),
+            0x20 | 0x21 | 0xA0 | 0xA1 | 0x4D0 | 0x4D1 => self.pic.io_write(port, size, value),
+            0x40..=0x43 | 0x61 => self.pit.io_write(port, size, value),
+            0x70 | 0x71 => self.rtc.io_write(port, size, value),
+            0x3F8..=0x3FF => self.com1.io_write(port, size, value),
+            0x60 | 0x64 => self.i8042.io_write(port, size, value),
+            0x80 => self.post.io_write(port, size, value),
+            0xE9 => self.debugcon.io_write(port, size, value),
+            0x402 => self.firmware_log.io_write(port, size, value),
+            0x92 => self.port92.io_write(port, size, value),
+            0xCF9 => self.reset_control.io_write(port, size, value),
+            _ => tracing::trace!(port, size, value, "write to unclaimed port"),
+        }
+        self.collect_requests();
+    }
+
+    /// Turns device-side reset and A20 changes into machine requests.
+    fn collect_requests(&mut self) {
+        let a20 = self.port92.a20_enabled() || self.i8042.a20_enabled();
+        if a20 != self.a20 {
+            self.a20 = a20;
+            self.requests.mappings_changed = true;
+        }
+        if self.port92.take_reset_request()
+            | self.i8042.take_reset_request()
+            | self.reset_control.take_reset_request().is_some()
+        {
+            self.requests.reset = true;
+        }
+    }
+}
+
+impl Bus for Platform {
+    fn map_page(&self, paddr: u64) -> PageMapping {
+        self.map.map_page(paddr)
+    }
+
+    fn mmio_read(&mut self, paddr: u64, size: u8) -> u64 {
+        tracing::trace!(paddr, size, "read from unclaimed MMIO");
+        u64::MAX >> (64 - 8 * u32::from(size.clamp(1, 8)))
+    }
+
+    fn mmio_write(&mut self, paddr: u64, size: u8, value: u64) {
+        tracing::trace!(paddr, size, value, "write to unclaimed MMIO");
+    }
+
+    fn io_read(&mut self, port: u16, size: u8) -> u32 {
+        let now = self.clock.now();
+        self.advance(now);
+        let v = self.port_read(port, size);
+        self.update_interrupts();
+        v
+    }
+
+    fn io_write(&mut self, port: u16, size: u8, value: u32) {
+        let now = self.clock.now();
+        self.advance(now);
+        self.port_write(port, size, value);
+        self.update_interrupts();
+    }
+
+    fn sync_time(&mut self, instructions_retired: u64) {
+        self.clock.at(instructions_retired);
+    }
+
+    fn tsc(&mut self) -> u64 {
+        // A 1 GHz TSC keeps guest TSC calibration simple and exact.
+        self.clock.now()
+    }
+
+    fn interrupt_pending(&mut self) -> bool {
+        self.pic.interrupt_pending()
+    }
+
+    fn acknowledge_interrupt(&mut self) -> u8 {
+        let v = self.pic.acknowledge();
+        self.update_interrupts();
+        v
+    }
+
+    fn stop_requested(&mut self) -> bool {
+        self.requests.any()
+    }
+
+    fn a20_enabled(&self) -> bool {
+        self.a20
+    }
+}

@@ -1,0 +1,4 @@
+//! Library side of the `aero` binary, shared with its integration tests.
+#![forbid(unsafe_code)]
+
+pub mod screenshot;
