@@ -470,7 +470,7 @@ mod tests {
 
     #[test]
     fn buffer_encodes_its_size_as_an_integer() {
-        assert_eq!(buffer(&[0x79, 0x00]).unwrap().bytes(), [0x11, 0x04, 0x0A, 0x02, 0x79, 0x00]);
+        assert_eq!(buffer(&[0x79, 0x00]).unwrap().bytes(), [0x11, 0x05, 0x0A, 0x02, 0x79, 0x00]);
         let big = buffer(&[0u8; 100]).unwrap();
         // 2 PkgLength bytes + ByteConst(100) 2 bytes + 100 data bytes.
         assert_eq!(&big.bytes()[..5], [0x11, 0x48, 0x06, 0x0A, 100]);

@@ -1,0 +1,189 @@
+//! ACPI tables for Aero's PC: RSDP (ACPI 2.0+, with XSDT), RSDT, XSDT, FADT, FACS, DSDT,
+//! MADT and HPET. No MCFG: the platform has no PCI Express ECAM window (yet), so the OS
+//! uses configuration mechanism #1 at 0xCF8.
+//!
+//! Revisions: FADT revision 3 (the 244-byte ACPI 2.0 layout with X_ fields, which Windows
+//! 7 and every Linux handle), DSDT revision 2 (64-bit AML integers), MADT revision 1,
+//! FACS version 1, HPET revision 1.
+
+mod dsdt;
+mod facs;
+mod fadt;
+mod hpet;
+mod madt;
+mod rsdp;
+pub(crate) mod sdt;
+
+use super::TablesError;
+
+/// How PCI INTx interrupts reach the IOAPIC once the OS runs in APIC mode.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PciIrqMode {
+    /// As QEMU `pc`: the PIIX3 steers PIRQA–D onto ISA IRQs (one of
+    /// [`PCI_LINK_IRQS`](super::platform::PCI_LINK_IRQS)), and the IOAPIC sees every ISA
+    /// IRQ on the pin of the same number. `_PRT` uses the link devices LNKA–LNKD in both
+    /// PIC and APIC mode, and the MADT declares the link IRQs level-triggered, active high.
+    #[default]
+    SharedIsaIrqs,
+    /// PIRQA–D are additionally wired straight to IOAPIC pins 16–19 (level, active high).
+    /// In APIC mode `_PRT` points at fixed link devices GSIA–GSID for those GSIs.
+    DirectGsi,
+}
+
+/// A 64-bit PCI MMIO window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MmioWindow64 {
+    pub base: u64,
+    pub size: u64,
+}
+
+impl MmioWindow64 {
+    /// A window of `size` bytes starting at the first 1 GiB boundary at or above both
+    /// 4 GiB and `ram_end` (the end of RAM remapped above 4 GiB).
+    pub fn above_ram(ram_end: u64, size: u64) -> MmioWindow64 {
+        const GIB: u64 = 1 << 30;
+        let start = ram_end.max(4 * GIB);
+        MmioWindow64 { base: start.div_ceil(GIB).saturating_mul(GIB), size }
+    }
+}
+
+/// What the ACPI tables describe that varies between machine configurations.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AcpiConfig {
+    /// Number of CPUs, LAPIC IDs 0..cpu_count. 1–15 (the IOAPIC takes ID `cpu_count` and
+    /// IOAPIC IDs are four bits wide).
+    pub cpu_count: u8,
+    /// Start of the 32-bit PCI MMIO window (the PCI hole); it ends at 0xFEBF_FFFF, below
+    /// the IOAPIC. RAM below 4 GiB must end at or before this address.
+    pub pci_mmio32_base: u32,
+    /// 64-bit PCI MMIO window above RAM, if the BIOS places BARs there.
+    pub pci_mmio64: Option<MmioWindow64>,
+    pub pci_irq_mode: PciIrqMode,
+    /// Describe the HPET (table + `PNP0103` device).
+    pub hpet: bool,
+    /// Describe a floppy controller (`PNP0700`) and the ISA DMA controller it needs.
+    pub floppy: bool,
+}
+
+impl Default for AcpiConfig {
+    fn default() -> AcpiConfig {
+        AcpiConfig {
+            cpu_count: 1,
+            pci_mmio32_base: 0xE000_0000,
+            pci_mmio64: Some(MmioWindow64::above_ram(0, 1 << 32)),
+            pci_irq_mode: PciIrqMode::default(),
+            hpet: true,
+            floppy: false,
+        }
+    }
+}
+
+/// Highest address of the 32-bit PCI MMIO window (just below the IOAPIC).
+pub const PCI_MMIO32_END: u32 = 0xFEBF_FFFF;
+
+impl AcpiConfig {
+    pub(crate) fn validate(&self) -> Result<(), TablesError> {
+        let bad = |msg: String| Err(TablesError::InvalidConfig(msg));
+        if !(1..=15).contains(&self.cpu_count) {
+            return bad(format!("cpu_count {} outside 1..=15", self.cpu_count));
+        }
+        if self.pci_mmio32_base >= PCI_MMIO32_END || self.pci_mmio32_base < 0x1000_0000 {
+            return bad(format!("pci_mmio32_base {:#x} outside 0x10000000..0xFEC00000", self.pci_mmio32_base));
+        }
+        if let Some(w) = self.pci_mmio64 {
+            if w.size == 0 || w.base < 1 << 32 || w.base.checked_add(w.size).is_none() {
+                return bad(format!("64-bit PCI window {:#x}+{:#x} invalid", w.base, w.size));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Where one table sits in guest memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TableLocation {
+    pub signature: [u8; 4],
+    pub address: u32,
+    pub length: u32,
+}
+
+/// The output of [`build_acpi`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AcpiTables {
+    /// The 36-byte RSDP; the BIOS copies it to a 16-byte boundary in 0xE0000–0xFFFFF
+    /// (or the first KiB of the EBDA).
+    pub rsdp: [u8; 36],
+    /// Every other table, to be copied to `table_base`. The E820 map must report
+    /// `table_base..table_base + blob.len()` as ACPI reclaimable (type 3) — except that
+    /// the FACS (first in the blob) is ACPI NVS; the BIOS may simply mark the whole blob
+    /// NVS (type 4), which is what QEMU's firmware does for the FACS page.
+    pub blob: Vec<u8>,
+    /// Each table's address and length inside the blob, in blob order.
+    pub tables: Vec<TableLocation>,
+    /// The `table_base` the blob was built for.
+    pub base: u32,
+}
+
+impl AcpiTables {
+    /// The bytes of the table with `signature` (`b"FACP"` for the FADT).
+    pub fn find(&self, signature: &[u8; 4]) -> Option<&[u8]> {
+        let loc = self.tables.iter().find(|t| &t.signature == signature)?;
+        let start = loc.address.checked_sub(self.base)? as usize;
+        self.blob.get(start..start + loc.length as usize)
+    }
+}
+
+const TABLE_ALIGN: usize = 16;
+const FACS_ALIGN: u64 = 64;
+
+/// Builds all ACPI tables for a blob placed at `table_base` (any address; the FACS is
+/// padded up to a 64-byte boundary inside the blob).
+pub fn build_acpi(config: &AcpiConfig, table_base: u32) -> Result<AcpiTables, TablesError> {
+    config.validate()?;
+    let mut layout = Layout::new(table_base);
+
+    let facs_addr = layout.place_aligned(b"FACS", facs::build(), FACS_ALIGN)?;
+    let dsdt_addr = layout.place(b"DSDT", dsdt::build(config)?)?;
+    let fadt_addr = layout.place(b"FACP", fadt::build(facs_addr, dsdt_addr))?;
+    let madt_addr = layout.place(b"APIC", madt::build(config))?;
+    let mut described = vec![fadt_addr, madt_addr];
+    if config.hpet {
+        described.push(layout.place(b"HPET", hpet::build())?);
+    }
+    let rsdt_addr = layout.place(b"RSDT", rsdp::build_rsdt(&described))?;
+    let xsdt_addr = layout.place(b"XSDT", rsdp::build_xsdt(&described))?;
+
+    let rsdp = rsdp::build_rsdp(rsdt_addr, xsdt_addr);
+    Ok(AcpiTables { rsdp, blob: layout.blob, tables: layout.tables, base: table_base })
+}
+
+/// Appends tables to the blob, tracking their guest addresses.
+struct Layout {
+    base: u32,
+    blob: Vec<u8>,
+    tables: Vec<TableLocation>,
+}
+
+impl Layout {
+    fn new(base: u32) -> Layout {
+        Layout { base, blob: Vec::new(), tables: Vec::new() }
+    }
+
+    fn place(&mut self, signature: &[u8; 4], table: Vec<u8>) -> Result<u32, TablesError> {
+        self.place_aligned(signature, table, TABLE_ALIGN as u64)
+    }
+
+    fn place_aligned(&mut self, signature: &[u8; 4], table: Vec<u8>, align: u64) -> Result<u32, TablesError> {
+        let here = u64::from(self.base) + self.blob.len() as u64;
+        let addr = here.div_ceil(align) * align;
+        let end = addr + table.len() as u64;
+        if end > 1 << 32 {
+            return Err(TablesError::AddressOverflow { base: u64::from(self.base), size: end - u64::from(self.base) });
+        }
+        self.blob.resize((addr - u64::from(self.base)) as usize, 0);
+        self.blob.extend_from_slice(&table);
+        let (address, length) = (addr as u32, table.len() as u32);
+        self.tables.push(TableLocation { signature: *signature, address, length });
+        Ok(address)
+    }
+}
