@@ -33,7 +33,7 @@ pub fn lookup(ins: &Instruction) -> Option<Handler> {
         Mnemonic::Sahf => sahf,
         Mnemonic::Xlatb => xlat,
         Mnemonic::Lds | Mnemonic::Les | Mnemonic::Lfs | Mnemonic::Lgs | Mnemonic::Lss => load_far_ptr,
-        Mnemonic::Nop | Mnemonic::Pause | Mnemonic::Prefetchnta | Mnemonic::Prefetcht0 | Mnemonic::Prefetcht1
+        Mnemonic::Nop | Mnemonic::Reservednop | Mnemonic::Pause | Mnemonic::Prefetchnta | Mnemonic::Prefetcht0 | Mnemonic::Prefetcht1
         | Mnemonic::Prefetcht2 | Mnemonic::Prefetchw | Mnemonic::Lfence | Mnemonic::Sfence | Mnemonic::Mfence => nop,
         Mnemonic::Clflush => clflush,
         Mnemonic::Salc => salc,
