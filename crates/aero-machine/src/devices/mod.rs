@@ -26,7 +26,7 @@
 
 // pub mod acpi_pm;
 pub mod debug_port;
-// pub mod hpet;
+pub mod hpet;
 pub mod i8042;
 pub mod ioapic;
 pub mod lapic;
