@@ -35,6 +35,8 @@ pub trait Bus {
     /// The machine wants control back (device work, firmware trap, reset, A20 change).
     /// Checked after every I/O or MMIO access and at block boundaries.
     fn stop_requested(&mut self) -> bool;
+    /// The guest wrote IA32_APIC_BASE (the local APIC is the machine's device).
+    fn apic_base_written(&mut self, _value: u64) {}
     /// A20 gate state: when false, physical address bit 20 is forced to zero.
     fn a20_enabled(&self) -> bool {
         true

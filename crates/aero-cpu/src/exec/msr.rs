@@ -81,7 +81,10 @@ impl Exec<'_> {
                 self.c.msr.tsc_offset = v.wrapping_sub(now);
             }
             IA32_PLATFORM_ID | IA32_MTRRCAP => return Err(Fault::gp0()),
-            IA32_APIC_BASE => self.c.msr.apic_base = v & 0x000F_FFFF_FFFF_FD00,
+            IA32_APIC_BASE => {
+                self.c.msr.apic_base = v & 0x000F_FFFF_FFFF_FD00;
+                self.bus.apic_base_written(self.c.msr.apic_base);
+            }
             IA32_BIOS_SIGN_ID => self.c.msr.bios_sign = v,
             IA32_SYSENTER_CS => self.c.msr.sysenter_cs = v & 0xFFFF,
             IA32_SYSENTER_ESP => self.c.msr.sysenter_esp = v,
