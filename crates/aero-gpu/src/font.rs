@@ -27,7 +27,11 @@ pub enum FontError {
     #[error("line {line}: a glyph row must be exactly 8 characters of '#' or '.'")]
     BadRow { line: usize },
     #[error("glyph 0x{code:02X} has {rows} rows, expected {expected}")]
-    WrongRowCount { code: u8, rows: usize, expected: usize },
+    WrongRowCount {
+        code: u8,
+        rows: usize,
+        expected: usize,
+    },
     #[error("glyph 0x{code:02X} is missing")]
     MissingGlyph { code: u8 },
 }
@@ -42,7 +46,9 @@ pub struct Font {
 
 impl std::fmt::Debug for Font {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Font").field("height", &self.height).finish_non_exhaustive()
+        f.debug_struct("Font")
+            .field("height", &self.height)
+            .finish_non_exhaustive()
     }
 }
 
@@ -64,7 +70,10 @@ impl Font {
 
     /// The font as the BIOS stores it in ROM: 256 × `height` bytes, glyph after glyph.
     pub fn to_packed_bytes(&self) -> Vec<u8> {
-        self.glyphs.iter().flat_map(|g| g[..self.height].iter().copied()).collect()
+        self.glyphs
+            .iter()
+            .flat_map(|g| g[..self.height].iter().copied())
+            .collect()
     }
 }
 
@@ -91,14 +100,21 @@ pub fn parse_font(text: &str, height: usize) -> Result<Font, FontError> {
             continue;
         }
         if let Some(rest) = line.strip_prefix("glyph ") {
-            if let Some((code, rows)) = current {
-                if rows != height {
-                    return Err(FontError::WrongRowCount { code, rows, expected: height });
-                }
+            if let Some((code, rows)) = current
+                && rows != height
+            {
+                return Err(FontError::WrongRowCount {
+                    code,
+                    rows,
+                    expected: height,
+                });
             }
             let code = parse_code(rest).ok_or(FontError::BadGlyphHeader { line: line_no })?;
             if defined[usize::from(code)] {
-                return Err(FontError::DuplicateGlyph { line: line_no, code });
+                return Err(FontError::DuplicateGlyph {
+                    line: line_no,
+                    code,
+                });
             }
             defined[usize::from(code)] = true;
             current = Some((code, 0));
@@ -111,18 +127,28 @@ pub fn parse_font(text: &str, height: usize) -> Result<Font, FontError> {
             return Err(FontError::BadRow { line: line_no });
         }
         if *rows >= height {
-            return Err(FontError::WrongRowCount { code: *code, rows: *rows + 1, expected: height });
+            return Err(FontError::WrongRowCount {
+                code: *code,
+                rows: *rows + 1,
+                expected: height,
+            });
         }
         glyphs[usize::from(*code)][*rows] = row_bits(line);
         *rows += 1;
     }
-    if let Some((code, rows)) = current {
-        if rows != height {
-            return Err(FontError::WrongRowCount { code, rows, expected: height });
-        }
+    if let Some((code, rows)) = current
+        && rows != height
+    {
+        return Err(FontError::WrongRowCount {
+            code,
+            rows,
+            expected: height,
+        });
     }
     if let Some(missing) = defined.iter().position(|&d| !d) {
-        return Err(FontError::MissingGlyph { code: missing as u8 });
+        return Err(FontError::MissingGlyph {
+            code: missing as u8,
+        });
     }
     Ok(Font { height, glyphs })
 }
@@ -132,11 +158,15 @@ fn is_row(line: &str) -> bool {
 }
 
 fn row_bits(line: &str) -> u8 {
-    line.bytes().fold(0u8, |acc, b| (acc << 1) | u8::from(b == b'#'))
+    line.bytes()
+        .fold(0u8, |acc, b| (acc << 1) | u8::from(b == b'#'))
 }
 
 fn parse_code(text: &str) -> Option<u8> {
-    let hex = text.trim().strip_prefix("0x").or_else(|| text.trim().strip_prefix("0X"))?;
+    let hex = text
+        .trim()
+        .strip_prefix("0x")
+        .or_else(|| text.trim().strip_prefix("0X"))?;
     if hex.is_empty() || hex.len() > 2 {
         return None;
     }
@@ -171,8 +201,14 @@ mod tests {
         assert_eq!(font_8x8().height(), 8);
         // Every printable ASCII glyph except space draws something, in both fonts.
         for code in 0x21u8..0x7F {
-            assert!(big.glyph(code).iter().any(|&r| r != 0), "8x16 glyph {code:#x} empty");
-            assert!(small.glyph(code).iter().any(|&r| r != 0), "8x8 glyph {code:#x} empty");
+            assert!(
+                big.glyph(code).iter().any(|&r| r != 0),
+                "8x16 glyph {code:#x} empty"
+            );
+            assert!(
+                small.glyph(code).iter().any(|&r| r != 0),
+                "8x8 glyph {code:#x} empty"
+            );
         }
         assert!(big.glyph(b' ').iter().all(|&r| r == 0));
         // Full block and lower half block.
@@ -201,18 +237,34 @@ mod tests {
     #[test]
     fn malformed_fonts_are_rejected_with_line_numbers() {
         assert_eq!(parse_font("", 17), Err(FontError::UnsupportedHeight(17)));
-        assert_eq!(parse_font("# only a comment\n", 8), Err(FontError::MissingGlyph { code: 0 }));
+        assert_eq!(
+            parse_font("# only a comment\n", 8),
+            Err(FontError::MissingGlyph { code: 0 })
+        );
         let bad_row = "glyph 0x00\n#.#.\n";
         assert_eq!(parse_font(bad_row, 1), Err(FontError::BadRow { line: 2 }));
         let short = "glyph 0x00\n........\nglyph 0x01\n";
         assert_eq!(
             parse_font(short, 2),
-            Err(FontError::WrongRowCount { code: 0, rows: 1, expected: 2 })
+            Err(FontError::WrongRowCount {
+                code: 0,
+                rows: 1,
+                expected: 2
+            })
         );
         let dup = "glyph 0x00\n........\nglyph 0x00\n........\n";
-        assert_eq!(parse_font(dup, 1), Err(FontError::DuplicateGlyph { line: 3, code: 0 }));
-        assert_eq!(parse_font("glyph 0x100\n", 1), Err(FontError::BadGlyphHeader { line: 1 }));
+        assert_eq!(
+            parse_font(dup, 1),
+            Err(FontError::DuplicateGlyph { line: 3, code: 0 })
+        );
+        assert_eq!(
+            parse_font("glyph 0x100\n", 1),
+            Err(FontError::BadGlyphHeader { line: 1 })
+        );
         let too_many = "glyph 0x00\n........\n########\n";
-        assert!(matches!(parse_font(too_many, 1), Err(FontError::WrongRowCount { .. })));
+        assert!(matches!(
+            parse_font(too_many, 1),
+            Err(FontError::WrongRowCount { .. })
+        ));
     }
 }

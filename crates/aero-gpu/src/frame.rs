@@ -39,6 +39,8 @@ impl Frame {
     pub(crate) fn row_mut(&mut self, y: u32) -> &mut [u8] {
         let stride = self.width as usize * 4;
         let start = y as usize * stride;
-        self.pixels.get_mut(start..start + stride).unwrap_or(&mut [])
+        self.pixels
+            .get_mut(start..start + stride)
+            .unwrap_or(&mut [])
     }
 }

@@ -24,7 +24,9 @@ pub(crate) struct GraphicsController {
 
 impl GraphicsController {
     pub(crate) fn new() -> Self {
-        GraphicsController { regs: IndexedRegs::new(0x0F, MASKS, MODE3) }
+        GraphicsController {
+            regs: IndexedRegs::new(0x0F, MASKS, MODE3),
+        }
     }
 
     fn mode(&self) -> u8 {
@@ -114,7 +116,11 @@ impl GraphicsController {
         let mut result = 0xFF;
         for (plane, &byte) in latch.iter().enumerate() {
             if care >> plane & 1 != 0 {
-                let want = if compare >> plane & 1 != 0 { 0xFF } else { 0x00 };
+                let want = if compare >> plane & 1 != 0 {
+                    0xFF
+                } else {
+                    0x00
+                };
                 result &= !(byte ^ want);
             }
         }

@@ -15,7 +15,12 @@ impl<const N: usize> IndexedRegs<N> {
         for (r, m) in regs.iter_mut().zip(masks) {
             *r &= m;
         }
-        IndexedRegs { index: 0, index_mask, regs, masks }
+        IndexedRegs {
+            index: 0,
+            index_mask,
+            regs,
+            masks,
+        }
     }
 
     pub(crate) fn index(&self) -> u8 {

@@ -33,7 +33,10 @@ impl Vga {
     }
 
     fn plane_byte(&self, plane: usize, offset: usize) -> u8 {
-        self.vram.get(plane * PLANE_SIZE + offset).copied().unwrap_or(0)
+        self.vram
+            .get(plane * PLANE_SIZE + offset)
+            .copied()
+            .unwrap_or(0)
     }
 
     fn load_latches(&mut self, offset: usize) {
@@ -74,10 +77,10 @@ impl Vga {
         };
         let data = self.gc.write_data(value, &self.latch);
         for (plane, &byte) in data.iter().enumerate() {
-            if planes >> plane & 1 != 0 {
-                if let Some(slot) = self.vram.get_mut(plane * PLANE_SIZE + offset) {
-                    *slot = byte;
-                }
+            if planes >> plane & 1 != 0
+                && let Some(slot) = self.vram.get_mut(plane * PLANE_SIZE + offset)
+            {
+                *slot = byte;
             }
         }
     }

@@ -134,7 +134,11 @@ impl Vga {
     /// else at 0x3Bx.
     fn is_active_crtc_block(&self, port: u16) -> bool {
         let colour = self.misc & 0x01 != 0;
-        if (0x3D0..=0x3DF).contains(&port) { colour } else { !colour }
+        if (0x3D0..=0x3DF).contains(&port) {
+            colour
+        } else {
+            !colour
+        }
     }
 
     fn read_port(&mut self, port: u16) -> u8 {
@@ -201,7 +205,11 @@ impl Vga {
     }
 
     fn dispi_write(&mut self, port: u16, size: u8, value: u32) {
-        let low = if size == 1 { value & 0xFF } else { value & 0xFFFF } as u16;
+        let low = if size == 1 {
+            value & 0xFF
+        } else {
+            value & 0xFFFF
+        } as u16;
         match port {
             PORT_DISPI_INDEX => {
                 self.vbe.set_index(low);
@@ -217,12 +225,18 @@ impl Vga {
 
     /// Reads a byte of the linear framebuffer (BAR0) at `offset`; outside reads 0xFF.
     pub fn lfb_read(&self, offset: u64) -> u8 {
-        usize::try_from(offset).ok().and_then(|o| self.vbe.lfb.get(o).copied()).unwrap_or(0xFF)
+        usize::try_from(offset)
+            .ok()
+            .and_then(|o| self.vbe.lfb.get(o).copied())
+            .unwrap_or(0xFF)
     }
 
     /// Writes a byte of the linear framebuffer (BAR0); outside writes are ignored.
     pub fn lfb_write(&mut self, offset: u64, value: u8) {
-        if let Some(slot) = usize::try_from(offset).ok().and_then(|o| self.vbe.lfb.get_mut(o)) {
+        if let Some(slot) = usize::try_from(offset)
+            .ok()
+            .and_then(|o| self.vbe.lfb.get_mut(o))
+        {
             *slot = value;
         }
     }

@@ -18,7 +18,9 @@ pub(crate) struct Sequencer {
 
 impl Sequencer {
     pub(crate) fn new() -> Self {
-        Sequencer { regs: IndexedRegs::new(0x07, MASKS, MODE3) }
+        Sequencer {
+            regs: IndexedRegs::new(0x07, MASKS, MODE3),
+        }
     }
 
     /// Character cells are 8 dots wide (else 9).

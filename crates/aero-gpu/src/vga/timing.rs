@@ -56,8 +56,8 @@ impl Vga {
             _ => 25_175_000,
         };
         let total_dots = u64::from(self.crtc.horizontal_total_chars()) * dots_per_char * clock_mul;
-        let visible = (u64::from(self.crtc.display_chars()) * dots_per_char * clock_mul)
-            .min(total_dots);
+        let visible =
+            (u64::from(self.crtc.display_chars()) * dots_per_char * clock_mul).min(total_dots);
         let line_ns = (u128::from(total_dots) * NS_PER_SEC / clock_hz).max(1) as u64;
         let display_lines = u64::from(self.crtc.display_lines());
         let total_lines = u64::from(self.crtc.vertical_total()).max(display_lines + 1);
@@ -87,12 +87,12 @@ impl Vga {
 
     /// The text cursor is shown for 8 frames, then hidden for 8.
     pub(crate) fn cursor_blink_on(&self) -> bool {
-        (self.frame_number() / 8) % 2 == 0
+        (self.frame_number() / 8).is_multiple_of(2)
     }
 
     /// Blinking characters are shown for 16 frames, then hidden for 16.
     pub(crate) fn char_blink_on(&self) -> bool {
-        (self.frame_number() / 16) % 2 == 0
+        (self.frame_number() / 16).is_multiple_of(2)
     }
 
     /// Input status register 1 (0x3DA / 0x3BA).

@@ -164,10 +164,14 @@ impl Vbe {
             }
             // Geometry can only change while the mode is off (as on Bochs).
             DISPI_INDEX_XRES | DISPI_INDEX_YRES | DISPI_INDEX_BPP if self.enabled() => {
-                tracing::debug!(index = self.index, value, "VBE geometry write while enabled ignored");
+                tracing::debug!(
+                    index = self.index,
+                    value,
+                    "VBE geometry write while enabled ignored"
+                );
             }
             DISPI_INDEX_XRES => {
-                if value <= VBE_MAX_XRES && value % 8 == 0 {
+                if value <= VBE_MAX_XRES && value.is_multiple_of(8) {
                     self.xres = value;
                 }
             }
@@ -190,7 +194,11 @@ impl Vbe {
             DISPI_INDEX_X_OFFSET => self.x_offset = value,
             DISPI_INDEX_Y_OFFSET => self.y_offset = value,
             // VIRT_HEIGHT follows from the width; the memory size is fixed.
-            _ => tracing::debug!(index = self.index, value, "VBE write to read-only/unknown register"),
+            _ => tracing::debug!(
+                index = self.index,
+                value,
+                "VBE write to read-only/unknown register"
+            ),
         }
     }
 
@@ -217,7 +225,11 @@ impl Vbe {
             }
         }
         self.enable = value
-            & (DISPI_ENABLED | DISPI_GETCAPS | DISPI_8BIT_DAC | DISPI_LFB_ENABLED | DISPI_NOCLEARMEM);
+            & (DISPI_ENABLED
+                | DISPI_GETCAPS
+                | DISPI_8BIT_DAC
+                | DISPI_LFB_ENABLED
+                | DISPI_NOCLEARMEM);
     }
 
     fn set_virtual_width(&mut self, width: u16) {
@@ -239,7 +251,9 @@ impl Vbe {
     }
 
     pub(crate) fn bank_read(&self, offset: u32) -> u8 {
-        self.bank_offset(offset).and_then(|o| self.lfb.get(o).copied()).unwrap_or(0xFF)
+        self.bank_offset(offset)
+            .and_then(|o| self.lfb.get(o).copied())
+            .unwrap_or(0xFF)
     }
 
     pub(crate) fn bank_write(&mut self, offset: u32, value: u8) {

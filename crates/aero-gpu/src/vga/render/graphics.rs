@@ -17,7 +17,10 @@ fn put(row: &mut [u8], x: usize, count: usize, color: &[u8; 4]) -> usize {
 fn line_start(vga: &Vga, y: u32) -> (u32, u32) {
     let source = vga.line_source(y);
     let rows = vga.crtc.max_scan_line() + 1;
-    (source.base + (source.line / rows) * vga.crtc.row_pitch(), source.line % rows)
+    (
+        source.base + (source.line / rows) * vga.crtc.row_pitch(),
+        source.line % rows,
+    )
 }
 
 fn dot_width(vga: &Vga) -> usize {
@@ -37,7 +40,9 @@ pub(super) fn render_planar16(vga: &Vga, out: &mut Frame) {
         for pixel in pan..clocks * 8 + pan {
             let offset = vga.crtc.memory_offset(ma + pixel / 8, scan);
             let bit = 7 - (pixel % 8);
-            let value = (0..4).fold(0u8, |v, plane| v | (vga.plane(plane, offset) >> bit & 1) << plane);
+            let value = (0..4).fold(0u8, |v, plane| {
+                v | (vga.plane(plane, offset) >> bit & 1) << plane
+            });
             x = put(row, x, width, &colors[usize::from(value)]);
         }
     }

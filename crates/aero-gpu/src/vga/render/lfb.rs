@@ -1,6 +1,6 @@
 //! Bochs VBE linear-framebuffer modes.
 
-use super::super::{Vga, VbeMode};
+use super::super::{VbeMode, Vga};
 use crate::frame::Frame;
 
 fn expand5(v: u16) -> u8 {

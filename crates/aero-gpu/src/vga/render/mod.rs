@@ -4,7 +4,7 @@ mod graphics;
 mod lfb;
 mod text;
 
-use super::{PLANE_SIZE, Vga, VbeMode};
+use super::{PLANE_SIZE, VbeMode, Vga};
 use crate::cp437::cp437_to_char;
 use crate::frame::Frame;
 
@@ -16,7 +16,12 @@ pub const MAX_FRAME_HEIGHT: u32 = 2048;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DisplayMode {
     /// Alphanumeric mode: `columns` x `rows` cells of `char_width` x `char_height` dots.
-    Text { columns: u32, rows: u32, char_width: u32, char_height: u32 },
+    Text {
+        columns: u32,
+        rows: u32,
+        char_width: u32,
+        char_height: u32,
+    },
     /// 16-colour planar graphics (modes 0Dh, 0Eh, 10h, 12h); size in pixels.
     Planar16 { width: u32, height: u32 },
     /// 256-colour graphics (mode 13h, unchained "mode X"); size in pixels.
@@ -55,11 +60,20 @@ impl Vga {
         }
         let height = lines / (self.crtc.max_scan_line() + 1);
         if self.attr.eight_bit_color() || self.gc.shift_256() {
-            DisplayMode::Packed256 { width: clocks * 4 / pixel_mul, height }
+            DisplayMode::Packed256 {
+                width: clocks * 4 / pixel_mul,
+                height,
+            }
         } else if self.gc.shift_interleave() {
-            DisplayMode::Cga4 { width: clocks * 8 / pixel_mul, height }
+            DisplayMode::Cga4 {
+                width: clocks * 8 / pixel_mul,
+                height,
+            }
         } else {
-            DisplayMode::Planar16 { width: clocks * 8 / pixel_mul, height }
+            DisplayMode::Planar16 {
+                width: clocks * 8 / pixel_mul,
+                height,
+            }
         }
     }
 
@@ -107,8 +121,13 @@ impl Vga {
 
     /// Output size in pixels for the VGA (non-VBE) modes.
     fn output_size(&self) -> (u32, u32) {
-        let dots = if self.attr.graphics_mode() || self.seq.eight_dot_chars() { 8 } else { 9 };
-        let width = self.crtc.display_chars() * dots * if self.seq.half_dot_clock() { 2 } else { 1 };
+        let dots = if self.attr.graphics_mode() || self.seq.eight_dot_chars() {
+            8
+        } else {
+            9
+        };
+        let width =
+            self.crtc.display_chars() * dots * if self.seq.half_dot_clock() { 2 } else { 1 };
         let height = self.crtc.display_lines();
         (width.min(MAX_FRAME_WIDTH), height.min(MAX_FRAME_HEIGHT))
     }
@@ -124,11 +143,17 @@ impl Vga {
         } else {
             (self.crtc.start_address(), y)
         };
-        LineSource { base, line: line / self.scan_repeat() }
+        LineSource {
+            base,
+            line: line / self.scan_repeat(),
+        }
     }
 
     pub(super) fn plane(&self, plane: usize, offset: usize) -> u8 {
-        self.vram.get(plane * PLANE_SIZE + (offset & (PLANE_SIZE - 1))).copied().unwrap_or(0)
+        self.vram
+            .get(plane * PLANE_SIZE + (offset & (PLANE_SIZE - 1)))
+            .copied()
+            .unwrap_or(0)
     }
 
     /// RGBA for each 4-bit attribute/pixel value, through the attribute palette and DAC.

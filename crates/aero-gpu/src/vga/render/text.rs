@@ -51,11 +51,13 @@ pub(super) fn render(vga: &Vga, out: &mut Frame) {
             if scan == underline_line && attr & 0x77 == 0x01 {
                 solid = true;
             }
-            if let Some((start, end)) = cursor_lines {
-                if ma & 0xFFFF == cursor_at && start <= scan && scan <= end {
-                    solid = true;
-                    fg = attr & 0x0F;
-                }
+            if let Some((start, end)) = cursor_lines
+                && ma & 0xFFFF == cursor_at
+                && start <= scan
+                && scan <= end
+            {
+                solid = true;
+                fg = attr & 0x0F;
             }
             if solid {
                 bits = 0xFF;
@@ -64,7 +66,11 @@ pub(super) fn render(vga: &Vga, out: &mut Frame) {
                 && (solid || (line_graphics && (0xC0..=0xDF).contains(&code) && bits & 1 != 0));
 
             for dot in 0..dots {
-                let on = if dot < 8 { bits >> (7 - dot) & 1 != 0 } else { ninth };
+                let on = if dot < 8 {
+                    bits >> (7 - dot) & 1 != 0
+                } else {
+                    ninth
+                };
                 let color = colors[usize::from(if on { fg } else { bg })];
                 for _ in 0..dot_width {
                     if let Some(px) = out_row.get_mut(x * 4..x * 4 + 4) {
