@@ -24,7 +24,7 @@
 //!   line, drives the interrupt controller input low then high before applying the level.
 #![allow(dead_code)]
 
-// pub mod acpi_pm;
+pub mod acpi_pm;
 pub mod debug_port;
 pub mod hpet;
 pub mod i8042;
