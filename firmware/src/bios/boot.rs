@@ -1,0 +1,107 @@
+//! INT 19h: try the configured boot devices in order and jump to the first that loads.
+
+use aero_cpu::{Reg, Seg};
+use tracing::{info, warn};
+
+use super::call::{Call, Flow};
+use super::config::BootDevice;
+use super::disk::{read_sectors, CDROM_DRIVE};
+use super::eltorito::{self, BootImage, CD_SECTOR};
+use super::error::FirmwareError;
+use super::host::DiskId;
+use super::rom::BIOS_SEGMENT;
+use super::Bios;
+
+const BOOT_ADDR: u64 = 0x7C00;
+
+impl Bios {
+    pub(crate) fn int19(&mut self, c: &mut Call) -> Result<Flow, FirmwareError> {
+        self.state.cd_boot = None;
+        let order = self.config.boot_order.clone();
+        for device in order {
+            let attempt = match device {
+                BootDevice::Floppy => boot_disk(c, DiskId::Floppy(0), 0x00, "Floppy", false),
+                BootDevice::HardDisk => boot_disk(c, DiskId::HardDisk(0), 0x80, "Hard Disk", true),
+                BootDevice::Cdrom => self.boot_cd(c),
+            };
+            match attempt {
+                Ok(true) => return Ok(Flow::Jumped),
+                Ok(false) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        warn!("no bootable device");
+        // The ROM routine prints the message on screen and on port 0xE9, then idles.
+        c.set_seg_real(Seg::Cs, BIOS_SEGMENT);
+        c.cpu.rip = self.rom.layout.boot_fail as u64;
+        Ok(Flow::Jumped)
+    }
+
+    fn boot_cd(&mut self, c: &mut Call) -> Result<bool, FirmwareError> {
+        let drive = DiskId::Cdrom(0);
+        if c.host.disk_info(drive).is_none() {
+            return Ok(false);
+        }
+        c.debug_print("Booting from DVD/CD...\n");
+        let image = match load_cd_image(c, drive) {
+            Ok(image) => image,
+            Err(msg) => {
+                c.debug_print(&format!("Boot failed: {msg}\n"));
+                return Ok(false);
+            }
+        };
+        self.state.cd_boot = Some(image);
+        // 07C0:0000 is entered as 0000:7C00 like a disk boot sector.
+        let (cs, ip) = if image.load_segment == 0x07C0 { (0, 0x7C00) } else { (image.load_segment, 0) };
+        jump(c, cs, ip, CDROM_DRIVE);
+        info!(rba = image.load_rba, sectors = image.sector_count, "booting El Torito image");
+        Ok(true)
+    }
+}
+
+/// Loads and validates a boot sector; on success the CPU is set up to run it.
+fn boot_disk(c: &mut Call, drive: DiskId, dl: u8, name: &str, check_signature: bool) -> Result<bool, FirmwareError> {
+    if c.host.disk_info(drive).is_none() {
+        return Ok(false);
+    }
+    c.debug_print(&format!("Booting from {name}...\n"));
+    let sector = match read_sectors(c.host, drive, 0, 1, 512) {
+        Ok(s) => s,
+        Err(e) => {
+            c.debug_print(&format!("Boot failed: could not read the boot sector ({e})\n"));
+            return Ok(false);
+        }
+    };
+    if check_signature && sector[510..512] != [0x55, 0xAA] {
+        c.debug_print("Boot failed: not a bootable disk\n");
+        return Ok(false);
+    }
+    c.mem.write(BOOT_ADDR, &sector)?;
+    jump(c, 0, 0x7C00, dl);
+    Ok(true)
+}
+
+fn load_cd_image(c: &mut Call, drive: DiskId) -> Result<BootImage, String> {
+    let record = read_sectors(c.host, drive, eltorito::BOOT_RECORD_LBA, 1, CD_SECTOR).map_err(|e| e.to_string())?;
+    let catalog_lba = eltorito::catalog_lba(&record).map_err(|e| e.to_string())?;
+    let catalog = read_sectors(c.host, drive, catalog_lba as u64, 1, CD_SECTOR).map_err(|e| e.to_string())?;
+    let image = eltorito::parse_catalog(&catalog).map_err(|e| e.to_string())?;
+    let bytes = image.load_bytes();
+    let sectors = bytes.div_ceil(CD_SECTOR);
+    let data = read_sectors(c.host, drive, image.load_rba as u64, sectors, CD_SECTOR).map_err(|e| e.to_string())?;
+    let addr = (image.load_segment as u64) << 4;
+    c.mem.write(addr, &data[..bytes]).map_err(|e| e.to_string())?;
+    Ok(image)
+}
+
+/// Enters boot code the way PC BIOSes do: DL = drive, DS=ES=SS=0, SP=7C00h, IF=1.
+fn jump(c: &mut Call, cs: u16, ip: u16, dl: u8) {
+    for s in [Seg::Ds, Seg::Es, Seg::Ss] {
+        c.set_seg_real(s, 0);
+    }
+    c.set_seg_real(Seg::Cs, cs);
+    c.cpu.rip = ip as u64;
+    c.cpu.set_reg(Reg::Rsp, 0x7C00);
+    c.set_r32(Reg::Rdx, dl as u32);
+    c.cpu.rflags = 0x202;
+}

@@ -1,0 +1,40 @@
+//! What the machine tells the BIOS about itself.
+
+/// A boot device class, tried in `BiosConfig::boot_order`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BootDevice {
+    Floppy,
+    HardDisk,
+    Cdrom,
+}
+
+#[derive(Clone, Debug)]
+pub struct BiosConfig {
+    /// Guest RAM in bytes; the part above `pci_hole_start` is remapped above 4 GiB.
+    pub ram_size: u64,
+    pub boot_order: Vec<BootDevice>,
+    pub cpu_count: u32,
+    /// Start of the PCI hole below 4 GiB; must match the machine's memory map.
+    pub pci_hole_start: u64,
+    /// 32-bit PCI MMIO BARs are assigned from here up to the IOAPIC at 0xFEC00000.
+    pub pci_mmio_start: u64,
+    /// I/O ports of the serial ports to list in the BDA (COM1 first).
+    pub serial_ports: Vec<u16>,
+    /// Extra MMIO ranges `(base, length)` the OS must not treat as RAM (e.g. PCIe ECAM);
+    /// reported as E820 "reserved".
+    pub reserved_ranges: Vec<(u64, u64)>,
+}
+
+impl BiosConfig {
+    pub fn new(ram_size: u64) -> BiosConfig {
+        BiosConfig {
+            ram_size,
+            boot_order: vec![BootDevice::HardDisk, BootDevice::Cdrom, BootDevice::Floppy],
+            cpu_count: 1,
+            pci_hole_start: 0xE000_0000,
+            pci_mmio_start: 0xE000_0000,
+            serial_ports: vec![0x3F8],
+            reserved_ranges: Vec::new(),
+        }
+    }
+}

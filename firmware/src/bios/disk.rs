@@ -1,0 +1,323 @@
+//! INT 13h: floppy and hard disk CHS services, EDD 41h–48h, CD-ROM reads through EDD.
+
+use aero_cpu::{Reg, Seg};
+use tracing::debug;
+
+use super::bda;
+use super::call::{Call, Flow};
+use super::error::{DiskIoError, FirmwareError};
+use super::geometry::{self, Chs};
+use super::host::{DiskId, DiskInfo, FirmwareHost};
+use super::mem::real_addr;
+use super::rom::BIOS_SEGMENT;
+use super::Bios;
+
+pub const STATUS_OK: u8 = 0x00;
+pub const STATUS_BAD_COMMAND: u8 = 0x01;
+pub const STATUS_WRITE_PROTECTED: u8 = 0x03;
+pub const STATUS_SECTOR_NOT_FOUND: u8 = 0x04;
+pub const STATUS_DMA_BOUNDARY: u8 = 0x09;
+pub const STATUS_CONTROLLER: u8 = 0x20;
+pub const STATUS_TIMEOUT: u8 = 0x80;
+
+/// The first CD-ROM's drive number (El Torito no-emulation convention).
+pub const CDROM_DRIVE: u8 = 0xE0;
+const MAX_HARD_DISKS: u8 = 8;
+/// Sectors moved per host call; bounds the bounce buffer to 128 KiB.
+const CHUNK_SECTORS: u64 = 64;
+
+/// Maps a BIOS drive number to the machine's drive.
+pub fn drive_id(dl: u8, hard_disks: u8) -> Option<DiskId> {
+    match dl {
+        0x00 | 0x01 => Some(DiskId::Floppy(dl)),
+        0x80..=0x87 if dl - 0x80 < hard_disks => Some(DiskId::HardDisk(dl - 0x80)),
+        CDROM_DRIVE => Some(DiskId::Cdrom(0)),
+        _ => None,
+    }
+}
+
+fn io_status(e: DiskIoError) -> u8 {
+    match e {
+        DiskIoError::NoDrive => STATUS_TIMEOUT,
+        DiskIoError::OutOfRange => STATUS_SECTOR_NOT_FOUND,
+        DiskIoError::WriteProtected => STATUS_WRITE_PROTECTED,
+        DiskIoError::Io => STATUS_CONTROLLER,
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Read,
+    Write,
+    Verify,
+}
+
+/// Moves `count` sectors between the drive and guest memory at `addr`. Returns how many
+/// sectors were done and the status (OK only when all were).
+pub fn transfer(
+    c: &mut Call,
+    drive: DiskId,
+    info: &DiskInfo,
+    lba: u64,
+    count: u64,
+    addr: u64,
+    dir: Direction,
+) -> (u64, u8) {
+    let size = info.sector_size as u64;
+    if size == 0 || size > 4096 {
+        return (0, STATUS_BAD_COMMAND);
+    }
+    if lba.checked_add(count).is_none_or(|end| end > info.sectors) {
+        return (0, STATUS_SECTOR_NOT_FOUND);
+    }
+    if dir == Direction::Write && info.read_only {
+        return (0, STATUS_WRITE_PROTECTED);
+    }
+    let mut done = 0u64;
+    let mut buf = Vec::new();
+    while done < count {
+        let n = (count - done).min(CHUNK_SECTORS);
+        let bytes = (n * size) as usize;
+        let at = addr + done * size;
+        buf.resize(bytes, 0);
+        let result = match dir {
+            Direction::Verify => Ok(()),
+            Direction::Read => match c.host.disk_read(drive, lba + done, &mut buf) {
+                Ok(()) => c.mem.write(at, &buf).map_err(|_| STATUS_DMA_BOUNDARY),
+                Err(e) => Err(io_status(e)),
+            },
+            Direction::Write => match c.mem.read(at, &mut buf) {
+                Ok(()) => c.host.disk_write(drive, lba + done, &buf).map_err(io_status),
+                Err(_) => Err(STATUS_DMA_BOUNDARY),
+            },
+        };
+        if let Err(status) = result {
+            debug!(?drive, lba = lba + done, status, "INT 13h transfer failed");
+            return (done, status);
+        }
+        done += n;
+    }
+    (done, STATUS_OK)
+}
+
+impl Bios {
+    pub(crate) fn hard_disk_count(&self, c: &Call) -> u8 {
+        (0..MAX_HARD_DISKS).take_while(|i| c.host.disk_info(DiskId::HardDisk(*i)).is_some()).count() as u8
+    }
+
+    pub(crate) fn int13(&mut self, c: &mut Call) -> Result<Flow, FirmwareError> {
+        let ah = c.ah();
+        let dl = c.lo(Reg::Rdx);
+        if ah == 0x4B {
+            return self.int13_eltorito(c);
+        }
+        let hard_disks = self.hard_disk_count(c);
+        let Some((drive, info)) = drive_id(dl, hard_disks).and_then(|d| Some((d, c.host.disk_info(d)?))) else {
+            return finish(c, dl, STATUS_BAD_COMMAND);
+        };
+        match ah {
+            0x00 | 0x0C | 0x0D | 0x10 | 0x11 | 0x14 | 0x44 | 0x47 => finish(c, dl, STATUS_OK),
+            0x01 => {
+                let status = c.mem.read_u8(status_addr(dl))?;
+                c.set_ah(status);
+                c.set_cf(status != 0)?;
+                Ok(Flow::Return)
+            }
+            0x02 | 0x03 | 0x04 => chs_transfer(c, dl, drive, &info, ah),
+            0x08 => self.parameters(c, dl, drive, &info, hard_disks),
+            0x15 => disk_type(c, drive, &info),
+            // Change line: never changed (images are swapped only across resets).
+            0x16 => finish(c, dl, STATUS_OK),
+            0x17 | 0x18 if matches!(drive, DiskId::Floppy(_)) => {
+                if ah == 0x18 {
+                    c.set_seg_real(Seg::Es, BIOS_SEGMENT);
+                    c.set_r16(Reg::Rdi, self.rom.layout.diskette_params);
+                }
+                finish(c, dl, STATUS_OK)
+            }
+            0x41 => edd_check(c, dl, drive),
+            0x42 | 0x43 => edd_transfer(c, dl, drive, &info, ah),
+            0x48 => edd_parameters(c, dl, drive, &info),
+            _ => {
+                debug!(ah, dl, "INT 13h function not supported");
+                finish(c, dl, STATUS_BAD_COMMAND)
+            }
+        }
+    }
+
+    fn parameters(&self, c: &mut Call, dl: u8, drive: DiskId, info: &DiskInfo, hard_disks: u8) -> Result<Flow, FirmwareError> {
+        let (chs, count) = match drive {
+            DiskId::Floppy(_) => {
+                let (chs, kind) = geometry::floppy(info.sectors);
+                c.set_lo(Reg::Rbx, kind);
+                c.set_seg_real(Seg::Es, BIOS_SEGMENT);
+                c.set_r16(Reg::Rdi, self.rom.layout.diskette_params);
+                let floppies = c.mem.read_u16(bda::EQUIPMENT)?;
+                let count = if floppies & 1 != 0 { ((floppies >> 6) & 3) as u8 + 1 } else { 0 };
+                (chs, count)
+            }
+            DiskId::HardDisk(_) => (geometry::hard_disk_logical(info.sectors), hard_disks),
+            DiskId::Cdrom(_) => return finish(c, dl, STATUS_BAD_COMMAND),
+        };
+        let max_cyl = chs.cylinders - 1;
+        c.set_al(0);
+        c.set_hi(Reg::Rcx, max_cyl as u8);
+        c.set_lo(Reg::Rcx, chs.sectors_per_track as u8 | ((max_cyl >> 2) & 0xC0) as u8);
+        c.set_hi(Reg::Rdx, (chs.heads - 1) as u8);
+        c.set_lo(Reg::Rdx, count);
+        finish(c, dl, STATUS_OK)
+    }
+}
+
+/// BDA byte that keeps the last status for this drive class.
+fn status_addr(dl: u8) -> u64 {
+    if dl < 0x80 { bda::FLOPPY_LAST_STATUS } else { bda::HDD_LAST_STATUS }
+}
+
+/// Sets AH/CF and remembers the status for AH=01h.
+pub(crate) fn finish(c: &mut Call, dl: u8, status: u8) -> Result<Flow, FirmwareError> {
+    c.mem.write_u8(status_addr(dl), status)?;
+    if status == STATUS_OK { c.ok() } else { c.fail(status) }
+}
+
+fn chs_of(drive: DiskId, info: &DiskInfo) -> Option<Chs> {
+    match drive {
+        DiskId::Floppy(_) => Some(geometry::floppy(info.sectors).0),
+        DiskId::HardDisk(_) => Some(geometry::hard_disk_logical(info.sectors)),
+        DiskId::Cdrom(_) => None,
+    }
+}
+
+fn chs_transfer(c: &mut Call, dl: u8, drive: DiskId, info: &DiskInfo, ah: u8) -> Result<Flow, FirmwareError> {
+    let count = c.al() as u64;
+    let Some(chs) = chs_of(drive, info) else { return finish(c, dl, STATUS_BAD_COMMAND) };
+    if count == 0 {
+        return finish(c, dl, STATUS_BAD_COMMAND);
+    }
+    let cl = c.lo(Reg::Rcx) as u32;
+    let cyl = c.hi(Reg::Rcx) as u32 | (cl & 0xC0) << 2;
+    let head = c.hi(Reg::Rdx) as u32;
+    let Some(lba) = chs.lba(cyl, head, cl & 0x3F) else {
+        c.set_al(0);
+        return finish(c, dl, STATUS_SECTOR_NOT_FOUND);
+    };
+    let addr = c.linear(Seg::Es, c.r16(Reg::Rbx));
+    let dir = match ah {
+        0x02 => Direction::Read,
+        0x03 => Direction::Write,
+        _ => Direction::Verify,
+    };
+    let (done, status) = transfer(c, drive, info, lba, count, addr, dir);
+    c.set_al(done as u8);
+    finish(c, dl, status)
+}
+
+fn disk_type(c: &mut Call, drive: DiskId, info: &DiskInfo) -> Result<Flow, FirmwareError> {
+    // AH is the drive type here, not a status.
+    match drive {
+        DiskId::HardDisk(_) => {
+            let sectors = info.sectors.min(0xFFFF_FFFF) as u32;
+            c.set_r16(Reg::Rcx, (sectors >> 16) as u16);
+            c.set_r16(Reg::Rdx, sectors as u16);
+            c.set_ah(0x03);
+        }
+        // Floppy with change-line support; CD-ROMs report the same class.
+        DiskId::Floppy(_) | DiskId::Cdrom(_) => c.set_ah(0x02),
+    }
+    c.set_cf(false)?;
+    Ok(Flow::Return)
+}
+
+fn edd_check(c: &mut Call, dl: u8, drive: DiskId) -> Result<Flow, FirmwareError> {
+    if c.r16(Reg::Rbx) != 0x55AA || matches!(drive, DiskId::Floppy(_)) {
+        return finish(c, dl, STATUS_BAD_COMMAND);
+    }
+    c.set_r16(Reg::Rbx, 0xAA55);
+    // Fixed-disk access subset (42h–44h, 47h, 48h).
+    c.set_r16(Reg::Rcx, 0x0001);
+    finish(c, dl, STATUS_OK)?;
+    c.set_ah(0x30); // EDD 3.0
+    Ok(Flow::Return)
+}
+
+fn edd_transfer(c: &mut Call, dl: u8, drive: DiskId, info: &DiskInfo, ah: u8) -> Result<Flow, FirmwareError> {
+    let packet = c.linear(Seg::Ds, c.r16(Reg::Rsi));
+    let mut p = [0u8; 0x18];
+    if c.mem.read(packet, &mut p[..0x10]).is_err() || p[0] < 0x10 {
+        return finish(c, dl, STATUS_BAD_COMMAND);
+    }
+    let word = |i: usize| u16::from_le_bytes([p[i], p[i + 1]]);
+    let count = word(2) as u64;
+    let (off, seg) = (word(4), word(6));
+    let lba = u64::from_le_bytes(p[8..16].try_into().unwrap_or_default());
+    let addr = if p[0] >= 0x18 && off == 0xFFFF && seg == 0xFFFF {
+        match c.mem.read_u64(packet + 0x10) {
+            Ok(a) => a,
+            Err(_) => return finish(c, dl, STATUS_BAD_COMMAND),
+        }
+    } else {
+        real_addr(seg, off)
+    };
+    let dir = if ah == 0x42 { Direction::Read } else { Direction::Write };
+    if dir == Direction::Write && matches!(drive, DiskId::Cdrom(_)) {
+        c.mem.write_u16(packet + 2, 0)?;
+        return finish(c, dl, STATUS_WRITE_PROTECTED);
+    }
+    let (done, status) = transfer(c, drive, info, lba, count, addr, dir);
+    c.mem.write_u16(packet + 2, done as u16)?;
+    finish(c, dl, status)
+}
+
+/// EDD 48h result buffer, v2.x layout (0x1E bytes; DPTE pointer FFFF:FFFF = none).
+pub fn edd_drive_parameters(drive: DiskId, info: &DiskInfo, buffer_size: u16) -> Option<Vec<u8>> {
+    let len = match buffer_size {
+        0..=0x19 => return None,
+        0x1A..=0x1D => 0x1A,
+        _ => 0x1E,
+    };
+    let mut b = vec![0u8; len];
+    b[0..2].copy_from_slice(&(len as u16).to_le_bytes());
+    let (flags, chs) = match drive {
+        // DMA boundary errors handled transparently, removable.
+        DiskId::Cdrom(_) => (0x0005u16, None),
+        _ => match geometry::hard_disk_physical(info.sectors) {
+            Some(chs) => (0x0003, Some(chs)),
+            None => (0x0001, None),
+        },
+    };
+    b[2..4].copy_from_slice(&flags.to_le_bytes());
+    let (cyl, heads, spt) = match chs {
+        Some(g) => (g.cylinders, g.heads, g.sectors_per_track),
+        None if matches!(drive, DiskId::Cdrom(_)) => (0, 0, 0),
+        None => (16383, 16, 63),
+    };
+    b[4..8].copy_from_slice(&cyl.to_le_bytes());
+    b[8..12].copy_from_slice(&heads.to_le_bytes());
+    b[12..16].copy_from_slice(&spt.to_le_bytes());
+    b[16..24].copy_from_slice(&info.sectors.to_le_bytes());
+    b[24..26].copy_from_slice(&(info.sector_size as u16).to_le_bytes());
+    if len >= 0x1E {
+        b[26..30].copy_from_slice(&0xFFFF_FFFFu32.to_le_bytes());
+    }
+    Some(b)
+}
+
+fn edd_parameters(c: &mut Call, dl: u8, drive: DiskId, info: &DiskInfo) -> Result<Flow, FirmwareError> {
+    if matches!(drive, DiskId::Floppy(_)) {
+        return finish(c, dl, STATUS_BAD_COMMAND);
+    }
+    let buf = c.linear(Seg::Ds, c.r16(Reg::Rsi));
+    let Ok(size) = c.mem.read_u16(buf) else { return finish(c, dl, STATUS_BAD_COMMAND) };
+    let Some(bytes) = edd_drive_parameters(drive, info, size) else { return finish(c, dl, STATUS_BAD_COMMAND) };
+    if c.mem.write(buf, &bytes).is_err() {
+        return finish(c, dl, STATUS_BAD_COMMAND);
+    }
+    finish(c, dl, STATUS_OK)
+}
+
+/// Host-side helper for boot code: read whole sectors into a fresh buffer.
+pub fn read_sectors(host: &mut dyn FirmwareHost, drive: DiskId, lba: u64, count: usize, sector_size: usize) -> Result<Vec<u8>, DiskIoError> {
+    let mut buf = vec![0u8; count * sector_size];
+    host.disk_read(drive, lba, &mut buf)?;
+    Ok(buf)
+}
