@@ -82,66 +82,6 @@ impl<'a> Call<'a> {
     pub fn set_al(&mut self, v: u8) {
         self.set_lo(Reg::Rax, v)
     }
-    /// Linear address of the caller's FLAGS word in the IRET frame; `None` for internal
-    /// traps, whose flags are the live RFLAGS.
-    flags_addr: Option<u64>,
-}
-
-impl<'a> Call<'a> {
-    pub fn new(
-        cpu: &'a mut CpuState,
-        mem: GuestMem<'a>,
-        host: &'a mut dyn FirmwareHost,
-        flags_addr: Option<u64>,
-    ) -> Call<'a> {
-        Call { cpu, mem, host, flags_addr }
-    }
-
-    pub fn r32(&self, r: Reg) -> u32 {
-        self.cpu.reg(r) as u32
-    }
-    pub fn set_r32(&mut self, r: Reg, v: u32) {
-        let old = self.cpu.reg(r);
-        self.cpu.set_reg(r, (old & !0xFFFF_FFFF) | v as u64);
-    }
-    pub fn r16(&self, r: Reg) -> u16 {
-        self.cpu.reg(r) as u16
-    }
-    pub fn set_r16(&mut self, r: Reg, v: u16) {
-        let old = self.cpu.reg(r);
-        self.cpu.set_reg(r, (old & !0xFFFF) | v as u64);
-    }
-    /// Low byte (AL, BL, CL, DL).
-    pub fn lo(&self, r: Reg) -> u8 {
-        self.cpu.reg(r) as u8
-    }
-    /// High byte (AH, BH, CH, DH).
-    pub fn hi(&self, r: Reg) -> u8 {
-        (self.cpu.reg(r) >> 8) as u8
-    }
-    pub fn set_lo(&mut self, r: Reg, v: u8) {
-        let old = self.cpu.reg(r);
-        self.cpu.set_reg(r, (old & !0xFF) | v as u64);
-    }
-    pub fn set_hi(&mut self, r: Reg, v: u8) {
-        let old = self.cpu.reg(r);
-        self.cpu.set_reg(r, (old & !0xFF00) | ((v as u64) << 8));
-    }
-    pub fn ah(&self) -> u8 {
-        self.hi(Reg::Rax)
-    }
-    pub fn al(&self) -> u8 {
-        self.lo(Reg::Rax)
-    }
-    pub fn set_ah(&mut self, v: u8) {
-        self.set_hi(Reg::Rax, v)
-    }
-    pub fn set_al(&mut self, v: u8) {
-        self.set_lo(Reg::Rax, v)
-    }
-    pub fn seg(&self, s: Seg) -> u16 {
-        self.cpu.seg(s).selector
-    }
     /// Linear address of `seg:off` using the segment's base (real or V86 mode).
     pub fn linear(&self, s: Seg, off: u16) -> u64 {
         self.cpu.seg(s).base.wrapping_add(off as u64) & 0xFFFF_FFFF
