@@ -151,3 +151,94 @@ fn data_tables_disassemble_with_expected_fields() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Runs ACPICA's `acpiexec` in batch mode on the DSDT and returns its output.
+fn acpiexec(exec: &Path, dir: &Path, commands: &str) -> String {
+    let mut files = vec!["dsdt.aml"];
+    if dir.join("ssdt.aml").exists() {
+        files.push("ssdt.aml");
+    }
+    let out = Command::new(exec).current_dir(dir).args(["-b", commands]).args(files).output().unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "acpiexec failed:\n{text}");
+    text
+}
+
+/// Whitespace-insensitive view of acpiexec output.
+fn flat(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[test]
+fn link_methods_program_the_piix3_route_registers() {
+    let Some(exec) = tool("acpiexec") else { return };
+    let dir = scratch("exec-links");
+    let tables = build_acpi(&AcpiConfig::default(), 0x7FE_0000).unwrap();
+    std::fs::write(dir.join("dsdt.aml"), tables.find(b"DSDT").unwrap()).unwrap();
+    // acpiexec backs the PCI_Config region with zeroed memory: PRQB starts "enabled, IRQ 0".
+    let text = flat(&acpiexec(
+        &exec,
+        &dir,
+        "evaluate \\_SB.LNKB._SRS (89 06 00 09 01 0B 00 00 00 79 00); \
+         evaluate \\_SB.PCI0.ISA.PRQB; evaluate \\_SB.LNKB._CRS; evaluate \\_SB.LNKB._STA; \
+         evaluate \\_SB.LNKB._DIS; evaluate \\_SB.PCI0.ISA.PRQB; evaluate \\_SB.LNKB._STA; \
+         evaluate \\_SB.LNKB._PRS",
+    ));
+    let expect_in_order = [
+        "Evaluating \\_SB.PCI0.ISA.PRQB",
+        "[Integer] = 000000000000000B", // _SRS wrote IRQ 11, enabled
+        "Evaluating \\_SB.LNKB._CRS",
+        "89 06 00 09 01 0B 00 00 00 79 00", // _CRS reports IRQ 11
+        "Evaluating \\_SB.LNKB._STA",
+        "[Integer] = 000000000000000B", // present, enabled
+        "Evaluating \\_SB.PCI0.ISA.PRQB",
+        "[Integer] = 000000000000008B", // _DIS set bit 7
+        "Evaluating \\_SB.LNKB._STA",
+        "[Integer] = 0000000000000009", // disabled
+        "89 0E 00 09 03 05 00 00 00 0A 00 00 00 0B 00 00", // _PRS {5, 10, 11}
+    ];
+    let mut at = 0;
+    for needle in expect_in_order {
+        let found = text[at..].find(needle).unwrap_or_else(|| panic!("`{needle}` not found after {at} in\n{text}"));
+        at += found + needle.len();
+    }
+    assert!(!text.contains("AE_"), "ACPICA reported an exception:\n{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A test-only SSDT with `\PRTE(n)` returning element `n` of `\_SB.PCI0._PRT` (the
+/// whole package is larger than acpiexec's display buffer).
+fn prt_probe_ssdt() -> Vec<u8> {
+    use super::aml::*;
+    let body = method(
+        "\\PRTE",
+        1,
+        false,
+        &[ret(deref_of(index(call("\\_SB.PCI0._PRT", &[]).unwrap(), arg(0), no_target())))],
+    )
+    .unwrap();
+    let mut t = super::acpi::sdt::begin(b"SSDT", 2);
+    t.extend_from_slice(body.bytes());
+    super::acpi::sdt::finish(t)
+}
+
+#[test]
+fn prt_follows_the_interrupt_model() {
+    let Some(exec) = tool("acpiexec") else { return };
+    let dir = scratch("exec-prt");
+    let config = AcpiConfig { pci_irq_mode: PciIrqMode::DirectGsi, ..AcpiConfig::default() };
+    let tables = build_acpi(&config, 0x7FE_0000).unwrap();
+    std::fs::write(dir.join("dsdt.aml"), tables.find(b"DSDT").unwrap()).unwrap();
+    std::fs::write(dir.join("ssdt.aml"), prt_probe_ssdt()).unwrap();
+    // Element 13 = slot 4 (entries 12..16), pin B: PIRQ (4 + 1 - 1) % 4 = A.
+    let pic = flat(&acpiexec(&exec, &dir, "evaluate \\PRTE 13"));
+    let apic = flat(&acpiexec(&exec, &dir, "evaluate \\_PIC 1; evaluate \\PRTE 13; evaluate \\_SB.GSIB._CRS"));
+    let entry = "Contains 4 Elements: [Integer] = 000000000004FFFF [Integer] = 0000000000000001";
+    assert!(pic.contains(entry) && apic.contains(entry), "{pic}\n{apic}");
+    assert!(pic.contains("Name LNKA Device") && !pic.contains("GSIA"), "PIC mode must route via PIRQ links:\n{pic}");
+    assert!(apic.contains("Name GSIA Device") && !apic.contains("LNKA"), "APIC mode must use GSI links:\n{apic}");
+    // GSIB is hard-wired to GSI 17, level, active high, shared.
+    assert!(apic.contains("89 06 00 09 01 11 00 00 00 79 00"), "{apic}");
+    assert!(!pic.contains("AE_") && !apic.contains("AE_"), "{pic}\n{apic}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -187,3 +187,91 @@ impl Layout {
         Ok(address)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tables::checksum::sums_to_zero;
+
+    fn u32_at(t: &[u8], at: usize) -> u32 {
+        u32::from_le_bytes(t[at..at + 4].try_into().unwrap())
+    }
+    fn u64_at(t: &[u8], at: usize) -> u64 {
+        u64::from_le_bytes(t[at..at + 8].try_into().unwrap())
+    }
+
+    #[test]
+    fn every_table_is_consistent_and_linked() {
+        let base = 0x1FFF_0008; // deliberately not 64-byte aligned
+        let t = build_acpi(&AcpiConfig::default(), base).unwrap();
+        let sigs: Vec<&[u8; 4]> = t.tables.iter().map(|l| &l.signature).collect();
+        assert_eq!(sigs, [b"FACS", b"DSDT", b"FACP", b"APIC", b"HPET", b"RSDT", b"XSDT"]);
+        for loc in &t.tables {
+            let bytes = t.find(&loc.signature).unwrap();
+            assert_eq!(&bytes[..4], &loc.signature);
+            assert_eq!(u32_at(bytes, 4), loc.length, "{:?}", loc.signature);
+            if &loc.signature != b"FACS" {
+                assert!(sums_to_zero(bytes), "{:?} checksum", loc.signature);
+                assert_eq!(loc.address % 16, 0);
+            }
+        }
+        let addr = |sig: &[u8; 4]| t.tables.iter().find(|l| &l.signature == sig).unwrap().address;
+        assert_eq!(addr(b"FACS") % 64, 0);
+        assert_eq!(t.blob.len() as u32, {
+            let last = t.tables.last().unwrap();
+            last.address + last.length - base
+        });
+
+        let fadt = t.find(b"FACP").unwrap();
+        assert_eq!(u32_at(fadt, 36), addr(b"FACS"));
+        assert_eq!(u32_at(fadt, 40), addr(b"DSDT"));
+        assert_eq!(u64_at(fadt, 132), u64::from(addr(b"FACS")));
+        assert_eq!(u64_at(fadt, 140), u64::from(addr(b"DSDT")));
+
+        let described = [addr(b"FACP"), addr(b"APIC"), addr(b"HPET")];
+        let rsdt = t.find(b"RSDT").unwrap();
+        let xsdt = t.find(b"XSDT").unwrap();
+        for (i, &a) in described.iter().enumerate() {
+            assert_eq!(u32_at(rsdt, 36 + 4 * i), a);
+            assert_eq!(u64_at(xsdt, 36 + 8 * i), u64::from(a));
+        }
+        assert_eq!(rsdt.len(), 36 + 4 * described.len());
+
+        assert!(sums_to_zero(&t.rsdp[..20]) && sums_to_zero(&t.rsdp));
+        assert_eq!(u32_at(&t.rsdp, 16), addr(b"RSDT"));
+        assert_eq!(u64_at(&t.rsdp, 24), u64::from(addr(b"XSDT")));
+    }
+
+    #[test]
+    fn builds_are_deterministic_and_optional_tables_drop_out() {
+        let config = AcpiConfig { hpet: false, ..AcpiConfig::default() };
+        let a = build_acpi(&config, 0x7FE_0000).unwrap();
+        assert_eq!(a, build_acpi(&config, 0x7FE_0000).unwrap());
+        assert!(a.find(b"HPET").is_none());
+        assert_eq!(a.find(b"RSDT").unwrap().len(), 36 + 8);
+        let dsdt = a.find(b"DSDT").unwrap();
+        assert!(!dsdt.windows(4).any(|w| w == b"HPET"));
+    }
+
+    #[test]
+    fn invalid_configs_are_rejected() {
+        for config in [
+            AcpiConfig { cpu_count: 0, ..AcpiConfig::default() },
+            AcpiConfig { cpu_count: 16, ..AcpiConfig::default() },
+            AcpiConfig { pci_mmio32_base: 0xFEC0_0000, ..AcpiConfig::default() },
+            AcpiConfig { pci_mmio64: Some(MmioWindow64 { base: 0x1000, size: 1 }), ..AcpiConfig::default() },
+        ] {
+            assert!(matches!(build_acpi(&config, 0x10_0000), Err(TablesError::InvalidConfig(_))), "{config:?}");
+        }
+        assert!(matches!(
+            build_acpi(&AcpiConfig::default(), 0xFFFF_F000),
+            Err(TablesError::AddressOverflow { .. })
+        ));
+    }
+
+    #[test]
+    fn window_above_ram_is_gib_aligned() {
+        assert_eq!(MmioWindow64::above_ram(0, 1).base, 1 << 32);
+        assert_eq!(MmioWindow64::above_ram((5 << 30) + 1, 1).base, 6 << 30);
+    }
+}

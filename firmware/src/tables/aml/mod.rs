@@ -78,6 +78,8 @@ mod op {
     pub const SHIFT_LEFT: u8 = 0x79;
     pub const AND: u8 = 0x7B;
     pub const OR: u8 = 0x7D;
+    pub const DEREF_OF: u8 = 0x83;
+    pub const INDEX: u8 = 0x88;
     pub const CREATE_DWORD_FIELD: u8 = 0x8A;
     pub const LAND: u8 = 0x90;
     pub const LNOT: u8 = 0x92;
@@ -391,6 +393,13 @@ pub fn add(a: Aml, b: Aml, target: Aml) -> Aml {
 pub fn shift_left(a: Aml, count: Aml, target: Aml) -> Aml {
     binary(op::SHIFT_LEFT, a, count, target)
 }
+/// `Index(source, index, target)`: a reference to one element of a package or buffer.
+pub fn index(source: Aml, idx: Aml, target: Aml) -> Aml {
+    binary(op::INDEX, source, idx, target)
+}
+pub fn deref_of(reference: Aml) -> Aml {
+    Aml::from_parts(&[&[op::DEREF_OF], reference.bytes()])
+}
 pub fn lnot(a: Aml) -> Aml {
     Aml::from_parts(&[&[op::LNOT], a.bytes()])
 }
@@ -533,6 +542,8 @@ mod tests {
         assert_eq!(e.bytes(), [0xA1, 0x04, 0xA4, 0x0A, 0x09]);
         let a = and(arg(0), int(0x80), no_target());
         assert_eq!(a.bytes(), [0x7B, 0x68, 0x0A, 0x80, 0x00]);
+        let d = deref_of(index(name_ref("PRTP").unwrap(), arg(0), no_target()));
+        assert_eq!(d.bytes(), [0x83, 0x88, b'P', b'R', b'T', b'P', 0x68, 0x00]);
         let c = create_dword_field(arg(0), int(5), "IRQW").unwrap();
         assert_eq!(c.bytes(), [0x8A, 0x68, 0x0A, 0x05, b'I', b'R', b'Q', b'W']);
     }
