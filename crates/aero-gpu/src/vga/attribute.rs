@@ -85,6 +85,12 @@ impl AttributeController {
         self.regs[AR_MODE] & 0x40 != 0
     }
 
+    /// Pixel panning mode: lines below the line-compare split keep panning (else
+    /// they are shown unpanned).
+    pub(crate) fn pan_below_split(&self) -> bool {
+        self.regs[AR_MODE] & 0x20 == 0
+    }
+
     pub(crate) fn plane_enable(&self) -> u8 {
         self.regs[AR_PLANE_ENABLE] & 0x0F
     }

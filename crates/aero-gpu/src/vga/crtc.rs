@@ -89,8 +89,15 @@ impl Crtc {
         self.r(CR_MAX_SCAN) & 0x80 != 0
     }
 
+    /// The address the display starts at, including the CR08 byte-panning offset.
     pub(crate) fn start_address(&self) -> u32 {
-        self.r(0x0C) << 8 | self.r(0x0D)
+        (self.r(0x0C) << 8 | self.r(0x0D)) + (self.r(0x08) >> 5 & 3)
+    }
+
+    /// Scan line of the first character row (CR08 preset row scan), for smooth
+    /// vertical scrolling.
+    pub(crate) fn preset_row_scan(&self) -> u32 {
+        self.r(0x08) & 0x1F
     }
 
     pub(crate) fn cursor_location(&self) -> u32 {

@@ -13,14 +13,13 @@ fn put(row: &mut [u8], x: usize, count: usize, color: &[u8; 4]) -> usize {
     x + count
 }
 
-/// The address counter for display line `y` and its row-scan counter value.
-fn line_start(vga: &Vga, y: u32) -> (u32, u32) {
+/// The address counter for display line `y`, its row-scan counter value and the
+/// line's pixel panning.
+fn line_start(vga: &Vga, y: u32) -> (u32, u32, u32) {
     let source = vga.line_source(y);
     let rows = vga.crtc.max_scan_line() + 1;
-    (
-        source.base + (source.line / rows) * vga.crtc.row_pitch(),
-        source.line % rows,
-    )
+    let ma = source.base + (source.line / rows) * vga.crtc.row_pitch();
+    (ma, source.line % rows, source.pan)
 }
 
 fn dot_width(vga: &Vga) -> usize {
@@ -31,10 +30,10 @@ fn dot_width(vga: &Vga) -> usize {
 pub(super) fn render_planar16(vga: &Vga, out: &mut Frame) {
     let colors = vga.attribute_colors();
     let clocks = vga.crtc.display_chars();
-    let pan = vga.attr.panning() & 7;
     let width = dot_width(vga);
     for y in 0..out.height {
-        let (ma, scan) = line_start(vga, y);
+        let (ma, scan, pan) = line_start(vga, y);
+        let pan = pan & 7;
         let row = out.row_mut(y);
         let mut x = 0;
         for pixel in pan..clocks * 8 + pan {
@@ -53,10 +52,10 @@ pub(super) fn render_planar16(vga: &Vga, out: &mut Frame) {
 pub(super) fn render_packed256(vga: &Vga, out: &mut Frame) {
     let colors = vga.dac.rgba_table();
     let clocks = vga.crtc.display_chars();
-    let pan = (vga.attr.panning() >> 1) & 3;
     let width = 2 * dot_width(vga);
     for y in 0..out.height {
-        let (ma, scan) = line_start(vga, y);
+        let (ma, scan, pan) = line_start(vga, y);
+        let pan = (pan >> 1) & 3;
         let row = out.row_mut(y);
         let mut x = 0;
         for pixel in pan..clocks * 4 + pan {
@@ -74,7 +73,7 @@ pub(super) fn render_cga4(vga: &Vga, out: &mut Frame) {
     let clocks = vga.crtc.display_chars();
     let width = dot_width(vga);
     for y in 0..out.height {
-        let (ma, scan) = line_start(vga, y);
+        let (ma, scan, _) = line_start(vga, y);
         let row = out.row_mut(y);
         let mut x = 0;
         for clock in 0..clocks {

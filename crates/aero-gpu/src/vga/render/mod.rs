@@ -38,6 +38,8 @@ pub(super) struct LineSource {
     pub(super) base: u32,
     /// Line number within the region, after scan doubling.
     pub(super) line: u32,
+    /// Attribute-controller pixel panning for this line.
+    pub(super) pan: u32,
 }
 
 impl Vga {
@@ -138,14 +140,25 @@ impl Vga {
 
     pub(super) fn line_source(&self, y: u32) -> LineSource {
         let split = self.crtc.line_compare();
-        let (base, line) = if y > split {
-            (0, y - split - 1)
+        let repeat = self.scan_repeat();
+        if y > split {
+            let pan = if self.attr.pan_below_split() {
+                self.attr.panning()
+            } else {
+                0
+            };
+            LineSource {
+                base: 0,
+                line: (y - split - 1) / repeat,
+                pan,
+            }
         } else {
-            (self.crtc.start_address(), y)
-        };
-        LineSource {
-            base,
-            line: line / self.scan_repeat(),
+            let line = y / repeat + self.crtc.preset_row_scan();
+            LineSource {
+                base: self.crtc.start_address(),
+                line,
+                pan: self.attr.panning(),
+            }
         }
     }
 

@@ -288,3 +288,77 @@ fn line_compare_splits_the_screen() {
         }
     }
 }
+
+#[test]
+fn forty_column_text_doubles_every_dot() {
+    let mut vga = text_mode();
+    set_crtc(&mut vga, 0x11, 0x0E); // unprotect CR00-CR07
+    set_crtc(&mut vga, 0x01, 0x27);
+    set_crtc(&mut vga, 0x13, 0x14);
+    set_seq(&mut vga, 1, 0x08); // 9-dot cells, halved dot clock
+    let cell = 0x18000 + (40 + 1) * 2; // row 1, column 1 of a 40-column screen
+    vga.mem_write(cell, b'W');
+    vga.mem_write(cell + 1, 0x0F);
+    assert_eq!(
+        vga.display_mode(),
+        DisplayMode::Text {
+            columns: 40,
+            rows: 25,
+            char_width: 9,
+            char_height: 16
+        }
+    );
+    assert_eq!(vga.text_screen().unwrap().lines().nth(1), Some(" W"));
+    let frame = rendered(&mut vga);
+    assert_eq!((frame.width, frame.height), (720, 400));
+    let glyph = font_8x16().glyph(b'W');
+    for y in 0..16u32 {
+        for x in 0..9u32 {
+            let on = x < 8 && glyph[y as usize] >> (7 - x) & 1 != 0;
+            let want = Some(if on { WHITE } else { BLACK });
+            assert_eq!(frame.pixel(18 + 2 * x, 16 + y), want);
+            assert_eq!(frame.pixel(18 + 2 * x + 1, 16 + y), want);
+        }
+    }
+}
+
+#[test]
+fn text_panning_and_preset_row_scan_shift_the_picture() {
+    let mut vga = text_mode();
+    put_text(&mut vga, 0, 0, b"#@W", 0x1F);
+    let plain = rendered(&mut vga);
+    set_attr(&mut vga, 0x13, 0x02); // 9-dot cells: shift by 3 dots
+    outb(&mut vga, 0x3C0, 0x20);
+    let panned = rendered(&mut vga);
+    set_attr(&mut vga, 0x13, 0x08);
+    outb(&mut vga, 0x3C0, 0x20);
+    set_crtc(&mut vga, 0x08, 0x03); // start three scan lines into the first row
+    let scrolled = rendered(&mut vga);
+    for y in 0..16 {
+        for x in 0..24 {
+            assert_eq!(panned.pixel(x, y), plain.pixel(x + 3, y), "pan ({x},{y})");
+            assert_eq!(
+                scrolled.pixel(x, y),
+                plain.pixel(x, y + 3),
+                "scroll ({x},{y})"
+            );
+        }
+    }
+    assert_ne!(panned, plain);
+}
+
+#[test]
+fn planar_panning_shifts_pixels_left() {
+    let mut vga = Vga::new();
+    set_mode(&mut vga, &MODE_12);
+    for offset in 0..16 {
+        vga.mem_write(offset, (offset as u8).wrapping_mul(37) | 0x11);
+    }
+    let plain = rendered(&mut vga);
+    set_attr(&mut vga, 0x13, 0x05);
+    outb(&mut vga, 0x3C0, 0x20);
+    let panned = rendered(&mut vga);
+    for x in 0..120 {
+        assert_eq!(panned.pixel(x, 0), plain.pixel(x + 5, 0), "x={x}");
+    }
+}
