@@ -1,6 +1,7 @@
 //! The machine: CPU + memory + platform, and the run loop with its virtual clock.
 
 use aero_cpu::{Cpu, RunExit};
+pub use aero_gpu::Frame;
 use aero_storage::BlockDevice;
 
 use crate::clock::Clock;
@@ -144,6 +145,9 @@ impl Machine {
         if req.mappings_changed {
             self.cpu.flush_all_caches();
         }
+        if req.nmi && std::mem::take(&mut self.platform.nmi_pending) {
+            self.cpu.raise_nmi();
+        }
         if let Some(value) = req.firmware_trap {
             tracing::warn!(value, "firmware trap with no firmware attached");
         }
@@ -172,12 +176,14 @@ impl Machine {
 
     /// The text-mode screen as characters, if the display is in a text mode.
     pub fn text_screen(&self) -> Option<String> {
-        None
+        self.platform.vga.text_screen()
     }
 
     /// The current screen as RGBA pixels.
     pub fn screen(&mut self) -> Frame {
-        Frame { width: 0, height: 0, pixels: Vec::new() }
+        let mut frame = Frame::new();
+        self.platform.vga.render(&mut frame);
+        frame
     }
 
     /// Flushes all disks; call before exiting.
@@ -187,11 +193,4 @@ impl Machine {
         }
         Ok(())
     }
-}
-
-/// A rendered screen.
-pub struct Frame {
-    pub width: u32,
-    pub height: u32,
-    pub pixels: Vec<u8>,
 }

@@ -2,10 +2,14 @@
 //! interrupt routing, and the requests the machine must act on between CPU slices.
 
 use aero_cpu::{Bus, PageMapping};
+use aero_gpu::Vga;
 
 use crate::clock::Clock;
 use crate::devices::debug_port::DebugPort;
+use crate::devices::hpet::{self, Hpet};
 use crate::devices::i8042::I8042;
+use crate::devices::ioapic::{self, IoApic};
+use crate::devices::lapic::LocalApic;
 use crate::devices::pic::DualPic;
 use crate::devices::port92::Port92;
 use crate::devices::post_port::PostPort;
@@ -13,7 +17,7 @@ use crate::devices::reset_control::ResetControl;
 use crate::devices::pit::Pit;
 use crate::devices::rtc::Rtc;
 use crate::devices::serial::{Serial, COM1_BASE};
-use crate::devices::{IrqLines, PortIo, Timed};
+use crate::devices::{IrqLines, Mmio, PortIo, Timed};
 use crate::memory_map::MemoryMap;
 
 /// Things the machine has to handle outside the CPU loop.
@@ -25,11 +29,13 @@ pub struct Requests {
     pub power_off: bool,
     /// Page mappings changed (PAM, A20, BARs): the CPU must drop its caches.
     pub mappings_changed: bool,
+    /// An NMI must be raised on the CPU.
+    pub nmi: bool,
 }
 
 impl Requests {
     fn any(&self) -> bool {
-        self.firmware_trap.is_some() || self.reset || self.power_off || self.mappings_changed
+        self.firmware_trap.is_some() || self.reset || self.power_off || self.mappings_changed || self.nmi
     }
 }
 
@@ -51,6 +57,12 @@ pub struct Platform {
     /// Port 0x402, where SeaBIOS builds for QEMU write their log; shown with debugcon.
     pub firmware_log: DebugPort,
     pub post: PostPort,
+    pub lapic: LocalApic,
+    pub ioapic: IoApic,
+    pub hpet: Hpet,
+    pub vga: Vga,
+    /// An NMI for the CPU arrived (LAPIC LINT1/IPI); the machine raises it.
+    pub nmi_pending: bool,
     a20: bool,
     /// Last ISA line levels given to the interrupt controllers.
     isa_levels: IrqLines,
@@ -73,6 +85,12 @@ impl Platform {
             debugcon: DebugPort::new(),
             firmware_log: DebugPort::at(0x402),
             post: PostPort::new(),
+            lapic: LocalApic::new(0, true),
+            // The IOAPIC's ID follows the CPUs' (what the MADT says).
+            ioapic: IoApic::new(1),
+            hpet: Hpet::new(),
+            vga: Vga::new(),
+            nmi_pending: false,
             a20: true,
             isa_levels: IrqLines::NONE,
         }
@@ -83,33 +101,98 @@ impl Platform {
         self.pit.advance(now);
         self.rtc.advance(now);
         self.i8042.advance(now);
+        self.lapic.advance(now);
+        self.hpet.advance(now);
+        self.vga.advance(now);
         self.update_interrupts();
     }
 
     /// The earliest time a device needs attention.
     pub fn next_deadline(&self) -> Option<u64> {
-        [self.pit.next_deadline_ns(), self.rtc.next_deadline_ns(), self.i8042.next_deadline_ns()]
+        // The VGA's retrace timing is derived on access; it needs no slice boundary.
+        [
+            self.pit.next_deadline_ns(),
+            self.rtc.next_deadline_ns(),
+            self.i8042.next_deadline_ns(),
+            self.lapic.next_deadline_ns(),
+            self.hpet.next_deadline_ns(),
+        ]
             .into_iter()
             .flatten()
             .min()
     }
 
+    /// ISA IRQ `line`'s input pin on the IOAPIC (IRQ0 is wired to pin 2, as the MADT says).
+    fn ioapic_pin(line: u8) -> u8 {
+        if line == 0 { 2 } else { line }
+    }
+
+    /// Recomputes every interrupt line and routes IOAPIC messages to the LAPIC.
     fn update_interrupts(&mut self) {
-        let mut levels = self.i8042.irq_lines();
-        levels.set(0, self.pit.irq_level());
+        // ISA lines; with HPET legacy replacement its timers 0/1 take over IRQ0/IRQ8.
+        let legacy = self.hpet.legacy_replacement();
+        let mut levels = self.i8042.irq_lines() | self.hpet.isa_irq_lines();
+        if !legacy {
+            levels.set(0, self.pit.irq_level());
+            levels.set(8, self.rtc.irq_level());
+        }
         levels.set(4, self.com1.irq_level());
-        levels.set(8, self.rtc.irq_level());
         // Edges that happened inside one slice must not be lost to level sampling.
-        for line in self.pit.take_irq_pulses().iter() {
+        let pit_pulses = self.pit.take_irq_pulses();
+        let mut pulses = self.hpet.take_isa_pulses();
+        if !legacy {
+            pulses = pulses | pit_pulses;
+        }
+        for line in pulses.iter().filter(|&l| l < 16) {
             self.pic.set_irq(line, false);
             self.pic.set_irq(line, true);
+            self.ioapic.set_irq(Self::ioapic_pin(line), false);
+            self.ioapic.set_irq(Self::ioapic_pin(line), true);
         }
         for line in 0..16 {
-            if levels.contains(line) != self.isa_levels.contains(line) {
-                self.pic.set_irq(line, levels.contains(line));
+            let level = levels.contains(line);
+            if level != self.isa_levels.contains(line) || pulses.contains(line) {
+                self.pic.set_irq(line, level);
+                self.ioapic.set_irq(Self::ioapic_pin(line), level);
             }
         }
         self.isa_levels = levels;
+        // HPET timers routed straight to IOAPIC pins (non-legacy mode).
+        for pin in self.hpet.take_ioapic_pulses().iter() {
+            self.ioapic.set_irq(pin, false);
+            self.ioapic.set_irq(pin, true);
+        }
+        let hpet_pins = self.hpet.ioapic_irq_lines();
+        for pin in 16..ioapic::PINS as u8 {
+            self.ioapic.set_irq(pin, hpet_pins.contains(pin));
+        }
+        self.route_apic_messages();
+    }
+
+    /// IOAPIC → LAPIC messages and LAPIC EOI broadcasts → IOAPIC, until nothing moves.
+    fn route_apic_messages(&mut self) {
+        // Each round either delivers a message or clears a remote IRR; both are bounded
+        // by the pin count, so this terminates.
+        for _ in 0..4 * ioapic::PINS {
+            let mut moved = false;
+            while let Some(m) = self.ioapic.take_message() {
+                moved = true;
+                if self.lapic.matches_destination(m.destination, m.logical) {
+                    self.lapic.deliver(m.mode, m.vector, m.level_triggered);
+                }
+            }
+            while let Some(vector) = self.lapic.take_eoi_broadcast() {
+                moved = true;
+                self.ioapic.end_of_interrupt(vector);
+            }
+            if !moved {
+                break;
+            }
+        }
+        if self.lapic.take_nmi() {
+            self.nmi_pending = true;
+            self.requests.nmi = true;
+        }
     }
 
     fn port_read(&mut self, port: u16, size: u8) -> u32 {
@@ -120,6 +203,7 @@ impl Platform {
             0x3F8..=0x3FF => self.com1.io_read(port, size),
             0x60 | 0x64 => self.i8042.io_read(port, size),
             0x92 => self.port92.io_read(port, size),
+            0x3B0..=0x3DF | 0x1CE..=0x1D0 => self.vga.io_read(port, size),
             _ => {
                 tracing::trace!(port, size, "read from unclaimed port");
                 u32::MAX >> (32 - 8 * u32::from(size.clamp(1, 4)))
@@ -140,6 +224,7 @@ impl Platform {
             0x402 => self.firmware_log.io_write(port, size, value),
             0x92 => self.port92.io_write(port, size, value),
             0xCF9 => self.reset_control.io_write(port, size, value),
+            0x3B0..=0x3DF | 0x1CE..=0x1D0 => self.vga.io_write(port, size, value),
             _ => tracing::trace!(port, size, value, "write to unclaimed port"),
         }
         self.collect_requests();
@@ -167,18 +252,50 @@ impl Bus for Platform {
     }
 
     fn mmio_read(&mut self, paddr: u64, size: u8) -> u64 {
-        tracing::trace!(paddr, size, "read from unclaimed MMIO");
-        u64::MAX >> (64 - 8 * u32::from(size.clamp(1, 8)))
+        let now = self.clock.now();
+        self.advance(now);
+        let size = size.clamp(1, 8);
+        let value = if let Some(off) = vga_offset(paddr) {
+            (0..u64::from(size)).fold(0, |v, i| v | u64::from(self.vga.mem_read(off + i as u32)) << (8 * i))
+        } else if let Some(off) = offset_in(paddr, self.lapic.mmio_base(), 0x1000) {
+            self.lapic.mmio_read(off, size)
+        } else if let Some(off) = offset_in(paddr, ioapic::DEFAULT_BASE, 0x1000) {
+            self.ioapic.mmio_read(off, size)
+        } else if let Some(off) = offset_in(paddr, hpet::DEFAULT_BASE, 0x400) {
+            self.hpet.mmio_read(off, size)
+        } else {
+            tracing::trace!(paddr, size, "read from unclaimed MMIO");
+            u64::MAX >> (64 - 8 * u32::from(size))
+        };
+        self.update_interrupts();
+        value
     }
 
     fn mmio_write(&mut self, paddr: u64, size: u8, value: u64) {
-        tracing::trace!(paddr, size, value, "write to unclaimed MMIO");
+        let now = self.clock.now();
+        self.advance(now);
+        let size = size.clamp(1, 8);
+        if let Some(off) = vga_offset(paddr) {
+            for i in 0..u32::from(size) {
+                self.vga.mem_write(off + i, (value >> (8 * i)) as u8);
+            }
+        } else if let Some(off) = offset_in(paddr, self.lapic.mmio_base(), 0x1000) {
+            self.lapic.mmio_write(off, size, value);
+        } else if let Some(off) = offset_in(paddr, ioapic::DEFAULT_BASE, 0x1000) {
+            self.ioapic.mmio_write(off, size, value);
+        } else if let Some(off) = offset_in(paddr, hpet::DEFAULT_BASE, 0x400) {
+            self.hpet.mmio_write(off, size, value);
+        } else {
+            tracing::trace!(paddr, size, value, "write to unclaimed MMIO");
+        }
+        self.update_interrupts();
     }
 
     fn io_read(&mut self, port: u16, size: u8) -> u32 {
         let now = self.clock.now();
         self.advance(now);
         let v = self.port_read(port, size);
+        tracing::trace!(target: "aero::io", "in {port:#x} -> {v:#x}");
         self.update_interrupts();
         v
     }
@@ -186,6 +303,7 @@ impl Bus for Platform {
     fn io_write(&mut self, port: u16, size: u8, value: u32) {
         let now = self.clock.now();
         self.advance(now);
+        tracing::trace!(target: "aero::io", "out {port:#x} <- {value:#x}");
         self.port_write(port, size, value);
         self.update_interrupts();
     }
@@ -200,13 +318,18 @@ impl Bus for Platform {
     }
 
     fn interrupt_pending(&mut self) -> bool {
-        self.pic.interrupt_pending()
+        self.lapic.pending_vector().is_some() || (self.lapic.pic_passthrough() && self.pic.interrupt_pending())
     }
 
     fn acknowledge_interrupt(&mut self) -> u8 {
-        let v = self.pic.acknowledge();
+        let v = if self.lapic.pending_vector().is_some() { self.lapic.acknowledge() } else { self.pic.acknowledge() };
         self.update_interrupts();
         v
+    }
+
+    fn apic_base_written(&mut self, value: u64) {
+        self.lapic.set_apic_base_msr(value);
+        self.update_interrupts();
     }
 
     fn stop_requested(&mut self) -> bool {
@@ -216,4 +339,13 @@ impl Bus for Platform {
     fn a20_enabled(&self) -> bool {
         self.a20
     }
+}
+
+/// Offset of `paddr` in the legacy VGA window.
+fn vga_offset(paddr: u64) -> Option<u32> {
+    offset_in(paddr, crate::memory_map::VGA_WINDOW.start, 0x20000).map(|o| o as u32)
+}
+
+fn offset_in(paddr: u64, base: u64, len: u64) -> Option<u64> {
+    paddr.checked_sub(base).filter(|&o| o < len)
 }
