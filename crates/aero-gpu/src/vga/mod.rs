@@ -51,7 +51,7 @@ const PORT_DISPI_DATA: u16 = 0x1CF;
 const PORT_DISPI_DATA_ALT: u16 = 0x1D0;
 
 /// The VGA + Bochs VBE display adapter.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Vga {
     /// Plane-major: plane `p` occupies `p * PLANE_SIZE ..`.
     vram: Vec<u8>,
@@ -66,6 +66,18 @@ pub struct Vga {
     dac: Dac,
     vbe: Vbe,
     now_ns: u64,
+}
+
+impl std::fmt::Debug for Vga {
+    // Summarise: the memories are far too large to print.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Vga")
+            .field("mode", &self.display_mode())
+            .field("misc", &self.misc)
+            .field("vbe", &self.vbe)
+            .field("now_ns", &self.now_ns)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for Vga {

@@ -14,7 +14,7 @@ fn expand6(v: u16) -> u8 {
 }
 
 pub(super) fn render(vga: &Vga, mode: VbeMode, out: &mut Frame) {
-    // The DISPI interface only accepts modes up to VBE_MAX_XRES x VBE_MAX_YRES.
+    // The DISPI interface only enables modes up to VBE_MAX_XRES x VBE_MAX_YRES.
     out.reset(mode.width, mode.height);
     let lfb = &vga.vbe.lfb;
     let palette = vga.dac.rgba_table();
@@ -24,29 +24,29 @@ pub(super) fn render(vga: &Vga, mode: VbeMode, out: &mut Frame) {
         24 => 3,
         _ => 4,
     };
+    let line_bytes = mode.width as usize * bytes;
     for y in 0..mode.height {
-        let line = mode.start.saturating_add(y as usize * mode.pitch);
-        let row = out.row_mut(y);
-        for x in 0..mode.width as usize {
-            let at = line.saturating_add(x * bytes);
-            let Some(src) = lfb.get(at..at.saturating_add(bytes)) else {
-                continue; // past the end of video memory: stays black
-            };
-            let rgba = match mode.bpp {
-                8 => palette[usize::from(src[0])],
-                15 => {
-                    let v = u16::from_le_bytes([src[0], src[1]]);
-                    [expand5(v >> 10), expand5(v >> 5), expand5(v), 0xFF]
-                }
-                16 => {
-                    let v = u16::from_le_bytes([src[0], src[1]]);
-                    [expand5(v >> 11), expand6(v >> 5), expand5(v), 0xFF]
-                }
-                _ => [src[2], src[1], src[0], 0xFF],
-            };
-            if let Some(px) = row.get_mut(x * 4..x * 4 + 4) {
-                px.copy_from_slice(&rgba);
-            }
+        let start = mode.start.saturating_add(y as usize * mode.pitch);
+        // Pixels past the end of video memory stay black.
+        let end = start.saturating_add(line_bytes).min(lfb.len());
+        let src = lfb.get(start..end).unwrap_or(&[]);
+        let dst = out.row_mut(y).chunks_exact_mut(4);
+        let pixels = src.chunks_exact(bytes);
+        match mode.bpp {
+            8 => pixels
+                .zip(dst)
+                .for_each(|(s, d)| d.copy_from_slice(&palette[usize::from(s[0])])),
+            15 => pixels.zip(dst).for_each(|(s, d)| {
+                let v = u16::from_le_bytes([s[0], s[1]]);
+                d.copy_from_slice(&[expand5(v >> 10), expand5(v >> 5), expand5(v), 0xFF]);
+            }),
+            16 => pixels.zip(dst).for_each(|(s, d)| {
+                let v = u16::from_le_bytes([s[0], s[1]]);
+                d.copy_from_slice(&[expand5(v >> 11), expand6(v >> 5), expand5(v), 0xFF]);
+            }),
+            _ => pixels
+                .zip(dst)
+                .for_each(|(s, d)| d.copy_from_slice(&[s[2], s[1], s[0], 0xFF])),
         }
     }
 }
