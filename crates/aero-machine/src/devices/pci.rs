@@ -116,7 +116,7 @@ impl ConfigSpace {
     /// Declares BAR `index` (0–5) of `size` bytes (a power of two; I/O ≥ 4, memory ≥ 16).
     pub fn set_bar(&mut self, index: usize, kind: BarKind, size: u64) {
         let minimum = if kind == BarKind::Io { 4 } else { 16 };
-        let size = size.max(minimum).next_power_of_two();
+        let size = size.clamp(minimum, 1 << 48).next_power_of_two();
         let last = if matches!(kind, BarKind::Memory64 { .. }) { index + 1 } else { index };
         if last >= 6 {
             tracing::error!(index, "pci: BAR index out of range");
@@ -125,7 +125,7 @@ impl ConfigSpace {
         self.bars[index] = Some(Bar { kind, size });
         let offset = REG_BAR0 + (index as u8) * 4;
         let (type_bits, low_mask): (u32, u32) = match kind {
-            BarKind::Io => (0x1, !(size as u32 - 1) & 0xFFFF_FFFC),
+            BarKind::Io => (0x1, !((size as u32).wrapping_sub(1)) & 0xFFFF_FFFC),
             BarKind::Memory32 { prefetchable } => (u32::from(prefetchable) << 3, !((size - 1) as u32) & 0xFFFF_FFF0),
             BarKind::Memory64 { prefetchable } => {
                 (0x4 | u32::from(prefetchable) << 3, !((size - 1) as u32) & 0xFFFF_FFF0)
@@ -141,7 +141,7 @@ impl ConfigSpace {
 
     /// Declares an expansion ROM of `size` bytes (enable bit 0 plus the address bits).
     pub fn set_rom(&mut self, size: u32) {
-        let size = size.max(2048).next_power_of_two();
+        let size = size.clamp(2048, 1 << 31).next_power_of_two();
         self.rom_size = size;
         self.set_writable_u32(REG_ROM_BAR, !(size - 1) | 1);
     }
