@@ -51,6 +51,8 @@ pub mod shift;
 pub mod stack;
 pub mod strings;
 pub mod system;
+pub mod x87;
+pub mod x87_env;
 
 pub type Handler = fn(&mut Exec<'_>, &Insn) -> XResult;
 
@@ -148,6 +150,8 @@ pub fn lookup(ins: &Instruction) -> Option<Handler> {
         .or_else(|| bcd::lookup(ins))
         .or_else(|| strings::lookup(ins))
         .or_else(|| io::lookup(ins))
+        // Before `system`: x87 owns WAIT (pending-exception check).
+        .or_else(|| x87::lookup(ins))
         .or_else(|| system::lookup(ins))
         .or_else(|| msr::lookup(ins))
         .or_else(|| cpuid::lookup(ins))

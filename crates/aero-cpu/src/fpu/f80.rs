@@ -78,6 +78,21 @@ impl F80 {
         F80 { mantissa: self.mantissa | QUIET_BIT, ..self }
     }
 
+    /// FXAM classification as (C3, C2, C0); `empty` for an empty register.
+    pub fn fxam_bits(self, empty: bool) -> (bool, bool, bool) {
+        if empty {
+            return (true, false, true);
+        }
+        match self.class() {
+            Class::Unsupported => (false, false, false),
+            Class::QNan | Class::SNan => (false, false, true),
+            Class::Finite(_, false) => (false, true, false),
+            Class::Inf(_) => (false, true, true),
+            Class::Zero(_) => (true, false, false),
+            Class::Finite(_, true) => (true, true, false),
+        }
+    }
+
     pub(crate) fn class(self) -> Class {
         let sign = self.sign();
         let e = self.exponent();

@@ -19,4 +19,4 @@ mod wide;
 pub use arith::{Compare, FpResult, Precision, X87Env};
 pub use f80::F80;
 pub use image::{fxrstor, fxsave, EnvLayout, FxLayout, ImageError};
-pub use state::{Dest, X87State};
+pub use state::{Dest, X87State, SW_B, SW_C0, SW_C1, SW_C2, SW_C3, SW_ES, SW_SF};

@@ -194,6 +194,17 @@ impl X87State {
         (self.control & 0x3F) as u8
     }
 
+    /// Whether an operation raising `flags` writes its destination (pure; see
+    /// [`X87State::commit_flags`]). Lets memory stores write before committing status.
+    pub fn store_allowed(&self, flags: u8, dest: Dest) -> bool {
+        let unmasked = flags & !self.masks() & 0x3F;
+        unmasked & (IE | DE | ZE) == 0 && (dest == Dest::Register || unmasked & (OE | UE) == 0)
+    }
+
+    pub fn set_c2(&mut self, on: bool) {
+        self.status = (self.status & !SW_C2) | if on { SW_C2 } else { 0 };
+    }
+
     /// Records exception flags from an operation (after priority filtering) and
     /// returns whether the destination must be written.
     pub fn commit_flags(&mut self, flags: u8, c1: bool, dest: Dest) -> bool {
