@@ -3,7 +3,7 @@
 //! The VGA BIOS copies these glyphs into plane 2; the display model itself only reads
 //! whatever software loaded there. The parser is shared with the firmware crate.
 
-use std::sync::OnceLock;
+use std::sync::LazyLock;
 
 /// Number of glyphs in a code page 437 font.
 pub const GLYPH_COUNT: usize = 256;
@@ -173,16 +173,22 @@ fn parse_code(text: &str) -> Option<u8> {
     u8::from_str_radix(hex, 16).ok()
 }
 
-/// The built-in 8x16 font, parsed once.
+/// The built-in 8x16 font, parsed on first use.
+pub static FONT_8X16: LazyLock<Font> =
+    LazyLock::new(|| parse_font(FONT_8X16_TEXT, 16).expect("built-in 8x16 font is valid"));
+
+/// The built-in 8x8 font, parsed on first use.
+pub static FONT_8X8: LazyLock<Font> =
+    LazyLock::new(|| parse_font(FONT_8X8_TEXT, 8).expect("built-in 8x8 font is valid"));
+
+/// The built-in 8x16 font.
 pub fn font_8x16() -> &'static Font {
-    static FONT: OnceLock<Font> = OnceLock::new();
-    FONT.get_or_init(|| parse_font(FONT_8X16_TEXT, 16).expect("built-in 8x16 font is valid"))
+    &FONT_8X16
 }
 
-/// The built-in 8x8 font, parsed once.
+/// The built-in 8x8 font.
 pub fn font_8x8() -> &'static Font {
-    static FONT: OnceLock<Font> = OnceLock::new();
-    FONT.get_or_init(|| parse_font(FONT_8X8_TEXT, 8).expect("built-in 8x8 font is valid"))
+    &FONT_8X8
 }
 
 #[cfg(test)]

@@ -124,7 +124,9 @@ impl Vbe {
         }
         let bytes = bytes_per_pixel(self.bpp)?;
         let pitch = self.pitch_for(self.virt_width);
-        let start = usize::from(self.y_offset) * pitch + usize::from(self.x_offset) * bytes;
+        let start = usize::from(self.y_offset)
+            .saturating_mul(pitch)
+            .saturating_add(usize::from(self.x_offset) * bytes);
         Some(VbeMode {
             width: u32::from(self.xres),
             height: u32::from(self.yres),

@@ -241,3 +241,37 @@ fn hostile_port_and_memory_traffic_never_panics() {
         }
     }
 }
+
+#[test]
+fn hostile_dispi_register_values_never_panic_or_exceed_bounds() {
+    let mut vga = Vga::new();
+    let mut frame = Frame::new();
+    let mut state = 0x9E37_79B9_u32;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 17;
+        state ^= state << 5;
+        state
+    };
+    for step in 0..3_000u32 {
+        let r = next();
+        let index = (r % 12) as u16;
+        let value = match r >> 8 & 3 {
+            0 => (next() & 0xFFFF) as u16,
+            1 => [0, 8, 15, 16, 24, 32, 1920, 1200, 0xFFFF][(next() % 9) as usize],
+            2 => (next() as u16 & 0xFF) | DISPI_ENABLED,
+            _ => (next() % 2048) as u16 & !7,
+        };
+        dispi_write(&mut vga, index, value);
+        vga.mem_write(next() % 0x20000, next() as u8);
+        if step % 100 == 0 {
+            vga.render(&mut frame);
+            assert!(frame.width <= u32::from(VBE_MAX_XRES).max(2048));
+            assert!(frame.height <= u32::from(VBE_MAX_YRES).max(2048));
+            assert_eq!(
+                frame.pixels.len(),
+                (frame.width * frame.height * 4) as usize
+            );
+        }
+    }
+}
