@@ -117,9 +117,10 @@ impl Bios {
     }
 }
 
+/// Builders of valid El Torito structures for tests.
 #[cfg(test)]
-mod tests {
-    use super::*;
+pub(crate) mod test_data {
+    use super::CD_SECTOR;
 
     pub(crate) fn boot_record(catalog: u32) -> Vec<u8> {
         let mut d = vec![0u8; CD_SECTOR];
@@ -143,6 +144,12 @@ mod tests {
         c[40..44].copy_from_slice(&rba.to_le_bytes());
         c
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_data::*;
+    use super::*;
 
     #[test]
     fn valid_catalog() {

@@ -175,3 +175,5 @@ impl Bios {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+use eltorito::test_data as eltorito_test_data;

@@ -1,0 +1,237 @@
+use aero_cpu::{Reg, Seg};
+
+use super::*;
+
+fn rig_with_disks() -> Rig {
+    let mut host = FakeHost::new();
+    host.add_disk(DiskId::HardDisk(0), 2 * 16 * 63 * 10, 512); // 10 MiB-ish
+    host.add_disk(DiskId::Floppy(0), 2880, 512);
+    host.add_disk(DiskId::Cdrom(0), 64, 2048);
+    let mut rig = Rig::new(host);
+    rig.post();
+    rig
+}
+
+fn chs_read(rig: &mut Rig, dl: u8, count: u8, cyl: u16, head: u8, sector: u8, es: u16, bx: u16) -> Ret {
+    rig.set(Reg::Rax, 0x0200 | count as u64);
+    rig.set(Reg::Rcx, ((cyl as u64 & 0xFF) << 8) | ((cyl as u64 >> 2) & 0xC0) | sector as u64);
+    rig.set(Reg::Rdx, (head as u64) << 8 | dl as u64);
+    rig.set(Reg::Rbx, bx as u64);
+    rig.seg_real(Seg::Es, es);
+    rig.int(0x13)
+}
+
+#[test]
+fn chs_read_hard_disk() {
+    let mut rig = rig_with_disks();
+    let ret = chs_read(&mut rig, 0x80, 3, 0, 0, 2, 0x0800, 0x0010);
+    assert!(!cf(&ret), "{ret:?}");
+    assert_eq!(rig.get(Reg::Rax) & 0xFFFF, 0x0003, "AH=0, AL=sectors read");
+    for i in 0..3usize {
+        let at = 0x8010 + i * 512;
+        assert_eq!(&rig.ram[at..at + 5], &[1 + i as u8, 0, 0, 0, 0xD5]);
+    }
+    assert_eq!(rig.ram[0x474], 0, "last status");
+    // Head 1 of cylinder 0 starts at LBA = spt (translated geometry has 63 sectors/track).
+    let ret = chs_read(&mut rig, 0x80, 1, 0, 1, 1, 0, 0x9000);
+    assert!(!cf(&ret));
+    assert_eq!(rig.ram[0x9000], 63);
+}
+
+#[test]
+fn chs_read_errors_set_cf_and_status() {
+    let mut rig = rig_with_disks();
+    // Sector 0 does not exist.
+    let ret = chs_read(&mut rig, 0x80, 1, 0, 0, 0, 0, 0x9000);
+    assert!(cf(&ret));
+    assert_eq!(rig.ah(), 0x04);
+    assert_eq!(rig.ram[0x474], 0x04);
+    // AH=01h reports it.
+    rig.set(Reg::Rax, 0x0100);
+    rig.set(Reg::Rdx, 0x80);
+    let ret = rig.int(0x13);
+    assert!(cf(&ret));
+    assert_eq!(rig.ah(), 0x04);
+    // Missing drive.
+    let ret = chs_read(&mut rig, 0x81, 1, 0, 0, 1, 0, 0x9000);
+    assert!(cf(&ret));
+    assert_eq!(rig.ah(), 0x01);
+    // Buffer outside RAM: no panic, DMA-boundary style error.
+    rig.ram.truncate(0x10000);
+    let ret = chs_read(&mut rig, 0x80, 1, 0, 0, 1, 0x0FFF, 0x0000);
+    assert!(cf(&ret));
+    assert_eq!(rig.ah(), 0x09);
+}
+
+#[test]
+fn floppy_chs_geometry_and_params() {
+    let mut rig = rig_with_disks();
+    let ret = chs_read(&mut rig, 0x00, 1, 0, 1, 1, 0, 0x9000);
+    assert!(!cf(&ret));
+    assert_eq!(rig.ram[0x9000], 18, "1.44 MB: head 1 starts at LBA 18");
+    rig.set(Reg::Rax, 0x0800);
+    rig.set(Reg::Rdx, 0x00);
+    let ret = rig.int(0x13);
+    assert!(!cf(&ret));
+    assert_eq!(rig.get(Reg::Rbx) & 0xFF, 4, "1.44 MB type");
+    assert_eq!(rig.get(Reg::Rcx) & 0xFFFF, 0x4F12, "79 cylinders max, 18 sectors");
+    assert_eq!(rig.get(Reg::Rdx) & 0xFFFF, 0x0101, "max head 1, one drive");
+    assert_eq!(rig.cpu.seg(Seg::Es).selector, 0xF000);
+    assert_eq!(rig.get(Reg::Rdi) as u16, rig.bios.layout().diskette_params);
+}
+
+#[test]
+fn hard_disk_params_and_type() {
+    let mut rig = rig_with_disks();
+    rig.set(Reg::Rax, 0x0800);
+    rig.set(Reg::Rdx, 0x80);
+    let ret = rig.int(0x13);
+    assert!(!cf(&ret));
+    let cx = rig.get(Reg::Rcx) as u16;
+    let max_cyl = (cx >> 8) | ((cx & 0xC0) << 2);
+    assert_eq!(cx & 0x3F, 63);
+    assert_eq!(max_cyl, 19, "20160 sectors / (16*63) = 20 cylinders");
+    assert_eq!(rig.get(Reg::Rdx) as u16, 0x0F01, "max head 15, one hard disk");
+    rig.set(Reg::Rax, 0x1500);
+    rig.set(Reg::Rdx, 0x80);
+    let ret = rig.int(0x13);
+    assert!(!cf(&ret));
+    assert_eq!(rig.ah(), 3);
+    assert_eq!((rig.get(Reg::Rcx) as u16, rig.get(Reg::Rdx) as u16), (0, 20160));
+}
+
+#[test]
+fn chs_write_then_read_back() {
+    let mut rig = rig_with_disks();
+    rig.ram[0x9000..0x9200].fill(0xAB);
+    rig.set(Reg::Rax, 0x0301);
+    rig.set(Reg::Rcx, 0x0005);
+    rig.set(Reg::Rdx, 0x0080);
+    rig.set(Reg::Rbx, 0x9000);
+    rig.seg_real(Seg::Es, 0);
+    let ret = rig.int(0x13);
+    assert!(!cf(&ret));
+    assert!(rig.host.sector(DiskId::HardDisk(0), 4).iter().all(|&b| b == 0xAB));
+}
+
+fn edd_packet(rig: &mut Rig, at: usize, count: u16, seg: u16, off: u16, lba: u64) {
+    rig.ram[at] = 0x10;
+    rig.ram[at + 1] = 0;
+    rig.ram[at + 2..at + 4].copy_from_slice(&count.to_le_bytes());
+    rig.ram[at + 4..at + 6].copy_from_slice(&off.to_le_bytes());
+    rig.ram[at + 6..at + 8].copy_from_slice(&seg.to_le_bytes());
+    rig.ram[at + 8..at + 16].copy_from_slice(&lba.to_le_bytes());
+}
+
+#[test]
+fn edd_check_read_and_parameters() {
+    let mut rig = rig_with_disks();
+    rig.set(Reg::Rax, 0x4100);
+    rig.set(Reg::Rbx, 0x55AA);
+    rig.set(Reg::Rdx, 0x80);
+    let ret = rig.int(0x13);
+    assert!(!cf(&ret));
+    assert_eq!(rig.get(Reg::Rbx) as u16, 0xAA55);
+    assert_eq!(rig.ah(), 0x30);
+    assert_eq!(rig.get(Reg::Rcx) & 1, 1);
+
+    edd_packet(&mut rig, 0x600, 2, 0x1000, 0x0000, 100);
+    rig.set(Reg::Rax, 0x4200);
+    rig.set(Reg::Rsi, 0x600);
+    rig.seg_real(Seg::Ds, 0);
+    let ret = rig.int(0x13);
+    assert!(!cf(&ret));
+    assert_eq!(rig.ram[0x10000], 100);
+    assert_eq!(rig.ram[0x10200], 101);
+    assert_eq!(&rig.ram[0x602..0x604], &[2, 0]);
+
+    // Past the end: error, count 0.
+    edd_packet(&mut rig, 0x600, 4, 0x1000, 0, 20158);
+    rig.set(Reg::Rax, 0x4200);
+    let ret = rig.int(0x13);
+    assert!(cf(&ret));
+    assert_eq!(rig.ah(), 0x04);
+    assert_eq!(&rig.ram[0x602..0x604], &[0, 0]);
+
+    // 48h: v2 buffer.
+    rig.ram[0x700..0x702].copy_from_slice(&0x42u16.to_le_bytes());
+    rig.set(Reg::Rax, 0x4800);
+    rig.set(Reg::Rsi, 0x700);
+    let ret = rig.int(0x13);
+    assert!(!cf(&ret));
+    let b = &rig.ram[0x700..0x71E];
+    assert_eq!(u16::from_le_bytes([b[0], b[1]]), 0x1E);
+    assert_eq!(u32::from_le_bytes(b[4..8].try_into().unwrap()), 20);
+    assert_eq!(u32::from_le_bytes(b[8..12].try_into().unwrap()), 16);
+    assert_eq!(u32::from_le_bytes(b[12..16].try_into().unwrap()), 63);
+    assert_eq!(u64::from_le_bytes(b[16..24].try_into().unwrap()), 20160);
+    assert_eq!(u16::from_le_bytes([b[24], b[25]]), 512);
+    assert_eq!(&b[26..30], &[0xFF; 4]);
+    // Too small buffer.
+    rig.ram[0x700..0x702].copy_from_slice(&0x10u16.to_le_bytes());
+    rig.set(Reg::Rax, 0x4800);
+    assert!(cf(&rig.int(0x13)));
+}
+
+#[test]
+fn edd_parameter_packet_sizes() {
+    let info = DiskInfo { sectors: 1 << 40, sector_size: 512, read_only: false };
+    assert!(edd_drive_parameters(DiskId::HardDisk(0), &info, 0x19).is_none());
+    let v1 = edd_drive_parameters(DiskId::HardDisk(0), &info, 0x1A).unwrap();
+    assert_eq!(v1.len(), 0x1A);
+    // Huge disk: CHS not valid (flag bit 1 clear), geometry saturated.
+    assert_eq!(v1[2] & 2, 0);
+    assert_eq!(u32::from_le_bytes(v1[4..8].try_into().unwrap()), 16383);
+    let cd = DiskInfo { sectors: 1000, sector_size: 2048, read_only: true };
+    let p = edd_drive_parameters(DiskId::Cdrom(0), &cd, 0xFFFF).unwrap();
+    assert_eq!(p.len(), 0x1E);
+    assert_eq!(u16::from_le_bytes([p[24], p[25]]), 2048);
+    assert_eq!(p[2] & 4, 4, "removable");
+}
+
+#[test]
+fn cdrom_reads_2048_byte_sectors_and_refuses_writes() {
+    let mut rig = rig_with_disks();
+    edd_packet(&mut rig, 0x600, 1, 0x2000, 0, 7);
+    rig.set(Reg::Rax, 0x4200);
+    rig.set(Reg::Rdx, 0xE0);
+    rig.set(Reg::Rsi, 0x600);
+    rig.seg_real(Seg::Ds, 0);
+    let ret = rig.int(0x13);
+    assert!(!cf(&ret));
+    assert_eq!(rig.ram[0x20000], 7);
+    assert_eq!(rig.ram[0x20004], 0xD5);
+    assert_eq!(rig.ram[0x20800], 0, "only 2048 bytes written");
+    edd_packet(&mut rig, 0x600, 1, 0x2000, 0, 7);
+    rig.set(Reg::Rax, 0x4300);
+    let ret = rig.int(0x13);
+    assert!(cf(&ret));
+    assert_eq!(rig.ah(), 0x03);
+    // CHS on a CD makes no sense.
+    let ret = chs_read(&mut rig, 0xE0, 1, 0, 0, 1, 0, 0x9000);
+    assert!(cf(&ret));
+}
+
+#[test]
+fn hostile_edd_packets_do_not_escape() {
+    let mut rig = rig_with_disks();
+    // Packet pointer at the very end of RAM.
+    rig.seg_real(Seg::Ds, 0xFFFF);
+    rig.set(Reg::Rsi, 0xFFFF);
+    rig.set(Reg::Rax, 0x4200);
+    rig.set(Reg::Rdx, 0x80);
+    rig.ram.truncate(0x10000);
+    assert!(cf(&rig.int(0x13)));
+    // Flat 64-bit buffer far outside RAM.
+    rig.seg_real(Seg::Ds, 0);
+    rig.set(Reg::Rsi, 0x600);
+    edd_packet(&mut rig, 0x600, 1, 0xFFFF, 0xFFFF, 0);
+    rig.ram[0x600] = 0x18;
+    rig.ram[0x610..0x618].copy_from_slice(&0xFFFF_FFFF_FFFF_0000u64.to_le_bytes());
+    rig.set(Reg::Rax, 0x4200);
+    assert!(cf(&rig.int(0x13)));
+    // Huge count.
+    edd_packet(&mut rig, 0x600, 0xFFFF, 0, 0x1000, 0);
+    rig.set(Reg::Rax, 0x4200);
+    assert!(cf(&rig.int(0x13)));
+}
