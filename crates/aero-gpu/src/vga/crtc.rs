@@ -134,6 +134,11 @@ impl Crtc {
         }
     }
 
+    /// Address bit 13 comes from the row scan counter (CGA-style odd/even line banks).
+    pub(crate) fn cga_interleave(&self) -> bool {
+        self.r(CR_MODE) & 0x01 == 0
+    }
+
     /// The plane offset the display fetches for address-counter value `ma` on character
     /// row scan line `scan`, including the CGA/Hercules interleave substitutions.
     pub(crate) fn memory_offset(&self, ma: u32, scan: u32) -> usize {

@@ -50,7 +50,6 @@ impl Vga {
         }
         let lines = self.crtc.display_lines() / self.scan_repeat();
         let clocks = self.crtc.display_chars();
-        let pixel_mul = if self.seq.half_dot_clock() { 2 } else { 1 };
         if !self.attr.graphics_mode() {
             let char_height = self.crtc.max_scan_line() + 1;
             return DisplayMode::Text {
@@ -60,20 +59,26 @@ impl Vga {
                 char_height,
             };
         }
-        let height = lines / (self.crtc.max_scan_line() + 1);
+        // Scan lines of a row repeat the same pixels, unless the CGA interleave makes
+        // each scan line fetch its own memory bank.
+        let height = if self.crtc.cga_interleave() {
+            lines
+        } else {
+            lines / (self.crtc.max_scan_line() + 1)
+        };
         if self.attr.eight_bit_color() || self.gc.shift_256() {
             DisplayMode::Packed256 {
-                width: clocks * 4 / pixel_mul,
+                width: clocks * 4,
                 height,
             }
         } else if self.gc.shift_interleave() {
             DisplayMode::Cga4 {
-                width: clocks * 8 / pixel_mul,
+                width: clocks * 8,
                 height,
             }
         } else {
             DisplayMode::Planar16 {
-                width: clocks * 8 / pixel_mul,
+                width: clocks * 8,
                 height,
             }
         }

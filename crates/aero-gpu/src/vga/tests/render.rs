@@ -362,3 +362,83 @@ fn planar_panning_shifts_pixels_left() {
         assert_eq!(panned.pixel(x, 0), plain.pixel(x + 5, 0), "x={x}");
     }
 }
+
+#[test]
+fn mode_0dh_doubles_pixels_in_both_directions() {
+    let mode_0d = ModeTable {
+        misc: 0x63,
+        seq: [0x03, 0x09, 0x0F, 0x00, 0x06],
+        crtc: [
+            0x2D, 0x27, 0x28, 0x90, 0x2B, 0x80, 0xBF, 0x1F, 0x00, 0xC0, 0x00, 0x00, 0x00, 0x00,
+            0x00, 0x00, 0x9C, 0x8E, 0x8F, 0x14, 0x00, 0x96, 0xB9, 0xE3, 0xFF,
+        ],
+        gc: [0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x05, 0x0F, 0xFF],
+        attr: [
+            0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x10, 0x11, 0x12, 0x13, 0x14, 0x15,
+            0x16, 0x17, 0x01, 0x00, 0x0F, 0x00, 0x00,
+        ],
+    };
+    let mut vga = Vga::new();
+    set_mode(&mut vga, &mode_0d);
+    set_gc(&mut vga, 5, 0x02);
+    set_gc(&mut vga, 8, 0x80 >> 5);
+    vga.mem_read(3 * 40);
+    vga.mem_write(3 * 40, 0x0C); // pixel (5, 3), colour 12 -> palette 0x14 (brown)
+    assert_eq!(
+        vga.display_mode(),
+        DisplayMode::Planar16 {
+            width: 320,
+            height: 200
+        }
+    );
+    let frame = rendered(&mut vga);
+    assert_eq!((frame.width, frame.height), (640, 400));
+    let brown = [0xAA, 0x55, 0x00, 0xFF];
+    for (x, y) in [(10, 6), (11, 6), (10, 7), (11, 7)] {
+        assert_eq!(frame.pixel(x, y), Some(brown), "({x},{y})");
+    }
+    assert_eq!(frame.pixel(12, 6), Some(BLACK));
+    assert_eq!(frame.pixel(10, 8), Some(BLACK));
+}
+
+#[test]
+fn cga_mode_4_interleaves_odd_lines_at_8k() {
+    let mode_04 = ModeTable {
+        misc: 0x63,
+        seq: [0x03, 0x09, 0x03, 0x00, 0x02],
+        crtc: [
+            0x2D, 0x27, 0x28, 0x90, 0x2B, 0x80, 0xBF, 0x1F, 0x00, 0xC1, 0x00, 0x00, 0x00, 0x00,
+            0x00, 0x00, 0x9C, 0x8E, 0x8F, 0x14, 0x00, 0x96, 0xB9, 0xA2, 0xFF,
+        ],
+        gc: [0x00, 0x00, 0x00, 0x00, 0x00, 0x30, 0x0F, 0x00, 0xFF],
+        attr: [
+            0x00, 0x13, 0x15, 0x17, 0x02, 0x04, 0x06, 0x07, 0x10, 0x11, 0x12, 0x13, 0x14, 0x15,
+            0x16, 0x17, 0x01, 0x00, 0x03, 0x00, 0x00,
+        ],
+    };
+    let mut vga = Vga::new();
+    set_mode(&mut vga, &mode_04);
+    // Line 1 (odd bank at B8000+0x2000), pixels 4-7: colours 3, 0, 1, 2.
+    vga.mem_write(0x18000 + 0x2000 + 1, 0b1100_0110);
+    assert_eq!(
+        vga.display_mode(),
+        DisplayMode::Cga4 {
+            width: 320,
+            height: 200
+        }
+    );
+    let frame = rendered(&mut vga);
+    assert_eq!((frame.width, frame.height), (640, 400));
+    let color = |i: u8| vga.dac.rgba(vga.attr.dac_index(i));
+    for (px, value) in [(4u32, 3u8), (5, 0), (6, 1), (7, 2)] {
+        for (dx, dy) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
+            assert_eq!(
+                frame.pixel(px * 2 + dx, 2 + dy),
+                Some(color(value)),
+                "pixel {px}"
+            );
+        }
+    }
+    assert_eq!(frame.pixel(8, 0), Some(BLACK), "line 0 is the even bank");
+    assert_ne!(color(3), BLACK);
+}
