@@ -130,11 +130,10 @@ impl AcpiPm {
 
     /// Raises general-purpose event `bit` (for hotplug and similar sources).
     pub fn raise_gpe(&mut self, bit: u8) {
-        if let Some(byte) = self.gpe_sts.get_mut(usize::from(bit / 8)) {
-            if usize::from(bit / 8) < usize::from(self.layout.gpe0_half_len) {
+        if let Some(byte) = self.gpe_sts.get_mut(usize::from(bit / 8))
+            && usize::from(bit / 8) < usize::from(self.layout.gpe0_half_len) {
                 *byte |= 1 << (bit % 8);
             }
-        }
     }
 
     /// The sleep state the guest requested since the last call.

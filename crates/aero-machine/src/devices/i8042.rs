@@ -203,11 +203,10 @@ impl I8042 {
                 }
             }
         }
-        if self.command_byte() & CMD_AUX_DISABLED == 0 {
-            if let Some(byte) = self.mouse.pop() {
+        if self.command_byte() & CMD_AUX_DISABLED == 0
+            && let Some(byte) = self.mouse.pop() {
                 self.output = Some((byte, Source::Mouse));
             }
-        }
     }
 
     /// Set-2 → set-1 translation of keyboard bytes; `None` for a swallowed F0 prefix.

@@ -615,20 +615,18 @@ impl Timed for LocalApic {
             return;
         }
         let previous = self.now_ns;
-        if let (_, Some(expiry)) = self.timer_state(previous) {
-            if expiry <= now_ns {
+        if let (_, Some(expiry)) = self.timer_state(previous)
+            && expiry <= now_ns {
                 if self.timer_mode() == TimerMode::OneShot {
                     self.timer_armed = false;
                 }
                 self.fire_timer();
             }
-        }
-        if let Some(deadline) = self.tsc_deadline_ns {
-            if self.timer_mode() == TimerMode::TscDeadline && deadline <= now_ns {
+        if let Some(deadline) = self.tsc_deadline_ns
+            && self.timer_mode() == TimerMode::TscDeadline && deadline <= now_ns {
                 self.tsc_deadline_ns = None;
                 self.fire_timer();
             }
-        }
         self.now_ns = now_ns;
     }
 

@@ -348,12 +348,11 @@ impl PciConfigMechanism {
             CONFIG_ADDRESS_PORT if size == 4 => self.address = value & 0x80FF_FFFC,
             0xCFC..=0xCFF => {
                 let size = size.min(4 - (port & 3) as u8);
-                if let Some((address, offset)) = self.target(port) {
-                    if let Some(function) = functions.function_mut(address) {
+                if let Some((address, offset)) = self.target(port)
+                    && let Some(function) = functions.function_mut(address) {
                         function.config_write(offset, size, value & size_mask(size) as u32);
                         self.write_generation += 1;
                     }
-                }
             }
             _ => {}
         }

@@ -332,7 +332,7 @@ fn bcd_to_binary(bcd: u16) -> u32 {
 
 fn binary_to_bcd(value: u32) -> u16 {
     let value = value % 10_000;
-    ((value / 1000) << 12 | (value / 100 % 10) << 8 | (value / 10 % 10) << 4 | value % 10) as u16
+    ((value / 1000) << 12 | (value / 100 % 10) << 8 | (value / 10 % 10) << 4 | (value % 10)) as u16
 }
 
 /// The 8254 and port 0x61.

@@ -125,7 +125,7 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 
 fn to_bcd(value: u8) -> u8 {
     let value = value % 100;
-    (value / 10) << 4 | value % 10
+    ((value / 10) << 4) | (value % 10)
 }
 
 fn from_bcd(value: u8) -> u8 {
@@ -180,11 +180,10 @@ impl Rtc {
 
     /// Writes a CMOS RAM byte (firmware configuration; clock registers are not touched).
     pub fn set_cmos(&mut self, index: u8, value: u8) {
-        if let Some(byte) = self.cmos.get_mut(usize::from(index)) {
-            if index > REG_D && index != REG_CENTURY {
+        if let Some(byte) = self.cmos.get_mut(usize::from(index))
+            && index > REG_D && index != REG_CENTURY {
                 *byte = value;
             }
-        }
     }
 
     /// Reads a CMOS RAM byte as the guest would see it (no side effects).
@@ -421,13 +420,11 @@ impl Timed for Rtc {
             return;
         }
         if self.divider_running() {
-            if self.periodic_ticks().is_some() {
-                if let Some(next) = self.next_periodic_ns(self.now_ns) {
-                    if next <= now_ns {
+            if self.periodic_ticks().is_some()
+                && let Some(next) = self.next_periodic_ns(self.now_ns)
+                    && next <= now_ns {
                         self.reg_c |= C_PF;
                     }
-                }
-            }
             if now_ns >= self.next_update_ns {
                 let count = (now_ns - self.next_update_ns) / NS_PER_SEC + 1;
                 if self.reg_b & B_SET == 0 {
