@@ -67,11 +67,10 @@ impl Timer {
         distance < elapsed
     }
 
-    /// Counter value at which the timer next fires after `counter`.
-    fn next_fire(&self, counter: u64) -> u64 {
+    /// Ticks from `counter` until the timer next fires (at least 1; the counter wraps).
+    fn ticks_until_fire(&self, counter: u64) -> u64 {
         let mask = self.modulus_mask();
-        let distance = (self.comparator.wrapping_sub(counter).wrapping_sub(1) & mask).saturating_add(1);
-        counter.saturating_add(distance)
+        (self.comparator.wrapping_sub(counter).wrapping_sub(1) & mask).saturating_add(1)
     }
 
     /// After firing at or before `counter`, a periodic timer moves its comparator past it.
@@ -345,7 +344,7 @@ impl Timed for Hpet {
             .iter()
             .filter(|timer| timer.config & TN_INT_ENABLE != 0)
             .map(|timer| {
-                let ticks = timer.next_fire(counter) - counter;
+                let ticks = timer.ticks_until_fire(counter);
                 let ns_since_base = (counter.wrapping_sub(self.counter_base).saturating_add(ticks)).saturating_mul(NS_PER_TICK);
                 self.counter_base_ns.saturating_add(ns_since_base)
             })

@@ -44,6 +44,9 @@ pub mod reset_control;
 pub mod rtc;
 pub mod serial;
 
+#[cfg(test)]
+mod robustness_tests;
+
 /// A device reachable through x86 port I/O.
 pub trait PortIo {
     /// Reads `size` bytes (1, 2 or 4) from the absolute `port`.
