@@ -4,10 +4,10 @@
 //!
 //! Follows the ACPI specification chapter 4.8 (fixed hardware registers): PM1_STS bits are
 //! write-1-to-clear, PM1_CNT.SLP_EN with SLP_TYP requests a sleep state, TMR_STS is set each
-//! time bit 23 of the PM timer toggles. The port layout defaults to what QEMU's PIIX4 PM
-//! function uses (PM base 0x600, GPE0 at 0xAFE0, SMI_CMD 0xB2 with enable F1h / disable
-//! F0h, SLP_TYP 0 = soft-off), so the FADT and DSDT `_S5` written by the firmware must use
-//! the same values ([`AcpiPmLayout`]). The SCI is a level-triggered line (IRQ 9 on a PC).
+//! time bit 23 of the PM timer toggles. The port layout defaults to the one our firmware's
+//! FADT describes (`aero_firmware::tables::platform`: PM base 0xB000, GPE0 at 0xAFE0,
+//! SMI_CMD 0xB2 with enable F1h / disable F0h, SLP_TYP 0 = soft-off, like QEMU's PIIX4 PM);
+//! `platform_consistency_tests.rs` keeps the two in step ([`AcpiPmLayout`]). The SCI is a level-triggered line (IRQ 9 on a PC).
 //!
 //! The machine polls [`AcpiPm::take_sleep_request`] (S5 → power off).
 
@@ -55,9 +55,9 @@ pub struct AcpiPmLayout {
 impl Default for AcpiPmLayout {
     fn default() -> Self {
         AcpiPmLayout {
-            pm1a_evt: 0x600,
-            pm1a_cnt: 0x604,
-            pm_tmr: 0x608,
+            pm1a_evt: 0xB000,
+            pm1a_cnt: 0xB004,
+            pm_tmr: 0xB008,
             gpe0: 0xAFE0,
             gpe0_half_len: 2,
             smi_cmd: 0xB2,
@@ -260,52 +260,52 @@ mod tests {
     fn pm_timer_runs_at_3_579545_mhz_and_wraps_at_24_bits() {
         let mut pm = pm();
         pm.advance(1_000_000_000);
-        assert_eq!(pm.io_read(0x608, 4), 3_579_545);
-        assert_eq!(pm.io_read(0x608, 2), 3_579_545 & 0xFFFF);
+        assert_eq!(pm.io_read(0xB008, 4), 3_579_545);
+        assert_eq!(pm.io_read(0xB008, 2), 3_579_545 & 0xFFFF);
         pm.advance(ns_for_ticks(1 << 24, PM_TIMER_HZ) + 1_000);
-        assert!(pm.io_read(0x608, 4) < 10);
+        assert!(pm.io_read(0xB008, 4) < 10);
     }
 
     #[test]
     fn acpi_enable_handshake_and_sci() {
         let mut pm = pm();
-        assert_eq!(pm.io_read(0x604, 2) & 1, 0, "legacy mode until ACPI enable");
-        pm.io_write(0x602, 2, 0x0100); // PWRBTN_EN
+        assert_eq!(pm.io_read(0xB004, 2) & 1, 0, "legacy mode until ACPI enable");
+        pm.io_write(0xB002, 2, 0x0100); // PWRBTN_EN
         pm.press_power_button();
         assert!(!pm.sci_level(), "no SCI before SCI_EN");
         pm.io_write(0xB2, 1, 0xF1);
-        assert_eq!(pm.io_read(0x604, 2) & 1, 1);
+        assert_eq!(pm.io_read(0xB004, 2) & 1, 1);
         assert!(pm.sci_level());
-        assert_eq!(pm.io_read(0x600, 2), 0x0100);
-        pm.io_write(0x600, 2, 0x0100);
+        assert_eq!(pm.io_read(0xB000, 2), 0x0100);
+        pm.io_write(0xB000, 2, 0x0100);
         assert!(!pm.sci_level(), "write 1 clears");
         pm.io_write(0xB2, 1, 0xF0);
-        assert_eq!(pm.io_read(0x604, 2) & 1, 0);
+        assert_eq!(pm.io_read(0xB004, 2) & 1, 0);
     }
 
     #[test]
     fn timer_overflow_status_and_deadline() {
         let mut pm = pm();
         pm.io_write(0xB2, 1, 0xF1);
-        pm.io_write(0x602, 2, 0x0001);
+        pm.io_write(0xB002, 2, 0x0001);
         let toggle = ns_for_ticks(1 << 23, PM_TIMER_HZ);
         assert_eq!(pm.next_deadline_ns(), Some(toggle));
         pm.advance(toggle - 1);
         assert!(!pm.sci_level());
         pm.advance(toggle);
         assert!(pm.sci_level());
-        assert_eq!(pm.io_read(0x600, 2) & 1, 1);
+        assert_eq!(pm.io_read(0xB000, 2) & 1, 1);
         assert_eq!(pm.next_deadline_ns(), None, "until status is cleared");
     }
 
     #[test]
     fn s5_power_off_request() {
         let mut pm = pm();
-        pm.io_write(0x604, 2, 0x2000); // SLP_TYP 0 + SLP_EN
+        pm.io_write(0xB004, 2, 0x2000); // SLP_TYP 0 + SLP_EN
         assert_eq!(pm.take_sleep_request(), Some(SleepRequest::PowerOff));
         assert_eq!(pm.take_sleep_request(), None);
-        assert_eq!(pm.io_read(0x604, 2) & 0x2000, 0, "SLP_EN reads as 0");
-        pm.io_write(0x605, 1, 0x24); // high byte only: SLP_TYP 1 + SLP_EN
+        assert_eq!(pm.io_read(0xB004, 2) & 0x2000, 0, "SLP_EN reads as 0");
+        pm.io_write(0xB005, 1, 0x24); // high byte only: SLP_TYP 1 + SLP_EN
         assert_eq!(pm.take_sleep_request(), Some(SleepRequest::Sleep { slp_typ: 1 }));
     }
 
@@ -327,8 +327,8 @@ mod tests {
     #[test]
     fn no_smi_cmd_means_acpi_mode_from_start() {
         let mut pm = AcpiPm::new(AcpiPmLayout { smi_cmd: 0, ..AcpiPmLayout::default() });
-        assert_eq!(pm.io_read(0x604, 2) & 1, 1);
+        assert_eq!(pm.io_read(0xB004, 2) & 1, 1);
         pm.io_write(0, 1, 0xF0);
-        assert_eq!(pm.io_read(0x604, 2) & 1, 1);
+        assert_eq!(pm.io_read(0xB004, 2) & 1, 1);
     }
 }

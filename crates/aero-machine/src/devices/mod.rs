@@ -45,6 +45,8 @@ pub mod rtc;
 pub mod serial;
 
 #[cfg(test)]
+mod platform_consistency_tests;
+#[cfg(test)]
 mod robustness_tests;
 
 /// A device reachable through x86 port I/O.

@@ -164,7 +164,7 @@ fn pic_survives_random_programming_and_keeps_spurious_rule() {
 #[test]
 fn acpi_pm_survives_random_programming() {
     let mut pm = AcpiPm::new(AcpiPmLayout::default());
-    let mut ports: Vec<u16> = (0x600..0x60C).collect();
+    let mut ports: Vec<u16> = (0xB000..0xB00C).collect();
     ports.extend([0xAFE0, 0xAFE1, 0xAFE2, 0xAFE3, 0xB2]);
     hammer_ports(&mut pm, &ports, 7, |pm| {
         pm.take_sleep_request();
