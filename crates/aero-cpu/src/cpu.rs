@@ -80,6 +80,10 @@ impl Cpu {
         &self.core.fpu
     }
 
+    pub fn sse_state(&self) -> &crate::sse::SseState {
+        &self.core.sse
+    }
+
     pub fn run<B: Bus>(&mut self, ram: &mut [u8], bus: &mut B, max_instructions: u64) -> RunExit {
         let Cpu { state, core, blocks } = self;
         let mut ex = Exec { s: state, c: core, ram, bus };

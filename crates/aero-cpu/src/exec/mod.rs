@@ -50,6 +50,9 @@ pub mod msr;
 pub mod shift;
 pub mod stack;
 pub mod strings;
+pub mod sse;
+pub mod sse_float;
+pub mod sse_int;
 pub mod system;
 pub mod x87;
 pub mod x87_env;
@@ -140,7 +143,9 @@ pub fn undefined(_: &mut Exec<'_>, _: &Insn) -> XResult {
 
 /// Find the handler for a decoded instruction.
 pub fn lookup(ins: &Instruction) -> Option<Handler> {
-    data::lookup(ins)
+    // SSE first: MOVSD/CMPSD share mnemonics with the string instructions.
+    sse::lookup(ins)
+        .or_else(|| data::lookup(ins))
         .or_else(|| arith::lookup(ins))
         .or_else(|| logic::lookup(ins))
         .or_else(|| control::lookup(ins))
