@@ -32,4 +32,6 @@ pub enum TablesError {
 }
 
 #[cfg(test)]
-mod iasl_tests;
+mod tool_tests;
+#[cfg(test)]
+mod qemu_linux_test;

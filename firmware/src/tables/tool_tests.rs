@@ -1,6 +1,6 @@
-//! Validation of the generated tables with ACPICA's own tools (`iasl`, `acpiexec` from
-//! Debian's `acpica-tools`). Each test is skipped, with a printed reason, when the tool
-//! is not installed; CI installs it.
+//! Validation of the generated tables with independent tools: ACPICA's `iasl` and
+//! `acpiexec` (Debian `acpica-tools`) and `dmidecode`. Each test is skipped, with a
+//! printed reason, when its tool is not installed; CI installs them.
 
 use super::acpi::{build_acpi, AcpiConfig, PciIrqMode};
 use std::path::{Path, PathBuf};
@@ -13,7 +13,7 @@ fn tool(name: &str) -> Option<PathBuf> {
         .map(|dir| Path::new(dir).join(name))
         .find(|p| p.is_file());
     if found.is_none() {
-        eprintln!("skipping: `{name}` not found in PATH (install acpica-tools)");
+        eprintln!("skipping: `{name}` not found in PATH (install acpica-tools / dmidecode)");
     }
     found
 }
@@ -240,5 +240,57 @@ fn prt_follows_the_interrupt_model() {
     // GSIB is hard-wired to GSI 17, level, active high, shared.
     assert!(apic.contains("89 06 00 09 01 11 00 00 00 79 00"), "{apic}");
     assert!(!pic.contains("AE_") && !apic.contains("AE_"), "{pic}\n{apic}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn dmidecode_decodes_the_smbios_tables() {
+    use super::smbios::{build_smbios, SmbiosConfig};
+    let Some(dmidecode) = tool("dmidecode") else { return };
+    let dir = scratch("dmi");
+    // dmidecode's binary dump format: the entry point at file offset 0, whose table
+    // address points into the same file (offset 0x20).
+    let config = SmbiosConfig {
+        cpu_count: 2,
+        ram_below_4g: 3 << 30,
+        ram_above_4g: 1 << 30,
+        cpu_mhz: 2000,
+        tables_address: 0x20,
+        ..SmbiosConfig::default()
+    };
+    let t = build_smbios(&config).unwrap();
+    let mut file = t.entry_point.to_vec();
+    file.resize(0x20, 0);
+    file.extend_from_slice(&t.tables);
+    std::fs::write(dir.join("dmi.bin"), &file).unwrap();
+    let out = Command::new(&dmidecode).arg("--from-dump").arg(dir.join("dmi.bin")).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "dmidecode failed:\n{stdout}\n{stderr}");
+    assert!(!stdout.contains("broken") && !stderr.contains("broken") && !stderr.contains("Invalid"), "{stdout}\n{stderr}");
+    let flat = flat(&stdout);
+    for needle in [
+        "SMBIOS 2.8 present.",
+        "11 structures occupying",
+        "Handle 0x0000, DMI type 0, 24 bytes",
+        "Vendor: Aero",
+        "Release Date: 11/22/2026",
+        "ACPI is supported",
+        "System is a virtual machine",
+        "Manufacturer: Aero Product Name: Aero PC",
+        "Serial Number: AERO-0001",
+        "Wake-up Type: Power Switch",
+        "Chassis Information Manufacturer: Aero Type: Desktop",
+        "Socket Designation: CPU 1",
+        "Max Speed: 2000 MHz",
+        "64-bit capable",
+        "Maximum Capacity: 4 GB",
+        "Size: 4 GB Form Factor: DIMM",
+        "Starting Address: 0x00100000000 Ending Address: 0x0013FFFFFFF",
+        "Status: No errors detected",
+        "End Of Table",
+    ] {
+        assert!(flat.contains(needle), "`{needle}` missing from\n{stdout}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -17,7 +17,6 @@ const TYPE_LAPIC_NMI: u8 = 4;
 pub const INTI_CONFORMING: u16 = 0;
 pub const INTI_ACTIVE_HIGH: u16 = 0b01;
 pub const INTI_LEVEL: u16 = 0b11 << 2;
-pub const INTI_EDGE: u16 = 0b01 << 2;
 
 /// Every processor (for the NMI entry).
 const ALL_PROCESSORS: u8 = 0xFF;

@@ -2,7 +2,6 @@
 
 use crate::tables::checksum::fill_checksum;
 
-pub const HEADER_LEN: usize = 36;
 pub const OEM_ID: &[u8; 6] = b"AERO  ";
 pub const OEM_TABLE_ID: &[u8; 8] = b"AEROPC  ";
 pub const OEM_REVISION: u32 = 1;
@@ -54,9 +53,6 @@ pub enum GasAccess {
     /// Legacy reasons / unspecified: the OS derives the access width.
     Undefined = 0,
     Byte = 1,
-    Word = 2,
-    DWord = 3,
-    QWord = 4,
 }
 
 impl Gas {
@@ -92,7 +88,7 @@ mod tests {
     #[test]
     fn header_layout_and_checksum() {
         let mut t = begin(b"TEST", 2);
-        assert_eq!(t.len(), HEADER_LEN);
+        assert_eq!(t.len(), 36);
         t.extend_from_slice(&[1, 2, 3]);
         let t = finish(t);
         assert_eq!(&t[0..4], b"TEST");
