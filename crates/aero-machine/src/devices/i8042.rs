@@ -40,6 +40,9 @@ const CMD_TRANSLATE: u8 = 0x40;
 
 const OUT_RESET_DEASSERTED: u8 = 0x01;
 const OUT_A20: u8 = 0x02;
+/// Output port after reset: reset line high, A20 enabled (what QEMU and the BIOSes that
+/// never touch A20 expect), keyboard clock/data and the unused bits high.
+const OUT_POWER_ON: u8 = 0xCF;
 const OUT_KBD_OBF: u8 = 0x10;
 const OUT_AUX_OBF: u8 = 0x20;
 
@@ -89,7 +92,7 @@ impl Default for I8042 {
 }
 
 impl I8042 {
-    /// Power-on state: translation on, keyboard IRQ on, A20 disabled.
+    /// Power-on state: translation on, keyboard IRQ on, A20 enabled.
     pub fn new() -> I8042 {
         let mut ram = [0; 32];
         ram[0] = CMD_KBD_IRQ | CMD_TRANSLATE | CMD_AUX_DISABLED;
@@ -102,7 +105,7 @@ impl I8042 {
             controller_queue: VecDeque::new(),
             pending: PendingData::None,
             last_write_was_command: false,
-            output_port: OUT_RESET_DEASSERTED,
+            output_port: OUT_POWER_ON,
             reset_requested: false,
             translate_break: false,
             now_ns: 0,
@@ -477,6 +480,11 @@ mod tests {
     #[test]
     fn a20_and_reset_through_output_port() {
         let mut c = ctl();
+        assert!(c.a20_enabled(), "A20 on after reset, as in QEMU");
+        command(&mut c, 0xD0);
+        assert_eq!(read(&mut c), 0xCF);
+        command(&mut c, 0xD1);
+        data(&mut c, 0xDD);
         assert!(!c.a20_enabled());
         command(&mut c, 0xD1);
         data(&mut c, 0xDF);
