@@ -1,5 +1,5 @@
 //! Firmware tables that describe Aero's PC to the guest: ACPI (RSDP, RSDT, XSDT, FADT,
-//! FACS, DSDT, MADT, HPET), SMBIOS and the Intel MP table.
+//! FACS, DSDT, MADT, HPET), SMBIOS, the Intel MP table and the `$PIR` routing table.
 //!
 //! Every builder is a pure function of its config: the same config gives the same bytes.
 //! The BIOS decides where the blobs go and copies them into guest memory during POST.
@@ -10,11 +10,13 @@ pub mod acpi;
 pub mod aml;
 pub mod checksum;
 pub mod mptable;
+pub mod pir;
 pub mod platform;
 pub mod smbios;
 
 pub use acpi::{build_acpi, AcpiConfig, AcpiTables, PciIrqMode, TableLocation};
 pub use mptable::{build_mptable, MpConfig, PciIntxSource};
+pub use pir::build_pir;
 pub use smbios::{build_smbios, SmbiosConfig, SmbiosTables};
 
 use thiserror::Error;
