@@ -1,0 +1,702 @@
+//! Deterministic case generator.
+//!
+//! Instructions are drawn per category from iced-x86's encoding table (every legacy
+//! encoding of the category's mnemonics that the mode supports and whose CPUID feature
+//! our profile has), operands are filled with random and edge-case values, and the
+//! operand-dependent "undefined" rules of the SDM are applied to the case.
+
+use iced_x86::{
+    Code, CpuidFeature, EncodingKind, FastFormatter, Instruction, MemoryOperand, MemorySize, Mnemonic,
+    OpCodeOperandKind as K, Register, RepPrefixKind,
+};
+
+use super::case::{Case, Mode, Undefined};
+use super::exclusions;
+use super::fpvals;
+use super::layout::{self, SCRATCH_LEN};
+use super::rng::Rng;
+
+const ALU: &[Mnemonic] = {
+    use Mnemonic::*;
+    &[Add, Or, Adc, Sbb, And, Sub, Xor, Cmp, Test, Inc, Dec, Neg, Not]
+};
+const SHIFT: &[Mnemonic] = {
+    use Mnemonic::*;
+    &[Rol, Ror, Rcl, Rcr, Shl, Shr, Sar, Shld, Shrd]
+};
+const MULDIV: &[Mnemonic] = {
+    use Mnemonic::*;
+    &[Mul, Imul, Div, Idiv]
+};
+const BITS: &[Mnemonic] = {
+    use Mnemonic::*;
+    &[Bt, Bts, Btr, Btc, Bsf, Bsr, Bswap]
+};
+const BCD: &[Mnemonic] = {
+    use Mnemonic::*;
+    &[Daa, Das, Aaa, Aas, Aam, Aad]
+};
+const MISC: &[Mnemonic] = {
+    use Mnemonic::*;
+    &[
+        Movzx, Movsx, Movsxd, Cmovo, Cmovno, Cmovb, Cmovae, Cmove, Cmovne, Cmovbe, Cmova, Cmovs, Cmovns, Cmovp,
+        Cmovnp, Cmovl, Cmovge, Cmovle, Cmovg, Seto, Setno, Setb, Setae, Sete, Setne, Setbe, Seta, Sets, Setns,
+        Setp, Setnp, Setl, Setge, Setle, Setg, Xchg, Xadd, Cmpxchg, Cmpxchg8b, Cmpxchg16b, Lahf, Sahf, Clc, Stc,
+        Cmc, Cld, Std, Cbw, Cwde, Cdqe, Cwd, Cdq, Cqo, Lea, Mov, Push, Pop, Pushf, Pushfd, Pushfq,
+    ]
+};
+const X87: &[Mnemonic] = {
+    use Mnemonic::*;
+    &[
+        Fld, Fst, Fstp, Fild, Fist, Fistp, Fadd, Faddp, Fsub, Fsubp, Fsubr, Fsubrp, Fmul, Fmulp, Fdiv, Fdivp, Fdivr,
+        Fdivrp, Fiadd, Fisub, Fisubr, Fimul, Fidiv, Fidivr, Fcom, Fcomp, Fcompp, Fucom, Fucomp, Fucompp, Ficom,
+        Ficomp, Fcomi, Fcomip, Fucomi, Fucomip, Ftst, Fxam, Fchs, Fabs, Fsqrt, Frndint, Fscale, Fxtract, Fprem,
+        Fprem1, Fxch, Fld1, Fldz, Fldpi, Fldl2e, Fldl2t, Fldlg2, Fldln2, Fdecstp, Fincstp, Ffree, Fnstsw, Fnstcw,
+        Fldcw, Fcmovb, Fcmove, Fcmovbe, Fcmovu, Fcmovnb, Fcmovne, Fcmovnbe, Fcmovnu, Fbld, Fbstp, F2xm1, Fyl2x,
+        Fyl2xp1, Fpatan, Fnclex, Fnop, Fsin, Fcos, Fptan, Fsincos,
+    ]
+};
+const SSE: &[Mnemonic] = {
+    use Mnemonic::*;
+    &[
+        Movaps, Movups, Movss, Movsd, Movapd, Movupd, Movlps, Movhps, Movlpd, Movhpd, Movhlps, Movlhps, Movd, Movq,
+        Movdqa, Movdqu, Addps, Addss, Addpd, Addsd, Subps, Subss, Subpd, Subsd, Mulps, Mulss, Mulpd, Mulsd, Divps,
+        Divss, Divpd, Divsd, Sqrtps, Sqrtss, Sqrtpd, Sqrtsd, Maxps, Maxss, Maxpd, Maxsd, Minps, Minss, Minpd, Minsd,
+        Andps, Andpd, Andnps, Andnpd, Orps, Orpd, Xorps, Xorpd, Cmpps, Cmpss, Cmppd, Cmpsd, Comiss, Ucomiss, Comisd,
+        Ucomisd, Cvtsi2ss, Cvtss2si, Cvttss2si, Cvtsi2sd, Cvtsd2si, Cvttsd2si, Cvtsd2ss, Cvtss2sd, Cvtdq2ps,
+        Cvtps2dq, Cvttps2dq, Cvtdq2pd, Cvtpd2dq, Cvttpd2dq, Cvtps2pd, Cvtpd2ps, Unpcklps, Unpckhps, Unpcklpd,
+        Unpckhpd, Shufps, Shufpd, Pshufd, Pshuflw, Pshufhw, Paddb, Paddw, Paddd, Paddq, Paddsb, Paddsw, Paddusb,
+        Paddusw, Psubb, Psubw, Psubd, Psubq, Psubsb, Psubsw, Psubusb, Psubusw, Pmullw, Pmulhw, Pmulhuw, Pmuludq,
+        Pmaddwd, Pand, Pandn, Por, Pxor, Pcmpeqb, Pcmpeqw, Pcmpeqd, Pcmpgtb, Pcmpgtw, Pcmpgtd, Packsswb, Packssdw,
+        Packuswb, Punpcklbw, Punpcklwd, Punpckldq, Punpcklqdq, Punpckhbw, Punpckhwd, Punpckhdq, Punpckhqdq, Psllw,
+        Pslld, Psllq, Psrlw, Psrld, Psrlq, Psraw, Psrad, Pslldq, Psrldq, Pavgb, Pavgw, Psadbw, Pmaxsw, Pmaxub,
+        Pminsw, Pminub, Pmovmskb, Movmskps, Movmskpd, Pextrw, Pinsrw, Ldmxcsr, Stmxcsr, Movntps, Movntpd, Movntdq,
+        Movnti, Rcpps, Rcpss, Rsqrtps, Rsqrtss,
+    ]
+};
+
+/// (category, weight, mnemonics). "string" is generated separately.
+const CATEGORIES: &[(&str, u64, &[Mnemonic])] = &[
+    ("alu", 26, ALU),
+    ("shift", 12, SHIFT),
+    ("muldiv", 9, MULDIV),
+    ("bits", 8, BITS),
+    ("bcd", 4, BCD),
+    ("misc", 9, MISC),
+    ("x87", 12, X87),
+    ("sse", 12, SSE),
+    ("string", 8, &[]),
+];
+
+/// CPUID features of the profile under test (QEMU `-cpu qemu64` has all of them).
+const ALLOWED_FEATURES: &[CpuidFeature] = &[
+    CpuidFeature::INTEL8086,
+    CpuidFeature::INTEL186,
+    CpuidFeature::INTEL286,
+    CpuidFeature::INTEL386,
+    CpuidFeature::INTEL486,
+    CpuidFeature::X64,
+    CpuidFeature::CMOV,
+    CpuidFeature::CX8,
+    CpuidFeature::CMPXCHG16B,
+    CpuidFeature::FPU,
+    CpuidFeature::FPU387,
+    CpuidFeature::SSE,
+    CpuidFeature::SSE2,
+];
+
+pub struct Generator {
+    rng: Rng,
+    /// Per mode (index `Mode as usize`), per category: the usable encodings.
+    table: Vec<Vec<(&'static str, u64, Vec<Code>)>>,
+    formatter: FastFormatter,
+}
+
+impl Generator {
+    pub fn new(seed: u64) -> Self {
+        let table = Mode::ALL
+            .iter()
+            .map(|&mode| {
+                CATEGORIES
+                    .iter()
+                    .map(|&(name, weight, mnemonics)| (name, weight, usable_codes(mnemonics, mode)))
+                    .filter(|(name, _, codes)| *name == "string" || !codes.is_empty())
+                    .collect()
+            })
+            .collect();
+        Generator { rng: Rng::new(seed), table, formatter: FastFormatter::new() }
+    }
+
+    /// Number of distinct encodings per (mode, category), for the report.
+    pub fn coverage(&self) -> Vec<(Mode, &'static str, usize)> {
+        let mut out = Vec::new();
+        for (mi, cats) in self.table.iter().enumerate() {
+            for (name, _, codes) in cats {
+                out.push((Mode::ALL[mi], *name, codes.len()));
+            }
+        }
+        out
+    }
+
+    /// Case `id`: modes rotate so every batch covers all three.
+    pub fn case(&mut self, id: u32) -> Case {
+        let mode = Mode::ALL[(id % 3) as usize];
+        loop {
+            let cats = &self.table[mode as usize];
+            let total: u64 = cats.iter().map(|c| c.1).sum();
+            let mut roll = self.rng.below(total);
+            let mut pick = 0;
+            for (i, c) in cats.iter().enumerate() {
+                if roll < c.1 {
+                    pick = i;
+                    break;
+                }
+                roll -= c.1;
+            }
+            let (category, _, codes) = &cats[pick];
+            let category: &'static str = category;
+            let built = if category == "string" {
+                self.string_case(mode)
+            } else {
+                let code = *self.rng.pick(codes);
+                self.generic_case(mode, code, category)
+            };
+            if let Some(mut case) = built {
+                case.id = id;
+                case.category = category;
+                case.text.clear();
+                self.formatter.format(&case.insn, &mut case.text);
+                return case;
+            }
+        }
+    }
+
+    fn blank(&mut self, mode: Mode) -> Case {
+        let mut gpr = [0u64; 16];
+        for (i, g) in gpr.iter_mut().enumerate().take(mode.gpr_count()) {
+            let bits = if mode == Mode::Long64 { 64 } else { 32 };
+            *g = if i == 4 { 0 } else { self.rng.edgy(bits) };
+        }
+        // Arithmetic flags and DF random; IF/TF/IOPL/NT stay clear (the harness owns them).
+        let mut rflags = 0x2;
+        for bit in [0u64, 2, 4, 6, 7, 10, 11] {
+            if self.rng.chance(50) {
+                rflags |= 1 << bit;
+            }
+        }
+        let mut mem = [0u8; SCRATCH_LEN];
+        for b in mem.iter_mut() {
+            *b = self.rng.next_u64() as u8;
+        }
+        Case {
+            id: 0,
+            mode,
+            category: "",
+            insn: Instruction::default(),
+            text: String::new(),
+            gpr,
+            rflags,
+            mem,
+            fx: None,
+            undefined: Undefined::default(),
+        }
+    }
+
+    fn scratch_addr(mode: Mode) -> u64 {
+        layout::chunk_code_base(mode) + layout::C_SCRATCH
+    }
+
+    fn mem_operand(&mut self, mode: Mode, size: usize) -> (MemoryOperand, usize) {
+        let size = size.clamp(1, 16);
+        let max = SCRATCH_LEN - size;
+        let off = if self.rng.chance(75) { (self.rng.below(max as u64 / 16 + 1) * 16) as usize } else { self.rng.below(max as u64 + 1) as usize };
+        let displ_size = if mode == Mode::Real { 2 } else { 4 };
+        (MemoryOperand::with_displ(Self::scratch_addr(mode) + off as u64, displ_size), off)
+    }
+
+    fn generic_case(&mut self, mode: Mode, code: Code, category: &'static str) -> Option<Case> {
+        let mut case = self.blank(mode);
+        let op_code = code.op_code();
+        let mnemonic = code.mnemonic();
+        let mem_size = op_code.memory_size();
+        let mut ops: Vec<Op> = Vec::new();
+        let mut mem_off = None;
+        for &kind in op_code.op_kinds() {
+            let op = match kind {
+                K::r8_or_mem | K::r16_or_mem | K::r32_or_mem | K::r64_or_mem | K::xmm_or_mem => {
+                    if self.rng.chance(60) {
+                        Op::R(self.reg_for(kind, mode))
+                    } else {
+                        let (m, off) = self.mem_operand(mode, mem_size.size());
+                        mem_off = Some(off);
+                        Op::M(m)
+                    }
+                }
+                K::mem => {
+                    let (m, off) = self.mem_operand(mode, mem_size.size().max(1));
+                    mem_off = Some(off);
+                    Op::M(m)
+                }
+                K::r8_reg | K::r8_opcode | K::r16_reg | K::r16_opcode | K::r16_rm | K::r32_reg | K::r32_opcode
+                | K::r32_rm | K::r64_reg | K::r64_opcode | K::r64_rm | K::xmm_reg | K::xmm_rm => {
+                    Op::R(self.reg_for(kind, mode))
+                }
+                K::al => Op::R(Register::AL),
+                K::cl => Op::R(Register::CL),
+                K::ax => Op::R(Register::AX),
+                K::eax => Op::R(Register::EAX),
+                K::rax => Op::R(Register::RAX),
+                K::st0 => Op::R(Register::ST0),
+                K::sti_opcode => Op::R(*self.rng.pick(&ST_REGS)),
+                K::imm8_const_1 => Op::I(1),
+                K::imm8 => Op::I(self.imm8(mnemonic, category) as i64),
+                K::imm8sex16 | K::imm8sex32 | K::imm8sex64 => Op::I(self.rng.edgy(8) as u8 as i8 as i64),
+                K::imm16 => Op::I(self.rng.edgy(16) as i64),
+                K::imm32 => Op::I(self.rng.edgy(32) as u32 as i32 as i64),
+                K::imm32sex64 => Op::I(self.rng.edgy(32) as u32 as i32 as i64),
+                K::imm64 => Op::I(self.rng.edgy(64) as i64),
+                _ => return None,
+            };
+            ops.push(op);
+        }
+        let insn = build(code, &ops)?;
+        case.insn = insn;
+        // Operand-value rules.
+        match mnemonic {
+            Mnemonic::Bt | Mnemonic::Bts | Mnemonic::Btr | Mnemonic::Btc => {
+                if let (Some(Op::M(_)), Some(Op::R(r))) = (ops.first(), ops.get(1)) {
+                    // The register bit offset reaches outside the operand: keep it in scratch.
+                    let (m, _) = (MemoryOperand::with_displ(Self::scratch_addr(mode) + 48, if mode == Mode::Real { 2 } else { 4 }), 48);
+                    let r = *r;
+                    case.insn = build(code, &[Op::M(m), Op::R(r)])?;
+                    let v = (self.rng.below(384) as i64 - 128) as u64;
+                    set_reg(&mut case.gpr, r, v);
+                }
+            }
+            Mnemonic::Div | Mnemonic::Idiv if self.rng.chance(60) => {
+                self.tame_division(&mut case, &ops, mem_off);
+            }
+            _ => {}
+        }
+        if category == "shift" {
+            if ops.iter().any(|o| matches!(o, Op::R(Register::CL))) {
+                let c = *self.rng.pick(&SHIFT_COUNTS);
+                let rcx = case.gpr[1];
+                case.gpr[1] = (rcx & !0xFF) | c;
+            }
+            if !self.shift_rules(&mut case, &ops) {
+                return None;
+            }
+        }
+        if category == "x87" || category == "sse" {
+            self.fp_inputs(&mut case, mem_size, mem_off);
+            if mnemonic == Mnemonic::Ldmxcsr {
+                if let Some(off) = mem_off {
+                    // Keep SIMD exceptions masked (see exclusions: #XM is not compared).
+                    let v = 0x1F80 | (self.rng.below(4) << 13) as u32 | (self.rng.below(2) << 15) as u32 | (self.rng.below(2) << 6) as u32 | self.rng.below(64) as u32;
+                    case.mem[off..off + 4].copy_from_slice(&v.to_le_bytes());
+                }
+            }
+            if mnemonic == Mnemonic::Fldcw {
+                if let Some(off) = mem_off {
+                    let v = 0x037F & !0x0F00 | ((self.rng.below(4) as u16) << 10) | ((*self.rng.pick(&[0u16, 2, 3])) << 8) | 0x40;
+                    case.mem[off..off + 2].copy_from_slice(&v.to_le_bytes());
+                }
+            }
+            case.undefined.fsw = fsw_undefined(mnemonic);
+        }
+        if matches!(mnemonic, Mnemonic::Bsf | Mnemonic::Bsr) {
+            let src = self.operand_value(&case, &ops[1], mem_off, mem_size.size());
+            if src == 0 {
+                // Dest is undefined for a zero source (Intel); flags other than ZF too.
+                if let Op::R(r) = ops[0] {
+                    case.undefined.gprs |= 1 << reg_index(r);
+                }
+            }
+        }
+        case.undefined.flags |= iced_to_eflags(case.insn.rflags_undefined());
+        Some(case)
+    }
+
+    fn imm8(&mut self, mnemonic: Mnemonic, category: &str) -> u8 {
+        if category == "shift" {
+            return *self.rng.pick(&SHIFT_COUNTS) as u8;
+        }
+        match mnemonic {
+            Mnemonic::Cmpps | Mnemonic::Cmpss | Mnemonic::Cmppd | Mnemonic::Cmpsd => self.rng.below(8) as u8,
+            Mnemonic::Psllw | Mnemonic::Pslld | Mnemonic::Psllq | Mnemonic::Psrlw | Mnemonic::Psrld | Mnemonic::Psrlq
+            | Mnemonic::Psraw | Mnemonic::Psrad | Mnemonic::Pslldq | Mnemonic::Psrldq => *self.rng.pick(&SHIFT_COUNTS) as u8,
+            _ => self.rng.edgy(8) as u8,
+        }
+    }
+
+    /// Make a division that does not overflow (most of the time the quotient fits).
+    fn tame_division(&mut self, case: &mut Case, ops: &[Op], mem_off: Option<usize>) {
+        let size = case.insn.memory_size().size().max(match ops[0] {
+            Op::R(r) => r.size(),
+            _ => 0,
+        });
+        let size = if size == 0 { 4 } else { size };
+        let divisor = self.operand_value(case, &ops[0], mem_off, size);
+        let bits = (size * 8) as u32;
+        let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+        let signed = case.insn.mnemonic() == Mnemonic::Idiv;
+        let low = self.rng.edgy(bits);
+        let high = if signed {
+            if low & (1 << (bits - 1)) != 0 { mask } else { 0 }
+        } else if divisor == 0 {
+            0
+        } else {
+            self.rng.below(divisor)
+        };
+        match size {
+            1 => {
+                let ax = ((high & 0xFF) << 8) | (low & 0xFF);
+                case.gpr[0] = (case.gpr[0] & !0xFFFF) | ax;
+            }
+            _ => {
+                set_sized(&mut case.gpr[0], size, low);
+                set_sized(&mut case.gpr[2], size, high);
+            }
+        }
+    }
+
+    /// Value of a source operand from the case inputs (register or scratch memory).
+    fn operand_value(&self, case: &Case, op: &Op, mem_off: Option<usize>, size: usize) -> u64 {
+        match op {
+            Op::R(r) => reg_value(&case.gpr, *r),
+            Op::M(_) => {
+                let off = mem_off.unwrap_or(0);
+                let mut b = [0u8; 8];
+                let n = size.clamp(1, 8);
+                b[..n].copy_from_slice(&case.mem[off..off + n]);
+                u64::from_le_bytes(b)
+            }
+            Op::I(v) => *v as u64,
+        }
+    }
+
+    /// Count-dependent undefined results of shifts and rotates. False: regenerate.
+    fn shift_rules(&mut self, case: &mut Case, ops: &[Op]) -> bool {
+        let m = case.insn.mnemonic();
+        let size = match ops[0] {
+            Op::R(r) => r.size(),
+            _ => case.insn.memory_size().size(),
+        };
+        let count_op = ops.last().copied();
+        let raw = match count_op {
+            Some(Op::R(Register::CL)) => case.gpr[1] & 0xFF,
+            Some(Op::I(v)) => v as u64 & 0xFF,
+            _ => 1, // the "by 1" encodings
+        };
+        let masked = raw & if size == 8 { 0x3F } else { 0x1F };
+        const OF: u64 = 0x800;
+        const AF: u64 = 0x10;
+        if masked != 1 {
+            case.undefined.flags |= OF;
+        }
+        if masked != 0 && matches!(m, Mnemonic::Shl | Mnemonic::Shr | Mnemonic::Sar | Mnemonic::Shld | Mnemonic::Shrd) {
+            case.undefined.flags |= AF;
+        }
+        if matches!(m, Mnemonic::Shld | Mnemonic::Shrd) && masked as usize > size * 8 {
+            // Result and flags undefined (16-bit operand with count > 16): not a useful case.
+            return false;
+        }
+        true
+    }
+
+    /// x87/SSE register state and FP-looking memory for an FP case.
+    fn fp_inputs(&mut self, case: &mut Case, mem_size: MemorySize, mem_off: Option<usize>) {
+        let mut fx = Box::new([0u8; 512]);
+        let rc = self.rng.below(4) as u16;
+        let pc = *self.rng.pick(&[0u16, 2, 3, 3, 3]);
+        let fcw: u16 = 0x0040 | 0x3F | (pc << 8) | (rc << 10);
+        let depth = *self.rng.pick(&[0usize, 1, 2, 2, 3, 3, 4, 5, 6, 7, 8]);
+        let top = self.rng.below(8) as u16;
+        let cc = (self.rng.below(16) as u16) & 0xF;
+        let fsw = (top << 11) | ((cc & 1) << 8) | ((cc & 2) << 8) | ((cc & 4) << 8) | ((cc & 8) << 11);
+        let mut ftw = 0u8;
+        for i in 0..depth {
+            ftw |= 1 << ((top as usize + i) & 7);
+        }
+        fx[0..2].copy_from_slice(&fcw.to_le_bytes());
+        fx[2..4].copy_from_slice(&fsw.to_le_bytes());
+        fx[4] = ftw;
+        let mxcsr: u32 = 0x1F80 | ((self.rng.below(4) as u32) << 13) | if self.rng.chance(20) { 0x8040 } else { 0 };
+        fx[24..28].copy_from_slice(&mxcsr.to_le_bytes());
+        for i in 0..8 {
+            let v = fpvals::f80(&mut self.rng);
+            fx[32 + i * 16..32 + i * 16 + 10].copy_from_slice(&v);
+        }
+        let nxmm = if case.mode == Mode::Long64 { 16 } else { 8 };
+        for i in 0..nxmm {
+            let v = fpvals::xmm(&mut self.rng);
+            fx[160 + i * 16..176 + i * 16].copy_from_slice(&v);
+        }
+        case.fx = Some(fx);
+        if let Some(off) = mem_off {
+            let room = SCRATCH_LEN - off;
+            let bytes: Vec<u8> = match mem_size {
+                MemorySize::Float32 => fpvals::f32_bits(&mut self.rng).to_le_bytes().to_vec(),
+                MemorySize::Float64 => fpvals::f64_bits(&mut self.rng).to_le_bytes().to_vec(),
+                MemorySize::Float80 => fpvals::f80(&mut self.rng).to_vec(),
+                MemorySize::Bcd => fpvals::bcd80(&mut self.rng).to_vec(),
+                MemorySize::Int16 => (self.rng.edgy(16) as u16).to_le_bytes().to_vec(),
+                MemorySize::Int32 => (self.rng.edgy(32) as u32).to_le_bytes().to_vec(),
+                MemorySize::Int64 => self.rng.edgy(64).to_le_bytes().to_vec(),
+                _ => fpvals::xmm(&mut self.rng).to_vec(),
+            };
+            let n = bytes.len().min(room);
+            case.mem[off..off + n].copy_from_slice(&bytes[..n]);
+        }
+    }
+
+    /// MOVS/STOS/LODS/CMPS/SCAS with and without REP, all element sizes and both directions.
+    fn string_case(&mut self, mode: Mode) -> Option<Case> {
+        let mut case = self.blank(mode);
+        let addr_size = match mode {
+            Mode::Real => 16,
+            Mode::Prot32 => 32,
+            Mode::Long64 => *self.rng.pick(&[64u32, 64, 32]),
+        };
+        let sizes: &[u32] = if mode == Mode::Long64 { &[1, 2, 4, 8] } else { &[1, 2, 4] };
+        let elem = *self.rng.pick(sizes);
+        let kind = self.rng.below(5);
+        let rep = match (kind, self.rng.below(3)) {
+            (_, 0) => RepPrefixKind::None,
+            (3 | 4, 1) => RepPrefixKind::Repne,
+            _ => RepPrefixKind::Repe,
+        };
+        let seg = Register::None;
+        let insn = match (kind, elem) {
+            (0, 1) => Instruction::with_movsb(addr_size, seg, rep),
+            (0, 2) => Instruction::with_movsw(addr_size, seg, rep),
+            (0, 4) => Instruction::with_movsd(addr_size, seg, rep),
+            (0, _) => Instruction::with_movsq(addr_size, seg, rep),
+            (1, 1) => Instruction::with_stosb(addr_size, rep),
+            (1, 2) => Instruction::with_stosw(addr_size, rep),
+            (1, 4) => Instruction::with_stosd(addr_size, rep),
+            (1, _) => Instruction::with_stosq(addr_size, rep),
+            (2, 1) => Instruction::with_lodsb(addr_size, seg, rep),
+            (2, 2) => Instruction::with_lodsw(addr_size, seg, rep),
+            (2, 4) => Instruction::with_lodsd(addr_size, seg, rep),
+            (2, _) => Instruction::with_lodsq(addr_size, seg, rep),
+            (3, 1) => Instruction::with_cmpsb(addr_size, seg, rep),
+            (3, 2) => Instruction::with_cmpsw(addr_size, seg, rep),
+            (3, 4) => Instruction::with_cmpsd(addr_size, seg, rep),
+            (3, _) => Instruction::with_cmpsq(addr_size, seg, rep),
+            (_, 1) => Instruction::with_scasb(addr_size, rep),
+            (_, 2) => Instruction::with_scasw(addr_size, rep),
+            (_, 4) => Instruction::with_scasd(addr_size, rep),
+            (_, _) => Instruction::with_scasq(addr_size, rep),
+        }
+        .ok()?;
+        case.insn = insn;
+        let base = Self::scratch_addr(mode);
+        // Pointers in the middle of scratch so 4 elements of 8 bytes fit either way.
+        let si = base + 32 + self.rng.below(33);
+        let di = base + 32 + self.rng.below(33);
+        let count = *self.rng.pick(&[0u64, 1, 2, 3, 4]);
+        let high_noise = |rng: &mut Rng, v: u64, bits: u32| -> u64 {
+            if bits >= 64 { v } else { (rng.next_u64() << bits) | v }
+        };
+        // Address-size bits above the used width are random to check they are ignored
+        // (and, for 32-bit addressing in long mode, cleared on write-back).
+        let (si, di, cx) = match addr_size {
+            16 => (high_noise(&mut self.rng, si & 0xFFFF, 16), high_noise(&mut self.rng, di & 0xFFFF, 16), high_noise(&mut self.rng, count, 16)),
+            32 if mode == Mode::Long64 => (high_noise(&mut self.rng, si, 32), high_noise(&mut self.rng, di, 32), high_noise(&mut self.rng, count, 32)),
+            _ => (si, di, count),
+        };
+        let width_mask = if mode == Mode::Long64 { u64::MAX } else { 0xFFFF_FFFF };
+        case.gpr[6] = si & width_mask;
+        case.gpr[7] = di & width_mask;
+        case.gpr[1] = cx & width_mask;
+        // A small alphabet so REPE/REPNE comparisons stop at interesting places.
+        for b in case.mem.iter_mut() {
+            *b = self.rng.below(2) as u8;
+        }
+        if self.rng.chance(50) {
+            case.gpr[0] &= !0xFF;
+        }
+        case.undefined.flags |= iced_to_eflags(case.insn.rflags_undefined());
+        Some(case)
+    }
+
+    fn reg_for(&mut self, kind: K, mode: Mode) -> Register {
+        let long = mode == Mode::Long64;
+        let list: &[Register] = match kind {
+            K::r8_or_mem | K::r8_reg | K::r8_opcode => if long { &R8_LONG } else { &R8 },
+            K::r16_or_mem | K::r16_reg | K::r16_opcode | K::r16_rm => if long { &R16_LONG } else { &R16 },
+            K::r32_or_mem | K::r32_reg | K::r32_opcode | K::r32_rm => if long { &R32_LONG } else { &R32 },
+            K::r64_or_mem | K::r64_reg | K::r64_opcode | K::r64_rm => &R64,
+            _ => if long { &XMM_LONG } else { &XMM },
+        };
+        *self.rng.pick(list)
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Op {
+    R(Register),
+    M(MemoryOperand),
+    I(i64),
+}
+
+fn build(code: Code, ops: &[Op]) -> Option<Instruction> {
+    use Op::*;
+    let r = match ops {
+        [] => Ok(Instruction::with(code)),
+        [R(a)] => Instruction::with1(code, *a),
+        [M(a)] => Instruction::with1(code, *a),
+        [I(a)] => Instruction::with1(code, *a as i32),
+        [R(a), R(b)] => Instruction::with2(code, *a, *b),
+        [R(a), M(b)] => Instruction::with2(code, *a, *b),
+        [M(a), R(b)] => Instruction::with2(code, *a, *b),
+        [R(a), I(b)] => {
+            if code.op_code().op_kinds().get(1) == Some(&K::imm64) {
+                Instruction::with2(code, *a, *b)
+            } else {
+                Instruction::with2(code, *a, *b as i32)
+            }
+        }
+        [M(a), I(b)] => Instruction::with2(code, *a, *b as i32),
+        [R(a), R(b), R(c)] => Instruction::with3(code, *a, *b, *c),
+        [R(a), R(b), I(c)] => Instruction::with3(code, *a, *b, *c as i32),
+        [R(a), M(b), I(c)] => Instruction::with3(code, *a, *b, *c as i32),
+        [M(a), R(b), I(c)] => Instruction::with3(code, *a, *b, *c as i32),
+        [M(a), R(b), R(c)] => Instruction::with3(code, *a, *b, *c),
+        [R(a), M(b), R(c)] => Instruction::with3(code, *a, *b, *c),
+        [R(a), R(b), M(c)] => Instruction::with3(code, *a, *b, *c),
+        _ => return None,
+    };
+    r.ok()
+}
+
+fn usable_codes(mnemonics: &[Mnemonic], mode: Mode) -> Vec<Code> {
+    Code::values()
+        .filter(|&c| {
+            let oc = c.op_code();
+            if !oc.is_instruction() || oc.encoding() != EncodingKind::Legacy || !mnemonics.contains(&c.mnemonic()) {
+                return false;
+            }
+            let mode_ok = match mode {
+                Mode::Real => oc.mode16(),
+                Mode::Prot32 => oc.mode32(),
+                Mode::Long64 => oc.mode64(),
+            };
+            if !mode_ok || !c.cpuid_features().iter().all(|f| ALLOWED_FEATURES.contains(f)) {
+                return false;
+            }
+            if exclusions::excluded_mnemonic(c.mnemonic()).is_some() || exclusions::excluded_code(c).is_some() {
+                return false;
+            }
+            // Undocumented alias encodings (e.g. FCOM DC D0+i) are left out.
+            let name = format!("{c:?}");
+            if name.len() > 5 && name[name.len() - 5..].starts_with("_D") && name[name.len() - 4..].chars().all(|ch| ch.is_ascii_hexdigit()) {
+                return false;
+            }
+            oc.op_kinds().iter().all(|k| SUPPORTED_KINDS.contains(k))
+        })
+        .collect()
+}
+
+const SUPPORTED_KINDS: &[K] = &[
+    K::r8_or_mem, K::r16_or_mem, K::r32_or_mem, K::r64_or_mem, K::xmm_or_mem, K::mem, K::r8_reg, K::r8_opcode,
+    K::r16_reg, K::r16_opcode, K::r16_rm, K::r32_reg, K::r32_opcode, K::r32_rm, K::r64_reg, K::r64_opcode,
+    K::r64_rm, K::xmm_reg, K::xmm_rm, K::al, K::cl, K::ax, K::eax, K::rax, K::st0, K::sti_opcode, K::imm8_const_1,
+    K::imm8, K::imm8sex16, K::imm8sex32, K::imm8sex64, K::imm16, K::imm32, K::imm32sex64, K::imm64,
+];
+
+const SHIFT_COUNTS: [u64; 18] = [0, 1, 1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 200, 255];
+
+// SP is never an explicit operand: the harness owns the stack.
+const R8: [Register; 8] = [Register::AL, Register::CL, Register::DL, Register::BL, Register::AH, Register::CH, Register::DH, Register::BH];
+const R8_LONG: [Register; 15] = [
+    Register::AL, Register::CL, Register::DL, Register::BL, Register::BPL, Register::SIL, Register::DIL, Register::R8L,
+    Register::R9L, Register::R10L, Register::R11L, Register::R12L, Register::R13L, Register::R14L, Register::R15L,
+];
+const R16: [Register; 7] = [Register::AX, Register::CX, Register::DX, Register::BX, Register::BP, Register::SI, Register::DI];
+const R16_LONG: [Register; 15] = [
+    Register::AX, Register::CX, Register::DX, Register::BX, Register::BP, Register::SI, Register::DI, Register::R8W,
+    Register::R9W, Register::R10W, Register::R11W, Register::R12W, Register::R13W, Register::R14W, Register::R15W,
+];
+const R32: [Register; 7] = [Register::EAX, Register::ECX, Register::EDX, Register::EBX, Register::EBP, Register::ESI, Register::EDI];
+const R32_LONG: [Register; 15] = [
+    Register::EAX, Register::ECX, Register::EDX, Register::EBX, Register::EBP, Register::ESI, Register::EDI, Register::R8D,
+    Register::R9D, Register::R10D, Register::R11D, Register::R12D, Register::R13D, Register::R14D, Register::R15D,
+];
+const R64: [Register; 15] = [
+    Register::RAX, Register::RCX, Register::RDX, Register::RBX, Register::RBP, Register::RSI, Register::RDI, Register::R8,
+    Register::R9, Register::R10, Register::R11, Register::R12, Register::R13, Register::R14, Register::R15,
+];
+const XMM: [Register; 8] = [
+    Register::XMM0, Register::XMM1, Register::XMM2, Register::XMM3, Register::XMM4, Register::XMM5, Register::XMM6, Register::XMM7,
+];
+const XMM_LONG: [Register; 16] = [
+    Register::XMM0, Register::XMM1, Register::XMM2, Register::XMM3, Register::XMM4, Register::XMM5, Register::XMM6, Register::XMM7,
+    Register::XMM8, Register::XMM9, Register::XMM10, Register::XMM11, Register::XMM12, Register::XMM13, Register::XMM14, Register::XMM15,
+];
+const ST_REGS: [Register; 8] = [
+    Register::ST0, Register::ST1, Register::ST2, Register::ST3, Register::ST4, Register::ST5, Register::ST6, Register::ST7,
+];
+
+fn is_high8(r: Register) -> bool {
+    matches!(r, Register::AH | Register::CH | Register::DH | Register::BH)
+}
+
+pub fn reg_index(r: Register) -> usize {
+    (r.full_register() as usize).wrapping_sub(Register::RAX as usize) & 15
+}
+
+fn reg_value(gpr: &[u64; 16], r: Register) -> u64 {
+    let v = gpr[reg_index(r)];
+    if is_high8(r) {
+        return (v >> 8) & 0xFF;
+    }
+    match r.size() {
+        1 => v & 0xFF,
+        2 => v & 0xFFFF,
+        4 => v & 0xFFFF_FFFF,
+        _ => v,
+    }
+}
+
+fn set_reg(gpr: &mut [u64; 16], r: Register, value: u64) {
+    let i = reg_index(r);
+    if is_high8(r) {
+        gpr[i] = (gpr[i] & !0xFF00) | ((value & 0xFF) << 8);
+    } else {
+        set_sized(&mut gpr[i], r.size(), value);
+    }
+}
+
+fn set_sized(slot: &mut u64, size: usize, value: u64) {
+    let mask = match size {
+        1 => 0xFF,
+        2 => 0xFFFF,
+        4 => 0xFFFF_FFFF,
+        _ => u64::MAX,
+    };
+    *slot = (*slot & !mask) | (value & mask);
+}
+
+/// iced's RflagsBits → architectural EFLAGS bits.
+fn iced_to_eflags(bits: u32) -> u64 {
+    use iced_x86::RflagsBits as F;
+    let map = [(F::OF, 0x800u64), (F::SF, 0x80), (F::ZF, 0x40), (F::AF, 0x10), (F::CF, 0x1), (F::PF, 0x4), (F::DF, 0x400), (F::IF, 0x200), (F::AC, 0x40000)];
+    map.iter().filter(|(f, _)| bits & f != 0).map(|(_, e)| e).sum()
+}
+
+/// x87 condition codes the SDM calls undefined for this instruction (C0=0x100, C1=0x200,
+/// C2=0x400, C3=0x4000).
+fn fsw_undefined(m: Mnemonic) -> u16 {
+    use Mnemonic::*;
+    match m {
+        Fcom | Fcomp | Fcompp | Fucom | Fucomp | Fucompp | Ficom | Ficomp | Ftst | Fxam | Fprem | Fprem1 | Fcomi
+        | Fcomip | Fucomi | Fucomip => 0,
+        Fnstsw | Fnstcw | Fldcw | Fnclex | Ffree | Fnop => 0x4700,
+        Ldmxcsr | Stmxcsr => 0,
+        _ if SSE.contains(&m) => 0,
+        _ => 0x4500,
+    }
+}

@@ -1,0 +1,359 @@
+//! Assembles one chunk: the cases of one mode plus the code that runs them and dumps
+//! their results to the debug console.
+//!
+//! Per case (all addresses absolute, no base registers, so nothing depends on the
+//! case's own register values): load scratch memory, FXRSTOR, switch to the case stack,
+//! load RFLAGS and the GPRs, run the instruction, store the GPRs, switch back, store
+//! RFLAGS, then `emit` writes the record. Exceptions go to per-vector stubs that note
+//! vector, error code and faulting IP, and IRET to the case's "after" point.
+
+use iced_x86::code_asm::*;
+use iced_x86::{BlockEncoderOptions, Code, Instruction, MemoryOperand, Register, RepPrefixKind};
+
+use super::case::{Case, Mode};
+use super::layout::*;
+
+/// Addresses learned in the first assembly pass.
+#[derive(Clone, Default)]
+struct Addrs {
+    after: Vec<u64>,
+    stubs: Vec<u64>,
+    rm_entry: u64,
+}
+
+pub struct Chunk {
+    pub mode: Mode,
+    pub bytes: Vec<u8>,
+    /// Entry as the driver jumps to it: RM → offset in the 16-bit code segment,
+    /// otherwise the absolute address.
+    pub entry: u32,
+    /// Case ids in run order.
+    pub ids: Vec<u32>,
+}
+
+const HAS_ERROR_CODE: [u8; 8] = [8, 10, 11, 12, 13, 14, 17, 21];
+
+pub fn build(mode: Mode, cases: &[&Case]) -> Result<Chunk, String> {
+    let first = assemble(mode, cases, None).map_err(|e| e.to_string())?;
+    let second = assemble(mode, cases, Some(&first.1)).map_err(|e| e.to_string())?;
+    debug_assert_eq!(first.0.len(), second.0.len());
+    let limit = if mode == Mode::Real { RM_MAX_CHUNK } else { PM_MAX_CHUNK };
+    if second.0.len() > limit {
+        return Err(format!("chunk too large: {} bytes", second.0.len()));
+    }
+    let (bytes, _addrs, entry) = second;
+    Ok(Chunk { mode, bytes, entry, ids: cases.iter().map(|c| c.id).collect() })
+}
+
+struct Layout {
+    inputs: Vec<u64>,
+    fx: Vec<Option<u64>>,
+    code_off: u64,
+}
+
+fn data_layout(cases: &[&Case]) -> Layout {
+    let mut off = C_INPUTS;
+    let mut inputs = Vec::new();
+    for _ in cases {
+        inputs.push(off);
+        off += IN_LEN;
+    }
+    let mut fx = Vec::new();
+    for c in cases {
+        if c.fx.is_some() {
+            fx.push(Some(off));
+            off += 512;
+        } else {
+            fx.push(None);
+        }
+    }
+    Layout { inputs, fx, code_off: (off + 15) & !15 }
+}
+
+fn default_fx() -> [u8; 512] {
+    let mut fx = [0u8; 512];
+    fx[0..2].copy_from_slice(&0x037Fu16.to_le_bytes());
+    fx[24..28].copy_from_slice(&0x1F80u32.to_le_bytes());
+    fx
+}
+
+fn data_bytes(mode: Mode, cases: &[&Case], lay: &Layout, addrs: Option<&Addrs>) -> Vec<u8> {
+    let base = chunk_code_base(mode);
+    let mut d = vec![0u8; lay.code_off as usize];
+    d[C_OUT as usize..C_OUT as usize + 4].copy_from_slice(&RECORD_MAGIC.to_le_bytes());
+    // IDT (real mode: IVT of seg:off) and its descriptor.
+    let idt = C_IDT as usize;
+    let (entry_len, limit) = match mode {
+        Mode::Real => (4usize, 32 * 4 - 1),
+        Mode::Prot32 => (8, 32 * 8 - 1),
+        Mode::Long64 => (16, 32 * 16 - 1),
+    };
+    if let Some(a) = addrs {
+        for (v, &stub) in a.stubs.iter().enumerate() {
+            let e = &mut d[idt + v * entry_len..idt + (v + 1) * entry_len];
+            match mode {
+                Mode::Real => {
+                    e[0..2].copy_from_slice(&(stub as u16).to_le_bytes());
+                    e[2..4].copy_from_slice(&RM_SEG.to_le_bytes());
+                }
+                Mode::Prot32 | Mode::Long64 => {
+                    let sel = if mode == Mode::Prot32 { SEL_CODE32 } else { SEL_CODE64 };
+                    e[0..2].copy_from_slice(&(stub as u16).to_le_bytes());
+                    e[2..4].copy_from_slice(&sel.to_le_bytes());
+                    e[4] = 0;
+                    e[5] = 0x8E; // present, DPL 0, interrupt gate
+                    e[6..8].copy_from_slice(&((stub >> 16) as u16).to_le_bytes());
+                    if mode == Mode::Long64 {
+                        e[8..12].copy_from_slice(&((stub >> 32) as u32).to_le_bytes());
+                    }
+                }
+            }
+        }
+    }
+    let idt_linear = if mode == Mode::Real { RM_BASE + C_IDT } else { base + C_IDT };
+    let r = C_IDTR as usize;
+    d[r..r + 2].copy_from_slice(&(limit as u16).to_le_bytes());
+    d[r + 2..r + 10].copy_from_slice(&idt_linear.to_le_bytes());
+    d[C_DEFAULT_FX as usize..C_DEFAULT_FX as usize + 512].copy_from_slice(&default_fx());
+    for (i, c) in cases.iter().enumerate() {
+        let o = lay.inputs[i] as usize;
+        d[o..o + 8].copy_from_slice(&c.rflags.to_le_bytes());
+        for (g, v) in c.gpr.iter().enumerate() {
+            let p = o + IN_GPR as usize + g * 8;
+            d[p..p + 8].copy_from_slice(&v.to_le_bytes());
+        }
+        let m = o + IN_MEM as usize;
+        d[m..m + SCRATCH_LEN].copy_from_slice(&c.mem);
+        if let (Some(fx), Some(off)) = (&c.fx, lay.fx[i]) {
+            d[off as usize..off as usize + 512].copy_from_slice(&fx[..]);
+        }
+    }
+    d
+}
+
+fn assemble(mode: Mode, cases: &[&Case], addrs: Option<&Addrs>) -> Result<(Vec<u8>, Addrs, u32), IcedError> {
+    let lay = data_layout(cases);
+    let cb = chunk_code_base(mode);
+    let bits = mode.bitness();
+    let mut a = CodeAssembler::new(bits)?;
+    let at = |off: u64| cb + off;
+    let got = |f: &dyn Fn(&Addrs) -> u64| addrs.map(f).unwrap_or(0);
+    let (case_sp, harness_sp_store) = match mode {
+        Mode::Real => (RM_CASE_SP, at(C_HARNESS_SP)),
+        _ => (PM_CASE_SP, at(C_HARNESS_SP)),
+    };
+
+    // ---- entry ----
+    let mut rm_entry = a.create_label();
+    match mode {
+        Mode::Real => {
+            // Entered in 16-bit protected mode (CS = SEL_CODE16, base RM_BASE).
+            a.mov(ax, SEL_DATA16 as u32)?;
+            for s in [ds, es, fs, gs, ss] {
+                a.mov(s, ax)?;
+            }
+            a.mov(eax, cr0)?;
+            a.and(eax, 0xFFFF_FFFEu32 as i32)?;
+            a.mov(cr0, eax)?;
+            a.add_instruction(Instruction::with_far_branch(Code::Jmp_ptr1616, RM_SEG, got(&|x| x.rm_entry) as u32)?)?;
+            a.set_label(&mut rm_entry)?;
+            a.mov(ax, RM_SEG as u32)?;
+            for s in [ds, es, fs, gs] {
+                a.mov(s, ax)?;
+            }
+            a.mov(ax, RM_STACK_SEG as u32)?;
+            a.mov(ss, ax)?;
+            a.mov(esp, RM_HARNESS_SP as u32)?;
+        }
+        Mode::Prot32 => a.nop()?,
+        Mode::Long64 => {
+            // Long mode upper halves are undefined after the switch: reload RSP zero-extended.
+            a.mov(esp, dword_ptr(IMAGE_BASE + VAR_SAVED_ESP as u64))?;
+        }
+    }
+    a.mov(dword_ptr(at(C_START)), ebx)?;
+    a.lidt(ptr(at(C_IDTR)))?;
+
+    // ---- cases ----
+    let mut emit = a.create_label();
+    let mut after_labels = Vec::new();
+    for (k, c) in cases.iter().enumerate() {
+        let mut next = a.create_label();
+        let mut after = a.create_label();
+        a.cmp(dword_ptr(at(C_START)), k as u32)?;
+        a.ja(next)?;
+        a.mov(dword_ptr(at(C_OUT + OUT_ID)), c.id)?;
+        a.mov(dword_ptr(at(C_OUT + OUT_HAS_FX)), c.fx.is_some() as u32)?;
+        a.mov(dword_ptr(at(C_OUT + OUT_EXC_VEC)), u32::MAX)?;
+        for off in [OUT_EXC_ERR, OUT_EXC_ERR + 4, OUT_EXC_IP, OUT_EXC_IP + 4] {
+            a.mov(dword_ptr(at(C_OUT + off)), 0u32)?;
+        }
+        a.mov(dword_ptr(at(C_AFTER_PTR)), got(&|x| x.after[k]) as u32)?;
+        // Scratch memory from the input block.
+        a.cld()?;
+        a.mov(esi, at(lay.inputs[k] + IN_MEM) as u32)?;
+        a.mov(edi, at(C_SCRATCH) as u32)?;
+        a.mov(ecx, (SCRATCH_LEN / 4) as u32)?;
+        if mode == Mode::Long64 {
+            a.rep().movsd()?;
+        } else {
+            a.add_instruction(Instruction::with_movsd(bits, Register::None, RepPrefixKind::Repe)?)?;
+        }
+        let fx = lay.fx[k].unwrap_or(C_DEFAULT_FX);
+        a.fxrstor(ptr(at(fx)))?;
+        // Case stack, flags, registers.
+        if mode == Mode::Long64 {
+            a.mov(qword_ptr(harness_sp_store), rsp)?;
+            a.mov(esp, case_sp as u32)?;
+            a.push(qword_ptr(at(lay.inputs[k] + IN_FLAGS)))?;
+            a.popfq()?;
+            for (i, r) in GPR64.iter().enumerate() {
+                if i != 4 {
+                    a.mov(*r, qword_ptr(at(lay.inputs[k] + IN_GPR + 8 * i as u64)))?;
+                }
+            }
+        } else {
+            a.mov(dword_ptr(harness_sp_store), esp)?;
+            a.mov(esp, case_sp as u32)?;
+            a.push(dword_ptr(at(lay.inputs[k] + IN_FLAGS)))?;
+            a.popfd()?;
+            for (i, r) in GPR32.iter().enumerate() {
+                if i != 4 {
+                    a.mov(*r, dword_ptr(at(lay.inputs[k] + IN_GPR + 8 * i as u64)))?;
+                }
+            }
+        }
+        a.add_instruction(c.insn)?;
+        a.set_label(&mut after)?;
+        after_labels.push(after);
+        if mode == Mode::Long64 {
+            for (i, r) in GPR64.iter().enumerate() {
+                a.mov(qword_ptr(at(C_OUT + OUT_GPR + 8 * i as u64)), *r)?;
+            }
+            a.mov(rsp, qword_ptr(harness_sp_store))?;
+            a.pushfq()?;
+            a.pop(qword_ptr(at(C_OUT + OUT_FLAGS)))?;
+        } else {
+            for (i, r) in GPR32.iter().enumerate() {
+                a.mov(dword_ptr(at(C_OUT + OUT_GPR + 8 * i as u64)), *r)?;
+            }
+            a.mov(esp, dword_ptr(harness_sp_store))?;
+            a.pushfd()?;
+            a.pop(dword_ptr(at(C_OUT + OUT_FLAGS)))?;
+        }
+        a.call(emit)?;
+        a.set_label(&mut next)?;
+    }
+
+    // ---- exit ----
+    match mode {
+        Mode::Real => {
+            a.cli()?;
+            a.mov(eax, cr0)?;
+            a.or(eax, 1)?;
+            a.mov(cr0, eax)?;
+            a.add_instruction(Instruction::with1(Code::Jmp_m1632, MemoryOperand::with_displ(C_RET_FAR, 2))?)?;
+        }
+        Mode::Prot32 => a.ret()?,
+        Mode::Long64 => {
+            a.push(SEL_CODE32 as i32)?;
+            a.push(qword_ptr(IMAGE_BASE + VAR_RET_LM as u64))?;
+            a.add_instruction(Instruction::with(Code::Retfq))?;
+        }
+    }
+
+    // ---- exception stubs ----
+    let mut stub_labels = Vec::new();
+    for v in 0u8..32 {
+        let mut l = a.create_label();
+        a.set_label(&mut l)?;
+        stub_labels.push(l);
+        let err = mode != Mode::Real && HAS_ERROR_CODE.contains(&v);
+        match mode {
+            Mode::Real => {
+                a.mov(dword_ptr(at(C_OUT + OUT_EXC_VEC)), v as u32)?;
+                a.pop(word_ptr(at(C_OUT + OUT_EXC_IP)))?;
+                a.push(word_ptr(at(C_AFTER_PTR)))?;
+                a.iret()?;
+            }
+            Mode::Prot32 => {
+                if err {
+                    a.pop(dword_ptr(at(C_OUT + OUT_EXC_ERR)))?;
+                }
+                a.mov(dword_ptr(at(C_OUT + OUT_EXC_VEC)), v as u32)?;
+                a.pop(dword_ptr(at(C_OUT + OUT_EXC_IP)))?;
+                a.push(dword_ptr(at(C_AFTER_PTR)))?;
+                a.iretd()?;
+            }
+            Mode::Long64 => {
+                if err {
+                    a.pop(qword_ptr(at(C_OUT + OUT_EXC_ERR)))?;
+                }
+                a.mov(dword_ptr(at(C_OUT + OUT_EXC_VEC)), v as u32)?;
+                a.pop(qword_ptr(at(C_OUT + OUT_EXC_IP)))?;
+                a.push(qword_ptr(at(C_AFTER_PTR)))?;
+                a.iretq()?;
+            }
+        }
+    }
+
+    // ---- emit: write the record to the debug console ----
+    a.set_label(&mut emit)?;
+    emit_body(&mut a, mode, at)?;
+
+    let ip = cb + lay.code_off;
+    let result = a.assemble_options(ip, BlockEncoderOptions::RETURN_NEW_INSTRUCTION_OFFSETS)?;
+    let mut out = Addrs::default();
+    for l in &after_labels {
+        out.after.push(result.label_ip(l)?);
+    }
+    for l in &stub_labels {
+        out.stubs.push(result.label_ip(l)?);
+    }
+    if mode == Mode::Real {
+        out.rm_entry = result.label_ip(&rm_entry)?;
+    }
+    let code = result.inner.code_buffer;
+    let entry = if mode == Mode::Real { lay.code_off as u32 } else { ip as u32 };
+    let mut bytes = data_bytes(mode, cases, &lay, addrs);
+    bytes.extend_from_slice(&code);
+    Ok((bytes, out, entry))
+}
+
+fn emit_body(a: &mut CodeAssembler, mode: Mode, at: impl Fn(u64) -> u64) -> Result<(), IcedError> {
+    let bits = mode.bitness();
+    a.cld()?;
+    for (i, s) in [es, cs, ss, ds, fs, gs].into_iter().enumerate() {
+        a.mov(word_ptr(at(C_OUT + OUT_SEGS + 2 * i as u64)), s)?;
+    }
+    a.fxsave(ptr(at(C_OUT_FX)))?;
+    a.mov(edx, DEBUGCON_PORT as u32)?;
+    let outs = |a: &mut CodeAssembler, seg: Register| -> Result<(), IcedError> {
+        a.add_instruction(Instruction::with_outsb(bits, seg, RepPrefixKind::Repe)?)
+    };
+    a.mov(esi, at(C_OUT) as u32)?;
+    a.mov(ecx, OUT_LEN as u32)?;
+    outs(a, Register::None)?;
+    let mut skip = a.create_label();
+    a.cmp(dword_ptr(at(C_OUT + OUT_HAS_FX)), 0)?;
+    a.je(skip)?;
+    a.mov(esi, at(C_OUT_FX) as u32)?;
+    a.mov(ecx, 512u32)?;
+    outs(a, Register::None)?;
+    a.set_label(&mut skip)?;
+    a.mov(esi, at(C_SCRATCH) as u32)?;
+    a.mov(ecx, SCRATCH_LEN as u32)?;
+    outs(a, Register::None)?;
+    let (case_sp, stack_seg) = match mode {
+        Mode::Real => (RM_CASE_SP, Register::SS),
+        _ => (PM_CASE_SP, Register::None),
+    };
+    a.mov(esi, (case_sp - STACK_BELOW) as u32)?;
+    a.mov(ecx, STACK_LEN as u32)?;
+    outs(a, stack_seg)?;
+    a.ret()?;
+    Ok(())
+}
+
+const GPR32: [AsmRegister32; 8] = [eax, ecx, edx, ebx, esp, ebp, esi, edi];
+const GPR64: [AsmRegister64; 16] = [rax, rcx, rdx, rbx, rsp, rbp, rsi, rdi, r8, r9, r10, r11, r12, r13, r14, r15];
