@@ -188,3 +188,49 @@ fn x87_fnstenv_real_mode_stores_linear_pointers() {
     assert_eq!(mc.cpu.fpu().control & 0x3F, 0x3F, "FNSTENV masks all exceptions");
 }
 
+
+#[test]
+fn x87_fsave_frstor_fxch_fcmov_fxam_fbstp() {
+    let code = program(&[
+        &[0xDB, 0xE3],
+        &m(0xDF, 4, DATA),          // fbld [bcd -1234]
+        &[0xD9, 0xE8],              // fld1
+        &[0xD9, 0xC9],              // fxch st(1): st0 = -1234, st1 = 1
+        &[0xD9, 0xE5],              // fxam: negative normal -> C1, C2
+        &[0xDF, 0xE0, 0x89, 0xC3],  // fnstsw ax; mov ebx, eax
+        &[0xF9],                    // stc
+        &[0xDA, 0xC1],              // fcmovb st, st(1): CF=1 -> st0 = 1
+        &m(0xDD, 6, DATA + 0x40),   // fnsave [0x5040] (108 bytes), FPU reinitialised
+        &[0xD9, 0xEE],              // fldz (into the fresh state)
+        &m(0xDD, 4, DATA + 0x40),   // frstor [0x5040]
+        &m(0xDF, 6, DATA + 0x20),   // fbstp [..]: st0 = 1
+        &m(0xDF, 6, DATA + 0x30),   // fbstp [..]: st0 = 1 (was st1)
+    ]);
+    let mut mc = machine(&code);
+    mc.ram[DATA as usize..DATA as usize + 10].copy_from_slice(&[0x34, 0x12, 0, 0, 0, 0, 0, 0, 0, 0x80]);
+    assert_eq!(mc.run(100), RunExit::Halted);
+    let sw = mc.cpu.state.reg(Reg::Rbx) as u16;
+    assert_eq!(sw & 0x4700, 0x0600, "FXAM: C3=0 C2=1 C1=1 (negative) C0=0");
+    assert_eq!(&mc.ram[DATA as usize + 0x20..DATA as usize + 0x2A], &[1, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    assert_eq!(&mc.ram[DATA as usize + 0x30..DATA as usize + 0x3A], &[1, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    // FSAVE image: control word, then ST(0) = 1.0 at offset 28.
+    assert_eq!(mc.r32(DATA as u64 + 0x40) & 0xFFFF, 0x037F);
+    assert_eq!(mc.r64(DATA as u64 + 0x40 + 28), 1 << 63);
+    assert_eq!(mc.cpu.fpu().empty, 0xFF, "both values popped");
+}
+
+#[test]
+fn x87_stack_overflow_masked_pushes_indefinite() {
+    let mut parts: Vec<Vec<u8>> = vec![vec![0xDB, 0xE3]];
+    for _ in 0..9 {
+        parts.push(vec![0xD9, 0xE8]); // fld1 x9
+    }
+    parts.push(vec![0xDF, 0xE0]);
+    parts.push(m(0xDB, 7, DATA)); // fstp tbyte: the indefinite
+    let refs: Vec<&[u8]> = parts.iter().map(|p| p.as_slice()).collect();
+    let mut mc = machine(&program(&refs));
+    assert_eq!(mc.run(100), RunExit::Halted);
+    let sw = mc.cpu.state.reg(Reg::Rax) as u16;
+    assert_eq!(sw & 0x0241, 0x0241, "IE, SF and C1 (overflow)");
+    assert_eq!(f80_at(&mc, DATA), (0xFFFF, 0xC000_0000_0000_0000));
+}

@@ -26,7 +26,7 @@ pub fn lookup(ins: &Instruction) -> Option<Handler> {
         Movss => mov_scalar::<4>,
         Movsd if matches!(ins.code(), Code::Movsd_xmm_xmmm64 | Code::Movsd_xmmm64_xmm) => mov_scalar::<8>,
         Movlps | Movlpd | Movhps | Movhpd | Movhlps | Movlhps => mov_half,
-        Movd | Movq | Movq2dq | Movdq2q => mov_dq,
+        Movd | Movq | Movq2dq | Movdq2q | Movntq => mov_dq,
         Movmskps | Movmskpd | Pmovmskb => movmsk,
         Movnti => movnti,
         Maskmovq | Maskmovdqu => maskmov,
