@@ -3,7 +3,10 @@
 
 /// The byte that makes `bytes` sum to zero when stored in a zeroed checksum slot.
 pub fn checksum(bytes: &[u8]) -> u8 {
-    bytes.iter().fold(0u8, |sum, &b| sum.wrapping_add(b)).wrapping_neg()
+    bytes
+        .iter()
+        .fold(0u8, |sum, &b| sum.wrapping_add(b))
+        .wrapping_neg()
 }
 
 /// Computes the checksum over `bytes[range]` and stores it at `bytes[at]` (which must be

@@ -14,10 +14,10 @@ pub mod pir;
 pub mod platform;
 pub mod smbios;
 
-pub use acpi::{build_acpi, AcpiConfig, AcpiTables, PciIrqMode, TableLocation};
-pub use mptable::{build_mptable, MpConfig, PciIntxSource};
+pub use acpi::{AcpiConfig, AcpiTables, PciIrqMode, TableLocation, build_acpi};
+pub use mptable::{MpConfig, PciIntxSource, build_mptable};
 pub use pir::build_pir;
-pub use smbios::{build_smbios, SmbiosConfig, SmbiosTables};
+pub use smbios::{SmbiosConfig, SmbiosTables, build_smbios};
 
 use thiserror::Error;
 
@@ -30,10 +30,14 @@ pub enum TablesError {
     #[error("tables do not fit below 4 GiB at base {base:#x} (size {size:#x})")]
     AddressOverflow { base: u64, size: u64 },
     #[error("{what} is {len} bytes; the format allows at most {max}")]
-    TooLarge { what: &'static str, len: usize, max: usize },
+    TooLarge {
+        what: &'static str,
+        len: usize,
+        max: usize,
+    },
 }
 
 #[cfg(test)]
-mod tool_tests;
-#[cfg(test)]
 mod qemu_linux_test;
+#[cfg(test)]
+mod tool_tests;

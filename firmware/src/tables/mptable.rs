@@ -2,10 +2,10 @@
 //! MP configuration table (processors, buses, IOAPIC, I/O and local interrupt entries).
 //! Old guests (and Linux with `acpi=off`) find the interrupt routing here.
 
+use super::TablesError;
 use super::acpi::PciIrqMode;
 use super::checksum::fill_checksum;
 use super::platform::*;
-use super::TablesError;
 
 /// A PCI function on bus 0 whose Interrupt Pin register is non-zero.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,22 +67,35 @@ const ALL_LAPICS: u8 = 0xFF;
 /// Builds the floating pointer (at `base`, which must be 16-byte aligned) immediately
 /// followed by the configuration table.
 pub fn build_mptable(config: &MpConfig, base: u32) -> Result<Vec<u8>, TablesError> {
-    if base % 16 != 0 {
-        return Err(TablesError::InvalidConfig(format!("MP floating pointer base {base:#x} not 16-byte aligned")));
+    if !base.is_multiple_of(16) {
+        return Err(TablesError::InvalidConfig(format!(
+            "MP floating pointer base {base:#x} not 16-byte aligned"
+        )));
     }
     if !(1..=15).contains(&config.cpu_count) {
-        return Err(TablesError::InvalidConfig(format!("cpu_count {} outside 1..=15", config.cpu_count)));
+        return Err(TablesError::InvalidConfig(format!(
+            "cpu_count {} outside 1..=15",
+            config.cpu_count
+        )));
     }
     if let Some(bad) = config.pci_devices.iter().find(|d| d.slot > 31 || d.pin > 3) {
-        return Err(TablesError::InvalidConfig(format!("PCI INTx source {bad:?} out of range")));
+        return Err(TablesError::InvalidConfig(format!(
+            "PCI INTx source {bad:?} out of range"
+        )));
     }
     let (entries, count) = entries(config);
     let table_len = HEADER_LEN + entries.len();
-    let table_len16 = u16::try_from(table_len)
-        .map_err(|_| TablesError::TooLarge { what: "MP configuration table", len: table_len, max: 0xFFFF })?;
+    let table_len16 = u16::try_from(table_len).map_err(|_| TablesError::TooLarge {
+        what: "MP configuration table",
+        len: table_len,
+        max: 0xFFFF,
+    })?;
     let table_addr = base
         .checked_add(FLOATING_LEN as u32)
-        .ok_or(TablesError::AddressOverflow { base: base.into(), size: table_len as u64 })?;
+        .ok_or(TablesError::AddressOverflow {
+            base: base.into(),
+            size: table_len as u64,
+        })?;
 
     let mut out = Vec::with_capacity(FLOATING_LEN + table_len);
     out.extend_from_slice(b"_MP_");
@@ -113,7 +126,15 @@ pub fn build_mptable(config: &MpConfig, base: u32) -> Result<Vec<u8>, TablesErro
     Ok(out)
 }
 
-fn io_interrupt(out: &mut Vec<u8>, kind: u8, flags: u16, bus: u8, bus_irq: u8, ioapic: u8, pin: u8) {
+fn io_interrupt(
+    out: &mut Vec<u8>,
+    kind: u8,
+    flags: u16,
+    bus: u8,
+    bus_irq: u8,
+    ioapic: u8,
+    pin: u8,
+) {
     out.extend_from_slice(&[ENTRY_IO_INTERRUPT, kind]);
     out.extend_from_slice(&flags.to_le_bytes());
     out.extend_from_slice(&[bus, bus_irq, ioapic, pin]);
@@ -146,7 +167,15 @@ fn entries(config: &MpConfig) -> (Vec<u8>, u16) {
         PciIrqMode::SharedIsaIrqs => config.pirq_routes.iter().flatten().copied().collect(),
         PciIrqMode::DirectGsi => Vec::new(),
     };
-    io_interrupt(&mut out, INT_EXTINT, FLAGS_CONFORMING, BUS_ISA, 0, ioapic_id, 0);
+    io_interrupt(
+        &mut out,
+        INT_EXTINT,
+        FLAGS_CONFORMING,
+        BUS_ISA,
+        0,
+        ioapic_id,
+        0,
+    );
     count += 1;
     for irq in 0..16u8 {
         if irq == IRQ_CASCADE || pci_isa_irqs.contains(&irq) {
@@ -163,12 +192,22 @@ fn entries(config: &MpConfig) -> (Vec<u8>, u16) {
     for dev in &config.pci_devices {
         let pirq = pirq_for(dev.slot, dev.pin);
         let pin = match config.pci_irq_mode {
-            PciIrqMode::SharedIsaIrqs => config.pirq_routes.get(usize::from(pirq)).copied().flatten(),
+            PciIrqMode::SharedIsaIrqs => {
+                config.pirq_routes.get(usize::from(pirq)).copied().flatten()
+            }
             PciIrqMode::DirectGsi => Some((PIRQ_GSI_BASE + u32::from(pirq)) as u8),
         };
         if let Some(pin) = pin {
             let source = (dev.slot << 2) | dev.pin;
-            io_interrupt(&mut out, INT_VECTORED, FLAGS_LEVEL_HIGH, BUS_PCI, source, ioapic_id, pin);
+            io_interrupt(
+                &mut out,
+                INT_VECTORED,
+                FLAGS_LEVEL_HIGH,
+                BUS_PCI,
+                source,
+                ioapic_id,
+                pin,
+            );
             count += 1;
         }
     }
@@ -205,7 +244,10 @@ mod tests {
     fn floating_pointer_and_header_are_consistent() {
         let config = MpConfig {
             pirq_routes: [Some(10), Some(10), Some(11), Some(11)],
-            pci_devices: vec![PciIntxSource { slot: 1, pin: 3 }, PciIntxSource { slot: 3, pin: 0 }],
+            pci_devices: vec![
+                PciIntxSource { slot: 1, pin: 3 },
+                PciIntxSource { slot: 3, pin: 0 },
+            ],
             ..MpConfig::default()
         };
         let t = build_mptable(&config, 0xF5A0).unwrap();
@@ -247,8 +289,20 @@ mod tests {
     #[test]
     fn invalid_configs_are_errors() {
         assert!(build_mptable(&MpConfig::default(), 0xF5A8).is_err());
-        let bad = MpConfig { pci_devices: vec![PciIntxSource { slot: 32, pin: 0 }], ..MpConfig::default() };
+        let bad = MpConfig {
+            pci_devices: vec![PciIntxSource { slot: 32, pin: 0 }],
+            ..MpConfig::default()
+        };
         assert!(build_mptable(&bad, 0xF5A0).is_err());
-        assert!(build_mptable(&MpConfig { cpu_count: 0, ..MpConfig::default() }, 0xF5A0).is_err());
+        assert!(
+            build_mptable(
+                &MpConfig {
+                    cpu_count: 0,
+                    ..MpConfig::default()
+                },
+                0xF5A0
+            )
+            .is_err()
+        );
     }
 }

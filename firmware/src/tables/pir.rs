@@ -3,9 +3,9 @@
 //! (Linux with `acpi=off noapic`, Windows 9x). It names the PIIX3 as the interrupt router
 //! and, per device, which router register (link 0x60–0x63 = PIRQA–D) each INTx# uses.
 
-use super::checksum::fill_checksum;
-use super::platform::{pirq_for, PCI_LINK_IRQS, PIIX3_PIRQ_ROUTE_REG, PIIX3_SLOT};
 use super::TablesError;
+use super::checksum::fill_checksum;
+use super::platform::{PCI_LINK_IRQS, PIIX3_PIRQ_ROUTE_REG, PIIX3_SLOT, pirq_for};
 
 const HEADER_LEN: usize = 32;
 const SLOT_ENTRY_LEN: usize = 16;
@@ -18,10 +18,16 @@ const ROUTER_DEVICE: u16 = 0x7000;
 /// INTx# pins routable). Place it 16-byte aligned in 0xF0000–0xFFFFF.
 pub fn build_pir(slots: &[u8]) -> Result<Vec<u8>, TablesError> {
     if let Some(bad) = slots.iter().find(|&&s| s > 31) {
-        return Err(TablesError::InvalidConfig(format!("$PIR slot {bad} out of range")));
+        return Err(TablesError::InvalidConfig(format!(
+            "$PIR slot {bad} out of range"
+        )));
     }
     let len = HEADER_LEN + SLOT_ENTRY_LEN * slots.len();
-    let len16 = u16::try_from(len).map_err(|_| TablesError::TooLarge { what: "$PIR table", len, max: 0xFFFF })?;
+    let len16 = u16::try_from(len).map_err(|_| TablesError::TooLarge {
+        what: "$PIR table",
+        len,
+        max: 0xFFFF,
+    })?;
     let irq_bitmap = PCI_LINK_IRQS.iter().fold(0u16, |m, &irq| m | 1 << irq);
 
     let mut t = Vec::with_capacity(len);

@@ -10,7 +10,7 @@
 //! 0xB000, so the FADT's PM1/PM timer addresses are rewritten for this run; everything
 //! else (MADT, HPET, DSDT incl. PIRQ links and `_S5`) is used exactly as built.
 
-use super::acpi::{build_acpi, AcpiConfig};
+use super::acpi::{AcpiConfig, build_acpi};
 use super::checksum::fill_checksum;
 use std::path::PathBuf;
 use std::process::Command;
@@ -26,7 +26,11 @@ fn kernel() -> Option<PathBuf> {
     let mut found: Vec<PathBuf> = std::fs::read_dir("/boot")
         .ok()?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("vmlinuz-")))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("vmlinuz-"))
+        })
         .collect();
     found.sort();
     found.pop()
@@ -38,7 +42,21 @@ fn cpio(entries: &[(&str, u32, &[u8])]) -> Vec<u8> {
     let pad = |out: &mut Vec<u8>| out.resize(out.len().div_ceil(4) * 4, 0);
     let trailer: (&str, u32, &[u8]) = ("TRAILER!!!", 0, &[]);
     for (i, (name, mode, data)) in entries.iter().chain(std::iter::once(&trailer)).enumerate() {
-        let fields = [i as u32 + 1, *mode, 0, 0, 1, 0, data.len() as u32, 0, 0, 0, 0, name.len() as u32 + 1, 0];
+        let fields = [
+            i as u32 + 1,
+            *mode,
+            0,
+            0,
+            1,
+            0,
+            data.len() as u32,
+            0,
+            0,
+            0,
+            0,
+            name.len() as u32 + 1,
+            0,
+        ];
         out.extend_from_slice(b"070701");
         for f in fields {
             out.extend_from_slice(format!("{f:08X}").as_bytes());
@@ -73,9 +91,16 @@ fn qemu_linux_accepts_our_acpi_tables() {
     let dir = std::env::temp_dir().join(format!("aero-qemu-linux-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
 
-    let config = AcpiConfig { cpu_count: 2, ..AcpiConfig::default() };
+    let config = AcpiConfig {
+        cpu_count: 2,
+        ..AcpiConfig::default()
+    };
     let mut tables = build_acpi(&config, TABLE_BASE).unwrap();
-    let fadt = tables.tables.iter().find(|t| &t.signature == b"FACP").unwrap();
+    let fadt = tables
+        .tables
+        .iter()
+        .find(|t| &t.signature == b"FACP")
+        .unwrap();
     let fadt_offset = (fadt.address - TABLE_BASE) as usize;
     retarget_pm_blocks(&mut tables.blob, fadt_offset);
     std::fs::write(dir.join("tables.bin"), &tables.blob).unwrap();
@@ -97,13 +122,35 @@ fn qemu_linux_accepts_our_acpi_tables() {
     );
     let out = Command::new("timeout")
         .current_dir(&dir)
-        .args(["120", "qemu-system-x86_64", "-M", "pc", "-m", "512", "-smp", "2"])
-        .args(["-display", "none", "-nodefaults", "-serial", "stdio", "-no-reboot"])
+        .args([
+            "120",
+            "qemu-system-x86_64",
+            "-M",
+            "pc",
+            "-m",
+            "512",
+            "-smp",
+            "2",
+        ])
+        .args([
+            "-display",
+            "none",
+            "-nodefaults",
+            "-serial",
+            "stdio",
+            "-no-reboot",
+        ])
         .arg("-kernel")
         .arg(&kernel)
         .args(["-initrd", "initrd.cpio", "-append", &append])
-        .args(["-device", &format!("loader,file=tables.bin,addr={TABLE_BASE:#x},force-raw=on")])
-        .args(["-device", &format!("loader,file=rsdp.bin,addr={RSDP_ADDR:#x},force-raw=on")])
+        .args([
+            "-device",
+            &format!("loader,file=tables.bin,addr={TABLE_BASE:#x},force-raw=on"),
+        ])
+        .args([
+            "-device",
+            &format!("loader,file=rsdp.bin,addr={RSDP_ADDR:#x},force-raw=on"),
+        ])
         .output();
     let Ok(out) = out else {
         eprintln!("skipping: could not run qemu-system-x86_64");
@@ -128,9 +175,17 @@ fn qemu_linux_accepts_our_acpi_tables() {
         "ACPI: PM: Preparing to enter system sleep state S5",
         "reboot: Power down",
     ] {
-        assert!(log.contains(needle), "`{needle}` missing from the guest log:\n{log}");
+        assert!(
+            log.contains(needle),
+            "`{needle}` missing from the guest log:\n{log}"
+        );
     }
-    for bad in ["ACPI Error", "ACPI BIOS Error", "ACPI Warning", "Kernel panic"] {
+    for bad in [
+        "ACPI Error",
+        "ACPI BIOS Error",
+        "ACPI Warning",
+        "Kernel panic",
+    ] {
         assert!(!log.contains(bad), "`{bad}` in the guest log:\n{log}");
     }
 }

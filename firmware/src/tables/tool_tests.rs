@@ -2,7 +2,7 @@
 //! `acpiexec` (Debian `acpica-tools`) and `dmidecode`. Each test is skipped, with a
 //! printed reason, when its tool is not installed; CI installs them.
 
-use super::acpi::{build_acpi, AcpiConfig, PciIrqMode};
+use super::acpi::{AcpiConfig, PciIrqMode, build_acpi};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -45,11 +45,22 @@ fn configs() -> Vec<(&'static str, AcpiConfig)> {
 
 /// Runs `iasl -d` on `file` and returns the disassembly.
 fn disassemble(iasl: &Path, dir: &Path, file: &str) -> String {
-    let out = Command::new(iasl).current_dir(dir).arg("-d").arg(file).output().unwrap();
+    let out = Command::new(iasl)
+        .current_dir(dir)
+        .arg("-d")
+        .arg(file)
+        .output()
+        .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "iasl -d {file} failed:\n{stdout}\n{stderr}");
-    assert!(!stderr.contains("Error") && !stdout.contains("Error    "), "iasl -d {file}:\n{stdout}\n{stderr}");
+    assert!(
+        out.status.success(),
+        "iasl -d {file} failed:\n{stdout}\n{stderr}"
+    );
+    assert!(
+        !stderr.contains("Error") && !stdout.contains("Error    "),
+        "iasl -d {file}:\n{stdout}\n{stderr}"
+    );
     let dsl = Path::new(file).with_extension("dsl");
     std::fs::read_to_string(dir.join(dsl)).unwrap()
 }
@@ -96,10 +107,16 @@ fn dsdt_disassembles_and_recompiles_cleanly() {
             } else {
                 expected
             };
-            assert!(dsl.contains(expected), "{label}: `{expected}` missing from\n{dsl}");
+            assert!(
+                dsl.contains(expected),
+                "{label}: `{expected}` missing from\n{dsl}"
+            );
         }
         if config.pci_mmio64.is_some() {
-            assert!(dsl.contains("QWordMemory (ResourceProducer"), "{label}: no 64-bit window");
+            assert!(
+                dsl.contains("QWordMemory (ResourceProducer"),
+                "{label}: no 64-bit window"
+            );
         }
         if config.floppy {
             assert!(dsl.contains("EisaId (\"PNP0700\")") && dsl.contains("Device (GSIA)"));
@@ -107,9 +124,20 @@ fn dsdt_disassembles_and_recompiles_cleanly() {
         }
         // Recompiling the disassembly proves the namespace is self-consistent (every
         // referenced name exists, method argument counts match).
-        let out = Command::new(&iasl).current_dir(&dir).args(["-p", "recompiled", "dsdt.dsl"]).output().unwrap();
-        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        assert!(out.status.success() && text.contains(" 0 Errors"), "{label}: recompile failed:\n{text}");
+        let out = Command::new(&iasl)
+            .current_dir(&dir)
+            .args(["-p", "recompiled", "dsdt.dsl"])
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            out.status.success() && text.contains(" 0 Errors"),
+            "{label}: recompile failed:\n{text}"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
@@ -133,8 +161,19 @@ fn data_tables_disassemble_with_expected_fields() {
                 "Value to cause reset : 06",
             ],
         ),
-        (b"APIC", &["Local Apic Address : FEE00000", "PC-AT Compatibility : 1", "Interrupt : 00000002", "Interrupt Input LINT : 01"]),
-        (b"HPET", &["Hardware Block ID : 8086A201", "Address : 00000000FED00000"]),
+        (
+            b"APIC",
+            &[
+                "Local Apic Address : FEE00000",
+                "PC-AT Compatibility : 1",
+                "Interrupt : 00000002",
+                "Interrupt Input LINT : 01",
+            ],
+        ),
+        (
+            b"HPET",
+            &["Hardware Block ID : 8086A201", "Address : 00000000FED00000"],
+        ),
         (b"XSDT", &["ACPI Table Address   0 :"]),
     ];
     for (sig, needles) in checks {
@@ -142,12 +181,22 @@ fn data_tables_disassemble_with_expected_fields() {
         std::fs::write(dir.join(&file), tables.find(sig).unwrap()).unwrap();
         let dsl = disassemble(&iasl, &dir, &file);
         // Collapse the column padding iasl uses so the needles stay readable.
-        let flat: String = dsl.lines().map(|l| l.split_whitespace().collect::<Vec<_>>().join(" ")).collect::<Vec<_>>().join("\n");
+        let flat: String = dsl
+            .lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect::<Vec<_>>()
+            .join("\n");
         for needle in needles {
             let needle = needle.split_whitespace().collect::<Vec<_>>().join(" ");
-            assert!(flat.contains(&needle), "{file}: `{needle}` missing from\n{dsl}");
+            assert!(
+                flat.contains(&needle),
+                "{file}: `{needle}` missing from\n{dsl}"
+            );
         }
-        assert!(!flat.contains("Invalid") && !flat.contains("Incorrect"), "{file}:\n{dsl}");
+        assert!(
+            !flat.contains("Invalid") && !flat.contains("Incorrect"),
+            "{file}:\n{dsl}"
+        );
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -158,8 +207,17 @@ fn acpiexec(exec: &Path, dir: &Path, commands: &str) -> String {
     if dir.join("ssdt.aml").exists() {
         files.push("ssdt.aml");
     }
-    let out = Command::new(exec).current_dir(dir).args(["-b", commands]).args(files).output().unwrap();
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(exec)
+        .current_dir(dir)
+        .args(["-b", commands])
+        .args(files)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(out.status.success(), "acpiexec failed:\n{text}");
     text
 }
@@ -194,15 +252,20 @@ fn link_methods_program_the_piix3_route_registers() {
         "Evaluating \\_SB.PCI0.ISA.PRQB",
         "[Integer] = 000000000000008B", // _DIS set bit 7
         "Evaluating \\_SB.LNKB._STA",
-        "[Integer] = 0000000000000009", // disabled
+        "[Integer] = 0000000000000009",                    // disabled
         "89 0E 00 09 03 05 00 00 00 0A 00 00 00 0B 00 00", // _PRS {5, 10, 11}
     ];
     let mut at = 0;
     for needle in expect_in_order {
-        let found = text[at..].find(needle).unwrap_or_else(|| panic!("`{needle}` not found after {at} in\n{text}"));
+        let found = text[at..]
+            .find(needle)
+            .unwrap_or_else(|| panic!("`{needle}` not found after {at} in\n{text}"));
         at += found + needle.len();
     }
-    assert!(!text.contains("AE_"), "ACPICA reported an exception:\n{text}");
+    assert!(
+        !text.contains("AE_"),
+        "ACPICA reported an exception:\n{text}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -214,7 +277,11 @@ fn prt_probe_ssdt() -> Vec<u8> {
         "\\PRTE",
         1,
         false,
-        &[ret(deref_of(index(call("\\_SB.PCI0._PRT", &[]).unwrap(), arg(0), no_target())))],
+        &[ret(deref_of(index(
+            call("\\_SB.PCI0._PRT", &[]).unwrap(),
+            arg(0),
+            no_target(),
+        )))],
     )
     .unwrap();
     let mut t = super::acpi::sdt::begin(b"SSDT", 2);
@@ -226,27 +293,45 @@ fn prt_probe_ssdt() -> Vec<u8> {
 fn prt_follows_the_interrupt_model() {
     let Some(exec) = tool("acpiexec") else { return };
     let dir = scratch("exec-prt");
-    let config = AcpiConfig { pci_irq_mode: PciIrqMode::DirectGsi, ..AcpiConfig::default() };
+    let config = AcpiConfig {
+        pci_irq_mode: PciIrqMode::DirectGsi,
+        ..AcpiConfig::default()
+    };
     let tables = build_acpi(&config, 0x7FE_0000).unwrap();
     std::fs::write(dir.join("dsdt.aml"), tables.find(b"DSDT").unwrap()).unwrap();
     std::fs::write(dir.join("ssdt.aml"), prt_probe_ssdt()).unwrap();
     // Element 13 = slot 4 (entries 12..16), pin B: PIRQ (4 + 1 - 1) % 4 = A.
     let pic = flat(&acpiexec(&exec, &dir, "evaluate \\PRTE 13"));
-    let apic = flat(&acpiexec(&exec, &dir, "evaluate \\_PIC 1; evaluate \\PRTE 13; evaluate \\_SB.GSIB._CRS"));
+    let apic = flat(&acpiexec(
+        &exec,
+        &dir,
+        "evaluate \\_PIC 1; evaluate \\PRTE 13; evaluate \\_SB.GSIB._CRS",
+    ));
     let entry = "Contains 4 Elements: [Integer] = 000000000004FFFF [Integer] = 0000000000000001";
     assert!(pic.contains(entry) && apic.contains(entry), "{pic}\n{apic}");
-    assert!(pic.contains("Name LNKA Device") && !pic.contains("GSIA"), "PIC mode must route via PIRQ links:\n{pic}");
-    assert!(apic.contains("Name GSIA Device") && !apic.contains("LNKA"), "APIC mode must use GSI links:\n{apic}");
+    assert!(
+        pic.contains("Name LNKA Device") && !pic.contains("GSIA"),
+        "PIC mode must route via PIRQ links:\n{pic}"
+    );
+    assert!(
+        apic.contains("Name GSIA Device") && !apic.contains("LNKA"),
+        "APIC mode must use GSI links:\n{apic}"
+    );
     // GSIB is hard-wired to GSI 17, level, active high, shared.
     assert!(apic.contains("89 06 00 09 01 11 00 00 00 79 00"), "{apic}");
-    assert!(!pic.contains("AE_") && !apic.contains("AE_"), "{pic}\n{apic}");
+    assert!(
+        !pic.contains("AE_") && !apic.contains("AE_"),
+        "{pic}\n{apic}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn dmidecode_decodes_the_smbios_tables() {
-    use super::smbios::{build_smbios, SmbiosConfig};
-    let Some(dmidecode) = tool("dmidecode") else { return };
+    use super::smbios::{SmbiosConfig, build_smbios};
+    let Some(dmidecode) = tool("dmidecode") else {
+        return;
+    };
     let dir = scratch("dmi");
     // dmidecode's binary dump format: the entry point at file offset 0, whose table
     // address points into the same file (offset 0x20).
@@ -263,11 +348,21 @@ fn dmidecode_decodes_the_smbios_tables() {
     file.resize(0x20, 0);
     file.extend_from_slice(&t.tables);
     std::fs::write(dir.join("dmi.bin"), &file).unwrap();
-    let out = Command::new(&dmidecode).arg("--from-dump").arg(dir.join("dmi.bin")).output().unwrap();
+    let out = Command::new(&dmidecode)
+        .arg("--from-dump")
+        .arg(dir.join("dmi.bin"))
+        .output()
+        .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "dmidecode failed:\n{stdout}\n{stderr}");
-    assert!(!stdout.contains("broken") && !stderr.contains("broken") && !stderr.contains("Invalid"), "{stdout}\n{stderr}");
+    assert!(
+        out.status.success(),
+        "dmidecode failed:\n{stdout}\n{stderr}"
+    );
+    assert!(
+        !stdout.contains("broken") && !stderr.contains("broken") && !stderr.contains("Invalid"),
+        "{stdout}\n{stderr}"
+    );
     let flat = flat(&stdout);
     for needle in [
         "SMBIOS 2.8 present.",

@@ -35,11 +35,33 @@ pub fn build(facs_addr: u32, dsdt_addr: u32) -> Vec<u8> {
     t.push(PM_PROFILE_DESKTOP);
     t.extend_from_slice(&u16::from(SCI_IRQ).to_le_bytes());
     t.extend_from_slice(&u32::from(SMI_CMD_PORT).to_le_bytes());
-    t.extend_from_slice(&[ACPI_ENABLE, ACPI_DISABLE, 0 /* S4BIOS_REQ */, 0 /* PSTATE_CNT */]);
-    for block in [PM1A_EVT_BLK, 0, PM1A_CNT_BLK, 0, 0 /* PM2 */, PM_TMR_BLK, GPE0_BLK, 0 /* GPE1 */] {
+    t.extend_from_slice(&[
+        ACPI_ENABLE,
+        ACPI_DISABLE,
+        0, /* S4BIOS_REQ */
+        0, /* PSTATE_CNT */
+    ]);
+    for block in [
+        PM1A_EVT_BLK,
+        0,
+        PM1A_CNT_BLK,
+        0,
+        0, /* PM2 */
+        PM_TMR_BLK,
+        GPE0_BLK,
+        0, /* GPE1 */
+    ] {
         t.extend_from_slice(&u32::from(block).to_le_bytes());
     }
-    t.extend_from_slice(&[PM1_EVT_LEN, PM1_CNT_LEN, 0 /* PM2 */, PM_TMR_LEN, GPE0_BLK_LEN, 0, 0]);
+    t.extend_from_slice(&[
+        PM1_EVT_LEN,
+        PM1_CNT_LEN,
+        0, /* PM2 */
+        PM_TMR_LEN,
+        GPE0_BLK_LEN,
+        0,
+        0,
+    ]);
     t.push(0); // CST_CNT: no _CST support
     t.extend_from_slice(&C2_NOT_SUPPORTED.to_le_bytes());
     t.extend_from_slice(&C3_NOT_SUPPORTED.to_le_bytes());
@@ -49,7 +71,8 @@ pub fn build(facs_addr: u32, dsdt_addr: u32) -> Vec<u8> {
     t.push(RTC_CENTURY_INDEX);
     t.extend_from_slice(&(BOOT_ARCH_LEGACY_DEVICES | BOOT_ARCH_8042).to_le_bytes());
     t.push(0); // reserved
-    let flags = FLAG_WBINVD | FLAG_PROC_C1 | FLAG_SLP_BUTTON | FLAG_RESET_REG_SUP | FLAG_USE_PLATFORM_CLOCK;
+    let flags =
+        FLAG_WBINVD | FLAG_PROC_C1 | FLAG_SLP_BUTTON | FLAG_RESET_REG_SUP | FLAG_USE_PLATFORM_CLOCK;
     t.extend_from_slice(&flags.to_le_bytes());
     Gas::io(RESET_PORT, 1, GasAccess::Byte).write_to(&mut t);
     t.push(RESET_VALUE);

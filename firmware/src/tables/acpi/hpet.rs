@@ -20,8 +20,14 @@ pub fn event_timer_block_id() -> u32 {
 pub fn build() -> Vec<u8> {
     let mut t = sdt::begin(b"HPET", REVISION);
     t.extend_from_slice(&event_timer_block_id().to_le_bytes());
-    Gas { space: GasSpace::SystemMemory, bit_width: 64, bit_offset: 0, access_size: GasAccess::Undefined, address: u64::from(HPET_BASE) }
-        .write_to(&mut t);
+    Gas {
+        space: GasSpace::SystemMemory,
+        bit_width: 64,
+        bit_offset: 0,
+        access_size: GasAccess::Undefined,
+        address: u64::from(HPET_BASE),
+    }
+    .write_to(&mut t);
     t.push(0); // HPET sequence number
     t.extend_from_slice(&MIN_PERIODIC_TICKS.to_le_bytes());
     t.push(0); // page protection: none promised
@@ -38,8 +44,14 @@ mod tests {
         let t = build();
         assert_eq!(t.len(), 56);
         assert!(sums_to_zero(&t));
-        assert_eq!(u32::from_le_bytes(t[36..40].try_into().unwrap()), 0x8086_A201);
+        assert_eq!(
+            u32::from_le_bytes(t[36..40].try_into().unwrap()),
+            0x8086_A201
+        );
         assert_eq!(t[40], 0); // system memory
-        assert_eq!(u64::from_le_bytes(t[44..52].try_into().unwrap()), 0xFED0_0000);
+        assert_eq!(
+            u64::from_le_bytes(t[44..52].try_into().unwrap()),
+            0xFED0_0000
+        );
     }
 }

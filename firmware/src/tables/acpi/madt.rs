@@ -2,7 +2,7 @@
 //! interrupt source overrides for the ISA lines that are not edge/high on their own pin,
 //! and LINT1 as NMI.
 
-use super::{sdt, AcpiConfig, PciIrqMode};
+use super::{AcpiConfig, PciIrqMode, sdt};
 use crate::tables::platform::*;
 
 const REVISION: u8 = 1;
@@ -25,9 +25,16 @@ const ALL_PROCESSORS: u8 = 0xFF;
 /// `(isa_irq, gsi, flags)`.
 pub fn source_overrides(mode: PciIrqMode) -> Vec<(u8, u32, u16)> {
     let level_high = INTI_LEVEL | INTI_ACTIVE_HIGH;
-    let mut list = vec![(IRQ_PIT, PIT_GSI, INTI_CONFORMING), (SCI_IRQ, u32::from(SCI_IRQ), level_high)];
+    let mut list = vec![
+        (IRQ_PIT, PIT_GSI, INTI_CONFORMING),
+        (SCI_IRQ, u32::from(SCI_IRQ), level_high),
+    ];
     if mode == PciIrqMode::SharedIsaIrqs {
-        list.extend(PCI_LINK_IRQS.iter().map(|&irq| (irq, u32::from(irq), level_high)));
+        list.extend(
+            PCI_LINK_IRQS
+                .iter()
+                .map(|&irq| (irq, u32::from(irq), level_high)),
+        );
     }
     list.sort_unstable();
     list
@@ -79,8 +86,14 @@ mod tests {
     fn single_cpu_madt() {
         let t = build(&AcpiConfig::default());
         assert!(sums_to_zero(&t));
-        assert_eq!(u32::from_le_bytes(t[4..8].try_into().unwrap()) as usize, t.len());
-        assert_eq!(u32::from_le_bytes(t[36..40].try_into().unwrap()), 0xFEE0_0000);
+        assert_eq!(
+            u32::from_le_bytes(t[4..8].try_into().unwrap()) as usize,
+            t.len()
+        );
+        assert_eq!(
+            u32::from_le_bytes(t[36..40].try_into().unwrap()),
+            0xFEE0_0000
+        );
         assert_eq!(u32::from_le_bytes(t[40..44].try_into().unwrap()), 1);
         let e = entries(&t);
         let lapics: Vec<_> = e.iter().filter(|(ty, _)| *ty == 0).collect();
@@ -88,7 +101,11 @@ mod tests {
         assert_eq!(lapics[0].1, [0, 8, 0, 0, 1, 0, 0, 0]);
         let ioapic = e.iter().find(|(ty, _)| *ty == 1).unwrap();
         assert_eq!(ioapic.1, [1, 12, 1, 0, 0, 0, 0xC0, 0xFE, 0, 0, 0, 0]);
-        let overrides: Vec<_> = e.iter().filter(|(ty, _)| *ty == 2).map(|(_, b)| b.clone()).collect();
+        let overrides: Vec<_> = e
+            .iter()
+            .filter(|(ty, _)| *ty == 2)
+            .map(|(_, b)| b.clone())
+            .collect();
         assert!(overrides.contains(&vec![2, 10, 0, 0, 2, 0, 0, 0, 0, 0]));
         assert!(overrides.contains(&vec![2, 10, 0, 9, 9, 0, 0, 0, 0x0D, 0]));
         assert!(overrides.contains(&vec![2, 10, 0, 11, 11, 0, 0, 0, 0x0D, 0]));
@@ -99,9 +116,17 @@ mod tests {
 
     #[test]
     fn smp_and_direct_gsi() {
-        let config = AcpiConfig { cpu_count: 4, pci_irq_mode: PciIrqMode::DirectGsi, ..AcpiConfig::default() };
+        let config = AcpiConfig {
+            cpu_count: 4,
+            pci_irq_mode: PciIrqMode::DirectGsi,
+            ..AcpiConfig::default()
+        };
         let e = entries(&build(&config));
-        let ids: Vec<u8> = e.iter().filter(|(ty, _)| *ty == 0).map(|(_, b)| b[3]).collect();
+        let ids: Vec<u8> = e
+            .iter()
+            .filter(|(ty, _)| *ty == 0)
+            .map(|(_, b)| b[3])
+            .collect();
         assert_eq!(ids, [0, 1, 2, 3]);
         assert_eq!(e.iter().find(|(ty, _)| *ty == 1).unwrap().1[2], 4);
         assert_eq!(e.iter().filter(|(ty, _)| *ty == 2).count(), 2);

@@ -43,7 +43,10 @@ impl MmioWindow64 {
     pub fn above_ram(ram_end: u64, size: u64) -> MmioWindow64 {
         const GIB: u64 = 1 << 30;
         let start = ram_end.max(4 * GIB);
-        MmioWindow64 { base: start.div_ceil(GIB).saturating_mul(GIB), size }
+        MmioWindow64 {
+            base: start.div_ceil(GIB).saturating_mul(GIB),
+            size,
+        }
     }
 }
 
@@ -88,12 +91,18 @@ impl AcpiConfig {
             return bad(format!("cpu_count {} outside 1..=15", self.cpu_count));
         }
         if self.pci_mmio32_base >= PCI_MMIO32_END || self.pci_mmio32_base < 0x1000_0000 {
-            return bad(format!("pci_mmio32_base {:#x} outside 0x10000000..0xFEC00000", self.pci_mmio32_base));
+            return bad(format!(
+                "pci_mmio32_base {:#x} outside 0x10000000..0xFEC00000",
+                self.pci_mmio32_base
+            ));
         }
-        if let Some(w) = self.pci_mmio64 {
-            if w.size == 0 || w.base < 1 << 32 || w.base.checked_add(w.size).is_none() {
-                return bad(format!("64-bit PCI window {:#x}+{:#x} invalid", w.base, w.size));
-            }
+        if let Some(w) = self.pci_mmio64
+            && (w.size == 0 || w.base < 1 << 32 || w.base.checked_add(w.size).is_none())
+        {
+            return bad(format!(
+                "64-bit PCI window {:#x}+{:#x} invalid",
+                w.base, w.size
+            ));
         }
         Ok(())
     }
@@ -154,7 +163,12 @@ pub fn build_acpi(config: &AcpiConfig, table_base: u32) -> Result<AcpiTables, Ta
     let xsdt_addr = layout.place(b"XSDT", rsdp::build_xsdt(&described))?;
 
     let rsdp = rsdp::build_rsdp(rsdt_addr, xsdt_addr);
-    Ok(AcpiTables { rsdp, blob: layout.blob, tables: layout.tables, base: table_base })
+    Ok(AcpiTables {
+        rsdp,
+        blob: layout.blob,
+        tables: layout.tables,
+        base: table_base,
+    })
 }
 
 /// Appends tables to the blob, tracking their guest addresses.
@@ -166,24 +180,40 @@ struct Layout {
 
 impl Layout {
     fn new(base: u32) -> Layout {
-        Layout { base, blob: Vec::new(), tables: Vec::new() }
+        Layout {
+            base,
+            blob: Vec::new(),
+            tables: Vec::new(),
+        }
     }
 
     fn place(&mut self, signature: &[u8; 4], table: Vec<u8>) -> Result<u32, TablesError> {
         self.place_aligned(signature, table, TABLE_ALIGN as u64)
     }
 
-    fn place_aligned(&mut self, signature: &[u8; 4], table: Vec<u8>, align: u64) -> Result<u32, TablesError> {
+    fn place_aligned(
+        &mut self,
+        signature: &[u8; 4],
+        table: Vec<u8>,
+        align: u64,
+    ) -> Result<u32, TablesError> {
         let here = u64::from(self.base) + self.blob.len() as u64;
         let addr = here.div_ceil(align) * align;
         let end = addr + table.len() as u64;
         if end > 1 << 32 {
-            return Err(TablesError::AddressOverflow { base: u64::from(self.base), size: end - u64::from(self.base) });
+            return Err(TablesError::AddressOverflow {
+                base: u64::from(self.base),
+                size: end - u64::from(self.base),
+            });
         }
         self.blob.resize((addr - u64::from(self.base)) as usize, 0);
         self.blob.extend_from_slice(&table);
         let (address, length) = (addr as u32, table.len() as u32);
-        self.tables.push(TableLocation { signature: *signature, address, length });
+        self.tables.push(TableLocation {
+            signature: *signature,
+            address,
+            length,
+        });
         Ok(address)
     }
 }
@@ -205,7 +235,12 @@ mod tests {
         let base = 0x1FFF_0008; // deliberately not 64-byte aligned
         let t = build_acpi(&AcpiConfig::default(), base).unwrap();
         let sigs: Vec<&[u8; 4]> = t.tables.iter().map(|l| &l.signature).collect();
-        assert_eq!(sigs, [b"FACS", b"DSDT", b"FACP", b"APIC", b"HPET", b"RSDT", b"XSDT"]);
+        assert_eq!(
+            sigs,
+            [
+                b"FACS", b"DSDT", b"FACP", b"APIC", b"HPET", b"RSDT", b"XSDT"
+            ]
+        );
         for loc in &t.tables {
             let bytes = t.find(&loc.signature).unwrap();
             assert_eq!(&bytes[..4], &loc.signature);
@@ -215,7 +250,13 @@ mod tests {
                 assert_eq!(loc.address % 16, 0);
             }
         }
-        let addr = |sig: &[u8; 4]| t.tables.iter().find(|l| &l.signature == sig).unwrap().address;
+        let addr = |sig: &[u8; 4]| {
+            t.tables
+                .iter()
+                .find(|l| &l.signature == sig)
+                .unwrap()
+                .address
+        };
         assert_eq!(addr(b"FACS") % 64, 0);
         assert_eq!(t.blob.len() as u32, {
             let last = t.tables.last().unwrap();
@@ -244,7 +285,10 @@ mod tests {
 
     #[test]
     fn builds_are_deterministic_and_optional_tables_drop_out() {
-        let config = AcpiConfig { hpet: false, ..AcpiConfig::default() };
+        let config = AcpiConfig {
+            hpet: false,
+            ..AcpiConfig::default()
+        };
         let a = build_acpi(&config, 0x7FE_0000).unwrap();
         assert_eq!(a, build_acpi(&config, 0x7FE_0000).unwrap());
         assert!(a.find(b"HPET").is_none());
@@ -256,12 +300,33 @@ mod tests {
     #[test]
     fn invalid_configs_are_rejected() {
         for config in [
-            AcpiConfig { cpu_count: 0, ..AcpiConfig::default() },
-            AcpiConfig { cpu_count: 16, ..AcpiConfig::default() },
-            AcpiConfig { pci_mmio32_base: 0xFEC0_0000, ..AcpiConfig::default() },
-            AcpiConfig { pci_mmio64: Some(MmioWindow64 { base: 0x1000, size: 1 }), ..AcpiConfig::default() },
+            AcpiConfig {
+                cpu_count: 0,
+                ..AcpiConfig::default()
+            },
+            AcpiConfig {
+                cpu_count: 16,
+                ..AcpiConfig::default()
+            },
+            AcpiConfig {
+                pci_mmio32_base: 0xFEC0_0000,
+                ..AcpiConfig::default()
+            },
+            AcpiConfig {
+                pci_mmio64: Some(MmioWindow64 {
+                    base: 0x1000,
+                    size: 1,
+                }),
+                ..AcpiConfig::default()
+            },
         ] {
-            assert!(matches!(build_acpi(&config, 0x10_0000), Err(TablesError::InvalidConfig(_))), "{config:?}");
+            assert!(
+                matches!(
+                    build_acpi(&config, 0x10_0000),
+                    Err(TablesError::InvalidConfig(_))
+                ),
+                "{config:?}"
+            );
         }
         assert!(matches!(
             build_acpi(&AcpiConfig::default(), 0xFFFF_F000),

@@ -44,8 +44,14 @@ mod tests {
         assert!(sums_to_zero(&r[..20]));
         assert!(sums_to_zero(&r));
         assert_eq!(r[15], 2);
-        assert_eq!(u32::from_le_bytes(r[16..20].try_into().unwrap()), 0x1234_5678);
-        assert_eq!(u64::from_le_bytes(r[24..32].try_into().unwrap()), 0x0ABC_DEF0);
+        assert_eq!(
+            u32::from_le_bytes(r[16..20].try_into().unwrap()),
+            0x1234_5678
+        );
+        assert_eq!(
+            u64::from_le_bytes(r[24..32].try_into().unwrap()),
+            0x0ABC_DEF0
+        );
     }
 
     #[test]

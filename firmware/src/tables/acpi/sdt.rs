@@ -75,7 +75,12 @@ impl Gas {
     }
 
     pub fn write_to(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&[self.space as u8, self.bit_width, self.bit_offset, self.access_size as u8]);
+        out.extend_from_slice(&[
+            self.space as u8,
+            self.bit_width,
+            self.bit_offset,
+            self.access_size as u8,
+        ]);
         out.extend_from_slice(&self.address.to_le_bytes());
     }
 }

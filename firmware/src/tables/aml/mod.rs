@@ -10,7 +10,7 @@ mod name;
 pub mod resource;
 
 pub use name::{NameSeg, NameString};
-pub use resource::{resource_template, Resource};
+pub use resource::{Resource, resource_template};
 
 use thiserror::Error;
 
@@ -31,7 +31,11 @@ pub enum AmlError {
     #[error("method argument count {0} exceeds 7")]
     TooManyArgs(u8),
     #[error("{field} = {value:#x} does not fit the {width}-bit resource descriptor")]
-    ResourceValueTooWide { field: &'static str, value: u64, width: u32 },
+    ResourceValueTooWide {
+        field: &'static str,
+        value: u64,
+        width: u32,
+    },
     #[error("resource descriptor invalid: {0}")]
     InvalidResource(&'static str),
 }
@@ -102,7 +106,7 @@ const PKG_LENGTH_MAX: usize = (1 << 28) - 1;
 /// the PkgLength bytes themselves, so the form is chosen by the total.
 pub fn pkg_length(content_len: usize) -> Result<Vec<u8>, AmlError> {
     // One byte holds six bits; each follow byte adds eight above the lead byte's nibble.
-    if content_len + 1 <= 0x3F {
+    if content_len < 0x3F {
         return Ok(vec![(content_len + 1) as u8]);
     }
     for follow in 1..=3usize {
@@ -126,7 +130,9 @@ fn field_length(bits: u32) -> Result<Vec<u8>, AmlError> {
     if bits <= 0x3F {
         return Ok(vec![bits as u8]);
     }
-    let follow = (1..=3usize).find(|&f| bits < 1usize << (4 + 8 * f)).unwrap_or(3);
+    let follow = (1..=3usize)
+        .find(|&f| bits < 1usize << (4 + 8 * f))
+        .unwrap_or(3);
     let mut out = vec![((follow as u8) << 6) | (bits & 0x0F) as u8];
     out.extend((0..follow).map(|i| (bits >> (4 + 8 * i)) as u8));
     Ok(out)
@@ -164,7 +170,11 @@ pub fn string(text: &str) -> Result<Aml, AmlError> {
     if !text.bytes().all(|b| (0x01..=0x7F).contains(&b)) {
         return Err(AmlError::InvalidString(text.to_owned()));
     }
-    Ok(Aml::from_parts(&[&[op::STRING_PREFIX], text.as_bytes(), &[0]]))
+    Ok(Aml::from_parts(&[
+        &[op::STRING_PREFIX],
+        text.as_bytes(),
+        &[0],
+    ]))
 }
 
 /// The 32-bit compressed EISA ID of a PnP identifier such as `PNP0A03`, as ASL's
@@ -183,7 +193,12 @@ pub fn eisa_id_value(id: &str) -> Result<u32, AmlError> {
     }
     let vendor = (letter(b[0]) << 10) | (letter(b[1]) << 5) | letter(b[2]);
     // Stored big-endian in memory (vendor high byte first), read as a little-endian DWord.
-    let bytes = [(vendor >> 8) as u8, vendor as u8, (hex >> 8) as u8, hex as u8];
+    let bytes = [
+        (vendor >> 8) as u8,
+        vendor as u8,
+        (hex >> 8) as u8,
+        hex as u8,
+    ];
     Ok(u32::from_le_bytes(bytes))
 }
 
@@ -275,7 +290,12 @@ pub fn method(path: &str, arg_count: u8, serialized: bool, body: &[Aml]) -> Resu
         return Err(AmlError::TooManyArgs(arg_count));
     }
     let flags = arg_count | if serialized { 1 << 3 } else { 0 };
-    let contents = [NameString::parse(path)?.encoded(), vec![flags], term_list(body)].concat();
+    let contents = [
+        NameString::parse(path)?.encoded(),
+        vec![flags],
+        term_list(body),
+    ]
+    .concat();
     with_pkg(&[op::METHOD], &contents)
 }
 
@@ -288,7 +308,12 @@ pub enum RegionSpace {
 }
 
 /// `OperationRegion(path, space, offset, length)`.
-pub fn op_region(path: &str, space: RegionSpace, offset: Aml, length: Aml) -> Result<Aml, AmlError> {
+pub fn op_region(
+    path: &str,
+    space: RegionSpace,
+    offset: Aml,
+    length: Aml,
+) -> Result<Aml, AmlError> {
     let path = NameString::parse(path)?.encoded();
     Ok(Aml::from_parts(&[
         &[op::EXT_PREFIX, op::EXT_OP_REGION],
@@ -353,14 +378,22 @@ pub fn field(
 /// `CreateDWordField(source, byte_index, path)`.
 pub fn create_dword_field(source: Aml, byte_index: Aml, path: &str) -> Result<Aml, AmlError> {
     let path = NameString::parse(path)?.encoded();
-    Ok(Aml::from_parts(&[&[op::CREATE_DWORD_FIELD], source.bytes(), byte_index.bytes(), &path]))
+    Ok(Aml::from_parts(&[
+        &[op::CREATE_DWORD_FIELD],
+        source.bytes(),
+        byte_index.bytes(),
+        &path,
+    ]))
 }
 
 // ------------------------------------------------------- statements/expressions
 
 /// `If (predicate) { body }`.
 pub fn if_(predicate: Aml, body: &[Aml]) -> Result<Aml, AmlError> {
-    with_pkg(&[op::IF], &[predicate.into_bytes(), term_list(body)].concat())
+    with_pkg(
+        &[op::IF],
+        &[predicate.into_bytes(), term_list(body)].concat(),
+    )
 }
 
 /// `Else { body }`; must directly follow an `If` in the same TermList.
@@ -424,7 +457,10 @@ mod tests {
         assert_eq!(pkg_length(0xFFE).unwrap(), vec![0x81, 0x00, 0x01]); // total 0x1001
         assert_eq!(pkg_length(0xF_FFFC).unwrap(), vec![0x8F, 0xFF, 0xFF]); // total 0xFFFFF
         assert_eq!(pkg_length(0xF_FFFD).unwrap(), vec![0xC1, 0x00, 0x00, 0x01]);
-        assert_eq!(pkg_length(0x0FFF_FFFB).unwrap(), vec![0xCF, 0xFF, 0xFF, 0xFF]);
+        assert_eq!(
+            pkg_length(0x0FFF_FFFB).unwrap(),
+            vec![0xCF, 0xFF, 0xFF, 0xFF]
+        );
         assert!(pkg_length(0x0FFF_FFFC).is_err());
     }
 
@@ -470,16 +506,25 @@ mod tests {
     #[test]
     fn name_and_package_encodings() {
         let pkg = package(&[int(0), int(5), name_ref("LNKA").unwrap()]).unwrap();
-        assert_eq!(pkg.bytes(), [0x12, 0x09, 0x03, 0x00, 0x0A, 0x05, b'L', b'N', b'K', b'A']);
+        assert_eq!(
+            pkg.bytes(),
+            [0x12, 0x09, 0x03, 0x00, 0x0A, 0x05, b'L', b'N', b'K', b'A']
+        );
         let s5 = name("_S5", package(&[int(0), int(0)]).unwrap()).unwrap();
-        assert_eq!(s5.bytes(), [0x08, b'_', b'S', b'5', b'_', 0x12, 0x04, 0x02, 0x00, 0x00]);
+        assert_eq!(
+            s5.bytes(),
+            [0x08, b'_', b'S', b'5', b'_', 0x12, 0x04, 0x02, 0x00, 0x00]
+        );
         let too_many: Vec<Aml> = (0..256).map(|_| int(0)).collect();
         assert_eq!(package(&too_many), Err(AmlError::TooManyElements(256)));
     }
 
     #[test]
     fn buffer_encodes_its_size_as_an_integer() {
-        assert_eq!(buffer(&[0x79, 0x00]).unwrap().bytes(), [0x11, 0x05, 0x0A, 0x02, 0x79, 0x00]);
+        assert_eq!(
+            buffer(&[0x79, 0x00]).unwrap().bytes(),
+            [0x11, 0x05, 0x0A, 0x02, 0x79, 0x00]
+        );
         let big = buffer(&[0u8; 100]).unwrap();
         // 2 PkgLength bytes + ByteConst(100) 2 bytes + 100 data bytes.
         assert_eq!(&big.bytes()[..5], [0x11, 0x48, 0x06, 0x0A, 100]);
@@ -488,10 +533,18 @@ mod tests {
 
     #[test]
     fn method_device_and_scope_encodings() {
-        let m = method("_PIC", 1, false, &[store(arg(0), name_ref("PICM").unwrap())]).unwrap();
+        let m = method(
+            "_PIC",
+            1,
+            false,
+            &[store(arg(0), name_ref("PICM").unwrap())],
+        )
+        .unwrap();
         assert_eq!(
             m.bytes(),
-            [0x14, 0x0C, b'_', b'P', b'I', b'C', 0x01, 0x70, 0x68, b'P', b'I', b'C', b'M']
+            [
+                0x14, 0x0C, b'_', b'P', b'I', b'C', 0x01, 0x70, 0x68, b'P', b'I', b'C', b'M'
+            ]
         );
         let serialized = method("LCRS", 1, true, &[]).unwrap();
         assert_eq!(serialized.bytes()[6], 0x09);
@@ -499,7 +552,9 @@ mod tests {
         let d = device("RTC", &[name("_UID", int(0)).unwrap()]).unwrap();
         assert_eq!(
             d.bytes(),
-            [0x5B, 0x82, 0x0B, b'R', b'T', b'C', b'_', 0x08, b'_', b'U', b'I', b'D', 0x00]
+            [
+                0x5B, 0x82, 0x0B, b'R', b'T', b'C', b'_', 0x08, b'_', b'U', b'I', b'D', 0x00
+            ]
         );
         let s = scope("\\_SB", &[]).unwrap();
         assert_eq!(s.bytes(), [0x10, 0x06, b'\\', b'_', b'S', b'B', b'_']);
@@ -508,19 +563,31 @@ mod tests {
     #[test]
     fn processor_encoding() {
         let p = processor("CP00", 0, 0, 0, &[]).unwrap();
-        assert_eq!(p.bytes(), [0x5B, 0x83, 0x0B, b'C', b'P', b'0', b'0', 0, 0, 0, 0, 0, 0]);
+        assert_eq!(
+            p.bytes(),
+            [0x5B, 0x83, 0x0B, b'C', b'P', b'0', b'0', 0, 0, 0, 0, 0, 0]
+        );
     }
 
     #[test]
     fn region_and_field_encodings() {
         let r = op_region("PIRQ", RegionSpace::PciConfig, int(0x60), int(4)).unwrap();
-        assert_eq!(r.bytes(), [0x5B, 0x80, b'P', b'I', b'R', b'Q', 0x02, 0x0A, 0x60, 0x0A, 0x04]);
+        assert_eq!(
+            r.bytes(),
+            [
+                0x5B, 0x80, b'P', b'I', b'R', b'Q', 0x02, 0x0A, 0x60, 0x0A, 0x04
+            ]
+        );
         let f = field(
             "PIRQ",
             FieldAccess::Byte,
             false,
             FieldUpdate::Preserve,
-            &[FieldEntry::Named("PRQA", 8), FieldEntry::Reserved(16), FieldEntry::Named("PRQD", 8)],
+            &[
+                FieldEntry::Named("PRQA", 8),
+                FieldEntry::Reserved(16),
+                FieldEntry::Named("PRQD", 8),
+            ],
         )
         .unwrap();
         assert_eq!(
@@ -530,7 +597,14 @@ mod tests {
                 0x10, b'P', b'R', b'Q', b'D', 0x08
             ]
         );
-        let locked = field("R", FieldAccess::DWord, true, FieldUpdate::WriteAsZeros, &[]).unwrap();
+        let locked = field(
+            "R",
+            FieldAccess::DWord,
+            true,
+            FieldUpdate::WriteAsZeros,
+            &[],
+        )
+        .unwrap();
         assert_eq!(locked.bytes()[7], 0x03 | 0x10 | 0x40);
     }
 

@@ -62,7 +62,9 @@ impl NameString {
         let segments = if rest.is_empty() {
             Vec::new()
         } else {
-            rest.split('.').map(NameSeg::new).collect::<Result<Vec<_>, _>>()?
+            rest.split('.')
+                .map(NameSeg::new)
+                .collect::<Result<Vec<_>, _>>()?
         };
         // A bare "^" or "" names nothing; only "\" may stand alone (the root scope).
         if segments.is_empty() && !rooted {
@@ -71,14 +73,21 @@ impl NameString {
         if segments.len() > usize::from(u8::MAX) {
             return Err(AmlError::InvalidPath(text.to_owned()));
         }
-        Ok(NameString { rooted, parent_levels, segments })
+        Ok(NameString {
+            rooted,
+            parent_levels,
+            segments,
+        })
     }
 
     pub fn encode_into(&self, out: &mut Vec<u8>) {
         if self.rooted {
             out.push(ROOT_CHAR);
         }
-        out.extend(std::iter::repeat_n(PARENT_PREFIX_CHAR, usize::from(self.parent_levels)));
+        out.extend(std::iter::repeat_n(
+            PARENT_PREFIX_CHAR,
+            usize::from(self.parent_levels),
+        ));
         match self.segments.as_slice() {
             [] => out.push(NULL_NAME),
             [one] => out.extend_from_slice(&one.bytes()),
@@ -126,9 +135,18 @@ mod tests {
 
     #[test]
     fn path_prefixes_follow_the_grammar() {
-        assert_eq!(NameString::parse("LNKA").unwrap().encoded(), b"LNKA".to_vec());
-        assert_eq!(NameString::parse("\\").unwrap().encoded(), vec![b'\\', 0x00]);
-        assert_eq!(NameString::parse("\\_SB").unwrap().encoded(), b"\\_SB_".to_vec());
+        assert_eq!(
+            NameString::parse("LNKA").unwrap().encoded(),
+            b"LNKA".to_vec()
+        );
+        assert_eq!(
+            NameString::parse("\\").unwrap().encoded(),
+            vec![b'\\', 0x00]
+        );
+        assert_eq!(
+            NameString::parse("\\_SB").unwrap().encoded(),
+            b"\\_SB_".to_vec()
+        );
         assert_eq!(
             NameString::parse("\\_SB.PCI0").unwrap().encoded(),
             b"\\\x2E_SB_PCI0".to_vec()
@@ -137,7 +155,10 @@ mod tests {
             NameString::parse("\\_SB.PCI0.ISA.PRQA").unwrap().encoded(),
             b"\\\x2F\x04_SB_PCI0ISA_PRQA".to_vec()
         );
-        assert_eq!(NameString::parse("^^RTC").unwrap().encoded(), b"^^RTC_".to_vec());
+        assert_eq!(
+            NameString::parse("^^RTC").unwrap().encoded(),
+            b"^^RTC_".to_vec()
+        );
     }
 
     #[test]

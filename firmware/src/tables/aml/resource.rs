@@ -2,7 +2,7 @@
 //! DMA items and the large Memory32Fixed, Word/DWord/QWord address-space and Extended
 //! Interrupt items, closed by an End Tag.
 
-use super::{buffer, Aml, AmlError};
+use super::{Aml, AmlError, buffer};
 
 /// Interrupt trigger mode of an IRQ or Interrupt descriptor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,7 +37,10 @@ pub enum IoRangeKind {
 /// The resource type of an address-space descriptor and its type-specific flags.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AddressKind {
-    Memory { caching: MemoryCaching, writable: bool },
+    Memory {
+        caching: MemoryCaching,
+        writable: bool,
+    },
     Io(IoRangeKind),
     BusNumber,
 }
@@ -74,19 +77,39 @@ impl AddressRange {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Resource {
     /// `IO(Decode16, min, max, align, len)`.
-    Io { min: u16, max: u16, align: u8, len: u8 },
+    Io {
+        min: u16,
+        max: u16,
+        align: u8,
+        len: u8,
+    },
     /// `IRQNoFlags() { irqs }` (edge, active high, exclusive) when `flags` is None,
     /// otherwise `IRQ(trigger, polarity, shared) { irqs }`.
-    Irq { irqs: Vec<u8>, flags: Option<(Trigger, Polarity, bool)> },
+    Irq {
+        irqs: Vec<u8>,
+        flags: Option<(Trigger, Polarity, bool)>,
+    },
     /// `DMA(Compatibility, NotBusMaster, Transfer8) { channels }`.
-    Dma { channels: Vec<u8> },
+    Dma {
+        channels: Vec<u8>,
+    },
     /// `Memory32Fixed(ReadWrite|ReadOnly, base, len)`.
-    Memory32Fixed { writable: bool, base: u32, len: u32 },
+    Memory32Fixed {
+        writable: bool,
+        base: u32,
+        len: u32,
+    },
     WordAddress(AddressRange),
     DWordAddress(AddressRange),
     QWordAddress(AddressRange),
     /// `Interrupt(consumer, trigger, polarity, shared) { gsis }`.
-    Interrupt { consumer: bool, trigger: Trigger, polarity: Polarity, shared: bool, irqs: Vec<u32> },
+    Interrupt {
+        consumer: bool,
+        trigger: Trigger,
+        polarity: Polarity,
+        shared: bool,
+        irqs: Vec<u32>,
+    },
 }
 
 const SMALL_IRQ: u8 = 0x04;
@@ -113,7 +136,11 @@ fn large(out: &mut Vec<u8>, tag: u8, body: &[u8]) -> Result<(), AmlError> {
     Ok(())
 }
 
-fn bit_mask<T: Copy + Into<u32>>(items: &[T], limit: u32, what: &'static str) -> Result<u16, AmlError> {
+fn bit_mask<T: Copy + Into<u32>>(
+    items: &[T],
+    limit: u32,
+    what: &'static str,
+) -> Result<u16, AmlError> {
     items.iter().try_fold(0u16, |mask, &n| {
         let n: u32 = n.into();
         if n >= limit {
@@ -125,7 +152,11 @@ fn bit_mask<T: Copy + Into<u32>>(items: &[T], limit: u32, what: &'static str) ->
 
 fn fits(field: &'static str, value: u64, width: u32) -> Result<u64, AmlError> {
     if width < 64 && value >> width != 0 {
-        return Err(AmlError::ResourceValueTooWide { field, value, width });
+        return Err(AmlError::ResourceValueTooWide {
+            field,
+            value,
+            width,
+        });
     }
     Ok(value)
 }
@@ -133,7 +164,9 @@ fn fits(field: &'static str, value: u64, width: u32) -> Result<u64, AmlError> {
 impl AddressRange {
     fn encode(&self, out: &mut Vec<u8>, tag: u8, width: u32) -> Result<(), AmlError> {
         let (resource_type, type_flags) = match self.kind {
-            AddressKind::Memory { caching, writable } => (0u8, (caching as u8) << 1 | u8::from(writable)),
+            AddressKind::Memory { caching, writable } => {
+                (0u8, (caching as u8) << 1 | u8::from(writable))
+            }
             AddressKind::Io(range) => (1, range as u8),
             AddressKind::BusNumber => (2, 0),
         };
@@ -152,7 +185,9 @@ impl AddressRange {
             body.extend_from_slice(&value.to_le_bytes()[..(width / 8) as usize]);
         }
         if self.max < self.min || self.length != self.max - self.min + 1 {
-            return Err(AmlError::InvalidResource("fixed window length must equal max - min + 1"));
+            return Err(AmlError::InvalidResource(
+                "fixed window length must equal max - min + 1",
+            ));
         }
         large(out, tag, &body)
     }
@@ -161,7 +196,12 @@ impl AddressRange {
 impl Resource {
     pub fn encode_into(&self, out: &mut Vec<u8>) -> Result<(), AmlError> {
         match self {
-            Resource::Io { min, max, align, len } => {
+            Resource::Io {
+                min,
+                max,
+                align,
+                len,
+            } => {
                 let mut body = vec![0x01]; // decodes all 16 address bits
                 body.extend_from_slice(&min.to_le_bytes());
                 body.extend_from_slice(&max.to_le_bytes());
@@ -185,7 +225,11 @@ impl Resource {
                 // Compatibility timing, not a bus master, 8-bit transfers.
                 small(out, SMALL_DMA, &[mask as u8, 0x00]);
             }
-            Resource::Memory32Fixed { writable, base, len } => {
+            Resource::Memory32Fixed {
+                writable,
+                base,
+                len,
+            } => {
                 let mut body = vec![u8::from(*writable)];
                 body.extend_from_slice(&base.to_le_bytes());
                 body.extend_from_slice(&len.to_le_bytes());
@@ -194,7 +238,13 @@ impl Resource {
             Resource::WordAddress(range) => range.encode(out, LARGE_WORD_ADDRESS, 16)?,
             Resource::DWordAddress(range) => range.encode(out, LARGE_DWORD_ADDRESS, 32)?,
             Resource::QWordAddress(range) => range.encode(out, LARGE_QWORD_ADDRESS, 64)?,
-            Resource::Interrupt { consumer, trigger, polarity, shared, irqs } => {
+            Resource::Interrupt {
+                consumer,
+                trigger,
+                polarity,
+                shared,
+                irqs,
+            } => {
                 let count = u8::try_from(irqs.len())
                     .ok()
                     .filter(|&n| n > 0)
@@ -242,20 +292,38 @@ mod tests {
 
     #[test]
     fn io_descriptor() {
-        let bytes = one(Resource::Io { min: 0x3F8, max: 0x3F8, align: 1, len: 8 });
+        let bytes = one(Resource::Io {
+            min: 0x3F8,
+            max: 0x3F8,
+            align: 1,
+            len: 8,
+        });
         assert_eq!(bytes, [0x47, 0x01, 0xF8, 0x03, 0xF8, 0x03, 0x01, 0x08]);
     }
 
     #[test]
     fn irq_descriptor_forms() {
-        assert_eq!(one(Resource::Irq { irqs: vec![8], flags: None }), [0x22, 0x00, 0x01]);
+        assert_eq!(
+            one(Resource::Irq {
+                irqs: vec![8],
+                flags: None
+            }),
+            [0x22, 0x00, 0x01]
+        );
         let level = Resource::Irq {
             irqs: vec![5, 10, 11],
             flags: Some((Trigger::Level, Polarity::ActiveLow, true)),
         };
         assert_eq!(one(level), [0x23, 0x20, 0x0C, 0x18]);
         let mut out = Vec::new();
-        assert!(Resource::Irq { irqs: vec![16], flags: None }.encode_into(&mut out).is_err());
+        assert!(
+            Resource::Irq {
+                irqs: vec![16],
+                flags: None
+            }
+            .encode_into(&mut out)
+            .is_err()
+        );
     }
 
     #[test]
@@ -265,16 +333,32 @@ mod tests {
 
     #[test]
     fn memory32_fixed_descriptor() {
-        let bytes = one(Resource::Memory32Fixed { writable: false, base: 0xFED0_0000, len: 0x400 });
-        assert_eq!(bytes, [0x86, 0x09, 0x00, 0x00, 0x00, 0x00, 0xD0, 0xFE, 0x00, 0x04, 0x00, 0x00]);
+        let bytes = one(Resource::Memory32Fixed {
+            writable: false,
+            base: 0xFED0_0000,
+            len: 0x400,
+        });
+        assert_eq!(
+            bytes,
+            [
+                0x86, 0x09, 0x00, 0x00, 0x00, 0x00, 0xD0, 0xFE, 0x00, 0x04, 0x00, 0x00
+            ]
+        );
     }
 
     #[test]
     fn word_bus_number_descriptor() {
-        let bytes = one(Resource::WordAddress(AddressRange::window(AddressKind::BusNumber, true, 0, 0xFF)));
+        let bytes = one(Resource::WordAddress(AddressRange::window(
+            AddressKind::BusNumber,
+            true,
+            0,
+            0xFF,
+        )));
         assert_eq!(
             bytes,
-            [0x88, 0x0D, 0x00, 0x02, 0x0C, 0x00, 0, 0, 0, 0, 0xFF, 0, 0, 0, 0x00, 0x01]
+            [
+                0x88, 0x0D, 0x00, 0x02, 0x0C, 0x00, 0, 0, 0, 0, 0xFF, 0, 0, 0, 0x00, 0x01
+            ]
         );
     }
 
@@ -291,7 +375,10 @@ mod tests {
         assert_eq!(&io[10..14], 0xD00u32.to_le_bytes());
         assert_eq!(&io[22..26], 0xF300u32.to_le_bytes());
         let mem = one(Resource::DWordAddress(AddressRange::window(
-            AddressKind::Memory { caching: MemoryCaching::Cacheable, writable: true },
+            AddressKind::Memory {
+                caching: MemoryCaching::Cacheable,
+                writable: true,
+            },
             true,
             0xA_0000,
             0xB_FFFF,
@@ -303,7 +390,10 @@ mod tests {
     #[test]
     fn qword_memory_descriptor_and_width_checks() {
         let range = AddressRange::window(
-            AddressKind::Memory { caching: MemoryCaching::NonCacheable, writable: true },
+            AddressKind::Memory {
+                caching: MemoryCaching::NonCacheable,
+                writable: true,
+            },
             true,
             0x2_0000_0000,
             0x2_FFFF_FFFF,
@@ -332,13 +422,22 @@ mod tests {
         });
         assert_eq!(
             bytes,
-            [0x89, 0x0E, 0x00, 0x09, 0x03, 5, 0, 0, 0, 10, 0, 0, 0, 11, 0, 0, 0]
+            [
+                0x89, 0x0E, 0x00, 0x09, 0x03, 5, 0, 0, 0, 10, 0, 0, 0, 11, 0, 0, 0
+            ]
         );
     }
 
     #[test]
     fn template_ends_with_end_tag() {
-        let t = resource_template(&[Resource::Irq { irqs: vec![1], flags: None }]).unwrap();
-        assert_eq!(t.bytes(), [0x11, 0x08, 0x0A, 0x05, 0x22, 0x02, 0x00, 0x79, 0x00]);
+        let t = resource_template(&[Resource::Irq {
+            irqs: vec![1],
+            flags: None,
+        }])
+        .unwrap();
+        assert_eq!(
+            t.bytes(),
+            [0x11, 0x08, 0x0A, 0x05, 0x22, 0x02, 0x00, 0x79, 0x00]
+        );
     }
 }

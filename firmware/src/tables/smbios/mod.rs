@@ -7,8 +7,8 @@ mod structure;
 
 use structure::Structure;
 
-use super::checksum::fill_checksum;
 use super::TablesError;
+use super::checksum::fill_checksum;
 
 /// Fixed identification strings. The release date is a constant so builds stay
 /// reproducible (MM/DD/YYYY as SMBIOS requires).
@@ -95,10 +95,16 @@ const ABSENT_HANDLE: u16 = 0xFFFF;
 
 pub fn build_smbios(config: &SmbiosConfig) -> Result<SmbiosTables, TablesError> {
     if !(1..=15).contains(&config.cpu_count) {
-        return Err(TablesError::InvalidConfig(format!("cpu_count {} outside 1..=15", config.cpu_count)));
+        return Err(TablesError::InvalidConfig(format!(
+            "cpu_count {} outside 1..=15",
+            config.cpu_count
+        )));
     }
     if config.ram_below_4g == 0 || config.ram_below_4g > 1 << 32 {
-        return Err(TablesError::InvalidConfig(format!("ram_below_4g {:#x} invalid", config.ram_below_4g)));
+        return Err(TablesError::InvalidConfig(format!(
+            "ram_below_4g {:#x} invalid",
+            config.ram_below_4g
+        )));
     }
     let mut structures = vec![bios(config)?, system(config)?, chassis()?];
     for cpu in 0..config.cpu_count {
@@ -111,10 +117,21 @@ pub fn build_smbios(config: &SmbiosConfig) -> Result<SmbiosTables, TablesError> 
     let encoded: Vec<Vec<u8>> = structures.iter().map(Structure::encode).collect();
     let max_size = encoded.iter().map(Vec::len).max().unwrap_or(0);
     let tables: Vec<u8> = encoded.concat();
-    let table_len = u16::try_from(tables.len())
-        .map_err(|_| TablesError::TooLarge { what: "SMBIOS structure table", len: tables.len(), max: 0xFFFF })?;
-    let entry_point = entry_point(config.tables_address, table_len, max_size as u16, encoded.len() as u16);
-    Ok(SmbiosTables { entry_point, tables })
+    let table_len = u16::try_from(tables.len()).map_err(|_| TablesError::TooLarge {
+        what: "SMBIOS structure table",
+        len: tables.len(),
+        max: 0xFFFF,
+    })?;
+    let entry_point = entry_point(
+        config.tables_address,
+        table_len,
+        max_size as u16,
+        encoded.len() as u16,
+    );
+    Ok(SmbiosTables {
+        entry_point,
+        tables,
+    })
 }
 
 fn entry_point(address: u32, table_len: u16, max_size: u16, count: u16) -> [u8; 31] {
@@ -246,7 +263,11 @@ fn memory(config: &SmbiosConfig) -> Result<Vec<Structure>, TablesError> {
     dev.u16(64); // total width
     dev.u16(64); // data width
     let size_mib = total.div_ceil(MIB);
-    dev.u16(if size_mib < 0x7FFF { size_mib as u16 } else { 0x7FFF });
+    dev.u16(if size_mib < 0x7FFF {
+        size_mib as u16
+    } else {
+        0x7FFF
+    });
     dev.bytes(&[0x09, 0]); // DIMM, not part of a set
     let locator = dev.string("DIMM 0")?;
     let bank = dev.string("BANK 0")?;
@@ -255,7 +276,11 @@ fn memory(config: &SmbiosConfig) -> Result<Vec<Structure>, TablesError> {
     dev.u16(0); // speed unknown
     let maker = dev.string("Aero")?;
     dev.bytes(&[maker, 0, 0, 0, 0]); // serial, asset, part, attributes
-    dev.u32(if size_mib < 0x7FFF { 0 } else { u32::try_from(size_mib).unwrap_or(u32::MAX) });
+    dev.u32(if size_mib < 0x7FFF {
+        0
+    } else {
+        u32::try_from(size_mib).unwrap_or(u32::MAX)
+    });
     dev.u16(0); // configured speed
     dev.u16(0);
     dev.u16(0);
@@ -267,8 +292,16 @@ fn memory(config: &SmbiosConfig) -> Result<Vec<Structure>, TablesError> {
         let mut m = Structure::new(19, handle::MAPPED_ADDRESS + i as u16);
         let end = start + len - 1;
         let fits = (end / KIB) < 0xFFFF_FFFF;
-        m.u32(if fits { (start / KIB) as u32 } else { 0xFFFF_FFFF });
-        m.u32(if fits { (end / KIB) as u32 } else { 0xFFFF_FFFF });
+        m.u32(if fits {
+            (start / KIB) as u32
+        } else {
+            0xFFFF_FFFF
+        });
+        m.u32(if fits {
+            (end / KIB) as u32
+        } else {
+            0xFFFF_FFFF
+        });
         m.u16(handle::MEMORY_ARRAY);
         m.bytes(&[1]); // partition width
         m.u64(if fits { 0 } else { start });

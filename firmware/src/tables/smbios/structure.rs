@@ -12,7 +12,10 @@ impl Structure {
     pub fn new(kind: u8, handle: u16) -> Structure {
         let mut formatted = vec![kind, 0];
         formatted.extend_from_slice(&handle.to_le_bytes());
-        Structure { formatted, strings: Vec::new() }
+        Structure {
+            formatted,
+            strings: Vec::new(),
+        }
     }
 
     pub fn bytes(&mut self, bytes: &[u8]) {
@@ -34,13 +37,19 @@ impl Structure {
             return Ok(0);
         }
         if text.bytes().any(|b| b == 0 || !b.is_ascii()) {
-            return Err(TablesError::InvalidConfig(format!("SMBIOS string {text:?} must be ASCII without NUL")));
+            return Err(TablesError::InvalidConfig(format!(
+                "SMBIOS string {text:?} must be ASCII without NUL"
+            )));
         }
         if let Some(i) = self.strings.iter().position(|s| s == text) {
             return Ok(i as u8 + 1);
         }
         if self.strings.len() >= 255 {
-            return Err(TablesError::TooLarge { what: "SMBIOS string set", len: 256, max: 255 });
+            return Err(TablesError::TooLarge {
+                what: "SMBIOS string set",
+                len: 256,
+                max: 255,
+            });
         }
         self.strings.push(text.to_owned());
         Ok(self.strings.len() as u8)

@@ -37,7 +37,10 @@ fn parse(table: &[u8]) -> Vec<(u8, Vec<u8>, Vec<String>)> {
 
 #[test]
 fn entry_point_checksums_and_fields() {
-    let config = SmbiosConfig { tables_address: 0xF_1000, ..SmbiosConfig::default() };
+    let config = SmbiosConfig {
+        tables_address: 0xF_1000,
+        ..SmbiosConfig::default()
+    };
     let t = build_smbios(&config).unwrap();
     let e = &t.entry_point;
     assert_eq!(&e[..4], b"_SM_");
@@ -48,7 +51,10 @@ fn entry_point_checksums_and_fields() {
     assert_eq!(u16::from_le_bytes([e[22], e[23]]) as usize, t.tables.len());
     assert_eq!(u32::from_le_bytes(e[24..28].try_into().unwrap()), 0xF_1000);
     let structures = parse(&t.tables);
-    assert_eq!(u16::from_le_bytes([e[28], e[29]]) as usize, structures.len());
+    assert_eq!(
+        u16::from_le_bytes([e[28], e[29]]) as usize,
+        structures.len()
+    );
 }
 
 #[test]
@@ -86,7 +92,10 @@ fn structures_have_spec_lengths_and_strings() {
     assert_eq!(sys_strings[sys[5] as usize - 1], "Aero PC");
     assert_eq!(&sys[8..24], &DEFAULT_UUID);
     // Handles are unique.
-    let mut handles: Vec<u16> = s.iter().map(|x| u16::from_le_bytes([x.1[2], x.1[3]])).collect();
+    let mut handles: Vec<u16> = s
+        .iter()
+        .map(|x| u16::from_le_bytes([x.1[2], x.1[3]]))
+        .collect();
     handles.sort_unstable();
     handles.dedup();
     assert_eq!(handles.len(), s.len());
@@ -101,8 +110,20 @@ fn structures_have_spec_lengths_and_strings() {
 #[test]
 fn builds_are_deterministic_and_validate_input() {
     let config = SmbiosConfig::default();
-    assert_eq!(build_smbios(&config).unwrap(), build_smbios(&config).unwrap());
-    let bad = SmbiosConfig { serial_number: "a\0b".into(), ..SmbiosConfig::default() };
+    assert_eq!(
+        build_smbios(&config).unwrap(),
+        build_smbios(&config).unwrap()
+    );
+    let bad = SmbiosConfig {
+        serial_number: "a\0b".into(),
+        ..SmbiosConfig::default()
+    };
     assert!(build_smbios(&bad).is_err());
-    assert!(build_smbios(&SmbiosConfig { cpu_count: 0, ..SmbiosConfig::default() }).is_err());
+    assert!(
+        build_smbios(&SmbiosConfig {
+            cpu_count: 0,
+            ..SmbiosConfig::default()
+        })
+        .is_err()
+    );
 }

@@ -14,15 +14,28 @@ const A20_PORT: u16 = 0x92;
 const ELCR_PORT: u16 = 0x4D0;
 
 fn io(base: u16, len: u8) -> Resource {
-    Resource::Io { min: base, max: base, align: 1, len }
+    Resource::Io {
+        min: base,
+        max: base,
+        align: 1,
+        len,
+    }
 }
 
 fn irq(line: u8) -> Resource {
-    Resource::Irq { irqs: vec![line], flags: None }
+    Resource::Irq {
+        irqs: vec![line],
+        flags: None,
+    }
 }
 
 /// `Device(name) { _HID, [_UID], _CRS }` for a fixed-resource ISA device.
-fn isa_device(dev: &str, hid: &str, uid: Option<u64>, resources: &[Resource]) -> Result<Aml, AmlError> {
+fn isa_device(
+    dev: &str,
+    hid: &str,
+    uid: Option<u64>,
+    resources: &[Resource],
+) -> Result<Aml, AmlError> {
     let mut body = vec![name("_HID", eisa_id(hid)?)?];
     if let Some(uid) = uid {
         body.push(name("_UID", int(uid))?);
@@ -34,7 +47,12 @@ fn isa_device(dev: &str, hid: &str, uid: Option<u64>, resources: &[Resource]) ->
 pub fn isa_bridge(config: &AcpiConfig) -> Result<Aml, AmlError> {
     let mut body = vec![
         name("_ADR", int(u64::from(PIIX3_SLOT) << 16))?,
-        op_region("PIRQ", RegionSpace::PciConfig, int(PIIX3_PIRQ_ROUTE_REG.into()), int(4))?,
+        op_region(
+            "PIRQ",
+            RegionSpace::PciConfig,
+            int(PIIX3_PIRQ_ROUTE_REG.into()),
+            int(4),
+        )?,
         field(
             "PIRQ",
             FieldAccess::Byte,
@@ -47,13 +65,28 @@ pub fn isa_bridge(config: &AcpiConfig) -> Result<Aml, AmlError> {
                 FieldEntry::Named("PRQD", 8),
             ],
         )?,
-        isa_device("PIC", "PNP0000", None, &[io(0x20, 2), io(0xA0, 2), io(ELCR_PORT, 2), irq(IRQ_CASCADE)])?,
+        isa_device(
+            "PIC",
+            "PNP0000",
+            None,
+            &[io(0x20, 2), io(0xA0, 2), io(ELCR_PORT, 2), irq(IRQ_CASCADE)],
+        )?,
         isa_device("TMR", "PNP0100", None, &[io(0x40, 4), irq(IRQ_PIT)])?,
         isa_device("RTC", "PNP0B00", None, &[io(0x70, 2), irq(IRQ_RTC)])?,
         isa_device("SPKR", "PNP0800", None, &[io(0x61, 1)])?,
-        isa_device("KBD", "PNP0303", None, &[io(0x60, 1), io(0x64, 1), irq(IRQ_KEYBOARD)])?,
+        isa_device(
+            "KBD",
+            "PNP0303",
+            None,
+            &[io(0x60, 1), io(0x64, 1), irq(IRQ_KEYBOARD)],
+        )?,
         isa_device("MOU", "PNP0F13", None, &[irq(IRQ_MOUSE)])?,
-        isa_device("COM1", "PNP0501", Some(1), &[io(COM1_BASE, 8), irq(IRQ_COM1)])?,
+        isa_device(
+            "COM1",
+            "PNP0501",
+            Some(1),
+            &[io(COM1_BASE, 8), irq(IRQ_COM1)],
+        )?,
         isa_device(
             "SYSR",
             "PNP0C02",
@@ -87,7 +120,12 @@ pub fn isa_bridge(config: &AcpiConfig) -> Result<Aml, AmlError> {
             "FDC0",
             "PNP0700",
             None,
-            &[io(0x3F2, 4), io(0x3F7, 1), irq(IRQ_FLOPPY), Resource::Dma { channels: vec![2] }],
+            &[
+                io(0x3F2, 4),
+                io(0x3F7, 1),
+                irq(IRQ_FLOPPY),
+                Resource::Dma { channels: vec![2] },
+            ],
         )?);
     }
     device("ISA", &body)

@@ -31,7 +31,13 @@ pub fn pirq_register(pirq: u8) -> String {
 /// PCI lines are level-triggered and shareable; Aero's interrupt controllers see them
 /// active high (no inverter is modelled), as QEMU declares them.
 fn pci_interrupt(irqs: Vec<u32>) -> Resource {
-    Resource::Interrupt { consumer: true, trigger: Trigger::Level, polarity: Polarity::ActiveHigh, shared: true, irqs }
+    Resource::Interrupt {
+        consumer: true,
+        trigger: Trigger::Level,
+        polarity: Polarity::ActiveHigh,
+        shared: true,
+        irqs,
+    }
 }
 
 pub fn link_devices(mode: PciIrqMode) -> Result<Vec<Aml>, AmlError> {
@@ -56,7 +62,10 @@ fn helper_methods() -> Result<Vec<Aml>, AmlError> {
             "LSTA",
             1,
             false,
-            &[if_(disabled(arg(0)), &[ret(int(STA_DISABLED))])?, ret(int(STA_ENABLED))],
+            &[
+                if_(disabled(arg(0)), &[ret(int(STA_DISABLED))])?,
+                ret(int(STA_ENABLED)),
+            ],
         )?,
         // LCRS(reg) → current resource template (IRQ 0 when the link is disabled).
         method(
@@ -66,7 +75,13 @@ fn helper_methods() -> Result<Vec<Aml>, AmlError> {
             &[
                 name("BUF0", resource_template(&[pci_interrupt(vec![0])])?)?,
                 create_dword_field(name_ref("BUF0")?, int(EXT_IRQ_NUMBER_OFFSET), "IRQW")?,
-                if_(lnot(disabled(arg(0))), &[store(and(arg(0), int(PIRQ_IRQ_MASK), no_target()), name_ref("IRQW")?)])?,
+                if_(
+                    lnot(disabled(arg(0))),
+                    &[store(
+                        and(arg(0), int(PIRQ_IRQ_MASK), no_target()),
+                        name_ref("IRQW")?,
+                    )],
+                )?,
                 ret(name_ref("BUF0")?),
             ],
         )?,
@@ -92,10 +107,30 @@ fn pirq_link(pirq: u8) -> Result<Aml, AmlError> {
             name("_HID", eisa_id("PNP0C0F")?)?,
             name("_UID", int(u64::from(pirq) + 1))?,
             name("_PRS", resource_template(&[pci_interrupt(choices)])?)?,
-            method("_STA", 0, false, &[ret(call("\\_SB.LSTA", &[name_ref(&reg)?])?)])?,
-            method("_DIS", 0, false, &[or(name_ref(&reg)?, int(PIRQ_DISABLED), name_ref(&reg)?)])?,
-            method("_CRS", 0, false, &[ret(call("\\_SB.LCRS", &[name_ref(&reg)?])?)])?,
-            method("_SRS", 1, false, &[store(call("\\_SB.LSRS", &[arg(0)])?, name_ref(&reg)?)])?,
+            method(
+                "_STA",
+                0,
+                false,
+                &[ret(call("\\_SB.LSTA", &[name_ref(&reg)?])?)],
+            )?,
+            method(
+                "_DIS",
+                0,
+                false,
+                &[or(name_ref(&reg)?, int(PIRQ_DISABLED), name_ref(&reg)?)],
+            )?,
+            method(
+                "_CRS",
+                0,
+                false,
+                &[ret(call("\\_SB.LCRS", &[name_ref(&reg)?])?)],
+            )?,
+            method(
+                "_SRS",
+                1,
+                false,
+                &[store(call("\\_SB.LSRS", &[arg(0)])?, name_ref(&reg)?)],
+            )?,
         ],
     )
 }

@@ -17,9 +17,9 @@ mod links;
 mod pci;
 mod system;
 
-use super::{sdt, AcpiConfig};
-use crate::tables::aml::{scope, term_list};
+use super::{AcpiConfig, sdt};
 use crate::tables::TablesError;
+use crate::tables::aml::{scope, term_list};
 
 const REVISION: u8 = 2;
 

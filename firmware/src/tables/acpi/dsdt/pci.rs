@@ -1,8 +1,10 @@
 //! The PCI host bridge `\_SB.PCI0`: its address windows and the `_PRT` interrupt routing.
 
 use super::isa;
-use crate::tables::acpi::{AcpiConfig, PciIrqMode, PCI_MMIO32_END};
-use crate::tables::aml::resource::{AddressKind, AddressRange, IoRangeKind, MemoryCaching, Resource};
+use crate::tables::acpi::{AcpiConfig, PCI_MMIO32_END, PciIrqMode};
+use crate::tables::aml::resource::{
+    AddressKind, AddressRange, IoRangeKind, MemoryCaching, Resource,
+};
 use crate::tables::aml::*;
 use crate::tables::platform::pirq_for;
 
@@ -29,11 +31,22 @@ pub fn host_bridge(config: &AcpiConfig) -> Result<Aml, AmlError> {
 /// the PCI holes).
 fn windows(config: &AcpiConfig) -> Vec<Resource> {
     let io = AddressKind::Io(IoRangeKind::EntireRange);
-    let mmio = AddressKind::Memory { caching: MemoryCaching::NonCacheable, writable: true };
-    let vga = AddressKind::Memory { caching: MemoryCaching::Cacheable, writable: true };
+    let mmio = AddressKind::Memory {
+        caching: MemoryCaching::NonCacheable,
+        writable: true,
+    };
+    let vga = AddressKind::Memory {
+        caching: MemoryCaching::Cacheable,
+        writable: true,
+    };
     let mut list = vec![
         Resource::WordAddress(AddressRange::window(AddressKind::BusNumber, true, 0, 0xFF)),
-        Resource::Io { min: PCI_CONFIG_ADDRESS_PORT, max: PCI_CONFIG_ADDRESS_PORT, align: 1, len: 8 },
+        Resource::Io {
+            min: PCI_CONFIG_ADDRESS_PORT,
+            max: PCI_CONFIG_ADDRESS_PORT,
+            align: 1,
+            len: 8,
+        },
         Resource::DWordAddress(AddressRange::window(io, true, 0, 0xCF7)),
         Resource::DWordAddress(AddressRange::window(io, true, 0xD00, 0xFFFF)),
         Resource::DWordAddress(AddressRange::window(vga, true, 0xA_0000, 0xB_FFFF)),
@@ -45,7 +58,12 @@ fn windows(config: &AcpiConfig) -> Vec<Resource> {
         )),
     ];
     if let Some(w) = config.pci_mmio64 {
-        list.push(Resource::QWordAddress(AddressRange::window(mmio, true, w.base, w.base + (w.size - 1))));
+        list.push(Resource::QWordAddress(AddressRange::window(
+            mmio,
+            true,
+            w.base,
+            w.base + (w.size - 1),
+        )));
     }
     list
 }
@@ -79,7 +97,10 @@ fn routing(mode: PciIrqMode) -> Result<Vec<Aml>, AmlError> {
                     "_PRT",
                     0,
                     false,
-                    &[if_(name_ref("\\PICM")?, &[ret(name_ref("PRTA")?)])?, ret(name_ref("PRTP")?)],
+                    &[
+                        if_(name_ref("\\PICM")?, &[ret(name_ref("PRTA")?)])?,
+                        ret(name_ref("PRTP")?),
+                    ],
                 )?,
             ]
         }

@@ -11,13 +11,23 @@ pub fn root_objects() -> Result<Vec<Aml>, AmlError> {
         name("PICM", int(0))?,
         method("_PIC", 1, false, &[store(arg(0), name_ref("PICM")?)])?,
         // {SLP_TYPa, SLP_TYPb, reserved, reserved}: the PM device powers off on SLP_TYP 0.
-        name("_S5", package(&[int(SLP_TYP_S5.into()), int(SLP_TYP_S5.into()), int(0), int(0)])?)?,
+        name(
+            "_S5",
+            package(&[
+                int(SLP_TYP_S5.into()),
+                int(SLP_TYP_S5.into()),
+                int(0),
+                int(0),
+            ])?,
+        )?,
     ])
 }
 
 /// `Processor(CPxx, id, 0, 0)` for each CPU: no P_BLK (no throttling/C2/C3 ports).
 pub fn processors(cpu_count: u8) -> Result<Vec<Aml>, AmlError> {
-    (0..cpu_count).map(|id| processor(&format!("CP{id:02X}"), id, 0, 0, &[])).collect()
+    (0..cpu_count)
+        .map(|id| processor(&format!("CP{id:02X}"), id, 0, 0, &[]))
+        .collect()
 }
 
 pub fn hpet_device() -> Result<Aml, AmlError> {
