@@ -4,3 +4,4 @@
 
 pub mod bios;
 pub mod tables;
+pub mod vgabios;

@@ -64,7 +64,10 @@ impl Asm {
             return Err(VgaBiosError::DuplicateSymbol(name));
         }
         let mut label = self.l(name);
-        self.set(&mut label)
+        self.set(&mut label)?;
+        // CodeLabel is a value: keep the copy that now carries the instruction index.
+        self.labels.insert(name, label);
+        Ok(())
     }
 
     /// Binds a local label (from `create_label`) at the next instruction.
@@ -111,6 +114,9 @@ pub(crate) fn assemble(
     for _ in 0..MAX_PASSES {
         let mut asm = Asm::new(prev.clone())?;
         emit(&mut asm)?;
+        if let Some(missing) = asm.labels.keys().find(|n| !asm.bound.contains(*n)) {
+            return Err(VgaBiosError::UndefinedSymbol(missing));
+        }
         let result = asm.a.assemble_options(0, BlockEncoderOptions::RETURN_NEW_INSTRUCTION_OFFSETS)?;
         let mut symbols = BTreeMap::new();
         for name in &asm.bound {
@@ -120,9 +126,6 @@ pub(crate) fn assemble(
             symbols.insert(*name, ip);
         }
         if let Some(missing) = asm.used.iter().find(|n| !symbols.contains_key(*n)) {
-            return Err(VgaBiosError::UndefinedSymbol(missing));
-        }
-        if let Some(missing) = asm.labels.keys().find(|n| !asm.bound.contains(*n)) {
             return Err(VgaBiosError::UndefinedSymbol(missing));
         }
         if symbols == prev {
