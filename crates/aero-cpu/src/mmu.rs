@@ -169,7 +169,8 @@ impl Exec<'_> {
             }
             PageMapping::Mmio => {
                 self.bus.sync_time(self.c.retired);
-                let v = self.bus.mmio_read(paddr, size);
+                // The bus may return more bits than asked for.
+                let v = self.bus.mmio_read(paddr, size) & crate::flags::size_mask(size);
                 if self.bus.stop_requested() {
                     self.c.stop = true;
                     self.c.end_block = true;

@@ -84,9 +84,14 @@ fn cpu_matches_qemu() {
     let seed = env_number("AERO_DIFF_SEED", DEFAULT_SEED);
     let n = env_number("AERO_DIFF_CASES", DEFAULT_CASES as u64) as usize;
     let mut generator = casegen::Generator::new(seed);
+    for (mode, cat, codes) in generator.coverage() {
+        eprintln!("  encodings: {:<14} {:<6} {codes}", mode.name(), cat);
+    }
     let cases: Vec<Case> = (0..n as u32).map(|id| generator.case(id)).collect();
 
     let mut mismatches: Vec<String> = Vec::new();
+    let mut shown: BTreeMap<(&str, Mode), usize> = BTreeMap::new();
+    let mut sample: Vec<String> = Vec::new();
     let mut per_category: BTreeMap<(&str, Mode), (usize, usize)> = BTreeMap::new();
     for batch in cases.chunks(BATCH) {
         let image = image::build(batch).unwrap_or_else(|e| panic!("building the test image: {e}"));
@@ -104,7 +109,9 @@ fn cpu_matches_qemu() {
             };
             if !problems.is_empty() {
                 entry.1 += 1;
-                mismatches.push(format!(
+                let n_shown = shown.entry((case.category, case.mode)).or_default();
+                *n_shown += 1;
+                let text = format!(
                     "case {} [{} {}] {}\n    in: {}\n    {}",
                     case.id,
                     case.mode.name(),
@@ -112,7 +119,11 @@ fn cpu_matches_qemu() {
                     case.text,
                     compare::describe_inputs(case),
                     problems.join("\n    ")
-                ));
+                );
+                if *n_shown <= 3 {
+                    sample.push(text.clone());
+                }
+                mismatches.push(text);
             }
         }
     }
@@ -120,7 +131,10 @@ fn cpu_matches_qemu() {
     for ((cat, mode), (total, bad)) in &per_category {
         eprintln!("  {:<14} {:<6} {:>5} cases {:>5} mismatches", mode.name(), cat, total, bad);
     }
-    for m in mismatches.iter().take(60) {
+    let full = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("qemu_diff_mismatches.txt");
+    let _ = std::fs::write(&full, mismatches.join("\n"));
+    eprintln!("all mismatches: {}; up to 3 per mode and category:", full.display());
+    for m in &sample {
         eprintln!("{m}");
     }
     assert!(mismatches.is_empty(), "{} of {n} cases differ from QEMU (first ones above)", mismatches.len());

@@ -26,7 +26,7 @@ pub struct Wired {
 fn has_handler(bytes: &[u8]) -> bool {
     let mut d = Decoder::new(32, bytes, DecoderOptions::NONE);
     let ins = d.decode();
-    !ins.is_invalid() && super::lookup(&ins).is_some()
+    !ins.is_invalid() && super::implemented(&ins).is_some()
 }
 
 impl Wired {

@@ -43,7 +43,7 @@ impl Exec<'_> {
 
     pub fn port_in(&mut self, port: u16, size: u8) -> u32 {
         self.bus.sync_time(self.c.retired);
-        let v = self.bus.io_read(port, size);
+        let v = self.bus.io_read(port, size) & (crate::flags::size_mask(size) as u32);
         if self.bus.stop_requested() {
             self.c.stop = true;
             self.c.end_block = true;

@@ -143,6 +143,40 @@ pub fn undefined(_: &mut Exec<'_>, _: &Insn) -> XResult {
 
 /// Find the handler for a decoded instruction.
 pub fn lookup(ins: &Instruction) -> Option<Handler> {
+    implemented(ins).or_else(|| fpu_fallback(ins))
+}
+
+/// x87/MMX/SSE instructions without a handler: #NM when CR0.TS/EM say so, else #UD.
+fn fpu_fallback(ins: &Instruction) -> Option<Handler> {
+    use iced_x86::CpuidFeature::*;
+    let f = ins.cpuid_features();
+    if f.iter().any(|c| matches!(c, FPU | FPU287 | FPU387 | FPU287XL_ONLY | FPU387SL_ONLY)) {
+        return Some(x87_unavailable);
+    }
+    if f.iter().any(|c| matches!(c, MMX | SSE | SSE2 | SSE3 | SSSE3 | FXSR)) {
+        return Some(simd_unavailable);
+    }
+    None
+}
+
+fn x87_unavailable(ex: &mut Exec<'_>, _: &Insn) -> XResult {
+    use crate::mmu::{CR0_EM, CR0_TS};
+    if ex.s.cr0 & (CR0_EM | CR0_TS) != 0 {
+        return Err(Fault::nm());
+    }
+    Err(Fault::ud())
+}
+
+fn simd_unavailable(ex: &mut Exec<'_>, _: &Insn) -> XResult {
+    use crate::mmu::{CR0_EM, CR0_TS};
+    if ex.s.cr0 & CR0_EM == 0 && ex.s.cr0 & CR0_TS != 0 {
+        return Err(Fault::nm());
+    }
+    Err(Fault::ud())
+}
+
+/// Handlers that actually implement the instruction (drives CPUID feature bits).
+pub fn implemented(ins: &Instruction) -> Option<Handler> {
     // SSE first: MOVSD/CMPSD share mnemonics with the string instructions.
     sse::lookup(ins)
         .or_else(|| data::lookup(ins))

@@ -199,6 +199,24 @@ fn assemble(mode: Mode, cases: &[&Case], addrs: Option<&Addrs>) -> Result<(Vec<u
         } else {
             a.add_instruction(Instruction::with_movsd(bits, Register::None, RepPrefixKind::Repe)?)?;
         }
+        // Zero the dumped stack window so one case's leftovers never show up in the next.
+        let case_sp_window = case_sp - STACK_BELOW;
+        if mode == Mode::Real {
+            a.push(es)?;
+            a.push(RM_STACK_SEG as i32)?;
+            a.pop(es)?;
+        }
+        a.xor(eax, eax)?;
+        a.mov(edi, case_sp_window as u32)?;
+        a.mov(ecx, (STACK_LEN / 4) as u32)?;
+        if mode == Mode::Long64 {
+            a.rep().stosd()?;
+        } else {
+            a.add_instruction(Instruction::with_stosd(bits, RepPrefixKind::Repe)?)?;
+        }
+        if mode == Mode::Real {
+            a.pop(es)?;
+        }
         let fx = lay.fx[k].unwrap_or(C_DEFAULT_FX);
         a.fxrstor(ptr(at(fx)))?;
         // Case stack, flags, registers.
