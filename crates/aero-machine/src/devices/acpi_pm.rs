@@ -108,6 +108,14 @@ impl AcpiPm {
         self.layout
     }
 
+    /// Moves the PM1 event/control and PM timer blocks to a PIIX4-style PM I/O base
+    /// (base+0, base+4, base+8), as programmed through the PIIX4 PM function's PMBA.
+    pub fn relocate_pm_base(&mut self, base: u16) {
+        self.layout.pm1a_evt = base;
+        self.layout.pm1a_cnt = base.wrapping_add(4);
+        self.layout.pm_tmr = base.wrapping_add(8);
+    }
+
     /// The 24-bit PM timer value now.
     pub fn pm_timer(&self) -> u32 {
         (ticks_at(self.now_ns, PM_TIMER_HZ) & 0xFF_FFFF) as u32
@@ -322,6 +330,17 @@ mod tests {
         assert!(!pm.sci_level());
         pm.raise_gpe(200);
         assert_eq!(pm.io_read(0xAFE4, 1), 0xFF, "outside the block");
+    }
+
+    #[test]
+    fn relocation_moves_pm1_and_timer() {
+        let mut pm = pm();
+        pm.relocate_pm_base(0x600);
+        pm.advance(1_000_000_000);
+        assert_eq!(pm.io_read(0x608, 4), 3_579_545);
+        assert_eq!(pm.io_read(0xB008, 4), 0xFFFF_FFFF, "old block gone");
+        pm.io_write(0x604, 2, 0x2000);
+        assert_eq!(pm.take_sleep_request(), Some(SleepRequest::PowerOff));
     }
 
     #[test]

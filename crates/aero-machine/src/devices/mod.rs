@@ -33,6 +33,8 @@ pub mod lapic;
 pub mod i440fx;
 pub mod pci;
 pub mod piix3;
+pub mod piix3_ide;
+pub mod piix4_pm;
 pub mod pic;
 pub mod pit;
 pub mod port92;

@@ -80,3 +80,16 @@ fn pci_interrupt_routing_matches_prt() {
         }
     }
 }
+
+#[test]
+fn piix4_pm_base_relocation_matches_fadt() {
+    use super::pci::PciFunction;
+    use super::piix4_pm::{PMBA, PMREGMISC, Piix4Pm};
+    let mut function = Piix4Pm::new();
+    function.config_write(PMBA, 4, u32::from(fw::PM_IO_BASE) | 1);
+    function.config_write(PMREGMISC, 1, 1);
+    let base = function.pm_io_base().expect("PM I/O enabled");
+    let mut pm = AcpiPm::new(AcpiPmLayout::default());
+    pm.relocate_pm_base(base);
+    assert_eq!(pm.layout(), AcpiPmLayout::default(), "the BIOS's PMBA keeps the FADT's blocks");
+}
