@@ -67,33 +67,36 @@ fn helper_methods() -> Result<Vec<Aml>, AmlError> {
                 ret(int(STA_ENABLED)),
             ],
         )?,
-        // LCRS(reg) → current resource template (IRQ 0 when the link is disabled).
+        // LCRS(reg) → current resource template (IRQ 0 when the link is disabled). The
+        // template lives in Local0 and the IRQ byte is patched through Index(), so the
+        // method creates no named objects and needs no serialization. IRQs are < 16, so
+        // the low byte of the descriptor's first interrupt number is enough.
         method(
             "LCRS",
             1,
-            true,
+            false,
             &[
-                name("BUF0", resource_template(&[pci_interrupt(vec![0])])?)?,
-                create_dword_field(name_ref("BUF0")?, int(EXT_IRQ_NUMBER_OFFSET), "IRQW")?,
+                store(resource_template(&[pci_interrupt(vec![0])])?, local(0)),
                 if_(
                     lnot(disabled(arg(0))),
                     &[store(
                         and(arg(0), int(PIRQ_IRQ_MASK), no_target()),
-                        name_ref("IRQW")?,
+                        index(local(0), int(EXT_IRQ_NUMBER_OFFSET), no_target()),
                     )],
                 )?,
-                ret(name_ref("BUF0")?),
+                ret(local(0)),
             ],
         )?,
         // LSRS(template) → route register value for the IRQ the OS chose.
         method(
             "LSRS",
             1,
-            true,
-            &[
-                create_dword_field(arg(0), int(EXT_IRQ_NUMBER_OFFSET), "IRQW")?,
-                ret(and(name_ref("IRQW")?, int(PIRQ_IRQ_MASK), no_target())),
-            ],
+            false,
+            &[ret(and(
+                deref_of(index(arg(0), int(EXT_IRQ_NUMBER_OFFSET), no_target())),
+                int(PIRQ_IRQ_MASK),
+                no_target(),
+            ))],
         )?,
     ])
 }

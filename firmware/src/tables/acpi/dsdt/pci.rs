@@ -16,7 +16,7 @@ const LAST_SLOT: u8 = 31;
 pub fn host_bridge(config: &AcpiConfig) -> Result<Aml, AmlError> {
     let mut body = vec![
         name("_HID", eisa_id("PNP0A03")?)?,
-        name("_ADR", int(0))?,
+        // No _ADR: a host bridge is identified by _HID alone (ACPI 6.x §6.1).
         name("_UID", int(0))?,
         name("_BBN", int(0))?,
         name("_CRS", resource_template(&windows(config))?)?,
