@@ -359,6 +359,77 @@ impl PciConfigMechanism {
     }
 }
 
+/// PCI Express enhanced configuration access (ECAM/MMCONFIG): a memory window where
+/// `bus << 20 | device << 15 | function << 12 | register` addresses configuration space.
+/// Our functions are conventional PCI, so the extended space (0x100–0xFFF) reads as 0
+/// (an empty extended capability list) and ignores writes. The platform does not map it
+/// yet (no MCFG table); it is here so the machine can add the window and the table together.
+#[derive(Clone, Debug)]
+pub struct PciEcam {
+    bus_count: u16,
+    write_generation: u64,
+}
+
+impl PciEcam {
+    /// A window covering buses `0..bus_count` (1–256), 1 MiB per bus.
+    pub fn new(bus_count: u16) -> PciEcam {
+        PciEcam { bus_count: bus_count.clamp(1, 256), write_generation: 0 }
+    }
+
+    /// Size of the MMIO window in bytes.
+    pub fn size(&self) -> u64 {
+        u64::from(self.bus_count) << 20
+    }
+
+    /// Changes whenever the guest wrote a configuration register through the window.
+    pub fn write_generation(&self) -> u64 {
+        self.write_generation
+    }
+
+    fn decode(&self, offset: u64) -> Option<(PciAddress, u16)> {
+        if offset >= self.size() {
+            return None;
+        }
+        let address = PciAddress::new((offset >> 20) as u8, (offset >> 15) as u8, (offset >> 12) as u8);
+        Some((address, (offset & 0xFFF) as u16))
+    }
+
+    /// Reads `size` bytes (1, 2, 4; 8 is split into two dwords) at `offset` in the window.
+    pub fn mmio_read(&mut self, offset: u64, size: u8, functions: &mut dyn PciFunctionLookup) -> u64 {
+        if size == 8 {
+            let low = self.mmio_read(offset, 4, functions);
+            let high = self.mmio_read(offset.wrapping_add(4), 4, functions);
+            return low | high << 32;
+        }
+        let size = size.clamp(1, 4).min(4 - (offset & 3) as u8);
+        let ones = size_mask(size);
+        let Some((address, register)) = self.decode(offset) else { return ones };
+        match functions.function_mut(address) {
+            None => ones,
+            Some(_) if register >= 0x100 => 0,
+            Some(function) => u64::from(function.config_read(register as u8, size)) & ones,
+        }
+    }
+
+    /// Writes `size` bytes at `offset` in the window.
+    pub fn mmio_write(&mut self, offset: u64, size: u8, value: u64, functions: &mut dyn PciFunctionLookup) {
+        if size == 8 {
+            self.mmio_write(offset, 4, value & 0xFFFF_FFFF, functions);
+            self.mmio_write(offset.wrapping_add(4), 4, value >> 32, functions);
+            return;
+        }
+        let size = size.clamp(1, 4).min(4 - (offset & 3) as u8);
+        let Some((address, register)) = self.decode(offset) else { return };
+        if register >= 0x100 {
+            return;
+        }
+        if let Some(function) = functions.function_mut(address) {
+            function.config_write(register as u8, size, (value & size_mask(size)) as u32);
+            self.write_generation += 1;
+        }
+    }
+}
+
 /// A bus of boxed functions, for functions that need nothing but configuration space.
 #[derive(Default)]
 pub struct PciBus {
@@ -489,6 +560,26 @@ mod tests {
         assert_eq!(config.bar(2), Some((BarKind::Memory64 { prefetchable: true }, 0x1_0000_0000, 0x8_0000_0000)));
         assert_eq!(config.bar(3), None);
         assert_eq!(config.rom_base(), Some(0xFEB0_0000));
+    }
+
+    #[test]
+    fn ecam_window_reaches_the_same_functions() {
+        let mut bus = test_bus();
+        let mut ecam = PciEcam::new(1);
+        assert_eq!(ecam.size(), 1 << 20);
+        let function_base = 3u64 << 15;
+        assert_eq!(ecam.mmio_read(function_base, 4, &mut bus), 0x5678_1234);
+        assert_eq!(ecam.mmio_read(function_base + 2, 2, &mut bus), 0x5678);
+        ecam.mmio_write(function_base + 4, 2, 0x0003, &mut bus);
+        assert_eq!(ecam.mmio_read(function_base, 8, &mut bus), 0x0000_0003_5678_1234, "8-byte read spans two dwords");
+        assert_eq!(ecam.mmio_read(4 << 15, 4, &mut bus), 0xFFFF_FFFF, "empty slot");
+        assert_eq!(ecam.mmio_read(function_base + 0x100, 4, &mut bus), 0, "no extended capabilities");
+        assert_eq!(ecam.mmio_read(1 << 20, 4, &mut bus), 0xFFFF_FFFF, "outside the window");
+        ecam.mmio_write(function_base + 0x14, 4, 0xFFFF_FFFF, &mut bus);
+        assert_eq!(ecam.mmio_read(function_base + 0x14, 4, &mut bus), 0xFFFF_F000);
+        assert_eq!(ecam.write_generation(), 2);
+        ecam.mmio_write(function_base + 0x3C, 1, 0x0A, &mut bus);
+        assert_eq!(ecam.mmio_read(function_base + 0x3C, 1, &mut bus), 0x0A);
     }
 
     #[test]
