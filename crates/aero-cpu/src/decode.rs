@@ -371,6 +371,6 @@ fn is_stack_default64(code: Code) -> bool {
     use iced_x86::Mnemonic::*;
     matches!(
         code.mnemonic(),
-        Push | Pop | Pushf | Popf | Call | Ret | Jmp | Enter | Leave | Loop | Loope | Loopne | Jrcxz
+        Push | Pop | Pushf | Popf | Pushfq | Popfq | Call | Ret | Jmp | Enter | Leave | Loop | Loope | Loopne | Jrcxz
     )
 }

@@ -71,7 +71,8 @@ fn aaa(ex: &mut Exec<'_>, _: &Insn) -> XResult {
     let mut ax = ex.s.gpr[0] & 0xFFFF;
     let adjust = ax & 0xF > 9 || f & AF != 0;
     if adjust {
-        ax = (ax & 0xFF00).wrapping_add(0x100) | ((ax + 6) & 0xFF);
+        // AX += 0x106: the carry out of AL propagates into AH (as on current CPUs).
+        ax = (ax + 0x106) & 0xFFFF;
     }
     ax = (ax & 0xFF00) | (ax & 0x0F);
     ex.set_reg(0, 2, ax);
@@ -84,9 +85,9 @@ fn aas(ex: &mut Exec<'_>, _: &Insn) -> XResult {
     let mut ax = ex.s.gpr[0] & 0xFFFF;
     let adjust = ax & 0xF > 9 || f & AF != 0;
     if adjust {
-        let al = (ax & 0xFF).wrapping_sub(6) & 0xFF;
-        let ah = ((ax >> 8).wrapping_sub(1)) & 0xFF;
-        ax = (ah << 8) | al;
+        // AX -= 6 (borrow propagates into AH), then AH -= 1.
+        ax = ax.wrapping_sub(6) & 0xFFFF;
+        ax = ax.wrapping_sub(0x100) & 0xFFFF;
     }
     ax = (ax & 0xFF00) | (ax & 0x0F);
     ex.set_reg(0, 2, ax);

@@ -178,12 +178,13 @@ fn xadd(ex: &mut Exec<'_>, i: &Insn) -> XResult {
 fn bswap(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     let size = i.ops[0].size;
     let v = ex.read_op(i, 0)?;
-    let r = match size {
-        8 => v.swap_bytes(),
-        4 => (v as u32).swap_bytes() as u64,
-        _ => 0, // BSWAP r16 is undefined; hardware gives 0.
-    };
-    ex.write_op(i, 0, r)
+    // BSWAP r16 is undefined; like QEMU, swap the whole 32-bit register.
+    if size == 8 {
+        return ex.write_op(i, 0, v.swap_bytes());
+    }
+    let full = ex.reg(i.ops[0].reg, 4);
+    ex.set_reg(i.ops[0].reg, 4, (full as u32).swap_bytes() as u64);
+    Ok(())
 }
 
 fn cmov(ex: &mut Exec<'_>, i: &Insn) -> XResult {

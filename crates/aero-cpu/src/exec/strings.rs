@@ -102,13 +102,12 @@ fn string<const OP: u8>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
             }
         }
         // Advance the index registers used by this instruction.
+        // 32-bit address size writes ESI/EDI (zero-extending); 16-bit merges.
         if matches!(OP, MOVS | CMPS | LODS | OUTS) {
-            let v = (ex.s.gpr[6] & !am) | (si.wrapping_add(step) & am);
-            ex.s.gpr[6] = v;
+            ex.set_reg(6, i.asize, si.wrapping_add(step));
         }
         if matches!(OP, MOVS | CMPS | STOS | SCAS | INS) {
-            let v = (ex.s.gpr[7] & !am) | (di.wrapping_add(step) & am);
-            ex.s.gpr[7] = v;
+            ex.set_reg(7, i.asize, di.wrapping_add(step));
         }
         if let Some((a, b)) = compare {
             ex.c.flags.set(FlagOp::Sub, esize, a, b, a.wrapping_sub(b) & size_mask(esize));
@@ -117,10 +116,7 @@ fn string<const OP: u8>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
             return Ok(());
         }
         left -= 1;
-        ex.s.gpr[1] = (ex.s.gpr[1] & !am) | left;
-        if i.asize == 4 {
-            ex.s.gpr[1] &= 0xFFFF_FFFF;
-        }
+        ex.set_reg(1, i.asize, left);
         if left == 0 {
             return Ok(());
         }
