@@ -324,12 +324,12 @@ fn emit_scroll(asm: &mut Asm) -> Result<(), VgaBiosError> {
     asm.call_sym("line_addr")?;
     asm.add(ax, loc(XOFF))?;
     asm.mov(di, ax)?;
-    asm.pop(ax)?;
     kind_is(asm, ModeKind::Planar)?;
     let mut not_planar_copy = asm.create_label();
     asm.jne(not_planar_copy)?;
     super::regs::write_const(asm, "gc_write", 5, 0x01)?; // copy all planes via the latches
     asm.set(&mut not_planar_copy)?;
+    asm.pop(ax)?; // source offset
     asm.push(si)?;
     asm.push(ds)?;
     asm.mov(si, ax)?;
