@@ -23,6 +23,15 @@ pub struct BiosConfig {
     /// Extra MMIO ranges `(base, length)` the OS must not treat as RAM (e.g. PCIe ECAM);
     /// reported as E820 "reserved".
     pub reserved_ranges: Vec<(u64, u64)>,
+    /// Firmware-table facts: CPUID leaf 1 EAX/EDX and long-mode support (SMBIOS, MP).
+    pub cpuid_signature: u32,
+    pub cpuid_features_edx: u32,
+    pub cpu_64bit: bool,
+    /// The machine has an HPET at 0xFED00000 (ACPI HPET table and device).
+    pub hpet: bool,
+    /// The machine has a floppy controller (ACPI PNP0700 device).
+    pub floppy_controller: bool,
+    pub pci_irq_mode: crate::tables::PciIrqMode,
 }
 
 impl BiosConfig {
@@ -35,6 +44,12 @@ impl BiosConfig {
             pci_mmio_start: 0xE000_0000,
             serial_ports: vec![0x3F8],
             reserved_ranges: Vec::new(),
+            cpuid_signature: 0x0000_0663,
+            cpuid_features_edx: 0,
+            cpu_64bit: true,
+            hpet: true,
+            floppy_controller: false,
+            pci_irq_mode: crate::tables::PciIrqMode::SharedIsaIrqs,
         }
     }
 }

@@ -9,9 +9,11 @@ const MIB: u64 = 1024 * KIB;
 const FOUR_GIB: u64 = 1 << 32;
 /// Size of the EBDA at the top of conventional memory.
 pub const EBDA_SIZE: u64 = KIB;
-/// Room for the ACPI tables at the top of low RAM (reclaimable part + NVS part).
-pub const ACPI_RECLAIM_SIZE: u64 = 124 * KIB;
+/// Room for the ACPI tables at the top of low RAM: the first page holds the FACS (ACPI
+/// NVS, the OS writes the waking vector there), the rest is reclaimable.
 pub const ACPI_NVS_SIZE: u64 = 4 * KIB;
+pub const ACPI_RECLAIM_SIZE: u64 = 124 * KIB;
+pub const ACPI_REGION_SIZE: u64 = ACPI_NVS_SIZE + ACPI_RECLAIM_SIZE;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 #[repr(u32)]
@@ -52,9 +54,8 @@ pub struct MemoryPlan {
     /// RAM remapped at 4 GiB.
     pub high_ram: u64,
     pub ebda_base: u64,
-    /// ACPI tables (reclaimable) and the NVS page (FACS) right above them.
+    /// Start of the ACPI region (its first page is NVS, the rest reclaimable).
     pub acpi_base: u64,
-    pub nvs_base: u64,
     pub map: Vec<E820Entry>,
 }
 
@@ -73,16 +74,15 @@ impl MemoryPlan {
         let ebda_base = 0xA0000 - EBDA_SIZE;
         // Keep the tables 64 KiB aligned so the OS's reclaimed region is tidy.
         let acpi_top = low_ram & !0xFFFF;
-        let nvs_base = acpi_top - ACPI_NVS_SIZE;
-        let acpi_base = nvs_base - ACPI_RECLAIM_SIZE;
+        let acpi_base = acpi_top - ACPI_REGION_SIZE;
 
         let mut map = vec![
             E820Entry { base: 0, len: ebda_base, kind: E820Kind::Ram },
             E820Entry { base: ebda_base, len: EBDA_SIZE, kind: E820Kind::Reserved },
             E820Entry { base: 0xE0000, len: 0x20000, kind: E820Kind::Reserved },
             E820Entry { base: MIB, len: acpi_base - MIB, kind: E820Kind::Ram },
-            E820Entry { base: acpi_base, len: ACPI_RECLAIM_SIZE, kind: E820Kind::AcpiReclaim },
-            E820Entry { base: nvs_base, len: ACPI_NVS_SIZE, kind: E820Kind::AcpiNvs },
+            E820Entry { base: acpi_base, len: ACPI_NVS_SIZE, kind: E820Kind::AcpiNvs },
+            E820Entry { base: acpi_base + ACPI_NVS_SIZE, len: ACPI_RECLAIM_SIZE, kind: E820Kind::AcpiReclaim },
         ];
         if low_ram > acpi_top {
             map.push(E820Entry { base: acpi_top, len: low_ram - acpi_top, kind: E820Kind::Ram });
@@ -116,7 +116,7 @@ impl MemoryPlan {
                 )));
             }
         }
-        Ok(MemoryPlan { ram_size, low_ram, high_ram, ebda_base, acpi_base, nvs_base, map })
+        Ok(MemoryPlan { ram_size, low_ram, high_ram, ebda_base, acpi_base, map })
     }
 
     /// Conventional memory in KiB (INT 12h, BDA 0x413).

@@ -86,11 +86,7 @@ impl<'h> PciConfig<'h> {
     }
 }
 
-/// The PIRQ line (0..3) that INTx `pin` (0 = INTA) of bus-0 device `slot` is wired to.
-/// Same rotation as `tables::platform::pirq_for`; the DSDT `_PRT` describes it.
-pub fn pirq_for(slot: u8, pin: u8) -> u8 {
-    ((slot as u32 + pin as u32 + 3) % 4) as u8
-}
+use crate::tables::platform::pirq_for;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum BarKind {
@@ -113,10 +109,13 @@ struct Bar {
 pub struct PciSummary {
     pub last_bus: u8,
     pub functions: Vec<Bdf>,
+    /// `(slot, pin)` with pin 0 = INTA for every function that uses an INTx pin.
+    pub intx: Vec<(u8, u8)>,
 }
 
-/// POST: size and place every BAR, enable decoding, route interrupts.
-pub fn enumerate(host: &mut dyn FirmwareHost, mmio_start: u64, high_ram_end: u64) -> PciSummary {
+/// POST: size and place every BAR, enable decoding, route interrupts. 64-bit BARs that do
+/// not fit below 4 GiB go into `mmio64` (`start..end`).
+pub fn enumerate(host: &mut dyn FirmwareHost, mmio_start: u64, mmio64: (u64, u64)) -> PciSummary {
     let mut pci = PciConfig::new(host);
     let functions = pci.functions();
     let mut bars = Vec::new();
@@ -127,7 +126,7 @@ pub fn enumerate(host: &mut dyn FirmwareHost, mmio_start: u64, high_ram_end: u64
     bars.sort_by(|a, b| b.size.cmp(&a.size));
     let mut io_next = IO_WINDOW.0 as u64;
     let mut mem_next = mmio_start;
-    let mut high_next = high_ram_end.max(1 << 32);
+    let mut high_next = mmio64.0;
     let mut enable: Vec<(Bdf, u16)> = Vec::new();
     for bar in &bars {
         let (addr, bit) = match bar.kind {
@@ -142,7 +141,7 @@ pub fn enumerate(host: &mut dyn FirmwareHost, mmio_start: u64, high_ram_end: u64
                 let size = bar.size.max(16);
                 match place(&mut mem_next, size, MMIO_END) {
                     Some(a) => (a, 2u16),
-                    None if bar.kind == BarKind::Mem64 => match place(&mut high_next, size, u64::MAX) {
+                    None if bar.kind == BarKind::Mem64 => match place(&mut high_next, size, mmio64.1) {
                         Some(a) => (a, 2u16),
                         None => continue,
                     },
@@ -165,7 +164,7 @@ pub fn enumerate(host: &mut dyn FirmwareHost, mmio_start: u64, high_ram_end: u64
         }
     }
 
-    route_interrupts(&mut pci, &functions);
+    let intx = route_interrupts(&mut pci, &functions);
     for &f in &functions {
         let id = pci.read32(f, 0);
         let (vendor, device) = (id as u16, (id >> 16) as u16);
@@ -195,7 +194,7 @@ pub fn enumerate(host: &mut dyn FirmwareHost, mmio_start: u64, high_ram_end: u64
         }
         info!("PCI {:02x}:{:02x}.{} {vendor:04x}:{device:04x} class {class:04x}", f >> 8, (f >> 3) & 0x1F, f & 7);
     }
-    PciSummary { last_bus: 0, functions }
+    PciSummary { last_bus: 0, functions, intx }
 }
 
 /// Next aligned address in a window, or `None` if it does not fit below `end`.
@@ -264,7 +263,7 @@ fn probe_bars(pci: &mut PciConfig, f: Bdf, out: &mut Vec<Bar>) {
     pci.write16(f, 0x04, cmd);
 }
 
-fn route_interrupts(pci: &mut PciConfig, functions: &[Bdf]) {
+fn route_interrupts(pci: &mut PciConfig, functions: &[Bdf]) -> Vec<(u8, u8)> {
     let piix3 = functions.iter().copied().find(|&f| pci.read32(f, 0) == (PIIX3_ISA as u32) << 16 | VENDOR_INTEL as u32);
     match piix3 {
         Some(isa) => {
@@ -281,12 +280,40 @@ fn route_interrupts(pci: &mut PciConfig, functions: &[Bdf]) {
         }
         None => warn!("no PIIX3 ISA bridge: PCI interrupt routing left alone"),
     }
+    let mut intx = Vec::new();
     for &f in functions {
         let pin = pci.read8(f, 0x3D);
         if (1..=4).contains(&pin) {
             let slot = ((f >> 3) & 0x1F) as u8;
-            let irq = PIRQ_IRQS[pirq_for(slot, pin - 1) as usize];
+            let irq = PIRQ_IRQS[pirq_for(slot, pin - 1) as usize % 4];
             pci.write8(f, 0x3C, irq);
+            if !intx.contains(&(slot, pin - 1)) {
+                intx.push((slot, pin - 1));
+            }
         }
+    }
+    intx
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pirq_irqs_are_ones_the_acpi_links_offer() {
+        for irq in PIRQ_IRQS {
+            assert!(crate::tables::platform::PCI_LINK_IRQS.contains(&irq));
+        }
+    }
+
+    #[test]
+    fn placement_is_aligned_and_bounded() {
+        let mut next = 0xC004;
+        assert_eq!(place(&mut next, 0x20, 0x10000), Some(0xC020));
+        assert_eq!(next, 0xC040);
+        assert_eq!(place(&mut next, 0x10000, 0x10000), None);
+        assert_eq!(place(&mut next, 3, 0x10000), None, "sizes are powers of two");
+        let mut high = u64::MAX - 10;
+        assert_eq!(place(&mut high, 0x1000, u64::MAX), None, "no overflow");
     }
 }

@@ -30,7 +30,7 @@ impl Bios {
         // A20 on: boot loaders expect it and it costs nothing.
         let p92 = c.host.io_read(0x92, 1);
         c.host.io_write(0x92, 1, (p92 | 2) & !1);
-        self.state.pci = pci::enumerate(c.host, self.config.pci_mmio_start, (1u64 << 32) + self.memory.high_ram);
+        self.state.pci = pci::enumerate(c.host, self.config.pci_mmio_start, self.mmio64_window());
         self.install_tables(c)?;
         // POST runs with interrupts off; the ROM enables them before INT 19h.
         Ok(Flow::Return)

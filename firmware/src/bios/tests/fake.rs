@@ -102,6 +102,11 @@ impl FakeHost {
         self.disks.insert(id, (info, data));
     }
 
+    /// A byte the keyboard controller will hand out at port 0x60.
+    pub fn queue_scancode(&mut self, code: u8) {
+        self.kbc_out.push_back(code);
+    }
+
     pub fn sector(&self, id: DiskId, lba: u64) -> &[u8] {
         let (info, data) = &self.disks[&id];
         let s = info.sector_size as usize;

@@ -1,6 +1,7 @@
 //! Trap-level tests: a fake machine (`FakeHost`) and a helper that performs `INT n` the
 //! way the CPU and the ROM stub would, then checks what the handler left behind.
 
+mod cpu_boot;
 mod fake;
 mod disk_tests;
 mod keyboard_tests;

@@ -1,0 +1,184 @@
+//! The ROM running on Aero's real CPU: reset vector → POST trap → option ROM scan →
+//! INT 19h → a boot sector that uses INT 13h, INT 16h (with a keyboard IRQ) and INT 15h.
+
+use aero_cpu::{Bus, Cpu, PageMapping, RunExit};
+use iced_x86::code_asm::*;
+
+use super::*;
+
+const RAM: usize = 16 << 20;
+
+struct TestBus {
+    host: FakeHost,
+    trap: Option<u32>,
+    irq: Option<u8>,
+}
+
+impl Bus for TestBus {
+    fn map_page(&self, paddr: u64) -> PageMapping {
+        // Mappings describe the whole 4 KiB page.
+        let paddr = paddr & !0xFFF;
+        let rom_at = |base: u64| PageMapping::Rom { offset: RAM + (paddr - base) as usize };
+        match paddr {
+            0xA0000..=0xBFFFF => PageMapping::Mmio,
+            0xE0000..=0xFFFFF => rom_at(0xE0000),
+            0xFFFE_0000..=0xFFFF_FFFF => rom_at(0xFFFE_0000),
+            p if (p as usize) < RAM => PageMapping::Ram { offset: p as usize },
+            _ => PageMapping::Mmio,
+        }
+    }
+    fn mmio_read(&mut self, _paddr: u64, size: u8) -> u64 {
+        u64::MAX >> (64 - 8 * size as u32)
+    }
+    fn mmio_write(&mut self, _paddr: u64, _size: u8, _value: u64) {}
+    fn io_read(&mut self, port: u16, size: u8) -> u32 {
+        self.host.io_read(port, size)
+    }
+    fn io_write(&mut self, port: u16, size: u8, value: u32) {
+        if port == Bios::TRAP_PORT {
+            self.trap = Some(value);
+        } else {
+            self.host.io_write(port, size, value);
+        }
+    }
+    fn tsc(&mut self) -> u64 {
+        0
+    }
+    fn interrupt_pending(&mut self) -> bool {
+        self.irq.is_some()
+    }
+    fn acknowledge_interrupt(&mut self) -> u8 {
+        self.irq.take().unwrap_or(0x0F)
+    }
+    fn stop_requested(&mut self) -> bool {
+        self.trap.is_some()
+    }
+}
+
+/// Boot sector: read LBA 1 with CHS, print its tag; wait for a key, print it; check
+/// E820 entry 0; print "OK" and halt.
+fn boot_sector() -> Vec<u8> {
+    let mut a = CodeAssembler::new(16).unwrap();
+    let mut fail = a.create_label();
+    let mut halt = a.create_label();
+    a.xor(ax, ax).unwrap();
+    a.mov(es, ax).unwrap();
+    a.mov(ds, ax).unwrap();
+    a.mov(ax, 0x0201).unwrap();
+    a.mov(cx, 0x0002).unwrap();
+    a.mov(dh, 0).unwrap();
+    a.mov(bx, 0x8000).unwrap();
+    a.int(0x13).unwrap();
+    a.jc(fail).unwrap();
+    a.mov(al, byte_ptr(0x8000)).unwrap();
+    a.add(al, b'0' as i32).unwrap();
+    a.out(0xE9, al).unwrap();
+    a.mov(ah, 0x00).unwrap();
+    a.int(0x16).unwrap();
+    a.out(0xE9, al).unwrap();
+    a.mov(eax, 0xE820).unwrap();
+    a.mov(edx, 0x534D_4150).unwrap();
+    a.xor(ebx, ebx).unwrap();
+    a.mov(ecx, 20).unwrap();
+    a.mov(di, 0x9000).unwrap();
+    a.int(0x15).unwrap();
+    a.jc(fail).unwrap();
+    a.cmp(dword_ptr(0x9008), 0x9FC00).unwrap();
+    a.jne(fail).unwrap();
+    a.mov(al, b'O' as i32).unwrap();
+    a.out(0xE9, al).unwrap();
+    a.mov(al, b'K' as i32).unwrap();
+    a.out(0xE9, al).unwrap();
+    a.jmp(halt).unwrap();
+    a.set_label(&mut fail).unwrap();
+    a.mov(al, b'F' as i32).unwrap();
+    a.out(0xE9, al).unwrap();
+    a.set_label(&mut halt).unwrap();
+    a.cli().unwrap();
+    a.hlt().unwrap();
+    let mut code = a.assemble(0x7C00).unwrap();
+    code.resize(512, 0);
+    code[510] = 0x55;
+    code[511] = 0xAA;
+    code
+}
+
+/// A 512-byte option ROM whose init prints 'V' and returns far.
+fn option_rom() -> Vec<u8> {
+    let mut a = CodeAssembler::new(16).unwrap();
+    a.mov(al, b'V' as i32).unwrap();
+    a.out(0xE9, al).unwrap();
+    a.retf().unwrap();
+    let code = a.assemble(3).unwrap();
+    let mut rom = vec![0u8; 512];
+    rom[0] = 0x55;
+    rom[1] = 0xAA;
+    rom[2] = 1;
+    rom[3..3 + code.len()].copy_from_slice(&code);
+    let sum = rom.iter().fold(0u8, |s, b| s.wrapping_add(*b));
+    rom[511] = 0u8.wrapping_sub(sum);
+    rom
+}
+
+#[test]
+fn reset_to_boot_sector_on_the_real_cpu() {
+    let mut host = FakeHost::new();
+    host.add_disk(DiskId::HardDisk(0), 2048, 512);
+    host.sector_mut(DiskId::HardDisk(0), 0).copy_from_slice(&boot_sector());
+    let mut bios = Bios::new(BiosConfig::new(RAM as u64)).unwrap();
+    let mut memory = vec![0u8; RAM];
+    memory.extend_from_slice(bios.rom());
+    memory[0xC0000..0xC0200].copy_from_slice(&option_rom());
+    let mut bus = TestBus { host, trap: None, irq: None };
+    let mut cpu = Cpu::new();
+    let mut key_sent = false;
+    let mut traps = 0;
+    for _ in 0..10_000 {
+        match cpu.run(&mut memory, &mut bus, 1_000_000) {
+            RunExit::StopRequested => {
+                let value = bus.trap.take().expect("stop without trap");
+                let out = bios.handle_trap(value, &mut cpu.state, &mut memory[..RAM], &mut bus.host).unwrap();
+                assert_eq!(out, TrapOutcome::Resume);
+                cpu.flush_all_caches();
+                traps += 1;
+            }
+            RunExit::Halted if !key_sent => {
+                // INT 16h is idling: press 'a' (IRQ1 → vector 09h).
+                bus.host.queue_scancode(0x1E);
+                bus.irq = Some(0x09);
+                key_sent = true;
+            }
+            RunExit::Halted => break,
+            other => panic!("unexpected exit {other:?} at {:04x}:{:04x} traps {traps} out {:?}", cpu.state.seg[1].selector, cpu.state.rip, String::from_utf8_lossy(&bus.host.debug_out)),
+        }
+    }
+    let out = String::from_utf8_lossy(&bus.host.debug_out).to_string();
+    assert_eq!(out, "VBooting from Hard Disk...\n1aOK", "traps: {traps}");
+    assert!(key_sent);
+}
+
+#[test]
+fn no_bootable_device_message_on_the_real_cpu() {
+    let mut bios = Bios::new(BiosConfig::new(RAM as u64)).unwrap();
+    let mut memory = vec![0u8; RAM];
+    memory.extend_from_slice(bios.rom());
+    let mut bus = TestBus { host: FakeHost::new(), trap: None, irq: None };
+    let mut cpu = Cpu::new();
+    for _ in 0..1000 {
+        match cpu.run(&mut memory, &mut bus, 1_000_000) {
+            RunExit::StopRequested => {
+                let value = bus.trap.take().unwrap();
+                bios.handle_trap(value, &mut cpu.state, &mut memory[..RAM], &mut bus.host).unwrap();
+                cpu.flush_all_caches();
+            }
+            RunExit::Halted => break,
+            other => panic!("unexpected exit {other:?}"),
+        }
+    }
+    let out = String::from_utf8_lossy(&bus.host.debug_out).to_string();
+    // Each character goes to port 0xE9 from the ROM, then through INT 10h teletype, which
+    // without a VGA BIOS is the placeholder that echoes to 0xE9 as well.
+    let doubled: String = "\r\nNo bootable device.\r\n".chars().flat_map(|c| [c, c]).collect();
+    assert_eq!(out, doubled);
+}
+
