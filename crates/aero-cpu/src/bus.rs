@@ -37,6 +37,12 @@ pub trait Bus {
     fn stop_requested(&mut self) -> bool;
     /// The guest wrote IA32_APIC_BASE (the local APIC is the machine's device).
     fn apic_base_written(&mut self, _value: u64) {}
+    /// The guest wrote CR8 (64-bit mode): the LAPIC TPR becomes `cr8 << 4`.
+    fn task_priority_written(&mut self, _cr8: u8) {}
+    /// CR8 as seen by MOV from CR8: the LAPIC's TPR >> 4, if the machine has a LAPIC.
+    fn task_priority(&mut self) -> Option<u8> {
+        None
+    }
     /// A20 gate state: when false, physical address bit 20 is forced to zero.
     fn a20_enabled(&self) -> bool {
         true

@@ -88,7 +88,7 @@ pub fn cpuid_values(w: &Wired, leaf: u32, _sub: u32) -> [u32; 4] {
         }
         0x8000_0000 => [0x8000_0008, 0, 0, 0],
         0x8000_0001 => {
-            let edx = (1 << 11) | (1 << 20) | (1 << 29); // SYSCALL, NX, LM
+            let edx = (1 << 11) | (1 << 20) | (1 << 27) | (1 << 29); // SYSCALL, NX, RDTSCP, LM
             [0, 0, 1, edx] // ECX bit 0: LAHF/SAHF in 64-bit mode
         }
         0x8000_0002..=0x8000_0004 => {

@@ -78,7 +78,10 @@ fn mov_crdr(ex: &mut Exec<'_>, i: &Insn) -> XResult {
                 2 => ex.s.cr2,
                 3 => ex.s.cr3,
                 4 => ex.s.cr4,
-                8 => ex.s.cr8,
+                8 => match ex.bus.task_priority() {
+                    Some(tpr) => tpr as u64 & 0xF,
+                    None => ex.s.cr8,
+                },
                 _ => return Err(Fault::ud()),
             };
             ex.set_reg(dst.reg, size, v);
@@ -170,7 +173,13 @@ pub fn write_cr(ex: &mut Exec<'_>, n: u8, v: u64) -> XResult {
                 ex.c.tlb.flush_all();
             }
         }
-        8 => ex.s.cr8 = v & 0xF,
+        8 => {
+            if v & !0xF != 0 {
+                return Err(Fault::gp0());
+            }
+            ex.s.cr8 = v;
+            ex.bus.task_priority_written(v as u8);
+        }
         _ => return Err(Fault::ud()),
     }
     Ok(())
