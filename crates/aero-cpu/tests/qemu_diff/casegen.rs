@@ -209,7 +209,8 @@ impl Generator {
     fn mem_operand(&mut self, mode: Mode, size: usize) -> (MemoryOperand, usize) {
         let size = size.clamp(1, 16);
         let max = SCRATCH_LEN - size;
-        let off = if self.rng.chance(75) { (self.rng.below(max as u64 / 16 + 1) * 16) as usize } else { self.rng.below(max as u64 + 1) as usize };
+        // m128 always aligned (see exclusions: QEMU does not fault on misaligned SSE).
+        let off = if size == 16 || self.rng.chance(75) { (self.rng.below(max as u64 / 16 + 1) * 16) as usize } else { self.rng.below(max as u64 + 1) as usize };
         let displ_size = if mode == Mode::Real { 2 } else { 4 };
         (MemoryOperand::with_displ(Self::scratch_addr(mode) + off as u64, displ_size), off)
     }
@@ -259,6 +260,11 @@ impl Generator {
             };
             ops.push(op);
         }
+        // A pushing x87 instruction finds ST(7) empty (the slot it pushes into): reading it
+        // would be a stack fault, which QEMU does not model (see exclusions).
+        if X87_PUSHES.contains(&mnemonic) && ops.iter().any(|o| matches!(o, Op::R(Register::ST7))) {
+            return None;
+        }
         let insn = build(code, &ops)?;
         case.insn = insn;
         // Operand-value rules.
@@ -304,6 +310,17 @@ impl Generator {
                 }
             }
             case.undefined.fsw = fsw_undefined(mnemonic);
+        }
+        if mnemonic == Mnemonic::Bswap {
+            if let Some(Op::R(r)) = ops.first() {
+                if r.size() == 2 {
+                    // SDM: BSWAP of a 16-bit register leaves it undefined.
+                    case.undefined.gprs |= 1 << reg_index(*r);
+                }
+            }
+        }
+        if matches!(mnemonic, Mnemonic::Fcomi | Mnemonic::Fcomip | Mnemonic::Fucomi | Mnemonic::Fucomip) {
+            case.undefined.flags |= exclusions::FCOMI_FLAGS_IGNORED;
         }
         if matches!(mnemonic, Mnemonic::Bsf | Mnemonic::Bsr) {
             let src = self.operand_value(&case, &ops[1], mem_off, mem_size.size());
@@ -409,7 +426,8 @@ impl Generator {
     fn fp_inputs(&mut self, case: &mut Case, mem_size: MemorySize, mem_off: Option<usize>) {
         let mut fx = Box::new([0u8; 512]);
         let rc = self.rng.below(4) as u16;
-        let pc = *self.rng.pick(&[0u16, 2, 3, 3, 3]);
+        // Precision control only without memory operands (see exclusions).
+        let pc = if mem_off.is_some() && X87.contains(&case.insn.mnemonic()) { 3 } else { *self.rng.pick(&[0u16, 2, 3, 3, 3]) };
         let fcw: u16 = 0x0040 | 0x3F | (pc << 8) | (rc << 10);
         // A full stack (one free slot for pushing instructions): see the x87 stack-fault
         // exclusion; QEMU does not model empty/full register faults for arithmetic.
@@ -424,7 +442,9 @@ impl Generator {
         fx[0..2].copy_from_slice(&fcw.to_le_bytes());
         fx[2..4].copy_from_slice(&fsw.to_le_bytes());
         fx[4] = ftw;
-        let mxcsr: u32 = 0x1F80 | ((self.rng.below(4) as u32) << 13) | if self.rng.chance(20) { 0x8040 } else { 0 };
+        let min_max = matches!(m_early(case), Mnemonic::Minps | Mnemonic::Minss | Mnemonic::Minpd | Mnemonic::Minsd | Mnemonic::Maxps | Mnemonic::Maxss | Mnemonic::Maxpd | Mnemonic::Maxsd);
+        let ftz_daz = if !min_max && self.rng.chance(20) { 0x8040 } else { 0 };
+        let mxcsr: u32 = 0x1F80 | ((self.rng.below(4) as u32) << 13) | ftz_daz;
         fx[24..28].copy_from_slice(&mxcsr.to_le_bytes());
         for i in 0..8 {
             let v = fpvals::f80(&mut self.rng);
@@ -434,6 +454,16 @@ impl Generator {
         for i in 0..nxmm {
             let v = fpvals::xmm(&mut self.rng);
             fx[160 + i * 16..176 + i * 16].copy_from_slice(&v);
+        }
+        // Keep F2XM1 / FYL2XP1 inside the domain where the SDM defines the result.
+        let m = case.insn.mnemonic();
+        if m == Mnemonic::F2xm1 || m == Mnemonic::Fyl2xp1 {
+            let max_exp = if m == Mnemonic::F2xm1 { 0x3FFE } else { 0x3FFC };
+            let exp = max_exp - self.rng.below(30) as u16;
+            let sign = (self.rng.below(2) as u16) << 15;
+            let mant = (1u64 << 63) | (self.rng.next_u64() >> 1);
+            fx[32..40].copy_from_slice(&mant.to_le_bytes());
+            fx[40..42].copy_from_slice(&(sign | exp).to_le_bytes());
         }
         case.fx = Some(fx);
         if let Some(off) = mem_off {
@@ -699,6 +729,10 @@ fn fsw_undefined(m: Mnemonic) -> u16 {
         _ if SSE.contains(&m) => return 0,
         _ => 0x4500,
     }) | exclusions::FSW_IGNORED
+}
+
+fn m_early(case: &Case) -> Mnemonic {
+    case.insn.mnemonic()
 }
 
 /// x87 instructions that push onto the register stack.

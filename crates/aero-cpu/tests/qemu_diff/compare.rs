@@ -69,9 +69,13 @@ fn fx_diff(case: &Case, q: &[u8], a: &[u8], d: &mut Vec<String>) {
     if q[4] != a[4] {
         d.push(format!("ftw: qemu {:#04x} aero {:#04x}", q[4], a[4]));
     }
-    for i in 6..32 {
+    let mxcsr = |b: &[u8]| u32::from_le_bytes([b[24], b[25], b[26], b[27]]);
+    if (mxcsr(q) ^ mxcsr(a)) & !super::exclusions::MXCSR_IGNORED != 0 {
+        d.push(format!("mxcsr: qemu {:#x} aero {:#x}", mxcsr(q), mxcsr(a)));
+    }
+    for i in (6..24).chain(28..32) {
         if !ignored(i) && q[i] != a[i] {
-            d.push(format!("fxsave[{i}..] (MXCSR area): qemu {} aero {}", hex(&q[24..32]), hex(&a[24..32])));
+            d.push(format!("fxsave[{i}]: qemu {} aero {}", hex(&q[0..32]), hex(&a[0..32])));
             break;
         }
     }
@@ -127,6 +131,15 @@ pub fn describe_inputs(case: &Case) -> String {
     let _ = write!(s, "rflags={:#x}", case.rflags);
     if let Some(fx) = &case.fx {
         let _ = write!(s, " fcw={:#06x} fsw={:#06x} ftw={:#04x} mxcsr={:#x}", u16::from_le_bytes([fx[0], fx[1]]), u16::from_le_bytes([fx[2], fx[3]]), fx[4], u32::from_le_bytes([fx[24], fx[25], fx[26], fx[27]]));
+        for r in 0..8 {
+            let o = 32 + r * 16;
+            let _ = write!(s, "\n        st{r}={}", f80_hex(&fx[o..o + 10]));
+        }
+        for r in 0..case.mode.gpr_count() {
+            let o = 160 + r * 16;
+            let _ = write!(s, "{}xmm{r}={}", if r % 4 == 0 { "\n        " } else { " " }, xmm_hex(&fx[o..o + 16]));
+        }
+        let _ = write!(s, "\n        mem={}", hex(&case.mem));
     }
     s
 }
