@@ -147,7 +147,7 @@ fn data_tables_disassemble_with_expected_fields() {
     let Some(iasl) = tool("iasl") else { return };
     let dir = scratch("data");
     let tables = build_acpi(&AcpiConfig::default(), 0x7FE_0000).unwrap();
-    let checks: [(&[u8; 4], &[&str]); 4] = [
+    let checks: [(&[u8; 4], &[&str]); 5] = [
         (
             b"FACP",
             &[
@@ -174,7 +174,11 @@ fn data_tables_disassemble_with_expected_fields() {
             b"HPET",
             &["Hardware Block ID : 8086A201", "Address : 00000000FED00000"],
         ),
-        (b"XSDT", &["ACPI Table Address   0 :"]),
+        (b"XSDT", &["ACPI Table Address 3 :"]),
+        (
+            b"WAET",
+            &["PM timer, one read only : 1", "RTC needs no INT ack : 0"],
+        ),
     ];
     for (sig, needles) in checks {
         let file = format!("{}.dat", std::str::from_utf8(sig).unwrap().to_lowercase());

@@ -1,5 +1,5 @@
 //! ACPI tables for Aero's PC: RSDP (ACPI 2.0+, with XSDT), RSDT, XSDT, FADT, FACS, DSDT,
-//! MADT and HPET. No MCFG: the platform has no PCI Express ECAM window (yet), so the OS
+//! MADT, HPET and WAET (Windows' emulated-devices hints). No MCFG: the platform has no PCI Express ECAM window (yet), so the OS
 //! uses configuration mechanism #1 at 0xCF8.
 //!
 //! Revisions: FADT revision 3 (the 244-byte ACPI 2.0 layout with X_ fields, which Windows
@@ -13,6 +13,7 @@ mod hpet;
 mod madt;
 mod rsdp;
 pub(crate) mod sdt;
+mod waet;
 
 use super::TablesError;
 
@@ -159,6 +160,7 @@ pub fn build_acpi(config: &AcpiConfig, table_base: u32) -> Result<AcpiTables, Ta
     if config.hpet {
         described.push(layout.place(b"HPET", hpet::build())?);
     }
+    described.push(layout.place(b"WAET", waet::build())?);
     let rsdt_addr = layout.place(b"RSDT", rsdp::build_rsdt(&described))?;
     let xsdt_addr = layout.place(b"XSDT", rsdp::build_xsdt(&described))?;
 
@@ -238,7 +240,7 @@ mod tests {
         assert_eq!(
             sigs,
             [
-                b"FACS", b"DSDT", b"FACP", b"APIC", b"HPET", b"RSDT", b"XSDT"
+                b"FACS", b"DSDT", b"FACP", b"APIC", b"HPET", b"WAET", b"RSDT", b"XSDT"
             ]
         );
         for loc in &t.tables {
@@ -269,7 +271,7 @@ mod tests {
         assert_eq!(u64_at(fadt, 132), u64::from(addr(b"FACS")));
         assert_eq!(u64_at(fadt, 140), u64::from(addr(b"DSDT")));
 
-        let described = [addr(b"FACP"), addr(b"APIC"), addr(b"HPET")];
+        let described = [addr(b"FACP"), addr(b"APIC"), addr(b"HPET"), addr(b"WAET")];
         let rsdt = t.find(b"RSDT").unwrap();
         let xsdt = t.find(b"XSDT").unwrap();
         for (i, &a) in described.iter().enumerate() {
@@ -292,7 +294,7 @@ mod tests {
         let a = build_acpi(&config, 0x7FE_0000).unwrap();
         assert_eq!(a, build_acpi(&config, 0x7FE_0000).unwrap());
         assert!(a.find(b"HPET").is_none());
-        assert_eq!(a.find(b"RSDT").unwrap().len(), 36 + 8);
+        assert_eq!(a.find(b"RSDT").unwrap().len(), 36 + 12);
         let dsdt = a.find(b"DSDT").unwrap();
         assert!(!dsdt.windows(4).any(|w| w == b"HPET"));
     }
