@@ -123,10 +123,10 @@ pub struct AcpiTables {
     /// The 36-byte RSDP; the BIOS copies it to a 16-byte boundary in 0xE0000–0xFFFFF
     /// (or the first KiB of the EBDA).
     pub rsdp: [u8; 36],
-    /// Every other table, to be copied to `table_base`. The E820 map must report
-    /// `table_base..table_base + blob.len()` as ACPI reclaimable (type 3) — except that
-    /// the FACS (first in the blob) is ACPI NVS; the BIOS may simply mark the whole blob
-    /// NVS (type 4), which is what QEMU's firmware does for the FACS page.
+    /// Every other table, to be copied to `table_base`. The E820 map must not report
+    /// the blob as usable RAM: the FACS (first, 64 bytes after any alignment pad) must be
+    /// ACPI NVS (type 4) because the OS keeps using it; the other tables may be ACPI
+    /// reclaimable (type 3). Marking the whole blob NVS is also correct.
     pub blob: Vec<u8>,
     /// Each table's address and length inside the blob, in blob order.
     pub tables: Vec<TableLocation>,
