@@ -23,7 +23,8 @@ const PM1_GBL_STS: u16 = 1 << 5;
 const PM1_PWRBTN_STS: u16 = 1 << 8;
 const PM1_RTC_STS: u16 = 1 << 10;
 const PM1_WAK_STS: u16 = 1 << 15;
-const PM1_STS_BITS: u16 = PM1_TMR_STS | (1 << 4) | PM1_GBL_STS | PM1_PWRBTN_STS | PM1_RTC_STS | PM1_WAK_STS;
+const PM1_STS_BITS: u16 =
+    PM1_TMR_STS | (1 << 4) | PM1_GBL_STS | PM1_PWRBTN_STS | PM1_RTC_STS | PM1_WAK_STS;
 const PM1_EN_BITS: u16 = PM1_TMR_STS | PM1_GBL_STS | PM1_PWRBTN_STS | PM1_RTC_STS;
 
 const CNT_SCI_EN: u16 = 1 << 0;
@@ -93,7 +94,10 @@ pub struct AcpiPm {
 impl AcpiPm {
     pub fn new(layout: AcpiPmLayout) -> AcpiPm {
         AcpiPm {
-            layout: AcpiPmLayout { gpe0_half_len: layout.gpe0_half_len.min(8), ..layout },
+            layout: AcpiPmLayout {
+                gpe0_half_len: layout.gpe0_half_len.min(8),
+                ..layout
+            },
             pm1_sts: 0,
             pm1_en: 0,
             pm1_cnt: if layout.smi_cmd == 0 { CNT_SCI_EN } else { 0 },
@@ -127,7 +131,11 @@ impl AcpiPm {
             return false;
         }
         let pm1 = self.pm1_sts & self.pm1_en != 0;
-        let gpe = self.gpe_sts.iter().zip(&self.gpe_en).any(|(s, e)| s & e != 0);
+        let gpe = self
+            .gpe_sts
+            .iter()
+            .zip(&self.gpe_en)
+            .any(|(s, e)| s & e != 0);
         pm1 || gpe
     }
 
@@ -139,9 +147,10 @@ impl AcpiPm {
     /// Raises general-purpose event `bit` (for hotplug and similar sources).
     pub fn raise_gpe(&mut self, bit: u8) {
         if let Some(byte) = self.gpe_sts.get_mut(usize::from(bit / 8))
-            && usize::from(bit / 8) < usize::from(self.layout.gpe0_half_len) {
-                *byte |= 1 << (bit % 8);
-            }
+            && usize::from(bit / 8) < usize::from(self.layout.gpe0_half_len)
+        {
+            *byte |= 1 << (bit % 8);
+        }
     }
 
     /// The sleep state the guest requested since the last call.
@@ -158,7 +167,11 @@ impl AcpiPm {
         let layout = self.layout;
         let half = u16::from(layout.gpe0_half_len);
         if let Some(offset) = Self::in_block(port, layout.pm1a_evt, 4) {
-            let word = if offset < 2 { self.pm1_sts } else { self.pm1_en };
+            let word = if offset < 2 {
+                self.pm1_sts
+            } else {
+                self.pm1_en
+            };
             return (word >> (8 * (offset & 1))) as u8;
         }
         if let Some(offset) = Self::in_block(port, layout.pm1a_cnt, 2) {
@@ -170,7 +183,11 @@ impl AcpiPm {
         if let Some(offset) = Self::in_block(port, layout.gpe0, 2 * half) {
             let offset = usize::from(offset);
             let half = usize::from(half);
-            return if offset < half { self.gpe_sts[offset] } else { self.gpe_en[offset - half] };
+            return if offset < half {
+                self.gpe_sts[offset]
+            } else {
+                self.gpe_en[offset - half]
+            };
         }
         0xFF
     }
@@ -208,13 +225,17 @@ impl AcpiPm {
     }
 
     fn write_pm1_cnt(&mut self, value: u16, lane: u16) {
-        self.pm1_cnt = (self.pm1_cnt & !(lane & CNT_STORED_BITS)) | (value & lane & CNT_STORED_BITS);
+        self.pm1_cnt =
+            (self.pm1_cnt & !(lane & CNT_STORED_BITS)) | (value & lane & CNT_STORED_BITS);
         if value & lane & CNT_SLP_EN != 0 {
             let slp_typ = ((self.pm1_cnt >> CNT_SLP_TYP_SHIFT) & 7) as u8;
             self.sleep_request = Some(if slp_typ == self.layout.s5_slp_typ {
                 SleepRequest::PowerOff
             } else {
-                tracing::warn!(slp_typ, "acpi: sleep state other than S5 requested; not supported");
+                tracing::warn!(
+                    slp_typ,
+                    "acpi: sleep state other than S5 requested; not supported"
+                );
                 SleepRequest::Sleep { slp_typ }
             });
             // Waking (or powering on again) reports WAK_STS.
@@ -248,7 +269,9 @@ impl Timed for AcpiPm {
     }
 
     fn next_deadline_ns(&self) -> Option<u64> {
-        let armed = self.pm1_cnt & CNT_SCI_EN != 0 && self.pm1_en & PM1_TMR_STS != 0 && self.pm1_sts & PM1_TMR_STS == 0;
+        let armed = self.pm1_cnt & CNT_SCI_EN != 0
+            && self.pm1_en & PM1_TMR_STS != 0
+            && self.pm1_sts & PM1_TMR_STS == 0;
         armed.then(|| {
             let next_toggle = ((ticks_at(self.now_ns, PM_TIMER_HZ) >> 23) + 1) << 23;
             ns_for_ticks(next_toggle, PM_TIMER_HZ)
@@ -277,7 +300,11 @@ mod tests {
     #[test]
     fn acpi_enable_handshake_and_sci() {
         let mut pm = pm();
-        assert_eq!(pm.io_read(0xB004, 2) & 1, 0, "legacy mode until ACPI enable");
+        assert_eq!(
+            pm.io_read(0xB004, 2) & 1,
+            0,
+            "legacy mode until ACPI enable"
+        );
         pm.io_write(0xB002, 2, 0x0100); // PWRBTN_EN
         pm.press_power_button();
         assert!(!pm.sci_level(), "no SCI before SCI_EN");
@@ -314,7 +341,10 @@ mod tests {
         assert_eq!(pm.take_sleep_request(), None);
         assert_eq!(pm.io_read(0xB004, 2) & 0x2000, 0, "SLP_EN reads as 0");
         pm.io_write(0xB005, 1, 0x24); // high byte only: SLP_TYP 1 + SLP_EN
-        assert_eq!(pm.take_sleep_request(), Some(SleepRequest::Sleep { slp_typ: 1 }));
+        assert_eq!(
+            pm.take_sleep_request(),
+            Some(SleepRequest::Sleep { slp_typ: 1 })
+        );
     }
 
     #[test]
@@ -345,7 +375,10 @@ mod tests {
 
     #[test]
     fn no_smi_cmd_means_acpi_mode_from_start() {
-        let mut pm = AcpiPm::new(AcpiPmLayout { smi_cmd: 0, ..AcpiPmLayout::default() });
+        let mut pm = AcpiPm::new(AcpiPmLayout {
+            smi_cmd: 0,
+            ..AcpiPmLayout::default()
+        });
         assert_eq!(pm.io_read(0xB004, 2) & 1, 1);
         pm.io_write(0, 1, 0xF0);
         assert_eq!(pm.io_read(0xB004, 2) & 1, 1);

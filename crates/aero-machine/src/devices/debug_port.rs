@@ -27,7 +27,10 @@ impl DebugPort {
 
     /// A debug port at another address (SeaBIOS builds for QEMU log to 0x402).
     pub fn at(port: u16) -> DebugPort {
-        DebugPort { port, output: Vec::new() }
+        DebugPort {
+            port,
+            output: Vec::new(),
+        }
     }
 
     /// Bytes written since the last call.

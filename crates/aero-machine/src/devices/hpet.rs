@@ -30,7 +30,8 @@ const CAP_NUM_TIMERS: u64 = ((TIMERS as u64) - 1) << 8;
 const CAP_COUNT_64: u64 = 1 << 13;
 const CAP_LEGACY_ROUTE: u64 = 1 << 15;
 const CAP_VENDOR: u64 = 0x8086 << 16;
-const CAPABILITIES: u64 = CAP_REV | CAP_NUM_TIMERS | CAP_COUNT_64 | CAP_LEGACY_ROUTE | CAP_VENDOR | PERIOD_FS << 32;
+const CAPABILITIES: u64 =
+    CAP_REV | CAP_NUM_TIMERS | CAP_COUNT_64 | CAP_LEGACY_ROUTE | CAP_VENDOR | PERIOD_FS << 32;
 
 const CFG_ENABLE: u64 = 1 << 0;
 const CFG_LEGACY: u64 = 1 << 1;
@@ -46,7 +47,8 @@ const TN_ROUTE_SHIFT: u64 = 9;
 const TN_ROUTE_MASK: u64 = 0x1F << TN_ROUTE_SHIFT;
 /// I/O APIC inputs a timer may be routed to: 20–23, free of ISA and PCI interrupts.
 const TN_ROUTE_CAP: u64 = 0x00F0_0000 << 32;
-const TN_WRITABLE: u64 = TN_LEVEL | TN_INT_ENABLE | TN_PERIODIC | TN_VAL_SET | TN_32BIT | TN_ROUTE_MASK;
+const TN_WRITABLE: u64 =
+    TN_LEVEL | TN_INT_ENABLE | TN_PERIODIC | TN_VAL_SET | TN_32BIT | TN_ROUTE_MASK;
 
 #[derive(Clone, Copy, Debug, Default)]
 struct Timer {
@@ -57,7 +59,11 @@ struct Timer {
 
 impl Timer {
     fn modulus_mask(&self) -> u64 {
-        if self.config & TN_32BIT != 0 { 0xFFFF_FFFF } else { u64::MAX }
+        if self.config & TN_32BIT != 0 {
+            0xFFFF_FFFF
+        } else {
+            u64::MAX
+        }
     }
 
     /// Does the counter pass the comparator in (from, from + elapsed]?
@@ -81,7 +87,10 @@ impl Timer {
         let mask = self.modulus_mask();
         let overshoot = counter.wrapping_sub(self.comparator) & mask;
         let periods = overshoot / self.period + 1;
-        self.comparator = self.comparator.wrapping_add(periods.wrapping_mul(self.period)) & mask;
+        self.comparator = self
+            .comparator
+            .wrapping_add(periods.wrapping_mul(self.period))
+            & mask;
     }
 }
 
@@ -115,7 +124,11 @@ impl Default for Hpet {
 
 impl Hpet {
     pub fn new() -> Hpet {
-        let timer = Timer { config: TN_PERIODIC_CAP | TN_SIZE_64_CAP | TN_ROUTE_CAP, comparator: u64::MAX, period: 0 };
+        let timer = Timer {
+            config: TN_PERIODIC_CAP | TN_SIZE_64_CAP | TN_ROUTE_CAP,
+            comparator: u64::MAX,
+            period: 0,
+        };
         Hpet {
             config: 0,
             status: 0,
@@ -149,7 +162,9 @@ impl Hpet {
         match (self.legacy_replacement(), index) {
             (true, 0) => Route::Isa(0),
             (true, 1) => Route::Isa(8),
-            _ => Route::IoApic(((self.timers[index].config & TN_ROUTE_MASK) >> TN_ROUTE_SHIFT) as u8),
+            _ => {
+                Route::IoApic(((self.timers[index].config & TN_ROUTE_MASK) >> TN_ROUTE_SHIFT) as u8)
+            }
         }
     }
 
@@ -159,7 +174,9 @@ impl Hpet {
             return lines;
         }
         for (index, timer) in self.timers.iter().enumerate() {
-            let active = timer.config & TN_LEVEL != 0 && timer.config & TN_INT_ENABLE != 0 && self.status & (1 << index) != 0;
+            let active = timer.config & TN_LEVEL != 0
+                && timer.config & TN_INT_ENABLE != 0
+                && self.status & (1 << index) != 0;
             match self.route(index) {
                 Route::Isa(irq) if want_isa && active => lines.set(irq, true),
                 Route::IoApic(pin) if !want_isa && active => lines.set(pin, true),
@@ -345,7 +362,10 @@ impl Timed for Hpet {
             .filter(|timer| timer.config & TN_INT_ENABLE != 0)
             .map(|timer| {
                 let ticks = timer.ticks_until_fire(counter);
-                let ns_since_base = (counter.wrapping_sub(self.counter_base).saturating_add(ticks)).saturating_mul(NS_PER_TICK);
+                let ns_since_base = (counter
+                    .wrapping_sub(self.counter_base)
+                    .saturating_add(ticks))
+                .saturating_mul(NS_PER_TICK);
                 self.counter_base_ns.saturating_add(ns_since_base)
             })
             .min()
@@ -438,7 +458,11 @@ mod tests {
         hpet.mmio_write(0x020, 4, 0b010);
         assert!(hpet.isa_irq_lines().is_empty());
         // Without legacy replacement the same timer uses its I/O APIC route.
-        hpet.mmio_write(timer_reg(1, 0), 8, TN_LEVEL | TN_INT_ENABLE | (20 << TN_ROUTE_SHIFT));
+        hpet.mmio_write(
+            timer_reg(1, 0),
+            8,
+            TN_LEVEL | TN_INT_ENABLE | (20 << TN_ROUTE_SHIFT),
+        );
         hpet.mmio_write(0x010, 8, CFG_ENABLE);
         hpet.mmio_write(timer_reg(1, 8), 8, 200);
         hpet.advance(30_000);
@@ -464,7 +488,10 @@ mod tests {
         hpet.mmio_write(0x000, 8, 0);
         assert_eq!(hpet.mmio_read(0x000, 8), CAPABILITIES);
         hpet.mmio_write(timer_reg(0, 0), 8, u64::MAX);
-        assert_eq!(hpet.mmio_read(timer_reg(0, 0), 8), TN_WRITABLE | TN_PERIODIC_CAP | TN_SIZE_64_CAP | TN_ROUTE_CAP);
+        assert_eq!(
+            hpet.mmio_read(timer_reg(0, 0), 8),
+            TN_WRITABLE | TN_PERIODIC_CAP | TN_SIZE_64_CAP | TN_ROUTE_CAP
+        );
         for offset in (0..0x400).step_by(4) {
             hpet.mmio_write(offset, 4, u64::from(u32::MAX));
             hpet.mmio_read(offset, 8);

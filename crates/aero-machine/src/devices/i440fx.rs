@@ -71,19 +71,34 @@ impl I440fxHostBridge {
 
     /// The 13 PAM regions: 0xF0000 (64 KiB) then 0xC0000–0xEFFFF in 16 KiB pieces.
     pub fn pam_regions(&self) -> [PamRegion; 13] {
-        let decode = |bits: u8| PamAccess { read_ram: bits & 1 != 0, write_ram: bits & 2 != 0 };
-        let mut regions = [PamRegion { base: 0xF0000, size: 0x10000, access: decode(self.config.u8_at(PAM0) >> 4) }; 13];
+        let decode = |bits: u8| PamAccess {
+            read_ram: bits & 1 != 0,
+            write_ram: bits & 2 != 0,
+        };
+        let mut regions = [PamRegion {
+            base: 0xF0000,
+            size: 0x10000,
+            access: decode(self.config.u8_at(PAM0) >> 4),
+        }; 13];
         for (i, region) in regions.iter_mut().enumerate().skip(1) {
             let register = self.config.u8_at(PAM0 + i.div_ceil(2) as u8);
             let bits = if i % 2 == 1 { register } else { register >> 4 };
-            *region = PamRegion { base: 0xC0000 + (i as u32 - 1) * 0x4000, size: 0x4000, access: decode(bits & 3) };
+            *region = PamRegion {
+                base: 0xC0000 + (i as u32 - 1) * 0x4000,
+                size: 0x4000,
+                access: decode(bits & 3),
+            };
         }
         regions
     }
 
     pub fn smram(&self) -> SmramState {
         let value = self.config.u8_at(SMRAM);
-        SmramState { enabled: value & 0x08 != 0, open: value & SMRAM_D_OPEN != 0, locked: value & SMRAM_D_LCK != 0 }
+        SmramState {
+            enabled: value & 0x08 != 0,
+            open: value & SMRAM_D_OPEN != 0,
+            locked: value & SMRAM_D_LCK != 0,
+        }
     }
 }
 
@@ -127,18 +142,55 @@ mod tests {
     #[test]
     fn pam_regions_decode() {
         let mut bridge = I440fxHostBridge::new();
-        assert!(bridge.pam_regions().iter().all(|r| !r.access.read_ram && !r.access.write_ram));
+        assert!(
+            bridge
+                .pam_regions()
+                .iter()
+                .all(|r| !r.access.read_ram && !r.access.write_ram)
+        );
         bridge.config_write(0x58, 4, 0x0000_3000); // PAM0 = 0x30 (byte 0x59)
         assert_eq!(bridge.config_read(0x58, 4), 0x0000_3000);
         bridge.config_write(0x5A, 1, 0x31); // 0xC0000 RE, 0xC4000 RE+WE
         bridge.config_write(0x5F, 1, 0x20); // 0xEC000 WE only
         let regions = bridge.pam_regions();
-        assert_eq!(regions[0], PamRegion { base: 0xF0000, size: 0x10000, access: PamAccess { read_ram: true, write_ram: true } });
-        assert_eq!(regions[1], PamRegion { base: 0xC0000, size: 0x4000, access: PamAccess { read_ram: true, write_ram: false } });
+        assert_eq!(
+            regions[0],
+            PamRegion {
+                base: 0xF0000,
+                size: 0x10000,
+                access: PamAccess {
+                    read_ram: true,
+                    write_ram: true
+                }
+            }
+        );
+        assert_eq!(
+            regions[1],
+            PamRegion {
+                base: 0xC0000,
+                size: 0x4000,
+                access: PamAccess {
+                    read_ram: true,
+                    write_ram: false
+                }
+            }
+        );
         assert_eq!(regions[2].base, 0xC4000);
-        assert_eq!(regions[2].access, PamAccess { read_ram: true, write_ram: true });
+        assert_eq!(
+            regions[2].access,
+            PamAccess {
+                read_ram: true,
+                write_ram: true
+            }
+        );
         assert_eq!(regions[12].base, 0xEC000);
-        assert_eq!(regions[12].access, PamAccess { read_ram: false, write_ram: true });
+        assert_eq!(
+            regions[12].access,
+            PamAccess {
+                read_ram: false,
+                write_ram: true
+            }
+        );
     }
 
     #[test]
@@ -146,11 +198,37 @@ mod tests {
         let mut bridge = I440fxHostBridge::new();
         assert_eq!(bridge.config_read(SMRAM, 1), 0x02);
         bridge.config_write(SMRAM, 1, 0x4F);
-        assert_eq!(bridge.config_read(SMRAM, 1), 0x4A, "base segment is read-only");
-        assert_eq!(bridge.smram(), SmramState { enabled: true, open: true, locked: false });
+        assert_eq!(
+            bridge.config_read(SMRAM, 1),
+            0x4A,
+            "base segment is read-only"
+        );
+        assert_eq!(
+            bridge.smram(),
+            SmramState {
+                enabled: true,
+                open: true,
+                locked: false
+            }
+        );
         bridge.config_write(SMRAM, 1, 0x5A);
-        assert_eq!(bridge.smram(), SmramState { enabled: true, open: false, locked: true });
+        assert_eq!(
+            bridge.smram(),
+            SmramState {
+                enabled: true,
+                open: false,
+                locked: true
+            }
+        );
         bridge.config_write(SMRAM, 1, 0x42);
-        assert_eq!(bridge.smram(), SmramState { enabled: true, open: false, locked: true }, "locked");
+        assert_eq!(
+            bridge.smram(),
+            SmramState {
+                enabled: true,
+                open: false,
+                locked: true
+            },
+            "locked"
+        );
     }
 }

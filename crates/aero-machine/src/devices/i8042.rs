@@ -148,7 +148,9 @@ impl I8042 {
     pub fn irq_lines(&self) -> IrqLines {
         let mut lines = IrqLines::NONE;
         match self.output {
-            Some((_, Source::Mouse)) => lines.set(MOUSE_IRQ, self.command_byte() & CMD_AUX_IRQ != 0),
+            Some((_, Source::Mouse)) => {
+                lines.set(MOUSE_IRQ, self.command_byte() & CMD_AUX_IRQ != 0)
+            }
             Some(_) => lines.set(KEYBOARD_IRQ, self.command_byte() & CMD_KBD_IRQ != 0),
             None => {}
         }
@@ -207,9 +209,10 @@ impl I8042 {
             }
         }
         if self.command_byte() & CMD_AUX_DISABLED == 0
-            && let Some(byte) = self.mouse.pop() {
-                self.output = Some((byte, Source::Mouse));
-            }
+            && let Some(byte) = self.mouse.pop()
+        {
+            self.output = Some((byte, Source::Mouse));
+        }
     }
 
     /// Set-2 → set-1 translation of keyboard bytes; `None` for a swallowed F0 prefix.
@@ -246,7 +249,8 @@ impl I8042 {
         self.last_write_was_command = true;
         self.pending = PendingData::None;
         match command {
-            0x20..=0x3F => self.queue_controller_byte(self.ram[usize::from(command & 0x1F)], Source::Controller),
+            0x20..=0x3F => self
+                .queue_controller_byte(self.ram[usize::from(command & 0x1F)], Source::Controller),
             0x60..=0x7F => self.pending = PendingData::WriteRam(command & 0x1F),
             0xA7 => self.ram[0] |= CMD_AUX_DISABLED,
             0xA8 => {
@@ -333,7 +337,8 @@ impl Timed for I8042 {
     }
 
     fn next_deadline_ns(&self) -> Option<u64> {
-        let data_waiting = !self.controller_queue.is_empty() || self.keyboard.has_data() || self.mouse.has_data();
+        let data_waiting =
+            !self.controller_queue.is_empty() || self.keyboard.has_data() || self.mouse.has_data();
         let refill = (self.output.is_none() && data_waiting && self.refill_at_ns > self.now_ns)
             .then_some(self.refill_at_ns);
         match (refill, self.keyboard.next_deadline_ns()) {
@@ -420,7 +425,11 @@ mod tests {
         c.advance(OUTPUT_REFILL_NS);
         assert_eq!(c.irq_lines(), IrqLines::single(KEYBOARD_IRQ));
         assert_eq!(c.io_read(0x60, 1), 0x9E);
-        assert_eq!(c.io_read(0x60, 1), 0x9E, "empty buffer reads the last byte again");
+        assert_eq!(
+            c.io_read(0x60, 1),
+            0x9E,
+            "empty buffer reads the last byte again"
+        );
     }
 
     #[test]
@@ -432,7 +441,11 @@ mod tests {
         data(&mut c, 0xF2);
         assert_eq!(read(&mut c), 0xFA);
         assert_eq!(read(&mut c), 0xAB);
-        assert_eq!(read(&mut c), 0x41, "translated ID byte, as Linux's atkbd expects");
+        assert_eq!(
+            read(&mut c),
+            0x41,
+            "translated ID byte, as Linux's atkbd expects"
+        );
         data(&mut c, 0xED);
         assert_eq!(read(&mut c), 0xFA);
         data(&mut c, 0x04);
@@ -451,14 +464,20 @@ mod tests {
             data(&mut c, byte);
         }
         let replies: Vec<u8> = (0..8).map(|_| read(&mut c)).collect();
-        assert_eq!(replies, vec![0xFA, 0xFA, 0xFA, 0xFA, 0xFA, 0xFA, 0xFA, 0x03]);
+        assert_eq!(
+            replies,
+            vec![0xFA, 0xFA, 0xFA, 0xFA, 0xFA, 0xFA, 0xFA, 0x03]
+        );
         command(&mut c, 0xD4);
         data(&mut c, 0xF4);
         assert_eq!(c.irq_lines(), IrqLines::single(MOUSE_IRQ));
         assert_eq!(status(&mut c) & STATUS_AUX_OBF, STATUS_AUX_OBF);
         assert_eq!(read(&mut c), 0xFA);
         c.mouse_move(1, 0, -1, 0);
-        assert_eq!([read(&mut c), read(&mut c), read(&mut c), read(&mut c)], [0x08, 1, 0, 1]);
+        assert_eq!(
+            [read(&mut c), read(&mut c), read(&mut c), read(&mut c)],
+            [0x08, 1, 0, 1]
+        );
     }
 
     #[test]

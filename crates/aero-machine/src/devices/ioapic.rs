@@ -12,8 +12,8 @@
 //! sources model assertion, not electrical levels. Messages wait in a per-pin pending set
 //! (bounded by construction) until the machine routes them with [`IoApic::take_message`].
 
-use super::lapic::DeliveryMode;
 use super::Mmio;
+use super::lapic::DeliveryMode;
 
 pub const DEFAULT_BASE: u64 = 0xFEC0_0000;
 pub const PINS: usize = 24;
@@ -58,12 +58,20 @@ impl Default for IoApic {
 impl IoApic {
     /// An I/O APIC with APIC ID `id` (firmware usually gives it the ID after the CPUs).
     pub fn new(id: u8) -> IoApic {
-        IoApic { id: id & 0x0F, select: 0, entries: [ENTRY_MASKED; PINS], levels: 0, pending: 0 }
+        IoApic {
+            id: id & 0x0F,
+            select: 0,
+            entries: [ENTRY_MASKED; PINS],
+            levels: 0,
+            pending: 0,
+        }
     }
 
     /// Drives input `pin` (0–23) to `asserted`.
     pub fn set_irq(&mut self, pin: u8, asserted: bool) {
-        let Some(&entry) = self.entries.get(usize::from(pin)) else { return };
+        let Some(&entry) = self.entries.get(usize::from(pin)) else {
+            return;
+        };
         let bit = 1u32 << pin;
         let rising = asserted && self.levels & bit == 0;
         if asserted {
@@ -82,7 +90,9 @@ impl IoApic {
 
     /// Level pins: a message is due while asserted, unmasked and not awaiting EOI.
     fn update_level_pin(&mut self, pin: usize) {
-        let Some(&entry) = self.entries.get(pin) else { return };
+        let Some(&entry) = self.entries.get(pin) else {
+            return;
+        };
         let bit = 1u32 << pin;
         let due = entry & ENTRY_LEVEL != 0
             && self.levels & bit != 0
@@ -140,7 +150,11 @@ impl IoApic {
             0x02 => u32::from(self.id) << 24,
             0x10..=0x3F => {
                 let entry = self.entries[usize::from((index - 0x10) / 2)];
-                if index & 1 == 0 { entry as u32 } else { (entry >> 32) as u32 }
+                if index & 1 == 0 {
+                    entry as u32
+                } else {
+                    (entry >> 32) as u32
+                }
             }
             _ => 0,
         }
@@ -228,14 +242,17 @@ mod tests {
         write_entry(&mut io, 2, 0x0300_0000_0000_0830); // logical dest 3, vector 0x30
         io.set_irq(2, true);
         let msg = io.take_message().expect("message");
-        assert_eq!(msg, IoApicMessage {
-            pin: 2,
-            vector: 0x30,
-            mode: DeliveryMode::Fixed,
-            logical: true,
-            destination: 3,
-            level_triggered: false
-        });
+        assert_eq!(
+            msg,
+            IoApicMessage {
+                pin: 2,
+                vector: 0x30,
+                mode: DeliveryMode::Fixed,
+                logical: true,
+                destination: 3,
+                level_triggered: false
+            }
+        );
         io.set_irq(2, true);
         assert_eq!(io.take_message(), None, "no new edge");
         io.set_irq(2, false);
@@ -260,10 +277,18 @@ mod tests {
         io.set_irq(11, true);
         let msg = io.take_message().expect("message");
         assert!(msg.level_triggered);
-        assert_eq!(read_reg(&mut io, 0x10 + 22) & (1 << 14), 1 << 14, "remote IRR set");
+        assert_eq!(
+            read_reg(&mut io, 0x10 + 22) & (1 << 14),
+            1 << 14,
+            "remote IRR set"
+        );
         assert_eq!(io.take_message(), None, "no resend before EOI");
         io.end_of_interrupt(0x41);
-        assert_eq!(io.take_message().map(|m| m.pin), Some(11), "still asserted: resend");
+        assert_eq!(
+            io.take_message().map(|m| m.pin),
+            Some(11),
+            "still asserted: resend"
+        );
         io.set_irq(11, false);
         io.end_of_interrupt(0x41);
         assert_eq!(io.take_message(), None);

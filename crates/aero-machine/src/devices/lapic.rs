@@ -54,7 +54,14 @@ const LVT_LINT1: usize = 4;
 const LVT_ERROR: usize = 5;
 const LVT_MASKED: u32 = 1 << 16;
 /// Writable bits per LVT entry: timer, thermal, perf, LINT0, LINT1, error.
-const LVT_WRITABLE: [u32; 6] = [0x0007_10FF, 0x0001_07FF, 0x0001_07FF, 0x0001_A7FF, 0x0001_A7FF, 0x0001_00FF];
+const LVT_WRITABLE: [u32; 6] = [
+    0x0007_10FF,
+    0x0001_07FF,
+    0x0001_07FF,
+    0x0001_A7FF,
+    0x0001_A7FF,
+    0x0001_00FF,
+];
 
 const SVR_ENABLE: u32 = 1 << 8;
 const ESR_SEND_ILLEGAL_VECTOR: u32 = 1 << 5;
@@ -242,7 +249,11 @@ impl LocalApic {
         if !self.hardware_enabled() {
             // A globally disabled APIC loses its state, as after a reset.
             let fresh = LocalApic::new(self.id, bsp != 0);
-            *self = LocalApic { apic_base_msr: self.apic_base_msr, now_ns: self.now_ns, ..fresh };
+            *self = LocalApic {
+                apic_base_msr: self.apic_base_msr,
+                now_ns: self.now_ns,
+                ..fresh
+            };
             self.lvt[LVT_LINT0] = LVT_MASKED;
         }
     }
@@ -259,7 +270,8 @@ impl LocalApic {
     pub fn pic_passthrough(&self) -> bool {
         let lint0 = self.lvt[LVT_LINT0];
         !self.hardware_enabled()
-            || (lint0 & LVT_MASKED == 0 && DeliveryMode::from_bits(lint0 >> 8) == DeliveryMode::ExtInt)
+            || (lint0 & LVT_MASKED == 0
+                && DeliveryMode::from_bits(lint0 >> 8) == DeliveryMode::ExtInt)
     }
 
     /// Physical or logical destination match (flat or cluster model) for routed messages.
@@ -285,7 +297,10 @@ impl LocalApic {
             return;
         }
         if !self.software_enabled() {
-            tracing::debug!(vector, "lapic: fixed interrupt dropped while software-disabled");
+            tracing::debug!(
+                vector,
+                "lapic: fixed interrupt dropped while software-disabled"
+            );
             return;
         }
         self.irr.set(vector, true);
@@ -295,7 +310,9 @@ impl LocalApic {
     /// A non-fixed message routed to this CPU.
     pub fn deliver(&mut self, mode: DeliveryMode, vector: u8, level_triggered: bool) {
         match mode {
-            DeliveryMode::Fixed | DeliveryMode::LowestPriority => self.deliver_fixed(vector, level_triggered),
+            DeliveryMode::Fixed | DeliveryMode::LowestPriority => {
+                self.deliver_fixed(vector, level_triggered)
+            }
             DeliveryMode::Nmi => self.nmi_pending = true,
             DeliveryMode::Init => self.init_pending = true,
             DeliveryMode::StartUp => self.sipi_vector = Some(vector),
@@ -313,7 +330,9 @@ impl LocalApic {
             1 => LVT_LINT1,
             _ => return,
         };
-        let Some(previous) = self.lint_levels.get_mut(usize::from(pin)) else { return };
+        let Some(previous) = self.lint_levels.get_mut(usize::from(pin)) else {
+            return;
+        };
         let rising = level && !*previous;
         *previous = level;
         let entry = self.lvt[index];
@@ -333,7 +352,11 @@ impl LocalApic {
 
     fn ppr(&self) -> u8 {
         let isrv = self.isr.highest().unwrap_or(0);
-        if self.tpr & 0xF0 >= isrv & 0xF0 { self.tpr } else { isrv & 0xF0 }
+        if self.tpr & 0xF0 >= isrv & 0xF0 {
+            self.tpr
+        } else {
+            isrv & 0xF0
+        }
     }
 
     /// The vector the CPU would take now (IRR above the processor priority), if any.
@@ -432,7 +455,8 @@ impl LocalApic {
                 let initial = u64::from(self.timer_initial);
                 let into_period = (ticks - base_count) % initial;
                 let periods_done = (ticks - base_count) / initial + 1;
-                let next = first_expiry.saturating_add(periods_done.saturating_mul(initial * divisor));
+                let next =
+                    first_expiry.saturating_add(periods_done.saturating_mul(initial * divisor));
                 ((initial - into_period) as u32, Some(next))
             }
             _ => (0, None),
@@ -497,7 +521,9 @@ impl LocalApic {
                 self.send_ipi();
             }
             REG_ICR_HIGH => self.icr_high = value & 0xFF00_0000,
-            0x320..=REG_LVT_ERROR => self.write_lvt(((register - REG_LVT_TIMER) >> 4) as usize, value),
+            0x320..=REG_LVT_ERROR => {
+                self.write_lvt(((register - REG_LVT_TIMER) >> 4) as usize, value)
+            }
             REG_TIMER_INITIAL => {
                 self.timer_initial = value;
                 self.timer_base_ns = self.now_ns;
@@ -523,7 +549,9 @@ impl LocalApic {
     }
 
     fn write_lvt(&mut self, index: usize, value: u32) {
-        let Some(&writable) = LVT_WRITABLE.get(index) else { return };
+        let Some(&writable) = LVT_WRITABLE.get(index) else {
+            return;
+        };
         let mut value = value & writable;
         if self.svr & SVR_ENABLE == 0 {
             value |= LVT_MASKED; // masks stay set while software-disabled
@@ -538,7 +566,9 @@ impl LocalApic {
     }
 
     fn eoi(&mut self) {
-        let Some(vector) = self.isr.highest() else { return };
+        let Some(vector) = self.isr.highest() else {
+            return;
+        };
         self.isr.set(vector, false);
         if self.tmr.contains(vector) {
             self.eoi_broadcasts.set(vector, true);
@@ -561,7 +591,8 @@ impl LocalApic {
             },
             destination: (self.icr_high >> 24) as u8,
         };
-        if matches!(ipi.mode, DeliveryMode::Fixed | DeliveryMode::LowestPriority) && ipi.vector < 16 {
+        if matches!(ipi.mode, DeliveryMode::Fixed | DeliveryMode::LowestPriority) && ipi.vector < 16
+        {
             self.report_error(ESR_SEND_ILLEGAL_VECTOR);
             return;
         }
@@ -597,7 +628,11 @@ impl Mmio for LocalApic {
         let value = u64::from(self.read_register(register));
         // Narrow reads see part of the 32-bit register; bytes 4–15 of a slot read as 0.
         let shift = (offset & 0xF) * 8;
-        if shift >= 32 { 0 } else { (value >> shift) & super::size_mask(size) }
+        if shift >= 32 {
+            0
+        } else {
+            (value >> shift) & super::size_mask(size)
+        }
     }
 
     fn mmio_write(&mut self, offset: u64, size: u8, value: u64) {
@@ -616,17 +651,20 @@ impl Timed for LocalApic {
         }
         let previous = self.now_ns;
         if let (_, Some(expiry)) = self.timer_state(previous)
-            && expiry <= now_ns {
-                if self.timer_mode() == TimerMode::OneShot {
-                    self.timer_armed = false;
-                }
-                self.fire_timer();
+            && expiry <= now_ns
+        {
+            if self.timer_mode() == TimerMode::OneShot {
+                self.timer_armed = false;
             }
+            self.fire_timer();
+        }
         if let Some(deadline) = self.tsc_deadline_ns
-            && self.timer_mode() == TimerMode::TscDeadline && deadline <= now_ns {
-                self.tsc_deadline_ns = None;
-                self.fire_timer();
-            }
+            && self.timer_mode() == TimerMode::TscDeadline
+            && deadline <= now_ns
+        {
+            self.tsc_deadline_ns = None;
+            self.fire_timer();
+        }
         self.now_ns = now_ns;
     }
 
@@ -684,7 +722,11 @@ mod tests {
         assert_eq!(apic.pending_vector(), Some(0x82));
         assert_eq!(apic.acknowledge(), 0x82);
         assert_eq!(read(&mut apic, REG_PPR), 0x80);
-        assert_eq!(apic.pending_vector(), None, "0x41 is below the in-service class");
+        assert_eq!(
+            apic.pending_vector(),
+            None,
+            "0x41 is below the in-service class"
+        );
         apic.deliver_fixed(0x85, false);
         assert_eq!(apic.pending_vector(), None, "same class as in service");
         write(&mut apic, REG_EOI, 0);
@@ -713,7 +755,11 @@ mod tests {
         apic.deliver_fixed(0x31, false);
         apic.acknowledge();
         write(&mut apic, REG_EOI, 0);
-        assert_eq!(apic.take_eoi_broadcast(), None, "edge vectors do not broadcast");
+        assert_eq!(
+            apic.take_eoi_broadcast(),
+            None,
+            "edge vectors do not broadcast"
+        );
     }
 
     #[test]
@@ -725,7 +771,11 @@ mod tests {
         assert_eq!(read(&mut apic, REG_LVT_TIMER), LVT_MASKED | 0x20);
         write(&mut apic, REG_SVR, 0x1FF);
         write(&mut apic, REG_SVR, 0x0FF);
-        assert_eq!(read(&mut apic, 0x350) & LVT_MASKED, LVT_MASKED, "disable masks LINT0");
+        assert_eq!(
+            read(&mut apic, 0x350) & LVT_MASKED,
+            LVT_MASKED,
+            "disable masks LINT0"
+        );
         assert!(!apic.pic_passthrough());
     }
 
@@ -813,14 +863,24 @@ mod tests {
         write(&mut apic, REG_ICR_LOW, 0x0000_8500); // INIT de-assert: ignored
         write(&mut apic, REG_ICR_LOW, 0x0000_4608);
         let init = apic.take_ipi().expect("INIT");
-        assert_eq!((init.mode, init.destination, init.level_assert), (DeliveryMode::Init, 1, true));
+        assert_eq!(
+            (init.mode, init.destination, init.level_assert),
+            (DeliveryMode::Init, 1, true)
+        );
         let sipi = apic.take_ipi().expect("SIPI");
         assert_eq!((sipi.mode, sipi.vector), (DeliveryMode::StartUp, 0x08));
         assert_eq!(apic.take_ipi(), None);
-        assert_eq!(read(&mut apic, REG_ICR_LOW) & (1 << 12), 0, "delivery status idle");
+        assert_eq!(
+            read(&mut apic, REG_ICR_LOW) & (1 << 12),
+            0,
+            "delivery status idle"
+        );
         // All-excluding-self NMI.
         write(&mut apic, REG_ICR_LOW, (3 << 18) | 0x400);
-        assert_eq!(apic.take_ipi().map(|i| i.shorthand), Some(Shorthand::AllExcludingSelf));
+        assert_eq!(
+            apic.take_ipi().map(|i| i.shorthand),
+            Some(Shorthand::AllExcludingSelf)
+        );
         assert!(!apic.take_nmi());
         // Illegal vector.
         write(&mut apic, REG_ICR_LOW, (1 << 18) | 0x05);
@@ -858,7 +918,10 @@ mod tests {
         write(&mut apic, 0x350, 0x10700);
         assert!(!apic.pic_passthrough());
         apic.set_apic_base_msr(0xFEE0_0000);
-        assert!(apic.pic_passthrough(), "globally disabled APIC passes the PIC through");
+        assert!(
+            apic.pic_passthrough(),
+            "globally disabled APIC passes the PIC through"
+        );
         assert_eq!(apic.mmio_base(), 0xFEE0_0000);
     }
 

@@ -27,15 +27,15 @@
 pub mod acpi_pm;
 pub mod debug_port;
 pub mod hpet;
+pub mod i440fx;
 pub mod i8042;
 pub mod ioapic;
 pub mod lapic;
-pub mod i440fx;
 pub mod pci;
+pub mod pic;
 pub mod piix3;
 pub mod piix3_ide;
 pub mod piix4_pm;
-pub mod pic;
 pub mod pit;
 pub mod port92;
 pub mod post_port;
@@ -124,7 +124,10 @@ pub(crate) fn read_bytes(port: u16, size: u8, mut read: impl FnMut(u16) -> u8) -
 /// Writes a multi-byte access to a byte-wide device as consecutive byte writes.
 pub(crate) fn write_bytes(port: u16, size: u8, value: u32, mut write: impl FnMut(u16, u8)) {
     for i in 0..size.clamp(1, 4) {
-        write(port.wrapping_add(u16::from(i)), (value >> (8 * u32::from(i))) as u8);
+        write(
+            port.wrapping_add(u16::from(i)),
+            (value >> (8 * u32::from(i))) as u8,
+        );
     }
 }
 
@@ -170,7 +173,10 @@ mod tests {
         for t in [0u64, 1, 2, 65_535, 1_193_182, 9_999_999_999] {
             let ns = ns_for_ticks(t, PIT_HZ);
             assert_eq!(ticks_at(ns, PIT_HZ), t);
-            assert_eq!(ticks_at(ns - u64::from(ns > 0), PIT_HZ), t.saturating_sub(1));
+            assert_eq!(
+                ticks_at(ns - u64::from(ns > 0), PIT_HZ),
+                t.saturating_sub(1)
+            );
         }
         assert_eq!(ns_for_ticks(u64::MAX, 1), u64::MAX);
         assert_eq!(ns_for_ticks(5, 0), u64::MAX);

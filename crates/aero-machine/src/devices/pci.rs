@@ -61,7 +61,11 @@ pub struct PciAddress {
 
 impl PciAddress {
     pub const fn new(bus: u8, device: u8, function: u8) -> PciAddress {
-        PciAddress { bus, device: device & 0x1F, function: function & 7 }
+        PciAddress {
+            bus,
+            device: device & 0x1F,
+            function: function & 7,
+        }
     }
 }
 
@@ -69,9 +73,13 @@ impl PciAddress {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BarKind {
     Io,
-    Memory32 { prefetchable: bool },
+    Memory32 {
+        prefetchable: bool,
+    },
     /// Occupies this BAR and the next one.
-    Memory64 { prefetchable: bool },
+    Memory64 {
+        prefetchable: bool,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,7 +101,13 @@ pub struct ConfigSpace {
 
 impl ConfigSpace {
     /// A type-0 header. `class_code` is `class << 16 | subclass << 8 | prog_if`.
-    pub fn new(vendor: u16, device: u16, class_code: u32, revision: u8, header_type: u8) -> ConfigSpace {
+    pub fn new(
+        vendor: u16,
+        device: u16,
+        class_code: u32,
+        revision: u8,
+        header_type: u8,
+    ) -> ConfigSpace {
         let mut space = ConfigSpace {
             data: [0; 256],
             writable: [0; 256],
@@ -117,7 +131,11 @@ impl ConfigSpace {
     pub fn set_bar(&mut self, index: usize, kind: BarKind, size: u64) {
         let minimum = if kind == BarKind::Io { 4 } else { 16 };
         let size = size.clamp(minimum, 1 << 48).next_power_of_two();
-        let last = if matches!(kind, BarKind::Memory64 { .. }) { index + 1 } else { index };
+        let last = if matches!(kind, BarKind::Memory64 { .. }) {
+            index + 1
+        } else {
+            index
+        };
         if last >= 6 {
             tracing::error!(index, "pci: BAR index out of range");
             return;
@@ -126,10 +144,14 @@ impl ConfigSpace {
         let offset = REG_BAR0 + (index as u8) * 4;
         let (type_bits, low_mask): (u32, u32) = match kind {
             BarKind::Io => (0x1, !((size as u32).wrapping_sub(1)) & 0xFFFF_FFFC),
-            BarKind::Memory32 { prefetchable } => (u32::from(prefetchable) << 3, !((size - 1) as u32) & 0xFFFF_FFF0),
-            BarKind::Memory64 { prefetchable } => {
-                (0x4 | u32::from(prefetchable) << 3, !((size - 1) as u32) & 0xFFFF_FFF0)
-            }
+            BarKind::Memory32 { prefetchable } => (
+                u32::from(prefetchable) << 3,
+                !((size - 1) as u32) & 0xFFFF_FFF0,
+            ),
+            BarKind::Memory64 { prefetchable } => (
+                0x4 | u32::from(prefetchable) << 3,
+                !((size - 1) as u32) & 0xFFFF_FFF0,
+            ),
         };
         self.set_u32(offset, type_bits);
         self.set_writable_u32(offset, low_mask);
@@ -212,7 +234,11 @@ impl ConfigSpace {
     /// Reads `size` bytes at `offset` (bytes beyond 0xFF read as ones).
     pub fn read(&self, offset: u8, size: u8) -> u32 {
         (0..size.clamp(1, 4)).fold(0u32, |value, i| {
-            let byte = self.data.get(usize::from(offset) + usize::from(i)).copied().unwrap_or(0xFF);
+            let byte = self
+                .data
+                .get(usize::from(offset) + usize::from(i))
+                .copied()
+                .unwrap_or(0xFF);
             value | u32::from(byte) << (8 * u32::from(i))
         })
     }
@@ -221,7 +247,9 @@ impl ConfigSpace {
     pub fn write(&mut self, offset: u8, size: u8, value: u32) {
         for i in 0..usize::from(size.clamp(1, 4)) {
             let index = usize::from(offset) + i;
-            let Some(&mask) = self.writable.get(index) else { break };
+            let Some(&mask) = self.writable.get(index) else {
+                break;
+            };
             let byte = (value >> (8 * i)) as u8;
             let current = self.data[index];
             let cleared = current & !(byte & self.clear_on_write[index]);
@@ -262,7 +290,9 @@ impl ConfigSpace {
         let base = match bar.kind {
             BarKind::Io => low & 0xFFFF_FFFC,
             BarKind::Memory32 { .. } => low & 0xFFFF_FFF0,
-            BarKind::Memory64 { .. } => (low & 0xFFFF_FFF0) | u64::from(self.u32_at(offset + 4)) << 32,
+            BarKind::Memory64 { .. } => {
+                (low & 0xFFFF_FFF0) | u64::from(self.u32_at(offset + 4)) << 32
+            }
         };
         Some((bar.kind, bar.size, base))
     }
@@ -318,7 +348,11 @@ impl PciConfigMechanism {
         if self.address & 0x8000_0000 == 0 {
             return None;
         }
-        let address = PciAddress::new((self.address >> 16) as u8, (self.address >> 11) as u8, (self.address >> 8) as u8);
+        let address = PciAddress::new(
+            (self.address >> 16) as u8,
+            (self.address >> 11) as u8,
+            (self.address >> 8) as u8,
+        );
         let offset = (self.address & 0xFC) as u8 | (port & 3) as u8;
         Some((address, offset))
     }
@@ -332,7 +366,9 @@ impl PciConfigMechanism {
                 let size = size.min(4 - (port & 3) as u8);
                 match self.target(port) {
                     Some((address, offset)) => match functions.function_mut(address) {
-                        Some(function) => function.config_read(offset, size) & size_mask(size) as u32,
+                        Some(function) => {
+                            function.config_read(offset, size) & size_mask(size) as u32
+                        }
                         None => ones,
                     },
                     None => ones,
@@ -343,16 +379,23 @@ impl PciConfigMechanism {
     }
 
     /// Port write: 0xCF8 (dword only) or 0xCFC–0xCFF.
-    pub fn io_write(&mut self, port: u16, size: u8, value: u32, functions: &mut dyn PciFunctionLookup) {
+    pub fn io_write(
+        &mut self,
+        port: u16,
+        size: u8,
+        value: u32,
+        functions: &mut dyn PciFunctionLookup,
+    ) {
         match port {
             CONFIG_ADDRESS_PORT if size == 4 => self.address = value & 0x80FF_FFFC,
             0xCFC..=0xCFF => {
                 let size = size.min(4 - (port & 3) as u8);
                 if let Some((address, offset)) = self.target(port)
-                    && let Some(function) = functions.function_mut(address) {
-                        function.config_write(offset, size, value & size_mask(size) as u32);
-                        self.write_generation += 1;
-                    }
+                    && let Some(function) = functions.function_mut(address)
+                {
+                    function.config_write(offset, size, value & size_mask(size) as u32);
+                    self.write_generation += 1;
+                }
             }
             _ => {}
         }
@@ -373,7 +416,10 @@ pub struct PciEcam {
 impl PciEcam {
     /// A window covering buses `0..bus_count` (1–256), 1 MiB per bus.
     pub fn new(bus_count: u16) -> PciEcam {
-        PciEcam { bus_count: bus_count.clamp(1, 256), write_generation: 0 }
+        PciEcam {
+            bus_count: bus_count.clamp(1, 256),
+            write_generation: 0,
+        }
     }
 
     /// Size of the MMIO window in bytes.
@@ -390,12 +436,21 @@ impl PciEcam {
         if offset >= self.size() {
             return None;
         }
-        let address = PciAddress::new((offset >> 20) as u8, (offset >> 15) as u8, (offset >> 12) as u8);
+        let address = PciAddress::new(
+            (offset >> 20) as u8,
+            (offset >> 15) as u8,
+            (offset >> 12) as u8,
+        );
         Some((address, (offset & 0xFFF) as u16))
     }
 
     /// Reads `size` bytes (1, 2, 4; 8 is split into two dwords) at `offset` in the window.
-    pub fn mmio_read(&mut self, offset: u64, size: u8, functions: &mut dyn PciFunctionLookup) -> u64 {
+    pub fn mmio_read(
+        &mut self,
+        offset: u64,
+        size: u8,
+        functions: &mut dyn PciFunctionLookup,
+    ) -> u64 {
         if size == 8 {
             let low = self.mmio_read(offset, 4, functions);
             let high = self.mmio_read(offset.wrapping_add(4), 4, functions);
@@ -403,7 +458,9 @@ impl PciEcam {
         }
         let size = size.clamp(1, 4).min(4 - (offset & 3) as u8);
         let ones = size_mask(size);
-        let Some((address, register)) = self.decode(offset) else { return ones };
+        let Some((address, register)) = self.decode(offset) else {
+            return ones;
+        };
         match functions.function_mut(address) {
             None => ones,
             Some(_) if register >= 0x100 => 0,
@@ -412,14 +469,22 @@ impl PciEcam {
     }
 
     /// Writes `size` bytes at `offset` in the window.
-    pub fn mmio_write(&mut self, offset: u64, size: u8, value: u64, functions: &mut dyn PciFunctionLookup) {
+    pub fn mmio_write(
+        &mut self,
+        offset: u64,
+        size: u8,
+        value: u64,
+        functions: &mut dyn PciFunctionLookup,
+    ) {
         if size == 8 {
             self.mmio_write(offset, 4, value & 0xFFFF_FFFF, functions);
             self.mmio_write(offset.wrapping_add(4), 4, value >> 32, functions);
             return;
         }
         let size = size.clamp(1, 4).min(4 - (offset & 3) as u8);
-        let Some((address, register)) = self.decode(offset) else { return };
+        let Some((address, register)) = self.decode(offset) else {
+            return;
+        };
         if register >= 0x100 {
             return;
         }
@@ -447,7 +512,9 @@ impl PciBus {
     }
 
     pub fn get(&self, address: PciAddress) -> Option<&dyn PciFunction> {
-        self.functions.get(&address).map(|f| f.as_ref() as &dyn PciFunction)
+        self.functions
+            .get(&address)
+            .map(|f| f.as_ref() as &dyn PciFunction)
     }
 
     /// Addresses of all functions, in bus/device/function order.
@@ -467,7 +534,9 @@ impl PciFunctionLookup for PciBus {
 
 impl std::fmt::Debug for PciBus {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PciBus").field("functions", &self.functions.keys().collect::<Vec<_>>()).finish()
+        f.debug_struct("PciBus")
+            .field("functions", &self.functions.keys().collect::<Vec<_>>())
+            .finish()
     }
 }
 
@@ -489,7 +558,13 @@ mod tests {
     fn test_bus() -> PciBus {
         let mut space = ConfigSpace::new(0x1234, 0x5678, 0x01_01_8A, 0x01, 0x00);
         space.set_bar(0, BarKind::Io, 8);
-        space.set_bar(1, BarKind::Memory32 { prefetchable: false }, 0x1000);
+        space.set_bar(
+            1,
+            BarKind::Memory32 {
+                prefetchable: false,
+            },
+            0x1000,
+        );
         space.set_bar(2, BarKind::Memory64 { prefetchable: true }, 0x1_0000_0000);
         space.set_rom(0x10000);
         space.set_interrupt_pin(1);
@@ -502,12 +577,25 @@ mod tests {
         0x8000_0000 | device << 11 | offset
     }
 
-    fn read(mech: &mut PciConfigMechanism, bus: &mut PciBus, device: u32, offset: u32, size: u8) -> u32 {
+    fn read(
+        mech: &mut PciConfigMechanism,
+        bus: &mut PciBus,
+        device: u32,
+        offset: u32,
+        size: u8,
+    ) -> u32 {
         mech.io_write(0xCF8, 4, cf8(device, offset & 0xFC), bus);
         mech.io_read(0xCFC + (offset & 3) as u16, size, bus)
     }
 
-    fn write(mech: &mut PciConfigMechanism, bus: &mut PciBus, device: u32, offset: u32, size: u8, value: u32) {
+    fn write(
+        mech: &mut PciConfigMechanism,
+        bus: &mut PciBus,
+        device: u32,
+        offset: u32,
+        size: u8,
+        value: u32,
+    ) {
         mech.io_write(0xCF8, 4, cf8(device, offset & 0xFC), bus);
         mech.io_write(0xCFC + (offset & 3) as u16, size, value, bus);
     }
@@ -536,15 +624,31 @@ mod tests {
         let mut bus = test_bus();
         let mut mech = PciConfigMechanism::new();
         write(&mut mech, &mut bus, 3, 0x10, 4, 0xFFFF_FFFF);
-        assert_eq!(read(&mut mech, &mut bus, 3, 0x10, 4), 0xFFFF_FFF9, "8-byte I/O BAR");
+        assert_eq!(
+            read(&mut mech, &mut bus, 3, 0x10, 4),
+            0xFFFF_FFF9,
+            "8-byte I/O BAR"
+        );
         write(&mut mech, &mut bus, 3, 0x14, 4, 0xFFFF_FFFF);
-        assert_eq!(read(&mut mech, &mut bus, 3, 0x14, 4), 0xFFFF_F000, "4 KiB memory BAR");
+        assert_eq!(
+            read(&mut mech, &mut bus, 3, 0x14, 4),
+            0xFFFF_F000,
+            "4 KiB memory BAR"
+        );
         write(&mut mech, &mut bus, 3, 0x18, 4, 0xFFFF_FFFF);
         write(&mut mech, &mut bus, 3, 0x1C, 4, 0xFFFF_FFFF);
-        assert_eq!(read(&mut mech, &mut bus, 3, 0x18, 4), 0x0000_000C, "64-bit prefetchable, 4 GiB");
+        assert_eq!(
+            read(&mut mech, &mut bus, 3, 0x18, 4),
+            0x0000_000C,
+            "64-bit prefetchable, 4 GiB"
+        );
         assert_eq!(read(&mut mech, &mut bus, 3, 0x1C, 4), 0xFFFF_FFFF);
         write(&mut mech, &mut bus, 3, 0x20, 4, 0xFFFF_FFFF);
-        assert_eq!(read(&mut mech, &mut bus, 3, 0x20, 4), 0, "unimplemented BAR");
+        assert_eq!(
+            read(&mut mech, &mut bus, 3, 0x20, 4),
+            0,
+            "unimplemented BAR"
+        );
         write(&mut mech, &mut bus, 3, 0x30, 4, 0xFFFF_FFFF);
         assert_eq!(read(&mut mech, &mut bus, 3, 0x30, 4), 0xFFFF_0001);
         // Assign addresses.
@@ -556,8 +660,24 @@ mod tests {
         let function = bus.get(PciAddress::new(0, 3, 0)).expect("function");
         let config = function.config();
         assert_eq!(config.bar(0), Some((BarKind::Io, 8, 0xC000)));
-        assert_eq!(config.bar(1), Some((BarKind::Memory32 { prefetchable: false }, 0x1000, 0xFEBF_0000)));
-        assert_eq!(config.bar(2), Some((BarKind::Memory64 { prefetchable: true }, 0x1_0000_0000, 0x8_0000_0000)));
+        assert_eq!(
+            config.bar(1),
+            Some((
+                BarKind::Memory32 {
+                    prefetchable: false
+                },
+                0x1000,
+                0xFEBF_0000
+            ))
+        );
+        assert_eq!(
+            config.bar(2),
+            Some((
+                BarKind::Memory64 { prefetchable: true },
+                0x1_0000_0000,
+                0x8_0000_0000
+            ))
+        );
         assert_eq!(config.bar(3), None);
         assert_eq!(config.rom_base(), Some(0xFEB0_0000));
     }
@@ -571,12 +691,31 @@ mod tests {
         assert_eq!(ecam.mmio_read(function_base, 4, &mut bus), 0x5678_1234);
         assert_eq!(ecam.mmio_read(function_base + 2, 2, &mut bus), 0x5678);
         ecam.mmio_write(function_base + 4, 2, 0x0003, &mut bus);
-        assert_eq!(ecam.mmio_read(function_base, 8, &mut bus), 0x0000_0003_5678_1234, "8-byte read spans two dwords");
-        assert_eq!(ecam.mmio_read(4 << 15, 4, &mut bus), 0xFFFF_FFFF, "empty slot");
-        assert_eq!(ecam.mmio_read(function_base + 0x100, 4, &mut bus), 0, "no extended capabilities");
-        assert_eq!(ecam.mmio_read(1 << 20, 4, &mut bus), 0xFFFF_FFFF, "outside the window");
+        assert_eq!(
+            ecam.mmio_read(function_base, 8, &mut bus),
+            0x0000_0003_5678_1234,
+            "8-byte read spans two dwords"
+        );
+        assert_eq!(
+            ecam.mmio_read(4 << 15, 4, &mut bus),
+            0xFFFF_FFFF,
+            "empty slot"
+        );
+        assert_eq!(
+            ecam.mmio_read(function_base + 0x100, 4, &mut bus),
+            0,
+            "no extended capabilities"
+        );
+        assert_eq!(
+            ecam.mmio_read(1 << 20, 4, &mut bus),
+            0xFFFF_FFFF,
+            "outside the window"
+        );
         ecam.mmio_write(function_base + 0x14, 4, 0xFFFF_FFFF, &mut bus);
-        assert_eq!(ecam.mmio_read(function_base + 0x14, 4, &mut bus), 0xFFFF_F000);
+        assert_eq!(
+            ecam.mmio_read(function_base + 0x14, 4, &mut bus),
+            0xFFFF_F000
+        );
         assert_eq!(ecam.write_generation(), 2);
         ecam.mmio_write(function_base + 0x3C, 1, 0x0A, &mut bus);
         assert_eq!(ecam.mmio_read(function_base + 0x3C, 1, &mut bus), 0x0A);
@@ -590,14 +729,29 @@ mod tests {
         write(&mut mech, &mut bus, 3, 0x04, 2, 0xFFFF);
         assert!(mech.write_generation() > generation);
         assert_eq!(read(&mut mech, &mut bus, 3, 0x04, 2), 0x0547);
-        bus.function_mut(PciAddress::new(0, 3, 0)).expect("fn").config_mut().set_status_bits(0x2000 | 0x0010);
+        bus.function_mut(PciAddress::new(0, 3, 0))
+            .expect("fn")
+            .config_mut()
+            .set_status_bits(0x2000 | 0x0010);
         assert_eq!(read(&mut mech, &mut bus, 3, 0x06, 2), 0x2010);
         write(&mut mech, &mut bus, 3, 0x06, 2, 0x2000);
-        assert_eq!(read(&mut mech, &mut bus, 3, 0x06, 2), 0x0010, "W1C error bit cleared, RO bit kept");
+        assert_eq!(
+            read(&mut mech, &mut bus, 3, 0x06, 2),
+            0x0010,
+            "W1C error bit cleared, RO bit kept"
+        );
         write(&mut mech, &mut bus, 3, 0x3C, 2, 0xFF0B);
-        assert_eq!(read(&mut mech, &mut bus, 3, 0x3C, 2), 0x010B, "line writable, pin fixed");
+        assert_eq!(
+            read(&mut mech, &mut bus, 3, 0x3C, 2),
+            0x010B,
+            "line writable, pin fixed"
+        );
         write(&mut mech, &mut bus, 3, 0x00, 4, 0);
-        assert_eq!(read(&mut mech, &mut bus, 3, 0x00, 4), 0x5678_1234, "IDs read-only");
+        assert_eq!(
+            read(&mut mech, &mut bus, 3, 0x00, 4),
+            0x5678_1234,
+            "IDs read-only"
+        );
         // Dword access at 0xCFE is clipped to the dword.
         mech.io_write(0xCF8, 4, cf8(3, 0), &mut bus);
         assert_eq!(mech.io_read(0xCFE, 4, &mut bus), 0x5678);

@@ -233,7 +233,11 @@ impl Chip {
             }
             InitStep::Icw3 => {
                 // The cascade wiring is fixed in a PC; ICW3 only has to be consumed.
-                self.init = if self.icw4_expected { InitStep::Icw4 } else { InitStep::Ready };
+                self.init = if self.icw4_expected {
+                    InitStep::Icw4
+                } else {
+                    InitStep::Ready
+                };
             }
             InitStep::Icw4 => {
                 if value & 0x01 == 0 {
@@ -266,7 +270,9 @@ impl Default for DualPic {
 impl DualPic {
     /// Power-on state: all inputs masked, vector bases 08h/70h until the BIOS programs them.
     pub fn new() -> DualPic {
-        DualPic { chips: [Chip::new(true), Chip::new(false)] }
+        DualPic {
+            chips: [Chip::new(true), Chip::new(false)],
+        }
     }
 
     /// Drives ISA interrupt input `line` (0–15) to `level`. IRQ2 is the cascade input and
@@ -397,7 +403,9 @@ mod tests {
     /// The BIOS/Linux init sequence: master at 0x20, slave at 0x28, cascade on IR2.
     fn initialised(icw4: u8) -> DualPic {
         let mut pic = DualPic::new();
-        for (cmd, data, base, icw3) in [(0x20u16, 0x21u16, 0x20u8, 0x04u8), (0xA0, 0xA1, 0x28, 0x02)] {
+        for (cmd, data, base, icw3) in
+            [(0x20u16, 0x21u16, 0x20u8, 0x04u8), (0xA0, 0xA1, 0x28, 0x02)]
+        {
             pic.io_write(cmd, 1, 0x11);
             pic.io_write(data, 1, u32::from(base));
             pic.io_write(data, 1, u32::from(icw3));
@@ -532,14 +540,22 @@ mod tests {
         pic.chips[1].imr = 0x08;
         assert_eq!(pic.acknowledge(), 0x2F);
         pic.io_write(0x20, 1, 0x0B);
-        assert_eq!(pic.io_read(0x20, 1), 0x04, "master still accepted the cascade");
+        assert_eq!(
+            pic.io_read(0x20, 1),
+            0x04,
+            "master still accepted the cascade"
+        );
     }
 
     #[test]
     fn level_triggered_request_persists_until_line_drops() {
         let mut pic = initialised(0x01);
         pic.io_write(0x4D1, 1, 0xFF);
-        assert_eq!(pic.io_read(0x4D1, 1), 0xDE, "IRQ8 and IRQ13 cannot be level");
+        assert_eq!(
+            pic.io_read(0x4D1, 1),
+            0xDE,
+            "IRQ8 and IRQ13 cannot be level"
+        );
         pic.io_write(0x4D0, 1, 0xFF);
         assert_eq!(pic.io_read(0x4D0, 1), 0xF8);
         assert_eq!(pic.elcr(), 0xDEF8);
@@ -609,7 +625,11 @@ mod tests {
         assert_eq!(pic.acknowledge(), 0x21);
         pulse(&mut pic, 0);
         pulse(&mut pic, 2 + 1);
-        assert_eq!(pic.acknowledge(), 0x23, "IRQ1 lowest after rotation, so IRQ2.. first");
+        assert_eq!(
+            pic.acknowledge(),
+            0x23,
+            "IRQ1 lowest after rotation, so IRQ2.. first"
+        );
     }
 
     #[test]

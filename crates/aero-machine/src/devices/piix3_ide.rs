@@ -42,7 +42,11 @@ impl Piix3Ide {
     /// Legacy channel decoding (primary `false`, secondary `true`): the I/O space enable
     /// and the channel's IDETIM decode bit are both set.
     pub fn channel_enabled(&self, secondary: bool) -> bool {
-        let register = if secondary { IDETIM_SECONDARY } else { IDETIM_PRIMARY };
+        let register = if secondary {
+            IDETIM_SECONDARY
+        } else {
+            IDETIM_PRIMARY
+        };
         self.config.io_enabled() && self.config.u16_at(register) & IDETIM_DECODE_ENABLE != 0
     }
 

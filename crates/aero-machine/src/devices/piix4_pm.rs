@@ -82,7 +82,11 @@ mod tests {
         assert_eq!(pm.config_read(PMREGMISC, 1), 0x01);
         assert_eq!(pm.pm_io_base(), Some(0xB000));
         pm.config_write(PMBA, 4, 0xFFFF_FFFF);
-        assert_eq!(pm.config_read(PMBA, 4), 0xFFC1, "64-byte aligned, 16-bit I/O space");
+        assert_eq!(
+            pm.config_read(PMBA, 4),
+            0xFFC1,
+            "64-byte aligned, 16-bit I/O space"
+        );
         pm.config_write(SMBBA, 4, 0xB101);
         assert_eq!(pm.config_read(SMBBA, 4), 0xB101);
     }

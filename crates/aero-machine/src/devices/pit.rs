@@ -102,7 +102,11 @@ impl Channel {
             3 => {
                 let high_len = reload.div_ceil(2);
                 let phase = elapsed % reload;
-                let in_half = if phase < high_len { phase } else { phase - high_len };
+                let in_half = if phase < high_len {
+                    phase
+                } else {
+                    phase - high_len
+                };
                 (reload & !1).saturating_sub(2 * in_half)
             }
             _ => {
@@ -174,7 +178,11 @@ impl Channel {
                 };
                 let value = self.value(tick);
                 self.terminal_passed |= passed;
-                self.base_count = if self.terminal_passed { value } else { self.base_count.saturating_sub(elapsed as u32) };
+                self.base_count = if self.terminal_passed {
+                    value
+                } else {
+                    self.base_count.saturating_sub(elapsed as u32)
+                };
             }
         }
         self.base_tick = None;
@@ -248,7 +256,11 @@ impl Channel {
     }
 
     fn load_count(&mut self, count: u16, tick: u64) {
-        let binary = if self.bcd { bcd_to_binary(count) } else { u32::from(count) };
+        let binary = if self.bcd {
+            bcd_to_binary(count)
+        } else {
+            u32::from(count)
+        };
         self.reload = if binary == 0 { self.modulus() } else { binary };
         self.loaded = true;
         self.null_count = false;
@@ -277,7 +289,11 @@ impl Channel {
 
     fn display_value(&self, tick: u64) -> u16 {
         let value = self.value(tick);
-        if self.bcd { binary_to_bcd(value) } else { value as u16 }
+        if self.bcd {
+            binary_to_bcd(value)
+        } else {
+            value as u16
+        }
     }
 
     fn status(&self, tick: u64) -> u8 {
@@ -316,7 +332,11 @@ impl Channel {
             Access::Msb => (value >> 8) as u8,
             Access::LsbMsb => {
                 self.read_msb_next = !self.read_msb_next;
-                if self.read_msb_next { value as u8 } else { (value >> 8) as u8 }
+                if self.read_msb_next {
+                    value as u8
+                } else {
+                    (value >> 8) as u8
+                }
             }
         }
     }
@@ -326,7 +346,10 @@ impl Channel {
 /// result clamped to the 10000 modulus.
 fn bcd_to_binary(bcd: u16) -> u32 {
     let digits = [bcd & 0xF, (bcd >> 4) & 0xF, (bcd >> 8) & 0xF, bcd >> 12];
-    let value: u32 = digits.iter().rev().fold(0, |acc, &d| acc * 10 + u32::from(d));
+    let value: u32 = digits
+        .iter()
+        .rev()
+        .fold(0, |acc, &d| acc * 10 + u32::from(d));
     value.min(10_000) % 10_000
 }
 
@@ -438,12 +461,13 @@ impl Pit {
 
     fn write_byte(&mut self, port: u16, value: u8) {
         match port {
-            0x40..=0x42 => {
-                self.change_channel(usize::from(port - 0x40), |ch, tick| ch.write_count_byte(value, tick))
-            }
+            0x40..=0x42 => self.change_channel(usize::from(port - 0x40), |ch, tick| {
+                ch.write_count_byte(value, tick)
+            }),
             0x43 => match value >> 6 {
                 3 => self.read_back(value),
-                index => self.change_channel(usize::from(index), |ch, tick| ch.write_control(value, tick)),
+                index => self
+                    .change_channel(usize::from(index), |ch, tick| ch.write_control(value, tick)),
             },
             0x61 => {
                 self.port61_latch = value & 0x0E;
@@ -470,7 +494,10 @@ impl Timed for Pit {
             return;
         }
         let tick = ticks_at(now_ns, PIT_HZ);
-        if self.channels[0].next_rising_edge(self.now_tick).is_some_and(|edge| edge <= tick) {
+        if self.channels[0]
+            .next_rising_edge(self.now_tick)
+            .is_some_and(|edge| edge <= tick)
+        {
             self.irq0_pulse = true;
         }
         self.now_ns = now_ns;
@@ -574,7 +601,11 @@ mod tests {
         assert!(!pit.irq_level(), "mode 0 OUT goes low on the control word");
         pit.io_write(0x40, 1, 100);
         pit.advance(ns(50));
-        assert_eq!(latch_read(&mut pit, 0), 0, "first byte of lo/hi stops counting");
+        assert_eq!(
+            latch_read(&mut pit, 0),
+            0,
+            "first byte of lo/hi stops counting"
+        );
         pit.io_write(0x40, 1, 0);
         let base = pit.now_tick;
         pit.advance(ns(base + 99));
@@ -585,7 +616,11 @@ mod tests {
         assert!(pit.irq_level());
         assert_eq!(pit.take_irq_pulses(), IrqLines::single(0));
         pit.advance(ns(base + 102));
-        assert_eq!(latch_read(&mut pit, 0), 0xFFFE, "counter wraps after terminal count");
+        assert_eq!(
+            latch_read(&mut pit, 0),
+            0xFFFE,
+            "counter wraps after terminal count"
+        );
         assert!(pit.irq_level(), "OUT stays high");
         assert_eq!(pit.next_deadline_ns(), None);
     }
@@ -690,7 +725,11 @@ mod tests {
         let mut pit = Pit::new();
         pit.io_write(0x43, 1, 0x74); // ch1, lo/hi, mode 2
         pit.io_write(0x43, 1, 0xE4); // read-back status of ch1
-        assert_eq!(pit.io_read(0x41, 1), 0x40 | 0x80 | 0x30 | 0x04, "null count, OUT high");
+        assert_eq!(
+            pit.io_read(0x41, 1),
+            0x40 | 0x80 | 0x30 | 0x04,
+            "null count, OUT high"
+        );
         pit.io_write(0x41, 1, 0x34);
         pit.io_write(0x41, 1, 0x12);
         pit.advance(ns(0x34));
@@ -698,7 +737,11 @@ mod tests {
         assert_eq!(pit.io_read(0x41, 1), 0x80 | 0x30 | 0x04, "status first");
         pit.advance(ns(0x100));
         assert_eq!(pit.io_read(0x41, 1), 0x00);
-        assert_eq!(pit.io_read(0x41, 1), 0x12, "latched value, not the live one");
+        assert_eq!(
+            pit.io_read(0x41, 1),
+            0x12,
+            "latched value, not the live one"
+        );
         // Latch holds until read even if latched again.
         pit.io_write(0x43, 1, 0x40);
         pit.advance(ns(0x200));

@@ -55,7 +55,11 @@ fn acpi_pm_layout_matches_fadt() {
     // The OS's S5 sequence with the table's values powers off.
     let mut pm = AcpiPm::new(layout);
     pm.io_write(fw::SMI_CMD_PORT, 1, u32::from(fw::ACPI_ENABLE));
-    pm.io_write(fw::PM1A_CNT_BLK, 2, u32::from(fw::SLP_TYP_S5) << 10 | 1 << 13);
+    pm.io_write(
+        fw::PM1A_CNT_BLK,
+        2,
+        u32::from(fw::SLP_TYP_S5) << 10 | 1 << 13,
+    );
     assert_eq!(pm.take_sleep_request(), Some(SleepRequest::PowerOff));
 }
 
@@ -76,7 +80,11 @@ fn pci_interrupt_routing_matches_prt() {
     for slot in 0..32u8 {
         for pin0 in 0..4u8 {
             // The firmware counts pins from 0 (INTA), config space from 1.
-            assert_eq!(piix3::pirq_for(slot, pin0 + 1), fw::pirq_for(slot, pin0), "slot {slot} pin {pin0}");
+            assert_eq!(
+                piix3::pirq_for(slot, pin0 + 1),
+                fw::pirq_for(slot, pin0),
+                "slot {slot} pin {pin0}"
+            );
         }
     }
 }
@@ -91,5 +99,9 @@ fn piix4_pm_base_relocation_matches_fadt() {
     let base = function.pm_io_base().expect("PM I/O enabled");
     let mut pm = AcpiPm::new(AcpiPmLayout::default());
     pm.relocate_pm_base(base);
-    assert_eq!(pm.layout(), AcpiPmLayout::default(), "the BIOS's PMBA keeps the FADT's blocks");
+    assert_eq!(
+        pm.layout(),
+        AcpiPmLayout::default(),
+        "the BIOS's PMBA keeps the FADT's blocks"
+    );
 }

@@ -140,13 +140,20 @@ impl Ps2Keyboard {
             }
         } else if !is_pause {
             let delay = self.typematic_delay_ns();
-            self.held = Some(Typematic { key: set2_bytes.to_vec(), next_ns: self.now_ns.saturating_add(delay) });
+            self.held = Some(Typematic {
+                key: set2_bytes.to_vec(),
+                next_ns: self.now_ns.saturating_add(delay),
+            });
         }
         self.queue_key(set2_bytes);
     }
 
     fn queue_key(&mut self, set2_bytes: &[u8]) {
-        let bytes = if self.scancode_set == 1 { set2_to_set1(set2_bytes) } else { set2_bytes.to_vec() };
+        let bytes = if self.scancode_set == 1 {
+            set2_to_set1(set2_bytes)
+        } else {
+            set2_bytes.to_vec()
+        };
         if self.scancodes.len() + bytes.len() > MAX_SCANCODES {
             tracing::debug!("ps2 keyboard: buffer full, key dropped");
             return;
@@ -169,7 +176,9 @@ impl Ps2Keyboard {
     pub fn advance(&mut self, now_ns: u64) {
         self.now_ns = self.now_ns.max(now_ns);
         let period = self.typematic_period_ns();
-        let Some(held) = self.held.as_mut() else { return };
+        let Some(held) = self.held.as_mut() else {
+            return;
+        };
         if now_ns < held.next_ns {
             return;
         }
@@ -286,7 +295,10 @@ impl Ps2Device for Ps2Keyboard {
     }
 
     fn pop(&mut self) -> Option<u8> {
-        let byte = self.responses.pop_front().or_else(|| self.scancodes.pop_front())?;
+        let byte = self
+            .responses
+            .pop_front()
+            .or_else(|| self.scancodes.pop_front())?;
         self.last_sent = byte;
         Some(byte)
     }
@@ -307,7 +319,16 @@ mod tests {
     #[test]
     fn translation_table_spot_checks() {
         // A, Esc, Enter, Space, F1, F7 (0x83), keypad *, Left Ctrl.
-        let pairs = [(0x1C, 0x1E), (0x76, 0x01), (0x5A, 0x1C), (0x29, 0x39), (0x05, 0x3B), (0x83, 0x41), (0x7C, 0x37), (0x14, 0x1D)];
+        let pairs = [
+            (0x1C, 0x1E),
+            (0x76, 0x01),
+            (0x5A, 0x1C),
+            (0x29, 0x39),
+            (0x05, 0x3B),
+            (0x83, 0x41),
+            (0x7C, 0x37),
+            (0x14, 0x1D),
+        ];
         for (set2, set1) in pairs {
             assert_eq!(translate_set2_byte(set2), set1, "set 2 code {set2:#x}");
         }

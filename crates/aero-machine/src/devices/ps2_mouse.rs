@@ -86,7 +86,11 @@ impl Ps2Mouse {
         let (dx, dy, dz) = (dx, dy.saturating_neg(), dz.saturating_neg());
         if self.remote {
             let acc = &mut self.remote_delta;
-            *acc = (acc.0.saturating_add(dx), acc.1.saturating_add(dy), acc.2.saturating_add(dz));
+            *acc = (
+                acc.0.saturating_add(dx),
+                acc.1.saturating_add(dy),
+                acc.2.saturating_add(dz),
+            );
             self.buttons = buttons;
             return;
         }
@@ -110,11 +114,19 @@ impl Ps2Mouse {
     }
 
     fn packet_len(&self) -> usize {
-        if self.device_id == ID_INTELLIMOUSE { 4 } else { 3 }
+        if self.device_id == ID_INTELLIMOUSE {
+            4
+        } else {
+            3
+        }
     }
 
     fn encode_packet(&self, dx: i32, dy: i32, dz: i32) -> ([u8; 4], usize) {
-        let (dx, dy) = if self.scaling_2to1 { (scale_2to1(dx), scale_2to1(dy)) } else { (dx, dy) };
+        let (dx, dy) = if self.scaling_2to1 {
+            (scale_2to1(dx), scale_2to1(dy))
+        } else {
+            (dx, dy)
+        };
         let mut status = 0x08 | self.buttons;
         if dx < 0 {
             status |= 0x10;
@@ -129,7 +141,15 @@ impl Ps2Mouse {
             status |= 0x80;
         }
         let z = dz.clamp(-8, 7) as i8 as u8;
-        ([status, dx.clamp(-256, 255) as u8, dy.clamp(-256, 255) as u8, z], self.packet_len())
+        (
+            [
+                status,
+                dx.clamp(-256, 255) as u8,
+                dy.clamp(-256, 255) as u8,
+                z,
+            ],
+            self.packet_len(),
+        )
     }
 
     fn queue_packet(&mut self, dx: i32, dy: i32, dz: i32) -> bool {
@@ -288,7 +308,10 @@ impl Ps2Device for Ps2Mouse {
     }
 
     fn pop(&mut self) -> Option<u8> {
-        let byte = self.responses.pop_front().or_else(|| self.packets.pop_front())?;
+        let byte = self
+            .responses
+            .pop_front()
+            .or_else(|| self.packets.pop_front())?;
         self.last_sent = byte;
         Some(byte)
     }
@@ -324,7 +347,10 @@ mod tests {
     #[test]
     fn intellimouse_knock_enables_wheel_packets() {
         let mut mouse = Ps2Mouse::new();
-        assert_eq!(send(&mut mouse, &[0xF3, 200, 0xF3, 100, 0xF3, 80]), vec![ACK; 6]);
+        assert_eq!(
+            send(&mut mouse, &[0xF3, 200, 0xF3, 100, 0xF3, 80]),
+            vec![ACK; 6]
+        );
         assert_eq!(send(&mut mouse, &[0xF2]), vec![ACK, 0x03]);
         assert_eq!(send(&mut mouse, &[0xF4]), vec![ACK]);
         mouse.mouse_move(5, 3, 1, 0b001);
@@ -351,7 +377,11 @@ mod tests {
         mouse.mouse_move(300, 0, 0, 0);
         assert_eq!(drain(&mut mouse), vec![0x08, 255, 0, 0x08, 45, 0]);
         mouse.mouse_move(0, 0, 0, 0b010);
-        assert_eq!(drain(&mut mouse), vec![0x0A, 0, 0], "button change alone sends a packet");
+        assert_eq!(
+            drain(&mut mouse),
+            vec![0x0A, 0, 0],
+            "button change alone sends a packet"
+        );
         mouse.mouse_move(0, 0, 0, 0b010);
         assert!(!mouse.has_data());
         for _ in 0..1000 {
@@ -366,9 +396,16 @@ mod tests {
         send(&mut mouse, &[0xE8, 3, 0xE7, 0xF3, 40, 0xF4]);
         mouse.mouse_move(0, 0, 0, 0b101);
         drain(&mut mouse);
-        assert_eq!(send(&mut mouse, &[0xE9]), vec![ACK, 0x20 | 0x10 | 0x04 | 0x02, 3, 40]);
+        assert_eq!(
+            send(&mut mouse, &[0xE9]),
+            vec![ACK, 0x20 | 0x10 | 0x04 | 0x02, 3, 40]
+        );
         mouse.mouse_move(4, 0, 0, 0b101);
-        assert_eq!(drain(&mut mouse), vec![0x08 | 0x05, 6, 0], "2:1 scaling of 4 is 6");
+        assert_eq!(
+            drain(&mut mouse),
+            vec![0x08 | 0x05, 6, 0],
+            "2:1 scaling of 4 is 6"
+        );
         send(&mut mouse, &[0xE6]);
         mouse.mouse_move(4, 0, 0, 0b101);
         assert_eq!(drain(&mut mouse)[1], 4);
@@ -393,7 +430,11 @@ mod tests {
         assert_eq!(send(&mut mouse, &[0xEE, 0x12, 0xF4]), vec![ACK, 0x12, 0xF4]);
         assert_eq!(send(&mut mouse, &[0xEC]), vec![ACK]);
         assert_eq!(send(&mut mouse, &[0xF4]), vec![ACK]);
-        assert_eq!(send(&mut mouse, &[0xFE]), vec![ACK], "resend repeats the last byte");
+        assert_eq!(
+            send(&mut mouse, &[0xFE]),
+            vec![ACK],
+            "resend repeats the last byte"
+        );
     }
 
     #[test]

@@ -42,7 +42,11 @@ impl ResetControl {
 
 impl PortIo for ResetControl {
     fn io_read(&mut self, port: u16, size: u8) -> u32 {
-        if port == PORT && size == 1 { u32::from(self.value) } else { 0xFFFF_FFFF >> (32 - 8 * u32::from(size.clamp(1, 4))) }
+        if port == PORT && size == 1 {
+            u32::from(self.value)
+        } else {
+            0xFFFF_FFFF >> (32 - 8 * u32::from(size.clamp(1, 4)))
+        }
     }
 
     fn io_write(&mut self, port: u16, size: u8, value: u32) {
@@ -51,7 +55,11 @@ impl PortIo for ResetControl {
         }
         let value = value as u8;
         if value & RST_CPU != 0 && self.value & RST_CPU == 0 {
-            self.request = Some(if value & SYS_RST != 0 { ResetKind::Hard } else { ResetKind::Soft });
+            self.request = Some(if value & SYS_RST != 0 {
+                ResetKind::Hard
+            } else {
+                ResetKind::Soft
+            });
         }
         // RST_CPU is self-clearing once the reset has been signalled.
         self.value = value & (SYS_RST | FULL_RST);

@@ -48,7 +48,12 @@ impl Rng {
 }
 
 /// Random port traffic on `ports` with clock steps; checks the deadline invariant.
-fn hammer_ports<D: PortIo + Timed + std::fmt::Debug>(device: &mut D, ports: &[u16], seed: u64, mut after_step: impl FnMut(&mut D)) {
+fn hammer_ports<D: PortIo + Timed + std::fmt::Debug>(
+    device: &mut D,
+    ports: &[u16],
+    seed: u64,
+    mut after_step: impl FnMut(&mut D),
+) {
     let mut rng = Rng(seed);
     let mut now = 0u64;
     for _ in 0..STEPS {
@@ -63,7 +68,10 @@ fn hammer_ports<D: PortIo + Timed + std::fmt::Debug>(device: &mut D, ports: &[u1
             now += rng.pick(&[1u64, 100, 10_000, 1_000_000, 100_000_000]);
             device.advance(now);
             if let Some(deadline) = device.next_deadline_ns() {
-                assert!(deadline > now, "deadline {deadline} not after now {now}: {device:?}");
+                assert!(
+                    deadline > now,
+                    "deadline {deadline} not after now {now}: {device:?}"
+                );
             }
         }
         after_step(device);
@@ -85,7 +93,10 @@ fn hammer_mmio<D: Mmio + Timed + std::fmt::Debug>(device: &mut D, span: u64, see
             now += rng.pick(&[1u64, 100, 10_000, 1_000_000]);
             device.advance(now);
             if let Some(deadline) = device.next_deadline_ns() {
-                assert!(deadline > now, "deadline {deadline} not after now {now}: {device:?}");
+                assert!(
+                    deadline > now,
+                    "deadline {deadline} not after now {now}: {device:?}"
+                );
             }
         }
     }
@@ -112,7 +123,12 @@ fn i8042_survives_random_programming() {
     hammer_ports(&mut controller, &[0x60, 0x64], 4, |c| {
         match rng.below(8) {
             0 => c.key_event(&[rng.below(256) as u8]),
-            1 => c.mouse_move(rng.next() as i32, rng.next() as i32, rng.next() as i32, rng.below(256) as u8),
+            1 => c.mouse_move(
+                rng.next() as i32,
+                rng.next() as i32,
+                rng.next() as i32,
+                rng.below(256) as u8,
+            ),
             _ => {}
         }
         c.take_reset_request();
@@ -196,7 +212,11 @@ fn ioapic_survives_random_programming() {
         match rng.below(4) {
             0 => ioapic.set_irq(rng.below(30) as u8, rng.below(2) == 0),
             1 => ioapic.end_of_interrupt(rng.below(256) as u8),
-            2 => ioapic.mmio_write(rng.pick(&[0u64, 0x10, 0x20]), rng.pick(&[1, 4, 8]), rng.value()),
+            2 => ioapic.mmio_write(
+                rng.pick(&[0u64, 0x10, 0x20]),
+                rng.pick(&[1, 4, 8]),
+                rng.value(),
+            ),
             _ => {
                 ioapic.mmio_read(rng.pick(&[0u64, 0x10, 0x14]), 4);
                 while ioapic.take_message().is_some() {}
@@ -219,10 +239,18 @@ fn pci_config_survives_random_accesses() {
             mechanism.io_read(port, size, &mut bus);
         } else {
             // Keep the address mostly on bus 0, devices 0–1, so registers get hit.
-            let value = if port == 0xCF8 { 0x8000_0000 | (rng.below(2) << 11) as u32 | rng.below(256) as u32 } else { rng.value() as u32 };
+            let value = if port == 0xCF8 {
+                0x8000_0000 | (rng.below(2) << 11) as u32 | rng.below(256) as u32
+            } else {
+                rng.value() as u32
+            };
             mechanism.io_write(port, size, value, &mut bus);
         }
     }
     let host = bus.get(PciAddress::new(0, 0, 0)).expect("host bridge");
-    assert_eq!(host.config().u32_at(0), 0x1237_8086, "IDs survive any write sequence");
+    assert_eq!(
+        host.config().u32_at(0),
+        0x1237_8086,
+        "IDs survive any write sequence"
+    );
 }

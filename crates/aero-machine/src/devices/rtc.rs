@@ -118,7 +118,11 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
     let month_from_march = (5 * day_of_year + 2) / 153;
     let day = (day_of_year - (153 * month_from_march + 2) / 5 + 1) as u32;
-    let month = if month_from_march < 10 { month_from_march + 3 } else { month_from_march - 9 } as u32;
+    let month = if month_from_march < 10 {
+        month_from_march + 3
+    } else {
+        month_from_march - 9
+    } as u32;
     let year = year_of_era + era * 400 + i64::from(month <= 2);
     (year, month, day)
 }
@@ -181,9 +185,11 @@ impl Rtc {
     /// Writes a CMOS RAM byte (firmware configuration; clock registers are not touched).
     pub fn set_cmos(&mut self, index: u8, value: u8) {
         if let Some(byte) = self.cmos.get_mut(usize::from(index))
-            && index > REG_D && index != REG_CENTURY {
-                *byte = value;
-            }
+            && index > REG_D
+            && index != REG_CENTURY
+        {
+            *byte = value;
+        }
     }
 
     /// Reads a CMOS RAM byte as the guest would see it (no side effects).
@@ -200,7 +206,12 @@ impl Rtc {
         let extended_kib = (below_4g.saturating_sub(MIB) / 1024).min(0xFFFF);
         let above_16m = (below_4g.saturating_sub(16 * MIB) >> 16).min(0xFFFF);
         let above_4g = (above_4g >> 16).min(0xFF_FFFF);
-        let pairs = [(0x15, base_kib), (0x17, extended_kib), (0x30, extended_kib), (0x34, above_16m)];
+        let pairs = [
+            (0x15, base_kib),
+            (0x17, extended_kib),
+            (0x30, extended_kib),
+            (0x34, above_16m),
+        ];
         for (index, value) in pairs {
             self.cmos[index] = value as u8;
             self.cmos[index + 1] = (value >> 8) as u8;
@@ -228,11 +239,19 @@ impl Rtc {
     }
 
     fn encode(&self, value: u8) -> u8 {
-        if self.binary_mode() { value } else { to_bcd(value) }
+        if self.binary_mode() {
+            value
+        } else {
+            to_bcd(value)
+        }
     }
 
     fn decode(&self, value: u8) -> u8 {
-        if self.binary_mode() { value } else { from_bcd(value) }
+        if self.binary_mode() {
+            value
+        } else {
+            from_bcd(value)
+        }
     }
 
     fn encode_hour(&self, hour: u8) -> u8 {
@@ -332,7 +351,10 @@ impl Rtc {
         let was_running = self.divider_running();
         self.reg_a = value & 0x7F;
         if self.reg_a & 0x70 != 0x20 && self.reg_a & 0x60 != 0x60 {
-            tracing::debug!(reg_a = value, "RTC: non-32.768 kHz time base; clock stopped");
+            tracing::debug!(
+                reg_a = value,
+                "RTC: non-32.768 kHz time base; clock stopped"
+            );
         }
         if !was_running && self.divider_running() {
             // Leaving divider reset: the first update comes half a second later.
@@ -390,7 +412,10 @@ impl Rtc {
         let period = self.periodic_ticks()?;
         let since = after_ns.saturating_sub(self.divider_start_ns);
         let next_tick = (ticks_at(since, TIME_BASE_HZ) / period + 1) * period;
-        Some(self.divider_start_ns.saturating_add(super::ns_for_ticks(next_tick, TIME_BASE_HZ)))
+        Some(
+            self.divider_start_ns
+                .saturating_add(super::ns_for_ticks(next_tick, TIME_BASE_HZ)),
+        )
     }
 }
 
@@ -422,9 +447,10 @@ impl Timed for Rtc {
         if self.divider_running() {
             if self.periodic_ticks().is_some()
                 && let Some(next) = self.next_periodic_ns(self.now_ns)
-                    && next <= now_ns {
-                        self.reg_c |= C_PF;
-                    }
+                && next <= now_ns
+            {
+                self.reg_c |= C_PF;
+            }
             if now_ns >= self.next_update_ns {
                 let count = (now_ns - self.next_update_ns) / NS_PER_SEC + 1;
                 if self.reg_b & B_SET == 0 {
@@ -441,8 +467,13 @@ impl Timed for Rtc {
         if !self.divider_running() || self.irq_level() {
             return None; // nothing new can change IRQ8 until register C is read
         }
-        let periodic = if self.reg_b & B_PIE != 0 { self.next_periodic_ns(self.now_ns) } else { None };
-        let update = (self.updating() && self.reg_b & (B_UIE | B_AIE) != 0).then_some(self.next_update_ns);
+        let periodic = if self.reg_b & B_PIE != 0 {
+            self.next_periodic_ns(self.now_ns)
+        } else {
+            None
+        };
+        let update =
+            (self.updating() && self.reg_b & (B_UIE | B_AIE) != 0).then_some(self.next_update_ns);
         match (periodic, update) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -506,11 +537,19 @@ mod tests {
         assert_eq!(read(&mut rtc, REG_A), 0x26);
         rtc.advance(NS_PER_SEC - UIP_LEAD_NS);
         assert_eq!(read(&mut rtc, REG_A), 0xA6);
-        assert_eq!(read(&mut rtc, REG_SECONDS), 0x58, "old time until the update");
+        assert_eq!(
+            read(&mut rtc, REG_SECONDS),
+            0x58,
+            "old time until the update"
+        );
         rtc.advance(NS_PER_SEC);
         assert_eq!(read(&mut rtc, REG_A), 0x26);
         assert_eq!(read(&mut rtc, REG_SECONDS), 0x59);
-        assert_eq!(read(&mut rtc, REG_C), C_PF | C_UF, "flags set even with PIE/UIE off");
+        assert_eq!(
+            read(&mut rtc, REG_C),
+            C_PF | C_UF,
+            "flags set even with PIE/UIE off"
+        );
         assert_eq!(read(&mut rtc, REG_C), 0, "read clears");
     }
 
@@ -617,12 +656,21 @@ mod tests {
         assert_eq!(rtc.cmos(0x17) as u16 | (rtc.cmos(0x18) as u16) << 8, 0xFFFF);
         assert_eq!(rtc.cmos(0x30) as u16 | (rtc.cmos(0x31) as u16) << 8, 0xFFFF);
         assert_eq!(rtc.cmos(0x34) as u16 | (rtc.cmos(0x35) as u16) << 8, 0xBF00);
-        assert_eq!([rtc.cmos(0x5B), rtc.cmos(0x5C), rtc.cmos(0x5D)], [0x00, 0x00, 0x01]);
+        assert_eq!(
+            [rtc.cmos(0x5B), rtc.cmos(0x5C), rtc.cmos(0x5D)],
+            [0x00, 0x00, 0x01]
+        );
         rtc.set_memory_size(32 << 20, 0);
-        assert_eq!(rtc.cmos(0x17) as u16 | (rtc.cmos(0x18) as u16) << 8, 31 * 1024);
+        assert_eq!(
+            rtc.cmos(0x17) as u16 | (rtc.cmos(0x18) as u16) << 8,
+            31 * 1024
+        );
         assert_eq!(rtc.cmos(0x34) as u16 | (rtc.cmos(0x35) as u16) << 8, 0x100);
         let sum: u16 = (0x10..=0x2D).map(|i| u16::from(rtc.cmos(i))).sum();
-        assert_eq!(u16::from(rtc.cmos(0x2E)) << 8 | u16::from(rtc.cmos(0x2F)), sum);
+        assert_eq!(
+            u16::from(rtc.cmos(0x2E)) << 8 | u16::from(rtc.cmos(0x2F)),
+            sum
+        );
         rtc.set_cmos(REG_SECONDS, 0x99);
         assert_eq!(rtc.cmos(REG_SECONDS), 0x00, "clock registers are not NVRAM");
         rtc.set_cpu_count(2);

@@ -121,7 +121,10 @@ impl Serial {
     pub fn receive(&mut self, bytes: &[u8]) {
         let room = MAX_INPUT.saturating_sub(self.host_input.len());
         if bytes.len() > room {
-            tracing::warn!(dropped = bytes.len() - room, "serial: host input queue full");
+            tracing::warn!(
+                dropped = bytes.len() - room,
+                "serial: host input queue full"
+            );
         }
         self.host_input.extend(bytes.iter().take(room));
         self.refill_rx();
@@ -129,7 +132,11 @@ impl Serial {
 
     /// Baud rate programmed by the guest (115200 / divisor; 0 when the divisor is 0).
     pub fn baud_rate(&self) -> u32 {
-        if self.divisor == 0 { 0 } else { 115_200 / u32::from(self.divisor) }
+        if self.divisor == 0 {
+            0
+        } else {
+            115_200 / u32::from(self.divisor)
+        }
     }
 
     /// IRQ line level: an interrupt is pending and OUT2 routes it to the bus.
@@ -445,7 +452,11 @@ mod tests {
         assert_eq!(rd(&mut u, 2), IIR_RDA);
         assert_eq!(rd(&mut u, 5), LSR_DR | LSR_THRE | LSR_TEMT);
         assert_eq!(rd(&mut u, 0), b'a');
-        assert_eq!(rd(&mut u, 0), b'b', "next byte moved in from the host queue");
+        assert_eq!(
+            rd(&mut u, 0),
+            b'b',
+            "next byte moved in from the host queue"
+        );
         assert_eq!(rd(&mut u, 5) & LSR_DR, 0);
         assert_eq!(rd(&mut u, 2), IIR_NONE);
         assert_eq!(rd(&mut u, 0), 0);
@@ -474,7 +485,11 @@ mod tests {
     fn loopback_echoes_and_maps_modem_lines() {
         let mut u = uart();
         wr(&mut u, 4, MCR_LOOP | MCR_RTS | MCR_OUT2);
-        assert_eq!(rd(&mut u, 6) & 0xF0, MSR_CTS | MSR_DCD, "Linux's loopback check value 0x90");
+        assert_eq!(
+            rd(&mut u, 6) & 0xF0,
+            MSR_CTS | MSR_DCD,
+            "Linux's loopback check value 0x90"
+        );
         wr(&mut u, 0, 0x55);
         assert!(u.take_output().is_empty());
         assert_eq!(rd(&mut u, 5) & LSR_DR, LSR_DR);
