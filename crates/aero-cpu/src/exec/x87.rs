@@ -679,12 +679,15 @@ fn fcomi(ex: &mut Exec<'_>, i: &Insn) -> XResult {
             }
         }
     };
+    // OF, SF and AF are cleared whether or not #IA was raised; ZF/PF/CF only change
+    // when the comparison completed (masked or no exception).
+    let mut f = ex.rflags() & !(0x800 | 0x80 | 0x10);
     if done {
-        let f = ex.rflags() & !(0x800 | 0x80 | 0x10 | 0x40 | 0x4 | 0x1);
-        ex.set_rflags(f | if zf { 0x40 } else { 0 } | if pf { 0x4 } else { 0 } | if cf { 0x1 } else { 0 });
-        if pop {
-            ex.c.fpu.pop();
-        }
+        f = (f & !(0x40 | 0x4 | 0x1)) | if zf { 0x40 } else { 0 } | if pf { 0x4 } else { 0 } | if cf { 0x1 } else { 0 };
+    }
+    ex.set_rflags(f);
+    if done && pop {
+        ex.c.fpu.pop();
     }
     record(ex, i);
     Ok(())

@@ -21,9 +21,10 @@ pub fn from_i64(v: i64) -> F80 {
 /// Returns (integer, flags, C1). Invalid results are the integer indefinite.
 pub fn to_int(a: F80, env: &X87Env, bits: u32, truncate: bool) -> (i64, u8, bool) {
     let invalid = (integer_indefinite(bits), IE, false);
-    let (f, de) = match a.class() {
+    // FIST/FISTP/FISTTP raise #IS, #IA and #P only (no #D).
+    let f = match a.class() {
         Class::Zero(_) => return (0, 0, false),
-        Class::Finite(f, d) => (f, if d { DE } else { 0 }),
+        Class::Finite(f, _) => f,
         _ => return invalid,
     };
     let rounding = if truncate { Rounding::Zero } else { env.rounding };
@@ -34,7 +35,7 @@ pub fn to_int(a: F80, env: &X87Env, bits: u32, truncate: bool) -> (i64, u8, bool
     }
     let truncated = softfloat::round_to_integer(f, Rounding::Zero).map_or(0, |(t, _)| t);
     let value = if f.sign { (mag as i128).wrapping_neg() as i64 } else { mag as i64 };
-    (value, de | if inexact { PE } else { 0 }, inexact && mag > truncated)
+    (value, if inexact { PE } else { 0 }, inexact && mag > truncated)
 }
 
 /// Layout of an IEEE binary interchange format in a u64.
@@ -96,10 +97,11 @@ impl Ieee {
             }
             Class::Inf(_) => (sign_bit | (self.exp_all_ones() << self.frac_bits), 0, false),
             Class::Zero(_) => (sign_bit, 0, false),
-            Class::Finite(f, d) => {
+            // FST m32/m64 raises #U/#O/#P but not #D for a denormal register value.
+            Class::Finite(f, _) => {
                 let r = softfloat::round(f.into(), &env.round_env_for(self.format, false));
                 let bits = sign_bit | ((r.bexp as u64) << self.frac_bits) | ((r.sig >> top) & frac_mask);
-                (bits, r.flags | if d { DE } else { 0 }, r.round_up)
+                (bits, r.flags, r.round_up)
             }
         }
     }
@@ -146,13 +148,14 @@ pub fn from_bcd(b: [u8; 10]) -> F80 {
 /// FBSTP: round per RC and encode as packed BCD. Returns (bytes, flags, C1).
 pub fn to_bcd(a: F80, env: &X87Env) -> ([u8; 10], u8, bool) {
     let invalid = (BCD_INDEFINITE, IE, false);
-    let (f, de) = match a.class() {
+    // FBSTP raises #IS, #IA and #P only.
+    let f = match a.class() {
         Class::Zero(s) => {
             let mut out = [0u8; 10];
             out[9] = (s as u8) << 7;
             return (out, 0, false);
         }
-        Class::Finite(f, d) => (f, if d { DE } else { 0 }),
+        Class::Finite(f, _) => f,
         _ => return invalid,
     };
     let Some((mut mag, inexact)) = softfloat::round_to_integer(f, env.rounding) else { return invalid };
@@ -170,7 +173,7 @@ pub fn to_bcd(a: F80, env: &X87Env) -> ([u8; 10], u8, bool) {
         *byte = (hi << 4) | lo;
     }
     out[9] = (f.sign as u8) << 7;
-    (out, de | if inexact { PE } else { 0 }, c1)
+    (out, if inexact { PE } else { 0 }, c1)
 }
 
 #[cfg(test)]

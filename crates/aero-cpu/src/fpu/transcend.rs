@@ -410,21 +410,12 @@ pub fn f2xm1(x: F80, env: &X87Env) -> FpResult {
         Class::Finite(f, d) => {
             let de = de_flag(d);
             if f.exp >= 0 {
-                // Outside the architectural domain only ±1 is meaningful (exact results);
-                // larger magnitudes saturate to what 2^x - 1 tends to.
+                // ±1 are exact; beyond the architectural domain [-1, 1] the SDM leaves the
+                // result undefined: report #IA with the indefinite (as QEMU does).
                 return match (f.exp, f.sig == 1 << 63, f.sign) {
                     (0, true, false) => FpResult::exact(F80::ONE, de),
                     (0, true, true) => FpResult::exact(F80::new(true, 0x3FFE, 1 << 63), de),
-                    (_, _, true) => round_wide(expm1(Wide::from_finite(f).mul(LN2)), env, de),
-                    _ if f.exp < 14 => {
-                        let pow = expm1(Wide::from_finite(Finite { exp: f.exp - 4, ..f }).mul(LN2)).add(ONE);
-                        let mut p = pow;
-                        for _ in 0..4 {
-                            p = p.mul(p);
-                        }
-                        round_wide(p.sub(ONE), env, de)
-                    }
-                    _ => FpResult::exact(F80::INFINITY, de),
+                    _ => FpResult::invalid(),
                 };
             }
             round_wide(expm1(Wide::from_finite(f).mul(LN2)), env, de)

@@ -49,20 +49,21 @@ pub fn float_to_int(from: Kind, v: u64, bits: u32, truncate: bool, mx: Mxcsr) ->
     if from.is_nan(v) {
         return (indefinite, IE);
     }
-    let (c, de) = from.classify(v, mx.daz());
+    // CVT(T)*2SI/DQ/PI raise only #I and #P (no #D for denormal sources).
+    let (c, _) = from.classify(v, mx.daz());
     let f = match c {
-        Op::Zero(_) => return (0, de),
+        Op::Zero(_) => return (0, 0),
         Op::Finite(f) => f,
-        _ => return (indefinite, IE | de),
+        _ => return (indefinite, IE),
     };
     let rounding = if truncate { Rounding::Zero } else { mx.rounding() };
-    let Some((mag, inexact)) = softfloat::round_to_integer(f, rounding) else { return (indefinite, IE | de) };
+    let Some((mag, inexact)) = softfloat::round_to_integer(f, rounding) else { return (indefinite, IE) };
     let limit = 1u128 << (bits.clamp(1, 64) - 1);
     if mag > limit || (mag == limit && !f.sign) {
-        return (indefinite, IE | de);
+        return (indefinite, IE);
     }
     let value = if f.sign { (mag as i128).wrapping_neg() as i64 } else { mag as i64 };
-    (value, de | if inexact { PE } else { 0 })
+    (value, if inexact { PE } else { 0 })
 }
 
 /// CVTPS2PD / CVTDQ2PD-style widening of the low two 32-bit lanes.

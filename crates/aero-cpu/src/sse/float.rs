@@ -246,11 +246,9 @@ pub fn min_max(kind: Kind, max: bool, a: u64, b: u64, mx: Mxcsr) -> (u64, u8) {
         Some(Greater) => max,
         _ => false,
     };
-    let v = if pick_a { a } else { b };
-    // DAZ returns the flushed zero.
-    let denormal = (v >> kind.frac_bits) & kind.exp_max() == 0 && v & kind.frac_mask() != 0;
-    let v = if mx.daz() && denormal { v & kind.sign_bit() } else { v };
-    (v, flags)
+    // The chosen operand is returned as stored, even when DAZ treated it as zero for
+    // the comparison (QEMU agrees; the SDM does not say otherwise).
+    (if pick_a { a } else { b }, flags)
 }
 
 /// Applies an element function to each lane of a packed register.
