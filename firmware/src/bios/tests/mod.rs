@@ -7,6 +7,7 @@ mod disk_tests;
 mod keyboard_tests;
 mod post_tests;
 mod system_tests;
+mod tables_tests;
 
 use aero_cpu::{CpuState, Reg, Seg};
 
