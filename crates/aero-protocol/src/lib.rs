@@ -14,6 +14,7 @@ pub mod escape;
 pub mod pci;
 pub mod ring;
 pub mod wddm_alloc;
+pub mod writer;
 
 pub use wire::{StructLayout, Wire, WireError};
 
