@@ -246,9 +246,12 @@ pub fn min_max(kind: Kind, max: bool, a: u64, b: u64, mx: Mxcsr) -> (u64, u8) {
         Some(Greater) => max,
         _ => false,
     };
-    // The chosen operand is returned as stored, even when DAZ treated it as zero for
-    // the comparison (QEMU agrees; the SDM does not say otherwise).
-    (if pick_a { a } else { b }, flags)
+    let v = if pick_a { a } else { b };
+    // DAZ converts denormal sources to zero before the operation, so a chosen denormal
+    // comes back as the signed zero (QEMU 7.2 returns the raw bits instead).
+    let denormal = (v >> kind.frac_bits) & kind.exp_max() == 0 && v & kind.frac_mask() != 0;
+    let v = if mx.daz() && denormal { v & kind.sign_bit() } else { v };
+    (v, flags)
 }
 
 /// Applies an element function to each lane of a packed register.
