@@ -5,3 +5,6 @@
 pub mod bios;
 pub mod tables;
 pub mod vgabios;
+
+// System BIOS API used by the machine (see `bios` for the trap protocol and ROM layout).
+pub use bios::{Bios, BiosConfig, BootDevice, DiskId, DiskInfo, DiskIoError, FirmwareError, FirmwareHost, TrapOutcome};
