@@ -254,10 +254,8 @@ impl Hpet {
             }
             0x100..=0x15F => {
                 let index = ((register - 0x100) / 0x20) as usize;
-                match register & 0x1F {
-                    0x00 => self.write_timer_config(index, value),
-                    0x08 => self.write_comparator(index, value),
-                    _ => {}
+                if register & 0x1F == 0x00 {
+                    self.write_timer_config(index, value);
                 }
             }
             _ => {}
@@ -284,21 +282,24 @@ impl Hpet {
         }
     }
 
-    fn write_comparator(&mut self, index: usize, value: u64) {
-        let timer = &mut self.timers[index];
-        let value = value & timer.modulus_mask();
-        if timer.config & TN_PERIODIC != 0 {
-            // Linux: first write (VAL_SET) sets the accumulator, the next the period.
-            if timer.config & TN_VAL_SET != 0 {
-                timer.comparator = value;
-                timer.config &= !TN_VAL_SET;
-            } else if timer.period == 0 {
-                timer.comparator = value;
-            }
-            timer.period = value;
-        } else {
-            timer.comparator = value;
+    /// A comparator write covering `lanes` (the bytes the access touched). A periodic
+    /// timer's write sets the period; with VAL_SET it also sets the accumulator (Linux
+    /// writes VAL_SET + start value, then the period). Each 32-bit half updates only its
+    /// own half, like QEMU's HPET, so 32-bit guests can program 64-bit timers.
+    fn write_comparator(&mut self, index: usize, value: u64, lanes: u64) {
+        let Some(timer) = self.timers.get_mut(index) else {
+            return;
+        };
+        let lanes = lanes & timer.modulus_mask();
+        let value = value & lanes;
+        let periodic = timer.config & TN_PERIODIC != 0;
+        if !periodic || timer.config & TN_VAL_SET != 0 {
+            timer.comparator = (timer.comparator & !lanes) | value;
         }
+        if periodic {
+            timer.period = (timer.period & !lanes) | value;
+        }
+        timer.config &= !TN_VAL_SET;
     }
 }
 
@@ -319,14 +320,10 @@ impl Mmio for Hpet {
         } else {
             (old & !mask) | ((value << shift) & mask)
         };
-        if register & 0x1F == 0x08 && register >= 0x100 && shift == 32 {
-            // Writing the high half of a periodic comparator must not reprogram the period
-            // with a stale low half: apply as a plain comparator update.
+        if (0x100..0x100 + 0x20 * TIMERS as u64).contains(&register) && register & 0x1F == 0x08 {
             let index = ((register - 0x100) / 0x20) as usize;
-            if let Some(timer) = self.timers.get_mut(index) {
-                timer.comparator = merged & timer.modulus_mask();
-                return;
-            }
+            self.write_comparator(index, value << shift, mask);
+            return;
         }
         self.write_register(register, merged);
     }
@@ -441,6 +438,33 @@ mod tests {
         hpet.advance(55_000_000);
         assert_eq!(hpet.take_isa_pulses(), IrqLines::single(0));
         assert_eq!(hpet.mmio_read(timer_reg(0, 8), 8), 600_000);
+    }
+
+    #[test]
+    fn comparator_halves_and_period_semantics() {
+        let mut hpet = Hpet::new();
+        // One-shot 64-bit timer written as two 32-bit halves.
+        hpet.mmio_write(timer_reg(1, 0), 4, TN_INT_ENABLE);
+        hpet.mmio_write(timer_reg(1, 8), 4, 0x1234_5678);
+        assert_eq!(hpet.mmio_read(timer_reg(1, 8), 8), 0xFFFF_FFFF_1234_5678);
+        hpet.mmio_write(timer_reg(1, 0xC), 4, 0x1);
+        assert_eq!(hpet.mmio_read(timer_reg(1, 8), 8), 0x0000_0001_1234_5678);
+        // Periodic without VAL_SET: only the period changes.
+        hpet.mmio_write(timer_reg(1, 0), 8, TN_INT_ENABLE | TN_PERIODIC);
+        hpet.mmio_write(timer_reg(1, 8), 8, 500);
+        assert_eq!(hpet.mmio_read(timer_reg(1, 8), 8), 0x0000_0001_1234_5678);
+        assert_eq!(hpet.timers[1].period, 500);
+        // VAL_SET applies to one write only.
+        hpet.mmio_write(timer_reg(1, 0), 8, TN_INT_ENABLE | TN_PERIODIC | TN_VAL_SET);
+        hpet.mmio_write(timer_reg(1, 8), 8, 1000);
+        assert_eq!(hpet.mmio_read(timer_reg(1, 0), 8) & TN_VAL_SET, 0);
+        hpet.mmio_write(timer_reg(1, 8), 8, 250);
+        assert_eq!(hpet.mmio_read(timer_reg(1, 8), 8), 1000);
+        assert_eq!(hpet.timers[1].period, 250);
+        enable(&mut hpet, false);
+        assert_eq!(hpet.next_deadline_ns(), Some(100_000));
+        hpet.advance(100_000);
+        assert_eq!(hpet.mmio_read(timer_reg(1, 8), 8), 1250);
     }
 
     #[test]
