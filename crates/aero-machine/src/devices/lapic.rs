@@ -408,6 +408,16 @@ impl LocalApic {
         Some(vector)
     }
 
+    /// The task priority register (MOV from CR8 reads `tpr() >> 4` in 64-bit mode).
+    pub fn tpr(&self) -> u8 {
+        self.tpr
+    }
+
+    /// Sets the task priority (MOV to CR8 writes `cr8 << 4`).
+    pub fn set_tpr(&mut self, value: u8) {
+        self.tpr = value;
+    }
+
     /// WRMSR IA32_TSC_DEADLINE, converted by the machine to virtual ns (0 disarms).
     pub fn set_tsc_deadline_ns(&mut self, deadline_ns: u64) {
         self.tsc_deadline_ns = (deadline_ns != 0).then_some(deadline_ns);
@@ -741,6 +751,18 @@ mod tests {
         assert_eq!(apic.acknowledge(), 0x41);
         assert_eq!(read(&mut apic, REG_IRR + 0x20), 0);
         assert_eq!(read(&mut apic, REG_ISR + 0x20), 1 << 1);
+    }
+
+    #[test]
+    fn cr8_view_of_tpr() {
+        let mut apic = enabled();
+        apic.deliver_fixed(0x51, false);
+        apic.set_tpr(0x5 << 4);
+        assert_eq!(read(&mut apic, REG_TPR), 0x50);
+        assert_eq!(apic.pending_vector(), None);
+        apic.set_tpr(0x4 << 4);
+        assert_eq!(apic.tpr() >> 4, 4);
+        assert_eq!(apic.pending_vector(), Some(0x51));
     }
 
     #[test]
