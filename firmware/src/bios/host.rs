@@ -12,13 +12,6 @@ pub enum DiskId {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DiskKind {
-    Floppy,
-    HardDisk,
-    Cdrom,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DiskInfo {
     /// Number of `sector_size` sectors.
     pub sectors: u64,

@@ -38,7 +38,7 @@ pub use disk::{drive_id, edd_drive_parameters, CDROM_DRIVE};
 pub use e820::{E820Entry, E820Kind, MemoryPlan};
 pub use eltorito::{catalog_lba, parse_catalog, BootImage, ElToritoError};
 pub use error::{DiskIoError, FirmwareError};
-pub use host::{DiskId, DiskInfo, DiskKind, FirmwareHost};
+pub use host::{DiskId, DiskInfo, FirmwareHost};
 pub use keyboard::{process_scancode, translate, KeyEvent};
 pub use trap::{TrapId, TrapOutcome};
 

@@ -64,17 +64,23 @@ impl Bios {
         let Some(entry) = self.memory.map.get(index) else {
             return c.fail(UNSUPPORTED);
         };
-        if c.r32(Reg::Rcx) < 20 {
+        let size = c.r32(Reg::Rcx);
+        if size < 20 {
             return c.fail(UNSUPPORTED);
         }
+        // ACPI 3.0 callers offer 24 bytes and get the extended attributes (bit 0: enabled).
+        let mut record = entry.to_bytes().to_vec();
+        if size >= 24 {
+            record.extend_from_slice(&1u32.to_le_bytes());
+        }
         let at = c.linear(Seg::Es, c.r16(Reg::Rdi));
-        if c.mem.write(at, &entry.to_bytes()).is_err() {
+        if c.mem.write(at, &record).is_err() {
             return c.fail(UNSUPPORTED);
         }
         let next = if index + 1 < self.memory.map.len() { index as u32 + 1 } else { 0 };
         c.set_r32(Reg::Rax, SMAP);
         c.set_r32(Reg::Rbx, next);
-        c.set_r32(Reg::Rcx, 20);
+        c.set_r32(Reg::Rcx, record.len() as u32);
         c.set_cf(false)?;
         Ok(Flow::Return)
     }

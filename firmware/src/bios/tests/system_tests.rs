@@ -15,7 +15,8 @@ fn e820_all(rig: &mut Rig) -> Vec<E820Entry> {
         let ret = rig.int(0x15);
         assert!(!cf(&ret));
         assert_eq!(rig.get(Reg::Rax) as u32, 0x534D_4150);
-        assert_eq!(rig.get(Reg::Rcx) as u32, 20);
+        assert_eq!(rig.get(Reg::Rcx) as u32, 24);
+        assert_eq!(&rig.ram[0x514..0x518], &[1, 0, 0, 0], "extended attributes: enabled");
         let b = &rig.ram[0x500..0x514];
         let kind = match u32::from_le_bytes(b[16..20].try_into().unwrap()) {
             1 => E820Kind::Ram,
