@@ -49,7 +49,7 @@ fn bench(name: &str, f: impl FnOnce(&mut CodeAssembler) -> Result<(), iced_x86::
     s.rip = 0x1000;
     s.gpr[4] = 0x80000;
     let mut bus = FlatBus;
-    let budget = 200_000_000u64;
+    let budget: u64 = std::env::var("AERO_MIPS_BUDGET").ok().and_then(|v| v.parse().ok()).unwrap_or(200_000_000);
     let t = Instant::now();
     let exit = cpu.run(&mut ram, &mut bus, budget);
     let dt = t.elapsed().as_secs_f64();

@@ -36,6 +36,7 @@ pub struct Msrs {
     /// Added to the bus TSC (guest WRMSR to IA32_TSC).
     pub tsc_offset: u64,
     pub bios_sign: u64,
+    pub debugctl: u64,
 }
 
 impl Msrs {
@@ -91,6 +92,8 @@ pub struct Core {
     pub pending_db: u64,
     /// Optional instruction groups with handlers (drives CPUID).
     pub wired: crate::exec::cpuid::Wired,
+    /// After INIT: halted until a STARTUP IPI.
+    pub wait_for_sipi: bool,
 }
 
 impl Core {
@@ -124,6 +127,7 @@ impl Core {
             trap_after: false,
             pending_db: 0,
             wired: crate::exec::cpuid::Wired::probe(),
+            wait_for_sipi: false,
         }
     }
 }

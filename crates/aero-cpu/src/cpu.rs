@@ -47,6 +47,32 @@ impl Cpu {
         self.blocks.clear();
     }
 
+    /// INIT (from the LAPIC): like RESET, but MSRs that INIT preserves keep their values
+    /// and the CPU then waits for a STARTUP IPI ([`Cpu::startup`]).
+    pub fn init(&mut self) {
+        let msr = self.core.msr.clone();
+        self.reset();
+        self.core.msr.apic_base = msr.apic_base;
+        self.core.msr.pat = msr.pat;
+        self.core.msr.mtrr_cap_def = msr.mtrr_cap_def;
+        self.core.msr.mtrr_fixed = msr.mtrr_fixed;
+        self.core.msr.mtrr_var = msr.mtrr_var;
+        self.core.wait_for_sipi = true;
+        self.state.halted = true;
+    }
+
+    /// STARTUP IPI: an INITed CPU starts in real mode at `vector << 12`.
+    pub fn startup(&mut self, vector: u8) {
+        if !self.core.wait_for_sipi {
+            return;
+        }
+        self.core.wait_for_sipi = false;
+        self.state.seg[crate::Seg::Cs as usize] =
+            crate::Segment { selector: (vector as u16) << 8, base: (vector as u64) << 12, limit: 0xFFFF, attr: 0x9B };
+        self.state.rip = 0;
+        self.state.halted = false;
+    }
+
     pub fn instructions_retired(&self) -> u64 {
         self.core.retired
     }
@@ -86,6 +112,9 @@ impl Cpu {
 
     pub fn run<B: Bus>(&mut self, ram: &mut [u8], bus: &mut B, max_instructions: u64) -> RunExit {
         let Cpu { state, core, blocks } = self;
+        if core.wait_for_sipi {
+            return RunExit::Halted;
+        }
         let mut ex = Exec { s: state, c: core, ram, bus };
         enter(&mut ex);
         let end = ex.c.retired.saturating_add(max_instructions);

@@ -55,7 +55,16 @@ impl BlockCache {
         }
         let lin = ex.s.seg[1].base.wrapping_add(rip) & ex.c.lin_mask;
         let user = ex.c.user;
-        let idx = ex.translate(lin, Access::Exec, user)?;
+        // Inline TLB hit check; the full translate() only on a miss.
+        let need = crate::mmu::need_bit(Access::Exec, user);
+        let mut idx = crate::mmu::Tlb::index(lin);
+        let hit = {
+            let e = &ex.c.tlb.entries[idx];
+            e.tag == lin >> 12 && e.perm & need != 0
+        };
+        if !hit {
+            idx = ex.translate(lin, Access::Exec, user)?;
+        }
         let e = ex.c.tlb.entries[idx];
         let cacheable = e.fast != 0;
         let phys = e.phys | (lin & 0xFFF);

@@ -15,6 +15,7 @@ pub const IA32_SYSENTER_CS: u32 = 0x174;
 pub const IA32_SYSENTER_ESP: u32 = 0x175;
 pub const IA32_SYSENTER_EIP: u32 = 0x176;
 pub const IA32_MISC_ENABLE: u32 = 0x1A0;
+pub const IA32_DEBUGCTL: u32 = 0x1D9;
 pub const IA32_PAT: u32 = 0x277;
 pub const IA32_MTRR_DEF_TYPE: u32 = 0x2FF;
 pub const IA32_EFER: u32 = 0xC000_0080;
@@ -55,6 +56,7 @@ impl Exec<'_> {
             IA32_SYSENTER_ESP => m.sysenter_esp,
             IA32_SYSENTER_EIP => m.sysenter_eip,
             IA32_MISC_ENABLE => m.misc_enable,
+            IA32_DEBUGCTL => m.debugctl,
             IA32_PAT => m.pat,
             IA32_MTRR_DEF_TYPE => m.mtrr_cap_def,
             0x200..=0x20F => m.mtrr_var[(idx - 0x200) as usize],
@@ -90,6 +92,8 @@ impl Exec<'_> {
             IA32_SYSENTER_ESP => self.c.msr.sysenter_esp = v,
             IA32_SYSENTER_EIP => self.c.msr.sysenter_eip = v,
             IA32_MISC_ENABLE => self.c.msr.misc_enable = v,
+            // Stored only: no LBR/BTF (BTF single-step-on-branch is not implemented).
+            IA32_DEBUGCTL => self.c.msr.debugctl = v & 0x3,
             IA32_PAT => {
                 // Each entry must be a valid memory type (0, 1, 4, 5, 6, 7).
                 if (0..8).any(|k| matches!((v >> (8 * k)) & 0xFF, 2 | 3 | 8..=0xFF)) {
