@@ -2,6 +2,7 @@
 //! later, the AeroGPU paravirtual device.
 #![forbid(unsafe_code)]
 
+pub mod aerogpu;
 pub mod cp437;
 pub mod font;
 pub mod frame;

@@ -1,0 +1,51 @@
+//! What runs validated commands. The processor has already checked every handle, range
+//! and guest backing, so an executor only translates (to wgpu, a software renderer, ...).
+
+use super::memory::GuestMemory;
+use super::processor::Command;
+
+/// Facts about the submission being executed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SubmissionInfo {
+    pub context_id: u32,
+    pub signal_fence: u64,
+    pub flags: u32,
+}
+
+pub trait Executor {
+    fn begin_submission(&mut self, _info: &SubmissionInfo) {}
+
+    /// Runs one command. An error is reported to the guest as AEROGPU_ERROR_BACKEND and
+    /// ends the submission; the device keeps running.
+    fn execute(&mut self, command: &Command<'_>, mem: &mut dyn GuestMemory) -> Result<(), String>;
+
+    fn end_submission(&mut self) {}
+
+    /// The device was reset: drop every object.
+    fn reset(&mut self) {}
+}
+
+/// Executes nothing: fences complete, nothing is drawn. Counts what it saw.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NullExecutor {
+    pub submissions: u64,
+    pub commands: u64,
+    pub draws: u64,
+    pub presents: u64,
+}
+
+impl Executor for NullExecutor {
+    fn begin_submission(&mut self, _info: &SubmissionInfo) {
+        self.submissions += 1;
+    }
+
+    fn execute(&mut self, command: &Command<'_>, _mem: &mut dyn GuestMemory) -> Result<(), String> {
+        self.commands += 1;
+        match command {
+            Command::Draw(_) | Command::DrawIndexed(_) => self.draws += 1,
+            Command::Present { .. } => self.presents += 1,
+            _ => {}
+        }
+        Ok(())
+    }
+}

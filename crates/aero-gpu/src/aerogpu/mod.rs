@@ -1,0 +1,21 @@
+//! AeroGPU, the paravirtual display device: PCI identity, BAR0 register file, the
+//! submission ring in guest memory, fences, interrupts, vblank, scanout/cursor, and the
+//! validating command processor with its executor interface.
+//!
+//! The ABI lives in `guest-tools/drivers/aerogpu/protocol/*.h` (mirrored by the
+//! `aero-protocol` crate). This module is a separate PCI function for now; see
+//! [`AeroGpu`] for how the machine wires it.
+
+pub mod alloc_table;
+pub mod error;
+pub mod executor;
+pub mod memory;
+pub mod pci;
+pub mod processor;
+
+pub use alloc_table::{AllocTable, Allocation};
+pub use error::{AllocTableError, PacketError, SubmitError};
+pub use executor::{Executor, NullExecutor, SubmissionInfo};
+pub use memory::{GuestMemory, GuestMemoryError, VecMemory};
+pub use pci::{AeroGpuPciDescription, AEROGPU_PCI_DESCRIPTION};
+pub use processor::{Command, CommandProcessor, Limits, StreamSummary};
