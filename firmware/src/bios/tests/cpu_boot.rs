@@ -157,6 +157,106 @@ fn reset_to_boot_sector_on_the_real_cpu() {
     assert!(key_sent);
 }
 
+/// Boots `sector` from the hard disk; `on_halt(bus, n)` runs at the n-th HLT without a
+/// pending interrupt and returns false to stop.
+fn boot(sector: &[u8], mut on_halt: impl FnMut(&mut TestBus, usize) -> bool) -> TestBus {
+    let mut host = FakeHost::new();
+    host.add_disk(DiskId::HardDisk(0), 64, 512);
+    host.sector_mut(DiskId::HardDisk(0), 0).copy_from_slice(sector);
+    let mut bios = Bios::new(BiosConfig::new(RAM as u64)).unwrap();
+    let mut memory = vec![0u8; RAM];
+    memory.extend_from_slice(bios.rom());
+    let mut bus = TestBus { host, trap: None, irq: None };
+    let mut cpu = Cpu::new();
+    let mut halts = 0;
+    for _ in 0..10_000 {
+        match cpu.run(&mut memory, &mut bus, 1_000_000) {
+            RunExit::StopRequested => {
+                let value = bus.trap.take().unwrap();
+                bios.handle_trap(value, &mut cpu.state, &mut memory[..RAM], &mut bus.host).unwrap();
+                cpu.flush_all_caches();
+            }
+            RunExit::Halted => {
+                halts += 1;
+                if !on_halt(&mut bus, halts) {
+                    return bus;
+                }
+            }
+            other => panic!("unexpected exit {other:?}"),
+        }
+    }
+    panic!("guest did not finish");
+}
+
+fn finish(mut a: CodeAssembler, fail: &mut CodeLabel) -> Vec<u8> {
+    let mut halt = a.create_label();
+    a.jmp(halt).unwrap();
+    a.set_label(fail).unwrap();
+    a.mov(al, b'F' as i32).unwrap();
+    a.out(0xE9, al).unwrap();
+    a.set_label(&mut halt).unwrap();
+    a.cli().unwrap();
+    a.hlt().unwrap();
+    let mut code = a.assemble(0x7C00).unwrap();
+    code.resize(512, 0);
+    code[510] = 0x55;
+    code[511] = 0xAA;
+    code
+}
+
+#[test]
+fn timer_irq_advances_the_bios_tick_count() {
+    let mut a = CodeAssembler::new(16).unwrap();
+    let mut fail = a.create_label();
+    a.mov(ah, 0).unwrap();
+    a.int(0x1A).unwrap();
+    a.mov(si, dx).unwrap();
+    a.sti().unwrap();
+    a.hlt().unwrap();
+    a.mov(ah, 0).unwrap();
+    a.int(0x1A).unwrap();
+    a.sub(dx, si).unwrap();
+    a.cmp(dx, 1).unwrap();
+    a.jne(fail).unwrap();
+    a.mov(al, b'T' as i32).unwrap();
+    a.out(0xE9, al).unwrap();
+    let sector = finish(a, &mut fail);
+    let bus = boot(&sector, |bus, n| {
+        if n == 1 {
+            bus.irq = Some(0x08);
+        }
+        n == 1
+    });
+    let out = String::from_utf8_lossy(&bus.host.debug_out).to_string();
+    assert!(out.ends_with('T'), "{out:?}");
+    assert_eq!(bus.host.writes.last(), Some(&(0xE9, 1, b'T' as u32)));
+    assert!(bus.host.writes.iter().rev().take(3).any(|w| *w == (0x20, 1, 0x20)), "EOI to the master PIC");
+}
+
+#[test]
+fn int15_wait_idles_until_virtual_time_passes() {
+    let mut a = CodeAssembler::new(16).unwrap();
+    let mut fail = a.create_label();
+    a.mov(ah, 0x86).unwrap();
+    a.mov(cx, 0).unwrap();
+    a.mov(dx, 50_000).unwrap(); // 50 ms
+    a.int(0x15).unwrap();
+    a.jc(fail).unwrap();
+    a.mov(al, b'W' as i32).unwrap();
+    a.out(0xE9, al).unwrap();
+    let sector = finish(a, &mut fail);
+    let mut bus_halts = 0;
+    let bus = boot(&sector, |bus, n| {
+        bus_halts = n;
+        // Each idle HLT lets 10 ms pass (as the timer IRQ would), then wakes the CPU.
+        bus.host.step_ns = 10_000_000;
+        bus.irq = Some(0x08);
+        !String::from_utf8_lossy(&bus.host.debug_out).ends_with('W')
+    });
+    assert!(String::from_utf8_lossy(&bus.host.debug_out).ends_with('W'));
+    assert!((2..=8).contains(&bus_halts), "idled {bus_halts} times");
+}
+
 #[test]
 fn no_bootable_device_message_on_the_real_cpu() {
     let mut bios = Bios::new(BiosConfig::new(RAM as u64)).unwrap();
