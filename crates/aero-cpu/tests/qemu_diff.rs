@@ -67,9 +67,20 @@ fn qemu_or_skip() -> bool {
     false
 }
 
-/// Runs `cases` under QEMU and returns the records by id.
-fn qemu_records(image: &image::Image, expected: usize) -> BTreeMap<u32, Record> {
-    let (out, cached) = qemu::run(&image.bytes).unwrap_or_else(|e| panic!("QEMU run failed: {e}"));
+/// Runs `cases` under QEMU and returns the records by id. If QEMU dies, names the case
+/// that was running.
+fn qemu_records(image: &image::Image, cases: &[Case]) -> BTreeMap<u32, Record> {
+    let expected = cases.len();
+    let (out, cached) = match qemu::run(&image.bytes) {
+        Ok(r) => r,
+        Err(f) => {
+            let done = record::parse(&f.partial).records.len();
+            let order: Vec<u32> = image.chunks.iter().flat_map(|c| c.ids.iter().copied()).collect();
+            let culprit = order.get(done).and_then(|id| cases.iter().find(|c| c.id == *id));
+            let what = culprit.map(|c| format!("case {} [{}] {}: {}", c.id, c.mode.name(), c.text, compare::describe_inputs(c))).unwrap_or_default();
+            panic!("QEMU run failed: {} after {done} records; running {what}", f.message);
+        }
+    };
     let parsed = record::parse(&out);
     assert!(parsed.complete, "QEMU output incomplete: {} records, garbage at {:?} (cached: {cached})", parsed.records.len(), parsed.garbage_at);
     assert_eq!(parsed.records.len(), expected, "QEMU produced a record per case");
@@ -95,7 +106,7 @@ fn cpu_matches_qemu() {
     let mut per_category: BTreeMap<(&str, Mode), (usize, usize)> = BTreeMap::new();
     for batch in cases.chunks(BATCH) {
         let image = image::build(batch).unwrap_or_else(|e| panic!("building the test image: {e}"));
-        let qemu = qemu_records(&image, batch.len());
+        let qemu = qemu_records(&image, batch);
         let aero = aero_run::run(&image);
         let crashed: BTreeMap<u32, String> = aero.crashed.into_iter().collect();
         let aero: BTreeMap<u32, Record> = aero.records.into_iter().map(|r| (r.id, r)).collect();
@@ -174,7 +185,7 @@ fn harness_reports_known_results_from_qemu() {
         cases.extend([add, div, store, fld1]);
     }
     let image = image::build(&cases).expect("image");
-    let records = qemu_records(&image, cases.len());
+    let records = qemu_records(&image, &cases);
     for (i, mode) in Mode::ALL.into_iter().enumerate() {
         let id = (i * 10) as u32;
         let add = &records[&id];

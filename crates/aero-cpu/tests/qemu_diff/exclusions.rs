@@ -43,6 +43,11 @@ pub fn excluded_code(c: Code) -> Option<&'static str> {
     EXCLUDED_CODES.iter().find(|(x, _)| *x == c).map(|(_, r)| *r)
 }
 
+/// CMPXCHG r32 in long mode when the comparison fails: Intel writes the destination back
+/// (zero-extending it), QEMU 7.2 (like AMD) leaves it. The destination register is not
+/// compared in that situation (rule implemented in casegen.rs).
+pub const CMPXCHG32_FAIL_DEST: &str = "vendor-specific write-back of the destination";
+
 /// x87 status-word bits never compared.
 /// C1 (0x200): QEMU TCG does not maintain C1 (not the "rounded up" indication, not the
 /// "set to 0" the SDM requires for FABS/FCHS/arithmetic), so it is no reference for it.
@@ -73,6 +78,13 @@ pub const FCOMI_FLAGS_IGNORED: u64 = 0x800 | 0x80 | 0x10;
 /// - MIN/MAX (PS/SS/PD/SD) run with DAZ=0: with DAZ=1 and a denormal source QEMU returns
 ///   the original denormal bits where the DAZ-converted zero is expected.
 /// - Pushing x87 instructions never read ST(7) (it is the empty slot they push into).
+/// - Precision control other than 64 bits only for FADD/FSUB/FSUBR/FMUL/FDIV/FDIVR/FSQRT
+///   (the instructions the SDM says it affects): QEMU 7.2 also rounds FRNDINT, FPREM, ...
+/// - No two-operand x87/SSE instruction gets two NaN operands (same lane): the SDM
+///   (vol. 1 table 4-7) returns the QNaN operand (x87, SNaN+QNaN) or the first source
+///   (SSE); QEMU 7.2 uses softfloat's larger-significand/other rule.
+/// - FYL2X/FYL2XP1 never get a denormal or zero-exponent ST(1): QEMU 7.2 returns twice the
+///   correctly rounded result (checked with 200-bit mpmath for case 5067 of the default seed).
 /// - LDMXCSR/FLDCW/MXCSR/FCW inputs keep all exceptions masked: unmasked #MF/#XM
 ///   delivery is covered by the system behaviour tests, not here.
 pub const GENERATOR_CONSTRAINTS: &str = "see doc comment";
@@ -87,4 +99,19 @@ pub fn undocumented_alias(c: Code) -> Option<&'static str> {
     let dxxx = b.len() == 4 && b[0] == b'D' && b[1..].iter().all(|&x| hex(x));
     let opc_reg = b.len() == 4 && hex(b[0]) && hex(b[1]) && b[2] == b'r' && b[3].is_ascii_digit();
     (dxxx || opc_reg).then_some("undocumented alias encoding; QEMU 7.2 does not decode all of them")
+}
+
+/// IDIV r/m16 and r/m32 with the most negative dividend (DX:AX = -2^31, EDX:EAX = -2^63)
+/// and divisor -1 must raise #DE; QEMU 7.2 performs the host division and dies with
+/// SIGFPE. Such cases are not generated (other #DE overflows still are).
+pub fn idiv_crashes_qemu(case: &super::case::Case, divisor: u64) -> bool {
+    let size = case.insn.memory_size().size().max(
+        (0..case.insn.op_count()).find_map(|i| (case.insn.op_kind(i) == iced_x86::OpKind::Register).then(|| case.insn.op_register(i).size())).unwrap_or(0),
+    );
+    let (eax, edx) = (case.gpr[0], case.gpr[2]);
+    match size {
+        2 => divisor & 0xFFFF == 0xFFFF && edx & 0xFFFF == 0x8000 && eax & 0xFFFF == 0,
+        4 => divisor & 0xFFFF_FFFF == 0xFFFF_FFFF && edx & 0xFFFF_FFFF == 0x8000_0000 && eax & 0xFFFF_FFFF == 0,
+        _ => false,
+    }
 }

@@ -66,11 +66,23 @@ fn args(kernel: &Path, debugcon: &Path) -> Vec<String> {
     ]
 }
 
+/// A failed QEMU run: what happened and the debug-console output up to that point.
+pub struct Failure {
+    pub message: String,
+    pub partial: Vec<u8>,
+}
+
+impl From<String> for Failure {
+    fn from(message: String) -> Self {
+        Failure { message, partial: Vec::new() }
+    }
+}
+
 /// Debug-console bytes of the image under QEMU, from the cache when possible.
 /// Returns (output, whether it came from the cache).
-pub fn run(image: &[u8]) -> Result<(Vec<u8>, bool), String> {
+pub fn run(image: &[u8]) -> Result<(Vec<u8>, bool), Failure> {
     let dir = cache_dir();
-    std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    std::fs::create_dir_all(&dir).map_err(|e| Failure::from(format!("creating {}: {e}", dir.display())))?;
     let key = {
         let mut h = fnv(0xCBF2_9CE4_8422_2325, image);
         h = fnv(h, version().as_bytes());
@@ -83,7 +95,7 @@ pub fn run(image: &[u8]) -> Result<(Vec<u8>, bool), String> {
     }
     let kernel = dir.join(format!("{key}.img.tmp{}", std::process::id()));
     let debugcon = dir.join(format!("{key}.out.tmp{}", std::process::id()));
-    std::fs::write(&kernel, image).map_err(|e| format!("writing {}: {e}", kernel.display()))?;
+    std::fs::write(&kernel, image).map_err(|e| Failure::from(format!("writing {}: {e}", kernel.display())))?;
     let _ = std::fs::remove_file(&debugcon);
     let mut child = Command::new(QEMU)
         .args(args(&kernel, &debugcon))
@@ -91,17 +103,19 @@ pub fn run(image: &[u8]) -> Result<(Vec<u8>, bool), String> {
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("starting {QEMU}: {e}"))?;
+        .map_err(|e| Failure::from(format!("starting {QEMU}: {e}")))?;
     let start = Instant::now();
     let status = loop {
-        if let Some(s) = child.try_wait().map_err(|e| e.to_string())? {
+        if let Some(s) = child.try_wait().map_err(|e| Failure::from(e.to_string()))? {
             break s;
         }
         if start.elapsed() > Duration::from_secs(300) {
             let _ = child.kill();
             let _ = child.wait();
             let _ = std::fs::remove_file(&kernel);
-            return Err("QEMU did not finish within 300 s".into());
+            let partial = std::fs::read(&debugcon).unwrap_or_default();
+            let _ = std::fs::remove_file(&debugcon);
+            return Err(Failure { message: "QEMU did not finish within 300 s".into(), partial });
         }
         std::thread::sleep(Duration::from_millis(20));
     };
@@ -113,9 +127,11 @@ pub fn run(image: &[u8]) -> Result<(Vec<u8>, bool), String> {
             use std::io::Read;
             let _ = e.read_to_string(&mut err);
         }
-        return Err(format!("QEMU exited with {status}: {err}"));
+        let partial = std::fs::read(&debugcon).unwrap_or_default();
+        let _ = std::fs::remove_file(&debugcon);
+        return Err(Failure { message: format!("QEMU exited with {status}: {err}"), partial });
     }
-    let out = std::fs::read(&debugcon).map_err(|e| format!("reading {}: {e}", debugcon.display()))?;
-    std::fs::rename(&debugcon, &cached).map_err(|e| format!("caching QEMU output: {e}"))?;
+    let out = std::fs::read(&debugcon).map_err(|e| Failure::from(format!("reading {}: {e}", debugcon.display())))?;
+    std::fs::rename(&debugcon, &cached).map_err(|e| Failure::from(format!("caching QEMU output: {e}")))?;
     Ok((out, false))
 }
