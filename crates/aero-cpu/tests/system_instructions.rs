@@ -102,7 +102,7 @@ fn lar_lsl_verr_verw() {
     assert_eq!(m.run(100), RunExit::Halted);
     let s = &m.cpu.state;
     assert_eq!(s.reg(Reg::Rax), 0xFFFF_FFFF);
-    assert_eq!(s.reg(Reg::Rbx), 0x00C0_9300, "limit 19:16 masked like QEMU");
+    assert_eq!(s.reg(Reg::Rbx), 0x00C0_9200, "limit 19:16 masked like QEMU");
     assert_eq!(s.reg(Reg::Rdx) & 0xFFFF, 0x0001);
     assert_eq!((s.reg(Reg::Rcx) >> 8) & 0xFF, 0);
 }
