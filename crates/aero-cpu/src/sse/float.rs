@@ -115,6 +115,14 @@ pub enum Arith {
 
 /// a (op) b for one element.
 pub fn arith(kind: Kind, op: Arith, a: u64, b: u64, mx: Mxcsr) -> (u64, u8) {
+    if let Some(r) = super::fast::arith(kind, op, a, b, mx) {
+        return r;
+    }
+    arith_soft(kind, op, a, b, mx)
+}
+
+/// a (op) b on the soft-float core (every case, every MXCSR setting).
+pub fn arith_soft(kind: Kind, op: Arith, a: u64, b: u64, mx: Mxcsr) -> (u64, u8) {
     if kind.is_nan(a) || kind.is_nan(b) {
         return kind.nan_pick(a, b);
     }
@@ -182,6 +190,14 @@ fn sign_of(c: Op) -> bool {
 
 /// SQRTSS/SQRTSD element.
 pub fn sqrt(kind: Kind, a: u64, mx: Mxcsr) -> (u64, u8) {
+    if let Some(r) = super::fast::sqrt(kind, a, mx) {
+        return r;
+    }
+    sqrt_soft(kind, a, mx)
+}
+
+/// Square root on the soft-float core.
+pub fn sqrt_soft(kind: Kind, a: u64, mx: Mxcsr) -> (u64, u8) {
     if kind.is_nan(a) {
         return kind.nan_pick(a, a);
     }

@@ -5,6 +5,7 @@
 //! [`int`] holds the integer SIMD operations shared by MMX (64-bit) and SSE2 (128-bit).
 
 pub mod convert;
+mod fast;
 pub mod float;
 pub mod int;
 mod mxcsr;
