@@ -26,6 +26,7 @@
 
 pub mod acpi_pm;
 pub mod debug_port;
+pub mod dma;
 pub mod hpet;
 pub mod i440fx;
 pub mod i8042;

@@ -254,3 +254,28 @@ fn pci_config_survives_random_accesses() {
         "IDs survive any write sequence"
     );
 }
+
+#[test]
+fn dma_survives_random_programming_and_transfers() {
+    let mut dma = super::dma::Dma8237::new();
+    let mut ports: Vec<u16> = (0x00..0x10).chain(0x81..0x90).collect();
+    ports.extend((0xC0..0xE0).step_by(2));
+    let mut rng = Rng(12);
+    for _ in 0..STEPS {
+        let port = rng.pick(&ports);
+        if rng.below(2) == 0 {
+            dma.io_read(port, 1);
+        } else {
+            dma.io_write(port, 1, rng.value() as u32);
+        }
+        let channel = rng.below(9) as u8;
+        if let Some(transfer) = dma.transfer(channel) {
+            assert!(
+                transfer.remaining >= transfer.unit
+                    && transfer.remaining <= 0x10000 * transfer.unit
+            );
+            assert!(transfer.address < 1 << 24, "ISA DMA reaches 16 MiB at most");
+            dma.complete(channel, rng.below(0x30000) as usize);
+        }
+    }
+}
