@@ -123,7 +123,7 @@ impl Bios {
                 c.set_cf(status != 0)?;
                 Ok(Flow::Return)
             }
-            0x02 | 0x03 | 0x04 => chs_transfer(c, dl, drive, &info, ah),
+            0x02..=0x04 => chs_transfer(c, dl, drive, &info, ah),
             0x08 => self.parameters(c, dl, drive, &info, hard_disks),
             0x15 => disk_type(c, drive, &info),
             // Change line: never changed (images are swapped only across resets).

@@ -66,7 +66,7 @@ impl MemoryPlan {
             return Err(FirmwareError::Config(format!("{ram_size} bytes of RAM; at least 2 MiB needed")));
         }
         let hole = config.pci_hole_start;
-        if hole < 16 * MIB || hole > FOUR_GIB || hole % MIB != 0 {
+        if !(16 * MIB..=FOUR_GIB).contains(&hole) || !hole.is_multiple_of(MIB) {
             return Err(FirmwareError::Config(format!("PCI hole start {hole:#x} not MiB-aligned in 16 MiB..4 GiB")));
         }
         let low_ram = ram_size.min(hole);

@@ -30,7 +30,7 @@ pub fn floppy(sectors: u64) -> (Chs, u8) {
         3360 => (80, 2, 21, 4), // DMF
         5760 => (80, 2, 36, 5),
         // Odd image: pretend 1.44 MB geometry with as many cylinders as needed.
-        n => (((n + 35) / 36).clamp(1, 255) as u32, 2, 18, 4),
+        n => (n.div_ceil(36).clamp(1, 255) as u32, 2, 18, 4),
     };
     (Chs { cylinders, heads, sectors_per_track: spt }, kind)
 }

@@ -123,7 +123,7 @@ pub fn enumerate(host: &mut dyn FirmwareHost, mmio_start: u64, mmio64: (u64, u64
         probe_bars(&mut pci, f, &mut bars);
     }
     // Largest first keeps natural alignment with no gaps; ties keep bus order.
-    bars.sort_by(|a, b| b.size.cmp(&a.size));
+    bars.sort_by_key(|b| std::cmp::Reverse(b.size));
     let mut io_next = IO_WINDOW.0 as u64;
     let mut mem_next = mmio_start;
     let mut high_next = mmio64.0;

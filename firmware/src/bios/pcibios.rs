@@ -62,7 +62,7 @@ impl Bios {
                     0x09 | 0x0C => 2,
                     _ => 4,
                 };
-                if reg > 0xFF || reg % width != 0 {
+                if reg > 0xFF || !reg.is_multiple_of(width) {
                     return status(c, BAD_REGISTER);
                 }
                 let reg = reg as u8;

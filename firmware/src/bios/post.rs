@@ -56,7 +56,7 @@ impl Bios {
         let ebda_seg = (self.memory.ebda_base >> 4) as u16;
         c.mem.write_u16(bda::EBDA_SEGMENT, ebda_seg)?;
         let floppies = (0..2).filter(|i| c.host.disk_info(DiskId::Floppy(*i)).is_some()).count() as u16;
-        let hard_disks = self.hard_disk_count(c) as u8;
+        let hard_disks = self.hard_disk_count(c);
         let serial = self.config.serial_ports.len().min(4) as u16;
         // x87 present, PS/2 mouse, 80x25 colour initial video mode.
         let mut equipment = 0x0002 | 0x0004 | 0x0020 | serial << 9;

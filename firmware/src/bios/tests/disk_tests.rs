@@ -12,6 +12,7 @@ fn rig_with_disks() -> Rig {
     rig
 }
 
+#[allow(clippy::too_many_arguments)]
 fn chs_read(rig: &mut Rig, dl: u8, count: u8, cyl: u16, head: u8, sector: u8, es: u16, bx: u16) -> Ret {
     rig.set(Reg::Rax, 0x0200 | count as u64);
     rig.set(Reg::Rcx, ((cyl as u64 & 0xFF) << 8) | ((cyl as u64 >> 2) & 0xC0) | sector as u64);
