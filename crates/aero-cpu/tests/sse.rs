@@ -199,3 +199,28 @@ fn ssse3_and_sse3_moves() {
     assert_eq!(r128(&m, DATA + 32), 0x0001_0203_0405_0607_0809_0A0B_0C0D_0E00);
     assert_eq!(r128(&m, DATA + 48), 0x0706_0504_0302_0100_0706_0504_0302_0100);
 }
+
+#[test]
+fn mmx_maskmovq_pinsrw_pextrw_cvtpi2ps() {
+    let code = program(&[
+        &[0xBF], &(DATA + 0x40).to_le_bytes(),    // mov edi, DATA+0x40
+        &op_m(&[0x0F, 0x6F], 0, DATA),            // movq mm0, [data]
+        &op_m(&[0x0F, 0x6F], 1, DATA + 8),        // movq mm1, [mask]
+        &[0x0F, 0xF7, 0xC1],                      // maskmovq mm0, mm1
+        &[0xB8, 0x34, 0x12, 0, 0],                // mov eax, 0x1234
+        &[0x0F, 0xC4, 0xC0, 0x03],                // pinsrw mm0, eax, 3
+        &[0x0F, 0xC5, 0xD8, 0x03],                // pextrw ebx, mm0, 3
+        &[0x0F, 0x2A, 0xD0],                      // cvtpi2ps xmm2, mm0
+    ]);
+    let mut m = machine(&code);
+    m.w64(DATA as u64, 0x8877_6655_4433_2211);
+    m.w64(DATA as u64 + 8, 0x8000_8000_0080_0080);
+    m.w64(DATA as u64 + 0x40, 0xFFFF_FFFF_FFFF_FFFF);
+    assert_eq!(m.run(100), RunExit::Halted);
+    assert!(!stopped_in_handler(&m));
+    assert_eq!(m.r64(DATA as u64 + 0x40), 0x88FF_66FF_FF33_FF11);
+    assert_eq!(m.cpu.state.reg(Reg::Rbx), 0x1234);
+    let x2 = m.cpu.sse_state().xmm[2];
+    assert_eq!(x2 as u32, (0x4433_2211u32 as i32 as f32).to_bits());
+    assert_eq!((x2 >> 32) as u32, (0x1234_6655u32 as i32 as f32).to_bits());
+}

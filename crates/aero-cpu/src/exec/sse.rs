@@ -245,8 +245,9 @@ fn movnti(ex: &mut Exec<'_>, i: &Insn) -> XResult {
 /// MASKMOVQ/MASKMOVDQU: byte stores to DS:rDI selected by the mask's top bits.
 fn maskmov(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     let mmx = prologue(ex, i)?;
-    let data = read(ex, i, 0, false)?.to_le_bytes();
-    let mask = read(ex, i, 1, false)?.to_le_bytes();
+    // Operand 0 is the implicit [rDI] destination.
+    let data = read(ex, i, 1, false)?.to_le_bytes();
+    let mask = read(ex, i, 2, false)?.to_le_bytes();
     let width = if mmx { 8 } else { 16 };
     let amask = crate::flags::size_mask(i.asize);
     let base = ex.s.gpr[7] & amask;
