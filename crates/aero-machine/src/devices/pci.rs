@@ -97,6 +97,9 @@ pub struct ConfigSpace {
     clear_on_write: [u8; 256],
     bars: [Option<Bar>; 6],
     rom_size: u32,
+    /// Offsets and lengths of the capabilities added, to place the next one.
+    capability_lengths: Vec<(u8, u8)>,
+    msi_offset: Option<u8>,
 }
 
 impl ConfigSpace {
@@ -114,6 +117,8 @@ impl ConfigSpace {
             clear_on_write: [0; 256],
             bars: [None; 6],
             rom_size: 0,
+            capability_lengths: Vec::new(),
+            msi_offset: None,
         };
         space.set_u16(REG_VENDOR_ID, vendor);
         space.set_u16(0x02, device);
@@ -301,6 +306,112 @@ impl ConfigSpace {
     pub fn rom_base(&self) -> Option<u64> {
         let value = self.u32_at(REG_ROM_BAR);
         (self.rom_size != 0 && value & 1 != 0).then_some(u64::from(value & !(self.rom_size - 1)))
+    }
+
+    /// Appends a capability of `length` bytes (header included) with ID `id` to the
+    /// capability list, after the header and any earlier capability; returns its offset,
+    /// or `None` when configuration space is full.
+    pub fn add_capability(&mut self, id: u8, length: u8) -> Option<u8> {
+        let mut last_link = REG_CAPABILITIES;
+        let mut end = 0x40u16;
+        let mut cursor = self.u8_at(REG_CAPABILITIES);
+        // The list is built by device code, but stay bounded regardless.
+        for _ in 0..48 {
+            if cursor == 0 {
+                break;
+            }
+            last_link = cursor.wrapping_add(1);
+            end = end.max(u16::from(cursor) + u16::from(self.capability_length(cursor)));
+            cursor = self.u8_at(cursor.wrapping_add(1));
+        }
+        let offset = end.next_multiple_of(4);
+        if offset + u16::from(length.max(2)) > 0x100 {
+            tracing::error!(id, "pci: no room for capability");
+            return None;
+        }
+        let offset = offset as u8;
+        self.set_u8(offset, id);
+        self.set_u8(offset + 1, 0);
+        self.set_u8(last_link, offset);
+        self.capability_lengths.push((offset, length.max(2)));
+        let status = self.u16_at(REG_STATUS) | STATUS_CAPABILITIES;
+        self.set_u16(REG_STATUS, status);
+        Some(offset)
+    }
+
+    fn capability_length(&self, offset: u8) -> u8 {
+        self.capability_lengths
+            .iter()
+            .find(|&&(o, _)| o == offset)
+            .map_or(2, |&(_, len)| len)
+    }
+
+    /// Adds an MSI capability (single message, 64-bit address capable when `address64`)
+    /// and returns its offset.
+    pub fn add_msi(&mut self, address64: bool) -> Option<u8> {
+        let offset = self.add_capability(CAP_ID_MSI, if address64 { 14 } else { 10 })?;
+        self.set_u16(offset + 2, if address64 { MSI_CTRL_64BIT } else { 0 });
+        self.set_writable_u16(offset + 2, MSI_CTRL_ENABLE | 0x0070);
+        self.set_writable_u32(offset + 4, 0xFFFF_FFFC);
+        let data = if address64 {
+            self.set_writable_u32(offset + 8, 0xFFFF_FFFF);
+            offset + 12
+        } else {
+            offset + 8
+        };
+        self.set_writable_u16(data, 0xFFFF);
+        self.msi_offset = Some(offset);
+        Some(offset)
+    }
+
+    /// The MSI message the function must send, when MSI is enabled.
+    pub fn msi_message(&self) -> Option<MsiMessage> {
+        let offset = self.msi_offset?;
+        let control = self.u16_at(offset + 2);
+        if control & MSI_CTRL_ENABLE == 0 {
+            return None;
+        }
+        let low = u64::from(self.u32_at(offset + 4));
+        let (address, data) = if control & MSI_CTRL_64BIT != 0 {
+            (
+                low | u64::from(self.u32_at(offset + 8)) << 32,
+                self.u16_at(offset + 12),
+            )
+        } else {
+            (low, self.u16_at(offset + 8))
+        };
+        Some(MsiMessage {
+            address,
+            data: u32::from(data),
+        })
+    }
+}
+
+pub const CAP_ID_MSI: u8 = 0x05;
+const MSI_CTRL_ENABLE: u16 = 1 << 0;
+const MSI_CTRL_64BIT: u16 = 1 << 7;
+
+/// A message-signalled interrupt: a dword write of `data` to `address`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MsiMessage {
+    pub address: u64,
+    pub data: u32,
+}
+
+impl MsiMessage {
+    /// Decodes an x86 MSI aimed at the local APICs (address 0xFEEx_xxxx, SDM 10.11):
+    /// `(destination APIC ID, logical destination, vector, delivery mode bits, level
+    /// triggered)`, or `None` for an address outside the interrupt window.
+    pub fn decode_x86(&self) -> Option<(u8, bool, u8, u32, bool)> {
+        if self.address >> 20 != 0xFEE {
+            return None;
+        }
+        let destination = (self.address >> 12) as u8;
+        let logical = self.address & (1 << 2) != 0;
+        let vector = self.data as u8;
+        let mode = (self.data >> 8) & 7;
+        let level = self.data & (1 << 15) != 0;
+        Some((destination, logical, vector, mode, level))
     }
 }
 
@@ -680,6 +791,50 @@ mod tests {
         );
         assert_eq!(config.bar(3), None);
         assert_eq!(config.rom_base(), Some(0xFEB0_0000));
+    }
+
+    #[test]
+    fn capability_list_and_msi() {
+        let mut space = ConfigSpace::new(0xA3A0, 0x0001, 0x03_00_00, 0, 0);
+        assert_eq!(space.u16_at(REG_STATUS) & STATUS_CAPABILITIES, 0);
+        let vendor_cap = space.add_capability(0x09, 6).expect("room");
+        let msi = space.add_msi(true).expect("room");
+        assert_eq!((vendor_cap, msi), (0x40, 0x48));
+        assert_eq!(space.u8_at(REG_CAPABILITIES), 0x40);
+        assert_eq!(space.u8_at(0x41), 0x48, "linked");
+        assert_eq!(space.u8_at(0x49), 0x00, "end of list");
+        assert_ne!(space.u16_at(REG_STATUS) & STATUS_CAPABILITIES, 0);
+        assert_eq!(space.u16_at(msi + 2), 0x0080, "64-bit capable, disabled");
+        space.write(msi + 4, 4, 0xFEE0_100F);
+        space.write(msi + 8, 4, 0);
+        space.write(msi + 12, 2, 0x4041);
+        assert_eq!(space.msi_message(), None, "not enabled");
+        space.write(msi + 2, 2, 0xFFFF);
+        assert_eq!(
+            space.u16_at(msi + 2),
+            0x00F1,
+            "enable + MME; capability bits fixed"
+        );
+        let message = space.msi_message().expect("enabled");
+        assert_eq!(
+            message,
+            MsiMessage {
+                address: 0xFEE0_100C,
+                data: 0x4041
+            }
+        );
+        assert_eq!(message.decode_x86(), Some((1, true, 0x41, 0, false)));
+        assert_eq!(
+            MsiMessage {
+                address: 0xFED0_0000,
+                data: 0
+            }
+            .decode_x86(),
+            None
+        );
+        // Space runs out eventually without panicking.
+        while space.add_capability(0x09, 64).is_some() {}
+        assert!(space.add_capability(0x09, 200).is_none());
     }
 
     #[test]
