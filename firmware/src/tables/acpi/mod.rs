@@ -10,6 +10,7 @@ mod dsdt;
 mod facs;
 mod fadt;
 mod hpet;
+pub mod loader;
 mod madt;
 mod rsdp;
 pub(crate) mod sdt;
