@@ -224,3 +224,20 @@ fn mmx_maskmovq_pinsrw_pextrw_cvtpi2ps() {
     assert_eq!(x2 as u32, (0x4433_2211u32 as i32 as f32).to_bits());
     assert_eq!((x2 >> 32) as u32, (0x1234_6655u32 as i32 as f32).to_bits());
 }
+
+#[test]
+fn sse_unaligned_page_crossing_moves() {
+    let code = program(&[
+        &op_m(&[0x0F, 0x10], 0, DATA),          // movups xmm0, [DATA]
+        &op_m(&[0x0F, 0x11], 0, 0x5FF9),        // movups [0x5FF9], xmm0 (crosses a page)
+        &op_m(&[0xF3, 0x0F, 0x6F], 1, 0x5FF9),  // movdqu xmm1, [0x5FF9]
+        &op_m(&[0x0F, 0x29], 1, DATA + 0x20),   // movaps [DATA+0x20], xmm1
+    ]);
+    let mut m = machine(&code);
+    let v = 0x0011_2233_4455_6677_8899_AABB_CCDD_EEFFu128;
+    w128(&mut m, DATA, v);
+    assert_eq!(m.run(100), RunExit::Halted);
+    assert!(!stopped_in_handler(&m));
+    assert_eq!(r128(&m, 0x5FF9), v);
+    assert_eq!(r128(&m, DATA + 0x20), v);
+}

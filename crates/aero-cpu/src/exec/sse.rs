@@ -115,9 +115,10 @@ pub(super) fn read(ex: &mut Exec<'_>, i: &Insn, n: usize, aligned: bool) -> XRes
                 if aligned && mem_lin(ex, i, off) & 15 != 0 {
                     return Err(Fault::gp0());
                 }
-                let mut b = [0u8; 16];
-                ex.read_bytes(i.mem.seg, off, &mut b)?;
-                u128::from_le_bytes(b)
+                // Two 8-byte accesses keep the TLB fast path (SSE memcpy loops).
+                let lo = ex.read_mem(i.mem.seg, off, 8)?;
+                let hi = ex.read_mem(i.mem.seg, off.wrapping_add(8), 8)?;
+                (lo as u128) | ((hi as u128) << 64)
             } else {
                 ex.read_mem(i.mem.seg, off, size.clamp(1, 8))? as u128
             }
@@ -139,7 +140,15 @@ pub(super) fn write(ex: &mut Exec<'_>, i: &Insn, n: usize, val: u128, aligned: b
                 if aligned && mem_lin(ex, i, off) & 15 != 0 {
                     return Err(Fault::gp0());
                 }
-                ex.write_bytes(i.mem.seg, off, &val.to_le_bytes())?;
+                let lin = ex.lin(i.mem.seg, off, 8, true)?;
+                ex.lin(i.mem.seg, off.wrapping_add(8), 8, true)?;
+                if lin & 0xFFF <= 0xFF0 {
+                    // One page: once the first half is written the second cannot fault.
+                    ex.write_mem(i.mem.seg, off, 8, val as u64)?;
+                    ex.write_mem(i.mem.seg, off.wrapping_add(8), 8, (val >> 64) as u64)?;
+                } else {
+                    ex.write_bytes(i.mem.seg, off, &val.to_le_bytes())?;
+                }
             } else {
                 ex.write_mem(i.mem.seg, off, size.clamp(1, 8), val as u64)?;
             }
