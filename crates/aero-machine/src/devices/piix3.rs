@@ -10,6 +10,7 @@
 //! [`Piix3IsaBridge::pirq_route`] names; in APIC mode PIRQA–D drive I/O APIC inputs 16–19
 //! ([`PIRQ_GSI_BASE`]), which the ACPI `_PRT` must describe.
 
+use super::IrqLines;
 use super::pci::{ConfigSpace, PciFunction};
 
 pub const PIRQ_ROUTE: u8 = 0x60;
@@ -56,6 +57,21 @@ impl Piix3IsaBridge {
         Piix3IsaBridge { config }
     }
 
+    /// The ISA IRQ lines the PIRQ inputs drive in PIC mode: PIRQs are open-drain, so
+    /// several sharing one IRQ wire-OR (`pirq_levels[n]` = PIRQn asserted). The BIOS marks
+    /// these IRQs level-triggered in the ELCR.
+    pub fn isa_lines(&self, pirq_levels: [bool; 4]) -> IrqLines {
+        let mut lines = IrqLines::NONE;
+        for (pirq, &asserted) in pirq_levels.iter().enumerate() {
+            if let Some(irq) = self.pirq_route(pirq as u8) {
+                if asserted {
+                    lines.set(irq, true);
+                }
+            }
+        }
+        lines
+    }
+
     /// ISA IRQ that PIRQ `pirq` (0–3) is routed to, `None` when disabled or invalid.
     pub fn pirq_route(&self, pirq: u8) -> Option<u8> {
         let value = self.config.u8_at(PIRQ_ROUTE + (pirq & 3));
@@ -99,6 +115,27 @@ mod tests {
         assert_eq!(bridge.pirq_route(2), None);
         bridge.config_write(0x63, 1, 0x8B);
         assert_eq!(bridge.pirq_route(3), None);
+    }
+
+    #[test]
+    fn shared_pirqs_wire_or_onto_isa_lines() {
+        let mut bridge = Piix3IsaBridge::new();
+        bridge.config_write(0x60, 4, 0x0B0B_0A0A);
+        assert_eq!(bridge.isa_lines([false; 4]), IrqLines::NONE);
+        assert_eq!(
+            bridge.isa_lines([true, false, false, false]),
+            IrqLines::single(10)
+        );
+        assert_eq!(
+            bridge.isa_lines([false, true, true, false]),
+            IrqLines((1 << 10) | (1 << 11))
+        );
+        bridge.config_write(0x63, 1, 0x80);
+        assert_eq!(
+            bridge.isa_lines([false, false, false, true]),
+            IrqLines::NONE,
+            "PIRQD disabled"
+        );
     }
 
     #[test]
