@@ -119,8 +119,9 @@ impl Chip {
             // lower priorities).
             in_service &= !self.imr;
         }
-        if self.special_fully_nested && self.is_master {
-            // More slave interrupts may nest over a slave interrupt in service.
+        if self.special_fully_nested && self.is_master && candidate == CASCADE_LINE {
+            // A higher-priority slave request may nest over a slave interrupt in service;
+            // lower master levels stay blocked by the cascade line.
             in_service &= !(1 << CASCADE_LINE);
         }
         match self.highest_in(in_service) {
@@ -513,8 +514,10 @@ mod tests {
         pulse(&mut pic, 9);
         assert!(pic.interrupt_pending());
         assert_eq!(pic.acknowledge(), 0x29);
-        // But a lower slave level still waits for the slave's ISR.
+        // But a lower slave level still waits for the slave's ISR, and lower master
+        // levels wait for the cascade line in service.
         pulse(&mut pic, 11);
+        pulse(&mut pic, 5);
         assert!(!pic.interrupt_pending());
     }
 
