@@ -167,16 +167,8 @@ fn entries(config: &MpConfig) -> (Vec<u8>, u16) {
         PciIrqMode::SharedIsaIrqs => config.pirq_routes.iter().flatten().copied().collect(),
         PciIrqMode::DirectGsi => Vec::new(),
     };
-    io_interrupt(
-        &mut out,
-        INT_EXTINT,
-        FLAGS_CONFORMING,
-        BUS_ISA,
-        0,
-        ioapic_id,
-        0,
-    );
-    count += 1;
+    // No ExtINT entry on IOAPIC pin 0: the 8259 reaches the CPU only through LINT0
+    // (virtual wire mode), which the local interrupt entries below describe.
     for irq in 0..16u8 {
         if irq == IRQ_CASCADE || pci_isa_irqs.contains(&irq) {
             continue;
@@ -259,8 +251,8 @@ mod tests {
         assert_eq!(len, t.len() - 16);
         assert!(sums_to_zero(&t[16..]));
         let count = u16::from_le_bytes(t[50..52].try_into().unwrap());
-        // 1 cpu + 2 buses + 1 ioapic + ExtINT + 13 ISA (no 2, 10, 11) + 2 PCI + 2 local.
-        assert_eq!(count, 1 + 2 + 1 + 1 + 13 + 2 + 2);
+        // 1 cpu + 2 buses + 1 ioapic + 13 ISA (no 2, 10, 11) + 2 PCI + 2 local.
+        assert_eq!(count, 1 + 2 + 1 + 13 + 2 + 2);
         let io = io_entries(&t);
         // PIIX3 INTD (slot 1 pin 3) → PIRQD → IRQ 11, level/high, IOAPIC ID 1.
         assert!(io.contains(&[3, 0, 0x0D, 0, 0, (1 << 2) | 3, 1, 11]));
