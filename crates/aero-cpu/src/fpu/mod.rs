@@ -11,6 +11,8 @@ pub mod arith;
 pub mod convert;
 pub mod softfloat;
 mod f80;
+#[cfg(test)]
+mod hostile;
 mod image;
 mod state;
 pub mod transcend;
