@@ -153,12 +153,29 @@ fn signed_inf(sign: bool) -> F80 {
 
 /// a + b (FADD).
 pub fn add(a: F80, b: F80, env: &X87Env) -> FpResult {
-    add_signed(a, b, false, env)
+    super::fast::add(a, b, false, env).unwrap_or_else(|| add_signed(a, b, false, env))
 }
 
 /// a - b (FSUB; FSUBR swaps the operands).
 pub fn sub(a: F80, b: F80, env: &X87Env) -> FpResult {
-    add_signed(a, b, true, env)
+    super::fast::add(a, b, true, env).unwrap_or_else(|| add_signed(a, b, true, env))
+}
+
+#[cfg(test)]
+pub(crate) fn soft_add(a: F80, b: F80, negate_b: bool, env: &X87Env) -> FpResult {
+    add_signed(a, b, negate_b, env)
+}
+#[cfg(test)]
+pub(crate) fn soft_mul(a: F80, b: F80, env: &X87Env) -> FpResult {
+    mul_soft(a, b, env)
+}
+#[cfg(test)]
+pub(crate) fn soft_div(a: F80, b: F80, env: &X87Env) -> FpResult {
+    div_soft(a, b, env)
+}
+#[cfg(test)]
+pub(crate) fn soft_sqrt(a: F80, env: &X87Env) -> FpResult {
+    sqrt_soft(a, env)
 }
 
 fn add_signed(a: F80, b: F80, negate_b: bool, env: &X87Env) -> FpResult {
@@ -187,6 +204,10 @@ fn add_signed(a: F80, b: F80, negate_b: bool, env: &X87Env) -> FpResult {
 
 /// a * b (FMUL).
 pub fn mul(a: F80, b: F80, env: &X87Env) -> FpResult {
+    super::fast::mul(a, b, env).unwrap_or_else(|| mul_soft(a, b, env))
+}
+
+fn mul_soft(a: F80, b: F80, env: &X87Env) -> FpResult {
     if let Some(r) = nan_or_unsupported(a, b) {
         return r;
     }
@@ -204,6 +225,10 @@ pub fn mul(a: F80, b: F80, env: &X87Env) -> FpResult {
 
 /// a / b (FDIV; FDIVR swaps the operands).
 pub fn div(a: F80, b: F80, env: &X87Env) -> FpResult {
+    super::fast::div(a, b, env).unwrap_or_else(|| div_soft(a, b, env))
+}
+
+fn div_soft(a: F80, b: F80, env: &X87Env) -> FpResult {
     if let Some(r) = nan_or_unsupported(a, b) {
         return r;
     }
@@ -223,6 +248,10 @@ pub fn div(a: F80, b: F80, env: &X87Env) -> FpResult {
 
 /// Square root (FSQRT).
 pub fn sqrt(a: F80, env: &X87Env) -> FpResult {
+    super::fast::sqrt(a, env).unwrap_or_else(|| sqrt_soft(a, env))
+}
+
+fn sqrt_soft(a: F80, env: &X87Env) -> FpResult {
     match a.class() {
         Class::Unsupported => FpResult::invalid(),
         Class::QNan | Class::SNan => propagate_nan(a, a),

@@ -11,6 +11,7 @@ pub mod arith;
 pub mod convert;
 pub mod softfloat;
 mod f80;
+mod fast;
 #[cfg(test)]
 mod hostile;
 mod image;
