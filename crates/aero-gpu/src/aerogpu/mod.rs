@@ -19,3 +19,18 @@ pub use executor::{Executor, NullExecutor, SubmissionInfo};
 pub use memory::{GuestMemory, GuestMemoryError, VecMemory};
 pub use pci::{AeroGpuPciDescription, AEROGPU_PCI_DESCRIPTION};
 pub use processor::{Command, CommandProcessor, Limits, StreamSummary};
+
+mod device;
+pub mod fence;
+mod irq;
+mod ring;
+pub mod scanout;
+mod vblank;
+
+pub use device::{AeroGpu, AeroGpuConfig, DeviceStats, ErrorLatch};
+pub use irq::IrqState;
+pub use scanout::{CursorConfig, ScanoutConfig, ScanoutError};
+pub use vblank::VblankClock;
+
+#[cfg(test)]
+mod tests;

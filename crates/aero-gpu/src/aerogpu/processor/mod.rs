@@ -18,6 +18,7 @@ mod packets_shader;
 pub use bindings::Bindings;
 pub use command::*;
 pub use objects::{GuestBacking, ObjectTable, Resource};
+pub use packets_resource::texture_size;
 
 use aero_protocol::cmd::{CmdHdr, CmdStreamHeader, Opcode, CMD_STREAM_MAGIC};
 use aero_protocol::{abi_major, ABI_MAJOR};

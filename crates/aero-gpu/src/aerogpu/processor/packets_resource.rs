@@ -42,7 +42,7 @@ fn writeback_target(table: &AllocTable, handle: u32, r: &Resource) -> Result<Res
 }
 
 /// Bytes of guest backing a texture covers (layout documented in `aerogpu_cmd.h`).
-pub(crate) fn texture_size(desc: &TextureDesc) -> Result<u64, PacketError> {
+pub fn texture_size(desc: &TextureDesc) -> Result<u64, PacketError> {
     let invalid = |what, value: u32| PacketError::InvalidValue { what, value: value.into() };
     let layout = desc.format.block_layout().ok_or(invalid("texture format", desc.format as u32))?;
     if desc.width == 0 || desc.height == 0 || desc.width > cmd::MAX_TEXTURE_DIM || desc.height > cmd::MAX_TEXTURE_DIM {

@@ -1,0 +1,139 @@
+//! Scanout 0 and the hardware cursor: the registers, and turning them into the machine's
+//! current [`Frame`] (scanout read from guest RAM, cursor alpha-composited on top).
+
+use aero_protocol::pci::{Format, CURSOR_MAX_DIM};
+use thiserror::Error;
+
+use super::memory::{GuestMemory, GuestMemoryError};
+use crate::Frame;
+
+/// Largest scanout the device shows (beyond it the configuration is rejected).
+pub const MAX_SCANOUT_DIM: u32 = 8192;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ScanoutConfig {
+    pub enable: bool,
+    pub width: u32,
+    pub height: u32,
+    /// `enum aerogpu_format` value as programmed.
+    pub format: u32,
+    pub pitch_bytes: u32,
+    pub fb_gpa: u64,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CursorConfig {
+    pub enable: bool,
+    pub x: i32,
+    pub y: i32,
+    pub hot_x: u32,
+    pub hot_y: u32,
+    pub width: u32,
+    pub height: u32,
+    pub format: u32,
+    pub fb_gpa: u64,
+    pub pitch_bytes: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum ScanoutError {
+    #[error("scanout is disabled")]
+    Disabled,
+    #[error("unsupported scanout configuration: {0}")]
+    BadConfig(&'static str),
+    #[error(transparent)]
+    Memory(#[from] GuestMemoryError),
+}
+
+/// Converts one row of 32-bit pixels to RGBA8 (alpha forced opaque for X formats).
+fn convert_row(format: Format, src: &[u8], dst: &mut [u8]) {
+    for (s, d) in src.chunks_exact(4).zip(dst.chunks_exact_mut(4)) {
+        let (r, g, b, a) = match format {
+            Format::B8G8R8A8Unorm => (s[2], s[1], s[0], s[3]),
+            Format::B8G8R8X8Unorm => (s[2], s[1], s[0], 0xFF),
+            Format::R8G8B8A8Unorm => (s[0], s[1], s[2], s[3]),
+            _ => (s[0], s[1], s[2], 0xFF),
+        };
+        d.copy_from_slice(&[r, g, b, a]);
+    }
+}
+
+/// Checks a 32bpp surface and returns its format.
+fn surface_format(format: u32, width: u32, height: u32, pitch: u32, max_dim: u32) -> Result<Format, ScanoutError> {
+    let format = Format::from_u32(format)
+        .filter(|f| f.is_scanout_capable())
+        .ok_or(ScanoutError::BadConfig("format"))?;
+    if width == 0 || height == 0 || width > max_dim || height > max_dim {
+        return Err(ScanoutError::BadConfig("size"));
+    }
+    if u64::from(pitch) < u64::from(width) * 4 {
+        return Err(ScanoutError::BadConfig("pitch below width * 4"));
+    }
+    Ok(format)
+}
+
+impl ScanoutConfig {
+    /// Renders the scanout (and `cursor`, if enabled and valid) into `frame`.
+    pub fn render(&self, cursor: &CursorConfig, mem: &dyn GuestMemory, frame: &mut Frame) -> Result<(), ScanoutError> {
+        if !self.enable {
+            return Err(ScanoutError::Disabled);
+        }
+        let format = surface_format(self.format, self.width, self.height, self.pitch_bytes, MAX_SCANOUT_DIM)?;
+        frame.reset(self.width, self.height);
+        let mut row = vec![0u8; self.width as usize * 4];
+        for y in 0..self.height {
+            let gpa = self
+                .fb_gpa
+                .checked_add(u64::from(y) * u64::from(self.pitch_bytes))
+                .ok_or(ScanoutError::BadConfig("framebuffer address overflows"))?;
+            mem.read(gpa, &mut row)?;
+            convert_row(format, &row, frame.row_mut(y));
+        }
+        if cursor.enable {
+            // A broken cursor must not blank the desktop: log and show the frame without it.
+            if let Err(e) = cursor.composite(mem, frame) {
+                tracing::debug!(error = %e, "aerogpu: cursor not drawn");
+            }
+        }
+        Ok(())
+    }
+}
+
+impl CursorConfig {
+    fn composite(&self, mem: &dyn GuestMemory, frame: &mut Frame) -> Result<(), ScanoutError> {
+        let format = surface_format(self.format, self.width, self.height, self.pitch_bytes, CURSOR_MAX_DIM)?;
+        let mut src = vec![0u8; self.width as usize * 4];
+        let mut rgba = vec![0u8; self.width as usize * 4];
+        let origin_x = i64::from(self.x) - i64::from(self.hot_x);
+        let origin_y = i64::from(self.y) - i64::from(self.hot_y);
+        for cy in 0..self.height {
+            let fy = origin_y + i64::from(cy);
+            if fy < 0 || fy >= i64::from(frame.height) {
+                continue;
+            }
+            let gpa = self
+                .fb_gpa
+                .checked_add(u64::from(cy) * u64::from(self.pitch_bytes))
+                .ok_or(ScanoutError::BadConfig("cursor address overflows"))?;
+            mem.read(gpa, &mut src)?;
+            convert_row(format, &src, &mut rgba);
+            let frame_width = i64::from(frame.width);
+            let dst_row = frame.row_mut(fy as u32);
+            for (cx, px) in rgba.chunks_exact(4).enumerate() {
+                let fx = origin_x + cx as i64;
+                if fx < 0 || fx >= frame_width {
+                    continue;
+                }
+                let Some(dst) = dst_row.get_mut(fx as usize * 4..fx as usize * 4 + 4) else {
+                    continue;
+                };
+                let a = u32::from(px[3]);
+                for c in 0..3 {
+                    let blended = (u32::from(px[c]) * a + u32::from(dst[c]) * (255 - a) + 127) / 255;
+                    dst[c] = blended as u8;
+                }
+            }
+        }
+        Ok(())
+    }
+}
