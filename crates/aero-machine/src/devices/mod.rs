@@ -22,6 +22,25 @@
 //!   time than a CPU slice (PIT mode 2, HPET edge mode) additionally latch the rising edges
 //!   they produced; the machine drains them with `take_irq_pulses()` and, for each pulsed
 //!   line, drives the interrupt controller input low then high before applying the level.
+//! * **Requests to the machine** (reset, A20, power-off, IPIs, NMIs, EOI broadcasts) are
+//!   state the machine polls with `take_*()` methods after an access.
+//!
+//! | file | device | ports / MMIO | lines |
+//! |---|---|---|---|
+//! | `pic.rs` | 8259A pair + ELCR | 0x20–21, 0xA0–A1, 0x4D0–4D1 | inputs IRQ0–15 |
+//! | `pit.rs` | 8254 + port B | 0x40–43, 0x61 | IRQ0 (level + pulses) |
+//! | `rtc.rs` | MC146818 + CMOS | 0x70–71 | IRQ8 |
+//! | `serial.rs` | 16550A | 0x3F8–3FF (COM1) | IRQ4 |
+//! | `i8042.rs` (+ `ps2*.rs`) | keyboard controller, PS/2 keyboard and mouse | 0x60, 0x64 | IRQ1, IRQ12 |
+//! | `dma.rs` | 8237 pair + page registers | 0x00–0F, 0x81–8F, 0xC0–DE | — |
+//! | `port92.rs`, `reset_control.rs` | fast A20/reset, PIIX3 RCR | 0x92, 0xCF9 (byte) | — |
+//! | `debug_port.rs`, `post_port.rs` | debug console, POST codes | 0xE9, 0x80 | — |
+//! | `lapic.rs` | local xAPIC (per CPU) | 0xFEE00000 | LINT0/1 in |
+//! | `ioapic.rs` | 82093AA | 0xFEC00000 | inputs 0–23 |
+//! | `hpet.rs` | HPET, 3 timers | 0xFED00000 (0x400) | ISA IRQ0/8 or IOAPIC 20–23 |
+//! | `acpi_pm.rs` | ACPI PM1/PM timer/GPE0/SMI_CMD | 0xB000–0B00B, 0xAFE0–AFE3, 0xB2 | SCI (IRQ9) |
+//! | `pci.rs` | config mechanism #1, ECAM, config space | 0xCF8, 0xCFC–CFF | — |
+//! | `i440fx.rs`, `piix3.rs`, `piix3_ide.rs`, `piix4_pm.rs` | chipset PCI functions | config space | PIRQA–D |
 #![allow(dead_code)]
 
 pub mod acpi_pm;
