@@ -1,6 +1,6 @@
 //! Power-on self test, the Rust half: interrupt vectors, BDA/EBDA, interrupt controllers,
-//! timer, CMOS check, keyboard controller, PCI, firmware tables. The ROM half then runs
-//! option ROMs and INT 19h.
+//! timer, CMOS check, PCI, firmware tables. The ROM half then initialises the keyboard
+//! controller, runs option ROMs and INT 19h.
 
 use tracing::{info, warn};
 
@@ -12,11 +12,6 @@ use super::pci;
 use super::rom::BIOS_SEGMENT;
 use super::Bios;
 
-const KBC_DATA: u16 = 0x60;
-const KBC_STATUS: u16 = 0x64;
-/// Polls of the i8042 status before giving up (the models answer at once).
-const KBC_POLLS: u32 = 1000;
-
 impl Bios {
     pub(crate) fn post(&mut self, c: &mut Call) -> Result<Flow, FirmwareError> {
         info!("POST: {} MiB RAM, {} CPU(s)", self.config.ram_size >> 20, self.config.cpu_count);
@@ -26,7 +21,6 @@ impl Bios {
         init_pics(c);
         init_pit(c);
         check_cmos(self, c);
-        init_keyboard(c);
         // A20 on: boot loaders expect it and it costs nothing.
         let p92 = c.host.io_read(0x92, 1);
         c.host.io_write(0x92, 1, (p92 | 2) & !1);
@@ -140,66 +134,4 @@ fn check_cmos(bios: &Bios, c: &mut Call) {
     }
     // Clear pending RTC interrupt flags.
     let _ = cmos_read(c, 0x0C);
-}
-
-fn kbc_wait_input_empty(c: &mut Call) -> bool {
-    (0..KBC_POLLS).any(|_| c.host.io_read(KBC_STATUS, 1) & 2 == 0)
-}
-
-fn kbc_read(c: &mut Call) -> Option<u8> {
-    for _ in 0..KBC_POLLS {
-        if c.host.io_read(KBC_STATUS, 1) & 1 != 0 {
-            return Some(c.host.io_read(KBC_DATA, 1) as u8);
-        }
-    }
-    None
-}
-
-fn kbc_command(c: &mut Call, cmd: u8) {
-    if kbc_wait_input_empty(c) {
-        c.host.io_write(KBC_STATUS, 1, cmd as u32);
-    }
-}
-
-fn kbc_data(c: &mut Call, data: u8) {
-    if kbc_wait_input_empty(c) {
-        c.host.io_write(KBC_DATA, 1, data as u32);
-    }
-}
-
-fn kbc_flush(c: &mut Call) {
-    for _ in 0..32 {
-        if c.host.io_read(KBC_STATUS, 1) & 1 == 0 {
-            break;
-        }
-        let _ = c.host.io_read(KBC_DATA, 1);
-    }
-}
-
-/// i8042 self test, keyboard reset and scanning on, translation to set 1 on.
-fn init_keyboard(c: &mut Call) {
-    kbc_flush(c);
-    kbc_command(c, 0xAA);
-    if kbc_read(c) != Some(0x55) {
-        warn!("i8042 self test failed or no controller");
-        return;
-    }
-    // Command byte: interrupts off while we talk to the keyboard.
-    kbc_command(c, 0x60);
-    kbc_data(c, 0x64);
-    kbc_command(c, 0xAE);
-    kbc_data(c, 0xFF);
-    let ack = kbc_read(c);
-    let bat = kbc_read(c);
-    if ack != Some(0xFA) || bat != Some(0xAA) {
-        warn!(?ack, ?bat, "keyboard reset did not answer FA AA");
-    }
-    kbc_data(c, 0xF4);
-    if kbc_read(c) != Some(0xFA) {
-        warn!("keyboard did not acknowledge enable scanning");
-    }
-    kbc_flush(c);
-    // Final command byte: keyboard IRQ on, system flag, mouse port off, translation on.
-    kbc_command(c, 0x60);
-    kbc_data(c, 0x65);
 }

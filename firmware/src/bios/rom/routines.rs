@@ -173,6 +173,10 @@ fn emit_post(a: &mut CodeAssembler, traps: &mut Vec<TrapSite>, boot_fail: CodeLa
     a.mov(ds, ax)?;
     a.mov(es, ax)?;
     trap(a, traps, TrapId::Post, None)?;
+    // The keyboard controller answers at its own pace (virtual time must pass between
+    // bytes), so it is initialised by real code rather than inside the POST trap.
+    let kbd_init = a.create_label();
+    a.call(kbd_init)?;
 
     // Option ROMs at C000..DFFF in 2 KiB steps: 55 AA, size in 512-byte blocks at +2,
     // byte sum zero, init entry at +3 (far call).
@@ -240,7 +244,79 @@ fn emit_post(a: &mut CodeAssembler, traps: &mut Vec<TrapSite>, boot_fail: CodeLa
     a.sti()?;
     a.int(0x19)?;
     a.jmp(boot_fail)?;
+    emit_kbd_init(a, kbd_init)?;
     Ok(entry)
+}
+
+/// i8042 self test, keyboard reset, scanning on; then the final command byte: keyboard
+/// IRQ on, system flag, mouse port off, translation to set 1 on. Every wait is bounded,
+/// so a missing or silent controller only costs time. Answers are not checked: a
+/// keyboard that misbehaves here cannot be helped by the BIOS.
+fn emit_kbd_init(a: &mut CodeAssembler, mut entry: CodeLabel) -> R {
+    let mut wait_in = here(a);
+    let mut read_out = here(a);
+    bind(a, &mut entry)?;
+    // Drain stale bytes.
+    let mut flush = here(a);
+    let mut flushed = here(a);
+    a.mov(bx, 16)?;
+    bind(a, &mut flush)?;
+    a.in_(al, 0x64)?;
+    a.test(al, 1)?;
+    a.jz(flushed)?;
+    a.in_(al, 0x60)?;
+    a.dec(bx)?;
+    a.jnz(flush)?;
+    bind(a, &mut flushed)?;
+    let steps: [(u8, u8, u8); 8] = [
+        // (port, value, answers to read)
+        (0x64, 0xAA, 1), // controller self test → 55
+        (0x64, 0x60, 0), // write command byte:
+        (0x60, 0x64, 0), //   interrupts off, translation on
+        (0x64, 0xAE, 0), // enable keyboard interface
+        (0x60, 0xFF, 2), // keyboard reset → FA AA
+        (0x60, 0xF4, 1), // enable scanning → FA
+        (0x64, 0x60, 0), // write command byte:
+        (0x60, 0x65, 0), //   final value
+    ];
+    for (port, value, answers) in steps {
+        a.call(wait_in)?;
+        a.mov(al, value as i32)?;
+        a.out(port as i32, al)?;
+        for _ in 0..answers {
+            a.call(read_out)?;
+        }
+    }
+    a.ret()?;
+
+    // wait_in: until the input buffer is empty (status bit 1 clear).
+    let mut wait_loop = here(a);
+    let mut wait_done = here(a);
+    bind(a, &mut wait_in)?;
+    a.mov(cx, 0xFFFF)?;
+    bind(a, &mut wait_loop)?;
+    a.in_(al, 0x64)?;
+    a.test(al, 2)?;
+    a.jz(wait_done)?;
+    a.loop_(wait_loop)?;
+    bind(a, &mut wait_done)?;
+    a.ret()?;
+
+    // read_out: one byte from the output buffer (status bit 0), or give up.
+    let mut read_loop = here(a);
+    let mut read_got = here(a);
+    bind(a, &mut read_out)?;
+    a.mov(cx, 0xFFFF)?;
+    bind(a, &mut read_loop)?;
+    a.in_(al, 0x64)?;
+    a.test(al, 1)?;
+    a.jnz(read_got)?;
+    a.loop_(read_loop)?;
+    a.ret()?;
+    bind(a, &mut read_got)?;
+    a.in_(al, 0x60)?;
+    a.ret()?;
+    Ok(())
 }
 
 /// IRQ0: BIOS tick count at 0040:006C with midnight rollover (1800B0h ticks), INT 1Ch.

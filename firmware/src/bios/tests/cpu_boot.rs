@@ -155,6 +155,10 @@ fn reset_to_boot_sector_on_the_real_cpu() {
     let out = String::from_utf8_lossy(&bus.host.debug_out).to_string();
     assert_eq!(out, "VBooting from Hard Disk...\n1aOK", "traps: {traps}");
     assert!(key_sent);
+    // The ROM initialised the keyboard controller: reset, scanning on, final command byte.
+    assert!(bus.host.writes.contains(&(0x60, 1, 0xFF)));
+    assert!(bus.host.writes.contains(&(0x60, 1, 0xF4)));
+    assert_eq!(bus.host.kbc_cmd_byte, 0x65);
 }
 
 /// Boots `sector` from the hard disk; `on_halt(bus, n)` runs at the n-th HLT without a
