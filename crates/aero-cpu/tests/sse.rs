@@ -52,16 +52,16 @@ fn stopped_in_handler(m: &Machine) -> bool {
 #[test]
 fn sse_packed_and_scalar_float() {
     let code = program(&[
-        &op_m(&[0x0F, 0x28], 0, DATA),        // movaps xmm0, [a]
-        &op_m(&[0x0F, 0x28], 1, DATA + 16),   // movaps xmm1, [b]
-        &[0x0F, 0x58, 0xC1],                  // addps xmm0, xmm1
-        &op_m(&[0x0F, 0x29], 0, DATA + 32),   // movaps [r], xmm0
-        &[0xF3, 0x0F, 0x5E, 0xC1],            // divss xmm0, xmm1
-        &[0xF3, 0x0F, 0x2C, 0xC0],            // cvttss2si eax, xmm0
-        &[0x0F, 0x2F, 0xC1],                  // comiss xmm0, xmm1
-        &[0xF2, 0x0F, 0x2A, 0xD0],            // cvtsi2sd xmm2, eax
-        &[0xF2, 0x0F, 0x51, 0xD2],            // sqrtsd xmm2, xmm2
-        &[0xF2, 0x0F, 0x7C, 0xC9],            // haddps xmm1, xmm1
+        &op_m(&[0x0F, 0x28], 0, DATA),      // movaps xmm0, [a]
+        &op_m(&[0x0F, 0x28], 1, DATA + 16), // movaps xmm1, [b]
+        &[0x0F, 0x58, 0xC1],                // addps xmm0, xmm1
+        &op_m(&[0x0F, 0x29], 0, DATA + 32), // movaps [r], xmm0
+        &[0xF3, 0x0F, 0x5E, 0xC1],          // divss xmm0, xmm1
+        &[0xF3, 0x0F, 0x2C, 0xC0],          // cvttss2si eax, xmm0
+        &[0x0F, 0x2F, 0xC1],                // comiss xmm0, xmm1
+        &[0xF2, 0x0F, 0x2A, 0xD0],          // cvtsi2sd xmm2, eax
+        &[0xF2, 0x0F, 0x51, 0xD2],          // sqrtsd xmm2, xmm2
+        &[0xF2, 0x0F, 0x7C, 0xC9],          // haddps xmm1, xmm1
     ]);
     let mut m = machine(&code);
     w128(&mut m, DATA, ps([1.5, 2.0, -3.0, 100.0]));
@@ -74,23 +74,31 @@ fn sse_packed_and_scalar_float() {
     assert_eq!(m.cpu.state.rflags & 0x45, 0, "7 > 0.25: ZF=PF=CF=0");
     let x2 = m.cpu.sse_state().xmm[2] as u64;
     assert_eq!(x2, 7f64.sqrt().to_bits());
-    assert_eq!(m.cpu.sse_state().xmm[1] as u32, 0.75f32.to_bits(), "haddps low lane");
+    assert_eq!(
+        m.cpu.sse_state().xmm[1] as u32,
+        0.75f32.to_bits(),
+        "haddps low lane"
+    );
 }
 
 #[test]
 fn sse_unmasked_zero_divide_raises_xm_and_keeps_destination() {
     let code = program(&[
-        &op_m(&[0x0F, 0xAE], 2, DATA),        // ldmxcsr [DATA]
+        &op_m(&[0x0F, 0xAE], 2, DATA), // ldmxcsr [DATA]
         &op_m(&[0x0F, 0x28], 0, DATA + 16),
-        &[0x0F, 0x57, 0xC9],                  // xorps xmm1, xmm1
-        &[0xF3, 0x0F, 0x5E, 0xC1],            // divss xmm0, xmm1 -> #XM
+        &[0x0F, 0x57, 0xC9],       // xorps xmm1, xmm1
+        &[0xF3, 0x0F, 0x5E, 0xC1], // divss xmm0, xmm1 -> #XM
     ]);
     let mut m = machine(&code);
     m.w32(DATA as u64, 0x1F80 & !0x200);
     w128(&mut m, DATA + 16, ps([1.0, 2.0, 3.0, 4.0]));
     assert_eq!(m.run(100), RunExit::Halted);
     assert!(stopped_in_handler(&m));
-    assert_eq!(m.cpu.sse_state().xmm[0], ps([1.0, 2.0, 3.0, 4.0]), "destination unchanged");
+    assert_eq!(
+        m.cpu.sse_state().xmm[0],
+        ps([1.0, 2.0, 3.0, 4.0]),
+        "destination unchanged"
+    );
     assert_eq!(m.cpu.sse_state().mxcsr & 0x3F, 0x04, "ZE recorded");
     // Return EIP pushed by the #XM (vector 19) is the DIVSS.
     assert_eq!(m.r32(0x9_0000 - 12), 0x8000 + code.len() as u32 - 5);
@@ -118,7 +126,10 @@ fn sse_rules_ud_nm_alignment() {
     assert_eq!(m.run(10), RunExit::Halted);
     assert!(stopped_in_handler(&m));
     // Misaligned MOVAPS: #GP; MOVUPS at the same address is fine.
-    let code = program(&[&op_m(&[0x0F, 0x10], 0, DATA + 8), &op_m(&[0x0F, 0x28], 0, DATA + 8)]);
+    let code = program(&[
+        &op_m(&[0x0F, 0x10], 0, DATA + 8),
+        &op_m(&[0x0F, 0x28], 0, DATA + 8),
+    ]);
     let mut m = machine(&code);
     w128(&mut m, DATA + 8, 0x1234);
     assert_eq!(m.run(10), RunExit::Halted);
@@ -141,8 +152,16 @@ fn sse2_integer_ops() {
     ]);
     let mut m = machine(&code);
     // words: a = 1..8, b = 2 everywhere
-    w128(&mut m, DATA, (0..8).fold(0u128, |acc, k| acc | (((k + 1) as u128) << (16 * k))));
-    w128(&mut m, DATA + 16, (0..8).fold(0u128, |acc, k| acc | (2u128 << (16 * k))));
+    w128(
+        &mut m,
+        DATA,
+        (0..8).fold(0u128, |acc, k| acc | (((k + 1) as u128) << (16 * k))),
+    );
+    w128(
+        &mut m,
+        DATA + 16,
+        (0..8).fold(0u128, |acc, k| acc | (2u128 << (16 * k))),
+    );
     assert_eq!(m.run(100), RunExit::Halted);
     assert!(!stopped_in_handler(&m));
     // pmaddwd: dwords (1+2)*2=6, (3+4)*2=14, 22, 30; reversed by pshufd 0x1B.
@@ -154,14 +173,14 @@ fn sse2_integer_ops() {
 #[test]
 fn mmx_ops_share_the_x87_registers() {
     let code = program(&[
-        &[0xDB, 0xE3],                           // fninit
-        &op_m(&[0x0F, 0x6F], 0, DATA),           // movq mm0, [a]
-        &op_m(&[0x0F, 0xFC], 0, DATA + 8),       // paddb mm0, [b]
-        &op_m(&[0x0F, 0x7F], 0, DATA + 16),      // movq [r], mm0
-        &[0x0F, 0x63, 0xC0],                     // packsswb mm0, mm0
-        &[0x0F, 0x7E, 0xC0],                     // movd eax, mm0
-        &op_m(&[0xD9], 6, DATA + 32),            // fnstenv [env]
-        &[0x0F, 0x77],                           // emms
+        &[0xDB, 0xE3],                      // fninit
+        &op_m(&[0x0F, 0x6F], 0, DATA),      // movq mm0, [a]
+        &op_m(&[0x0F, 0xFC], 0, DATA + 8),  // paddb mm0, [b]
+        &op_m(&[0x0F, 0x7F], 0, DATA + 16), // movq [r], mm0
+        &[0x0F, 0x63, 0xC0],                // packsswb mm0, mm0
+        &[0x0F, 0x7E, 0xC0],                // movd eax, mm0
+        &op_m(&[0xD9], 6, DATA + 32),       // fnstenv [env]
+        &[0x0F, 0x77],                      // emms
     ]);
     let mut m = machine(&code);
     m.w64(DATA as u64, 0x0102_0304_0506_07FF);
@@ -182,11 +201,11 @@ fn mmx_ops_share_the_x87_registers() {
 #[test]
 fn ssse3_and_sse3_moves() {
     let code = program(&[
-        &op_m(&[0x66, 0x0F, 0x6F], 0, DATA),          // movdqa xmm0, [a]
-        &op_m(&[0x66, 0x0F, 0x6F], 1, DATA + 16),     // movdqa xmm1, [mask]
-        &[0x66, 0x0F, 0x38, 0x00, 0xC1],              // pshufb xmm0, xmm1
+        &op_m(&[0x66, 0x0F, 0x6F], 0, DATA),      // movdqa xmm0, [a]
+        &op_m(&[0x66, 0x0F, 0x6F], 1, DATA + 16), // movdqa xmm1, [mask]
+        &[0x66, 0x0F, 0x38, 0x00, 0xC1],          // pshufb xmm0, xmm1
         &op_m(&[0x66, 0x0F, 0x7F], 0, DATA + 32),
-        &op_m(&[0xF2, 0x0F, 0x12], 2, DATA),          // movddup xmm2, [a]
+        &op_m(&[0xF2, 0x0F, 0x12], 2, DATA), // movddup xmm2, [a]
         &op_m(&[0x66, 0x0F, 0x7F], 2, DATA + 48),
     ]);
     let mut m = machine(&code);
@@ -196,21 +215,28 @@ fn ssse3_and_sse3_moves() {
     w128(&mut m, DATA + 16, mask);
     assert_eq!(m.run(100), RunExit::Halted);
     assert!(!stopped_in_handler(&m));
-    assert_eq!(r128(&m, DATA + 32), 0x0001_0203_0405_0607_0809_0A0B_0C0D_0E00);
-    assert_eq!(r128(&m, DATA + 48), 0x0706_0504_0302_0100_0706_0504_0302_0100);
+    assert_eq!(
+        r128(&m, DATA + 32),
+        0x0001_0203_0405_0607_0809_0A0B_0C0D_0E00
+    );
+    assert_eq!(
+        r128(&m, DATA + 48),
+        0x0706_0504_0302_0100_0706_0504_0302_0100
+    );
 }
 
 #[test]
 fn mmx_maskmovq_pinsrw_pextrw_cvtpi2ps() {
     let code = program(&[
-        &[0xBF], &(DATA + 0x40).to_le_bytes(),    // mov edi, DATA+0x40
-        &op_m(&[0x0F, 0x6F], 0, DATA),            // movq mm0, [data]
-        &op_m(&[0x0F, 0x6F], 1, DATA + 8),        // movq mm1, [mask]
-        &[0x0F, 0xF7, 0xC1],                      // maskmovq mm0, mm1
-        &[0xB8, 0x34, 0x12, 0, 0],                // mov eax, 0x1234
-        &[0x0F, 0xC4, 0xC0, 0x03],                // pinsrw mm0, eax, 3
-        &[0x0F, 0xC5, 0xD8, 0x03],                // pextrw ebx, mm0, 3
-        &[0x0F, 0x2A, 0xD0],                      // cvtpi2ps xmm2, mm0
+        &[0xBF],
+        &(DATA + 0x40).to_le_bytes(),      // mov edi, DATA+0x40
+        &op_m(&[0x0F, 0x6F], 0, DATA),     // movq mm0, [data]
+        &op_m(&[0x0F, 0x6F], 1, DATA + 8), // movq mm1, [mask]
+        &[0x0F, 0xF7, 0xC1],               // maskmovq mm0, mm1
+        &[0xB8, 0x34, 0x12, 0, 0],         // mov eax, 0x1234
+        &[0x0F, 0xC4, 0xC0, 0x03],         // pinsrw mm0, eax, 3
+        &[0x0F, 0xC5, 0xD8, 0x03],         // pextrw ebx, mm0, 3
+        &[0x0F, 0x2A, 0xD0],               // cvtpi2ps xmm2, mm0
     ]);
     let mut m = machine(&code);
     m.w64(DATA as u64, 0x8877_6655_4433_2211);
@@ -228,10 +254,10 @@ fn mmx_maskmovq_pinsrw_pextrw_cvtpi2ps() {
 #[test]
 fn sse_unaligned_page_crossing_moves() {
     let code = program(&[
-        &op_m(&[0x0F, 0x10], 0, DATA),          // movups xmm0, [DATA]
-        &op_m(&[0x0F, 0x11], 0, 0x5FF9),        // movups [0x5FF9], xmm0 (crosses a page)
-        &op_m(&[0xF3, 0x0F, 0x6F], 1, 0x5FF9),  // movdqu xmm1, [0x5FF9]
-        &op_m(&[0x0F, 0x29], 1, DATA + 0x20),   // movaps [DATA+0x20], xmm1
+        &op_m(&[0x0F, 0x10], 0, DATA),         // movups xmm0, [DATA]
+        &op_m(&[0x0F, 0x11], 0, 0x5FF9),       // movups [0x5FF9], xmm0 (crosses a page)
+        &op_m(&[0xF3, 0x0F, 0x6F], 1, 0x5FF9), // movdqu xmm1, [0x5FF9]
+        &op_m(&[0x0F, 0x29], 1, DATA + 0x20),  // movaps [DATA+0x20], xmm1
     ]);
     let mut m = machine(&code);
     let v = 0x0011_2233_4455_6677_8899_AABB_CCDD_EEFFu128;

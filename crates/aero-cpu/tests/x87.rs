@@ -28,7 +28,10 @@ fn machine(code: &[u8]) -> Machine {
 
 fn f80_at(m: &Machine, addr: u32) -> (u16, u64) {
     let a = addr as usize;
-    (u16::from_le_bytes([m.ram[a + 8], m.ram[a + 9]]), m.r64(addr as u64))
+    (
+        u16::from_le_bytes([m.ram[a + 8], m.ram[a + 9]]),
+        m.r64(addr as u64),
+    )
 }
 
 #[test]
@@ -60,17 +63,17 @@ fn x87_divide_store_and_status() {
 fn x87_precision_control_and_integer_store() {
     let code = program(&[
         &[0xDB, 0xE3],
-        &m(0xD9, 5, DATA),          // fldcw [DATA] (PC = 53 bits, RC = nearest)
-        &m(0xDD, 0, DATA + 8),      // fld qword 2.5
-        &[0xD9, 0xE8],              // fld1
-        &[0xDB, 0xF1],              // fcomi st, st(1): 1 < 2.5
-        &[0xDD, 0xD8],              // fstp st(0)
-        &[0xD9, 0xC0],              // fld st(0)
-        &m(0xDB, 3, DATA + 0x10),   // fistp dword: 2.5 -> 2 (nearest even)
-        &m(0xDB, 1, DATA + 0x14),   // fisttp dword: 2.5 -> 2
+        &m(0xD9, 5, DATA),        // fldcw [DATA] (PC = 53 bits, RC = nearest)
+        &m(0xDD, 0, DATA + 8),    // fld qword 2.5
+        &[0xD9, 0xE8],            // fld1
+        &[0xDB, 0xF1],            // fcomi st, st(1): 1 < 2.5
+        &[0xDD, 0xD8],            // fstp st(0)
+        &[0xD9, 0xC0],            // fld st(0)
+        &m(0xDB, 3, DATA + 0x10), // fistp dword: 2.5 -> 2 (nearest even)
+        &m(0xDB, 1, DATA + 0x14), // fisttp dword: 2.5 -> 2
         &[0xD9, 0xE8, 0xD9, 0xE8, 0xDE, 0xC1], // fld1, fld1, faddp
-        &m(0xD8, 6, DATA + 0x18),   // fdiv dword [3.0f]
-        &m(0xDD, 3, DATA + 0x20),   // fstp qword
+        &m(0xD8, 6, DATA + 0x18), // fdiv dword [3.0f]
+        &m(0xDD, 3, DATA + 0x20), // fstp qword
     ]);
     let mut mc = machine(&code);
     mc.w32(DATA as u64, 0x027F);
@@ -89,9 +92,9 @@ fn x87_unmasked_zero_divide_raises_mf_on_next_instruction() {
         &[0xDB, 0xE3],
         &m(0xD9, 5, DATA), // fldcw: ZM clear
         &[0xD9, 0xE8, 0xD9, 0xEE],
-        &[0xDE, 0xF9],     // fdivp: unmasked #Z, destination untouched
-        &[0x90],           // nop (not an x87 instruction)
-        &[0x9B],           // fwait -> #MF
+        &[0xDE, 0xF9], // fdivp: unmasked #Z, destination untouched
+        &[0x90],       // nop (not an x87 instruction)
+        &[0x9B],       // fwait -> #MF
     ]);
     let mut mc = machine(&code);
     mc.w32(DATA as u64, 0x037B);
@@ -125,9 +128,11 @@ fn x87_nm_when_task_switched() {
 #[test]
 fn x87_fxsave_layout_and_alignment() {
     let code = program(&[
-        &[0xDB, 0xE3, 0xD9, 0xE8],  // fninit; fld1
-        &[0x0F, 0xAE, 0x05], &0x6000u32.to_le_bytes(), // fxsave [0x6000]
-        &[0x0F, 0xAE, 0x05], &0x6108u32.to_le_bytes(), // fxsave [0x6108]: misaligned
+        &[0xDB, 0xE3, 0xD9, 0xE8], // fninit; fld1
+        &[0x0F, 0xAE, 0x05],
+        &0x6000u32.to_le_bytes(), // fxsave [0x6000]
+        &[0x0F, 0xAE, 0x05],
+        &0x6108u32.to_le_bytes(), // fxsave [0x6108]: misaligned
     ]);
     let mut mc = machine(&code);
     mc.cpu.state.cr4 |= 0x200;
@@ -148,16 +153,16 @@ fn x87_fxsave_layout_and_alignment() {
 fn x87_transcendentals_through_the_interpreter() {
     let code = program(&[
         &[0xDB, 0xE3],
-        &[0xD9, 0xEB],             // fldpi
-        &m(0xDA, 6, DATA),         // fidiv dword [6]
-        &[0xD9, 0xFE],             // fsin
-        &m(0xDB, 7, DATA + 0x10),  // fstp tbyte
+        &[0xD9, 0xEB],                         // fldpi
+        &m(0xDA, 6, DATA),                     // fidiv dword [6]
+        &[0xD9, 0xFE],                         // fsin
+        &m(0xDB, 7, DATA + 0x10),              // fstp tbyte
         &[0xD9, 0xE8, 0xD9, 0xE8, 0xD8, 0xC0], // fld1; fld1; fadd st, st -> 2
-        &[0xD9, 0xFA],             // fsqrt
+        &[0xD9, 0xFA],                         // fsqrt
         &m(0xDB, 7, DATA + 0x20),
-        &m(0xDD, 0, DATA + 0x30),  // fld qword 1e300 (64-bit mantissa), reduced mod 3
+        &m(0xDD, 0, DATA + 0x30), // fld qword 1e300 (64-bit mantissa), reduced mod 3
         &m(0xDD, 0, DATA + 0x38),
-        &[0xD9, 0xF8],             // fprem (partial steps)
+        &[0xD9, 0xF8],                               // fprem (partial steps)
         &[0xDF, 0xE0, 0xF6, 0xC4, 0x04, 0x75, 0xF7], // fnstsw ax; test ah, 4; jnz fprem
         &m(0xDD, 3, DATA + 0x40),
     ]);
@@ -166,8 +171,16 @@ fn x87_transcendentals_through_the_interpreter() {
     mc.w64(DATA as u64 + 0x30, 3.0f64.to_bits());
     mc.w64(DATA as u64 + 0x38, 1e300f64.to_bits());
     assert_eq!(mc.run(1000), RunExit::Halted);
-    assert_eq!(f80_at(&mc, DATA + 0x10), (0x3FFE, 0x8000_0000_0000_0000), "sin(pi/6) = 0.5");
-    assert_eq!(f80_at(&mc, DATA + 0x20), (0x3FFF, 0xB504_F333_F9DE_6484), "sqrt(2)");
+    assert_eq!(
+        f80_at(&mc, DATA + 0x10),
+        (0x3FFE, 0x8000_0000_0000_0000),
+        "sin(pi/6) = 0.5"
+    );
+    assert_eq!(
+        f80_at(&mc, DATA + 0x20),
+        (0x3FFF, 0xB504_F333_F9DE_6484),
+        "sqrt(2)"
+    );
     assert_eq!(mc.r64(DATA as u64 + 0x40), (1e300f64 % 3.0).to_bits());
 }
 
@@ -180,39 +193,50 @@ fn x87_fnstenv_real_mode_stores_linear_pointers() {
     mc.cpu.state.load_seg_real(aero_cpu::Seg::Cs, 0x700);
     mc.cpu.state.rip = 0x10;
     assert_eq!(mc.run(10), RunExit::Halted);
-    let w = |o: u64| u16::from_le_bytes([mc.ram[(0x600 + o) as usize], mc.ram[(0x601 + o) as usize]]);
+    let w =
+        |o: u64| u16::from_le_bytes([mc.ram[(0x600 + o) as usize], mc.ram[(0x601 + o) as usize]]);
     assert_eq!(w(0), 0x037F);
     assert_eq!(w(4), 0x3FFF, "tag word: R7 valid");
     assert_eq!(w(6), 0x7012, "FIP bits 15..0 of the linear address of FLD1");
     assert_eq!(w(8), 0x01E8, "FIP bits 19..16 = 0, FOP = 1E8");
-    assert_eq!(mc.cpu.fpu().control & 0x3F, 0x3F, "FNSTENV masks all exceptions");
+    assert_eq!(
+        mc.cpu.fpu().control & 0x3F,
+        0x3F,
+        "FNSTENV masks all exceptions"
+    );
 }
-
 
 #[test]
 fn x87_fsave_frstor_fxch_fcmov_fxam_fbstp() {
     let code = program(&[
         &[0xDB, 0xE3],
-        &m(0xDF, 4, DATA),          // fbld [bcd -1234]
-        &[0xD9, 0xE8],              // fld1
-        &[0xD9, 0xC9],              // fxch st(1): st0 = -1234, st1 = 1
-        &[0xD9, 0xE5],              // fxam: negative normal -> C1, C2
-        &[0xDF, 0xE0, 0x89, 0xC3],  // fnstsw ax; mov ebx, eax
-        &[0xF9],                    // stc
-        &[0xDA, 0xC1],              // fcmovb st, st(1): CF=1 -> st0 = 1
-        &m(0xDD, 6, DATA + 0x40),   // fnsave [0x5040] (108 bytes), FPU reinitialised
-        &[0xD9, 0xEE],              // fldz (into the fresh state)
-        &m(0xDD, 4, DATA + 0x40),   // frstor [0x5040]
-        &m(0xDF, 6, DATA + 0x20),   // fbstp [..]: st0 = 1
-        &m(0xDF, 6, DATA + 0x30),   // fbstp [..]: st0 = 1 (was st1)
+        &m(0xDF, 4, DATA),         // fbld [bcd -1234]
+        &[0xD9, 0xE8],             // fld1
+        &[0xD9, 0xC9],             // fxch st(1): st0 = -1234, st1 = 1
+        &[0xD9, 0xE5],             // fxam: negative normal -> C1, C2
+        &[0xDF, 0xE0, 0x89, 0xC3], // fnstsw ax; mov ebx, eax
+        &[0xF9],                   // stc
+        &[0xDA, 0xC1],             // fcmovb st, st(1): CF=1 -> st0 = 1
+        &m(0xDD, 6, DATA + 0x40),  // fnsave [0x5040] (108 bytes), FPU reinitialised
+        &[0xD9, 0xEE],             // fldz (into the fresh state)
+        &m(0xDD, 4, DATA + 0x40),  // frstor [0x5040]
+        &m(0xDF, 6, DATA + 0x20),  // fbstp [..]: st0 = 1
+        &m(0xDF, 6, DATA + 0x30),  // fbstp [..]: st0 = 1 (was st1)
     ]);
     let mut mc = machine(&code);
-    mc.ram[DATA as usize..DATA as usize + 10].copy_from_slice(&[0x34, 0x12, 0, 0, 0, 0, 0, 0, 0, 0x80]);
+    mc.ram[DATA as usize..DATA as usize + 10]
+        .copy_from_slice(&[0x34, 0x12, 0, 0, 0, 0, 0, 0, 0, 0x80]);
     assert_eq!(mc.run(100), RunExit::Halted);
     let sw = mc.cpu.state.reg(Reg::Rbx) as u16;
     assert_eq!(sw & 0x4700, 0x0600, "FXAM: C3=0 C2=1 C1=1 (negative) C0=0");
-    assert_eq!(&mc.ram[DATA as usize + 0x20..DATA as usize + 0x2A], &[1, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
-    assert_eq!(&mc.ram[DATA as usize + 0x30..DATA as usize + 0x3A], &[1, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    assert_eq!(
+        &mc.ram[DATA as usize + 0x20..DATA as usize + 0x2A],
+        &[1, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+    );
+    assert_eq!(
+        &mc.ram[DATA as usize + 0x30..DATA as usize + 0x3A],
+        &[1, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+    );
     // FSAVE image: control word, then ST(0) = 1.0 at offset 28.
     assert_eq!(mc.r32(DATA as u64 + 0x40) & 0xFFFF, 0x037F);
     assert_eq!(mc.r64(DATA as u64 + 0x40 + 28), 1 << 63);

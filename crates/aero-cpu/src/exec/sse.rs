@@ -14,7 +14,7 @@
 //!   except for the explicitly unaligned moves.
 
 use super::{Exec, Handler, Insn, K_IMM, K_MEM, K_REG};
-use crate::fault::{Fault, XResult, MF, XM};
+use crate::fault::{Fault, MF, XM, XResult};
 use crate::mmu::{CR0_EM, CR0_NE, CR0_TS, CR4_OSFXSR, CR4_OSXMMEXCPT};
 use iced_x86::{Code, Instruction, Mnemonic, Register};
 
@@ -24,7 +24,9 @@ pub fn lookup(ins: &Instruction) -> Option<Handler> {
         Movaps | Movapd | Movdqa | Movntps | Movntpd | Movntdq => mov_full::<true>,
         Movups | Movupd | Movdqu | Lddqu => mov_full::<false>,
         Movss => mov_scalar::<4>,
-        Movsd if matches!(ins.code(), Code::Movsd_xmm_xmmm64 | Code::Movsd_xmmm64_xmm) => mov_scalar::<8>,
+        Movsd if matches!(ins.code(), Code::Movsd_xmm_xmmm64 | Code::Movsd_xmmm64_xmm) => {
+            mov_scalar::<8>
+        }
         Movlps | Movlpd | Movhps | Movhpd | Movhlps | Movlhps => mov_half,
         Movd | Movq | Movq2dq | Movdq2q | Movntq => mov_dq,
         Movmskps | Movmskpd | Pmovmskb => movmsk,
@@ -161,7 +163,11 @@ pub(super) fn write(ex: &mut Exec<'_>, i: &Insn, n: usize, val: u128, aligned: b
 /// CR4.OSXMMEXCPT) and the caller must not write its destination.
 pub(super) fn fp_flags(ex: &mut Exec<'_>, flags: u8) -> XResult {
     if ex.c.sse.raise(flags) {
-        return Err(if ex.s.cr4 & CR4_OSXMMEXCPT != 0 { Fault::new(XM) } else { Fault::ud() });
+        return Err(if ex.s.cr4 & CR4_OSXMMEXCPT != 0 {
+            Fault::new(XM)
+        } else {
+            Fault::ud()
+        });
     }
     Ok(())
 }
@@ -178,7 +184,11 @@ fn mov_full<const ALIGNED: bool>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
 /// stores write only the element.
 fn mov_scalar<const BYTES: u32>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     prologue(ex, i)?;
-    let mask: u128 = if BYTES == 4 { u32::MAX as u128 } else { u64::MAX as u128 };
+    let mask: u128 = if BYTES == 4 {
+        u32::MAX as u128
+    } else {
+        u64::MAX as u128
+    };
     let src = read(ex, i, 1, false)? & mask;
     match (v(i, 0), v(i, 1)) {
         (V::Xmm(d), V::Xmm(_)) => {
@@ -225,7 +235,11 @@ fn mov_dq(ex: &mut Exec<'_>, i: &Insn) -> XResult {
         Mnemonic::Movd => 4,
         _ => 8,
     };
-    let mask = if bytes == 4 { u32::MAX as u128 } else { u64::MAX as u128 };
+    let mask = if bytes == 4 {
+        u32::MAX as u128
+    } else {
+        u64::MAX as u128
+    };
     let val = read(ex, i, 1, false)? & mask;
     write(ex, i, 0, val, false)?;
     epilogue(ex, mmx);

@@ -10,12 +10,14 @@ use iced_x86::{Instruction, Mnemonic};
 pub fn lookup(ins: &Instruction) -> Option<Handler> {
     use Mnemonic::*;
     Some(match ins.mnemonic() {
-        Paddb | Paddw | Paddd | Paddq | Psubb | Psubw | Psubd | Psubq | Paddsb | Paddsw | Paddusb | Paddusw | Psubsb
-        | Psubsw | Psubusb | Psubusw | Pmullw | Pmulhw | Pmulhuw | Pmuludq | Pmaddwd | Pavgb | Pavgw | Pminub | Pmaxub
-        | Pminsw | Pmaxsw | Pcmpeqb | Pcmpeqw | Pcmpeqd | Pcmpgtb | Pcmpgtw | Pcmpgtd | Psadbw | Pand | Pandn | Por
-        | Pxor | Packsswb | Packssdw | Packuswb | Punpcklbw | Punpcklwd | Punpckldq | Punpcklqdq | Punpckhbw
-        | Punpckhwd | Punpckhdq | Punpckhqdq | Pshufb | Phaddw | Phaddd | Phaddsw | Phsubw | Phsubd | Phsubsw
-        | Pmaddubsw | Pmulhrsw | Psignb | Psignw | Psignd | Pabsb | Pabsw | Pabsd => binop,
+        Paddb | Paddw | Paddd | Paddq | Psubb | Psubw | Psubd | Psubq | Paddsb | Paddsw
+        | Paddusb | Paddusw | Psubsb | Psubsw | Psubusb | Psubusw | Pmullw | Pmulhw | Pmulhuw
+        | Pmuludq | Pmaddwd | Pavgb | Pavgw | Pminub | Pmaxub | Pminsw | Pmaxsw | Pcmpeqb
+        | Pcmpeqw | Pcmpeqd | Pcmpgtb | Pcmpgtw | Pcmpgtd | Psadbw | Pand | Pandn | Por | Pxor
+        | Packsswb | Packssdw | Packuswb | Punpcklbw | Punpcklwd | Punpckldq | Punpcklqdq
+        | Punpckhbw | Punpckhwd | Punpckhdq | Punpckhqdq | Pshufb | Phaddw | Phaddd | Phaddsw
+        | Phsubw | Phsubd | Phsubsw | Pmaddubsw | Pmulhrsw | Psignb | Psignw | Psignd | Pabsb
+        | Pabsw | Pabsd => binop,
         Psllw | Pslld | Psllq | Psrlw | Psrld | Psrlq | Psraw | Psrad => shift,
         Pslldq | Psrldq => byte_shift,
         Pshufd | Pshufhw | Pshuflw | Pshufw => pshuf,
@@ -139,7 +141,11 @@ fn byte_shift(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     prologue(ex, i)?;
     let a = read(ex, i, 0, true)?;
     let n = i.imm as u8;
-    let r = if i.raw.mnemonic() == Mnemonic::Pslldq { pslldq(a, n) } else { psrldq(a, n) };
+    let r = if i.raw.mnemonic() == Mnemonic::Pslldq {
+        pslldq(a, n)
+    } else {
+        psrldq(a, n)
+    };
     write(ex, i, 0, r, true)
 }
 

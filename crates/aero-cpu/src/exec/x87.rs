@@ -8,9 +8,9 @@
 //! and "do not store on unmasked #I/#D/#Z" are handled by `X87State`.
 
 use super::{Exec, Handler, Insn, K_MEM};
-use crate::fault::{Fault, XResult, MF};
+use crate::fault::{Fault, MF, XResult};
 use crate::fpu::transcend::{self, Constant};
-use crate::fpu::{arith, convert, Compare, Dest, FpResult, X87State, F80};
+use crate::fpu::{Compare, Dest, F80, FpResult, X87State, arith, convert};
 use crate::mmu::{CR0_EM, CR0_NE, CR0_TS};
 use iced_x86::{Instruction, Mnemonic, Register};
 
@@ -26,8 +26,8 @@ pub fn lookup(ins: &Instruction) -> Option<Handler> {
         Fbstp => fbstp,
         Fxch => fxch,
         Fcmovb | Fcmove | Fcmovbe | Fcmovu | Fcmovnb | Fcmovne | Fcmovnbe | Fcmovnu => fcmov,
-        Fadd | Faddp | Fiadd | Fsub | Fsubp | Fisub | Fsubr | Fsubrp | Fisubr | Fmul | Fmulp | Fimul | Fdiv | Fdivp
-        | Fidiv | Fdivr | Fdivrp | Fidivr => farith,
+        Fadd | Faddp | Fiadd | Fsub | Fsubp | Fisub | Fsubr | Fsubrp | Fisubr | Fmul | Fmulp
+        | Fimul | Fdiv | Fdivp | Fidiv | Fdivr | Fdivrp | Fidivr => farith,
         Fchs | Fabs => fsign,
         Fsqrt | Frndint | F2xm1 | Fsin | Fcos => unary,
         Fsincos | Fptan | Fxtract => push_two,
@@ -67,9 +67,13 @@ fn fop_of(ex: &mut Exec<'_>) -> u16 {
     let mut k = 0;
     while k < 14 {
         let lin = base.wrapping_add(k) & ex.c.lin_mask;
-        let Ok(b) = ex.read_lin::<1>(lin) else { return 0 };
+        let Ok(b) = ex.read_lin::<1>(lin) else {
+            return 0;
+        };
         if (0xD8..=0xDF).contains(&b) {
-            let modrm = ex.read_lin::<1>(base.wrapping_add(k + 1) & ex.c.lin_mask).unwrap_or(0);
+            let modrm = ex
+                .read_lin::<1>(base.wrapping_add(k + 1) & ex.c.lin_mask)
+                .unwrap_or(0);
             return (((b & 7) << 8) | modrm) as u16;
         }
         k += 1;
@@ -92,7 +96,11 @@ pub(super) fn mem_index(i: &Insn) -> Option<usize> {
 /// Stack index of an ST(i) register operand.
 fn st_reg(i: &Insn, n: u32) -> usize {
     let r = i.raw.op_register(n);
-    if (Register::ST0..=Register::ST7).contains(&r) { r as usize - Register::ST0 as usize } else { 0 }
+    if (Register::ST0..=Register::ST7).contains(&r) {
+        r as usize - Register::ST0 as usize
+    } else {
+        0
+    }
 }
 
 fn ie_masked(fpu: &X87State) -> bool {
@@ -207,7 +215,11 @@ fn fst(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     let mem = mem_index(i);
     let empty = ex.c.fpu.is_empty(0);
     let env = ex.c.fpu.env();
-    let v = if empty { F80::INDEFINITE } else { ex.c.fpu.st(0) };
+    let v = if empty {
+        F80::INDEFINITE
+    } else {
+        ex.c.fpu.st(0)
+    };
     if empty && !ie_masked(&ex.c.fpu) {
         ex.c.fpu.stack_fault(false);
         record(ex, i);
@@ -279,7 +291,12 @@ fn fist(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     if ex.c.fpu.store_allowed(flags, Dest::Memory) {
         ex.write_mem(seg, off, size, value as u64)?;
     }
-    let stored = if empty { ex.c.fpu.stack_fault(false); true } else { ex.c.fpu.commit_flags(flags, c1, Dest::Memory) };
+    let stored = if empty {
+        ex.c.fpu.stack_fault(false);
+        true
+    } else {
+        ex.c.fpu.commit_flags(flags, c1, Dest::Memory)
+    };
     if stored && pop {
         ex.c.fpu.pop();
     }
@@ -304,7 +321,12 @@ fn fbstp(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     if ex.c.fpu.store_allowed(flags, Dest::Memory) {
         ex.write_bytes(i.mem.seg, off, &bytes)?;
     }
-    let stored = if empty { ex.c.fpu.stack_fault(false); true } else { ex.c.fpu.commit_flags(flags, c1, Dest::Memory) };
+    let stored = if empty {
+        ex.c.fpu.stack_fault(false);
+        true
+    } else {
+        ex.c.fpu.commit_flags(flags, c1, Dest::Memory)
+    };
     if stored {
         ex.c.fpu.pop();
     }
@@ -314,7 +336,11 @@ fn fbstp(ex: &mut Exec<'_>, i: &Insn) -> XResult {
 
 fn fxch(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     check_waiting(ex)?;
-    let k = if i.raw.op_count() >= 2 { st_reg(i, 1) } else { 1 };
+    let k = if i.raw.op_count() >= 2 {
+        st_reg(i, 1)
+    } else {
+        1
+    };
     let fpu = &mut ex.c.fpu;
     if fpu.is_empty(0) || fpu.is_empty(k) {
         fpu.stack_fault(false);
@@ -441,7 +467,11 @@ fn fsign(ex: &mut Exec<'_>, i: &Insn) -> XResult {
         underflow_into(fpu, 0);
     } else {
         let v = fpu.st(0);
-        let v = if i.raw.mnemonic() == Mnemonic::Fchs { v.negate() } else { v.abs() };
+        let v = if i.raw.mnemonic() == Mnemonic::Fchs {
+            v.negate()
+        } else {
+            v.abs()
+        };
         fpu.set_st(0, v);
         fpu.set_c1(false);
     }
@@ -499,7 +529,16 @@ fn push_two(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     let (x, env) = (fpu.st(0), fpu.env());
     let pair = match m {
         Mnemonic::Fsincos => transcend::fsincos(x, &env),
-        Mnemonic::Fptan => transcend::fptan(x, &env).map(|t| (t, FpResult { value: F80::ONE, flags: 0, c1: false })),
+        Mnemonic::Fptan => transcend::fptan(x, &env).map(|t| {
+            (
+                t,
+                FpResult {
+                    value: F80::ONE,
+                    flags: 0,
+                    c1: false,
+                },
+            )
+        }),
         _ => {
             let (e, s) = transcend::fxtract(x);
             Some((e, s))
@@ -508,7 +547,11 @@ fn push_two(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     match pair {
         None => fpu.set_c2(true),
         Some((first, second)) => {
-            if fpu.commit_flags(first.flags | second.flags, first.c1 | second.c1, Dest::Register) {
+            if fpu.commit_flags(
+                first.flags | second.flags,
+                first.c1 | second.c1,
+                Dest::Register,
+            ) {
                 fpu.set_st(0, first.value);
                 fpu.decrement_top();
                 fpu.set_st(0, second.value);
@@ -683,7 +726,10 @@ fn fcomi(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     // when the comparison completed (masked or no exception).
     let mut f = ex.rflags() & !(0x800 | 0x80 | 0x10);
     if done {
-        f = (f & !(0x40 | 0x4 | 0x1)) | if zf { 0x40 } else { 0 } | if pf { 0x4 } else { 0 } | if cf { 0x1 } else { 0 };
+        f = (f & !(0x40 | 0x4 | 0x1))
+            | if zf { 0x40 } else { 0 }
+            | if pf { 0x4 } else { 0 }
+            | if cf { 0x1 } else { 0 };
     }
     ex.set_rflags(f);
     if done && pop {

@@ -5,7 +5,7 @@
 
 use super::x87::{check_nm, check_waiting, record};
 use super::{Exec, Handler, Insn, K_MEM};
-use crate::fault::{Fault, XResult, MF};
+use crate::fault::{Fault, MF, XResult};
 use crate::fpu::{self, EnvLayout, FxLayout, X87State};
 use crate::mmu::{CR0_MP, CR0_NE, CR0_TS};
 use iced_x86::{Instruction, Mnemonic, Register};
@@ -140,7 +140,11 @@ fn fincdec(ex: &mut Exec<'_>, i: &Insn) -> XResult {
 fn ffree(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     check_waiting(ex)?;
     let r = i.raw.op_register(0);
-    let k = if (Register::ST0..=Register::ST7).contains(&r) { r as usize - Register::ST0 as usize } else { 0 };
+    let k = if (Register::ST0..=Register::ST7).contains(&r) {
+        r as usize - Register::ST0 as usize
+    } else {
+        0
+    };
     ex.c.fpu.set_empty(k);
     if i.raw.mnemonic() == Mnemonic::Ffreep {
         ex.c.fpu.increment_top();

@@ -4,8 +4,10 @@
 
 use std::cmp::Ordering;
 
-use super::softfloat::{self, Exact, Finite, Format, RoundEnv, Rounding, DE, FMT_EXT, IE, OE, UE, ZE};
 use super::f80::{Class, F80};
+use super::softfloat::{
+    self, DE, Exact, FMT_EXT, Finite, Format, IE, OE, RoundEnv, Rounding, UE, ZE,
+};
 
 /// Precision control (control word bits 8-9). Only FADD/FSUB/FMUL/FDIV/FSQRT honour it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -63,7 +65,13 @@ impl X87Env {
     /// control applies (only to the five basic operations).
     pub(crate) fn round_env(&self, honour_pc: bool) -> RoundEnv {
         let precision = if honour_pc { self.precision.bits() } else { 64 };
-        self.round_env_for(Format { precision, ..FMT_EXT }, true)
+        self.round_env_for(
+            Format {
+                precision,
+                ..FMT_EXT
+            },
+            true,
+        )
     }
 
     /// Rounding environment for a conversion to `format` (memory stores do not wrap).
@@ -90,14 +98,22 @@ pub struct FpResult {
 
 impl FpResult {
     pub(crate) fn exact(value: F80, flags: u8) -> Self {
-        FpResult { value, flags, c1: false }
+        FpResult {
+            value,
+            flags,
+            c1: false,
+        }
     }
     pub(crate) fn invalid() -> Self {
         FpResult::exact(F80::INDEFINITE, IE)
     }
     pub(crate) fn rounded(x: Exact, env: &RoundEnv, flags: u8) -> Self {
         let r = softfloat::round(x, env);
-        FpResult { value: F80::from_rounded(r), flags: flags | r.flags, c1: r.round_up }
+        FpResult {
+            value: F80::from_rounded(r),
+            flags: flags | r.flags,
+            c1: r.round_up,
+        }
     }
 }
 
@@ -190,14 +206,20 @@ fn add_signed(a: F80, b: F80, negate_b: bool, env: &X87Env) -> FpResult {
         (Class::Inf(sa), Class::Inf(sb)) if sa != sb => FpResult::invalid(),
         (Class::Inf(s), _) | (_, Class::Inf(s)) => FpResult::exact(signed_inf(s), de),
         (Class::Zero(sa), Class::Zero(sb)) => {
-            let sign = if sa == sb { sa } else { env.rounding == Rounding::Down };
+            let sign = if sa == sb {
+                sa
+            } else {
+                env.rounding == Rounding::Down
+            };
             FpResult::exact(signed_zero(sign), 0)
         }
         // x + 0 still rounds x to the selected precision.
         (Class::Finite(f, _), Class::Zero(_)) | (Class::Zero(_), Class::Finite(f, _)) => {
             FpResult::rounded(f.into(), &renv, de)
         }
-        (Class::Finite(fa, _), Class::Finite(fb, _)) => FpResult::rounded(softfloat::add(fa, fb, env.rounding), &renv, de),
+        (Class::Finite(fa, _), Class::Finite(fb, _)) => {
+            FpResult::rounded(softfloat::add(fa, fb, env.rounding), &renv, de)
+        }
         _ => FpResult::invalid(),
     }
 }
@@ -218,7 +240,9 @@ fn mul_soft(a: F80, b: F80, env: &X87Env) -> FpResult {
         (Class::Inf(_), Class::Zero(_)) | (Class::Zero(_), Class::Inf(_)) => FpResult::invalid(),
         (Class::Inf(_), _) | (_, Class::Inf(_)) => FpResult::exact(signed_inf(sign), de),
         (Class::Zero(_), _) | (_, Class::Zero(_)) => FpResult::exact(signed_zero(sign), de),
-        (Class::Finite(fa, _), Class::Finite(fb, _)) => FpResult::rounded(softfloat::mul(fa, fb), &env.round_env(true), de),
+        (Class::Finite(fa, _), Class::Finite(fb, _)) => {
+            FpResult::rounded(softfloat::mul(fa, fb), &env.round_env(true), de)
+        }
         _ => FpResult::invalid(),
     }
 }
@@ -241,7 +265,9 @@ fn div_soft(a: F80, b: F80, env: &X87Env) -> FpResult {
         (_, Class::Inf(_)) => FpResult::exact(signed_zero(sign), de),
         (Class::Zero(_), _) => FpResult::exact(signed_zero(sign), de),
         (_, Class::Zero(_)) => FpResult::exact(signed_inf(sign), de | ZE),
-        (Class::Finite(fa, _), Class::Finite(fb, _)) => FpResult::rounded(softfloat::div(fa, fb), &env.round_env(true), de),
+        (Class::Finite(fa, _), Class::Finite(fb, _)) => {
+            FpResult::rounded(softfloat::div(fa, fb), &env.round_env(true), de)
+        }
         _ => FpResult::invalid(),
     }
 }
@@ -257,7 +283,11 @@ fn sqrt_soft(a: F80, env: &X87Env) -> FpResult {
         Class::QNan | Class::SNan => propagate_nan(a, a),
         Class::Zero(_) | Class::Inf(false) => FpResult::exact(a, 0),
         Class::Inf(true) | Class::Finite(Finite { sign: true, .. }, _) => FpResult::invalid(),
-        Class::Finite(f, d) => FpResult::rounded(softfloat::sqrt(f), &env.round_env(true), if d { DE } else { 0 }),
+        Class::Finite(f, d) => FpResult::rounded(
+            softfloat::sqrt(f),
+            &env.round_env(true),
+            if d { DE } else { 0 },
+        ),
     }
 }
 
@@ -274,13 +304,25 @@ pub fn round_to_integer(a: F80, env: &X87Env) -> FpResult {
                     let value = if mag == 0 {
                         signed_zero(f.sign)
                     } else {
-                        let exact = Exact { sign: f.sign, exp: 127, sig: mag };
-                        F80::from_rounded(softfloat::round(exact, &RoundEnv::masked(FMT_EXT, env.rounding)))
+                        let exact = Exact {
+                            sign: f.sign,
+                            exp: 127,
+                            sig: mag,
+                        };
+                        F80::from_rounded(softfloat::round(
+                            exact,
+                            &RoundEnv::masked(FMT_EXT, env.rounding),
+                        ))
                     };
                     // Rounded up in magnitude when the integer exceeds the truncated value.
-                    let truncated = softfloat::round_to_integer(f, Rounding::Zero).map_or(0, |(t, _)| t);
+                    let truncated =
+                        softfloat::round_to_integer(f, Rounding::Zero).map_or(0, |(t, _)| t);
                     let up = inexact && mag > truncated;
-                    FpResult { value, flags: de | if inexact { softfloat::PE } else { 0 }, c1: up }
+                    FpResult {
+                        value,
+                        flags: de | if inexact { softfloat::PE } else { 0 },
+                        c1: up,
+                    }
                 }
                 None => FpResult::exact(a, de),
             }
@@ -340,7 +382,10 @@ mod tests {
         let env = X87Env::default();
         assert_eq!(add(f(1.5), f(2.25), &env).value, f(3.75));
         assert_eq!(sub(f(1.0), f(1.0), &env).value, F80::ZERO);
-        let down = X87Env { rounding: Rounding::Down, ..env };
+        let down = X87Env {
+            rounding: Rounding::Down,
+            ..env
+        };
         assert_eq!(sub(f(1.0), f(1.0), &down).value, F80::ZERO.negate());
         assert_eq!(mul(f(-3.0), f(0.5), &env).value, f(-1.5));
         let third = div(F80::ONE, f(3.0), &env);
@@ -353,11 +398,20 @@ mod tests {
 
     #[test]
     fn fpu_arith_precision_control() {
-        let env = X87Env { precision: Precision::Single, ..X87Env::default() };
+        let env = X87Env {
+            precision: Precision::Single,
+            ..X87Env::default()
+        };
         let third = div(F80::ONE, f(3.0), &env).value;
         assert_eq!(third.mantissa, 0xAAAA_AB00_0000_0000);
-        let env = X87Env { precision: Precision::Double, ..X87Env::default() };
-        assert_eq!(f80_to_f64(div(F80::ONE, f(3.0), &env).value, &env).0, (1.0f64 / 3.0).to_bits());
+        let env = X87Env {
+            precision: Precision::Double,
+            ..X87Env::default()
+        };
+        assert_eq!(
+            f80_to_f64(div(F80::ONE, f(3.0), &env).value, &env).0,
+            (1.0f64 / 3.0).to_bits()
+        );
         // Adding zero still rounds to the selected precision.
         let x = F80::new(false, 0x3FFF, 0xFFFF_FFFF_FFFF_FFFF);
         assert_eq!(add(x, F80::ZERO, &env).value, f(2.0));
@@ -392,7 +446,10 @@ mod tests {
         let r = mul(max, f(2.0), &env);
         assert_eq!((r.value, r.flags), (F80::INFINITY, OE | softfloat::PE));
         // Unmasked overflow delivers the result with the exponent reduced by 24576.
-        let unmasked = X87Env { masks: 0x3F & !OE, ..env };
+        let unmasked = X87Env {
+            masks: 0x3F & !OE,
+            ..env
+        };
         let r = mul(max, f(2.0), &unmasked);
         assert_eq!(r.value, F80::new(false, 0x7FFF - 24576, u64::MAX));
         assert_eq!(r.flags, OE);
@@ -407,13 +464,41 @@ mod tests {
     fn fpu_arith_compare_and_round() {
         assert_eq!(compare(f(1.0), f(2.0), false), (Compare::Less, 0));
         assert_eq!(compare(f(-1.0), f(-2.0), false), (Compare::Greater, 0));
-        assert_eq!(compare(F80::ZERO.negate(), F80::ZERO, false), (Compare::Equal, 0));
-        assert_eq!(compare(F80::INDEFINITE, F80::ONE, true), (Compare::Unordered, 0));
-        assert_eq!(compare(F80::INDEFINITE, F80::ONE, false), (Compare::Unordered, IE));
+        assert_eq!(
+            compare(F80::ZERO.negate(), F80::ZERO, false),
+            (Compare::Equal, 0)
+        );
+        assert_eq!(
+            compare(F80::INDEFINITE, F80::ONE, true),
+            (Compare::Unordered, 0)
+        );
+        assert_eq!(
+            compare(F80::INDEFINITE, F80::ONE, false),
+            (Compare::Unordered, IE)
+        );
         let env = X87Env::default();
         assert_eq!(round_to_integer(f(2.5), &env).value, f(2.0));
-        assert_eq!(round_to_integer(f(-2.5), &X87Env { rounding: Rounding::Down, ..env }).value, f(-3.0));
-        assert!(round_to_integer(f(-2.5), &X87Env { rounding: Rounding::Down, ..env }).c1);
+        assert_eq!(
+            round_to_integer(
+                f(-2.5),
+                &X87Env {
+                    rounding: Rounding::Down,
+                    ..env
+                }
+            )
+            .value,
+            f(-3.0)
+        );
+        assert!(
+            round_to_integer(
+                f(-2.5),
+                &X87Env {
+                    rounding: Rounding::Down,
+                    ..env
+                }
+            )
+            .c1
+        );
         assert_eq!(round_to_integer(f(0.25), &env).value, F80::ZERO);
     }
 
@@ -424,8 +509,14 @@ mod tests {
     fn fpu_arith_matches_mpmath_all_modes() {
         for &(op, cw, ase, am, bse, bm, rse, rm) in ARITH_CASES.iter() {
             let env = X87Env::from_control_word(cw);
-            let a = F80 { sign_exp: ase, mantissa: am };
-            let b = F80 { sign_exp: bse, mantissa: bm };
+            let a = F80 {
+                sign_exp: ase,
+                mantissa: am,
+            };
+            let b = F80 {
+                sign_exp: bse,
+                mantissa: bm,
+            };
             let r = match op {
                 "add" => add(a, b, &env),
                 "sub" => sub(a, b, &env),
@@ -433,7 +524,11 @@ mod tests {
                 "div" => div(a, b, &env),
                 _ => sqrt(a, &env),
             };
-            assert_eq!((r.value.sign_exp, r.value.mantissa), (rse, rm), "{op} cw={cw:04x} {ase:04x}:{am:016x} {bse:04x}:{bm:016x}");
+            assert_eq!(
+                (r.value.sign_exp, r.value.mantissa),
+                (rse, rm),
+                "{op} cw={cw:04x} {ase:04x}:{am:016x} {bse:04x}:{bm:016x}"
+            );
         }
     }
 
@@ -441,7 +536,10 @@ mod tests {
     /// host's IEEE double arithmetic (finite, normal results).
     #[test]
     fn fpu_arith_matches_host_f64() {
-        let env = X87Env { precision: Precision::Double, ..X87Env::default() };
+        let env = X87Env {
+            precision: Precision::Double,
+            ..X87Env::default()
+        };
         let mut seed = 0x1234_5678_9ABC_DEF0u64;
         let mut next = || {
             seed ^= seed << 13;
@@ -453,8 +551,11 @@ mod tests {
             let ra = next();
             let rb = next();
             // Mix wide-exponent randoms with near-equal operands (cancellation).
-            let a = f64::from_bits((ra & 0x800F_FFFF_FFFF_FFFF) | ((0x3C0 + (ra >> 52) % 0x80) << 52));
-            let b = if i % 4 == 0 { f64::from_bits(a.to_bits() ^ (rb & 0xFF)) } else {
+            let a =
+                f64::from_bits((ra & 0x800F_FFFF_FFFF_FFFF) | ((0x3C0 + (ra >> 52) % 0x80) << 52));
+            let b = if i % 4 == 0 {
+                f64::from_bits(a.to_bits() ^ (rb & 0xFF))
+            } else {
                 f64::from_bits((rb & 0x800F_FFFF_FFFF_FFFF) | ((0x3C0 + (rb >> 52) % 0x80) << 52))
             };
             let to64 = |r: FpResult| f80_to_f64(r.value, &env).0;
@@ -462,7 +563,11 @@ mod tests {
             assert_eq!(to64(sub(f(a), f(b), &env)), (a - b).to_bits(), "{a} - {b}");
             assert_eq!(to64(mul(f(a), f(b), &env)), (a * b).to_bits(), "{a} * {b}");
             assert_eq!(to64(div(f(a), f(b), &env)), (a / b).to_bits(), "{a} / {b}");
-            assert_eq!(to64(sqrt(f(a.abs()), &env)), a.abs().sqrt().to_bits(), "sqrt {a}");
+            assert_eq!(
+                to64(sqrt(f(a.abs()), &env)),
+                a.abs().sqrt().to_bits(),
+                "sqrt {a}"
+            );
         }
     }
 }

@@ -1,8 +1,8 @@
 //! Conversions between [`F80`] and memory formats: integers, f32/f64, packed BCD.
 
 use super::arith::X87Env;
-use super::softfloat::{self, Finite, Format, Rounding, DE, FMT_F32, FMT_F64, IE, PE};
 use super::f80::{Class, F80};
+use super::softfloat::{self, DE, FMT_F32, FMT_F64, Finite, Format, IE, PE, Rounding};
 
 /// Integer indefinite for an N-bit destination: the most negative value.
 pub fn integer_indefinite(bits: u32) -> i64 {
@@ -27,15 +27,29 @@ pub fn to_int(a: F80, env: &X87Env, bits: u32, truncate: bool) -> (i64, u8, bool
         Class::Finite(f, _) => f,
         _ => return invalid,
     };
-    let rounding = if truncate { Rounding::Zero } else { env.rounding };
-    let Some((mag, inexact)) = softfloat::round_to_integer(f, rounding) else { return invalid };
+    let rounding = if truncate {
+        Rounding::Zero
+    } else {
+        env.rounding
+    };
+    let Some((mag, inexact)) = softfloat::round_to_integer(f, rounding) else {
+        return invalid;
+    };
     let limit = 1u128 << (bits.clamp(1, 64) - 1);
     if mag > limit || (mag == limit && !f.sign) {
         return invalid;
     }
     let truncated = softfloat::round_to_integer(f, Rounding::Zero).map_or(0, |(t, _)| t);
-    let value = if f.sign { (mag as i128).wrapping_neg() as i64 } else { mag as i64 };
-    (value, if inexact { PE } else { 0 }, inexact && mag > truncated)
+    let value = if f.sign {
+        (mag as i128).wrapping_neg() as i64
+    } else {
+        mag as i64
+    };
+    (
+        value,
+        if inexact { PE } else { 0 },
+        inexact && mag > truncated,
+    )
 }
 
 /// Layout of an IEEE binary interchange format in a u64.
@@ -44,8 +58,14 @@ struct Ieee {
     format: Format,
 }
 
-const IEEE64: Ieee = Ieee { frac_bits: 52, format: FMT_F64 };
-const IEEE32: Ieee = Ieee { frac_bits: 23, format: FMT_F32 };
+const IEEE64: Ieee = Ieee {
+    frac_bits: 52,
+    format: FMT_F64,
+};
+const IEEE32: Ieee = Ieee {
+    frac_bits: 23,
+    format: FMT_F32,
+};
 
 impl Ieee {
     fn exp_all_ones(&self) -> u64 {
@@ -55,7 +75,9 @@ impl Ieee {
         self.frac_bits + (64 - (2 * self.format.emax + 1).leading_zeros() as u32 - 32)
     }
     fn indefinite(&self) -> u64 {
-        (1 << self.sign_shift()) | (self.exp_all_ones() << self.frac_bits) | (1 << (self.frac_bits - 1))
+        (1 << self.sign_shift())
+            | (self.exp_all_ones() << self.frac_bits)
+            | (1 << (self.frac_bits - 1))
     }
 
     /// FLD m32/m64: exact widening. SNaN inputs are quietened with #IA, denormals flag #D.
@@ -79,7 +101,11 @@ impl Ieee {
             let f = Finite::new(sign, self.format.emin - self.frac_bits as i32 + 63, frac);
             return (F80::from_finite(f), DE);
         }
-        let f = Finite { sign, exp: exp as i32 - self.format.emax, sig: (1 << 63) | (frac << top) };
+        let f = Finite {
+            sign,
+            exp: exp as i32 - self.format.emax,
+            sig: (1 << 63) | (frac << top),
+        };
         (F80::from_finite(f), 0)
     }
 
@@ -93,14 +119,19 @@ impl Ieee {
             Class::QNan | Class::SNan => {
                 let flags = if a.is_snan() { IE } else { 0 };
                 let frac = ((a.mantissa >> top) & frac_mask) | (1 << (self.frac_bits - 1));
-                (sign_bit | (self.exp_all_ones() << self.frac_bits) | frac, flags, false)
+                (
+                    sign_bit | (self.exp_all_ones() << self.frac_bits) | frac,
+                    flags,
+                    false,
+                )
             }
             Class::Inf(_) => (sign_bit | (self.exp_all_ones() << self.frac_bits), 0, false),
             Class::Zero(_) => (sign_bit, 0, false),
             // FST m32/m64 raises #U/#O/#P but not #D for a denormal register value.
             Class::Finite(f, _) => {
                 let r = softfloat::round(f.into(), &env.round_env_for(self.format, false));
-                let bits = sign_bit | ((r.bexp as u64) << self.frac_bits) | ((r.sig >> top) & frac_mask);
+                let bits =
+                    sign_bit | ((r.bexp as u64) << self.frac_bits) | ((r.sig >> top) & frac_mask);
                 (bits, r.flags, r.round_up)
             }
         }
@@ -158,7 +189,9 @@ pub fn to_bcd(a: F80, env: &X87Env) -> ([u8; 10], u8, bool) {
         Class::Finite(f, _) => f,
         _ => return invalid,
     };
-    let Some((mut mag, inexact)) = softfloat::round_to_integer(f, env.rounding) else { return invalid };
+    let Some((mut mag, inexact)) = softfloat::round_to_integer(f, env.rounding) else {
+        return invalid;
+    };
     if mag >= 1_000_000_000_000_000_000 {
         return invalid;
     }
@@ -183,14 +216,27 @@ mod tests {
     #[test]
     fn fpu_convert_f64_roundtrip_and_specials() {
         let env = X87Env::default();
-        for x in [0.0, -0.0, 1.0, -2.5, 1e300, 5e-324, f64::INFINITY, f64::MIN_POSITIVE, 0.1] {
+        for x in [
+            0.0,
+            -0.0,
+            1.0,
+            -2.5,
+            1e300,
+            5e-324,
+            f64::INFINITY,
+            f64::MIN_POSITIVE,
+            0.1,
+        ] {
             let (v, _) = f64_to_f80(f64::to_bits(x));
             assert_eq!(f80_to_f64(v, &env).0, x.to_bits(), "{x}");
         }
         assert_eq!(f64_to_f80(1.0f64.to_bits()).0, F80::ONE);
         assert_eq!(f64_to_f80(5e-324f64.to_bits()).1, DE);
         let (q, flags) = f64_to_f80(0x7FF0_0000_0000_0001);
-        assert_eq!((q, flags), (F80::new(false, 0x7FFF, 0xC000_0000_0000_0800), IE));
+        assert_eq!(
+            (q, flags),
+            (F80::new(false, 0x7FFF, 0xC000_0000_0000_0800), IE)
+        );
         assert_eq!(f80_to_f64(F80::INDEFINITE, &env).0, 0xFFF8_0000_0000_0000);
         assert_eq!(f80_to_f32(F80::INDEFINITE, &env).0, 0xFFC0_0000);
         let big = F80::new(false, 0x3FFF + 200, 1 << 63);
@@ -209,17 +255,29 @@ mod tests {
     fn fpu_convert_integers() {
         let env = X87Env::default();
         assert_eq!(from_i64(i64::MIN), F80::new(true, 0x3FFF + 63, 1 << 63));
-        assert_eq!(to_int(from_i64(-123456789), &env, 32, false), (-123456789, 0, false));
+        assert_eq!(
+            to_int(from_i64(-123456789), &env, 32, false),
+            (-123456789, 0, false)
+        );
         let (f, _) = f64_to_f80(2.5f64.to_bits());
         assert_eq!(to_int(f, &env, 16, false), (2, PE, false));
         assert_eq!(to_int(f, &env, 16, true), (2, PE, false));
         let (f, _) = f64_to_f80((-2.7f64).to_bits());
         assert_eq!(to_int(f, &env, 32, false), (-3, PE, true));
         assert_eq!(to_int(f, &env, 32, true), (-2, PE, false));
-        assert_eq!(to_int(from_i64(32768), &env, 16, false), (-32768, IE, false));
-        assert_eq!(to_int(from_i64(-32768), &env, 16, false), (-32768, 0, false));
+        assert_eq!(
+            to_int(from_i64(32768), &env, 16, false),
+            (-32768, IE, false)
+        );
+        assert_eq!(
+            to_int(from_i64(-32768), &env, 16, false),
+            (-32768, 0, false)
+        );
         assert_eq!(to_int(F80::INDEFINITE, &env, 64, false).0, i64::MIN);
-        assert_eq!(to_int(F80::INFINITY, &env, 32, true), (i32::MIN as i64, IE, false));
+        assert_eq!(
+            to_int(F80::INFINITY, &env, 32, true),
+            (i32::MIN as i64, IE, false)
+        );
     }
 
     #[test]
@@ -229,8 +287,14 @@ mod tests {
         let v = from_bcd(bcd);
         assert_eq!(v, from_i64(-990_000_000_123_456_789));
         assert_eq!(to_bcd(v, &env), (bcd, 0, false));
-        assert_eq!(to_bcd(from_i64(1_000_000_000_000_000_000), &env).0, BCD_INDEFINITE);
+        assert_eq!(
+            to_bcd(from_i64(1_000_000_000_000_000_000), &env).0,
+            BCD_INDEFINITE
+        );
         let (f, _) = f64_to_f80(12.5f64.to_bits());
-        assert_eq!(to_bcd(f, &env), ([0x12, 0, 0, 0, 0, 0, 0, 0, 0, 0], PE, false));
+        assert_eq!(
+            to_bcd(f, &env),
+            ([0x12, 0, 0, 0, 0, 0, 0, 0, 0, 0], PE, false)
+        );
     }
 }

@@ -29,14 +29,29 @@ pub(crate) enum Class {
 }
 
 impl F80 {
-    pub const ZERO: F80 = F80 { sign_exp: 0, mantissa: 0 };
-    pub const ONE: F80 = F80 { sign_exp: 0x3FFF, mantissa: INT_BIT };
-    pub const INFINITY: F80 = F80 { sign_exp: 0x7FFF, mantissa: INT_BIT };
+    pub const ZERO: F80 = F80 {
+        sign_exp: 0,
+        mantissa: 0,
+    };
+    pub const ONE: F80 = F80 {
+        sign_exp: 0x3FFF,
+        mantissa: INT_BIT,
+    };
+    pub const INFINITY: F80 = F80 {
+        sign_exp: 0x7FFF,
+        mantissa: INT_BIT,
+    };
     /// The "real indefinite" QNaN produced by masked invalid operations.
-    pub const INDEFINITE: F80 = F80 { sign_exp: 0xFFFF, mantissa: 0xC000_0000_0000_0000 };
+    pub const INDEFINITE: F80 = F80 {
+        sign_exp: 0xFFFF,
+        mantissa: 0xC000_0000_0000_0000,
+    };
 
     pub const fn new(sign: bool, exponent: u16, mantissa: u64) -> F80 {
-        F80 { sign_exp: ((sign as u16) << 15) | (exponent & EXP_MAX), mantissa }
+        F80 {
+            sign_exp: ((sign as u16) << 15) | (exponent & EXP_MAX),
+            mantissa,
+        }
     }
     pub fn sign(self) -> bool {
         self.sign_exp & 0x8000 != 0
@@ -45,10 +60,16 @@ impl F80 {
         self.sign_exp & EXP_MAX
     }
     pub fn negate(self) -> F80 {
-        F80 { sign_exp: self.sign_exp ^ 0x8000, ..self }
+        F80 {
+            sign_exp: self.sign_exp ^ 0x8000,
+            ..self
+        }
     }
     pub fn abs(self) -> F80 {
-        F80 { sign_exp: self.sign_exp & EXP_MAX, ..self }
+        F80 {
+            sign_exp: self.sign_exp & EXP_MAX,
+            ..self
+        }
     }
     pub fn with_sign(self, sign: bool) -> F80 {
         F80::new(sign, self.exponent(), self.mantissa)
@@ -56,7 +77,10 @@ impl F80 {
     pub fn from_le_bytes(b: [u8; 10]) -> F80 {
         let mut m = [0u8; 8];
         m.copy_from_slice(&b[..8]);
-        F80 { mantissa: u64::from_le_bytes(m), sign_exp: u16::from_le_bytes([b[8], b[9]]) }
+        F80 {
+            mantissa: u64::from_le_bytes(m),
+            sign_exp: u16::from_le_bytes([b[8], b[9]]),
+        }
     }
     pub fn to_le_bytes(self) -> [u8; 10] {
         let mut b = [0u8; 10];
@@ -75,7 +99,10 @@ impl F80 {
     }
     /// The QNaN form of a NaN (sets the quiet bit).
     pub fn quieted(self) -> F80 {
-        F80 { mantissa: self.mantissa | QUIET_BIT, ..self }
+        F80 {
+            mantissa: self.mantissa | QUIET_BIT,
+            ..self
+        }
     }
 
     /// FXAM classification as (C3, C2, C0); `empty` for an empty register.
@@ -106,7 +133,14 @@ impl F80 {
             EXP_MAX if m & QUIET_BIT != 0 => Class::QNan,
             EXP_MAX => Class::SNan,
             _ if m & INT_BIT == 0 => Class::Unsupported,
-            _ => Class::Finite(Finite { sign, exp: e as i32 - BIAS, sig: m }, false),
+            _ => Class::Finite(
+                Finite {
+                    sign,
+                    exp: e as i32 - BIAS,
+                    sig: m,
+                },
+                false,
+            ),
         }
     }
 
@@ -131,7 +165,10 @@ mod tests {
         assert_eq!(F80::INDEFINITE.class(), Class::QNan);
         assert_eq!(F80::new(false, 0x7FFF, INT_BIT | 1).class(), Class::SNan);
         assert_eq!(F80::new(false, 0x7FFF, 1).class(), Class::Unsupported);
-        assert_eq!(F80::new(false, 0x4000, 0x4000_0000_0000_0000).class(), Class::Unsupported);
+        assert_eq!(
+            F80::new(false, 0x4000, 0x4000_0000_0000_0000).class(),
+            Class::Unsupported
+        );
         match F80::new(false, 0, 1).class() {
             Class::Finite(f, true) => assert_eq!((f.exp, f.sig), (-16382 - 63, INT_BIT)),
             c => panic!("{c:?}"),

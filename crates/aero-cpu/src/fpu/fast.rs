@@ -9,7 +9,7 @@
 use super::arith::{FpResult, Precision, X87Env};
 use super::convert::f64_to_f80;
 use super::f80::F80;
-use super::softfloat::{Rounding, PE};
+use super::softfloat::{PE, Rounding};
 
 /// Magnitudes below this could make an FMA residual underflow.
 const SAFE_MIN: f64 = f64::MIN_POSITIVE * (1u64 << 54) as f64;
@@ -21,7 +21,9 @@ fn as_f64(v: F80) -> Option<f64> {
     if v.mantissa >> 63 == 0 || v.mantissa & 0x7FF != 0 || !(-1022..=1023).contains(&e) {
         return None;
     }
-    let bits = ((v.sign() as u64) << 63) | (((e + 1023) as u64) << 52) | ((v.mantissa >> 11) & ((1 << 52) - 1));
+    let bits = ((v.sign() as u64) << 63)
+        | (((e + 1023) as u64) << 52)
+        | ((v.mantissa >> 11) & ((1 << 52) - 1));
     Some(f64::from_bits(bits))
 }
 
@@ -35,7 +37,11 @@ fn finish(r: f64, inexact: bool, up: bool) -> Option<FpResult> {
         return None;
     }
     let value: F80 = f64_to_f80(r.to_bits()).0;
-    Some(FpResult { value, flags: if inexact { PE } else { 0 }, c1: inexact && up })
+    Some(FpResult {
+        value,
+        flags: if inexact { PE } else { 0 },
+        c1: inexact && up,
+    })
 }
 
 /// True when the rounding error `err = exact - r` means |r| > |exact|.
@@ -119,7 +125,11 @@ mod tests {
         let mut answered = 0;
         for n in 0..30000 {
             let mk = |r: u64| {
-                let e = if r & 3 == 0 { 0x3FFF - 1100 + (r >> 8) % 2200 } else { 0x3FFF - 40 + (r >> 8) % 80 };
+                let e = if r & 3 == 0 {
+                    0x3FFF - 1100 + (r >> 8) % 2200
+                } else {
+                    0x3FFF - 40 + (r >> 8) % 80
+                };
                 let m = (r | (1 << 63)) & !0x7FF;
                 let m = if n % 4 == 0 { m & !0xFFFF_FFFF } else { m };
                 F80::new(r >> 62 & 1 == 1, e as u16, m)

@@ -3,12 +3,24 @@
 //! (debug builds check integer overflow).
 
 use super::transcend::{self, Constant};
-use super::{arith, convert, X87Env, F80};
-use crate::sse::{convert as sconv, float as sfloat, int as sint, Mxcsr};
+use super::{F80, X87Env, arith, convert};
+use crate::sse::{Mxcsr, convert as sconv, float as sfloat, int as sint};
 
 fn edge_values() -> Vec<F80> {
-    let exps = [0u16, 1, 2, 0x3FFE, 0x3FFF, 0x4000, 0x403E, 0x403F, 0x4040, 0x7FFD, 0x7FFE, 0x7FFF];
-    let mants = [0u64, 1, 1 << 62, 1 << 63, (1 << 63) | 1, (1 << 63) | (1 << 62), u64::MAX, u64::MAX >> 1, 0xC90F_DAA2_2168_C235];
+    let exps = [
+        0u16, 1, 2, 0x3FFE, 0x3FFF, 0x4000, 0x403E, 0x403F, 0x4040, 0x7FFD, 0x7FFE, 0x7FFF,
+    ];
+    let mants = [
+        0u64,
+        1,
+        1 << 62,
+        1 << 63,
+        (1 << 63) | 1,
+        (1 << 63) | (1 << 62),
+        u64::MAX,
+        u64::MAX >> 1,
+        0xC90F_DAA2_2168_C235,
+    ];
     let mut v = Vec::new();
     for &e in &exps {
         for &m in &mants {
@@ -31,7 +43,10 @@ fn fpu_hostile_inputs_never_panic() {
     let mut values = edge_values();
     for _ in 0..300 {
         let r = next();
-        values.push(F80 { sign_exp: (r >> 48) as u16, mantissa: next() });
+        values.push(F80 {
+            sign_exp: (r >> 48) as u16,
+            mantissa: next(),
+        });
     }
     let envs: Vec<X87Env> = [0x037F, 0x0000, 0x0C40, 0x0B7F, 0x047F, 0x0840]
         .iter()
@@ -59,7 +74,10 @@ fn fpu_hostile_inputs_never_panic() {
         ] {
             // Results are always supported encodings: no unnormals or pseudo-NaNs appear.
             let v = r.value;
-            assert!(v.exponent() == 0 || v.mantissa >> 63 == 1, "{a:?} {b:?} -> {v:?}");
+            assert!(
+                v.exponent() == 0 || v.mantissa >> 63 == 1,
+                "{a:?} {b:?} -> {v:?}"
+            );
             sink ^= v.mantissa;
         }
         // Unsupported operands give the indefinite with #IA.
@@ -68,7 +86,14 @@ fn fpu_hostile_inputs_never_panic() {
             let r = arith::add(a, F80::ONE, env);
             assert_eq!((r.value, r.flags & 1), (F80::INDEFINITE, 1));
         }
-        for r in [transcend::fsin(a, env), transcend::fcos(a, env), transcend::fptan(a, env)].into_iter().flatten() {
+        for r in [
+            transcend::fsin(a, env),
+            transcend::fcos(a, env),
+            transcend::fptan(a, env),
+        ]
+        .into_iter()
+        .flatten()
+        {
             sink ^= r.value.mantissa;
         }
         let _ = transcend::fsincos(a, env);
@@ -87,21 +112,38 @@ fn fpu_hostile_inputs_never_panic() {
         let mx = Mxcsr([0x1F80, 0x9FC0, 0x0000, 0x7F80, 0x3F80][k % 5]);
         for kind in [sfloat::F32, sfloat::F64] {
             let (x, y) = (a.mantissa, b.mantissa);
-            let (x, y) = if kind.bits() == 32 { (x & 0xFFFF_FFFF, y >> 32) } else { (x, y) };
-            for op in [sfloat::Arith::Add, sfloat::Arith::Sub, sfloat::Arith::Mul, sfloat::Arith::Div] {
+            let (x, y) = if kind.bits() == 32 {
+                (x & 0xFFFF_FFFF, y >> 32)
+            } else {
+                (x, y)
+            };
+            for op in [
+                sfloat::Arith::Add,
+                sfloat::Arith::Sub,
+                sfloat::Arith::Mul,
+                sfloat::Arith::Div,
+            ] {
                 sink ^= sfloat::arith(kind, op, x, y, mx).0;
             }
             sink ^= sfloat::sqrt(kind, x, mx).0 ^ sfloat::min_max(kind, k % 2 == 0, x, y, mx).0;
             sink ^= sfloat::cmp_predicate(kind, (k % 8) as u8, x, y, mx).0;
-            sink ^= sconv::float_to_int(kind, x, 32, false, mx).0 as u64 ^ sconv::float_to_int(kind, x, 64, true, mx).0 as u64;
+            sink ^= sconv::float_to_int(kind, x, 32, false, mx).0 as u64
+                ^ sconv::float_to_int(kind, x, 64, true, mx).0 as u64;
             sink ^= sconv::int_to_float(kind, x as i64, mx).0;
         }
         sink ^= sconv::float_to_float(sfloat::F64, sfloat::F32, a.mantissa, mx).0;
-        let (va, vb) = ((a.mantissa as u128) << 64 | b.mantissa as u128, (b.mantissa as u128) << 32);
+        let (va, vb) = (
+            (a.mantissa as u128) << 64 | b.mantissa as u128,
+            (b.mantissa as u128) << 32,
+        );
         for bits in [8, 16, 32, 64] {
-            sink ^= (sint::psll(va, vb as u64, bits) ^ sint::psra(va, vb as u64, bits.min(32)) ^ sint::padds(va, vb, bits.min(16))) as u64;
+            sink ^= (sint::psll(va, vb as u64, bits)
+                ^ sint::psra(va, vb as u64, bits.min(32))
+                ^ sint::padds(va, vb, bits.min(16))) as u64;
         }
-        sink ^= (sint::pshufb(va, vb, 16) ^ sint::palignr(va, vb, a.mantissa as u8, 16) ^ sint::pslldq(va, b.mantissa as u8)) as u64;
+        sink ^= (sint::pshufb(va, vb, 16)
+            ^ sint::palignr(va, vb, a.mantissa as u8, 16)
+            ^ sint::pslldq(va, b.mantissa as u8)) as u64;
     }
     // Keeps the work observable.
     std::hint::black_box(sink);

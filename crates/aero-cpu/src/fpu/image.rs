@@ -4,7 +4,7 @@
 
 use super::f80::F80;
 use super::state::X87State;
-use crate::sse::{SseState, MXCSR_MASK};
+use crate::sse::{MXCSR_MASK, SseState};
 
 /// Layout of the FSTENV/FSAVE environment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,10 +60,12 @@ fn put64(b: &mut [u8], off: usize, v: u64) {
     }
 }
 fn get16(b: &[u8], off: usize) -> u16 {
-    b.get(off..off + 2).map_or(0, |s| u16::from_le_bytes([s[0], s[1]]))
+    b.get(off..off + 2)
+        .map_or(0, |s| u16::from_le_bytes([s[0], s[1]]))
 }
 fn get32(b: &[u8], off: usize) -> u32 {
-    b.get(off..off + 4).map_or(0, |s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
+    b.get(off..off + 4)
+        .map_or(0, |s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
 }
 fn get64(b: &[u8], off: usize) -> u64 {
     (get32(b, off) as u64) | ((get32(b, off + 4) as u64) << 32)
@@ -251,7 +253,12 @@ pub fn fxsave(x87: &X87State, sse: &SseState, layout: FxLayout) -> [u8; 512] {
 
 /// FXRSTOR from a 512-byte image. Fails (#GP) when MXCSR has reserved bits set; in that
 /// case nothing is modified.
-pub fn fxrstor(x87: &mut X87State, sse: &mut SseState, layout: FxLayout, b: &[u8]) -> Result<(), ImageError> {
+pub fn fxrstor(
+    x87: &mut X87State,
+    sse: &mut SseState,
+    layout: FxLayout,
+    b: &[u8],
+) -> Result<(), ImageError> {
     let mxcsr = get32(b, 24);
     sse.set_mxcsr(mxcsr)?;
     x87.control = (get16(b, 0) & 0x1F3F) | 0x0040;
@@ -314,7 +321,12 @@ mod tests {
 
     #[test]
     fn fpu_image_env_roundtrip_every_layout() {
-        for layout in [EnvLayout::Real16, EnvLayout::Protected16, EnvLayout::Real32, EnvLayout::Protected32] {
+        for layout in [
+            EnvLayout::Real16,
+            EnvLayout::Protected16,
+            EnvLayout::Real32,
+            EnvLayout::Protected32,
+        ] {
             let mut s = sample();
             if matches!(layout, EnvLayout::Real16) {
                 s.fip &= 0xF_FFFF;
@@ -344,8 +356,22 @@ mod tests {
                 want.fop = t.fop;
             }
             // Empty registers keep stale contents; compare the meaningful state.
-            assert_eq!((t.control, t.status, t.empty, t.fip, t.fdp, t.fcs, t.fds, t.fop),
-                (want.control, want.status, want.empty, want.fip, want.fdp, want.fcs, want.fds, want.fop), "{layout:?}");
+            assert_eq!(
+                (
+                    t.control, t.status, t.empty, t.fip, t.fdp, t.fcs, t.fds, t.fop
+                ),
+                (
+                    want.control,
+                    want.status,
+                    want.empty,
+                    want.fip,
+                    want.fdp,
+                    want.fcs,
+                    want.fds,
+                    want.fop
+                ),
+                "{layout:?}"
+            );
             assert_eq!((t.st(0), t.st(1)), (want.st(0), want.st(1)));
         }
     }
@@ -379,9 +405,15 @@ mod tests {
         let mut sse2 = SseState::default();
         fxrstor(&mut x2, &mut sse2, FxLayout::Long64, &b).unwrap();
         assert_eq!(sse2, sse);
-        assert_eq!((x2.st(0), x2.st(1), x2.empty, x2.status), (x.st(0), x.st(1), x.empty, x.status));
+        assert_eq!(
+            (x2.st(0), x2.st(1), x2.empty, x2.status),
+            (x.st(0), x.st(1), x.empty, x.status)
+        );
         let mut bad = b;
         put32(&mut bad, 24, 0x1_0000);
-        assert_eq!(fxrstor(&mut x2, &mut sse2, FxLayout::Long64, &bad), Err(ImageError::ReservedMxcsr(0x1_0000)));
+        assert_eq!(
+            fxrstor(&mut x2, &mut sse2, FxLayout::Long64, &bad),
+            Err(ImageError::ReservedMxcsr(0x1_0000))
+        );
     }
 }

@@ -9,17 +9,17 @@
 
 pub mod arith;
 pub mod convert;
-pub mod softfloat;
 mod f80;
 mod fast;
 #[cfg(test)]
 mod hostile;
 mod image;
+pub mod softfloat;
 mod state;
 pub mod transcend;
 mod wide;
 
 pub use arith::{Compare, FpResult, Precision, X87Env};
 pub use f80::F80;
-pub use image::{fxrstor, fxsave, EnvLayout, FxLayout, ImageError};
-pub use state::{Dest, X87State, SW_B, SW_C0, SW_C1, SW_C2, SW_C3, SW_ES, SW_SF};
+pub use image::{EnvLayout, FxLayout, ImageError, fxrstor, fxsave};
+pub use state::{Dest, SW_B, SW_C0, SW_C1, SW_C2, SW_C3, SW_ES, SW_SF, X87State};

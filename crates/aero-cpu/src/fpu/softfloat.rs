@@ -48,9 +48,21 @@ pub struct Format {
     pub emax: i32,
 }
 
-pub const FMT_EXT: Format = Format { precision: 64, emin: -16382, emax: 16383 };
-pub const FMT_F64: Format = Format { precision: 53, emin: -1022, emax: 1023 };
-pub const FMT_F32: Format = Format { precision: 24, emin: -126, emax: 127 };
+pub const FMT_EXT: Format = Format {
+    precision: 64,
+    emin: -16382,
+    emax: 16383,
+};
+pub const FMT_F64: Format = Format {
+    precision: 53,
+    emin: -1022,
+    emax: 1023,
+};
+pub const FMT_F32: Format = Format {
+    precision: 24,
+    emin: -126,
+    emax: 127,
+};
 
 /// Everything the rounding step needs to know about the environment.
 #[derive(Clone, Copy, Debug)]
@@ -93,7 +105,11 @@ impl Finite {
     pub fn new(sign: bool, exp: i32, sig: u64) -> Self {
         debug_assert!(sig != 0);
         let lz = sig.leading_zeros();
-        Finite { sign, exp: exp - lz as i32, sig: sig << lz }
+        Finite {
+            sign,
+            exp: exp - lz as i32,
+            sig: sig << lz,
+        }
     }
 }
 
@@ -108,7 +124,11 @@ pub struct Exact {
 
 impl From<Finite> for Exact {
     fn from(f: Finite) -> Self {
-        Exact { sign: f.sign, exp: f.exp, sig: (f.sig as u128) << 64 }
+        Exact {
+            sign: f.sign,
+            exp: f.exp,
+            sig: (f.sig as u128) << 64,
+        }
     }
 }
 
@@ -150,7 +170,14 @@ fn should_increment(rounding: Rounding, sign: bool, keep_odd: bool, rem: u128, h
 
 /// Rounds `sig` (value sig*2^(exp-127)) keeping the bits above `drop`.
 /// Returns (kept significand, exponent, inexact, incremented).
-fn round_bits(sig: u128, exp: i32, drop: u32, precision: u32, rounding: Rounding, sign: bool) -> (u128, i32, bool, bool) {
+fn round_bits(
+    sig: u128,
+    exp: i32,
+    drop: u32,
+    precision: u32,
+    rounding: Rounding,
+    sign: bool,
+) -> (u128, i32, bool, bool) {
     let lsb = 1u128 << drop;
     let rem = sig & (lsb - 1);
     let mut keep = sig >> drop;
@@ -167,13 +194,23 @@ fn round_bits(sig: u128, exp: i32, drop: u32, precision: u32, rounding: Rounding
 }
 
 fn zero(sign: bool, flags: u8) -> Rounded {
-    Rounded { sign, bexp: 0, sig: 0, flags, round_up: false }
+    Rounded {
+        sign,
+        bexp: 0,
+        sig: 0,
+        flags,
+        round_up: false,
+    }
 }
 
 /// Rounds an exact intermediate to the environment's format (IEEE 754, tininess detected
 /// after rounding as x86 does).
 pub fn round(x: Exact, env: &RoundEnv) -> Rounded {
-    let Exact { sign, mut exp, mut sig } = x;
+    let Exact {
+        sign,
+        mut exp,
+        mut sig,
+    } = x;
     if sig == 0 {
         return zero(sign, 0);
     }
@@ -185,10 +222,11 @@ pub fn round(x: Exact, env: &RoundEnv) -> Rounded {
     let drop = 128 - precision;
     let to_sig64 = |keep: u128| (keep << (64 - precision)) as u64;
 
-    let tiny = exp < f.emin - 1 || (exp == f.emin - 1 && {
-        let (_, e, _, _) = round_bits(sig, exp, drop, precision, env.rounding, sign);
-        e < f.emin
-    });
+    let tiny = exp < f.emin - 1
+        || (exp == f.emin - 1 && {
+            let (_, e, _, _) = round_bits(sig, exp, drop, precision, env.rounding, sign);
+            e < f.emin
+        });
     if tiny {
         if env.underflow_masked && env.flush_to_zero {
             return zero(sign, UE | PE);
@@ -197,25 +235,48 @@ pub fn round(x: Exact, env: &RoundEnv) -> Rounded {
             let (keep, e, inexact, inc) = round_bits(sig, exp, drop, precision, env.rounding, sign);
             let bexp = (e + f.emax + X87_WRAP_BIAS).max(1) as u32;
             let flags = UE | if inexact { PE } else { 0 };
-            return Rounded { sign, bexp, sig: to_sig64(keep), flags, round_up: inc };
+            return Rounded {
+                sign,
+                bexp,
+                sig: to_sig64(keep),
+                flags,
+                round_up: inc,
+            };
         }
         let shifted = shift_right_jam(sig, (f.emin - exp) as u32);
-        let (keep, _, inexact, inc) = round_bits(shifted, f.emin, drop, precision, env.rounding, sign);
+        let (keep, _, inexact, inc) =
+            round_bits(shifted, f.emin, drop, precision, env.rounding, sign);
         let mut flags = if inexact { UE | PE } else { 0 };
         if !env.underflow_masked {
             flags |= UE;
         }
         // Rounding may carry a denormal up into the smallest normal.
         let bexp = if keep >> (precision - 1) != 0 { 1 } else { 0 };
-        return Rounded { sign, bexp, sig: to_sig64(keep), flags, round_up: inc };
+        return Rounded {
+            sign,
+            bexp,
+            sig: to_sig64(keep),
+            flags,
+            round_up: inc,
+        };
     }
 
     let (keep, e, inexact, inc) = round_bits(sig, exp, drop, precision, env.rounding, sign);
     let pe = if inexact { PE } else { 0 };
     if e > f.emax {
         if !env.overflow_masked {
-            let bexp = if env.wrap_unmasked { (e + f.emax - X87_WRAP_BIAS).max(1) as u32 } else { (2 * f.emax + 1) as u32 };
-            return Rounded { sign, bexp, sig: to_sig64(keep), flags: OE | pe, round_up: inc };
+            let bexp = if env.wrap_unmasked {
+                (e + f.emax - X87_WRAP_BIAS).max(1) as u32
+            } else {
+                (2 * f.emax + 1) as u32
+            };
+            return Rounded {
+                sign,
+                bexp,
+                sig: to_sig64(keep),
+                flags: OE | pe,
+                round_up: inc,
+            };
         }
         let to_inf = match env.rounding {
             Rounding::NearestEven => true,
@@ -224,34 +285,72 @@ pub fn round(x: Exact, env: &RoundEnv) -> Rounded {
             Rounding::Zero => false,
         };
         return if to_inf {
-            Rounded { sign, bexp: (2 * f.emax + 1) as u32, sig: 1 << 63, flags: OE | PE, round_up: true }
+            Rounded {
+                sign,
+                bexp: (2 * f.emax + 1) as u32,
+                sig: 1 << 63,
+                flags: OE | PE,
+                round_up: true,
+            }
         } else {
             let max = to_sig64((1u128 << precision) - 1);
-            Rounded { sign, bexp: (2 * f.emax) as u32, sig: max, flags: OE | PE, round_up: false }
+            Rounded {
+                sign,
+                bexp: (2 * f.emax) as u32,
+                sig: max,
+                flags: OE | PE,
+                round_up: false,
+            }
         };
     }
-    Rounded { sign, bexp: (e + f.emax) as u32, sig: to_sig64(keep), flags: pe, round_up: inc }
+    Rounded {
+        sign,
+        bexp: (e + f.emax) as u32,
+        sig: to_sig64(keep),
+        flags: pe,
+        round_up: inc,
+    }
 }
 
 /// Exact a + b of finite operands. An exact zero sum is +0, or -0 when rounding down.
 pub fn add(a: Finite, b: Finite, rounding: Rounding) -> Exact {
-    let (big, small) = if (a.exp, a.sig) >= (b.exp, b.sig) { (a, b) } else { (b, a) };
+    let (big, small) = if (a.exp, a.sig) >= (b.exp, b.sig) {
+        (a, b)
+    } else {
+        (b, a)
+    };
     let d = (big.exp as i64 - small.exp as i64).min(200) as u32;
     // One bit of headroom at the top for a carry.
     let bs = (big.sig as u128) << 63;
     let ss = shift_right_jam((small.sig as u128) << 63, d);
     if big.sign == small.sign {
-        Exact { sign: big.sign, exp: big.exp + 1, sig: bs + ss }
+        Exact {
+            sign: big.sign,
+            exp: big.exp + 1,
+            sig: bs + ss,
+        }
     } else {
         let sig = bs - ss;
-        let sign = if sig == 0 { rounding == Rounding::Down } else { big.sign };
-        Exact { sign, exp: big.exp + 1, sig }
+        let sign = if sig == 0 {
+            rounding == Rounding::Down
+        } else {
+            big.sign
+        };
+        Exact {
+            sign,
+            exp: big.exp + 1,
+            sig,
+        }
     }
 }
 
 /// Exact a * b.
 pub fn mul(a: Finite, b: Finite) -> Exact {
-    Exact { sign: a.sign ^ b.sign, exp: a.exp + b.exp + 1, sig: a.sig as u128 * b.sig as u128 }
+    Exact {
+        sign: a.sign ^ b.sign,
+        exp: a.exp + b.exp + 1,
+        sig: a.sig as u128 * b.sig as u128,
+    }
 }
 
 /// a / b with 127 quotient bits and a sticky bit.
@@ -262,7 +361,11 @@ pub fn div(a: Finite, b: Finite) -> Exact {
     let n2 = r1 << 64;
     let (q2, r2) = (n2 / d, n2 % d);
     let sig = (q1 << 64) | q2 | (r2 != 0) as u128;
-    Exact { sign: a.sign ^ b.sign, exp: a.exp - b.exp, sig }
+    Exact {
+        sign: a.sign ^ b.sign,
+        exp: a.exp - b.exp,
+        sig,
+    }
 }
 
 /// Square root of a positive finite value: 64 root bits, a guard bit and a sticky bit.
@@ -278,7 +381,11 @@ pub fn sqrt(a: Finite) -> Exact {
     // (root + 1/2)^2 = root^2 + root + 1/4, never equal to an integer radicand.
     let guard = rem > root;
     let sig = (root << 64) | ((guard as u128) << 63) | (rem != 0) as u128;
-    Exact { sign: false, exp: e / 2 + 63, sig }
+    Exact {
+        sign: false,
+        exp: e / 2 + 63,
+        sig,
+    }
 }
 
 /// Rounds a finite value to an integer under `rounding`.
@@ -303,12 +410,20 @@ mod tests {
     use super::*;
 
     fn one() -> Finite {
-        Finite { sign: false, exp: 0, sig: 1 << 63 }
+        Finite {
+            sign: false,
+            exp: 0,
+            sig: 1 << 63,
+        }
     }
 
     #[test]
     fn fpu_core_one_third_in_each_precision_and_mode() {
-        let three = Finite { sign: false, exp: 1, sig: 3 << 62 };
+        let three = Finite {
+            sign: false,
+            exp: 1,
+            sig: 3 << 62,
+        };
         let q = div(one(), three);
         let cases = [
             (FMT_EXT, Rounding::NearestEven, 0xAAAA_AAAA_AAAA_AAABu64),
@@ -330,47 +445,93 @@ mod tests {
 
     #[test]
     fn fpu_core_sqrt_two() {
-        let two = Finite { sign: false, exp: 1, sig: 1 << 63 };
+        let two = Finite {
+            sign: false,
+            exp: 1,
+            sig: 1 << 63,
+        };
         let r = round(sqrt(two), &RoundEnv::masked(FMT_EXT, Rounding::NearestEven));
         assert_eq!(r.sig, 0xB504_F333_F9DE_6484);
         assert_eq!(r.bexp, 16383);
         let r = round(sqrt(two), &RoundEnv::masked(FMT_F64, Rounding::NearestEven));
-        assert_eq!((r.sig >> 11) & ((1 << 52) - 1), 2f64.sqrt().to_bits() & ((1 << 52) - 1));
+        assert_eq!(
+            (r.sig >> 11) & ((1 << 52) - 1),
+            2f64.sqrt().to_bits() & ((1 << 52) - 1)
+        );
     }
 
     #[test]
     fn fpu_core_overflow_masked_by_mode() {
-        let big = Exact { sign: false, exp: 200, sig: 1 << 127 };
+        let big = Exact {
+            sign: false,
+            exp: 200,
+            sig: 1 << 127,
+        };
         let r = round(big, &RoundEnv::masked(FMT_F32, Rounding::NearestEven));
         assert_eq!((r.bexp, r.flags), (255, OE | PE));
         let r = round(big, &RoundEnv::masked(FMT_F32, Rounding::Zero));
-        assert_eq!((r.bexp, r.sig, r.flags), (254, 0xFFFF_FF00_0000_0000, OE | PE));
+        assert_eq!(
+            (r.bexp, r.sig, r.flags),
+            (254, 0xFFFF_FF00_0000_0000, OE | PE)
+        );
     }
 
     #[test]
     fn fpu_core_underflow_denormal_and_flags() {
         // 2^-149 exactly: the smallest f32 denormal, exact so no UE when masked.
-        let x = Exact { sign: false, exp: -149, sig: 1 << 127 };
+        let x = Exact {
+            sign: false,
+            exp: -149,
+            sig: 1 << 127,
+        };
         let r = round(x, &RoundEnv::masked(FMT_F32, Rounding::NearestEven));
         assert_eq!((r.bexp, r.sig >> 40, r.flags), (0, 1, 0));
         // 1.5 * 2^-150 rounds up to 2^-149, inexact and tiny.
-        let x = Exact { sign: false, exp: -150, sig: 3 << 126 };
+        let x = Exact {
+            sign: false,
+            exp: -150,
+            sig: 3 << 126,
+        };
         let r = round(x, &RoundEnv::masked(FMT_F32, Rounding::NearestEven));
         assert_eq!((r.bexp, r.sig >> 40, r.flags), (0, 1, UE | PE));
         // Unmasked underflow flags even an exact tiny result.
         let mut env = RoundEnv::masked(FMT_F32, Rounding::NearestEven);
         env.underflow_masked = false;
-        let r = round(Exact { sign: false, exp: -149, sig: 1 << 127 }, &env);
+        let r = round(
+            Exact {
+                sign: false,
+                exp: -149,
+                sig: 1 << 127,
+            },
+            &env,
+        );
         assert_eq!(r.flags, UE);
     }
 
     #[test]
     fn fpu_core_round_to_integer() {
-        let two_and_half = Finite { sign: false, exp: 1, sig: 0xA000_0000_0000_0000 };
-        assert_eq!(round_to_integer(two_and_half, Rounding::NearestEven), Some((2, true)));
-        assert_eq!(round_to_integer(two_and_half, Rounding::Up), Some((3, true)));
-        let tiny = Finite { sign: true, exp: -100, sig: 1 << 63 };
+        let two_and_half = Finite {
+            sign: false,
+            exp: 1,
+            sig: 0xA000_0000_0000_0000,
+        };
+        assert_eq!(
+            round_to_integer(two_and_half, Rounding::NearestEven),
+            Some((2, true))
+        );
+        assert_eq!(
+            round_to_integer(two_and_half, Rounding::Up),
+            Some((3, true))
+        );
+        let tiny = Finite {
+            sign: true,
+            exp: -100,
+            sig: 1 << 63,
+        };
         assert_eq!(round_to_integer(tiny, Rounding::Down), Some((1, true)));
-        assert_eq!(round_to_integer(tiny, Rounding::NearestEven), Some((0, true)));
+        assert_eq!(
+            round_to_integer(tiny, Rounding::NearestEven),
+            Some((0, true))
+        );
     }
 }

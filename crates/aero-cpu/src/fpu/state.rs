@@ -163,7 +163,11 @@ impl X87State {
     pub fn operand(&mut self, i: usize) -> Option<F80> {
         if self.is_empty(i) {
             self.stack_fault(false);
-            return if self.control & IE as u16 != 0 { Some(F80::INDEFINITE) } else { None };
+            return if self.control & IE as u16 != 0 {
+                Some(F80::INDEFINITE)
+            } else {
+                None
+            };
         }
         Some(self.st(i))
     }
@@ -284,7 +288,9 @@ impl X87State {
 
     /// Loads the tag word (FLDENV/FRSTOR): only "empty" versus "in use" matters.
     pub fn set_tag_word(&mut self, tw: u16) {
-        self.empty = (0..8).fold(0u8, |acc, p| acc | ((((tw >> (2 * p)) & 3) == TAG_EMPTY) as u8) << p);
+        self.empty = (0..8).fold(0u8, |acc, p| {
+            acc | ((((tw >> (2 * p)) & 3) == TAG_EMPTY) as u8) << p
+        });
     }
 
     /// FXSAVE abridged tag: bit i set when physical register i is in use.
@@ -315,7 +321,10 @@ impl X87State {
     /// An MMX write: sets the exponent field to all ones, and (as every MMX instruction
     /// except EMMS does) TOP = 0 with all registers tagged valid.
     pub fn set_mmx(&mut self, i: usize, v: u64) {
-        self.regs[i & 7] = F80 { sign_exp: 0xFFFF, mantissa: v };
+        self.regs[i & 7] = F80 {
+            sign_exp: 0xFFFF,
+            mantissa: v,
+        };
         self.enter_mmx();
     }
 
@@ -347,7 +356,10 @@ mod tests {
         // Ninth push overflows: masked response pushes the indefinite, C1 = 1.
         assert!(s.push(F80::ONE));
         assert_eq!(s.st(0), F80::INDEFINITE);
-        assert_eq!(s.status & (IE as u16 | SW_SF | SW_C1), IE as u16 | SW_SF | SW_C1);
+        assert_eq!(
+            s.status & (IE as u16 | SW_SF | SW_C1),
+            IE as u16 | SW_SF | SW_C1
+        );
         assert!(!s.exception_pending());
         s.init();
         assert_eq!(s.operand(0), Some(F80::INDEFINITE));
@@ -372,7 +384,11 @@ mod tests {
         // FINIT leaves TOP 0: pushes go to R7, R6, R5.
         assert_eq!(s.tag_word(), 0x1BFF);
         s.set_control(CW_DEFAULT & !(ZE as u16));
-        let r = FpResult { value: F80::INFINITY, flags: ZE, c1: false };
+        let r = FpResult {
+            value: F80::INFINITY,
+            flags: ZE,
+            c1: false,
+        };
         assert!(!s.write_result(0, r));
         assert!(s.exception_pending());
         // Re-masking through FLDCW clears the summary bits.
@@ -393,7 +409,13 @@ mod tests {
         s.set_mmx(2, 0x1122_3344_5566_7788);
         assert_eq!(s.top(), 0);
         assert_eq!(s.tag_word(), 0x5565);
-        assert_eq!(s.regs[2], F80 { sign_exp: 0xFFFF, mantissa: 0x1122_3344_5566_7788 });
+        assert_eq!(
+            s.regs[2],
+            F80 {
+                sign_exp: 0xFFFF,
+                mantissa: 0x1122_3344_5566_7788
+            }
+        );
         assert_eq!(s.mmx(2), 0x1122_3344_5566_7788);
         s.emms();
         assert_eq!(s.tag_word(), 0xFFFF);

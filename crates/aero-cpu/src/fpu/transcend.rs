@@ -8,10 +8,10 @@
 //! multiples of pi therefore differ from silicon by design. Precision control does not
 //! apply to these instructions (SDM vol. 1, 8.1.5.2).
 
-use super::arith::{propagate_nan, FpResult, X87Env};
-use super::f80::{Class, F80, BIAS};
-use super::softfloat::{self, Exact, Finite, Rounding, DE, FMT_EXT, ZE};
-use super::wide::{self, w, Wide, LN2, LOG2E, ONE, PI, PI_2, PI_4, ZERO};
+use super::arith::{FpResult, X87Env, propagate_nan};
+use super::f80::{BIAS, Class, F80};
+use super::softfloat::{self, DE, Exact, FMT_EXT, Finite, Rounding, ZE};
+use super::wide::{self, LN2, LOG2E, ONE, PI, PI_2, PI_4, Wide, ZERO, w};
 
 /// atan(k/8) for k = 0..=8, the table for atan's argument reduction.
 const ATAN_EIGHTHS: [Wide; 9] = [
@@ -92,11 +92,23 @@ fn reduce(x: Finite) -> (Wide, u32) {
     }
     let frac = if hi != 0 {
         let lz = hi.leading_zeros();
-        let sig = if lz == 0 { hi } else { (hi << lz) | (lo >> (128 - lz)) };
-        Wide { sign: negative, exp: -1 - lz as i32, sig: sig | (lo << lz != 0) as u128 }
+        let sig = if lz == 0 {
+            hi
+        } else {
+            (hi << lz) | (lo >> (128 - lz))
+        };
+        Wide {
+            sign: negative,
+            exp: -1 - lz as i32,
+            sig: sig | (lo << lz != 0) as u128,
+        }
     } else if lo != 0 {
         let lz = lo.leading_zeros();
-        Wide { sign: negative, exp: -129 - lz as i32, sig: lo << lz }
+        Wide {
+            sign: negative,
+            exp: -129 - lz as i32,
+            sig: lo << lz,
+        }
     } else {
         ZERO
     };
@@ -214,9 +226,17 @@ pub fn fptan(x: F80, env: &X87Env) -> TrigResult {
 fn atan_unit(t: Wide) -> Wide {
     let k = t.mul(Wide::from_int(8)).add(w(1 << 127, -1));
     // k = floor(8t + 1/2) from the integer part of the wide value.
-    let k_int = if k.exp < 0 { 0 } else { ((k.sig >> (127 - k.exp.min(4))) as usize).min(8) };
+    let k_int = if k.exp < 0 {
+        0
+    } else {
+        ((k.sig >> (127 - k.exp.min(4))) as usize).min(8)
+    };
     let c = Wide::from_int(k_int as i64).scale(-3);
-    let u = if k_int == 0 { t } else { t.sub(c).div(ONE.add(t.mul(c))) };
+    let u = if k_int == 0 {
+        t
+    } else {
+        t.sub(c).div(ONE.add(t.mul(c)))
+    };
     let u2 = u.mul(u);
     let mut sum = u;
     let mut power = u;
@@ -248,12 +268,20 @@ pub fn fpatan(y: F80, x: F80, env: &X87Env) -> FpResult {
     let pi_3_4 = PI.sub(PI_4);
     match (cy, cx) {
         (Class::Zero(_), _) => {
-            if x.sign() { rounded(PI) } else { FpResult::exact(y, de) }
+            if x.sign() {
+                rounded(PI)
+            } else {
+                FpResult::exact(y, de)
+            }
         }
         (Class::Inf(_), Class::Inf(sx)) => rounded(if sx { pi_3_4 } else { PI_4 }),
         (Class::Inf(_), _) | (_, Class::Zero(_)) => rounded(PI_2),
         (_, Class::Inf(sx)) => {
-            if sx { rounded(PI) } else { FpResult::exact(F80::ZERO.with_sign(sy), de) }
+            if sx {
+                rounded(PI)
+            } else {
+                FpResult::exact(F80::ZERO.with_sign(sy), de)
+            }
         }
         (Class::Finite(fy, _), Class::Finite(fx, _)) => {
             let a = Wide::from_finite(fy).abs();
@@ -317,10 +345,18 @@ pub fn fyl2x(y: F80, x: F80, env: &X87Env) -> FpResult {
     let de = de_flag(matches!(cy, Class::Finite(_, true)) || matches!(cx, Class::Finite(_, true)));
     let inf = |s: bool| FpResult::exact(F80::INFINITY.with_sign(s), de);
     match (cy, cx) {
-        (_, Class::Inf(true)) | (_, Class::Finite(Finite { sign: true, .. }, _)) => FpResult::invalid(),
-        (Class::Zero(_), Class::Zero(_)) | (Class::Zero(_), Class::Inf(false)) => FpResult::invalid(),
+        (_, Class::Inf(true)) | (_, Class::Finite(Finite { sign: true, .. }, _)) => {
+            FpResult::invalid()
+        }
+        (Class::Zero(_), Class::Zero(_)) | (Class::Zero(_), Class::Inf(false)) => {
+            FpResult::invalid()
+        }
         (Class::Inf(sy), Class::Zero(_)) => inf(!sy),
-        (_, Class::Zero(_)) => FpResult { value: F80::INFINITY.with_sign(!y.sign()), flags: de | ZE, c1: false },
+        (_, Class::Zero(_)) => FpResult {
+            value: F80::INFINITY.with_sign(!y.sign()),
+            flags: de | ZE,
+            c1: false,
+        },
         (_, Class::Inf(false)) => inf(y.sign()),
         (cy, Class::Finite(fx, _)) => {
             let l = log2_wide(Wide::from_finite(fx));
@@ -330,7 +366,9 @@ pub fn fyl2x(y: F80, x: F80, env: &X87Env) -> FpResult {
                     FpResult::invalid()
                 }
                 Class::Inf(sy) => inf(sy ^ l.sign),
-                Class::Zero(sy) => FpResult::exact(F80::ZERO.with_sign(sy ^ (l.sign && !l.is_zero())), de),
+                Class::Zero(sy) => {
+                    FpResult::exact(F80::ZERO.with_sign(sy ^ (l.sign && !l.is_zero())), de)
+                }
                 Class::Finite(fy, _) => {
                     let p = Wide::from_finite(fy).mul(l);
                     if p.is_zero() {
@@ -358,7 +396,8 @@ pub fn fyl2xp1(y: F80, x: F80, env: &X87Env) -> FpResult {
     let de = de_flag(matches!(cy, Class::Finite(_, true)) || matches!(cx, Class::Finite(_, true)));
     match (cy, cx) {
         (Class::Inf(_), Class::Zero(_)) | (_, Class::Inf(_)) => FpResult::invalid(),
-        (_, Class::Zero(sx)) | (Class::Zero(sx), _) if !matches!(cx, Class::Finite(f, _) if f.sign && f.exp >= 0) => {
+        (_, Class::Zero(sx)) | (Class::Zero(sx), _) if !matches!(cx, Class::Finite(f, _) if f.sign && f.exp >= 0) =>
+        {
             let _ = sx;
             FpResult::exact(F80::ZERO.with_sign(y.sign() ^ x.sign()), de)
         }
@@ -434,13 +473,17 @@ pub fn fscale(st0: F80, st1: F80, env: &X87Env) -> FpResult {
     }
     let de = de_flag(matches!(c0, Class::Finite(_, true)) || matches!(c1, Class::Finite(_, true)));
     match (c0, c1) {
-        (Class::Zero(_), Class::Inf(false)) | (Class::Inf(_), Class::Inf(true)) => FpResult::invalid(),
+        (Class::Zero(_), Class::Inf(false)) | (Class::Inf(_), Class::Inf(true)) => {
+            FpResult::invalid()
+        }
         (Class::Zero(_), _) | (Class::Inf(_), _) => FpResult::exact(st0, de),
         (Class::Finite(f, _), Class::Inf(s1)) => {
             let v = if s1 { F80::ZERO } else { F80::INFINITY };
             FpResult::exact(v.with_sign(f.sign), de)
         }
-        (Class::Finite(f, _), Class::Zero(_)) => FpResult::rounded(f.into(), &env.round_env(false), de),
+        (Class::Finite(f, _), Class::Zero(_)) => {
+            FpResult::rounded(f.into(), &env.round_env(false), de)
+        }
         (Class::Finite(f, _), Class::Finite(s, _)) => {
             // Any scale beyond ±2^17 over/underflows regardless; clamp to keep i32 math safe.
             let n = match softfloat::round_to_integer(s, Rounding::Zero) {
@@ -449,7 +492,14 @@ pub fn fscale(st0: F80, st1: F80, env: &X87Env) -> FpResult {
             };
             let n = if s.sign { -n } else { n };
             let x = Exact::from(f);
-            FpResult::rounded(Exact { exp: x.exp + n, ..x }, &env.round_env(false), de)
+            FpResult::rounded(
+                Exact {
+                    exp: x.exp + n,
+                    ..x
+                },
+                &env.round_env(false),
+                de,
+            )
         }
         _ => FpResult::invalid(),
     }
@@ -464,14 +514,28 @@ pub fn fxtract(x: F80) -> (FpResult, FpResult) {
             (r, r)
         }
         Class::Zero(s) => (
-            FpResult { value: F80::INFINITY.negate(), flags: ZE, c1: false },
-            FpResult { value: F80::ZERO.with_sign(s), flags: ZE, c1: false },
+            FpResult {
+                value: F80::INFINITY.negate(),
+                flags: ZE,
+                c1: false,
+            },
+            FpResult {
+                value: F80::ZERO.with_sign(s),
+                flags: ZE,
+                c1: false,
+            },
         ),
-        Class::Inf(s) => (FpResult::exact(F80::INFINITY, 0), FpResult::exact(F80::INFINITY.with_sign(s), 0)),
+        Class::Inf(s) => (
+            FpResult::exact(F80::INFINITY, 0),
+            FpResult::exact(F80::INFINITY.with_sign(s), 0),
+        ),
         Class::Finite(f, d) => {
             let exponent = super::convert::from_i64(f.exp as i64);
             let significand = F80::new(f.sign, BIAS as u16, f.sig);
-            (FpResult::exact(exponent, de_flag(d)), FpResult::exact(significand, de_flag(d)))
+            (
+                FpResult::exact(exponent, de_flag(d)),
+                FpResult::exact(significand, de_flag(d)),
+            )
         }
     }
 }
@@ -488,7 +552,11 @@ pub struct PremResult {
 
 /// FPREM (`ieee = false`, truncating quotient) and FPREM1 (`ieee = true`, nearest).
 pub fn fprem(st0: F80, st1: F80, ieee: bool) -> PremResult {
-    let done = |result: FpResult| PremResult { result, quotient: 0, complete: true };
+    let done = |result: FpResult| PremResult {
+        result,
+        quotient: 0,
+        complete: true,
+    };
     let (ca, cb) = (st0.class(), st1.class());
     if ca == Class::Unsupported || cb == Class::Unsupported {
         return done(FpResult::invalid());
@@ -499,7 +567,9 @@ pub fn fprem(st0: F80, st1: F80, ieee: bool) -> PremResult {
     let de = de_flag(matches!(ca, Class::Finite(_, true)) || matches!(cb, Class::Finite(_, true)));
     let (a, b) = match (ca, cb) {
         (Class::Inf(_), _) | (_, Class::Zero(_)) => return done(FpResult::invalid()),
-        (Class::Zero(_), _) | (Class::Finite(..), Class::Inf(_)) => return done(FpResult::exact(st0, de)),
+        (Class::Zero(_), _) | (Class::Finite(..), Class::Inf(_)) => {
+            return done(FpResult::exact(st0, de));
+        }
         (Class::Finite(a, _), Class::Finite(b, _)) => (a, b),
         _ => return done(FpResult::invalid()),
     };
@@ -508,7 +578,11 @@ pub fn fprem(st0: F80, st1: F80, ieee: bool) -> PremResult {
         return done(FpResult::exact(st0, de));
     }
     // Partial remainder: reduce by a multiple of b * 2^(d - n) with n in 32..=63.
-    let (n, complete) = if d >= 64 { (32 + (d & 31), false) } else { (d, true) };
+    let (n, complete) = if d >= 64 {
+        (32 + (d & 31), false)
+    } else {
+        (d, true)
+    };
     let (num, den, unit_exp) = if n >= 0 {
         ((a.sig as u128) << n, b.sig as u128, a.exp - 63 - n)
     } else {
@@ -525,10 +599,21 @@ pub fn fprem(st0: F80, st1: F80, ieee: bool) -> PremResult {
     let value = if r == 0 {
         F80::ZERO.with_sign(a.sign)
     } else {
-        let exact = Exact { sign, exp: unit_exp + 127, sig: r };
-        F80::from_rounded(softfloat::round(exact, &softfloat::RoundEnv::masked(FMT_EXT, Rounding::NearestEven)))
+        let exact = Exact {
+            sign,
+            exp: unit_exp + 127,
+            sig: r,
+        };
+        F80::from_rounded(softfloat::round(
+            exact,
+            &softfloat::RoundEnv::masked(FMT_EXT, Rounding::NearestEven),
+        ))
     };
-    PremResult { result: FpResult::exact(value, de), quotient: (q & 7) as u8, complete }
+    PremResult {
+        result: FpResult::exact(value, de),
+        quotient: (q & 7) as u8,
+        complete,
+    }
 }
 
 /// The constant loaded by FLDPI/FLDL2E/FLDL2T/FLDLG2/FLDLN2, rounded per RC.
@@ -540,7 +625,10 @@ pub fn load_constant(which: Constant, env: &X87Env) -> F80 {
         Constant::Log10Two => wide::LOG10_2,
         Constant::Ln2 => LN2,
     };
-    let r = softfloat::round(v.to_exact(), &softfloat::RoundEnv::masked(FMT_EXT, env.rounding));
+    let r = softfloat::round(
+        v.to_exact(),
+        &softfloat::RoundEnv::masked(FMT_EXT, env.rounding),
+    );
     F80::from_rounded(r)
 }
 
@@ -570,8 +658,14 @@ mod tests {
         let env = X87Env::default();
         let pi = load_constant(Constant::Pi, &env);
         assert_eq!(pi, F80::new(false, 0x4000, 0xC90F_DAA2_2168_C235));
-        let down = X87Env { rounding: Rounding::Down, ..env };
-        assert_eq!(load_constant(Constant::Pi, &down).mantissa, 0xC90F_DAA2_2168_C234);
+        let down = X87Env {
+            rounding: Rounding::Down,
+            ..env
+        };
+        assert_eq!(
+            load_constant(Constant::Pi, &down).mantissa,
+            0xC90F_DAA2_2168_C234
+        );
         // sin(pi/6) with pi/6 rounded to 64 bits: 0.5 minus a tiny amount, rounds to 0.5.
         let pi_6 = crate::fpu::arith::div(pi, from_i64(6), &env).value;
         let s = fsin(pi_6, &env).unwrap();
@@ -579,7 +673,11 @@ mod tests {
         assert_eq!(fcos(F80::ZERO, &env).unwrap().value, F80::ONE);
         // sin(pi) for 64-bit pi is the tiny residual pi - pi64 (~ -5.0165e-20).
         let s = fsin(pi, &env).unwrap().value;
-        assert!((to_f64(s) - (-5.016557612668332e-20)).abs() < 1e-33, "{}", to_f64(s));
+        assert!(
+            (to_f64(s) - (-5.016557612668332e-20)).abs() < 1e-33,
+            "{}",
+            to_f64(s)
+        );
         // Out of range: C2 path.
         assert!(fsin(F80::new(false, 0x3FFF + 63, 1 << 63), &env).is_none());
     }
@@ -595,7 +693,10 @@ mod tests {
             let x = ((seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * 20.0;
             let close = |got: F80, want: f64| {
                 let g = to_f64(got);
-                assert!((g - want).abs() <= want.abs() * 4e-16 + 1e-300, "got {g} want {want} at x={x}");
+                assert!(
+                    (g - want).abs() <= want.abs() * 4e-16 + 1e-300,
+                    "got {g} want {want} at x={x}"
+                );
             };
             close(fsin(f(x), &env).unwrap().value, x.sin());
             close(fcos(f(x), &env).unwrap().value, x.cos());
@@ -603,8 +704,14 @@ mod tests {
             let y = x * 0.37 + 0.1;
             close(fpatan(f(y), f(x), &env).value, y.atan2(x));
             let u = x / 10.0;
-            close(f2xm1(f(u), &env).value, (u * std::f64::consts::LN_2).exp_m1());
-            close(fyl2x(f(y), f(x.abs() + 1e-3), &env).value, y * (x.abs() + 1e-3).log2());
+            close(
+                f2xm1(f(u), &env).value,
+                (u * std::f64::consts::LN_2).exp_m1(),
+            );
+            close(
+                fyl2x(f(y), f(x.abs() + 1e-3), &env).value,
+                y * (x.abs() + 1e-3).log2(),
+            );
             let v = x / 40.0;
             close(fyl2xp1(f(y), f(v), &env).value, y * v.ln_1p() / 2f64.ln());
         }
@@ -618,9 +725,17 @@ mod tests {
         assert_eq!(fyl2x(f(1.0), f(-1.0), &env).value, F80::INDEFINITE);
         assert_eq!(f2xm1(f(1.0), &env).value, f(1.0));
         assert_eq!(f2xm1(f(-1.0), &env).value, f(-0.5));
-        assert_eq!(fpatan(f(1.0), F80::ZERO, &env).value, load_constant(Constant::Pi, &env).with_sign(false).pipe_half());
+        assert_eq!(
+            fpatan(f(1.0), F80::ZERO, &env).value,
+            load_constant(Constant::Pi, &env)
+                .with_sign(false)
+                .pipe_half()
+        );
         assert_eq!(fscale(f(1.5), f(3.9), &env).value, f(12.0));
-        assert_eq!(fscale(f(1.0), f(-20000.0), &env).flags, softfloat::UE | softfloat::PE);
+        assert_eq!(
+            fscale(f(1.0), f(-20000.0), &env).flags,
+            softfloat::UE | softfloat::PE
+        );
         let (e, s) = fxtract(f(-12.0));
         assert_eq!((e.value, s.value), (f(3.0), f(-1.5)));
         let r = fprem(f(10.0), f(3.0), false);
@@ -641,7 +756,10 @@ mod tests {
         assert_eq!(to_f64(x), 1e300f64 % 3.0);
         // Tiny sin argument: sin(x) < x, so rounding down must step below x.
         let tiny = f(1e-10);
-        let down = X87Env { rounding: Rounding::Down, ..env };
+        let down = X87Env {
+            rounding: Rounding::Down,
+            ..env
+        };
         let s = fsin(tiny, &down).unwrap();
         assert_eq!(s.value.mantissa, tiny.mantissa - 1);
         assert_eq!(fsin(tiny, &env).unwrap().value, tiny);
@@ -655,8 +773,14 @@ mod tests {
         let env = X87Env::default();
         let mut exact = 0;
         for &(op, xse, xm, yse, ym, rse, rm) in CASES.iter() {
-            let x = F80 { sign_exp: xse, mantissa: xm };
-            let y = F80 { sign_exp: yse, mantissa: ym };
+            let x = F80 {
+                sign_exp: xse,
+                mantissa: xm,
+            };
+            let y = F80 {
+                sign_exp: yse,
+                mantissa: ym,
+            };
             let got = match op {
                 "sin" => fsin(x, &env).unwrap().value,
                 "cos" => fcos(x, &env).unwrap().value,
@@ -667,10 +791,18 @@ mod tests {
                 _ => fyl2xp1(y, x, &env).value,
             };
             assert_eq!(got.sign_exp, rse, "{op} {xse:04x}:{xm:016x}");
-            assert!(got.mantissa.abs_diff(rm) <= 1, "{op} {xse:04x}:{xm:016x} got {:016x} want {rm:016x}", got.mantissa);
+            assert!(
+                got.mantissa.abs_diff(rm) <= 1,
+                "{op} {xse:04x}:{xm:016x} got {:016x} want {rm:016x}",
+                got.mantissa
+            );
             exact += (got.mantissa == rm) as usize;
         }
-        assert_eq!(exact, CASES.len(), "all reference cases are correctly rounded");
+        assert_eq!(
+            exact,
+            CASES.len(),
+            "all reference cases are correctly rounded"
+        );
     }
 
     trait Half {

@@ -5,7 +5,7 @@
 //! astronomically rare near-halfway cases. Additions jam shifted-out bits into a sticky
 //! bit so tiny correction terms still steer directed rounding the right way.
 
-use super::softfloat::{shift_right_jam, Exact, Finite};
+use super::softfloat::{Exact, Finite, shift_right_jam};
 
 /// value = sig * 2^(exp - 127); `sig` has bit 127 set unless the value is zero.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -17,7 +17,11 @@ pub(crate) struct Wide {
 
 /// A positive constant from its 128-bit significand and exponent.
 pub(crate) const fn w(sig: u128, exp: i32) -> Wide {
-    Wide { sign: false, exp, sig }
+    Wide {
+        sign: false,
+        exp,
+        sig,
+    }
 }
 
 pub(crate) const ZERO: Wide = w(0, 0);
@@ -45,14 +49,23 @@ fn mul_128(a: u128, b: u128) -> (u128, u128) {
 
 impl Wide {
     pub fn from_finite(f: Finite) -> Wide {
-        Wide { sign: f.sign, exp: f.exp, sig: (f.sig as u128) << 64 }
+        Wide {
+            sign: f.sign,
+            exp: f.exp,
+            sig: (f.sig as u128) << 64,
+        }
     }
 
     pub fn from_int(v: i64) -> Wide {
         if v == 0 {
             return ZERO;
         }
-        Wide { sign: v < 0, exp: 127, sig: v.unsigned_abs() as u128 }.normalized()
+        Wide {
+            sign: v < 0,
+            exp: 127,
+            sig: v.unsigned_abs() as u128,
+        }
+        .normalized()
     }
 
     pub fn is_zero(self) -> bool {
@@ -60,11 +73,17 @@ impl Wide {
     }
 
     pub fn neg(self) -> Wide {
-        Wide { sign: !self.sign, ..self }
+        Wide {
+            sign: !self.sign,
+            ..self
+        }
     }
 
     pub fn abs(self) -> Wide {
-        Wide { sign: false, ..self }
+        Wide {
+            sign: false,
+            ..self
+        }
     }
 
     pub fn with_sign(self, sign: bool) -> Wide {
@@ -73,11 +92,22 @@ impl Wide {
 
     /// Multiplies by 2^n.
     pub fn scale(self, n: i32) -> Wide {
-        if self.is_zero() { self } else { Wide { exp: self.exp.saturating_add(n), ..self } }
+        if self.is_zero() {
+            self
+        } else {
+            Wide {
+                exp: self.exp.saturating_add(n),
+                ..self
+            }
+        }
     }
 
     pub fn to_exact(self) -> Exact {
-        Exact { sign: self.sign, exp: self.exp, sig: self.sig }
+        Exact {
+            sign: self.sign,
+            exp: self.exp,
+            sig: self.sig,
+        }
     }
 
     fn normalized(self) -> Wide {
@@ -85,7 +115,11 @@ impl Wide {
             return ZERO;
         }
         let lz = self.sig.leading_zeros();
-        Wide { sign: self.sign, exp: self.exp - lz as i32, sig: self.sig << lz }
+        Wide {
+            sign: self.sign,
+            exp: self.exp - lz as i32,
+            sig: self.sig << lz,
+        }
     }
 
     pub fn add(self, other: Wide) -> Wide {
@@ -95,18 +129,35 @@ impl Wide {
         if other.is_zero() {
             return self;
         }
-        let (big, small) = if (self.exp, self.sig) >= (other.exp, other.sig) { (self, other) } else { (other, self) };
+        let (big, small) = if (self.exp, self.sig) >= (other.exp, other.sig) {
+            (self, other)
+        } else {
+            (other, self)
+        };
         let d = (big.exp as i64 - small.exp as i64).min(200) as u32;
         let small_sig = shift_right_jam(small.sig, d);
         if big.sign == small.sign {
             let (s, carry) = big.sig.overflowing_add(small_sig);
             if carry {
-                Wide { sign: big.sign, exp: big.exp + 1, sig: (s >> 1) | (1 << 127) | (s & 1) }
+                Wide {
+                    sign: big.sign,
+                    exp: big.exp + 1,
+                    sig: (s >> 1) | (1 << 127) | (s & 1),
+                }
             } else {
-                Wide { sign: big.sign, exp: big.exp, sig: s }
+                Wide {
+                    sign: big.sign,
+                    exp: big.exp,
+                    sig: s,
+                }
             }
         } else {
-            Wide { sign: big.sign, exp: big.exp, sig: big.sig - small_sig }.normalized()
+            Wide {
+                sign: big.sign,
+                exp: big.exp,
+                sig: big.sig - small_sig,
+            }
+            .normalized()
         }
     }
 
@@ -116,18 +167,28 @@ impl Wide {
 
     pub fn mul(self, other: Wide) -> Wide {
         if self.is_zero() || other.is_zero() {
-            return Wide { sign: self.sign ^ other.sign, ..ZERO };
+            return Wide {
+                sign: self.sign ^ other.sign,
+                ..ZERO
+            };
         }
         let (hi, lo) = mul_128(self.sig, other.sig);
         // Product of two [1,2) significands lies in [1,4): value = hi * 2^(e1+e2+1-127).
-        let w = Wide { sign: self.sign ^ other.sign, exp: self.exp + other.exp + 1, sig: hi | (lo != 0) as u128 };
+        let w = Wide {
+            sign: self.sign ^ other.sign,
+            exp: self.exp + other.exp + 1,
+            sig: hi | (lo != 0) as u128,
+        };
         w.normalized()
     }
 
     /// Division by restoring long division: 128 quotient bits plus sticky.
     pub fn div(self, other: Wide) -> Wide {
         if self.is_zero() || other.is_zero() {
-            return Wide { sign: self.sign ^ other.sign, ..ZERO };
+            return Wide {
+                sign: self.sign ^ other.sign,
+                ..ZERO
+            };
         }
         let b = other.sig;
         let mut rem = self.sig;
@@ -143,7 +204,12 @@ impl Wide {
             rem <<= 1;
         }
         let sticky = (rem != 0 || carry) as u128;
-        Wide { sign: self.sign ^ other.sign, exp: self.exp - other.exp, sig: q | sticky }.normalized()
+        Wide {
+            sign: self.sign ^ other.sign,
+            exp: self.exp - other.exp,
+            sig: q | sticky,
+        }
+        .normalized()
     }
 
     pub fn div_int(self, d: i64) -> Wide {

@@ -8,9 +8,9 @@
 //! (NaN, infinity, zero, denormal, overflow, underflow, directed rounding) returns None
 //! and takes the soft-float path, so DAZ/FTZ/flags stay exact.
 
-use super::float::{Arith, Kind};
 use super::Mxcsr;
-use crate::fpu::softfloat::{Rounding, PE};
+use super::float::{Arith, Kind};
+use crate::fpu::softfloat::{PE, Rounding};
 
 /// Smallest magnitude for which FMA residuals of f64 results cannot underflow.
 const F64_SAFE_MIN: f64 = f64::MIN_POSITIVE * (1u64 << 54) as f64;
@@ -105,8 +105,8 @@ pub(super) fn sqrt(kind: Kind, a: u64, mx: Mxcsr) -> Option<(u64, u8)> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::float::{arith_soft, sqrt_soft, F32, F64};
     use super::super::MXCSR_DEFAULT;
+    use super::super::float::{F32, F64, arith_soft, sqrt_soft};
     use super::*;
 
     /// The fast path must agree with the soft-float core (value and flags) whenever it
@@ -126,7 +126,13 @@ mod tests {
             let (ra, rb) = (next(), next());
             let few_bits = |v: u64| if n % 3 == 0 { v & !0xFFFF_FFFF } else { v };
             // f64 with exponents near 1.0 or near the extremes.
-            let e64 = |r: u64| if r & 0x300 == 0 { (r >> 20) % 2046 + 1 } else { 1023 - 30 + (r >> 20) % 60 };
+            let e64 = |r: u64| {
+                if r & 0x300 == 0 {
+                    (r >> 20) % 2046 + 1
+                } else {
+                    1023 - 30 + (r >> 20) % 60
+                }
+            };
             let a = few_bits((ra & 0x800F_FFFF_FFFF_FFFF) | (e64(ra) << 52));
             let b = few_bits((rb & 0x800F_FFFF_FFFF_FFFF) | (e64(rb) << 52));
             for op in [Arith::Add, Arith::Sub, Arith::Mul, Arith::Div] {
@@ -134,12 +140,26 @@ mod tests {
                     assert_eq!(fast, arith_soft(F64, op, a, b, mx), "{op:?} {a:x} {b:x}");
                     answered += 1;
                 }
-                let e32 = |r: u64| if r & 0x3 == 0 { ((r >> 8) % 254 + 1) as u32 } else { (127 - 10 + (r >> 8) % 20) as u32 };
+                let e32 = |r: u64| {
+                    if r & 0x3 == 0 {
+                        ((r >> 8) % 254 + 1) as u32
+                    } else {
+                        (127 - 10 + (r >> 8) % 20) as u32
+                    }
+                };
                 let fa = ((ra as u32 & 0x807F_FFFF) | (e32(ra) << 23)) as u64;
                 let fb = ((rb as u32 & 0x807F_FFFF) | (e32(rb) << 23)) as u64;
-                let (fa, fb) = if n % 3 == 0 { (fa & !0xFFF, fb & !0xFFF) } else { (fa, fb) };
+                let (fa, fb) = if n % 3 == 0 {
+                    (fa & !0xFFF, fb & !0xFFF)
+                } else {
+                    (fa, fb)
+                };
                 if let Some(fast) = arith(F32, op, fa, fb, mx) {
-                    assert_eq!(fast, arith_soft(F32, op, fa, fb, mx), "f32 {op:?} {fa:x} {fb:x}");
+                    assert_eq!(
+                        fast,
+                        arith_soft(F32, op, fa, fb, mx),
+                        "f32 {op:?} {fa:x} {fb:x}"
+                    );
                 }
             }
             let sq = a & !(1 << 63);
@@ -152,8 +172,14 @@ mod tests {
             }
             // Perfect squares: exact results, no PE.
             let k = (ra >> 40) as f64;
-            assert_eq!(sqrt(F64, (k * k).to_bits(), mx).map(|r| r.1), if k >= 1.0 { Some(0) } else { None });
+            assert_eq!(
+                sqrt(F64, (k * k).to_bits(), mx).map(|r| r.1),
+                if k >= 1.0 { Some(0) } else { None }
+            );
         }
-        assert!(answered > 100_000, "fast path taken in the common case ({answered})");
+        assert!(
+            answered > 100_000,
+            "fast path taken in the common case ({answered})"
+        );
     }
 }

@@ -7,7 +7,7 @@
 //! flags raised; the caller ORs flags into MXCSR and suppresses the write if any raised
 //! exception is unmasked.
 
-use crate::fpu::softfloat::{self, Exact, Finite, Format, Rounding, DE, FMT_F32, FMT_F64, IE, ZE};
+use crate::fpu::softfloat::{self, DE, Exact, FMT_F32, FMT_F64, Finite, Format, IE, Rounding, ZE};
 
 use super::Mxcsr;
 
@@ -18,8 +18,14 @@ pub struct Kind {
     pub format: Format,
 }
 
-pub const F32: Kind = Kind { frac_bits: 23, format: FMT_F32 };
-pub const F64: Kind = Kind { frac_bits: 52, format: FMT_F64 };
+pub const F32: Kind = Kind {
+    frac_bits: 23,
+    format: FMT_F32,
+};
+pub const F64: Kind = Kind {
+    frac_bits: 52,
+    format: FMT_F64,
+};
 
 /// A classified operand.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,19 +92,32 @@ impl Kind {
             return (Op::Finite(f), DE);
         }
         let sig = (1 << 63) | (frac << (63 - self.frac_bits));
-        (Op::Finite(Finite { sign, exp: exp as i32 - self.format.emax, sig }), 0)
+        (
+            Op::Finite(Finite {
+                sign,
+                exp: exp as i32 - self.format.emax,
+                sig,
+            }),
+            0,
+        )
     }
 
     /// Rounds and packs an exact value under MXCSR.
     pub(crate) fn round(self, x: Exact, mx: Mxcsr, rounding: Rounding) -> (u64, u8) {
         let r = softfloat::round(x, &mx.round_env_with(self.format, rounding));
-        let bits = self.zero(r.sign) | ((r.bexp as u64) << self.frac_bits) | ((r.sig >> (63 - self.frac_bits)) & self.frac_mask());
+        let bits = self.zero(r.sign)
+            | ((r.bexp as u64) << self.frac_bits)
+            | ((r.sig >> (63 - self.frac_bits)) & self.frac_mask());
         (bits, r.flags)
     }
 
     /// NaN propagation: the first operand's NaN wins, quietened.
     fn nan_pick(self, a: u64, b: u64) -> (u64, u8) {
-        let flags = if self.is_snan(a) || self.is_snan(b) { IE } else { 0 };
+        let flags = if self.is_snan(a) || self.is_snan(b) {
+            IE
+        } else {
+            0
+        };
         let pick = if self.is_nan(a) { a } else { b };
         (self.quiet(pick), flags)
     }
@@ -141,7 +160,10 @@ pub fn arith_soft(kind: Kind, op: Arith, a: u64, b: u64, mx: Mxcsr) -> (u64, u8)
             match (ca, cb) {
                 (Op::Inf(sa), Op::Inf(sb)) if sa != sb => invalid,
                 (Op::Inf(s), _) | (_, Op::Inf(s)) => (kind.inf(s), de),
-                (Op::Zero(sa), Op::Zero(sb)) => (kind.zero(if sa == sb { sa } else { rc == Rounding::Down }), de),
+                (Op::Zero(sa), Op::Zero(sb)) => (
+                    kind.zero(if sa == sb { sa } else { rc == Rounding::Down }),
+                    de,
+                ),
                 (Op::Finite(f), Op::Zero(_)) | (Op::Zero(_), Op::Finite(f)) => rounded(f.into()),
                 (Op::Finite(x), Op::Finite(y)) => rounded(softfloat::add(x, y, rc)),
                 _ => invalid,
@@ -214,7 +236,13 @@ pub fn sqrt_soft(kind: Kind, a: u64, mx: Mxcsr) -> (u64, u8) {
 }
 
 /// Ordering of two operands, None when unordered; `signal_qnan` makes QNaNs raise #I.
-pub fn compare(kind: Kind, a: u64, b: u64, signal_qnan: bool, mx: Mxcsr) -> (Option<std::cmp::Ordering>, u8) {
+pub fn compare(
+    kind: Kind,
+    a: u64,
+    b: u64,
+    signal_qnan: bool,
+    mx: Mxcsr,
+) -> (Option<std::cmp::Ordering>, u8) {
     if kind.is_nan(a) || kind.is_nan(b) {
         let ie = kind.is_snan(a) || kind.is_snan(b) || signal_qnan;
         return (None, if ie { IE } else { 0 });
@@ -249,7 +277,11 @@ pub fn cmp_predicate(kind: Kind, pred: u8, a: u64, b: u64, mx: Mxcsr) -> (u64, u
         (6, o) => !matches!(o, Some(Less | Equal)),
         (_, o) => o.is_some(),
     };
-    let ones = if kind.bits() == 32 { u32::MAX as u64 } else { u64::MAX };
+    let ones = if kind.bits() == 32 {
+        u32::MAX as u64
+    } else {
+        u64::MAX
+    };
     (if t { ones } else { 0 }, flags)
 }
 
@@ -266,14 +298,27 @@ pub fn min_max(kind: Kind, max: bool, a: u64, b: u64, mx: Mxcsr) -> (u64, u8) {
     // DAZ converts denormal sources to zero before the operation, so a chosen denormal
     // comes back as the signed zero (QEMU 7.2 returns the raw bits instead).
     let denormal = (v >> kind.frac_bits) & kind.exp_max() == 0 && v & kind.frac_mask() != 0;
-    let v = if mx.daz() && denormal { v & kind.sign_bit() } else { v };
+    let v = if mx.daz() && denormal {
+        v & kind.sign_bit()
+    } else {
+        v
+    };
     (v, flags)
 }
 
 /// Applies an element function to each lane of a packed register.
-pub fn packed2(kind: Kind, a: u128, b: u128, mut f: impl FnMut(u64, u64) -> (u64, u8)) -> (u128, u8) {
+pub fn packed2(
+    kind: Kind,
+    a: u128,
+    b: u128,
+    mut f: impl FnMut(u64, u64) -> (u64, u8),
+) -> (u128, u8) {
     let bits = kind.bits();
-    let mask = if bits == 64 { u64::MAX as u128 } else { u32::MAX as u128 };
+    let mask = if bits == 64 {
+        u64::MAX as u128
+    } else {
+        u32::MAX as u128
+    };
     let mut out = 0u128;
     let mut flags = 0;
     for i in 0..128 / bits {
@@ -288,19 +333,31 @@ pub fn packed2(kind: Kind, a: u128, b: u128, mut f: impl FnMut(u64, u64) -> (u64
 
 /// Replaces the low element of `a` with `v` (scalar ops keep the upper elements).
 pub fn set_low(kind: Kind, a: u128, v: u64) -> u128 {
-    let mask = if kind.bits() == 64 { u64::MAX as u128 } else { u32::MAX as u128 };
+    let mask = if kind.bits() == 64 {
+        u64::MAX as u128
+    } else {
+        u32::MAX as u128
+    };
     (a & !mask) | (v as u128 & mask)
 }
 
 pub fn low(kind: Kind, a: u128) -> u64 {
-    if kind.bits() == 64 { a as u64 } else { a as u32 as u64 }
+    if kind.bits() == 64 {
+        a as u64
+    } else {
+        a as u32 as u64
+    }
 }
 
 /// ADDSUBPS/PD (SSE3): subtract in even lanes, add in odd lanes.
 pub fn addsub(kind: Kind, a: u128, b: u128, mx: Mxcsr) -> (u128, u8) {
     let mut lane = 0;
     packed2(kind, a, b, |x, y| {
-        let op = if lane % 2 == 0 { Arith::Sub } else { Arith::Add };
+        let op = if lane % 2 == 0 {
+            Arith::Sub
+        } else {
+            Arith::Add
+        };
         lane += 1;
         arith(kind, op, x, y, mx)
     })
@@ -314,7 +371,11 @@ pub fn horizontal(kind: Kind, op: Arith, a: u128, b: u128, mx: Mxcsr) -> (u128, 
     let mut out = 0u128;
     let mut flags = 0;
     for i in 0..n {
-        let (src, j) = if i < n / 2 { (a, 2 * i) } else { (b, 2 * (i - n / 2)) };
+        let (src, j) = if i < n / 2 {
+            (a, 2 * i)
+        } else {
+            (b, 2 * (i - n / 2))
+        };
         let (r, f) = arith(kind, op, lane(src, j), lane(src, j + 1), mx);
         out = set_lane(kind, out, i, r);
         flags |= f;
@@ -324,7 +385,11 @@ pub fn horizontal(kind: Kind, op: Arith, a: u128, b: u128, mx: Mxcsr) -> (u128, 
 
 fn set_lane(kind: Kind, v: u128, i: usize, x: u64) -> u128 {
     let bits = kind.bits();
-    let mask = if bits == 64 { u64::MAX as u128 } else { u32::MAX as u128 };
+    let mask = if bits == 64 {
+        u64::MAX as u128
+    } else {
+        u32::MAX as u128
+    };
     let shift = i as u32 * bits;
     (v & !(mask << shift)) | ((x as u128 & mask) << shift)
 }
@@ -388,17 +453,38 @@ mod tests {
         assert_eq!(arith(F32, Arith::Add, qa, sb, MX), (qa, IE));
         assert_eq!(arith(F32, Arith::Add, sb, qa, MX), (0x7FC0_0002, IE));
         assert_eq!(arith(F32, Arith::Mul, f32b(1.0), qa, MX), (qa, 0));
-        assert_eq!(arith(F32, Arith::Sub, f32b(f32::INFINITY), f32b(f32::INFINITY), MX), (0xFFC0_0000, IE));
-        assert_eq!(sqrt(F64, (-1.0f64).to_bits(), MX), (0xFFF8_0000_0000_0000, IE));
-        assert_eq!(arith(F32, Arith::Div, f32b(1.0), 0, MX), (f32b(f32::INFINITY), ZE));
+        assert_eq!(
+            arith(
+                F32,
+                Arith::Sub,
+                f32b(f32::INFINITY),
+                f32b(f32::INFINITY),
+                MX
+            ),
+            (0xFFC0_0000, IE)
+        );
+        assert_eq!(
+            sqrt(F64, (-1.0f64).to_bits(), MX),
+            (0xFFF8_0000_0000_0000, IE)
+        );
+        assert_eq!(
+            arith(F32, Arith::Div, f32b(1.0), 0, MX),
+            (f32b(f32::INFINITY), ZE)
+        );
         let (v, f) = arith(F32, Arith::Div, f32b(1.0), f32b(3.0), MX);
         assert_eq!((v, f), (f32b(1.0 / 3.0), softfloat::PE));
         let (v, f) = arith(F32, Arith::Mul, f32b(f32::MAX), f32b(2.0), MX);
         assert_eq!((v, f), (f32b(f32::INFINITY), softfloat::OE | softfloat::PE));
         // Round toward zero via MXCSR.RC = 11.
         let rz = Mxcsr(MXCSR_DEFAULT | 0x6000);
-        assert_eq!(arith(F32, Arith::Mul, f32b(f32::MAX), f32b(2.0), rz).0, f32b(f32::MAX));
-        assert_eq!(arith(F32, Arith::Div, f32b(2.0), f32b(3.0), rz).0, 0x3F2A_AAAA);
+        assert_eq!(
+            arith(F32, Arith::Mul, f32b(f32::MAX), f32b(2.0), rz).0,
+            f32b(f32::MAX)
+        );
+        assert_eq!(
+            arith(F32, Arith::Div, f32b(2.0), f32b(3.0), rz).0,
+            0x3F2A_AAAA
+        );
         // Denormal operand: #D unless DAZ, which turns it into zero.
         assert_eq!(arith(F32, Arith::Add, 1, 0, MX), (1, DE));
         let daz = Mxcsr(MXCSR_DEFAULT | 0x40);
@@ -406,14 +492,20 @@ mod tests {
         // FTZ: tiny results flush to zero with UE|PE.
         let ftz = Mxcsr(MXCSR_DEFAULT | 0x8000);
         let tiny = f32b(f32::MIN_POSITIVE);
-        assert_eq!(arith(F32, Arith::Mul, tiny, f32b(0.5), ftz), (0, softfloat::UE | softfloat::PE));
+        assert_eq!(
+            arith(F32, Arith::Mul, tiny, f32b(0.5), ftz),
+            (0, softfloat::UE | softfloat::PE)
+        );
         assert_eq!(arith(F32, Arith::Mul, tiny, f32b(0.5), MX), (tiny / 2, 0));
     }
 
     #[test]
     fn sse_float_compare_min_max_packed() {
         let nan = 0x7FC0_0000u64;
-        assert_eq!(cmp_predicate(F32, 1, f32b(1.0), f32b(2.0), MX), (0xFFFF_FFFF, 0));
+        assert_eq!(
+            cmp_predicate(F32, 1, f32b(1.0), f32b(2.0), MX),
+            (0xFFFF_FFFF, 0)
+        );
         assert_eq!(cmp_predicate(F32, 1, nan, f32b(2.0), MX), (0, IE));
         assert_eq!(cmp_predicate(F32, 3, nan, f32b(2.0), MX), (0xFFFF_FFFF, 0));
         assert_eq!(cmp_predicate(F32, 4, nan, nan, MX), (0xFFFF_FFFF, 0));
@@ -421,11 +513,26 @@ mod tests {
         assert_eq!(min_max(F32, false, f32b(2.0), nan, MX).0, nan);
         assert_eq!(min_max(F32, true, f32b(-0.0), f32b(0.0), MX).0, f32b(0.0));
         assert_eq!(min_max(F32, true, f32b(0.0), f32b(-0.0), MX).0, f32b(-0.0));
-        assert_eq!(min_max(F64, true, 3.0f64.to_bits(), 2.0f64.to_bits(), MX).0, 3.0f64.to_bits());
-        let a = (f32b(4.0) as u128) | (f32b(1.0) as u128) << 32 | (f32b(10.0) as u128) << 64 | (f32b(2.0) as u128) << 96;
-        let b = (f32b(1.0) as u128) | (f32b(1.0) as u128) << 32 | (f32b(5.0) as u128) << 64 | (f32b(6.0) as u128) << 96;
+        assert_eq!(
+            min_max(F64, true, 3.0f64.to_bits(), 2.0f64.to_bits(), MX).0,
+            3.0f64.to_bits()
+        );
+        let a = (f32b(4.0) as u128)
+            | (f32b(1.0) as u128) << 32
+            | (f32b(10.0) as u128) << 64
+            | (f32b(2.0) as u128) << 96;
+        let b = (f32b(1.0) as u128)
+            | (f32b(1.0) as u128) << 32
+            | (f32b(5.0) as u128) << 64
+            | (f32b(6.0) as u128) << 96;
         let (h, _) = horizontal(F32, Arith::Add, a, b, MX);
-        assert_eq!(h, (f32b(5.0) as u128) | (f32b(12.0) as u128) << 32 | (f32b(2.0) as u128) << 64 | (f32b(11.0) as u128) << 96);
+        assert_eq!(
+            h,
+            (f32b(5.0) as u128)
+                | (f32b(12.0) as u128) << 32
+                | (f32b(2.0) as u128) << 64
+                | (f32b(11.0) as u128) << 96
+        );
         let (s, _) = addsub(F32, a, b, MX);
         assert_eq!(s as u32 as u64, f32b(3.0));
         assert_eq!((s >> 32) as u32 as u64, f32b(2.0));

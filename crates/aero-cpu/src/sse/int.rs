@@ -6,7 +6,11 @@
 //! MMX callers keep the low 64 bits.
 
 fn mask(bits: u32) -> u64 {
-    if bits >= 64 { u64::MAX } else { (1 << bits) - 1 }
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1 << bits) - 1
+    }
 }
 
 /// Lane `i` of width `bits`, zero-extended.
@@ -27,13 +31,16 @@ fn with_lane(v: u128, bits: u32, i: u32, x: u64) -> u128 {
 
 /// Combines corresponding lanes.
 pub fn map2(a: u128, b: u128, bits: u32, f: impl Fn(u64, u64) -> u64) -> u128 {
-    (0..128 / bits).fold(0, |r, i| r | (((f(lane(a, bits, i), lane(b, bits, i)) & mask(bits)) as u128) << (i * bits)))
+    (0..128 / bits).fold(0, |r, i| {
+        r | (((f(lane(a, bits, i), lane(b, bits, i)) & mask(bits)) as u128) << (i * bits))
+    })
 }
 
 /// Combines corresponding lanes as signed values.
 pub fn map2_signed(a: u128, b: u128, bits: u32, f: impl Fn(i64, i64) -> i64) -> u128 {
     (0..128 / bits).fold(0, |r, i| {
-        r | (((f(lane_signed(a, bits, i), lane_signed(b, bits, i)) as u64 & mask(bits)) as u128) << (i * bits))
+        r | (((f(lane_signed(a, bits, i), lane_signed(b, bits, i)) as u64 & mask(bits)) as u128)
+            << (i * bits))
     })
 }
 
@@ -114,7 +121,9 @@ pub fn pcmpgt(a: u128, b: u128, bits: u32) -> u128 {
 /// PSADBW: sum of absolute byte differences per 64-bit half, in the low word.
 pub fn psadbw(a: u128, b: u128) -> u128 {
     (0..2).fold(0, |r, half| {
-        let sum: u64 = (0..8).map(|i| lane(a, 8, half * 8 + i).abs_diff(lane(b, 8, half * 8 + i))).sum();
+        let sum: u64 = (0..8)
+            .map(|i| lane(a, 8, half * 8 + i).abs_diff(lane(b, 8, half * 8 + i)))
+            .sum();
         with_lane(r, 64, half, sum)
     })
 }
@@ -139,17 +148,31 @@ pub fn psra(a: u128, count: u64, bits: u32) -> u128 {
 }
 /// PSLLDQ (byte shift of the whole register).
 pub fn pslldq(a: u128, bytes: u8) -> u128 {
-    if bytes >= 16 { 0 } else { a << (bytes as u32 * 8) }
+    if bytes >= 16 {
+        0
+    } else {
+        a << (bytes as u32 * 8)
+    }
 }
 pub fn psrldq(a: u128, bytes: u8) -> u128 {
-    if bytes >= 16 { 0 } else { a >> (bytes as u32 * 8) }
+    if bytes >= 16 {
+        0
+    } else {
+        a >> (bytes as u32 * 8)
+    }
 }
 
 /// PACKSSWB/PACKSSDW (signed) and PACKUSWB (unsigned) from `src_bits` lanes.
 pub fn pack(a: u128, b: u128, src_bits: u32, width: u32, unsigned: bool) -> u128 {
     let dst = src_bits / 2;
     let n = width * 8 / src_bits;
-    let sat = |v: i64| if unsigned { sat_unsigned(v, dst) } else { sat_signed(v, dst) };
+    let sat = |v: i64| {
+        if unsigned {
+            sat_unsigned(v, dst)
+        } else {
+            sat_signed(v, dst)
+        }
+    };
     let mut r = 0;
     for i in 0..n {
         r = with_lane(r, dst, i, sat(lane_signed(a, src_bits, i)) as u64);
@@ -170,11 +193,15 @@ pub fn unpack(a: u128, b: u128, bits: u32, width: u32, high: bool) -> u128 {
 
 /// PSHUFD (also SHUFPS with a == b).
 pub fn pshufd(a: u128, imm: u8) -> u128 {
-    (0..4).fold(0, |r, i| with_lane(r, 32, i, lane(a, 32, ((imm >> (2 * i)) & 3) as u32)))
+    (0..4).fold(0, |r, i| {
+        with_lane(r, 32, i, lane(a, 32, ((imm >> (2 * i)) & 3) as u32))
+    })
 }
 /// PSHUFLW (and PSHUFW on the low 64 bits).
 pub fn pshuflw(a: u128, imm: u8) -> u128 {
-    let lo = (0..4).fold(0, |r, i| with_lane(r, 16, i, lane(a, 16, ((imm >> (2 * i)) & 3) as u32)));
+    let lo = (0..4).fold(0, |r, i| {
+        with_lane(r, 16, i, lane(a, 16, ((imm >> (2 * i)) & 3) as u32))
+    });
     (a & !(u64::MAX as u128)) | lo
 }
 pub fn pshufhw(a: u128, imm: u8) -> u128 {
@@ -200,7 +227,9 @@ pub fn pmovmskb(a: u128, width: u32) -> u32 {
 }
 /// MOVMSKPS (bits = 32) / MOVMSKPD (bits = 64).
 pub fn movmsk(a: u128, bits: u32) -> u32 {
-    (0..128 / bits).fold(0, |m, i| m | (((lane(a, bits, i) >> (bits - 1)) as u32) << i))
+    (0..128 / bits).fold(0, |m, i| {
+        m | (((lane(a, bits, i) >> (bits - 1)) as u32) << i)
+    })
 }
 pub fn pextrw(a: u128, imm: u8, width: u32) -> u16 {
     lane(a, 16, imm as u32 % (width / 2)) as u16
@@ -213,7 +242,11 @@ pub fn pinsrw(a: u128, v: u16, imm: u8, width: u32) -> u128 {
 pub fn pshufb(a: u128, b: u128, width: u32) -> u128 {
     (0..width).fold(0, |r, i| {
         let s = lane(b, 8, i);
-        let v = if s & 0x80 != 0 { 0 } else { lane(a, 8, (s as u32) % width) };
+        let v = if s & 0x80 != 0 {
+            0
+        } else {
+            lane(a, 8, (s as u32) % width)
+        };
         with_lane(r, 8, i, v)
     })
 }
@@ -226,7 +259,9 @@ pub fn phorizontal(a: u128, b: u128, bits: u32, width: u32, sub: bool, saturate:
         let r = if sub { x - y } else { x + y };
         (if saturate { sat_signed(r, bits) } else { r }) as u64
     };
-    (0..n).fold(0, |r, j| with_lane(with_lane(r, bits, j, f(a, j)), bits, n + j, f(b, j)))
+    (0..n).fold(0, |r, j| {
+        with_lane(with_lane(r, bits, j, f(a, j)), bits, n + j, f(b, j))
+    })
 }
 
 /// PMADDUBSW: unsigned bytes of a times signed bytes of b, pairwise, saturated words.
@@ -261,7 +296,13 @@ pub fn palignr(a: u128, b: u128, imm: u8, width: u32) -> u128 {
     let mut out = [0u8; 16];
     for (i, o) in out.iter_mut().take(w).enumerate() {
         let k = i + imm as usize;
-        *o = if k < w { bb[k] } else if k < 2 * w { ab[k - w] } else { 0 };
+        *o = if k < w {
+            bb[k]
+        } else if k < 2 * w {
+            ab[k - w]
+        } else {
+            0
+        };
     }
     u128::from_le_bytes(out)
 }
@@ -280,7 +321,10 @@ mod tests {
         assert_eq!(pmullw(0x0100, 0x0100), 0);
         assert_eq!(pmaddwd(0x0002_0003, 0xFFFF_0004), 10);
         assert_eq!(pmuludq(0xFFFF_FFFF, 0xFFFF_FFFF), 0xFFFF_FFFE_0000_0001);
-        assert_eq!(psadbw(0x0A_00_00_00_00_00_00_01, 0x00_00_00_00_00_00_00_05), 14);
+        assert_eq!(
+            psadbw(0x0A_00_00_00_00_00_00_01, 0x00_00_00_00_00_00_00_05),
+            14
+        );
         assert_eq!(pavg(0x0102, 0x0203, 8), 0x0203);
         assert_eq!(pcmpgt(0xFF, 0x01, 8) & 0xFF, 0);
         assert_eq!(pcmpeq(0x1234, 0x1234, 16) & 0xFFFF, 0xFFFF);
@@ -293,15 +337,36 @@ mod tests {
         assert_eq!(psra(0x8000, 20, 16) & 0xFFFF, 0xFFFF);
         assert_eq!(psll(1, 64, 64), 0);
         assert_eq!(pslldq(0xAB, 15), 0xAB << 120);
-        assert_eq!(pack(0x0000_0080_FF7F_0001, 0xFFFF_FF00, 16, 8, false), 0x0000_FF80_007F_8001);
-        assert_eq!(pack(0x0000_0080_FF7F_0001, 0, 16, 8, true) as u32, 0x0080_0001);
+        assert_eq!(
+            pack(0x0000_0080_FF7F_0001, 0xFFFF_FF00, 16, 8, false),
+            0x0000_FF80_007F_8001
+        );
+        assert_eq!(
+            pack(0x0000_0080_FF7F_0001, 0, 16, 8, true) as u32,
+            0x0080_0001
+        );
         // MMX PUNPCKLBW: bytes a0 b0 a1 b1 ...
-        assert_eq!(unpack(0x0403_0201, 0x0807_0605, 8, 8, false), 0x0804_0703_0602_0501);
-        assert_eq!(unpack(0x11 << 64, 0x22 << 64, 64, 16, true), 0x22 << 64 | 0x11);
-        assert_eq!(pshufd(0x4444_4444_3333_3333_2222_2222_1111_1111, 0x1B), 0x1111_1111_2222_2222_3333_3333_4444_4444);
+        assert_eq!(
+            unpack(0x0403_0201, 0x0807_0605, 8, 8, false),
+            0x0804_0703_0602_0501
+        );
+        assert_eq!(
+            unpack(0x11 << 64, 0x22 << 64, 64, 16, true),
+            0x22 << 64 | 0x11
+        );
+        assert_eq!(
+            pshufd(0x4444_4444_3333_3333_2222_2222_1111_1111, 0x1B),
+            0x1111_1111_2222_2222_3333_3333_4444_4444
+        );
         assert_eq!(pshuflw(0x0004_0003_0002_0001, 0x00), 0x0001_0001_0001_0001);
-        assert_eq!(shufps(0x4_0000_0003_0000_0002_0000_0001, 0x8_0000_0007_0000_0006_0000_0005, 0xE4),
-            0x8_0000_0007_0000_0002_0000_0001);
+        assert_eq!(
+            shufps(
+                0x4_0000_0003_0000_0002_0000_0001,
+                0x8_0000_0007_0000_0006_0000_0005,
+                0xE4
+            ),
+            0x8_0000_0007_0000_0002_0000_0001
+        );
         assert_eq!(pmovmskb(0x80_00_FF, 16), 0b101);
         assert_eq!(movmsk(1 << 127 | 1 << 31, 32), 0b1001);
         assert_eq!(pextrw(0x0004_0003_0002_0001, 6, 8), 3);
@@ -310,10 +375,19 @@ mod tests {
     #[test]
     fn sse_int_ssse3() {
         assert_eq!(pshufb(0x0403_0201, 0x80_00_01_02, 8), 0x0101_0101_0001_0203);
-        assert_eq!(phorizontal(0x0004_0003_0002_0001, 0x0010_0020, 16, 8, false, false), 0x0000_0030_0007_0003);
-        assert_eq!(psign(0x0005_0005_0005, 0xFFFF_0000_0001, 16), 0xFFFB_0000_0005);
+        assert_eq!(
+            phorizontal(0x0004_0003_0002_0001, 0x0010_0020, 16, 8, false, false),
+            0x0000_0030_0007_0003
+        );
+        assert_eq!(
+            psign(0x0005_0005_0005, 0xFFFF_0000_0001, 16),
+            0xFFFB_0000_0005
+        );
         assert_eq!(pabs(0xFF80, 8), 0x0180);
-        assert_eq!(palignr(0x1111_2222, 0x3333_4444, 2, 8), 0x2222_0000_0000_3333);
+        assert_eq!(
+            palignr(0x1111_2222, 0x3333_4444, 2, 8),
+            0x2222_0000_0000_3333
+        );
         assert_eq!(pmulhrsw(0x4000, 0x4000), 0x2000);
         assert_eq!(pmaddubsw(0xFF_FF, 0x7F_7F, 8), 0x7FFF);
     }

@@ -10,7 +10,7 @@ pub mod float;
 pub mod int;
 mod mxcsr;
 
-pub use mxcsr::{Mxcsr, MXCSR_DEFAULT, MXCSR_MASK};
+pub use mxcsr::{MXCSR_DEFAULT, MXCSR_MASK, Mxcsr};
 
 /// The SSE register file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -21,7 +21,10 @@ pub struct SseState {
 
 impl Default for SseState {
     fn default() -> Self {
-        SseState { xmm: [0; 16], mxcsr: MXCSR_DEFAULT }
+        SseState {
+            xmm: [0; 16],
+            mxcsr: MXCSR_DEFAULT,
+        }
     }
 }
 

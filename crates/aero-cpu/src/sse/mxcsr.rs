@@ -1,6 +1,6 @@
 //! MXCSR: SIMD floating-point control and status.
 
-use crate::fpu::softfloat::{Format, RoundEnv, Rounding, OE, UE};
+use crate::fpu::softfloat::{Format, OE, RoundEnv, Rounding, UE};
 
 /// MXCSR after reset/FNINIT-independent initialisation: all masked, nearest, no FTZ/DAZ.
 pub const MXCSR_DEFAULT: u32 = 0x1F80;
