@@ -13,7 +13,7 @@
 
 use std::collections::VecDeque;
 
-use super::ps2::{ACK, Ps2Device, RESEND};
+use super::ps2::{ACK, MAX_RESPONSES, Ps2Device, RESEND};
 
 /// Scancodes waiting in the keyboard (a real one buffers about 16 keys).
 const MAX_SCANCODES: usize = 64;
@@ -197,7 +197,14 @@ impl Ps2Keyboard {
     }
 
     fn respond(&mut self, bytes: &[u8]) {
-        self.responses.extend(bytes);
+        // A guest that sends commands without reading the answers loses the oldest
+        // ones instead of growing the queue.
+        for &byte in bytes {
+            if self.responses.len() >= MAX_RESPONSES {
+                self.responses.pop_front();
+            }
+            self.responses.push_back(byte);
+        }
     }
 
     fn set_defaults(&mut self) {
@@ -402,6 +409,17 @@ mod tests {
         kbd.key_event(&[0xF0, 0x1C]);
         assert_eq!(kbd.next_deadline_ns(), None);
         assert_eq!(drain(&mut kbd), vec![0xF0, 0x1C]);
+    }
+
+    #[test]
+    fn unread_answers_are_bounded() {
+        let mut kbd = Ps2Keyboard::new();
+        for _ in 0..10_000 {
+            kbd.write(0xF2);
+        }
+        let answers = drain(&mut kbd);
+        assert_eq!(answers.len(), MAX_RESPONSES);
+        assert_eq!(&answers[answers.len() - 3..], &[ACK, 0xAB, 0x83], "newest kept");
     }
 
     #[test]

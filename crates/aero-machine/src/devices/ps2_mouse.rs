@@ -13,7 +13,7 @@
 
 use std::collections::VecDeque;
 
-use super::ps2::{ACK, Ps2Device, RESEND};
+use super::ps2::{ACK, MAX_RESPONSES, Ps2Device, RESEND};
 
 /// Bytes of queued packets kept; more movement is dropped (a real mouse would coalesce).
 const MAX_QUEUED: usize = 256;
@@ -162,7 +162,14 @@ impl Ps2Mouse {
     }
 
     fn respond(&mut self, bytes: &[u8]) {
-        self.responses.extend(bytes);
+        // A guest that sends commands without reading the answers loses the oldest
+        // ones instead of growing the queue.
+        for &byte in bytes {
+            if self.responses.len() >= MAX_RESPONSES {
+                self.responses.pop_front();
+            }
+            self.responses.push_back(byte);
+        }
     }
 
     fn set_defaults(&mut self) {
@@ -422,6 +429,15 @@ mod tests {
         assert_eq!(send(&mut mouse, &[0xEB]), vec![ACK, 0x09, 0, 0]);
         send(&mut mouse, &[0xEA]);
         assert_eq!(send(&mut mouse, &[0xE9])[1] & 0x40, 0);
+    }
+
+    #[test]
+    fn unread_answers_are_bounded() {
+        let mut mouse = Ps2Mouse::new();
+        for _ in 0..10_000 {
+            mouse.write(0xE9);
+        }
+        assert_eq!(drain(&mut mouse).len(), MAX_RESPONSES);
     }
 
     #[test]
