@@ -138,7 +138,12 @@ fn cpu_matches_qemu() {
             }
         }
     }
-    eprintln!("qemu_diff: {n} cases, seed {seed:#x}, {} mismatches", mismatches.len());
+    eprintln!(
+        "qemu_diff: {n} cases, seed {seed:#x}, {} mismatches ({} excluded mnemonics, {} generator constraints: see qemu_diff/exclusions.rs)",
+        mismatches.len(),
+        exclusions::EXCLUDED_MNEMONICS.len(),
+        exclusions::GENERATOR_CONSTRAINTS.len()
+    );
     for ((cat, mode), (total, bad)) in &per_category {
         eprintln!("  {:<14} {:<6} {:>5} cases {:>5} mismatches", mode.name(), cat, total, bad);
     }

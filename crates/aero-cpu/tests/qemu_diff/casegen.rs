@@ -637,7 +637,7 @@ fn usable_codes(mnemonics: &[Mnemonic], mode: Mode) -> Vec<Code> {
             if !mode_ok || !c.cpuid_features().iter().all(|f| ALLOWED_FEATURES.contains(f)) {
                 return false;
             }
-            if exclusions::excluded_mnemonic(c.mnemonic()).is_some() || exclusions::excluded_code(c).is_some() {
+            if exclusions::excluded_mnemonic(c.mnemonic()).is_some() {
                 return false;
             }
             if exclusions::undocumented_alias(c).is_some() {

@@ -80,7 +80,8 @@ fn default_fx() -> [u8; 512] {
 fn data_bytes(mode: Mode, cases: &[&Case], lay: &Layout, addrs: Option<&Addrs>) -> Vec<u8> {
     let base = chunk_code_base(mode);
     let mut d = vec![0u8; lay.code_off as usize];
-    d[C_OUT as usize..C_OUT as usize + 4].copy_from_slice(&RECORD_MAGIC.to_le_bytes());
+    let magic = (C_OUT + OUT_MAGIC) as usize;
+    d[magic..magic + 4].copy_from_slice(&RECORD_MAGIC.to_le_bytes());
     // IDT (real mode: IVT of seg:off) and its descriptor.
     let idt = C_IDT as usize;
     let (entry_len, limit) = match mode {

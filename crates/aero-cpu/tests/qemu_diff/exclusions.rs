@@ -2,7 +2,8 @@
 //!
 //! Undefined flags and registers that the SDM defines as undefined *per instruction* are
 //! not listed here: they come from iced-x86's per-instruction `rflags_undefined()` plus
-//! the operand-dependent rules in `gen.rs` (shift counts, BSF/BSR with a zero source).
+//! the operand-dependent rules in `casegen.rs` (shift counts, SHLD/SHRD counts, BSF/BSR
+//! with a zero source, BSWAP of a 16-bit register).
 
 use iced_x86::{Code, Mnemonic};
 
@@ -20,15 +21,6 @@ pub const EXCLUDED_MNEMONICS: &[(Mnemonic, &str)] = &[
     (Mnemonic::Rsqrtss, "approximation: the SDM only bounds the relative error; QEMU computes exact 1/sqrt(x)"),
 ];
 
-/// Individual encodings never generated. (code, reason)
-pub const EXCLUDED_CODES: &[(Code, &str)] = &[
-    // Reading or writing RSP/ESP/SP is excluded by the register picker instead (the harness
-    // owns the stack); these encodings have SP as an implicit operand beyond push/pop.
-    (Code::Leavew, "changes SP/BP from the harness frame"),
-    (Code::Leaved, "changes SP/BP from the harness frame"),
-    (Code::Leaveq, "changes SP/BP from the harness frame"),
-];
-
 /// Byte ranges of the FXSAVE image that are not compared. (start, end, reason)
 pub const FX_IGNORED: &[(usize, usize, &str)] = &[
     (5, 6, "reserved byte after the abridged tag word"),
@@ -38,15 +30,6 @@ pub const FX_IGNORED: &[(usize, usize, &str)] = &[
 pub fn excluded_mnemonic(m: Mnemonic) -> Option<&'static str> {
     EXCLUDED_MNEMONICS.iter().find(|(x, _)| *x == m).map(|(_, r)| *r)
 }
-
-pub fn excluded_code(c: Code) -> Option<&'static str> {
-    EXCLUDED_CODES.iter().find(|(x, _)| *x == c).map(|(_, r)| *r)
-}
-
-/// CMPXCHG r32 in long mode when the comparison fails: Intel writes the destination back
-/// (zero-extending it), QEMU 7.2 (like AMD) leaves it. The destination register is not
-/// compared in that situation (rule implemented in casegen.rs).
-pub const CMPXCHG32_FAIL_DEST: &str = "vendor-specific write-back of the destination";
 
 /// x87 status-word bits never compared.
 /// C1 (0x200): QEMU TCG does not maintain C1 (not the "rounded up" indication, not the
@@ -63,31 +46,32 @@ pub const MXCSR_IGNORED: u32 = 0x0002;
 /// so these three flags are not compared for these instructions.
 pub const FCOMI_FLAGS_IGNORED: u64 = 0x800 | 0x80 | 0x10;
 
-/// Generator constraints that follow from QEMU's model (not from the SDM), listed so
-/// nobody mistakes them for coverage:
-/// - x87 cases start with a full register stack (7 valid registers before a push):
-///   QEMU TCG ignores the tag word for arithmetic, so stack overflow/underflow (#IS,
-///   masked QNaN results) cannot be compared.
-/// - x87 instructions with a memory operand run with precision control = 64 bits: QEMU 7.2
-///   rounds m32/m64 operands to the precision control while loading them (spurious PE,
-///   wrong results). Register-only x87 instructions get all precision controls.
-/// - 128-bit SSE memory operands are always 16-byte aligned: QEMU 7.2 does not raise #GP
-///   for misaligned legacy-SSE m128 operands (the SDM requires it; Aero does it).
-/// - F2XM1 gets |ST0| <= 1 and FYL2XP1 |ST0| < 1 - sqrt(2)/2: outside those ranges the SDM
-///   leaves the result undefined.
-/// - MIN/MAX (PS/SS/PD/SD) run with DAZ=0: with DAZ=1 and a denormal source QEMU returns
-///   the original denormal bits where the DAZ-converted zero is expected.
-/// - Pushing x87 instructions never read ST(7) (it is the empty slot they push into).
-/// - Precision control other than 64 bits only for FADD/FSUB/FSUBR/FMUL/FDIV/FDIVR/FSQRT
-///   (the instructions the SDM says it affects): QEMU 7.2 also rounds FRNDINT, FPREM, ...
-/// - No two-operand x87/SSE instruction gets two NaN operands (same lane): the SDM
-///   (vol. 1 table 4-7) returns the QNaN operand (x87, SNaN+QNaN) or the first source
-///   (SSE); QEMU 7.2 uses softfloat's larger-significand/other rule.
-/// - FYL2X/FYL2XP1 never get a denormal or zero-exponent ST(1): QEMU 7.2 returns twice the
-///   correctly rounded result (checked with 200-bit mpmath for case 5067 of the default seed).
-/// - LDMXCSR/FLDCW/MXCSR/FCW inputs keep all exceptions masked: unmasked #MF/#XM
-///   delivery is covered by the system behaviour tests, not here.
-pub const GENERATOR_CONSTRAINTS: &str = "see doc comment";
+/// Generator constraints: inputs that are never produced, because QEMU 7.2 is no
+/// reference for them (or the SDM leaves the result undefined). (what, why)
+pub const GENERATOR_CONSTRAINTS: &[(&str, &str)] = &[
+    ("x87 cases start with a full register stack (7 valid registers before a push; pushes never read ST(7))",
+     "QEMU TCG ignores the tag word for arithmetic: stack overflow/underflow (#IS, masked QNaN results) cannot be compared"),
+    ("x87 precision control other than 64 bits only for register forms of FADD/FSUB/FSUBR/FMUL/FDIV/FDIVR/FSQRT",
+     "QEMU 7.2 applies precision control to m32/m64 operand loads and to FRNDINT/FPREM (spurious PE, wrong results); the SDM limits it to those instructions"),
+    ("no two-operand x87/SSE instruction gets two NaN operands (per lane)",
+     "SDM vol. 1 table 4-7 returns the QNaN operand (x87 SNaN+QNaN) or the first source (SSE); QEMU 7.2 uses softfloat's own choice"),
+    ("128-bit SSE memory operands are 16-byte aligned",
+     "QEMU 7.2 does not raise #GP for misaligned legacy-SSE m128 operands (the SDM requires it)"),
+    ("MIN/MAX PS/SS/PD/SD run with MXCSR.DAZ=0",
+     "with DAZ=1 and a denormal source QEMU returns the denormal bits instead of the DAZ-converted zero"),
+    ("F2XM1 gets |ST0| <= 1, FYL2XP1 |ST0| < 1 - sqrt(2)/2",
+     "outside those ranges the SDM leaves the result undefined"),
+    ("FYL2X/FYL2XP1 never get a denormal ST(1)",
+     "QEMU 7.2 returns twice the correctly rounded result (case 5067 of the default seed, checked with 200-bit mpmath)"),
+    ("IDIV r/m16, r/m32 never divide the most negative dividend by -1",
+     "must raise #DE; QEMU 7.2 performs the host division and dies with SIGFPE (other #DE overflows are generated)"),
+    ("CMPXCHG r32 in long mode: the destination is not compared when the comparison fails",
+     "Intel writes the destination back (zero-extending it), AMD and QEMU 7.2 leave it: vendor-specific"),
+    ("MXCSR/FCW inputs (incl. LDMXCSR/FLDCW operands) keep all exceptions masked",
+     "unmasked #MF/#XM delivery belongs to the system behaviour tests"),
+    ("undocumented alias encodings (TEST F6/F7 /1, FCOM DC D0+i, FSTP DF D0+i, ...) are not generated",
+     "QEMU 7.2 raises #UD for some of them"),
+];
 
 /// Undocumented alias encodings (TEST F6/F7 /1, FCOM DC D0+i, FSTP DF D0+i, ...): QEMU 7.2
 /// raises #UD for some of them, so they are not generated.
