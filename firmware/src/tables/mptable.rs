@@ -183,11 +183,12 @@ fn entries(config: &MpConfig) -> (Vec<u8>, u16) {
     }
     for dev in &config.pci_devices {
         let pirq = pirq_for(dev.slot, dev.pin);
-        let pin = match config.pci_irq_mode {
-            PciIrqMode::SharedIsaIrqs => {
+        let pin = match (hardwired_irq(dev.slot, dev.pin), config.pci_irq_mode) {
+            (Some(irq), _) => Some(irq),
+            (None, PciIrqMode::SharedIsaIrqs) => {
                 config.pirq_routes.get(usize::from(pirq)).copied().flatten()
             }
-            PciIrqMode::DirectGsi => Some((PIRQ_GSI_BASE + u32::from(pirq)) as u8),
+            (None, PciIrqMode::DirectGsi) => Some((PIRQ_GSI_BASE + u32::from(pirq)) as u8),
         };
         if let Some(pin) = pin {
             let source = (dev.slot << 2) | dev.pin;
@@ -237,6 +238,7 @@ mod tests {
         let config = MpConfig {
             pirq_routes: [Some(10), Some(10), Some(11), Some(11)],
             pci_devices: vec![
+                PciIntxSource { slot: 1, pin: 0 },
                 PciIntxSource { slot: 1, pin: 3 },
                 PciIntxSource { slot: 3, pin: 0 },
             ],
@@ -251,9 +253,11 @@ mod tests {
         assert_eq!(len, t.len() - 16);
         assert!(sums_to_zero(&t[16..]));
         let count = u16::from_le_bytes(t[50..52].try_into().unwrap());
-        // 1 cpu + 2 buses + 1 ioapic + 13 ISA (no 2, 10, 11) + 2 PCI + 2 local.
-        assert_eq!(count, 1 + 2 + 1 + 13 + 2 + 2);
+        // 1 cpu + 2 buses + 1 ioapic + 13 ISA (no 2, 10, 11) + 3 PCI + 2 local.
+        assert_eq!(count, 1 + 2 + 1 + 13 + 3 + 2);
         let io = io_entries(&t);
+        // The PM function's INTA is the SCI on pin 9.
+        assert!(io.contains(&[3, 0, 0x0D, 0, 0, 1 << 2, 1, 9]));
         // PIIX3 INTD (slot 1 pin 3) → PIRQD → IRQ 11, level/high, IOAPIC ID 1.
         assert!(io.contains(&[3, 0, 0x0D, 0, 0, (1 << 2) | 3, 1, 11]));
         // Slot 3 INTA → PIRQC → IRQ 11.

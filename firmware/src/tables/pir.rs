@@ -5,7 +5,7 @@
 
 use super::TablesError;
 use super::checksum::fill_checksum;
-use super::platform::{PCI_LINK_IRQS, PIIX3_PIRQ_ROUTE_REG, PIIX3_SLOT, pirq_for};
+use super::platform::{PCI_LINK_IRQS, PIIX3_PIRQ_ROUTE_REG, PIIX3_SLOT, hardwired_irq, pirq_for};
 
 const HEADER_LEN: usize = 32;
 const SLOT_ENTRY_LEN: usize = 16;
@@ -44,6 +44,11 @@ pub fn build_pir(slots: &[u8]) -> Result<Vec<u8>, TablesError> {
     for &slot in slots {
         t.extend_from_slice(&[0, slot << 3]);
         for pin in 0..4 {
+            if hardwired_irq(slot, pin).is_some() {
+                // Not routed through a PIRQ: link value 0 = not connected to the router.
+                t.extend_from_slice(&[0, 0, 0]);
+                continue;
+            }
             t.push(PIIX3_PIRQ_ROUTE_REG + pirq_for(slot, pin));
             t.extend_from_slice(&irq_bitmap.to_le_bytes());
         }
@@ -75,6 +80,9 @@ mod tests {
         assert_eq!(u16::from_le_bytes([e[3], e[4]]), 1 << 5 | 1 << 10 | 1 << 11);
         assert_eq!(e[14], 2);
         assert_eq!(t[32 + 14], 0, "PIIX3 is on the board");
+        // Slot 1 INTA is the PM function's SCI, not a PIRQ; INTD (USB) is PIRQD.
+        assert_eq!(&t[34..37], [0, 0, 0]);
+        assert_eq!(t[32 + 11], 0x63);
         assert!(build_pir(&[32]).is_err());
     }
 }

@@ -66,6 +66,14 @@ pub fn pirq_for(slot: u8, pin: u8) -> u8 {
     ((u32::from(slot) + u32::from(pin) + 3) % 4) as u8
 }
 
+/// PCI interrupts that bypass the PIRQ lines: the PIIX4 PM function (00:01.3, paired with
+/// the PIIX3 as on QEMU `pc`) reports INTA, but that is its SCI, hard-wired to ISA IRQ 9.
+/// It is the only INTA user in slot 1 (IDE uses IRQ 14/15, USB uses INTD), so the whole
+/// slot-1 INTA entry points at the SCI.
+pub fn hardwired_irq(slot: u8, pin: u8) -> Option<u8> {
+    (slot == PIIX3_SLOT && pin == 0).then_some(SCI_IRQ)
+}
+
 /// First IOAPIC input that PIRQA reaches when PCI interrupts are wired directly to the
 /// IOAPIC ([`crate::tables::PciIrqMode::DirectGsi`]); PIRQA–D use GSI 16–19.
 pub const PIRQ_GSI_BASE: u32 = 16;
@@ -100,5 +108,12 @@ mod tests {
         assert_eq!(pirq_for(5, 0), 0);
         assert_eq!(pirq_for(2, 3), 0);
         assert_eq!(pirq_for(31, 3), 1);
+    }
+
+    #[test]
+    fn only_the_pm_function_is_hardwired() {
+        assert_eq!(hardwired_irq(1, 0), Some(9));
+        assert_eq!(hardwired_irq(1, 3), None);
+        assert_eq!(hardwired_irq(2, 0), None);
     }
 }

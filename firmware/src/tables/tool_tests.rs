@@ -91,6 +91,7 @@ fn dsdt_disassembles_and_recompiles_cleanly() {
             "EisaId (\"PNP0103\")",
             "Device (LNKA)",
             "Device (LNKD)",
+            "Device (LNKS)",
             "Method (_PIC, 1",
             "Name (_S5, Package (0x04)",
             "Name (_PRT, Package (0x7C)",
@@ -306,6 +307,14 @@ fn prt_follows_the_interrupt_model() {
     std::fs::write(dir.join("ssdt.aml"), prt_probe_ssdt()).unwrap();
     // Element 13 = slot 4 (entries 12..16), pin B: PIRQ (4 + 1 - 1) % 4 = A.
     let pic = flat(&acpiexec(&exec, &dir, "evaluate \\PRTE 13"));
+    // Element 0 = slot 1 INTA: the PM function's SCI, in both interrupt models.
+    let sci = flat(&acpiexec(
+        &exec,
+        &dir,
+        "evaluate \\PRTE 0; evaluate \\_PIC 1; evaluate \\PRTE 0; evaluate \\_SB.LNKS._CRS",
+    ));
+    assert_eq!(sci.matches("Name LNKS Device").count(), 2, "{sci}");
+    assert!(sci.contains("89 06 00 09 01 09 00 00 00 79 00"), "{sci}");
     let apic = flat(&acpiexec(
         &exec,
         &dir,

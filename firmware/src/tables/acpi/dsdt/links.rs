@@ -5,7 +5,7 @@
 use crate::tables::acpi::PciIrqMode;
 use crate::tables::aml::resource::{Polarity, Resource, Trigger};
 use crate::tables::aml::*;
-use crate::tables::platform::{PCI_LINK_IRQS, PIRQ_GSI_BASE};
+use crate::tables::platform::{PCI_LINK_IRQS, PIRQ_GSI_BASE, SCI_IRQ};
 
 const PIRQ_DISABLED: u64 = 0x80;
 const PIRQ_IRQ_MASK: u64 = 0x0F;
@@ -14,6 +14,9 @@ const STA_ENABLED: u64 = 0x0B;
 const STA_DISABLED: u64 = 0x09;
 /// Byte offset of the first interrupt number inside an Extended Interrupt descriptor.
 const EXT_IRQ_NUMBER_OFFSET: u64 = 5;
+
+/// Fixed link for the PIIX4 PM function's INTA, which is the SCI.
+pub const SCI_LINK_NAME: &str = "LNKS";
 
 pub fn pirq_link_name(pirq: u8) -> String {
     format!("LNK{}", char::from(b'A' + pirq % 4))
@@ -45,6 +48,7 @@ pub fn link_devices(mode: PciIrqMode) -> Result<Vec<Aml>, AmlError> {
     for pirq in 0..4 {
         out.push(pirq_link(pirq)?);
     }
+    out.push(fixed_link(SCI_LINK_NAME, 0, u32::from(SCI_IRQ))?);
     if mode == PciIrqMode::DirectGsi {
         for pirq in 0..4 {
             out.push(gsi_link(pirq)?);
@@ -139,12 +143,21 @@ fn pirq_link(pirq: u8) -> Result<Aml, AmlError> {
 }
 
 fn gsi_link(pirq: u8) -> Result<Aml, AmlError> {
-    let template = resource_template(&[pci_interrupt(vec![PIRQ_GSI_BASE + u32::from(pirq)])])?;
-    device(
+    fixed_link(
         &gsi_link_name(pirq),
+        u64::from(pirq) + 5,
+        PIRQ_GSI_BASE + u32::from(pirq),
+    )
+}
+
+/// A link hard-wired to one interrupt (the same number as ISA IRQ and GSI).
+fn fixed_link(link: &str, uid: u64, irq: u32) -> Result<Aml, AmlError> {
+    let template = resource_template(&[pci_interrupt(vec![irq])])?;
+    device(
+        link,
         &[
             name("_HID", eisa_id("PNP0C0F")?)?,
-            name("_UID", int(u64::from(pirq) + 5))?,
+            name("_UID", int(uid))?,
             name("_PRS", template.clone())?,
             name("_CRS", template)?,
             // Hard-wired: nothing to program or disable.

@@ -6,9 +6,9 @@ use crate::tables::aml::resource::{
     AddressKind, AddressRange, IoRangeKind, MemoryCaching, Resource,
 };
 use crate::tables::aml::*;
-use crate::tables::platform::pirq_for;
+use crate::tables::platform::{hardwired_irq, pirq_for};
 
-use super::links::{gsi_link_name, pirq_link_name};
+use super::links::{SCI_LINK_NAME, gsi_link_name, pirq_link_name};
 
 const PCI_CONFIG_ADDRESS_PORT: u16 = 0xCF8;
 const LAST_SLOT: u8 = 31;
@@ -75,7 +75,10 @@ fn prt_package(source_for_pirq: impl Fn(u8) -> Result<Aml, AmlError>) -> Result<
         for pin in 0..4u8 {
             // Function field 0xFFFF: all functions of the device.
             let address = (u64::from(slot) << 16) | 0xFFFF;
-            let source = source_for_pirq(pirq_for(slot, pin))?;
+            let source = match hardwired_irq(slot, pin) {
+                Some(_) => name_ref(&format!("\\_SB.{SCI_LINK_NAME}"))?,
+                None => source_for_pirq(pirq_for(slot, pin))?,
+            };
             entries.push(package(&[int(address), int(pin.into()), source, int(0)])?);
         }
     }
