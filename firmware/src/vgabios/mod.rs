@@ -31,6 +31,8 @@ mod vbe_modes;
 mod vga_modes;
 
 #[cfg(test)]
+mod exec_tests;
+#[cfg(test)]
 mod tests;
 
 pub use edid::{EDID_LEN, build_edid};
