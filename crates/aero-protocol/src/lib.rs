@@ -162,7 +162,11 @@ mod tests {
         assert_eq!(ring::SubmitDesc::decode(&bytes).unwrap(), desc);
         assert_eq!(
             ring::SubmitDesc::decode(&bytes[..63]),
-            Err(WireError { what: "aerogpu_submit_desc", needed: 64, have: 63 })
+            Err(WireError {
+                what: "aerogpu_submit_desc",
+                needed: 64,
+                have: 63
+            })
         );
         let mut small = [0u8; 10];
         assert!(desc.encode(&mut small).is_err());
@@ -172,7 +176,10 @@ mod tests {
         rt.colors[7] = 0xDEAD_BEEF;
         let b = rt.to_bytes();
         assert_eq!(&b[44..48], &0xDEAD_BEEFu32.to_le_bytes());
-        assert_eq!(cmd::SetRenderTargets::decode(&b).unwrap().colors[7], 0xDEAD_BEEF);
+        assert_eq!(
+            cmd::SetRenderTargets::decode(&b).unwrap().colors[7],
+            0xDEAD_BEEF
+        );
     }
 
     #[test]

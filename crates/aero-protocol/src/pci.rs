@@ -142,8 +142,16 @@ pub struct BlockLayout {
 impl Format {
     /// The memory layout; `None` for `Invalid`.
     pub fn block_layout(self) -> Option<BlockLayout> {
-        let texel = |bytes| BlockLayout { block_width: 1, block_height: 1, bytes_per_block: bytes };
-        let bc = |bytes| BlockLayout { block_width: 4, block_height: 4, bytes_per_block: bytes };
+        let texel = |bytes| BlockLayout {
+            block_width: 1,
+            block_height: 1,
+            bytes_per_block: bytes,
+        };
+        let bc = |bytes| BlockLayout {
+            block_width: 4,
+            block_height: 4,
+            bytes_per_block: bytes,
+        };
         Some(match self {
             Format::Invalid => return None,
             Format::R8Unorm => texel(1),
@@ -168,7 +176,10 @@ impl Format {
     pub fn is_scanout_capable(self) -> bool {
         matches!(
             self,
-            Format::B8G8R8A8Unorm | Format::B8G8R8X8Unorm | Format::R8G8B8A8Unorm | Format::R8G8B8X8Unorm
+            Format::B8G8R8A8Unorm
+                | Format::B8G8R8X8Unorm
+                | Format::R8G8B8A8Unorm
+                | Format::R8G8B8X8Unorm
         )
     }
 }

@@ -1,10 +1,10 @@
 //! A command-stream builder, the way a guest driver writes streams (used by tests, the
 //! benchmark and the demo guest tooling).
 
-use crate::cmd::{self, CmdHdr, CmdStreamHeader, Opcode};
-use crate::ring::{AllocEntry, AllocTableHeader, ALLOC_TABLE_MAGIC};
-use crate::wire::Wire;
 use crate::ABI_VERSION_U32;
+use crate::cmd::{self, CmdHdr, CmdStreamHeader, Opcode};
+use crate::ring::{ALLOC_TABLE_MAGIC, AllocEntry, AllocTableHeader};
+use crate::wire::Wire;
 
 /// Builds `aerogpu_cmd_stream_header` + packets; `finish` patches the header size.
 #[derive(Clone, Debug)]
@@ -27,7 +27,10 @@ impl CmdStreamWriter {
             size_bytes: CmdStreamHeader::SIZE as u32,
             flags: 0,
         };
-        Self { buf: header.to_bytes().to_vec(), packets: 0 }
+        Self {
+            buf: header.to_bytes().to_vec(),
+            packets: 0,
+        }
     }
 
     /// Appends `packet` (its `hdr` is overwritten with `opcode` and the padded size) and
@@ -45,7 +48,10 @@ impl CmdStreamWriter {
         let dst = &mut self.buf[start..];
         packet.write_le(dst);
         dst[T::WIRE_SIZE..unpadded].copy_from_slice(payload);
-        let hdr = CmdHdr { opcode, size_bytes: size as u32 };
+        let hdr = CmdHdr {
+            opcode,
+            size_bytes: size as u32,
+        };
         hdr.write_le(dst);
         self.packets += 1;
         self
@@ -67,7 +73,14 @@ impl CmdStreamWriter {
         self.buf
     }
 
-    pub fn create_buffer(&mut self, handle: u32, usage: u32, size: u64, alloc_id: u32, offset: u32) -> &mut Self {
+    pub fn create_buffer(
+        &mut self,
+        handle: u32,
+        usage: u32,
+        size: u64,
+        alloc_id: u32,
+        offset: u32,
+    ) -> &mut Self {
         let p = cmd::CreateBuffer {
             buffer_handle: handle,
             usage_flags: usage,
@@ -80,7 +93,14 @@ impl CmdStreamWriter {
     }
 
     /// A single-mip, single-layer tightly packed texture.
-    pub fn create_texture2d(&mut self, handle: u32, format: u32, width: u32, height: u32, alloc_id: u32) -> &mut Self {
+    pub fn create_texture2d(
+        &mut self,
+        handle: u32,
+        format: u32,
+        width: u32,
+        height: u32,
+        alloc_id: u32,
+    ) -> &mut Self {
         let p = cmd::CreateTexture2d {
             texture_handle: handle,
             usage_flags: cmd::RESOURCE_USAGE_TEXTURE | cmd::RESOURCE_USAGE_RENDER_TARGET,
@@ -96,7 +116,10 @@ impl CmdStreamWriter {
     }
 
     pub fn destroy_resource(&mut self, handle: u32) -> &mut Self {
-        let p = cmd::DestroyResource { resource_handle: handle, ..Default::default() };
+        let p = cmd::DestroyResource {
+            resource_handle: handle,
+            ..Default::default()
+        };
         self.push(Opcode::DestroyResource, &p, &[])
     }
 
@@ -120,27 +143,46 @@ impl CmdStreamWriter {
     }
 
     pub fn draw(&mut self, vertex_count: u32) -> &mut Self {
-        let p = cmd::Draw { vertex_count, instance_count: 1, ..Default::default() };
+        let p = cmd::Draw {
+            vertex_count,
+            instance_count: 1,
+            ..Default::default()
+        };
         self.push(Opcode::Draw, &p, &[])
     }
 
     pub fn present(&mut self, flags: u32) -> &mut Self {
-        let p = cmd::Present { scanout_id: 0, flags, ..Default::default() };
+        let p = cmd::Present {
+            scanout_id: 0,
+            flags,
+            ..Default::default()
+        };
         self.push(Opcode::Present, &p, &[])
     }
 
     pub fn export_shared(&mut self, handle: u32, token: u64) -> &mut Self {
-        let p = cmd::ExportSharedSurface { resource_handle: handle, share_token: token, ..Default::default() };
+        let p = cmd::ExportSharedSurface {
+            resource_handle: handle,
+            share_token: token,
+            ..Default::default()
+        };
         self.push(Opcode::ExportSharedSurface, &p, &[])
     }
 
     pub fn import_shared(&mut self, out_handle: u32, token: u64) -> &mut Self {
-        let p = cmd::ImportSharedSurface { out_resource_handle: out_handle, share_token: token, ..Default::default() };
+        let p = cmd::ImportSharedSurface {
+            out_resource_handle: out_handle,
+            share_token: token,
+            ..Default::default()
+        };
         self.push(Opcode::ImportSharedSurface, &p, &[])
     }
 
     pub fn release_shared(&mut self, token: u64) -> &mut Self {
-        let p = cmd::ReleaseSharedSurface { share_token: token, ..Default::default() };
+        let p = cmd::ReleaseSharedSurface {
+            share_token: token,
+            ..Default::default()
+        };
         self.push(Opcode::ReleaseSharedSurface, &p, &[])
     }
 }

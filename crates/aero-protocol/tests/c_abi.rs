@@ -21,7 +21,9 @@ const HEADERS: &[&str] = &[
 
 /// Function-like or non-value macros that are not ABI constants.
 fn is_helper_macro(name: &str) -> bool {
-    name.ends_with("_H") || name.starts_with("AEROGPU_STATIC_ASSERT") || name.starts_with("AEROGPU_SA_")
+    name.ends_with("_H")
+        || name.starts_with("AEROGPU_STATIC_ASSERT")
+        || name.starts_with("AEROGPU_SA_")
         || name.starts_with("AEROGPU_ASSERT_")
 }
 
@@ -54,24 +56,29 @@ fn parse_headers() -> HeaderSymbols {
     let mut syms = HeaderSymbols::default();
     for header in HEADERS {
         let path = protocol_dir().join(header);
-        let src = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let src =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let src = strip_comments(&src);
         let mut current_struct: Option<(String, Vec<String>)> = None;
         let mut in_enum = false;
         for line in src.lines() {
             let line = line.trim();
             if let Some(rest) = line.strip_prefix("#define ") {
-                let name = rest.split(|c: char| c.is_whitespace() || c == '(').next().unwrap();
+                let name = rest
+                    .split(|c: char| c.is_whitespace() || c == '(')
+                    .next()
+                    .unwrap();
                 if !is_helper_macro(name) && !rest[name.len()..].starts_with('(') {
                     syms.constants.push(name.to_string());
                 }
                 continue;
             }
-            if let Some(rest) = line.strip_prefix("struct ") {
-                if let Some(name) = rest.strip_suffix(" {") {
-                    current_struct = Some((name.to_string(), Vec::new()));
-                    continue;
-                }
+            if let Some(name) = line
+                .strip_prefix("struct ")
+                .and_then(|rest| rest.strip_suffix(" {"))
+            {
+                current_struct = Some((name.to_string(), Vec::new()));
+                continue;
             }
             if line.starts_with("enum ") && line.ends_with('{') {
                 in_enum = true;
@@ -85,10 +92,12 @@ fn parse_headers() -> HeaderSymbols {
                 continue;
             }
             if in_enum {
-                if let Some(name) = line.split(|c: char| c.is_whitespace() || c == '=' || c == ',').next() {
-                    if !name.is_empty() {
-                        syms.constants.push(name.to_string());
-                    }
+                let name = line
+                    .split(|c: char| c.is_whitespace() || c == '=' || c == ',')
+                    .next()
+                    .unwrap_or("");
+                if !name.is_empty() {
+                    syms.constants.push(name.to_string());
                 }
                 continue;
             }
@@ -124,7 +133,9 @@ fn c_program(syms: &HeaderSymbols) -> String {
         }
     }
     for k in &syms.constants {
-        c.push_str(&format!("    printf(\"const {k} %llu\\n\", (unsigned long long)({k}));\n"));
+        c.push_str(&format!(
+            "    printf(\"const {k} %llu\\n\", (unsigned long long)({k}));\n"
+        ));
     }
     c.push_str("    return 0;\n}\n");
     c
@@ -156,7 +167,9 @@ fn run_c(src: &str, tag: &str, extra_flags: &[&str], required: bool) -> Option<S
         eprintln!("note: {cc} {extra_flags:?} unavailable, skipping that layout:\n{stderr}");
         return None;
     }
-    let run = Command::new(&exe).output().expect("run compiled ABI program");
+    let run = Command::new(&exe)
+        .output()
+        .expect("run compiled ABI program");
     assert!(run.status.success());
     Some(String::from_utf8(run.stdout).unwrap())
 }
@@ -182,7 +195,10 @@ fn parse_output(out: &str) -> BTreeMap<String, String> {
             let mut parts = l.splitn(3, ' ');
             let kind = parts.next().unwrap();
             let name = parts.next().unwrap();
-            (format!("{kind} {name}"), parts.next().unwrap_or("").to_string())
+            (
+                format!("{kind} {name}"),
+                parts.next().unwrap_or("").to_string(),
+            )
         })
         .collect()
 }
@@ -199,14 +215,26 @@ fn compare(c: &BTreeMap<String, String>, rust: &BTreeMap<String, String>, tag: &
     for k in rust.keys().filter(|k| !c.contains_key(*k)) {
         problems.push(format!("{k} in Rust, missing in C"));
     }
-    assert!(problems.is_empty(), "[{tag}] C/Rust ABI mismatch:\n{}", problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "[{tag}] C/Rust ABI mismatch:\n{}",
+        problems.join("\n")
+    );
 }
 
 #[test]
 fn c_headers_match_rust_mirror() {
     let syms = parse_headers();
-    assert!(syms.structs.len() >= 50, "header parser found only {} structs", syms.structs.len());
-    assert!(syms.constants.len() >= 200, "header parser found only {} constants", syms.constants.len());
+    assert!(
+        syms.structs.len() >= 50,
+        "header parser found only {} structs",
+        syms.structs.len()
+    );
+    assert!(
+        syms.constants.len() >= 200,
+        "header parser found only {} constants",
+        syms.constants.len()
+    );
     let src = c_program(&syms);
     let rust = rust_expected();
 

@@ -10,9 +10,11 @@
 //!   [`AeroGpu::next_deadline_ns`] (vblank) and before MMIO accesses if convenient.
 //! - Display: [`AeroGpu::render_scanout`] fills the machine's current [`Frame`].
 
-use aero_protocol::pci::{self, reg, ErrorCode, FEATURE_ERROR_INFO, FEATURE_FENCE_PAGE, FEATURE_VBLANK};
-use aero_protocol::ring::{FencePage, SubmitDesc, FENCE_PAGE_MAGIC, SUBMIT_FLAG_NO_IRQ};
 use aero_protocol::ABI_VERSION_U32;
+use aero_protocol::pci::{
+    self, ErrorCode, FEATURE_ERROR_INFO, FEATURE_FENCE_PAGE, FEATURE_VBLANK, reg,
+};
+use aero_protocol::ring::{FENCE_PAGE_MAGIC, FencePage, SUBMIT_FLAG_NO_IRQ, SubmitDesc};
 
 use super::alloc_table::AllocTable;
 use super::error::SubmitError;
@@ -198,7 +200,11 @@ impl<E: Executor> AeroGpu<E> {
 
     /// Renders scanout 0 (plus cursor) into `frame`. `Err(Disabled)` means the machine
     /// should show the legacy VGA output instead.
-    pub fn render_scanout(&self, mem: &dyn GuestMemory, frame: &mut Frame) -> Result<(), ScanoutError> {
+    pub fn render_scanout(
+        &self,
+        mem: &dyn GuestMemory,
+        frame: &mut Frame,
+    ) -> Result<(), ScanoutError> {
         self.scanout.render(&self.cursor, mem, frame)
     }
 
@@ -222,12 +228,18 @@ impl<E: Executor> AeroGpu<E> {
 
     /// Reads `size` (1, 2, 4 or 8) bytes at `offset` in BAR0.
     pub fn mmio_read(&mut self, offset: u64, size: usize) -> u64 {
-        let dword = |this: &Self, off: u64| u64::from(this.read_reg(u32::try_from(off).unwrap_or(u32::MAX)));
+        let dword = |this: &Self, off: u64| {
+            u64::from(this.read_reg(u32::try_from(off).unwrap_or(u32::MAX)))
+        };
         match size {
             8 => dword(self, offset) | dword(self, offset.wrapping_add(4)) << 32,
             1 | 2 | 4 => {
                 let shift = (offset & 3) * 8;
-                let mask = if size == 4 { u32::MAX as u64 } else { (1u64 << (size * 8)) - 1 };
+                let mask = if size == 4 {
+                    u32::MAX as u64
+                } else {
+                    (1u64 << (size * 8)) - 1
+                };
                 (dword(self, offset & !3) >> shift) & mask
             }
             _ => 0,
@@ -283,7 +295,9 @@ impl<E: Executor> AeroGpu<E> {
             reg::SCANOUT0_VBLANK_SEQ_HI => hi(self.vblank.seq()),
             reg::SCANOUT0_VBLANK_TIME_NS_LO => lo(self.vblank.last_time_ns()),
             reg::SCANOUT0_VBLANK_TIME_NS_HI => hi(self.vblank.last_time_ns()),
-            reg::SCANOUT0_VBLANK_PERIOD_NS => u32::try_from(self.vblank.period_ns()).unwrap_or(u32::MAX),
+            reg::SCANOUT0_VBLANK_PERIOD_NS => {
+                u32::try_from(self.vblank.period_ns()).unwrap_or(u32::MAX)
+            }
             reg::CURSOR_ENABLE => u32::from(self.cursor.enable),
             reg::CURSOR_X => self.cursor.x as u32,
             reg::CURSOR_Y => self.cursor.y as u32,
@@ -343,7 +357,12 @@ impl<E: Executor> AeroGpu<E> {
             // Start consuming where the driver initialised the ring.
             self.ring_head = RingLayout::read(mem, self.ring_gpa, self.ring_size)
                 .ok()
-                .and_then(|_| read_u32_at(mem, self.ring_gpa + aero_protocol::ring::RingHeader::HEAD_OFFSET))
+                .and_then(|_| {
+                    read_u32_at(
+                        mem,
+                        self.ring_gpa + aero_protocol::ring::RingHeader::HEAD_OFFSET,
+                    )
+                })
                 .unwrap_or(0);
         }
         self.ring_enabled = enable;
@@ -416,7 +435,11 @@ impl<E: Executor> AeroGpu<E> {
 
     fn run_submission(&mut self, desc: &SubmitDesc, mem: &mut dyn GuestMemory) {
         self.stats.submissions += 1;
-        let info = SubmissionInfo { context_id: desc.context_id, signal_fence: desc.signal_fence, flags: desc.flags };
+        let info = SubmissionInfo {
+            context_id: desc.context_id,
+            signal_fence: desc.signal_fence,
+            flags: desc.flags,
+        };
         self.executor.begin_submission(&info);
         let result = self.process_submission(desc, mem);
         self.executor.end_submission();
@@ -432,27 +455,38 @@ impl<E: Executor> AeroGpu<E> {
             }
         };
         // A failed submission still completes its fence: the guest must never hang.
-        let pending = PendingFence { fence: desc.signal_fence, irq: desc.flags & SUBMIT_FLAG_NO_IRQ == 0, vsync };
+        let pending = PendingFence {
+            fence: desc.signal_fence,
+            irq: desc.flags & SUBMIT_FLAG_NO_IRQ == 0,
+            vsync,
+        };
         if let Some(now) = self.fences.submit(pending) {
             self.complete(now, mem);
-        } else if self.fences.len() > self.config.max_pending_fences {
-            if let Some(oldest) = self.fences.pop_oldest() {
-                tracing::warn!("aerogpu: too many fences waiting for vblank, completing one early");
-                self.complete(oldest, mem);
-            }
+        } else if self.fences.len() > self.config.max_pending_fences
+            && let Some(oldest) = self.fences.pop_oldest()
+        {
+            tracing::warn!("aerogpu: too many fences waiting for vblank, completing one early");
+            self.complete(oldest, mem);
         }
     }
 
-    fn process_submission(&mut self, desc: &SubmitDesc, mem: &mut dyn GuestMemory) -> Result<StreamSummary, SubmitError> {
+    fn process_submission(
+        &mut self,
+        desc: &SubmitDesc,
+        mem: &mut dyn GuestMemory,
+    ) -> Result<StreamSummary, SubmitError> {
         if (desc.desc_size_bytes as usize) < SubmitDesc::SIZE {
             return Err(SubmitError::Descriptor("desc_size_bytes too small"));
         }
         self.alloc_table.clear();
         if desc.alloc_table_gpa != 0 || desc.alloc_table_size_bytes != 0 {
             if desc.alloc_table_size_bytes > self.config.max_alloc_table_bytes {
-                return Err(SubmitError::Limit { what: "allocation table size" });
+                return Err(SubmitError::Limit {
+                    what: "allocation table size",
+                });
             }
-            self.table_buf.resize(desc.alloc_table_size_bytes as usize, 0);
+            self.table_buf
+                .resize(desc.alloc_table_size_bytes as usize, 0);
             mem.read(desc.alloc_table_gpa, &mut self.table_buf)?;
             self.alloc_table.parse(&self.table_buf, mem)?;
         }
@@ -460,11 +494,14 @@ impl<E: Executor> AeroGpu<E> {
             return Ok(StreamSummary::default());
         }
         if desc.cmd_size_bytes > self.config.max_cmd_stream_bytes {
-            return Err(SubmitError::Limit { what: "command stream size" });
+            return Err(SubmitError::Limit {
+                what: "command stream size",
+            });
         }
         self.cmd_buf.resize(desc.cmd_size_bytes as usize, 0);
         mem.read(desc.cmd_gpa, &mut self.cmd_buf)?;
-        self.processor.process(&self.cmd_buf, &self.alloc_table, mem, &mut self.executor)
+        self.processor
+            .process(&self.cmd_buf, &self.alloc_table, mem, &mut self.executor)
     }
 
     // ---- Fences and errors ------------------------------------------------------------

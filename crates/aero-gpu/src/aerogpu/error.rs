@@ -18,7 +18,11 @@ pub enum SubmitError {
     #[error("command stream header: {0}")]
     StreamHeader(&'static str),
     #[error("packet at byte {offset:#x} (opcode {opcode:#x}): {kind}")]
-    Packet { offset: usize, opcode: u32, kind: PacketError },
+    Packet {
+        offset: usize,
+        opcode: u32,
+        kind: PacketError,
+    },
     #[error("{what} exceeds the device limit")]
     Limit { what: &'static str },
     #[error(transparent)]
@@ -82,10 +86,21 @@ pub enum PacketError {
     RebindMismatch(u32),
     #[error("alloc_id {0} is not in this submission's allocation table")]
     MissingAllocId(u32),
-    #[error("backing of alloc_id {alloc_id}: offset {offset:#x} + size {size:#x} exceeds the allocation ({alloc_size:#x})")]
-    BackingOutOfBounds { alloc_id: u32, offset: u64, size: u64, alloc_size: u64 },
+    #[error(
+        "backing of alloc_id {alloc_id}: offset {offset:#x} + size {size:#x} exceeds the allocation ({alloc_size:#x})"
+    )]
+    BackingOutOfBounds {
+        alloc_id: u32,
+        offset: u64,
+        size: u64,
+        alloc_size: u64,
+    },
     #[error("range [{offset:#x}, +{size:#x}) outside the resource ({resource_size:#x})")]
-    RangeOutOfBounds { offset: u64, size: u64, resource_size: u64 },
+    RangeOutOfBounds {
+        offset: u64,
+        size: u64,
+        resource_size: u64,
+    },
     #[error("writeback into READONLY alloc_id {0}")]
     ReadonlyWriteback(u32),
     #[error("resource {0} has no guest backing")]
@@ -114,8 +129,15 @@ impl PacketError {
             ReadonlyWriteback(_) => ErrorCode::Readonly,
             Limit { .. } => ErrorCode::ResourceLimit,
             Executor(_) => ErrorCode::Backend,
-            ZeroHandle | UnknownHandle(_) | HandleInUse(_) | WrongKind { .. } | RebindMismatch(_)
-            | NotGuestBacked(_) | ZeroShareToken | ShareTokenCollision(_) | UnknownShareToken(_)
+            ZeroHandle
+            | UnknownHandle(_)
+            | HandleInUse(_)
+            | WrongKind { .. }
+            | RebindMismatch(_)
+            | NotGuestBacked(_)
+            | ZeroShareToken
+            | ShareTokenCollision(_)
+            | UnknownShareToken(_)
             | InvalidValue { .. } => ErrorCode::Validation,
         }
     }

@@ -69,7 +69,11 @@ mod tests {
     use super::*;
 
     fn f(fence: u64, vsync: bool) -> PendingFence {
-        PendingFence { fence, irq: true, vsync }
+        PendingFence {
+            fence,
+            irq: true,
+            vsync,
+        }
     }
 
     #[test]
@@ -77,7 +81,11 @@ mod tests {
         let mut q = FenceQueue::default();
         assert_eq!(q.submit(f(1, false)), Some(f(1, false)));
         assert_eq!(q.submit(f(2, true)), None);
-        assert_eq!(q.submit(f(3, false)), None, "later fences wait behind a vsync present");
+        assert_eq!(
+            q.submit(f(3, false)),
+            None,
+            "later fences wait behind a vsync present"
+        );
         assert_eq!(q.submit(f(4, true)), None);
         assert_eq!(q.submit(f(5, false)), None);
         let mut out = Vec::new();

@@ -27,7 +27,9 @@ pub struct VecMemory {
 
 impl VecMemory {
     pub fn new(size: usize) -> Self {
-        Self { bytes: vec![0; size] }
+        Self {
+            bytes: vec![0; size],
+        }
     }
 
     fn range(&self, gpa: u64, len: usize) -> Option<core::ops::Range<usize>> {
@@ -39,20 +41,29 @@ impl VecMemory {
 
 impl GuestMemory for VecMemory {
     fn read(&self, gpa: u64, buf: &mut [u8]) -> Result<(), GuestMemoryError> {
-        let err = GuestMemoryError { gpa, len: buf.len() as u64 };
+        let err = GuestMemoryError {
+            gpa,
+            len: buf.len() as u64,
+        };
         let r = self.range(gpa, buf.len()).ok_or(err)?;
         buf.copy_from_slice(self.bytes.get(r).ok_or(err)?);
         Ok(())
     }
 
     fn write(&mut self, gpa: u64, data: &[u8]) -> Result<(), GuestMemoryError> {
-        let err = GuestMemoryError { gpa, len: data.len() as u64 };
+        let err = GuestMemoryError {
+            gpa,
+            len: data.len() as u64,
+        };
         let r = self.range(gpa, data.len()).ok_or(err)?;
         self.bytes.get_mut(r).ok_or(err)?.copy_from_slice(data);
         Ok(())
     }
 
     fn contains(&self, gpa: u64, len: u64) -> bool {
-        usize::try_from(len).ok().and_then(|len| self.range(gpa, len)).is_some()
+        usize::try_from(len)
+            .ok()
+            .and_then(|len| self.range(gpa, len))
+            .is_some()
     }
 }

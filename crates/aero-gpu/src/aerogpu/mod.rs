@@ -17,7 +17,7 @@ pub use alloc_table::{AllocTable, Allocation};
 pub use error::{AllocTableError, PacketError, SubmitError};
 pub use executor::{Executor, NullExecutor, SubmissionInfo};
 pub use memory::{GuestMemory, GuestMemoryError, VecMemory};
-pub use pci::{AeroGpuPciDescription, AEROGPU_PCI_DESCRIPTION};
+pub use pci::{AEROGPU_PCI_DESCRIPTION, AeroGpuPciDescription};
 pub use processor::{Command, CommandProcessor, Limits, StreamSummary};
 
 mod device;

@@ -1,7 +1,7 @@
 //! Reading the submission ring from guest memory.
 
-use aero_protocol::ring::{RingHeader, SubmitDesc, RING_MAGIC, RING_MAX_ENTRIES};
-use aero_protocol::{abi_major, Wire, ABI_MAJOR};
+use aero_protocol::ring::{RING_MAGIC, RING_MAX_ENTRIES, RingHeader, SubmitDesc};
+use aero_protocol::{ABI_MAJOR, Wire, abi_major};
 
 use super::error::SubmitError;
 use super::memory::GuestMemory;
@@ -31,23 +31,35 @@ impl RingLayout {
             return Err(SubmitError::Ring("ABI major mismatch"));
         }
         if !h.entry_count.is_power_of_two() || h.entry_count > RING_MAX_ENTRIES {
-            return Err(SubmitError::Ring("entry_count not a power of two up to the maximum"));
+            return Err(SubmitError::Ring(
+                "entry_count not a power of two up to the maximum",
+            ));
         }
-        if (h.entry_stride_bytes as usize) < SubmitDesc::SIZE || h.entry_stride_bytes % 8 != 0 {
+        if (h.entry_stride_bytes as usize) < SubmitDesc::SIZE
+            || !h.entry_stride_bytes.is_multiple_of(8)
+        {
             return Err(SubmitError::Ring("bad entry_stride_bytes"));
         }
         if h.size_bytes > size_bytes {
-            return Err(SubmitError::Ring("header size_bytes exceeds RING_SIZE_BYTES"));
+            return Err(SubmitError::Ring(
+                "header size_bytes exceeds RING_SIZE_BYTES",
+            ));
         }
         // Both factors are capped (4096 entries, u32 stride), so u64 cannot overflow.
-        let needed = RingHeader::SIZE as u64 + u64::from(h.entry_count) * u64::from(h.entry_stride_bytes);
+        let needed =
+            RingHeader::SIZE as u64 + u64::from(h.entry_count) * u64::from(h.entry_stride_bytes);
         if needed > u64::from(h.size_bytes) {
             return Err(SubmitError::Ring("entries run past size_bytes"));
         }
         if !mem.contains(gpa, u64::from(h.size_bytes)) {
             return Err(SubmitError::Ring("ring outside guest RAM"));
         }
-        Ok(Self { gpa, entry_count: h.entry_count, entry_stride: h.entry_stride_bytes, tail: h.tail })
+        Ok(Self {
+            gpa,
+            entry_count: h.entry_count,
+            entry_stride: h.entry_stride_bytes,
+            tail: h.tail,
+        })
     }
 
     /// Reads the descriptor for counter value `index`.

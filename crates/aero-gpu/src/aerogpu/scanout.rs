@@ -1,7 +1,7 @@
 //! Scanout 0 and the hardware cursor: the registers, and turning them into the machine's
 //! current [`Frame`] (scanout read from guest RAM, cursor alpha-composited on top).
 
-use aero_protocol::pci::{Format, CURSOR_MAX_DIM};
+use aero_protocol::pci::{CURSOR_MAX_DIM, Format};
 use thiserror::Error;
 
 use super::memory::{GuestMemory, GuestMemoryError};
@@ -59,7 +59,13 @@ fn convert_row(format: Format, src: &[u8], dst: &mut [u8]) {
 }
 
 /// Checks a 32bpp surface and returns its format.
-fn surface_format(format: u32, width: u32, height: u32, pitch: u32, max_dim: u32) -> Result<Format, ScanoutError> {
+fn surface_format(
+    format: u32,
+    width: u32,
+    height: u32,
+    pitch: u32,
+    max_dim: u32,
+) -> Result<Format, ScanoutError> {
     let format = Format::from_u32(format)
         .filter(|f| f.is_scanout_capable())
         .ok_or(ScanoutError::BadConfig("format"))?;
@@ -74,11 +80,22 @@ fn surface_format(format: u32, width: u32, height: u32, pitch: u32, max_dim: u32
 
 impl ScanoutConfig {
     /// Renders the scanout (and `cursor`, if enabled and valid) into `frame`.
-    pub fn render(&self, cursor: &CursorConfig, mem: &dyn GuestMemory, frame: &mut Frame) -> Result<(), ScanoutError> {
+    pub fn render(
+        &self,
+        cursor: &CursorConfig,
+        mem: &dyn GuestMemory,
+        frame: &mut Frame,
+    ) -> Result<(), ScanoutError> {
         if !self.enable {
             return Err(ScanoutError::Disabled);
         }
-        let format = surface_format(self.format, self.width, self.height, self.pitch_bytes, MAX_SCANOUT_DIM)?;
+        let format = surface_format(
+            self.format,
+            self.width,
+            self.height,
+            self.pitch_bytes,
+            MAX_SCANOUT_DIM,
+        )?;
         frame.reset(self.width, self.height);
         let mut row = vec![0u8; self.width as usize * 4];
         for y in 0..self.height {
@@ -101,7 +118,13 @@ impl ScanoutConfig {
 
 impl CursorConfig {
     fn composite(&self, mem: &dyn GuestMemory, frame: &mut Frame) -> Result<(), ScanoutError> {
-        let format = surface_format(self.format, self.width, self.height, self.pitch_bytes, CURSOR_MAX_DIM)?;
+        let format = surface_format(
+            self.format,
+            self.width,
+            self.height,
+            self.pitch_bytes,
+            CURSOR_MAX_DIM,
+        )?;
         let mut src = vec![0u8; self.width as usize * 4];
         let mut rgba = vec![0u8; self.width as usize * 4];
         let origin_x = i64::from(self.x) - i64::from(self.hot_x);
@@ -129,7 +152,8 @@ impl CursorConfig {
                 };
                 let a = u32::from(px[3]);
                 for c in 0..3 {
-                    let blended = (u32::from(px[c]) * a + u32::from(dst[c]) * (255 - a) + 127) / 255;
+                    let blended =
+                        (u32::from(px[c]) * a + u32::from(dst[c]) * (255 - a) + 127) / 255;
                     dst[c] = blended as u8;
                 }
             }

@@ -12,7 +12,12 @@ pub struct VblankClock {
 
 impl VblankClock {
     pub fn new(period_ns: u64) -> Self {
-        Self { period_ns: period_ns.max(1), seq: 0, last_time_ns: 0, next_ns: None }
+        Self {
+            period_ns: period_ns.max(1),
+            seq: 0,
+            last_time_ns: 0,
+            next_ns: None,
+        }
     }
 
     pub fn period_ns(&self) -> u64 {
@@ -34,7 +39,11 @@ impl VblankClock {
 
     pub fn start(&mut self, now_ns: u64) {
         if self.next_ns.is_none() {
-            self.next_ns = Some((now_ns / self.period_ns).saturating_add(1).saturating_mul(self.period_ns));
+            self.next_ns = Some(
+                (now_ns / self.period_ns)
+                    .saturating_add(1)
+                    .saturating_mul(self.period_ns),
+            );
         }
     }
 
@@ -72,7 +81,10 @@ mod tests {
         assert_eq!(v.advance(300), 1);
         assert_eq!((v.seq(), v.last_time_ns()), (1, 300));
         assert_eq!(v.advance(730), 4);
-        assert_eq!((v.seq(), v.last_time_ns(), v.next_ns()), (5, 700, Some(800)));
+        assert_eq!(
+            (v.seq(), v.last_time_ns(), v.next_ns()),
+            (5, 700, Some(800))
+        );
         v.stop();
         assert_eq!(v.advance(5000), 0);
         assert_eq!(v.seq(), 5, "the counter keeps its value while stopped");

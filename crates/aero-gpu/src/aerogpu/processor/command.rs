@@ -2,9 +2,9 @@
 //! to resource ids (aliases of a shared surface resolve to the same id), guest backings
 //! are resolved through the current submission's allocation table.
 
+use aero_protocol::Handle;
 use aero_protocol::cmd::{self, IndexFormat, PrimitiveTopology, ShaderStage};
 use aero_protocol::pci::Format;
-use aero_protocol::Handle;
 
 /// Device-internal resource identity; never reused, stable across handle aliases.
 pub type ResourceId = u64;
@@ -61,43 +61,135 @@ pub struct VertexBufferBinding {
     pub offset_bytes: u32,
 }
 
+// Commands live on the stack for one executor call; boxing the big variants would
+// allocate per packet.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Command<'a> {
     Nop,
     DebugMarker(&'a [u8]),
-    CreateResource { resource: ResourceId, desc: ResourceDesc, size_bytes: u64, backing: Option<ResolvedBacking>, rebind: bool },
+    CreateResource {
+        resource: ResourceId,
+        desc: ResourceDesc,
+        size_bytes: u64,
+        backing: Option<ResolvedBacking>,
+        rebind: bool,
+    },
     /// One handle went away; `freed` when it was the last reference to the resource.
-    DestroyResource { resource: ResourceId, freed: bool },
-    ResourceDirtyRange { resource: ResourceId, offset_bytes: u64, size_bytes: u64, backing: Option<ResolvedBacking> },
-    UploadResource { resource: ResourceId, offset_bytes: u64, data: &'a [u8] },
-    CopyBuffer { dst: ResourceId, src: ResourceId, dst_offset_bytes: u64, src_offset_bytes: u64, size_bytes: u64, writeback: Option<ResolvedBacking> },
-    CopyTexture2d { dst: ResourceId, src: ResourceId, region: cmd::CopyTexture2d, writeback: Option<ResolvedBacking> },
-    CreateShader { handle: Handle, stage: ShaderStage, tokens: &'a [u8] },
-    DestroyShader { handle: Handle },
-    BindShaders { vs: Handle, ps: Handle },
-    SetShaderConstants { kind: ConstantKind, stage: ShaderStage, start_register: u32, count: u32, data: &'a [u8] },
+    DestroyResource {
+        resource: ResourceId,
+        freed: bool,
+    },
+    ResourceDirtyRange {
+        resource: ResourceId,
+        offset_bytes: u64,
+        size_bytes: u64,
+        backing: Option<ResolvedBacking>,
+    },
+    UploadResource {
+        resource: ResourceId,
+        offset_bytes: u64,
+        data: &'a [u8],
+    },
+    CopyBuffer {
+        dst: ResourceId,
+        src: ResourceId,
+        dst_offset_bytes: u64,
+        src_offset_bytes: u64,
+        size_bytes: u64,
+        writeback: Option<ResolvedBacking>,
+    },
+    CopyTexture2d {
+        dst: ResourceId,
+        src: ResourceId,
+        region: cmd::CopyTexture2d,
+        writeback: Option<ResolvedBacking>,
+    },
+    CreateShader {
+        handle: Handle,
+        stage: ShaderStage,
+        tokens: &'a [u8],
+    },
+    DestroyShader {
+        handle: Handle,
+    },
+    BindShaders {
+        vs: Handle,
+        ps: Handle,
+    },
+    SetShaderConstants {
+        kind: ConstantKind,
+        stage: ShaderStage,
+        start_register: u32,
+        count: u32,
+        data: &'a [u8],
+    },
     /// `elements`: D3DVERTEXELEMENT9 records ending with D3DDECL_END.
-    CreateInputLayout { handle: Handle, elements: &'a [u8] },
-    DestroyInputLayout { handle: Handle },
-    SetInputLayout { handle: Handle },
+    CreateInputLayout {
+        handle: Handle,
+        elements: &'a [u8],
+    },
+    DestroyInputLayout {
+        handle: Handle,
+    },
+    SetInputLayout {
+        handle: Handle,
+    },
     SetBlendState(cmd::SetBlendState),
     SetDepthStencilState(cmd::SetDepthStencilState),
     SetRasterizerState(cmd::SetRasterizerState),
-    SetRenderState { state: u32, value: u32 },
-    SetSamplerState { stage: ShaderStage, slot: u32, state: u32, value: u32 },
-    SetRenderTargets { colors: [Option<ResourceId>; 8], color_count: u32, depth_stencil: Option<ResourceId> },
+    SetRenderState {
+        state: u32,
+        value: u32,
+    },
+    SetSamplerState {
+        stage: ShaderStage,
+        slot: u32,
+        state: u32,
+        value: u32,
+    },
+    SetRenderTargets {
+        colors: [Option<ResourceId>; 8],
+        color_count: u32,
+        depth_stencil: Option<ResourceId>,
+    },
     SetViewport(cmd::SetViewport),
     SetScissor(cmd::SetScissor),
-    SetVertexBuffers { start_slot: u32, count: u32, bindings: [VertexBufferBinding; 16] },
-    SetIndexBuffer { buffer: Option<ResourceId>, format: IndexFormat, offset_bytes: u32 },
+    SetVertexBuffers {
+        start_slot: u32,
+        count: u32,
+        bindings: [VertexBufferBinding; 16],
+    },
+    SetIndexBuffer {
+        buffer: Option<ResourceId>,
+        format: IndexFormat,
+        offset_bytes: u32,
+    },
     SetPrimitiveTopology(PrimitiveTopology),
-    SetTexture { stage: ShaderStage, slot: u32, texture: Option<ResourceId> },
+    SetTexture {
+        stage: ShaderStage,
+        slot: u32,
+        texture: Option<ResourceId>,
+    },
     Clear(cmd::Clear),
     Draw(cmd::Draw),
     DrawIndexed(cmd::DrawIndexed),
-    Present { scanout_id: u32, flags: u32, d3d9_present_flags: Option<u32> },
-    ExportSharedSurface { resource: ResourceId, share_token: u64 },
-    ImportSharedSurface { handle: Handle, resource: ResourceId, share_token: u64 },
-    ReleaseSharedSurface { share_token: u64 },
+    Present {
+        scanout_id: u32,
+        flags: u32,
+        d3d9_present_flags: Option<u32>,
+    },
+    ExportSharedSurface {
+        resource: ResourceId,
+        share_token: u64,
+    },
+    ImportSharedSurface {
+        handle: Handle,
+        resource: ResourceId,
+        share_token: u64,
+    },
+    ReleaseSharedSurface {
+        share_token: u64,
+    },
     Flush,
 }

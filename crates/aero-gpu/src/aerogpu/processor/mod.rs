@@ -20,8 +20,8 @@ pub use command::*;
 pub use objects::{GuestBacking, ObjectTable, Resource};
 pub use packets_resource::texture_size;
 
-use aero_protocol::cmd::{CmdHdr, CmdStreamHeader, Opcode, CMD_STREAM_MAGIC};
-use aero_protocol::{abi_major, ABI_MAJOR};
+use aero_protocol::cmd::{CMD_STREAM_MAGIC, CmdHdr, CmdStreamHeader, Opcode};
+use aero_protocol::{ABI_MAJOR, abi_major};
 
 use super::alloc_table::AllocTable;
 use super::error::{PacketError, SubmitError};
@@ -39,7 +39,11 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Self { max_handles: 65536, max_buffer_bytes: 1 << 30, max_texture_bytes: 1 << 30 }
+        Self {
+            max_handles: 65536,
+            max_buffer_bytes: 1 << 30,
+            max_texture_bytes: 1 << 30,
+        }
     }
 }
 
@@ -67,7 +71,10 @@ pub(crate) struct PacketCtx<'t> {
 
 impl CommandProcessor {
     pub fn new(limits: Limits) -> Self {
-        Self { limits, ..Default::default() }
+        Self {
+            limits,
+            ..Default::default()
+        }
     }
 
     pub fn objects(&self) -> &ObjectTable {
@@ -96,7 +103,8 @@ impl CommandProcessor {
         mem: &mut dyn GuestMemory,
         executor: &mut dyn Executor,
     ) -> Result<StreamSummary, SubmitError> {
-        let header = CmdStreamHeader::decode(stream).map_err(|_| SubmitError::StreamHeader("shorter than its header"))?;
+        let header = CmdStreamHeader::decode(stream)
+            .map_err(|_| SubmitError::StreamHeader("shorter than its header"))?;
         if header.magic != CMD_STREAM_MAGIC {
             return Err(SubmitError::StreamHeader("bad magic"));
         }
@@ -105,7 +113,9 @@ impl CommandProcessor {
         }
         let end = header.size_bytes as usize;
         if end < CmdStreamHeader::SIZE || end > stream.len() {
-            return Err(SubmitError::StreamHeader("size_bytes outside the command buffer"));
+            return Err(SubmitError::StreamHeader(
+                "size_bytes outside the command buffer",
+            ));
         }
 
         let ctx = PacketCtx { table };
@@ -113,27 +123,42 @@ impl CommandProcessor {
         let mut offset = CmdStreamHeader::SIZE;
         while offset < end {
             let remaining = stream.get(offset..end).unwrap_or(&[]);
-            let fail = |opcode, kind| SubmitError::Packet { offset, opcode, kind };
+            let fail = |opcode, kind| SubmitError::Packet {
+                offset,
+                opcode,
+                kind,
+            };
             let hdr = CmdHdr::decode(remaining).map_err(|_| fail(0, PacketError::Truncated))?;
             let size = hdr.size_bytes as usize;
-            if size < CmdHdr::SIZE || size % 4 != 0 {
+            if size < CmdHdr::SIZE || !size.is_multiple_of(4) {
                 return Err(fail(hdr.opcode, PacketError::BadSize(hdr.size_bytes)));
             }
-            let packet = remaining.get(..size).ok_or(fail(hdr.opcode, PacketError::Truncated))?;
+            let packet = remaining
+                .get(..size)
+                .ok_or(fail(hdr.opcode, PacketError::Truncated))?;
             summary.packets += 1;
             match Opcode::from_u32(hdr.opcode) {
                 Some(op) => {
-                    let command = self.validate(op, packet, &ctx).map_err(|k| fail(hdr.opcode, k))?;
+                    let command = self
+                        .validate(op, packet, &ctx)
+                        .map_err(|k| fail(hdr.opcode, k))?;
                     if let Command::Present { flags, .. } = command {
                         summary.presents += 1;
-                        summary.vsync_present |= flags & aero_protocol::cmd::PRESENT_FLAG_VSYNC != 0;
+                        summary.vsync_present |=
+                            flags & aero_protocol::cmd::PRESENT_FLAG_VSYNC != 0;
                     }
-                    executor.execute(&command, mem).map_err(|e| fail(hdr.opcode, PacketError::Executor(e)))?;
+                    executor
+                        .execute(&command, mem)
+                        .map_err(|e| fail(hdr.opcode, PacketError::Executor(e)))?;
                 }
                 None => {
                     // Newer guests may send opcodes this device does not know: skip them.
                     summary.unknown_packets += 1;
-                    tracing::debug!(opcode = hdr.opcode, size, "aerogpu: skipping unknown packet");
+                    tracing::debug!(
+                        opcode = hdr.opcode,
+                        size,
+                        "aerogpu: skipping unknown packet"
+                    );
                 }
             }
             offset += size;
@@ -142,7 +167,12 @@ impl CommandProcessor {
     }
 
     /// Decodes and validates one packet, updating the object table and bindings.
-    fn validate<'a>(&mut self, op: Opcode, p: &'a [u8], ctx: &PacketCtx<'_>) -> Result<Command<'a>, PacketError> {
+    fn validate<'a>(
+        &mut self,
+        op: Opcode,
+        p: &'a [u8],
+        ctx: &PacketCtx<'_>,
+    ) -> Result<Command<'a>, PacketError> {
         match op {
             Opcode::Nop => Ok(Command::Nop),
             Opcode::DebugMarker => Ok(Command::DebugMarker(p.get(CmdHdr::SIZE..).unwrap_or(&[]))),
@@ -198,7 +228,9 @@ pub(crate) fn decode<T: aero_protocol::Wire>(p: &[u8]) -> Result<T, PacketError>
 /// The `len` payload bytes that follow a fixed part of `fixed` bytes.
 pub(crate) fn payload(p: &[u8], fixed: usize, len: u64) -> Result<&[u8], PacketError> {
     let len = usize::try_from(len).map_err(|_| PacketError::PayloadTruncated)?;
-    let end = fixed.checked_add(len).ok_or(PacketError::PayloadTruncated)?;
+    let end = fixed
+        .checked_add(len)
+        .ok_or(PacketError::PayloadTruncated)?;
     p.get(fixed..end).ok_or(PacketError::PayloadTruncated)
 }
 
@@ -206,11 +238,17 @@ pub(crate) fn payload(p: &[u8], fixed: usize, len: u64) -> Result<&[u8], PacketE
 pub(crate) fn check_range(offset: u64, size: u64, resource_size: u64) -> Result<(), PacketError> {
     match offset.checked_add(size) {
         Some(end) if end <= resource_size => Ok(()),
-        _ => Err(PacketError::RangeOutOfBounds { offset, size, resource_size }),
+        _ => Err(PacketError::RangeOutOfBounds {
+            offset,
+            size,
+            resource_size,
+        }),
     }
 }
 
 pub(crate) fn shader_stage(value: u32) -> Result<aero_protocol::cmd::ShaderStage, PacketError> {
-    aero_protocol::cmd::ShaderStage::from_u32(value)
-        .ok_or(PacketError::InvalidValue { what: "shader stage", value: value.into() })
+    aero_protocol::cmd::ShaderStage::from_u32(value).ok_or(PacketError::InvalidValue {
+        what: "shader stage",
+        value: value.into(),
+    })
 }

@@ -7,8 +7,8 @@
 
 use std::collections::BTreeMap;
 
-use aero_protocol::cmd::ShaderStage;
 use aero_protocol::Handle;
+use aero_protocol::cmd::ShaderStage;
 
 use super::command::{ResourceDesc, ResourceId};
 use crate::aerogpu::error::PacketError;
@@ -79,14 +79,20 @@ impl ObjectTable {
                 .get(id)
                 .map(|r| (*id, r))
                 .ok_or(PacketError::UnknownHandle(handle)),
-            Some(_) => Err(PacketError::WrongKind { handle, expected: "resource" }),
+            Some(_) => Err(PacketError::WrongKind {
+                handle,
+                expected: "resource",
+            }),
             None if handle == 0 => Err(PacketError::ZeroHandle),
             None => Err(PacketError::UnknownHandle(handle)),
         }
     }
 
     /// `None` for handle 0 (unbind), otherwise the resource id if `handle` is a resource.
-    pub fn optional_resource(&self, handle: Handle) -> Result<Option<(ResourceId, &Resource)>, PacketError> {
+    pub fn optional_resource(
+        &self,
+        handle: Handle,
+    ) -> Result<Option<(ResourceId, &Resource)>, PacketError> {
         if handle == 0 {
             return Ok(None);
         }
@@ -95,7 +101,10 @@ impl ObjectTable {
 
     /// Checks that `handle` is free or (for the rebind rule) names a resource; returns
     /// the existing resource if any.
-    pub fn existing_for_create(&self, handle: Handle) -> Result<Option<(ResourceId, &Resource)>, PacketError> {
+    pub fn existing_for_create(
+        &self,
+        handle: Handle,
+    ) -> Result<Option<(ResourceId, &Resource)>, PacketError> {
         if handle == 0 {
             return Err(PacketError::ZeroHandle);
         }
@@ -123,19 +132,36 @@ impl ObjectTable {
             if let Some(r) = self.resources.get_mut(&id) {
                 r.backing = backing;
             }
-            return Ok(Created { resource: id, rebind: true });
+            return Ok(Created {
+                resource: id,
+                rebind: true,
+            });
         }
         self.check_capacity(max_handles)?;
         self.next_resource_id += 1;
         let id = self.next_resource_id;
-        self.resources.insert(id, Resource { desc, size_bytes, backing, refs: 1, tokens: Vec::new() });
+        self.resources.insert(
+            id,
+            Resource {
+                desc,
+                size_bytes,
+                backing,
+                refs: 1,
+                tokens: Vec::new(),
+            },
+        );
         self.handles.insert(handle, Object::Resource(id));
-        Ok(Created { resource: id, rebind: false })
+        Ok(Created {
+            resource: id,
+            rebind: false,
+        })
     }
 
     fn check_capacity(&self, max_handles: usize) -> Result<(), PacketError> {
         if self.handles.len() >= max_handles {
-            return Err(PacketError::Limit { what: "live handles" });
+            return Err(PacketError::Limit {
+                what: "live handles",
+            });
         }
         Ok(())
     }
@@ -186,14 +212,25 @@ impl ObjectTable {
         Ok(id)
     }
 
-    pub fn import_shared(&mut self, out_handle: Handle, token: u64, max_handles: usize) -> Result<ResourceId, PacketError> {
+    pub fn import_shared(
+        &mut self,
+        out_handle: Handle,
+        token: u64,
+        max_handles: usize,
+    ) -> Result<ResourceId, PacketError> {
         if token == 0 {
             return Err(PacketError::ZeroShareToken);
         }
-        let id = *self.shared.get(&token).ok_or(PacketError::UnknownShareToken(token))?;
+        let id = *self
+            .shared
+            .get(&token)
+            .ok_or(PacketError::UnknownShareToken(token))?;
         self.check_free(out_handle)?;
         self.check_capacity(max_handles)?;
-        let r = self.resources.get_mut(&id).ok_or(PacketError::UnknownShareToken(token))?;
+        let r = self
+            .resources
+            .get_mut(&id)
+            .ok_or(PacketError::UnknownShareToken(token))?;
         r.refs = r.refs.saturating_add(1);
         self.handles.insert(out_handle, Object::Resource(id));
         Ok(id)
@@ -214,7 +251,12 @@ impl ObjectTable {
         self.shared.get(&token).copied()
     }
 
-    pub fn create_shader(&mut self, handle: Handle, stage: ShaderStage, max_handles: usize) -> Result<(), PacketError> {
+    pub fn create_shader(
+        &mut self,
+        handle: Handle,
+        stage: ShaderStage,
+        max_handles: usize,
+    ) -> Result<(), PacketError> {
         self.check_free(handle)?;
         self.check_capacity(max_handles)?;
         self.handles.insert(handle, Object::Shader(stage));
@@ -224,7 +266,10 @@ impl ObjectTable {
     pub fn shader_stage(&self, handle: Handle) -> Result<ShaderStage, PacketError> {
         match self.handles.get(&handle) {
             Some(Object::Shader(stage)) => Ok(*stage),
-            Some(_) => Err(PacketError::WrongKind { handle, expected: "shader" }),
+            Some(_) => Err(PacketError::WrongKind {
+                handle,
+                expected: "shader",
+            }),
             None => Err(PacketError::UnknownHandle(handle)),
         }
     }
@@ -235,7 +280,11 @@ impl ObjectTable {
         Ok(())
     }
 
-    pub fn create_input_layout(&mut self, handle: Handle, max_handles: usize) -> Result<(), PacketError> {
+    pub fn create_input_layout(
+        &mut self,
+        handle: Handle,
+        max_handles: usize,
+    ) -> Result<(), PacketError> {
         self.check_free(handle)?;
         self.check_capacity(max_handles)?;
         self.handles.insert(handle, Object::InputLayout);
@@ -245,7 +294,10 @@ impl ObjectTable {
     pub fn check_input_layout(&self, handle: Handle) -> Result<(), PacketError> {
         match self.handles.get(&handle) {
             Some(Object::InputLayout) => Ok(()),
-            Some(_) => Err(PacketError::WrongKind { handle, expected: "input layout" }),
+            Some(_) => Err(PacketError::WrongKind {
+                handle,
+                expected: "input layout",
+            }),
             None => Err(PacketError::UnknownHandle(handle)),
         }
     }

@@ -1,14 +1,14 @@
 //! The device driven like the guest driver drives it.
 
-use aero_protocol::cmd::{self, Opcode};
-use aero_protocol::pci::{self, reg, ErrorCode, Format};
-use aero_protocol::ring::{AllocEntry, RingHeader, SUBMIT_FLAG_NO_IRQ, FENCE_PAGE_MAGIC};
-use aero_protocol::writer::CmdStreamWriter;
 use aero_protocol::ABI_VERSION_U32;
+use aero_protocol::cmd::{self, Opcode};
+use aero_protocol::pci::{self, ErrorCode, Format, reg};
+use aero_protocol::ring::{AllocEntry, FENCE_PAGE_MAGIC, RingHeader, SUBMIT_FLAG_NO_IRQ};
+use aero_protocol::writer::CmdStreamWriter;
 
-use super::guest::{Guest, BACKING_GPA, FENCE_GPA, RAM_SIZE, RING_GPA};
-use crate::aerogpu::{GuestMemory, ScanoutError, AEROGPU_PCI_DESCRIPTION};
+use super::guest::{BACKING_GPA, FENCE_GPA, Guest, RAM_SIZE, RING_GPA};
 use crate::Frame;
+use crate::aerogpu::{AEROGPU_PCI_DESCRIPTION, GuestMemory, ScanoutError};
 
 const PERIOD: u64 = pci::VBLANK_PERIOD_NS_60HZ as u64;
 
@@ -27,7 +27,10 @@ fn nop_stream() -> Vec<u8> {
 fn fence_page(g: &Guest) -> (u32, u64) {
     let mut b = [0u8; 16];
     g.mem.read(FENCE_GPA, &mut b).unwrap();
-    (u32::from_le_bytes(b[0..4].try_into().unwrap()), u64::from_le_bytes(b[8..16].try_into().unwrap()))
+    (
+        u32::from_le_bytes(b[0..4].try_into().unwrap()),
+        u64::from_le_bytes(b[8..16].try_into().unwrap()),
+    )
 }
 
 #[test]
@@ -38,7 +41,13 @@ fn identity_registers_and_pci_description() {
     assert_eq!(g.read(reg::ABI_VERSION), ABI_VERSION_U32);
     assert_eq!(g.read(reg::ABI_VERSION) >> 16, 1);
     let features = g.read64(reg::FEATURES_LO);
-    for f in [pci::FEATURE_FENCE_PAGE, pci::FEATURE_VBLANK, pci::FEATURE_CURSOR, pci::FEATURE_SCANOUT, pci::FEATURE_ERROR_INFO] {
+    for f in [
+        pci::FEATURE_FENCE_PAGE,
+        pci::FEATURE_VBLANK,
+        pci::FEATURE_CURSOR,
+        pci::FEATURE_SCANOUT,
+        pci::FEATURE_ERROR_INFO,
+    ] {
         assert_ne!(features & f, 0);
     }
     // Identity registers are read-only.
@@ -50,7 +59,11 @@ fn identity_registers_and_pci_description() {
 
     let d = AEROGPU_PCI_DESCRIPTION;
     assert_eq!((d.vendor_id, d.device_id), (0xA3A0, 0x0001));
-    assert_eq!((d.class, d.subclass, d.prog_if), (0x03, 0x00, 0x00), "VGA-compatible display controller");
+    assert_eq!(
+        (d.class, d.subclass, d.prog_if),
+        (0x03, 0x00, 0x00),
+        "VGA-compatible display controller"
+    );
     assert_eq!(d.bar0_size, 0x1000);
 }
 
@@ -90,19 +103,46 @@ fn programmable_registers_read_back() {
     assert_eq!(g.dev.cursor().x, -5);
     assert_eq!(g.dev.scanout().fb_gpa, 0x1_0020_0000);
     // Read-only status registers ignore writes.
-    for off in [reg::COMPLETED_FENCE_LO, reg::IRQ_STATUS, reg::ERROR_CODE, reg::ERROR_COUNT, reg::SCANOUT0_VBLANK_SEQ_LO] {
+    for off in [
+        reg::COMPLETED_FENCE_LO,
+        reg::IRQ_STATUS,
+        reg::ERROR_CODE,
+        reg::ERROR_COUNT,
+        reg::SCANOUT0_VBLANK_SEQ_LO,
+    ] {
         g.write(off, 0xFFFF_FFFF);
         assert_eq!(g.read(off), 0, "register {off:#x}");
     }
-    assert_eq!(g.read(reg::SCANOUT0_VBLANK_PERIOD_NS), pci::VBLANK_PERIOD_NS_60HZ);
+    assert_eq!(
+        g.read(reg::SCANOUT0_VBLANK_PERIOD_NS),
+        pci::VBLANK_PERIOD_NS_60HZ
+    );
     // 64-bit and narrow accesses.
     assert_eq!(g.dev.mmio_read(reg::FENCE_GPA_LO.into(), 8), 0x9_1234_5678);
-    assert_eq!(g.dev.mmio_read(u64::from(reg::MAGIC) + 1, 2), 0x5047, "bytes 'G','P'");
-    g.dev.mmio_write(reg::SCANOUT0_FB_GPA_LO.into(), 8, 0xAB_0000_1000, &mut g.mem);
+    assert_eq!(
+        g.dev.mmio_read(u64::from(reg::MAGIC) + 1, 2),
+        0x5047,
+        "bytes 'G','P'"
+    );
+    g.dev.mmio_write(
+        reg::SCANOUT0_FB_GPA_LO.into(),
+        8,
+        0xAB_0000_1000,
+        &mut g.mem,
+    );
     assert_eq!(g.dev.scanout().fb_gpa, 0xAB_0000_1000);
-    g.dev.mmio_write(reg::SCANOUT0_WIDTH.into(), 2, 7, &mut g.mem);
-    assert_eq!(g.read(reg::SCANOUT0_WIDTH), 1024, "narrow writes are ignored");
-    assert_eq!(g.read(reg::RING_CONTROL), pci::RING_CONTROL_ENABLE, "RESET reads as 0");
+    g.dev
+        .mmio_write(reg::SCANOUT0_WIDTH.into(), 2, 7, &mut g.mem);
+    assert_eq!(
+        g.read(reg::SCANOUT0_WIDTH),
+        1024,
+        "narrow writes are ignored"
+    );
+    assert_eq!(
+        g.read(reg::RING_CONTROL),
+        pci::RING_CONTROL_ENABLE,
+        "RESET reads as 0"
+    );
 }
 
 #[test]
@@ -183,13 +223,17 @@ fn ring_wraps_around_slots_and_counters() {
 fn ring_errors_are_latched_without_consuming() {
     let mut g = Guest::new(4, 0);
     // tail - head > entry_count
-    g.mem.write(RING_GPA + RingHeader::TAIL_OFFSET, &9u32.to_le_bytes()).unwrap();
+    g.mem
+        .write(RING_GPA + RingHeader::TAIL_OFFSET, &9u32.to_le_bytes())
+        .unwrap();
     g.doorbell();
     assert_eq!(g.dev.error_code(), Some(ErrorCode::Ring));
     assert_eq!(g.dev.stats().submissions, 0);
     assert_eq!(g.read(reg::IRQ_STATUS) & pci::IRQ_ERROR, pci::IRQ_ERROR);
     // Broken header magic.
-    g.mem.write(RING_GPA + RingHeader::TAIL_OFFSET, &0u32.to_le_bytes()).unwrap();
+    g.mem
+        .write(RING_GPA + RingHeader::TAIL_OFFSET, &0u32.to_le_bytes())
+        .unwrap();
     g.mem.write(RING_GPA, &[0; 4]).unwrap();
     g.doorbell();
     assert_eq!(g.read(reg::ERROR_COUNT), 2);
@@ -212,7 +256,11 @@ fn ring_errors_are_latched_without_consuming() {
     assert_eq!(g.read(reg::ERROR_COUNT), 0);
     g.write(reg::RING_CONTROL, pci::RING_CONTROL_ENABLE);
     g.doorbell();
-    assert_eq!(g.completed_fence(), 1, "enabling picks up from the header's head");
+    assert_eq!(
+        g.completed_fence(),
+        1,
+        "enabling picks up from the header's head"
+    );
 }
 
 #[test]
@@ -225,9 +273,17 @@ fn validation_errors_latch_and_the_device_keeps_running() {
     assert_eq!(g.read64(reg::ERROR_FENCE_LO), 7);
     assert_eq!(g.read(reg::ERROR_COUNT), 1);
     assert_eq!(g.read(reg::IRQ_STATUS), pci::IRQ_ERROR | pci::IRQ_FENCE);
-    assert_eq!(g.completed_fence(), 7, "a failed submission still completes its fence");
+    assert_eq!(
+        g.completed_fence(),
+        7,
+        "a failed submission still completes its fence"
+    );
     g.write(reg::IRQ_ACK, pci::IRQ_ERROR | pci::IRQ_FENCE);
-    assert_eq!(g.read(reg::ERROR_CODE), ErrorCode::CmdDecode as u32, "ack keeps the payload");
+    assert_eq!(
+        g.read(reg::ERROR_CODE),
+        ErrorCode::CmdDecode as u32,
+        "ack keeps the payload"
+    );
 
     // Later submissions work.
     let s = stream(|w| {
@@ -250,7 +306,13 @@ fn validation_errors_latch_and_the_device_keeps_running() {
     g.push_desc(&d);
     g.doorbell();
     assert_eq!(g.read(reg::ERROR_CODE), ErrorCode::Oob as u32);
-    let e = AllocEntry { alloc_id: 3, flags: 0, gpa: BACKING_GPA, size_bytes: 64, reserved0: 0 };
+    let e = AllocEntry {
+        alloc_id: 3,
+        flags: 0,
+        gpa: BACKING_GPA,
+        size_bytes: 64,
+        reserved0: 0,
+    };
     let table = g.table(&[e, e]);
     g.submit(&nop_stream(), Some(table), 12, 0);
     assert_eq!(g.read(reg::ERROR_CODE), ErrorCode::AllocTable as u32);
@@ -258,7 +320,11 @@ fn validation_errors_latch_and_the_device_keeps_running() {
     d.cmd_size_bytes = u32::MAX;
     g.push_desc(&d);
     g.doorbell();
-    assert_eq!(g.read(reg::ERROR_CODE), ErrorCode::ResourceLimit as u32, "no unbounded allocation");
+    assert_eq!(
+        g.read(reg::ERROR_CODE),
+        ErrorCode::ResourceLimit as u32,
+        "no unbounded allocation"
+    );
     assert_eq!(g.read(reg::ERROR_COUNT), 5);
     assert_eq!(g.completed_fence(), 13);
     assert_eq!(g.dev.stats().failed_submissions, 5);
@@ -267,7 +333,13 @@ fn validation_errors_latch_and_the_device_keeps_running() {
 #[test]
 fn guest_backed_resources_through_the_ring() {
     let mut g = Guest::new(8, 0);
-    let table = g.table(&[AllocEntry { alloc_id: 42, flags: 0, gpa: BACKING_GPA, size_bytes: 4096, reserved0: 0 }]);
+    let table = g.table(&[AllocEntry {
+        alloc_id: 42,
+        flags: 0,
+        gpa: BACKING_GPA,
+        size_bytes: 4096,
+        reserved0: 0,
+    }]);
     let s = stream(|w| {
         w.create_texture2d(1, Format::B8G8R8X8Unorm as u32, 16, 16, 42);
         w.clear([0.0, 0.0, 1.0, 1.0]);
@@ -284,7 +356,11 @@ fn guest_backed_resources_through_the_ring() {
 fn vblank_pacing_sequence_and_status_latching() {
     let mut g = Guest::new(8, 0);
     g.tick(5 * PERIOD + 100);
-    assert_eq!(g.dev.next_deadline_ns(), None, "no vblank while scanout is off");
+    assert_eq!(
+        g.dev.next_deadline_ns(),
+        None,
+        "no vblank while scanout is off"
+    );
     g.write(reg::SCANOUT0_ENABLE, 1);
     assert_eq!(g.dev.next_deadline_ns(), Some(6 * PERIOD));
     g.tick(6 * PERIOD - 1);
@@ -303,7 +379,11 @@ fn vblank_pacing_sequence_and_status_latching() {
     assert_eq!(g.read(reg::IRQ_STATUS), 0);
     assert_eq!(g.read64(reg::SCANOUT0_VBLANK_SEQ_LO), 2);
     g.write(reg::IRQ_ENABLE, pci::IRQ_FENCE | pci::IRQ_SCANOUT_VBLANK);
-    assert_eq!(g.read(reg::IRQ_STATUS), 0, "the missed vblank is not delivered late");
+    assert_eq!(
+        g.read(reg::IRQ_STATUS),
+        0,
+        "the missed vblank is not delivered late"
+    );
     // A long gap counts every missed vblank; timestamps stay on the grid.
     g.tick(20 * PERIOD + 5);
     assert_eq!(g.read64(reg::SCANOUT0_VBLANK_SEQ_LO), 15);
@@ -333,17 +413,27 @@ fn vsync_present_completes_on_the_next_vblank() {
     g.submit(&vsync, None, 2, 0);
     g.submit(&nop_stream(), None, 3, 0);
     g.submit(&vsync, None, 4, 0);
-    assert_eq!(g.completed_fence(), 1, "held until the vblank; later fences wait in order");
+    assert_eq!(
+        g.completed_fence(),
+        1,
+        "held until the vblank; later fences wait in order"
+    );
     assert_eq!(g.read(reg::IRQ_STATUS), 0);
     g.tick(PERIOD);
     assert_eq!(g.completed_fence(), 3, "one flip per vblank");
-    assert_eq!(g.read(reg::IRQ_STATUS), pci::IRQ_FENCE | pci::IRQ_SCANOUT_VBLANK);
+    assert_eq!(
+        g.read(reg::IRQ_STATUS),
+        pci::IRQ_FENCE | pci::IRQ_SCANOUT_VBLANK
+    );
     assert_eq!(fence_page(&g).1, 3);
     g.tick(2 * PERIOD);
     assert_eq!(g.completed_fence(), 4);
     // PRESENT_EX with VSYNC behaves the same; disabling scanout releases held fences.
     let ex = stream(|w| {
-        let p = cmd::PresentEx { flags: cmd::PRESENT_FLAG_VSYNC, ..Default::default() };
+        let p = cmd::PresentEx {
+            flags: cmd::PRESENT_FLAG_VSYNC,
+            ..Default::default()
+        };
         w.push(Opcode::PresentEx, &p, &[]);
     });
     g.submit(&ex, None, 5, 0);
@@ -367,9 +457,16 @@ fn ring_reset_completes_held_fences_and_drops_pending_descriptors() {
         g.push_desc(&d);
     }
     g.write(reg::IRQ_ACK, 0xFFFF_FFFF);
-    g.write(reg::RING_CONTROL, pci::RING_CONTROL_RESET | pci::RING_CONTROL_ENABLE);
+    g.write(
+        reg::RING_CONTROL,
+        pci::RING_CONTROL_RESET | pci::RING_CONTROL_ENABLE,
+    );
     assert_eq!(g.completed_fence(), 1, "accepted work completes");
-    assert_eq!(g.ring_head_in_memory(), g.tail, "unconsumed descriptors are dropped");
+    assert_eq!(
+        g.ring_head_in_memory(),
+        g.tail,
+        "unconsumed descriptors are dropped"
+    );
     assert_eq!(g.read(reg::IRQ_STATUS), 0, "reset completion raises no IRQ");
     g.doorbell();
     assert_eq!(g.dev.stats().submissions, 1);
@@ -377,7 +474,14 @@ fn ring_reset_completes_held_fences_and_drops_pending_descriptors() {
     g.submit(&nop_stream(), None, 4, 0);
     assert_eq!(g.completed_fence(), 4);
     // Objects survive a ring reset; a machine reset clears everything.
-    g.submit(&stream(|w| { w.create_buffer(1, 1, 16, 0, 0); }), None, 5, 0);
+    g.submit(
+        &stream(|w| {
+            w.create_buffer(1, 1, 16, 0, 0);
+        }),
+        None,
+        5,
+        0,
+    );
     assert_eq!(g.dev.processor().objects().handle_count(), 1);
     g.dev.reset();
     assert_eq!(g.dev.processor().objects().handle_count(), 0);
@@ -398,7 +502,10 @@ fn scanout_and_cursor_build_the_frame() {
         }
     }
     let mut frame = Frame::new();
-    assert_eq!(g.dev.render_scanout(&g.mem, &mut frame), Err(ScanoutError::Disabled));
+    assert_eq!(
+        g.dev.render_scanout(&g.mem, &mut frame),
+        Err(ScanoutError::Disabled)
+    );
     for (off, v) in [
         (reg::SCANOUT0_WIDTH, w),
         (reg::SCANOUT0_HEIGHT, h),
@@ -415,7 +522,12 @@ fn scanout_and_cursor_build_the_frame() {
 
     // A 2x2 cursor: one opaque white pixel, one half-transparent black, two clear.
     let cursor_gpa = BACKING_GPA + 0x1000;
-    let px: [[u8; 4]; 4] = [[255, 255, 255, 255], [0, 0, 0, 128], [9, 9, 9, 0], [9, 9, 9, 0]];
+    let px: [[u8; 4]; 4] = [
+        [255, 255, 255, 255],
+        [0, 0, 0, 128],
+        [9, 9, 9, 0],
+        [9, 9, 9, 0],
+    ];
     for (i, p) in px.iter().enumerate() {
         g.mem.write(cursor_gpa + i as u64 * 4, p).unwrap();
     }
@@ -436,9 +548,16 @@ fn scanout_and_cursor_build_the_frame() {
     g.dev.render_scanout(&g.mem, &mut frame).unwrap();
     assert_eq!(frame.pixel(5, 1), Some([255, 255, 255, 255]));
     let under = [0x80u32, 20, 60];
-    let half: Vec<u8> = under.iter().map(|&c| ((c * 127 + 127) / 255) as u8).collect();
+    let half: Vec<u8> = under
+        .iter()
+        .map(|&c| ((c * 127 + 127) / 255) as u8)
+        .collect();
     assert_eq!(frame.pixel(6, 1), Some([half[0], half[1], half[2], 0xFF]));
-    assert_eq!(frame.pixel(5, 2), Some([0x80, 40, 50, 0xFF]), "transparent cursor pixels");
+    assert_eq!(
+        frame.pixel(5, 2),
+        Some([0x80, 40, 50, 0xFF]),
+        "transparent cursor pixels"
+    );
     // Cursor hanging off the edge, and a cursor pointing outside RAM, never break the frame.
     g.write(reg::CURSOR_X, (-100i32) as u32);
     g.dev.render_scanout(&g.mem, &mut frame).unwrap();
@@ -448,11 +567,20 @@ fn scanout_and_cursor_build_the_frame() {
 
     // Invalid scanout configurations are errors, not panics.
     g.write(reg::SCANOUT0_PITCH_BYTES, 4);
-    assert!(matches!(g.dev.render_scanout(&g.mem, &mut frame), Err(ScanoutError::BadConfig(_))));
+    assert!(matches!(
+        g.dev.render_scanout(&g.mem, &mut frame),
+        Err(ScanoutError::BadConfig(_))
+    ));
     g.write(reg::SCANOUT0_PITCH_BYTES, pitch);
     g.write(reg::SCANOUT0_FORMAT, Format::Bc1Unorm as u32);
-    assert!(matches!(g.dev.render_scanout(&g.mem, &mut frame), Err(ScanoutError::BadConfig(_))));
+    assert!(matches!(
+        g.dev.render_scanout(&g.mem, &mut frame),
+        Err(ScanoutError::BadConfig(_))
+    ));
     g.write(reg::SCANOUT0_FORMAT, Format::B8G8R8X8Unorm as u32);
     g.write(reg::SCANOUT0_FB_GPA_LO, (RAM_SIZE - 64) as u32);
-    assert!(matches!(g.dev.render_scanout(&g.mem, &mut frame), Err(ScanoutError::Memory(_))));
+    assert!(matches!(
+        g.dev.render_scanout(&g.mem, &mut frame),
+        Err(ScanoutError::Memory(_))
+    ));
 }

@@ -3,13 +3,13 @@
 //! never panic, and every DMA stays inside guest RAM (VecMemory rejects the rest).
 
 use aero_protocol::cmd::{self, Opcode};
-use aero_protocol::pci::{reg, Format};
+use aero_protocol::pci::{Format, reg};
 use aero_protocol::ring::{AllocEntry, SubmitDesc};
-use aero_protocol::writer::{encode_alloc_table, CmdStreamWriter};
+use aero_protocol::writer::{CmdStreamWriter, encode_alloc_table};
 
-use super::guest::{Guest, BACKING_GPA, RAM_SIZE};
-use crate::aerogpu::{CommandProcessor, GuestMemory, Limits, NullExecutor, VecMemory};
+use super::guest::{BACKING_GPA, Guest, RAM_SIZE};
 use crate::Frame;
+use crate::aerogpu::{CommandProcessor, GuestMemory, Limits, NullExecutor, VecMemory};
 
 /// xorshift64*: deterministic, no dependencies.
 struct Rng(u64);
@@ -51,9 +51,22 @@ fn random_stream(rng: &mut Rng) -> Vec<u8> {
         let payload: Vec<u8> = (0..rng.below(48)).map(|_| rng.next() as u8).collect();
         let mut all = fields[8..].to_vec();
         all.extend_from_slice(&payload);
-        w.push_bare(if rng.below(10) == 0 { rng.next() as u32 } else { op }, &all);
+        w.push_bare(
+            if rng.below(10) == 0 {
+                rng.next() as u32
+            } else {
+                op
+            },
+            &all,
+        );
         if rng.below(4) == 0 {
-            w.create_texture2d(rng.small(), Format::B8G8R8A8Unorm as u32, rng.small(), rng.small(), rng.small());
+            w.create_texture2d(
+                rng.small(),
+                Format::B8G8R8A8Unorm as u32,
+                rng.small(),
+                rng.small(),
+                rng.small(),
+            );
         }
         if rng.below(4) == 0 {
             w.create_buffer(rng.small(), 1, rng.next() % 4096, rng.small(), rng.small());
@@ -76,8 +89,16 @@ fn random_table(rng: &mut Rng) -> Vec<u8> {
         .map(|_| AllocEntry {
             alloc_id: rng.small(),
             flags: rng.below(2) as u32,
-            gpa: if rng.below(6) == 0 { rng.next() } else { BACKING_GPA + rng.below(0x10000) },
-            size_bytes: if rng.below(6) == 0 { rng.next() } else { rng.below(0x20000) },
+            gpa: if rng.below(6) == 0 {
+                rng.next()
+            } else {
+                BACKING_GPA + rng.below(0x10000)
+            },
+            size_bytes: if rng.below(6) == 0 {
+                rng.next()
+            } else {
+                rng.below(0x20000)
+            },
             reserved0: 0,
         })
         .collect();
@@ -93,7 +114,10 @@ fn random_table(rng: &mut Rng) -> Vec<u8> {
 fn random_streams_never_panic_the_processor() {
     let mut rng = Rng(0x5EED_0001);
     let mut mem = VecMemory::new(1 << 20);
-    let mut p = CommandProcessor::new(Limits { max_handles: 64, ..Limits::default() });
+    let mut p = CommandProcessor::new(Limits {
+        max_handles: 64,
+        ..Limits::default()
+    });
     let mut exec = NullExecutor::default();
     let mut table = crate::aerogpu::AllocTable::new();
     let mut ok = 0;
@@ -124,10 +148,23 @@ fn random_rings_descriptors_and_registers_never_panic_the_device() {
             0 => {
                 // Random register write, including ring/fence/scanout addresses.
                 let regs = [
-                    reg::RING_GPA_LO, reg::RING_SIZE_BYTES, reg::RING_CONTROL, reg::FENCE_GPA_LO, reg::FENCE_GPA_HI,
-                    reg::IRQ_ENABLE, reg::IRQ_ACK, reg::SCANOUT0_ENABLE, reg::SCANOUT0_WIDTH, reg::SCANOUT0_HEIGHT,
-                    reg::SCANOUT0_PITCH_BYTES, reg::SCANOUT0_FB_GPA_LO, reg::CURSOR_ENABLE, reg::CURSOR_WIDTH,
-                    reg::CURSOR_X, reg::CURSOR_FB_GPA_LO, reg::SCANOUT0_FORMAT,
+                    reg::RING_GPA_LO,
+                    reg::RING_SIZE_BYTES,
+                    reg::RING_CONTROL,
+                    reg::FENCE_GPA_LO,
+                    reg::FENCE_GPA_HI,
+                    reg::IRQ_ENABLE,
+                    reg::IRQ_ACK,
+                    reg::SCANOUT0_ENABLE,
+                    reg::SCANOUT0_WIDTH,
+                    reg::SCANOUT0_HEIGHT,
+                    reg::SCANOUT0_PITCH_BYTES,
+                    reg::SCANOUT0_FB_GPA_LO,
+                    reg::CURSOR_ENABLE,
+                    reg::CURSOR_WIDTH,
+                    reg::CURSOR_X,
+                    reg::CURSOR_FB_GPA_LO,
+                    reg::SCANOUT0_FORMAT,
                 ];
                 let off = regs[rng.below(regs.len() as u64) as usize];
                 let v = rng.small();
@@ -152,7 +189,12 @@ fn random_rings_descriptors_and_registers_never_panic_the_device() {
                 let stream = random_stream(&mut rng);
                 let table = random_table(&mut rng);
                 let table_gpa = g.place(&table);
-                let mut d: SubmitDesc = g.desc(&stream, Some((table_gpa, table.len() as u32)), rng.next() % 1000, rng.below(4) as u32);
+                let mut d: SubmitDesc = g.desc(
+                    &stream,
+                    Some((table_gpa, table.len() as u32)),
+                    rng.next() % 1000,
+                    rng.below(4) as u32,
+                );
                 if rng.below(8) == 0 {
                     d.cmd_gpa = rng.next();
                 }

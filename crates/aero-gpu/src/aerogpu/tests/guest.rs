@@ -1,9 +1,9 @@
 //! A tiny guest driver over [`VecMemory`]: ring setup, submissions, register access.
 
-use aero_protocol::pci::{self, reg};
-use aero_protocol::ring::{AllocEntry, RingHeader, SubmitDesc, RING_MAGIC};
-use aero_protocol::writer::encode_alloc_table;
 use aero_protocol::ABI_VERSION_U32;
+use aero_protocol::pci::{self, reg};
+use aero_protocol::ring::{AllocEntry, RING_MAGIC, RingHeader, SubmitDesc};
+use aero_protocol::writer::encode_alloc_table;
 
 use crate::aerogpu::{AeroGpu, AeroGpuConfig, GuestMemory, VecMemory};
 
@@ -30,8 +30,14 @@ impl Guest {
     pub fn reinit_ring(&mut self) {
         let start = self.tail;
         self.write_ring(start);
-        self.write(reg::RING_CONTROL, pci::RING_CONTROL_RESET | pci::RING_CONTROL_ENABLE);
-        self.write(reg::IRQ_ENABLE, pci::IRQ_FENCE | pci::IRQ_SCANOUT_VBLANK | pci::IRQ_ERROR);
+        self.write(
+            reg::RING_CONTROL,
+            pci::RING_CONTROL_RESET | pci::RING_CONTROL_ENABLE,
+        );
+        self.write(
+            reg::IRQ_ENABLE,
+            pci::IRQ_FENCE | pci::IRQ_SCANOUT_VBLANK | pci::IRQ_ERROR,
+        );
     }
 
     fn write_ring(&mut self, start: u32) {
@@ -66,7 +72,10 @@ impl Guest {
         };
         g.write_ring(start);
         g.write(reg::RING_CONTROL, pci::RING_CONTROL_ENABLE);
-        g.write(reg::IRQ_ENABLE, pci::IRQ_FENCE | pci::IRQ_SCANOUT_VBLANK | pci::IRQ_ERROR);
+        g.write(
+            reg::IRQ_ENABLE,
+            pci::IRQ_FENCE | pci::IRQ_SCANOUT_VBLANK | pci::IRQ_ERROR,
+        );
         g
     }
 
@@ -88,7 +97,9 @@ impl Guest {
 
     pub fn ring_head_in_memory(&self) -> u32 {
         let mut b = [0u8; 4];
-        self.mem.read(RING_GPA + RingHeader::HEAD_OFFSET, &mut b).unwrap();
+        self.mem
+            .read(RING_GPA + RingHeader::HEAD_OFFSET, &mut b)
+            .unwrap();
         u32::from_le_bytes(b)
     }
 
@@ -115,11 +126,23 @@ impl Guest {
         let gpa = RING_GPA + RingHeader::SIZE as u64 + slot * SubmitDesc::SIZE as u64;
         self.mem.write(gpa, &desc.to_bytes()).unwrap();
         self.tail = self.tail.wrapping_add(1);
-        self.mem.write(RING_GPA + RingHeader::TAIL_OFFSET, &self.tail.to_le_bytes()).unwrap();
+        self.mem
+            .write(RING_GPA + RingHeader::TAIL_OFFSET, &self.tail.to_le_bytes())
+            .unwrap();
     }
 
-    pub fn desc(&mut self, stream: &[u8], table: Option<(u64, u32)>, fence: u64, flags: u32) -> SubmitDesc {
-        let (cmd_gpa, cmd_size) = if stream.is_empty() { (0, 0) } else { (self.place(stream), stream.len() as u32) };
+    pub fn desc(
+        &mut self,
+        stream: &[u8],
+        table: Option<(u64, u32)>,
+        fence: u64,
+        flags: u32,
+    ) -> SubmitDesc {
+        let (cmd_gpa, cmd_size) = if stream.is_empty() {
+            (0, 0)
+        } else {
+            (self.place(stream), stream.len() as u32)
+        };
         let (alloc_table_gpa, alloc_table_size_bytes) = table.unwrap_or((0, 0));
         SubmitDesc {
             desc_size_bytes: SubmitDesc::SIZE as u32,

@@ -2,11 +2,14 @@
 
 use aero_protocol::cmd::{self, Opcode, ShaderStage};
 use aero_protocol::pci::{ErrorCode, Format};
-use aero_protocol::ring::{AllocEntry, ALLOC_FLAG_READONLY};
-use aero_protocol::writer::{encode_alloc_table, CmdStreamWriter};
+use aero_protocol::ring::{ALLOC_FLAG_READONLY, AllocEntry};
+use aero_protocol::writer::{CmdStreamWriter, encode_alloc_table};
 
 use crate::aerogpu::processor::{Command, ResolvedBacking, ResourceId};
-use crate::aerogpu::{AllocTable, CommandProcessor, Executor, GuestMemory, Limits, PacketError, SubmitError, VecMemory};
+use crate::aerogpu::{
+    AllocTable, CommandProcessor, Executor, GuestMemory, Limits, PacketError, SubmitError,
+    VecMemory,
+};
 
 const TEX: u32 = Format::B8G8R8A8Unorm as u32;
 const USAGE_VB: u32 = cmd::RESOURCE_USAGE_VERTEX_BUFFER;
@@ -28,7 +31,12 @@ impl Executor for Recorder {
     fn execute(&mut self, c: &Command<'_>, _mem: &mut dyn GuestMemory) -> Result<(), String> {
         self.commands += 1;
         match *c {
-            Command::CreateResource { resource, backing, rebind, .. } => self.created.push((resource, backing, rebind)),
+            Command::CreateResource {
+                resource,
+                backing,
+                rebind,
+                ..
+            } => self.created.push((resource, backing, rebind)),
             Command::DestroyResource { resource, freed } => self.destroyed.push((resource, freed)),
             Command::ResourceDirtyRange { backing, .. } => self.dirty.push(backing),
             Command::CopyBuffer { writeback, .. } | Command::CopyTexture2d { writeback, .. } => {
@@ -51,7 +59,13 @@ struct Harness {
 }
 
 fn entry(alloc_id: u32, gpa: u64, size: u64, flags: u32) -> AllocEntry {
-    AllocEntry { alloc_id, flags, gpa, size_bytes: size, reserved0: 0 }
+    AllocEntry {
+        alloc_id,
+        flags,
+        gpa,
+        size_bytes: size,
+        reserved0: 0,
+    }
 }
 
 impl Harness {
@@ -60,11 +74,18 @@ impl Harness {
     }
 
     fn with_limits(limits: Limits) -> Self {
-        Harness { p: CommandProcessor::new(limits), mem: VecMemory::new(1 << 20), table: AllocTable::new(), exec: Recorder::default() }
+        Harness {
+            p: CommandProcessor::new(limits),
+            mem: VecMemory::new(1 << 20),
+            table: AllocTable::new(),
+            exec: Recorder::default(),
+        }
     }
 
     fn set_table(&mut self, entries: &[AllocEntry]) {
-        self.table.parse(&encode_alloc_table(entries), &self.mem).unwrap();
+        self.table
+            .parse(&encode_alloc_table(entries), &self.mem)
+            .unwrap();
     }
 
     fn run(&mut self, w: CmdStreamWriter) -> Result<crate::aerogpu::StreamSummary, SubmitError> {
@@ -73,7 +94,8 @@ impl Harness {
     }
 
     fn run_bytes(&mut self, stream: &[u8]) -> Result<crate::aerogpu::StreamSummary, SubmitError> {
-        self.p.process(stream, &self.table, &mut self.mem, &mut self.exec)
+        self.p
+            .process(stream, &self.table, &mut self.mem, &mut self.exec)
     }
 
     /// Runs and returns the packet error kind.
@@ -103,12 +125,25 @@ fn backing_resolves_by_alloc_id_with_offset() {
     .unwrap();
     let (_, backing, rebind) = h.exec.created[0];
     assert!(!rebind);
-    assert_eq!(backing, Some(ResolvedBacking { alloc_id: 7, gpa: 0x8040, size_bytes: 0x100, readonly: false }));
+    assert_eq!(
+        backing,
+        Some(ResolvedBacking {
+            alloc_id: 7,
+            gpa: 0x8040,
+            size_bytes: 0x100,
+            readonly: false
+        })
+    );
 
     // A later submission with a reordered table at different GPAs: resolution follows
     // the id, never the position.
     h.set_table(&[entry(3, 0x2000, 0x100, 0), entry(7, 0x9000, 0x1000, 0)]);
-    let dirty = cmd::ResourceDirtyRange { resource_handle: 1, offset_bytes: 0x10, size_bytes: 0x20, ..Default::default() };
+    let dirty = cmd::ResourceDirtyRange {
+        resource_handle: 1,
+        offset_bytes: 0x10,
+        size_bytes: 0x20,
+        ..Default::default()
+    };
     h.run(one(|w| {
         w.push(Opcode::ResourceDirtyRange, &dirty, &[]);
     }))
@@ -125,7 +160,11 @@ fn missing_alloc_id_is_a_validation_error() {
     }));
     assert_eq!(e, PacketError::MissingAllocId(2));
     assert_eq!(e.code(), ErrorCode::AllocTable);
-    assert_eq!(h.p.objects().handle_count(), 0, "a failed CREATE leaves nothing behind");
+    assert_eq!(
+        h.p.objects().handle_count(),
+        0,
+        "a failed CREATE leaves nothing behind"
+    );
 
     // Dirty range on a guest-backed resource whose alloc is missing from this submission.
     h.run(one(|w| {
@@ -133,8 +172,18 @@ fn missing_alloc_id_is_a_validation_error() {
     }))
     .unwrap();
     h.set_table(&[]);
-    let dirty = cmd::ResourceDirtyRange { resource_handle: 1, offset_bytes: 0, size_bytes: 4, ..Default::default() };
-    assert_eq!(h.packet_err(one(|w| { w.push(Opcode::ResourceDirtyRange, &dirty, &[]); })), PacketError::MissingAllocId(1));
+    let dirty = cmd::ResourceDirtyRange {
+        resource_handle: 1,
+        offset_bytes: 0,
+        size_bytes: 4,
+        ..Default::default()
+    };
+    assert_eq!(
+        h.packet_err(one(|w| {
+            w.push(Opcode::ResourceDirtyRange, &dirty, &[]);
+        })),
+        PacketError::MissingAllocId(1)
+    );
 }
 
 #[test]
@@ -148,13 +197,24 @@ fn backing_offset_plus_size_must_fit_the_allocation() {
     let e = h.packet_err(one(|w| {
         w.create_buffer(2, USAGE_VB, 0x80, 1, 0x81);
     }));
-    assert!(matches!(e, PacketError::BackingOutOfBounds { alloc_id: 1, offset: 0x81, size: 0x80, alloc_size: 0x100 }));
+    assert!(matches!(
+        e,
+        PacketError::BackingOutOfBounds {
+            alloc_id: 1,
+            offset: 0x81,
+            size: 0x80,
+            alloc_size: 0x100
+        }
+    ));
     assert_eq!(e.code(), ErrorCode::Oob);
     // Texture: 16x16 BGRA = 1024 bytes does not fit in 0x100.
     let e = h.packet_err(one(|w| {
         w.create_texture2d(3, TEX, 16, 16, 1);
     }));
-    assert!(matches!(e, PacketError::BackingOutOfBounds { size: 1024, .. }));
+    assert!(matches!(
+        e,
+        PacketError::BackingOutOfBounds { size: 1024, .. }
+    ));
 }
 
 #[test]
@@ -171,13 +231,25 @@ fn create_on_existing_handle_rebinds_only_if_immutables_match() {
     assert!(h.exec.created[1].2);
     assert_eq!(h.exec.created[1].1.unwrap().gpa, 0x4010);
 
-    assert_eq!(h.packet_err(one(|w| { w.create_buffer(5, USAGE_VB, 0x200, 2, 0); })), PacketError::RebindMismatch(5));
     assert_eq!(
-        h.packet_err(one(|w| { w.create_buffer(5, cmd::RESOURCE_USAGE_INDEX_BUFFER, 0x100, 2, 0); })),
+        h.packet_err(one(|w| {
+            w.create_buffer(5, USAGE_VB, 0x200, 2, 0);
+        })),
+        PacketError::RebindMismatch(5)
+    );
+    assert_eq!(
+        h.packet_err(one(|w| {
+            w.create_buffer(5, cmd::RESOURCE_USAGE_INDEX_BUFFER, 0x100, 2, 0);
+        })),
         PacketError::RebindMismatch(5)
     );
     // A buffer handle cannot become a texture.
-    assert_eq!(h.packet_err(one(|w| { w.create_texture2d(5, TEX, 4, 4, 0); })), PacketError::RebindMismatch(5));
+    assert_eq!(
+        h.packet_err(one(|w| {
+            w.create_texture2d(5, TEX, 4, 4, 0);
+        })),
+        PacketError::RebindMismatch(5)
+    );
 
     // Textures: same properties rebind, a different format or row pitch does not.
     h.run(one(|w| {
@@ -187,7 +259,9 @@ fn create_on_existing_handle_rebinds_only_if_immutables_match() {
     .unwrap();
     assert!(h.exec.created.last().unwrap().2);
     assert_eq!(
-        h.packet_err(one(|w| { w.create_texture2d(6, Format::R8G8B8A8Unorm as u32, 8, 8, 2); })),
+        h.packet_err(one(|w| {
+            w.create_texture2d(6, Format::R8G8B8A8Unorm as u32, 8, 8, 2);
+        })),
         PacketError::RebindMismatch(6)
     );
     let mut pitched = cmd::CreateTexture2d {
@@ -202,25 +276,46 @@ fn create_on_existing_handle_rebinds_only_if_immutables_match() {
         backing_alloc_id: 2,
         ..Default::default()
     };
-    assert_eq!(h.packet_err(one(|w| { w.push(Opcode::CreateTexture2d, &pitched, &[]); })), PacketError::RebindMismatch(6));
+    assert_eq!(
+        h.packet_err(one(|w| {
+            w.push(Opcode::CreateTexture2d, &pitched, &[]);
+        })),
+        PacketError::RebindMismatch(6)
+    );
     // A shader handle is not a resource.
     pitched.texture_handle = 0;
-    assert_eq!(h.packet_err(one(|w| { w.push(Opcode::CreateTexture2d, &pitched, &[]); })), PacketError::ZeroHandle);
+    assert_eq!(
+        h.packet_err(one(|w| {
+            w.push(Opcode::CreateTexture2d, &pitched, &[]);
+        })),
+        PacketError::ZeroHandle
+    );
 }
 
 #[test]
 fn readonly_allocations_never_receive_writeback() {
     let mut h = Harness::new();
-    h.set_table(&[entry(1, 0x1000, 0x1000, 0), entry(2, 0x4000, 0x1000, ALLOC_FLAG_READONLY)]);
+    h.set_table(&[
+        entry(1, 0x1000, 0x1000, 0),
+        entry(2, 0x4000, 0x1000, ALLOC_FLAG_READONLY),
+    ]);
     h.run(one(|w| {
         w.create_buffer(1, USAGE_VB, 0x100, 1, 0);
         w.create_buffer(2, USAGE_VB, 0x100, 2, 0);
         w.create_buffer(3, USAGE_VB, 0x100, 0, 0);
     }))
     .unwrap();
-    let copy = |dst, flags| cmd::CopyBuffer { dst_buffer: dst, src_buffer: 1, size_bytes: 0x40, flags, ..Default::default() };
+    let copy = |dst, flags| cmd::CopyBuffer {
+        dst_buffer: dst,
+        src_buffer: 1,
+        size_bytes: 0x40,
+        flags,
+        ..Default::default()
+    };
     let wb = cmd::COPY_FLAG_WRITEBACK_DST;
-    let e = h.packet_err(one(|w| { w.push(Opcode::CopyBuffer, &copy(2, wb), &[]); }));
+    let e = h.packet_err(one(|w| {
+        w.push(Opcode::CopyBuffer, &copy(2, wb), &[]);
+    }));
     assert_eq!(e, PacketError::ReadonlyWriteback(2));
     assert_eq!(e.code(), ErrorCode::Readonly);
     // Without writeback a READONLY destination is fine; writeback into a writable one too.
@@ -232,40 +327,96 @@ fn readonly_allocations_never_receive_writeback() {
     assert_eq!(h.exec.writebacks[0], None);
     assert_eq!(h.exec.writebacks[1].unwrap().gpa, 0x1000);
     // Host-allocated destinations have nothing to write back into.
-    assert_eq!(h.packet_err(one(|w| { w.push(Opcode::CopyBuffer, &copy(3, wb), &[]); })), PacketError::NotGuestBacked(3));
+    assert_eq!(
+        h.packet_err(one(|w| {
+            w.push(Opcode::CopyBuffer, &copy(3, wb), &[]);
+        })),
+        PacketError::NotGuestBacked(3)
+    );
     // The same allocation, READONLY in a later submission, is rejected there.
     h.set_table(&[entry(1, 0x1000, 0x1000, ALLOC_FLAG_READONLY)]);
-    assert_eq!(h.packet_err(one(|w| { w.push(Opcode::CopyBuffer, &copy(1, wb), &[]); })), PacketError::ReadonlyWriteback(1));
+    assert_eq!(
+        h.packet_err(one(|w| {
+            w.push(Opcode::CopyBuffer, &copy(1, wb), &[]);
+        })),
+        PacketError::ReadonlyWriteback(1)
+    );
     // Copy ranges are bounds-checked.
-    let oob = cmd::CopyBuffer { dst_buffer: 3, src_buffer: 1, src_offset_bytes: 0xF0, size_bytes: 0x20, ..Default::default() };
-    assert!(matches!(h.packet_err(one(|w| { w.push(Opcode::CopyBuffer, &oob, &[]); })), PacketError::RangeOutOfBounds { .. }));
+    let oob = cmd::CopyBuffer {
+        dst_buffer: 3,
+        src_buffer: 1,
+        src_offset_bytes: 0xF0,
+        size_bytes: 0x20,
+        ..Default::default()
+    };
+    assert!(matches!(
+        h.packet_err(one(|w| {
+            w.push(Opcode::CopyBuffer, &oob, &[]);
+        })),
+        PacketError::RangeOutOfBounds { .. }
+    ));
 }
 
 #[test]
 fn copy_texture_checks_subresources_and_writeback() {
     let mut h = Harness::new();
-    h.set_table(&[entry(1, 0x1000, 0x10000, 0), entry(2, 0x20000, 0x10000, ALLOC_FLAG_READONLY)]);
+    h.set_table(&[
+        entry(1, 0x1000, 0x10000, 0),
+        entry(2, 0x20000, 0x10000, ALLOC_FLAG_READONLY),
+    ]);
     h.run(one(|w| {
         w.create_texture2d(1, TEX, 16, 16, 1);
         w.create_texture2d(2, TEX, 16, 16, 2);
         w.create_buffer(3, USAGE_VB, 64, 0, 0);
     }))
     .unwrap();
-    let region = |dst, flags| cmd::CopyTexture2d { dst_texture: dst, src_texture: 1, width: 16, height: 16, flags, ..Default::default() };
-    h.run(one(|w| { w.push(Opcode::CopyTexture2d, &region(1, cmd::COPY_FLAG_WRITEBACK_DST), &[]); })).unwrap();
+    let region = |dst, flags| cmd::CopyTexture2d {
+        dst_texture: dst,
+        src_texture: 1,
+        width: 16,
+        height: 16,
+        flags,
+        ..Default::default()
+    };
+    h.run(one(|w| {
+        w.push(
+            Opcode::CopyTexture2d,
+            &region(1, cmd::COPY_FLAG_WRITEBACK_DST),
+            &[],
+        );
+    }))
+    .unwrap();
     assert_eq!(h.exec.writebacks[0].unwrap().size_bytes, 1024);
     assert_eq!(
-        h.packet_err(one(|w| { w.push(Opcode::CopyTexture2d, &region(2, cmd::COPY_FLAG_WRITEBACK_DST), &[]); })),
+        h.packet_err(one(|w| {
+            w.push(
+                Opcode::CopyTexture2d,
+                &region(2, cmd::COPY_FLAG_WRITEBACK_DST),
+                &[],
+            );
+        })),
         PacketError::ReadonlyWriteback(2)
     );
     let mut big = region(2, 0);
     big.dst_x = 1;
-    assert!(matches!(h.packet_err(one(|w| { w.push(Opcode::CopyTexture2d, &big, &[]); })), PacketError::RangeOutOfBounds { .. }));
+    assert!(matches!(
+        h.packet_err(one(|w| {
+            w.push(Opcode::CopyTexture2d, &big, &[]);
+        })),
+        PacketError::RangeOutOfBounds { .. }
+    ));
     let mut mip = region(2, 0);
     mip.src_mip_level = 1;
-    assert!(matches!(h.packet_err(one(|w| { w.push(Opcode::CopyTexture2d, &mip, &[]); })), PacketError::InvalidValue { .. }));
     assert!(matches!(
-        h.packet_err(one(|w| { w.push(Opcode::CopyTexture2d, &region(3, 0), &[]); })),
+        h.packet_err(one(|w| {
+            w.push(Opcode::CopyTexture2d, &mip, &[]);
+        })),
+        PacketError::InvalidValue { .. }
+    ));
+    assert!(matches!(
+        h.packet_err(one(|w| {
+            w.push(Opcode::CopyTexture2d, &region(3, 0), &[]);
+        })),
         PacketError::WrongKind { handle: 3, .. }
     ));
 }
@@ -285,7 +436,11 @@ fn shared_surface_export_import_refcount_and_free() {
     }))
     .unwrap();
     let id = h.exec.created[0].0;
-    assert_eq!(h.exec.imported, [id, id], "aliases resolve to the exported resource");
+    assert_eq!(
+        h.exec.imported,
+        [id, id],
+        "aliases resolve to the exported resource"
+    );
     assert_eq!(h.p.objects().refcount(10), Some(3));
     assert_eq!(h.p.objects().shared_resource(token), Some(id));
 
@@ -296,19 +451,44 @@ fn shared_surface_export_import_refcount_and_free() {
     .unwrap();
     assert_eq!(h.exec.destroyed, [(id, false), (id, false)]);
     assert_eq!(h.p.objects().refcount(21), Some(1));
-    assert_eq!(h.p.objects().shared_resource(token), Some(id), "token lives while a handle does");
+    assert_eq!(
+        h.p.objects().shared_resource(token),
+        Some(id),
+        "token lives while a handle does"
+    );
     // A new import still works through the remaining reference.
-    h.run(one(|w| { w.import_shared(22, token); })).unwrap();
+    h.run(one(|w| {
+        w.import_shared(22, token);
+    }))
+    .unwrap();
     h.run(one(|w| {
         w.destroy_resource(21);
         w.destroy_resource(22);
     }))
     .unwrap();
-    assert_eq!(h.exec.destroyed.last(), Some(&(id, true)), "the last reference frees");
+    assert_eq!(
+        h.exec.destroyed.last(),
+        Some(&(id, true)),
+        "the last reference frees"
+    );
     assert_eq!(h.p.objects().resource_count(), 0);
-    assert_eq!(h.p.objects().shared_token_count(), 0, "freeing drops the token");
-    assert_eq!(h.packet_err(one(|w| { w.import_shared(23, token); })), PacketError::UnknownShareToken(token));
-    assert_eq!(h.packet_err(one(|w| { w.destroy_resource(22); })), PacketError::UnknownHandle(22));
+    assert_eq!(
+        h.p.objects().shared_token_count(),
+        0,
+        "freeing drops the token"
+    );
+    assert_eq!(
+        h.packet_err(one(|w| {
+            w.import_shared(23, token);
+        })),
+        PacketError::UnknownShareToken(token)
+    );
+    assert_eq!(
+        h.packet_err(one(|w| {
+            w.destroy_resource(22);
+        })),
+        PacketError::UnknownHandle(22)
+    );
 }
 
 #[test]
@@ -320,12 +500,42 @@ fn shared_surface_collisions_and_bad_tokens_are_rejected() {
         w.export_shared(1, 77);
     }))
     .unwrap();
-    assert_eq!(h.packet_err(one(|w| { w.export_shared(2, 77); })), PacketError::ShareTokenCollision(77));
-    assert_eq!(h.packet_err(one(|w| { w.export_shared(2, 0); })), PacketError::ZeroShareToken);
-    assert_eq!(h.packet_err(one(|w| { w.import_shared(3, 0); })), PacketError::ZeroShareToken);
-    assert_eq!(h.packet_err(one(|w| { w.import_shared(2, 77); })), PacketError::HandleInUse(2));
-    assert_eq!(h.packet_err(one(|w| { w.import_shared(0, 77); })), PacketError::ZeroHandle);
-    assert_eq!(h.packet_err(one(|w| { w.export_shared(9, 5); })), PacketError::UnknownHandle(9));
+    assert_eq!(
+        h.packet_err(one(|w| {
+            w.export_shared(2, 77);
+        })),
+        PacketError::ShareTokenCollision(77)
+    );
+    assert_eq!(
+        h.packet_err(one(|w| {
+            w.export_shared(2, 0);
+        })),
+        PacketError::ZeroShareToken
+    );
+    assert_eq!(
+        h.packet_err(one(|w| {
+            w.import_shared(3, 0);
+        })),
+        PacketError::ZeroShareToken
+    );
+    assert_eq!(
+        h.packet_err(one(|w| {
+            w.import_shared(2, 77);
+        })),
+        PacketError::HandleInUse(2)
+    );
+    assert_eq!(
+        h.packet_err(one(|w| {
+            w.import_shared(0, 77);
+        })),
+        PacketError::ZeroHandle
+    );
+    assert_eq!(
+        h.packet_err(one(|w| {
+            w.export_shared(9, 5);
+        })),
+        PacketError::UnknownHandle(9)
+    );
 
     // RELEASE drops the mapping only; the token can then name another resource.
     h.run(one(|w| {
@@ -334,8 +544,16 @@ fn shared_surface_collisions_and_bad_tokens_are_rejected() {
     }))
     .unwrap();
     assert_eq!(h.p.objects().refcount(1), Some(1));
-    assert_eq!(h.packet_err(one(|w| { w.import_shared(3, 77); })), PacketError::UnknownShareToken(77));
-    h.run(one(|w| { w.export_shared(2, 77); })).unwrap();
+    assert_eq!(
+        h.packet_err(one(|w| {
+            w.import_shared(3, 77);
+        })),
+        PacketError::UnknownShareToken(77)
+    );
+    h.run(one(|w| {
+        w.export_shared(2, 77);
+    }))
+    .unwrap();
     let id2 = h.exec.created[1].0;
     assert_eq!(h.p.objects().shared_resource(77), Some(id2));
 }
@@ -344,15 +562,26 @@ fn shared_surface_collisions_and_bad_tokens_are_rejected() {
 
 fn vs_tokens() -> Vec<u8> {
     // vs_2_0, one dcl-ish token, END
-    [0xFFFE_0200u32, 0x0200_001F, 0x0000_FFFF].iter().flat_map(|t| t.to_le_bytes()).collect()
+    [0xFFFE_0200u32, 0x0200_001F, 0x0000_FFFF]
+        .iter()
+        .flat_map(|t| t.to_le_bytes())
+        .collect()
 }
 
 fn ps_tokens() -> Vec<u8> {
-    [0xFFFF_0300u32, 0x0000_FFFF].iter().flat_map(|t| t.to_le_bytes()).collect()
+    [0xFFFF_0300u32, 0x0000_FFFF]
+        .iter()
+        .flat_map(|t| t.to_le_bytes())
+        .collect()
 }
 
 fn create_shader(w: &mut CmdStreamWriter, handle: u32, stage: ShaderStage, tokens: &[u8]) {
-    let c = cmd::CreateShader { shader_handle: handle, stage: stage as u32, bytecode_size_bytes: tokens.len() as u32, ..Default::default() };
+    let c = cmd::CreateShader {
+        shader_handle: handle,
+        stage: stage as u32,
+        bytecode_size_bytes: tokens.len() as u32,
+        ..Default::default()
+    };
     w.push(Opcode::CreateShader, &c, tokens);
 }
 
@@ -364,28 +593,90 @@ fn one_global_handle_namespace() {
         create_shader(w, 2, ShaderStage::Vertex, &vs_tokens());
     }))
     .unwrap();
-    assert_eq!(h.packet_err(one(|w| { create_shader(w, 1, ShaderStage::Vertex, &vs_tokens()); })), PacketError::HandleInUse(1));
-    assert_eq!(h.packet_err(one(|w| { w.create_buffer(2, USAGE_VB, 16, 0, 0); })), PacketError::HandleInUse(2));
-    let layout = cmd::CreateInputLayout { input_layout_handle: 2, blob_size_bytes: 8, ..Default::default() };
+    assert_eq!(
+        h.packet_err(one(|w| {
+            create_shader(w, 1, ShaderStage::Vertex, &vs_tokens());
+        })),
+        PacketError::HandleInUse(1)
+    );
+    assert_eq!(
+        h.packet_err(one(|w| {
+            w.create_buffer(2, USAGE_VB, 16, 0, 0);
+        })),
+        PacketError::HandleInUse(2)
+    );
+    let layout = cmd::CreateInputLayout {
+        input_layout_handle: 2,
+        blob_size_bytes: 8,
+        ..Default::default()
+    };
     let end = [0xFF, 0, 0, 0, 17, 0, 0, 0];
-    assert_eq!(h.packet_err(one(|w| { w.push(Opcode::CreateInputLayout, &layout, &end); })), PacketError::HandleInUse(2));
-    assert!(matches!(h.packet_err(one(|w| { w.destroy_resource(2); })), PacketError::WrongKind { handle: 2, .. }));
+    assert_eq!(
+        h.packet_err(one(|w| {
+            w.push(Opcode::CreateInputLayout, &layout, &end);
+        })),
+        PacketError::HandleInUse(2)
+    );
+    assert!(matches!(
+        h.packet_err(one(|w| {
+            w.destroy_resource(2);
+        })),
+        PacketError::WrongKind { handle: 2, .. }
+    ));
 }
 
 #[test]
 fn size_and_count_caps() {
-    let mut h = Harness::with_limits(Limits { max_handles: 3, max_buffer_bytes: 1 << 20, max_texture_bytes: 1 << 20 });
-    assert_eq!(h.packet_err(one(|w| { w.create_buffer(1, USAGE_VB, (1 << 20) + 1, 0, 0); })), PacketError::Limit { what: "buffer size" });
-    assert_eq!(h.packet_err(one(|w| { w.create_texture2d(1, TEX, 1024, 1024, 0); })), PacketError::Limit { what: "texture size" });
-    assert!(matches!(h.packet_err(one(|w| { w.create_texture2d(1, TEX, 16385, 1, 0); })), PacketError::InvalidValue { .. }));
-    assert!(matches!(h.packet_err(one(|w| { w.create_texture2d(1, 999, 4, 4, 0); })), PacketError::InvalidValue { .. }));
-    assert!(matches!(h.packet_err(one(|w| { w.create_buffer(1, USAGE_VB, 0, 0, 0); })), PacketError::InvalidValue { .. }));
+    let mut h = Harness::with_limits(Limits {
+        max_handles: 3,
+        max_buffer_bytes: 1 << 20,
+        max_texture_bytes: 1 << 20,
+    });
+    assert_eq!(
+        h.packet_err(one(|w| {
+            w.create_buffer(1, USAGE_VB, (1 << 20) + 1, 0, 0);
+        })),
+        PacketError::Limit {
+            what: "buffer size"
+        }
+    );
+    assert_eq!(
+        h.packet_err(one(|w| {
+            w.create_texture2d(1, TEX, 1024, 1024, 0);
+        })),
+        PacketError::Limit {
+            what: "texture size"
+        }
+    );
+    assert!(matches!(
+        h.packet_err(one(|w| {
+            w.create_texture2d(1, TEX, 16385, 1, 0);
+        })),
+        PacketError::InvalidValue { .. }
+    ));
+    assert!(matches!(
+        h.packet_err(one(|w| {
+            w.create_texture2d(1, 999, 4, 4, 0);
+        })),
+        PacketError::InvalidValue { .. }
+    ));
+    assert!(matches!(
+        h.packet_err(one(|w| {
+            w.create_buffer(1, USAGE_VB, 0, 0, 0);
+        })),
+        PacketError::InvalidValue { .. }
+    ));
     let e = h.packet_err(one(|w| {
         for i in 1..=4 {
             w.create_buffer(i, USAGE_VB, 16, 0, 0);
         }
     }));
-    assert_eq!(e, PacketError::Limit { what: "live handles" });
+    assert_eq!(
+        e,
+        PacketError::Limit {
+            what: "live handles"
+        }
+    );
     assert_eq!(e.code(), ErrorCode::ResourceLimit);
     assert_eq!(h.p.objects().handle_count(), 3);
     // Destroying makes room again.
@@ -413,11 +704,23 @@ fn texture_layouts_and_their_sizes() {
     };
     assert_eq!(size(Format::B8G8R8A8Unorm, 16, 16, 1, 1, 0, 0), Ok(1024));
     assert_eq!(size(Format::B8G8R8A8Unorm, 16, 16, 1, 1, 128, 0), Ok(2048));
-    assert!(size(Format::B8G8R8A8Unorm, 16, 16, 1, 1, 32, 0).is_err(), "pitch below a row");
+    assert!(
+        size(Format::B8G8R8A8Unorm, 16, 16, 1, 1, 32, 0).is_err(),
+        "pitch below a row"
+    );
     // 4x4 mip chain: 64 + 16 + 4 bytes, times 6 cube faces.
-    assert_eq!(size(Format::B8G8R8A8Unorm, 4, 4, 3, 6, 0, cmd::TEXTURE_FLAG_CUBE), Ok(6 * 84));
-    assert!(size(Format::B8G8R8A8Unorm, 4, 4, 4, 1, 0, 0).is_err(), "more mips than the chain has");
-    assert!(size(Format::B8G8R8A8Unorm, 4, 8, 1, 6, 0, cmd::TEXTURE_FLAG_CUBE).is_err(), "cube faces are square");
+    assert_eq!(
+        size(Format::B8G8R8A8Unorm, 4, 4, 3, 6, 0, cmd::TEXTURE_FLAG_CUBE),
+        Ok(6 * 84)
+    );
+    assert!(
+        size(Format::B8G8R8A8Unorm, 4, 4, 4, 1, 0, 0).is_err(),
+        "more mips than the chain has"
+    );
+    assert!(
+        size(Format::B8G8R8A8Unorm, 4, 8, 1, 6, 0, cmd::TEXTURE_FLAG_CUBE).is_err(),
+        "cube faces are square"
+    );
     // BC1: 4x4 blocks of 8 bytes; 5x5 needs 2x2 blocks.
     assert_eq!(size(Format::Bc1Unorm, 5, 5, 1, 1, 0, 0), Ok(32));
     assert_eq!(size(Format::Bc3Unorm, 8, 8, 2, 1, 0, 0), Ok(64 + 16));
@@ -435,15 +738,26 @@ fn unknown_opcodes_are_skipped_by_size() {
         }))
         .unwrap();
     assert_eq!((summary.packets, summary.unknown_packets), (2, 1));
-    assert_eq!(h.exec.created.len(), 1, "the packet after the unknown one ran");
+    assert_eq!(
+        h.exec.created.len(),
+        1,
+        "the packet after the unknown one ran"
+    );
     assert!(!h.exec.unknown_seen);
 }
 
 #[test]
 fn longer_packets_from_newer_minor_versions_are_accepted() {
     let mut h = Harness::new();
-    let c = cmd::CreateBuffer { buffer_handle: 1, size_bytes: 32, ..Default::default() };
-    h.run(one(|w| { w.push(Opcode::CreateBuffer, &c, &[0xAA; 12]); })).unwrap();
+    let c = cmd::CreateBuffer {
+        buffer_handle: 1,
+        size_bytes: 32,
+        ..Default::default()
+    };
+    h.run(one(|w| {
+        w.push(Opcode::CreateBuffer, &c, &[0xAA; 12]);
+    }))
+    .unwrap();
     assert_eq!(h.p.objects().handle_count(), 1);
 }
 
@@ -463,22 +777,54 @@ fn malformed_framing_is_a_decode_error() {
         Err(SubmitError::Packet { kind, offset, .. }) => (kind, offset),
         other => panic!("{other:?}"),
     };
-    assert_eq!(packet_kind(&mut h, &patch(20, 4)), (PacketError::BadSize(4), 16));
-    assert_eq!(packet_kind(&mut h, &patch(20, 42)), (PacketError::BadSize(42), 16));
-    assert_eq!(packet_kind(&mut h, &patch(20, 44)), (PacketError::Truncated, 16), "runs past the stream end");
-    assert_eq!(packet_kind(&mut h, &patch(20, u32::MAX - 3)), (PacketError::Truncated, 16));
-    assert_eq!(packet_kind(&mut h, &patch(20, 16)), (PacketError::TooShort, 16), "shorter than CREATE_BUFFER");
+    assert_eq!(
+        packet_kind(&mut h, &patch(20, 4)),
+        (PacketError::BadSize(4), 16)
+    );
+    assert_eq!(
+        packet_kind(&mut h, &patch(20, 42)),
+        (PacketError::BadSize(42), 16)
+    );
+    assert_eq!(
+        packet_kind(&mut h, &patch(20, 44)),
+        (PacketError::Truncated, 16),
+        "runs past the stream end"
+    );
+    assert_eq!(
+        packet_kind(&mut h, &patch(20, u32::MAX - 3)),
+        (PacketError::Truncated, 16)
+    );
+    assert_eq!(
+        packet_kind(&mut h, &patch(20, 16)),
+        (PacketError::TooShort, 16),
+        "shorter than CREATE_BUFFER"
+    );
     // A stream ending in half a header.
     let mut tail = base.clone();
     tail.extend_from_slice(&[0, 0, 0, 0]);
     let n = tail.len() as u32;
     tail[8..12].copy_from_slice(&n.to_le_bytes());
-    assert_eq!(packet_kind(&mut Harness::new(), &tail), (PacketError::Truncated, base.len()));
+    assert_eq!(
+        packet_kind(&mut Harness::new(), &tail),
+        (PacketError::Truncated, base.len())
+    );
     // Stream header problems.
-    assert_eq!(h.run_bytes(&patch(0, 0)), Err(SubmitError::StreamHeader("bad magic")));
-    assert_eq!(h.run_bytes(&patch(4, 2 << 16)), Err(SubmitError::StreamHeader("ABI major mismatch")));
-    assert!(matches!(h.run_bytes(&patch(8, 1000)), Err(SubmitError::StreamHeader(_))));
-    assert!(matches!(h.run_bytes(&base[..10]), Err(SubmitError::StreamHeader(_))));
+    assert_eq!(
+        h.run_bytes(&patch(0, 0)),
+        Err(SubmitError::StreamHeader("bad magic"))
+    );
+    assert_eq!(
+        h.run_bytes(&patch(4, 2 << 16)),
+        Err(SubmitError::StreamHeader("ABI major mismatch"))
+    );
+    assert!(matches!(
+        h.run_bytes(&patch(8, 1000)),
+        Err(SubmitError::StreamHeader(_))
+    ));
+    assert!(matches!(
+        h.run_bytes(&base[..10]),
+        Err(SubmitError::StreamHeader(_))
+    ));
     // The size in the stream header may shrink the stream (the rest is ignored).
     let shrunk = patch(8, 16);
     assert_eq!(h.run_bytes(&shrunk).unwrap().packets, 0);
@@ -495,11 +841,35 @@ fn upload_payload_and_range_checks() {
     }))
     .unwrap();
     assert_eq!(h.exec.uploads, [vec![9, 8, 7]]);
-    assert!(matches!(h.packet_err(one(|w| { w.upload(1, 6, &[1, 2, 3]); })), PacketError::RangeOutOfBounds { .. }));
-    let lying = cmd::UploadResource { resource_handle: 1, size_bytes: 8, ..Default::default() };
-    assert_eq!(h.packet_err(one(|w| { w.push(Opcode::UploadResource, &lying, &[1, 2, 3, 4]); })), PacketError::PayloadTruncated);
-    let huge = cmd::UploadResource { resource_handle: 1, offset_bytes: u64::MAX, size_bytes: 2, ..Default::default() };
-    assert!(matches!(h.packet_err(one(|w| { w.push(Opcode::UploadResource, &huge, &[0, 0]); })), PacketError::RangeOutOfBounds { .. }));
+    assert!(matches!(
+        h.packet_err(one(|w| {
+            w.upload(1, 6, &[1, 2, 3]);
+        })),
+        PacketError::RangeOutOfBounds { .. }
+    ));
+    let lying = cmd::UploadResource {
+        resource_handle: 1,
+        size_bytes: 8,
+        ..Default::default()
+    };
+    assert_eq!(
+        h.packet_err(one(|w| {
+            w.push(Opcode::UploadResource, &lying, &[1, 2, 3, 4]);
+        })),
+        PacketError::PayloadTruncated
+    );
+    let huge = cmd::UploadResource {
+        resource_handle: 1,
+        offset_bytes: u64::MAX,
+        size_bytes: 2,
+        ..Default::default()
+    };
+    assert!(matches!(
+        h.packet_err(one(|w| {
+            w.push(Opcode::UploadResource, &huge, &[0, 0]);
+        })),
+        PacketError::RangeOutOfBounds { .. }
+    ));
 }
 
 #[test]
@@ -508,64 +878,218 @@ fn shaders_constants_and_input_layouts() {
     let end = [0xFF, 0, 0, 0, 17, 0, 0, 0];
     let mut decl = vec![0, 0, 0, 0, 2, 0, 0, 0];
     decl.extend_from_slice(&end);
-    let layout = cmd::CreateInputLayout { input_layout_handle: 3, blob_size_bytes: 16, ..Default::default() };
+    let layout = cmd::CreateInputLayout {
+        input_layout_handle: 3,
+        blob_size_bytes: 16,
+        ..Default::default()
+    };
     h.run(one(|w| {
         create_shader(w, 1, ShaderStage::Vertex, &vs_tokens());
         create_shader(w, 2, ShaderStage::Pixel, &ps_tokens());
-        w.push(Opcode::BindShaders, &cmd::BindShaders { vs: 1, ps: 2, ..Default::default() }, &[]);
+        w.push(
+            Opcode::BindShaders,
+            &cmd::BindShaders {
+                vs: 1,
+                ps: 2,
+                ..Default::default()
+            },
+            &[],
+        );
         w.push(Opcode::CreateInputLayout, &layout, &decl);
-        w.push(Opcode::SetInputLayout, &cmd::SetInputLayout { input_layout_handle: 3, ..Default::default() }, &[]);
-        let consts = cmd::SetShaderConstants { stage: 0, start_register: 254, count: 2, ..Default::default() };
+        w.push(
+            Opcode::SetInputLayout,
+            &cmd::SetInputLayout {
+                input_layout_handle: 3,
+                ..Default::default()
+            },
+            &[],
+        );
+        let consts = cmd::SetShaderConstants {
+            stage: 0,
+            start_register: 254,
+            count: 2,
+            ..Default::default()
+        };
         w.push(Opcode::SetShaderConstantsF, &consts, &[0u8; 32]);
-        let bools = cmd::SetShaderConstants { stage: 1, start_register: 0, count: 3, ..Default::default() };
+        let bools = cmd::SetShaderConstants {
+            stage: 1,
+            start_register: 0,
+            count: 3,
+            ..Default::default()
+        };
         w.push(Opcode::SetShaderConstantsB, &bools, &[1u8; 12]);
     }))
     .unwrap();
-    assert_eq!((h.p.bindings().vs, h.p.bindings().ps, h.p.bindings().input_layout), (1, 2, 3));
+    assert_eq!(
+        (
+            h.p.bindings().vs,
+            h.p.bindings().ps,
+            h.p.bindings().input_layout
+        ),
+        (1, 2, 3)
+    );
 
     // Stage mismatch, bad version token, missing END.
-    assert!(matches!(h.packet_err(one(|w| { create_shader(w, 9, ShaderStage::Pixel, &vs_tokens()); })), PacketError::InvalidValue { .. }));
-    let no_end: Vec<u8> = [0xFFFE_0200u32, 0].iter().flat_map(|t| t.to_le_bytes()).collect();
-    assert!(matches!(h.packet_err(one(|w| { create_shader(w, 9, ShaderStage::Vertex, &no_end); })), PacketError::InvalidValue { .. }));
-    assert!(matches!(h.packet_err(one(|w| { create_shader(w, 9, ShaderStage::Vertex, &vs_tokens()[..6]); })), PacketError::InvalidValue { .. }));
+    assert!(matches!(
+        h.packet_err(one(|w| {
+            create_shader(w, 9, ShaderStage::Pixel, &vs_tokens());
+        })),
+        PacketError::InvalidValue { .. }
+    ));
+    let no_end: Vec<u8> = [0xFFFE_0200u32, 0]
+        .iter()
+        .flat_map(|t| t.to_le_bytes())
+        .collect();
+    assert!(matches!(
+        h.packet_err(one(|w| {
+            create_shader(w, 9, ShaderStage::Vertex, &no_end);
+        })),
+        PacketError::InvalidValue { .. }
+    ));
+    assert!(matches!(
+        h.packet_err(one(|w| {
+            create_shader(w, 9, ShaderStage::Vertex, &vs_tokens()[..6]);
+        })),
+        PacketError::InvalidValue { .. }
+    ));
     // Binding a pixel shader as the vertex shader.
     assert!(matches!(
-        h.packet_err(one(|w| { w.push(Opcode::BindShaders, &cmd::BindShaders { vs: 2, ps: 0, ..Default::default() }, &[]); })),
+        h.packet_err(one(|w| {
+            w.push(
+                Opcode::BindShaders,
+                &cmd::BindShaders {
+                    vs: 2,
+                    ps: 0,
+                    ..Default::default()
+                },
+                &[],
+            );
+        })),
         PacketError::WrongKind { handle: 2, .. }
     ));
     // Constants beyond the register file or with a short payload.
-    let over = cmd::SetShaderConstants { stage: 0, start_register: 255, count: 2, ..Default::default() };
-    assert!(matches!(h.packet_err(one(|w| { w.push(Opcode::SetShaderConstantsF, &over, &[0u8; 32]); })), PacketError::InvalidValue { .. }));
-    let short = cmd::SetShaderConstants { stage: 0, start_register: 0, count: 2, ..Default::default() };
-    assert_eq!(h.packet_err(one(|w| { w.push(Opcode::SetShaderConstantsI, &short, &[0u8; 16]); })), PacketError::PayloadTruncated);
-    let stage = cmd::SetShaderConstants { stage: 7, count: 0, ..Default::default() };
-    assert!(matches!(h.packet_err(one(|w| { w.push(Opcode::SetShaderConstantsB, &stage, &[]); })), PacketError::InvalidValue { .. }));
+    let over = cmd::SetShaderConstants {
+        stage: 0,
+        start_register: 255,
+        count: 2,
+        ..Default::default()
+    };
+    assert!(matches!(
+        h.packet_err(one(|w| {
+            w.push(Opcode::SetShaderConstantsF, &over, &[0u8; 32]);
+        })),
+        PacketError::InvalidValue { .. }
+    ));
+    let short = cmd::SetShaderConstants {
+        stage: 0,
+        start_register: 0,
+        count: 2,
+        ..Default::default()
+    };
+    assert_eq!(
+        h.packet_err(one(|w| {
+            w.push(Opcode::SetShaderConstantsI, &short, &[0u8; 16]);
+        })),
+        PacketError::PayloadTruncated
+    );
+    let stage = cmd::SetShaderConstants {
+        stage: 7,
+        count: 0,
+        ..Default::default()
+    };
+    assert!(matches!(
+        h.packet_err(one(|w| {
+            w.push(Opcode::SetShaderConstantsB, &stage, &[]);
+        })),
+        PacketError::InvalidValue { .. }
+    ));
     // Declarations must end with D3DDECL_END.
-    let bad_layout = cmd::CreateInputLayout { input_layout_handle: 4, blob_size_bytes: 8, ..Default::default() };
-    assert!(matches!(h.packet_err(one(|w| { w.push(Opcode::CreateInputLayout, &bad_layout, &decl[..8]); })), PacketError::InvalidValue { .. }));
+    let bad_layout = cmd::CreateInputLayout {
+        input_layout_handle: 4,
+        blob_size_bytes: 8,
+        ..Default::default()
+    };
+    assert!(matches!(
+        h.packet_err(one(|w| {
+            w.push(Opcode::CreateInputLayout, &bad_layout, &decl[..8]);
+        })),
+        PacketError::InvalidValue { .. }
+    ));
 
     // Destroying bound objects unbinds them.
     h.run(one(|w| {
-        w.push(Opcode::DestroyShader, &cmd::DestroyShader { shader_handle: 1, ..Default::default() }, &[]);
-        w.push(Opcode::DestroyInputLayout, &cmd::DestroyInputLayout { input_layout_handle: 3, ..Default::default() }, &[]);
+        w.push(
+            Opcode::DestroyShader,
+            &cmd::DestroyShader {
+                shader_handle: 1,
+                ..Default::default()
+            },
+            &[],
+        );
+        w.push(
+            Opcode::DestroyInputLayout,
+            &cmd::DestroyInputLayout {
+                input_layout_handle: 3,
+                ..Default::default()
+            },
+            &[],
+        );
     }))
     .unwrap();
-    assert_eq!((h.p.bindings().vs, h.p.bindings().ps, h.p.bindings().input_layout), (0, 2, 0));
+    assert_eq!(
+        (
+            h.p.bindings().vs,
+            h.p.bindings().ps,
+            h.p.bindings().input_layout
+        ),
+        (0, 2, 0)
+    );
 }
 
 #[test]
 fn bindings_draws_and_destroy_scrubbing() {
     let mut h = Harness::new();
-    let mut rt = cmd::SetRenderTargets { color_count: 1, ..Default::default() };
+    let mut rt = cmd::SetRenderTargets {
+        color_count: 1,
+        ..Default::default()
+    };
     rt.colors[0] = 10;
-    let vb = cmd::VertexBufferBinding { buffer: 20, stride_bytes: 16, ..Default::default() };
+    let vb = cmd::VertexBufferBinding {
+        buffer: 20,
+        stride_bytes: 16,
+        ..Default::default()
+    };
     h.run(one(|w| {
         w.create_texture2d(10, TEX, 32, 32, 0);
         w.create_buffer(20, USAGE_VB, 256, 0, 0);
         w.push(Opcode::SetRenderTargets, &rt, &[]);
-        w.push(Opcode::SetTexture, &cmd::SetTexture { shader_stage: 1, slot: 3, texture: 10, ..Default::default() }, &[]);
-        w.push(Opcode::SetVertexBuffers, &cmd::SetVertexBuffers { start_slot: 2, buffer_count: 1, ..Default::default() }, &vb.to_bytes());
-        w.push(Opcode::SetPrimitiveTopology, &cmd::SetPrimitiveTopology { topology: 4, ..Default::default() }, &[]);
+        w.push(
+            Opcode::SetTexture,
+            &cmd::SetTexture {
+                shader_stage: 1,
+                slot: 3,
+                texture: 10,
+                ..Default::default()
+            },
+            &[],
+        );
+        w.push(
+            Opcode::SetVertexBuffers,
+            &cmd::SetVertexBuffers {
+                start_slot: 2,
+                buffer_count: 1,
+                ..Default::default()
+            },
+            &vb.to_bytes(),
+        );
+        w.push(
+            Opcode::SetPrimitiveTopology,
+            &cmd::SetPrimitiveTopology {
+                topology: 4,
+                ..Default::default()
+            },
+            &[],
+        );
         w.clear([0.0, 0.5, 1.0, 1.0]);
         w.draw(3);
     }))
@@ -576,27 +1100,101 @@ fn bindings_draws_and_destroy_scrubbing() {
     // Wrong kinds, bad slots, topology and enum values.
     let mut rt_buf = rt;
     rt_buf.colors[0] = 20;
-    assert!(matches!(h.packet_err(one(|w| { w.push(Opcode::SetRenderTargets, &rt_buf, &[]); })), PacketError::WrongKind { handle: 20, .. }));
+    assert!(matches!(
+        h.packet_err(one(|w| {
+            w.push(Opcode::SetRenderTargets, &rt_buf, &[]);
+        })),
+        PacketError::WrongKind { handle: 20, .. }
+    ));
     let mut stray = rt;
     stray.colors[5] = 10;
-    assert!(matches!(h.packet_err(one(|w| { w.push(Opcode::SetRenderTargets, &stray, &[]); })), PacketError::InvalidValue { .. }));
-    let slot = cmd::SetTexture { shader_stage: 0, slot: 16, texture: 10, ..Default::default() };
-    assert!(matches!(h.packet_err(one(|w| { w.push(Opcode::SetTexture, &slot, &[]); })), PacketError::InvalidValue { .. }));
-    let vbs = cmd::SetVertexBuffers { start_slot: 15, buffer_count: 2, ..Default::default() };
-    assert!(matches!(h.packet_err(one(|w| { w.push(Opcode::SetVertexBuffers, &vbs, &[0u8; 32]); })), PacketError::InvalidValue { .. }));
-    let topo = cmd::SetPrimitiveTopology { topology: 0, ..Default::default() };
-    assert!(matches!(h.packet_err(one(|w| { w.push(Opcode::SetPrimitiveTopology, &topo, &[]); })), PacketError::InvalidValue { .. }));
-    let blend = cmd::SetBlendState { src_factor: 99, ..Default::default() };
-    assert!(matches!(h.packet_err(one(|w| { w.push(Opcode::SetBlendState, &blend, &[]); })), PacketError::InvalidValue { .. }));
-    let raster = cmd::SetRasterizerState { cull_mode: 3, ..Default::default() };
-    assert!(matches!(h.packet_err(one(|w| { w.push(Opcode::SetRasterizerState, &raster, &[]); })), PacketError::InvalidValue { .. }));
-    let depth = cmd::SetDepthStencilState { depth_func: 8, ..Default::default() };
-    assert!(matches!(h.packet_err(one(|w| { w.push(Opcode::SetDepthStencilState, &depth, &[]); })), PacketError::InvalidValue { .. }));
+    assert!(matches!(
+        h.packet_err(one(|w| {
+            w.push(Opcode::SetRenderTargets, &stray, &[]);
+        })),
+        PacketError::InvalidValue { .. }
+    ));
+    let slot = cmd::SetTexture {
+        shader_stage: 0,
+        slot: 16,
+        texture: 10,
+        ..Default::default()
+    };
+    assert!(matches!(
+        h.packet_err(one(|w| {
+            w.push(Opcode::SetTexture, &slot, &[]);
+        })),
+        PacketError::InvalidValue { .. }
+    ));
+    let vbs = cmd::SetVertexBuffers {
+        start_slot: 15,
+        buffer_count: 2,
+        ..Default::default()
+    };
+    assert!(matches!(
+        h.packet_err(one(|w| {
+            w.push(Opcode::SetVertexBuffers, &vbs, &[0u8; 32]);
+        })),
+        PacketError::InvalidValue { .. }
+    ));
+    let topo = cmd::SetPrimitiveTopology {
+        topology: 0,
+        ..Default::default()
+    };
+    assert!(matches!(
+        h.packet_err(one(|w| {
+            w.push(Opcode::SetPrimitiveTopology, &topo, &[]);
+        })),
+        PacketError::InvalidValue { .. }
+    ));
+    let blend = cmd::SetBlendState {
+        src_factor: 99,
+        ..Default::default()
+    };
+    assert!(matches!(
+        h.packet_err(one(|w| {
+            w.push(Opcode::SetBlendState, &blend, &[]);
+        })),
+        PacketError::InvalidValue { .. }
+    ));
+    let raster = cmd::SetRasterizerState {
+        cull_mode: 3,
+        ..Default::default()
+    };
+    assert!(matches!(
+        h.packet_err(one(|w| {
+            w.push(Opcode::SetRasterizerState, &raster, &[]);
+        })),
+        PacketError::InvalidValue { .. }
+    ));
+    let depth = cmd::SetDepthStencilState {
+        depth_func: 8,
+        ..Default::default()
+    };
+    assert!(matches!(
+        h.packet_err(one(|w| {
+            w.push(Opcode::SetDepthStencilState, &depth, &[]);
+        })),
+        PacketError::InvalidValue { .. }
+    ));
 
     // DRAW_INDEXED needs an index buffer.
-    let di = cmd::DrawIndexed { index_count: 3, instance_count: 1, ..Default::default() };
-    assert!(matches!(h.packet_err(one(|w| { w.push(Opcode::DrawIndexed, &di, &[]); })), PacketError::InvalidValue { .. }));
-    let ib = cmd::SetIndexBuffer { buffer: 20, format: 0, ..Default::default() };
+    let di = cmd::DrawIndexed {
+        index_count: 3,
+        instance_count: 1,
+        ..Default::default()
+    };
+    assert!(matches!(
+        h.packet_err(one(|w| {
+            w.push(Opcode::DrawIndexed, &di, &[]);
+        })),
+        PacketError::InvalidValue { .. }
+    ));
+    let ib = cmd::SetIndexBuffer {
+        buffer: 20,
+        format: 0,
+        ..Default::default()
+    };
     h.run(one(|w| {
         w.push(Opcode::SetIndexBuffer, &ib, &[]);
         w.push(Opcode::DrawIndexed, &di, &[]);
@@ -610,20 +1208,54 @@ fn bindings_draws_and_destroy_scrubbing() {
     }))
     .unwrap();
     let b = h.p.bindings();
-    assert_eq!((b.render_targets[0], b.textures[1][3], b.vertex_buffers[2], b.index_buffer), (0, 0, 0, 0));
-    assert!(matches!(h.packet_err(one(|w| { w.push(Opcode::DrawIndexed, &di, &[]); })), PacketError::InvalidValue { .. }));
+    assert_eq!(
+        (
+            b.render_targets[0],
+            b.textures[1][3],
+            b.vertex_buffers[2],
+            b.index_buffer
+        ),
+        (0, 0, 0, 0)
+    );
+    assert!(matches!(
+        h.packet_err(one(|w| {
+            w.push(Opcode::DrawIndexed, &di, &[]);
+        })),
+        PacketError::InvalidValue { .. }
+    ));
 }
 
 #[test]
 fn presents_report_vsync_and_only_scanout_zero() {
     let mut h = Harness::new();
-    let s = h.run(one(|w| { w.present(0); })).unwrap();
+    let s = h
+        .run(one(|w| {
+            w.present(0);
+        }))
+        .unwrap();
     assert_eq!((s.presents, s.vsync_present), (1, false));
-    let ex = cmd::PresentEx { scanout_id: 0, flags: cmd::PRESENT_FLAG_VSYNC, d3d9_present_flags: 1, ..Default::default() };
-    let s = h.run(one(|w| { w.push(Opcode::PresentEx, &ex, &[]); })).unwrap();
+    let ex = cmd::PresentEx {
+        scanout_id: 0,
+        flags: cmd::PRESENT_FLAG_VSYNC,
+        d3d9_present_flags: 1,
+        ..Default::default()
+    };
+    let s = h
+        .run(one(|w| {
+            w.push(Opcode::PresentEx, &ex, &[]);
+        }))
+        .unwrap();
     assert!(s.vsync_present);
-    let bad = cmd::Present { scanout_id: 1, ..Default::default() };
-    assert!(matches!(h.packet_err(one(|w| { w.push(Opcode::Present, &bad, &[]); })), PacketError::InvalidValue { .. }));
+    let bad = cmd::Present {
+        scanout_id: 1,
+        ..Default::default()
+    };
+    assert!(matches!(
+        h.packet_err(one(|w| {
+            w.push(Opcode::Present, &bad, &[]);
+        })),
+        PacketError::InvalidValue { .. }
+    ));
 }
 
 #[test]
@@ -635,5 +1267,9 @@ fn executor_errors_stop_the_stream_with_backend_code() {
         w.create_buffer(1, USAGE_VB, 16, 0, 0);
     }));
     assert_eq!(e.code(), ErrorCode::Backend);
-    assert_eq!(h.p.objects().handle_count(), 0, "packets after the failure did not run");
+    assert_eq!(
+        h.p.objects().handle_count(),
+        0,
+        "packets after the failure did not run"
+    );
 }
