@@ -92,6 +92,7 @@ fn dsdt_disassembles_and_recompiles_cleanly() {
             "Device (LNKA)",
             "Device (LNKD)",
             "Device (LNKS)",
+            "EisaId (\"PNP0200\")",
             "Method (_PIC, 1",
             "Name (_S5, Package (0x04)",
             "Name (_PRT, Package (0x7C)",

@@ -66,7 +66,7 @@ pub struct AcpiConfig {
     pub pci_irq_mode: PciIrqMode,
     /// Describe the HPET (table + `PNP0103` device).
     pub hpet: bool,
-    /// Describe a floppy controller (`PNP0700`) and the ISA DMA controller it needs.
+    /// Describe a floppy controller (`PNP0700`) on DMA channel 2.
     pub floppy: bool,
 }
 

@@ -101,21 +101,22 @@ pub fn isa_bridge(config: &AcpiConfig) -> Result<Aml, AmlError> {
             ],
         )?,
     ];
+    // The PIIX3's 8237 pair: always present, whether or not a floppy drive uses it.
+    body.push(isa_device(
+        "DMAC",
+        "PNP0200",
+        None,
+        &[
+            io(0x00, 0x10),
+            io(0x81, 3),
+            io(0x87, 1),
+            io(0x89, 3),
+            io(0x8F, 1),
+            io(0xC0, 0x20),
+            Resource::Dma { channels: vec![4] },
+        ],
+    )?);
     if config.floppy {
-        body.push(isa_device(
-            "DMAC",
-            "PNP0200",
-            None,
-            &[
-                io(0x00, 0x10),
-                io(0x81, 3),
-                io(0x87, 1),
-                io(0x89, 3),
-                io(0x8F, 1),
-                io(0xC0, 0x20),
-                Resource::Dma { channels: vec![4] },
-            ],
-        )?);
         body.push(isa_device(
             "FDC0",
             "PNP0700",
