@@ -41,6 +41,7 @@
 //! | `acpi_pm.rs` | ACPI PM1/PM timer/GPE0/SMI_CMD | 0xB000–0B00B, 0xAFE0–AFE3, 0xB2 | SCI (IRQ9) |
 //! | `pci.rs` | config mechanism #1, ECAM, config space | 0xCF8, 0xCFC–CFF | — |
 //! | `i440fx.rs`, `piix3.rs`, `piix3_ide.rs`, `piix4_pm.rs` | chipset PCI functions | config space | PIRQA–D |
+//! | `vga_pci.rs` | PCI face of `aero-gpu`'s VGA (1234:1111) | config space, BAR0 = LFB | — |
 #![allow(dead_code)]
 
 pub mod acpi_pm;
@@ -65,6 +66,7 @@ pub mod ps2_mouse;
 pub mod reset_control;
 pub mod rtc;
 pub mod serial;
+pub mod vga_pci;
 
 #[cfg(test)]
 mod platform_consistency_tests;
