@@ -2,6 +2,10 @@
 //! and every Linux read. Structures: BIOS (0), system (1), chassis (3), processors (4),
 //! physical memory array (16), memory device (17), mapped addresses (19), boot info (32)
 //! and end-of-table (127).
+//!
+//! For SeaBIOS over fw_cfg, the same output serves as `etc/smbios/smbios-anchor` (the
+//! entry point) and `etc/smbios/smbios-tables`; SeaBIOS copies the structures and
+//! rewrites the table address and checksums itself, so `tables_address` does not matter.
 
 mod structure;
 
