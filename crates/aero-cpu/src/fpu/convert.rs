@@ -72,7 +72,8 @@ impl Ieee {
         (2 * self.format.emax + 1) as u64
     }
     fn sign_shift(&self) -> u32 {
-        self.frac_bits + (64 - (2 * self.format.emax + 1).leading_zeros() as u32 - 32)
+        // Fraction bits plus exponent-field width.
+        self.frac_bits + (32 - (2 * self.format.emax + 1).leading_zeros())
     }
     fn indefinite(&self) -> u64 {
         (1 << self.sign_shift())
@@ -81,7 +82,7 @@ impl Ieee {
     }
 
     /// FLD m32/m64: exact widening. SNaN inputs are quietened with #IA, denormals flag #D.
-    fn to_f80(&self, bits: u64) -> (F80, u8) {
+    fn widen(&self, bits: u64) -> (F80, u8) {
         let sign = (bits >> self.sign_shift()) & 1 != 0;
         let exp = (bits >> self.frac_bits) & self.exp_all_ones();
         let frac = bits & ((1 << self.frac_bits) - 1);
@@ -110,7 +111,7 @@ impl Ieee {
     }
 
     /// FST m32/m64: rounding narrowing. Returns (bits, flags, C1).
-    fn from_f80(&self, a: F80, env: &X87Env) -> (u64, u8, bool) {
+    fn narrow(&self, a: F80, env: &X87Env) -> (u64, u8, bool) {
         let sign_bit = (a.sign() as u64) << self.sign_shift();
         let top = 63 - self.frac_bits;
         let frac_mask = (1u64 << self.frac_bits) - 1;
@@ -140,22 +141,22 @@ impl Ieee {
 
 /// FLD m64.
 pub fn f64_to_f80(bits: u64) -> (F80, u8) {
-    IEEE64.to_f80(bits)
+    IEEE64.widen(bits)
 }
 
 /// FLD m32.
 pub fn f32_to_f80(bits: u32) -> (F80, u8) {
-    IEEE32.to_f80(bits as u64)
+    IEEE32.widen(bits as u64)
 }
 
 /// FST m64: (bits, flags, C1).
 pub fn f80_to_f64(a: F80, env: &X87Env) -> (u64, u8, bool) {
-    IEEE64.from_f80(a, env)
+    IEEE64.narrow(a, env)
 }
 
 /// FST m32: (bits, flags, C1).
 pub fn f80_to_f32(a: F80, env: &X87Env) -> (u32, u8, bool) {
-    let (bits, flags, c1) = IEEE32.from_f80(a, env);
+    let (bits, flags, c1) = IEEE32.narrow(a, env);
     (bits as u32, flags, c1)
 }
 

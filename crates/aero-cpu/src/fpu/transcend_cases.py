@@ -39,7 +39,8 @@ for se in [0x3FFF+40, 0x3FFF+62]:
     mn=random.getrandbits(64)|(1<<63); x=val(se,mn)
     rows.append(('sin',se,mn,0,0)+to_f80(m.sin(x)))
     rows.append(('cos',se,mn,0,0)+to_f80(m.cos(x)))
-print("const CASES: [(&str, u16, u64, u16, u64, u16, u64); %d] = ["%len(rows))
+print("type Case = (&'static str, u16, u64, u16, u64, u16, u64);")
+print("static CASES: [Case; %d] = ["%len(rows))
 for r in rows:
     print('    ("%s", 0x%04x, 0x%016x, 0x%04x, 0x%016x, 0x%04x, 0x%016x),'%r)
 print("];")
