@@ -17,11 +17,11 @@ use aero_protocol::pci::{
 use aero_protocol::ring::{FENCE_PAGE_MAGIC, FencePage, SUBMIT_FLAG_NO_IRQ, SubmitDesc};
 
 use super::alloc_table::AllocTable;
-use super::error::SubmitError;
+use super::error::{AllocTableError, SubmitError};
 use super::executor::{Executor, NullExecutor, SubmissionInfo};
 use super::fence::{FenceQueue, PendingFence};
 use super::irq::IrqState;
-use super::memory::GuestMemory;
+use super::memory::{GuestMemory, GuestMemoryError};
 use super::processor::{CommandProcessor, Limits, StreamSummary};
 use super::ring::RingLayout;
 use super::scanout::{CursorConfig, ScanoutConfig, ScanoutError};
@@ -485,6 +485,11 @@ impl<E: Executor> AeroGpu<E> {
                     what: "allocation table size",
                 });
             }
+            // Check RAM before allocating, so a bogus size costs the host nothing.
+            if !mem.contains(desc.alloc_table_gpa, desc.alloc_table_size_bytes.into()) {
+                let e = AllocTableError::Header("table outside guest RAM");
+                return Err(SubmitError::AllocTable(e));
+            }
             self.table_buf
                 .resize(desc.alloc_table_size_bytes as usize, 0);
             mem.read(desc.alloc_table_gpa, &mut self.table_buf)?;
@@ -497,6 +502,13 @@ impl<E: Executor> AeroGpu<E> {
             return Err(SubmitError::Limit {
                 what: "command stream size",
             });
+        }
+        if !mem.contains(desc.cmd_gpa, desc.cmd_size_bytes.into()) {
+            let len = desc.cmd_size_bytes.into();
+            return Err(SubmitError::Memory(GuestMemoryError {
+                gpa: desc.cmd_gpa,
+                len,
+            }));
         }
         self.cmd_buf.resize(desc.cmd_size_bytes as usize, 0);
         mem.read(desc.cmd_gpa, &mut self.cmd_buf)?;

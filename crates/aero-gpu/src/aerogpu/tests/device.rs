@@ -325,9 +325,15 @@ fn validation_errors_latch_and_the_device_keeps_running() {
         ErrorCode::ResourceLimit as u32,
         "no unbounded allocation"
     );
-    assert_eq!(g.read(reg::ERROR_COUNT), 5);
-    assert_eq!(g.completed_fence(), 13);
-    assert_eq!(g.dev.stats().failed_submissions, 5);
+    // Within the size cap but beyond guest RAM: refused before any host allocation.
+    let mut d = g.desc(&nop_stream(), None, 14, 0);
+    d.cmd_size_bytes = 200 << 20;
+    g.push_desc(&d);
+    g.doorbell();
+    assert_eq!(g.read(reg::ERROR_CODE), ErrorCode::Oob as u32);
+    assert_eq!(g.read(reg::ERROR_COUNT), 6);
+    assert_eq!(g.completed_fence(), 14);
+    assert_eq!(g.dev.stats().failed_submissions, 6);
 }
 
 #[test]
@@ -583,4 +589,80 @@ fn scanout_and_cursor_build_the_frame() {
         g.dev.render_scanout(&g.mem, &mut frame),
         Err(ScanoutError::Memory(_))
     ));
+}
+
+/// The KMD's DxgkDdiSetPowerState sequence (seed 000): leave D0 with work in flight,
+/// come back with a virtual reset; no IRQ storm, fences keep advancing.
+#[test]
+fn power_cycle_as_the_kmd_does_it() {
+    let mut g = Guest::new(8, 0);
+    g.write(reg::SCANOUT0_ENABLE, 1);
+    g.write(reg::CURSOR_ENABLE, 1);
+    g.submit(
+        &stream(|w| {
+            w.present(cmd::PRESENT_FLAG_VSYNC);
+        }),
+        None,
+        1,
+        0,
+    );
+    assert_eq!(g.completed_fence(), 0);
+
+    // Away from D0.
+    g.write(reg::IRQ_ENABLE, 0);
+    g.write(reg::IRQ_ACK, 0xFFFF_FFFF);
+    g.write(reg::CURSOR_ENABLE, 0);
+    g.write(reg::CURSOR_FB_GPA_LO, 0);
+    g.write(reg::SCANOUT0_ENABLE, 0);
+    g.write(reg::SCANOUT0_FB_GPA_LO, 0);
+    g.write(reg::RING_CONTROL, 0);
+    g.write(reg::RING_GPA_LO, 0);
+    g.write(reg::FENCE_GPA_LO, 0);
+    assert_eq!(
+        g.completed_fence(),
+        1,
+        "stopping scanout releases the held present"
+    );
+    assert!(!g.dev.irq_level());
+    g.tick(100 * PERIOD);
+    assert!(!g.dev.irq_level(), "no vblank IRQs while powered down");
+    assert_eq!(g.dev.next_deadline_ns(), None);
+
+    // Back to D0: reprogram, reset the ring, restore IRQs and scanout.
+    g.reinit_ring();
+    g.write(reg::SCANOUT0_ENABLE, 1);
+    assert_eq!(g.read(reg::IRQ_STATUS), 0);
+    g.submit(&nop_stream(), None, 2, 0);
+    assert_eq!(g.completed_fence(), 2);
+    assert_eq!(fence_page(&g).1, 2);
+    g.tick(102 * PERIOD);
+    assert_eq!(
+        g.read(reg::IRQ_STATUS),
+        pci::IRQ_FENCE | pci::IRQ_SCANOUT_VBLANK
+    );
+}
+
+#[test]
+fn fence_page_outside_ram_and_held_fence_cap() {
+    let mut g = Guest::new(8, 0);
+    g.write(reg::FENCE_GPA_LO, (RAM_SIZE - 4) as u32);
+    g.submit(&nop_stream(), None, 1, 0);
+    assert_eq!(g.completed_fence(), 1, "the register still advances");
+    assert_eq!(g.dev.error_code(), Some(ErrorCode::Oob));
+
+    // A guest flooding VSYNC presents without vblanks cannot grow the queue unboundedly.
+    let mut g = Guest::new(8, 0);
+    g.write(reg::SCANOUT0_ENABLE, 1);
+    let vsync = stream(|w| {
+        w.present(cmd::PRESENT_FLAG_VSYNC);
+    });
+    let cap = crate::aerogpu::AeroGpuConfig::default().max_pending_fences as u64;
+    for fence in 1..=cap + 5 {
+        g.submit(&vsync, None, fence, SUBMIT_FLAG_NO_IRQ);
+    }
+    assert_eq!(
+        g.completed_fence(),
+        5,
+        "the oldest beyond the cap complete early, in order"
+    );
 }
