@@ -136,6 +136,7 @@ impl Bios {
         // INT n frame: IP, CS, FLAGS.
         let flags_addr = matches!(id, TrapId::Int(_)).then(|| ss.wrapping_add(sp.wrapping_add(4) as u64));
 
+        tracing::trace!(?id, ax, bx = cpu.reg(Reg::Rbx) as u16, cx = cpu.reg(Reg::Rcx) as u16, dx, "BIOS service");
         let mut c = Call::new(cpu, mem, host, flags_addr);
         let flow = match id {
             TrapId::Post => self.post(&mut c)?,
