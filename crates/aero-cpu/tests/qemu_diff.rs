@@ -139,9 +139,10 @@ fn cpu_matches_qemu() {
         }
     }
     eprintln!(
-        "qemu_diff: {n} cases, seed {seed:#x}, {} mismatches ({} excluded mnemonics, {} generator constraints: see qemu_diff/exclusions.rs)",
+        "qemu_diff: {n} cases, seed {seed:#x}, {} mismatches ({} excluded mnemonics, {} excluded encodings, {} generator constraints: see qemu_diff/exclusions.rs)",
         mismatches.len(),
         exclusions::EXCLUDED_MNEMONICS.len(),
+        exclusions::EXCLUDED_CODES.len(),
         exclusions::GENERATOR_CONSTRAINTS.len()
     );
     for ((cat, mode), (total, bad)) in &per_category {

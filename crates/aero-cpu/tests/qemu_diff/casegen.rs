@@ -45,6 +45,12 @@ const MISC: &[Mnemonic] = {
         Cmc, Cld, Std, Cbw, Cwde, Cdqe, Cwd, Cdq, Cqo, Lea, Mov, Push, Pop, Pushf, Pushfd, Pushfq,
     ]
 };
+/// Segment register loads and stores (ES/FS/GS; the harness owns CS/DS/SS): protection
+/// checks and #GP error codes in protected and long mode.
+const SEGMENT: &[Mnemonic] = {
+    use Mnemonic::*;
+    &[Mov, Les, Lfs, Lgs, Push, Pop]
+};
 const X87: &[Mnemonic] = {
     use Mnemonic::*;
     &[
@@ -83,6 +89,7 @@ const CATEGORIES: &[(&str, u64, &[Mnemonic])] = &[
     ("bits", 8, BITS),
     ("bcd", 4, BCD),
     ("misc", 9, MISC),
+    ("segment", 4, SEGMENT),
     ("x87", 12, X87),
     ("sse", 12, SSE),
     ("string", 8, &[]),
@@ -242,6 +249,10 @@ impl Generator {
                 | K::r32_rm | K::r64_reg | K::r64_opcode | K::r64_rm | K::xmm_reg | K::xmm_rm => {
                     Op::R(self.reg_for(kind, mode))
                 }
+                K::seg_reg => Op::R(*self.rng.pick(&[Register::ES, Register::FS, Register::GS])),
+                K::es => Op::R(Register::ES),
+                K::fs => Op::R(Register::FS),
+                K::gs => Op::R(Register::GS),
                 K::al => Op::R(Register::AL),
                 K::cl => Op::R(Register::CL),
                 K::ax => Op::R(Register::AX),
@@ -289,6 +300,13 @@ impl Generator {
             _ => 0,
         }))) {
             return None;
+        }
+        if category == "segment" {
+            // Only instructions that involve a segment register belong here.
+            if !ops.iter().any(|o| matches!(o, Op::R(r) if r.is_segment_register())) && !matches!(mnemonic, Mnemonic::Les | Mnemonic::Lfs | Mnemonic::Lgs) {
+                return None;
+            }
+            self.selector_inputs(&mut case, &ops, mem_off);
         }
         if category == "shift" {
             if ops.iter().any(|o| matches!(o, Op::R(Register::CL))) {
@@ -347,6 +365,44 @@ impl Generator {
         }
         case.undefined.flags |= iced_to_eflags(case.insn.rflags_undefined());
         Some(case)
+    }
+
+    /// A selector worth loading: valid flat data, code (readable), null, RPL 3, beyond the
+    /// GDT limit, LDT (none loaded), or random.
+    fn selector(&mut self, mode: Mode) -> u16 {
+        if mode == Mode::Real {
+            return self.rng.edgy(16) as u16;
+        }
+        let random = self.rng.next_u64() as u16;
+        *self.rng.pick(&[0u16, 0x10, 0x10, 0x13, 0x20, 0x08, 0x18, 0x28, 0x30, 0x38, 0x04, 0x03, 0xFFFF, random])
+    }
+
+    fn selector_inputs(&mut self, case: &mut Case, ops: &[Op], mem_off: Option<usize>) {
+        let m = case.insn.mnemonic();
+        let sel = self.selector(case.mode);
+        if matches!(m, Mnemonic::Les | Mnemonic::Lfs | Mnemonic::Lgs) {
+            // m16:16 / m16:32 / m16:64: offset first, selector last.
+            if let Some(off) = mem_off {
+                let size = case.insn.memory_size().size();
+                if size >= 4 && off + size <= SCRATCH_LEN {
+                    case.mem[off + size - 2..off + size].copy_from_slice(&sel.to_le_bytes());
+                }
+            }
+        } else if m == Mnemonic::Mov {
+            if let (Some(Op::R(dst)), Some(src)) = (ops.first(), ops.get(1)) {
+                if dst.is_segment_register() {
+                    match src {
+                        Op::R(r) => set_reg(&mut case.gpr, *r, sel as u64),
+                        Op::M(_) => {
+                            if let Some(off) = mem_off {
+                                case.mem[off..off + 2].copy_from_slice(&sel.to_le_bytes());
+                            }
+                        }
+                        Op::I(_) => {}
+                    }
+                }
+            }
+        }
     }
 
     fn imm8(&mut self, mnemonic: Mnemonic, category: &str) -> u8 {
@@ -637,7 +693,7 @@ fn usable_codes(mnemonics: &[Mnemonic], mode: Mode) -> Vec<Code> {
             if !mode_ok || !c.cpuid_features().iter().all(|f| ALLOWED_FEATURES.contains(f)) {
                 return false;
             }
-            if exclusions::excluded_mnemonic(c.mnemonic()).is_some() {
+            if exclusions::excluded_mnemonic(c.mnemonic()).is_some() || exclusions::excluded_code(c).is_some() {
                 return false;
             }
             if exclusions::undocumented_alias(c).is_some() {
@@ -651,7 +707,7 @@ fn usable_codes(mnemonics: &[Mnemonic], mode: Mode) -> Vec<Code> {
 const SUPPORTED_KINDS: &[K] = &[
     K::r8_or_mem, K::r16_or_mem, K::r32_or_mem, K::r64_or_mem, K::xmm_or_mem, K::mem, K::r8_reg, K::r8_opcode,
     K::r16_reg, K::r16_opcode, K::r16_rm, K::r32_reg, K::r32_opcode, K::r32_rm, K::r64_reg, K::r64_opcode,
-    K::r64_rm, K::xmm_reg, K::xmm_rm, K::al, K::cl, K::ax, K::eax, K::rax, K::st0, K::sti_opcode, K::imm8_const_1,
+    K::r64_rm, K::xmm_reg, K::xmm_rm, K::seg_reg, K::es, K::fs, K::gs, K::al, K::cl, K::ax, K::eax, K::rax, K::st0, K::sti_opcode, K::imm8_const_1,
     K::imm8, K::imm8sex16, K::imm8sex32, K::imm8sex64, K::imm16, K::imm32, K::imm32sex64, K::imm64,
 ];
 

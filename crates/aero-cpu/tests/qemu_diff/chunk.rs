@@ -183,6 +183,12 @@ fn assemble(mode: Mode, cases: &[&Case], addrs: Option<&Addrs>) -> Result<(Vec<u
         let mut after = a.create_label();
         a.cmp(dword_ptr(at(C_START)), k as u32)?;
         a.ja(next)?;
+        // ES/FS/GS may have been changed by the previous case (ES is used right below).
+        let data_sel = if mode == Mode::Real { RM_SEG } else { SEL_DATA32 };
+        a.mov(ax, data_sel as u32)?;
+        for s in [es, fs, gs] {
+            a.mov(s, ax)?;
+        }
         a.mov(dword_ptr(at(C_OUT + OUT_ID)), c.id)?;
         a.mov(dword_ptr(at(C_OUT + OUT_HAS_FX)), c.fx.is_some() as u32)?;
         a.mov(dword_ptr(at(C_OUT + OUT_EXC_VEC)), u32::MAX)?;

@@ -21,6 +21,17 @@ pub const EXCLUDED_MNEMONICS: &[(Mnemonic, &str)] = &[
     (Mnemonic::Rsqrtss, "approximation: the SDM only bounds the relative error; QEMU computes exact 1/sqrt(x)"),
 ];
 
+/// Individual encodings never generated. (code, reason)
+pub const EXCLUDED_CODES: &[(Code, &str)] = &[
+    (Code::Lfs_r64_m1664, "vendor-specific: Intel reads m16:64 with REX.W, AMD and QEMU 7.2 read m16:32"),
+    (Code::Lgs_r64_m1664, "vendor-specific: Intel reads m16:64 with REX.W, AMD and QEMU 7.2 read m16:32"),
+    (Code::Lss_r64_m1664, "vendor-specific: Intel reads m16:64 with REX.W, AMD and QEMU 7.2 read m16:32"),
+];
+
+pub fn excluded_code(c: Code) -> Option<&'static str> {
+    EXCLUDED_CODES.iter().find(|(x, _)| *x == c).map(|(_, r)| *r)
+}
+
 /// Byte ranges of the FXSAVE image that are not compared. (start, end, reason)
 pub const FX_IGNORED: &[(usize, usize, &str)] = &[
     (5, 6, "reserved byte after the abridged tag word"),

@@ -178,6 +178,10 @@ fn driver_pass(addrs: Option<DriverAddrs>) -> Result<(Vec<u8>, DriverAddrs), Ice
     a.set_label(&mut reload)?;
     reload_segments(&mut a)?;
     a.mov(esp, DRIVER_SP as u32)?;
+    // A null LDT: TI=1 selectors fault the same way everywhere instead of reading whatever
+    // the reset-time LDTR cache points at.
+    a.xor(eax, eax)?;
+    a.lldt(ax)?;
     // x87/SSE usable everywhere: CR0.MP|NE, EM|TS clear; CR4.OSFXSR|OSXMMEXCPT.
     a.mov(eax, cr0)?;
     a.and(eax, !0xCu32 as i32)?;
