@@ -40,6 +40,7 @@
 //! | `hpet.rs` | HPET, 3 timers | 0xFED00000 (0x400) | ISA IRQ0/8 or IOAPIC 20–23 |
 //! | `acpi_pm.rs` | ACPI PM1/PM timer/GPE0/SMI_CMD | 0xB000–0B00B, 0xAFE0–AFE3, 0xB2 | SCI (IRQ9) |
 //! | `pci.rs` | config mechanism #1, ECAM, config space | 0xCF8, 0xCFC–CFF | — |
+//! | `pc_pci.rs` | bus 0 of the `pc` machine behind 0xCF8/0xCFC | 0xCF8, 0xCFC–CFF | — |
 //! | `i440fx.rs`, `piix3.rs`, `piix3_ide.rs`, `piix4_pm.rs` | chipset PCI functions | config space | PIRQA–D |
 //! | `vga_pci.rs` | PCI face of `aero-gpu`'s VGA (1234:1111) | config space, BAR0 = LFB | — |
 #![allow(dead_code)]
@@ -52,6 +53,7 @@ pub mod i440fx;
 pub mod i8042;
 pub mod ioapic;
 pub mod lapic;
+pub mod pc_pci;
 pub mod pci;
 pub mod pic;
 pub mod piix3;
