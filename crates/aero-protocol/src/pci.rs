@@ -15,6 +15,8 @@ c_consts! {
     pub const PROG_IF: u8 = 0x00 => "AEROGPU_PCI_PROG_IF";
     pub const BAR0_INDEX: u32 = 0 => "AEROGPU_PCI_BAR0_INDEX";
     pub const BAR0_SIZE_BYTES: u32 = 0x1000 => "AEROGPU_PCI_BAR0_SIZE_BYTES";
+    /// The legacy VGA/VBE linear framebuffer, once VGA lives in this function.
+    pub const LFB_BAR_INDEX: u32 = 2 => "AEROGPU_PCI_LFB_BAR_INDEX";
 
     /// "AGPU" as little-endian bytes.
     pub const MMIO_MAGIC: u32 = 0x5550_4741 => "AEROGPU_MMIO_MAGIC";

@@ -103,6 +103,23 @@ pub struct AeroGpu<E: Executor = NullExecutor> {
     stats: DeviceStats,
 }
 
+impl<E: Executor> core::fmt::Debug for AeroGpu<E> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("AeroGpu")
+            .field("ring_gpa", &format_args!("{:#x}", self.ring_gpa))
+            .field("ring_enabled", &self.ring_enabled)
+            .field("ring_head", &self.ring_head)
+            .field("completed_fence", &self.completed_fence)
+            .field("held_fences", &self.fences.len())
+            .field("irq", &self.irq)
+            .field("error", &self.error)
+            .field("scanout", &self.scanout)
+            .field("vblank_seq", &self.vblank.seq())
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
+}
+
 impl AeroGpu<NullExecutor> {
     pub fn new(config: AeroGpuConfig) -> Self {
         Self::with_executor(config, NullExecutor::default())

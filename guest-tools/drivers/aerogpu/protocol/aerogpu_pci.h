@@ -25,6 +25,10 @@
 /* BAR0: 32-bit non-prefetchable memory, the MMIO register block below. */
 #define AEROGPU_PCI_BAR0_INDEX 0u
 #define AEROGPU_PCI_BAR0_SIZE_BYTES 0x1000u
+/* BAR2: 32-bit prefetchable memory, the linear framebuffer of the legacy VGA/VBE path
+ * (Bochs DISPI) once the VGA model is merged into this function. Drivers of this ABI do
+ * not need it; the firmware's VBE code finds the LFB here. */
+#define AEROGPU_PCI_LFB_BAR_INDEX 2u
 
 /* ---- Identification -------------------------------------------------------------- */
 #define AEROGPU_MMIO_MAGIC 0x55504741u /* "AGPU" as little-endian bytes */
