@@ -163,8 +163,10 @@ impl Default for Dma8237 {
 impl Dma8237 {
     /// After reset every channel is masked.
     pub fn new() -> Dma8237 {
-        let mut controller = Controller::default();
-        controller.mask = 0x0F;
+        let controller = Controller {
+            mask: 0x0F,
+            ..Controller::default()
+        };
         Dma8237 {
             controllers: [controller.clone(), controller],
             pages: [0; 16],

@@ -63,10 +63,8 @@ impl Piix3IsaBridge {
     pub fn isa_lines(&self, pirq_levels: [bool; 4]) -> IrqLines {
         let mut lines = IrqLines::NONE;
         for (pirq, &asserted) in pirq_levels.iter().enumerate() {
-            if let Some(irq) = self.pirq_route(pirq as u8) {
-                if asserted {
-                    lines.set(irq, true);
-                }
+            if let (true, Some(irq)) = (asserted, self.pirq_route(pirq as u8)) {
+                lines.set(irq, true);
             }
         }
         lines
