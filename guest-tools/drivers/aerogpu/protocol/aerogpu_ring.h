@@ -11,6 +11,10 @@
  * tail, in order, and writes head back after each one. tail - head > entry_count is a
  * ring error (AEROGPU_ERROR_RING); the device then stops consuming until the next
  * doorbell.
+ *
+ * The device keeps its own copy of head: it loads it from the header when
+ * RING_CONTROL.ENABLE goes from 0 to 1, and RING_CONTROL.RESET sets it to the header's
+ * tail. A driver that rewrites head/tail must therefore reset or re-enable the ring.
  */
 #ifndef AEROGPU_RING_H
 #define AEROGPU_RING_H
