@@ -46,7 +46,7 @@ fn acpi_pm_layout_matches_fadt() {
     assert_eq!(layout.pm1a_cnt, fw::PM1A_CNT_BLK);
     assert_eq!(layout.pm_tmr, fw::PM_TMR_BLK);
     assert_eq!(layout.gpe0, fw::GPE0_BLK);
-    assert_eq!(u8::from(layout.gpe0_half_len) * 2, fw::GPE0_BLK_LEN);
+    assert_eq!(layout.gpe0_half_len * 2, fw::GPE0_BLK_LEN);
     assert_eq!(layout.smi_cmd, fw::SMI_CMD_PORT);
     assert_eq!(layout.acpi_enable, fw::ACPI_ENABLE);
     assert_eq!(layout.acpi_disable, fw::ACPI_DISABLE);
