@@ -568,8 +568,12 @@ impl LocalApic {
         }
         let old_mode = self.timer_mode();
         self.lvt[index] = value;
-        if index == LVT_TIMER && self.timer_mode() != old_mode {
-            // Switching modes disarms the timer (SDM 10.5.4.1).
+        let new_mode = self.timer_mode();
+        let deadline_switch =
+            (old_mode == TimerMode::TscDeadline) != (new_mode == TimerMode::TscDeadline);
+        if index == LVT_TIMER && deadline_switch {
+            // Entering or leaving TSC-deadline mode disarms the timer (SDM 10.5.4.1);
+            // one-shot <-> periodic keeps counting.
             self.timer_armed = false;
             self.tsc_deadline_ns = None;
         }
@@ -846,6 +850,34 @@ mod tests {
         // Writing 0 stops the timer.
         write(&mut apic, REG_TIMER_INITIAL, 0);
         assert_eq!(read(&mut apic, REG_TIMER_CURRENT), 0);
+    }
+
+    #[test]
+    fn mode_switches_and_arming() {
+        let mut apic = enabled();
+        write(&mut apic, REG_TIMER_DIVIDE, 0xB);
+        write(&mut apic, REG_LVT_TIMER, 0x40);
+        write(&mut apic, REG_TIMER_INITIAL, 100);
+        write(&mut apic, REG_LVT_TIMER, (1 << 17) | 0x40);
+        apic.advance(50);
+        assert_eq!(
+            read(&mut apic, REG_TIMER_CURRENT),
+            50,
+            "one-shot -> periodic keeps counting"
+        );
+        write(&mut apic, REG_LVT_TIMER, (2 << 17) | 0x40);
+        assert_eq!(
+            read(&mut apic, REG_TIMER_CURRENT),
+            0,
+            "TSC-deadline disarms"
+        );
+        write(&mut apic, REG_TIMER_INITIAL, 100);
+        assert_eq!(
+            read(&mut apic, REG_TIMER_CURRENT),
+            0,
+            "initial count ignored in TSC-deadline mode"
+        );
+        assert_eq!(apic.next_deadline_ns(), None);
     }
 
     #[test]
