@@ -245,10 +245,11 @@ fn atan_unit(t: Wide) -> Wide {
         power = power.mul(u2).neg();
         n += 2;
         let term = power.div_int(n);
+        // Add even a negligible term: its sticky bit steers directed rounding.
+        sum = sum.add(term);
         if term.negligible_next_to(sum) || n > 200 {
             break;
         }
-        sum = sum.add(term);
     }
     ATAN_EIGHTHS[k_int].add(sum)
 }
@@ -310,10 +311,10 @@ fn two_atanh(s: Wide) -> Wide {
         power = power.mul(s2);
         n += 2;
         let term = power.div_int(n);
+        sum = sum.add(term);
         if term.negligible_next_to(sum) || n > 400 {
             break;
         }
-        sum = sum.add(term);
     }
     sum.scale(1)
 }
@@ -430,10 +431,10 @@ fn expm1(z: Wide) -> Wide {
     loop {
         n += 1;
         term = term.mul(z).div_int(n);
+        sum = sum.add(term);
         if term.negligible_next_to(sum) || n > 80 {
             break;
         }
-        sum = sum.add(term);
     }
     sum
 }
@@ -763,6 +764,12 @@ mod tests {
         let s = fsin(tiny, &down).unwrap();
         assert_eq!(s.value.mantissa, tiny.mantissa - 1);
         assert_eq!(fsin(tiny, &env).unwrap().value, tiny);
+        // atan(y/1) for tiny y is just below y as well; e^x-1 just above x*ln2.
+        let y = F80::new(false, 0x3FFF - 80, 0x8000_0000_0000_0000);
+        let r = fpatan(y, F80::ONE, &down);
+        assert_eq!((r.value.exponent(), r.value.mantissa), (0x3FFF - 81, u64::MAX));
+        assert_eq!(r.flags & softfloat::PE, softfloat::PE);
+        assert_eq!(fpatan(y, F80::ONE, &env).value, y);
     }
 
     include!("transcend_cases.rs");
