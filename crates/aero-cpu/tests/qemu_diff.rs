@@ -9,7 +9,9 @@
 //! what the SDM leaves undefined for that instruction; other exclusions are listed in
 //! `qemu_diff/exclusions.rs`.
 //!
-//! `AERO_DIFF_CASES=N` runs N cases (default 5000), `AERO_DIFF_SEED=S` another seed.
+//! `AERO_DIFF_CASES=N` runs N cases (default 5000), `AERO_DIFF_SEED=S` another seed,
+//! `AERO_DIFF_ONLY=ID` just that case (for debugging a mismatch). All mismatches are
+//! written to `target/tmp/qemu_diff_mismatches.txt`.
 //! Skips (with a message) only when qemu-system-x86_64 is not installed.
 
 #[path = "qemu_diff/aero_run.rs"]
@@ -98,7 +100,13 @@ fn cpu_matches_qemu() {
     for (mode, cat, codes) in generator.coverage() {
         eprintln!("  encodings: {:<14} {:<6} {codes}", mode.name(), cat);
     }
-    let cases: Vec<Case> = (0..n as u32).map(|id| generator.case(id)).collect();
+    let mut cases: Vec<Case> = (0..n as u32).map(|id| generator.case(id)).collect();
+    // AERO_DIFF_ONLY=id re-runs a single case (same inputs, its own tiny image) for debugging.
+    if let Ok(only) = std::env::var("AERO_DIFF_ONLY") {
+        let id: u32 = only.trim().parse().expect("AERO_DIFF_ONLY must be a case id");
+        cases.retain(|c| c.id == id);
+        assert!(!cases.is_empty(), "case {id} is not among the {n} generated cases");
+    }
 
     let mut mismatches: Vec<String> = Vec::new();
     let mut shown: BTreeMap<(&str, Mode), usize> = BTreeMap::new();
