@@ -277,6 +277,10 @@ fn vgabios_exec_mode13h_registers_and_pixels() {
     // A character in colour 0x0F: the glyph's top-left pixel row is drawn in 8 bytes.
     m.teletype("");
     m.int10(0x0E41, 0x000F, 0, 0, 0, 0);
+    // AH=08h finds it again by matching the font.
+    m.int10(0x0200, 0, 0, 0, 0, 0);
+    m.int10(0x0800, 0, 0, 0, 0, 0);
+    assert_eq!(m.reg16(Reg::Rax), u16::from(b'A'));
     let font = aero_gpu::font::font_8x8();
     let row = font.glyph(b'A')[3];
     for x in 0..8u64 {
@@ -307,6 +311,9 @@ fn vgabios_exec_mode12h_planar_text_and_pixels() {
     for p in 1..4 {
         assert_eq!(planes[p * aero_gpu::vga::PLANE_SIZE + offset], bits);
     }
+    m.int10(0x0200, 0, 0, 0, 0, 0);
+    m.int10(0x0800, 0, 0, 0, 0, 0);
+    assert_eq!(m.reg16(Reg::Rax), u16::from(b'A'), "AH=08h matches the glyph");
     // Scroll the screen by writing past the last row: the glyph moves up 16 lines.
     m.int10(0x0200, 0, 0, 0x1D00, 0, 0);
     m.teletype("\n");

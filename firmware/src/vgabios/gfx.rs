@@ -17,6 +17,7 @@ pub(crate) fn emit(asm: &mut Asm) -> Result<(), VgaBiosError> {
     emit_line_addr(asm)?;
     emit_glyphs(asm)?;
     emit_pixels(asm)?;
+    emit_read_char(asm)?;
     Ok(())
 }
 
@@ -385,6 +386,152 @@ fn emit_pixels(asm: &mut Asm) -> Result<(), VgaBiosError> {
     asm.and(al, ah)?;
     asm.mov(byte_ptr(bp + frame::AL as i32), al)?;
     asm.set(&mut out)?;
+    asm.ret()?;
+    Ok(())
+}
+
+/// gfx_read_char: DX = row/column, SI = mode record, ES = video segment → AL = the
+/// character whose INT 43h glyph matches the cell's foreground pixels (0 if none).
+fn emit_read_char(asm: &mut Asm) -> Result<(), VgaBiosError> {
+    const PATTERN: i32 = -16;
+    const Y0: i32 = -18;
+    const ROW: i32 = -20;
+    const HEIGHT: i32 = -22;
+    asm.bind("gfx_read_char")?;
+    asm.push(bp)?;
+    asm.mov(bp, sp)?;
+    asm.sub(sp, 22)?;
+    asm.mov(cx, word_ptr(u32::from(bda::CHAR_HEIGHT)))?;
+    asm.and(cx, 0x1F)?;
+    asm.cmp(cx, 16)?;
+    let mut height_ok = asm.create_label();
+    asm.jbe(height_ok)?;
+    asm.mov(cx, 16)?;
+    asm.set(&mut height_ok)?;
+    asm.mov(word_ptr(bp + HEIGHT), cx)?;
+    asm.mov(al, dh)?;
+    asm.mul(cl)?;
+    asm.mov(word_ptr(bp + Y0), ax)?;
+    asm.mov(al, dl)?;
+    asm.mul(byte_ptr(si + m::COLUMN_BYTES as i32).cs())?;
+    asm.mov(bx, ax)?; // BX = byte offset of the cell's left edge
+    kind_is(asm, ModeKind::Planar)?;
+    let mut rows = asm.create_label();
+    asm.jne(rows)?;
+    // Read mode 1 against colour 0 on all planes: set bits = background pixels.
+    write_const(asm, "gc_write", 2, 0x00)?;
+    write_const(asm, "gc_write", 7, 0x0F)?;
+    write_const(asm, "gc_write", 5, 0x08)?;
+    asm.set(&mut rows)?;
+    asm.mov(word_ptr(bp + ROW), 0)?;
+    let mut row = asm.create_label();
+    let mut rows_done = asm.create_label();
+    asm.set(&mut row)?;
+    asm.mov(ax, word_ptr(bp + ROW))?;
+    asm.cmp(ax, word_ptr(bp + HEIGHT))?;
+    asm.jae(rows_done)?;
+    asm.add(ax, word_ptr(bp + Y0))?;
+    asm.call_sym("line_addr")?;
+    asm.add(ax, bx)?;
+    asm.mov(di, ax)?;
+    // AL = the row's foreground bits, one per pixel.
+    let mut stored = asm.create_label();
+    let mut not_planar = asm.create_label();
+    kind_is(asm, ModeKind::Planar)?;
+    asm.jne(not_planar)?;
+    asm.mov(al, byte_ptr(di).es())?;
+    asm.not(al)?;
+    asm.jmp(stored)?;
+    asm.set(&mut not_planar)?;
+    let mut not_cga2 = asm.create_label();
+    kind_is(asm, ModeKind::Cga2)?;
+    asm.jne(not_cga2)?;
+    asm.mov(al, byte_ptr(di).es())?;
+    asm.jmp(stored)?;
+    asm.set(&mut not_cga2)?;
+    // Linear8: 8 bytes; CGA4: 2 bytes of 2-bit pixels. Pixel != 0 → bit set.
+    asm.xor(ax, ax)?;
+    asm.mov(cx, 8)?;
+    let mut px = asm.create_label();
+    asm.set(&mut px)?;
+    asm.shl(ah, 1)?;
+    kind_is(asm, ModeKind::Linear8)?;
+    let mut cga4 = asm.create_label();
+    asm.jne(cga4)?;
+    asm.mov(dl, byte_ptr(di).es())?;
+    asm.inc(di)?;
+    let mut next_px = asm.create_label();
+    asm.test(dl, dl)?;
+    asm.je(next_px)?;
+    asm.or(ah, 1)?;
+    asm.jmp(next_px)?;
+    asm.set(&mut cga4)?;
+    // Pixel index 8 - CX: byte (7 - (CX-1)) / 4, bits from the top.
+    asm.push(cx)?;
+    asm.mov(dx, 8)?;
+    asm.sub(dx, cx)?; // pixel 0..7
+    asm.push(bx)?;
+    asm.mov(bx, dx)?;
+    asm.shr(bx, 2)?;
+    asm.mov(al, byte_ptr(bx + di).es())?;
+    asm.pop(bx)?;
+    asm.and(dl, 3)?;
+    asm.mov(cl, dl)?;
+    asm.shl(cl, 1)?;
+    asm.shl(al, cl)?;
+    asm.pop(cx)?;
+    asm.test(al, 0xC0)?;
+    asm.je(next_px)?;
+    asm.or(ah, 1)?;
+    asm.set(&mut next_px)?;
+    asm.loop_(px)?;
+    asm.mov(al, ah)?;
+    asm.set(&mut stored)?;
+    asm.push(si)?;
+    asm.mov(si, word_ptr(bp + ROW))?;
+    asm.mov(byte_ptr(bp + si + PATTERN), al)?;
+    asm.pop(si)?;
+    asm.inc(word_ptr(bp + ROW))?;
+    asm.jmp(row)?;
+    asm.set(&mut rows_done)?;
+    kind_is(asm, ModeKind::Planar)?;
+    let mut compare = asm.create_label();
+    asm.jne(compare)?;
+    write_const(asm, "gc_write", 5, 0x00)?;
+    write_const(asm, "gc_write", 7, 0x00)?;
+    asm.set(&mut compare)?;
+    // Search the INT 43h font for the pattern.
+    asm.push(ds)?;
+    asm.push(es)?;
+    asm.xor(ax, ax)?;
+    asm.mov(ds, ax)?;
+    asm.lds(si, dword_ptr(0x43u32 * 4))?;
+    asm.push(ss)?;
+    asm.pop(es)?;
+    asm.xor(bx, bx)?; // candidate character
+    let mut candidate = asm.create_label();
+    let mut found = asm.create_label();
+    let mut none = asm.create_label();
+    asm.set(&mut candidate)?;
+    asm.push(si)?;
+    asm.lea(di, word_ptr(bp + PATTERN))?;
+    asm.mov(cx, word_ptr(bp + HEIGHT))?;
+    asm.repe().cmpsb()?;
+    asm.pop(si)?;
+    asm.je(found)?;
+    asm.add(si, word_ptr(bp + HEIGHT))?;
+    asm.inc(bx)?;
+    asm.cmp(bx, 256)?;
+    asm.jb(candidate)?;
+    asm.set(&mut none)?;
+    asm.xor(bx, bx)?;
+    asm.set(&mut found)?;
+    asm.pop(es)?;
+    asm.pop(ds)?;
+    asm.mov(ax, bx)?;
+    asm.xor(ah, ah)?;
+    asm.mov(sp, bp)?;
+    asm.pop(bp)?;
     asm.ret()?;
     Ok(())
 }

@@ -435,18 +435,25 @@ fn emit_char_output(asm: &mut Asm) -> Result<(), VgaBiosError> {
         asm.ret()?;
     }
 
-    // AH=08h: → AH = attribute, AL = character at the cursor of page BH (text modes).
-    // Graphics modes would need glyph matching, which is not implemented: AX = 0.
+    // AH=08h: → AH = attribute, AL = character at the cursor of page BH. Graphics
+    // modes match the cell against the INT 43h font (AH = 0).
     asm.bind("int10_read_char")?;
     asm.mov(word_ptr(bp + frame::AX as i32), 0)?;
     asm.call_sym("current_mode")?;
     let mut out = asm.create_label();
     asm.jc(out)?;
-    kind_is(asm, ModeKind::Text)?;
-    asm.jne(out)?;
     load_video_segment(asm)?;
     cursor_slot(asm, di)?;
     asm.mov(dx, word_ptr(di))?;
+    kind_is(asm, ModeKind::Text)?;
+    let mut text = asm.create_label();
+    asm.je(text)?;
+    asm.push(bp)?;
+    asm.call_sym("gfx_read_char")?;
+    asm.pop(bp)?;
+    asm.mov(word_ptr(bp + frame::AX as i32), ax)?;
+    asm.ret()?;
+    asm.set(&mut text)?;
     asm.call_sym("text_cell_addr")?;
     asm.mov(ax, word_ptr(di).es())?;
     asm.mov(word_ptr(bp + frame::AX as i32), ax)?;
