@@ -92,6 +92,7 @@ pub struct Core {
     pub pending_db: u64,
     /// Optional instruction groups with handlers (drives CPUID).
     pub wired: crate::exec::cpuid::Wired,
+    pub breakpoints: crate::debug::Breakpoints,
     /// After INIT: halted until a STARTUP IPI.
     pub wait_for_sipi: bool,
 }
@@ -128,6 +129,7 @@ impl Core {
             pending_db: 0,
             wired: crate::exec::cpuid::Wired::probe(),
             wait_for_sipi: false,
+            breakpoints: Default::default(),
         }
     }
 }

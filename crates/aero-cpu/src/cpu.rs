@@ -146,7 +146,18 @@ impl Cpu {
             }
             ex.c.end_block = false;
             let tf = ex.s.rflags & flags::TF != 0;
-            let limit = if shadow || tf { 1 } else { (end - ex.c.retired).min(u64::MAX >> 1) as usize };
+            let rf = ex.s.rflags & flags::RF != 0;
+            let bp_exec = ex.c.breakpoints.exec;
+            if bp_exec && ex.s.rflags & flags::RF == 0 {
+                let lin = ex.s.seg[1].base.wrapping_add(ex.s.rip) & ex.c.lin_mask;
+                let hits = ex.exec_breakpoint_hits(lin);
+                if hits != 0 {
+                    ex.s.dr[6] = (ex.s.dr[6] & !0xF) | hits;
+                    interrupts::raise_exception(&mut ex, Fault::new(crate::fault::DB));
+                    continue;
+                }
+            }
+            let limit = if shadow || tf || bp_exec { 1 } else { (end - ex.c.retired).min(u64::MAX >> 1) as usize };
             let block = match blocks.fetch(&mut ex) {
                 Ok(b) => b,
                 Err(f) => {
@@ -183,8 +194,13 @@ impl Cpu {
                 ex.c.shadow_armed = false;
                 ex.c.irq_shadow = true;
             }
-            if tf && !faulted {
-                interrupts::single_step_trap(&mut ex);
+            if rf && !faulted {
+                // RF suppresses instruction breakpoints for exactly one instruction.
+                ex.s.rflags &= !flags::RF;
+            }
+            let data_hits = std::mem::take(&mut ex.c.pending_db);
+            if (tf || data_hits != 0) && !faulted {
+                interrupts::debug_trap(&mut ex, if tf { 1 << 14 } else { 0 } | data_hits);
             }
         };
         leave(&mut ex);
@@ -239,14 +255,9 @@ fn enter(ex: &mut Exec<'_>) {
         }
     }
     ex.c.stop = false;
-    crate::seg::refresh_mode(ex);
+    ex.refresh_breakpoints();
 }
 
 fn leave(ex: &mut Exec<'_>) {
     ex.materialize_flags();
-}
-
-#[allow(dead_code)]
-fn _fault_is_copy(f: Fault) -> Fault {
-    f
 }

@@ -52,9 +52,9 @@ pub fn deliver_external(ex: &mut Exec<'_>, vector: u8) {
     }
 }
 
-/// #DB trap after an instruction executed with TF=1.
-pub fn single_step_trap(ex: &mut Exec<'_>) {
-    ex.s.dr[6] |= 1 << 14;
+/// #DB trap after an instruction (single-step and/or data breakpoints in `dr6_bits`).
+pub fn debug_trap(ex: &mut Exec<'_>, dr6_bits: u64) {
+    ex.s.dr[6] = (ex.s.dr[6] & !0xF) | dr6_bits;
     let rip = ex.s.rip;
     if let Err(f) = deliver(ex, fault::DB, Source::Exception(None), rip) {
         raise_exception(ex, f);
@@ -444,6 +444,7 @@ pub fn iret(ex: &mut Exec<'_>, i: &Insn) -> XResult {
             Some(sd)
         };
         write_flags_checked(ex, new_flags, size, false);
+        ex.s.rflags |= new_flags & RF;
         ex.set_cs(cs_sel, &d, rpl)?;
         match ss_desc {
             Some(sd) => {
@@ -468,6 +469,7 @@ pub fn iret(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     } else {
         let nsp = ex.sp_add(3 * size as i64);
         write_flags_checked(ex, new_flags, size, false);
+        ex.s.rflags |= new_flags & RF & crate::flags::size_mask(size);
         ex.set_cs(cs_sel, &d, rpl)?;
         ex.s.gpr[4] = nsp;
     }

@@ -15,6 +15,7 @@
 mod bus;
 mod core;
 mod cpu;
+mod debug;
 mod decode;
 pub mod exec;
 pub mod fault;

@@ -418,6 +418,9 @@ impl Exec<'_> {
     /// Slow path of a linear read of `size` (1..=8) bytes.
     pub fn read_lin_slow(&mut self, lin: u64, size: u8, user: bool) -> XResult<u64> {
         let lin = lin & self.c.lin_mask;
+        if self.c.breakpoints.data {
+            self.check_data_breakpoints(lin, size, Access::Read);
+        }
         if (lin & 0xFFF) + size as u64 > 0x1000 {
             // Page-crossing: check both pages before reading anything.
             let first = (0x1000 - (lin & 0xFFF)) as u8;
@@ -437,6 +440,9 @@ impl Exec<'_> {
 
     pub fn write_lin_slow(&mut self, lin: u64, size: u8, value: u64, user: bool) -> XResult {
         let lin = lin & self.c.lin_mask;
+        if self.c.breakpoints.data {
+            self.check_data_breakpoints(lin, size, Access::Write);
+        }
         if (lin & 0xFFF) + size as u64 > 0x1000 {
             let first = (0x1000 - (lin & 0xFFF)) as u8;
             let lin2 = lin.wrapping_add(first as u64) & self.c.lin_mask;

@@ -101,6 +101,11 @@ pub fn refresh_mode(ex: &mut Exec<'_>) {
     ex.c.user = ex.s.cpl == 3;
     ex.c.need_r = mmu::need_bit(mmu::Access::Read, ex.c.user);
     ex.c.need_w = mmu::need_bit(mmu::Access::Write, ex.c.user);
+    if ex.c.breakpoints.data {
+        // No fast-path bit matches: every access is checked in the slow path.
+        ex.c.need_r = 0x80;
+        ex.c.need_w = 0x80;
+    }
     for i in 0..6 {
         ex.c.segc[i] = seg_cache(ex.s, i, long64);
     }

@@ -153,3 +153,39 @@ fn mmio_reads_and_writes_reach_the_bus() {
     assert_eq!(m.cpu.state.reg(Reg::Rax), 0x9ABC_DEF0);
     assert_eq!(m.bus.mmio_writes, vec![(0xFEE0_00B0, 4, 0x1234)]);
 }
+
+#[test]
+fn instruction_and_data_breakpoints() {
+    let code = asm(32, 0x8000, |a| {
+        a.mov(eax, 0x8100u32)?;
+        a.mov(dr0, eax)?; // exec breakpoint at 0x8100
+        a.mov(eax, 0x700u32)?;
+        a.mov(dr1, eax)?; // write breakpoint on dword 0x700
+        a.mov(eax, 0x00D0_000Au32)?; // L1 write len 4 (RW1=01 LEN1=11), G0... exec
+        a.mov(dr7, eax)?;
+        a.mov(dword_ptr(0x704), 1u32)?; // no hit
+        a.mov(dword_ptr(0x702), 2u32)?; // overlaps: trap after it
+        a.mov(edx, 0x8100u32)?;
+        a.jmp(edx)
+    });
+    let target = asm(32, 0x8100, |a| {
+        a.mov(esi, 0x5555u32)?;
+        a.hlt()
+    });
+    let handler = asm(32, 0x9000, |a| {
+        a.inc(ebp)?;
+        a.mov(ecx, dr6)?;
+        a.mov(dword_ptr(0x800 + 4 * 0), ecx)?; // overwritten by the second hit
+        a.or(dword_ptr(esp + 8), 0x10000u32)?; // set RF in the saved EFLAGS
+        a.iretd()
+    });
+    let mut m = Machine::protected32_at(1 << 20, &code, 0x8000);
+    m.load(0x8100, &target);
+    m.load(0x9000, &handler);
+    m.set_gate32(1, 0x9000, 0);
+    assert_eq!(m.run(200), RunExit::Halted);
+    let s = &m.cpu.state;
+    assert_eq!(s.reg(Reg::Rbp), 2, "one data hit, one instruction hit");
+    assert_eq!(s.reg(Reg::Rsi), 0x5555, "RF let the breakpointed instruction run");
+    assert_eq!(m.r32(0x800) & 0xF, 0b0001, "last hit was DR0 (instruction)");
+}

@@ -9,7 +9,6 @@ const ADD: u8 = 0;
 const ADC: u8 = 1;
 const SUB: u8 = 2;
 const SBB: u8 = 3;
-const CMP: u8 = 4;
 
 pub fn lookup(ins: &Instruction) -> Option<Handler> {
     Some(match ins.mnemonic() {

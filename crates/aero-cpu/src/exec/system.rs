@@ -105,9 +105,8 @@ fn mov_crdr(ex: &mut Exec<'_>, i: &Insn) -> XResult {
                 7 => (v & 0xFFFF_2BFF) | 0x400,
                 _ => v,
             };
-            if r == 7 && v & 0xFF != 0 {
-                tracing::debug!("hardware breakpoints in DR7 are not implemented");
-            }
+            ex.refresh_breakpoints();
+            ex.c.end_block = true;
             Ok(())
         }
         _ => Err(Fault::ud()),
