@@ -247,6 +247,73 @@ fn c_headers_match_rust_mirror() {
     }
 }
 
+/// A C file asserting, at compile time, every Rust size/offset/constant. Compiling it
+/// checks a target's layout without running anything (for cross compilers).
+fn static_assert_program() -> String {
+    let mut c = String::new();
+    for h in HEADERS {
+        c.push_str(&format!("#include \"{h}\"\n"));
+    }
+    for l in aero_protocol::all_layouts() {
+        let name = l.c_name;
+        c.push_str(&format!(
+            "_Static_assert(sizeof(struct {name}) == {}, \"size {name}\");\n",
+            l.size
+        ));
+        for &(f, off, size) in l.fields {
+            c.push_str(&format!(
+                "_Static_assert(offsetof(struct {name}, {f}) == {off} && sizeof(((struct {name} *)0)->{f}) == {size}, \"{name}.{f}\");\n"
+            ));
+        }
+    }
+    for (k, v) in aero_protocol::all_constants() {
+        c.push_str(&format!(
+            "_Static_assert((unsigned long long)({k}) == {v}ull, \"{k}\");\n"
+        ));
+    }
+    c.push_str("int main(void) { return 0; }\n");
+    c
+}
+
+/// The Windows targets the drivers are built for (mingw-w64 follows the MSVC layout rules,
+/// e.g. 8-byte aligned uint64_t on x86), when their cross compilers are installed.
+#[test]
+fn layout_holds_on_windows_targets() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("aero_protocol_c_abi");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("static_asserts.c");
+    std::fs::write(&path, static_assert_program()).unwrap();
+    // The host compiler must accept it too: this keeps the generator itself honest.
+    let mut compilers = vec![std::env::var("AERO_CC").unwrap_or_else(|_| "cc".to_string())];
+    let mut checked = Vec::new();
+    for cross in ["i686-w64-mingw32-gcc", "x86_64-w64-mingw32-gcc"] {
+        if Command::new(cross)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+        {
+            compilers.push(cross.to_string());
+        } else {
+            eprintln!("note: {cross} not installed, Windows layout not checked for it");
+        }
+    }
+    for cc in compilers {
+        let out = Command::new(&cc)
+            .args(["-std=c11", "-fsyntax-only", "-Wall", "-Werror", "-I"])
+            .arg(protocol_dir())
+            .arg(&path)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {cc}: {e}"));
+        assert!(
+            out.status.success(),
+            "{cc}: layout mismatch:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        checked.push(cc);
+    }
+    eprintln!("static layout checked with: {checked:?}");
+}
+
 #[test]
 fn headers_also_build_as_cxx_and_c99() {
     let mut src = String::new();
