@@ -49,7 +49,7 @@ const MISC: &[Mnemonic] = {
 /// checks and #GP error codes in protected and long mode.
 const SEGMENT: &[Mnemonic] = {
     use Mnemonic::*;
-    &[Mov, Les, Lfs, Lgs, Push, Pop]
+    &[Mov, Les, Lfs, Lgs, Push, Pop, Lar, Lsl, Verr, Verw, Arpl, Sgdt, Sidt, Str, Sldt]
 };
 const X87: &[Mnemonic] = {
     use Mnemonic::*;
@@ -303,7 +303,12 @@ impl Generator {
         }
         if category == "segment" {
             // Only instructions that involve a segment register belong here.
-            if !ops.iter().any(|o| matches!(o, Op::R(r) if r.is_segment_register())) && !matches!(mnemonic, Mnemonic::Les | Mnemonic::Lfs | Mnemonic::Lgs) {
+            let implicit = matches!(
+                mnemonic,
+                Mnemonic::Les | Mnemonic::Lfs | Mnemonic::Lgs | Mnemonic::Lar | Mnemonic::Lsl | Mnemonic::Verr | Mnemonic::Verw
+                    | Mnemonic::Arpl | Mnemonic::Sgdt | Mnemonic::Sidt | Mnemonic::Str | Mnemonic::Sldt
+            );
+            if !implicit && !ops.iter().any(|o| matches!(o, Op::R(r) if r.is_segment_register())) {
                 return None;
             }
             self.selector_inputs(&mut case, &ops, mem_off);
@@ -387,6 +392,18 @@ impl Generator {
                 if size >= 4 && off + size <= SCRATCH_LEN {
                     case.mem[off + size - 2..off + size].copy_from_slice(&sel.to_le_bytes());
                 }
+            }
+        } else if matches!(m, Mnemonic::Lar | Mnemonic::Lsl | Mnemonic::Verr | Mnemonic::Verw | Mnemonic::Arpl) {
+            // The selector operand: the source of LAR/LSL/ARPL, the only operand of VERR/VERW.
+            let op = if matches!(m, Mnemonic::Verr | Mnemonic::Verw) { ops.first() } else { ops.get(1) };
+            match op {
+                Some(Op::R(r)) => set_reg(&mut case.gpr, *r, sel as u64),
+                Some(Op::M(_)) => {
+                    if let Some(off) = mem_off {
+                        case.mem[off..off + 2].copy_from_slice(&sel.to_le_bytes());
+                    }
+                }
+                _ => {}
             }
         } else if m == Mnemonic::Mov {
             if let (Some(Op::R(dst)), Some(src)) = (ops.first(), ops.get(1)) {

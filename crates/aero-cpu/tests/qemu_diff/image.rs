@@ -115,13 +115,14 @@ fn write_multiboot_header(b: &mut [u8], entry: u32) {
 }
 
 fn write_gdt(b: &mut [u8]) {
+    // Accessed bits preset (see exclusions: QEMU does not set it when loading CS).
     let entries: [u64; 6] = [
         0,
-        0x00CF_9A00_0000_FFFF, // 0x08 code32 flat
-        0x00CF_9200_0000_FFFF, // 0x10 data32 flat
-        0x0000_9A01_0000_FFFF, // 0x18 code16, base RM_BASE (0x10000), limit 64 KiB
-        0x0000_9200_0000_FFFF, // 0x20 data16, base 0, limit 64 KiB
-        0x00AF_9A00_0000_FFFF, // 0x28 code64
+        0x00CF_9B00_0000_FFFF, // 0x08 code32 flat
+        0x00CF_9300_0000_FFFF, // 0x10 data32 flat
+        0x0000_9B01_0000_FFFF, // 0x18 code16, base RM_BASE (0x10000), limit 64 KiB
+        0x0000_9300_0000_FFFF, // 0x20 data16, base 0, limit 64 KiB
+        0x00AF_9B00_0000_FFFF, // 0x28 code64
     ];
     debug_assert_eq!(RM_BASE, 0x1_0000);
     for (i, e) in entries.iter().enumerate() {
