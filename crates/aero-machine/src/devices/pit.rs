@@ -9,11 +9,10 @@
 //! exact integer arithmetic: every counter value and output level is a pure function of the
 //! absolute tick number, so results do not depend on how often `advance` is called.
 //!
-//! Simplifications (documented, deliberate):
-//! * A new count written while a counter runs takes effect immediately (the datasheet
-//!   defers it to the end of the current period in modes 2/3), like most emulators.
-//! * In mode 3 with an odd count the read-back value is approximate; OUT timing is exact
-//!   (high for (N+1)/2 clocks, low for (N−1)/2).
+//! A count rewritten (without a control word) while a mode 2/3 counter runs takes effect
+//! at the end of the current period, as the datasheet says; in the other modes it applies
+//! at once. Simplification: in mode 3 with an odd count the read-back value is
+//! approximate; OUT timing is exact (high for (N+1)/2 clocks, low for (N−1)/2).
 //!
 //! Interrupt: channel 0 OUT drives IRQ0. Rising edges of OUT0 are latched so short low
 //! pulses (mode 2, mode 4) are never lost: see [`Pit::take_irq_pulses`].
@@ -49,6 +48,9 @@ struct Channel {
     terminal_passed: bool,
     /// Value when stopped (shown by reads while not counting).
     frozen_value: u32,
+    /// Modes 2/3: a count written while running takes effect at the end of the current
+    /// period: `(tick of that boundary, new reload)`.
+    pending_reload: Option<(u64, u32)>,
     gate: bool,
     gate_controllable: bool,
     lsb_written: Option<u8>,
@@ -71,6 +73,7 @@ impl Channel {
             base_count: 0x10000,
             terminal_passed: false,
             frozen_value: 0,
+            pending_reload: None,
             gate: !gate_controllable,
             gate_controllable,
             lsb_written: None,
@@ -90,9 +93,49 @@ impl Channel {
         self.base_tick.map(|base| tick.saturating_sub(base))
     }
 
+    /// Periodic modes: the run (start tick, reload) in effect at `tick`, honouring a
+    /// count that takes over at the next period boundary.
+    fn periodic_run(&self, tick: u64) -> Option<(u64, u64)> {
+        let base = self.base_tick?;
+        match self.pending_reload {
+            Some((switch, reload)) if tick >= switch => Some((switch, u64::from(reload.max(1)))),
+            _ => Some((base, u64::from(self.reload.max(1)))),
+        }
+    }
+
+    /// Applies a pending reload whose boundary has passed.
+    fn settle(&mut self, tick: u64) {
+        if let Some((switch, reload)) = self.pending_reload {
+            if tick >= switch {
+                self.base_tick = Some(switch);
+                self.reload = reload;
+                self.base_count = reload;
+                self.pending_reload = None;
+            }
+        }
+    }
+
     /// Raw (binary) counter value at `tick`, in 0..modulus.
     fn value(&self, tick: u64) -> u32 {
         let modulus = u64::from(self.modulus());
+        if matches!(self.mode, 2 | 3) {
+            if let Some((base, reload)) = self.periodic_run(tick) {
+                let elapsed = tick.saturating_sub(base);
+                let value = if self.mode == 2 {
+                    reload - elapsed % reload
+                } else {
+                    let high_len = reload.div_ceil(2);
+                    let phase = elapsed % reload;
+                    let in_half = if phase < high_len {
+                        phase
+                    } else {
+                        phase - high_len
+                    };
+                    (reload & !1).saturating_sub(2 * in_half)
+                };
+                return (value % modulus) as u32;
+            }
+        }
         let Some(elapsed) = self.elapsed(tick) else {
             return self.frozen_value;
         };
@@ -119,27 +162,22 @@ impl Channel {
 
     /// Tick of the (single) terminal event in modes 0/1/4/5, relative to the base.
     fn terminal_offset(&self) -> u64 {
-        match self.mode {
-            0 | 4 => u64::from(self.base_count),
-            _ => u64::from(self.reload),
-        }
+        u64::from(self.base_count)
     }
 
     /// OUT pin level at `tick`.
     fn out(&self, tick: u64) -> bool {
         let elapsed = self.elapsed(tick);
+        let run = self.periodic_run(tick);
         match (self.mode, elapsed) {
             (0, None) => self.terminal_passed,
             (0, Some(e)) => self.terminal_passed || e >= self.terminal_offset(),
             (1, Some(e)) => e >= self.terminal_offset(),
-            (2, Some(e)) => {
-                let reload = u64::from(self.reload.max(1));
-                e % reload != reload - 1
+            (2, Some(_)) => {
+                run.is_none_or(|(base, reload)| (tick - base.min(tick)) % reload != reload - 1)
             }
-            (3, Some(e)) => {
-                let reload = u64::from(self.reload.max(1));
-                e % reload < reload.div_ceil(2)
-            }
+            (3, Some(_)) => run
+                .is_none_or(|(base, reload)| (tick - base.min(tick)) % reload < reload.div_ceil(2)),
             (4, Some(e)) | (5, Some(e)) => self.terminal_passed || e != self.terminal_offset(),
             _ => true,
         }
@@ -150,7 +188,9 @@ impl Channel {
         let base = self.base_tick?;
         let candidate = match self.mode {
             2 | 3 => {
-                let reload = u64::from(self.reload.max(1));
+                // Before a pending switch the old period's boundaries apply; the switch
+                // tick itself is one of them.
+                let (base, reload) = self.periodic_run(tick)?;
                 let periods = tick.saturating_sub(base) / reload + 1;
                 base.checked_add(periods.checked_mul(reload)?)?
             }
@@ -162,6 +202,7 @@ impl Channel {
     }
 
     fn start(&mut self, tick: u64) {
+        self.pending_reload = None;
         self.base_tick = Some(tick);
         self.base_count = self.reload;
         self.terminal_passed = false;
@@ -170,6 +211,9 @@ impl Channel {
     fn stop(&mut self, tick: u64) {
         if let Some(elapsed) = self.elapsed(tick) {
             self.frozen_value = self.value(tick);
+            if let Some((_, reload)) = self.pending_reload.take() {
+                self.reload = reload; // the latest count is used when counting resumes
+            }
             if matches!(self.mode, 0 | 4) {
                 // Keep counting state so a later GATE high resumes where it paused.
                 let passed = match self.mode {
@@ -261,29 +305,40 @@ impl Channel {
         } else {
             u32::from(count)
         };
-        self.reload = if binary == 0 { self.modulus() } else { binary };
-        self.loaded = true;
+        let new_reload = if binary == 0 { self.modulus() } else { binary };
+        let was_loaded = std::mem::replace(&mut self.loaded, true);
         self.null_count = false;
+        self.settle(tick);
         match self.mode {
             0 | 4 => {
+                self.reload = new_reload;
                 self.terminal_passed = false;
-                self.base_count = self.reload;
-                self.frozen_value = self.reload % self.modulus();
+                self.base_count = new_reload;
+                self.frozen_value = new_reload % self.modulus();
                 self.base_tick = self.gate.then_some(tick);
             }
             1 | 5 => {
-                // Waits for a GATE rising edge; an already running one-shot keeps going.
+                // Used by the next GATE trigger; a running one-shot keeps its count.
+                self.reload = new_reload;
                 if self.base_tick.is_none() {
-                    self.frozen_value = self.reload % self.modulus();
+                    self.frozen_value = new_reload % self.modulus();
                 }
             }
-            _ => {
-                if self.gate {
-                    self.start(tick);
-                } else {
-                    self.frozen_value = self.reload % self.modulus();
+            _ => match self.periodic_run(tick) {
+                Some((base, period)) if was_loaded && self.gate => {
+                    // Already counting: the new count starts with the next period.
+                    let boundary = base + (tick.saturating_sub(base) / period + 1) * period;
+                    self.pending_reload = Some((boundary, new_reload));
                 }
-            }
+                _ => {
+                    self.reload = new_reload;
+                    if self.gate {
+                        self.start(tick);
+                    } else {
+                        self.frozen_value = new_reload % self.modulus();
+                    }
+                }
+            },
         }
     }
 
@@ -500,6 +555,9 @@ impl Timed for Pit {
         {
             self.irq0_pulse = true;
         }
+        for channel in &mut self.channels {
+            channel.settle(tick);
+        }
         self.now_ns = now_ns;
         self.now_tick = tick;
     }
@@ -555,6 +613,33 @@ mod tests {
         pit.advance(ns(5500));
         assert_eq!(pit.take_irq_pulses(), IrqLines::single(0));
         assert_eq!(latch_read(&mut pit, 0), 500);
+    }
+
+    #[test]
+    fn mode2_new_count_waits_for_the_period_end() {
+        let mut pit = Pit::new();
+        program(&mut pit, 0x34, 1000);
+        pit.advance(ns(300));
+        // Rewrite the count only (no control word): takes effect at tick 1000.
+        pit.io_write(0x40, 1, 100);
+        pit.io_write(0x40, 1, 0);
+        assert_eq!(pit.next_deadline_ns(), Some(ns(1000)));
+        pit.advance(ns(400));
+        assert_eq!(latch_read(&mut pit, 0), 600, "old period still counting");
+        pit.take_irq_pulses();
+        pit.advance(ns(1000));
+        assert_eq!(pit.take_irq_pulses(), IrqLines::single(0));
+        assert_eq!(
+            latch_read(&mut pit, 0),
+            100,
+            "new count loaded at the boundary"
+        );
+        assert_eq!(pit.next_deadline_ns(), Some(ns(1100)));
+        pit.advance(ns(1150));
+        assert_eq!(latch_read(&mut pit, 0), 50);
+        // A control word restarts immediately.
+        program(&mut pit, 0x34, 500);
+        assert_eq!(pit.next_deadline_ns(), Some(ns(1150 + 500)));
     }
 
     #[test]
