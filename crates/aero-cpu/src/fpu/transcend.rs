@@ -65,22 +65,17 @@ fn reduce(x: Finite) -> (Wide, u32) {
     prod[6] = carry as u64;
     // Value = prod * 2^(exp - 63 - 384); the binary point sits at bit `point`.
     let point = (384 + 63 - ax.exp) as u32;
-    let bit = |i: u32| -> u128 {
-        let (word, off) = ((i / 64) as usize, i % 64);
-        prod.get(word).map_or(0, |w| ((w >> off) & 1) as u128)
+    // 64 bits of the product starting at bit `pos` (zero beyond the top).
+    let get64 = |pos: u32| -> u64 {
+        let (word, off) = ((pos / 64) as usize, pos % 64);
+        let lo = prod.get(word).map_or(0, |w| w >> off);
+        let hi = if off == 0 { 0 } else { prod.get(word + 1).map_or(0, |w| w << (64 - off)) };
+        lo | hi
     };
-    let mut quadrant = (bit(point) | (bit(point + 1) << 1)) as u32;
-    // 256 fraction bits below the point as (hi, lo).
-    let mut hi: u128 = 0;
-    let mut lo: u128 = 0;
-    for k in 0..256u32 {
-        let b = if point > k { bit(point - 1 - k) } else { 0 };
-        if k < 128 {
-            hi = (hi << 1) | b;
-        } else {
-            lo = (lo << 1) | b;
-        }
-    }
+    let mut quadrant = (get64(point) & 3) as u32;
+    // 256 fraction bits below the point as (hi, lo); point >= 385 keeps every index valid.
+    let mut hi = ((get64(point - 64) as u128) << 64) | get64(point - 128) as u128;
+    let mut lo = ((get64(point - 192) as u128) << 64) | get64(point - 256) as u128;
     let mut negative = false;
     if hi >> 127 != 0 {
         // frac >= 1/2: use frac - 1 and the next quadrant.
