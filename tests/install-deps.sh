@@ -6,6 +6,7 @@ what=${1:-test}
 
 run_pkgs=(pkg-config)
 test_pkgs=(qemu-system-x86 qemu-utils seabios acpica-tools busybox-static syslinux syslinux-common
+           gcc-mingw-w64-i686 gcc-mingw-w64-x86-64 g++-mingw-w64-i686 g++-mingw-w64-x86-64 dmidecode
            extlinux isolinux grub-pc-bin grub-common xorriso mtools dosfstools cpio fdisk)
 
 pkgs=("${run_pkgs[@]}")
@@ -23,3 +24,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 command -v cargo >/dev/null || { echo "error: Rust (cargo) is needed: https://rustup.rs" >&2; exit 2; }
+# 32-bit host headers for the ABI layout checks (only exists on amd64 hosts).
+if [ "$what" = test ] && [ "$(dpkg --print-architecture)" = amd64 ] && ! dpkg-query -W -f='${Status}' gcc-multilib 2>/dev/null | grep -q "install ok installed"; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo=sudo
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends gcc-multilib >/dev/null
+fi

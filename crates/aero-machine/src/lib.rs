@@ -4,6 +4,7 @@
 
 mod clock;
 pub mod devices;
+mod firmware_host;
 mod machine;
 mod memory_map;
 mod platform;

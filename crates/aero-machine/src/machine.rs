@@ -4,16 +4,13 @@ use aero_cpu::{Cpu, RunExit};
 pub use aero_gpu::Frame;
 use aero_storage::BlockDevice;
 
-use crate::clock::Clock;
-use crate::memory_map::{MemoryError, MemoryMap};
-use crate::platform::Platform;
+pub use aero_firmware::bios::BootDevice;
+use aero_firmware::bios::{Bios, BiosConfig, TrapOutcome};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BootDevice {
-    Floppy,
-    HardDisk,
-    Cdrom,
-}
+use crate::clock::Clock;
+use crate::firmware_host::{Disks, Host};
+use crate::memory_map::{MemoryError, MemoryMap, PamMode};
+use crate::platform::Platform;
 
 pub struct MachineConfig {
     pub memory_bytes: u64,
@@ -47,6 +44,28 @@ pub enum RunEvent {
     Shutdown(String),
 }
 
+/// Where option ROMs live: the VGA BIOS is the first.
+const VGA_BIOS_BASE: u64 = 0xC0000;
+
+/// Copies the VGA BIOS into shadow RAM at 0xC0000 and write-protects it, as a system BIOS
+/// does with an adapter's ROM before running its init entry.
+fn install_vga_bios(map: &mut MemoryMap, memory: &mut [u8]) -> Result<(), MachineError> {
+    let rom = aero_firmware::vgabios::build_vga_bios().map_err(|e| MachineError::Firmware(format!("VGA BIOS: {e}")))?;
+    let range = map
+        .ram_range(VGA_BIOS_BASE, rom.len())
+        .filter(|_| rom.len() <= 0x20000)
+        .ok_or_else(|| MachineError::Firmware(format!("VGA BIOS of {} bytes does not fit at 0xC0000", rom.len())))?;
+    tracing::debug!(bytes = rom.len(), "VGA BIOS installed at 0xC0000");
+    memory[range].copy_from_slice(&rom);
+    let mut pam = map.pam();
+    // PAM segments 1.. cover 0xC0000 upwards in 16 KiB steps.
+    for seg in pam.iter_mut().skip(1).take(rom.len().div_ceil(0x4000)) {
+        *seg = PamMode { read_ram: true, write_ram: false };
+    }
+    map.set_pam(pam);
+    Ok(())
+}
+
 /// Fixed wall-clock start for the RTC in deterministic mode (2024-01-01 00:00:00 UTC).
 const DETERMINISTIC_EPOCH: i64 = 1_704_067_200;
 
@@ -59,22 +78,28 @@ pub struct Machine {
     memory: Vec<u8>,
     platform: Platform,
     disks: Disks,
+    /// Our own BIOS (None with an external ROM).
+    bios: Option<Bios>,
     powered_off: bool,
-}
-
-struct Disks {
-    hda: Option<Box<dyn BlockDevice>>,
-    cdrom: Option<Box<dyn BlockDevice>>,
-    fda: Option<Box<dyn BlockDevice>>,
 }
 
 impl Machine {
     pub fn new(config: MachineConfig) -> Result<Machine, MachineError> {
-        let bios = match &config.external_bios {
-            Some(rom) => rom.clone(),
-            None => return Err(MachineError::Firmware("Aero's own BIOS is not wired up yet; use --bios".into())),
+        let (bios, rom) = match &config.external_bios {
+            Some(rom) => (None, rom.clone()),
+            None => {
+                let mut bios_config = BiosConfig::new(config.memory_bytes);
+                bios_config.boot_order = config.boot_order.clone();
+                let bios = Bios::new(bios_config).map_err(|e| MachineError::Firmware(e.to_string()))?;
+                let rom = bios.rom().to_vec();
+                (Some(bios), rom)
+            }
         };
-        let (map, memory) = MemoryMap::allocate(config.memory_bytes, &bios)?;
+        let (map, mut memory) = MemoryMap::allocate(config.memory_bytes, &rom)?;
+        let mut map = map;
+        if bios.is_some() {
+            install_vga_bios(&mut map, &mut memory)?;
+        }
         let clock = Clock::new(config.deterministic);
         let rtc_start = if config.deterministic {
             DETERMINISTIC_EPOCH
@@ -84,6 +109,9 @@ impl Machine {
                 .map_or(DETERMINISTIC_EPOCH, |d| d.as_secs() as i64)
         };
         let mut platform = Platform::new(clock, map, rtc_start);
+        if bios.is_some() {
+            platform.firmware_trap_port = Bios::TRAP_PORT;
+        }
         platform.rtc.set_memory_size(platform.map.ram_below_4g(), platform.map.ram_above_4g());
         platform.rtc.update_checksum();
         Ok(Machine {
@@ -91,6 +119,7 @@ impl Machine {
             memory,
             platform,
             disks: Disks { hda: config.hda, cdrom: config.cdrom, fda: config.fda },
+            bios,
             powered_off: false,
         })
     }
@@ -113,6 +142,7 @@ impl Machine {
             let budget = self.platform.clock.instructions_until(now, deadline);
             let exit = self.cpu.run(&mut self.memory, &mut self.platform, budget);
             self.platform.clock.at(self.cpu.instructions_retired());
+            tracing::trace!(target: "aero::run", now, deadline, budget, ?exit, at = %self.cpu_location());
             match exit {
                 RunExit::BudgetExhausted => {}
                 RunExit::Halted => self.platform.clock.idle_until(deadline),
@@ -148,10 +178,38 @@ impl Machine {
         if req.nmi && std::mem::take(&mut self.platform.nmi_pending) {
             self.cpu.raise_nmi();
         }
-        if let Some(value) = req.firmware_trap {
-            tracing::warn!(value, "firmware trap with no firmware attached");
+        if let Some(value) = req.firmware_trap
+            && let Some(bios) = self.bios.as_mut()
+        {
+            let mut host = Host { platform: &mut self.platform, disks: &mut self.disks };
+            match bios.handle_trap(value, &mut self.cpu.state, &mut self.memory, &mut host) {
+                // The handler may have edited registers and any RAM (boot sectors, tables).
+                Ok(TrapOutcome::Resume) => self.cpu.flush_all_caches(),
+                Ok(_) => {}
+                Err(e) => {
+                    let cs = self.cpu.state.seg[aero_cpu::Seg::Cs as usize].selector;
+                    return Some(RunEvent::Shutdown(format!(
+                        "BIOS failure at {cs:04x}:{:x}: {e}",
+                        self.cpu.state.rip
+                    )));
+                }
+            }
         }
         None
+    }
+
+    /// Where the CPU is, for messages: "CS:RIP (mode)".
+    pub fn cpu_location(&self) -> String {
+        let st = &self.cpu.state;
+        let mode = if st.long_mode_active() {
+            "long mode"
+        } else if st.protected_mode() {
+            "protected mode"
+        } else {
+            "real mode"
+        };
+        let halted = if st.halted { ", halted" } else { "" };
+        format!("{:04x}:{:x} ({mode}{halted}, {} instructions)", st.seg[aero_cpu::Seg::Cs as usize].selector, st.rip, self.cpu.instructions_retired())
     }
 
     /// Hardware reset (keyboard controller pulse, port 0x92, 0xCF9, triple fault policy).
@@ -188,9 +246,6 @@ impl Machine {
 
     /// Flushes all disks; call before exiting.
     pub fn shutdown(&mut self) -> Result<(), MachineError> {
-        for disk in [&mut self.disks.hda, &mut self.disks.fda].into_iter().flatten() {
-            disk.flush()?;
-        }
-        Ok(())
+        Ok(self.disks.flush()?)
     }
 }

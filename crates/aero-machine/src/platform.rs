@@ -195,6 +195,17 @@ impl Platform {
         }
     }
 
+    /// The register-block device at `paddr` and the offset into it.
+    fn mmio_device(&self, paddr: u64) -> Option<(MmioDevice, u64)> {
+        if let Some(off) = offset_in(paddr, self.lapic.mmio_base(), 0x1000) {
+            Some((MmioDevice::Lapic, off))
+        } else if let Some(off) = offset_in(paddr, ioapic::DEFAULT_BASE, 0x1000) {
+            Some((MmioDevice::IoApic, off))
+        } else {
+            offset_in(paddr, hpet::DEFAULT_BASE, 0x400).map(|off| (MmioDevice::Hpet, off))
+        }
+    }
+
     fn port_read(&mut self, port: u16, size: u8) -> u32 {
         match port {
             0x20 | 0x21 | 0xA0 | 0xA1 | 0x4D0 | 0x4D1 => self.pic.io_read(port, size),
@@ -252,41 +263,44 @@ impl Bus for Platform {
     }
 
     fn mmio_read(&mut self, paddr: u64, size: u8) -> u64 {
+        let size = size.clamp(1, 8);
+        if let Some(off) = vga_offset(paddr) {
+            return (0..u64::from(size)).fold(0, |v, i| v | u64::from(self.vga.mem_read(off + i as u32)) << (8 * i));
+        }
+        let Some(device) = self.mmio_device(paddr) else {
+            tracing::trace!(paddr, size, "read from unclaimed MMIO");
+            return u64::MAX >> (64 - 8 * u32::from(size));
+        };
+        // Timer and interrupt registers must show the exact current time.
         let now = self.clock.now();
         self.advance(now);
-        let size = size.clamp(1, 8);
-        let value = if let Some(off) = vga_offset(paddr) {
-            (0..u64::from(size)).fold(0, |v, i| v | u64::from(self.vga.mem_read(off + i as u32)) << (8 * i))
-        } else if let Some(off) = offset_in(paddr, self.lapic.mmio_base(), 0x1000) {
-            self.lapic.mmio_read(off, size)
-        } else if let Some(off) = offset_in(paddr, ioapic::DEFAULT_BASE, 0x1000) {
-            self.ioapic.mmio_read(off, size)
-        } else if let Some(off) = offset_in(paddr, hpet::DEFAULT_BASE, 0x400) {
-            self.hpet.mmio_read(off, size)
-        } else {
-            tracing::trace!(paddr, size, "read from unclaimed MMIO");
-            u64::MAX >> (64 - 8 * u32::from(size))
+        let value = match device {
+            (MmioDevice::Lapic, off) => self.lapic.mmio_read(off, size),
+            (MmioDevice::IoApic, off) => self.ioapic.mmio_read(off, size),
+            (MmioDevice::Hpet, off) => self.hpet.mmio_read(off, size),
         };
         self.update_interrupts();
         value
     }
 
     fn mmio_write(&mut self, paddr: u64, size: u8, value: u64) {
-        let now = self.clock.now();
-        self.advance(now);
         let size = size.clamp(1, 8);
         if let Some(off) = vga_offset(paddr) {
             for i in 0..u32::from(size) {
                 self.vga.mem_write(off + i, (value >> (8 * i)) as u8);
             }
-        } else if let Some(off) = offset_in(paddr, self.lapic.mmio_base(), 0x1000) {
-            self.lapic.mmio_write(off, size, value);
-        } else if let Some(off) = offset_in(paddr, ioapic::DEFAULT_BASE, 0x1000) {
-            self.ioapic.mmio_write(off, size, value);
-        } else if let Some(off) = offset_in(paddr, hpet::DEFAULT_BASE, 0x400) {
-            self.hpet.mmio_write(off, size, value);
-        } else {
+            return;
+        }
+        let Some(device) = self.mmio_device(paddr) else {
             tracing::trace!(paddr, size, value, "write to unclaimed MMIO");
+            return;
+        };
+        let now = self.clock.now();
+        self.advance(now);
+        match device {
+            (MmioDevice::Lapic, off) => self.lapic.mmio_write(off, size, value),
+            (MmioDevice::IoApic, off) => self.ioapic.mmio_write(off, size, value),
+            (MmioDevice::Hpet, off) => self.hpet.mmio_write(off, size, value),
         }
         self.update_interrupts();
     }
@@ -339,6 +353,13 @@ impl Bus for Platform {
     fn a20_enabled(&self) -> bool {
         self.a20
     }
+}
+
+#[derive(Clone, Copy)]
+enum MmioDevice {
+    Lapic,
+    IoApic,
+    Hpet,
 }
 
 /// Offset of `paddr` in the legacy VGA window.

@@ -229,7 +229,11 @@ fn run(args: HeadlessArgs, mut s: Setup) -> anyhow::Result<u8> {
             }
         }
         if timeout_ns.is_some_and(|t| s.machine.now_ns() >= t) {
-            eprintln!("aero: timeout after {:.1} s of guest time", s.machine.now_ns() as f64 / 1e9);
+            eprintln!(
+                "aero: timeout after {:.1} s of guest time; CPU at {}",
+                s.machine.now_ns() as f64 / 1e9,
+                s.machine.cpu_location()
+            );
             break EXIT_TIMEOUT;
         }
     };

@@ -1,0 +1,80 @@
+//! What our BIOS sees of the machine while it handles a trap: port I/O and the disks.
+
+use aero_firmware::bios::{DiskId, DiskInfo, DiskIoError, FirmwareHost};
+use aero_storage::{BlockDevice, StorageError};
+
+use crate::platform::Platform;
+
+/// The machine's disks, by BIOS role.
+pub struct Disks {
+    pub hda: Option<Box<dyn BlockDevice>>,
+    pub cdrom: Option<Box<dyn BlockDevice>>,
+    pub fda: Option<Box<dyn BlockDevice>>,
+}
+
+impl Disks {
+    fn get(&mut self, drive: DiskId) -> Option<&mut Box<dyn BlockDevice>> {
+        match drive {
+            DiskId::HardDisk(0) => self.hda.as_mut(),
+            DiskId::Cdrom(0) => self.cdrom.as_mut(),
+            DiskId::Floppy(0) => self.fda.as_mut(),
+            _ => None,
+        }
+    }
+
+    /// Makes every write durable (the user's data must survive an exit).
+    pub fn flush(&mut self) -> Result<(), StorageError> {
+        for disk in [&mut self.hda, &mut self.fda].into_iter().flatten() {
+            disk.flush()?;
+        }
+        Ok(())
+    }
+}
+
+pub struct Host<'a> {
+    pub platform: &'a mut Platform,
+    pub disks: &'a mut Disks,
+}
+
+fn disk_error(e: StorageError) -> DiskIoError {
+    match e {
+        StorageError::OutOfRange { .. } => DiskIoError::OutOfRange,
+        StorageError::ReadOnly => DiskIoError::WriteProtected,
+        other => {
+            tracing::warn!("disk I/O error: {other}");
+            DiskIoError::Io
+        }
+    }
+}
+
+impl FirmwareHost for Host<'_> {
+    fn io_read(&mut self, port: u16, size: u8) -> u32 {
+        aero_cpu::Bus::io_read(self.platform, port, size)
+    }
+
+    fn io_write(&mut self, port: u16, size: u8, value: u32) {
+        aero_cpu::Bus::io_write(self.platform, port, size, value)
+    }
+
+    fn disk_info(&self, drive: DiskId) -> Option<DiskInfo> {
+        let disk = match drive {
+            DiskId::HardDisk(0) => self.disks.hda.as_ref(),
+            DiskId::Cdrom(0) => self.disks.cdrom.as_ref(),
+            DiskId::Floppy(0) => self.disks.fda.as_ref(),
+            _ => None,
+        }?;
+        Some(DiskInfo { sectors: disk.sector_count(), sector_size: disk.sector_size(), read_only: disk.read_only() })
+    }
+
+    fn disk_read(&mut self, drive: DiskId, lba: u64, buf: &mut [u8]) -> Result<(), DiskIoError> {
+        self.disks.get(drive).ok_or(DiskIoError::NoDrive)?.read_sectors(lba, buf).map_err(disk_error)
+    }
+
+    fn disk_write(&mut self, drive: DiskId, lba: u64, buf: &[u8]) -> Result<(), DiskIoError> {
+        self.disks.get(drive).ok_or(DiskIoError::NoDrive)?.write_sectors(lba, buf).map_err(disk_error)
+    }
+
+    fn now_ns(&self) -> u64 {
+        self.platform.clock.now()
+    }
+}
