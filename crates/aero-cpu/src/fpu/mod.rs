@@ -6,6 +6,14 @@
 //!   returning the value, the exception flags raised and C1.
 //! - [`X87State`]: registers, stack, control/status/tag words, exception delivery
 //!   decisions and the FSAVE/FSTENV/FXSAVE memory images.
+//!
+//! Conformance: FADD/FSUB/FMUL/FDIV/FSQRT are correctly rounded in every precision
+//! control and rounding mode (checked bit for bit against mpmath, `arith_cases.rs`);
+//! transcendentals are computed with ~126-bit intermediates and rounded once (checked
+//! against mpmath in all rounding modes, `transcend_cases.rs`); the only known
+//! deliberate difference from silicon is the exact argument reduction of FSIN/FCOS/
+//! FSINCOS/FPTAN (Intel reduces with a 66-bit pi). The exec layer (`exec/x87*.rs`) is
+//! differentially tested against QEMU by `tests/qemu_diff`.
 
 pub mod arith;
 pub mod convert;
