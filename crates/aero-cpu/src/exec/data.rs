@@ -169,8 +169,14 @@ fn xadd(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     let dst = ex.loc_read(l)?;
     let src = ex.read_op(i, 1)?;
     let res = dst.wrapping_add(src) & size_mask(size);
-    ex.loc_write(l, res)?;
-    ex.write_op(i, 1, dst)?;
+    if let super::Loc::Mem(..) = l {
+        ex.loc_write(l, res)?;
+        ex.write_op(i, 1, dst)?;
+    } else {
+        // XADD r, r with the same register keeps the sum: the destination is written last.
+        ex.write_op(i, 1, dst)?;
+        ex.loc_write(l, res)?;
+    }
     ex.c.flags.set(FlagOp::Add, size, dst, src, res);
     Ok(())
 }
