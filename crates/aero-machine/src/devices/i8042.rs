@@ -552,6 +552,45 @@ mod tests {
         assert_eq!(c.irq_lines(), IrqLines::NONE);
     }
 
+    /// Linux's i8042 probe: flush, CTR read twice, self-test, AUX loopback with the AUX
+    /// status bit, AUX disable/enable visible in the CTR, and the AUX IRQ test.
+    #[test]
+    fn linux_i8042_probe_sequence() {
+        let mut c = ctl();
+        while status(&mut c) & STATUS_OBF != 0 {
+            read(&mut c);
+        }
+        command(&mut c, 0x20);
+        let ctr1 = read(&mut c);
+        command(&mut c, 0x20);
+        assert_eq!(read(&mut c), ctr1, "stable CTR");
+        command(&mut c, 0xAA);
+        assert_eq!(read(&mut c), 0x55);
+        // AUX loopback: the byte comes back flagged as AUX data.
+        command(&mut c, 0xD3);
+        data(&mut c, 0x5A);
+        assert_eq!(
+            status(&mut c) & (STATUS_OBF | STATUS_AUX_OBF),
+            STATUS_OBF | STATUS_AUX_OBF
+        );
+        assert_eq!(read(&mut c), 0x5A);
+        command(&mut c, 0xA7);
+        command(&mut c, 0x20);
+        assert_ne!(read(&mut c) & CMD_AUX_DISABLED, 0);
+        command(&mut c, 0xA8);
+        command(&mut c, 0x20);
+        let ctr = read(&mut c);
+        assert_eq!(ctr & CMD_AUX_DISABLED, 0);
+        // AUX IRQ test: enable IRQ12 in the CTR, loop a byte back, expect IRQ12.
+        command(&mut c, 0x60);
+        data(&mut c, ctr | CMD_AUX_IRQ);
+        command(&mut c, 0xD3);
+        data(&mut c, 0xA5);
+        assert_eq!(c.irq_lines(), IrqLines::single(MOUSE_IRQ));
+        assert_eq!(read(&mut c), 0xA5);
+        assert!(c.irq_lines().is_empty());
+    }
+
     #[test]
     fn garbage_is_harmless() {
         let mut c = ctl();

@@ -535,6 +535,44 @@ mod tests {
         assert_eq!(rd(&mut u, 2) & 0x20, 0);
     }
 
+    /// The probe Linux's 8250 driver runs (autoconfig): scratch, IER, LOOP/MSR, FIFO
+    /// detection, EFR and 16750 checks must all conclude "16550A".
+    #[test]
+    fn linux_8250_autoconfig_sees_a_16550a() {
+        let mut u = uart();
+        // Scratch and IER tests.
+        wr(&mut u, 7, 0xA5);
+        assert_eq!(rd(&mut u, 7), 0xA5);
+        wr(&mut u, 1, 0);
+        assert_eq!(rd(&mut u, 1) & 0x0F, 0);
+        wr(&mut u, 1, 0x0F);
+        assert_eq!(rd(&mut u, 1) & 0x0F, 0x0F);
+        wr(&mut u, 1, 0);
+        // Loopback check: MCR = LOOP | OUT2 | RTS → MSR high nibble 0x90.
+        wr(&mut u, 4, 0x1A);
+        assert_eq!(rd(&mut u, 6) & 0xF0, 0x90);
+        wr(&mut u, 4, 0);
+        // FIFO: IIR bits 7:6 = 11 after enabling.
+        wr(&mut u, 2, 0x01);
+        assert_eq!(rd(&mut u, 2) >> 6, 3);
+        // EFR probes (LCR = 0xBF, then 0x80): offset 2 must not read 0.
+        wr(&mut u, 3, 0xBF);
+        assert_ne!(rd(&mut u, 2), 0);
+        wr(&mut u, 3, 0x80);
+        assert_ne!(rd(&mut u, 2), 0);
+        // 16750: 64-byte FIFO bit never reads back in IIR bit 5.
+        wr(&mut u, 2, 0x21);
+        assert_eq!((rd(&mut u, 2) >> 5) & 1, 0);
+        wr(&mut u, 3, 0x00);
+        wr(&mut u, 2, 0x21);
+        assert_eq!((rd(&mut u, 2) >> 5) & 1, 0);
+        // XScale UUE bit (IER bit 6) does not stick.
+        wr(&mut u, 1, 0x40);
+        assert_eq!(rd(&mut u, 1) & 0x40, 0);
+        // LSR never reads 0xFF (the "LSR safety check").
+        assert_ne!(rd(&mut u, 5), 0xFF);
+    }
+
     #[test]
     fn output_and_input_are_bounded() {
         let mut u = uart();
