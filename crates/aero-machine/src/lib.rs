@@ -8,5 +8,6 @@ mod firmware_host;
 mod machine;
 mod memory_map;
 mod platform;
+mod trace;
 
 pub use machine::{BootDevice, Frame, Machine, MachineConfig, MachineError, RunEvent};

@@ -80,6 +80,8 @@ pub struct Machine {
     disks: Disks,
     /// Our own BIOS (None with an external ROM).
     bios: Option<Bios>,
+    /// Instruction trace window (`AERO_TRACE=START,COUNT`), a debugging aid.
+    trace: Option<crate::trace::TraceWindow>,
     powered_off: bool,
 }
 
@@ -120,6 +122,7 @@ impl Machine {
             platform,
             disks: Disks { hda: config.hda, cdrom: config.cdrom, fda: config.fda },
             bios,
+            trace: crate::trace::TraceWindow::from_env(),
             powered_off: false,
         })
     }
@@ -139,7 +142,11 @@ impl Machine {
             let now = self.platform.clock.at(self.cpu.instructions_retired());
             self.platform.advance(now);
             let deadline = self.platform.next_deadline().unwrap_or(u64::MAX).min(end).min(now + MAX_SLICE_NS);
-            let budget = self.platform.clock.instructions_until(now, deadline);
+            let mut budget = self.platform.clock.instructions_until(now, deadline);
+            if let Some(window) = &self.trace {
+                budget = window.limit_budget(self.cpu.instructions_retired(), budget);
+                window.log(&self.cpu, &self.memory, &self.platform.map);
+            }
             let exit = self.cpu.run(&mut self.memory, &mut self.platform, budget);
             self.platform.clock.at(self.cpu.instructions_retired());
             tracing::trace!(target: "aero::run", now, deadline, budget, ?exit, at = %self.cpu_location());
