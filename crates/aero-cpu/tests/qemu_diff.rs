@@ -122,6 +122,9 @@ fn cpu_matches_qemu() {
             let entry = per_category.entry((case.category, case.mode)).or_default();
             entry.0 += 1;
             let q = &qemu[&case.id];
+            if std::env::var_os("AERO_DIFF_ONLY").is_some() {
+                eprintln!("case {} {}\n  qemu: {:x?}\n  aero: {:x?}", case.id, case.text, q, aero.get(&case.id));
+            }
             let problems = match aero.get(&case.id) {
                 Some(a) => compare::diff(case, q, a),
                 None => vec![format!("no Aero result: {}", crashed.get(&case.id).map(String::as_str).unwrap_or("run ended earlier"))],
@@ -237,5 +240,6 @@ fn known_case(mode: Mode, id: u32) -> Case {
         mem: [0; layout::SCRATCH_LEN],
         fx: None,
         undefined: Undefined::default(),
+        raw: None,
     }
 }

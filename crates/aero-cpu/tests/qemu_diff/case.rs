@@ -62,4 +62,7 @@ pub struct Case {
     /// FXRSTOR image for x87/SSE cases; others start from the default image.
     pub fx: Option<Box<[u8; 512]>>,
     pub undefined: Undefined,
+    /// Encoded body when it is more than `insn` (branch cases: the branch plus the
+    /// instruction it may skip). `insn` is then the decoded first instruction, for reports.
+    pub raw: Option<Vec<u8>>,
 }

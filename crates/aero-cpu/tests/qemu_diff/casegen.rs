@@ -93,6 +93,7 @@ const CATEGORIES: &[(&str, u64, &[Mnemonic])] = &[
     ("x87", 12, X87),
     ("sse", 12, SSE),
     ("string", 8, &[]),
+    ("branch", 5, &[]),
 ];
 
 /// CPUID features of the profile under test (QEMU `-cpu qemu64` has all of them).
@@ -127,7 +128,7 @@ impl Generator {
                 CATEGORIES
                     .iter()
                     .map(|&(name, weight, mnemonics)| (name, weight, usable_codes(mnemonics, mode)))
-                    .filter(|(name, _, codes)| *name == "string" || !codes.is_empty())
+                    .filter(|(name, _, codes)| matches!(*name, "string" | "branch") || !codes.is_empty())
                     .collect()
             })
             .collect();
@@ -164,6 +165,8 @@ impl Generator {
             let category: &'static str = category;
             let built = if category == "string" {
                 self.string_case(mode)
+            } else if category == "branch" {
+                self.branch_case(mode)
             } else {
                 let code = *self.rng.pick(codes);
                 self.generic_case(mode, code, category)
@@ -206,6 +209,7 @@ impl Generator {
             mem,
             fx: None,
             undefined: Undefined::default(),
+            raw: None,
         }
     }
 
@@ -642,6 +646,43 @@ impl Generator {
             case.gpr[0] &= !0xFF;
         }
         case.undefined.flags |= iced_to_eflags(case.insn.rflags_undefined());
+        Some(case)
+    }
+
+    /// Jcc / LOOP / LOOPE / LOOPNE / JCXZ-JECXZ-JRCXZ (both address sizes) jumping over
+    /// `lea ebp, [ebp+1]`: EBP tells whether the branch was taken, ECX shows the count.
+    fn branch_case(&mut self, mode: Mode) -> Option<Case> {
+        let mut case = self.blank(mode);
+        // lea ebp,[ebp+1] (lea rbp,[rbp+1] in long mode): changes no flags.
+        let marker: &[u8] = match mode {
+            Mode::Real => &[0x66, 0x67, 0x8D, 0x6D, 0x01],
+            Mode::Prot32 => &[0x8D, 0x6D, 0x01],
+            Mode::Long64 => &[0x48, 0x8D, 0x6D, 0x01],
+        };
+        let mut raw = Vec::new();
+        match self.rng.below(3) {
+            0 => raw.push(0x70 | self.rng.below(16) as u8),
+            _ => {
+                if self.rng.chance(35) {
+                    raw.push(0x67); // the other address size: CX vs ECX (ECX vs RCX in long mode)
+                }
+                raw.push(*self.rng.pick(&[0xE0u8, 0xE1, 0xE2, 0xE3]));
+                case.gpr[1] = match self.rng.below(4) {
+                    0 => case.gpr[1] & !0xFFFF_FFFF,
+                    1 => (case.gpr[1] & !0xFFFF) | 1,
+                    2 => (case.gpr[1] & !0xFFFF_FFFF) | 0x1_0000, // CX = 0 but ECX != 0
+                    _ => case.gpr[1],
+                };
+            }
+        }
+        raw.push(marker.len() as u8);
+        let mut decoder = iced_x86::Decoder::new(mode.bitness(), &raw, iced_x86::DecoderOptions::NONE);
+        case.insn = decoder.decode();
+        if case.insn.is_invalid() {
+            return None;
+        }
+        raw.extend_from_slice(marker);
+        case.raw = Some(raw);
         Some(case)
     }
 

@@ -248,7 +248,10 @@ fn assemble(mode: Mode, cases: &[&Case], addrs: Option<&Addrs>) -> Result<(Vec<u
                 }
             }
         }
-        a.add_instruction(c.insn)?;
+        match &c.raw {
+            Some(bytes) => a.db(bytes)?,
+            None => a.add_instruction(c.insn)?,
+        }
         a.set_label(&mut after)?;
         after_labels.push(after);
         if mode == Mode::Long64 {
