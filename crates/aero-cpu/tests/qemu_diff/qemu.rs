@@ -133,5 +133,24 @@ pub fn run(image: &[u8]) -> Result<(Vec<u8>, bool), Failure> {
     }
     let out = std::fs::read(&debugcon).map_err(|e| Failure::from(format!("reading {}: {e}", debugcon.display())))?;
     std::fs::rename(&debugcon, &cached).map_err(|e| Failure::from(format!("caching QEMU output: {e}")))?;
+    prune(&dir);
     Ok((out, false))
+}
+
+/// Keeps the cache bounded: only the newest `KEEP` outputs stay.
+fn prune(dir: &Path) {
+    const KEEP: usize = 64;
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut outs: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.path().extension().is_some_and(|x| x == "out"))
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .collect();
+    if outs.len() <= KEEP {
+        return;
+    }
+    outs.sort();
+    for (_, path) in outs.iter().take(outs.len() - KEEP) {
+        let _ = std::fs::remove_file(path);
+    }
 }
