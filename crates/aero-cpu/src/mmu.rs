@@ -492,6 +492,17 @@ impl Exec<'_> {
         self.write_lin_slow(lin, N as u8, v, self.c.user)
     }
 
+    /// RAM offset of `lin` if the TLB allows a fast-path access of this kind right now.
+    pub fn fast_host(&self, lin: u64, write: bool) -> Option<usize> {
+        let e = &self.c.tlb.entries[Tlb::index(lin)];
+        let need = if write { self.c.need_w } else { self.c.need_r };
+        if e.tag == lin >> 12 && e.fast & need != 0 {
+            Some(e.host + (lin & 0xFFF) as usize)
+        } else {
+            None
+        }
+    }
+
     /// Sized linear read (1, 2, 4 or 8 bytes).
     #[inline]
     pub fn read_lin_sized(&mut self, lin: u64, size: u8) -> XResult<u64> {

@@ -7,6 +7,7 @@
 use super::{Exec, Handler, Insn, K_OTHER, PFX_REP, PFX_REPNE};
 use crate::fault::XResult;
 use crate::flags::{size_mask, FlagOp, DF};
+use crate::mmu::Access;
 use crate::seg::ES;
 use iced_x86::{Instruction, Mnemonic, Register};
 
@@ -62,6 +63,12 @@ fn string<const OP: u8>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
         return Ok(());
     }
     let mut n = 0;
+    if rep && matches!(OP, MOVS | STOS) && ex.s.rflags & DF == 0 {
+        left = bulk_forward::<OP>(ex, i, esize, src_seg, left);
+        if left == 0 {
+            return Ok(());
+        }
+    }
     loop {
         let si = ex.s.gpr[6] & am;
         let di = ex.s.gpr[7] & am;
@@ -135,4 +142,75 @@ fn string<const OP: u8>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
             return Ok(());
         }
     }
+}
+
+/// REP MOVS/STOS moving forward: copy whole runs that stay inside one RAM page on both
+/// sides directly on the RAM slice. Returns the remaining count; anything unusual (page
+/// or segment boundary, MMIO, code page, breakpoints) is left to the per-element loop.
+fn bulk_forward<const OP: u8>(ex: &mut Exec<'_>, i: &Insn, esize: u8, src_seg: u8, mut left: u64) -> u64 {
+    let am = size_mask(i.asize);
+    let es = esize as u64;
+    // Bounded so one instruction never runs unboundedly long.
+    let mut budget = 64 * CHUNK;
+    while left > 0 && budget > 0 {
+        let di = ex.s.gpr[7] & am;
+        let si = ex.s.gpr[6] & am;
+        // Elements until the destination (and source) offset reaches a page end.
+        let Ok(dlin) = ex.lin(ES, di, esize, true) else { break };
+        let mut run = ((0x1000 - (dlin & 0xFFF)) / es).min(left).min(budget);
+        let mut slin = 0;
+        if OP == MOVS {
+            let Ok(l) = ex.lin(src_seg, si, esize, false) else { break };
+            slin = l;
+            run = run.min((0x1000 - (slin & 0xFFF)) / es);
+        }
+        if run == 0 {
+            break;
+        }
+        let bytes = run * es;
+        // The whole run must be inside the segments and must not wrap the offsets.
+        if di + bytes - 1 > am || ex.lin(ES, di + bytes - es, esize, true).is_err() {
+            break;
+        }
+        if OP == MOVS && (si + bytes - 1 > am || ex.lin(src_seg, si + bytes - es, esize, false).is_err()) {
+            break;
+        }
+        let user = ex.c.user;
+        // Source first, so a faulting source leaves the destination's dirty bit alone.
+        let mut src = 0;
+        if OP == MOVS {
+            if ex.fast_host(slin, false).is_none() && ex.translate(slin, Access::Read, user).is_err() {
+                break; // the element loop raises the fault
+            }
+            let Some(s) = ex.fast_host(slin, false) else { break };
+            src = s;
+        }
+        if ex.fast_host(dlin, true).is_none() && ex.translate(dlin, Access::Write, user).is_err() {
+            break;
+        }
+        let Some(dst) = ex.fast_host(dlin, true) else { break };
+        let bytes = bytes as usize;
+        if OP == MOVS {
+            if dst + bytes > ex.ram.len() || src + bytes > ex.ram.len() {
+                break;
+            }
+            // Overlapping forward copies must behave element by element.
+            if src < dst && dst < src + bytes {
+                break;
+            }
+            ex.ram.copy_within(src..src + bytes, dst);
+            ex.set_reg(6, i.asize, si + bytes as u64);
+        } else {
+            let Some(d) = ex.ram.get_mut(dst..dst + bytes) else { break };
+            let v = ex.s.gpr[0].to_le_bytes();
+            for chunk in d.chunks_exact_mut(esize as usize) {
+                chunk.copy_from_slice(&v[..esize as usize]);
+            }
+        }
+        ex.set_reg(7, i.asize, di + bytes as u64);
+        left -= run;
+        budget -= run;
+        ex.set_reg(1, i.asize, left);
+    }
+    left
 }
