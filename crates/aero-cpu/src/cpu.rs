@@ -2,7 +2,7 @@
 
 use crate::bus::{Bus, PageMapping};
 use crate::core::Core;
-use crate::decode::BlockCache;
+use crate::decode::{BlockCache, SCRATCH};
 use crate::exec::Exec;
 use crate::fault::Fault;
 use crate::flags::{self, FlagOp};
@@ -118,6 +118,8 @@ impl Cpu {
         let mut ex = Exec { s: state, c: core, ram, bus };
         enter(&mut ex);
         let end = ex.c.retired.saturating_add(max_instructions);
+        let mut loop_rip = u64::MAX;
+        let mut loop_idx = SCRATCH;
         let exit = loop {
             if let Some(reason) = ex.c.shutdown.take() {
                 break RunExit::Shutdown {
@@ -136,6 +138,7 @@ impl Cpu {
             }
             let shadow = std::mem::take(&mut ex.c.irq_shadow);
             if !shadow && poll_events(&mut ex) {
+                loop_rip = u64::MAX;
                 continue;
             }
             if ex.s.halted {
@@ -158,13 +161,23 @@ impl Cpu {
                 }
             }
             let limit = if shadow || tf || bp_exec { 1 } else { (end - ex.c.retired).min(u64::MAX >> 1) as usize };
-            let block = match blocks.fetch(&mut ex) {
-                Ok(b) => b,
-                Err(f) => {
-                    interrupts::raise_exception(&mut ex, f);
-                    continue;
+            // A block that branched back to its own start (a loop) runs again without a
+            // lookup: nothing that could invalidate it happened (that would set end_block).
+            let start_rip = ex.s.rip;
+            let start_cs_base = ex.s.seg[1].base;
+            let idx = if start_rip == loop_rip && loop_idx != SCRATCH {
+                loop_idx
+            } else {
+                match blocks.fetch(&mut ex) {
+                    Ok(i) => i,
+                    Err(f) => {
+                        loop_rip = u64::MAX;
+                        interrupts::raise_exception(&mut ex, f);
+                        continue;
+                    }
                 }
             };
+            let block = blocks.block(idx);
             let ip_mask = match ex.c.bitness {
                 16 => 0xFFFF,
                 32 => 0xFFFF_FFFF,
@@ -201,6 +214,12 @@ impl Cpu {
             let data_hits = std::mem::take(&mut ex.c.pending_db);
             if (tf || data_hits != 0) && !faulted {
                 interrupts::debug_trap(&mut ex, if tf { 1 << 14 } else { 0 } | data_hits);
+            }
+            if ex.c.end_block || faulted || ex.s.rip != start_rip || ex.s.seg[1].base != start_cs_base {
+                loop_rip = u64::MAX;
+            } else {
+                loop_rip = start_rip;
+                loop_idx = idx;
             }
         };
         leave(&mut ex);

@@ -11,6 +11,8 @@ use iced_x86::{Code, ConditionCode, Decoder, DecoderOptions, FlowControl, Instru
 /// Longest block; keeps decode latency and interrupt latency bounded.
 const MAX_BLOCK_INSNS: usize = 48;
 const SLOT_BITS: u32 = 14;
+/// Index of the uncached scratch block.
+pub const SCRATCH: usize = usize::MAX;
 
 pub struct Block {
     key: u64,
@@ -47,7 +49,7 @@ impl BlockCache {
     }
 
     /// The block starting at the current RIP, decoding it if needed.
-    pub fn fetch(&mut self, ex: &mut Exec<'_>) -> XResult<&Block> {
+    pub fn fetch(&mut self, ex: &mut Exec<'_>) -> XResult<usize> {
         let bitness = ex.c.bitness;
         let rip = ex.s.rip;
         if !ex.c.long64 && rip > ex.s.seg[1].limit as u64 {
@@ -76,7 +78,7 @@ impl BlockCache {
                 .as_ref()
                 .is_some_and(|b| b.key == key && b.host_page == host_page && b.code_gen == ex.c.code.generation_of(host_page));
             if hit {
-                return Ok(self.slots[slot].as_ref().unwrap_or_else(|| unreachable_block()));
+                return Ok(slot);
             }
             let (insns, crossed) = decode_block(ex, rip, lin, phys, bitness)?;
             if !crossed {
@@ -84,14 +86,21 @@ impl BlockCache {
                 ex.c.tlb.protect_code_page(host_page << 12);
                 let code_gen = ex.c.code.generation_of(host_page);
                 self.slots[slot] = Some(Block { key, host_page, code_gen, insns });
-                return Ok(self.slots[slot].as_ref().unwrap_or_else(|| unreachable_block()));
+                return Ok(slot);
             }
             self.scratch = Some(Block { key, host_page: usize::MAX, code_gen: 0, insns });
         } else {
             let (insns, _) = decode_block(ex, rip, lin, phys, bitness)?;
             self.scratch = Some(Block { key, host_page: usize::MAX, code_gen: 0, insns });
         }
-        Ok(self.scratch.as_ref().unwrap_or_else(|| unreachable_block()))
+        Ok(SCRATCH)
+    }
+
+    /// The block at an index returned by `fetch`.
+    #[inline(always)]
+    pub fn block(&self, idx: usize) -> &Block {
+        let b = if idx == SCRATCH { self.scratch.as_ref() } else { self.slots.get(idx).and_then(|s| s.as_ref()) };
+        b.unwrap_or_else(|| unreachable_block())
     }
 }
 
