@@ -7,6 +7,7 @@ pub mod devices;
 mod firmware_host;
 mod machine;
 mod memory_map;
+mod pci_bus;
 mod platform;
 mod trace;
 

@@ -9,7 +9,7 @@ use aero_firmware::bios::{Bios, BiosConfig, TrapOutcome};
 
 use crate::clock::Clock;
 use crate::firmware_host::{Disks, Host};
-use crate::memory_map::{MemoryError, MemoryMap, PamMode};
+use crate::memory_map::{MemoryError, MemoryMap};
 use crate::platform::Platform;
 
 pub struct MachineConfig {
@@ -47,9 +47,9 @@ pub enum RunEvent {
 /// Where option ROMs live: the VGA BIOS is the first.
 const VGA_BIOS_BASE: u64 = 0xC0000;
 
-/// Copies the VGA BIOS into shadow RAM at 0xC0000 and write-protects it, as a system BIOS
-/// does with an adapter's ROM before running its init entry.
-fn install_vga_bios(map: &mut MemoryMap, memory: &mut [u8]) -> Result<(), MachineError> {
+/// Copies the VGA BIOS into shadow RAM at 0xC0000; returns how many 16 KiB PAM segments
+/// it covers (the caller write-protects them).
+fn install_vga_bios(map: &MemoryMap, memory: &mut [u8]) -> Result<usize, MachineError> {
     let rom = aero_firmware::vgabios::build_vga_bios().map_err(|e| MachineError::Firmware(format!("VGA BIOS: {e}")))?;
     let range = map
         .ram_range(VGA_BIOS_BASE, rom.len())
@@ -57,13 +57,7 @@ fn install_vga_bios(map: &mut MemoryMap, memory: &mut [u8]) -> Result<(), Machin
         .ok_or_else(|| MachineError::Firmware(format!("VGA BIOS of {} bytes does not fit at 0xC0000", rom.len())))?;
     tracing::debug!(bytes = rom.len(), "VGA BIOS installed at 0xC0000");
     memory[range].copy_from_slice(&rom);
-    let mut pam = map.pam();
-    // PAM segments 1.. cover 0xC0000 upwards in 16 KiB steps.
-    for seg in pam.iter_mut().skip(1).take(rom.len().div_ceil(0x4000)) {
-        *seg = PamMode { read_ram: true, write_ram: false };
-    }
-    map.set_pam(pam);
-    Ok(())
+    Ok(rom.len().div_ceil(0x4000))
 }
 
 /// Fixed wall-clock start for the RTC in deterministic mode (2024-01-01 00:00:00 UTC).
@@ -98,10 +92,10 @@ impl Machine {
             }
         };
         let (map, mut memory) = MemoryMap::allocate(config.memory_bytes, &rom)?;
-        let mut map = map;
-        if bios.is_some() {
-            install_vga_bios(&mut map, &mut memory)?;
-        }
+        let vga_rom_segments = match bios {
+            Some(_) => install_vga_bios(&map, &mut memory)?,
+            None => 0,
+        };
         let clock = Clock::new(config.deterministic);
         let rtc_start = if config.deterministic {
             DETERMINISTIC_EPOCH
@@ -111,6 +105,15 @@ impl Machine {
                 .map_or(DETERMINISTIC_EPOCH, |d| d.as_secs() as i64)
         };
         let mut platform = Platform::new(clock, map, rtc_start);
+        if vga_rom_segments > 0 {
+            // Shadow the VGA BIOS read-only, as a system BIOS does before running it.
+            let mut pam = [0u8; 7];
+            for seg in 0..vga_rom_segments.min(12) {
+                pam[1 + seg / 2] |= 1 << (4 * (seg % 2));
+            }
+            platform.pci.set_pam_registers(pam);
+            platform.apply_pci_decoding();
+        }
         if bios.is_some() {
             platform.firmware_trap_port = Bios::TRAP_PORT;
         }

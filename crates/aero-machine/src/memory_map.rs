@@ -85,10 +85,6 @@ impl MemoryMap {
         if paddr >= 0xF0000 { 0 } else { 1 + ((paddr - SHADOW_START) >> 14) as usize }
     }
 
-    pub fn pam(&self) -> [PamMode; 13] {
-        self.pam
-    }
-
     /// Sets all 13 PAM segments; returns true if anything changed (CPU caches must be flushed).
     pub fn set_pam(&mut self, pam: [PamMode; 13]) -> bool {
         let changed = pam != self.pam;

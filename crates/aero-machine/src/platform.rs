@@ -5,6 +5,7 @@ use aero_cpu::{Bus, PageMapping};
 use aero_gpu::Vga;
 
 use crate::clock::Clock;
+use crate::devices::acpi_pm::{AcpiPm, AcpiPmLayout, SleepRequest};
 use crate::devices::debug_port::DebugPort;
 use crate::devices::hpet::{self, Hpet};
 use crate::devices::i8042::I8042;
@@ -19,6 +20,7 @@ use crate::devices::rtc::Rtc;
 use crate::devices::serial::{Serial, COM1_BASE};
 use crate::devices::{IrqLines, Mmio, PortIo, Timed};
 use crate::memory_map::MemoryMap;
+use crate::pci_bus::PciBus;
 
 /// Things the machine has to handle outside the CPU loop.
 #[derive(Default, Debug)]
@@ -61,6 +63,10 @@ pub struct Platform {
     pub ioapic: IoApic,
     pub hpet: Hpet,
     pub vga: Vga,
+    pub pci: PciBus,
+    pub acpi_pm: AcpiPm,
+    /// Where PCI BAR0 of the VGA function maps the linear framebuffer.
+    vga_lfb_base: Option<u64>,
     /// An NMI for the CPU arrived (LAPIC LINT1/IPI); the machine raises it.
     pub nmi_pending: bool,
     a20: bool,
@@ -90,6 +96,9 @@ impl Platform {
             ioapic: IoApic::new(1),
             hpet: Hpet::new(),
             vga: Vga::new(),
+            pci: PciBus::new(),
+            acpi_pm: AcpiPm::new(AcpiPmLayout::default()),
+            vga_lfb_base: None,
             nmi_pending: false,
             a20: true,
             isa_levels: IrqLines::NONE,
@@ -104,6 +113,7 @@ impl Platform {
         self.lapic.advance(now);
         self.hpet.advance(now);
         self.vga.advance(now);
+        self.acpi_pm.advance(now);
         self.update_interrupts();
     }
 
@@ -116,6 +126,7 @@ impl Platform {
             self.i8042.next_deadline_ns(),
             self.lapic.next_deadline_ns(),
             self.hpet.next_deadline_ns(),
+            self.acpi_pm.next_deadline_ns(),
         ]
             .into_iter()
             .flatten()
@@ -137,6 +148,9 @@ impl Platform {
             levels.set(8, self.rtc.irq_level());
         }
         levels.set(4, self.com1.irq_level());
+        if self.acpi_pm.sci_level() {
+            levels.set(crate::devices::acpi_pm::SCI_IRQ, true);
+        }
         // Edges that happened inside one slice must not be lost to level sampling.
         let pit_pulses = self.pit.take_irq_pulses();
         let mut pulses = self.hpet.take_isa_pulses();
@@ -195,6 +209,12 @@ impl Platform {
         }
     }
 
+    /// Offset of `paddr` in the VGA linear framebuffer, if BAR0 maps it there.
+    // TODO(perf): map the LFB as RAM pages so the CPU's TLB reaches it directly.
+    fn lfb_offset(&self, paddr: u64) -> Option<u64> {
+        offset_in(paddr, self.vga_lfb_base?, u64::from(aero_gpu::vga::PCI_DESCRIPTION.bar0_size))
+    }
+
     /// The register-block device at `paddr` and the offset into it.
     fn mmio_device(&self, paddr: u64) -> Option<(MmioDevice, u64)> {
         if let Some(off) = offset_in(paddr, self.lapic.mmio_base(), 0x1000) {
@@ -215,6 +235,8 @@ impl Platform {
             0x60 | 0x64 => self.i8042.io_read(port, size),
             0x92 => self.port92.io_read(port, size),
             0x3B0..=0x3DF | 0x1CE..=0x1D0 => self.vga.io_read(port, size),
+            0xCF8..=0xCFF => self.pci.io_read(port, size),
+            p if self.acpi_pm_claims(p) => self.acpi_pm.io_read(port, size),
             _ => {
                 tracing::trace!(port, size, "read from unclaimed port");
                 u32::MAX >> (32 - 8 * u32::from(size.clamp(1, 4)))
@@ -236,9 +258,40 @@ impl Platform {
             0x92 => self.port92.io_write(port, size, value),
             0xCF9 => self.reset_control.io_write(port, size, value),
             0x3B0..=0x3DF | 0x1CE..=0x1D0 => self.vga.io_write(port, size, value),
+            0xCF8..=0xCFF => {
+                self.pci.io_write(port, size, value);
+                self.apply_pci_decoding();
+            }
+            p if self.acpi_pm_claims(p) => self.acpi_pm.io_write(port, size, value),
             _ => tracing::trace!(port, size, value, "write to unclaimed port"),
         }
         self.collect_requests();
+    }
+
+    /// Whether `port` is one of the ACPI PM block's registers.
+    fn acpi_pm_claims(&self, port: u16) -> bool {
+        let l = self.acpi_pm.layout();
+        let within = |base: u16, len: u16| base != 0 && port >= base && port - base < len;
+        within(l.pm1a_evt, 4)
+            || within(l.pm1a_cnt, 2)
+            || within(l.pm_tmr, 4)
+            || within(l.gpe0, 2 * u16::from(l.gpe0_half_len))
+            || (l.smi_cmd != 0 && port == l.smi_cmd)
+    }
+
+    /// Applies what the PCI configuration says about address decoding (PAM shadowing,
+    /// BARs, the PM I/O base).
+    pub fn apply_pci_decoding(&mut self) {
+        let Some(d) = self.pci.decode_if_changed() else { return };
+        if self.map.set_pam(d.pam) {
+            self.requests.mappings_changed = true;
+        }
+        self.vga_lfb_base = d.vga_lfb;
+        if let Some(base) = d.pm_io_base
+            && base != self.acpi_pm.layout().pm1a_evt
+        {
+            self.acpi_pm.relocate_pm_base(base);
+        }
     }
 
     /// Turns device-side reset and A20 changes into machine requests.
@@ -247,6 +300,13 @@ impl Platform {
         if a20 != self.a20 {
             self.a20 = a20;
             self.requests.mappings_changed = true;
+        }
+        match self.acpi_pm.take_sleep_request() {
+            Some(SleepRequest::PowerOff) => self.requests.power_off = true,
+            Some(SleepRequest::Sleep { slp_typ }) => {
+                tracing::warn!(slp_typ, "guest asked for a sleep state Aero does not model; ignored")
+            }
+            None => {}
         }
         if self.port92.take_reset_request()
             | self.i8042.take_reset_request()
@@ -266,6 +326,9 @@ impl Bus for Platform {
         let size = size.clamp(1, 8);
         if let Some(off) = vga_offset(paddr) {
             return (0..u64::from(size)).fold(0, |v, i| v | u64::from(self.vga.mem_read(off + i as u32)) << (8 * i));
+        }
+        if let Some(off) = self.lfb_offset(paddr) {
+            return (0..u64::from(size)).fold(0, |v, i| v | u64::from(self.vga.lfb_read(off + i)) << (8 * i));
         }
         let Some(device) = self.mmio_device(paddr) else {
             tracing::trace!(paddr, size, "read from unclaimed MMIO");
@@ -288,6 +351,12 @@ impl Bus for Platform {
         if let Some(off) = vga_offset(paddr) {
             for i in 0..u32::from(size) {
                 self.vga.mem_write(off + i, (value >> (8 * i)) as u8);
+            }
+            return;
+        }
+        if let Some(off) = self.lfb_offset(paddr) {
+            for i in 0..u64::from(size) {
+                self.vga.lfb_write(off + i, (value >> (8 * i)) as u8);
             }
             return;
         }

@@ -1,0 +1,60 @@
+//! What the PCI configuration says about address decoding (PAM shadowing, BARs, the PM
+//! I/O base), decoded once per configuration write for the machine to map.
+
+use crate::devices::i440fx::PAM0;
+use crate::devices::pc_pci::PcPci;
+use crate::devices::pci::PciFunction;
+use crate::devices::PortIo;
+use crate::memory_map::PamMode;
+
+/// Bus 0 plus the generation of configuration writes already decoded.
+pub struct PciBus {
+    pub pci: PcPci,
+    decoded_generation: Option<u64>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Decoded {
+    pub pam: [PamMode; 13],
+    /// VGA linear framebuffer base, when BAR0 is assigned and memory decoding is on.
+    pub vga_lfb: Option<u64>,
+    pub pm_io_base: Option<u16>,
+}
+
+impl PciBus {
+    pub fn new() -> PciBus {
+        PciBus { pci: PcPci::new(), decoded_generation: None }
+    }
+
+    pub fn io_read(&mut self, port: u16, size: u8) -> u32 {
+        self.pci.io_read(port, size)
+    }
+
+    pub fn io_write(&mut self, port: u16, size: u8, value: u32) {
+        self.pci.io_write(port, size, value)
+    }
+
+    /// The decoded state if configuration changed since the last call.
+    pub fn decode_if_changed(&mut self) -> Option<Decoded> {
+        let generation = self.pci.write_generation();
+        if self.decoded_generation == Some(generation) {
+            return None;
+        }
+        self.decoded_generation = Some(generation);
+        let f = &self.pci.functions;
+        let mut pam = [PamMode::default(); 13];
+        for (mode, region) in pam.iter_mut().zip(f.host_bridge.pam_regions()) {
+            *mode = PamMode { read_ram: region.access.read_ram, write_ram: region.access.write_ram };
+        }
+        Some(Decoded { pam, vga_lfb: f.vga.lfb_base(), pm_io_base: f.power_management.pm_io_base() })
+    }
+
+    /// Sets the PAM registers directly (our BIOS shadows the VGA ROM without config cycles).
+    pub fn set_pam_registers(&mut self, values: [u8; 7]) {
+        let space = self.pci.functions.host_bridge.config_mut();
+        for (i, v) in values.into_iter().enumerate() {
+            space.set_u8(PAM0 + i as u8, v);
+        }
+        self.decoded_generation = None;
+    }
+}
