@@ -33,6 +33,9 @@ CMDLINE="console=ttyS0,115200 console=tty0 loglevel=7 panic=-1"
 
 log() { printf '[build-images] %s\n' "$*" >&2; }
 die() { printf '[build-images] error: %s\n' "$*" >&2; exit 1; }
+# Name the failing command instead of exiting silently under set -e.
+set -E
+trap 'printf "[build-images] error: line %s: %s\n" "$LINENO" "$BASH_COMMAND" >&2' ERR
 
 # --- host tools -----------------------------------------------------------------------
 
@@ -205,8 +208,11 @@ mbr_entry_hex() {
 # Writes an MBR partition table with one bootable partition into disk image $1.
 write_partition_table() {
     local disk="$1" type="$2" start="$3" count="$4"
-    { mbr_entry_hex 80 "$type" "$start" "$count"; printf '%096d' 0; printf '55aa'; } \
-        | xxd -r -p | dd of="$disk" bs=1 seek=446 conv=notrunc status=none
+    local hex
+    hex="$(mbr_entry_hex 80 "$type" "$start" "$count"; printf '%096d' 0; printf '55aa')"
+    # hex digits -> bytes without xxd: "\xNN" escapes for printf %b.
+    printf '%b' "$(printf '%s' "$hex" | sed 's/../\\x&/g')" \
+        | dd of="$disk" bs=1 seek=446 conv=notrunc status=none
 }
 
 # Size in MiB for a FAT partition holding the given files, with slack, rounded to 4 MiB.
