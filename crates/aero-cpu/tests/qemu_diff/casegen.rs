@@ -338,7 +338,8 @@ impl Generator {
             }
             if mnemonic == Mnemonic::Fldcw {
                 if let Some(off) = mem_off {
-                    let v = 0x037F & !0x0F00 | ((self.rng.below(4) as u16) << 10) | ((*self.rng.pick(&[0u16, 2, 3])) << 8) | 0x40;
+                    // Exceptions masked, random rounding and (valid) precision control.
+                    let v: u16 = 0x007F | ((self.rng.below(4) as u16) << 10) | ((*self.rng.pick(&[0u16, 2, 3])) << 8);
                     case.mem[off..off + 2].copy_from_slice(&v.to_le_bytes());
                 }
             }

@@ -8,7 +8,7 @@ pub fn f80(rng: &mut Rng) -> [u8; 10] {
     let (exp, mant): (u16, u64) = match rng.below(16) {
         0 => (0, 0),                                                  // zero
         1 => (0x7FFF, 1 << 63),                                        // infinity
-        2 => (0x7FFF, (3 << 62) | (rng.next_u64() >> 2) * (rng.below(2))), // QNaN
+        2 => (0x7FFF, (3 << 62) | ((rng.next_u64() >> 2) * rng.below(2))), // QNaN
         3 => (0x7FFF, (1 << 63) | ((rng.next_u64() >> 2) | 1)),        // SNaN
         4 => (0, rng.next_u64() >> 1),                                 // denormal
         5 => (0x7FFE, u64::MAX),                                       // largest finite
@@ -48,7 +48,7 @@ pub fn f64_bits(rng: &mut Rng) -> u64 {
     sign | match rng.below(14) {
         0 => 0,
         1 => 0x7FF0_0000_0000_0000,
-        2 => 0x7FF8_0000_0000_0000 | (rng.next_u64() >> 13) * rng.below(2),
+        2 => 0x7FF8_0000_0000_0000 | ((rng.next_u64() >> 13) * rng.below(2)),
         3 => 0x7FF0_0000_0000_0000 | ((rng.next_u64() >> 14) | 1),
         4 => rng.next_u64() >> 12,
         5 => 0x7FEF_FFFF_FFFF_FFFF,
@@ -65,7 +65,7 @@ pub fn f32_bits(rng: &mut Rng) -> u32 {
     sign | match rng.below(14) {
         0 => 0,
         1 => 0x7F80_0000,
-        2 => 0x7FC0_0000 | (rng.next_u64() as u32 >> 10) * rng.below(2) as u32,
+        2 => 0x7FC0_0000 | ((rng.next_u64() as u32 >> 10) * rng.below(2) as u32),
         3 => 0x7F80_0000 | ((rng.next_u64() as u32 >> 11) | 1),
         4 => rng.next_u64() as u32 >> 9,
         5 => 0x7F7F_FFFF,
