@@ -90,3 +90,4 @@ fn absolute_bda_operands_use_16_bit_addressing() {
     }
     assert!(found);
 }
+

@@ -55,6 +55,7 @@ pub struct FakeHost {
     pub kbc_cmd_byte: u8,
     pub port92: u8,
     pub elcr: [u8; 2],
+    retrace: bool,
     time: std::cell::Cell<u64>,
     /// Virtual time advances by this much on every `now_ns` call.
     pub step_ns: u64,
@@ -86,6 +87,7 @@ impl FakeHost {
             kbc_cmd_byte: 0,
             port92: 0,
             elcr: [0; 2],
+            retrace: false,
             time: std::cell::Cell::new(0),
             step_ns: 0,
         }
@@ -172,6 +174,11 @@ impl FirmwareHost for FakeHost {
             0x60 => self.kbc_out.pop_front().unwrap_or(0) as u32,
             0x64 => (!self.kbc_out.is_empty()) as u32,
             0x92 => self.port92 as u32,
+            // VGA input status 1: alternate retrace/no retrace so polling loops end.
+            0x3DA => {
+                self.retrace = !self.retrace;
+                if self.retrace { 0x09 } else { 0x00 }
+            }
             0x4D0 => self.elcr[0] as u32,
             0x4D1 => self.elcr[1] as u32,
             0xCF8 => self.pci_address,
