@@ -233,6 +233,9 @@ impl Platform {
             0x70 | 0x71 => self.rtc.io_read(port, size),
             0x3F8..=0x3FF => self.com1.io_read(port, size),
             0x60 | 0x64 => self.i8042.io_read(port, size),
+            // Firmware probes the debug ports by reading them (QEMU answers 0xE9).
+            0xE9 => self.debugcon.io_read(port, size),
+            0x402 => self.firmware_log.io_read(port, size),
             0x92 => self.port92.io_read(port, size),
             0x3B0..=0x3DF | 0x1CE..=0x1D0 => self.vga.io_read(port, size),
             0xCF8..=0xCFF => self.pci.io_read(port, size),

@@ -66,6 +66,9 @@ impl I440fxHostBridge {
         config.set_writable_u8(SMRAM, 0x78);
         config.set_u8(SMRAM, SMRAM_BASE_SEG);
         config.set_u8(0x51, 0x01); // DETURBO reset value per datasheet
+        // QEMU's subsystem ID: SeaBIOS builds for QEMU (Debian's bios.bin) recognise the
+        // platform by it and otherwise take real-hardware paths that do not fit ours.
+        config.set_subsystem(0x1AF4, 0x1100);
         I440fxHostBridge { config }
     }
 
