@@ -1,10 +1,27 @@
 //! The system BIOS: a ROM image of small real-mode stubs plus Rust handlers they trap
-//! into (see [`trap`] for the protocol and [`rom`] for the layout).
+//! into (see [`trap`] for the protocol and [`rom`] for the ROM layout).
 //!
-//! The machine maps [`Bios::rom`] at 0xE0000–0xFFFFF (and the top of 4 GiB), starts the
-//! CPU at the reset vector and calls [`Bios::handle_trap`] whenever the guest writes
-//! [`Bios::TRAP_PORT`]. After each trap it must drop decoded code for RAM the handler may
-//! have written (the handler can load boot sectors and copy tables).
+//! # How the machine uses it
+//! 1. `Bios::new(BiosConfig::new(ram_bytes))` (set `boot_order`, `cpu_count`, … first);
+//!    map [`Bios::rom`] (128 KiB) at 0xE0000–0xFFFFF and at 0xFFFE0000–0xFFFFFFFF.
+//! 2. Start the CPU at the reset vector. When the guest writes [`Bios::TRAP_PORT`] (16-bit
+//!    OUT), stop the CPU after that instruction and call [`Bios::handle_trap`] with the
+//!    value, the CPU state, the RAM slice (below-hole RAM at offset 0, RAM remapped above
+//!    4 GiB right after it; extra bytes after `ram_size` are ignored) and a
+//!    [`FirmwareHost`]. On `Resume`, drop decoded code: the handler may have written RAM
+//!    (boot sectors, tables, BDA) and changed CS:IP.
+//! 3. Make option ROMs (the VGA BIOS) readable at 0xC0000 before POST runs; the ROM scans
+//!    0xC0000–0xDFFFF every 2 KiB for 55 AA with a valid checksum and far-calls offset 3.
+//!
+//! # Drives
+//! DL 00h/01h = `DiskId::Floppy(n)`, 80h.. = `DiskId::HardDisk(n)` (consecutive from 0),
+//! E0h = `DiskId::Cdrom(0)` (2048-byte sectors, EDD 42h reads, El Torito no-emulation boot).
+//!
+//! # Memory the BIOS claims (all reported in E820)
+//! EBDA 0x9FC00 (1 KiB, MP table inside), ROM 0xE0000–0xFFFFF (RSDP at 0xFC000, SMBIOS
+//! entry 0xFC040, SMBIOS structures 0xE0000), ACPI tables in the top 128 KiB of RAM below
+//! the PCI hole (first 4 KiB NVS with the FACS, rest reclaimable), IOAPIC/HPET/LAPIC pages
+//! and the BIOS alias below 4 GiB as reserved.
 
 mod boot;
 mod call;
