@@ -98,6 +98,7 @@ pub(crate) mod bda {
 
 /// Offsets of the caller's registers in the INT 10h frame (`pusha` under DS/ES),
 /// addressed as `[bp + F_xx]`. Handlers return values by writing these slots.
+#[allow(dead_code)] // the whole layout is listed, including slots no handler writes yet
 pub(crate) mod frame {
     pub const DI: u16 = 0;
     pub const SI: u16 = 2;

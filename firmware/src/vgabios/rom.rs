@@ -29,6 +29,7 @@ pub(crate) fn build_with_symbols() -> Result<(Vec<u8>, BTreeMap<&'static str, u1
     let modes = vga_modes();
     let assembled = assemble(|asm| emit_rom(asm, &fonts, &modes))?;
     let mut image = assembled.bytes;
+    let assembled = AssembledInfo { bytes_len: image.len(), symbols: assembled.symbols };
     let len = image.len().div_ceil(512) * 512;
     // One spare byte for the checksum if the code ends exactly on a boundary.
     let len = if len == image.len() { len + 512 } else { len };
@@ -42,7 +43,14 @@ pub(crate) fn build_with_symbols() -> Result<(Vec<u8>, BTreeMap<&'static str, u1
     let sum = image.iter().fold(0u8, |s, b| s.wrapping_add(*b));
     let last = len - 1;
     image[last] = image[last].wrapping_sub(sum);
+    tracing::debug!(bytes = len, code_and_data = assembled.bytes_len, "VGA BIOS assembled");
     Ok((image, assembled.symbols))
+}
+
+/// What remains of the assembler output once the bytes became the image.
+struct AssembledInfo {
+    bytes_len: usize,
+    symbols: BTreeMap<&'static str, u16>,
 }
 
 fn emit_rom(asm: &mut Asm, fonts: &RomFonts, modes: &[VgaMode]) -> Result<(), VgaBiosError> {

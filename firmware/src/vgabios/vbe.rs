@@ -13,6 +13,9 @@ use super::{VGA_PCI_DEVICE, VGA_PCI_VENDOR, VgaBiosError, bda, frame};
 
 /// Bochs' default LFB address, used if the PCI device cannot be found.
 const FALLBACK_LFB: i32 = 0xE000_0000_u32 as i32;
+/// DISPI interface versions: ID0 is the oldest, ID5 adds the video memory size.
+const DISPI_ID0: i32 = 0xB0C0;
+const DISPI_ID5: i32 = 0xB0C5;
 /// Memory assumed when the adapter does not report its size: 16 MiB.
 const FALLBACK_MEMORY_64K: i32 = 256;
 
@@ -29,6 +32,24 @@ fn result(asm: &mut Asm, status: i32) -> Result<(), VgaBiosError> {
 
 pub(crate) fn emit(asm: &mut Asm) -> Result<(), VgaBiosError> {
     asm.bind("int10_vbe")?;
+    // Everything but DDC needs the Bochs DISPI interface: announce the newest interface
+    // version (ID5, which has the video memory register) and check the adapter answers.
+    asm.cmp(al, 0x15)?;
+    let mut present = asm.create_label();
+    asm.je(present)?;
+    asm.push(ax)?;
+    asm.push(bx)?;
+    asm.mov(bx, dispi::ID)?;
+    asm.mov(ax, DISPI_ID5)?;
+    asm.call_sym("dispi_write")?;
+    asm.call_sym("dispi_read")?;
+    asm.and(ax, 0xFFF0)?;
+    asm.cmp(ax, DISPI_ID0)?;
+    asm.pop(bx)?;
+    asm.pop(ax)?;
+    let fail = asm.l("vbe_fail");
+    asm.jne(fail)?;
+    asm.set(&mut present)?;
     for (sub, name) in [
         (0x00, "vbe_controller_info"),
         (0x01, "vbe_mode_info"),
