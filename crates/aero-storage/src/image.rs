@@ -4,7 +4,7 @@ use std::fs::{File, OpenOptions as FsOpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
-use crate::{check_range, BlockDevice, MemoryOverlay, StorageError};
+use crate::{check_range, BlockDevice, MemoryOverlay, Qcow2Image, StorageError};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ImageFormat {
@@ -59,30 +59,40 @@ fn detect(file: &mut File, path: &Path) -> Result<ImageFormat, StorageError> {
 /// Opens a disk image, detecting its format, honouring read-only and snapshot modes.
 pub fn open_image(path: &Path, opts: &OpenOptions) -> Result<Box<dyn BlockDevice>, StorageError> {
     let writable = !opts.read_only && !opts.snapshot;
+    let dev = open_file(path, opts.format, opts.sector_size, writable, 0)?;
+    if opts.snapshot {
+        Ok(Box::new(MemoryOverlay::new(dev)))
+    } else {
+        Ok(dev)
+    }
+}
+
+/// Opens a backing file (read-only, 512-byte sectors) at chain depth `depth`.
+pub(crate) fn open_backing(path: &Path, format: Option<ImageFormat>, depth: u32) -> Result<Box<dyn BlockDevice>, StorageError> {
+    open_file(path, format, 512, false, depth)
+}
+
+fn open_file(path: &Path, format: Option<ImageFormat>, sector_size: u32, writable: bool, depth: u32) -> Result<Box<dyn BlockDevice>, StorageError> {
     let mut file = FsOpenOptions::new().read(true).write(writable).open(path).map_err(|e| io_err(path, e))?;
     if writable {
         // A second emulator writing the same image would corrupt it.
         file.try_lock().map_err(|_| StorageError::Locked { path: path.display().to_string() })?;
     }
-    let format = match opts.format {
+    let format = match format {
         Some(f) => f,
         None => detect(&mut file, path)?,
     };
-    match format {
-        ImageFormat::Raw => {}
-        other => {
+    tracing::debug!(path = %path.display(), ?format, writable, "opening disk image");
+    Ok(match format {
+        ImageFormat::Raw => Box::new(RawImage::new(file, path, sector_size, !writable)?),
+        ImageFormat::Qcow2 => Box::new(Qcow2Image::open(file, path, sector_size, !writable, depth)?),
+        ImageFormat::Vhd => {
             return Err(StorageError::Unsupported {
                 path: path.display().to_string(),
-                what: format!("{other:?} images are not supported yet (only raw images work in this version)"),
+                what: "VHD images are not supported yet".into(),
             })
         }
-    }
-    let raw = RawImage::new(file, path, opts.sector_size, !writable)?;
-    if opts.snapshot {
-        Ok(Box::new(MemoryOverlay::new(Box::new(raw))))
-    } else {
-        Ok(Box::new(raw))
-    }
+    })
 }
 
 /// A raw image: sector N is at byte N * sector_size. A trailing partial sector is ignored.
@@ -185,14 +195,5 @@ mod tests {
         dev.flush().unwrap();
         drop(dev);
         assert_eq!(std::fs::read(f.path()).unwrap(), vec![7u8; 1024]);
-    }
-
-    #[test]
-    fn unsupported_formats_are_named() {
-        let mut q = vec![0u8; 1024];
-        q[..4].copy_from_slice(b"QFI\xfb");
-        let f = image_with(&q);
-        let err = open_image(f.path(), &OpenOptions::default()).err().unwrap();
-        assert!(err.to_string().contains("Qcow2 images are not supported yet"), "{err}");
     }
 }

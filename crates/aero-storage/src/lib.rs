@@ -2,11 +2,14 @@
 //! storage controllers alike.
 #![forbid(unsafe_code)]
 
+mod fileio;
 mod image;
 mod overlay;
+mod qcow2;
 
 pub use image::{open_image, ImageFormat, OpenOptions, RawImage};
 pub use overlay::MemoryOverlay;
+pub use qcow2::{create_qcow2, Qcow2CreateOptions, Qcow2Image};
 
 use thiserror::Error;
 
@@ -16,6 +19,8 @@ pub enum StorageError {
     Io { path: String, source: std::io::Error },
     #[error("{path}: {what}")]
     Unsupported { path: String, what: String },
+    #[error("{path}: corrupt or invalid image: {what}")]
+    Corrupt { path: String, what: String },
     #[error("{path}: image is in use by another program (could not lock it for writing)")]
     Locked { path: String },
     #[error("access beyond the end of the disk (sector {lba}, {count} sectors, disk has {total})")]
