@@ -8,6 +8,7 @@ mod keyboard_tests;
 mod post_tests;
 mod system_tests;
 mod tables_tests;
+mod hostile_tests;
 
 use aero_cpu::{CpuState, Reg, Seg};
 
