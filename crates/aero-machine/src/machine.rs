@@ -49,14 +49,13 @@ const VGA_BIOS_BASE: u64 = 0xC0000;
 
 /// Copies the VGA BIOS into shadow RAM at 0xC0000; returns how many 16 KiB PAM segments
 /// it covers (the caller write-protects them).
-fn install_vga_bios(map: &MemoryMap, memory: &mut [u8]) -> Result<usize, MachineError> {
-    let rom = aero_firmware::vgabios::build_vga_bios().map_err(|e| MachineError::Firmware(format!("VGA BIOS: {e}")))?;
+fn install_vga_bios(map: &MemoryMap, memory: &mut [u8], rom: &[u8]) -> Result<usize, MachineError> {
     let range = map
         .ram_range(VGA_BIOS_BASE, rom.len())
         .filter(|_| rom.len() <= 0x20000)
         .ok_or_else(|| MachineError::Firmware(format!("VGA BIOS of {} bytes does not fit at 0xC0000", rom.len())))?;
     tracing::debug!(bytes = rom.len(), "VGA BIOS installed at 0xC0000");
-    memory[range].copy_from_slice(&rom);
+    memory[range].copy_from_slice(rom);
     Ok(rom.len().div_ceil(0x4000))
 }
 
@@ -92,8 +91,9 @@ impl Machine {
             }
         };
         let (map, mut memory) = MemoryMap::allocate(config.memory_bytes, &rom)?;
+        let vga_rom = aero_firmware::vgabios::build_vga_bios().map_err(|e| MachineError::Firmware(format!("VGA BIOS: {e}")))?;
         let vga_rom_segments = match bios {
-            Some(_) => install_vga_bios(&map, &mut memory)?,
+            Some(_) => install_vga_bios(&map, &mut memory, &vga_rom)?,
             None => 0,
         };
         let clock = Clock::new(config.deterministic);
@@ -105,6 +105,7 @@ impl Machine {
                 .map_or(DETERMINISTIC_EPOCH, |d| d.as_secs() as i64)
         };
         let mut platform = Platform::new(clock, map, rtc_start);
+        platform.vga_rom = vga_rom;
         if vga_rom_segments > 0 {
             // Shadow the VGA BIOS read-only, as a system BIOS does before running it.
             let mut pam = [0u8; 7];

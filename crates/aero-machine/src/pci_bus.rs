@@ -18,6 +18,8 @@ pub struct Decoded {
     pub pam: [PamMode; 13],
     /// VGA linear framebuffer base, when BAR0 is assigned and memory decoding is on.
     pub vga_lfb: Option<u64>,
+    /// VGA expansion ROM base, when enabled.
+    pub vga_rom: Option<u64>,
     pub pm_io_base: Option<u16>,
 }
 
@@ -46,7 +48,7 @@ impl PciBus {
         for (mode, region) in pam.iter_mut().zip(f.host_bridge.pam_regions()) {
             *mode = PamMode { read_ram: region.access.read_ram, write_ram: region.access.write_ram };
         }
-        Some(Decoded { pam, vga_lfb: f.vga.lfb_base(), pm_io_base: f.power_management.pm_io_base() })
+        Some(Decoded { pam, vga_lfb: f.vga.lfb_base(), vga_rom: f.vga.rom_base(), pm_io_base: f.power_management.pm_io_base() })
     }
 
     /// Sets the PAM registers directly (our BIOS shadows the VGA ROM without config cycles).

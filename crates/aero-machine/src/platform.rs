@@ -12,6 +12,7 @@ use crate::devices::i8042::I8042;
 use crate::devices::ioapic::{self, IoApic};
 use crate::devices::lapic::LocalApic;
 use crate::devices::pic::DualPic;
+use crate::devices::vga_pci::VGA_ROM_BAR_SIZE;
 use crate::devices::port92::Port92;
 use crate::devices::post_port::PostPort;
 use crate::devices::reset_control::ResetControl;
@@ -67,6 +68,9 @@ pub struct Platform {
     pub acpi_pm: AcpiPm,
     /// Where PCI BAR0 of the VGA function maps the linear framebuffer.
     vga_lfb_base: Option<u64>,
+    /// The VGA BIOS image behind the VGA function's expansion ROM BAR.
+    pub vga_rom: Vec<u8>,
+    vga_rom_base: Option<u64>,
     /// An NMI for the CPU arrived (LAPIC LINT1/IPI); the machine raises it.
     pub nmi_pending: bool,
     a20: bool,
@@ -99,6 +103,8 @@ impl Platform {
             pci: PciBus::new(),
             acpi_pm: AcpiPm::new(AcpiPmLayout::default()),
             vga_lfb_base: None,
+            vga_rom: Vec::new(),
+            vga_rom_base: None,
             nmi_pending: false,
             a20: true,
             isa_levels: IrqLines::NONE,
@@ -290,6 +296,7 @@ impl Platform {
             self.requests.mappings_changed = true;
         }
         self.vga_lfb_base = d.vga_lfb;
+        self.vga_rom_base = d.vga_rom;
         if let Some(base) = d.pm_io_base
             && base != self.acpi_pm.layout().pm1a_evt
         {
@@ -332,6 +339,10 @@ impl Bus for Platform {
         }
         if let Some(off) = self.lfb_offset(paddr) {
             return (0..u64::from(size)).fold(0, |v, i| v | u64::from(self.vga.lfb_read(off + i)) << (8 * i));
+        }
+        if let Some(off) = self.vga_rom_base.and_then(|b| offset_in(paddr, b, u64::from(VGA_ROM_BAR_SIZE))) {
+            let byte = |i: u64| self.vga_rom.get((off + i) as usize).copied().unwrap_or(0xFF);
+            return (0..u64::from(size)).fold(0, |v, i| v | u64::from(byte(i)) << (8 * i));
         }
         let Some(device) = self.mmio_device(paddr) else {
             tracing::trace!(paddr, size, "read from unclaimed MMIO");

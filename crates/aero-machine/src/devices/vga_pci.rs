@@ -10,6 +10,9 @@ use aero_gpu::vga::{PCI_DESCRIPTION, PciDescription};
 
 use super::pci::{BarKind, ConfigSpace, PciFunction};
 
+/// Size of the expansion ROM window (the VGA BIOS is at most 64 KiB).
+pub const VGA_ROM_BAR_SIZE: u32 = 0x10000;
+
 /// Configuration space of the display function.
 #[derive(Clone, Debug)]
 pub struct VgaPciFunction {
@@ -42,7 +45,16 @@ impl VgaPciFunction {
             },
             u64::from(description.bar0_size),
         );
+        // Expansion ROM BAR for the VGA BIOS: SeaBIOS-style firmware loads option ROMs
+        // from here (our own BIOS finds it shadowed at 0xC0000 instead).
+        config.set_rom(VGA_ROM_BAR_SIZE);
         VgaPciFunction { config }
+    }
+
+    /// Guest-physical base of the expansion ROM while it is enabled and memory decoding is on.
+    pub fn rom_base(&self) -> Option<u64> {
+        let base = self.config.rom_base()?;
+        (self.config.memory_enabled() && base != 0).then_some(base)
     }
 
     /// Guest-physical base of the linear framebuffer while memory decoding is on.
