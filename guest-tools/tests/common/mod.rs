@@ -1,0 +1,70 @@
+//! Compiles host C/C++ test programs from `drivers/aerogpu` with the host compiler
+//! (`AERO_CC` / `AERO_CXX` override `cc` / `c++`) into the target directory.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub fn drivers_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("drivers/aerogpu")
+}
+
+pub fn out_dir() -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("guest-tools-host");
+    std::fs::create_dir_all(&d).expect("create test output dir");
+    d
+}
+
+/// Builds `sources` (relative to drivers/aerogpu) into an executable named `name`, with
+/// warnings as errors; `m32` builds the 32-bit variant (skipped, returning None, when the
+/// compiler cannot target i386).
+pub fn build(name: &str, sources: &[&str], cxx: bool, m32: bool) -> Option<PathBuf> {
+    let compiler = if cxx {
+        std::env::var("AERO_CXX").unwrap_or_else(|_| "c++".into())
+    } else {
+        std::env::var("AERO_CC").unwrap_or_else(|_| "cc".into())
+    };
+    let exe = out_dir().join(if m32 { format!("{name}-m32") } else { name.to_string() });
+    let mut cmd = Command::new(&compiler);
+    cmd.args(["-O1", "-g", "-Wall", "-Wextra", "-Werror"]);
+    cmd.arg(if cxx { "-std=c++17" } else { "-std=c11" });
+    if m32 {
+        cmd.arg("-m32");
+    }
+    cmd.arg("-fsanitize=address,undefined").arg("-fno-sanitize-recover=all");
+    if m32 {
+        // ASan on i386 needs multilib runtime pieces that are often missing.
+        cmd.args(["-fno-sanitize=address"]);
+    }
+    for s in sources {
+        cmd.arg(drivers_dir().join(s));
+    }
+    cmd.arg("-o").arg(&exe);
+    let out = cmd.output().unwrap_or_else(|e| panic!("running {compiler}: {e}"));
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        if m32 && (err.contains("cannot find") || err.contains("No such file") || err.contains("bits/")) {
+            eprintln!("skipping -m32 build of {name}: no i386 multilib ({})", err.lines().next().unwrap_or(""));
+            return None;
+        }
+        panic!("{compiler} failed for {name}:\n{err}");
+    }
+    Some(exe)
+}
+
+/// Runs `exe args` and panics with its output unless it exits 0; returns stdout.
+pub fn run(exe: &Path, args: &[&str]) -> String {
+    let out = Command::new(exe).args(args).output().expect("run test program");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{} {:?} failed ({}):\n{}\n{}",
+        exe.display(),
+        args,
+        out.status,
+        stdout,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
