@@ -95,7 +95,7 @@ impl Bios {
                 c.ok()
             }
             0x04 => {
-                let century = cmos_read(c.host, 0x32);
+                let century = read_bcd(c.host, 0x32);
                 let year = read_bcd(c.host, 0x09);
                 let month = read_bcd(c.host, 0x08);
                 let day = read_bcd(c.host, 0x07);
@@ -108,7 +108,7 @@ impl Bios {
             0x05 => {
                 let b = cmos_read(c.host, REG_B);
                 cmos_write(c.host, REG_B, b | B_SET);
-                cmos_write(c.host, 0x32, ch);
+                write_bcd(c.host, 0x32, ch);
                 write_bcd(c.host, 0x09, cl);
                 write_bcd(c.host, 0x08, dh);
                 write_bcd(c.host, 0x07, dl);
