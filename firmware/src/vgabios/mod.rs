@@ -9,6 +9,14 @@
 //! legacy VGA registers, the Bochs DISPI interface at ports 0x1CE/0x1CF and a linear
 //! framebuffer at PCI BAR0.
 //!
+//! What the ROM does not do (callers get an explicit failure or a documented no-op):
+//! * VBE 4F0Ah (protected-mode interface) returns 014Fh; the DAC is fixed at 6 bits
+//!   (4F08h reports 6, asking for 8 returns 034Fh); VBE 4F09h has no secondary palette.
+//! * AH=12h BL=30h records the requested scan-line count in the BDA, but text modes are
+//!   always programmed for 400 lines (use AX=1111h/1112h for 28/50 rows).
+//! * INT 10h text services draw nothing while a VBE mode is active (BDA mode = 7Fh).
+//! * BEL (07h) in teletype output is ignored (no speaker access from the video BIOS).
+//!
 //! Layout of the code: `asm` (multi-pass assembler helper), `rom` (header, init, INT 10h
 //! dispatch, data tables), `regs` (register access routines), `modeset`, `text`,
 //! `gfx`, `palette`, `fonts`, `info` (AH=0Fh/12h/1Ah/1Bh/1Ch), `vbe`, plus the data

@@ -52,6 +52,7 @@ pub(crate) struct VgaMode {
 
 /// Builds the 64-byte parameter table: columns, rows-1, character height, page size,
 /// sequencer 1–4, misc output, CRTC 0–24, attribute 0–19, graphics 0–8.
+#[allow(clippy::too_many_arguments)] // one argument per field of the table, in order
 const fn params(
     columns: u8,
     rows_minus_1: u8,
