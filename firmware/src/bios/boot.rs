@@ -1,4 +1,6 @@
 //! INT 19h: try the configured boot devices in order and jump to the first that loads.
+//! INT 18h (a boot sector giving up, e.g. "Missing operating system") continues with the
+//! next device in the order.
 
 use aero_cpu::{Reg, Seg};
 use tracing::{info, warn};
@@ -16,9 +18,21 @@ const BOOT_ADDR: u64 = 0x7C00;
 
 impl Bios {
     pub(crate) fn int19(&mut self, c: &mut Call) -> Result<Flow, FirmwareError> {
+        self.boot_from(c, 0)
+    }
+
+    pub(crate) fn int18(&mut self, c: &mut Call) -> Result<Flow, FirmwareError> {
+        c.debug_print("Boot failed: boot code gave up (INT 18h)\n");
+        let next = self.state.boot_index.map_or(0, |i| i + 1);
+        self.boot_from(c, next)
+    }
+
+    fn boot_from(&mut self, c: &mut Call, first: usize) -> Result<Flow, FirmwareError> {
         self.state.cd_boot = None;
+        self.state.boot_index = None;
         let order = self.config.boot_order.clone();
-        for device in order {
+        for (index, device) in order.into_iter().enumerate().skip(first) {
+            self.state.boot_index = Some(index);
             let attempt = match device {
                 BootDevice::Floppy => boot_disk(c, DiskId::Floppy(0), 0x00, "Floppy", false),
                 BootDevice::HardDisk => boot_disk(c, DiskId::HardDisk(0), 0x80, "Hard Disk", true),

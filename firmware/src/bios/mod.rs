@@ -71,6 +71,8 @@ pub(crate) struct RuntimeState {
     /// Deadline of an INT 15h/86h wait in progress.
     pub wait_deadline: Option<u64>,
     pub pci: pci::PciSummary,
+    /// Index in the boot order of the device booted last (INT 18h tries the next one).
+    pub boot_index: Option<usize>,
 }
 
 pub struct Bios {
@@ -171,6 +173,7 @@ impl Bios {
             TrapId::Int(0x13) => self.int13(&mut c)?,
             TrapId::Int(0x15) => self.int15(&mut c)?,
             TrapId::Int(0x16) => self.int16(&mut c)?,
+            TrapId::Int(0x18) => self.int18(&mut c)?,
             TrapId::Int(0x19) => self.int19(&mut c)?,
             TrapId::Int(0x1A) => self.int1a(&mut c)?,
             TrapId::Int(n) => {

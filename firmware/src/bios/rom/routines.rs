@@ -118,6 +118,7 @@ pub(crate) fn emit(a: &mut CodeAssembler) -> R<Labels> {
     let int13 = service_stub(a, &mut traps, 0x13)?;
     let int15 = service_stub(a, &mut traps, 0x15)?;
     let int16 = service_stub(a, &mut traps, 0x16)?;
+    let int18 = service_stub(a, &mut traps, 0x18)?;
     let int19 = service_stub(a, &mut traps, 0x19)?;
     let int1a = service_stub(a, &mut traps, 0x1A)?;
 
@@ -149,7 +150,7 @@ pub(crate) fn emit(a: &mut CodeAssembler) -> R<Labels> {
         (0x40, int13),
         (0x15, int15),
         (0x16, int16),
-        (0x18, boot_fail),
+        (0x18, int18),
         (0x19, int19),
         (0x1A, int1a),
         (0x1E, diskette_params),

@@ -214,3 +214,29 @@ fn el_torito_boot_and_status() {
     assert_eq!(rig.ram[0x502], 0xE0);
     assert_eq!(rig.ram[0x504], 30);
 }
+
+#[test]
+fn int18_from_a_failed_boot_sector_tries_the_next_device() {
+    let mut host = FakeHost::new();
+    host.add_disk(DiskId::HardDisk(0), 100, 512);
+    let s = host.sector_mut(DiskId::HardDisk(0), 0);
+    s[510] = 0x55;
+    s[511] = 0xAA;
+    host.add_disk(DiskId::Floppy(0), 2880, 512);
+    let mut config = BiosConfig::new(RAM_SIZE as u64);
+    config.boot_order = vec![BootDevice::HardDisk, BootDevice::Floppy];
+    let mut rig = Rig::with_config(config, host);
+    rig.post();
+    assert_eq!(rig.int(0x19), Ret::Jumped);
+    assert_eq!(rig.get(Reg::Rdx) as u8, 0x80);
+    // The MBR found nothing to boot and called INT 18h: next is the floppy.
+    assert_eq!(rig.int(0x18), Ret::Jumped);
+    assert_eq!((rig.cpu.seg(Seg::Cs).selector, rig.cpu.rip), (0, 0x7C00));
+    assert_eq!(rig.get(Reg::Rdx) as u8, 0x00);
+    // And when the floppy gives up too, the failure message routine runs.
+    assert_eq!(rig.int(0x18), Ret::Jumped);
+    assert_eq!(rig.cpu.rip, rig.bios.layout().boot_fail as u64);
+    // INT 19h starts over from the first device.
+    assert_eq!(rig.int(0x19), Ret::Jumped);
+    assert_eq!(rig.get(Reg::Rdx) as u8, 0x80);
+}
