@@ -42,9 +42,3 @@ pub(crate) fn put_be_u64(buf: &mut [u8], at: usize, v: u64) {
         b.copy_from_slice(&v.to_be_bytes());
     }
 }
-
-pub(crate) fn put_be_u16(buf: &mut [u8], at: usize, v: u16) {
-    if let Some(b) = buf.get_mut(at..at + 2) {
-        b.copy_from_slice(&v.to_be_bytes());
-    }
-}

@@ -4,7 +4,7 @@ use std::fs::{File, OpenOptions as FsOpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
-use crate::{check_range, BlockDevice, MemoryOverlay, Qcow2Image, StorageError};
+use crate::{check_range, BlockDevice, MemoryOverlay, Qcow2Image, StorageError, VhdImage};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ImageFormat {
@@ -86,12 +86,7 @@ fn open_file(path: &Path, format: Option<ImageFormat>, sector_size: u32, writabl
     Ok(match format {
         ImageFormat::Raw => Box::new(RawImage::new(file, path, sector_size, !writable)?),
         ImageFormat::Qcow2 => Box::new(Qcow2Image::open(file, path, sector_size, !writable, depth)?),
-        ImageFormat::Vhd => {
-            return Err(StorageError::Unsupported {
-                path: path.display().to_string(),
-                what: "VHD images are not supported yet".into(),
-            })
-        }
+        ImageFormat::Vhd => Box::new(VhdImage::open(file, path, sector_size, !writable)?),
     })
 }
 

@@ -6,10 +6,12 @@ mod fileio;
 mod image;
 mod overlay;
 mod qcow2;
+mod vhd;
 
 pub use image::{open_image, ImageFormat, OpenOptions, RawImage};
 pub use overlay::MemoryOverlay;
 pub use qcow2::{create_qcow2, Qcow2CreateOptions, Qcow2Image};
+pub use vhd::VhdImage;
 
 use thiserror::Error;
 
