@@ -49,7 +49,7 @@ fn random_service_calls_never_panic() {
             rig.set(r, rng.next() & 0xFFFF_FFFF);
         }
         // Mostly real drives, sometimes anything.
-        let dl = if rng.next() % 4 == 0 { rng.next() & 0xFF } else { [0x00, 0x80, 0xE0][rng.next() as usize % 3] };
+        let dl = if rng.next().is_multiple_of(4) { rng.next() & 0xFF } else { [0x00, 0x80, 0xE0][rng.next() as usize % 3] };
         rig.set(Reg::Rdx, (rng.next() & 0xFF00) | dl);
         if ah == 0x86 {
             rig.set(Reg::Rcx, 0);
