@@ -56,6 +56,12 @@ fn detect(file: &mut File, path: &Path) -> Result<ImageFormat, StorageError> {
     Ok(ImageFormat::Raw)
 }
 
+/// Detects an image file's format from its contents.
+pub fn probe_format(path: &Path) -> Result<ImageFormat, StorageError> {
+    let mut file = File::open(path).map_err(|e| io_err(path, e))?;
+    detect(&mut file, path)
+}
+
 /// Opens a disk image, detecting its format, honouring read-only and snapshot modes.
 pub fn open_image(path: &Path, opts: &OpenOptions) -> Result<Box<dyn BlockDevice>, StorageError> {
     let writable = !opts.read_only && !opts.snapshot;

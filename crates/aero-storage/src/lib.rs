@@ -2,13 +2,15 @@
 //! storage controllers alike.
 #![forbid(unsafe_code)]
 
+mod create;
 mod fileio;
 mod image;
 mod overlay;
 mod qcow2;
 mod vhd;
 
-pub use image::{open_image, ImageFormat, OpenOptions, RawImage};
+pub use create::create_qcow2_overlay;
+pub use image::{open_image, probe_format, ImageFormat, OpenOptions, RawImage};
 pub use overlay::MemoryOverlay;
 pub use qcow2::{create_qcow2, Qcow2CreateOptions, Qcow2Image};
 pub use vhd::VhdImage;
