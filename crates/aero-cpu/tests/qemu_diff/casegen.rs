@@ -51,6 +51,12 @@ const SEGMENT: &[Mnemonic] = {
     use Mnemonic::*;
     &[Mov, Les, Lfs, Lgs, Push, Pop, Lar, Lsl, Verr, Verw, Arpl, Sgdt, Sidt, Str, Sldt]
 };
+/// Software interrupts and exceptions raised by the instruction itself: delivery through
+/// the IVT, 32-bit and 64-bit IDT, trap vs. fault return address.
+const TRAP: &[Mnemonic] = {
+    use Mnemonic::*;
+    &[Int, Int3, Into, Ud2, Bound]
+};
 const X87: &[Mnemonic] = {
     use Mnemonic::*;
     &[
@@ -94,6 +100,7 @@ const CATEGORIES: &[(&str, u64, &[Mnemonic])] = &[
     ("sse", 12, SSE),
     ("string", 8, &[]),
     ("branch", 5, &[]),
+    ("trap", 3, TRAP),
 ];
 
 /// CPUID features of the profile under test (QEMU `-cpu qemu64` has all of them).
@@ -433,6 +440,8 @@ impl Generator {
         }
         match mnemonic {
             Mnemonic::Cmpps | Mnemonic::Cmpss | Mnemonic::Cmppd | Mnemonic::Cmpsd => self.rng.below(8) as u8,
+            // Vectors with a stub that expects no error code (INT n never pushes one).
+            Mnemonic::Int => *self.rng.pick(&[0u8, 1, 2, 3, 4, 5, 6, 7, 9, 15, 16, 18, 19, 20, 22, 25, 31]),
             Mnemonic::Psllw | Mnemonic::Pslld | Mnemonic::Psllq | Mnemonic::Psrlw | Mnemonic::Psrld | Mnemonic::Psrlq
             | Mnemonic::Psraw | Mnemonic::Psrad | Mnemonic::Pslldq | Mnemonic::Psrldq => *self.rng.pick(&SHIFT_COUNTS) as u8,
             _ => self.rng.edgy(8) as u8,
