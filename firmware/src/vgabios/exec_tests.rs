@@ -378,6 +378,14 @@ fn vgabios_exec_vbe_set_mode_programs_dispi() {
     m.int10(0x4F06, 0x0001, 0, 0, 0, 0);
     assert_eq!(m.reg16(Reg::Rbx), 4096);
     assert_eq!(m.reg16(Reg::Rcx), 1024);
+    // 1366×768: DISPI widths are multiples of 8, so the raster is 1368 pixels, matching
+    // BytesPerScanLine; 4F03h still names the mode.
+    m.int10(0x4F02, 0x4145, 0, 0, 0, 0);
+    assert_eq!(m.reg16(Reg::Rax), 0x004F);
+    assert_eq!((m.dispi(1), m.dispi(2), m.dispi(6)), (1368, 768, 1368));
+    assert_eq!(m.bus.vga.vbe_mode().map(|v| v.pitch), Some(1368 * 4));
+    m.int10(0x4F03, 0, 0, 0, 0, 0);
+    assert_eq!(m.reg16(Reg::Rbx), 0x4145);
     // Back to text mode through the VGA path.
     m.int10(0x0003, 0, 0, 0, 0, 0);
     assert_eq!(m.dispi(4) & 1, 0);

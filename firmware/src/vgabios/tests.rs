@@ -79,6 +79,9 @@ fn vgabios_vbe_mode_records_describe_each_mode() {
         assert_eq!(u16_at(info, 0x14), mode.height);
         assert_eq!(info[0x19], mode.bpp);
         assert_eq!(u32::from(u16_at(info, 0x10)), mode.bytes_per_line());
+        let bytes_per_pixel = u32::from(mode.bpp).div_ceil(8);
+        let pitch_pixels = u32::from(u16_at(info, 0x10)) / bytes_per_pixel;
+        assert!(pitch_pixels >= u32::from(mode.width) && pitch_pixels % 8 == 0 && pitch_pixels - u32::from(mode.width) < 8);
         assert_eq!(u16_at(info, 0x32), u16_at(info, 0x10), "linear bytes per line");
         assert_eq!(info[0] & 0x81, 0x81, "supported + LFB");
         assert_eq!(u16_at(info, 0x0C), symbols["vbe_bank_far"], "WinFuncPtr offset");

@@ -377,11 +377,16 @@ fn emit_set_get_mode(asm: &mut Asm) -> Result<(), VgaBiosError> {
     asm.call_sym("load_dac")?;
     asm.pop(si)?;
     asm.set(&mut no_palette)?;
-    for (index, field) in [(dispi::XRES, MI_XRES), (dispi::YRES, MI_YRES)] {
-        asm.mov(ax, word_ptr(si + rec(field)).cs())?;
-        asm.mov(bx, index)?;
-        asm.call_sym("dispi_write")?;
-    }
+    // DISPI takes widths in multiples of 8 pixels (as Bochs and QEMU do): a 1366-wide
+    // mode runs on a 1368-pixel raster whose last two columns stay black.
+    asm.mov(ax, word_ptr(si + rec(MI_XRES)).cs())?;
+    asm.add(ax, 7)?;
+    asm.and(ax, 0xFFF8_u16 as i16 as i32)?;
+    asm.mov(bx, dispi::XRES)?;
+    asm.call_sym("dispi_write")?;
+    asm.mov(ax, word_ptr(si + rec(MI_YRES)).cs())?;
+    asm.mov(bx, dispi::YRES)?;
+    asm.call_sym("dispi_write")?;
     asm.movzx(ax, byte_ptr(si + rec(MI_BPP)).cs())?;
     asm.mov(bx, dispi::BPP)?;
     asm.call_sym("dispi_write")?;
@@ -403,6 +408,15 @@ fn emit_set_get_mode(asm: &mut Asm) -> Result<(), VgaBiosError> {
     asm.or(al, dispi::NO_CLEAR_MEM as u8 as i32)?;
     asm.set(&mut clear_mem)?;
     asm.mov(bx, dispi::ENABLE)?;
+    asm.call_sym("dispi_write")?;
+    // Line pitch as the ModeInfoBlock reports it (width padded to 8 pixels).
+    asm.movzx(cx, byte_ptr(si + rec(MI_BPP)).cs())?;
+    asm.add(cx, 7)?;
+    asm.shr(cx, 3)?;
+    asm.mov(ax, word_ptr(si + rec(MI_BYTES_PER_LINE)).cs())?;
+    asm.xor(dx, dx)?;
+    asm.div(cx)?;
+    asm.mov(bx, dispi::VIRT_WIDTH)?;
     asm.call_sym("dispi_write")?;
     // No VGA mode is current: INT 10h text/pixel services become no-ops.
     asm.mov(byte_ptr(u32::from(bda::MODE)), 0x7F)?;
@@ -433,7 +447,10 @@ fn emit_set_get_mode(asm: &mut Asm) -> Result<(), VgaBiosError> {
     asm.cmp(word_ptr(si).cs(), 0xFFFF)?;
     let fail = asm.l("vbe_fail");
     asm.je(fail)?;
-    asm.cmp(word_ptr(si + rec(MI_XRES)).cs(), cx)?;
+    asm.mov(bx, word_ptr(si + rec(MI_XRES)).cs())?;
+    asm.add(bx, 7)?;
+    asm.and(bx, 0xFFF8_u16 as i16 as i32)?;
+    asm.cmp(bx, cx)?;
     asm.jne(next)?;
     asm.cmp(word_ptr(si + rec(MI_YRES)).cs(), dx)?;
     asm.jne(next)?;

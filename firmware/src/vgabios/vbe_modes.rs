@@ -25,8 +25,11 @@ pub struct VbeMode {
 }
 
 impl VbeMode {
+    /// Lines are padded to a multiple of 8 pixels: Bochs-style adapters (QEMU's std VGA
+    /// and Aero's) only accept widths in multiples of 8, so a 1366-wide mode runs on a
+    /// 1368-pixel raster and every adapter agrees on this pitch.
     pub fn bytes_per_line(&self) -> u32 {
-        u32::from(self.width) * u32::from(self.bpp).div_ceil(8)
+        u32::from(self.width).next_multiple_of(8) * u32::from(self.bpp).div_ceil(8)
     }
 
     pub fn frame_bytes(&self) -> u32 {
