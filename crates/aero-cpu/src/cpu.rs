@@ -228,6 +228,7 @@ impl Cpu {
 }
 
 /// Deliver a pending NMI or external interrupt. Returns true if one was delivered.
+#[inline(always)]
 fn poll_events(ex: &mut Exec<'_>) -> bool {
     if ex.c.nmi_pending && !ex.c.nmi_blocked {
         ex.c.nmi_pending = false;

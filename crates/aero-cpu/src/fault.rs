@@ -24,18 +24,24 @@ pub const MC: u8 = 18;
 pub const XM: u8 = 19;
 
 /// An exception raised while executing (or delivering) an instruction.
+///
+/// Kept at 8 bytes so `Result<(), Fault>` is returned in a register by every handler.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Fault {
     pub vector: u8,
-    pub error_code: Option<u32>,
+    has_code: bool,
+    code: u32,
 }
 
 impl Fault {
     pub const fn new(vector: u8) -> Self {
-        Fault { vector, error_code: None }
+        Fault { vector, has_code: false, code: 0 }
     }
     pub const fn with_code(vector: u8, code: u32) -> Self {
-        Fault { vector, error_code: Some(code) }
+        Fault { vector, has_code: true, code }
+    }
+    pub const fn error_code(&self) -> Option<u32> {
+        if self.has_code { Some(self.code) } else { None }
     }
     pub const fn ud() -> Self {
         Fault::new(UD)

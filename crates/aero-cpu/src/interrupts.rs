@@ -25,7 +25,7 @@ pub fn raise_exception(ex: &mut Exec<'_>, f: Fault) {
     let mut current = f;
     // A fault during delivery of `current` is handled serially or escalates.
     for _ in 0..3 {
-        match deliver(ex, current.vector, Source::Exception(current.error_code), rip) {
+        match deliver(ex, current.vector, Source::Exception(current.error_code()), rip) {
             Ok(()) => return,
             Err(second) => {
                 if current.vector == fault::DF {

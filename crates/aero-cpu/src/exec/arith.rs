@@ -11,7 +11,17 @@ const SUB: u8 = 2;
 const SBB: u8 = 3;
 
 pub fn lookup(ins: &Instruction) -> Option<Handler> {
+    use super::{is_imm, is_plain_gpr};
+    // Register-only forms get handlers without operand-kind dispatch.
+    let rr = is_plain_gpr(ins, 0) && is_plain_gpr(ins, 1);
+    let ri = is_plain_gpr(ins, 0) && is_imm(ins, 1);
+    let r = is_plain_gpr(ins, 0);
     Some(match ins.mnemonic() {
+        Mnemonic::Add if rr || ri => alu_reg::<ADD>,
+        Mnemonic::Sub if rr || ri => alu_reg::<SUB>,
+        Mnemonic::Cmp if rr || ri => cmp_reg,
+        Mnemonic::Inc if r => inc_reg,
+        Mnemonic::Dec if r => dec_reg,
         Mnemonic::Add => alu::<ADD>,
         Mnemonic::Adc => alu::<ADC>,
         Mnemonic::Sub => alu::<SUB>,
@@ -53,6 +63,55 @@ fn alu<const OP: u8>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     ex.loc_write(loc, res)?;
     ex.c.flags.set(op, size, dst, src, res);
     ex.c.flags.aux = cin;
+    Ok(())
+}
+
+/// Source operand of a register-destination fast path: register or immediate.
+#[inline(always)]
+fn reg_or_imm(ex: &Exec<'_>, i: &Insn) -> u64 {
+    let o = i.ops[1];
+    if o.kind == super::K_IMM { i.imm } else { ex.reg(o.reg, o.size) }
+}
+
+fn alu_reg<const OP: u8>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
+    let d = i.ops[0];
+    let m = size_mask(d.size);
+    let src = reg_or_imm(ex, i) & m;
+    let dst = ex.reg(d.reg, d.size);
+    let (res, op) = if OP == ADD { (dst.wrapping_add(src) & m, FlagOp::Add) } else { (dst.wrapping_sub(src) & m, FlagOp::Sub) };
+    ex.set_reg(d.reg, d.size, res);
+    ex.c.flags.set(op, d.size, dst, src, res);
+    Ok(())
+}
+
+fn cmp_reg(ex: &mut Exec<'_>, i: &Insn) -> XResult {
+    let d = i.ops[0];
+    let m = size_mask(d.size);
+    let src = reg_or_imm(ex, i) & m;
+    let dst = ex.reg(d.reg, d.size);
+    ex.c.flags.set(FlagOp::Sub, d.size, dst, src, dst.wrapping_sub(src) & m);
+    Ok(())
+}
+
+fn inc_reg(ex: &mut Exec<'_>, i: &Insn) -> XResult {
+    let d = i.ops[0];
+    let dst = ex.reg(d.reg, d.size);
+    let res = dst.wrapping_add(1) & size_mask(d.size);
+    ex.set_reg(d.reg, d.size, res);
+    let cf = ex.cf() as u64;
+    ex.c.flags.set(FlagOp::Inc, d.size, dst, 1, res);
+    ex.c.flags.aux = cf;
+    Ok(())
+}
+
+fn dec_reg(ex: &mut Exec<'_>, i: &Insn) -> XResult {
+    let d = i.ops[0];
+    let dst = ex.reg(d.reg, d.size);
+    let res = dst.wrapping_sub(1) & size_mask(d.size);
+    ex.set_reg(d.reg, d.size, res);
+    let cf = ex.cf() as u64;
+    ex.c.flags.set(FlagOp::Dec, d.size, dst, 1, res);
+    ex.c.flags.aux = cf;
     Ok(())
 }
 

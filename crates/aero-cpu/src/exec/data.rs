@@ -14,6 +14,12 @@ pub fn lookup(ins: &Instruction) -> Option<Handler> {
                 mov_to_sreg
             } else if ins.op0_register().is_cr() || ins.op1_register().is_cr() || ins.op0_register().is_dr() || ins.op1_register().is_dr() {
                 return None; // system.rs
+            } else if super::is_plain_gpr(ins, 0) && (super::is_plain_gpr(ins, 1) || super::is_imm(ins, 1)) {
+                mov_reg
+            } else if super::is_plain_gpr(ins, 0) && super::is_mem(ins, 1) {
+                mov_reg_mem
+            } else if super::is_mem(ins, 0) && super::is_plain_gpr(ins, 1) {
+                mov_mem_reg
             } else {
                 mov
             }
@@ -67,6 +73,28 @@ fn clflush(ex: &mut Exec<'_>, i: &Insn) -> XResult {
 fn mov(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     let v = ex.read_op(i, 1)?;
     ex.write_op(i, 0, v)
+}
+
+fn mov_reg(ex: &mut Exec<'_>, i: &Insn) -> XResult {
+    let (d, o) = (i.ops[0], i.ops[1]);
+    let v = if o.kind == super::K_IMM { i.imm } else { ex.reg(o.reg, o.size) };
+    ex.set_reg(d.reg, d.size, v);
+    Ok(())
+}
+
+fn mov_reg_mem(ex: &mut Exec<'_>, i: &Insn) -> XResult {
+    let d = i.ops[0];
+    let off = ex.ea(i);
+    let v = ex.read_mem(i.mem.seg, off, d.size)?;
+    ex.set_reg(d.reg, d.size, v);
+    Ok(())
+}
+
+fn mov_mem_reg(ex: &mut Exec<'_>, i: &Insn) -> XResult {
+    let o = i.ops[1];
+    let v = ex.reg(o.reg, o.size);
+    let off = ex.ea(i);
+    ex.write_mem(i.mem.seg, off, o.size, v)
 }
 
 fn movzx(ex: &mut Exec<'_>, i: &Insn) -> XResult {

@@ -10,7 +10,13 @@ const OR: u8 = 1;
 const XOR: u8 = 2;
 
 pub fn lookup(ins: &Instruction) -> Option<Handler> {
+    use super::{is_imm, is_plain_gpr};
+    let reg_form = is_plain_gpr(ins, 0) && (is_plain_gpr(ins, 1) || is_imm(ins, 1));
     Some(match ins.mnemonic() {
+        Mnemonic::And if reg_form => logic_reg::<AND>,
+        Mnemonic::Or if reg_form => logic_reg::<OR>,
+        Mnemonic::Xor if reg_form => logic_reg::<XOR>,
+        Mnemonic::Test if reg_form => test_reg,
         Mnemonic::And => logic::<AND>,
         Mnemonic::Or => logic::<OR>,
         Mnemonic::Xor => logic::<XOR>,
@@ -32,6 +38,34 @@ fn logic<const OP: u8>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     };
     ex.loc_write(loc, res)?;
     ex.c.flags.set(FlagOp::Logic, size, dst, src, res);
+    Ok(())
+}
+
+#[inline(always)]
+fn reg_or_imm(ex: &Exec<'_>, i: &Insn) -> u64 {
+    let o = i.ops[1];
+    if o.kind == super::K_IMM { i.imm } else { ex.reg(o.reg, o.size) }
+}
+
+fn logic_reg<const OP: u8>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
+    let d = i.ops[0];
+    let src = reg_or_imm(ex, i) & size_mask(d.size);
+    let dst = ex.reg(d.reg, d.size);
+    let res = match OP {
+        AND => dst & src,
+        OR => dst | src,
+        _ => dst ^ src,
+    };
+    ex.set_reg(d.reg, d.size, res);
+    ex.c.flags.set(FlagOp::Logic, d.size, dst, src, res);
+    Ok(())
+}
+
+fn test_reg(ex: &mut Exec<'_>, i: &Insn) -> XResult {
+    let d = i.ops[0];
+    let a = ex.reg(d.reg, d.size);
+    let b = reg_or_imm(ex, i) & size_mask(d.size);
+    ex.c.flags.set(FlagOp::Logic, d.size, a, b, a & b);
     Ok(())
 }
 

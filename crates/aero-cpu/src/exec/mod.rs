@@ -136,6 +136,30 @@ pub struct Exec<'a> {
     pub bus: &'a mut dyn Bus,
 }
 
+/// Operand `n` is a general register other than AH/CH/DH/BH (fast-path handlers).
+pub fn is_plain_gpr(ins: &Instruction, n: u32) -> bool {
+    use iced_x86::{OpKind, Register};
+    ins.op_count() > n
+        && ins.op_kind(n) == OpKind::Register
+        && ins.op_register(n).is_gpr()
+        && !matches!(ins.op_register(n), Register::AH | Register::CH | Register::DH | Register::BH)
+}
+
+/// Operand `n` is an immediate.
+pub fn is_imm(ins: &Instruction, n: u32) -> bool {
+    use iced_x86::OpKind::*;
+    ins.op_count() > n
+        && matches!(
+            ins.op_kind(n),
+            Immediate8 | Immediate16 | Immediate32 | Immediate64 | Immediate8to16 | Immediate8to32 | Immediate8to64 | Immediate32to64
+        )
+}
+
+/// Operand `n` is a ModRM memory operand.
+pub fn is_mem(ins: &Instruction, n: u32) -> bool {
+    ins.op_count() > n && ins.op_kind(n) == iced_x86::OpKind::Memory
+}
+
 /// Handler for instructions that are decoded but not implemented: #UD.
 pub fn undefined(_: &mut Exec<'_>, _: &Insn) -> XResult {
     Err(Fault::ud())

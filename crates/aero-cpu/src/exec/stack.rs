@@ -10,7 +10,10 @@ use iced_x86::{Instruction, Mnemonic};
 
 pub fn lookup(ins: &Instruction) -> Option<Handler> {
     use Mnemonic::*;
+    let reg = super::is_plain_gpr(ins, 0);
     Some(match ins.mnemonic() {
+        Push if reg => push_reg,
+        Pop if reg => pop_reg,
         Push => push,
         Pop => pop,
         Pusha | Pushad => pusha,
@@ -21,6 +24,20 @@ pub fn lookup(ins: &Instruction) -> Option<Handler> {
         Leave => leave,
         _ => return None,
     })
+}
+
+fn push_reg(ex: &mut Exec<'_>, i: &Insn) -> XResult {
+    let o = i.ops[0];
+    let v = ex.reg(o.reg, o.size);
+    ex.push(v, o.size)
+}
+
+fn pop_reg(ex: &mut Exec<'_>, i: &Insn) -> XResult {
+    let o = i.ops[0];
+    let v = ex.peek(0, o.size)?;
+    ex.s.gpr[4] = ex.sp_add(o.size as i64);
+    ex.set_reg(o.reg, o.size, v);
+    Ok(())
 }
 
 fn push(ex: &mut Exec<'_>, i: &Insn) -> XResult {
@@ -90,8 +107,9 @@ fn popa(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     for (k, v) in vals.iter_mut().enumerate() {
         *v = ex.peek(k as u64 * size as u64, size)?;
     }
+    // Slot k holds register 7 - k (EDI first); slot 3 is the skipped ESP image.
     for r in 0..8u8 {
-        if r != 4 {
+        if r != 3 {
             ex.set_reg(7 - r, size, vals[r as usize]);
         }
     }
