@@ -269,7 +269,7 @@ fn enter(ex: &mut Exec<'_>) {
             }
             page = page.saturating_add(0x1000);
             budget -= 1;
-            if page == u64::MAX & !0xFFF {
+            if page == !0xFFF {
                 break;
             }
         }

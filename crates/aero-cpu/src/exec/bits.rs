@@ -63,7 +63,7 @@ fn bt<const OP: u8>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
         ex.loc_write(loc, nv)?;
     }
     ex.materialize_flags();
-    ex.s.rflags = (ex.s.rflags & !CF) | cf * CF;
+    ex.s.rflags = (ex.s.rflags & !CF) | (cf * CF);
     Ok(())
 }
 

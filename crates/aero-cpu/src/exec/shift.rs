@@ -53,14 +53,14 @@ fn shift<const OP: u8>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
             let cf = if cnt > bits { 0 } else { (dst >> (bits - cnt)) & 1 };
             ex.loc_write(loc, res)?;
             let of = ((res & msb != 0) as u64) ^ cf;
-            ex.c.flags.set_explicit(size, res, cf * CF | of * OF);
+            ex.c.flags.set_explicit(size, res, (cf * CF) | (of * OF));
         }
         SHR => {
             let res = if cnt >= 64 { 0 } else { dst >> cnt };
             let cf = if cnt > 64 { 0 } else { (dst >> (cnt - 1)) & 1 };
             ex.loc_write(loc, res)?;
             let of = (dst & msb != 0) as u64;
-            ex.c.flags.set_explicit(size, res, cf * CF | of * OF);
+            ex.c.flags.set_explicit(size, res, (cf * CF) | (of * OF));
         }
         SAR => {
             let sh = 64 - bits;
@@ -119,7 +119,7 @@ fn shift<const OP: u8>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
 
 fn set_cf_of(ex: &mut Exec<'_>, cf: u64, of: u64) {
     ex.materialize_flags();
-    ex.s.rflags = (ex.s.rflags & !(CF | OF)) | cf * CF | of * OF;
+    ex.s.rflags = (ex.s.rflags & !(CF | OF)) | (cf * CF) | (of * OF);
 }
 
 fn double_shift<const LEFT: bool>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
@@ -145,6 +145,6 @@ fn double_shift<const LEFT: bool>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     };
     ex.loc_write(loc, res)?;
     let of = ((res ^ dst) & sign_bit(size) != 0) as u64;
-    ex.c.flags.set_explicit(size, res, cf * CF | of * OF);
+    ex.c.flags.set_explicit(size, res, (cf * CF) | (of * OF));
     Ok(())
 }

@@ -330,7 +330,7 @@ fn visible_descriptor(ex: &mut Exec<'_>, sel: u16, lsl: bool) -> XResult<Option<
     if !d.is_code_data() {
         let ok = match d.typ() {
             1 | 2 | 3 | 9 | 0xB => true,
-            4 | 5 | 0xC => !lsl && !ex.long_mode() || (!lsl && d.typ() == 0xC),
+            4 | 5 | 0xC => !lsl && (!ex.long_mode() || d.typ() == 0xC),
             _ => false,
         };
         if !ok {
@@ -505,9 +505,7 @@ fn swapgs(ex: &mut Exec<'_>, _: &Insn) -> XResult {
         return Err(Fault::ud());
     }
     require_cpl0(ex)?;
-    let k = ex.c.msr.kernel_gs_base;
-    ex.c.msr.kernel_gs_base = ex.s.seg[GS as usize].base;
-    ex.s.seg[GS as usize].base = k;
+    std::mem::swap(&mut ex.c.msr.kernel_gs_base, &mut ex.s.seg[GS as usize].base);
     crate::seg::refresh_seg(ex, GS);
     Ok(())
 }
