@@ -1,10 +1,6 @@
 //! Runs the ROM on Aero's CPU against the real VGA model (aero-gpu): a tiny machine with
 //! 1 MiB of RAM, the ROM shadowed at C0000, the VGA's ports and legacy window, and a
 //! PCI configuration space holding just the VGA function.
-//!
-//! They are `#[ignore]`d until aero-cpu's POPA is fixed: it skips the pushed-BX slot
-//! instead of the pushed-SP slot, so every `popa` in the ROM corrupts SP. With that
-//! one-line fix (`r != 3`) all of them pass; run them with `--ignored`.
 
 use aero_cpu::{Bus, Cpu, PageMapping, Reg, RunExit, Seg};
 use aero_gpu::Vga;
@@ -179,7 +175,6 @@ impl Machine {
 }
 
 #[test]
-#[ignore = "needs the aero-cpu POPA fix (exec/stack.rs popa restores SP from the saved-SP slot and skips BX)"]
 fn vgabios_exec_init_sets_mode3_and_teletype_shows_text() {
     let mut m = Machine::booted();
     // Vectors and BDA.
@@ -207,7 +202,6 @@ fn vgabios_exec_init_sets_mode3_and_teletype_shows_text() {
 }
 
 #[test]
-#[ignore = "needs the aero-cpu POPA fix (exec/stack.rs popa restores SP from the saved-SP slot and skips BX)"]
 fn vgabios_exec_teletype_scrolls_and_write_string() {
     let mut m = Machine::booted();
     for i in 0..30 {
@@ -236,7 +230,6 @@ fn vgabios_exec_teletype_scrolls_and_write_string() {
 }
 
 #[test]
-#[ignore = "needs the aero-cpu POPA fix (exec/stack.rs popa restores SP from the saved-SP slot and skips BX)"]
 fn vgabios_exec_80x50_font_switch() {
     let mut m = Machine::booted();
     m.int10(0x1112, 0x0000, 0, 0, 0, 0);
@@ -253,7 +246,6 @@ fn vgabios_exec_80x50_font_switch() {
 }
 
 #[test]
-#[ignore = "needs the aero-cpu POPA fix (exec/stack.rs popa restores SP from the saved-SP slot and skips BX)"]
 fn vgabios_exec_mode13h_registers_and_pixels() {
     let mut m = Machine::booted();
     m.int10(0x0013, 0, 0, 0, 0, 0);
@@ -290,7 +282,6 @@ fn vgabios_exec_mode13h_registers_and_pixels() {
 }
 
 #[test]
-#[ignore = "needs the aero-cpu POPA fix (exec/stack.rs popa restores SP from the saved-SP slot and skips BX)"]
 fn vgabios_exec_mode12h_planar_text_and_pixels() {
     let mut m = Machine::booted();
     m.int10(0x0012, 0, 0, 0, 0, 0);
@@ -323,7 +314,6 @@ fn vgabios_exec_mode12h_planar_text_and_pixels() {
 }
 
 #[test]
-#[ignore = "needs the aero-cpu POPA fix (exec/stack.rs popa restores SP from the saved-SP slot and skips BX)"]
 fn vgabios_exec_vbe_controller_and_mode_info() {
     let mut m = Machine::booted();
     m.ram[0x1000..0x1004].copy_from_slice(b"VBE2");
@@ -355,7 +345,6 @@ fn vgabios_exec_vbe_controller_and_mode_info() {
 }
 
 #[test]
-#[ignore = "needs the aero-cpu POPA fix (exec/stack.rs popa restores SP from the saved-SP slot and skips BX)"]
 fn vgabios_exec_vbe_set_mode_programs_dispi() {
     let mut m = Machine::booted();
     m.int10(0x4F02, 0x4138, 0, 0, 0, 0);
@@ -393,7 +382,6 @@ fn vgabios_exec_vbe_set_mode_programs_dispi() {
 }
 
 #[test]
-#[ignore = "needs the aero-cpu POPA fix (exec/stack.rs popa restores SP from the saved-SP slot and skips BX)"]
 fn vgabios_exec_ddc_returns_the_edid() {
     let mut m = Machine::booted();
     m.int10(0x4F15, 0x0000, 0, 0, 0, 0);
@@ -407,7 +395,6 @@ fn vgabios_exec_ddc_returns_the_edid() {
 }
 
 #[test]
-#[ignore = "needs the aero-cpu POPA fix (exec/stack.rs popa restores SP from the saved-SP slot and skips BX)"]
 fn vgabios_exec_palette_and_state_services() {
     let mut m = Machine::booted();
     // AX=1010h set DAC 5, AX=1015h read it back.
@@ -449,3 +436,91 @@ fn vgabios_exec_palette_and_state_services() {
     assert_eq!(m.bus.vga.io_read(0x3C9, 1), 0x3F, "DAC restored");
 }
 
+
+#[test]
+fn vgabios_exec_cga_mode4_pixels_text_and_palette() {
+    let mut m = Machine::booted();
+    m.int10(0x0004, 0, 0, 0, 0, 0);
+    assert_eq!(m.ram[0x449], 4);
+    assert_eq!(m.word(0x44A), 40);
+    // Pixel (5, 3): odd line → second bank; 2 bits per pixel, leftmost in the high bits.
+    m.int10(0x0C02, 0, 5, 3, 0, 0);
+    let byte = m.bus.mmio_read(0xB8000 + 0x2000 + 80 + 1, 1) as u8;
+    assert_eq!(byte, 0b0010_0000, "pixel 1 of the byte (bits 5:4) = colour 2");
+    m.int10(0x0D00, 0, 5, 3, 0, 0);
+    assert_eq!(m.reg16(Reg::Rax) & 0xFF, 2);
+    // A glyph in colour 3 and its read-back.
+    m.int10(0x0200, 0, 0, 0x0102, 0, 0);
+    m.int10(0x0E5A, 0x0003, 0, 0, 0, 0);
+    m.int10(0x0200, 0, 0, 0x0102, 0, 0);
+    m.int10(0x0800, 0, 0, 0, 0, 0);
+    assert_eq!(m.reg16(Reg::Rax), u16::from(b'Z'));
+    // AH=0Bh BH=1: palette 0 puts green/red/brown in attributes 1–3 (bright: the mode
+    // set left the intensity bit on, as the BDA palette byte 30h says).
+    m.int10(0x0B00, 0x0100, 0, 0, 0, 0);
+    for (index, colour) in [(1u8, 0x12u8), (2, 0x14), (3, 0x16)] {
+        m.int10(0x1007, u16::from(index), 0, 0, 0, 0);
+        assert_eq!(m.reg16(Reg::Rbx) >> 8, u16::from(colour));
+    }
+    // BH=0 BL=01h: background blue, intensity off → attribute 0 = 1, palette dims.
+    m.int10(0x0B00, 0x0001, 0, 0, 0, 0);
+    m.int10(0x1007, 0x0000, 0, 0, 0, 0);
+    assert_eq!(m.reg16(Reg::Rbx) >> 8, 1);
+    m.int10(0x1007, 0x0001, 0, 0, 0, 0);
+    assert_eq!(m.reg16(Reg::Rbx) >> 8, 2);
+}
+
+#[test]
+fn vgabios_exec_user_font_and_dac_blocks() {
+    let mut m = Machine::booted();
+    // AX=1100h: one 16-line glyph for character 80h into map 0.
+    let glyph: Vec<u8> = (0..16u8).map(|i| i.wrapping_mul(17)).collect();
+    m.ram[0x5000..0x5010].copy_from_slice(&glyph);
+    m.cpu.state.set_reg(Reg::Rbp, 0x5000);
+    m.int10(0x1100, 0x1000, 1, 0x80, 0, 0);
+    let plane2 = &m.bus.vga.planes()[2 * aero_gpu::vga::PLANE_SIZE..];
+    assert_eq!(&plane2[0x80 * 32..0x80 * 32 + 16], &glyph[..]);
+    assert!(plane2[0x80 * 32 + 16..0x81 * 32].iter().all(|&b| b == 0), "slot padding cleared");
+    assert_eq!(&plane2[b'A' as usize * 32..b'A' as usize * 32 + 16], aero_gpu::font::font_8x16().glyph(b'A'));
+    // Text mode still works after the plane-2 access.
+    m.teletype("ok");
+    assert!(m.bus.vga.text_screen().unwrap().starts_with("ok"));
+    // AX=1012h / 1017h: write three DAC entries from ES:DX, read them back.
+    let colours = [1u8, 2, 3, 10, 20, 30, 63, 0, 63];
+    m.ram[0x5100..0x5109].copy_from_slice(&colours);
+    m.int10(0x1012, 0x0040, 3, 0x5100, 0, 0);
+    m.int10(0x1017, 0x0040, 3, 0x5200, 0, 0);
+    assert_eq!(&m.ram[0x5200..0x5209], &colours);
+}
+
+#[test]
+fn vgabios_exec_vbe_palette_and_state_save_restore() {
+    let mut m = Machine::booted();
+    m.int10(0x4F02, 0x4101, 0, 0, 0, 0); // 640×480×8
+    assert_eq!(m.reg16(Reg::Rax), 0x004F);
+    // 4F09h: entries are blue, green, red, pad.
+    m.ram[0x5000..0x5008].copy_from_slice(&[1, 2, 3, 0, 4, 5, 6, 0]);
+    m.int10(0x4F09, 0x0000, 2, 0x10, 0, 0x5000);
+    assert_eq!(m.reg16(Reg::Rax), 0x004F);
+    m.bus.vga.io_write(0x3C7, 1, 0x11);
+    let rgb: Vec<u32> = (0..3).map(|_| m.bus.vga.io_read(0x3C9, 1)).collect();
+    assert_eq!(rgb, [6, 5, 4]);
+    m.int10(0x4F09, 0x0001, 1, 0x10, 0, 0x5100);
+    assert_eq!(&m.ram[0x5100..0x5104], &[1, 2, 3, 0]);
+    m.int10(0x4F08, 0x0001, 0, 0, 0, 0);
+    assert_eq!(m.reg16(Reg::Rbx) >> 8, 6, "6-bit DAC");
+    // 4F04h: save everything (incl. DISPI), switch to text, restore the VBE mode.
+    m.int10(0x4F04, 0, 0x000F, 0x0000, 0, 0);
+    let blocks = m.reg16(Reg::Rbx);
+    assert_eq!(blocks, 17);
+    m.int10(0x4F04, 0x0000, 0x000F, 0x0001, 0x0600, 0);
+    assert_eq!(m.reg16(Reg::Rax), 0x004F);
+    m.int10(0x0003, 0, 0, 0, 0, 0);
+    assert!(m.bus.vga.vbe_mode().is_none());
+    m.int10(0x4F04, 0x0000, 0x000F, 0x0002, 0x0600, 0);
+    assert_eq!(m.reg16(Reg::Rax), 0x004F);
+    let mode = m.bus.vga.vbe_mode().expect("VBE mode restored");
+    assert_eq!((mode.width, mode.height, mode.bpp), (640, 480, 8));
+    m.bus.vga.io_write(0x3C7, 1, 0x11);
+    assert_eq!(m.bus.vga.io_read(0x3C9, 1), 6, "DAC restored");
+}
