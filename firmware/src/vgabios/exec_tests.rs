@@ -524,3 +524,30 @@ fn vgabios_exec_vbe_palette_and_state_save_restore() {
     m.bus.vga.io_write(0x3C7, 1, 0x11);
     assert_eq!(m.bus.vga.io_read(0x3C9, 1), 6, "DAC restored");
 }
+
+#[test]
+fn vgabios_exec_scan_line_selection_for_text_modes() {
+    let mut m = Machine::booted();
+    // 350 lines: 8×14 cells.
+    m.int10(0x1201, 0x0030, 0, 0, 0, 0);
+    assert_eq!(m.reg16(Reg::Rax) & 0xFF, 0x12);
+    m.int10(0x0003, 0, 0, 0, 0, 0);
+    assert_eq!(m.word(0x485), 14);
+    assert_eq!(m.ram[0x484], 24);
+    assert_eq!(m.bus.vga.io_read(0x3CC, 1), 0xA3);
+    assert_eq!(m.vga_reg(0x3D4, 0x09), 0x4D);
+    let plane2 = &m.bus.vga.planes()[2 * aero_gpu::vga::PLANE_SIZE..];
+    assert_eq!(&plane2[usize::from(b'A') * 32..usize::from(b'A') * 32 + 14], &aero_gpu::font::font_8x16().glyph(b'A')[1..15]);
+    m.teletype("x");
+    assert_eq!(m.bus.vga.text_screen().unwrap().lines().count(), 25);
+    // 200 lines: 8×8 cells, double-scanned.
+    m.int10(0x1200, 0x0030, 0, 0, 0, 0);
+    m.int10(0x0003, 0, 0, 0, 0, 0);
+    assert_eq!(m.word(0x485), 8);
+    assert_eq!(m.vga_reg(0x3D4, 0x09), 0xC7);
+    // Back to 400 lines.
+    m.int10(0x1202, 0x0030, 0, 0, 0, 0);
+    m.int10(0x0003, 0, 0, 0, 0, 0);
+    assert_eq!(m.word(0x485), 16);
+    assert_eq!(m.bus.vga.io_read(0x3CC, 1), 0x67);
+}

@@ -12,8 +12,6 @@
 //! What the ROM does not do (callers get an explicit failure or a documented no-op):
 //! * VBE 4F0Ah (protected-mode interface) returns 014Fh; the DAC is fixed at 6 bits
 //!   (4F08h reports 6, asking for 8 returns 034Fh); VBE 4F09h has no secondary palette.
-//! * AH=12h BL=30h records the requested scan-line count in the BDA, but text modes are
-//!   always programmed for 400 lines (use AX=1111h/1112h for 28/50 rows).
 //! * INT 10h text services draw nothing while a VBE mode is active (BDA mode = 7Fh).
 //! * BEL (07h) in teletype output is ignored (no speaker access from the video BIOS).
 //!
@@ -128,7 +126,7 @@ pub(crate) mod frame {
 
 /// The per-mode record the ROM keeps for each VGA mode (see `rom::emit_mode_table`).
 pub(crate) mod mode_rec {
-    pub const LEN: u16 = 20;
+    pub const LEN: u16 = 22;
     pub const NUMBER: u16 = 0;
     pub const KIND: u16 = 1;
     pub const COLUMN_BYTES: u16 = 2;
@@ -141,4 +139,7 @@ pub(crate) mod mode_rec {
     pub const COLOURS: u16 = 14;
     pub const CGA_MODE_CTL: u16 = 16;
     pub const CGA_PALETTE: u16 = 17;
+    /// Parameter tables of the 350- and 200-line text variants (0 = none).
+    pub const PARAMS_350: u16 = 18;
+    pub const PARAMS_200: u16 = 20;
 }

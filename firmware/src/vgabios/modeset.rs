@@ -248,8 +248,27 @@ fn emit_set_mode(asm: &mut Asm) -> Result<(), VgaBiosError> {
     asm.xor(ax, ax)?;
     asm.call_sym("dispi_write")?;
 
-    // BDA video state.
+    // Parameter table: text modes honour the scan-line choice of AH=12h BL=30h
+    // (BDA 0x489 bit 7 = 200 lines, bit 4 clear = 350 lines).
     asm.mov(bx, word_ptr(si + m::PARAMS as i32).cs())?;
+    let mut params_chosen = asm.create_label();
+    asm.test(byte_ptr(bda::VGA_FLAGS as u32), 0x80)?;
+    let mut not_200 = asm.create_label();
+    asm.jz(not_200)?;
+    asm.cmp(word_ptr(si + m::PARAMS_200 as i32).cs(), 0)?;
+    asm.je(params_chosen)?;
+    asm.mov(bx, word_ptr(si + m::PARAMS_200 as i32).cs())?;
+    asm.jmp(params_chosen)?;
+    asm.set(&mut not_200)?;
+    asm.test(byte_ptr(bda::VGA_FLAGS as u32), 0x10)?;
+    asm.jnz(params_chosen)?;
+    asm.cmp(word_ptr(si + m::PARAMS_350 as i32).cs(), 0)?;
+    asm.je(params_chosen)?;
+    asm.mov(bx, word_ptr(si + m::PARAMS_350 as i32).cs())?;
+    asm.set(&mut params_chosen)?;
+    asm.push(bx)?; // kept for the font choice below
+
+    // BDA video state.
     asm.mov(al, cs_byte(si + m::NUMBER as i32))?;
     asm.mov(byte_ptr(bda::MODE as u32), al)?;
     asm.movzx(ax, cs_byte(bx + P_COLUMNS as i32))?;
@@ -298,16 +317,27 @@ fn emit_set_mode(asm: &mut Asm) -> Result<(), VgaBiosError> {
     let mut graphics = asm.create_label();
     asm.jne(graphics)?;
 
-    // Text: the 8×16 font into map 0, then blank cells.
+    // Text: the font matching the cell height into map 0, then blank cells.
+    asm.pop(bx)?;
     asm.push(es)?;
     asm.push(si)?;
     asm.push(cs)?;
     asm.pop(es)?;
+    let f8 = asm.addr("font8x8");
+    let f14 = asm.addr("font8x14");
     let f16 = asm.addr("font8x16");
+    asm.mov(bh, cs_byte(bx + P_CHAR_HEIGHT as i32))?;
     asm.mov(di, f16 as i32)?;
+    let mut font_chosen = asm.create_label();
+    asm.cmp(bh, 14)?;
+    asm.ja(font_chosen)?;
+    asm.mov(di, f14 as i32)?;
+    asm.je(font_chosen)?;
+    asm.mov(di, f8 as i32)?;
+    asm.set(&mut font_chosen)?;
     asm.mov(cx, 256)?;
     asm.xor(dx, dx)?;
-    asm.mov(bx, 0x1000)?;
+    asm.xor(bl, bl)?;
     asm.call_sym("load_font")?;
     asm.pop(si)?;
     asm.pop(es)?;
@@ -321,6 +351,7 @@ fn emit_set_mode(asm: &mut Asm) -> Result<(), VgaBiosError> {
     asm.jmp(done)?;
 
     asm.set(&mut graphics)?;
+    asm.pop(bx)?;
     asm.mov(al, byte_ptr(bda::CHAR_HEIGHT as u32))?;
     asm.call_sym("set_int43_for_height")?;
     asm.test(byte_ptr(bda::VIDEO_CTL as u32), 0x80)?;

@@ -220,6 +220,16 @@ fn cga_registers(mode: u8) -> (u8, u8) {
 fn emit_data(asm: &mut Asm, fonts: &RomFonts, modes: &[VgaMode]) -> Result<(), VgaBiosError> {
     // VGA mode records, then their parameter tables back to back.
     let params_base = asm.addr("vga_params");
+    // Parameter tables: every mode's own table (index i), then the text variants.
+    let mut params: Vec<u8> = modes.iter().flat_map(|m| m.params).collect();
+    let mut variant = |table: Option<[u8; 64]>| -> u16 {
+        table.map_or(0, |t| {
+            let offset = params_base.wrapping_add(params.len() as u16);
+            params.extend_from_slice(&t);
+            offset
+        })
+    };
+    let variants: Vec<(u16, u16)> = modes.iter().map(|m| (variant(m.params_350), variant(m.params_200))).collect();
     let mut table = Vec::new();
     for (i, mode) in modes.iter().enumerate() {
         let (dac_name, dac_entries) = dac_symbol(mode.dac);
@@ -239,12 +249,14 @@ fn emit_data(asm: &mut Asm, fonts: &RomFonts, modes: &[VgaMode]) -> Result<(), V
         put(mode_rec::COLOURS, mode.colours);
         r[mode_rec::CGA_MODE_CTL as usize] = ctl;
         r[mode_rec::CGA_PALETTE as usize] = pal;
+        let (p350, p200) = variants[i];
+        r[usize::from(mode_rec::PARAMS_350)..usize::from(mode_rec::PARAMS_350) + 2].copy_from_slice(&p350.to_le_bytes());
+        r[usize::from(mode_rec::PARAMS_200)..usize::from(mode_rec::PARAMS_200) + 2].copy_from_slice(&p200.to_le_bytes());
         table.extend_from_slice(&r);
     }
     table.push(0xFF);
     asm.bind("vga_mode_table")?;
     asm.db(&table)?;
-    let params: Vec<u8> = modes.iter().flat_map(|m| m.params).collect();
     asm.bind("vga_params")?;
     asm.db(&params)?;
     for set in [DacSet::Ega, DacSet::Cga, DacSet::Mono, DacSet::Vga256] {
