@@ -34,6 +34,12 @@ impl Bus for FlatBus {
 }
 
 fn bench(name: &str, f: impl FnOnce(&mut CodeAssembler) -> Result<(), iced_x86::IcedError>) {
+    // AERO_MIPS_ONLY=<name prefix> runs one benchmark (e.g. under callgrind).
+    if let Ok(only) = std::env::var("AERO_MIPS_ONLY") {
+        if !name.starts_with(only.as_str()) {
+            return;
+        }
+    }
     let mut a = CodeAssembler::new(32).unwrap();
     f(&mut a).unwrap();
     let code = a.assemble(0x1000).unwrap();

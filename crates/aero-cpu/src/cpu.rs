@@ -105,6 +105,16 @@ impl Cpu {
     pub fn fpu(&self) -> &crate::fpu::X87State {
         &self.core.fpu
     }
+    pub fn fpu_mut(&mut self) -> &mut crate::fpu::X87State {
+        &mut self.core.fpu
+    }
+    /// Access to the SSE state (XMM registers, MXCSR).
+    pub fn sse(&self) -> &crate::sse::SseState {
+        &self.core.sse
+    }
+    pub fn sse_mut(&mut self) -> &mut crate::sse::SseState {
+        &mut self.core.sse
+    }
 
     pub fn sse_state(&self) -> &crate::sse::SseState {
         &self.core.sse
