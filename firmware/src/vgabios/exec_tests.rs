@@ -508,7 +508,13 @@ fn vgabios_exec_vbe_palette_and_state_save_restore() {
     m.int10(0x4F09, 0x0001, 1, 0x10, 0, 0x5100);
     assert_eq!(&m.ram[0x5100..0x5104], &[1, 2, 3, 0]);
     m.int10(0x4F08, 0x0001, 0, 0, 0, 0);
-    assert_eq!(m.reg16(Reg::Rbx) >> 8, 6, "6-bit DAC");
+    assert_eq!(m.reg16(Reg::Rbx) >> 8, 6, "6-bit DAC after a mode set");
+    m.int10(0x4F08, 0x0800, 0, 0, 0, 0);
+    assert_eq!((m.reg16(Reg::Rax), m.reg16(Reg::Rbx) >> 8), (0x004F, 8));
+    assert_eq!(m.dispi(4) & 0x21, 0x21, "DISPI 8-bit DAC flag, mode still on");
+    m.int10(0x4F08, 0x0600, 0, 0, 0, 0);
+    assert_eq!(m.reg16(Reg::Rbx) >> 8, 6);
+    assert_eq!(m.dispi(4) & 0x20, 0);
     // 4F04h: save everything (incl. DISPI), switch to text, restore the VBE mode.
     m.int10(0x4F04, 0, 0x000F, 0x0000, 0, 0);
     let blocks = m.reg16(Reg::Rbx);

@@ -80,9 +80,8 @@ fn emit_alternate_select(asm: &mut Asm) -> Result<(), VgaBiosError> {
     asm.mov(word_ptr(bp + frame::CX as i32), cx)?;
     asm.ret()?;
 
-    // BL=30h: AL = 0/1/2 → 200/350/400 scan lines for the next text mode set. The
-    // choice is recorded in the BDA (bits 7 and 4 of 0x489); this BIOS's text modes
-    // are always programmed for 400 lines.
+    // BL=30h: AL = 0/1/2 → 200/350/400 scan lines for the next text mode set, recorded
+    // in the BDA (0x489 bit 7 = 200, bit 4 = 400, neither = 350).
     asm.bind("alt_scan_lines")?;
     asm.cmp(al, 2)?;
     let mut bad = asm.create_label();

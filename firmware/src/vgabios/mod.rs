@@ -10,8 +10,8 @@
 //! framebuffer at PCI BAR0.
 //!
 //! What the ROM does not do (callers get an explicit failure or a documented no-op):
-//! * VBE 4F0Ah (protected-mode interface) returns 014Fh; the DAC is fixed at 6 bits
-//!   (4F08h reports 6, asking for 8 returns 034Fh); VBE 4F09h has no secondary palette.
+//! * VBE 4F0Ah (protected-mode interface) returns 014Fh; VBE 4F09h has no secondary
+//!   palette; the 8-bit DAC (4F08h) exists only while a VBE mode is on (034Fh otherwise).
 //! * INT 10h text services draw nothing while a VBE mode is active (BDA mode = 7Fh).
 //! * BEL (07h) in teletype output is ignored (no speaker access from the video BIOS).
 //!

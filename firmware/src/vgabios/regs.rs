@@ -36,6 +36,7 @@ pub(crate) mod dispi {
     pub const Y_OFFSET: i32 = 9;
     pub const VIDEO_MEMORY_64K: i32 = 10;
     pub const ENABLED: i32 = 0x01;
+    pub const DAC_8BIT: i32 = 0x20;
     pub const LFB_ENABLED: i32 = 0x40;
     pub const NO_CLEAR_MEM: i32 = 0x80;
 }

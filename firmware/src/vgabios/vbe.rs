@@ -221,8 +221,8 @@ fn emit_controller_info(asm: &mut Asm) -> Result<(), VgaBiosError> {
     asm.pop(di)?;
     asm.mov(dword_ptr(di).es(), 0x4153_4556)?; // "VESA"
     asm.mov(word_ptr(di + 4).es(), 0x0300)?;
-    // Capabilities: 6-bit DAC only, VGA compatible, normal RAMDAC.
-    asm.mov(dword_ptr(di + 0x0A).es(), 0)?;
+    // Capabilities: DAC switchable to 8 bits, VGA compatible, normal RAMDAC.
+    asm.mov(dword_ptr(di + 0x0A).es(), 1)?;
     asm.lea(ax, word_ptr(di + 0x22))?; // mode list in the reserved area
     asm.mov(word_ptr(di + 0x0E).es(), ax)?;
     asm.mov(word_ptr(di + 0x10).es(), es)?;
@@ -707,18 +707,38 @@ fn emit_scanline_and_start(asm: &mut Asm) -> Result<(), VgaBiosError> {
     Ok(())
 }
 
-/// 4F08h (DAC width: fixed 6 bits) and 4F09h (palette data).
+/// 4F08h (DAC width: 6 bits, or 8 bits while a VBE mode is on — the DISPI 8-bit DAC
+/// flag) and 4F09h (palette data, written at the current width).
 fn emit_palette(asm: &mut Asm) -> Result<(), VgaBiosError> {
     asm.bind("vbe_dac_width")?;
-    asm.mov(byte_ptr(bp + frame::BH as i32), 6)?;
     let fail = asm.l("vbe_fail");
     asm.cmp(bl, 1)?;
     asm.ja(fail)?;
+    let mut report = asm.create_label();
+    asm.je(report)?;
+    asm.call_sym("vbe_require_mode")?;
+    let invalid = asm.l("vbe_invalid_in_mode");
+    asm.jc(invalid)?;
+    asm.mov(cl, bh)?;
+    asm.mov(bx, dispi::ENABLE)?;
+    asm.call_sym("dispi_read")?;
+    asm.and(ax, !(dispi::DAC_8BIT | dispi::NO_CLEAR_MEM) & 0xFFFF)?;
+    asm.or(ax, dispi::NO_CLEAR_MEM)?; // already on: must not wipe the screen
+    asm.cmp(cl, 8)?;
+    let mut six = asm.create_label();
+    asm.jb(six)?;
+    asm.or(ax, dispi::DAC_8BIT)?;
+    asm.set(&mut six)?;
+    asm.call_sym("dispi_write")?;
+    asm.set(&mut report)?;
+    asm.mov(bx, dispi::ENABLE)?;
+    asm.call_sym("dispi_read")?;
+    asm.mov(byte_ptr(bp + frame::BH as i32), 6)?;
+    asm.test(al, dispi::DAC_8BIT)?;
     let ok = asm.l("vbe_ok");
-    asm.je(ok)?;
-    asm.cmp(bh, 6)?;
-    asm.je(ok)?;
-    asm.jmp_sym("vbe_invalid_in_mode")?; // only the 6-bit DAC exists
+    asm.jz(ok)?;
+    asm.mov(byte_ptr(bp + frame::BH as i32), 8)?;
+    asm.jmp_sym("vbe_ok")?;
 
     // BL=00h/80h set, 01h get: CX entries from DX, ES:DI = (blue, green, red, pad).
     asm.bind("vbe_palette")?;
