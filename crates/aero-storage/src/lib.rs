@@ -4,6 +4,7 @@
 
 mod create;
 mod fileio;
+pub mod ide;
 mod image;
 mod overlay;
 mod qcow2;
