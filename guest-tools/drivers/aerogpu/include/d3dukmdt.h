@@ -18,6 +18,7 @@ typedef UINT D3DDDI_VIDEO_PRESENT_TARGET_ID;
 
 #define D3DDDI_ID_UNINITIALIZED ((UINT)(~0u))
 #define D3DDDI_ID_NOTAPPLICABLE ((UINT)(0u))
+#define D3DDDI_ID_ALL ((UINT)(~0u))
 
 /* Pixel formats: values of D3DFORMAT; only the ones the drivers name. */
 typedef enum _D3DDDIFORMAT {

@@ -1,0 +1,430 @@
+/* Allocations (private-data blob, share tokens), paging, contexts, and the submission
+ * path Render/Present -> SubmitCommand -> ring. UNTESTED ON WINDOWS (aerogpu_kmd.h). */
+#include "aerogpu_kmd.h"
+
+agpu_allocation *agpu_allocation_from_handle(HANDLE h)
+{
+    return (agpu_allocation *)h;
+}
+
+static agpu_adapter *adapter_of_device(HANDLE hDevice)
+{
+    return ((agpu_device_ctx *)hDevice)->adapter;
+}
+
+static void trace_createalloc(agpu_adapter *a, uint32_t index, const agpu_allocation *al,
+                              uint32_t flags_in, uint32_t flags_out)
+{
+    struct aerogpu_dbgctl_createallocation_desc d;
+    RtlZeroMemory(&d, sizeof(d));
+    d.call_seq = a->createalloc_calls;
+    d.alloc_index = index;
+    d.alloc_id = al->alloc_id;
+    d.priv_flags = al->priv_flags;
+    d.pitch_bytes = al->pitch;
+    d.share_token = al->share_token;
+    d.size_bytes = al->size_bytes;
+    d.flags_in = flags_in;
+    d.flags_out = flags_out;
+    agpu_trace_createalloc(&a->createalloc_trace, &d);
+}
+
+NTSTATUS AEROGPU_DDI AgpuCreateAllocation(HANDLE hAdapter, void *pArgs)
+{
+    agpu_adapter *a = (agpu_adapter *)hAdapter;
+    DXGKARG_CREATEALLOCATION *c = (DXGKARG_CREATEALLOCATION *)pArgs;
+    UINT i;
+    a->createalloc_calls++;
+    for (i = 0; i < c->NumAllocations; i++) {
+        DXGK_ALLOCATIONINFO *info = &c->pAllocationInfo[i];
+        struct aerogpu_wddm_alloc_priv priv;
+        agpu_allocation *al;
+        uint32_t flags_in = info->Flags;
+        if (!info->pPrivateDriverData || info->PrivateDriverDataSize < sizeof(priv))
+            return STATUS_INVALID_PARAMETER;
+        RtlCopyMemory(&priv, info->pPrivateDriverData, sizeof(priv));
+        if (priv.magic != AEROGPU_WDDM_ALLOC_PRIV_MAGIC) return STATUS_INVALID_PARAMETER;
+        if (priv.alloc_id == 0) {
+            /* KMD-owned IDs (standard allocations: primaries, shadows, staging). */
+            priv.alloc_id = a->next_kmd_alloc_id++;
+            if (a->next_kmd_alloc_id == 0) a->next_kmd_alloc_id = AEROGPU_WDDM_ALLOC_ID_KMD_MIN;
+        } else if (priv.alloc_id > AEROGPU_WDDM_ALLOC_ID_UMD_MAX) {
+            return STATUS_INVALID_PARAMETER;
+        }
+        if ((priv.flags & AEROGPU_WDDM_ALLOC_PRIV_FLAG_IS_SHARED) && c->NumAllocations != 1)
+            return STATUS_NOT_SUPPORTED; /* MVP: shared surfaces are single-allocation */
+        al = (agpu_allocation *)ExAllocatePoolWithTag(NonPagedPool, sizeof(*al), AGPU_POOL_TAG);
+        if (!al) return STATUS_NO_MEMORY;
+        RtlZeroMemory(al, sizeof(*al));
+        al->alloc_id = priv.alloc_id;
+        al->priv_flags = priv.flags;
+        al->size_bytes = (info->Size + PAGE_SIZE - 1) & ~((SIZE_T)PAGE_SIZE - 1);
+        if (al->size_bytes == 0) al->size_bytes = priv.size_bytes;
+        if (priv.flags & AEROGPU_WDDM_ALLOC_PRIV_FLAG_IS_SHARED) {
+            al->share_token = agpu_share_new_token(a->shares);
+            if (agpu_share_open(a->shares, al->share_token) != AGPU_OK) {
+                ExFreePoolWithTag(al, AGPU_POOL_TAG);
+                return STATUS_INSUFFICIENT_RESOURCES;
+            }
+        }
+        /* Write back what every process must see (dxgkrnl preserves the blob). */
+        priv.share_token = al->share_token;
+        priv.size_bytes = al->size_bytes;
+        RtlCopyMemory(info->pPrivateDriverData, &priv, sizeof(priv));
+        if (info->Size == 0) info->Size = (SIZE_T)al->size_bytes;
+        info->Alignment = 0;
+        info->SupportedReadSegmentSet = 1u << 0;  /* segment 1 */
+        info->SupportedWriteSegmentSet = 1u << 0;
+        info->Flags |= DXGK_ALLOCATIONINFOFLAGS_CPUVISIBLE;
+        info->hAllocation = al;
+        trace_createalloc(a, i, al, flags_in, info->Flags);
+    }
+    return STATUS_SUCCESS;
+}
+
+static void release_share(agpu_adapter *a, agpu_allocation *al)
+{
+    int last = 0;
+    if (!al->share_token) return;
+    if (agpu_share_close(a->shares, al->share_token, &last) == AGPU_OK && last) {
+        uint8_t stream[64];
+        uint32_t n = agpu_build_release_stream(al->share_token, stream, sizeof(stream));
+        if (n) agpu_submit_internal(a, stream, n); /* best effort */
+    }
+}
+
+NTSTATUS AEROGPU_DDI AgpuDestroyAllocation(HANDLE hAdapter, const void *pArgs)
+{
+    agpu_adapter *a = (agpu_adapter *)hAdapter;
+    const DXGKARG_DESTROYALLOCATION *d = (const DXGKARG_DESTROYALLOCATION *)pArgs;
+    UINT i;
+    for (i = 0; i < d->NumAllocations; i++) {
+        agpu_allocation *al = agpu_allocation_from_handle(d->pAllocationList[i]);
+        if (!al) continue;
+        release_share(a, al);
+        ExFreePoolWithTag(al, AGPU_POOL_TAG);
+    }
+    return STATUS_SUCCESS;
+}
+
+NTSTATUS AEROGPU_DDI AgpuDescribeAllocation(HANDLE hAdapter, void *pArgs)
+{
+    DXGKARG_DESCRIBEALLOCATION *d = (DXGKARG_DESCRIBEALLOCATION *)pArgs;
+    agpu_allocation *al = agpu_allocation_from_handle(d->hAllocation);
+    (void)hAdapter;
+    if (!al) return STATUS_INVALID_PARAMETER;
+    d->Width = al->width;
+    d->Height = al->height;
+    d->Format = (D3DDDIFORMAT)(al->format ? al->format : D3DDDIFMT_X8R8G8B8);
+    d->MultisampleMethod.NumSamples = 0;
+    d->MultisampleMethod.NumQualityLevels = 0;
+    d->RefreshRate.Numerator = 60;
+    d->RefreshRate.Denominator = 1;
+    return STATUS_SUCCESS;
+}
+
+NTSTATUS AEROGPU_DDI AgpuGetStandardAllocationDriverData(HANDLE hAdapter, void *pArgs)
+{
+    DXGKARG_GETSTANDARDALLOCATIONDRIVERDATA *g = (DXGKARG_GETSTANDARDALLOCATIONDRIVERDATA *)pArgs;
+    struct aerogpu_wddm_alloc_priv priv;
+    UINT w = 0, h = 0, pitch;
+    (void)hAdapter;
+    switch (g->StandardAllocationType) {
+    case D3DKMDT_STANDARDALLOCATION_SHAREDPRIMARYSURFACE:
+        w = g->pCreateSharedPrimarySurfaceData->Width;
+        h = g->pCreateSharedPrimarySurfaceData->Height;
+        break;
+    case D3DKMDT_STANDARDALLOCATION_SHADOWSURFACE:
+        w = g->pCreateShadowSurfaceData->Width;
+        h = g->pCreateShadowSurfaceData->Height;
+        break;
+    case D3DKMDT_STANDARDALLOCATION_STAGINGSURFACE:
+        w = g->pCreateStagingSurfaceData->Width;
+        h = g->pCreateStagingSurfaceData->Height;
+        break;
+    case D3DKMDT_STANDARDALLOCATION_GDISURFACE:
+        w = g->pCreateGdiSurfaceData->Width;
+        h = g->pCreateGdiSurfaceData->Height;
+        break;
+    default:
+        return STATUS_NOT_SUPPORTED;
+    }
+    if (w == 0 || h == 0 || w > AGPU_MAX_MODE_DIM || h > AGPU_MAX_MODE_DIM) return STATUS_INVALID_PARAMETER;
+    pitch = (w * 4 + 255) & ~255u;
+    if (g->StandardAllocationType == D3DKMDT_STANDARDALLOCATION_SHADOWSURFACE)
+        g->pCreateShadowSurfaceData->Pitch = pitch;
+    if (g->StandardAllocationType == D3DKMDT_STANDARDALLOCATION_STAGINGSURFACE)
+        g->pCreateStagingSurfaceData->Pitch = pitch;
+    if (g->StandardAllocationType == D3DKMDT_STANDARDALLOCATION_GDISURFACE)
+        g->pCreateGdiSurfaceData->Pitch = pitch;
+    g->ResourcePrivateDriverDataSize = 0;
+    if (!g->pAllocationPrivateDriverData) {
+        g->AllocationPrivateDriverDataSize = sizeof(priv); /* size query */
+        return STATUS_SUCCESS;
+    }
+    if (g->AllocationPrivateDriverDataSize < sizeof(priv)) return STATUS_BUFFER_TOO_SMALL;
+    RtlZeroMemory(&priv, sizeof(priv));
+    priv.magic = AEROGPU_WDDM_ALLOC_PRIV_MAGIC;
+    priv.version = AEROGPU_WDDM_ALLOC_PRIV_VERSION;
+    priv.alloc_id = 0; /* CreateAllocation assigns a KMD-range ID */
+    priv.flags = g->StandardAllocationType == D3DKMDT_STANDARDALLOCATION_SHAREDPRIMARYSURFACE
+                     ? AEROGPU_WDDM_ALLOC_PRIV_FLAG_IS_PRIMARY : 0;
+    priv.size_bytes = (uint64_t)pitch * h;
+    priv.reserved0 = ((uint64_t)pitch << 32) | w; /* pitch + width for Describe/scanout */
+    RtlCopyMemory(g->pAllocationPrivateDriverData, &priv, sizeof(priv));
+    return STATUS_SUCCESS;
+}
+
+NTSTATUS AEROGPU_DDI AgpuOpenAllocation(HANDLE hDevice, void *pArgs)
+{
+    agpu_adapter *a = adapter_of_device(hDevice);
+    DXGKARG_OPENALLOCATION *o = (DXGKARG_OPENALLOCATION *)pArgs;
+    UINT i;
+    if (o->NumAllocations != 1) return STATUS_NOT_SUPPORTED; /* shared: single allocation */
+    for (i = 0; i < o->NumAllocations; i++) {
+        DXGK_OPENALLOCATIONINFO *info = &o->pOpenAllocation[i];
+        struct aerogpu_wddm_alloc_priv priv;
+        agpu_allocation *al;
+        if (!info->pPrivateDriverData || info->PrivateDriverDataSize < sizeof(priv))
+            return STATUS_INVALID_PARAMETER;
+        RtlCopyMemory(&priv, info->pPrivateDriverData, sizeof(priv));
+        if (priv.magic != AEROGPU_WDDM_ALLOC_PRIV_MAGIC || priv.alloc_id == 0) return STATUS_INVALID_PARAMETER;
+        al = (agpu_allocation *)ExAllocatePoolWithTag(NonPagedPool, sizeof(*al), AGPU_POOL_TAG);
+        if (!al) return STATUS_NO_MEMORY;
+        RtlZeroMemory(al, sizeof(*al));
+        al->alloc_id = priv.alloc_id;
+        al->priv_flags = priv.flags;
+        al->share_token = priv.share_token;
+        al->size_bytes = priv.size_bytes;
+        if (al->share_token && agpu_share_open(a->shares, al->share_token) != AGPU_OK) {
+            ExFreePoolWithTag(al, AGPU_POOL_TAG);
+            return STATUS_INSUFFICIENT_RESOURCES;
+        }
+        info->hDeviceSpecificAllocation = al;
+    }
+    return STATUS_SUCCESS;
+}
+
+NTSTATUS AEROGPU_DDI AgpuCloseAllocation(HANDLE hDevice, const void *pArgs)
+{
+    agpu_adapter *a = adapter_of_device(hDevice);
+    const DXGKARG_CLOSEALLOCATION *c = (const DXGKARG_CLOSEALLOCATION *)pArgs;
+    UINT i;
+    for (i = 0; i < c->NumAllocations; i++) {
+        agpu_allocation *al = agpu_allocation_from_handle(c->pOpenHandleList[i]);
+        if (!al) continue;
+        release_share(a, al);
+        ExFreePoolWithTag(al, AGPU_POOL_TAG);
+    }
+    return STATUS_SUCCESS;
+}
+
+/* The aperture segment is backed by the MDL dxgkrnl maps here. The device needs one
+ * contiguous GPA per allocation: record it when the pages are contiguous. KNOWN GAP:
+ * non-contiguous backing leaves gpa = 0 and submissions naming it are rejected. */
+NTSTATUS AEROGPU_DDI AgpuBuildPagingBuffer(HANDLE hAdapter, void *pArgs)
+{
+    DXGKARG_BUILDPAGINGBUFFER *b = (DXGKARG_BUILDPAGINGBUFFER *)pArgs;
+    (void)hAdapter;
+    if (b->Operation == DXGK_OPERATION_MAP_APERTURE_SEGMENT) {
+        agpu_allocation *al = agpu_allocation_from_handle(b->MapApertureSegment.hAllocation);
+        PMDL mdl = b->MapApertureSegment.pMdl;
+        if (al && mdl && b->MapApertureSegment.NumberOfPages) {
+            PPFN_NUMBER pfn = MmGetMdlPfnArray(mdl) + b->MapApertureSegment.MdlOffset;
+            SIZE_T i, n = b->MapApertureSegment.NumberOfPages;
+            int contiguous = 1;
+            for (i = 1; i < n; i++)
+                if (pfn[i] != pfn[0] + i) { contiguous = 0; break; }
+            al->gpa = contiguous ? ((uint64_t)pfn[0] << PAGE_SHIFT) : 0;
+        }
+    } else if (b->Operation == DXGK_OPERATION_UNMAP_APERTURE_SEGMENT) {
+        agpu_allocation *al = agpu_allocation_from_handle(b->MapApertureSegment.hAllocation);
+        if (al) al->gpa = 0;
+    }
+    /* Nothing for the GPU to do: the paging buffer stays empty. */
+    return STATUS_SUCCESS;
+}
+
+NTSTATUS AEROGPU_DDI AgpuCreateContext(HANDLE hDevice, void *pArgs)
+{
+    DXGKARG_CREATECONTEXT *c = (DXGKARG_CREATECONTEXT *)pArgs;
+    agpu_context *ctx = (agpu_context *)ExAllocatePoolWithTag(NonPagedPool, sizeof(*ctx), AGPU_POOL_TAG);
+    if (!ctx) return STATUS_NO_MEMORY;
+    RtlZeroMemory(ctx, sizeof(*ctx));
+    ctx->adapter = adapter_of_device(hDevice);
+    c->hContext = ctx;
+    c->ContextInfo.DmaBufferSize = AGPU_DMA_BUFFER_SIZE;
+    c->ContextInfo.DmaBufferSegmentSet = 0;
+    c->ContextInfo.DmaBufferPrivateDataSize = 16;
+    c->ContextInfo.AllocationListSize = AGPU_ALLOCATION_LIST_SIZE;
+    c->ContextInfo.PatchLocationListSize = 0;
+    return STATUS_SUCCESS;
+}
+
+static void free_pending(agpu_pending *p)
+{
+    if (!p) return;
+    if (p->stage.va) MmFreeContiguousMemory(p->stage.va);
+    ExFreePoolWithTag(p, AGPU_POOL_TAG);
+}
+
+NTSTATUS AEROGPU_DDI AgpuDestroyContext(HANDLE hContext)
+{
+    agpu_context *ctx = (agpu_context *)hContext;
+    while (ctx->head != ctx->tail) free_pending(ctx->pending[ctx->head++ % AGPU_PENDING_PER_CONTEXT]);
+    ExFreePoolWithTag(ctx, AGPU_POOL_TAG);
+    return STATUS_SUCCESS;
+}
+
+/* Render and Present: copy the UMD stream into the DMA buffer (dxgkrnl requires it) and
+ * stage it with its allocation table in contiguous memory for SubmitCommand. */
+static NTSTATUS stage_submission(agpu_context *ctx, const void *cmd, UINT cmd_len, void *dma,
+                                 UINT dma_size, const DXGK_ALLOCATIONLIST *list, UINT list_size,
+                                 int is_present)
+{
+    agpu_adapter *a = ctx->adapter;
+    agpu_alloc_ref *refs = NULL;
+    agpu_pending *p;
+    PHYSICAL_ADDRESS pa;
+    UINT i, eff = 0;
+    uint32_t conflict = 0, bytes;
+    agpu_status st;
+    if (ctx->tail - ctx->head >= AGPU_PENDING_PER_CONTEXT) return STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER;
+    if (list_size > AGPU_ALLOCATION_LIST_SIZE) return STATUS_INVALID_PARAMETER;
+    st = agpu_cmd_stream_check(cmd, cmd_len, a->config.max_dma_buffer_bytes, &eff);
+    if (st != AGPU_OK) return agpu_status_to_nt(st);
+    if (eff > dma_size) return STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER;
+    RtlCopyMemory(dma, cmd, eff);
+    if (list_size) {
+        refs = (agpu_alloc_ref *)ExAllocatePoolWithTag(NonPagedPool, sizeof(*refs) * list_size, AGPU_POOL_TAG);
+        if (!refs) return STATUS_NO_MEMORY;
+        for (i = 0; i < list_size; i++) {
+            agpu_allocation *al = agpu_allocation_from_handle(list[i].hDeviceSpecificAllocation);
+            refs[i].alloc_id = al ? al->alloc_id : 0;
+            refs[i].gpa = al ? al->gpa : 0;
+            refs[i].size_bytes = al ? al->size_bytes : 0;
+            refs[i].write_known = 1;
+            refs[i].write_operation = list[i].WriteOperation;
+            if (al && al->gpa == 0) {
+                AGPU_LOG("alloc_id %u has no contiguous backing\n", al->alloc_id);
+                ExFreePoolWithTag(refs, AGPU_POOL_TAG);
+                return STATUS_INVALID_PARAMETER;
+            }
+        }
+    }
+    p = (agpu_pending *)ExAllocatePoolWithTag(NonPagedPool, sizeof(*p), AGPU_POOL_TAG);
+    if (!p) { if (refs) ExFreePoolWithTag(refs, AGPU_POOL_TAG); return STATUS_NO_MEMORY; }
+    RtlZeroMemory(p, sizeof(*p));
+    bytes = agpu_submit_stage_bytes(eff, list_size);
+    p->stage.va = (uint8_t *)MmAllocateContiguousMemory(bytes, (PHYSICAL_ADDRESS){.QuadPart = -1});
+    if (!p->stage.va) { ExFreePoolWithTag(p, AGPU_POOL_TAG); if (refs) ExFreePoolWithTag(refs, AGPU_POOL_TAG); return STATUS_NO_MEMORY; }
+    pa = MmGetPhysicalAddress(p->stage.va);
+    p->stage.gpa = (uint64_t)pa.QuadPart;
+    p->stage.size_bytes = bytes;
+    p->is_present = is_present;
+    st = agpu_submit_stage(cmd, eff, a->config.max_dma_buffer_bytes, refs, list_size, &p->stage, 0,
+                           is_present, &p->desc, &conflict);
+    if (refs) ExFreePoolWithTag(refs, AGPU_POOL_TAG);
+    if (st != AGPU_OK) {
+        AGPU_LOG("stage failed %d (conflicting alloc_id %u)\n", (int)st, conflict);
+        free_pending(p);
+        return agpu_status_to_nt(st);
+    }
+    ctx->pending[ctx->tail++ % AGPU_PENDING_PER_CONTEXT] = p;
+    return STATUS_SUCCESS;
+}
+
+NTSTATUS AEROGPU_DDI AgpuRender(HANDLE hContext, void *pArgs)
+{
+    DXGKARG_RENDER *r = (DXGKARG_RENDER *)pArgs;
+    NTSTATUS s = stage_submission((agpu_context *)hContext, r->pCommand, r->CommandLength, r->pDmaBuffer,
+                                  r->DmaSize, r->pAllocationList, r->AllocationListSize, 0);
+    if (NT_SUCCESS(s)) {
+        /* Everything was consumed: advance the output pointers past the copied bytes. */
+        r->pDmaBuffer = (UCHAR *)r->pDmaBuffer + r->CommandLength;
+    }
+    return s;
+}
+
+NTSTATUS AEROGPU_DDI AgpuPresent(HANDLE hContext, void *pArgs)
+{
+    /* Presents travel in the UMD's command stream (PRESENT_EX); a runtime present with
+     * no stream is an empty submission that still gets its fence. */
+    DXGKARG_PRESENT_PREFIX *p = (DXGKARG_PRESENT_PREFIX *)pArgs;
+    struct aerogpu_cmd_stream_header h;
+    RtlZeroMemory(&h, sizeof(h));
+    h.magic = AEROGPU_CMD_STREAM_MAGIC;
+    h.abi_version = AEROGPU_ABI_VERSION_U32;
+    h.size_bytes = sizeof(h);
+    return stage_submission((agpu_context *)hContext, &h, sizeof(h), p->pDmaBuffer, p->DmaSize,
+                            p->pAllocationList, p->AllocationListSize, 1);
+}
+
+static NTSTATUS push_locked(agpu_adapter *a, struct aerogpu_submit_desc *desc)
+{
+    agpu_status st;
+    if (!a->in_d0 || !a->ring_va) return STATUS_DEVICE_NOT_READY;
+    st = agpu_ring_push(&a->ring, desc, &a->mmio);
+    if (st == AGPU_OK && desc->signal_fence > a->last_submitted_fence) a->last_submitted_fence = desc->signal_fence;
+    return agpu_status_to_nt(st);
+}
+
+NTSTATUS AEROGPU_DDI AgpuSubmitCommand(HANDLE hAdapter, const void *pArgs)
+{
+    agpu_adapter *a = (agpu_adapter *)hAdapter;
+    const DXGKARG_SUBMITCOMMAND *s = (const DXGKARG_SUBMITCOMMAND *)pArgs;
+    agpu_context *ctx = (agpu_context *)s->hContext;
+    agpu_pending *p = NULL;
+    struct aerogpu_submit_desc desc;
+    KIRQL irql;
+    NTSTATUS st;
+    uint64_t fence;
+    KeAcquireSpinLock(&a->submit_lock, &irql);
+    fence = agpu_fence_widen(a->last_submitted_fence, s->SubmissionFenceId);
+    if (ctx && !(s->Flags & DXGK_SUBMITCOMMANDFLAGS_PAGING) && ctx->head != ctx->tail)
+        p = ctx->pending[ctx->head++ % AGPU_PENDING_PER_CONTEXT];
+    if (p) {
+        desc = p->desc;
+    } else {
+        /* Paging buffers (always empty) and submissions without staged work: an empty
+         * descriptor still completes the fence. */
+        agpu_submit_desc_fill(&desc, 0, 0, 0, 0, 0, 0);
+    }
+    desc.signal_fence = fence;
+    st = push_locked(a, &desc);
+    KeReleaseSpinLock(&a->submit_lock, irql);
+    /* KNOWN GAP: staging memory is freed only when the context is destroyed or here
+     * once a later completion proves the device is done with it (not implemented yet:
+     * freed immediately after the device consumed it synchronously is NOT guaranteed). */
+    (void)p;
+    return st;
+}
+
+NTSTATUS agpu_submit_internal(agpu_adapter *a, const void *stream, uint32_t bytes)
+{
+    PHYSICAL_ADDRESS pa;
+    struct aerogpu_submit_desc desc;
+    agpu_staging stage;
+    KIRQL irql;
+    NTSTATUS st;
+    uint32_t conflict;
+    stage.size_bytes = agpu_submit_stage_bytes(bytes, 0);
+    stage.va = (uint8_t *)MmAllocateContiguousMemory(stage.size_bytes, (PHYSICAL_ADDRESS){.QuadPart = -1});
+    if (!stage.va) return STATUS_NO_MEMORY;
+    pa = MmGetPhysicalAddress(stage.va);
+    stage.gpa = (uint64_t)pa.QuadPart;
+    if (agpu_submit_stage(stream, bytes, a->config.max_dma_buffer_bytes, NULL, 0, &stage, 0, 0, &desc,
+                          &conflict) != AGPU_OK) {
+        MmFreeContiguousMemory(stage.va);
+        return STATUS_INVALID_PARAMETER;
+    }
+    KeAcquireSpinLock(&a->submit_lock, &irql);
+    /* Internal submissions reuse the last fence value with NO_IRQ: dxgkrnl never sees them. */
+    desc.signal_fence = a->last_submitted_fence;
+    desc.flags |= AEROGPU_SUBMIT_FLAG_NO_IRQ;
+    st = push_locked(a, &desc);
+    KeReleaseSpinLock(&a->submit_lock, irql);
+    /* KNOWN GAP: the staging page is leaked on purpose until completion tracking exists
+     * (the device reads it asynchronously in general). */
+    return st;
+}
