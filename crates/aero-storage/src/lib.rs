@@ -54,7 +54,7 @@ pub(crate) fn check_range(dev: &dyn BlockDevice, lba: u64, len: usize) -> Result
     let ss = dev.sector_size() as u64;
     let count = len as u64 / ss;
     let total = dev.sector_count();
-    if len as u64 % ss != 0 || lba.checked_add(count).is_none_or(|end| end > total) {
+    if !(len as u64).is_multiple_of(ss) || lba.checked_add(count).is_none_or(|end| end > total) {
         return Err(StorageError::OutOfRange { lba, count, total });
     }
     Ok(count)

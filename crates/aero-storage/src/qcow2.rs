@@ -161,7 +161,7 @@ fn parse_header(path: &str, head: &[u8], file_len: u64) -> Result<Header, Storag
         return Err(corrupt(path, format!("L1 table has {l1_size} entries, {l1_needed} needed for the disk size")));
     }
     let l1_range = (l1_offset, l1_offset.saturating_add(l1_bytes));
-    if l1_size != 0 && (l1_offset == 0 || l1_offset % cluster_size != 0 || l1_range.1 > file_len) {
+    if l1_size != 0 && (l1_offset == 0 || !l1_offset.is_multiple_of(cluster_size) || l1_range.1 > file_len) {
         return Err(corrupt(path, "L1 table offset misaligned or beyond the end of the file"));
     }
 
@@ -172,7 +172,7 @@ fn parse_header(path: &str, head: &[u8], file_len: u64) -> Result<Header, Storag
         return Err(corrupt(path, format!("refcount table of {rt_clusters} clusters is empty or too large")));
     }
     let rt_range = (rt_offset, rt_offset.saturating_add(rt_bytes));
-    if rt_offset == 0 || rt_offset % cluster_size != 0 || rt_range.1 > file_len {
+    if rt_offset == 0 || !rt_offset.is_multiple_of(cluster_size) || rt_range.1 > file_len {
         return Err(corrupt(path, "refcount table offset misaligned or beyond the end of the file"));
     }
     let header_range = (0, cluster_size);
@@ -182,7 +182,7 @@ fn parse_header(path: &str, head: &[u8], file_len: u64) -> Result<Header, Storag
 
     let nb_snapshots = be_u32(head, 60);
     let snapshots_offset = be_u64(head, 64);
-    if nb_snapshots != 0 && (snapshots_offset % cluster_size != 0 || snapshots_offset >= file_len) {
+    if nb_snapshots != 0 && (!snapshots_offset.is_multiple_of(cluster_size) || snapshots_offset >= file_len) {
         return Err(corrupt(path, "snapshot table offset misaligned or beyond the end of the file"));
     }
 
@@ -307,11 +307,10 @@ impl Qcow2Image {
         read_at(&file, 0, &mut head).map_err(io)?;
         let header = parse_header(&p, &head, file_len)?;
         drop(head);
-        if !read_only {
-            if let Some(why) = write_refusal(&header) {
+        if !read_only
+            && let Some(why) = write_refusal(&header) {
                 return Err(unsupported(&p, why));
             }
-        }
         if sector_size == 0 || !sector_size.is_power_of_two() {
             return Err(unsupported(&p, format!("bad sector size {sector_size}")));
         }
@@ -418,7 +417,7 @@ impl Qcow2Image {
         if block == 0 {
             return Ok(None);
         }
-        if block % self.cluster_size != 0 {
+        if !block.is_multiple_of(self.cluster_size) {
             return Err(corrupt(&self.path, format!("refcount block at {block:#x} is not cluster aligned")));
         }
         let bit = (cluster_index % per_block) * self.refcount_bits();
@@ -643,7 +642,7 @@ impl Qcow2Image {
         let l1_index = (guest / self.cluster_size / self.l2_entries()) as usize;
         let entry = self.l1.get(l1_index).copied().unwrap_or(0);
         let offset = entry & OFFSET_MASK;
-        if offset % self.cluster_size != 0 {
+        if !offset.is_multiple_of(self.cluster_size) {
             return Err(corrupt(&self.path, format!("L2 table at {offset:#x} is not cluster aligned")));
         }
         Ok((l1_index, offset))
@@ -678,7 +677,7 @@ impl Qcow2Image {
         if host == 0 {
             return Ok(Mapping::Unallocated);
         }
-        if host % self.cluster_size != 0 {
+        if !host.is_multiple_of(self.cluster_size) {
             return Err(corrupt(&self.path, format!("data cluster at {host:#x} is not cluster aligned")));
         }
         Ok(Mapping::Normal { host })

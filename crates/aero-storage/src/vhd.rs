@@ -211,11 +211,10 @@ impl VhdImage {
         put_be_u32(&mut raw, 0, sector_index);
         write_at(&self.file, bat_offset + block * 4, &raw).map_err(|e| self.io(e))?;
         self.footer_offset = new_footer_offset;
-        if let Layout::Dynamic { bat, .. } = &mut self.layout {
-            if let Some(slot) = bat.get_mut(block as usize) {
+        if let Layout::Dynamic { bat, .. } = &mut self.layout
+            && let Some(slot) = bat.get_mut(block as usize) {
                 *slot = sector_index;
             }
-        }
         Ok(())
     }
 

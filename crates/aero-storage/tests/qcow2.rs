@@ -252,7 +252,8 @@ fn hostile_headers_error_cleanly() {
     let dir = tempfile::tempdir().unwrap();
     let good = valid_header_image(dir.path());
     assert!(open_bytes(dir.path(), &good).is_ok());
-    let cases: Vec<(&str, Box<dyn Fn(&mut Vec<u8>)>, &str)> = vec![
+    type Mutation = Box<dyn Fn(&mut Vec<u8>)>;
+    let cases: Vec<(&str, Mutation, &str)> = vec![
         ("truncated", Box::new(|b| b.truncate(50)), "truncated"),
         ("version", Box::new(|b| put32(b, 4, 4)), "version 4"),
         ("cluster bits", Box::new(|b| put32(b, 20, 31)), "cluster_bits"),
@@ -295,7 +296,7 @@ fn hostile_tables_error_on_access_not_panic() {
     put64(&mut bad, l1, (1u64 << 63) | (1 << 45));
     let mut dev = open_bytes(dir.path(), &bad).unwrap();
     assert!(dev.read_sectors(0, &mut [0u8; 512]).is_err());
-    put64(&mut bad, l1, (1u64 << 63) | 4096 + 512);
+    put64(&mut bad, l1, (1u64 << 63) | (4096 + 512));
     let mut dev = open_bytes(dir.path(), &bad).unwrap();
     assert!(dev.read_sectors(0, &mut [0u8; 512]).err().unwrap().to_string().contains("not cluster aligned"));
 }

@@ -180,11 +180,10 @@ fn mutated_vhds_never_panic() {
             }
         });
         let mut bytes = bytes;
-        if i % 3 == 0 {
-            if let Some(b) = bytes.get_mut(at) {
+        if i % 3 == 0
+            && let Some(b) = bytes.get_mut(at) {
                 *b ^= 0x10; // the BAT
             }
-        }
         if let Ok(mut dev) = open_bytes(dir.path(), &bytes) {
             let mut buf = vec![0u8; 4096];
             for lba in (0..dev.sector_count().min(8192)).step_by(977) {

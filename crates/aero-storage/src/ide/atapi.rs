@@ -191,12 +191,11 @@ fn command(ch: &mut IdeChannel, cdb: &[u8; 12]) -> Result<Reply, Sense> {
     let op = cdb[0];
     // A media change is reported once to the first command that is not exempt.
     let exempt = matches!(op, 0x03 | 0x12 | 0x4A);
-    if let Some(d) = ch.dev() {
-        if !exempt && d.atapi.unit_attention {
+    if let Some(d) = ch.dev()
+        && !exempt && d.atapi.unit_attention {
             d.atapi.unit_attention = false;
             return Err(Sense::MEDIUM_CHANGED);
         }
-    }
     match op {
         0x00 => capacity(ch).map(|_| Reply { data: Vec::new(), read: None }).ok_or(Sense::NO_MEDIUM),
         0x03 => request_sense(ch, cdb[4] as usize),
@@ -345,7 +344,7 @@ fn get_configuration(ch: &mut IdeChannel, cdb: &[u8; 12]) -> Result<Reply, Sense
         }
         d.extend_from_slice(&code.to_be_bytes());
         let version = if code == 0x0001 || code == 0x0003 { 1 } else { 0 };
-        d.push((version << 2) | 0x02 * (code <= 0x0003) as u8 | current as u8);
+        d.push((version << 2) | (0x02 * (code <= 0x0003) as u8) | current as u8);
         d.push(data.len() as u8);
         d.extend_from_slice(&data);
     }
