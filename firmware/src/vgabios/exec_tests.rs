@@ -149,6 +149,17 @@ impl Machine {
         &self.cpu
     }
 
+    /// Executes `INT 10h` with the registers as they are (full 32-bit values).
+    fn int10_raw(&mut self) {
+        self.ram[STUB..STUB + 3].copy_from_slice(&[0xCD, 0x10, 0xF4]);
+        let s = &mut self.cpu.state;
+        s.load_seg_real(Seg::Ss, 0);
+        s.set_reg(Reg::Rsp, STACK_TOP);
+        s.load_seg_real(Seg::Cs, 0);
+        s.rip = STUB as u64;
+        self.run();
+    }
+
     fn reg16(&self, r: Reg) -> u16 {
         self.cpu.state.reg(r) as u16
     }
@@ -379,6 +390,32 @@ fn vgabios_exec_vbe_set_mode_programs_dispi() {
     m.int10(0x0003, 0, 0, 0, 0, 0);
     assert_eq!(m.dispi(4) & 1, 0);
     assert!(m.bus.vga.text_screen().is_some());
+}
+
+#[test]
+fn vgabios_exec_preserves_upper_register_halves() {
+    let mut m = Machine::booted();
+    // 4F01h computes with EAX/EBX/EDX inside; the caller's upper halves must survive.
+    for (reg, value) in [
+        (Reg::Rax, 0xFFFF_4F01u64),
+        (Reg::Rbx, 0xDEAD_AA00),
+        (Reg::Rcx, 0xC0DE_0118),
+        (Reg::Rdx, 0xBEEF_0000),
+        (Reg::Rsi, 0x1234_5678),
+        (Reg::Rdi, 0x5555_0000),
+    ] {
+        m.cpu.state.set_reg(reg, value);
+    }
+    m.cpu.state.load_seg_real(Seg::Es, 0x0200);
+    m.int10_raw();
+    let s = &m.cpu.state;
+    assert_eq!(s.reg(Reg::Rax) as u32, 0xFFFF_004F);
+    assert_eq!(s.reg(Reg::Rbx) as u32, 0xDEAD_AA00);
+    assert_eq!(s.reg(Reg::Rcx) as u32, 0xC0DE_0118);
+    assert_eq!(s.reg(Reg::Rdx) as u32, 0xBEEF_0000);
+    assert_eq!(s.reg(Reg::Rsi) as u32, 0x1234_5678);
+    assert_eq!(s.reg(Reg::Rdi) as u32, 0x5555_0000);
+    assert_eq!(m.word(0x2000 + 0x12), 1024, "mode 118h info written at ES:DI");
 }
 
 #[test]

@@ -102,26 +102,27 @@ pub(crate) mod bda {
     pub const EQUIPMENT: u16 = 0x10;
 }
 
-/// Offsets of the caller's registers in the INT 10h frame (`pusha` under DS/ES),
-/// addressed as `[bp + F_xx]`. Handlers return values by writing these slots.
+/// Offsets of the caller's registers in the INT 10h frame (`pushad` under DS/ES),
+/// addressed as `[bp + xx]`. Handlers return values by writing the low bytes/words of
+/// these slots; the upper halves of the caller's 32-bit registers come back unchanged.
 #[allow(dead_code)] // the whole layout is listed, including slots no handler writes yet
 pub(crate) mod frame {
     pub const DI: u16 = 0;
-    pub const SI: u16 = 2;
-    pub const BP: u16 = 4;
-    pub const BX: u16 = 8;
-    pub const BL: u16 = 8;
-    pub const BH: u16 = 9;
-    pub const DX: u16 = 10;
-    pub const DL: u16 = 10;
-    pub const DH: u16 = 11;
-    pub const CX: u16 = 12;
-    pub const CL: u16 = 12;
-    pub const CH: u16 = 13;
-    pub const AX: u16 = 14;
-    pub const AL: u16 = 14;
-    pub const AH: u16 = 15;
-    pub const ES: u16 = 16;
+    pub const SI: u16 = 4;
+    pub const BP: u16 = 8;
+    pub const BX: u16 = 16;
+    pub const BL: u16 = 16;
+    pub const BH: u16 = 17;
+    pub const DX: u16 = 20;
+    pub const DL: u16 = 20;
+    pub const DH: u16 = 21;
+    pub const CX: u16 = 24;
+    pub const CL: u16 = 24;
+    pub const CH: u16 = 25;
+    pub const AX: u16 = 28;
+    pub const AL: u16 = 28;
+    pub const AH: u16 = 29;
+    pub const ES: u16 = 32;
 }
 
 /// The per-mode record the ROM keeps for each VGA mode (see `rom::emit_mode_table`).

@@ -142,14 +142,15 @@ fn emit_init(asm: &mut Asm) -> Result<(), VgaBiosError> {
     Ok(())
 }
 
-/// INT 10h entry: saves the caller's registers as a frame (see `frame`), points DS at
-/// the BDA and calls the handler for AH. Unknown functions return unchanged.
+/// INT 10h entry: saves the caller's registers (all 32 bits: handlers use 32-bit
+/// registers, callers may keep values in the upper halves) as a frame (see `frame`),
+/// points DS at the BDA and calls the handler for AH. Unknown functions return unchanged.
 fn emit_dispatch(asm: &mut Asm) -> Result<(), VgaBiosError> {
     asm.bind("int10")?;
     asm.cld()?;
     asm.push(ds)?;
     asm.push(es)?;
-    asm.pusha()?;
+    asm.pushad()?;
     asm.mov(bp, sp)?;
     asm.push(bda::SEGMENT)?;
     asm.pop(ds)?;
@@ -187,7 +188,7 @@ fn emit_dispatch(asm: &mut Asm) -> Result<(), VgaBiosError> {
         asm.set(&mut next)?;
     }
     asm.set(&mut done)?;
-    asm.popa()?;
+    asm.popad()?;
     asm.pop(es)?;
     asm.pop(ds)?;
     asm.iret()?;
