@@ -521,20 +521,22 @@ impl Qcow2Image {
         let mut table_clusters = old_clusters * 2;
         let mut blocks = 0u64;
         let first_block = start_index / per_block;
-        let last_block = loop {
+        loop {
             let last_block = (start_index + table_clusters + blocks - 1) / per_block;
             let need_blocks = last_block - first_block + 1;
             let need_table = (last_block + 1).div_ceil(entries_per_cluster);
             if need_blocks == blocks && need_table <= table_clusters {
-                break last_block;
+                break;
             }
             blocks = need_blocks;
             table_clusters = table_clusters.max(need_table);
-        };
+        }
         if table_clusters * cs > MAX_REFCOUNT_TABLE_BYTES {
             return Err(unsupported(&self.path, "image too large: refcount table would exceed its size limit"));
         }
-        debug_assert!(first_block >= self.refcount_table.len() as u64);
+        if first_block < self.refcount_table.len() as u64 {
+            return Err(corrupt(&self.path, "refcount table growth requested inside the covered range"));
+        }
         let blocks_offset = start + table_clusters * cs;
         let mut table = self.refcount_table.clone();
         table.resize((table_clusters * entries_per_cluster) as usize, 0);
@@ -567,7 +569,6 @@ impl Qcow2Image {
         self.header.refcount_table_offset = start;
         self.header.refcount_table_clusters = table_clusters as u32;
         self.next_free = start + (table_clusters + blocks) * cs;
-        let _ = last_block;
         for k in 0..old_clusters {
             self.set_refcount(old_offset / cs + k, 0)?;
         }
@@ -770,6 +771,9 @@ impl Qcow2Image {
             Mapping::Zero { host } => {
                 if host != 0 && self.get_refcount(host / cs)? == 1 {
                     reuse = Some(host);
+                } else if host != 0 {
+                    // Shared preallocation: drop our reference once the entry moves away.
+                    release = Some((host, cs));
                 }
             }
             Mapping::Compressed { offset, len } => {

@@ -589,3 +589,51 @@ fn atapi_read_dma() {
     assert_eq!(&mem.0[0x4000..0x5000], &expected_disk(2..4, 2048)[..]);
     assert_eq!(ide.bus_master_read(10, 1) & 0x07, 0x04);
 }
+
+#[test]
+fn random_port_traffic_never_panics() {
+    // A deterministic storm of register, data-port and bus-master accesses, biased towards
+    // real command opcodes and packet bytes, with garbage PRD tables in guest memory.
+    let mut ide = controller();
+    let mut mem = Memory((0..0x10000).map(|i| (i * 31 % 256) as u8).collect());
+    let commands = [0x20, 0x24, 0x30, 0x34, 0xC4, 0xC5, 0x29, 0x39, 0xC8, 0xCA, 0x25, 0x35, 0xEC, 0xA1, 0xA0, 0xEF, 0xC6, 0xE5, 0xE7, 0x27, 0x90, 0x08];
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    for _ in 0..200_000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let channel = (x >> 60) as u16 & 1;
+        let base = if channel == 0 { 0x1F0 } else { 0x170 };
+        let value = (x >> 24) as u32;
+        match x % 16 {
+            0 => {
+                let cmd = commands[(x >> 8) as usize % commands.len()];
+                ide.io_write(base + 7, 1, cmd as u32);
+            }
+            1..=5 => {
+                ide.io_write(base + 1 + (x >> 8) as u16 % 6, 1, value & 0xFF);
+            }
+            6 | 7 => {
+                ide.io_write(base, if x & 0x100 != 0 { 4 } else { 2 }, value);
+            }
+            8 | 9 => {
+                ide.io_read(base + (x >> 8) as u16 % 8, if x & 0x100 != 0 { 4 } else { 1 });
+            }
+            10 => {
+                ide.io_write(base + 0x206, 1, value & 0x86);
+            }
+            11 | 12 => ide.bus_master_write(channel * 8 + (x >> 8) as u16 % 8, 1 << ((x >> 12) % 3), value, &mut mem),
+            13 => {
+                ide.bus_master_read((x >> 8) as u16 % 16, 4);
+            }
+            14 => ide.channels[channel as usize].service_dma(&mut mem),
+            _ => {
+                ide.irq_level(channel as usize);
+            }
+        }
+    }
+    // Still a working controller afterwards.
+    ide.reset();
+    ata28(&mut ide, 0x20, 1, 1, 0);
+    assert_eq!(read_words(&mut ide, 0x1F0, 512).len(), 512);
+}
