@@ -20,6 +20,7 @@ impl Sense {
     pub const INVALID_OPCODE: Sense = Sense(0x05, 0x20, 0x00);
     pub const LBA_OUT_OF_RANGE: Sense = Sense(0x05, 0x21, 0x00);
     pub const INVALID_FIELD: Sense = Sense(0x05, 0x24, 0x00);
+    pub const INCOMPATIBLE_FORMAT: Sense = Sense(0x05, 0x30, 0x02);
     pub const SAVING_NOT_SUPPORTED: Sense = Sense(0x05, 0x39, 0x00);
     pub const REMOVAL_PREVENTED: Sense = Sense(0x05, 0x53, 0x02);
     pub const MEDIUM_CHANGED: Sense = Sense(0x06, 0x28, 0x00);
@@ -214,6 +215,11 @@ fn command(ch: &mut IdeChannel, cdb: &[u8; 12]) -> Result<Reply, Sense> {
         0x4A => event_status(ch, cdb),
         0x5A => mode_sense(cdb),
         0x1B => start_stop(ch, cdb[4]),
+        0x51 => read_disc_information(ch, be16(cdb, 7) as usize),
+        0xBD => mechanism_status(ch, be16(cdb, 8) as usize),
+        0xBB => Reply::none(), // SET CD SPEED: we read at host speed anyway
+        0xBE => read_cd(ch, cdb),
+        0xAD => read_dvd_structure(ch, cdb),
         0x1E => {
             if let Some(d) = ch.dev() {
                 d.atapi.locked = cdb[4] & 1 != 0;
@@ -422,4 +428,61 @@ fn start_stop(ch: &mut IdeChannel, flags: u8) -> Result<Reply, Sense> {
         }
     }
     Reply::none()
+}
+
+fn read_disc_information(ch: &mut IdeChannel, alloc: usize) -> Result<Reply, Sense> {
+    capacity(ch).ok_or(Sense::NO_MEDIUM)?;
+    let mut d = vec![0u8; 34];
+    d[1] = 32;
+    d[2] = 0x0E; // last session complete, disc complete (not writable)
+    d[3] = 1; // first track
+    d[4] = 1; // sessions
+    d[5] = 1; // first track of the last session
+    d[6] = 1; // last track of the last session
+    d[16..24].fill(0xFF); // no lead-in / lead-out for recording
+    Reply::bytes(d, alloc)
+}
+
+fn mechanism_status(ch: &mut IdeChannel, alloc: usize) -> Result<Reply, Sense> {
+    let empty = capacity(ch).is_none();
+    // Header only: no changer, idle mechanism; the tray reads as open when empty.
+    let d = vec![0, (empty as u8) << 4, 0, 0, 0, 0, 0, 0];
+    Reply::bytes(d, alloc)
+}
+
+/// READ CD: only the 2048-byte user-data form that data discs use (flags 10h).
+fn read_cd(ch: &mut IdeChannel, cdb: &[u8; 12]) -> Result<Reply, Sense> {
+    let sector_type = (cdb[1] >> 2) & 7;
+    if sector_type != 0 && sector_type != 2 {
+        return Err(Sense::INCOMPATIBLE_FORMAT); // audio / mode 2 sectors: not on our discs
+    }
+    let lba = be32(cdb, 2) as u64;
+    let count = ((cdb[6] as u32) << 16) | be16(cdb, 7);
+    match cdb[9] & 0xF8 {
+        0x00 => Reply::none(),
+        0x10 => read(ch, lba, count),
+        _ => Err(Sense::INVALID_FIELD),
+    }
+}
+
+/// READ DVD STRUCTURE format 0 (physical format information) for DVD-sized discs.
+fn read_dvd_structure(ch: &mut IdeChannel, cdb: &[u8; 12]) -> Result<Reply, Sense> {
+    let sectors = capacity(ch).ok_or(Sense::NO_MEDIUM)?;
+    if cdb[7] != 0 {
+        return Err(Sense::INVALID_FIELD);
+    }
+    if sectors <= CD_MAX_SECTORS {
+        return Err(Sense::INCOMPATIBLE_FORMAT);
+    }
+    let alloc = be16(cdb, 8) as usize;
+    let mut d = vec![0u8; 4 + 17];
+    d[1] = 2 + 17;
+    d[4] = 0x01; // DVD-ROM book, part version 1
+    d[5] = 0x0F; // 120 mm, maximum rate not specified
+    d[6] = 0x01; // one layer, read-only
+    let start = 0x30000u32;
+    let end = start + (sectors.min(u32::MAX as u64 - start as u64) as u32).saturating_sub(1);
+    d[8..12].copy_from_slice(&start.to_be_bytes());
+    d[12..16].copy_from_slice(&end.to_be_bytes());
+    Reply::bytes(d, alloc)
 }

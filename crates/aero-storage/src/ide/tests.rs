@@ -45,6 +45,32 @@ impl BlockDevice for VecDisk {
     }
 }
 
+/// A large disc that reads as zeros without holding the bytes.
+struct BlankDisc(u64);
+
+impl BlockDevice for BlankDisc {
+    fn sector_size(&self) -> u32 {
+        2048
+    }
+    fn sector_count(&self) -> u64 {
+        self.0
+    }
+    fn read_only(&self) -> bool {
+        true
+    }
+    fn read_sectors(&mut self, lba: u64, buf: &mut [u8]) -> Result<(), StorageError> {
+        crate::check_range(self, lba, buf.len())?;
+        buf.fill(0);
+        Ok(())
+    }
+    fn write_sectors(&mut self, _: u64, _: &[u8]) -> Result<(), StorageError> {
+        Err(StorageError::ReadOnly)
+    }
+    fn flush(&mut self) -> Result<(), StorageError> {
+        Ok(())
+    }
+}
+
 fn expected_disk(sectors: std::ops::Range<usize>, sector: usize) -> Vec<u8> {
     (sectors.start * sector..sectors.end * sector).map(|i| (i / sector * 7 + i % 251) as u8).collect()
 }
@@ -636,4 +662,31 @@ fn random_port_traffic_never_panics() {
     ide.reset();
     ata28(&mut ide, 0x20, 1, 1, 0);
     assert_eq!(read_words(&mut ide, 0x1F0, 512).len(), 512);
+}
+
+#[test]
+fn atapi_disc_information_mechanism_read_cd_and_dvd_structure() {
+    let mut ide = controller();
+    let (d, st, _) = packet(&mut ide, &[0x51, 0, 0, 0, 0, 0, 0, 0, 34], 0xFFFE);
+    assert_eq!(st & 1, 0);
+    assert_eq!((d.len(), d[2], d[3], d[4]), (34, 0x0E, 1, 1));
+    let (d, _, _) = packet(&mut ide, &[0xBD, 0, 0, 0, 0, 0, 0, 0, 0, 8], 0xFFFE);
+    assert_eq!(d, [0; 8], "disc present, tray closed");
+    assert_eq!(packet(&mut ide, &[0xBB, 0, 0xFF, 0xFF], 0).1 & 1, 0, "SET CD SPEED accepted");
+    let (d, st, _) = packet(&mut ide, &[0xBE, 0, 0, 0, 0, 3, 0, 0, 2, 0x10], 0xFFFE);
+    assert_eq!(st & 1, 0);
+    assert_eq!(d, expected_disk(3..5, 2048), "READ CD user data");
+    assert_eq!(packet(&mut ide, &[0xBE, 1 << 2, 0, 0, 0, 3, 0, 0, 1, 0x10], 0xFFFE).1 & 1, 1, "audio sectors");
+    assert_eq!(packet(&mut ide, &[0xBE, 0, 0, 0, 0, 3, 0, 0, 1, 0xF8], 0xFFFE).1 & 1, 1, "raw sectors");
+    // A CD-sized disc has no DVD structure; a DVD-sized one does.
+    assert_eq!(packet(&mut ide, &[0xAD, 0, 0, 0, 0, 0, 0, 0, 0, 21], 0xFFFE).2 >> 4, 0x05);
+    assert_eq!(sense(&mut ide), (0x05, 0x30, 0x02));
+    ide.channels[1].eject_media(false);
+    ide.channels[1].insert_media(false, Box::new(BlankDisc(500_000)));
+    packet(&mut ide, &[0x00], 0); // consume the unit attention
+    let (d, st, _) = packet(&mut ide, &[0xAD, 0, 0, 0, 0, 0, 0, 0, 0, 21], 0xFFFE);
+    assert_eq!(st & 1, 0);
+    assert_eq!(u32::from_be_bytes([d[12], d[13], d[14], d[15]]), 0x30000 + 500_000 - 1);
+    let (d, _, _) = packet(&mut ide, &[0x46, 0, 0, 0, 0, 0, 0, 0x01, 0], 0xFFFE);
+    assert_eq!(u16::from_be_bytes([d[6], d[7]]), 0x0010, "DVD-ROM profile");
 }
