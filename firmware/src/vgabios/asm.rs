@@ -117,10 +117,15 @@ pub(crate) fn assemble(
         if let Some(missing) = asm.labels.keys().find(|n| !asm.bound.contains(*n)) {
             return Err(VgaBiosError::UndefinedSymbol(missing));
         }
-        let result = asm.a.assemble_options(0, BlockEncoderOptions::RETURN_NEW_INSTRUCTION_OFFSETS)?;
+        let result = asm
+            .a
+            .assemble_options(0, BlockEncoderOptions::RETURN_NEW_INSTRUCTION_OFFSETS)?;
         let mut symbols = BTreeMap::new();
         for name in &asm.bound {
-            let label = asm.labels.get(name).ok_or(VgaBiosError::UndefinedSymbol(name))?;
+            let label = asm
+                .labels
+                .get(name)
+                .ok_or(VgaBiosError::UndefinedSymbol(name))?;
             let ip = result.label_ip(label)?;
             let ip = u16::try_from(ip).map_err(|_| VgaBiosError::TooLarge(ip as usize))?;
             symbols.insert(*name, ip);
@@ -129,7 +134,10 @@ pub(crate) fn assemble(
             return Err(VgaBiosError::UndefinedSymbol(missing));
         }
         if symbols == prev {
-            return Ok(Assembled { bytes: result.inner.code_buffer, symbols });
+            return Ok(Assembled {
+                bytes: result.inner.code_buffer,
+                symbols,
+            });
         }
         prev = symbols;
     }

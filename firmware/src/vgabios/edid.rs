@@ -72,7 +72,9 @@ fn standard_timing(width: u16, aspect: u8, refresh: u8) -> [u8; 2] {
 
 /// Manufacturer ID: three letters, 5 bits each ('A' = 1), big-endian.
 fn manufacturer_id(id: &[u8; 3]) -> [u8; 2] {
-    let v = id.iter().fold(0u16, |acc, c| (acc << 5) | u16::from(c - b'A' + 1));
+    let v = id
+        .iter()
+        .fold(0u16, |acc, c| (acc << 5) | u16::from(c - b'A' + 1));
     v.to_be_bytes()
 }
 
@@ -93,8 +95,16 @@ pub fn build_edid() -> [u8; EDID_LEN] {
     e[24] = 0x0A; // RGB colour, preferred timing is the first detailed timing (bit 1)
     // Chromaticity: sRGB primaries, 10-bit fixed point (value × 1024).
     let xy = |v: f64| (v * 1024.0).round() as u16;
-    let (rx, ry, gx, gy, bx, by, wx, wy) =
-        (xy(0.640), xy(0.330), xy(0.300), xy(0.600), xy(0.150), xy(0.060), xy(0.3127), xy(0.3290));
+    let (rx, ry, gx, gy, bx, by, wx, wy) = (
+        xy(0.640),
+        xy(0.330),
+        xy(0.300),
+        xy(0.600),
+        xy(0.150),
+        xy(0.060),
+        xy(0.3127),
+        xy(0.3290),
+    );
     e[25] = (((rx & 3) << 6) | ((ry & 3) << 4) | ((gx & 3) << 2) | (gy & 3)) as u8;
     e[26] = (((bx & 3) << 6) | ((by & 3) << 4) | ((wx & 3) << 2) | (wy & 3)) as u8;
     for (i, v) in [rx, ry, gx, gy, bx, by, wx, wy].iter().enumerate() {

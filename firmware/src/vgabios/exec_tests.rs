@@ -25,8 +25,13 @@ struct TestBus {
 impl TestBus {
     fn pci_read(&self) -> u32 {
         let a = self.pci_address;
-        let (enabled, bus, device, function, register) =
-            (a >> 31 != 0, (a >> 16) & 0xFF, (a >> 11) & 0x1F, (a >> 8) & 7, a & 0xFC);
+        let (enabled, bus, device, function, register) = (
+            a >> 31 != 0,
+            (a >> 16) & 0xFF,
+            (a >> 11) & 0x1F,
+            (a >> 8) & 7,
+            a & 0xFC,
+        );
         if !enabled || bus != 0 || device != VGA_DEVICE || function != 0 {
             return 0xFFFF_FFFF;
         }
@@ -52,7 +57,11 @@ impl Bus for TestBus {
     fn mmio_read(&mut self, paddr: u64, size: u8) -> u64 {
         (0..u64::from(size)).fold(0, |acc, i| {
             let a = paddr + i;
-            let byte = if (0xA0000..0xC0000).contains(&a) { self.vga.mem_read((a - 0xA0000) as u32) } else { 0xFF };
+            let byte = if (0xA0000..0xC0000).contains(&a) {
+                self.vga.mem_read((a - 0xA0000) as u32)
+            } else {
+                0xFF
+            };
             acc | (u64::from(byte) << (8 * i))
         })
     }
@@ -60,7 +69,8 @@ impl Bus for TestBus {
         for i in 0..u64::from(size) {
             let a = paddr + i;
             if (0xA0000..0xC0000).contains(&a) {
-                self.vga.mem_write((a - 0xA0000) as u32, (value >> (8 * i)) as u8);
+                self.vga
+                    .mem_write((a - 0xA0000) as u32, (value >> (8 * i)) as u8);
             }
         }
     }
@@ -105,7 +115,15 @@ impl Machine {
         let rom = build_vga_bios().expect("ROM builds");
         let mut ram = vec![0u8; RAM_SIZE];
         ram[ROM_BASE..ROM_BASE + rom.len()].copy_from_slice(&rom);
-        let mut m = Machine { cpu: Cpu::new(), ram, bus: TestBus { vga: Vga::new(), pci_address: 0, rom_len: rom.len() } };
+        let mut m = Machine {
+            cpu: Cpu::new(),
+            ram,
+            bus: TestBus {
+                vga: Vga::new(),
+                pci_address: 0,
+                rom_len: rom.len(),
+            },
+        };
         // Return address of the far call: 0000:0600, where a HLT waits.
         m.ram[0x600] = 0xF4;
         let sp = STACK_TOP as usize - 4;
@@ -115,7 +133,11 @@ impl Machine {
         m.cpu.state.load_seg_real(Seg::Cs, 0xC000);
         m.cpu.state.rip = 3;
         m.run();
-        assert_eq!(m.cpu.state.seg(Seg::Cs).selector, 0, "init returned with RETF");
+        assert_eq!(
+            m.cpu.state.seg(Seg::Cs).selector,
+            0,
+            "init returned with RETF"
+        );
         m
     }
 
@@ -126,17 +148,31 @@ impl Machine {
         let (cs, ip) = (self.cpu.state.seg(Seg::Cs).selector, self.cpu.state.rip);
         let near = super::rom::build_with_symbols()
             .ok()
-            .and_then(|(_, syms)| syms.into_iter().filter(|(_, a)| u64::from(*a) <= ip).max_by_key(|(_, a)| *a))
+            .and_then(|(_, syms)| {
+                syms.into_iter()
+                    .filter(|(_, a)| u64::from(*a) <= ip)
+                    .max_by_key(|(_, a)| *a)
+            })
             .map(|(name, a)| format!("{name}+{:#x}", ip - u64::from(a)))
             .unwrap_or_default();
-        assert_eq!(exit, RunExit::Halted, "ROM code did not reach the HLT; at {cs:04X}:{ip:04X} ({near})");
+        assert_eq!(
+            exit,
+            RunExit::Halted,
+            "ROM code did not reach the HLT; at {cs:04X}:{ip:04X} ({near})"
+        );
     }
 
     /// Executes `INT 10h` with the given AX, BX, CX, DX, ES and DI; returns the CPU.
     fn int10(&mut self, ax: u16, bx: u16, cx: u16, dx: u16, es: u16, di: u16) -> &Cpu {
         self.ram[STUB..STUB + 3].copy_from_slice(&[0xCD, 0x10, 0xF4]);
         let s = &mut self.cpu.state;
-        for (reg, value) in [(Reg::Rax, ax), (Reg::Rbx, bx), (Reg::Rcx, cx), (Reg::Rdx, dx), (Reg::Rdi, di)] {
+        for (reg, value) in [
+            (Reg::Rax, ax),
+            (Reg::Rbx, bx),
+            (Reg::Rcx, cx),
+            (Reg::Rdx, dx),
+            (Reg::Rdi, di),
+        ] {
             s.set_reg(reg, u64::from(value));
         }
         s.load_seg_real(Seg::Es, es);
@@ -209,7 +245,10 @@ fn vgabios_exec_init_sets_mode3_and_teletype_shows_text() {
     // The font went to plane 2: glyph 'H' row 5 is the ROM's 8×16 glyph.
     let font = aero_gpu::font::font_8x16();
     let plane2 = &m.bus.vga.planes()[2 * aero_gpu::vga::PLANE_SIZE..];
-    assert_eq!(&plane2[usize::from(b'H') * 32..usize::from(b'H') * 32 + 16], font.glyph(b'H'));
+    assert_eq!(
+        &plane2[usize::from(b'H') * 32..usize::from(b'H') * 32 + 16],
+        font.glyph(b'H')
+    );
 }
 
 #[test]
@@ -315,12 +354,20 @@ fn vgabios_exec_mode12h_planar_text_and_pixels() {
     }
     m.int10(0x0200, 0, 0, 0, 0, 0);
     m.int10(0x0800, 0, 0, 0, 0, 0);
-    assert_eq!(m.reg16(Reg::Rax), u16::from(b'A'), "AH=08h matches the glyph");
+    assert_eq!(
+        m.reg16(Reg::Rax),
+        u16::from(b'A'),
+        "AH=08h matches the glyph"
+    );
     // Scroll the screen by writing past the last row: the glyph moves up 16 lines.
     m.int10(0x0200, 0, 0, 0x1D00, 0, 0);
     m.teletype("\n");
     let planes = m.bus.vga.planes();
-    assert_eq!(planes[aero_gpu::vga::PLANE_SIZE + offset], 0, "row 0 scrolled away");
+    assert_eq!(
+        planes[aero_gpu::vga::PLANE_SIZE + offset],
+        0,
+        "row 0 scrolled away"
+    );
     assert_eq!(m.word(0x450), 0x1D00);
 }
 
@@ -334,7 +381,11 @@ fn vgabios_exec_vbe_controller_and_mode_info() {
     assert_eq!(m.word(0x1004), 0x0300);
     assert_eq!(m.word(0x1012), 256, "16 MiB in 64 KiB units");
     let list = usize::from(m.word(0x1010)) * 16 + usize::from(m.word(0x100E));
-    let modes: Vec<u16> = (0..).map(|i| m.word(list + 2 * i)).take_while(|&n| n != 0xFFFF).take(100).collect();
+    let modes: Vec<u16> = (0..)
+        .map(|i| m.word(list + 2 * i))
+        .take_while(|&n| n != 0xFFFF)
+        .take(100)
+        .collect();
     assert!(modes.contains(&0x118) && modes.contains(&0x138) && modes.contains(&0x14D));
     let oem = usize::from(m.word(0x1008)) * 16 + usize::from(m.word(0x1006));
     assert!(m.ram[oem..].starts_with(b"Aero VGA BIOS\0"));
@@ -415,7 +466,11 @@ fn vgabios_exec_preserves_upper_register_halves() {
     assert_eq!(s.reg(Reg::Rdx) as u32, 0xBEEF_0000);
     assert_eq!(s.reg(Reg::Rsi) as u32, 0x1234_5678);
     assert_eq!(s.reg(Reg::Rdi) as u32, 0x5555_0000);
-    assert_eq!(m.word(0x2000 + 0x12), 1024, "mode 118h info written at ES:DI");
+    assert_eq!(
+        m.word(0x2000 + 0x12),
+        1024,
+        "mode 118h info written at ES:DI"
+    );
 }
 
 #[test]
@@ -473,7 +528,6 @@ fn vgabios_exec_palette_and_state_services() {
     assert_eq!(m.bus.vga.io_read(0x3C9, 1), 0x3F, "DAC restored");
 }
 
-
 #[test]
 fn vgabios_exec_cga_mode4_pixels_text_and_palette() {
     let mut m = Machine::booted();
@@ -483,7 +537,10 @@ fn vgabios_exec_cga_mode4_pixels_text_and_palette() {
     // Pixel (5, 3): odd line → second bank; 2 bits per pixel, leftmost in the high bits.
     m.int10(0x0C02, 0, 5, 3, 0, 0);
     let byte = m.bus.mmio_read(0xB8000 + 0x2000 + 80 + 1, 1) as u8;
-    assert_eq!(byte, 0b0010_0000, "pixel 1 of the byte (bits 5:4) = colour 2");
+    assert_eq!(
+        byte, 0b0010_0000,
+        "pixel 1 of the byte (bits 5:4) = colour 2"
+    );
     m.int10(0x0D00, 0, 5, 3, 0, 0);
     assert_eq!(m.reg16(Reg::Rax) & 0xFF, 2);
     // A glyph in colour 3 and its read-back.
@@ -517,8 +574,14 @@ fn vgabios_exec_user_font_and_dac_blocks() {
     m.int10(0x1100, 0x1000, 1, 0x80, 0, 0);
     let plane2 = &m.bus.vga.planes()[2 * aero_gpu::vga::PLANE_SIZE..];
     assert_eq!(&plane2[0x80 * 32..0x80 * 32 + 16], &glyph[..]);
-    assert!(plane2[0x80 * 32 + 16..0x81 * 32].iter().all(|&b| b == 0), "slot padding cleared");
-    assert_eq!(&plane2[b'A' as usize * 32..b'A' as usize * 32 + 16], aero_gpu::font::font_8x16().glyph(b'A'));
+    assert!(
+        plane2[0x80 * 32 + 16..0x81 * 32].iter().all(|&b| b == 0),
+        "slot padding cleared"
+    );
+    assert_eq!(
+        &plane2[b'A' as usize * 32..b'A' as usize * 32 + 16],
+        aero_gpu::font::font_8x16().glyph(b'A')
+    );
     // Text mode still works after the plane-2 access.
     m.teletype("ok");
     assert!(m.bus.vga.text_screen().unwrap().starts_with("ok"));
@@ -548,7 +611,11 @@ fn vgabios_exec_vbe_palette_and_state_save_restore() {
     assert_eq!(m.reg16(Reg::Rbx) >> 8, 6, "6-bit DAC after a mode set");
     m.int10(0x4F08, 0x0800, 0, 0, 0, 0);
     assert_eq!((m.reg16(Reg::Rax), m.reg16(Reg::Rbx) >> 8), (0x004F, 8));
-    assert_eq!(m.dispi(4) & 0x21, 0x21, "DISPI 8-bit DAC flag, mode still on");
+    assert_eq!(
+        m.dispi(4) & 0x21,
+        0x21,
+        "DISPI 8-bit DAC flag, mode still on"
+    );
     m.int10(0x4F08, 0x0600, 0, 0, 0, 0);
     assert_eq!(m.reg16(Reg::Rbx) >> 8, 6);
     assert_eq!(m.dispi(4) & 0x20, 0);
@@ -580,7 +647,10 @@ fn vgabios_exec_scan_line_selection_for_text_modes() {
     assert_eq!(m.bus.vga.io_read(0x3CC, 1), 0xA3);
     assert_eq!(m.vga_reg(0x3D4, 0x09), 0x4D);
     let plane2 = &m.bus.vga.planes()[2 * aero_gpu::vga::PLANE_SIZE..];
-    assert_eq!(&plane2[usize::from(b'A') * 32..usize::from(b'A') * 32 + 14], &aero_gpu::font::font_8x16().glyph(b'A')[1..15]);
+    assert_eq!(
+        &plane2[usize::from(b'A') * 32..usize::from(b'A') * 32 + 14],
+        &aero_gpu::font::font_8x16().glyph(b'A')[1..15]
+    );
     m.teletype("x");
     assert_eq!(m.bus.vga.text_screen().unwrap().lines().count(), 25);
     // 200 lines: 8×8 cells, double-scanned.

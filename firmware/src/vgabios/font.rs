@@ -21,7 +21,10 @@ fn packed(text: &str, height: usize) -> Result<Vec<u8>, VgaBiosError> {
 /// 8×14 from 8×16: the top and bottom rows of the project's glyphs are spacing, so
 /// dropping them keeps every glyph intact.
 fn derive_8x14(f8x16: &[u8]) -> Vec<u8> {
-    f8x16.chunks_exact(16).flat_map(|g| g[1..15].iter().copied()).collect()
+    f8x16
+        .chunks_exact(16)
+        .flat_map(|g| g[1..15].iter().copied())
+        .collect()
 }
 
 pub(crate) fn rom_fonts() -> Result<RomFonts, VgaBiosError> {

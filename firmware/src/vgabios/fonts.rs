@@ -6,7 +6,11 @@ use super::asm::Asm;
 use super::{VgaBiosError, bda, frame};
 
 /// ROM fonts: (symbol, bytes per glyph).
-const ROM_FONTS: [(u8, &str, u8); 3] = [(0x01, "font8x14", 14), (0x02, "font8x8", 8), (0x04, "font8x16", 16)];
+const ROM_FONTS: [(u8, &str, u8); 3] = [
+    (0x01, "font8x14", 14),
+    (0x02, "font8x8", 8),
+    (0x04, "font8x16", 16),
+];
 
 pub(crate) fn emit(asm: &mut Asm) -> Result<(), VgaBiosError> {
     asm.bind("int10_fonts")?;

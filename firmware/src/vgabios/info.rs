@@ -273,7 +273,11 @@ fn emit_save_restore(asm: &mut Asm) -> Result<(), VgaBiosError> {
     let mut not_size = asm.create_label();
     asm.jnz(not_size)?;
     asm.xor(bx, bx)?;
-    for (bit, blocks) in [(1, SAVE_BLOCKS_HARDWARE), (2, SAVE_BLOCKS_BDA), (4, SAVE_BLOCKS_DAC)] {
+    for (bit, blocks) in [
+        (1, SAVE_BLOCKS_HARDWARE),
+        (2, SAVE_BLOCKS_BDA),
+        (4, SAVE_BLOCKS_DAC),
+    ] {
         let mut skip = asm.create_label();
         asm.test(cl, bit)?;
         asm.jz(skip)?;

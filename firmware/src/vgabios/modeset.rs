@@ -5,7 +5,9 @@ use iced_x86::code_asm::*;
 
 use super::asm::Asm;
 use super::regs::{DAC_DATA, DAC_MASK, DAC_WRITE_INDEX, MISC_READ, MISC_WRITE, dispi, write_const};
-use super::vga_modes::{ModeKind, P_ATTR, P_CHAR_HEIGHT, P_COLUMNS, P_CRTC, P_GC, P_MISC, P_PAGE_SIZE, P_ROWS, P_SEQ};
+use super::vga_modes::{
+    ModeKind, P_ATTR, P_CHAR_HEIGHT, P_COLUMNS, P_CRTC, P_GC, P_MISC, P_PAGE_SIZE, P_ROWS, P_SEQ,
+};
 use super::{VgaBiosError, bda, frame, mode_rec as m};
 
 fn cs_byte(base: AsmMemoryOperand) -> AsmMemoryOperand {
@@ -79,7 +81,13 @@ fn emit_load_regs(asm: &mut Asm) -> Result<(), VgaBiosError> {
 }
 
 /// Writes `count` registers starting at index `first` from `cs:[bx + table_offset]`.
-fn indexed_loop(asm: &mut Asm, routine: &'static str, table_offset: u16, first: u8, count: u8) -> Result<(), VgaBiosError> {
+fn indexed_loop(
+    asm: &mut Asm,
+    routine: &'static str,
+    table_offset: u16,
+    first: u8,
+    count: u8,
+) -> Result<(), VgaBiosError> {
     asm.xor(di, di)?;
     let mut top = asm.create_label();
     asm.set(&mut top)?;

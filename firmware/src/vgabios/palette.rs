@@ -300,7 +300,10 @@ fn emit_dac_functions(asm: &mut Asm) -> Result<(), VgaBiosError> {
     asm.mov(ax, 256)?;
     asm.sub(ax, bx)?;
     let mut clamp = asm.create_label();
-    { let target = asm.l("dac_count_zero"); asm.jbe(target)?; }
+    {
+        let target = asm.l("dac_count_zero");
+        asm.jbe(target)?;
+    }
     asm.cmp(cx, ax)?;
     asm.jbe(clamp)?;
     asm.mov(cx, ax)?;

@@ -169,7 +169,12 @@ pub(crate) fn emit(asm: &mut Asm) -> Result<(), VgaBiosError> {
 }
 
 /// Emits `mov al, index; mov ah, value; call routine` for a constant register write.
-pub(crate) fn write_const(asm: &mut Asm, routine: &'static str, index: u8, value: u8) -> Result<(), VgaBiosError> {
+pub(crate) fn write_const(
+    asm: &mut Asm,
+    routine: &'static str,
+    index: u8,
+    value: u8,
+) -> Result<(), VgaBiosError> {
     asm.mov(ax, (i32::from(value) << 8) | i32::from(index))?;
     asm.call_sym(routine)
 }

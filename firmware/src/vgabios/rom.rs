@@ -10,7 +10,9 @@ use super::edid::build_edid;
 use super::font::{RomFonts, rom_fonts};
 use super::vbe_modes::{mode_info_template, vbe_modes};
 use super::vga_modes::{DacSet, VgaMode, dac_table, vga_modes};
-use super::{MAX_ROM_LEN, VGA_PCI_CLASS, VGA_PCI_DEVICE, VGA_PCI_VENDOR, VgaBiosError, bda, mode_rec};
+use super::{
+    MAX_ROM_LEN, VGA_PCI_CLASS, VGA_PCI_DEVICE, VGA_PCI_VENDOR, VgaBiosError, bda, mode_rec,
+};
 
 /// Offset of the PCI data structure (DWORD aligned, after the "IBM" marker at 1Eh).
 pub(crate) const PCIR_OFFSET: usize = 0x24;
@@ -29,7 +31,10 @@ pub(crate) fn build_with_symbols() -> Result<(Vec<u8>, BTreeMap<&'static str, u1
     let modes = vga_modes();
     let assembled = assemble(|asm| emit_rom(asm, &fonts, &modes))?;
     let mut image = assembled.bytes;
-    let assembled = AssembledInfo { bytes_len: image.len(), symbols: assembled.symbols };
+    let assembled = AssembledInfo {
+        bytes_len: image.len(),
+        symbols: assembled.symbols,
+    };
     let len = image.len().div_ceil(512) * 512;
     // One spare byte for the checksum if the code ends exactly on a boundary.
     let len = if len == image.len() { len + 512 } else { len };
@@ -39,11 +44,16 @@ pub(crate) fn build_with_symbols() -> Result<(Vec<u8>, BTreeMap<&'static str, u1
     image.resize(len, 0);
     let blocks = len / 512;
     image[2] = blocks as u8; // 64 KiB = 128 blocks fits in a byte
-    image[PCIR_OFFSET + PCIR_IMAGE_LEN..PCIR_OFFSET + PCIR_IMAGE_LEN + 2].copy_from_slice(&(blocks as u16).to_le_bytes());
+    image[PCIR_OFFSET + PCIR_IMAGE_LEN..PCIR_OFFSET + PCIR_IMAGE_LEN + 2]
+        .copy_from_slice(&(blocks as u16).to_le_bytes());
     let sum = image.iter().fold(0u8, |s, b| s.wrapping_add(*b));
     let last = len - 1;
     image[last] = image[last].wrapping_sub(sum);
-    tracing::debug!(bytes = len, code_and_data = assembled.bytes_len, "VGA BIOS assembled");
+    tracing::debug!(
+        bytes = len,
+        code_and_data = assembled.bytes_len,
+        "VGA BIOS assembled"
+    );
     Ok((image, assembled.symbols))
 }
 
@@ -115,7 +125,11 @@ fn emit_init(asm: &mut Asm) -> Result<(), VgaBiosError> {
     asm.mov(dx, cs)?;
     let int10 = asm.addr("int10");
     let f8 = asm.addr("font8x8");
-    for (vector, offset) in [(0x10u16, int10), (0x43, f8), (0x1F, f8.wrapping_add(128 * 8))] {
+    for (vector, offset) in [
+        (0x10u16, int10),
+        (0x43, f8),
+        (0x1F, f8.wrapping_add(128 * 8)),
+    ] {
         asm.mov(ax, i32::from(offset))?;
         asm.mov(bx, i32::from(vector * 4))?;
         asm.call_sym("set_vector")?;
@@ -130,7 +144,10 @@ fn emit_init(asm: &mut Asm) -> Result<(), VgaBiosError> {
     asm.mov(word_ptr(u32::from(bda::SAVE_POINTER)), i32::from(save))?;
     asm.mov(word_ptr(u32::from(bda::SAVE_POINTER) + 2), cs)?;
     // Equipment word bits 5:4 = 10b: 80×25 colour display.
-    asm.and(word_ptr(u32::from(bda::EQUIPMENT)), 0xFFCF_u16 as i16 as i32)?;
+    asm.and(
+        word_ptr(u32::from(bda::EQUIPMENT)),
+        0xFFCF_u16 as i16 as i32,
+    )?;
     asm.or(word_ptr(u32::from(bda::EQUIPMENT)), 0x0020)?;
     asm.mov(ax, 0x0003)?;
     asm.int(0x10)?;
@@ -230,7 +247,10 @@ fn emit_data(asm: &mut Asm, fonts: &RomFonts, modes: &[VgaMode]) -> Result<(), V
             offset
         })
     };
-    let variants: Vec<(u16, u16)> = modes.iter().map(|m| (variant(m.params_350), variant(m.params_200))).collect();
+    let variants: Vec<(u16, u16)> = modes
+        .iter()
+        .map(|m| (variant(m.params_350), variant(m.params_200)))
+        .collect();
     let mut table = Vec::new();
     for (i, mode) in modes.iter().enumerate() {
         let (dac_name, dac_entries) = dac_symbol(mode.dac);
@@ -241,7 +261,9 @@ fn emit_data(asm: &mut Asm, fonts: &RomFonts, modes: &[VgaMode]) -> Result<(), V
         r[mode_rec::KIND as usize] = mode.kind as u8;
         r[mode_rec::COLUMN_BYTES as usize] = mode.column_bytes;
         r[mode_rec::PAGES as usize] = mode.pages;
-        let mut put = |at: u16, v: u16| r[usize::from(at)..usize::from(at) + 2].copy_from_slice(&v.to_le_bytes());
+        let mut put = |at: u16, v: u16| {
+            r[usize::from(at)..usize::from(at) + 2].copy_from_slice(&v.to_le_bytes())
+        };
         put(mode_rec::SEGMENT, mode.segment);
         put(mode_rec::STRIDE, mode.stride);
         put(mode_rec::PARAMS, params_base.wrapping_add(64 * i as u16));
@@ -251,8 +273,10 @@ fn emit_data(asm: &mut Asm, fonts: &RomFonts, modes: &[VgaMode]) -> Result<(), V
         r[mode_rec::CGA_MODE_CTL as usize] = ctl;
         r[mode_rec::CGA_PALETTE as usize] = pal;
         let (p350, p200) = variants[i];
-        r[usize::from(mode_rec::PARAMS_350)..usize::from(mode_rec::PARAMS_350) + 2].copy_from_slice(&p350.to_le_bytes());
-        r[usize::from(mode_rec::PARAMS_200)..usize::from(mode_rec::PARAMS_200) + 2].copy_from_slice(&p200.to_le_bytes());
+        r[usize::from(mode_rec::PARAMS_350)..usize::from(mode_rec::PARAMS_350) + 2]
+            .copy_from_slice(&p350.to_le_bytes());
+        r[usize::from(mode_rec::PARAMS_200)..usize::from(mode_rec::PARAMS_200) + 2]
+            .copy_from_slice(&p200.to_le_bytes());
         table.extend_from_slice(&r);
     }
     table.push(0xFF);
@@ -295,13 +319,13 @@ fn emit_data(asm: &mut Asm, fonts: &RomFonts, modes: &[VgaMode]) -> Result<(), V
         0xFF, // modes 0–7
         0x60, // modes 0Dh, 0Eh
         0x0F, // modes 10h–13h
-        0, 0, 0, 0, // reserved
+        0, 0, 0, 0,    // reserved
         0x07, // 200, 350, 400 scan lines
         8,    // character blocks in text modes
         2,    // blocks active at once
         0xFF, // misc functions (palette, cursor emulation, summing, ...)
         0x0E, // DCC, save/restore, ...
-        0, 0, // reserved
+        0, 0,    // reserved
         0x00, // save pointer functions
         0,
     ])?;

@@ -17,10 +17,20 @@ const HARDWARE_BYTES: i32 = 128;
 const BDA_BYTES: i32 = 64;
 const DAC_BYTES: i32 = 832;
 /// BIOS data ranges saved: (BDA offset, length).
-const BDA_RANGES: [(u16, u16); 3] = [(bda::MODE, 0x1E), (bda::ROWS_MINUS_1, 7), (bda::SAVE_POINTER, 4)];
+const BDA_RANGES: [(u16, u16); 3] = [
+    (bda::MODE, 0x1E),
+    (bda::ROWS_MINUS_1, 7),
+    (bda::SAVE_POINTER, 4),
+];
 
 /// Reads `count` registers with `routine` into `es:[di + offset + index]`.
-fn read_loop(asm: &mut Asm, routine: &'static str, offset: u16, first: u8, count: u8) -> Result<(), VgaBiosError> {
+fn read_loop(
+    asm: &mut Asm,
+    routine: &'static str,
+    offset: u16,
+    first: u8,
+    count: u8,
+) -> Result<(), VgaBiosError> {
     asm.xor(bx, bx)?;
     let mut each = asm.create_label();
     asm.set(&mut each)?;
@@ -180,7 +190,13 @@ pub(crate) fn emit(asm: &mut Asm) -> Result<(), VgaBiosError> {
     asm.or(ax, dispi::NO_CLEAR_MEM)?;
     asm.mov(bx, dispi::ENABLE)?;
     asm.call_sym("dispi_write")?;
-    for index in [dispi::BANK, dispi::VIRT_WIDTH, dispi::VIRT_HEIGHT, dispi::X_OFFSET, dispi::Y_OFFSET] {
+    for index in [
+        dispi::BANK,
+        dispi::VIRT_WIDTH,
+        dispi::VIRT_HEIGHT,
+        dispi::X_OFFSET,
+        dispi::Y_OFFSET,
+    ] {
         asm.mov(bx, index)?;
         asm.mov(ax, word_ptr(di + (index - 1) * 2).es())?;
         asm.call_sym("dispi_write")?;

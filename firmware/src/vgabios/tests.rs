@@ -17,7 +17,11 @@ fn vgabios_rom_header_length_and_checksum() {
     assert_eq!(rom.len() % 512, 0);
     assert!(rom.len() <= MAX_ROM_LEN);
     assert_eq!(usize::from(rom[2]) * 512, rom.len());
-    assert_eq!(rom.iter().fold(0u8, |s, b| s.wrapping_add(*b)), 0, "checksum");
+    assert_eq!(
+        rom.iter().fold(0u8, |s, b| s.wrapping_add(*b)),
+        0,
+        "checksum"
+    );
     // Offset 3: near jump to the init routine.
     assert_eq!(rom[3], 0xE9);
     let target = 6u16.wrapping_add(u16_at(&rom, 4));
@@ -35,7 +39,11 @@ fn vgabios_pci_data_structure() {
     assert_eq!(u16_at(&rom, p + 4), VGA_PCI_VENDOR);
     assert_eq!(u16_at(&rom, p + 6), VGA_PCI_DEVICE);
     assert_eq!(u16_at(&rom, p + 0x0A), 0x18);
-    assert_eq!(&rom[p + 0x0D..p + 0x10], &[0x00, 0x00, 0x03], "class 030000");
+    assert_eq!(
+        &rom[p + 0x0D..p + 0x10],
+        &[0x00, 0x00, 0x03],
+        "class 030000"
+    );
     assert_eq!(usize::from(u16_at(&rom, p + 0x10)) * 512, rom.len());
     assert_eq!(rom[p + 0x14], 0, "x86 code");
     assert_eq!(rom[p + 0x15] & 0x80, 0x80, "last image");
@@ -51,9 +59,15 @@ fn vgabios_fonts_and_edid_are_in_the_rom() {
     let (rom, symbols) = build_with_symbols().unwrap();
     let fonts = super::font::rom_fonts().unwrap();
     let at = |name: &str| usize::from(symbols[name]);
-    assert_eq!(&rom[at("font8x16")..at("font8x16") + 4096], &fonts.f8x16[..]);
+    assert_eq!(
+        &rom[at("font8x16")..at("font8x16") + 4096],
+        &fonts.f8x16[..]
+    );
     assert_eq!(&rom[at("font8x8")..at("font8x8") + 2048], &fonts.f8x8[..]);
-    assert_eq!(&rom[at("font8x14")..at("font8x14") + 256 * 14], &fonts.f8x14[..]);
+    assert_eq!(
+        &rom[at("font8x14")..at("font8x14") + 256 * 14],
+        &fonts.f8x14[..]
+    );
     // 'A' has pixels in the 8x16 font and the 8x14 font is its middle rows.
     let a16 = &fonts.f8x16[0x41 * 16..0x42 * 16];
     assert!(a16.iter().any(|&r| r != 0));
@@ -81,10 +95,22 @@ fn vgabios_vbe_mode_records_describe_each_mode() {
         assert_eq!(u32::from(u16_at(info, 0x10)), mode.bytes_per_line());
         let bytes_per_pixel = u32::from(mode.bpp).div_ceil(8);
         let pitch_pixels = u32::from(u16_at(info, 0x10)) / bytes_per_pixel;
-        assert!(pitch_pixels >= u32::from(mode.width) && pitch_pixels % 8 == 0 && pitch_pixels - u32::from(mode.width) < 8);
-        assert_eq!(u16_at(info, 0x32), u16_at(info, 0x10), "linear bytes per line");
+        assert!(
+            pitch_pixels >= u32::from(mode.width)
+                && pitch_pixels % 8 == 0
+                && pitch_pixels - u32::from(mode.width) < 8
+        );
+        assert_eq!(
+            u16_at(info, 0x32),
+            u16_at(info, 0x10),
+            "linear bytes per line"
+        );
         assert_eq!(info[0] & 0x81, 0x81, "supported + LFB");
-        assert_eq!(u16_at(info, 0x0C), symbols["vbe_bank_far"], "WinFuncPtr offset");
+        assert_eq!(
+            u16_at(info, 0x0C),
+            symbols["vbe_bank_far"],
+            "WinFuncPtr offset"
+        );
         if mode.bpp == 32 {
             assert_eq!(&info[0x1F..0x27], &[8, 16, 8, 8, 8, 0, 8, 24]);
             assert_eq!(info[0x1B], 6, "direct colour");
@@ -99,10 +125,24 @@ fn vgabios_vbe_mode_records_describe_each_mode() {
     let end = base + modes.len() * MODE_RECORD_LEN;
     assert_eq!(u16_at(&rom, end), 0xFFFF);
     // The required standard numbers are present.
-    for (n, w, h, bpp) in [(0x101, 640, 480, 8), (0x118, 1024, 768, 24), (0x11A, 1280, 1024, 16)] {
-        assert!(modes.contains(&VbeMode { number: n, width: w, height: h, bpp }));
+    for (n, w, h, bpp) in [
+        (0x101, 640, 480, 8),
+        (0x118, 1024, 768, 24),
+        (0x11A, 1280, 1024, 16),
+    ] {
+        assert!(modes.contains(&VbeMode {
+            number: n,
+            width: w,
+            height: h,
+            bpp
+        }));
     }
-    assert!(modes.iter().filter(|m| m.number >= 0x140).all(|m| m.bpp == 16 || m.bpp == 32));
+    assert!(
+        modes
+            .iter()
+            .filter(|m| m.number >= 0x140)
+            .all(|m| m.bpp == 16 || m.bpp == 32)
+    );
 }
 
 #[test]
@@ -111,7 +151,10 @@ fn vgabios_vga_mode_table_matches_parameters() {
     let base = usize::from(symbols["vga_mode_table"]);
     let modes = vga_modes();
     let numbers: Vec<u8> = modes.iter().map(|m| m.number).collect();
-    assert_eq!(numbers, [0, 1, 2, 3, 4, 5, 6, 7, 0x0D, 0x0E, 0x10, 0x11, 0x12, 0x13]);
+    assert_eq!(
+        numbers,
+        [0, 1, 2, 3, 4, 5, 6, 7, 0x0D, 0x0E, 0x10, 0x11, 0x12, 0x13]
+    );
     for (i, mode) in modes.iter().enumerate() {
         let r = &rom[base + i * usize::from(mode_rec::LEN)..];
         assert_eq!(r[0], mode.number);
@@ -120,7 +163,12 @@ fn vgabios_vga_mode_table_matches_parameters() {
         // CRTC horizontal display end + 1 = character columns (mode 13h's CRTC counts
         // 80 double-pixel columns while the BIOS reports 40 text columns).
         if mode.number != 0x13 {
-            assert_eq!(mode.params[10 + 1] + 1, mode.params[0], "mode {:02X}", mode.number);
+            assert_eq!(
+                mode.params[10 + 1] + 1,
+                mode.params[0],
+                "mode {:02X}",
+                mode.number
+            );
         }
     }
     assert_eq!(rom[base + modes.len() * usize::from(mode_rec::LEN)], 0xFF);

@@ -8,7 +8,10 @@ use iced_x86::code_asm::*;
 
 use super::asm::Asm;
 use super::regs::{DAC_DATA, DAC_READ_INDEX, DAC_WRITE_INDEX, dispi};
-use super::vbe_modes::{MI_BANK_IMAGE_PAGES, MI_BPP, MI_BYTES_PER_LINE, MI_LIN_IMAGE_PAGES, MI_PHYS_BASE, MI_WIN_FUNC_SEG, MI_XRES, MI_YRES, MODE_INFO_TEMPLATE_LEN, MODE_RECORD_LEN};
+use super::vbe_modes::{
+    MI_BANK_IMAGE_PAGES, MI_BPP, MI_BYTES_PER_LINE, MI_LIN_IMAGE_PAGES, MI_PHYS_BASE,
+    MI_WIN_FUNC_SEG, MI_XRES, MI_YRES, MODE_INFO_TEMPLATE_LEN, MODE_RECORD_LEN,
+};
 use super::{VGA_PCI_DEVICE, VGA_PCI_VENDOR, VgaBiosError, bda, frame};
 
 /// Bochs' default LFB address, used if the PCI device cannot be found.
@@ -168,7 +171,10 @@ fn emit_helpers(asm: &mut Asm) -> Result<(), VgaBiosError> {
     asm.out(dx, eax)?;
     asm.mov(dx, 0xCFC)?;
     asm.in_(eax, dx)?;
-    asm.cmp(eax, ((u32::from(VGA_PCI_DEVICE) << 16) | u32::from(VGA_PCI_VENDOR)) as i32)?;
+    asm.cmp(
+        eax,
+        ((u32::from(VGA_PCI_DEVICE) << 16) | u32::from(VGA_PCI_VENDOR)) as i32,
+    )?;
     asm.je(found)?;
     asm.add(ebx, 0x800)?; // next device, function 0
     asm.cmp(ebx, 0x8001_0000_u32 as i32)?;

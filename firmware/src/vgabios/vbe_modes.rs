@@ -50,15 +50,32 @@ pub fn vbe_modes() -> Vec<VbeMode> {
     ];
     for (width, height, numbers) in standard {
         for (number, bpp) in numbers.into_iter().zip([8u8, 15, 16, 24, 32]) {
-            modes.push(VbeMode { number, width, height, bpp });
+            modes.push(VbeMode {
+                number,
+                width,
+                height,
+                bpp,
+            });
         }
     }
-    let wide: [(u16, u16); 7] =
-        [(1280, 720), (1280, 800), (1366, 768), (1440, 900), (1600, 900), (1680, 1050), (1920, 1080)];
+    let wide: [(u16, u16); 7] = [
+        (1280, 720),
+        (1280, 800),
+        (1366, 768),
+        (1440, 900),
+        (1600, 900),
+        (1680, 1050),
+        (1920, 1080),
+    ];
     let mut number = 0x140;
     for (width, height) in wide {
         for bpp in [16u8, 32] {
-            modes.push(VbeMode { number, width, height, bpp });
+            modes.push(VbeMode {
+                number,
+                width,
+                height,
+                bpp,
+            });
             number += 1;
         }
     }
@@ -79,7 +96,10 @@ fn colour_fields(bpp: u8) -> [(u8, u8); 4] {
 /// The first [`MODE_INFO_TEMPLATE_LEN`] bytes of the ModeInfoBlock. Fields that depend
 /// on the machine (WinFuncPtr segment, PhysBasePtr, image page counts) are filled in
 /// by the ROM code when a program asks.
-pub(crate) fn mode_info_template(mode: &VbeMode, bank_switch_offset: u16) -> [u8; MODE_INFO_TEMPLATE_LEN] {
+pub(crate) fn mode_info_template(
+    mode: &VbeMode,
+    bank_switch_offset: u16,
+) -> [u8; MODE_INFO_TEMPLATE_LEN] {
     let mut t = [0u8; MODE_INFO_TEMPLATE_LEN];
     let bpl = u16::try_from(mode.bytes_per_line()).unwrap_or(u16::MAX);
     let put16 = |t: &mut [u8], at: usize, v: u16| t[at..at + 2].copy_from_slice(&v.to_le_bytes());
