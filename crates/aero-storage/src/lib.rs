@@ -1,5 +1,12 @@
 //! Disk images behind one block-device trait, used by the BIOS (INT 13h) and by the
 //! storage controllers alike.
+//!
+//! - [`open_image`] opens raw, qcow2 (v2/v3, backing chains, compressed and zero clusters)
+//!   and VHD (fixed/dynamic) files, format detected or forced with [`OpenOptions::format`];
+//!   `read_only` never writes, `snapshot` keeps writes in memory, writable opens take an
+//!   exclusive lock. Unsupported or corrupt images give one [`StorageError`], never a panic.
+//! - [`create_qcow2`] / [`create_qcow2_overlay`] create images (`aero disk create`).
+//! - [`ide`] is the ATA/ATAPI device logic of the PIIX3 IDE controller.
 #![forbid(unsafe_code)]
 
 mod create;
