@@ -201,11 +201,13 @@ impl VhdImage {
         }
         let new_footer_offset = start + bitmap_len + block_size;
         write_at(&self.file, new_footer_offset, &self.footer).map_err(|e| self.io(e))?;
-        let mut contents = vec![0u8; (bitmap_len + block_size) as usize];
-        set_bits(&mut contents[..bitmap_len as usize], first, count);
-        let at = (bitmap_len + within) as usize;
-        contents[at..at + data.len()].copy_from_slice(data);
-        write_at(&self.file, start, &contents).map_err(|e| self.io(e))?;
+        // The footer write extended the file, so the block reads as zeros already (a hole
+        // on most file systems): only the bitmap (which also covers the old footer) and the
+        // new data need writing, whatever the block size.
+        let mut bitmap = vec![0u8; bitmap_len as usize];
+        set_bits(&mut bitmap, first, count);
+        write_at(&self.file, start, &bitmap).map_err(|e| self.io(e))?;
+        write_at(&self.file, start + bitmap_len + within, data).map_err(|e| self.io(e))?;
         self.file.sync_data().map_err(|e| self.io(e))?;
         let mut raw = [0u8; 4];
         put_be_u32(&mut raw, 0, sector_index);
