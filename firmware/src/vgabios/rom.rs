@@ -19,6 +19,8 @@ pub(crate) const PCIR_OFFSET: usize = 0x24;
 const PCIR_LEN: u16 = 0x18;
 /// Offset of the 16-bit image length (512-byte units) inside the PCIR structure.
 const PCIR_IMAGE_LEN: usize = 0x10;
+/// Offset of the PCI 3.0 "maximum run-time image length" (512-byte units).
+const PCIR_RUNTIME_LEN: usize = 0x16;
 
 pub(crate) fn build() -> Result<Vec<u8>, VgaBiosError> {
     build_with_symbols().map(|(image, _)| image)
@@ -45,6 +47,9 @@ pub(crate) fn build_with_symbols() -> Result<(Vec<u8>, BTreeMap<&'static str, u1
     let blocks = len / 512;
     image[2] = blocks as u8; // 64 KiB = 128 blocks fits in a byte
     image[PCIR_OFFSET + PCIR_IMAGE_LEN..PCIR_OFFSET + PCIR_IMAGE_LEN + 2]
+        .copy_from_slice(&(blocks as u16).to_le_bytes());
+    // The whole image stays resident (the ROM keeps no init-only part to discard).
+    image[PCIR_OFFSET + PCIR_RUNTIME_LEN..PCIR_OFFSET + PCIR_RUNTIME_LEN + 2]
         .copy_from_slice(&(blocks as u16).to_le_bytes());
     let sum = image.iter().fold(0u8, |s, b| s.wrapping_add(*b));
     let last = len - 1;
@@ -104,7 +109,7 @@ fn emit_header(asm: &mut Asm) -> Result<(), VgaBiosError> {
     h.extend_from_slice(&0x0001u16.to_le_bytes()); // code revision
     h.push(0); // code type: x86 PC-AT
     h.push(0x80); // last image
-    h.extend_from_slice(&0u16.to_le_bytes()); // max runtime length: not given
+    h.extend_from_slice(&0u16.to_le_bytes()); // max runtime length, patched after assembly
     h.extend_from_slice(&0u16.to_le_bytes()); // configuration utility
     h.extend_from_slice(&0u16.to_le_bytes()); // DMTF CLP entry
     asm.db(&h)?;
