@@ -38,7 +38,12 @@ pub fn build(name: &str, sources: &[&str], cxx: bool, m32: bool) -> Option<PathB
         cmd.args(["-fno-sanitize=address"]);
     }
     for s in sources {
-        cmd.arg(drivers_dir().join(s));
+        if cxx && s.ends_with(".c") {
+            // C sources of a C++ program: compile them as C first.
+            cmd.arg(compile_c_object(name, s, m32));
+        } else {
+            cmd.arg(drivers_dir().join(s));
+        }
     }
     cmd.arg("-o").arg(&exe);
     let out = cmd.output().unwrap_or_else(|e| panic!("running {compiler}: {e}"));
@@ -67,4 +72,20 @@ pub fn run(exe: &Path, args: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     stdout
+}
+
+fn compile_c_object(name: &str, source: &str, m32: bool) -> PathBuf {
+    let cc = std::env::var("AERO_CC").unwrap_or_else(|_| "cc".into());
+    let stem = source.replace(['/', '.'], "_");
+    let obj = out_dir().join(format!("{name}-{stem}{}.o", if m32 { "-m32" } else { "" }));
+    let mut cmd = Command::new(&cc);
+    cmd.args(["-O1", "-g", "-Wall", "-Wextra", "-Werror", "-std=c11", "-c"]);
+    cmd.arg("-fsanitize=address,undefined");
+    if m32 {
+        cmd.args(["-m32", "-fno-sanitize=address"]);
+    }
+    cmd.arg(drivers_dir().join(source)).arg("-o").arg(&obj);
+    let out = cmd.output().unwrap_or_else(|e| panic!("running {cc}: {e}"));
+    assert!(out.status.success(), "{cc} failed for {source}:\n{}", String::from_utf8_lossy(&out.stderr));
+    obj
 }

@@ -1,0 +1,627 @@
+// AeroGPU D3D9 UMD translation core (portable; see aerogpu_umd_core.h).
+#include "aerogpu_umd_core.h"
+
+#include <cstring>
+
+extern "C" {
+#include "../../protocol/aerogpu_pci.h"
+}
+
+namespace aerogpu {
+
+namespace {
+
+// D3DRENDERSTATETYPE values the core derives pipeline packets from.
+enum : uint32_t {
+    RS_ZENABLE = 7, RS_FILLMODE = 8, RS_ZWRITEENABLE = 14, RS_SRCBLEND = 19, RS_DESTBLEND = 20,
+    RS_CULLMODE = 22, RS_ZFUNC = 23, RS_ALPHABLENDENABLE = 27, RS_STENCILENABLE = 52,
+    RS_STENCILMASK = 58, RS_STENCILWRITEMASK = 59, RS_COLORWRITEENABLE = 168, RS_BLENDOP = 171,
+    RS_SCISSORTESTENABLE = 174, RS_DEPTHBIAS = 195, RS_SEPARATEALPHABLENDENABLE = 206,
+    RS_SRCBLENDALPHA = 207, RS_DESTBLENDALPHA = 208, RS_BLENDOPALPHA = 209,
+};
+
+uint32_t f32_bits(float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return u;
+}
+
+uint32_t map_blend(uint32_t d3d) {
+    switch (d3d) {
+    case 1: return AEROGPU_BLEND_ZERO;
+    case 2: return AEROGPU_BLEND_ONE;
+    case 3: return AEROGPU_BLEND_SRC_COLOR;
+    case 4: return AEROGPU_BLEND_INV_SRC_COLOR;
+    case 5: return AEROGPU_BLEND_SRC_ALPHA;
+    case 6: return AEROGPU_BLEND_INV_SRC_ALPHA;
+    case 7: return AEROGPU_BLEND_DEST_ALPHA;
+    case 8: return AEROGPU_BLEND_INV_DEST_ALPHA;
+    case 9: return AEROGPU_BLEND_DEST_COLOR;
+    case 10: return AEROGPU_BLEND_INV_DEST_COLOR;
+    case 14: return AEROGPU_BLEND_CONSTANT;
+    case 15: return AEROGPU_BLEND_INV_CONSTANT;
+    default: return AEROGPU_BLEND_ONE;
+    }
+}
+
+uint32_t map_blend_op(uint32_t d3d) {
+    return (d3d >= 1 && d3d <= 5) ? d3d - 1 : uint32_t(AEROGPU_BLEND_OP_ADD);
+}
+
+uint32_t map_cmp(uint32_t d3d) {
+    return (d3d >= 1 && d3d <= 8) ? d3d - 1 : uint32_t(AEROGPU_COMPARE_ALWAYS);
+}
+
+} // namespace
+
+uint32_t d3d_format_to_aerogpu(uint32_t f) {
+    switch (f) {
+    case 21: return AEROGPU_FORMAT_B8G8R8A8_UNORM;  // A8R8G8B8
+    case 22: return AEROGPU_FORMAT_B8G8R8X8_UNORM;  // X8R8G8B8
+    case 32: return AEROGPU_FORMAT_R8G8B8A8_UNORM;  // A8B8G8R8
+    case 33: return AEROGPU_FORMAT_R8G8B8X8_UNORM;  // X8B8G8R8
+    case 23: return AEROGPU_FORMAT_B5G6R5_UNORM;    // R5G6B5
+    case 25: return AEROGPU_FORMAT_B5G5R5A1_UNORM;  // A1R5G5B5
+    case 50: return AEROGPU_FORMAT_R8_UNORM;        // L8
+    case 75: return AEROGPU_FORMAT_D24_UNORM_S8_UINT;
+    case 77: return AEROGPU_FORMAT_D24_UNORM_S8_UINT; // D24X8
+    case 80: return AEROGPU_FORMAT_D16_UNORM;
+    case 82: return AEROGPU_FORMAT_D32_FLOAT;       // D32F_LOCKABLE
+    case 113: return AEROGPU_FORMAT_R16G16B16A16_FLOAT;
+    case 114: return AEROGPU_FORMAT_R32_FLOAT;
+    case 116: return AEROGPU_FORMAT_R32G32B32A32_FLOAT;
+    case 0x31545844: return AEROGPU_FORMAT_BC1_UNORM;
+    case 0x33545844: return AEROGPU_FORMAT_BC2_UNORM;
+    case 0x35545844: return AEROGPU_FORMAT_BC3_UNORM;
+    default: return 0;
+    }
+}
+
+uint32_t row_pitch_for(uint32_t f, uint32_t width) {
+    switch (d3d_format_to_aerogpu(f)) {
+    case 0: return 0;
+    case AEROGPU_FORMAT_BC1_UNORM: return ((width + 3) / 4) * 8;
+    case AEROGPU_FORMAT_BC2_UNORM:
+    case AEROGPU_FORMAT_BC3_UNORM: return ((width + 3) / 4) * 16;
+    case AEROGPU_FORMAT_B5G6R5_UNORM:
+    case AEROGPU_FORMAT_B5G5R5A1_UNORM:
+    case AEROGPU_FORMAT_D16_UNORM: return width * 2;
+    case AEROGPU_FORMAT_R8_UNORM: return width;
+    case AEROGPU_FORMAT_R16G16B16A16_FLOAT: return width * 8;
+    case AEROGPU_FORMAT_R32G32B32A32_FLOAT: return width * 16;
+    default: return width * 4;
+    }
+}
+
+uint32_t vertex_count_for(uint32_t prim, uint32_t n) {
+    switch (prim) {
+    case AEROGPU_TOPOLOGY_POINTLIST: return n;
+    case AEROGPU_TOPOLOGY_LINELIST: return n * 2;
+    case AEROGPU_TOPOLOGY_LINESTRIP: return n ? n + 1 : 0;
+    case AEROGPU_TOPOLOGY_TRIANGLELIST: return n * 3;
+    case AEROGPU_TOPOLOGY_TRIANGLESTRIP:
+    case AEROGPU_TOPOLOGY_TRIANGLEFAN: return n ? n + 2 : 0;
+    default: return 0;
+    }
+}
+
+Device::Device(SubmitSink &sink, uint32_t handle_base, uint32_t alloc_id_base)
+    : sink_(sink), handle_base_(handle_base ? handle_base : 1), next_handle_(handle_base ? handle_base : 1),
+      next_alloc_id_(alloc_id_base ? alloc_id_base : 1) {
+    // D3D9 defaults.
+    rs_[RS_ZENABLE] = 1;
+    rs_[RS_ZWRITEENABLE] = 1;
+    rs_[RS_ZFUNC] = 4;
+    rs_[RS_SRCBLEND] = 2;
+    rs_[RS_DESTBLEND] = 1;
+    rs_[RS_CULLMODE] = 3;
+    rs_[RS_FILLMODE] = 3;
+    rs_[RS_COLORWRITEENABLE] = 0xF;
+    rs_[RS_BLENDOP] = 1;
+    rs_[RS_SRCBLENDALPHA] = 2;
+    rs_[RS_DESTBLENDALPHA] = 1;
+    rs_[RS_BLENDOPALPHA] = 1;
+    rs_[RS_STENCILMASK] = 0xFFFFFFFFu;
+    rs_[RS_STENCILWRITEMASK] = 0xFFFFFFFFu;
+}
+
+Resource *Device::find(uint32_t handle) {
+    if (handle < handle_base_) return nullptr;
+    size_t i = handle - handle_base_;
+    if (i >= resources_.size() || !resources_[i].alive) return nullptr;
+    return &resources_[i];
+}
+
+const Resource *Device::resource(uint32_t handle) const {
+    return const_cast<Device *>(this)->find(handle);
+}
+
+void Device::reference(uint32_t handle, bool write) {
+    Resource *r = find(handle);
+    if (!r || !r->alloc_id) return;
+    for (auto &a : allocs_) {
+        if (a.alloc_id == r->alloc_id) {
+            a.write = a.write || write;
+            return;
+        }
+    }
+    allocs_.push_back(AllocRef{r->alloc_id, write});
+}
+
+uint32_t Device::create_resource(const ResourceDesc &d, uint32_t shared_alloc_id, uint64_t share_token) {
+    Resource r;
+    r.desc = d;
+    if (d.kind == ResourceKind::Buffer) {
+        if (d.size_bytes == 0 || d.size_bytes > (uint64_t(1) << 31)) return 0;
+        r.backing_bytes = (d.size_bytes + 3) & ~uint64_t(3);
+    } else {
+        uint32_t fmt = d3d_format_to_aerogpu(d.d3d_format);
+        if (!fmt || d.width == 0 || d.height == 0 || d.width > AEROGPU_MAX_TEXTURE_DIM ||
+            d.height > AEROGPU_MAX_TEXTURE_DIM || d.levels == 0 || d.levels > AEROGPU_MAX_MIP_LEVELS)
+            return 0;
+        // MVP: shared surfaces are single-allocation, single-level.
+        if (d.shared && d.levels != 1) return 0;
+        r.row_pitch = row_pitch_for(d.d3d_format, d.width);
+        uint64_t total = 0;
+        for (uint32_t l = 0; l < d.levels; l++) {
+            uint32_t w = d.width >> l ? d.width >> l : 1, h = d.height >> l ? d.height >> l : 1;
+            uint32_t rows = (fmt >= AEROGPU_FORMAT_BC1_UNORM) ? (h + 3) / 4 : h;
+            total += uint64_t(l == 0 ? r.row_pitch : row_pitch_for(d.d3d_format, w)) * rows;
+        }
+        r.backing_bytes = total;
+    }
+    if (d.guest_backed) {
+        if (d.shared) {
+            if (shared_alloc_id == 0 || shared_alloc_id > AEROGPU_WDDM_ALLOC_ID_UMD_MAX) return 0;
+            r.alloc_id = shared_alloc_id;
+        } else {
+            r.alloc_id = next_alloc_id_++;
+            if (next_alloc_id_ > AEROGPU_WDDM_ALLOC_ID_UMD_MAX) next_alloc_id_ = 1;
+        }
+    }
+    r.share_token = share_token;
+    r.handle = new_handle();
+    r.alive = true;
+    if (d.kind == ResourceKind::Buffer) {
+        auto *p = cmd_.append<aerogpu_cmd_create_buffer>(AEROGPU_CMD_CREATE_BUFFER);
+        if (!p) return 0;
+        p->buffer_handle = r.handle;
+        p->usage_flags = d.usage;
+        p->size_bytes = r.backing_bytes;
+        p->backing_alloc_id = r.alloc_id;
+    } else {
+        auto *p = cmd_.append<aerogpu_cmd_create_texture2d>(AEROGPU_CMD_CREATE_TEXTURE2D);
+        if (!p) return 0;
+        p->texture_handle = r.handle;
+        p->usage_flags = d.usage;
+        p->format = d3d_format_to_aerogpu(d.d3d_format);
+        p->width = d.width;
+        p->height = d.height;
+        p->mip_levels = d.levels;
+        p->array_layers = 1;
+        p->row_pitch_bytes = r.row_pitch;
+        p->backing_alloc_id = r.alloc_id;
+    }
+    resources_.resize(r.handle - handle_base_ + 1);
+    resources_[r.handle - handle_base_] = r;
+    reference(r.handle, true);
+    if (d.shared && share_token) {
+        auto *e = cmd_.append<aerogpu_cmd_export_shared_surface>(AEROGPU_CMD_EXPORT_SHARED_SURFACE);
+        if (!e) return 0;
+        e->resource_handle = r.handle;
+        e->share_token = share_token;
+    }
+    return r.handle;
+}
+
+uint32_t Device::open_shared(uint64_t share_token, const ResourceDesc &d, uint32_t alloc_id) {
+    if (!share_token) return 0;
+    Resource r;
+    r.desc = d;
+    r.alloc_id = alloc_id;
+    r.share_token = share_token;
+    r.row_pitch = d.kind == ResourceKind::Texture2D ? row_pitch_for(d.d3d_format, d.width) : 0;
+    r.handle = new_handle();
+    r.alive = true;
+    auto *p = cmd_.append<aerogpu_cmd_import_shared_surface>(AEROGPU_CMD_IMPORT_SHARED_SURFACE);
+    if (!p) return 0;
+    p->out_resource_handle = r.handle;
+    p->share_token = share_token;
+    resources_.resize(r.handle - handle_base_ + 1);
+    resources_[r.handle - handle_base_] = r;
+    return r.handle;
+}
+
+aerogpu_wddm_alloc_priv Device::alloc_priv(uint32_t handle) const {
+    aerogpu_wddm_alloc_priv p{};
+    const Resource *r = resource(handle);
+    p.magic = AEROGPU_WDDM_ALLOC_PRIV_MAGIC;
+    p.version = AEROGPU_WDDM_ALLOC_PRIV_VERSION;
+    if (!r) return p;
+    p.alloc_id = r->alloc_id;
+    p.flags = (r->desc.shared ? AEROGPU_WDDM_ALLOC_PRIV_FLAG_IS_SHARED : 0) |
+              AEROGPU_WDDM_ALLOC_PRIV_FLAG_CPU_VISIBLE;
+    p.share_token = r->share_token;
+    p.size_bytes = r->backing_bytes;
+    // D3D9 descriptor marker: format in the low word, width/height above (OpenResource).
+    p.reserved0 = r->desc.kind == ResourceKind::Texture2D
+                      ? (uint64_t(r->desc.d3d_format) | (uint64_t(r->desc.width & 0xFFFF) << 32) |
+                         (uint64_t(r->desc.height & 0xFFFF) << 48))
+                      : 0;
+    return p;
+}
+
+int32_t Device::destroy_resource(uint32_t handle) {
+    Resource *r = find(handle);
+    if (!r) return kD3DERR_INVALIDCALL;
+    // Shared surfaces: the KMD sends RELEASE on the last close across processes; the
+    // per-process handle still drops its own reference.
+    auto *p = cmd_.append<aerogpu_cmd_destroy_resource>(AEROGPU_CMD_DESTROY_RESOURCE);
+    if (!p) return kE_OUTOFMEMORY;
+    p->resource_handle = handle;
+    r->alive = false;
+    for (auto &v : vb_) if (v == handle) v = 0;
+    for (auto &t : tex_) if (t == handle) t = 0;
+    for (auto &t : rts_) if (t == handle) t = 0;
+    if (ib_ == handle) ib_ = 0;
+    if (ds_ == handle) ds_ = 0;
+    return kS_OK;
+}
+
+int32_t Device::unlock(uint32_t handle, uint64_t offset, uint64_t size) {
+    Resource *r = find(handle);
+    if (!r) return kD3DERR_INVALIDCALL;
+    if (!r->alloc_id) return kS_OK; // host-allocated: uploads go through UPLOAD_RESOURCE
+    if (offset > r->backing_bytes || size > r->backing_bytes - offset) return kD3DERR_INVALIDCALL;
+    if (size == 0) size = r->backing_bytes - offset;
+    auto *p = cmd_.append<aerogpu_cmd_resource_dirty_range>(AEROGPU_CMD_RESOURCE_DIRTY_RANGE);
+    if (!p) return kE_OUTOFMEMORY;
+    p->resource_handle = handle;
+    p->offset_bytes = offset;
+    p->size_bytes = size;
+    // The dirty range needs alloc_id resolution: list the allocation in this batch.
+    reference(handle, false);
+    return kS_OK;
+}
+
+uint32_t Device::create_shader(uint32_t stage, const void *tokens, size_t bytes) {
+    if (!tokens || bytes < 8 || bytes % 4 || bytes > AEROGPU_MAX_SHADER_BYTES) return 0;
+    uint32_t h = new_handle();
+    auto *p = cmd_.append<aerogpu_cmd_create_shader>(AEROGPU_CMD_CREATE_SHADER, tokens, bytes);
+    if (!p) return 0;
+    p->shader_handle = h;
+    p->stage = stage;
+    p->bytecode_size_bytes = static_cast<uint32_t>(bytes);
+    return h;
+}
+
+int32_t Device::destroy_shader(uint32_t handle) {
+    auto *p = cmd_.append<aerogpu_cmd_destroy_shader>(AEROGPU_CMD_DESTROY_SHADER);
+    if (!p) return kE_OUTOFMEMORY;
+    p->shader_handle = handle;
+    return kS_OK;
+}
+
+int32_t Device::set_shaders(uint32_t vs, uint32_t ps) {
+    auto *p = cmd_.append<aerogpu_cmd_bind_shaders>(AEROGPU_CMD_BIND_SHADERS);
+    if (!p) return kE_OUTOFMEMORY;
+    p->vs = vs;
+    p->ps = ps;
+    vs_bound_ = vs != 0;
+    ps_bound_ = ps != 0;
+    return kS_OK;
+}
+
+int32_t Device::set_shader_constants_f(uint32_t stage, uint32_t start, const float *v, uint32_t count) {
+    if (!v || count == 0 || start > AEROGPU_MAX_SHADER_CONSTANTS_F ||
+        count > AEROGPU_MAX_SHADER_CONSTANTS_F - start)
+        return kD3DERR_INVALIDCALL;
+    auto *p = cmd_.append<aerogpu_cmd_set_shader_constants>(AEROGPU_CMD_SET_SHADER_CONSTANTS_F, v,
+                                                            size_t(count) * 16);
+    if (!p) return kE_OUTOFMEMORY;
+    p->stage = stage;
+    p->start_register = start;
+    p->count = count;
+    return kS_OK;
+}
+
+uint32_t Device::create_vertex_decl(const void *elements, size_t bytes) {
+    if (!elements || bytes == 0 || bytes % 8 || bytes > AEROGPU_MAX_INPUT_LAYOUT_ELEMENTS * 8) return 0;
+    uint32_t h = new_handle();
+    auto *p = cmd_.append<aerogpu_cmd_create_input_layout>(AEROGPU_CMD_CREATE_INPUT_LAYOUT, elements, bytes);
+    if (!p) return 0;
+    p->input_layout_handle = h;
+    p->blob_size_bytes = static_cast<uint32_t>(bytes);
+    return h;
+}
+
+int32_t Device::set_vertex_decl(uint32_t handle) {
+    auto *p = cmd_.append<aerogpu_cmd_set_input_layout>(AEROGPU_CMD_SET_INPUT_LAYOUT);
+    if (!p) return kE_OUTOFMEMORY;
+    p->input_layout_handle = handle;
+    decl_bound_ = handle != 0;
+    return kS_OK;
+}
+
+int32_t Device::set_render_state(uint32_t state, uint32_t value) {
+    if (state < 256) {
+        rs_[state] = value;
+        switch (state) {
+        case RS_ALPHABLENDENABLE: case RS_SRCBLEND: case RS_DESTBLEND: case RS_BLENDOP:
+        case RS_COLORWRITEENABLE: case RS_SEPARATEALPHABLENDENABLE: case RS_SRCBLENDALPHA:
+        case RS_DESTBLENDALPHA: case RS_BLENDOPALPHA:
+            blend_dirty_ = true; break;
+        case RS_ZENABLE: case RS_ZWRITEENABLE: case RS_ZFUNC: case RS_STENCILENABLE:
+        case RS_STENCILMASK: case RS_STENCILWRITEMASK:
+            depth_dirty_ = true; break;
+        case RS_FILLMODE: case RS_CULLMODE: case RS_SCISSORTESTENABLE: case RS_DEPTHBIAS:
+            raster_dirty_ = true; break;
+        default: break;
+        }
+    }
+    // Unknown/unsupported states are forwarded raw for the executor to interpret.
+    auto *p = cmd_.append<aerogpu_cmd_set_render_state>(AEROGPU_CMD_SET_RENDER_STATE);
+    if (!p) return kE_OUTOFMEMORY;
+    p->state = state;
+    p->value = value;
+    return kS_OK;
+}
+
+uint32_t Device::render_state(uint32_t state) const { return state < 256 ? rs_[state] : 0; }
+
+int32_t Device::set_sampler_state(uint32_t stage, uint32_t state, uint32_t value) {
+    if (stage >= AEROGPU_MAX_TEXTURE_SLOTS) return kD3DERR_INVALIDCALL;
+    auto *p = cmd_.append<aerogpu_cmd_set_sampler_state>(AEROGPU_CMD_SET_SAMPLER_STATE);
+    if (!p) return kE_OUTOFMEMORY;
+    p->shader_stage = AEROGPU_SHADER_STAGE_PIXEL;
+    p->slot = stage;
+    p->state = state;
+    p->value = value;
+    return kS_OK;
+}
+
+int32_t Device::set_texture(uint32_t stage, uint32_t handle) {
+    if (stage >= AEROGPU_MAX_TEXTURE_SLOTS || (handle && !find(handle))) return kD3DERR_INVALIDCALL;
+    auto *p = cmd_.append<aerogpu_cmd_set_texture>(AEROGPU_CMD_SET_TEXTURE);
+    if (!p) return kE_OUTOFMEMORY;
+    p->shader_stage = AEROGPU_SHADER_STAGE_PIXEL;
+    p->slot = stage;
+    p->texture = handle;
+    tex_[stage] = handle;
+    return kS_OK;
+}
+
+int32_t Device::set_stream_source(uint32_t stream, uint32_t handle, uint32_t offset, uint32_t stride) {
+    if (stream >= AEROGPU_MAX_VERTEX_BUFFERS || (handle && !find(handle))) return kD3DERR_INVALIDCALL;
+    aerogpu_vertex_buffer_binding b{};
+    b.buffer = handle;
+    b.stride_bytes = stride;
+    b.offset_bytes = offset;
+    auto *p = cmd_.append<aerogpu_cmd_set_vertex_buffers>(AEROGPU_CMD_SET_VERTEX_BUFFERS, &b, sizeof(b));
+    if (!p) return kE_OUTOFMEMORY;
+    p->start_slot = stream;
+    p->buffer_count = 1;
+    vb_[stream] = handle;
+    return kS_OK;
+}
+
+int32_t Device::set_indices(uint32_t handle, bool index32) {
+    if (handle && !find(handle)) return kD3DERR_INVALIDCALL;
+    auto *p = cmd_.append<aerogpu_cmd_set_index_buffer>(AEROGPU_CMD_SET_INDEX_BUFFER);
+    if (!p) return kE_OUTOFMEMORY;
+    p->buffer = handle;
+    p->format = index32 ? AEROGPU_INDEX_FORMAT_UINT32 : AEROGPU_INDEX_FORMAT_UINT16;
+    ib_ = handle;
+    return kS_OK;
+}
+
+int32_t Device::set_render_target(uint32_t index, uint32_t handle) {
+    if (index >= AEROGPU_MAX_RENDER_TARGETS || (handle && !find(handle))) return kD3DERR_INVALIDCALL;
+    rts_[index] = handle;
+    uint32_t count = 0;
+    for (uint32_t i = 0; i < AEROGPU_MAX_RENDER_TARGETS; i++) if (rts_[i]) count = i + 1;
+    auto *p = cmd_.append<aerogpu_cmd_set_render_targets>(AEROGPU_CMD_SET_RENDER_TARGETS);
+    if (!p) return kE_OUTOFMEMORY;
+    p->color_count = count;
+    p->depth_stencil = ds_;
+    for (uint32_t i = 0; i < count; i++) p->colors[i] = rts_[i];
+    return kS_OK;
+}
+
+int32_t Device::set_depth_stencil(uint32_t handle) {
+    if (handle && !find(handle)) return kD3DERR_INVALIDCALL;
+    ds_ = handle;
+    return set_render_target(0, rts_[0]);
+}
+
+int32_t Device::set_viewport(float x, float y, float w, float h, float zmin, float zmax) {
+    auto *p = cmd_.append<aerogpu_cmd_set_viewport>(AEROGPU_CMD_SET_VIEWPORT);
+    if (!p) return kE_OUTOFMEMORY;
+    p->x_f32 = f32_bits(x);
+    p->y_f32 = f32_bits(y);
+    p->width_f32 = f32_bits(w);
+    p->height_f32 = f32_bits(h);
+    p->min_depth_f32 = f32_bits(zmin);
+    p->max_depth_f32 = f32_bits(zmax);
+    return kS_OK;
+}
+
+void Device::emit_pipeline_state() {
+    if (blend_dirty_) {
+        auto *p = cmd_.append<aerogpu_cmd_set_blend_state>(AEROGPU_CMD_SET_BLEND_STATE);
+        if (p) {
+            bool sep = rs_[RS_SEPARATEALPHABLENDENABLE] != 0;
+            p->enable = rs_[RS_ALPHABLENDENABLE] ? 1 : 0;
+            p->src_factor = map_blend(rs_[RS_SRCBLEND]);
+            p->dst_factor = map_blend(rs_[RS_DESTBLEND]);
+            p->blend_op = map_blend_op(rs_[RS_BLENDOP]);
+            p->src_factor_alpha = map_blend(sep ? rs_[RS_SRCBLENDALPHA] : rs_[RS_SRCBLEND]);
+            p->dst_factor_alpha = map_blend(sep ? rs_[RS_DESTBLENDALPHA] : rs_[RS_DESTBLEND]);
+            p->blend_op_alpha = map_blend_op(sep ? rs_[RS_BLENDOPALPHA] : rs_[RS_BLENDOP]);
+            p->color_write_mask = rs_[RS_COLORWRITEENABLE] & 0xF;
+            blend_dirty_ = false;
+        }
+    }
+    if (depth_dirty_) {
+        auto *p = cmd_.append<aerogpu_cmd_set_depth_stencil_state>(AEROGPU_CMD_SET_DEPTH_STENCIL_STATE);
+        if (p) {
+            p->depth_enable = rs_[RS_ZENABLE] ? 1 : 0;
+            p->depth_write_enable = rs_[RS_ZWRITEENABLE] ? 1 : 0;
+            p->depth_func = map_cmp(rs_[RS_ZFUNC]);
+            p->stencil_enable = rs_[RS_STENCILENABLE] ? 1 : 0;
+            p->stencil_read_mask = rs_[RS_STENCILMASK] & 0xFF;
+            p->stencil_write_mask = rs_[RS_STENCILWRITEMASK] & 0xFF;
+            depth_dirty_ = false;
+        }
+    }
+    if (raster_dirty_) {
+        auto *p = cmd_.append<aerogpu_cmd_set_rasterizer_state>(AEROGPU_CMD_SET_RASTERIZER_STATE);
+        if (p) {
+            p->fill_mode = rs_[RS_FILLMODE] == 2 ? AEROGPU_FILL_WIREFRAME : AEROGPU_FILL_SOLID;
+            // D3D9: clockwise triangles are front-facing; D3DCULL_CCW culls the back.
+            p->cull_mode = rs_[RS_CULLMODE] == 1 ? AEROGPU_CULL_NONE
+                           : rs_[RS_CULLMODE] == 2 ? AEROGPU_CULL_FRONT : AEROGPU_CULL_BACK;
+            p->front_ccw = 0;
+            p->scissor_enable = rs_[RS_SCISSORTESTENABLE] ? 1 : 0;
+            int32_t bias;
+            std::memcpy(&bias, &rs_[RS_DEPTHBIAS], 4);
+            p->depth_bias = bias;
+            raster_dirty_ = false;
+        }
+    }
+}
+
+int32_t Device::draw_checks() {
+    if (!vs_bound_ || !ps_bound_ || !decl_bound_) return kD3DERR_INVALIDCALL;
+    emit_pipeline_state();
+    // Everything the draw touches must be resolvable in this batch's allocation table.
+    for (uint32_t h : rts_) if (h) reference(h, true);
+    if (ds_) reference(ds_, true);
+    for (uint32_t h : vb_) if (h) reference(h, false);
+    for (uint32_t h : tex_) if (h) reference(h, false);
+    return kS_OK;
+}
+
+int32_t Device::clear(uint32_t flags, const float rgba[4], float z, uint32_t stencil) {
+    auto *p = cmd_.append<aerogpu_cmd_clear>(AEROGPU_CMD_CLEAR);
+    if (!p) return kE_OUTOFMEMORY;
+    p->flags = flags;
+    for (int i = 0; i < 4; i++) p->color_rgba_f32[i] = f32_bits(rgba ? rgba[i] : 0.0f);
+    p->depth_f32 = f32_bits(z);
+    p->stencil = stencil;
+    for (uint32_t h : rts_) if (h) reference(h, true);
+    if (ds_) reference(ds_, true);
+    return kS_OK;
+}
+
+int32_t Device::draw_primitive(uint32_t prim, uint32_t start, uint32_t count) {
+    uint32_t verts = vertex_count_for(prim, count);
+    if (!verts) return kD3DERR_INVALIDCALL;
+    int32_t hr = draw_checks();
+    if (hr != kS_OK) return hr;
+    if (topology_ != prim) {
+        auto *t = cmd_.append<aerogpu_cmd_set_primitive_topology>(AEROGPU_CMD_SET_PRIMITIVE_TOPOLOGY);
+        if (!t) return kE_OUTOFMEMORY;
+        t->topology = prim;
+        topology_ = prim;
+    }
+    auto *p = cmd_.append<aerogpu_cmd_draw>(AEROGPU_CMD_DRAW);
+    if (!p) return kE_OUTOFMEMORY;
+    p->vertex_count = verts;
+    p->instance_count = 1;
+    p->first_vertex = start;
+    return kS_OK;
+}
+
+int32_t Device::draw_indexed(uint32_t prim, int32_t base_vertex, uint32_t start_index, uint32_t count) {
+    uint32_t idx = vertex_count_for(prim, count);
+    if (!idx || !ib_) return kD3DERR_INVALIDCALL;
+    int32_t hr = draw_checks();
+    if (hr != kS_OK) return hr;
+    reference(ib_, false);
+    if (topology_ != prim) {
+        auto *t = cmd_.append<aerogpu_cmd_set_primitive_topology>(AEROGPU_CMD_SET_PRIMITIVE_TOPOLOGY);
+        if (!t) return kE_OUTOFMEMORY;
+        t->topology = prim;
+        topology_ = prim;
+    }
+    auto *p = cmd_.append<aerogpu_cmd_draw_indexed>(AEROGPU_CMD_DRAW_INDEXED);
+    if (!p) return kE_OUTOFMEMORY;
+    p->index_count = idx;
+    p->instance_count = 1;
+    p->first_index = start_index;
+    p->base_vertex = base_vertex;
+    return kS_OK;
+}
+
+uint64_t Device::flush(bool present) {
+    if (cmd_.error() != CmdError::None) {
+        // A failed append left the batch incomplete: drop it rather than submit half.
+        cmd_.reset();
+        allocs_.clear();
+        return 0;
+    }
+    if (cmd_.empty()) return 0;
+    Submission s{cmd_.finish(), cmd_.size(), &allocs_, present};
+    uint64_t fence = sink_.submit(s);
+    if (fence) last_fence_ = fence;
+    cmd_.reset();
+    allocs_.clear();
+    return fence;
+}
+
+int32_t Device::set_max_frame_latency(uint32_t n) {
+    if (n > 16) return kD3DERR_INVALIDCALL;
+    max_latency_ = n ? n : 3; // 0 restores the default
+    return kS_OK;
+}
+
+int32_t Device::present_ex(uint32_t d3d9_flags, bool vsync) {
+    uint64_t done = sink_.completed_fence();
+    std::vector<uint64_t> still;
+    for (uint64_t f : inflight_presents_) if (f > done) still.push_back(f);
+    inflight_presents_.swap(still);
+    if (inflight_presents_.size() >= max_latency_) {
+        if (d3d9_flags & kD3DPRESENT_DONOTWAIT) return kD3DERR_WASSTILLDRAWING;
+        // Bounded waits on the oldest present until there is room.
+        while (inflight_presents_.size() >= max_latency_) {
+            if (!sink_.wait_fence(inflight_presents_.front(), 1000)) return kD3DERR_WASSTILLDRAWING;
+            inflight_presents_.erase(inflight_presents_.begin());
+        }
+    }
+    auto *p = cmd_.append<aerogpu_cmd_present_ex>(AEROGPU_CMD_PRESENT_EX);
+    if (!p) return kE_OUTOFMEMORY;
+    p->scanout_id = 0;
+    p->flags = vsync ? AEROGPU_PRESENT_FLAG_VSYNC : 0;
+    p->d3d9_present_flags = d3d9_flags;
+    for (uint32_t h : rts_) if (h) reference(h, false);
+    uint64_t fence = flush(true);
+    if (!fence) return kD3DERR_INVALIDCALL;
+    inflight_presents_.push_back(fence);
+    present_count_++;
+    return kS_OK;
+}
+
+uint32_t Device::create_query() {
+    query_fence_.push_back(0);
+    query_issued_.push_back(false);
+    return static_cast<uint32_t>(query_fence_.size());
+}
+
+int32_t Device::issue_query(uint32_t q) {
+    if (q == 0 || q > query_fence_.size()) return kD3DERR_INVALIDCALL;
+    // EVENT: completes when everything submitted so far completes.
+    uint64_t f = flush();
+    query_fence_[q - 1] = f ? f : last_fence_;
+    query_issued_[q - 1] = true;
+    return kS_OK;
+}
+
+int32_t Device::get_query_data(uint32_t q, uint32_t flags) {
+    if (q == 0 || q > query_fence_.size() || !query_issued_[q - 1]) return kD3DERR_INVALIDCALL;
+    if (flags & kD3DGETDATA_FLUSH) flush();
+    // Never blocks: DWM polls this while holding compositor locks.
+    return sink_.completed_fence() >= query_fence_[q - 1] ? kS_OK : kS_FALSE;
+}
+
+} // namespace aerogpu

@@ -1,0 +1,177 @@
+// The OS-independent translation core of the AeroGPU D3D9/D3D9Ex UMD: D3D9 DDI semantics
+// in, AeroGPU command streams (with backing_alloc_id and shared surfaces) and per-batch
+// allocation lists out. The Windows layer (aerogpu_umd_win.cpp) adapts the runtime's DDI
+// structs and WDDM callbacks to this; host tests drive it directly.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "aerogpu_cmd_writer.h"
+
+extern "C" {
+#include "../../protocol/aerogpu_pci.h"
+#include "../../protocol/aerogpu_wddm_alloc.h"
+}
+
+namespace aerogpu {
+
+// HRESULT values the core returns (same numbers as the D3D9 headers).
+enum : int32_t {
+    kS_OK = 0,
+    kS_FALSE = 1,
+    kE_INVALIDARG = int32_t(0x80070057),
+    kE_OUTOFMEMORY = int32_t(0x8007000E),
+    kD3DERR_NOTAVAILABLE = int32_t(0x8876086A),
+    kD3DERR_INVALIDCALL = int32_t(0x8876086C),
+    kD3DERR_WASSTILLDRAWING = int32_t(0x8876021C),
+};
+
+constexpr uint32_t kD3DPRESENT_DONOTWAIT = 0x00000001u;
+constexpr uint32_t kD3DGETDATA_FLUSH = 0x00000001u;
+
+// One allocation the current batch references (becomes the WDDM allocation list).
+struct AllocRef {
+    uint32_t alloc_id;
+    bool write;
+};
+
+struct Submission {
+    const uint8_t *cmd;
+    size_t cmd_bytes;
+    const std::vector<AllocRef> *allocs;
+    bool present;
+};
+
+// Where finished batches go: WDDM Render/Present callbacks on Windows, the KMD staging +
+// ring path in host tests. submit() returns the batch's fence (the runtime's
+// SubmissionFenceId on Windows), 0 on failure.
+class SubmitSink {
+public:
+    virtual ~SubmitSink() = default;
+    virtual uint64_t submit(const Submission &s) = 0;
+    virtual uint64_t completed_fence() = 0;
+    // Bounded wait for `fence`; false on timeout. Host sinks complete synchronously.
+    virtual bool wait_fence(uint64_t fence, uint32_t timeout_ms) = 0;
+};
+
+enum class ResourceKind { Buffer, Texture2D };
+
+struct ResourceDesc {
+    ResourceKind kind = ResourceKind::Buffer;
+    uint32_t d3d_format = 0; // D3DFORMAT
+    uint32_t width = 0, height = 0, levels = 1;
+    uint64_t size_bytes = 0; // buffers
+    uint32_t usage = 0;      // AEROGPU_RESOURCE_USAGE_*
+    bool guest_backed = true;
+    bool shared = false;
+};
+
+struct Resource {
+    uint32_t handle = 0;
+    ResourceDesc desc;
+    uint32_t alloc_id = 0;     // 0 = host allocated
+    uint64_t backing_bytes = 0;
+    uint32_t row_pitch = 0;
+    uint64_t share_token = 0;
+    bool alive = false;
+};
+
+// AEROGPU_FORMAT for a D3DFORMAT (0 = unsupported).
+uint32_t d3d_format_to_aerogpu(uint32_t d3dfmt);
+// Bytes of one mip-0 row (block rows for BC formats), 0 if unsupported.
+uint32_t row_pitch_for(uint32_t d3dfmt, uint32_t width);
+// Vertex count of a D3D9 DrawPrimitive call.
+uint32_t vertex_count_for(uint32_t prim_type, uint32_t prim_count);
+
+class Device {
+public:
+    // handle_base: first protocol handle (cross-process unique on Windows);
+    // alloc_id_base: first UMD alloc_id for non-shared resources.
+    Device(SubmitSink &sink, uint32_t handle_base, uint32_t alloc_id_base);
+
+    // Resources. Returns the protocol handle, 0 on failure. For shared resources the
+    // caller (KMD via private data) supplies share_token; shared_alloc_id comes from the
+    // cross-process counter.
+    uint32_t create_resource(const ResourceDesc &d, uint32_t shared_alloc_id = 0, uint64_t share_token = 0);
+    int32_t destroy_resource(uint32_t handle);
+    const Resource *resource(uint32_t handle) const;
+    // The WDDM private-data blob for a resource's allocation.
+    aerogpu_wddm_alloc_priv alloc_priv(uint32_t handle) const;
+    // CPU wrote [offset, offset+size) of a guest-backed resource (Unlock).
+    int32_t unlock(uint32_t handle, uint64_t offset, uint64_t size);
+    // Opens a resource another process shared (IMPORT_SHARED_SURFACE).
+    uint32_t open_shared(uint64_t share_token, const ResourceDesc &d, uint32_t alloc_id);
+
+    // Shaders and declarations (tokens / D3DVERTEXELEMENT9 blobs copied).
+    uint32_t create_shader(uint32_t stage, const void *tokens, size_t bytes);
+    int32_t destroy_shader(uint32_t handle);
+    int32_t set_shaders(uint32_t vs, uint32_t ps);
+    int32_t set_shader_constants_f(uint32_t stage, uint32_t start, const float *v, uint32_t count);
+    uint32_t create_vertex_decl(const void *elements, size_t bytes);
+    int32_t set_vertex_decl(uint32_t handle);
+
+    // State.
+    int32_t set_render_state(uint32_t state, uint32_t value);
+    uint32_t render_state(uint32_t state) const;
+    int32_t set_sampler_state(uint32_t stage, uint32_t state, uint32_t value);
+    int32_t set_texture(uint32_t stage, uint32_t handle);
+    int32_t set_stream_source(uint32_t stream, uint32_t handle, uint32_t offset, uint32_t stride);
+    int32_t set_indices(uint32_t handle, bool index32);
+    int32_t set_render_target(uint32_t index, uint32_t handle);
+    int32_t set_depth_stencil(uint32_t handle);
+    int32_t set_viewport(float x, float y, float w, float h, float zmin, float zmax);
+
+    // Drawing.
+    int32_t clear(uint32_t flags, const float rgba[4], float z, uint32_t stencil);
+    int32_t draw_primitive(uint32_t prim_type, uint32_t start_vertex, uint32_t prim_count);
+    int32_t draw_indexed(uint32_t prim_type, int32_t base_vertex, uint32_t start_index, uint32_t prim_count);
+
+    // Presentation (D3D9Ex): frame-latency throttled, DONOTWAIT honoured.
+    int32_t present_ex(uint32_t d3d9_flags, bool vsync);
+    int32_t set_max_frame_latency(uint32_t n);
+    uint32_t max_frame_latency() const { return max_latency_; }
+    uint32_t present_count() const { return present_count_; }
+
+    // EVENT queries: issue ends the batch, get_data never blocks.
+    uint32_t create_query();
+    int32_t issue_query(uint32_t query);
+    int32_t get_query_data(uint32_t query, uint32_t flags);
+
+    // Submits the open batch (no-op if empty). Returns the fence (0 if none).
+    uint64_t flush(bool present = false);
+    uint64_t last_fence() const { return last_fence_; }
+    CmdError writer_error() const { return cmd_.error(); }
+
+private:
+    uint32_t new_handle() { return next_handle_++; }
+    void reference(uint32_t handle, bool write);
+    void emit_pipeline_state();
+    Resource *find(uint32_t handle);
+    int32_t draw_checks();
+
+    SubmitSink &sink_;
+    CmdWriter cmd_;
+    std::vector<AllocRef> allocs_;
+    std::vector<Resource> resources_; // indexed by handle - handle_base_
+    uint32_t handle_base_, next_handle_, next_alloc_id_;
+
+    uint32_t rs_[256] = {};
+    bool blend_dirty_ = true, depth_dirty_ = true, raster_dirty_ = true;
+    uint32_t rts_[AEROGPU_MAX_RENDER_TARGETS] = {};
+    uint32_t ds_ = 0;
+    uint32_t vb_[AEROGPU_MAX_VERTEX_BUFFERS] = {};
+    uint32_t ib_ = 0;
+    uint32_t tex_[AEROGPU_MAX_TEXTURE_SLOTS] = {};
+    uint32_t topology_ = 0;
+    bool vs_bound_ = false, ps_bound_ = false, decl_bound_ = false;
+
+    uint32_t max_latency_ = 3;
+    std::vector<uint64_t> inflight_presents_;
+    uint32_t present_count_ = 0;
+    std::vector<uint64_t> query_fence_; // per query: 0 = not issued / pending
+    std::vector<bool> query_issued_;
+    uint64_t last_fence_ = 0;
+};
+
+} // namespace aerogpu
