@@ -287,11 +287,8 @@ fn no_bootable_device_message_on_the_real_cpu() {
 }
 
 
-/// Blocked by aero-cpu: POPA/POPAD (exec/stack.rs `popa`) skips r == 4 instead of the
-/// ESP slot (r == 3), so it loads ESP from the frame and never restores EBX; the VGA ROM's
-/// init ends with POPAD + RETF and returns to garbage. Remove the ignore once fixed.
+/// POST runs our real VGA option ROM: it hooks INT 10h, sets mode 3 and returns.
 #[test]
-#[ignore = "blocked on the aero-cpu POPAD bug"]
 fn vga_option_rom_hooks_int10_before_boot() {
     let vga = crate::vgabios::build_vga_bios().unwrap();
     let mut bios = Bios::new(BiosConfig::new(RAM as u64)).unwrap();
