@@ -26,7 +26,7 @@ done
 COMMON_CFLAGS="-O2 -Wall -Wextra -Werror -Wno-unused-parameter -fno-ident -ffile-prefix-map=$HERE=guest-tools"
 KM_CFLAGS="-std=gnu11 -ffreestanding -fno-stack-protector -fno-builtin -mno-stack-arg-probe \
   -D_WIN32_WINNT=0x0601 -DNTDDI_VERSION=0x06010000 -I$DDK"
-DET_LDFLAGS="-Wl,--no-insert-timestamp -Wl,--major-os-version,6 -Wl,--minor-os-version,1 \
+DET_LDFLAGS="-s -Wl,--no-insert-timestamp -Wl,--major-os-version,6 -Wl,--minor-os-version,1 \
   -Wl,--major-subsystem-version,6 -Wl,--minor-subsystem-version,1"
 
 build_arch() {
@@ -49,7 +49,7 @@ build_arch() {
     "$triple-gcc" $COMMON_CFLAGS $KM_CFLAGS $km_extra -shared -nostdlib -nostartfiles \
         -Wl,--subsystem,native -Wl,--entry,$entry -Wl,--image-base,0x10000 \
         -Wl,--file-alignment,0x200 -Wl,--section-alignment,0x1000 -Wl,--dynamicbase -Wl,--nxcompat \
-        $DET_LDFLAGS \
+        -Wl,--exclude-all-symbols $DET_LDFLAGS \
         -o "$dir/aerogpu.sys" \
         "$DRV/kmd/src/aerogpu_kmd.c" "$DRV/kmd/src/aerogpu_memory.c" "$DRV/kmd/src/aerogpu_vidpn.c" \
         "$DRV/kmd/portable/agpu_kmd_portable.c" \
@@ -60,9 +60,10 @@ build_arch() {
         # shellcheck disable=SC2086
         "$triple-g++" $COMMON_CFLAGS -std=c++17 -fno-exceptions -fno-rtti -shared \
             -static-libgcc -static-libstdc++ $DET_LDFLAGS -Wl,--subsystem,windows \
+            -Wl,--disable-auto-image-base -Wl,--dynamicbase -Wl,--nxcompat \
             -o "$dir/$dll" "$def" \
             "$DRV/umd/src/aerogpu_umd_core.cpp" "$DRV/umd/src/aerogpu_umd_win.cpp" \
-            -Wl,-Bstatic -lpthread -Wl,-Bdynamic -lkernel32
+            -lkernel32
     fi
 
     if [ -d "$DRV/tools/dbgctl" ]; then
