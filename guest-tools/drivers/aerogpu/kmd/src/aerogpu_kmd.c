@@ -129,6 +129,7 @@ static void *alloc_contiguous(SIZE_T bytes, PHYSICAL_ADDRESS *pa)
 static void free_resources(agpu_adapter *a)
 {
     if (a->bar0 && a->in_d0) agpu_power_down(&a->mmio, a->info.features);
+    agpu_retire_completed(a, 1); /* the device is stopped: nothing reads staging now */
     if (a->ring_va) MmFreeContiguousMemory(a->ring_va);
     if (a->fence_page) MmFreeContiguousMemory(a->fence_page);
     if (a->cursor_va) MmFreeContiguousMemory(a->cursor_va);
@@ -279,7 +280,12 @@ static BOOLEAN AEROGPU_DDI AgpuInterruptRoutine(PVOID ctx, ULONG message)
 static VOID AEROGPU_DDI AgpuDpcRoutine(PVOID ctx)
 {
     agpu_adapter *a = (agpu_adapter *)ctx;
-    if (a && a->started) a->dxgk.DxgkCbNotifyDpc(a->dxgk.DeviceHandle);
+    KIRQL irql;
+    if (!a || !a->started) return;
+    a->dxgk.DxgkCbNotifyDpc(a->dxgk.DeviceHandle);
+    KeAcquireSpinLock(&a->submit_lock, &irql);
+    agpu_retire_completed(a, 0);
+    KeReleaseSpinLock(&a->submit_lock, irql);
 }
 
 static NTSTATUS AEROGPU_DDI AgpuControlInterrupt(HANDLE hAdapter, DXGK_INTERRUPT_TYPE type, BOOLEAN enable)
@@ -346,6 +352,7 @@ static NTSTATUS AEROGPU_DDI AgpuSetPowerState(PVOID ctx, ULONG uid, DEVICE_POWER
     } else if (!a->in_d0) {
         /* Virtual reset: in-flight work counts as done, the ring starts over at tail. */
         a->last_completed_fence = a->last_submitted_fence;
+        agpu_retire_completed(a, 1);
         program_device(a);
         agpu_wr(&a->mmio, AEROGPU_MMIO_REG_RING_CONTROL, AEROGPU_RING_CONTROL_RESET | AEROGPU_RING_CONTROL_ENABLE);
         agpu_scanout_program(&a->mmio, &a->scanout);

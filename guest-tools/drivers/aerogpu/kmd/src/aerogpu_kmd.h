@@ -93,6 +93,10 @@ typedef struct agpu_adapter {
     void *cursor_va;
     PHYSICAL_ADDRESS cursor_pa;
 
+    /* Staged submissions the device may still read, freed once their fence completes. */
+    agpu_pending *inflight[AGPU_RING_ENTRIES];
+    uint32_t inflight_count;
+
     agpu_share_table *shares;
     agpu_createalloc_trace createalloc_trace;
     uint32_t createalloc_calls;
@@ -124,6 +128,7 @@ NTSTATUS AEROGPU_DDI AgpuRender(HANDLE hContext, void *pArgs);
 NTSTATUS AEROGPU_DDI AgpuPresent(HANDLE hContext, void *pArgs);
 NTSTATUS AEROGPU_DDI AgpuSubmitCommand(HANDLE hAdapter, const void *pArgs);
 NTSTATUS agpu_submit_internal(agpu_adapter *a, const void *stream, uint32_t bytes);
+void agpu_retire_completed(agpu_adapter *a, int all);
 agpu_allocation *agpu_allocation_from_handle(HANDLE h);
 
 NTSTATUS agpu_status_to_nt(agpu_status s);

@@ -360,13 +360,37 @@ NTSTATUS AEROGPU_DDI AgpuPresent(HANDLE hContext, void *pArgs)
                             p->pAllocationList, p->AllocationListSize, 1);
 }
 
-static NTSTATUS push_locked(agpu_adapter *a, struct aerogpu_submit_desc *desc)
+/* Frees staged submissions whose fence completed (all = teardown/reset). Caller holds
+ * submit_lock. */
+void agpu_retire_completed(agpu_adapter *a, int all)
+{
+    uint32_t i = 0;
+    while (i < a->inflight_count) {
+        agpu_pending *p = a->inflight[i];
+        if (all || p->desc.signal_fence <= a->last_completed_fence) {
+            free_pending(p);
+            a->inflight[i] = a->inflight[--a->inflight_count];
+        } else {
+            i++;
+        }
+    }
+}
+
+/* Pushes desc; on success the staging p (may be NULL) is owned by the in-flight list. */
+static NTSTATUS push_locked(agpu_adapter *a, struct aerogpu_submit_desc *desc, agpu_pending *p)
 {
     agpu_status st;
     if (!a->in_d0 || !a->ring_va) return STATUS_DEVICE_NOT_READY;
+    agpu_retire_completed(a, 0);
+    if (p && a->inflight_count >= AGPU_RING_ENTRIES) return STATUS_DEVICE_BUSY;
     st = agpu_ring_push(&a->ring, desc, &a->mmio);
-    if (st == AGPU_OK && desc->signal_fence > a->last_submitted_fence) a->last_submitted_fence = desc->signal_fence;
-    return agpu_status_to_nt(st);
+    if (st != AGPU_OK) return agpu_status_to_nt(st);
+    if (desc->signal_fence > a->last_submitted_fence) a->last_submitted_fence = desc->signal_fence;
+    if (p) {
+        p->desc.signal_fence = desc->signal_fence;
+        a->inflight[a->inflight_count++] = p;
+    }
+    return STATUS_SUCCESS;
 }
 
 NTSTATUS AEROGPU_DDI AgpuSubmitCommand(HANDLE hAdapter, const void *pArgs)
@@ -391,12 +415,9 @@ NTSTATUS AEROGPU_DDI AgpuSubmitCommand(HANDLE hAdapter, const void *pArgs)
         agpu_submit_desc_fill(&desc, 0, 0, 0, 0, 0, 0);
     }
     desc.signal_fence = fence;
-    st = push_locked(a, &desc);
+    st = push_locked(a, &desc, p);
     KeReleaseSpinLock(&a->submit_lock, irql);
-    /* KNOWN GAP: staging memory is freed only when the context is destroyed or here
-     * once a later completion proves the device is done with it (not implemented yet:
-     * freed immediately after the device consumed it synchronously is NOT guaranteed). */
-    (void)p;
+    if (!NT_SUCCESS(st) && p) free_pending(p);
     return st;
 }
 
@@ -404,27 +425,30 @@ NTSTATUS agpu_submit_internal(agpu_adapter *a, const void *stream, uint32_t byte
 {
     PHYSICAL_ADDRESS pa;
     struct aerogpu_submit_desc desc;
-    agpu_staging stage;
+    agpu_pending *p;
     KIRQL irql;
     NTSTATUS st;
     uint32_t conflict;
-    stage.size_bytes = agpu_submit_stage_bytes(bytes, 0);
-    stage.va = (uint8_t *)MmAllocateContiguousMemory(stage.size_bytes, (PHYSICAL_ADDRESS){.QuadPart = -1});
-    if (!stage.va) return STATUS_NO_MEMORY;
-    pa = MmGetPhysicalAddress(stage.va);
-    stage.gpa = (uint64_t)pa.QuadPart;
-    if (agpu_submit_stage(stream, bytes, a->config.max_dma_buffer_bytes, NULL, 0, &stage, 0, 0, &desc,
+    p = (agpu_pending *)ExAllocatePoolWithTag(NonPagedPool, sizeof(*p), AGPU_POOL_TAG);
+    if (!p) return STATUS_NO_MEMORY;
+    RtlZeroMemory(p, sizeof(*p));
+    p->stage.size_bytes = agpu_submit_stage_bytes(bytes, 0);
+    p->stage.va = (uint8_t *)MmAllocateContiguousMemory(p->stage.size_bytes, (PHYSICAL_ADDRESS){.QuadPart = -1});
+    if (!p->stage.va) { free_pending(p); return STATUS_NO_MEMORY; }
+    pa = MmGetPhysicalAddress(p->stage.va);
+    p->stage.gpa = (uint64_t)pa.QuadPart;
+    if (agpu_submit_stage(stream, bytes, a->config.max_dma_buffer_bytes, NULL, 0, &p->stage, 0, 0, &desc,
                           &conflict) != AGPU_OK) {
-        MmFreeContiguousMemory(stage.va);
+        free_pending(p);
         return STATUS_INVALID_PARAMETER;
     }
     KeAcquireSpinLock(&a->submit_lock, &irql);
-    /* Internal submissions reuse the last fence value with NO_IRQ: dxgkrnl never sees them. */
+    /* Internal submissions reuse the last fence value with NO_IRQ: dxgkrnl never sees
+     * them, and the staging retires with that fence (completion is in order). */
     desc.signal_fence = a->last_submitted_fence;
     desc.flags |= AEROGPU_SUBMIT_FLAG_NO_IRQ;
-    st = push_locked(a, &desc);
+    st = push_locked(a, &desc, p);
     KeReleaseSpinLock(&a->submit_lock, irql);
-    /* KNOWN GAP: the staging page is leaked on purpose until completion tracking exists
-     * (the device reads it asynchronously in general). */
+    if (!NT_SUCCESS(st)) free_pending(p);
     return st;
 }
