@@ -182,6 +182,9 @@ impl Cpu {
                     Ok(i) => i,
                     Err(f) => {
                         loop_rip = u64::MAX;
+                        // Counted like a faulting instruction so an exception storm (a
+                        // handler whose code cannot be fetched) still ends with the budget.
+                        ex.c.retired += 1;
                         interrupts::raise_exception(&mut ex, f);
                         continue;
                     }

@@ -319,3 +319,19 @@ fn double_fault_through_task_gate() {
     // The outgoing task's EIP was saved (the faulting MOV DS).
     assert_eq!(m.r32(TSS + 0x20), 0x8004);
 }
+
+#[test]
+fn exception_storm_on_code_fetch_still_respects_the_budget() {
+    // The #GP handler lies beyond the CS limit: every delivery faults again on fetch.
+    let code = asm(32, 0x8000, |a| {
+        a.mov(ax, 0x78u32)?;
+        a.mov(ds, ax)
+    });
+    let mut m = Machine::protected32_at(1 << 20, &code, 0x8000);
+    m.set_gate32(13, 0x9000, 0);
+    m.w64(GDT + 0x08, descriptor(0, 0x8FFF, 0x9A, 0x4)); // byte-granular limit below 0x9000
+    m.cpu.state.seg[Seg::Cs as usize].limit = 0x8FFF;
+    assert_eq!(m.run(1000), RunExit::BudgetExhausted);
+    assert_eq!(m.cpu.instructions_retired(), 1000);
+    assert_eq!(m.cpu.state.rip, 0x9000);
+}
