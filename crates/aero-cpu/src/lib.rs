@@ -5,11 +5,20 @@
 //! separate argument lets the software TLB cache RAM offsets and keeps the hit path free
 //! of trait calls.
 //!
+//! Use: `Cpu::new()`, edit `cpu.state` if needed, then call [`Cpu::run`] in a loop and
+//! act on its [`RunExit`]. Between runs the machine may edit `cpu.state` (RFLAGS is
+//! materialized), but must call [`Cpu::flush_all_caches`] after changing bus mappings,
+//! A20 or segment/mode state behind the CPU's back, and [`Cpu::invalidate_code`] after
+//! writing guest RAM that may hold code. [`Cpu::raise_nmi`], [`Cpu::init`] and
+//! [`Cpu::startup`] are the LAPIC's hooks.
+//!
 //! Layout: `cpu.rs` (public object, run loop), `decode.rs` (iced-x86 → [`exec::Insn`],
-//! block cache), `exec/` (instruction handlers grouped by kind), `mmu.rs` (paging, TLB),
-//! `seg.rs` (segmentation), `interrupts.rs` (exception/interrupt delivery, IRET),
-//! `task.rs` (hardware task switch), `flags.rs` (lazy flags), `fpu/` and `sse/` (x87 and
-//! SSE arithmetic and state).
+//! block cache keyed by physical address with per-page generations for self-modifying
+//! code), `exec/` (instruction handlers grouped by kind; see its docs for how to write
+//! one), `mmu.rs` (page walks, software TLB), `seg.rs` (segmentation and privilege
+//! checks), `interrupts.rs` (exception/interrupt delivery in every mode, #DF, triple
+//! fault, IRET), `task.rs` (hardware task switch), `debug.rs` (DR0-DR7 breakpoints),
+//! `flags.rs` (lazy flags), `fpu/` and `sse/` (x87 and SSE arithmetic and state).
 #![forbid(unsafe_code)]
 
 mod bus;

@@ -20,7 +20,7 @@
 //!   blocks (FXSAVE, 16-byte SSE operands, 10-byte x87 values) and check the whole range
 //!   before writing anything. Reads/writes may fail with a [`Fault`]: return it with `?`.
 //! - **Registers**: `ex.s` is the architectural [`CpuState`] (GPRs, segments, CRs);
-//!   `ex.c` is the internal [`Core`] (lazy flags, MSRs, `fpu: X87State`, `sse: SseState`).
+//!   `ex.c` is the internal `Core` (lazy flags, MSRs, `fpu: X87State`, `sse: SseState`).
 //!   Read RFLAGS with `ex.rflags()` and write it with `ex.set_rflags(v)`; never touch
 //!   `ex.s.rflags` directly while lazy flags are pending.
 //! - **Exceptions**: return `Err(Fault::new(fault::UD))`, `Err(Fault::gp0())`,
