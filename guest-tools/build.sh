@@ -6,8 +6,15 @@
 #   guest-tools/build.sh [OUT_DIR]      (default: guest-tools/out)
 #
 # Produces OUT_DIR/{x86,amd64}/aerogpu/: aerogpu.sys, aerogpu_d3d9.dll (x86) /
-# aerogpu_d3d9_x64.dll (amd64), aerogpu_dbgctl.exe. Deterministic: no timestamps in
-# the PE headers (--no-insert-timestamp) and fixed build paths via -ffile-prefix-map.
+# aerogpu_d3d9_x64.dll + the WOW64 aerogpu_d3d9.dll (amd64), aerogpu_dbgctl.exe,
+# aerogpu.inf; OUT_DIR/certs/aero-test.cer; setup.cmd, uninstall.cmd.
+# Deterministic: no timestamps in the PE headers (--no-insert-timestamp), fixed build
+# paths via -ffile-prefix-map, signatures without signing time.
+#
+# Signing (openssl + osslsigncode): a self-made test certificate is generated at build
+# time into $AERO_SIGN_DIR (default OUT_DIR/signing-key; the private key never leaves it, is
+# never packaged or committed); every PE is signed with an Authenticode SHA-1 digest, which stock
+# Windows 7 accepts. AERO_NO_SIGN=1 skips signing.
 set -eu
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -76,4 +83,36 @@ build_arch() {
 
 build_arch x86 i686-w64-mingw32 x86
 build_arch x64 x86_64-w64-mingw32 amd64
+
+echo "[package] INF, scripts, WOW64 UMD"
+for a in x86 amd64; do cp "$DRV/packaging/aerogpu.inf" "$OUT/$a/aerogpu/aerogpu.inf"; done
+cp "$OUT/x86/aerogpu/aerogpu_d3d9.dll" "$OUT/amd64/aerogpu/aerogpu_d3d9.dll"
+cp "$HERE/scripts/setup.cmd" "$HERE/scripts/uninstall.cmd" "$OUT/"
+
+if [ "${AERO_NO_SIGN:-0}" != 1 ]; then
+    for t in openssl osslsigncode; do
+        if ! command -v "$t" >/dev/null 2>&1; then
+            echo "missing $t: apt-get install openssl osslsigncode (or AERO_NO_SIGN=1)" >&2
+            exit 127
+        fi
+    done
+    SIGN_DIR=${AERO_SIGN_DIR:-"$OUT/signing-key"}
+    mkdir -p "$SIGN_DIR" "$OUT/certs"
+    if [ ! -f "$SIGN_DIR/aero-test.key" ]; then
+        echo "[sign] generating the test certificate in $SIGN_DIR"
+        openssl req -x509 -newkey rsa:2048 -sha256 -nodes -days 3650 \
+            -subj "/CN=Aero Test Signing" \
+            -addext "extendedKeyUsage=codeSigning" -addext "keyUsage=digitalSignature" \
+            -keyout "$SIGN_DIR/aero-test.key" -out "$SIGN_DIR/aero-test.pem" 2>/dev/null
+        chmod 600 "$SIGN_DIR/aero-test.key"
+    fi
+    openssl x509 -in "$SIGN_DIR/aero-test.pem" -outform DER -out "$OUT/certs/aero-test.cer"
+    for f in "$OUT"/x86/aerogpu/*.sys "$OUT"/x86/aerogpu/*.dll "$OUT"/x86/aerogpu/*.exe \
+             "$OUT"/amd64/aerogpu/*.sys "$OUT"/amd64/aerogpu/*.dll "$OUT"/amd64/aerogpu/*.exe; do
+        echo "[sign] ${f#$OUT/}"
+        osslsigncode sign -h sha1 -certs "$SIGN_DIR/aero-test.pem" -key "$SIGN_DIR/aero-test.key" \
+            -n "Aero guest tools" -time "${SOURCE_DATE_EPOCH:-1700000000}" -in "$f" -out "$f.signed" >/dev/null
+        mv "$f.signed" "$f"
+    done
+fi
 echo "done: $OUT"

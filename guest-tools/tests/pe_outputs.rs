@@ -16,7 +16,14 @@ fn build_once() -> &'static PathBuf {
 fn build_into(name: &str) -> PathBuf {
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("guest-tools-pe-{name}"));
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("build.sh");
-    let res = Command::new("sh").arg(&script).arg(&out).output().expect("run build.sh");
+    // Both builds sign with the same (build-time generated) key, so they can be compared.
+    let key_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("guest-tools-pe-key");
+    let res = Command::new("sh")
+        .arg(&script)
+        .arg(&out)
+        .env("AERO_SIGN_DIR", &key_dir)
+        .output()
+        .expect("run build.sh");
     assert!(
         res.status.success(),
         "build.sh failed (mingw-w64 packages: gcc-mingw-w64-i686 gcc-mingw-w64-x86-64 \
@@ -135,6 +142,30 @@ fn dbgctl_is_a_console_program_using_the_d3dkmt_thunks() {
 }
 
 #[test]
+fn every_binary_carries_an_authenticode_signature_and_the_cert_ships() {
+    for rel in [
+        "x86/aerogpu/aerogpu.sys",
+        "amd64/aerogpu/aerogpu.sys",
+        "x86/aerogpu/aerogpu_d3d9.dll",
+        "amd64/aerogpu/aerogpu_d3d9.dll",
+        "amd64/aerogpu/aerogpu_d3d9_x64.dll",
+        "x86/aerogpu/aerogpu_dbgctl.exe",
+        "amd64/aerogpu/aerogpu_dbgctl.exe",
+    ] {
+        assert!(parse(rel).certificate_bytes > 0, "{rel} is not signed");
+    }
+    let cer = std::fs::read(build_once().join("certs/aero-test.cer")).unwrap();
+    assert_eq!(cer.first(), Some(&0x30), "DER certificate");
+    assert!(!build_once().join("certs/aero-test.key").exists(), "private key next to the cert");
+    let inf = std::fs::read_to_string(build_once().join("amd64/aerogpu/aerogpu.inf")).unwrap();
+    assert!(inf.contains("PCI\\VEN_A3A0&DEV_0001"));
+    assert!(inf.contains("InstalledDisplayDriversWow"));
+    assert!(inf.contains("NonLocalMemorySizeMB,%REG_DWORD_NOCLOBBER%,512"));
+    // The WOW64 UMD is the x86 build.
+    assert_eq!(parse("amd64/aerogpu/aerogpu_d3d9.dll").machine, pe::MACHINE_I386);
+}
+
+#[test]
 fn builds_are_byte_identical() {
     let a = build_once();
     let b = build_into("b");
@@ -145,6 +176,7 @@ fn builds_are_byte_identical() {
         "amd64/aerogpu/aerogpu_d3d9_x64.dll",
         "x86/aerogpu/aerogpu_dbgctl.exe",
         "amd64/aerogpu/aerogpu_dbgctl.exe",
+        "certs/aero-test.cer",
     ] {
         let x = std::fs::read(a.join(rel)).unwrap();
         let y = std::fs::read(b.join(rel)).unwrap();
