@@ -335,3 +335,42 @@ fn exception_storm_on_code_fetch_still_respects_the_budget() {
     assert_eq!(m.cpu.instructions_retired(), 1000);
     assert_eq!(m.cpu.state.rip, 0x9000);
 }
+
+#[test]
+fn call_to_tss_and_iret_back_through_the_nested_task_link() {
+    let task_a = asm(32, 0x8000, |a| {
+        a.mov(esi, 0x11u32)?;
+        a.call_far(0x38, 0)?; // TSS descriptor: task switch
+        a.add(esi, 1u32)?; // resumes here after task B's IRET
+        a.hlt()
+    });
+    let task_b = asm(32, 0xA000, |a| {
+        a.mov(dword_ptr(0x700), 0xB0B0u32)?;
+        a.pushfd()?;
+        a.pop(ecx)?;
+        a.mov(dword_ptr(0x704), ecx)?; // NT is set inside the nested task
+        a.iretd()
+    });
+    let mut m = Machine::protected32_at(1 << 20, &task_a, 0x8000);
+    m.load(0xA000, &task_b);
+    // Mark task A's TSS busy, as LTR would have.
+    m.w64(GDT + 0x28, descriptor(TSS as u32, 0x67, 0x8B, 0));
+    m.w64(GDT + 0x38, descriptor(0x3100, 0x67, 0x89, 0));
+    m.w32(0x3100 + 0x20, 0xA000);
+    m.w32(0x3100 + 0x24, 0x2);
+    m.w32(0x3100 + 0x38, 0x7_0000);
+    for off in [0x48, 0x50, 0x54, 0x58, 0x5C] {
+        m.w32(0x3100 + off, KDATA as u32);
+    }
+    m.w32(0x3100 + 0x4C, KCODE as u32);
+    assert_eq!(m.run(100), RunExit::Halted);
+    let s = &m.cpu.state;
+    assert_eq!(m.r32(0x700), 0xB0B0);
+    assert_ne!(m.r32(0x704) & (1 << 14), 0, "NT inside the called task");
+    assert_eq!(s.reg(Reg::Rsi), 0x12, "task A resumed after the CALL");
+    assert_eq!(s.tr.selector, TSS_SEL);
+    assert_eq!(s.rflags & (1 << 14), 0, "NT clear again in task A");
+    assert_eq!(m.ram[GDT as usize + 0x38 + 5] & 0x0F, 0x9, "task B's busy bit cleared by IRET");
+    assert_eq!(m.r32(0x3100) & 0xFFFF, TSS_SEL as u32, "back link");
+    assert_ne!(s.cr0 & 8, 0, "CR0.TS set by the task switch");
+}
