@@ -4,8 +4,11 @@
 //!   for tests) into the Rust AeroGPU device, so the guest side is checked against the
 //!   real device model;
 //! - [`pe`]: a small PE/COFF reader used to check the cross-compiled driver binaries
-//!   (machine, subsystem, imports, exports).
+//!   (machine, subsystem, imports, exports);
+//! - [`package`]: builds the drivers (guest-tools/build.sh) and writes the guest tools ISO
+//!   (what `aero guest-tools build` calls: [`package::build_iso`]).
 #![forbid(unsafe_code)]
 
+pub mod package;
 pub mod pe;
 pub mod replay;
