@@ -24,14 +24,22 @@ g++-mingw-w64-x86-64 binutils-mingw-w64-i686 binutils-mingw-w64-x86-64 openssl o
 
 #[derive(Debug, Error)]
 pub enum PackageError {
-    #[error("the Windows driver toolchain is missing: {detail}\n  install it with: apt-get install {REQUIRED_PACKAGES}")]
+    #[error(
+        "the Windows driver toolchain is missing: {detail}\n  install it with: apt-get install {REQUIRED_PACKAGES}"
+    )]
     MissingToolchain { detail: String },
     #[error("guest-tools/build.sh failed ({status}):\n{log}")]
     BuildFailed { status: String, log: String },
     #[error("cannot run {what}: {source}")]
-    Spawn { what: String, source: std::io::Error },
+    Spawn {
+        what: String,
+        source: std::io::Error,
+    },
     #[error("{path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("ISO: {0}")]
     Iso(#[from] IsoError),
 }
@@ -55,7 +63,12 @@ impl PackageOptions {
             .ok()
             .and_then(|v| v.parse().ok())
             .unwrap_or(1_700_000_000);
-        Self { iso_path, work_dir, sign_key_dir: None, epoch }
+        Self {
+            iso_path,
+            work_dir,
+            sign_key_dir: None,
+            epoch,
+        }
     }
 }
 
@@ -72,14 +85,35 @@ const LAYOUT: &[(&str, &str)] = &[
     ("uninstall.cmd", "uninstall.cmd"),
     ("certs/aero-test.cer", "certs/aero-test.cer"),
     ("x86/aerogpu/aerogpu.sys", "drivers/x86/aerogpu/aerogpu.sys"),
-    ("x86/aerogpu/aerogpu_d3d9.dll", "drivers/x86/aerogpu/aerogpu_d3d9.dll"),
+    (
+        "x86/aerogpu/aerogpu_d3d9.dll",
+        "drivers/x86/aerogpu/aerogpu_d3d9.dll",
+    ),
     ("x86/aerogpu/aerogpu.inf", "drivers/x86/aerogpu/aerogpu.inf"),
-    ("x86/aerogpu/aerogpu_dbgctl.exe", "drivers/x86/aerogpu/aerogpu_dbgctl.exe"),
-    ("amd64/aerogpu/aerogpu.sys", "drivers/amd64/aerogpu/aerogpu.sys"),
-    ("amd64/aerogpu/aerogpu_d3d9_x64.dll", "drivers/amd64/aerogpu/aerogpu_d3d9_x64.dll"),
-    ("amd64/aerogpu/aerogpu_d3d9.dll", "drivers/amd64/aerogpu/aerogpu_d3d9.dll"),
-    ("amd64/aerogpu/aerogpu.inf", "drivers/amd64/aerogpu/aerogpu.inf"),
-    ("amd64/aerogpu/aerogpu_dbgctl.exe", "drivers/amd64/aerogpu/aerogpu_dbgctl.exe"),
+    (
+        "x86/aerogpu/aerogpu_dbgctl.exe",
+        "drivers/x86/aerogpu/aerogpu_dbgctl.exe",
+    ),
+    (
+        "amd64/aerogpu/aerogpu.sys",
+        "drivers/amd64/aerogpu/aerogpu.sys",
+    ),
+    (
+        "amd64/aerogpu/aerogpu_d3d9_x64.dll",
+        "drivers/amd64/aerogpu/aerogpu_d3d9_x64.dll",
+    ),
+    (
+        "amd64/aerogpu/aerogpu_d3d9.dll",
+        "drivers/amd64/aerogpu/aerogpu_d3d9.dll",
+    ),
+    (
+        "amd64/aerogpu/aerogpu.inf",
+        "drivers/amd64/aerogpu/aerogpu.inf",
+    ),
+    (
+        "amd64/aerogpu/aerogpu_dbgctl.exe",
+        "drivers/amd64/aerogpu/aerogpu_dbgctl.exe",
+    ),
 ];
 
 const README: &str = "Aero guest tools for Windows 7 SP1 (x86 and x64)\r\n\
@@ -95,7 +129,10 @@ manifest.json lists every file with its SHA-256.\r\n\
 Status: the drivers have not been validated on Windows yet (see the project README).\r\n";
 
 fn sha256_hex(data: &[u8]) -> String {
-    Sha256::digest(data).iter().map(|b| format!("{b:02x}")).collect()
+    Sha256::digest(data)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// manifest.json text for `entries` (stable order and formatting).
@@ -119,9 +156,15 @@ fn guest_tools_dir() -> PathBuf {
 }
 
 /// Runs build.sh into `opts.work_dir`, forwarding its progress lines.
-pub fn build_drivers(opts: &PackageOptions, progress: &mut dyn FnMut(&str)) -> Result<(), PackageError> {
+pub fn build_drivers(
+    opts: &PackageOptions,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(), PackageError> {
     let script = guest_tools_dir().join("build.sh");
-    let key_dir = opts.sign_key_dir.clone().unwrap_or_else(|| opts.work_dir.join("signing-key"));
+    let key_dir = opts
+        .sign_key_dir
+        .clone()
+        .unwrap_or_else(|| opts.work_dir.join("signing-key"));
     let mut child = Command::new("sh")
         .arg(&script)
         .arg(&opts.work_dir)
@@ -130,7 +173,10 @@ pub fn build_drivers(opts: &PackageOptions, progress: &mut dyn FnMut(&str)) -> R
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|source| PackageError::Spawn { what: script.display().to_string(), source })?;
+        .map_err(|source| PackageError::Spawn {
+            what: script.display().to_string(),
+            source,
+        })?;
     let mut log = String::new();
     if let Some(out) = child.stdout.take() {
         for line in BufReader::new(out).lines().map_while(Result::ok) {
@@ -144,42 +190,73 @@ pub fn build_drivers(opts: &PackageOptions, progress: &mut dyn FnMut(&str)) -> R
         use std::io::Read;
         let _ = err.read_to_string(&mut err_text);
     }
-    let status = child
-        .wait()
-        .map_err(|source| PackageError::Spawn { what: script.display().to_string(), source })?;
+    let status = child.wait().map_err(|source| PackageError::Spawn {
+        what: script.display().to_string(),
+        source,
+    })?;
     if status.code() == Some(127) {
-        return Err(PackageError::MissingToolchain { detail: err_text.trim().to_string() });
+        return Err(PackageError::MissingToolchain {
+            detail: err_text.trim().to_string(),
+        });
     }
     if !status.success() {
         log.push_str(&err_text);
-        return Err(PackageError::BuildFailed { status: status.to_string(), log });
+        return Err(PackageError::BuildFailed {
+            status: status.to_string(),
+            log,
+        });
     }
     Ok(())
 }
 
 /// Builds the drivers and writes the ISO; returns the manifest.
-pub fn build_iso(opts: &PackageOptions, progress: &mut dyn FnMut(&str)) -> Result<Vec<ManifestEntry>, PackageError> {
+pub fn build_iso(
+    opts: &PackageOptions,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Vec<ManifestEntry>, PackageError> {
     build_drivers(opts, progress)?;
     progress("[iso] writing image");
     let mut iso = IsoBuilder::new();
     let mut manifest = Vec::new();
-    let mut add = |iso: &mut IsoBuilder, manifest: &mut Vec<ManifestEntry>, path: &str, data: Vec<u8>| {
-        manifest.push(ManifestEntry { path: path.to_string(), size: data.len() as u64, sha256: sha256_hex(&data) });
-        iso.add_file(path, data)
-    };
-    add(&mut iso, &mut manifest, "README.txt", README.as_bytes().to_vec())?;
+    let add =
+        |iso: &mut IsoBuilder, manifest: &mut Vec<ManifestEntry>, path: &str, data: Vec<u8>| {
+            manifest.push(ManifestEntry {
+                path: path.to_string(),
+                size: data.len() as u64,
+                sha256: sha256_hex(&data),
+            });
+            iso.add_file(path, data)
+        };
+    add(
+        &mut iso,
+        &mut manifest,
+        "README.txt",
+        README.as_bytes().to_vec(),
+    )?;
     for (src, dst) in LAYOUT {
         let p = opts.work_dir.join(src);
-        let data = std::fs::read(&p).map_err(|source| PackageError::Io { path: p.clone(), source })?;
+        let data = std::fs::read(&p).map_err(|source| PackageError::Io {
+            path: p.clone(),
+            source,
+        })?;
         add(&mut iso, &mut manifest, dst, data)?;
     }
     manifest.sort_by(|a, b| a.path.cmp(&b.path));
     iso.add_file("manifest.json", manifest_json(&manifest).into_bytes())?;
-    let img = iso.build(&IsoOptions { volume_id: "AERO_GUEST_TOOLS".into(), epoch: opts.epoch })?;
+    let img = iso.build(&IsoOptions {
+        volume_id: "AERO_GUEST_TOOLS".into(),
+        epoch: opts.epoch,
+    })?;
     if let Some(dir) = opts.iso_path.parent() {
-        std::fs::create_dir_all(dir).map_err(|source| PackageError::Io { path: dir.to_path_buf(), source })?;
+        std::fs::create_dir_all(dir).map_err(|source| PackageError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
     }
-    std::fs::write(&opts.iso_path, img).map_err(|source| PackageError::Io { path: opts.iso_path.clone(), source })?;
+    std::fs::write(&opts.iso_path, img).map_err(|source| PackageError::Io {
+        path: opts.iso_path.clone(),
+        source,
+    })?;
     progress(&format!("[iso] {}", opts.iso_path.display()));
     Ok(manifest)
 }

@@ -50,7 +50,10 @@ impl PeInfo {
     }
 
     pub fn imported_dlls(&self) -> Vec<String> {
-        self.imports.iter().map(|i| i.dll.to_ascii_lowercase()).collect()
+        self.imports
+            .iter()
+            .map(|i| i.dll.to_ascii_lowercase())
+            .collect()
     }
 }
 
@@ -80,7 +83,11 @@ fn u32_at(b: &[u8], off: usize, what: &'static str) -> Result<u32, PeError> {
 
 fn u64_at(b: &[u8], off: usize, what: &'static str) -> Result<u64, PeError> {
     let lo = u64::from(u32_at(b, off, what)?);
-    let hi = u64::from(u32_at(b, off.checked_add(4).ok_or(PeError::OutOfRange(what))?, what)?);
+    let hi = u64::from(u32_at(
+        b,
+        off.checked_add(4).ok_or(PeError::OutOfRange(what))?,
+        what,
+    )?);
     Ok(lo | hi << 32)
 }
 
@@ -148,7 +155,10 @@ pub fn parse(bytes: &[u8]) -> Result<PeInfo, PeError> {
             return Ok((0, 0));
         }
         let off = opt + dirs_off + i * 8;
-        Ok((u32_at(bytes, off, "directory")?, u32_at(bytes, off + 4, "directory")?))
+        Ok((
+            u32_at(bytes, off, "directory")?,
+            u32_at(bytes, off + 4, "directory")?,
+        ))
     };
     let mut sections = Vec::new();
     let sec0 = opt + opt_size;
@@ -193,8 +203,11 @@ pub fn parse(bytes: &[u8]) -> Result<PeInfo, PeError> {
                 if v & ordinal_flag != 0 {
                     functions.push(format!("#{}", v & 0xFFFF));
                 } else {
-                    let hint_name = u32::try_from(v & 0x7FFF_FFFF).map_err(|_| PeError::BadRva(0))?;
-                    functions.push(img.cstr(hint_name.checked_add(2).ok_or(PeError::BadRva(hint_name))?)?);
+                    let hint_name =
+                        u32::try_from(v & 0x7FFF_FFFF).map_err(|_| PeError::BadRva(0))?;
+                    functions.push(
+                        img.cstr(hint_name.checked_add(2).ok_or(PeError::BadRva(hint_name))?)?,
+                    );
                 }
             }
             imports.push(Import { dll, functions });

@@ -85,7 +85,10 @@ struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     fn take(&mut self, n: usize) -> Result<&'a [u8], ReplayError> {
-        let end = self.pos.checked_add(n).ok_or(ReplayError::Truncated(self.pos))?;
+        let end = self
+            .pos
+            .checked_add(n)
+            .ok_or(ReplayError::Truncated(self.pos))?;
         let s = self
             .bytes
             .get(self.pos..end)
@@ -109,7 +112,10 @@ impl<'a> Reader<'a> {
 
 /// Replays `trace` into a fresh device with the default configuration.
 pub fn replay(trace: &[u8]) -> Result<ReplayOutcome, ReplayError> {
-    let mut r = Reader { bytes: trace, pos: 0 };
+    let mut r = Reader {
+        bytes: trace,
+        pos: 0,
+    };
     if r.take(4).map_err(|_| ReplayError::BadHeader)? != b"AGTR"
         || r.u32().map_err(|_| ReplayError::BadHeader)? != 1
     {
@@ -130,7 +136,10 @@ pub fn replay(trace: &[u8]) -> Result<ReplayOutcome, ReplayError> {
                 let len = r.u32()?;
                 let data = r.take(len as usize)?;
                 mem.write(gpa, data)
-                    .map_err(|_| ReplayError::MemoryOutOfRange { gpa, len: len.into() })?;
+                    .map_err(|_| ReplayError::MemoryOutOfRange {
+                        gpa,
+                        len: len.into(),
+                    })?;
             }
             b'W' => {
                 let off = r.u32()?;

@@ -28,7 +28,11 @@ fn kmd_portable_unit_tests_pass() {
 fn scenario_trace(case: &str) -> Vec<u8> {
     let exe = common::build(
         "kmd_scenario",
-        &["tests_host/kmd_scenario.c", "tests_host/agpu_trace.c", KMD_PORTABLE],
+        &[
+            "tests_host/kmd_scenario.c",
+            "tests_host/agpu_trace.c",
+            KMD_PORTABLE,
+        ],
         false,
         false,
     )
@@ -75,7 +79,13 @@ fn replay_rejects_malformed_traces() {
     t.extend_from_slice(&4u32.to_le_bytes());
     t.extend_from_slice(&[1, 2, 3, 4]);
     t.push(b'E');
-    assert!(matches!(replay::replay(&t), Err(ReplayError::MemoryOutOfRange { .. })));
+    assert!(matches!(
+        replay::replay(&t),
+        Err(ReplayError::MemoryOutOfRange { .. })
+    ));
     let t = b"AGTR\x01\0\0\0Q".to_vec();
-    assert!(matches!(replay::replay(&t), Err(ReplayError::UnknownRecord { tag: b'Q', .. })));
+    assert!(matches!(
+        replay::replay(&t),
+        Err(ReplayError::UnknownRecord { tag: b'Q', .. })
+    ));
 }

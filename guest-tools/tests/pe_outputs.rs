@@ -61,7 +61,10 @@ const NEWER_THAN_WIN7: &[&str] = &[
 
 fn check_user_mode(info: &PeInfo, what: &str) {
     for dll in info.imported_dlls() {
-        assert!(!dll.starts_with("api-ms-win-"), "{what} imports {dll} (no API sets on Win7)");
+        assert!(
+            !dll.starts_with("api-ms-win-"),
+            "{what} imports {dll} (no API sets on Win7)"
+        );
         assert!(
             ["kernel32.dll", "msvcrt.dll", "user32.dll", "gdi32.dll"].contains(&dll.as_str()),
             "{what} imports unexpected {dll}"
@@ -69,7 +72,10 @@ fn check_user_mode(info: &PeInfo, what: &str) {
     }
     for imp in &info.imports {
         for f in &imp.functions {
-            assert!(!NEWER_THAN_WIN7.contains(&f.as_str()), "{what} imports {f}, newer than Windows 7");
+            assert!(
+                !NEWER_THAN_WIN7.contains(&f.as_str()),
+                "{what} imports {f}, newer than Windows 7"
+            );
         }
     }
 }
@@ -84,17 +90,31 @@ fn kernel_driver_is_a_native_image_importing_only_kernel_modules() {
         assert_eq!(info.machine, machine, "{rel}");
         assert_eq!(info.is_pe32_plus, machine == pe::MACHINE_AMD64, "{rel}");
         assert_eq!(info.subsystem, pe::SUBSYSTEM_NATIVE, "{rel}");
-        assert_ne!(info.entry_point_rva, 0, "{rel}: DriverEntry must be the entry point");
-        assert!((info.major_subsystem_version, info.minor_subsystem_version) <= (6, 1), "{rel}");
+        assert_ne!(
+            info.entry_point_rva, 0,
+            "{rel}: DriverEntry must be the entry point"
+        );
+        assert!(
+            (info.major_subsystem_version, info.minor_subsystem_version) <= (6, 1),
+            "{rel}"
+        );
         for dll in info.imported_dlls() {
             assert!(
                 ["ntoskrnl.exe", "hal.dll", "dxgkrnl.sys"].contains(&dll.as_str()),
                 "{rel} imports {dll}"
             );
         }
-        assert_eq!(imports_of(&info, "dxgkrnl.sys"), vec!["DxgkInitialize".to_string()], "{rel}");
+        assert_eq!(
+            imports_of(&info, "dxgkrnl.sys"),
+            vec!["DxgkInitialize".to_string()],
+            "{rel}"
+        );
         let nt = imports_of(&info, "ntoskrnl.exe");
-        for f in ["MmMapIoSpace", "MmAllocateContiguousMemory", "ExAllocatePoolWithTag"] {
+        for f in [
+            "MmMapIoSpace",
+            "MmAllocateContiguousMemory",
+            "ExAllocatePoolWithTag",
+        ] {
             assert!(nt.iter().any(|n| n == f), "{rel} lacks {f}: {nt:?}");
         }
         assert!(info.exports.is_empty(), "{rel} exports {:?}", info.exports);
@@ -115,11 +135,22 @@ fn umd_dlls_export_the_four_entry_points_undecorated() {
         exports.sort();
         assert_eq!(
             exports,
-            ["OpenAdapter", "OpenAdapter2", "OpenAdapterFromHdc", "OpenAdapterFromLuid"],
+            [
+                "OpenAdapter",
+                "OpenAdapter2",
+                "OpenAdapterFromHdc",
+                "OpenAdapterFromLuid"
+            ],
             "{rel}: exactly the four entry points, no stdcall decoration"
         );
         check_user_mode(&info, rel);
-        assert!(!info.imported_dlls().iter().any(|d| d.starts_with("libstdc++") || d.starts_with("libgcc")), "{rel}");
+        assert!(
+            !info
+                .imported_dlls()
+                .iter()
+                .any(|d| d.starts_with("libstdc++") || d.starts_with("libgcc")),
+            "{rel}"
+        );
     }
 }
 
@@ -134,7 +165,11 @@ fn dbgctl_is_a_console_program_using_the_d3dkmt_thunks() {
         assert!(!info.is_dll(), "{rel}");
         assert_eq!(info.subsystem, pe::SUBSYSTEM_WINDOWS_CUI, "{rel}");
         let gdi = imports_of(&info, "gdi32.dll");
-        for f in ["D3DKMTOpenAdapterFromHdc", "D3DKMTEscape", "D3DKMTCloseAdapter"] {
+        for f in [
+            "D3DKMTOpenAdapterFromHdc",
+            "D3DKMTEscape",
+            "D3DKMTCloseAdapter",
+        ] {
             assert!(gdi.iter().any(|n| n == f), "{rel} lacks {f}: {gdi:?}");
         }
         check_user_mode(&info, rel);
@@ -156,13 +191,19 @@ fn every_binary_carries_an_authenticode_signature_and_the_cert_ships() {
     }
     let cer = std::fs::read(build_once().join("certs/aero-test.cer")).unwrap();
     assert_eq!(cer.first(), Some(&0x30), "DER certificate");
-    assert!(!build_once().join("certs/aero-test.key").exists(), "private key next to the cert");
+    assert!(
+        !build_once().join("certs/aero-test.key").exists(),
+        "private key next to the cert"
+    );
     let inf = std::fs::read_to_string(build_once().join("amd64/aerogpu/aerogpu.inf")).unwrap();
     assert!(inf.contains("PCI\\VEN_A3A0&DEV_0001"));
     assert!(inf.contains("InstalledDisplayDriversWow"));
     assert!(inf.contains("NonLocalMemorySizeMB,%REG_DWORD_NOCLOBBER%,512"));
     // The WOW64 UMD is the x86 build.
-    assert_eq!(parse("amd64/aerogpu/aerogpu_d3d9.dll").machine, pe::MACHINE_I386);
+    assert_eq!(
+        parse("amd64/aerogpu/aerogpu_d3d9.dll").machine,
+        pe::MACHINE_I386
+    );
 }
 
 #[test]

@@ -10,7 +10,10 @@ use aero_guest_tools::replay;
 fn umd_core_unit_tests_pass() {
     let exe = common::build(
         "test_umd_core",
-        &["umd/tests/test_umd_core.cpp", "umd/src/aerogpu_umd_core.cpp"],
+        &[
+            "umd/tests/test_umd_core.cpp",
+            "umd/src/aerogpu_umd_core.cpp",
+        ],
         true,
         false,
     )
@@ -38,7 +41,11 @@ fn d3d9ex_scene_runs_on_the_device_model() {
     assert!(stdout.contains("submissions 9"), "{stdout}");
     let out = replay::replay(&std::fs::read(&path).unwrap()).unwrap();
     out.check().unwrap();
-    assert_eq!(out.error.count, 0, "device latched an error: {:?}", out.error);
+    assert_eq!(
+        out.error.count, 0,
+        "device latched an error: {:?}",
+        out.error
+    );
     assert_eq!(out.stats.failed_submissions, 0);
     assert_eq!(out.completed_fence, 9);
     // Resource handles the scene created: RT 0x1000 (shared), DS 0x1001, VB 0x1002,

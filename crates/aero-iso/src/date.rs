@@ -35,7 +35,15 @@ pub fn dir_date(epoch: i64) -> [u8; 7] {
 /// 17-byte volume descriptor date "YYYYMMDDHHMMSScc" + GMT offset.
 pub fn vd_date(epoch: i64) -> [u8; 17] {
     let (y, mo, d, h, mi, s) = civil_from_epoch(epoch);
-    let text = format!("{:04}{:02}{:02}{:02}{:02}{:02}00", y.clamp(0, 9999), mo, d, h, mi, s);
+    let text = format!(
+        "{:04}{:02}{:02}{:02}{:02}{:02}00",
+        y.clamp(0, 9999),
+        mo,
+        d,
+        h,
+        mi,
+        s
+    );
     let mut out = [0u8; 17];
     out[..16].copy_from_slice(&text.as_bytes()[..16]);
     out

@@ -37,7 +37,12 @@ impl Tree {
                 dir_paths.insert(prefix.clone());
             }
         }
-        let mut dirs = vec![Dir { name: String::new(), parent: 0, subdirs: vec![], files: vec![] }];
+        let mut dirs = vec![Dir {
+            name: String::new(),
+            parent: 0,
+            subdirs: vec![],
+            files: vec![],
+        }];
         let mut index: BTreeMap<String, usize> = BTreeMap::new();
         index.insert(String::new(), 0);
         // BTreeSet order puts every parent before its children.
@@ -48,7 +53,12 @@ impl Tree {
             };
             let parent_idx = index[parent];
             let idx = dirs.len();
-            dirs.push(Dir { name: name.to_string(), parent: parent_idx, subdirs: vec![], files: vec![] });
+            dirs.push(Dir {
+                name: name.to_string(),
+                parent: parent_idx,
+                subdirs: vec![],
+                files: vec![],
+            });
             dirs[parent_idx].subdirs.push(idx);
             index.insert(p.clone(), idx);
         }
@@ -57,7 +67,9 @@ impl Tree {
                 Some(i) => (&path[..i], &path[i + 1..]),
                 None => ("", path.as_str()),
             };
-            dirs[index[parent]].files.push((name.to_string(), path.clone()));
+            dirs[index[parent]]
+                .files
+                .push((name.to_string(), path.clone()));
         }
         Ok(Tree { dirs })
     }

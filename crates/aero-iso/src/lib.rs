@@ -57,7 +57,10 @@ impl IsoBuilder {
 
     pub fn add_file(&mut self, path: &str, data: Vec<u8>) -> Result<(), IsoError> {
         let parts: Vec<&str> = path.split('/').collect();
-        if parts.iter().any(|p| p.is_empty() || *p == "." || *p == "..") {
+        if parts
+            .iter()
+            .any(|p| p.is_empty() || *p == "." || *p == "..")
+        {
             return Err(IsoError::BadPath(path.into()));
         }
         if parts.len() > 8 {

@@ -40,7 +40,11 @@ pub fn d_chars(s: &str, len: usize) -> Vec<u8> {
         .chars()
         .map(|c| {
             let c = c.to_ascii_uppercase();
-            if c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_' { c as u8 } else { b'_' }
+            if c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_' {
+                c as u8
+            } else {
+                b'_'
+            }
         })
         .take(len)
         .collect();
@@ -50,7 +54,11 @@ pub fn d_chars(s: &str, len: usize) -> Vec<u8> {
 
 /// A Joliet descriptor identifier: UCS-2 BE, padded with UCS-2 spaces.
 pub fn joliet_field(s: &str, len: usize) -> Vec<u8> {
-    let mut v: Vec<u8> = s.encode_utf16().take(len / 2).flat_map(|u| u.to_be_bytes()).collect();
+    let mut v: Vec<u8> = s
+        .encode_utf16()
+        .take(len / 2)
+        .flat_map(|u| u.to_be_bytes())
+        .collect();
     while v.len() + 2 <= len {
         v.extend_from_slice(&[0, b' ']);
     }
@@ -65,7 +73,10 @@ mod tests {
     #[test]
     fn iso_names() {
         assert_eq!(iso_name("setup.cmd", false), "SETUP.CMD;1");
-        assert_eq!(iso_name("aerogpu_d3d9_x64.dll", false), "AEROGPU_D3D9_X64.DLL;1");
+        assert_eq!(
+            iso_name("aerogpu_d3d9_x64.dll", false),
+            "AEROGPU_D3D9_X64.DLL;1"
+        );
         assert_eq!(iso_name("a.b.c", false), "A_B.C;1");
         assert_eq!(iso_name("README", false), "README.;1");
         assert_eq!(iso_name("amd64", true), "AMD64");

@@ -30,19 +30,34 @@ struct Entry {
     target: usize, // dir index or file index
 }
 
-fn entries(tree: &Tree, dir: usize, flavor: Flavor, file_ids: &BTreeMap<String, usize>) -> Result<Vec<Entry>, IsoError> {
+fn entries(
+    tree: &Tree,
+    dir: usize,
+    flavor: Flavor,
+    file_ids: &BTreeMap<String, usize>,
+) -> Result<Vec<Entry>, IsoError> {
     let d = &tree.dirs[dir];
     let mut v: Vec<Entry> = Vec::new();
     for &s in &d.subdirs {
-        v.push(Entry { ident: flavor.ident(&tree.dirs[s].name, true), is_dir: true, target: s });
+        v.push(Entry {
+            ident: flavor.ident(&tree.dirs[s].name, true),
+            is_dir: true,
+            target: s,
+        });
     }
     for (name, path) in &d.files {
-        v.push(Entry { ident: flavor.ident(name, false), is_dir: false, target: file_ids[path] });
+        v.push(Entry {
+            ident: flavor.ident(name, false),
+            is_dir: false,
+            target: file_ids[path],
+        });
     }
     v.sort_by(|a, b| a.ident.cmp(&b.ident));
     for w in v.windows(2) {
         if w[0].ident == w[1].ident {
-            return Err(IsoError::IsoNameCollision(String::from_utf8_lossy(&w[0].ident).into_owned()));
+            return Err(IsoError::IsoNameCollision(
+                String::from_utf8_lossy(&w[0].ident).into_owned(),
+            ));
         }
     }
     Ok(v)
@@ -92,15 +107,19 @@ fn dir_record(extent: u32, size: u32, is_dir: bool, ident: &[u8], date: [u8; 7])
 }
 
 struct TreeLayout {
-    order: Vec<usize>,      // BFS order of dir indices
-    number: Vec<u16>,       // dir index -> path table number (1-based)
-    extent: Vec<u32>,       // dir index -> LBA
-    size: Vec<u32>,         // dir index -> bytes
+    order: Vec<usize>, // BFS order of dir indices
+    number: Vec<u16>,  // dir index -> path table number (1-based)
+    extent: Vec<u32>,  // dir index -> LBA
+    size: Vec<u32>,    // dir index -> bytes
     entries: Vec<Vec<Entry>>,
-    path_table: Vec<u8>,    // L-type body (M-type derived)
+    path_table: Vec<u8>, // L-type body (M-type derived)
 }
 
-fn plan(tree: &Tree, flavor: Flavor, file_ids: &BTreeMap<String, usize>) -> Result<TreeLayout, IsoError> {
+fn plan(
+    tree: &Tree,
+    flavor: Flavor,
+    file_ids: &BTreeMap<String, usize>,
+) -> Result<TreeLayout, IsoError> {
     let key = |n: &str| flavor.ident(n, true);
     let order = tree.bfs(&key);
     let mut number = vec![0u16; tree.dirs.len()];
@@ -108,25 +127,47 @@ fn plan(tree: &Tree, flavor: Flavor, file_ids: &BTreeMap<String, usize>) -> Resu
         number[d] = u16::try_from(i + 1).map_err(|_| IsoError::TooLarge)?;
     }
     let mut ents = Vec::with_capacity(tree.dirs.len());
-    let mut size = vec![0u32; tree.dirs.len()];
+    let mut size = Vec::with_capacity(tree.dirs.len());
     for d in 0..tree.dirs.len() {
         let e = entries(tree, d, flavor, file_ids)?;
-        size[d] = u32::try_from(dir_size(e.iter().map(|x| x.ident.len()))).map_err(|_| IsoError::TooLarge)?;
+        size.push(
+            u32::try_from(dir_size(e.iter().map(|x| x.ident.len())))
+                .map_err(|_| IsoError::TooLarge)?,
+        );
         ents.push(e);
     }
-    Ok(TreeLayout { order, number, extent: vec![0; tree.dirs.len()], size, entries: ents, path_table: vec![] })
+    Ok(TreeLayout {
+        order,
+        number,
+        extent: vec![0; tree.dirs.len()],
+        size,
+        entries: ents,
+        path_table: vec![],
+    })
 }
 
 fn path_table(tree: &Tree, t: &TreeLayout, flavor: Flavor, big_endian: bool) -> Vec<u8> {
     let mut out = Vec::new();
     for &d in &t.order {
-        let ident = if d == 0 { vec![0u8] } else { flavor.ident(&tree.dirs[d].name, true) };
+        let ident = if d == 0 {
+            vec![0u8]
+        } else {
+            flavor.ident(&tree.dirs[d].name, true)
+        };
         out.push(ident.len() as u8);
         out.push(0);
         let ext = t.extent[d];
-        out.extend_from_slice(&if big_endian { ext.to_be_bytes() } else { ext.to_le_bytes() });
+        out.extend_from_slice(&if big_endian {
+            ext.to_be_bytes()
+        } else {
+            ext.to_le_bytes()
+        });
         let parent = t.number[tree.dirs[d].parent];
-        out.extend_from_slice(&if big_endian { parent.to_be_bytes() } else { parent.to_le_bytes() });
+        out.extend_from_slice(&if big_endian {
+            parent.to_be_bytes()
+        } else {
+            parent.to_le_bytes()
+        });
         out.extend_from_slice(&ident);
         if ident.len() % 2 == 1 {
             out.push(0);
@@ -139,8 +180,16 @@ fn sectors(bytes: usize) -> u32 {
     bytes.div_ceil(SECTOR) as u32
 }
 
-pub fn write_image(tree: &Tree, files: &BTreeMap<String, Vec<u8>>, opts: &IsoOptions) -> Result<Vec<u8>, IsoError> {
-    let file_ids: BTreeMap<String, usize> = files.keys().enumerate().map(|(i, k)| (k.clone(), i)).collect();
+pub fn write_image(
+    tree: &Tree,
+    files: &BTreeMap<String, Vec<u8>>,
+    opts: &IsoOptions,
+) -> Result<Vec<u8>, IsoError> {
+    let file_ids: BTreeMap<String, usize> = files
+        .keys()
+        .enumerate()
+        .map(|(i, k)| (k.clone(), i))
+        .collect();
     let file_data: Vec<&Vec<u8>> = files.values().collect();
     let mut prim = plan(tree, Flavor::Primary, &file_ids)?;
     let mut jol = plan(tree, Flavor::Joliet, &file_ids)?;
@@ -166,7 +215,11 @@ pub fn write_image(tree: &Tree, files: &BTreeMap<String, Vec<u8>>, opts: &IsoOpt
     let mut file_lba = Vec::with_capacity(file_data.len());
     for data in &file_data {
         u32::try_from(data.len()).map_err(|_| IsoError::TooLarge)?;
-        file_lba.push(if data.is_empty() { 0 } else { u32::try_from(lba).map_err(|_| IsoError::TooLarge)? });
+        file_lba.push(if data.is_empty() {
+            0
+        } else {
+            u32::try_from(lba).map_err(|_| IsoError::TooLarge)?
+        });
         lba += u64::from(sectors(data.len()));
     }
     let total = u32::try_from(lba).map_err(|_| IsoError::TooLarge)?;
@@ -199,7 +252,13 @@ pub fn write_image(tree: &Tree, files: &BTreeMap<String, Vec<u8>>, opts: &IsoOpt
                 recs.push(if e.is_dir {
                     dir_record(t.extent[e.target], t.size[e.target], true, &e.ident, date7)
                 } else {
-                    dir_record(file_lba[e.target], file_data[e.target].len() as u32, false, &e.ident, date7)
+                    dir_record(
+                        file_lba[e.target],
+                        file_data[e.target].len() as u32,
+                        false,
+                        &e.ident,
+                        date7,
+                    )
                 });
             }
             for r in recs {

@@ -25,14 +25,19 @@ pub fn build(name: &str, sources: &[&str], cxx: bool, m32: bool) -> Option<PathB
     } else {
         std::env::var("AERO_CC").unwrap_or_else(|_| "cc".into())
     };
-    let exe = out_dir().join(if m32 { format!("{name}-m32") } else { name.to_string() });
+    let exe = out_dir().join(if m32 {
+        format!("{name}-m32")
+    } else {
+        name.to_string()
+    });
     let mut cmd = Command::new(&compiler);
     cmd.args(["-O1", "-g", "-Wall", "-Wextra", "-Werror"]);
     cmd.arg(if cxx { "-std=c++17" } else { "-std=c11" });
     if m32 {
         cmd.arg("-m32");
     }
-    cmd.arg("-fsanitize=address,undefined").arg("-fno-sanitize-recover=all");
+    cmd.arg("-fsanitize=address,undefined")
+        .arg("-fno-sanitize-recover=all");
     if m32 {
         // ASan on i386 needs multilib runtime pieces that are often missing.
         cmd.args(["-fno-sanitize=address"]);
@@ -46,11 +51,20 @@ pub fn build(name: &str, sources: &[&str], cxx: bool, m32: bool) -> Option<PathB
         }
     }
     cmd.arg("-o").arg(&exe);
-    let out = cmd.output().unwrap_or_else(|e| panic!("running {compiler}: {e}"));
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("running {compiler}: {e}"));
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
-        if m32 && (err.contains("cannot find") || err.contains("No such file") || err.contains("bits/")) {
-            eprintln!("skipping -m32 build of {name}: no i386 multilib ({})", err.lines().next().unwrap_or(""));
+        if m32
+            && (err.contains("cannot find")
+                || err.contains("No such file")
+                || err.contains("bits/"))
+        {
+            eprintln!(
+                "skipping -m32 build of {name}: no i386 multilib ({})",
+                err.lines().next().unwrap_or("")
+            );
             return None;
         }
         panic!("{compiler} failed for {name}:\n{err}");
@@ -60,7 +74,10 @@ pub fn build(name: &str, sources: &[&str], cxx: bool, m32: bool) -> Option<PathB
 
 /// Runs `exe args` and panics with its output unless it exits 0; returns stdout.
 pub fn run(exe: &Path, args: &[&str]) -> String {
-    let out = Command::new(exe).args(args).output().expect("run test program");
+    let out = Command::new(exe)
+        .args(args)
+        .output()
+        .expect("run test program");
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
@@ -86,6 +103,10 @@ fn compile_c_object(name: &str, source: &str, m32: bool) -> PathBuf {
     }
     cmd.arg(drivers_dir().join(source)).arg("-o").arg(&obj);
     let out = cmd.output().unwrap_or_else(|e| panic!("running {cc}: {e}"));
-    assert!(out.status.success(), "{cc} failed for {source}:\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{cc} failed for {source}:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     obj
 }
