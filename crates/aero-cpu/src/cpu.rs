@@ -131,9 +131,9 @@ impl Cpu {
         let mut loop_rip = u64::MAX;
         let mut loop_idx = SCRATCH;
         let exit = loop {
-            if let Some(reason) = ex.c.shutdown.take() {
+            if ex.c.shutdown.is_some() {
                 break RunExit::Shutdown {
-                    reason,
+                    reason: ex.c.shutdown.take().unwrap_or_default(),
                     cs: ex.s.seg[1].selector,
                     rip: ex.s.rip,
                     last_exception: ex.c.last_exception,
@@ -146,7 +146,10 @@ impl Cpu {
             if ex.c.retired >= end {
                 break RunExit::BudgetExhausted;
             }
-            let shadow = std::mem::take(&mut ex.c.irq_shadow);
+            let shadow = ex.c.irq_shadow;
+            if shadow {
+                ex.c.irq_shadow = false;
+            }
             if !shadow && poll_events(&mut ex) {
                 loop_rip = u64::MAX;
                 continue;
@@ -224,7 +227,10 @@ impl Cpu {
                 // RF suppresses instruction breakpoints for exactly one instruction.
                 ex.s.rflags &= !flags::RF;
             }
-            let data_hits = std::mem::take(&mut ex.c.pending_db);
+            let data_hits = ex.c.pending_db;
+            if data_hits != 0 {
+                ex.c.pending_db = 0;
+            }
             if (tf || data_hits != 0) && !faulted {
                 interrupts::debug_trap(&mut ex, if tf { 1 << 14 } else { 0 } | data_hits);
             }
