@@ -223,3 +223,37 @@ fn sysenter_from_ring3_in_protected_mode() {
     assert_eq!(s.reg(Reg::Rbp), 0x5E, "SYSEXIT returned to EDX in ring 3");
     assert_eq!(s.reg(Reg::Rsi), 0, "HLT at CPL 3 is #GP(0)");
 }
+
+#[test]
+fn compatibility_mode_code_and_interrupt_to_64_bit_handler() {
+    // 64-bit code far-returns into 32-bit compatibility code (KCODE has D=1, L=0).
+    let code = asm(64, 0x10000, |a| {
+        a.mov(rsp, 0x30_0000u64)?;
+        a.push(KCODE as i32)?;
+        a.push(0x14000i32)?;
+        a.db(&[0x48, 0xCB]) // RETFQ
+    });
+    let compat = asm(32, 0x14000, |a| {
+        a.mov(eax, 0xFFFF_FFFFu32)?;
+        a.inc(eax)?; // 32-bit wrap
+        a.mov(ebx, esp)?;
+        a.int(0x41)?;
+        a.mov(edi, 0xC0u32)?;
+        a.hlt()
+    });
+    let handler = asm(64, 0x11000, |a| {
+        a.mov(rsi, qword_ptr(rsp + 8))?; // saved CS
+        a.iretq()
+    });
+    let mut m = machine_with(&code);
+    m.load(0x14000, &compat);
+    m.load(0x11000, &handler);
+    set_gate64(&mut m, 0x41, 0x11000, 0, 0);
+    assert_eq!(m.run(200), RunExit::Halted);
+    let s = &m.cpu.state;
+    assert_eq!(s.reg(Reg::Rax), 0);
+    assert_eq!(s.reg(Reg::Rsi), KCODE as u64, "interrupted in compatibility mode");
+    assert_eq!(s.reg(Reg::Rdi), 0xC0, "IRETQ returned to 32-bit code");
+    assert!(!s.seg(Seg::Cs).long() && s.long_mode_active());
+    assert_eq!(s.reg(Reg::Rbx), 0x30_0000, "RETFQ popped two qwords");
+}
