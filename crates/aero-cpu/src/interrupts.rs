@@ -329,17 +329,16 @@ pub fn load_stack_for_cpl(ex: &mut Exec<'_>, ss_sel: u16, cpl: u8) -> XResult {
     Ok(())
 }
 
-/// INT n, INT3, INTO, INT1: software interrupts return to the next instruction.
-pub fn software_interrupt(ex: &mut Exec<'_>, vector: u8) -> XResult {
-    if ex.v86() && ex.s.rflags & IOPL != IOPL {
+/// INT n, INT3, INTO: software interrupts return to the next instruction. Only INT n is
+/// IOPL-sensitive in V86 mode (`iopl_sensitive`).
+pub fn software_interrupt(ex: &mut Exec<'_>, vector: u8, iopl_sensitive: bool) -> XResult {
+    if iopl_sensitive && ex.v86() && ex.s.rflags & IOPL != IOPL {
         return Err(Fault::gp0());
     }
     let ret = ex.c.next_rip;
-    let rip = ex.s.rip;
     deliver(ex, vector, Source::Software, ret)?;
     // deliver() set RIP to the handler; the run loop must not advance it.
     ex.c.next_rip = ex.s.rip;
-    let _ = rip;
     Ok(())
 }
 

@@ -144,11 +144,11 @@ fn jcxz(ex: &mut Exec<'_>, i: &Insn) -> XResult {
 }
 
 fn int_n(ex: &mut Exec<'_>, i: &Insn) -> XResult {
-    interrupts::software_interrupt(ex, i.imm as u8)
+    interrupts::software_interrupt(ex, i.imm as u8, true)
 }
 
 fn int3(ex: &mut Exec<'_>, _: &Insn) -> XResult {
-    interrupts::software_interrupt(ex, fault::BP)
+    interrupts::software_interrupt(ex, fault::BP, false)
 }
 
 fn int1(ex: &mut Exec<'_>, _: &Insn) -> XResult {
@@ -163,7 +163,7 @@ fn into(ex: &mut Exec<'_>, _: &Insn) -> XResult {
         return Err(Fault::ud());
     }
     if ex.rflags() & OF != 0 {
-        return interrupts::software_interrupt(ex, fault::OF);
+        return interrupts::software_interrupt(ex, fault::OF, false);
     }
     Ok(())
 }
