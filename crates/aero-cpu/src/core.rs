@@ -93,6 +93,9 @@ pub struct Core {
     /// Optional instruction groups with handlers (drives CPUID).
     pub wired: crate::exec::cpuid::Wired,
     pub breakpoints: crate::debug::Breakpoints,
+    /// Paging controls (CR0, CR3, CR4, EFER) when `run` last returned: edits made from
+    /// outside between runs flush the TLB.
+    pub paging_seen: [u64; 4],
     /// After INIT: halted until a STARTUP IPI.
     pub wait_for_sipi: bool,
 }
@@ -129,6 +132,7 @@ impl Core {
             pending_db: 0,
             wired: crate::exec::cpuid::Wired::probe(),
             wait_for_sipi: false,
+            paging_seen: [0; 4],
             breakpoints: Default::default(),
         }
     }

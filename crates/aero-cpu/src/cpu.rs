@@ -91,7 +91,9 @@ impl Cpu {
         self.core.pending_invalidations.push((paddr, len));
     }
 
-    /// Drop the TLB and all decoded blocks (bus mappings, A20 or state edited from outside).
+    /// Drop the TLB and all decoded blocks. Needed after bus mapping changes or ROM/RAM
+    /// edits not reported with `invalidate_code`; edits of `state` (segments, CRs, EFER,
+    /// RFLAGS) and A20 changes are picked up by the next `run` without it.
     pub fn flush_all_caches(&mut self) {
         self.core.tlb.flush_all();
         self.blocks.clear();
@@ -271,6 +273,10 @@ fn enter(ex: &mut Exec<'_>) {
     ex.c.flags.op = FlagOp::None;
     ex.s.rflags = (ex.s.rflags & !0x28) | 2;
     ex.c.code.ensure(ex.ram.len());
+    let paging = [ex.s.cr0, ex.s.cr3, ex.s.cr4, ex.s.efer];
+    if paging != ex.c.paging_seen {
+        ex.c.tlb.flush_all();
+    }
     let a20 = if ex.bus.a20_enabled() { u64::MAX } else { !(1u64 << 20) };
     if a20 != ex.c.a20_mask {
         ex.c.a20_mask = a20;
@@ -299,4 +305,5 @@ fn enter(ex: &mut Exec<'_>) {
 
 fn leave(ex: &mut Exec<'_>) {
     ex.materialize_flags();
+    ex.c.paging_seen = [ex.s.cr0, ex.s.cr3, ex.s.cr4, ex.s.efer];
 }

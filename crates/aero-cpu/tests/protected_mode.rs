@@ -374,3 +374,33 @@ fn call_to_tss_and_iret_back_through_the_nested_task_link() {
     assert_eq!(m.r32(0x3100) & 0xFFFF, TSS_SEL as u32, "back link");
     assert_ne!(s.cr0 & 8, 0, "CR0.TS set by the task switch");
 }
+
+#[test]
+fn cr3_edited_between_runs_takes_effect_without_a_flush() {
+    let code = asm(32, 0x8000, |a| {
+        a.mov(eax, dword_ptr(0x40_0000))?;
+        a.hlt()
+    });
+    let mut m = Machine::protected32_at(8 << 20, &code, 0x8000);
+    identity_paging(&mut m, false);
+    // Two page directories: both identity-map 0..4M; 4M maps to 5M or 6M.
+    for (pd, pt, target) in [(0x10000u64, 0x12000u64, 0x50_0000u32), (0x13000, 0x14000, 0x60_0000)] {
+        if pd != 0x10000 {
+            m.w32(pd, 0x11000 | 3);
+        }
+        m.w32(pd + 4, pt as u32 | 3);
+        m.w32(pt, target | 3);
+    }
+    m.w32(0x50_0000, 0x5555);
+    m.w32(0x60_0000, 0x6666);
+    m.cpu.state.cr3 = 0x10000;
+    m.cpu.state.cr0 |= 0x8000_0000;
+    assert_eq!(m.run(10), RunExit::Halted);
+    assert_eq!(m.cpu.state.reg(Reg::Rax), 0x5555);
+    // Firmware-style edit: new CR3, restart, no flush_all_caches().
+    m.cpu.state.cr3 = 0x13000;
+    m.cpu.state.rip = 0x8000;
+    m.cpu.state.halted = false;
+    assert_eq!(m.run(10), RunExit::Halted);
+    assert_eq!(m.cpu.state.reg(Reg::Rax), 0x6666);
+}
