@@ -22,7 +22,23 @@ pub struct Block {
     pub insns: Vec<Insn>,
 }
 
+/// Recently fetched blocks by linear RIP, valid while no TLB flush, code write or block
+/// replacement happened (epochs) and the code size and privilege are unchanged.
+#[derive(Clone, Copy)]
+struct LinEntry {
+    lin: u64,
+    tlb_epoch: u64,
+    code_epoch: u64,
+    key: u64,
+    slot: usize,
+    user: bool,
+}
+
+const LIN_BITS: u32 = 10;
+const LIN_EMPTY: LinEntry = LinEntry { lin: u64::MAX, tlb_epoch: 0, code_epoch: 0, key: u64::MAX, slot: 0, user: false };
+
 pub struct BlockCache {
+    lin_cache: Vec<LinEntry>,
     slots: Vec<Option<Block>>,
     /// Blocks that must not be cached (MMIO code, page-crossing first instruction).
     scratch: Option<Block>,
@@ -32,7 +48,7 @@ impl Default for BlockCache {
     fn default() -> Self {
         let mut slots = Vec::new();
         slots.resize_with(1 << SLOT_BITS, || None);
-        BlockCache { slots, scratch: None }
+        BlockCache { lin_cache: vec![LIN_EMPTY; 1 << LIN_BITS], slots, scratch: None }
     }
 }
 
@@ -44,6 +60,7 @@ fn slot_of(key: u64) -> usize {
 
 impl BlockCache {
     pub fn clear(&mut self) {
+        self.lin_cache.fill(LIN_EMPTY);
         self.slots.iter_mut().for_each(|s| *s = None);
         self.scratch = None;
     }
@@ -57,6 +74,17 @@ impl BlockCache {
         }
         let lin = ex.s.seg[1].base.wrapping_add(rip) & ex.c.lin_mask;
         let user = ex.c.user;
+        let li = ((lin ^ (lin >> LIN_BITS)) as usize) & ((1 << LIN_BITS) - 1);
+        let le = self.lin_cache[li];
+        if le.lin == lin
+            && le.tlb_epoch == ex.c.tlb.epoch
+            && le.code_epoch == ex.c.code.epoch
+            && le.user == user
+            && le.key >> 56 == bitness as u64
+            && self.slots.get(le.slot).and_then(|b| b.as_ref()).is_some_and(|b| b.key == le.key)
+        {
+            return Ok(le.slot);
+        }
         // Inline TLB hit check; the full translate() only on a miss.
         let need = crate::mmu::need_bit(Access::Exec, user);
         let mut idx = crate::mmu::Tlb::index(lin);
@@ -78,6 +106,7 @@ impl BlockCache {
                 .as_ref()
                 .is_some_and(|b| b.key == key && b.host_page == host_page && b.code_gen == ex.c.code.generation_of(host_page));
             if hit {
+                self.remember(li, lin, key, slot, user, ex);
                 return Ok(slot);
             }
             let (insns, crossed) = decode_block(ex, rip, lin, phys, bitness)?;
@@ -86,6 +115,7 @@ impl BlockCache {
                 ex.c.tlb.protect_code_page(host_page << 12);
                 let code_gen = ex.c.code.generation_of(host_page);
                 self.slots[slot] = Some(Block { key, host_page, code_gen, insns });
+                self.remember(li, lin, key, slot, user, ex);
                 return Ok(slot);
             }
             self.scratch = Some(Block { key, host_page: usize::MAX, code_gen: 0, insns });
@@ -94,6 +124,11 @@ impl BlockCache {
             self.scratch = Some(Block { key, host_page: usize::MAX, code_gen: 0, insns });
         }
         Ok(SCRATCH)
+    }
+
+    #[inline(always)]
+    fn remember(&mut self, li: usize, lin: u64, key: u64, slot: usize, user: bool, ex: &Exec<'_>) {
+        self.lin_cache[li] = LinEntry { lin, tlb_epoch: ex.c.tlb.epoch, code_epoch: ex.c.code.epoch, key, slot, user };
     }
 
     /// The block at an index returned by `fetch`.

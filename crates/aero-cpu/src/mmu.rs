@@ -55,11 +55,13 @@ const EMPTY: TlbEntry = TlbEntry { tag: NO_TAG, host: 0, phys: 0, perm: 0, fast:
 
 pub struct Tlb {
     pub entries: Vec<TlbEntry>,
+    /// Bumped by every flush: caches derived from translations compare it.
+    pub epoch: u64,
 }
 
 impl Default for Tlb {
     fn default() -> Self {
-        Tlb { entries: vec![EMPTY; TLB_SIZE] }
+        Tlb { entries: vec![EMPTY; TLB_SIZE], epoch: 0 }
     }
 }
 
@@ -69,10 +71,12 @@ impl Tlb {
         ((lin >> 12) as usize) & (TLB_SIZE - 1)
     }
     pub fn flush_all(&mut self) {
+        self.epoch += 1;
         self.entries.fill(EMPTY);
     }
     /// CR3 reload: global pages survive.
     pub fn flush_non_global(&mut self) {
+        self.epoch += 1;
         for e in self.entries.iter_mut() {
             if !e.global {
                 *e = EMPTY;
@@ -80,6 +84,7 @@ impl Tlb {
         }
     }
     pub fn flush_page(&mut self, lin: u64) {
+        self.epoch += 1;
         let e = &mut self.entries[Tlb::index(lin)];
         if e.tag == lin >> 12 {
             *e = EMPTY;
@@ -101,6 +106,8 @@ impl Tlb {
 pub struct CodePages {
     pub has_code: Vec<u64>,
     pub generation: Vec<u32>,
+    /// Bumped whenever any page's generation changes.
+    pub epoch: u64,
 }
 
 impl CodePages {
@@ -122,6 +129,7 @@ impl CodePages {
     }
     /// The page was written: blocks decoded from it are stale.
     pub fn written(&mut self, page: usize) {
+        self.epoch += 1;
         if let Some(w) = self.has_code.get_mut(page / 64) {
             *w &= !(1 << (page % 64));
         }

@@ -404,3 +404,31 @@ fn cr3_edited_between_runs_takes_effect_without_a_flush() {
     assert_eq!(m.run(10), RunExit::Halted);
     assert_eq!(m.cpu.state.reg(Reg::Rax), 0x6666);
 }
+
+#[test]
+fn remapping_a_code_page_with_invlpg_runs_the_new_code() {
+    // Linear 0x40_0000 maps to 0x50_0000 first, then (after INVLPG) to 0x60_0000.
+    let code = asm(32, 0x8000, |a| {
+        a.mov(eax, 0x10000u32)?;
+        a.mov(cr3, eax)?;
+        a.mov(eax, cr0)?;
+        a.or(eax, 0x8000_0000u32)?;
+        a.mov(cr0, eax)?;
+        a.mov(ebx, 0x40_0000u32)?;
+        a.call(ebx)?; // returns ECX = 1
+        a.mov(edx, ecx)?;
+        a.mov(dword_ptr(0x12000), 0x60_0000u32 | 3)?; // PTE for 0x40_0000
+        a.invlpg(byte_ptr(0x40_0000))?;
+        a.call(ebx)?; // returns ECX = 2
+        a.hlt()
+    });
+    let mut m = Machine::protected32_at(8 << 20, &code, 0x8000);
+    identity_paging(&mut m, false);
+    m.w32(0x10004, 0x12000 | 3);
+    m.w32(0x12000, 0x50_0000 | 3);
+    m.load(0x50_0000, &[0xB9, 1, 0, 0, 0, 0xC3]); // mov ecx, 1; ret
+    m.load(0x60_0000, &[0xB9, 2, 0, 0, 0, 0xC3]); // mov ecx, 2; ret
+    assert_eq!(m.run(100), RunExit::Halted);
+    assert_eq!(m.cpu.state.reg(Reg::Rdx), 1);
+    assert_eq!(m.cpu.state.reg(Reg::Rcx), 2);
+}
