@@ -41,7 +41,7 @@ build_arch() {
     mkdir -p "$dir" "$OUT/obj/$3"
     obj="$OUT/obj/$3"
     if [ "$arch" = x86 ]; then
-        entry=_DriverEntry@8 km_extra="" dll=aerogpu_d3d9.dll def="$DRV/umd/aerogpu_d3d9_x86.def"
+        entry=_DriverEntry@8 km_extra="-fno-asynchronous-unwind-tables" dll=aerogpu_d3d9.dll def="$DRV/umd/aerogpu_d3d9_x86.def"
         kdef="$DRV/kmd/lib/dxgkrnl_x86.def" killat="-k"
     else
         entry=DriverEntry km_extra="-mno-red-zone -mcmodel=small" dll=aerogpu_d3d9_x64.dll
@@ -56,7 +56,7 @@ build_arch() {
     "$triple-gcc" $COMMON_CFLAGS $KM_CFLAGS $km_extra -shared -nostdlib -nostartfiles \
         -Wl,--subsystem,native -Wl,--entry,$entry -Wl,--image-base,0x10000 \
         -Wl,--file-alignment,0x200 -Wl,--section-alignment,0x1000 -Wl,--dynamicbase -Wl,--nxcompat \
-        -Wl,--exclude-all-symbols $DET_LDFLAGS \
+        -Wl,--exclude-all-symbols -Wl,--enable-reloc-section $DET_LDFLAGS \
         -o "$dir/aerogpu.sys" \
         "$DRV/kmd/src/aerogpu_kmd.c" "$DRV/kmd/src/aerogpu_memory.c" "$DRV/kmd/src/aerogpu_vidpn.c" \
         "$DRV/kmd/portable/agpu_kmd_portable.c" \

@@ -42,6 +42,8 @@ pub struct PeInfo {
     pub exports: Vec<String>,
     /// Size of the certificate table (Authenticode), 0 when unsigned.
     pub certificate_bytes: u32,
+    /// Size of the base relocation table (a kernel image without one cannot be rebased).
+    pub relocation_bytes: u32,
 }
 
 impl PeInfo {
@@ -228,6 +230,7 @@ pub fn parse(bytes: &[u8]) -> Result<PeInfo, PeError> {
         }
     }
     let (_, certificate_bytes) = dir(4)?;
+    let (_, relocation_bytes) = dir(5)?;
     Ok(PeInfo {
         machine,
         characteristics,
@@ -239,6 +242,7 @@ pub fn parse(bytes: &[u8]) -> Result<PeInfo, PeError> {
         imports,
         exports,
         certificate_bytes,
+        relocation_bytes,
     })
 }
 

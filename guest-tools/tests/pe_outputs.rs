@@ -94,6 +94,17 @@ fn kernel_driver_is_a_native_image_importing_only_kernel_modules() {
             info.entry_point_rva, 0,
             "{rel}: DriverEntry must be the entry point"
         );
+        // The kernel always rebases drivers: relocations must not be stripped, and the x86
+        // image (absolute addresses) must carry them. x64 code here is all RIP-relative,
+        // so ld may legitimately emit no fixups at all.
+        assert_eq!(
+            info.characteristics & 0x0001,
+            0,
+            "{rel}: IMAGE_FILE_RELOCS_STRIPPED"
+        );
+        if machine == pe::MACHINE_I386 {
+            assert!(info.relocation_bytes > 0, "{rel}: no base relocations");
+        }
         assert!(
             (info.major_subsystem_version, info.minor_subsystem_version) <= (6, 1),
             "{rel}"

@@ -396,9 +396,9 @@ typedef struct _DXGKARG_SETVIDPNSOURCEADDRESS {
     PHYSICAL_ADDRESS PrimaryAddress;
     HANDLE hAllocation;
     UINT ContextCount;
-    HANDLE Context[1 + 6]; /* 1 + DXGK_MAX_METADATA_NAME_LENGTH-free Win7 value: 7 */
-    UINT Flags; /* DXGK_SETVIDPNSOURCEADDRESS_FLAGS */
-} DXGKARG_SETVIDPNSOURCEADDRESS; /* unverified: Context array length */
+    HANDLE Context[1 + 64]; /* 1 + D3DDDI_MAX_BROADCAST_CONTEXT */
+    UINT Flags; /* DXGK_SETVIDPNSOURCEADDRESS_FLAGS (not read by the driver) */
+} DXGKARG_SETVIDPNSOURCEADDRESS; /* unverified: broadcast array length; only the prefix is read */
 AEROGPU_DDI_ASSERT_OFFSET(DXGKARG_SETVIDPNSOURCEADDRESS, PrimaryAddress, 8, 8);
 AEROGPU_DDI_ASSERT_OFFSET(DXGKARG_SETVIDPNSOURCEADDRESS, hAllocation, 16, 16);
 
