@@ -53,7 +53,7 @@ build_arch() {
 
     echo "[$arch] aerogpu.sys"
     # shellcheck disable=SC2086
-    "$triple-gcc" $COMMON_CFLAGS $KM_CFLAGS $km_extra -shared -nostdlib -nostartfiles \
+    "$triple-gcc" $COMMON_CFLAGS $KM_CFLAGS $km_extra -nostdlib -nostartfiles \
         -Wl,--subsystem,native -Wl,--entry,$entry -Wl,--image-base,0x10000 \
         -Wl,--file-alignment,0x200 -Wl,--section-alignment,0x1000 -Wl,--dynamicbase -Wl,--nxcompat \
         -Wl,--exclude-all-symbols -Wl,--enable-reloc-section $DET_LDFLAGS \
