@@ -14,10 +14,14 @@ fn build_once() -> &'static PathBuf {
 }
 
 fn build_into(name: &str) -> PathBuf {
-    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("guest-tools-pe-{name}"));
+    // Per process: nextest runs every test in its own process, and two processes building
+    // into one directory at once would mix their outputs.
+    let pid = std::process::id();
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("guest-tools-pe-{pid}-{name}"));
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("build.sh");
     // Both builds sign with the same (build-time generated) key, so they can be compared.
-    let key_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("guest-tools-pe-key");
+    let key_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("guest-tools-pe-{pid}-key"));
+    let _ = std::fs::remove_dir_all(&out);
     let res = Command::new("sh")
         .arg(&script)
         .arg(&out)
