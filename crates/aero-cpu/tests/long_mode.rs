@@ -80,6 +80,15 @@ fn enter_long_mode_and_run_64_bit_code() {
 }
 
 #[test]
+fn cet_hint_instructions_are_nops_without_cet() {
+    // ENDBR64, ENDBR32, RDSSPQ RAX (F3 REX.W 0F 1E C8): NOPs on a CPU without CET.
+    let code = [0xF3, 0x0F, 0x1E, 0xFA, 0xF3, 0x0F, 0x1E, 0xFB, 0x48, 0xC7, 0xC0, 0x05, 0, 0, 0, 0xF3, 0x48, 0x0F, 0x1E, 0xC8, 0xF4];
+    let mut m = machine_with(&code);
+    assert_eq!(m.run(200), RunExit::Halted);
+    assert_eq!(m.cpu.state.reg(Reg::Rax), 5, "RDSSP must leave its operand alone");
+}
+
+#[test]
 fn interrupt_with_ist_and_iretq() {
     let code = asm(64, 0x10000, |a| {
         a.mov(rsp, 0x30_0000u64)?;

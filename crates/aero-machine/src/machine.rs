@@ -147,7 +147,7 @@ impl Machine {
             self.platform.advance(now);
             let deadline = self.platform.next_deadline().unwrap_or(u64::MAX).min(end).min(now + MAX_SLICE_NS);
             let mut budget = self.platform.clock.instructions_until(now, deadline);
-            if let Some(window) = &self.trace {
+            if let Some(window) = &mut self.trace {
                 budget = window.limit_budget(self.cpu.instructions_retired(), budget);
                 window.log(&self.cpu, &self.memory, &self.platform.map);
             }

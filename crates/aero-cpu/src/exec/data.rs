@@ -40,7 +40,11 @@ pub fn lookup(ins: &Instruction) -> Option<Handler> {
         Mnemonic::Xlatb => xlat,
         Mnemonic::Lds | Mnemonic::Les | Mnemonic::Lfs | Mnemonic::Lgs | Mnemonic::Lss => load_far_ptr,
         Mnemonic::Nop | Mnemonic::Reservednop | Mnemonic::Pause | Mnemonic::Prefetchnta | Mnemonic::Prefetcht0 | Mnemonic::Prefetcht1
-        | Mnemonic::Prefetcht2 | Mnemonic::Prefetchw | Mnemonic::Lfence | Mnemonic::Sfence | Mnemonic::Mfence => nop,
+        | Mnemonic::Prefetcht2 | Mnemonic::Prefetchw | Mnemonic::Prefetch | Mnemonic::Lfence | Mnemonic::Sfence | Mnemonic::Mfence => nop,
+        // CET lives in the 0F 1E hint-NOP space: without CET (we do not advertise it)
+        // ENDBR and RDSSP execute as NOPs. CET-enabled distributions start every
+        // function with ENDBR64, so user space dies on #UD without this.
+        Mnemonic::Endbr32 | Mnemonic::Endbr64 | Mnemonic::Rdsspd | Mnemonic::Rdsspq => nop,
         Mnemonic::Clflush => clflush,
         Mnemonic::Salc => salc,
         _ if ins.code() == Code::Cmovo_r16_rm16 || is_cmov(ins.mnemonic()) => cmov,
