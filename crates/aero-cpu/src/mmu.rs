@@ -292,6 +292,8 @@ impl Exec<'_> {
                 if pte & P == 0 {
                     return Err(self.pf(lin, acc, user, false, false));
                 }
+                rw &= pte & RW != 0;
+                us &= pte & US != 0;
                 leaf_addr = pte_addr;
                 leaf = pte;
                 page_mask = 0xFFF;

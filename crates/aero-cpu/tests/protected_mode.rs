@@ -191,6 +191,38 @@ fn write_protect_and_user_faults() {
     assert_eq!(m.cpu.state.cpl, 0);
 }
 
+/// 2-level paging: the PTE's R/W bit counts even when the PDE allows writes (Linux
+/// i386 checks this with its "honours the WP bit" test and panics otherwise).
+#[test]
+fn read_only_pte_under_writable_pde_faults_with_wp() {
+    let kernel = asm(32, 0x8000, |a| {
+        a.mov(eax, 0x10000u32)?;
+        a.mov(cr3, eax)?;
+        a.mov(eax, cr0)?;
+        a.or(eax, 0x8001_0000u32)?; // PG | WP
+        a.mov(cr0, eax)?;
+        a.mov(ebx, dword_ptr(0x5000))?; // a read fills the TLB entry first
+        a.mov(dword_ptr(0x5000), 1u32)?;
+        a.mov(edi, 0x600Du32)?;
+        a.hlt()
+    });
+    let handler = asm(32, 0x9000, |a| {
+        a.pop(ecx)?;
+        a.mov(edx, cr2)?;
+        a.hlt()
+    });
+    let mut m = Machine::protected32_at(32 << 20, &kernel, 0x8000);
+    m.load(0x9000, &handler);
+    m.set_gate32(14, 0x9000, 0);
+    identity_paging(&mut m, false);
+    m.w32(0x11000 + 5 * 4, 0x5000 | 1); // present, read-only, supervisor
+    assert_eq!(m.run(100), RunExit::Halted);
+    assert_eq!(m.cpu.state.reg(Reg::Rcx), 0b011, "present, write, supervisor");
+    assert_eq!(m.cpu.state.reg(Reg::Rdx), 0x5000);
+    assert_ne!(m.cpu.state.reg(Reg::Rdi), 0x600D, "the write must not complete");
+    assert_eq!(m.r32(0x5000), 0);
+}
+
 #[test]
 fn pae_with_nx_faults_on_fetch() {
     let code = asm(32, 0x8000, |a| {
