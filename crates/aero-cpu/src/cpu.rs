@@ -290,7 +290,13 @@ fn enter(ex: &mut Exec<'_>) {
         let mut budget = ex.c.code.generation.len() + 1;
         while page <= end && budget > 0 {
             if let PageMapping::Ram { offset } | PageMapping::Rom { offset } = ex.bus.map_page(page) {
-                ex.c.code.written(offset >> 12);
+                // Only decoded bytes matter: a firmware write to the caller's stack next
+                // to its code keeps the code's blocks.
+                let from = paddr.max(page) - page;
+                let to = end.min(page + 0xFFF) - page + 1;
+                if ex.c.code.write_hits_code(offset >> 12, from as usize, to as usize) {
+                    ex.c.code.written(offset >> 12);
+                }
             }
             page = page.saturating_add(0x1000);
             budget -= 1;

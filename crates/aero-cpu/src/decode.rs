@@ -20,6 +20,10 @@ pub struct Block {
     host_page: usize,
     code_gen: u32,
     pub insns: Vec<Insn>,
+    /// The code bytes decoded: after a write to the page, equal bytes mean the block is
+    /// still right (GRUB and BIOS code keep variables, even patched opcodes, next to
+    /// their instructions).
+    bytes: Vec<u8>,
 }
 
 /// Recently fetched blocks by linear RIP, valid while no TLB flush, code write or block
@@ -101,27 +105,41 @@ impl BlockCache {
         let key = phys | ((bitness as u64) << 56);
         let slot = slot_of(key);
         if cacheable {
-            let host_page = (e.host + (lin & 0xFFF) as usize) >> 12;
-            let hit = self.slots[slot]
-                .as_ref()
-                .is_some_and(|b| b.key == key && b.host_page == host_page && b.code_gen == ex.c.code.generation_of(host_page));
-            if hit {
-                self.remember(li, lin, key, slot, user, ex);
-                return Ok(slot);
+            let start = (lin & 0xFFF) as usize;
+            let host_page = (e.host + start) >> 12;
+            let host_off = e.host + start;
+            if let Some(b) = self.slots[slot].as_mut()
+                && b.key == key
+                && b.host_page == host_page
+            {
+                let current = ex.c.code.generation_of(host_page);
+                let valid = b.code_gen == current || {
+                    // The page was written since: revalidate by content.
+                    let same = host_off.checked_add(b.bytes.len()).and_then(|end| ex.ram.get(host_off..end)) == Some(&b.bytes[..]);
+                    if same {
+                        b.code_gen = current;
+                        let len = b.bytes.len();
+                        mark_code(ex, host_page, start, start + len);
+                    }
+                    same
+                };
+                if valid {
+                    self.remember(li, lin, key, slot, user, ex);
+                    return Ok(slot);
+                }
             }
-            let (insns, crossed) = decode_block(ex, rip, lin, phys, bitness)?;
-            if !crossed {
-                ex.c.code.mark_code(host_page);
-                ex.c.tlb.protect_code_page(host_page << 12);
+            let (insns, bytes) = decode_block(ex, rip, lin, phys, bitness)?;
+            if let Some(bytes) = bytes {
+                mark_code(ex, host_page, start, start + bytes.len());
                 let code_gen = ex.c.code.generation_of(host_page);
-                self.slots[slot] = Some(Block { key, host_page, code_gen, insns });
+                self.slots[slot] = Some(Block { key, host_page, code_gen, insns, bytes });
                 self.remember(li, lin, key, slot, user, ex);
                 return Ok(slot);
             }
-            self.scratch = Some(Block { key, host_page: usize::MAX, code_gen: 0, insns });
+            self.scratch = Some(Block { key, host_page: usize::MAX, code_gen: 0, insns, bytes: Vec::new() });
         } else {
             let (insns, _) = decode_block(ex, rip, lin, phys, bitness)?;
-            self.scratch = Some(Block { key, host_page: usize::MAX, code_gen: 0, insns });
+            self.scratch = Some(Block { key, host_page: usize::MAX, code_gen: 0, insns, bytes: Vec::new() });
         }
         Ok(SCRATCH)
     }
@@ -140,13 +158,23 @@ impl BlockCache {
 }
 
 fn unreachable_block() -> &'static Block {
-    static EMPTY: Block = Block { key: u64::MAX, host_page: usize::MAX, code_gen: 0, insns: Vec::new() };
+    static EMPTY: Block = Block { key: u64::MAX, host_page: usize::MAX, code_gen: 0, insns: Vec::new(), bytes: Vec::new() };
     &EMPTY
 }
 
-/// Decode from `rip` to the end of the block. Returns the instructions and whether the
-/// (single) instruction crosses into the next page.
-fn decode_block(ex: &mut Exec<'_>, rip: u64, lin: u64, phys: u64, bitness: u32) -> XResult<(Vec<Insn>, bool)> {
+/// Records decoded bytes of a RAM page; the first code on a page takes the fast write
+/// path away from it, so writes there are checked.
+fn mark_code(ex: &mut Exec<'_>, host_page: usize, start: usize, end: usize) {
+    let had = ex.c.code.has_code(host_page);
+    ex.c.code.mark_code(host_page, start, end);
+    if !had {
+        ex.c.tlb.protect_code_page(host_page << 12);
+    }
+}
+
+/// Decode from `rip` to the end of the block. Returns the instructions and their bytes,
+/// or no bytes when the (single) instruction crosses into the next page (not cacheable).
+fn decode_block(ex: &mut Exec<'_>, rip: u64, lin: u64, phys: u64, bitness: u32) -> XResult<(Vec<Insn>, Option<Vec<u8>>)> {
     let in_page = (0x1000 - (lin & 0xFFF)) as usize;
     // Bytes up to the CS limit only (outside 64-bit mode).
     let mut avail = in_page;
@@ -154,7 +182,12 @@ fn decode_block(ex: &mut Exec<'_>, rip: u64, lin: u64, phys: u64, bitness: u32) 
         let left = (ex.s.seg[1].limit as u64).saturating_sub(rip) + 1;
         avail = avail.min(left.min(4096) as usize);
     }
-    let mut buf = [0u8; 4096 + 16];
+    // A block is at most MAX_BLOCK_INSNS instructions of at most 15 bytes (the cap
+    // never cuts a first instruction, so the straddle logic below still sees the page
+    // end or the CS limit).
+    let limit_cut = avail < in_page;
+    let avail = avail.min(MAX_BLOCK_INSNS * 15);
+    let mut buf = [0u8; MAX_BLOCK_INSNS * 15];
     read_code(ex, phys, &mut buf[..avail]);
     let ip_mask = if bitness == 16 { 0xFFFF } else if bitness == 32 { 0xFFFF_FFFF } else { u64::MAX };
     let mut insns = Vec::with_capacity(16);
@@ -170,7 +203,7 @@ fn decode_block(ex: &mut Exec<'_>, rip: u64, lin: u64, phys: u64, bitness: u32) 
             }
             // The first instruction straddles the page (or the CS limit): fetch the rest.
             let have = avail - offset;
-            if avail < in_page {
+            if limit_cut {
                 return Err(Fault::gp0());
             }
             let lin2 = lin.wrapping_add(in_page as u64) & ex.c.lin_mask;
@@ -185,7 +218,7 @@ fn decode_block(ex: &mut Exec<'_>, rip: u64, lin: u64, phys: u64, bitness: u32) 
             let mut dec = Decoder::with_ip(bitness, &tmp[..have + extra], ip, DecoderOptions::NONE);
             let ins = dec.decode();
             insns.push(build(&ins, &tmp[..ins.len().min(15)], bitness));
-            return Ok((insns, true));
+            return Ok((insns, None));
         }
         let len = ins.len();
         let end_here = ins.is_invalid() || ends_block(&ins);
@@ -198,7 +231,8 @@ fn decode_block(ex: &mut Exec<'_>, rip: u64, lin: u64, phys: u64, bitness: u32) 
     if insns.is_empty() {
         return Err(Fault::gp0());
     }
-    Ok((insns, false))
+    let used = offset.min(avail);
+    Ok((insns, Some(buf[..used].to_vec())))
 }
 
 fn read_code(ex: &mut Exec<'_>, phys: u64, out: &mut [u8]) {
@@ -206,8 +240,13 @@ fn read_code(ex: &mut Exec<'_>, phys: u64, out: &mut [u8]) {
     match ex.bus.map_page(phys) {
         PageMapping::Ram { offset } | PageMapping::Rom { offset } => {
             let o = offset.wrapping_add((phys & 0xFFF) as usize);
-            for (k, b) in out.iter_mut().enumerate() {
-                *b = ex.ram.get(o.wrapping_add(k)).copied().unwrap_or(0xFF);
+            match o.checked_add(out.len()).and_then(|end| ex.ram.get(o..end)) {
+                Some(src) => out.copy_from_slice(src),
+                None => {
+                    for (k, b) in out.iter_mut().enumerate() {
+                        *b = ex.ram.get(o.wrapping_add(k)).copied().unwrap_or(0xFF);
+                    }
+                }
             }
         }
         PageMapping::Mmio => {

@@ -100,11 +100,16 @@ impl Tlb {
     }
 }
 
-/// Per-RAM-page bookkeeping for self-modifying code: which pages hold decoded blocks and a
-/// generation number that decoded blocks compare against.
+/// Per-RAM-page bookkeeping for self-modifying code: which pages hold decoded blocks, which
+/// 64-byte chunks of them, and a generation number that decoded blocks compare against.
+/// Chunks matter because real code keeps data next to its instructions (GRUB, BIOS
+/// services, 16-bit programs): a write to a neighbouring variable must not throw away the
+/// page's decoded blocks.
 #[derive(Default)]
 pub struct CodePages {
     pub has_code: Vec<u64>,
+    /// Per page: bit i set when bytes i*64..i*64+64 hold decoded instructions.
+    pub chunks: Vec<u64>,
     pub generation: Vec<u32>,
     /// Bumped whenever any page's generation changes.
     pub epoch: u64,
@@ -115,6 +120,7 @@ impl CodePages {
         let pages = ram_len.div_ceil(4096) + 1;
         if self.generation.len() < pages {
             self.generation.resize(pages, 0);
+            self.chunks.resize(pages, 0);
             self.has_code.resize(pages.div_ceil(64), 0);
         }
     }
@@ -122,16 +128,28 @@ impl CodePages {
     pub fn has_code(&self, page: usize) -> bool {
         self.has_code.get(page / 64).is_some_and(|w| w & (1 << (page % 64)) != 0)
     }
-    pub fn mark_code(&mut self, page: usize) {
+    /// Bytes `start..end` (offsets in the page, `end` up to 4096) were decoded.
+    pub fn mark_code(&mut self, page: usize, start: usize, end: usize) {
         if let Some(w) = self.has_code.get_mut(page / 64) {
             *w |= 1 << (page % 64);
         }
+        if let Some(c) = self.chunks.get_mut(page) {
+            *c |= chunk_mask(start, end);
+        }
+    }
+    /// Whether a write of bytes `start..end` of the page touches decoded instructions.
+    #[inline]
+    pub fn write_hits_code(&self, page: usize, start: usize, end: usize) -> bool {
+        self.has_code(page) && self.chunks.get(page).is_none_or(|&c| c & chunk_mask(start, end) != 0)
     }
     /// The page was written: blocks decoded from it are stale.
     pub fn written(&mut self, page: usize) {
         self.epoch += 1;
         if let Some(w) = self.has_code.get_mut(page / 64) {
             *w &= !(1 << (page % 64));
+        }
+        if let Some(c) = self.chunks.get_mut(page) {
+            *c = 0;
         }
         if let Some(g) = self.generation.get_mut(page) {
             *g = g.wrapping_add(1);
@@ -141,6 +159,16 @@ impl CodePages {
     pub fn generation_of(&self, page: usize) -> u32 {
         self.generation.get(page).copied().unwrap_or(0)
     }
+}
+
+/// The 64-byte chunks covering page bytes `start..end`.
+#[inline]
+fn chunk_mask(start: usize, end: usize) -> u64 {
+    let first = (start.min(4095) / 64) as u32;
+    let last = (end.clamp(start + 1, 4096) - 1) / 64;
+    let n = last as u32 - first + 1;
+    let ones = if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
+    ones << first
 }
 
 /// Result of a page walk.
@@ -193,7 +221,7 @@ impl Exec<'_> {
         match self.bus.map_page(paddr) {
             PageMapping::Ram { offset } => {
                 let o = offset.wrapping_add((paddr & 0xFFF) as usize);
-                self.note_ram_write(o);
+                self.note_ram_write(o, size as usize);
                 for i in 0..size as usize {
                     if let Some(b) = self.ram.get_mut(o.wrapping_add(i)) {
                         *b = (value >> (8 * i)) as u8;
@@ -212,11 +240,12 @@ impl Exec<'_> {
         }
     }
 
-    /// Bookkeeping for a write that reached RAM through the slow path.
+    /// Bookkeeping for a write of `size` bytes that reached RAM through the slow path.
     #[inline]
-    fn note_ram_write(&mut self, host: usize) {
+    fn note_ram_write(&mut self, host: usize, size: usize) {
         let page = host >> 12;
-        if self.c.code.has_code(page) {
+        let off = host & 0xFFF;
+        if self.c.code.write_hits_code(page, off, off + size) {
             self.c.code.written(page);
             // The running block may contain the bytes just written.
             self.c.end_block = true;

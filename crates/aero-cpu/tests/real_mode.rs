@@ -202,6 +202,33 @@ fn self_modifying_code_is_seen() {
     assert_eq!(m.cpu.state.reg(Reg::Rax) & 0xFF, 0x77);
 }
 
+/// A loop patches the immediate of a subroutine and stores a variable in the same page
+/// (as GRUB's `grub_bios_interrupt` does): the patched block must be re-decoded every
+/// time, the unchanged blocks are kept.
+#[test]
+fn patched_immediate_in_a_loop_is_seen_every_time() {
+    #[rustfmt::skip]
+    let code = [
+        0x31, 0xDB,             // 7C00 xor bx,bx
+        0xB9, 0x05, 0x00,       // 7C02 mov cx,5
+        0x88, 0x0E, 0x1A, 0x7C, // 7C05 top: mov [7C1A],cl   (the imm8 below)
+        0x89, 0x0E, 0x1D, 0x7C, // 7C09 mov [7C1D],cx        (a variable)
+        0xE8, 0x09, 0x00,       // 7C0D call 7C19
+        0x00, 0xD3,             // 7C10 add bl,dl
+        0xE2, 0xF1,             // 7C12 loop top
+        0xF4,                   // 7C14 hlt
+        0x90, 0x90, 0x90, 0x90, // 7C15
+        0xB2, 0x00,             // 7C19 mov dl,imm8
+        0xC3,                   // 7C1B ret
+        0x90, 0x00, 0x00,       // 7C1C, variable at 7C1D
+    ];
+    let mut m = Machine::real_mode_at(1 << 20, &code, 0x7C00);
+    assert_eq!(m.run(1000), RunExit::Halted);
+    assert_eq!(m.cpu.state.reg(Reg::Rbx) & 0xFF, 5 + 4 + 3 + 2 + 1);
+    assert_eq!(m.ram[0x7C1D], 1);
+    assert_eq!(m.ram[0x7C1A], 1);
+}
+
 #[test]
 fn dma_write_invalidates_cached_block() {
     let code = asm(16, 0x7C00, |a| {

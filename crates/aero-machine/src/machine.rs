@@ -5,7 +5,7 @@ pub use aero_gpu::Frame;
 use aero_storage::BlockDevice;
 
 pub use aero_firmware::bios::BootDevice;
-use aero_firmware::bios::{Bios, BiosConfig, TrapOutcome};
+use aero_firmware::bios::{mem::WrittenRanges, Bios, BiosConfig, TrapOutcome};
 
 use crate::clock::Clock;
 use crate::firmware_host::{Disks, Host};
@@ -195,7 +195,16 @@ impl Machine {
             let mut host = Host { platform: &mut self.platform, disks: &mut self.disks };
             match bios.handle_trap(value, &mut self.cpu.state, &mut self.memory, &mut host) {
                 // The handler may have edited registers and any RAM (boot sectors, tables).
-                Ok(TrapOutcome::Resume) => self.cpu.flush_all_caches(),
+                // Only RAM the handler wrote can hold stale decoded code.
+                Ok(TrapOutcome::Resume) => match bios.written_ranges() {
+                    WrittenRanges::None => {}
+                    WrittenRanges::Some(ranges) => {
+                        for &(addr, len) in ranges {
+                            self.cpu.invalidate_code(addr, len);
+                        }
+                    }
+                    WrittenRanges::All => self.cpu.flush_all_caches(),
+                },
                 Ok(_) => {}
                 Err(e) => {
                     let cs = self.cpu.state.seg[aero_cpu::Seg::Cs as usize].selector;

@@ -59,11 +59,13 @@ impl MemoryMap {
         let ram_below_4g = ram_size.min(PCI_HOLE_START);
         let ram_above_4g = ram_size - ram_below_4g;
         let total = ram_size as usize + bios.len();
-        let mut bytes = Vec::new();
-        bytes.try_reserve_exact(total).map_err(|_| MemoryError::OutOfHostMemory(ram_size >> 20))?;
-        bytes.resize(ram_size as usize, 0);
-        let bios_offset = bytes.len();
-        bytes.extend_from_slice(bios);
+        // Probe first so a size the host cannot give is an error, not an abort; then take
+        // zeroed memory from the allocator, which the OS maps lazily (a 2 GiB guest does
+        // not touch 2 GiB at start-up).
+        Vec::<u8>::new().try_reserve_exact(total).map_err(|_| MemoryError::OutOfHostMemory(ram_size >> 20))?;
+        let mut bytes = vec![0u8; total];
+        let bios_offset = ram_size as usize;
+        bytes[bios_offset..].copy_from_slice(bios);
         let map = MemoryMap { ram_below_4g, ram_above_4g, bios_offset, bios_len: bios.len(), pam: [PamMode::default(); 13] };
         Ok((map, bytes))
     }

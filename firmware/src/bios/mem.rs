@@ -12,6 +12,47 @@ pub struct GuestMem<'a> {
     ram: &'a mut [u8],
     /// Bytes of RAM below the PCI hole (identity mapped).
     low_end: u64,
+    /// Guest-physical ranges handed out for writing, so the CPU can drop decoded code
+    /// there instead of all of it.
+    written: WrittenRanges,
+}
+
+/// Ranges (start, length) of guest RAM the BIOS may have changed; `All` once there are
+/// too many to be worth listing.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum WrittenRanges {
+    #[default]
+    None,
+    Some(Vec<(u64, u64)>),
+    All,
+}
+
+impl WrittenRanges {
+    const MAX: usize = 64;
+
+    fn add(&mut self, addr: u64, len: u64) {
+        if len == 0 {
+            return;
+        }
+        match self {
+            WrittenRanges::None => *self = WrittenRanges::Some(vec![(addr, len)]),
+            WrittenRanges::Some(v) => {
+                // Consecutive writes (a sector after a sector) extend the last range.
+                if let Some(last) = v.last_mut()
+                    && last.0.checked_add(last.1) == Some(addr)
+                {
+                    last.1 += len;
+                } else if !v.iter().any(|&(a, l)| addr >= a && addr + len <= a + l) {
+                    if v.len() >= Self::MAX {
+                        *self = WrittenRanges::All;
+                    } else {
+                        v.push((addr, len));
+                    }
+                }
+            }
+            WrittenRanges::All => {}
+        }
+    }
 }
 
 impl<'a> GuestMem<'a> {
@@ -21,7 +62,12 @@ impl<'a> GuestMem<'a> {
         let usable = (ram.len() as u64).min(ram_size) as usize;
         let ram = &mut ram[..usable];
         let low_end = (usable as u64).min(pci_hole_start);
-        GuestMem { ram, low_end }
+        GuestMem { ram, low_end, written: WrittenRanges::None }
+    }
+
+    /// The ranges written (or borrowed mutably) so far.
+    pub fn take_written(&mut self) -> WrittenRanges {
+        std::mem::take(&mut self.written)
     }
 
     fn range(&self, addr: u64, len: usize) -> Result<std::ops::Range<usize>, FirmwareError> {
@@ -48,6 +94,7 @@ impl<'a> GuestMem<'a> {
     }
     pub fn slice_mut(&mut self, addr: u64, len: usize) -> Result<&mut [u8], FirmwareError> {
         let r = self.range(addr, len)?;
+        self.written.add(addr, len as u64);
         Ok(&mut self.ram[r])
     }
     pub fn read(&self, addr: u64, buf: &mut [u8]) -> Result<(), FirmwareError> {
@@ -110,6 +157,23 @@ mod tests {
         assert_eq!(m.read_u16(0xFFE).unwrap(), 0xBEEF);
         assert!(m.read_u8(u64::MAX).is_err());
         assert!(m.slice(u64::MAX - 1, 4).is_err());
+    }
+
+    #[test]
+    fn writes_are_recorded_and_merged() {
+        let mut ram = vec![0u8; 0x10000];
+        let mut m = GuestMem::new(&mut ram, 16 << 20, 0xE000_0000);
+        m.read_u32(0x100).unwrap();
+        assert_eq!(m.take_written(), WrittenRanges::None, "reads are not writes");
+        m.write(0x7C00, &[0; 512]).unwrap();
+        m.write(0x7E00, &[0; 512]).unwrap();
+        m.write_u16(0x400, 1).unwrap();
+        m.write_u8(0x7C10, 1).unwrap();
+        assert_eq!(m.take_written(), WrittenRanges::Some(vec![(0x7C00, 1024), (0x400, 2)]));
+        for i in 0..100 {
+            m.write_u8(i * 16, 0).unwrap();
+        }
+        assert_eq!(m.take_written(), WrittenRanges::All);
     }
 
     #[test]

@@ -81,6 +81,8 @@ pub struct Bios {
     memory: MemoryPlan,
     tables: tables_glue::PlacedTables,
     state: RuntimeState,
+    /// What the last trap wrote to guest RAM (see [`Bios::written_ranges`]).
+    written: mem::WrittenRanges,
 }
 
 impl Bios {
@@ -94,7 +96,7 @@ impl Bios {
         let memory = MemoryPlan::new(&config)?;
         let mut rom = Rom::build()?;
         let tables = tables_glue::build(&config, &memory, &mut rom)?;
-        Ok(Bios { config, rom, memory, tables, state: RuntimeState::default() })
+        Ok(Bios { config, rom, memory, tables, state: RuntimeState::default(), written: mem::WrittenRanges::None })
     }
 
     /// The 128 KiB system ROM (0xE0000–0xFFFFF; its top is also the reset vector page).
@@ -109,6 +111,12 @@ impl Bios {
 
     pub fn layout(&self) -> &rom::RomLayout {
         &self.rom.layout
+    }
+
+    /// Guest RAM the last [`Bios::handle_trap`] wrote: the machine drops decoded code
+    /// there (boot sectors, loaded files) rather than every decoded block.
+    pub fn written_ranges(&self) -> &mem::WrittenRanges {
+        &self.written
     }
 
     /// Handles a guest write of `value` to [`Bios::TRAP_PORT`]. The OUT has completed (RIP
@@ -187,9 +195,11 @@ impl Bios {
             };
             let sp = (c.cpu.reg(Reg::Rsp) as u16).wrapping_sub(2);
             c.mem.write_u16(ss.wrapping_add(sp as u64), entry)?;
+
             set16(c.cpu, Reg::Rsp, sp);
             c.cpu.rip = self.rom.layout.idle_reenter as u64;
         }
+        self.written = c.mem.take_written();
         Ok(TrapOutcome::Resume)
     }
 }
