@@ -5,6 +5,7 @@
 mod clock;
 pub mod devices;
 mod firmware_host;
+mod guest_ram;
 mod machine;
 mod memory_map;
 mod pci_bus;

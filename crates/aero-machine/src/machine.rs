@@ -2,13 +2,15 @@
 
 use aero_cpu::{Cpu, RunExit};
 pub use aero_gpu::Frame;
-use aero_storage::BlockDevice;
+use aero_storage::ide::IdeDrive;
+use aero_storage::{BlockDevice, SharedDisk};
 
 pub use aero_firmware::bios::BootDevice;
 use aero_firmware::bios::{mem::WrittenRanges, Bios, BiosConfig, TrapOutcome};
 
 use crate::clock::Clock;
 use crate::firmware_host::{Disks, Host};
+use crate::guest_ram::GuestRam;
 use crate::memory_map::{MemoryError, MemoryMap};
 use crate::platform::Platform;
 
@@ -120,11 +122,21 @@ impl Machine {
         }
         platform.rtc.set_memory_size(platform.map.ram_below_4g(), platform.map.ram_above_4g());
         platform.rtc.update_checksum();
+        // The BIOS (INT 13h) and the IDE controller use the same disks. Topology as QEMU's
+        // and as Windows 7 setup expects: disk on the primary master, CD drive (present
+        // even when empty) on the secondary master.
+        let share = |d: Option<Box<dyn BlockDevice>>| d.map(SharedDisk::new);
+        let (hda, cdrom) = (share(config.hda), share(config.cdrom));
+        if let Some(disk) = &hda {
+            platform.ide.attach(0, false, IdeDrive::Disk(Box::new(disk.clone())));
+        }
+        platform.ide.attach(1, false, IdeDrive::Cdrom(cdrom.clone().map(|d| Box::new(d) as Box<dyn BlockDevice>)));
+        let boxed = |d: Option<SharedDisk>| d.map(|d| Box::new(d) as Box<dyn BlockDevice>);
         Ok(Machine {
             cpu: Cpu::new(),
             memory,
             platform,
-            disks: Disks { hda: config.hda, cdrom: config.cdrom, fda: config.fda },
+            disks: Disks { hda: boxed(hda), cdrom: boxed(cdrom), fda: config.fda },
             bios,
             trace: crate::trace::TraceWindow::from_env(),
             powered_off: false,
@@ -189,6 +201,15 @@ impl Machine {
         if req.nmi && std::mem::take(&mut self.platform.nmi_pending) {
             self.cpu.raise_nmi();
         }
+        if req.dma {
+            let mut ram = GuestRam::new(&mut self.memory, &self.platform.map);
+            self.platform.ide.service_dma(&mut ram);
+            for (addr, len) in ram.written {
+                self.cpu.invalidate_code(addr, len);
+            }
+            let now = self.platform.clock.now();
+            self.platform.advance(now);
+        }
         if let Some(value) = req.firmware_trap
             && let Some(bios) = self.bios.as_mut()
         {
@@ -235,6 +256,7 @@ impl Machine {
     /// Hardware reset (keyboard controller pulse, port 0x92, 0xCF9, triple fault policy).
     pub fn reset(&mut self) {
         self.cpu.reset();
+        self.platform.ide.reset();
     }
 
     pub fn take_serial_output(&mut self) -> Vec<u8> {

@@ -21,6 +21,9 @@ pub struct Decoded {
     /// VGA expansion ROM base, when enabled.
     pub vga_rom: Option<u64>,
     pub pm_io_base: Option<u16>,
+    /// IDE legacy channels decoding (primary, secondary) and the bus-master I/O base.
+    pub ide_channels: [bool; 2],
+    pub ide_bus_master: Option<u16>,
 }
 
 impl PciBus {
@@ -48,7 +51,14 @@ impl PciBus {
         for (mode, region) in pam.iter_mut().zip(f.host_bridge.pam_regions()) {
             *mode = PamMode { read_ram: region.access.read_ram, write_ram: region.access.write_ram };
         }
-        Some(Decoded { pam, vga_lfb: f.vga.lfb_base(), vga_rom: f.vga.rom_base(), pm_io_base: f.power_management.pm_io_base() })
+        Some(Decoded {
+            pam,
+            vga_lfb: f.vga.lfb_base(),
+            vga_rom: f.vga.rom_base(),
+            pm_io_base: f.power_management.pm_io_base(),
+            ide_channels: [f.ide.channel_enabled(false), f.ide.channel_enabled(true)],
+            ide_bus_master: f.ide.bus_master_base(),
+        })
     }
 
     /// Sets the PAM registers directly (our BIOS shadows the VGA ROM without config cycles).

@@ -3,6 +3,7 @@
 
 use aero_cpu::{Bus, PageMapping};
 use aero_gpu::Vga;
+use aero_storage::ide::{IdeController, LEGACY_IRQS, LEGACY_PORTS};
 
 use crate::clock::Clock;
 use crate::devices::acpi_pm::{AcpiPm, AcpiPmLayout, SleepRequest};
@@ -34,11 +35,13 @@ pub struct Requests {
     pub mappings_changed: bool,
     /// An NMI must be raised on the CPU.
     pub nmi: bool,
+    /// A storage controller started a DMA transfer (port handlers cannot reach RAM).
+    pub dma: bool,
 }
 
 impl Requests {
     fn any(&self) -> bool {
-        self.firmware_trap.is_some() || self.reset || self.power_off || self.mappings_changed || self.nmi
+        self.firmware_trap.is_some() || self.reset || self.power_off || self.mappings_changed || self.nmi || self.dma
     }
 }
 
@@ -66,6 +69,11 @@ pub struct Platform {
     pub vga: Vga,
     pub pci: PciBus,
     pub acpi_pm: AcpiPm,
+    /// PIIX3 IDE (the PCI face is `pci.pci.functions.ide`).
+    pub ide: IdeController,
+    /// Which IDE legacy channels decode, and where the bus-master block is.
+    ide_channels: [bool; 2],
+    ide_bus_master: Option<u16>,
     /// Where PCI BAR0 of the VGA function maps the linear framebuffer.
     vga_lfb_base: Option<u64>,
     /// The VGA BIOS image behind the VGA function's expansion ROM BAR.
@@ -102,6 +110,9 @@ impl Platform {
             vga: Vga::new(),
             pci: PciBus::new(),
             acpi_pm: AcpiPm::new(AcpiPmLayout::default()),
+            ide: IdeController::new(),
+            ide_channels: [false; 2],
+            ide_bus_master: None,
             vga_lfb_base: None,
             vga_rom: Vec::new(),
             vga_rom_base: None,
@@ -154,6 +165,11 @@ impl Platform {
             levels.set(8, self.rtc.irq_level());
         }
         levels.set(4, self.com1.irq_level());
+        for (channel, &irq) in LEGACY_IRQS.iter().enumerate() {
+            if self.ide_channels[channel] && self.ide.irq_level(channel) {
+                levels.set(irq, true);
+            }
+        }
         if self.acpi_pm.sci_level() {
             levels.set(crate::devices::acpi_pm::SCI_IRQ, true);
         }
@@ -245,6 +261,8 @@ impl Platform {
             0x92 => self.port92.io_read(port, size),
             0x3B0..=0x3DF | 0x1CE..=0x1D0 => self.vga.io_read(port, size),
             0xCF8..=0xCFF => self.pci.io_read(port, size),
+            p if self.ide_claims(p) => self.ide.io_read(port, size).unwrap_or(0xFF),
+            p if let Some(off) = self.ide_bus_master_offset(p) => self.ide.bus_master_read(off, size),
             p if self.acpi_pm_claims(p) => self.acpi_pm.io_read(port, size),
             _ => {
                 tracing::trace!(port, size, "read from unclaimed port");
@@ -271,10 +289,29 @@ impl Platform {
                 self.pci.io_write(port, size, value);
                 self.apply_pci_decoding();
             }
+            p if self.ide_claims(p) => {
+                self.ide.io_write(port, size, value);
+                self.requests.dma |= self.ide.dma_pending();
+            }
+            p if let Some(off) = self.ide_bus_master_offset(p) => {
+                self.ide.bus_master_write_registers(off, size, value);
+                self.requests.dma |= self.ide.dma_pending();
+            }
             p if self.acpi_pm_claims(p) => self.acpi_pm.io_write(port, size, value),
             _ => tracing::trace!(port, size, value, "write to unclaimed port"),
         }
         self.collect_requests();
+    }
+
+    /// Whether `port` is a legacy IDE register of a channel whose decoding is on.
+    fn ide_claims(&self, port: u16) -> bool {
+        LEGACY_PORTS.iter().zip(self.ide_channels).any(|(&(cmd, ctl), on)| on && ((cmd..cmd + 8).contains(&port) || port == ctl))
+    }
+
+    /// Offset into the IDE bus-master block, when `port` is in it.
+    fn ide_bus_master_offset(&self, port: u16) -> Option<u16> {
+        let base = self.ide_bus_master?;
+        port.checked_sub(base).filter(|&o| o < 16)
     }
 
     /// Whether `port` is one of the ACPI PM block's registers.
@@ -297,6 +334,8 @@ impl Platform {
         }
         self.vga_lfb_base = d.vga_lfb;
         self.vga_rom_base = d.vga_rom;
+        self.ide_channels = d.ide_channels;
+        self.ide_bus_master = d.ide_bus_master;
         if let Some(base) = d.pm_io_base
             && base != self.acpi_pm.layout().pm1a_evt
         {

@@ -15,12 +15,14 @@ pub mod ide;
 mod image;
 mod overlay;
 mod qcow2;
+mod shared;
 mod vhd;
 
 pub use create::create_qcow2_overlay;
 pub use image::{open_image, probe_format, ImageFormat, OpenOptions, RawImage};
 pub use overlay::MemoryOverlay;
 pub use qcow2::{create_qcow2, Qcow2CreateOptions, Qcow2Image};
+pub use shared::SharedDisk;
 pub use vhd::VhdImage;
 
 use thiserror::Error;

@@ -450,6 +450,14 @@ impl IdeChannel {
     }
 
     pub fn bus_master_write(&mut self, offset: u8, size: u8, value: u32, memory: &mut dyn GuestMemory) {
+        self.bus_master_write_registers(offset, size, value);
+        self.service_dma(memory);
+    }
+
+    /// The register half of [`IdeChannel::bus_master_write`]: a machine whose port handlers
+    /// cannot reach guest memory runs the transfer later with [`IdeChannel::service_dma`]
+    /// when [`IdeChannel::dma_pending`] says so.
+    pub fn bus_master_write_registers(&mut self, offset: u8, size: u8, value: u32) {
         if let Some(command) = self.bm.write(offset, size, value) {
             let starting = command & busmaster::CMD_START != 0 && self.bm.command & busmaster::CMD_START == 0;
             self.bm.command = command;
@@ -459,7 +467,12 @@ impl IdeChannel {
                 self.bm.status |= busmaster::STATUS_ACTIVE;
             }
         }
-        self.service_dma(memory);
+    }
+
+    /// A DMA command waits and the bus master is started: [`IdeChannel::service_dma`] would
+    /// move data now.
+    pub fn dma_pending(&self) -> bool {
+        self.bm.command & busmaster::CMD_START != 0 && matches!(self.transfer, Transfer::Dma(_))
     }
 
     /// Runs a pending DMA command if the bus master is started. Called on bus-master writes;

@@ -104,6 +104,26 @@ impl IdeController {
         }
     }
 
+    /// Register half of [`IdeController::bus_master_write`]; see
+    /// [`IdeChannel::bus_master_write_registers`].
+    pub fn bus_master_write_registers(&mut self, offset: u16, size: u8, value: u32) {
+        if let Some(ch) = self.channels.get_mut((offset / 8) as usize) {
+            ch.bus_master_write_registers((offset % 8) as u8, size, value);
+        }
+    }
+
+    /// Some channel has a started DMA transfer waiting for [`IdeController::service_dma`].
+    pub fn dma_pending(&self) -> bool {
+        self.channels.iter().any(|c| c.dma_pending())
+    }
+
+    /// Runs every waiting DMA transfer against `memory`.
+    pub fn service_dma(&mut self, memory: &mut dyn GuestMemory) {
+        for ch in &mut self.channels {
+            ch.service_dma(memory);
+        }
+    }
+
     /// Level of the channel's interrupt line (IRQ 14 / 15 in legacy mode).
     pub fn irq_level(&self, channel: usize) -> bool {
         self.channels.get(channel).is_some_and(|c| c.irq_level())

@@ -1,0 +1,94 @@
+//! Guest physical memory as a DMA engine sees it: RAM pages only, through the memory map
+//! (PCI hole, memory above 4 GiB, PAM shadowing). Every write is remembered so the CPU can
+//! drop decoded code that a transfer overwrote.
+
+use aero_cpu::PageMapping;
+use aero_storage::ide::{DmaError, GuestMemory};
+
+use crate::memory_map::MemoryMap;
+
+pub struct GuestRam<'a> {
+    memory: &'a mut [u8],
+    map: &'a MemoryMap,
+    /// Guest-physical ranges written, in order (adjacent ones merged).
+    pub written: Vec<(u64, u64)>,
+}
+
+impl<'a> GuestRam<'a> {
+    pub fn new(memory: &'a mut [u8], map: &'a MemoryMap) -> GuestRam<'a> {
+        GuestRam { memory, map, written: Vec::new() }
+    }
+
+    /// Backing-byte offset of `addr` and how many bytes follow it on the same page, for RAM
+    /// (or, when reading, ROM) pages.
+    fn locate(&self, addr: u64, write: bool) -> Result<(usize, usize), DmaError> {
+        let offset = match self.map.map_page(addr) {
+            PageMapping::Ram { offset } => offset,
+            PageMapping::Rom { offset } if !write => offset,
+            _ => return Err(DmaError::BadAddress(addr)),
+        };
+        let in_page = (addr & 0xFFF) as usize;
+        let start = offset + in_page;
+        if start >= self.memory.len() {
+            return Err(DmaError::BadAddress(addr));
+        }
+        Ok((start, (0x1000 - in_page).min(self.memory.len() - start)))
+    }
+}
+
+impl GuestMemory for GuestRam<'_> {
+    fn read(&mut self, addr: u64, buf: &mut [u8]) -> Result<(), DmaError> {
+        let mut done = 0;
+        while done < buf.len() {
+            let a = addr.checked_add(done as u64).ok_or(DmaError::BadAddress(addr))?;
+            let (start, room) = self.locate(a, false)?;
+            let n = room.min(buf.len() - done);
+            buf[done..done + n].copy_from_slice(&self.memory[start..start + n]);
+            done += n;
+        }
+        Ok(())
+    }
+
+    fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), DmaError> {
+        let mut done = 0;
+        while done < data.len() {
+            let a = addr.checked_add(done as u64).ok_or(DmaError::BadAddress(addr))?;
+            let (start, room) = self.locate(a, true)?;
+            let n = room.min(data.len() - done);
+            self.memory[start..start + n].copy_from_slice(&data[done..done + n]);
+            match self.written.last_mut() {
+                Some(last) if last.0 + last.1 == a => last.1 += n as u64,
+                _ => self.written.push((a, n as u64)),
+            }
+            done += n;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ram_is_reachable_rom_is_read_only_and_the_hole_is_not() {
+        let bios = vec![0xEEu8; 0x20000];
+        let (map, mut memory) = MemoryMap::allocate(16 << 20, &bios).unwrap();
+        let mut ram = GuestRam::new(&mut memory, &map);
+        // A write across a page boundary lands in both pages and is recorded once.
+        ram.write(0x1FF0, &[7u8; 0x20]).unwrap();
+        assert_eq!(ram.written, vec![(0x1FF0, 0x20)]);
+        let mut back = [0u8; 0x20];
+        ram.read(0x1FF0, &mut back).unwrap();
+        assert_eq!(back, [7u8; 0x20]);
+        // The BIOS ROM at the top of 4 GiB reads, but never takes DMA writes.
+        let mut rom = [0u8; 4];
+        ram.read(0xFFFF_FFF0, &mut rom).unwrap();
+        assert_eq!(rom, [0xEE; 4]);
+        assert_eq!(ram.write(0xFFFF_FFF0, &[0; 4]), Err(DmaError::BadAddress(0xFFFF_FFF0)));
+        // Beyond RAM (16 MiB) and the VGA window are not memory a disk can reach.
+        assert!(ram.write(16 << 20, &[0; 4]).is_err());
+        assert!(ram.write(0xA0000, &[0; 4]).is_err());
+        assert!(ram.read(u64::MAX - 1, &mut [0; 4]).is_err());
+    }
+}
