@@ -3,6 +3,7 @@
 #![forbid(unsafe_code)]
 
 pub mod bios;
+pub mod demo;
 pub mod tables;
 pub mod vgabios;
 

@@ -13,6 +13,7 @@ mod create;
 mod fileio;
 pub mod ide;
 mod image;
+mod memdisk;
 mod overlay;
 mod qcow2;
 mod shared;
@@ -20,6 +21,7 @@ mod vhd;
 
 pub use create::create_qcow2_overlay;
 pub use image::{open_image, probe_format, ImageFormat, OpenOptions, RawImage};
+pub use memdisk::MemoryDisk;
 pub use overlay::MemoryOverlay;
 pub use qcow2::{create_qcow2, Qcow2CreateOptions, Qcow2Image};
 pub use shared::SharedDisk;

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use aero_machine::{BootDevice, Machine, MachineConfig, RunEvent};
-use aero_storage::{open_image, BlockDevice, OpenOptions};
+use aero_storage::{open_image, BlockDevice, MemoryDisk, OpenOptions};
 use clap::Args;
 
 #[derive(Args, Debug)]
@@ -113,6 +113,11 @@ fn open_disk(path: &Path, snapshot: bool, sector_size: u32, read_only: bool) -> 
     Ok(open_image(path, &opts)?)
 }
 
+/// The built-in demo guest as a read-only in-memory hard disk (booted when no disk is given).
+pub fn demo_disk() -> anyhow::Result<Box<dyn BlockDevice>> {
+    Ok(Box::new(MemoryDisk::new(aero_firmware::demo::demo_disk_image(), 512, true)?))
+}
+
 fn parse_boot_order(order: &str) -> anyhow::Result<Vec<BootDevice>> {
     order
         .chars()
@@ -135,7 +140,11 @@ impl Setup {
             anyhow::ensure!(t.is_finite() && t > 0.0, "--timeout must be a positive number of seconds");
         }
         let hda_path = args.disk.as_ref().or(args.hda.as_ref());
-        let hda = hda_path.map(|p| open_disk(p, args.snapshot, 512, false)).transpose()?;
+        let mut hda = hda_path.map(|p| open_disk(p, args.snapshot, 512, false)).transpose()?;
+        if hda.is_none() && args.cdrom.is_none() && args.fda.is_none() {
+            tracing::info!("no disk given: booting the built-in demo guest");
+            hda = Some(demo_disk()?);
+        }
         // CD-ROMs are read-only media; nothing is ever written to the ISO.
         let cdrom = args.cdrom.as_ref().map(|p| open_disk(p, false, 2048, true)).transpose()?;
         let fda = args.fda.as_ref().map(|p| open_disk(p, args.snapshot, 512, false)).transpose()?;

@@ -1,0 +1,73 @@
+//! The built-in demo guest: a tiny bootable disk that `aero run` and `aero headless`
+//! boot when the user gives no disk.
+//!
+//! It uses only standard PC interfaces, so it runs the same on our BIOS and on
+//! SeaBIOS/QEMU (the boot tests use QEMU as an oracle): INT 13h to load itself, the
+//! 16550 at 3F8h for serial output, VBE (INT 10h 4F00h/4F01h/4F02h) with a linear
+//! framebuffer or VGA mode 13h as a fallback, INT 16h for keys and the BDA tick count
+//! for the animation. Idle time is spent in HLT.
+//!
+//! Disk layout: LBA 0 = boot sector (`boot`), LBA 1.. = the payload (`payload`, drawing
+//! in `draw`), loaded at [`LOAD_SEGMENT`]:0000; the rest of the disk is zeros.
+
+mod asm;
+mod boot;
+mod draw;
+mod payload;
+
+#[cfg(test)]
+mod tests;
+
+use std::sync::OnceLock;
+
+/// Segment the boot sector loads the payload to (linear 8000h, below the 64 KiB DMA
+/// boundary for any payload up to [`MAX_PAYLOAD_SECTORS`]).
+pub const LOAD_SEGMENT: u16 = 0x0800;
+/// Scratch segment for the VBE information blocks.
+const BUF_SEGMENT: u16 = 0x1000;
+/// The payload must fit in one CHS track (sectors 2..63) and below 1000h:0000.
+pub const MAX_PAYLOAD_SECTORS: usize = 60;
+/// Disk size: 2 cylinders × 16 heads × 63 sectors, a geometry every BIOS agrees on.
+pub const DEMO_DISK_SECTORS: usize = 2 * 16 * 63;
+pub const SECTOR_SIZE: usize = 512;
+
+#[derive(Debug, thiserror::Error)]
+pub enum DemoError {
+    #[error("assembler: {0}")]
+    Asm(#[from] iced_x86::IcedError),
+    #[error("symbol {0} defined twice")]
+    DuplicateSymbol(&'static str),
+    #[error("symbol {0} used but never defined")]
+    UndefinedSymbol(&'static str),
+    #[error("symbol addresses did not converge")]
+    NotConverged,
+    #[error("code of {0} bytes does not fit its space")]
+    TooLarge(usize),
+    #[error("the 8x16 font has no ASCII glyphs")]
+    Font,
+}
+
+/// Builds the demo disk image (raw, [`DEMO_DISK_SECTORS`] sectors of 512 bytes).
+pub fn build_demo_disk() -> Result<Vec<u8>, DemoError> {
+    let (mut payload, _) = asm::assemble(0, payload::emit)?;
+    let sectors = payload.len().div_ceil(SECTOR_SIZE);
+    if sectors > MAX_PAYLOAD_SECTORS {
+        return Err(DemoError::TooLarge(payload.len()));
+    }
+    payload.resize(sectors * SECTOR_SIZE, 0);
+    let mut disk = boot::boot_sector(sectors as u8)?;
+    disk.extend_from_slice(&payload);
+    disk.resize(DEMO_DISK_SECTORS * SECTOR_SIZE, 0);
+    Ok(disk)
+}
+
+/// The demo disk image; the same bytes on every call.
+pub fn demo_disk_image() -> Vec<u8> {
+    static IMAGE: OnceLock<Vec<u8>> = OnceLock::new();
+    IMAGE
+        .get_or_init(|| {
+            // Built from constants only: a failure is a bug the unit tests catch.
+            build_demo_disk().expect("the demo disk image assembles")
+        })
+        .clone()
+}
