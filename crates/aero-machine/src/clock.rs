@@ -48,6 +48,13 @@ impl Clock {
         (deadline_ns.saturating_sub(now_ns) / NS_PER_INSTRUCTION).max(1)
     }
 
+    /// Real-time mode: the host held the guest still for `span`, which guest time skips.
+    pub fn skip_host_time(&mut self, span: std::time::Duration) {
+        if let Some(start) = self.host_start.checked_add(span) {
+            self.host_start = start;
+        }
+    }
+
     /// The CPU is halted until `deadline_ns`: skip (deterministic) or sleep (real time).
     pub fn idle_until(&mut self, deadline_ns: u64) {
         if deadline_ns <= self.last_ns {

@@ -13,3 +13,4 @@ mod platform;
 mod trace;
 
 pub use machine::{BootDevice, Frame, Machine, MachineConfig, MachineError, RunEvent};
+pub use machine::host_io::GamepadInput;

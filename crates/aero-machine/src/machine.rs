@@ -13,6 +13,7 @@ use crate::firmware_host::{Disks, Host};
 use crate::guest_ram::GuestRam;
 use crate::memory_map::{MemoryError, MemoryMap};
 use crate::platform::Platform;
+#[path = "host_io.rs"] pub(crate) mod host_io;
 
 pub struct MachineConfig {
     pub memory_bytes: u64,

@@ -1,6 +1,7 @@
-//! The `aero` command: headless runner now, window and guest-tools builder later.
+//! The `aero` command: desktop window and headless runner; guest-tools builder later.
 
 mod headless;
+mod run;
 
 
 use std::process::ExitCode;
@@ -18,11 +19,8 @@ struct Cli {
 enum Command {
     /// Boot a guest without a window (deterministic by default).
     Headless(headless::HeadlessArgs),
-    /// Boot a guest in a window (not implemented yet).
-    Run {
-        /// Disk image to boot; the built-in demo guest when omitted.
-        disk: Option<std::path::PathBuf>,
-    },
+    /// Boot a guest in a window, with keyboard, mouse, sound and gamepads.
+    Run(run::RunArgs),
 }
 
 fn main() -> ExitCode {
@@ -42,9 +40,6 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Command::Headless(args) => headless::main(args),
-        Command::Run { .. } => {
-            eprintln!("aero: the window is not implemented yet; use `aero headless` (see --help)");
-            ExitCode::from(2)
-        }
+        Command::Run(args) => run::main(args),
     }
 }

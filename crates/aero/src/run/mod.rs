@@ -1,0 +1,494 @@
+//! `aero run`: the guest in a desktop window, with keyboard, mouse, sound and gamepads.
+//!
+//! Two threads matter. The machine thread owns the [`Machine`] and runs it in real time;
+//! the window thread (the process's main thread, as windowing systems want) owns the
+//! window. Neither waits for the other: the machine drops its newest screen into a
+//! one-frame slot (an older unpresented one is replaced) and wakes the window; the
+//! window sends input, pause, reset and quit through a channel the machine drains
+//! between short run slices.
+
+mod audio;
+mod gamepad;
+mod keymap;
+mod scaling;
+mod window;
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use aero_machine::{BootDevice, Frame, GamepadInput, Machine, MachineConfig, RunEvent};
+use aero_storage::{BlockDevice, OpenOptions, open_image};
+use clap::Args;
+
+/// Host keys, shown in `--help` and the README ("Window keys").
+pub const WINDOW_KEYS: &str = "\
+Window keys (hold Ctrl+Alt, then):
+  G       release the mouse (a click in the window grabs it)
+  P       pause / resume
+  R       reset the machine
+  Q       power button (the guest shuts down); press again to switch off at once
+  S       screenshot of the guest screen to aero-<time>.png in the current directory
+  F       fullscreen on / off
+  I       integer scaling on / off (sharp pixels, whole-number scale)
+  End     send Ctrl+Alt+Delete to the guest
+  Delete  goes to the guest as it is (Ctrl+Alt+Delete)
+Closing the window or Ctrl+C in the terminal switches the machine off: disks are
+flushed and nothing is asked of the guest.";
+
+#[derive(Args, Debug)]
+#[command(after_help = WINDOW_KEYS)]
+pub struct RunArgs {
+    /// Hard disk image to boot (same as --hda); the built-in demo guest when no disk,
+    /// CD or floppy is given.
+    disk: Option<PathBuf>,
+    /// Guest RAM in MiB.
+    #[arg(
+        short = 'm',
+        long = "memory",
+        value_name = "MIB",
+        default_value_t = 2048
+    )]
+    memory: u64,
+    /// First hard disk.
+    #[arg(long, value_name = "FILE")]
+    hda: Option<PathBuf>,
+    /// CD-ROM image (ISO).
+    #[arg(long, value_name = "FILE")]
+    cdrom: Option<PathBuf>,
+    /// Floppy image.
+    #[arg(long, value_name = "FILE")]
+    fda: Option<PathBuf>,
+    /// Boot order: a = floppy, c = hard disk, d = CD-ROM (e.g. "dc").
+    #[arg(long, value_name = "ORDER")]
+    boot: Option<String>,
+    /// Never write to any disk image (writes stay in memory).
+    #[arg(long)]
+    snapshot: bool,
+    /// External system BIOS ROM (e.g. SeaBIOS).
+    #[arg(long, value_name = "FILE")]
+    bios: Option<PathBuf>,
+    /// COM1 output (- = stdout).
+    #[arg(long, value_name = "FILE|-")]
+    serial: Option<String>,
+    /// Start in fullscreen.
+    #[arg(long)]
+    fullscreen: bool,
+    /// Scale the picture by whole numbers only (sharp pixels).
+    #[arg(long = "integer-scaling")]
+    integer_scaling: bool,
+    /// No sound.
+    #[arg(long = "no-audio")]
+    no_audio: bool,
+    /// Do not open gamepads.
+    #[arg(long = "no-gamepad")]
+    no_gamepad: bool,
+}
+
+/// Exit statuses: 0 switched off (window closed, guest powered off); 1 no window could
+/// be shown or the machine failed; 2 bad arguments; 3 the guest CPU shut down.
+const EXIT_OK: u8 = 0;
+const EXIT_FAILED: u8 = 1;
+const EXIT_BAD_ARGS: u8 = 2;
+const EXIT_SHUTDOWN: u8 = 3;
+
+pub fn main(args: RunArgs) -> ExitCode {
+    let setup = match Setup::new(&args) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("aero: {e:#}");
+            return ExitCode::from(EXIT_BAD_ARGS);
+        }
+    };
+    ExitCode::from(window::run(args, setup))
+}
+
+/// Input and commands for the machine thread.
+#[derive(Debug)]
+pub enum ToMachine {
+    /// One keyboard event as scancode-set-2 bytes.
+    Key(Vec<u8>),
+    Mouse {
+        dx: i32,
+        dy: i32,
+        dz: i32,
+        buttons: u8,
+    },
+    Gamepad(GamepadInput),
+    Pause(bool),
+    Reset,
+    PowerButton,
+    /// Stop now: flush disks and end the thread.
+    Quit,
+}
+
+/// News for the window thread (winit user events).
+#[derive(Debug)]
+pub enum UserEvent {
+    /// A new screen waits in the frame slot.
+    FrameReady,
+    /// Guest speed over the last second.
+    Stats { mips: f64 },
+    /// The machine thread ended; disks are flushed.
+    Stopped(Outcome),
+    /// Ctrl+C in the terminal.
+    Interrupt,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Switched off by the user.
+    Quit,
+    PoweredOff,
+    /// The guest CPU shut down (triple fault).
+    Crashed(String),
+    /// The host side failed (e.g. writing the serial file, flushing a disk).
+    Failed(String),
+}
+
+impl Outcome {
+    fn exit_code(&self) -> u8 {
+        match self {
+            Outcome::Quit | Outcome::PoweredOff => EXIT_OK,
+            Outcome::Crashed(_) => EXIT_SHUTDOWN,
+            Outcome::Failed(_) => EXIT_FAILED,
+        }
+    }
+}
+
+/// The newest unpresented screen. The machine replaces it; the window takes it.
+#[derive(Default)]
+pub struct FrameSlot(Mutex<Option<Frame>>);
+
+impl FrameSlot {
+    /// Stores `frame`; true when the slot was empty (the window must be woken).
+    pub fn put(&self, frame: Frame) -> bool {
+        let mut slot = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        slot.replace(frame).is_none()
+    }
+    pub fn take(&self) -> Option<Frame> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+}
+
+/// Everything opened before the window, so bad arguments fail early.
+pub struct Setup {
+    config: MachineConfig,
+    serial: Option<Box<dyn Write + Send>>,
+    /// Shown in the title bar.
+    name: String,
+}
+
+fn open_disk(
+    path: &Path,
+    snapshot: bool,
+    sector_size: u32,
+    read_only: bool,
+) -> anyhow::Result<Box<dyn BlockDevice>> {
+    let opts = OpenOptions {
+        snapshot,
+        sector_size,
+        read_only,
+        ..Default::default()
+    };
+    Ok(open_image(path, &opts)?)
+}
+
+fn parse_boot_order(order: &str) -> anyhow::Result<Vec<BootDevice>> {
+    order
+        .chars()
+        .map(|c| match c {
+            'a' => Ok(BootDevice::Floppy),
+            'c' => Ok(BootDevice::HardDisk),
+            'd' => Ok(BootDevice::Cdrom),
+            other => anyhow::bail!("--boot: unknown boot device '{other}' (use a, c or d)"),
+        })
+        .collect()
+}
+
+impl Setup {
+    fn new(args: &RunArgs) -> anyhow::Result<Setup> {
+        if args.disk.is_some() && args.hda.is_some() {
+            anyhow::bail!("give the hard disk either as DISK or with --hda, not both");
+        }
+        anyhow::ensure!(
+            (1..=65536).contains(&args.memory),
+            "--memory must be between 1 and 65536 MiB"
+        );
+        let hda_path = args.disk.as_ref().or(args.hda.as_ref());
+        if hda_path.is_none() && args.cdrom.is_none() && args.fda.is_none() {
+            // The built-in demo guest (aero_firmware::demo) is not part of this build yet.
+            anyhow::bail!(
+                "no disk given and this build has no built-in demo guest; try `aero run DISK.img`"
+            );
+        }
+        let hda = hda_path
+            .map(|p| open_disk(p, args.snapshot, 512, false))
+            .transpose()?;
+        // CD-ROMs are read-only media; nothing is ever written to the ISO.
+        let cdrom = args
+            .cdrom
+            .as_ref()
+            .map(|p| open_disk(p, false, 2048, true))
+            .transpose()?;
+        let fda = args
+            .fda
+            .as_ref()
+            .map(|p| open_disk(p, args.snapshot, 512, false))
+            .transpose()?;
+        let boot_order = match &args.boot {
+            Some(o) => parse_boot_order(o)?,
+            None => vec![BootDevice::HardDisk, BootDevice::Cdrom, BootDevice::Floppy],
+        };
+        let bios = args
+            .bios
+            .as_ref()
+            .map(|p| {
+                std::fs::read(p)
+                    .map_err(|e| anyhow::anyhow!("cannot read BIOS {}: {e}", p.display()))
+            })
+            .transpose()?;
+        let serial: Option<Box<dyn Write + Send>> = match args.serial.as_deref() {
+            None => None,
+            Some("-") => Some(Box::new(std::io::stdout())),
+            Some(path) => {
+                let f =
+                    File::create(path).map_err(|e| anyhow::anyhow!("cannot create {path}: {e}"))?;
+                Some(Box::new(f))
+            }
+        };
+        let name = [hda_path, args.cdrom.as_ref(), args.fda.as_ref()]
+            .into_iter()
+            .flatten()
+            .next()
+            .and_then(|p| p.file_name())
+            .map_or("Aero".to_string(), |n| {
+                format!("Aero - {}", n.to_string_lossy())
+            });
+        let config = MachineConfig {
+            memory_bytes: args.memory << 20,
+            hda,
+            cdrom,
+            fda,
+            boot_order,
+            external_bios: bios,
+            // The window follows the host clock.
+            deterministic: false,
+        };
+        Ok(Setup {
+            config,
+            serial,
+            name,
+        })
+    }
+}
+
+/// Guest time run between looks at the input channel.
+const SLICE_NS: u64 = 2_000_000;
+/// How often the screen is rendered and offered to the window.
+const FRAME_INTERVAL: Duration = Duration::from_micros(16_667);
+const STATS_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Where the machine thread reports to; the window side implements it with winit's
+/// event-loop proxy.
+pub trait Notify: Clone + Send + 'static {
+    fn notify(&self, event: UserEvent);
+}
+
+/// The machine thread's state.
+struct Runner<N: Notify> {
+    machine: Machine,
+    rx: Receiver<ToMachine>,
+    notify: N,
+    slot: Arc<FrameSlot>,
+    serial: Option<Box<dyn Write + Send>>,
+    speaker: Option<audio::SpeakerFeed>,
+    paused_since: Option<Instant>,
+    last_frame: Option<Frame>,
+}
+
+impl<N: Notify> Runner<N> {
+    /// Runs until the guest powers off or the window says quit; flushes disks either way.
+    fn run(mut self) -> Outcome {
+        let outcome = self.run_loop();
+        let outcome = match self.machine.shutdown() {
+            Ok(()) => outcome,
+            Err(e) => Outcome::Failed(format!("flushing the disks failed: {e}")),
+        };
+        if let Some(w) = self.serial.as_mut() {
+            let _ = w.flush();
+        }
+        outcome
+    }
+
+    fn run_loop(&mut self) -> Outcome {
+        let mut next_frame = Instant::now();
+        let mut stats_at = Instant::now();
+        let mut stats_instructions = self.machine.instructions_retired();
+        loop {
+            // Input first, without waiting (or waiting while paused).
+            loop {
+                let msg = if self.paused_since.is_some() {
+                    match self.rx.recv_timeout(Duration::from_millis(100)) {
+                        Ok(m) => m,
+                        Err(RecvTimeoutError::Timeout) => break,
+                        Err(RecvTimeoutError::Disconnected) => return Outcome::Quit,
+                    }
+                } else {
+                    match self.rx.try_recv() {
+                        Ok(m) => m,
+                        Err(TryRecvError::Empty) => break,
+                        Err(TryRecvError::Disconnected) => return Outcome::Quit,
+                    }
+                };
+                if let ControlFlow::Stop = self.handle(msg) {
+                    return Outcome::Quit;
+                }
+            }
+            if self.paused_since.is_some() {
+                stats_at = Instant::now();
+                continue;
+            }
+            let before = self.machine.now_ns();
+            let event = self.machine.run_for(SLICE_NS);
+            let elapsed = self.machine.now_ns().saturating_sub(before);
+            if let Some(feed) = self.speaker.as_mut() {
+                feed.produce(self.machine.speaker_tone_hz(), elapsed);
+            }
+            let serial = self.machine.take_serial_output();
+            if let Some(w) = self.serial.as_mut()
+                && !serial.is_empty()
+                && let Err(e) = w.write_all(&serial).and_then(|()| w.flush())
+            {
+                return Outcome::Failed(format!("cannot write the serial output: {e}"));
+            }
+            let now = Instant::now();
+            if now >= next_frame {
+                next_frame = now + FRAME_INTERVAL;
+                self.offer_frame();
+            }
+            if now.duration_since(stats_at) >= STATS_INTERVAL {
+                let instructions = self.machine.instructions_retired();
+                let secs = now.duration_since(stats_at).as_secs_f64();
+                let mips = instructions.saturating_sub(stats_instructions) as f64 / secs / 1e6;
+                self.notify.notify(UserEvent::Stats { mips });
+                (stats_at, stats_instructions) = (now, instructions);
+            }
+            match event {
+                RunEvent::Running => {}
+                RunEvent::PoweredOff => {
+                    self.offer_frame();
+                    return Outcome::PoweredOff;
+                }
+                RunEvent::Shutdown(msg) => return Outcome::Crashed(msg),
+            }
+        }
+    }
+
+    fn handle(&mut self, msg: ToMachine) -> ControlFlow {
+        match msg {
+            ToMachine::Key(bytes) => self.machine.key_event(&bytes),
+            ToMachine::Mouse {
+                dx,
+                dy,
+                dz,
+                buttons,
+            } => self.machine.mouse_move(dx, dy, dz, buttons),
+            ToMachine::Gamepad(input) => self.machine.gamepad_input(input),
+            ToMachine::Pause(true) => {
+                self.paused_since.get_or_insert_with(Instant::now);
+            }
+            ToMachine::Pause(false) => {
+                if let Some(since) = self.paused_since.take() {
+                    self.machine.resume_after_pause(since.elapsed());
+                }
+            }
+            ToMachine::Reset => self.machine.reset(),
+            ToMachine::PowerButton => self.machine.press_power_button(),
+            ToMachine::Quit => return ControlFlow::Stop,
+        }
+        ControlFlow::Go
+    }
+
+    /// Renders the screen and hands it to the window if it changed.
+    fn offer_frame(&mut self) {
+        let frame = self.machine.screen();
+        if frame.width == 0 || frame.height == 0 || self.last_frame.as_ref() == Some(&frame) {
+            return;
+        }
+        self.last_frame = Some(frame.clone());
+        if self.slot.put(frame) {
+            self.notify.notify(UserEvent::FrameReady);
+        }
+    }
+}
+
+enum ControlFlow {
+    Go,
+    Stop,
+}
+
+/// Builds the machine on its own thread and runs it there. Returns once the machine
+/// exists (or failed to), with the thread's handle that yields the outcome.
+fn spawn_machine<N: Notify>(
+    config: MachineConfig,
+    serial: Option<Box<dyn Write + Send>>,
+    speaker: Option<audio::SpeakerFeed>,
+    rx: Receiver<ToMachine>,
+    notify: N,
+    slot: Arc<FrameSlot>,
+) -> anyhow::Result<std::thread::JoinHandle<()>> {
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), String>>();
+    let handle = std::thread::Builder::new()
+        .name("aero-machine".into())
+        .spawn(move || {
+            let machine = match Machine::new(config) {
+                Ok(m) => {
+                    let _ = ready_tx.send(Ok(()));
+                    m
+                }
+                Err(e) => {
+                    let _ = ready_tx.send(Err(e.to_string()));
+                    return;
+                }
+            };
+            let runner = Runner {
+                machine,
+                rx,
+                notify,
+                slot,
+                serial,
+                speaker,
+                paused_since: None,
+                last_frame: None,
+            };
+            let notify_done = runner.notify.clone();
+            let outcome = runner.run();
+            notify_done.notify(UserEvent::Stopped(outcome));
+        })?;
+    match ready_rx.recv() {
+        Ok(Ok(())) => Ok(handle),
+        Ok(Err(e)) => {
+            let _ = handle.join();
+            anyhow::bail!("{e}")
+        }
+        Err(_) => {
+            let _ = handle.join();
+            anyhow::bail!("the machine thread ended while starting")
+        }
+    }
+}
+
+/// A stop flag for helper threads (gamepad) that ends them when dropped.
+struct StopOnDrop(Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,645 @@
+//! The window thread: winit events in, the guest picture out through pixels (wgpu).
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::sync::mpsc::Sender;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use aero_machine::Frame;
+use pixels::{Pixels, PixelsBuilder, ScalingMode, SurfaceTexture};
+use winit::application::ApplicationHandler;
+use winit::dpi::PhysicalSize;
+use winit::event::{
+    DeviceEvent, DeviceId, ElementState, MouseButton, MouseScrollDelta, WindowEvent,
+};
+use winit::event_loop::{ActiveEventLoop, EventLoop, EventLoopProxy};
+use winit::keyboard::{KeyCode, PhysicalKey};
+use winit::window::{CursorGrabMode, Fullscreen, Window, WindowId};
+
+use super::keymap::{self, Mods};
+use super::{EXIT_FAILED, EXIT_OK};
+use super::{
+    FrameSlot, Notify, Outcome, RunArgs, Setup, StopOnDrop, ToMachine, UserEvent, audio, gamepad,
+    scaling,
+};
+
+/// Guest picture size shown before the first frame (VGA text mode).
+const FIRST_FRAME: (u32, u32) = (720, 400);
+
+impl Notify for EventLoopProxy<UserEvent> {
+    fn notify(&self, event: UserEvent) {
+        // Fails only when the event loop is gone, i.e. the window is closing anyway.
+        let _ = self.send_event(event);
+    }
+}
+
+/// Opens the window and runs everything until the machine stops. Returns the exit code.
+pub fn run(args: RunArgs, setup: Setup) -> u8 {
+    let event_loop = match EventLoop::<UserEvent>::with_user_event().build() {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::debug!("event loop: {e}");
+            eprintln!(
+                "aero: no display to open a window on; use `aero headless` to run without one"
+            );
+            return EXIT_FAILED;
+        }
+    };
+    let proxy = event_loop.create_proxy();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let slot = Arc::new(FrameSlot::default());
+    // The stream lives on this thread (cpal streams are not Send); the feed goes to the machine.
+    let (audio, speaker) = if args.no_audio {
+        (None, None)
+    } else {
+        audio::start().unzip()
+    };
+    let machine = match super::spawn_machine(
+        setup.config,
+        setup.serial,
+        speaker,
+        rx,
+        proxy.clone(),
+        slot.clone(),
+    ) {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("aero: {e:#}");
+            return EXIT_FAILED;
+        }
+    };
+    let gamepad_stop = StopOnDrop(Arc::new(AtomicBool::new(false)));
+    if !args.no_gamepad {
+        gamepad::start(tx.clone(), gamepad_stop.0.clone());
+    }
+    let interrupt = proxy.clone();
+    if let Err(e) = ctrlc::set_handler(move || interrupt.notify(UserEvent::Interrupt)) {
+        tracing::warn!("Ctrl+C handler: {e}");
+    }
+    let mut app = App::new(setup.name, tx, slot, args.integer_scaling, args.fullscreen);
+    let result = event_loop.run_app(&mut app);
+    // Whatever ended the loop, the machine must stop and flush its disks.
+    let _ = app.to_machine.send(ToMachine::Quit);
+    let _ = machine.join();
+    drop(gamepad_stop);
+    drop(audio);
+    if let Err(e) = result {
+        eprintln!("aero: the window failed: {e}");
+        return EXIT_FAILED;
+    }
+    if let Some(msg) = app.error {
+        eprintln!("aero: {msg}");
+        return EXIT_FAILED;
+    }
+    match app.outcome {
+        Some(Outcome::Crashed(msg)) => {
+            eprintln!("aero: {msg}");
+            Outcome::Crashed(msg).exit_code()
+        }
+        Some(Outcome::Failed(msg)) => {
+            eprintln!("aero: {msg}");
+            EXIT_FAILED
+        }
+        Some(o) => o.exit_code(),
+        None => EXIT_OK,
+    }
+}
+
+/// Ctrl+Alt+<key> actions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum HostKey {
+    ReleaseMouse,
+    Pause,
+    Reset,
+    PowerOff,
+    Screenshot,
+    Fullscreen,
+    IntegerScaling,
+    CtrlAltDel,
+}
+
+fn host_key(code: KeyCode) -> Option<HostKey> {
+    Some(match code {
+        KeyCode::KeyG => HostKey::ReleaseMouse,
+        KeyCode::KeyP => HostKey::Pause,
+        KeyCode::KeyR => HostKey::Reset,
+        KeyCode::KeyQ => HostKey::PowerOff,
+        KeyCode::KeyS => HostKey::Screenshot,
+        KeyCode::KeyF => HostKey::Fullscreen,
+        KeyCode::KeyI => HostKey::IntegerScaling,
+        KeyCode::End => HostKey::CtrlAltDel,
+        _ => return None,
+    })
+}
+
+struct App {
+    name: String,
+    to_machine: Sender<ToMachine>,
+    slot: Arc<FrameSlot>,
+    window: Option<Arc<Window>>,
+    pixels: Option<Pixels<'static>>,
+    /// Size of the picture in the pixels buffer.
+    frame_size: (u32, u32),
+    /// The last picture shown, for screenshots.
+    shown: Option<Frame>,
+    integer: bool,
+    start_fullscreen: bool,
+    /// Keys held down, as sent to the guest.
+    held: Vec<KeyCode>,
+    /// Host-key presses whose release must not reach the guest.
+    swallowed: Vec<KeyCode>,
+    buttons: u8,
+    grabbed: bool,
+    /// Sub-pixel motion and wheel remainders.
+    motion: (f64, f64, f64),
+    paused: bool,
+    power_pressed: bool,
+    quitting: bool,
+    mips: f64,
+    frames: u32,
+    fps: u32,
+    fps_since: Instant,
+    outcome: Option<Outcome>,
+    error: Option<String>,
+    render_error_logged: bool,
+}
+
+impl App {
+    fn new(
+        name: String,
+        to_machine: Sender<ToMachine>,
+        slot: Arc<FrameSlot>,
+        integer: bool,
+        fullscreen: bool,
+    ) -> App {
+        App {
+            name,
+            to_machine,
+            slot,
+            window: None,
+            pixels: None,
+            frame_size: FIRST_FRAME,
+            shown: None,
+            integer,
+            start_fullscreen: fullscreen,
+            held: Vec::new(),
+            swallowed: Vec::new(),
+            buttons: 0,
+            grabbed: false,
+            motion: (0.0, 0.0, 0.0),
+            paused: false,
+            power_pressed: false,
+            quitting: false,
+            mips: 0.0,
+            frames: 0,
+            fps: 0,
+            fps_since: Instant::now(),
+            outcome: None,
+            error: None,
+            render_error_logged: false,
+        }
+    }
+
+    fn send(&self, msg: ToMachine) {
+        // The machine thread is gone only after it reported Stopped; nothing to do then.
+        let _ = self.to_machine.send(msg);
+    }
+
+    fn title(&self) -> String {
+        let state = if self.quitting {
+            "stopping".to_string()
+        } else if self.paused {
+            "paused".to_string()
+        } else if self.power_pressed {
+            "powering off".to_string()
+        } else {
+            format!("running, {:.0} MIPS, {} fps", self.mips, self.fps)
+        };
+        let hint = if self.grabbed {
+            " - Ctrl+Alt+G releases the mouse"
+        } else {
+            ""
+        };
+        format!("{} - {state}{hint}", self.name)
+    }
+
+    fn update_title(&self) {
+        if let Some(w) = &self.window {
+            w.set_title(&self.title());
+        }
+    }
+
+    fn monitor_size(&self) -> Option<(u32, u32)> {
+        let m = self.window.as_ref()?.current_monitor()?;
+        Some((m.size().width, m.size().height))
+    }
+
+    fn create_window(&mut self, event_loop: &ActiveEventLoop) -> anyhow::Result<()> {
+        let monitor = event_loop
+            .primary_monitor()
+            .or_else(|| event_loop.available_monitors().next());
+        let (w, h) = scaling::initial_window_size(
+            FIRST_FRAME,
+            monitor.map(|m| (m.size().width, m.size().height)),
+        );
+        let mut attrs = Window::default_attributes()
+            .with_title(self.title())
+            .with_inner_size(PhysicalSize::new(w, h))
+            .with_min_inner_size(PhysicalSize::new(160, 100));
+        if self.start_fullscreen {
+            attrs = attrs.with_fullscreen(Some(Fullscreen::Borderless(None)));
+        }
+        let window = Arc::new(event_loop.create_window(attrs)?);
+        let size = window.inner_size();
+        let surface = SurfaceTexture::new(size.width.max(1), size.height.max(1), window.clone());
+        let mut pixels = PixelsBuilder::new(FIRST_FRAME.0, FIRST_FRAME.1, surface)
+            .clear_color(pixels::wgpu::Color::BLACK)
+            .build()
+            .map_err(|e| anyhow::anyhow!("cannot draw into the window: {e}"))?;
+        // Until the guest draws: black.
+        for px in pixels.frame_mut().chunks_exact_mut(4) {
+            px.copy_from_slice(&[0, 0, 0, 255]);
+        }
+        self.window = Some(window);
+        self.pixels = Some(pixels);
+        self.apply_scaling_mode();
+        Ok(())
+    }
+
+    /// Integer scaling while the picture fits 1:1; aspect-correct fill otherwise.
+    fn apply_scaling_mode(&mut self) {
+        let (Some(window), Some(pixels)) = (&self.window, self.pixels.as_mut()) else {
+            return;
+        };
+        let size = window.inner_size();
+        let rect = scaling::fit(self.frame_size, (size.width, size.height), self.integer);
+        let whole = rect.width % self.frame_size.0.max(1) == 0 && rect.width >= self.frame_size.0;
+        pixels.set_scaling_mode(if self.integer && whole {
+            ScalingMode::PixelPerfect
+        } else {
+            ScalingMode::Fill
+        });
+    }
+
+    fn present_new_frame(&mut self) {
+        let Some(frame) = self.slot.take() else {
+            return;
+        };
+        let Some(pixels) = self.pixels.as_mut() else {
+            return;
+        };
+        let size = (frame.width, frame.height);
+        if frame.pixels.len() as u64 != u64::from(size.0) * u64::from(size.1) * 4 {
+            return;
+        }
+        if size != self.frame_size {
+            if let Err(e) = pixels.resize_buffer(size.0, size.1) {
+                tracing::warn!("guest mode {}x{} cannot be shown: {e}", size.0, size.1);
+                return;
+            }
+            let old = self.frame_size;
+            self.frame_size = size;
+            if let Some(window) = &self.window
+                && window.fullscreen().is_none()
+                && !window.is_maximized()
+            {
+                let inner = window.inner_size();
+                if let Some((w, h)) = scaling::window_for_mode_change(
+                    old,
+                    size,
+                    (inner.width, inner.height),
+                    self.monitor_size(),
+                ) {
+                    let _ = window.request_inner_size(PhysicalSize::new(w, h));
+                }
+            }
+            self.apply_scaling_mode();
+        }
+        let Some(pixels) = self.pixels.as_mut() else {
+            return;
+        };
+        pixels.frame_mut().copy_from_slice(&frame.pixels);
+        self.shown = Some(frame);
+        self.frames += 1;
+        if let Some(w) = &self.window {
+            w.request_redraw();
+        }
+    }
+
+    fn mods(&self) -> Mods {
+        let held = |a, b| self.held.contains(&a) || self.held.contains(&b);
+        Mods {
+            ctrl: held(KeyCode::ControlLeft, KeyCode::ControlRight),
+            alt: held(KeyCode::AltLeft, KeyCode::AltRight),
+        }
+    }
+
+    fn key(&mut self, code: KeyCode, pressed: bool) {
+        if pressed {
+            let mods = self.mods();
+            if mods.ctrl
+                && mods.alt
+                && let Some(action) = host_key(code)
+            {
+                self.swallowed.push(code);
+                self.host_action(action);
+                return;
+            }
+            if self.held.contains(&code) {
+                return;
+            }
+            self.held.push(code);
+            if let Some(key) = keymap::lookup(code) {
+                for seq in keymap::press(key, mods) {
+                    self.send(ToMachine::Key(seq));
+                }
+            }
+        } else {
+            if let Some(i) = self.swallowed.iter().position(|&c| c == code) {
+                self.swallowed.remove(i);
+                return;
+            }
+            let Some(i) = self.held.iter().position(|&c| c == code) else {
+                return;
+            };
+            self.held.remove(i);
+            if let Some(key) = keymap::lookup(code) {
+                for seq in keymap::release(key, self.mods()) {
+                    self.send(ToMachine::Key(seq));
+                }
+            }
+        }
+    }
+
+    /// Lets go of every key and button, so none stays stuck in the guest.
+    fn release_all(&mut self) {
+        for code in std::mem::take(&mut self.held).into_iter().rev() {
+            if let Some(key) = keymap::lookup(code) {
+                for seq in keymap::release(key, Mods::default()) {
+                    self.send(ToMachine::Key(seq));
+                }
+            }
+        }
+        self.swallowed.clear();
+        if self.buttons != 0 {
+            self.buttons = 0;
+            self.send(ToMachine::Mouse {
+                dx: 0,
+                dy: 0,
+                dz: 0,
+                buttons: 0,
+            });
+        }
+    }
+
+    fn grab(&mut self, on: bool) {
+        let Some(window) = &self.window else { return };
+        if on {
+            let grabbed = window
+                .set_cursor_grab(CursorGrabMode::Locked)
+                .or_else(|_| window.set_cursor_grab(CursorGrabMode::Confined));
+            if let Err(e) = grabbed {
+                tracing::warn!("cannot grab the pointer: {e}");
+            }
+            window.set_cursor_visible(false);
+        } else {
+            let _ = window.set_cursor_grab(CursorGrabMode::None);
+            window.set_cursor_visible(true);
+        }
+        self.grabbed = on;
+        self.update_title();
+    }
+
+    fn host_action(&mut self, action: HostKey) {
+        tracing::info!(?action, "host key");
+        match action {
+            HostKey::ReleaseMouse => self.grab(false),
+            HostKey::Pause => {
+                self.paused = !self.paused;
+                if self.paused {
+                    self.release_all();
+                }
+                self.send(ToMachine::Pause(self.paused));
+            }
+            HostKey::Reset => {
+                self.power_pressed = false;
+                self.send(ToMachine::Reset);
+            }
+            HostKey::PowerOff => {
+                if self.power_pressed {
+                    self.quit();
+                } else {
+                    self.power_pressed = true;
+                    self.send(ToMachine::PowerButton);
+                }
+            }
+            HostKey::Screenshot => self.screenshot(),
+            HostKey::Fullscreen => {
+                if let Some(w) = &self.window {
+                    let on = w.fullscreen().is_none();
+                    w.set_fullscreen(on.then_some(Fullscreen::Borderless(None)));
+                }
+            }
+            HostKey::IntegerScaling => {
+                self.integer = !self.integer;
+                self.apply_scaling_mode();
+                if let Some(w) = &self.window {
+                    w.request_redraw();
+                }
+            }
+            HostKey::CtrlAltDel => {
+                // Ctrl and Alt are already down in the guest.
+                self.send(ToMachine::Key(vec![0xE0, 0x71]));
+                self.send(ToMachine::Key(vec![0xE0, 0xF0, 0x71]));
+            }
+        }
+        self.update_title();
+    }
+
+    fn screenshot(&self) {
+        let Some(frame) = &self.shown else {
+            eprintln!("aero: no screen to save yet");
+            return;
+        };
+        let stamp = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis());
+        let path = std::path::PathBuf::from(format!("aero-{stamp}.png"));
+        match aero::screenshot::write_png(&path, frame.width, frame.height, &frame.pixels) {
+            Ok(()) => eprintln!("aero: screenshot saved to {}", path.display()),
+            Err(e) => eprintln!("aero: screenshot failed: {e:#}"),
+        }
+    }
+
+    /// Switches the machine off: it flushes its disks and reports Stopped.
+    fn quit(&mut self) {
+        if !self.quitting {
+            self.quitting = true;
+            self.update_title();
+            self.send(ToMachine::Quit);
+        }
+    }
+
+    fn mouse_motion(&mut self, dx: f64, dy: f64, dz: f64) {
+        let (ax, ay, az) = (self.motion.0 + dx, self.motion.1 + dy, self.motion.2 + dz);
+        let (ix, iy, iz) = (ax.trunc(), ay.trunc(), az.trunc());
+        self.motion = (ax - ix, ay - iy, az - iz);
+        if ix != 0.0 || iy != 0.0 || iz != 0.0 {
+            // Casts saturate; the mouse model splits big moves into packets.
+            self.send(ToMachine::Mouse {
+                dx: ix as i32,
+                dy: iy as i32,
+                dz: iz as i32,
+                buttons: self.buttons,
+            });
+        }
+    }
+}
+
+impl ApplicationHandler<UserEvent> for App {
+    fn resumed(&mut self, event_loop: &ActiveEventLoop) {
+        if self.window.is_some() {
+            return;
+        }
+        if let Err(e) = self.create_window(event_loop) {
+            self.error = Some(format!("{e:#}"));
+            event_loop.exit();
+        }
+    }
+
+    fn window_event(&mut self, event_loop: &ActiveEventLoop, _id: WindowId, event: WindowEvent) {
+        match event {
+            WindowEvent::CloseRequested => self.quit(),
+            WindowEvent::Resized(size) => {
+                if let Some(p) = self.pixels.as_mut()
+                    && let Err(e) = p.resize_surface(size.width.max(1), size.height.max(1))
+                {
+                    tracing::warn!("resizing the surface: {e}");
+                }
+                self.apply_scaling_mode();
+                if let Some(w) = &self.window {
+                    w.request_redraw();
+                }
+            }
+            WindowEvent::RedrawRequested => {
+                if let Some(p) = &self.pixels
+                    && let Err(e) = p.render()
+                    && !self.render_error_logged
+                {
+                    self.render_error_logged = true;
+                    tracing::warn!("drawing the window: {e}");
+                }
+            }
+            WindowEvent::Focused(false) => {
+                self.release_all();
+                if self.grabbed {
+                    self.grab(false);
+                }
+            }
+            WindowEvent::KeyboardInput {
+                event,
+                is_synthetic,
+                ..
+            } => {
+                // Host auto-repeat and keys "pressed" on focus gain are not real presses:
+                // the guest keyboard repeats by itself.
+                if is_synthetic || event.repeat {
+                    return;
+                }
+                if let PhysicalKey::Code(code) = event.physical_key {
+                    self.key(code, event.state == ElementState::Pressed);
+                }
+            }
+            WindowEvent::MouseInput { state, button, .. } => {
+                let bit = match button {
+                    MouseButton::Left => 1,
+                    MouseButton::Right => 2,
+                    MouseButton::Middle => 4,
+                    _ => return,
+                };
+                if !self.grabbed {
+                    // The first click only grabs the pointer.
+                    if state == ElementState::Pressed && button == MouseButton::Left {
+                        self.grab(true);
+                    }
+                    return;
+                }
+                if state == ElementState::Pressed {
+                    self.buttons |= bit;
+                } else {
+                    self.buttons &= !bit;
+                }
+                self.send(ToMachine::Mouse {
+                    dx: 0,
+                    dy: 0,
+                    dz: 0,
+                    buttons: self.buttons,
+                });
+            }
+            WindowEvent::MouseWheel { delta, .. } if self.grabbed => {
+                let lines = match delta {
+                    MouseScrollDelta::LineDelta(_, y) => f64::from(y),
+                    // Touchpads: about one notch per 40 pixels.
+                    MouseScrollDelta::PixelDelta(p) => p.y / 40.0,
+                };
+                self.mouse_motion(0.0, 0.0, lines);
+            }
+            _ => {}
+        }
+        let _ = event_loop;
+    }
+
+    fn device_event(&mut self, _event_loop: &ActiveEventLoop, _id: DeviceId, event: DeviceEvent) {
+        if let DeviceEvent::MouseMotion { delta: (dx, dy) } = event
+            && self.grabbed
+        {
+            self.mouse_motion(dx, dy, 0.0);
+        }
+    }
+
+    fn user_event(&mut self, event_loop: &ActiveEventLoop, event: UserEvent) {
+        match event {
+            UserEvent::FrameReady => self.present_new_frame(),
+            UserEvent::Stats { mips } => {
+                let secs = self.fps_since.elapsed().as_secs_f64().max(1e-3);
+                self.fps = (f64::from(self.frames) / secs).round() as u32;
+                self.frames = 0;
+                self.fps_since = Instant::now();
+                self.mips = mips;
+                self.update_title();
+            }
+            UserEvent::Interrupt => self.quit(),
+            UserEvent::Stopped(outcome) => {
+                self.outcome = Some(outcome);
+                event_loop.exit();
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_keys_leave_ctrl_alt_delete_to_the_guest() {
+        assert_eq!(host_key(KeyCode::Delete), None);
+        assert_eq!(host_key(KeyCode::KeyQ), Some(HostKey::PowerOff));
+        // Every documented key is bound.
+        for (letter, code) in [
+            ("G", KeyCode::KeyG),
+            ("P", KeyCode::KeyP),
+            ("R", KeyCode::KeyR),
+            ("S", KeyCode::KeyS),
+            ("F", KeyCode::KeyF),
+            ("I", KeyCode::KeyI),
+            ("End", KeyCode::End),
+        ] {
+            assert!(host_key(code).is_some(), "{letter}");
+            assert!(
+                super::super::WINDOW_KEYS.contains(&format!("  {letter} ")),
+                "{letter} documented"
+            );
+        }
+    }
+}
