@@ -149,17 +149,17 @@ fn demo_boots_on_seabios() {
     assert_matches_golden(&screen, &golden(), &dir, Tolerance::default()).unwrap();
 }
 
-/// QEMU's screendump: binary PPM (P6, maxval 255).
-fn read_ppm(path: &Path) -> Image {
-    let data = std::fs::read(path).unwrap();
+/// QEMU's screendump: binary PPM (P6, maxval 255); None while it is incomplete.
+fn try_read_ppm(path: &Path) -> Option<Image> {
+    let data = std::fs::read(path).ok()?;
     let mut fields = Vec::new();
     let mut at = 0;
     while fields.len() < 4 {
-        while data[at].is_ascii_whitespace() {
+        while data.get(at)?.is_ascii_whitespace() {
             at += 1;
         }
         let start = at;
-        while !data[at].is_ascii_whitespace() {
+        while !data.get(at)?.is_ascii_whitespace() {
             at += 1;
         }
         fields.push(String::from_utf8_lossy(&data[start..at]).into_owned());
@@ -170,90 +170,174 @@ fn read_ppm(path: &Path) -> Image {
         "unexpected PPM header"
     );
     let (w, h): (u32, u32) = (fields[1].parse().unwrap(), fields[2].parse().unwrap());
-    let pixels = &data[at + 1..][..(w * h * 3) as usize];
-    Image {
+    let pixels = data.get(at + 1..)?.get(..(w * h * 3) as usize)?;
+    Some(Image {
         width: w,
         height: h,
         rgba: pixels
             .chunks(3)
             .flat_map(|p| [p[0], p[1], p[2], 255])
             .collect(),
+    })
+}
+
+/// QEMU running the demo image, its monitor on stdin, COM1 in a file.
+struct Qemu {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    serial: PathBuf,
+    dir: PathBuf,
+}
+
+impl Qemu {
+    /// None (after a printed note) when QEMU is not installed.
+    fn start(test: &str, extra: &[&str]) -> Option<Qemu> {
+        let qemu = "qemu-system-x86_64";
+        if Command::new(qemu).arg("--version").output().is_err() {
+            eprintln!(
+                "NOTE: {qemu} is not installed; skipping the QEMU oracle (tests/install-deps.sh installs it)"
+            );
+            return None;
+        }
+        let dir = out_dir(test);
+        let img = dir.join("demo.img");
+        std::fs::write(&img, aero_firmware::demo::demo_disk_image()).unwrap();
+        let serial = dir.join("serial.txt");
+        let _ = std::fs::remove_file(&serial);
+        let mut child = Command::new(qemu)
+            .args([
+                "-accel",
+                "tcg",
+                "-m",
+                "64",
+                "-display",
+                "none",
+                "-no-reboot",
+                "-snapshot",
+                "-monitor",
+                "stdio",
+            ])
+            .arg("-drive")
+            .arg(format!("file={},format=raw,if=ide", img.display()))
+            .arg("-serial")
+            .arg(format!("file:{}", serial.display()))
+            .args(extra)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start qemu");
+        let stdin = child.stdin.take().unwrap();
+        Some(Qemu {
+            child,
+            stdin,
+            serial,
+            dir,
+        })
     }
+
+    fn serial(&self) -> String {
+        String::from_utf8_lossy(&std::fs::read(&self.serial).unwrap_or_default()).into_owned()
+    }
+
+    /// Waits (wall clock) until COM1 output contains `needle`; panics with the output if not.
+    fn wait_serial(&mut self, needle: &str, secs: u64) -> String {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        loop {
+            let text = self.serial();
+            if text.contains(needle) {
+                return text;
+            }
+            if Instant::now() >= deadline || self.child.try_wait().unwrap().is_some() {
+                let _ = self.child.kill();
+                let mut stderr = String::new();
+                if let Some(mut e) = self.child.stderr.take() {
+                    let _ = std::io::Read::read_to_string(&mut e, &mut stderr);
+                }
+                panic!(
+                    "QEMU did not print {needle:?} in {secs} s; serial: {text:?}; stderr: {stderr}"
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn monitor(&mut self, command: &str) {
+        writeln!(self.stdin, "{command}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// The current screen (the monitor runs commands in order, so it is the picture after
+    /// everything sent before).
+    fn screen(&mut self, name: &str) -> Image {
+        let path = self.dir.join(format!("{name}.ppm"));
+        let _ = std::fs::remove_file(&path);
+        self.monitor(&format!("screendump {}", path.display()));
+        let deadline = Instant::now() + Duration::from_secs(20);
+        // The file appears once it is complete enough to hold the whole header and data.
+        loop {
+            if let Ok(meta) = std::fs::metadata(&path)
+                && meta.len() > 15
+                && let Some(img) = try_read_ppm(&path)
+            {
+                return img;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "QEMU wrote no screendump {}",
+                path.display()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Qemu {
+    fn drop(&mut self) {
+        let _ = writeln!(self.stdin, "quit");
+        let _ = self.stdin.flush();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while self.child.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Pixels of `a` and `b` that differ, as (count, bounding rows).
+fn differing_rows(a: &Image, b: &Image) -> (usize, Option<(u32, u32)>) {
+    assert_eq!((a.width, a.height), (b.width, b.height));
+    let mut count = 0;
+    let mut rows: Option<(u32, u32)> = None;
+    for (i, (pa, pb)) in a.rgba.chunks(4).zip(b.rgba.chunks(4)).enumerate() {
+        if pa != pb {
+            count += 1;
+            let y = i as u32 / a.width;
+            rows = Some(rows.map_or((y, y), |(lo, hi)| (lo.min(y), hi.max(y))));
+        }
+    }
+    (count, rows)
+}
+
+fn save(dir: &Path, name: &str, img: &Image) {
+    aero::screenshot::write_png(&dir.join(name), img.width, img.height, &img.rgba).unwrap();
 }
 
 #[test]
 fn demo_runs_the_same_under_qemu() {
-    let qemu = "qemu-system-x86_64";
-    if Command::new(qemu).arg("--version").output().is_err() {
-        eprintln!(
-            "NOTE: {qemu} is not installed; skipping the QEMU oracle (tests/install-deps.sh installs it)"
-        );
+    let Some(mut q) = Qemu::start("qemu", &[]) else {
         return;
-    }
-    let dir = out_dir("qemu");
-    let img = dir.join("demo.img");
-    std::fs::write(&img, aero_firmware::demo::demo_disk_image()).unwrap();
-    let serial = dir.join("serial.txt");
-    let shot = dir.join("screen.ppm");
-    let _ = std::fs::remove_file(&serial);
-    let _ = std::fs::remove_file(&shot);
-    let mut child = Command::new(qemu)
-        .args([
-            "-accel",
-            "tcg",
-            "-m",
-            "64",
-            "-display",
-            "none",
-            "-no-reboot",
-            "-snapshot",
-            "-monitor",
-            "stdio",
-        ])
-        .arg("-drive")
-        .arg(format!("file={},format=raw,if=ide", img.display()))
-        .arg("-serial")
-        .arg(format!("file:{}", serial.display()))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start qemu");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let read_serial =
-        || String::from_utf8_lossy(&std::fs::read(&serial).unwrap_or_default()).into_owned();
-    let mut text = read_serial();
-    while !text.contains("AERO-DEMO-READY") && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-        text = read_serial();
-    }
-    let ready = text.contains("AERO-DEMO-READY");
-    let mut stdin = child.stdin.take().unwrap();
-    if ready {
-        writeln!(stdin, "screendump {}", shot.display()).unwrap();
-    }
-    writeln!(stdin, "quit").unwrap();
-    drop(stdin);
-    let quit_deadline = Instant::now() + Duration::from_secs(20);
-    while child.try_wait().unwrap().is_none() && Instant::now() < quit_deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    if child.try_wait().unwrap().is_none() {
-        let _ = child.kill();
-    }
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        ready,
-        "QEMU did not reach AERO-DEMO-READY in 60 s; serial: {text:?}; stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    };
+    let text = q.wait_serial("AERO-DEMO-READY", 60);
     assert!(text.starts_with("AERO-DEMO: booting\r\n"), "{text:?}");
     assert!(
         text.contains("AERO-DEMO: video VBE mode 0x"),
         "SeaBIOS/QEMU's VGA BIOS should give a VBE mode: {text:?}"
     );
     // QEMU keeps running while we ask for the picture, so the bar may have moved.
-    let screen = read_ppm(&shot);
+    let screen = q.screen("ready");
+    let dir = q.dir.clone();
     let expected = read_png(&golden()).unwrap();
     let c = compare(
         &without_bar(&screen),
@@ -262,24 +346,73 @@ fn demo_runs_the_same_under_qemu() {
     )
     .unwrap();
     if c.mismatched > 0 {
-        aero::screenshot::write_png(
-            &dir.join("qemu.png"),
-            screen.width,
-            screen.height,
-            &screen.rgba,
-        )
-        .unwrap();
-        aero::screenshot::write_png(
-            &dir.join("diff.png"),
-            c.diff.width,
-            c.diff.height,
-            &c.diff.rgba,
-        )
-        .unwrap();
+        save(&dir, "qemu.png", &screen);
+        save(&dir, "diff.png", &c.diff);
         panic!(
             "QEMU's screen differs from the golden in {} pixels; see {}",
             c.mismatched,
             dir.display()
         );
     }
+
+    // Typing: each key is echoed on COM1 and drawn in the key panel; Enter clears it.
+    for key in ["a", "shift-b", "1"] {
+        q.monitor(&format!("sendkey {key}"));
+    }
+    let text = q.wait_serial("AERO-DEMO-KEY=1\r\n", 20);
+    assert!(
+        text.contains("AERO-DEMO-KEY=a\r\nAERO-DEMO-KEY=B\r\nAERO-DEMO-KEY=1\r\n"),
+        "{text:?}"
+    );
+    let typed = q.screen("typed");
+    let (n, rows) = differing_rows(&without_bar(&typed), &without_bar(&expected));
+    // The panel's text row: logical rows 150..166, doubled.
+    assert!(
+        n > 50 && rows.is_some_and(|(lo, hi)| lo >= 300 && hi < 332),
+        "{n} pixels changed in rows {rows:?}"
+    );
+    save(&dir, "typed.png", &typed);
+    q.monitor("sendkey ret");
+    q.wait_serial("AERO-DEMO-KEY=0x0D\r\n", 20);
+    let cleared = q.screen("cleared");
+    assert_eq!(
+        differing_rows(&without_bar(&cleared), &without_bar(&expected)).0,
+        0,
+        "Enter should clear the key line"
+    );
+}
+
+#[test]
+fn demo_falls_back_to_vga_mode_13h_without_a_usable_vbe_mode() {
+    // QEMU's Cirrus VGA BIOS offers no 640x480 mode with 32-bit 00RRGGBB pixels.
+    let Some(mut q) = Qemu::start("qemu-cirrus", &["-vga", "cirrus"]) else {
+        return;
+    };
+    let text = q.wait_serial("AERO-DEMO-READY", 60);
+    assert!(text.contains("AERO-DEMO: video VGA mode 13h"), "{text:?}");
+    let shown = q.screen("ready");
+    // QEMU shows mode 13h with doubled pixels (640x400); take every other one.
+    let scale = shown.width / 320;
+    assert!(
+        scale >= 1 && (shown.width, shown.height) == (320 * scale, 200 * scale),
+        "not mode 13h: {}x{}",
+        shown.width,
+        shown.height
+    );
+    let rgba = (0..200u32)
+        .flat_map(|y| {
+            (0..320u32).map(move |x| ((y * scale * shown.width + x * scale) * 4) as usize)
+        })
+        .flat_map(|i| shown.rgba[i..i + 4].to_vec())
+        .collect();
+    let screen = Image {
+        width: 320,
+        height: 200,
+        rgba,
+    };
+    let golden = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/golden/demo-vga.png");
+    // The bar (logical rows 176..184) may move while QEMU runs.
+    let mut masked = screen.clone();
+    masked.rgba[176 * 320 * 4..184 * 320 * 4].fill(0);
+    assert_matches_golden(&masked, &golden, &q.dir.clone(), Tolerance::default()).unwrap();
 }
