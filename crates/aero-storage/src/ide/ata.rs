@@ -142,31 +142,37 @@ fn set_features(ch: &mut IdeChannel) {
     let feature = ch.tf.feature;
     let value = ch.tf.nsector;
     let Some(dev) = ch.dev() else { return };
-    let ok = match feature {
+    if apply_set_features(feature, value, &mut dev.write_cache, &mut dev.transfer_mode) {
+        ch.complete();
+    } else {
+        ch.abort(ERR_ABRT);
+    }
+}
+
+/// SET FEATURES subcommands a disk accepts; false = abort. Shared with AHCI.
+pub(crate) fn apply_set_features(feature: u8, value: u8, write_cache: &mut bool, transfer_mode: &mut u8) -> bool {
+    match feature {
         0x02 => {
-            dev.write_cache = true;
+            *write_cache = true;
             true
         }
         0x82 => {
-            dev.write_cache = false;
+            *write_cache = false;
             true
         }
         0x03 => {
             // Transfer mode: PIO 0–4 (0x00/0x01/0x08–0x0C), MWDMA 0–2, UDMA 0–5.
             let ok = matches!(value, 0x00 | 0x01 | 0x08..=0x0C | 0x20..=0x22 | 0x40..=0x45);
             if ok {
-                dev.transfer_mode = value;
+                *transfer_mode = value;
             }
             ok
         }
         // Read look-ahead, reverting to power-on defaults: accepted, nothing to change.
         0x55 | 0xAA | 0x66 | 0xCC => true,
+        // SATA feature enable/disable (DIPM, asynchronous notification, …): accepted.
+        0x10 | 0x90 => true,
         _ => false,
-    };
-    if ok {
-        ch.complete();
-    } else {
-        ch.abort(ERR_ABRT);
     }
 }
 
@@ -223,11 +229,32 @@ fn put_string(words: &mut [u16], s: &str) {
     }
 }
 
-/// IDENTIFY DEVICE / IDENTIFY PACKET DEVICE data (ATA/ATAPI-7 layout), checksummed.
+/// IDENTIFY DEVICE / IDENTIFY PACKET DEVICE data for an IDE device.
 pub(crate) fn identify(ch: &mut IdeChannel, packet: bool) -> Vec<u8> {
     let total = sectors(ch);
-    let (multiple, write_cache, mode) = ch.dev().map_or((0, true, 0x45), |d| (d.multiple, d.write_cache, d.transfer_mode));
+    let (multiple, write_cache, transfer_mode) = ch.dev().map_or((0, true, 0x45), |d| (d.multiple, d.write_cache, d.transfer_mode));
     let slot = ch.selected();
+    identify_data(&IdentifyParams { packet, sectors: total, multiple, write_cache, transfer_mode, serial: slot + 1, slave: slot == 1, ncq_depth: None })
+}
+
+/// What IDENTIFY data depends on; shared by the IDE and AHCI front ends.
+pub(crate) struct IdentifyParams {
+    pub packet: bool,
+    pub sectors: u64,
+    pub multiple: u8,
+    pub write_cache: bool,
+    pub transfer_mode: u8,
+    /// Serial number suffix (distinct per drive).
+    pub serial: usize,
+    /// IDE slave (word 93 reset result).
+    pub slave: bool,
+    /// Serial ATA: NCQ queue depth (1–32) for words 75/76; `None` for parallel ATA.
+    pub ncq_depth: Option<u8>,
+}
+
+/// IDENTIFY DEVICE / IDENTIFY PACKET DEVICE data (ATA/ATAPI-7 layout), checksummed.
+pub(crate) fn identify_data(p: &IdentifyParams) -> Vec<u8> {
+    let (packet, total, multiple, write_cache, mode, slot) = (p.packet, p.sectors, p.multiple, p.write_cache, p.transfer_mode, p.serial.saturating_sub(1));
     let mut w = [0u16; 256];
     if packet {
         w[0] = 0x85C0; // ATAPI, CD/DVD, removable, 12-byte packets, DRQ within 50 µs
@@ -286,7 +313,18 @@ pub(crate) fn identify(ch: &mut IdeChannel, packet: bool) -> Vec<u8> {
         w[87] = 0x4000;
     }
     w[88] = 0x003F | (udma_sel << 8);
-    w[93] = 0x6001 | if slot == 1 { 0x0100 } else { 0 };
+    if let Some(depth) = p.ncq_depth {
+        // SATA: Gen1/Gen2 signalling; NCQ for disks (queue depth - 1 in word 75).
+        w[76] = 0x0006;
+        if !packet {
+            w[75] = u16::from(depth.clamp(1, 32) - 1);
+            w[76] |= 0x0100;
+        }
+        w[78] = 0x0000;
+        w[79] = 0x0000;
+    } else {
+        w[93] = 0x6001 | if p.slave { 0x0100 } else { 0 };
+    }
     w[255] = 0x00A5;
     let mut bytes: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).collect();
     let sum = bytes[..511].iter().fold(0u8, |a, &b| a.wrapping_add(b));

@@ -4,9 +4,10 @@
 //! PREVENT ALLOW MEDIUM REMOVAL).
 
 use super::ata;
-use super::channel::{DmaJob, IdeChannel, Kind, Transfer, ERR_ABRT, ST_DRDY, ST_ERR};
+use super::channel::{AtapiState, DmaJob, IdeChannel, Kind, Transfer, ERR_ABRT, ST_DRDY, ST_ERR};
+use crate::BlockDevice;
 
-const SECTOR: u64 = 2048;
+pub(crate) const SECTOR: u64 = 2048;
 /// Capacity above which the disc reports itself as a DVD (a CD holds at most ~870 MB).
 const CD_MAX_SECTORS: u64 = 870 * 1024 * 1024 / SECTOR;
 
@@ -28,9 +29,36 @@ impl Sense {
 }
 
 /// Data a packet command returns: bytes, then optionally `count` sectors from `lba`.
-struct Reply {
-    data: Vec<u8>,
-    read: Option<(u64, u32)>,
+pub(crate) struct Reply {
+    pub data: Vec<u8>,
+    pub read: Option<(u64, u32)>,
+}
+
+/// What a packet command works on: the disc (if any) and the drive's sense/media state.
+/// Shared by the IDE channel and the AHCI port.
+pub(crate) struct Disc<'a> {
+    pub media: &'a mut Option<Box<dyn BlockDevice>>,
+    pub state: &'a mut AtapiState,
+}
+
+impl Disc<'_> {
+    /// A command completed without error: the sense data is consumed.
+    pub fn clear_sense(&mut self) {
+        self.state.sense_key = 0;
+        self.state.asc = 0;
+        self.state.ascq = 0;
+    }
+
+    pub fn set_sense(&mut self, sense: Sense) {
+        self.state.sense_key = sense.0;
+        self.state.asc = sense.1;
+        self.state.ascq = sense.2;
+    }
+}
+
+/// The ATA error register value for a CHECK CONDITION with `sense`.
+pub(crate) fn error_register(sense: Sense) -> u8 {
+    (sense.0 << 4) | if sense.0 == 0x05 { ERR_ABRT } else { 0 }
 }
 
 impl Reply {
@@ -112,30 +140,30 @@ pub(crate) fn execute_ata(ch: &mut IdeChannel, command: u8) {
 /// Ends a packet command with CHECK CONDITION and the given sense.
 pub(crate) fn fail(ch: &mut IdeChannel, sense: Sense) {
     if let Some(d) = ch.dev() {
-        d.atapi.sense_key = sense.0;
-        d.atapi.asc = sense.1;
-        d.atapi.ascq = sense.2;
+        Disc { media: &mut d.media, state: &mut d.atapi }.set_sense(sense);
     }
     ch.transfer = Transfer::Idle;
     ch.buf.clear();
     ch.pos = 0;
     ch.tf.nsector = 0x03; // CoD | I/O: status phase
-    ch.set_status(ST_DRDY | ST_ERR, (sense.0 << 4) | if sense.0 == 0x05 { ERR_ABRT } else { 0 });
+    ch.set_status(ST_DRDY | ST_ERR, error_register(sense));
     ch.raise_irq();
 }
 
 fn finish(ch: &mut IdeChannel) {
     if let Some(d) = ch.dev() {
-        d.atapi.sense_key = 0;
-        d.atapi.asc = 0;
-        d.atapi.ascq = 0;
+        Disc { media: &mut d.media, state: &mut d.atapi }.clear_sense();
     }
     ch.tf.nsector = 0x03;
     ch.complete();
 }
 
 pub(crate) fn run_packet(ch: &mut IdeChannel, cdb: &[u8; 12], dma: bool) {
-    match command(ch, cdb) {
+    let result = match ch.dev() {
+        Some(d) => command(&mut Disc { media: &mut d.media, state: &mut d.atapi }, cdb),
+        None => Err(Sense::ABORTED),
+    };
+    match result {
         Err(sense) => fail(ch, sense),
         Ok(reply) if reply.data.is_empty() && reply.read.is_none() => finish(ch),
         Ok(reply) if dma => ch.start_dma(DmaJob::AtapiIn { pending: reply.data, read: reply.read }),
@@ -184,46 +212,45 @@ fn be32(b: &[u8], at: usize) -> u32 {
     u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
 }
 
-fn capacity(ch: &mut IdeChannel) -> Option<u64> {
-    ch.dev().and_then(|d| d.media.as_ref()).map(|m| m.sector_count())
+fn capacity(disc: &mut Disc<'_>) -> Option<u64> {
+    disc.media.as_ref().map(|m| m.sector_count())
 }
 
-fn command(ch: &mut IdeChannel, cdb: &[u8; 12]) -> Result<Reply, Sense> {
+/// Runs one packet command against the drive's state; the transport (IDE PIO/DMA or an
+/// AHCI command slot) moves the reply.
+pub(crate) fn command(disc: &mut Disc<'_>, cdb: &[u8; 12]) -> Result<Reply, Sense> {
     let op = cdb[0];
     // A media change is reported once to the first command that is not exempt.
     let exempt = matches!(op, 0x03 | 0x12 | 0x4A);
-    if let Some(d) = ch.dev()
-        && !exempt && d.atapi.unit_attention {
-            d.atapi.unit_attention = false;
-            return Err(Sense::MEDIUM_CHANGED);
-        }
+    if !exempt && disc.state.unit_attention {
+        disc.state.unit_attention = false;
+        return Err(Sense::MEDIUM_CHANGED);
+    }
     match op {
-        0x00 => capacity(ch).map(|_| Reply { data: Vec::new(), read: None }).ok_or(Sense::NO_MEDIUM),
-        0x03 => request_sense(ch, cdb[4] as usize),
+        0x00 => capacity(disc).map(|_| Reply { data: Vec::new(), read: None }).ok_or(Sense::NO_MEDIUM),
+        0x03 => request_sense(disc, cdb[4] as usize),
         0x12 => inquiry(cdb[4] as usize),
         0x25 => {
-            let sectors = capacity(ch).ok_or(Sense::NO_MEDIUM)?;
+            let sectors = capacity(disc).ok_or(Sense::NO_MEDIUM)?;
             let last = sectors.saturating_sub(1).min(u32::MAX as u64) as u32;
             let mut d = last.to_be_bytes().to_vec();
             d.extend_from_slice(&(SECTOR as u32).to_be_bytes());
             Reply::bytes(d, 8)
         }
-        0x28 => read(ch, be32(cdb, 2) as u64, be16(cdb, 7)),
-        0xA8 => read(ch, be32(cdb, 2) as u64, be32(cdb, 6)),
-        0x43 => read_toc(ch, cdb),
-        0x46 => get_configuration(ch, cdb),
-        0x4A => event_status(ch, cdb),
+        0x28 => read(disc, be32(cdb, 2) as u64, be16(cdb, 7)),
+        0xA8 => read(disc, be32(cdb, 2) as u64, be32(cdb, 6)),
+        0x43 => read_toc(disc, cdb),
+        0x46 => get_configuration(disc, cdb),
+        0x4A => event_status(disc, cdb),
         0x5A => mode_sense(cdb),
-        0x1B => start_stop(ch, cdb[4]),
-        0x51 => read_disc_information(ch, be16(cdb, 7) as usize),
-        0xBD => mechanism_status(ch, be16(cdb, 8) as usize),
+        0x1B => start_stop(disc, cdb[4]),
+        0x51 => read_disc_information(disc, be16(cdb, 7) as usize),
+        0xBD => mechanism_status(disc, be16(cdb, 8) as usize),
         0xBB => Reply::none(), // SET CD SPEED: we read at host speed anyway
-        0xBE => read_cd(ch, cdb),
-        0xAD => read_dvd_structure(ch, cdb),
+        0xBE => read_cd(disc, cdb),
+        0xAD => read_dvd_structure(disc, cdb),
         0x1E => {
-            if let Some(d) = ch.dev() {
-                d.atapi.locked = cdb[4] & 1 != 0;
-            }
+            disc.state.locked = cdb[4] & 1 != 0;
             Reply::none()
         }
         _ => {
@@ -233,8 +260,8 @@ fn command(ch: &mut IdeChannel, cdb: &[u8; 12]) -> Result<Reply, Sense> {
     }
 }
 
-fn request_sense(ch: &mut IdeChannel, alloc: usize) -> Result<Reply, Sense> {
-    let (key, asc, ascq) = ch.dev().map_or((0, 0, 0), |d| (d.atapi.sense_key, d.atapi.asc, d.atapi.ascq));
+fn request_sense(disc: &mut Disc<'_>, alloc: usize) -> Result<Reply, Sense> {
+    let (key, asc, ascq) = (disc.state.sense_key, disc.state.asc, disc.state.ascq);
     let mut d = vec![0u8; 18];
     d[0] = 0x70; // current error, fixed format
     d[2] = key;
@@ -258,8 +285,8 @@ fn inquiry(alloc: usize) -> Result<Reply, Sense> {
     Reply::bytes(d, alloc)
 }
 
-fn read(ch: &mut IdeChannel, lba: u64, count: u32) -> Result<Reply, Sense> {
-    let sectors = capacity(ch).ok_or(Sense::NO_MEDIUM)?;
+fn read(disc: &mut Disc<'_>, lba: u64, count: u32) -> Result<Reply, Sense> {
+    let sectors = capacity(disc).ok_or(Sense::NO_MEDIUM)?;
     if lba + count as u64 > sectors {
         return Err(Sense::LBA_OUT_OF_RANGE);
     }
@@ -276,8 +303,8 @@ fn address(lba: u64, as_msf: bool) -> [u8; 4] {
     if as_msf { msf(lba) } else { (lba.min(u32::MAX as u64) as u32).to_be_bytes() }
 }
 
-fn read_toc(ch: &mut IdeChannel, cdb: &[u8; 12]) -> Result<Reply, Sense> {
-    let sectors = capacity(ch).ok_or(Sense::NO_MEDIUM)?;
+fn read_toc(disc: &mut Disc<'_>, cdb: &[u8; 12]) -> Result<Reply, Sense> {
+    let sectors = capacity(disc).ok_or(Sense::NO_MEDIUM)?;
     let as_msf = cdb[1] & 0x02 != 0;
     let alloc = be16(cdb, 7) as usize;
     // Old drivers put the format in the control byte's top bits.
@@ -313,11 +340,11 @@ fn read_toc(ch: &mut IdeChannel, cdb: &[u8; 12]) -> Result<Reply, Sense> {
     Reply::bytes(d, alloc)
 }
 
-fn get_configuration(ch: &mut IdeChannel, cdb: &[u8; 12]) -> Result<Reply, Sense> {
+fn get_configuration(disc: &mut Disc<'_>, cdb: &[u8; 12]) -> Result<Reply, Sense> {
     let rt = cdb[1] & 0x03;
     let starting = be16(cdb, 2) as u16;
     let alloc = be16(cdb, 7) as usize;
-    let profile: u16 = match capacity(ch) {
+    let profile: u16 = match capacity(disc) {
         None => 0,
         Some(n) if n > CD_MAX_SECTORS => 0x0010, // DVD-ROM
         Some(_) => 0x0008,                        // CD-ROM
@@ -359,7 +386,7 @@ fn get_configuration(ch: &mut IdeChannel, cdb: &[u8; 12]) -> Result<Reply, Sense
     Reply::bytes(d, alloc)
 }
 
-fn event_status(ch: &mut IdeChannel, cdb: &[u8; 12]) -> Result<Reply, Sense> {
+fn event_status(disc: &mut Disc<'_>, cdb: &[u8; 12]) -> Result<Reply, Sense> {
     if cdb[1] & 1 == 0 {
         return Err(Sense::INVALID_FIELD); // only polled operation
     }
@@ -370,8 +397,8 @@ fn event_status(ch: &mut IdeChannel, cdb: &[u8; 12]) -> Result<Reply, Sense> {
         // No supported class requested: header only, "no event available".
         return Reply::bytes(vec![0, 2, 0x80, MEDIA_CLASS], alloc);
     }
-    let present = capacity(ch).is_some();
-    let event = ch.dev().map_or(0, |d| std::mem::take(&mut d.atapi.media_event));
+    let present = capacity(disc).is_some();
+    let event = std::mem::take(&mut disc.state.media_event);
     let d = vec![0, 6, 4, MEDIA_CLASS, event, present as u8 * 2, 0, 0];
     Reply::bytes(d, alloc)
 }
@@ -415,23 +442,22 @@ fn mode_sense(cdb: &[u8; 12]) -> Result<Reply, Sense> {
     Reply::bytes(d, alloc)
 }
 
-fn start_stop(ch: &mut IdeChannel, flags: u8) -> Result<Reply, Sense> {
+fn start_stop(disc: &mut Disc<'_>, flags: u8) -> Result<Reply, Sense> {
     let load_eject = flags & 0x02 != 0;
     let start = flags & 0x01 != 0;
     if load_eject && !start {
-        let Some(d) = ch.dev() else { return Reply::none() };
-        if d.atapi.locked {
+        if disc.state.locked {
             return Err(Sense::REMOVAL_PREVENTED);
         }
-        if d.media.take().is_some() {
-            d.atapi.media_event = 3;
+        if disc.media.take().is_some() {
+            disc.state.media_event = 3;
         }
     }
     Reply::none()
 }
 
-fn read_disc_information(ch: &mut IdeChannel, alloc: usize) -> Result<Reply, Sense> {
-    capacity(ch).ok_or(Sense::NO_MEDIUM)?;
+fn read_disc_information(disc: &mut Disc<'_>, alloc: usize) -> Result<Reply, Sense> {
+    capacity(disc).ok_or(Sense::NO_MEDIUM)?;
     let mut d = vec![0u8; 34];
     d[1] = 32;
     d[2] = 0x0E; // last session complete, disc complete (not writable)
@@ -443,15 +469,15 @@ fn read_disc_information(ch: &mut IdeChannel, alloc: usize) -> Result<Reply, Sen
     Reply::bytes(d, alloc)
 }
 
-fn mechanism_status(ch: &mut IdeChannel, alloc: usize) -> Result<Reply, Sense> {
-    let empty = capacity(ch).is_none();
+fn mechanism_status(disc: &mut Disc<'_>, alloc: usize) -> Result<Reply, Sense> {
+    let empty = capacity(disc).is_none();
     // Header only: no changer, idle mechanism; the tray reads as open when empty.
     let d = vec![0, (empty as u8) << 4, 0, 0, 0, 0, 0, 0];
     Reply::bytes(d, alloc)
 }
 
 /// READ CD: only the 2048-byte user-data form that data discs use (flags 10h).
-fn read_cd(ch: &mut IdeChannel, cdb: &[u8; 12]) -> Result<Reply, Sense> {
+fn read_cd(disc: &mut Disc<'_>, cdb: &[u8; 12]) -> Result<Reply, Sense> {
     let sector_type = (cdb[1] >> 2) & 7;
     if sector_type != 0 && sector_type != 2 {
         return Err(Sense::INCOMPATIBLE_FORMAT); // audio / mode 2 sectors: not on our discs
@@ -460,14 +486,14 @@ fn read_cd(ch: &mut IdeChannel, cdb: &[u8; 12]) -> Result<Reply, Sense> {
     let count = ((cdb[6] as u32) << 16) | be16(cdb, 7);
     match cdb[9] & 0xF8 {
         0x00 => Reply::none(),
-        0x10 => read(ch, lba, count),
+        0x10 => read(disc, lba, count),
         _ => Err(Sense::INVALID_FIELD),
     }
 }
 
 /// READ DVD STRUCTURE format 0 (physical format information) for DVD-sized discs.
-fn read_dvd_structure(ch: &mut IdeChannel, cdb: &[u8; 12]) -> Result<Reply, Sense> {
-    let sectors = capacity(ch).ok_or(Sense::NO_MEDIUM)?;
+fn read_dvd_structure(disc: &mut Disc<'_>, cdb: &[u8; 12]) -> Result<Reply, Sense> {
+    let sectors = capacity(disc).ok_or(Sense::NO_MEDIUM)?;
     if cdb[7] != 0 {
         return Err(Sense::INVALID_FIELD);
     }

@@ -6,10 +6,10 @@
 //! Commands complete synchronously (BSY is never observable); the interrupt line of each
 //! channel is a level, see [`IdeController::irq_level`].
 
-mod ata;
-mod atapi;
+pub(crate) mod ata;
+pub(crate) mod atapi;
 mod busmaster;
-mod channel;
+pub(crate) mod channel;
 #[cfg(test)]
 mod tests;
 
