@@ -66,6 +66,44 @@ impl GuestMemory for GuestRam<'_> {
     }
 }
 
+/// The same RAM for AeroGPU (rings, command streams, fences, scanout). Not imported by
+/// name: both traits have `read`/`write`.
+impl aero_gpu::aerogpu::GuestMemory for GuestRam<'_> {
+    fn read(&self, gpa: u64, buf: &mut [u8]) -> Result<(), aero_gpu::aerogpu::GuestMemoryError> {
+        let err = aero_gpu::aerogpu::GuestMemoryError { gpa, len: buf.len() as u64 };
+        let mut done = 0;
+        while done < buf.len() {
+            let a = gpa.checked_add(done as u64).ok_or(err)?;
+            let (start, room) = self.locate(a, false).map_err(|_| err)?;
+            let n = room.min(buf.len() - done);
+            buf[done..done + n].copy_from_slice(&self.memory[start..start + n]);
+            done += n;
+        }
+        Ok(())
+    }
+
+    fn write(&mut self, gpa: u64, data: &[u8]) -> Result<(), aero_gpu::aerogpu::GuestMemoryError> {
+        let err = aero_gpu::aerogpu::GuestMemoryError { gpa, len: data.len() as u64 };
+        // Check the whole range first: a rejected write changes nothing.
+        if !aero_gpu::aerogpu::GuestMemory::contains(self, gpa, data.len() as u64) {
+            return Err(err);
+        }
+        GuestMemory::write(self, gpa, data).map_err(|_| err)
+    }
+
+    fn contains(&self, gpa: u64, len: u64) -> bool {
+        let Some(end) = gpa.checked_add(len) else { return false };
+        let mut page = gpa & !0xFFF;
+        while page < end {
+            if self.locate(page.max(gpa), true).is_err() {
+                return false;
+            }
+            page += 0x1000;
+        }
+        true
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,6 +14,7 @@ use crate::guest_ram::GuestRam;
 use crate::memory_map::{MemoryError, MemoryMap};
 use crate::platform::Platform;
 #[path = "host_io.rs"] pub(crate) mod host_io;
+#[path = "display.rs"] mod display;
 
 pub struct MachineConfig {
     pub memory_bytes: u64,
@@ -157,6 +158,7 @@ impl Machine {
         let end = self.now_ns().saturating_add(duration_ns);
         while self.now_ns() < end {
             let now = self.platform.clock.at(self.cpu.instructions_retired());
+            self.tick_display(now);
             self.platform.advance(now);
             let deadline = self.platform.next_deadline().unwrap_or(u64::MAX).min(end).min(now + MAX_SLICE_NS);
             let mut budget = self.platform.clock.instructions_until(now, deadline);
@@ -211,6 +213,11 @@ impl Machine {
             let now = self.platform.clock.now();
             self.platform.advance(now);
         }
+        if req.display {
+            self.apply_display_writes();
+            let now = self.platform.clock.now();
+            self.platform.advance(now);
+        }
         if let Some(value) = req.firmware_trap
             && let Some(bios) = self.bios.as_mut()
         {
@@ -258,6 +265,8 @@ impl Machine {
     pub fn reset(&mut self) {
         self.cpu.reset();
         self.platform.ide.reset();
+        self.platform.aerogpu.reset();
+        self.platform.aerogpu_writes.clear();
     }
 
     pub fn take_serial_output(&mut self) -> Vec<u8> {
@@ -278,13 +287,6 @@ impl Machine {
     /// The text-mode screen as characters, if the display is in a text mode.
     pub fn text_screen(&self) -> Option<String> {
         self.platform.vga.text_screen()
-    }
-
-    /// The current screen as RGBA pixels.
-    pub fn screen(&mut self) -> Frame {
-        let mut frame = Frame::new();
-        self.platform.vga.render(&mut frame);
-        frame
     }
 
     /// Flushes all disks; call before exiting.

@@ -16,10 +16,13 @@ pub struct PciBus {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Decoded {
     pub pam: [PamMode; 13],
-    /// VGA linear framebuffer base, when BAR0 is assigned and memory decoding is on.
+    /// VGA linear framebuffer base (display function BAR2), when assigned and memory
+    /// decoding is on.
     pub vga_lfb: Option<u64>,
     /// VGA expansion ROM base, when enabled.
     pub vga_rom: Option<u64>,
+    /// AeroGPU register block base (display function BAR0).
+    pub aerogpu_mmio: Option<u64>,
     pub pm_io_base: Option<u16>,
     /// IDE legacy channels decoding (primary, secondary) and the bus-master I/O base.
     pub ide_channels: [bool; 2],
@@ -53,8 +56,9 @@ impl PciBus {
         }
         Some(Decoded {
             pam,
-            vga_lfb: f.vga.lfb_base(),
-            vga_rom: f.vga.rom_base(),
+            vga_lfb: f.display.lfb_base(),
+            vga_rom: f.display.rom_base(),
+            aerogpu_mmio: f.display.mmio_base(),
             pm_io_base: f.power_management.pm_io_base(),
             ide_channels: [f.ide.channel_enabled(false), f.ide.channel_enabled(true)],
             ide_bus_master: f.ide.bus_master_base(),

@@ -3,6 +3,7 @@
 
 use aero_cpu::{Bus, PageMapping};
 use aero_gpu::Vga;
+use aero_gpu::aerogpu::{AeroGpu, AeroGpuConfig};
 use aero_storage::ide::{IdeController, LEGACY_IRQS, LEGACY_PORTS};
 
 use crate::clock::Clock;
@@ -13,7 +14,7 @@ use crate::devices::i8042::I8042;
 use crate::devices::ioapic::{self, IoApic};
 use crate::devices::lapic::LocalApic;
 use crate::devices::pic::DualPic;
-use crate::devices::vga_pci::VGA_ROM_BAR_SIZE;
+use crate::devices::display_pci::VGA_ROM_BAR_SIZE;
 use crate::devices::port92::Port92;
 use crate::devices::post_port::PostPort;
 use crate::devices::reset_control::ResetControl;
@@ -21,6 +22,10 @@ use crate::devices::pit::Pit;
 use crate::devices::rtc::Rtc;
 use crate::devices::serial::{Serial, COM1_BASE};
 use crate::devices::{IrqLines, Mmio, PortIo, Timed};
+use crate::devices::display_pci::LFB_BAR_SIZE;
+use crate::devices::pc_pci::DISPLAY;
+use crate::devices::piix3::{pirq_for, PIRQ_GSI_BASE};
+use aero_gpu::aerogpu::AEROGPU_PCI_DESCRIPTION;
 use crate::memory_map::MemoryMap;
 use crate::pci_bus::PciBus;
 
@@ -37,11 +42,13 @@ pub struct Requests {
     pub nmi: bool,
     /// A storage controller started a DMA transfer (port handlers cannot reach RAM).
     pub dma: bool,
+    /// AeroGPU register writes are queued in [`Platform::aerogpu_writes`] (they may touch RAM).
+    pub display: bool,
 }
 
 impl Requests {
     fn any(&self) -> bool {
-        self.firmware_trap.is_some() || self.reset || self.power_off || self.mappings_changed || self.nmi || self.dma
+        self.firmware_trap.is_some() || self.reset || self.power_off || self.mappings_changed || self.nmi || self.dma || self.display
     }
 }
 
@@ -74,8 +81,13 @@ pub struct Platform {
     /// Which IDE legacy channels decode, and where the bus-master block is.
     ide_channels: [bool; 2],
     ide_bus_master: Option<u16>,
-    /// Where PCI BAR0 of the VGA function maps the linear framebuffer.
+    /// Where the display function's BAR2 maps the VGA linear framebuffer.
     vga_lfb_base: Option<u64>,
+    /// AeroGPU, the display function's BAR0 (see `display.rs` for the RAM side).
+    pub aerogpu: AeroGpu,
+    aerogpu_base: Option<u64>,
+    /// BAR0 writes waiting for the machine, in guest order.
+    pub aerogpu_writes: Vec<RegisterWrite>,
     /// The VGA BIOS image behind the VGA function's expansion ROM BAR.
     pub vga_rom: Vec<u8>,
     vga_rom_base: Option<u64>,
@@ -114,6 +126,9 @@ impl Platform {
             ide_channels: [false; 2],
             ide_bus_master: None,
             vga_lfb_base: None,
+            aerogpu: AeroGpu::new(AeroGpuConfig::default()),
+            aerogpu_base: None,
+            aerogpu_writes: Vec::new(),
             vga_rom: Vec::new(),
             vga_rom_base: None,
             nmi_pending: false,
@@ -144,6 +159,7 @@ impl Platform {
             self.lapic.next_deadline_ns(),
             self.hpet.next_deadline_ns(),
             self.acpi_pm.next_deadline_ns(),
+            self.aerogpu.next_deadline_ns(),
         ]
             .into_iter()
             .flatten()
@@ -173,6 +189,10 @@ impl Platform {
         if self.acpi_pm.sci_level() {
             levels.set(crate::devices::acpi_pm::SCI_IRQ, true);
         }
+        // PCI INTx: PIRQA–D reach the ISA IRQs the PIIX3 routes them to (PIC mode, and the
+        // IOAPIC's ISA pins as the ACPI link devices say) and IOAPIC inputs 16–19.
+        let pirqs = self.pirq_levels();
+        levels = levels | self.pci.pci.functions.isa_bridge.isa_lines(pirqs);
         // Edges that happened inside one slice must not be lost to level sampling.
         let pit_pulses = self.pit.take_irq_pulses();
         let mut pulses = self.hpet.take_isa_pulses();
@@ -200,9 +220,20 @@ impl Platform {
         }
         let hpet_pins = self.hpet.ioapic_irq_lines();
         for pin in 16..ioapic::PINS as u8 {
-            self.ioapic.set_irq(pin, hpet_pins.contains(pin));
+            let pirq = pin.checked_sub(PIRQ_GSI_BASE).and_then(|p| pirqs.get(usize::from(p)));
+            self.ioapic.set_irq(pin, hpet_pins.contains(pin) || pirq == Some(&true));
         }
         self.route_apic_messages();
+    }
+
+    /// Levels of PIRQA–D: every PCI function's INTx, through the chipset's swizzle.
+    fn pirq_levels(&self) -> [bool; 4] {
+        let mut pirqs = [false; 4];
+        let display = &self.pci.pci.functions.display;
+        if self.aerogpu.irq_level() && display.interrupt_pin() != 0 {
+            pirqs[usize::from(pirq_for(DISPLAY.device, display.interrupt_pin()))] = true;
+        }
+        pirqs
     }
 
     /// IOAPIC → LAPIC messages and LAPIC EOI broadcasts → IOAPIC, until nothing moves.
@@ -231,10 +262,15 @@ impl Platform {
         }
     }
 
-    /// Offset of `paddr` in the VGA linear framebuffer, if BAR0 maps it there.
+    /// Offset of `paddr` in the VGA linear framebuffer, if BAR2 maps it there.
     // TODO(perf): map the LFB as RAM pages so the CPU's TLB reaches it directly.
     fn lfb_offset(&self, paddr: u64) -> Option<u64> {
-        offset_in(paddr, self.vga_lfb_base?, u64::from(aero_gpu::vga::PCI_DESCRIPTION.bar0_size))
+        offset_in(paddr, self.vga_lfb_base?, u64::from(LFB_BAR_SIZE))
+    }
+
+    /// Offset of `paddr` in AeroGPU's register block, if BAR0 maps it there.
+    fn aerogpu_offset(&self, paddr: u64) -> Option<u64> {
+        offset_in(paddr, self.aerogpu_base?, u64::from(AEROGPU_PCI_DESCRIPTION.bar0_size))
     }
 
     /// The register-block device at `paddr` and the offset into it.
@@ -334,6 +370,7 @@ impl Platform {
         }
         self.vga_lfb_base = d.vga_lfb;
         self.vga_rom_base = d.vga_rom;
+        self.aerogpu_base = d.aerogpu_mmio;
         self.ide_channels = d.ide_channels;
         self.ide_bus_master = d.ide_bus_master;
         if let Some(base) = d.pm_io_base
@@ -383,6 +420,10 @@ impl Bus for Platform {
             let byte = |i: u64| self.vga_rom.get((off + i) as usize).copied().unwrap_or(0xFF);
             return (0..u64::from(size)).fold(0, |v, i| v | u64::from(byte(i)) << (8 * i));
         }
+        if let Some(off) = self.aerogpu_offset(paddr) {
+            // Registers never need RAM to be read.
+            return self.aerogpu.mmio_read(off, usize::from(size));
+        }
         let Some(device) = self.mmio_device(paddr) else {
             tracing::trace!(paddr, size, "read from unclaimed MMIO");
             return u64::MAX >> (64 - 8 * u32::from(size));
@@ -411,6 +452,17 @@ impl Bus for Platform {
             for i in 0..u64::from(size) {
                 self.vga.lfb_write(off + i, (value >> (8 * i)) as u8);
             }
+            return;
+        }
+        if let Some(offset) = self.aerogpu_offset(paddr) {
+            // The CPU stops after this instruction; the machine applies the queue. The cap
+            // only matters for a string instruction aimed at the registers.
+            if self.aerogpu_writes.len() < MAX_QUEUED_REGISTER_WRITES {
+                self.aerogpu_writes.push(RegisterWrite { offset, size, value });
+            } else {
+                tracing::debug!(offset, "aerogpu: register write queue full, write dropped");
+            }
+            self.requests.display = true;
             return;
         }
         let Some(device) = self.mmio_device(paddr) else {
@@ -476,6 +528,16 @@ impl Bus for Platform {
         self.a20
     }
 }
+
+/// One MMIO write to a device register block, replayed by the machine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RegisterWrite {
+    pub offset: u64,
+    pub size: u8,
+    pub value: u64,
+}
+
+const MAX_QUEUED_REGISTER_WRITES: usize = 4096;
 
 #[derive(Clone, Copy)]
 enum MmioDevice {

@@ -36,9 +36,10 @@ impl TestBus {
             return 0xFFFF_FFFF;
         }
         match register {
-            0x00 => 0x1111_1234,
-            0x08 => 0x0300_0002,
-            0x10 => LFB_BASE | 0x08,
+            0x00 => 0x0001_A3A0,
+            0x08 => 0x0300_0001,
+            0x10 => 0xFEBF_0000,
+            0x18 => LFB_BASE | 0x08,
             _ => 0,
         }
     }
@@ -398,7 +399,7 @@ fn vgabios_exec_vbe_controller_and_mode_info() {
     assert_eq!(m.ram[info + 0x19], 32);
     assert_eq!(m.word(info + 0x10), 4096);
     let lfb = u32::from(m.word(info + 0x28)) | u32::from(m.word(info + 0x2A)) << 16;
-    assert_eq!(lfb, LFB_BASE, "PhysBasePtr from the VGA's PCI BAR0");
+    assert_eq!(lfb, LFB_BASE, "PhysBasePtr from the display function's BAR2");
     assert_eq!(m.word(info + 0x0E), 0xC000, "WinFuncPtr segment");
     assert_eq!(m.ram[info + 0x1D], 4, "16 MiB / 3 MiB frames - 1");
     // Unknown mode → failure status.

@@ -5,9 +5,9 @@
 //! It must not trap into the host: Windows x64 runs the video ROM inside its own x86
 //! emulator, where only the ROM, the IVT/BDA and the device's ports and memory exist.
 //!
-//! The display it drives is a Bochs/QEMU "std VGA"-style PCI device (1234:1111): the
-//! legacy VGA registers, the Bochs DISPI interface at ports 0x1CE/0x1CF and a linear
-//! framebuffer at PCI BAR0.
+//! The display it drives is Aero's display function (AeroGPU, A3A0:0001), whose legacy
+//! face is a Bochs/QEMU "std VGA"-style adapter: the legacy VGA registers, the Bochs DISPI
+//! interface at ports 0x1CE/0x1CF and a linear framebuffer at PCI BAR2.
 //!
 //! What the ROM does not do (callers get an explicit failure or a documented no-op):
 //! * VBE 4F0Ah (protected-mode interface) returns 014Fh; VBE 4F09h has no secondary
@@ -45,8 +45,10 @@ pub use edid::{EDID_LEN, build_edid};
 pub use vbe_modes::{VbeMode, vbe_modes};
 
 /// PCI identity of the display adapter the ROM is written for.
-pub const VGA_PCI_VENDOR: u16 = 0x1234;
-pub const VGA_PCI_DEVICE: u16 = 0x1111;
+pub const VGA_PCI_VENDOR: u16 = aero_gpu::aerogpu::AEROGPU_PCI_DESCRIPTION.vendor_id;
+pub const VGA_PCI_DEVICE: u16 = aero_gpu::aerogpu::AEROGPU_PCI_DESCRIPTION.device_id;
+/// The BAR holding the linear framebuffer.
+pub const VGA_PCI_LFB_BAR: u8 = aero_gpu::aerogpu::AEROGPU_PCI_DESCRIPTION.lfb_bar_index;
 /// PCI class code: display controller, VGA compatible.
 pub const VGA_PCI_CLASS: u32 = 0x03_00_00;
 

@@ -1,7 +1,7 @@
 //! VBE 3.0 (INT 10h AH=4Fh) on the Bochs DISPI interface, and VBE/DDC (AX=4F15h).
 //!
 //! Everything is read from or written to the adapter: the current mode is recovered
-//! from the DISPI registers, the framebuffer address from the device's PCI BAR0, the
+//! from the DISPI registers, the framebuffer address from the device's PCI LFB BAR (BAR2), the
 //! memory size from the DISPI video-memory register. The ROM keeps no writable state.
 
 use iced_x86::code_asm::*;
@@ -12,7 +12,7 @@ use super::vbe_modes::{
     MI_BANK_IMAGE_PAGES, MI_BPP, MI_BYTES_PER_LINE, MI_LIN_IMAGE_PAGES, MI_PHYS_BASE,
     MI_WIN_FUNC_SEG, MI_XRES, MI_YRES, MODE_INFO_TEMPLATE_LEN, MODE_RECORD_LEN,
 };
-use super::{VGA_PCI_DEVICE, VGA_PCI_VENDOR, VgaBiosError, bda, frame};
+use super::{VGA_PCI_DEVICE, VGA_PCI_LFB_BAR, VGA_PCI_VENDOR, VgaBiosError, bda, frame};
 
 /// Bochs' default LFB address, used if the PCI device cannot be found.
 const FALLBACK_LFB: i32 = 0xE000_0000_u32 as i32;
@@ -157,7 +157,7 @@ fn emit_helpers(asm: &mut Asm) -> Result<(), VgaBiosError> {
     asm.cmp(ebx, eax)?; // CF when memory < frame
     asm.ret()?;
 
-    // vbe_lfb_base: → EAX = BAR0 of the first 1234:1111 function on bus 0.
+    // vbe_lfb_base: → EAX = the LFB BAR of the first display function on bus 0.
     asm.bind("vbe_lfb_base")?;
     asm.push(ebx)?;
     asm.push(dx)?;
@@ -182,7 +182,7 @@ fn emit_helpers(asm: &mut Asm) -> Result<(), VgaBiosError> {
     asm.mov(eax, FALLBACK_LFB)?;
     asm.jmp(out)?;
     asm.set(&mut found)?;
-    asm.lea(eax, dword_ptr(ebx + 0x10))?;
+    asm.lea(eax, dword_ptr(ebx + (0x10 + 4 * i32::from(VGA_PCI_LFB_BAR))))?;
     asm.mov(dx, 0xCF8)?;
     asm.out(dx, eax)?;
     asm.mov(dx, 0xCFC)?;

@@ -17,6 +17,9 @@ pub struct AeroGpuPciDescription {
     pub subsystem_id: u16,
     /// BAR0: 32-bit non-prefetchable memory, the register block.
     pub bar0_size: u32,
+    /// The BAR that maps the legacy VGA's VBE linear framebuffer (the one display function
+    /// carries both models).
+    pub lfb_bar_index: u8,
     /// INTA#.
     pub interrupt_pin: u8,
 }
@@ -31,5 +34,6 @@ pub const AEROGPU_PCI_DESCRIPTION: AeroGpuPciDescription = AeroGpuPciDescription
     subsystem_vendor_id: pci::SUBSYSTEM_VENDOR_ID,
     subsystem_id: pci::SUBSYSTEM_ID,
     bar0_size: pci::BAR0_SIZE_BYTES,
+    lfb_bar_index: pci::LFB_BAR_INDEX as u8,
     interrupt_pin: 1,
 };

@@ -42,11 +42,12 @@
 //! | `pci.rs` | config mechanism #1, ECAM, config space | 0xCF8, 0xCFC–CFF | — |
 //! | `pc_pci.rs` | bus 0 of the `pc` machine behind 0xCF8/0xCFC | 0xCF8, 0xCFC–CFF | — |
 //! | `i440fx.rs`, `piix3.rs`, `piix3_ide.rs`, `piix4_pm.rs` | chipset PCI functions | config space | PIRQA–D |
-//! | `vga_pci.rs` | PCI face of `aero-gpu`'s VGA (1234:1111) | config space, BAR0 = LFB | — |
+//! | `display_pci.rs` | the display function: AeroGPU (A3A0:0001) + VGA/VBE | BAR0 = AeroGPU regs, BAR2 = LFB, ROM BAR | INTA# |
 #![allow(dead_code)]
 
 pub mod acpi_pm;
 pub mod debug_port;
+pub mod display_pci;
 pub mod dma;
 pub mod hpet;
 pub mod i440fx;
@@ -68,7 +69,6 @@ pub mod ps2_mouse;
 pub mod reset_control;
 pub mod rtc;
 pub mod serial;
-pub mod vga_pci;
 
 #[cfg(test)]
 mod platform_consistency_tests;

@@ -7,7 +7,7 @@
 //! | 00:01.0 | PIIX3 ISA bridge ([`Piix3IsaBridge`]) |
 //! | 00:01.1 | PIIX3 IDE ([`Piix3Ide`]) |
 //! | 00:01.3 | PIIX4 power management ([`Piix4Pm`]) |
-//! | 00:02.0 | VGA ([`VgaPciFunction`]) |
+//! | 00:02.0 | display: AeroGPU + VGA ([`DisplayPciFunction`]) |
 //! | others | any [`PciFunction`] added to [`PcPciFunctions::others`] |
 //!
 //! On real hardware the configuration mechanism lives in the host bridge; here it is one
@@ -21,14 +21,15 @@ use super::pci::{PciAddress, PciBus, PciConfigMechanism, PciFunction, PciFunctio
 use super::piix3::Piix3IsaBridge;
 use super::piix3_ide::Piix3Ide;
 use super::piix4_pm::Piix4Pm;
-use super::vga_pci::VgaPciFunction;
+use super::display_pci::DisplayPciFunction;
 use super::{PortIo, size_mask};
 
 pub const HOST_BRIDGE: PciAddress = PciAddress::new(0, 0, 0);
 pub const ISA_BRIDGE: PciAddress = PciAddress::new(0, 1, 0);
 pub const IDE: PciAddress = PciAddress::new(0, 1, 1);
 pub const POWER_MANAGEMENT: PciAddress = PciAddress::new(0, 1, 3);
-pub const VGA: PciAddress = PciAddress::new(0, 2, 0);
+/// The one display function (AeroGPU with the legacy VGA/VBE path).
+pub const DISPLAY: PciAddress = PciAddress::new(0, 2, 0);
 
 /// The functions on bus 0.
 #[derive(Debug, Default)]
@@ -37,7 +38,7 @@ pub struct PcPciFunctions {
     pub isa_bridge: Piix3IsaBridge,
     pub ide: Piix3Ide,
     pub power_management: Piix4Pm,
-    pub vga: VgaPciFunction,
+    pub display: DisplayPciFunction,
     /// Further functions (storage, AeroGPU, …) at addresses of their own.
     pub others: PciBus,
 }
@@ -49,7 +50,7 @@ impl PciFunctionLookup for PcPciFunctions {
             ISA_BRIDGE => Some(&mut self.isa_bridge),
             IDE => Some(&mut self.ide),
             POWER_MANAGEMENT => Some(&mut self.power_management),
-            VGA => Some(&mut self.vga),
+            DISPLAY => Some(&mut self.display),
             _ => self.others.function_mut(address),
         }
     }
@@ -114,7 +115,7 @@ mod tests {
             "no USB"
         );
         assert_eq!(read_id(&mut pci, POWER_MANAGEMENT), 0x7113_8086);
-        assert_eq!(read_id(&mut pci, VGA), 0x1111_1234);
+        assert_eq!(read_id(&mut pci, DISPLAY), 0x0001_A3A0);
         assert_eq!(read_id(&mut pci, PciAddress::new(0, 3, 0)), 0xFFFF_FFFF);
         assert_eq!(
             read_id(&mut pci, PciAddress::new(1, 0, 0)),
