@@ -11,6 +11,7 @@
 
 mod create;
 mod fileio;
+pub mod ahci;
 pub mod ide;
 mod image;
 mod memdisk;

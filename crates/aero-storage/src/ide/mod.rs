@@ -8,7 +8,7 @@
 
 pub(crate) mod ata;
 pub(crate) mod atapi;
-mod busmaster;
+pub(crate) mod busmaster;
 pub(crate) mod channel;
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,409 @@
+//! The HBA driven the way a guest driver does it: registers through `mmio_*`, command
+//! lists, tables and buffers in a Vec-backed guest memory.
+
+use super::*;
+use crate::{MemoryDisk, StorageError};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+struct Ram(Vec<u8>);
+
+impl GuestMemory for Ram {
+    fn read(&mut self, addr: u64, buf: &mut [u8]) -> Result<(), DmaError> {
+        let end = addr.checked_add(buf.len() as u64).filter(|&e| e <= self.0.len() as u64).ok_or(DmaError::BadAddress(addr))?;
+        buf.copy_from_slice(&self.0[addr as usize..end as usize]);
+        Ok(())
+    }
+    fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), DmaError> {
+        let end = addr.checked_add(data.len() as u64).filter(|&e| e <= self.0.len() as u64).ok_or(DmaError::BadAddress(addr))?;
+        self.0[addr as usize..end as usize].copy_from_slice(data);
+        Ok(())
+    }
+}
+
+/// A disk whose content is a pattern of the byte offset, counting flushes.
+struct PatternDisk {
+    data: Vec<u8>,
+    flushes: Arc<AtomicUsize>,
+}
+
+impl BlockDevice for PatternDisk {
+    fn sector_size(&self) -> u32 {
+        512
+    }
+    fn sector_count(&self) -> u64 {
+        (self.data.len() / 512) as u64
+    }
+    fn read_only(&self) -> bool {
+        false
+    }
+    fn read_sectors(&mut self, lba: u64, buf: &mut [u8]) -> Result<(), StorageError> {
+        crate::check_range(self, lba, buf.len())?;
+        let at = lba as usize * 512;
+        buf.copy_from_slice(&self.data[at..at + buf.len()]);
+        Ok(())
+    }
+    fn write_sectors(&mut self, lba: u64, buf: &[u8]) -> Result<(), StorageError> {
+        crate::check_range(self, lba, buf.len())?;
+        let at = lba as usize * 512;
+        self.data[at..at + buf.len()].copy_from_slice(buf);
+        Ok(())
+    }
+    fn flush(&mut self) -> Result<(), StorageError> {
+        self.flushes.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+}
+
+fn pattern(i: usize) -> u8 {
+    (i / 512 * 13 + i % 251) as u8
+}
+
+const SECTORS: usize = 2048;
+const CLB: u64 = 0x1000;
+const FB: u64 = 0x2000;
+const CT: u64 = 0x3000; // command tables, 0x100 each
+const BUF: u64 = 0x10000;
+
+struct Guest {
+    hba: Ahci,
+    ram: Ram,
+    flushes: Arc<AtomicUsize>,
+}
+
+impl Guest {
+    fn new() -> Guest {
+        let flushes = Arc::new(AtomicUsize::new(0));
+        let disk = PatternDisk { data: (0..SECTORS * 512).map(pattern).collect(), flushes: flushes.clone() };
+        let mut hba = Ahci::new(ICH9_PORTS);
+        hba.attach(0, IdeDrive::Disk(Box::new(disk)));
+        Guest { hba, ram: Ram(vec![0; 1 << 20]), flushes }
+    }
+
+    fn r(&mut self, off: u64) -> u32 {
+        self.hba.mmio_read(off, 4) as u32
+    }
+    fn w(&mut self, off: u64, v: u32) {
+        self.hba.mmio_write(off, 4, v as u64)
+    }
+    fn p(port: usize, reg: u64) -> u64 {
+        0x100 + port as u64 * 0x80 + reg
+    }
+
+    /// What a driver does at start: HBA reset, AHCI mode, interrupts, port 0 started.
+    fn start(&mut self) {
+        self.w(GHC, GHC_HR);
+        assert_eq!(self.r(GHC) & GHC_HR, 0, "reset completes at once");
+        self.w(GHC, GHC_AE | GHC_IE);
+        self.w(Self::p(0, P_CLB), CLB as u32);
+        self.w(Self::p(0, P_CLBU), 0);
+        self.w(Self::p(0, P_FB), FB as u32);
+        self.w(Self::p(0, P_FBU), 0);
+        self.w(Self::p(0, P_SERR), u32::MAX);
+        self.w(Self::p(0, P_IS), u32::MAX);
+        self.w(Self::p(0, P_IE), 0xFDC0_00FF);
+        self.w(Self::p(0, P_CMD), CMD_FRE);
+        self.w(Self::p(0, P_CMD), CMD_FRE | CMD_ST);
+        assert_eq!(self.r(Self::p(0, P_CMD)) & (CMD_CR | CMD_FR), CMD_CR | CMD_FR);
+        self.hba.process(&mut self.ram); // signature FIS
+        self.w(Self::p(0, P_IS), u32::MAX);
+        self.w(IS, u32::MAX);
+        assert!(!self.hba.irq_level());
+    }
+
+    /// Builds slot `slot`'s header + table: the H2D FIS and the PRDT `(addr, len)`.
+    fn command(&mut self, slot: u32, fis: [u8; 20], write: bool, prdt: &[(u64, u32)]) {
+        let table = CT + u64::from(slot) * 0x100 * 2;
+        let mut header = [0u8; 32];
+        let dw0 = 5 | if write { 1 << 6 } else { 0 } | (prdt.len() as u32) << 16;
+        header[0..4].copy_from_slice(&dw0.to_le_bytes());
+        header[8..12].copy_from_slice(&(table as u32).to_le_bytes());
+        self.ram.write(CLB + u64::from(slot) * 32, &header).unwrap();
+        let mut t = vec![0u8; 0x80 + 16 * prdt.len()];
+        t[..20].copy_from_slice(&fis);
+        for (i, &(addr, len)) in prdt.iter().enumerate() {
+            let e = &mut t[0x80 + 16 * i..0x90 + 16 * i];
+            e[0..4].copy_from_slice(&(addr as u32).to_le_bytes());
+            e[4..8].copy_from_slice(&((addr >> 32) as u32).to_le_bytes());
+            e[12..16].copy_from_slice(&(len - 1).to_le_bytes());
+        }
+        self.ram.write(table, &t).unwrap();
+    }
+
+    fn issue(&mut self, slots: u32) {
+        self.w(Self::p(0, P_CI), slots);
+        assert!(self.hba.command_pending());
+        self.hba.process(&mut self.ram);
+    }
+
+    fn prdbc(&mut self, slot: u32) -> u32 {
+        let mut b = [0u8; 4];
+        self.ram.read(CLB + u64::from(slot) * 32 + 4, &mut b).unwrap();
+        u32::from_le_bytes(b)
+    }
+
+    fn mem(&self, addr: u64, len: usize) -> &[u8] {
+        &self.ram.0[addr as usize..addr as usize + len]
+    }
+}
+
+fn h2d(command: u8, lba: u64, count: u16) -> [u8; 20] {
+    let mut f = [0u8; 20];
+    f[0] = 0x27;
+    f[1] = 0x80;
+    f[2] = command;
+    let l = lba.to_le_bytes();
+    f[4..7].copy_from_slice(&l[..3]);
+    f[7] = 0x40;
+    f[8..11].copy_from_slice(&l[3..6]);
+    f[12..14].copy_from_slice(&count.to_le_bytes());
+    f
+}
+
+fn fpdma(command: u8, lba: u64, count: u16, tag: u8) -> [u8; 20] {
+    let mut f = h2d(command, lba, 0);
+    f[3] = count as u8;
+    f[11] = (count >> 8) as u8;
+    f[12] = tag << 3;
+    f
+}
+
+#[test]
+fn registers_after_reset() {
+    let mut g = Guest::new();
+    let cap = g.r(CAP);
+    assert_eq!(cap & 0x1F, ICH9_PORTS as u32 - 1);
+    assert_ne!(cap & (1 << 30), 0, "NCQ");
+    assert_eq!((cap >> 8) & 0x1F, 31, "32 slots");
+    assert_eq!(g.r(PI), 0x3F);
+    assert_eq!(g.r(VS), 0x0001_0300);
+    assert_ne!(g.r(GHC) & GHC_AE, 0);
+    assert_eq!(g.r(Guest::p(0, P_SIG)), SIG_DISK);
+    assert_eq!(g.r(Guest::p(0, P_SSTS)) & 0xF, 3, "device present, link up");
+    assert_eq!(g.r(Guest::p(0, P_TFD)) & 0x88, 0, "not busy");
+    assert_eq!(g.r(Guest::p(1, P_SSTS)), 0, "empty port");
+    assert_eq!(g.r(Guest::p(7, P_SSTS)), 0, "unimplemented port reads 0");
+    // CI is ignored while the port is stopped.
+    g.w(Guest::p(0, P_CI), 1);
+    assert_eq!(g.r(Guest::p(0, P_CI)), 0);
+    // BIOS/OS handoff: the OS gets ownership at once.
+    assert_eq!(g.r(CAP2) & 1, 1);
+    g.w(BOHC, BOHC_OOS);
+    assert_eq!(g.r(BOHC) & (BOHC_BOS | BOHC_OOS | BOHC_OOC), BOHC_OOS | BOHC_OOC);
+    // Byte access to a dword register.
+    assert_eq!(g.hba.mmio_read(VS + 1, 1), 0x03);
+    // COMRESET through SCTL takes the link down and back up.
+    g.w(Guest::p(0, P_SCTL), 1);
+    assert_eq!(g.r(Guest::p(0, P_SSTS)), 0);
+    g.w(Guest::p(0, P_SCTL), 0);
+    assert_eq!(g.r(Guest::p(0, P_SSTS)) & 0xF, 3);
+}
+
+#[test]
+fn identify_device_and_interrupt() {
+    let mut g = Guest::new();
+    g.start();
+    g.command(0, h2d(0xEC, 0, 0), false, &[(BUF, 512)]);
+    g.issue(1);
+    assert_eq!(g.r(Guest::p(0, P_CI)), 0, "completed");
+    let id = g.mem(BUF, 512).to_vec();
+    assert_eq!(u16::from_le_bytes([id[0], id[1]]), 0x0040, "fixed disk");
+    let sectors = u64::from_le_bytes(id[200..208].try_into().unwrap());
+    assert_eq!(sectors, SECTORS as u64, "LBA48 capacity");
+    assert_ne!(u16::from_le_bytes([id[152], id[153]]) & 0x0100, 0, "NCQ supported (word 76)");
+    assert_eq!(u16::from_le_bytes([id[150], id[151]]) & 0x1F, 31, "queue depth 32");
+    assert_eq!(id.iter().fold(0u8, |a, &b| a.wrapping_add(b)), 0, "checksum");
+    assert_eq!(g.prdbc(0), 512);
+    let is = g.r(Guest::p(0, P_IS));
+    assert_ne!(is & PXIS_PSS, 0);
+    assert_ne!(is & PXIS_DHRS, 0);
+    assert_eq!(g.r(IS), 1, "port 0 interrupt");
+    assert!(g.hba.irq_level());
+    assert!(g.hba.take_msi());
+    assert!(!g.hba.take_msi(), "one message per event");
+    // The D2H FIS landed in the received-FIS area.
+    assert_eq!(g.mem(FB + 0x40, 3), &[0x34, 0x40, 0x50]);
+    // Clearing HBA IS first leaves the line up while the port still has its bits.
+    g.w(IS, 1);
+    assert!(g.hba.irq_level());
+    g.w(Guest::p(0, P_IS), is);
+    g.w(IS, 1);
+    assert!(!g.hba.irq_level());
+    // With GHC.IE off, no line.
+    g.command(0, h2d(0xEC, 0, 0), false, &[(BUF, 512)]);
+    g.w(GHC, GHC_AE);
+    g.issue(1);
+    assert!(!g.hba.irq_level());
+}
+
+#[test]
+fn read_dma_ext_over_multi_entry_prdt() {
+    let mut g = Guest::new();
+    g.start();
+    // 9 sectors from LBA 100 into three pieces: 1024 + 2048 + 1536 bytes.
+    let prdt = [(BUF, 1024), (BUF + 0x8000, 2048), (BUF + 0x20000, 1536)];
+    g.command(3, h2d(0x25, 100, 9), false, &prdt);
+    g.issue(1 << 3);
+    assert_eq!(g.r(Guest::p(0, P_TFD)) & 0xFF, 0x50);
+    assert_eq!(g.prdbc(3), 9 * 512);
+    let expect: Vec<u8> = (100 * 512..109 * 512).map(pattern).collect();
+    let mut got = g.mem(BUF, 1024).to_vec();
+    got.extend_from_slice(g.mem(BUF + 0x8000, 2048));
+    got.extend_from_slice(g.mem(BUF + 0x20000, 1536));
+    assert_eq!(got, expect);
+}
+
+#[test]
+fn write_then_read_back_and_flush() {
+    let mut g = Guest::new();
+    g.start();
+    let data: Vec<u8> = (0..4096u32).map(|i| (i * 7 + 3) as u8).collect();
+    g.ram.write(BUF, &data).unwrap();
+    g.command(0, h2d(0x35, 1000, 8), true, &[(BUF, 4096)]);
+    g.issue(1);
+    assert_eq!(g.r(Guest::p(0, P_IS)) & PXIS_TFES, 0);
+    g.command(1, h2d(0xC8, 1000, 8), false, &[(BUF + 0x10000, 4096)]);
+    g.issue(2);
+    assert_eq!(g.mem(BUF + 0x10000, 4096), &data[..]);
+    assert_eq!(g.flushes.load(Ordering::SeqCst), 0);
+    g.command(2, h2d(0xEA, 0, 0), false, &[]);
+    g.issue(4);
+    assert_eq!(g.flushes.load(Ordering::SeqCst), 1, "FLUSH CACHE EXT reaches the disk");
+    assert_eq!(g.r(Guest::p(0, P_CI)), 0);
+}
+
+#[test]
+fn ncq_with_several_tags() {
+    let mut g = Guest::new();
+    g.start();
+    let data: Vec<u8> = (0..1024u32).map(|i| (i ^ 0x5A) as u8).collect();
+    g.ram.write(BUF + 0x30000, &data).unwrap();
+    g.command(0, fpdma(0x60, 10, 2, 0), false, &[(BUF, 1024)]);
+    g.command(5, fpdma(0x60, 20, 4, 5), false, &[(BUF + 0x1000, 2048)]);
+    g.command(9, fpdma(0x61, 500, 2, 9), true, &[(BUF + 0x30000, 1024)]);
+    let tags = 1 | 1 << 5 | 1 << 9;
+    g.w(Guest::p(0, P_SACT), tags);
+    assert_eq!(g.r(Guest::p(0, P_SACT)), tags);
+    g.issue(tags);
+    assert_eq!(g.r(Guest::p(0, P_SACT)), 0, "every tag completed");
+    assert_eq!(g.r(Guest::p(0, P_CI)), 0);
+    assert_ne!(g.r(Guest::p(0, P_IS)) & PXIS_SDBS, 0);
+    assert_eq!(g.mem(FB + 0x58, 2), &[0xA1, 0x40], "Set Device Bits FIS");
+    assert_eq!(g.mem(BUF, 1024), &(10 * 512..12 * 512).map(pattern).collect::<Vec<_>>()[..]);
+    assert_eq!(g.mem(BUF + 0x1000, 2048), &(20 * 512..24 * 512).map(pattern).collect::<Vec<_>>()[..]);
+    g.command(1, h2d(0x25, 500, 2), false, &[(BUF + 0x40000, 1024)]);
+    g.issue(2);
+    assert_eq!(g.mem(BUF + 0x40000, 1024), &data[..]);
+}
+
+#[test]
+fn bad_prdt_gives_error_status_not_panic() {
+    let mut g = Guest::new();
+    g.start();
+    // Data buffer beyond guest memory.
+    g.command(0, h2d(0x25, 0, 8), false, &[(0xFFFF_FFF0_0000, 4096)]);
+    g.issue(1);
+    let is = g.r(Guest::p(0, P_IS));
+    assert_ne!(is & PXIS_TFES, 0, "task file error");
+    let tfd = g.r(Guest::p(0, P_TFD));
+    assert_ne!(tfd & 1, 0, "ERR in status");
+    assert_ne!(tfd >> 8 & 0x04, 0, "ABRT in error");
+    assert_eq!(g.r(Guest::p(0, P_CI)), 1, "failing slot stays issued");
+    assert!(g.hba.irq_level());
+    // The port is stalled until software restarts it.
+    g.command(1, h2d(0xEC, 0, 0), false, &[(BUF, 512)]);
+    g.w(Guest::p(0, P_CI), 2);
+    g.hba.process(&mut g.ram);
+    assert_eq!(g.r(Guest::p(0, P_CI)), 3);
+    g.w(Guest::p(0, P_CMD), CMD_FRE);
+    assert_eq!(g.r(Guest::p(0, P_CI)), 0, "stopping clears CI");
+    g.w(Guest::p(0, P_IS), u32::MAX);
+    g.w(Guest::p(0, P_CMD), CMD_FRE | CMD_ST);
+    g.command(1, h2d(0xEC, 0, 0), false, &[(BUF, 512)]);
+    g.issue(2);
+    assert_eq!(g.r(Guest::p(0, P_IS)) & PXIS_TFES, 0, "works again");
+
+    // PRDT too small, table or header out of memory, LBA out of range, huge PRDTL.
+    let cases: Vec<Box<dyn Fn(&mut Guest)>> = vec![
+        Box::new(|g| g.command(0, h2d(0x25, 0, 8), false, &[(BUF, 512)])),
+        Box::new(|g| g.command(0, h2d(0x25, SECTORS as u64 - 1, 2), false, &[(BUF, 1024)])),
+        Box::new(|g| {
+            g.command(0, h2d(0x25, 0, 1), false, &[(BUF, 512)]);
+            g.ram.write(CLB + 8, &0xFFFF_FF80u32.to_le_bytes()).unwrap(); // CTBA outside RAM
+        }),
+        Box::new(|g| {
+            g.command(0, h2d(0x25, 0, 1), false, &[(BUF, 512)]);
+            g.ram.write(CLB, &(5u32 | 0xFFFF << 16).to_le_bytes()).unwrap(); // 65535 entries
+        }),
+        Box::new(|g| {
+            let mut f = h2d(0x25, 0, 1);
+            f[0] = 0x34; // not an H2D FIS
+            g.command(0, f, false, &[(BUF, 512)]);
+        }),
+    ];
+    for (i, case) in cases.iter().enumerate() {
+        g.w(Guest::p(0, P_CMD), CMD_FRE);
+        g.w(Guest::p(0, P_IS), u32::MAX);
+        g.w(Guest::p(0, P_CMD), CMD_FRE | CMD_ST);
+        case(&mut g);
+        g.issue(1);
+        assert_ne!(g.r(Guest::p(0, P_IS)) & PXIS_TFES, 0, "case {i}");
+    }
+    // Command list outside memory.
+    g.w(Guest::p(0, P_CMD), CMD_FRE);
+    g.w(Guest::p(0, P_CLB), 0xFFFF_FC00);
+    g.w(Guest::p(0, P_CMD), CMD_FRE | CMD_ST);
+    g.issue(1);
+    assert_ne!(g.r(Guest::p(0, P_IS)) & PXIS_TFES, 0);
+}
+
+#[test]
+fn atapi_identify_and_read10() {
+    let mut hba = Ahci::new(ICH9_PORTS);
+    let iso: Vec<u8> = (0..64 * 2048).map(|i| (i / 2048 + i % 7) as u8).collect();
+    hba.attach(2, IdeDrive::Cdrom(Some(Box::new(MemoryDisk::new(iso.clone(), 2048, true).unwrap()))));
+    let mut g = Guest { hba, ram: Ram(vec![0; 1 << 20]), flushes: Arc::new(AtomicUsize::new(0)) };
+    assert_eq!(g.r(Guest::p(2, P_SIG)), SIG_ATAPI);
+    let port = |reg| Guest::p(2, reg);
+    g.w(GHC, GHC_AE | GHC_IE);
+    g.w(port(P_CLB), CLB as u32);
+    g.w(port(P_FB), FB as u32);
+    g.w(port(P_IE), u32::MAX);
+    g.w(port(P_CMD), CMD_FRE | CMD_ST);
+    assert_ne!(g.r(port(P_CMD)) & CMD_ATAPI, 0);
+    g.hba.process(&mut g.ram);
+    g.w(port(P_IS), u32::MAX);
+
+    g.command(0, h2d(0xA1, 0, 0), false, &[(BUF, 512)]);
+    g.w(port(P_CI), 1);
+    g.hba.process(&mut g.ram);
+    assert_eq!(g.r(port(P_CI)), 0);
+    assert_eq!(u16::from_le_bytes([g.ram.0[BUF as usize], g.ram.0[BUF as usize + 1]]), 0x85C0);
+
+    // READ(10) of 3 sectors from LBA 5 over two PRDT entries.
+    let mut f = h2d(0xA0, 0, 0);
+    f[3] = 1; // DMA
+    g.command(1, f, false, &[(BUF + 0x1000, 4096), (BUF + 0x4000, 2048)]);
+    let cdb = [0x28, 0, 0, 0, 0, 5, 0, 0, 3, 0, 0, 0];
+    let mut header = [0u8; 4];
+    g.ram.read(CLB + 32, &mut header).unwrap();
+    header[0] |= 1 << 5; // ATAPI
+    g.ram.write(CLB + 32, &header).unwrap();
+    g.ram.write(CT + 2 * 0x100 + 0x40, &cdb).unwrap();
+    g.w(port(P_CI), 2);
+    g.hba.process(&mut g.ram);
+    assert_eq!(g.r(port(P_IS)) & PXIS_TFES, 0);
+    assert_eq!(g.prdbc(1), 3 * 2048);
+    let mut got = g.mem(BUF + 0x1000, 4096).to_vec();
+    got.extend_from_slice(g.mem(BUF + 0x4000, 2048));
+    assert_eq!(got, &iso[5 * 2048..8 * 2048]);
+
+    // Beyond the disc: CHECK CONDITION, sense key 5 in the error register.
+    let cdb = [0x28, 0, 0, 0, 0, 63, 0, 0, 2, 0, 0, 0];
+    g.ram.write(CT + 2 * 0x100 + 0x40, &cdb).unwrap();
+    g.w(port(P_CI), 2);
+    g.hba.process(&mut g.ram);
+    assert_ne!(g.r(port(P_IS)) & PXIS_TFES, 0);
+    assert_eq!(g.r(port(P_TFD)) >> 12 & 0xF, 5);
+    assert!(g.hba.irq_level());
+}
