@@ -13,6 +13,8 @@ use crate::firmware_host::{Disks, Host};
 use crate::guest_ram::GuestRam;
 use crate::memory_map::{MemoryError, MemoryMap};
 use crate::platform::Platform;
+use crate::devices::ahci_pci::AhciConfig;
+use crate::devices::pci::PciFunction;
 #[path = "host_io.rs"] pub(crate) mod host_io;
 #[path = "display.rs"] mod display;
 
@@ -33,6 +35,8 @@ pub enum MachineError {
     Memory(#[from] MemoryError),
     #[error("firmware: {0}")]
     Firmware(String),
+    #[error("configuration: {0}")]
+    Config(String),
     #[error("disk: {0}")]
     Disk(#[from] aero_storage::StorageError),
 }
@@ -207,6 +211,10 @@ impl Machine {
         if req.dma {
             let mut ram = GuestRam::new(&mut self.memory, &self.platform.map);
             self.platform.ide.service_dma(&mut ram);
+            // AHCI commands run only while the function may master the bus.
+            if self.platform.pci.pci.functions.ahci.config().dma_enabled() {
+                self.platform.ahci.process(&mut ram);
+            }
             for (addr, len) in ram.written {
                 self.cpu.invalidate_code(addr, len);
             }
@@ -265,6 +273,7 @@ impl Machine {
     pub fn reset(&mut self) {
         self.cpu.reset();
         self.platform.ide.reset();
+        self.platform.ahci.reset();
         self.platform.aerogpu.reset();
         self.platform.aerogpu_writes.clear();
     }
@@ -289,8 +298,20 @@ impl Machine {
         self.platform.vga.text_screen()
     }
 
+    /// Plugs a disk or CD drive into AHCI port `port` (0–5) of the ICH9 AHCI function
+    /// (00:05.0). Call before running the guest; the BIOS's INT 13h does not see these
+    /// drives (SeaBIOS finds them through its own AHCI driver).
+    pub fn attach_ahci(&mut self, port: usize, drive: IdeDrive) -> Result<(), MachineError> {
+        if port >= self.platform.ahci.port_count() {
+            return Err(MachineError::Config(format!("AHCI port {port} does not exist (0–{})", self.platform.ahci.port_count() - 1)));
+        }
+        self.platform.ahci.attach(port, drive);
+        Ok(())
+    }
+
     /// Flushes all disks; call before exiting.
     pub fn shutdown(&mut self) -> Result<(), MachineError> {
+        self.platform.ahci.flush_all()?;
         Ok(self.disks.flush()?)
     }
 }

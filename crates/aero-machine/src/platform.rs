@@ -5,6 +5,11 @@ use aero_cpu::{Bus, PageMapping};
 use aero_gpu::Vga;
 use aero_gpu::aerogpu::{AeroGpu, AeroGpuConfig};
 use aero_storage::ide::{IdeController, LEGACY_IRQS, LEGACY_PORTS};
+use aero_storage::ahci::{Ahci, ABAR_SIZE, ICH9_PORTS};
+use crate::devices::ahci_pci::AhciConfig;
+use crate::devices::lapic::DeliveryMode;
+use crate::devices::pc_pci::AHCI;
+use crate::devices::pci::PciFunction;
 
 use crate::clock::Clock;
 use crate::devices::acpi_pm::{AcpiPm, AcpiPmLayout, SleepRequest};
@@ -81,6 +86,9 @@ pub struct Platform {
     /// Which IDE legacy channels decode, and where the bus-master block is.
     ide_channels: [bool; 2],
     ide_bus_master: Option<u16>,
+    /// ICH9 AHCI HBA (the PCI face is `pci.pci.functions.ahci`) and where ABAR maps it.
+    pub ahci: Ahci,
+    ahci_abar: Option<u64>,
     /// Where the display function's BAR2 maps the VGA linear framebuffer.
     vga_lfb_base: Option<u64>,
     /// AeroGPU, the display function's BAR0 (see `display.rs` for the RAM side).
@@ -123,6 +131,8 @@ impl Platform {
             pci: PciBus::new(),
             acpi_pm: AcpiPm::new(AcpiPmLayout::default()),
             ide: IdeController::new(),
+            ahci: Ahci::new(ICH9_PORTS),
+            ahci_abar: None,
             ide_channels: [false; 2],
             ide_bus_master: None,
             vga_lfb_base: None,
@@ -223,7 +233,27 @@ impl Platform {
             let pirq = pin.checked_sub(PIRQ_GSI_BASE).and_then(|p| pirqs.get(usize::from(p)));
             self.ioapic.set_irq(pin, hpet_pins.contains(pin) || pirq == Some(&true));
         }
+        self.deliver_msi();
         self.route_apic_messages();
+    }
+
+    /// Message-signalled interrupts of functions that have MSI enabled, straight to the
+    /// local APIC.
+    fn deliver_msi(&mut self) {
+        // Events while MSI is off are dropped (INTx carries them).
+        let event = self.ahci.take_msi();
+        let Some(message) = self.pci.pci.functions.ahci.config().msi_message() else { return };
+        if !event {
+            return;
+        }
+        match message.decode_x86() {
+            Some((destination, logical, vector, mode, level)) => {
+                if self.lapic.matches_destination(destination, logical) {
+                    self.lapic.deliver(DeliveryMode::from_bits(mode), vector, level);
+                }
+            }
+            None => tracing::debug!(address = message.address, "MSI outside the interrupt window dropped"),
+        }
     }
 
     /// Levels of PIRQA–D: every PCI function's INTx, through the chipset's swizzle.
@@ -232,6 +262,10 @@ impl Platform {
         let display = &self.pci.pci.functions.display;
         if self.aerogpu.irq_level() && display.interrupt_pin() != 0 {
             pirqs[usize::from(pirq_for(DISPLAY.device, display.interrupt_pin()))] = true;
+        }
+        let ahci = self.pci.pci.functions.ahci.config();
+        if self.ahci.irq_level() && ahci.intx_enabled() {
+            pirqs[usize::from(pirq_for(AHCI.device, ahci.interrupt_pin()))] = true;
         }
         pirqs
     }
@@ -280,7 +314,9 @@ impl Platform {
         } else if let Some(off) = offset_in(paddr, ioapic::DEFAULT_BASE, 0x1000) {
             Some((MmioDevice::IoApic, off))
         } else {
-            offset_in(paddr, hpet::DEFAULT_BASE, 0x400).map(|off| (MmioDevice::Hpet, off))
+            offset_in(paddr, hpet::DEFAULT_BASE, 0x400)
+                .map(|off| (MmioDevice::Hpet, off))
+                .or_else(|| Some((MmioDevice::Ahci, offset_in(paddr, self.ahci_abar?, ABAR_SIZE)?)))
         }
     }
 
@@ -373,6 +409,7 @@ impl Platform {
         self.aerogpu_base = d.aerogpu_mmio;
         self.ide_channels = d.ide_channels;
         self.ide_bus_master = d.ide_bus_master;
+        self.ahci_abar = self.pci.pci.functions.ahci.config().abar();
         if let Some(base) = d.pm_io_base
             && base != self.acpi_pm.layout().pm1a_evt
         {
@@ -435,6 +472,7 @@ impl Bus for Platform {
             (MmioDevice::Lapic, off) => self.lapic.mmio_read(off, size),
             (MmioDevice::IoApic, off) => self.ioapic.mmio_read(off, size),
             (MmioDevice::Hpet, off) => self.hpet.mmio_read(off, size),
+            (MmioDevice::Ahci, off) => self.ahci.mmio_read(off, size),
         };
         self.update_interrupts();
         value
@@ -475,6 +513,12 @@ impl Bus for Platform {
             (MmioDevice::Lapic, off) => self.lapic.mmio_write(off, size, value),
             (MmioDevice::IoApic, off) => self.ioapic.mmio_write(off, size, value),
             (MmioDevice::Hpet, off) => self.hpet.mmio_write(off, size, value),
+            (MmioDevice::Ahci, off) => {
+                self.ahci.mmio_write(off, size, value);
+                // Commands need guest RAM: the CPU stops after this instruction and the
+                // machine runs them (Machine::handle_requests).
+                self.requests.dma |= self.ahci.command_pending();
+            }
         }
         self.update_interrupts();
     }
@@ -544,6 +588,7 @@ enum MmioDevice {
     Lapic,
     IoApic,
     Hpet,
+    Ahci,
 }
 
 /// Offset of `paddr` in the legacy VGA window.

@@ -46,6 +46,7 @@
 #![allow(dead_code)]
 
 pub mod acpi_pm;
+pub mod ahci_pci;
 pub mod debug_port;
 pub mod display_pci;
 pub mod dma;

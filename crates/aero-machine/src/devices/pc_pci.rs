@@ -8,6 +8,7 @@
 //! | 00:01.1 | PIIX3 IDE ([`Piix3Ide`]) |
 //! | 00:01.3 | PIIX4 power management ([`Piix4Pm`]) |
 //! | 00:02.0 | display: AeroGPU + VGA ([`DisplayPciFunction`]) |
+//! | 00:05.0 | ICH9 AHCI ([`AhciPci`]) |
 //! | others | any [`PciFunction`] added to [`PcPciFunctions::others`] |
 //!
 //! On real hardware the configuration mechanism lives in the host bridge; here it is one
@@ -22,6 +23,7 @@ use super::piix3::Piix3IsaBridge;
 use super::piix3_ide::Piix3Ide;
 use super::piix4_pm::Piix4Pm;
 use super::display_pci::DisplayPciFunction;
+use super::ahci_pci::AhciPci;
 use super::{PortIo, size_mask};
 
 pub const HOST_BRIDGE: PciAddress = PciAddress::new(0, 0, 0);
@@ -30,6 +32,8 @@ pub const IDE: PciAddress = PciAddress::new(0, 1, 1);
 pub const POWER_MANAGEMENT: PciAddress = PciAddress::new(0, 1, 3);
 /// The one display function (AeroGPU with the legacy VGA/VBE path).
 pub const DISPLAY: PciAddress = PciAddress::new(0, 2, 0);
+/// The AHCI SATA controller (INTA → PIRQA).
+pub const AHCI: PciAddress = PciAddress::new(0, 5, 0);
 
 /// The functions on bus 0.
 #[derive(Debug, Default)]
@@ -39,6 +43,7 @@ pub struct PcPciFunctions {
     pub ide: Piix3Ide,
     pub power_management: Piix4Pm,
     pub display: DisplayPciFunction,
+    pub ahci: AhciPci,
     /// Further functions (storage, AeroGPU, …) at addresses of their own.
     pub others: PciBus,
 }
@@ -51,6 +56,7 @@ impl PciFunctionLookup for PcPciFunctions {
             IDE => Some(&mut self.ide),
             POWER_MANAGEMENT => Some(&mut self.power_management),
             DISPLAY => Some(&mut self.display),
+            AHCI => Some(&mut self.ahci),
             _ => self.others.function_mut(address),
         }
     }
@@ -117,6 +123,7 @@ mod tests {
         assert_eq!(read_id(&mut pci, POWER_MANAGEMENT), 0x7113_8086);
         assert_eq!(read_id(&mut pci, DISPLAY), 0x0001_A3A0);
         assert_eq!(read_id(&mut pci, PciAddress::new(0, 3, 0)), 0xFFFF_FFFF);
+        assert_eq!(read_id(&mut pci, AHCI), 0x2922_8086);
         assert_eq!(
             read_id(&mut pci, PciAddress::new(1, 0, 0)),
             0xFFFF_FFFF,

@@ -207,6 +207,14 @@ impl Ahci {
         p.link_reset();
     }
 
+    /// Flushes every attached medium (emulator shutdown).
+    pub fn flush_all(&mut self) -> Result<(), crate::StorageError> {
+        for media in self.ports.iter_mut().filter_map(|p| p.drive.as_mut()?.media.as_mut()) {
+            media.flush()?;
+        }
+        Ok(())
+    }
+
     /// Inserts a disc into the CD drive on `port` (host action).
     pub fn insert_media(&mut self, port: usize, media: Box<dyn BlockDevice>) {
         if let Some(d) = self.ports.get_mut(port).and_then(|p| p.drive.as_mut()).filter(|d| matches!(d.kind, Kind::Cdrom)) {
