@@ -17,6 +17,9 @@ use crate::devices::ahci_pci::AhciConfig;
 use crate::devices::pci::PciFunction;
 #[path = "host_io.rs"] pub(crate) mod host_io;
 #[path = "display.rs"] mod display;
+#[cfg(test)]
+#[path = "ahci_tests.rs"]
+mod ahci_tests;
 
 pub struct MachineConfig {
     pub memory_bytes: u64,
