@@ -129,4 +129,27 @@ mod tests {
         assert!(ram.write(0xA0000, &[0; 4]).is_err());
         assert!(ram.read(u64::MAX - 1, &mut [0; 4]).is_err());
     }
+
+    #[test]
+    fn aerogpu_sees_ram_only_and_rejected_writes_change_nothing() {
+        use aero_gpu::aerogpu::GuestMemory as Gpu;
+        let (map, mut memory) = MemoryMap::allocate(16 << 20, &[0xEE; 0x20000]).unwrap();
+        let mut ram = GuestRam::new(&mut memory, &map);
+        Gpu::write(&mut ram, 0x2FFC, &[1, 2, 3, 4, 5, 6, 7, 8]).unwrap();
+        let mut back = [0u8; 8];
+        Gpu::read(&ram, 0x2FFC, &mut back).unwrap();
+        assert_eq!(back, [1, 2, 3, 4, 5, 6, 7, 8]);
+        assert_eq!(ram.written, vec![(0x2FFC, 8)], "recorded for code invalidation");
+        assert!(!Gpu::contains(&ram, 0, 16 << 20), "the VGA window is not RAM");
+        assert!(Gpu::contains(&ram, 0x10_0000, 15 << 20));
+        assert!(!Gpu::contains(&ram, 0x10_0000, (15 << 20) + 1));
+        assert!(!Gpu::contains(&ram, 0xFFFF_FFF0, 4), "ROM");
+        assert!(!Gpu::contains(&ram, u64::MAX - 2, 4));
+        // A write running off the end of RAM fails as a whole.
+        let end = 16 << 20;
+        assert!(Gpu::write(&mut ram, end - 4, &[9; 8]).is_err());
+        Gpu::read(&ram, end - 4, &mut back[..4]).unwrap();
+        assert_eq!(back[..4], [0; 4]);
+        assert_eq!(ram.written.len(), 1);
+    }
 }

@@ -1,9 +1,10 @@
 //! AeroGPU as the machine's display function, driven by a real guest: a boot sector that
 //! enters 32-bit protected mode and acts as a minimal driver through PCI configuration
 //! cycles and MMIO — find A3A0:0001 by scanning bus 0, check MAGIC/ABI_VERSION, submit
-//! through a ring in guest RAM, take the fence interrupt through the PIC and then the
-//! IOAPIC, show a framebuffer through scanout 0, wait for vblanks and give the screen back
-//! to the VGA. The guest reports each step on COM1 (the firmware logs elsewhere).
+//! through a ring in guest RAM, take the fence interrupt through the PIC, the IOAPIC's ISA
+//! pin and its PIRQ pin (GSI 16–19), show a framebuffer through scanout 0, wait for
+//! vblanks and give the screen back to the VGA. The guest reports each step on COM1 (the
+//! firmware logs elsewhere).
 
 use aero_machine::{BootDevice, Frame, Machine, MachineConfig, RunEvent};
 use aero_protocol::cmd::Opcode;
@@ -253,6 +254,30 @@ fn body() -> (Vec<u8>, u32, u32, u32) {
     check_eq!(r(reg::COMPLETED_FENCE_LO), 3, b'F');
     out_char!(b'O');
 
+    // And through the PIIX3's direct wiring of PIRQA–D to IOAPIC inputs 16–19: slot `d`
+    // INTA is PIRQ (d + 3) mod 4. The ISA pin's entry is masked first.
+    a.mov(eax, dword_ptr(VAR_IRQ_LINE)).unwrap();
+    a.shl(eax, 1).unwrap();
+    a.add(eax, 0x10).unwrap();
+    a.mov(dword_ptr(0xFEC0_0000u32), eax).unwrap();
+    a.mov(dword_ptr(0xFEC0_0010u32), 1u32 << 16).unwrap();
+    a.mov(eax, ebx).unwrap();
+    a.shr(eax, 11).unwrap();
+    a.add(eax, 3).unwrap();
+    a.and(eax, 3).unwrap();
+    a.add(eax, 16).unwrap();
+    a.shl(eax, 1).unwrap();
+    a.add(eax, 0x10).unwrap();
+    a.mov(dword_ptr(0xFEC0_0000u32), eax).unwrap();
+    a.mov(dword_ptr(0xFEC0_0010u32), APIC_VECTOR | 1 << 15).unwrap();
+    a.inc(eax).unwrap();
+    a.mov(dword_ptr(0xFEC0_0000u32), eax).unwrap();
+    a.mov(dword_ptr(0xFEC0_0010u32), 0u32).unwrap();
+    submit!(4);
+    wait_for!(VAR_APIC_COUNT, 2);
+    check_eq!(r(reg::COMPLETED_FENCE_LO), 4, b'F');
+    out_char!(b'G');
+
     // Scanout 0: a 64x48 B8G8R8X8 pattern (R = x, G = y, B = 0x80).
     a.mov(edi, FB).unwrap();
     a.xor(ecx, ecx).unwrap();
@@ -402,7 +427,7 @@ fn guest_image() -> Vec<u8> {
         ..Default::default()
     };
     put(&mut image, RING, &header.to_bytes());
-    let descs = [(NOP_STREAM, &nop, 1, 0), (PRESENT_STREAM, &present, 2, SUBMIT_FLAG_PRESENT), (NOP_STREAM, &nop, 3, 0)];
+    let descs = [(NOP_STREAM, &nop, 1, 0), (PRESENT_STREAM, &present, 2, SUBMIT_FLAG_PRESENT), (NOP_STREAM, &nop, 3, 0), (NOP_STREAM, &nop, 4, 0)];
     for (slot, (gpa, stream, fence, flags)) in descs.into_iter().enumerate() {
         let d = SubmitDesc {
             desc_size_bytes: SubmitDesc::SIZE as u32,
@@ -459,12 +484,12 @@ fn drive(external_bios: Option<Vec<u8>>) {
     let vga_before = m.screen();
     assert!(!is_pattern(&vga_before));
     let report = run_until(&mut m, &mut log, 'S');
-    assert!(report.starts_with("INRO"), "steps: {report:?}");
+    assert!(report.starts_with("INROG"), "steps: {report:?}");
     assert!(!report.contains('?'), "unexpected interrupt: {report:?}");
     let frame = m.screen();
     assert!(is_pattern(&frame), "screen is not the guest's scanout: {}x{}", frame.width, frame.height);
     let report = run_until(&mut m, &mut log, 'D');
-    assert_eq!(report, "INROSD");
+    assert_eq!(report, "INROGSD");
     let frame = m.screen();
     assert!(!is_pattern(&frame), "scanout disabled: the VGA output is back");
     assert!(frame.width >= 320 && frame.height >= 200, "VGA frame {}x{}", frame.width, frame.height);

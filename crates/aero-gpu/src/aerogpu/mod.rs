@@ -5,12 +5,13 @@
 //! The ABI lives in `guest-tools/drivers/aerogpu/protocol/*.h` (mirrored by the
 //! `aero-protocol` crate). See [`AeroGpu`] for how the machine wires it.
 //!
-//! For now this is its own PCI function next to the legacy VGA. The plan for "one display
-//! device": a single function with AeroGPU's identity (A3A0:0001, class 03/00) that owns
-//! both models — the legacy VGA ports and 0xA0000 window go to [`crate::Vga`], BAR0 to
-//! [`AeroGpu`], BAR2 (`AEROGPU_PCI_LFB_BAR_INDEX`) to the VGA's VBE linear framebuffer —
-//! and whose current frame is AeroGPU's scanout while SCANOUT0 is enabled, otherwise the
-//! VGA output.
+//! The machine has one display device: a single PCI function with AeroGPU's identity
+//! (A3A0:0001, class 03/00) that owns both models — the legacy VGA ports and 0xA0000
+//! window go to [`crate::Vga`], BAR0 to [`AeroGpu`], BAR2
+//! ([`AeroGpuPciDescription::lfb_bar_index`]) to the VGA's VBE linear framebuffer, the
+//! expansion ROM BAR to the VGA BIOS — and whose current frame is AeroGPU's scanout while
+//! SCANOUT0 is enabled, otherwise the VGA output (`aero-machine`'s `display_pci.rs` and
+//! `display.rs`).
 
 pub mod alloc_table;
 pub mod error;

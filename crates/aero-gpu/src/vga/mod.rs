@@ -5,7 +5,9 @@
 //! The machine wires it up as:
 //! * port I/O: [`Vga::io_read`]/[`Vga::io_write`] for every port in [`IO_PORT_RANGES`];
 //! * memory 0xA0000-0xBFFFF: [`Vga::mem_read`]/[`Vga::mem_write`] (offset from 0xA0000);
-//! * PCI BAR0 ([`PCI_DESCRIPTION`]): [`Vga::lfb_read`]/[`Vga::lfb_write`] or the slices;
+//! * the linear framebuffer: [`Vga::lfb_read`]/[`Vga::lfb_write`] or the slices. In the
+//!   machine it is BAR2 of the one display function (AeroGPU's identity, see
+//!   [`crate::aerogpu`]); [`PCI_DESCRIPTION`] is the std-vga identity this model mirrors;
 //! * time: [`Vga::advance`] with the virtual clock before port accesses and rendering.
 
 mod attribute;
