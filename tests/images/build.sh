@@ -9,6 +9,9 @@
 #   linux-i386.img    same layout, kernel from debian-installer-12-netboot-i386, i386 busybox
 #   grub.img          MBR disk, GRUB 2 (i386-pc) menu without timeout, boots the amd64 Linux
 #   linux-amd64.iso   isolinux El Torito no-emulation CD, same amd64 kernel + initramfs
+#   linux-amd64-storage.iso  isolinux CD whose initramfs loads the kernel's ata_piix/ahci
+#                     drivers, formats the first disk (FAT) on first boot, writes files and
+#                     prints their checksum; later boots verify the files (storage tests)
 # plus the raw parts (vmlinuz-amd64, initrd-amd64.img, vmlinuz-i386, initrd-i386.img)
 # for direct -kernel boots and the QEMU boot-time benchmark.
 #
@@ -198,6 +201,105 @@ build_initramfs() {
     rm -rf "$work"
 }
 
+# Kernel modules the storage initramfs loads; module_order adds their dependencies.
+# The crc providers are loaded up front because the kernel would otherwise ask user space
+# (modprobe) for them by alias.
+STORAGE_MODULES=(crct10dif_generic crc64_rocksoft_generic ata_piix ahci sd_mod sr_mod
+                 vfat nls_cp437 nls_utf8 nls_ascii)
+
+# Prints module names in load order, dependencies (from each .ko's .modinfo) first.
+# $1: directory holding the flat NAME.ko files; the rest: the modules wanted.
+module_order() {
+    local dir="$1"; shift
+    local -A seen=()
+    visit() {
+        local m="$1" deps d
+        [[ -n "${seen[$m]:-}" ]] && return 0
+        seen[$m]=1
+        [[ -f "$dir/$m.ko" ]] || die "module $m.ko is missing from the kernel package"
+        deps="$(tr '\0' '\n' <"$dir/$m.ko" | sed -n 's/^depends=//p' | head -n1)"
+        for d in ${deps//,/ }; do visit "$d"; done
+        printf '%s\n' "$m"
+    }
+    local m
+    for m in "$@"; do visit "$m"; done
+}
+
+# Writes the storage-test /init to $1.
+write_storage_init() {
+    cat >"$1" <<'EOF'
+#!/bin/sh
+# Aero storage-test init: load the disk drivers, then format + write (first boot) or
+# verify (later boots) files on the first hard disk; report on serial and power off.
+/bin/busybox mkdir -p /proc /sys /dev /tmp /mnt
+/bin/busybox mount -t proc proc /proc
+/bin/busybox mount -t sysfs sysfs /sys
+/bin/busybox mount -t devtmpfs devtmpfs /dev
+/bin/busybox --install -s /bin
+exec >/dev/ttyS0 2>&1
+
+for m in $(cat /lib/modules/order); do
+    insmod "/lib/modules/$m.ko" || echo "AERO-STORAGE-INSMOD-FAILED=$m"
+done
+# Drivers probe asynchronously: wait for the disk (up to ~20 s of guest time).
+i=0
+while [ ! -b /dev/sda ] && [ $i -lt 100 ]; do sleep 0.2; i=$((i + 1)); done
+bound() { ls "/sys/bus/pci/drivers/$1" 2>/dev/null | grep -c '^0000:'; }
+echo "AERO-STORAGE-ATA-PIIX=$(bound ata_piix)"
+echo "AERO-STORAGE-AHCI=$(bound ahci)"
+echo "AERO-STORAGE-BLOCK=$(ls /sys/block | grep -v '^loop' | grep -v '^ram' | tr '\n' ' ')"
+if [ ! -b /dev/sda ]; then
+    echo "AERO-STORAGE-NO-DISK"
+elif mount -t vfat /dev/sda /mnt 2>/dev/null; then
+    echo "AERO-STORAGE-MODE=verify"
+else
+    echo "AERO-STORAGE-MODE=write"
+    mkdosfs /dev/sda >/dev/null && mount -t vfat /dev/sda /mnt || echo "AERO-STORAGE-MKFS-FAILED"
+    for n in 1 2 3 4; do seq "$n" 7 300000 >"/mnt/file$n.txt"; done
+    sync
+fi
+if grep -q ' /mnt ' /proc/mounts; then
+    echo "AERO-STORAGE-FILES=$(ls /mnt | tr '\n' ' ')"
+    echo "AERO-STORAGE-SUM=$(cd /mnt && md5sum file1.txt file2.txt file3.txt file4.txt | md5sum | cut -d' ' -f1)"
+    umount /mnt
+fi
+# The CD drive answers too (ATAPI through sr_mod): read its first blocks.
+if [ -b /dev/sr0 ]; then
+    echo "AERO-STORAGE-CD-SUM=$(dd if=/dev/sr0 bs=2048 count=32 2>/dev/null | md5sum | cut -d' ' -f1)"
+fi
+sync
+echo "AERO-STORAGE-DONE"
+poweroff -f
+echo "AERO-POWEROFF-FAILED"
+while :; do sleep 3600; done
+EOF
+    chmod 0755 "$1"
+}
+
+# Builds the storage-test initramfs at $3 from the busybox .deb $1 and the kernel .deb $2.
+build_storage_initramfs() {
+    local bb_deb="$1" kernel_deb="$2" out="$3" work kdir f
+    work="$(mktemp -d)"
+    mkdir -p "$work/deb" "$work/k" "$work/mods" "$work/root/bin" "$work/root/dev" "$work/root/proc" \
+        "$work/root/sys" "$work/root/tmp" "$work/root/mnt" "$work/root/lib/modules"
+    dpkg-deb -x "$bb_deb" "$work/deb"
+    install -m 0755 "$work/deb/bin/busybox" "$work/root/bin/busybox"
+    ln -s busybox "$work/root/bin/sh"
+    dpkg-deb --fsys-tarfile "$kernel_deb" | tar -x -C "$work/k" --wildcards './lib/modules/*/kernel/*'
+    kdir="$(find "$work/k/lib/modules" -mindepth 1 -maxdepth 1 -type d | head -n1)"
+    # Flat NAME.ko files (module names are unique in the kernel tree).
+    find "$kdir/kernel" -name '*.ko' -exec cp -t "$work/mods/" {} +
+    module_order "$work/mods" "${STORAGE_MODULES[@]}" >"$work/root/lib/modules/order"
+    while read -r f; do cp "$work/mods/$f.ko" "$work/root/lib/modules/"; done <"$work/root/lib/modules/order"
+    write_storage_init "$work/root/init"
+    find "$work/root" -exec touch -h -d @0 {} +
+    (cd "$work/root" && find . -mindepth 1 | LC_ALL=C sort \
+        | cpio --quiet -o -H newc -R 0:0 --reproducible) | gzip -n -9 >"$out.tmp"
+    mv "$out.tmp" "$out"
+    touch -d @"$SOURCE_DATE_EPOCH" "$out"
+    rm -rf "$work"
+}
+
 # Appends a 16-byte MBR partition entry (LBA only; CHS fields saturated) to stdout.
 mbr_entry_hex() {
     local boot="$1" type="$2" start="$3" count="$4"
@@ -361,8 +463,8 @@ main() {
             sha256sum "$f" | cut -d' ' -f1
         done
     } | sha256sum | cut -d' ' -f1)"
-    local outputs=(linux-amd64.img linux-i386.img grub.img linux-amd64.iso
-                   vmlinuz-amd64 initrd-amd64.img vmlinuz-i386 initrd-i386.img)
+    local outputs=(linux-amd64.img linux-i386.img grub.img linux-amd64.iso linux-amd64-storage.iso
+                   vmlinuz-amd64 initrd-amd64.img initrd-amd64-storage.img vmlinuz-i386 initrd-i386.img)
     local all_present=1 o
     for o in "${outputs[@]}"; do [[ -s "$OUT_DIR/$o" ]] || all_present=0; done
     if [[ $FORCE -eq 0 && $all_present -eq 1 && -f "$OUT_DIR/.stamp" \
@@ -390,6 +492,7 @@ main() {
     log "building initramfs images"
     build_initramfs "$deb_bb64" "$OUT_DIR/initrd-amd64.img"
     build_initramfs "$deb_bb32" "$OUT_DIR/initrd-i386.img"
+    build_storage_initramfs "$deb_bb64" "$deb_kernel" "$OUT_DIR/initrd-amd64-storage.img"
 
     log "building linux-amd64.img"
     build_syslinux_disk "$OUT_DIR/linux-amd64.img" "$OUT_DIR/vmlinuz-amd64" "$OUT_DIR/initrd-amd64.img"
@@ -399,6 +502,8 @@ main() {
     build_grub_disk "$OUT_DIR/grub.img" "$OUT_DIR/vmlinuz-amd64" "$OUT_DIR/initrd-amd64.img"
     log "building linux-amd64.iso"
     build_iso "$OUT_DIR/linux-amd64.iso" "$OUT_DIR/vmlinuz-amd64" "$OUT_DIR/initrd-amd64.img"
+    log "building linux-amd64-storage.iso"
+    build_iso "$OUT_DIR/linux-amd64-storage.iso" "$OUT_DIR/vmlinuz-amd64" "$OUT_DIR/initrd-amd64-storage.img"
 
     printf '%s\n' "$stamp_inputs" >"$OUT_DIR/.stamp"
     log "done in $(( $(date +%s) - start_ts ))s:"
