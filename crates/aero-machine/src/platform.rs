@@ -564,6 +564,17 @@ impl Bus for Platform {
         self.update_interrupts();
     }
 
+    /// CR8 is an alias of the LAPIC TPR's priority class (64-bit Windows raises IRQL
+    /// through it).
+    fn task_priority_written(&mut self, cr8: u8) {
+        self.lapic.set_tpr((cr8 & 0xF) << 4);
+        self.update_interrupts();
+    }
+
+    fn task_priority(&mut self) -> Option<u8> {
+        Some(self.lapic.tpr() >> 4)
+    }
+
     fn stop_requested(&mut self) -> bool {
         self.requests.any()
     }
@@ -598,4 +609,30 @@ fn vga_offset(paddr: u64) -> Option<u32> {
 
 fn offset_in(paddr: u64, base: u64, len: u64) -> Option<u64> {
     paddr.checked_sub(base).filter(|&o| o < len)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::devices::lapic::DeliveryMode;
+
+    #[test]
+    fn cr8_is_the_lapic_task_priority_class() {
+        let (map, _) = MemoryMap::allocate(16 << 20, &[0u8; 0x20000]).unwrap();
+        let mut p = Platform::new(Clock::new(true), map, 0);
+        // Software-enable the LAPIC (spurious vector register, bit 8).
+        p.mmio_write(0xFEE0_00F0, 4, 0x1FF);
+        p.task_priority_written(5);
+        assert_eq!(p.lapic.tpr(), 0x50);
+        assert_eq!(p.task_priority(), Some(5));
+        // A vector in class 5 is held back, class 6 gets through.
+        p.lapic.deliver(DeliveryMode::Fixed, 0x55, false);
+        assert!(!p.interrupt_pending(), "class 5 must be masked by CR8 = 5");
+        p.lapic.deliver(DeliveryMode::Fixed, 0x61, false);
+        assert!(p.interrupt_pending());
+        assert_eq!(p.acknowledge_interrupt(), 0x61);
+        // The TPR written through MMIO reads back through CR8.
+        p.mmio_write(0xFEE0_0080, 4, 0x30);
+        assert_eq!(p.task_priority(), Some(3));
+    }
 }
