@@ -324,22 +324,22 @@ fn bad_prdt_gives_error_status_not_panic() {
     assert_eq!(g.r(Guest::p(0, P_IS)) & PXIS_TFES, 0, "works again");
 
     // PRDT too small, table or header out of memory, LBA out of range, huge PRDTL.
-    let cases: Vec<Box<dyn Fn(&mut Guest)>> = vec![
-        Box::new(|g| g.command(0, h2d(0x25, 0, 8), false, &[(BUF, 512)])),
-        Box::new(|g| g.command(0, h2d(0x25, SECTORS as u64 - 1, 2), false, &[(BUF, 1024)])),
-        Box::new(|g| {
+    let cases: [fn(&mut Guest); 5] = [
+        |g| g.command(0, h2d(0x25, 0, 8), false, &[(BUF, 512)]),
+        |g| g.command(0, h2d(0x25, SECTORS as u64 - 1, 2), false, &[(BUF, 1024)]),
+        |g| {
             g.command(0, h2d(0x25, 0, 1), false, &[(BUF, 512)]);
             g.ram.write(CLB + 8, &0xFFFF_FF80u32.to_le_bytes()).unwrap(); // CTBA outside RAM
-        }),
-        Box::new(|g| {
+        },
+        |g| {
             g.command(0, h2d(0x25, 0, 1), false, &[(BUF, 512)]);
             g.ram.write(CLB, &(5u32 | 0xFFFF << 16).to_le_bytes()).unwrap(); // 65535 entries
-        }),
-        Box::new(|g| {
+        },
+        |g| {
             let mut f = h2d(0x25, 0, 1);
             f[0] = 0x34; // not an H2D FIS
             g.command(0, f, false, &[(BUF, 512)]);
-        }),
+        },
     ];
     for (i, case) in cases.iter().enumerate() {
         g.w(Guest::p(0, P_CMD), CMD_FRE);
