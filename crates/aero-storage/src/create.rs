@@ -14,7 +14,7 @@ const DEFAULT_CLUSTER_BITS: u32 = 16;
 /// together; otherwise the base's absolute path is stored. Never overwrites an existing file.
 pub fn create_qcow2_overlay(base: &Path, overlay: &Path) -> Result<(), StorageError> {
     let base_str = base.display().to_string();
-    let io = |e| StorageError::Io { path: base_str.clone(), source: e };
+    let io = |e| StorageError::Io { path: base_str.clone(), error: e };
     let base_abs = base.canonicalize().map_err(io)?;
     let format = probe_format(&base_abs)?;
     let size = {

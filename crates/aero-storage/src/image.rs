@@ -31,7 +31,7 @@ impl Default for OpenOptions {
 }
 
 fn io_err(path: &Path, source: std::io::Error) -> StorageError {
-    StorageError::Io { path: path.display().to_string(), source }
+    StorageError::Io { path: path.display().to_string(), error: source }
 }
 
 /// Detects the format from the file's first bytes (and the VHD footer).

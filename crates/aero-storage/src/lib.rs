@@ -32,8 +32,9 @@ use thiserror::Error;
 
 #[derive(Debug, Error)]
 pub enum StorageError {
-    #[error("{path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    /// The cause is part of the message (not a `source()`), so `{:#}` chains print it once.
+    #[error("{path}: {error}")]
+    Io { path: String, error: std::io::Error },
     #[error("{path}: {what}")]
     Unsupported { path: String, what: String },
     #[error("{path}: corrupt or invalid image: {what}")]

@@ -301,7 +301,7 @@ impl Qcow2Image {
     /// Opens a qcow2 image. `file` must have been opened writable unless `read_only`.
     pub(crate) fn open(file: File, path: &Path, sector_size: u32, read_only: bool, depth: u32) -> Result<Self, StorageError> {
         let p = path.display().to_string();
-        let io = |e| StorageError::Io { path: p.clone(), source: e };
+        let io = |e| StorageError::Io { path: p.clone(), error: e };
         let file_len = file.metadata().map_err(io)?.len();
         let mut head = vec![0u8; file_len.min(2 << 20) as usize];
         read_at(&file, 0, &mut head).map_err(io)?;
@@ -375,7 +375,7 @@ impl Qcow2Image {
     }
 
     fn io(&self, source: std::io::Error) -> StorageError {
-        StorageError::Io { path: self.path.clone(), source }
+        StorageError::Io { path: self.path.clone(), error: source }
     }
 
     fn read_meta(&self, offset: u64, buf: &mut [u8]) -> Result<(), StorageError> {
@@ -1013,7 +1013,7 @@ pub fn create_qcow2(path: &Path, opts: &Qcow2CreateOptions) -> Result<(), Storag
         encode_refcount(bytes, index % per_block, 4, 1);
     }
 
-    let io = |e| StorageError::Io { path: p.clone(), source: e };
+    let io = |e| StorageError::Io { path: p.clone(), error: e };
     let file = FsOpenOptions::new().write(true).create_new(true).open(path).map_err(io)?;
     write_at(&file, 0, &header).map_err(io)?;
     write_at(&file, table_offset, &table).map_err(io)?;

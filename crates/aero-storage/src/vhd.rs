@@ -88,7 +88,7 @@ pub struct VhdImage {
 impl VhdImage {
     pub(crate) fn open(file: File, path: &Path, sector_size: u32, read_only: bool) -> Result<Self, StorageError> {
         let p = path.display().to_string();
-        let io = |e| StorageError::Io { path: p.clone(), source: e };
+        let io = |e| StorageError::Io { path: p.clone(), error: e };
         let file_len = file.metadata().map_err(io)?.len();
         if file_len < FOOTER_LEN {
             return Err(corrupt(&p, "truncated VHD (no footer)"));
@@ -134,7 +134,7 @@ impl VhdImage {
     }
 
     fn io(&self, source: std::io::Error) -> StorageError {
-        StorageError::Io { path: self.path.clone(), source }
+        StorageError::Io { path: self.path.clone(), error: source }
     }
 
     /// Reads guest bytes inside one dynamic block (`within` is the offset inside it).
@@ -248,7 +248,7 @@ fn set_bits(bitmap: &mut [u8], first: u64, count: u64) {
 }
 
 fn open_dynamic(file: &File, p: &str, footer: &[u8], size: u64, footer_offset: u64) -> Result<Layout, StorageError> {
-    let io = |e| StorageError::Io { path: p.to_string(), source: e };
+    let io = |e| StorageError::Io { path: p.to_string(), error: e };
     let header_offset = be_u64(footer, 16);
     if header_offset.checked_add(DYN_HEADER_LEN as u64).is_none_or(|end| end > footer_offset) {
         return Err(corrupt(p, "VHD dynamic header beyond the end of the file"));

@@ -1,5 +1,6 @@
 //! The `aero` command: desktop window and headless runner; guest-tools builder later.
 
+mod disk;
 mod headless;
 mod run;
 
@@ -21,6 +22,8 @@ enum Command {
     Headless(headless::HeadlessArgs),
     /// Boot a guest in a window, with keyboard, mouse, sound and gamepads.
     Run(run::RunArgs),
+    /// Create or inspect disk images (qcow2, overlays).
+    Disk(disk::DiskArgs),
 }
 
 fn main() -> ExitCode {
@@ -41,5 +44,6 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Headless(args) => headless::main(args),
         Command::Run(args) => run::main(args),
+        Command::Disk(args) => disk::main(args),
     }
 }
