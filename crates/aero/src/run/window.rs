@@ -105,6 +105,32 @@ pub fn run(args: RunArgs, setup: Setup) -> u8 {
     }
 }
 
+/// The GPU surface for `window`. Vulkan/Metal/DX12 first (Vulkan also runs on Mesa's
+/// software rasteriser where there is no GPU); OpenGL only if none of those works, so a
+/// working Vulkan does not log OpenGL probing errors. `WGPU_BACKEND` overrides the choice.
+fn new_pixels(window: &Arc<Window>) -> anyhow::Result<Pixels<'static>> {
+    use pixels::wgpu::Backends;
+    let size = window.inner_size();
+    let build = |backends: Backends| {
+        let surface = SurfaceTexture::new(size.width.max(1), size.height.max(1), window.clone());
+        PixelsBuilder::new(FIRST_FRAME.0, FIRST_FRAME.1, surface)
+            .wgpu_backend(backends)
+            // Tear-free without waiting for vblank (pixels falls back to vsync where the
+            // surface has no mailbox). Mesa's X11 FIFO path can wait forever under Xvfb.
+            .present_mode(pixels::wgpu::PresentMode::Mailbox)
+            .clear_color(pixels::wgpu::Color::BLACK)
+            .build()
+    };
+    let result = match Backends::from_env() {
+        Some(chosen) => build(chosen),
+        None => build(Backends::PRIMARY).or_else(|e| {
+            tracing::info!("no Vulkan/Metal/DX12 adapter ({e}); trying OpenGL");
+            build(Backends::all())
+        }),
+    };
+    result.map_err(|e| anyhow::anyhow!("cannot draw into the window: {e}"))
+}
+
 /// Ctrl+Alt+<key> actions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum HostKey {
@@ -250,16 +276,12 @@ impl App {
             attrs = attrs.with_fullscreen(Some(Fullscreen::Borderless(None)));
         }
         let window = Arc::new(event_loop.create_window(attrs)?);
-        let size = window.inner_size();
-        let surface = SurfaceTexture::new(size.width.max(1), size.height.max(1), window.clone());
-        let mut pixels = PixelsBuilder::new(FIRST_FRAME.0, FIRST_FRAME.1, surface)
-            .clear_color(pixels::wgpu::Color::BLACK)
-            .build()
-            .map_err(|e| anyhow::anyhow!("cannot draw into the window: {e}"))?;
+        let mut pixels = new_pixels(&window)?;
         // Until the guest draws: black.
         for px in pixels.frame_mut().chunks_exact_mut(4) {
             px.copy_from_slice(&[0, 0, 0, 255]);
         }
+        tracing::info!(adapter = ?pixels.adapter().get_info().name, present = ?pixels.present_mode(), "drawing with wgpu");
         self.window = Some(window);
         self.pixels = Some(pixels);
         self.apply_scaling_mode();
@@ -509,7 +531,11 @@ impl ApplicationHandler<UserEvent> for App {
 
     fn window_event(&mut self, event_loop: &ActiveEventLoop, _id: WindowId, event: WindowEvent) {
         match event {
-            WindowEvent::CloseRequested => self.quit(),
+            // A destroyed window (no close request) ends the run the same way.
+            WindowEvent::CloseRequested | WindowEvent::Destroyed => {
+                tracing::info!(?event, "window closing");
+                self.quit();
+            }
             WindowEvent::Resized(size) => {
                 if let Some(p) = self.pixels.as_mut()
                     && let Err(e) = p.resize_surface(size.width.max(1), size.height.max(1))
@@ -610,6 +636,7 @@ impl ApplicationHandler<UserEvent> for App {
             }
             UserEvent::Interrupt => self.quit(),
             UserEvent::Stopped(outcome) => {
+                tracing::info!(?outcome, "machine stopped");
                 self.outcome = Some(outcome);
                 event_loop.exit();
             }

@@ -1,0 +1,306 @@
+//! `aero run` in a real X window: Xvfb as the display, xdotool for keys, ImageMagick's
+//! `import` for screenshots, x11rb to close the window as a window manager would.
+//! wgpu draws through Vulkan on Mesa's software rasteriser (lavapipe): no GPU needed.
+//! tests/install-deps.sh installs all of them.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+fn images_dir() -> PathBuf {
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .expect("HOME or XDG_CACHE_HOME must be set");
+    cache.join("aero/images")
+}
+
+fn image(name: &str) -> PathBuf {
+    let p = images_dir().join(name);
+    assert!(
+        p.exists(),
+        "{} is missing: run `bash tests/images/build.sh` (tests/test.sh does)",
+        p.display()
+    );
+    p
+}
+
+fn out_dir(test: &str) -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(test);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A private X server, killed on drop.
+struct Xvfb {
+    child: Child,
+    display: String,
+}
+
+impl Xvfb {
+    fn start() -> Xvfb {
+        // -displayfd: the server picks a free display and prints its number once ready.
+        let mut child = Command::new("Xvfb")
+            .args([
+                "-displayfd",
+                "1",
+                "-screen",
+                "0",
+                "1600x1000x24",
+                "-nolisten",
+                "tcp",
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("Xvfb is missing: run `bash tests/install-deps.sh test`");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let number = line.trim();
+        assert!(!number.is_empty(), "Xvfb did not start");
+        Xvfb {
+            child,
+            display: format!(":{number}"),
+        }
+    }
+
+    fn command(&self, program: &str) -> Command {
+        let mut c = Command::new(program);
+        c.env("DISPLAY", &self.display)
+            .env_remove("WAYLAND_DISPLAY");
+        // Mesa 22's lavapipe can deadlock in vkQueuePresent when its rasteriser threads
+        // compete for a loaded CPU; rasterising on the calling thread avoids that.
+        c.env("LP_NUM_THREADS", "0");
+        c
+    }
+
+    /// Runs an X client tool and returns its stdout (None when it failed).
+    fn tool(&self, program: &str, args: &[&str]) -> Option<String> {
+        let out = self
+            .command(program)
+            .args(args)
+            .output()
+            .unwrap_or_else(|e| panic!("{program}: {e}"));
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+}
+
+impl Drop for Xvfb {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `aero run`, killed on drop if still running.
+struct Aero(Child);
+
+impl Drop for Aero {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start_aero(x: &Xvfb, dir: &Path, args: &[&str]) -> Aero {
+    let child = x
+        .command(env!("CARGO_BIN_EXE_aero"))
+        .arg("run")
+        .args(["--no-audio", "--no-gamepad", "-m", "512", "--snapshot"])
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(dir.join("stderr.txt")).unwrap())
+        .spawn()
+        .expect("start aero run");
+    Aero(child)
+}
+
+fn wait_for<T>(what: &str, timeout: Duration, mut probe: impl FnMut() -> Option<T>) -> T {
+    let start = Instant::now();
+    loop {
+        if let Some(v) = probe() {
+            return v;
+        }
+        assert!(
+            start.elapsed() < timeout,
+            "timed out after {timeout:?} waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
+fn wait_exit(aero: &mut Aero, timeout: Duration) -> ExitStatus {
+    wait_for("aero to exit", timeout, || aero.0.try_wait().unwrap())
+}
+
+fn stderr_of(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join("stderr.txt")).unwrap_or_default()
+}
+
+/// Share of pixels that are not (nearly) black.
+fn lit_fraction(png: &Path) -> f64 {
+    let img = aero::screenshot::read_png(png).unwrap();
+    let lit = img
+        .rgba
+        .chunks(4)
+        .filter(|p| p[0] > 40 || p[1] > 40 || p[2] > 40)
+        .count();
+    lit as f64 / (img.width as f64 * img.height as f64)
+}
+
+/// Asks the window to close the way a window manager's close button does.
+fn close_window(display: &str, window: u32) {
+    use x11rb::connection::Connection;
+    use x11rb::protocol::xproto::{ClientMessageEvent, ConnectionExt, EventMask};
+    let (conn, _) = x11rb::connect(Some(display)).expect("connect to Xvfb");
+    let protocols = conn
+        .intern_atom(false, b"WM_PROTOCOLS")
+        .unwrap()
+        .reply()
+        .unwrap()
+        .atom;
+    let delete = conn
+        .intern_atom(false, b"WM_DELETE_WINDOW")
+        .unwrap()
+        .reply()
+        .unwrap()
+        .atom;
+    let event = ClientMessageEvent::new(32, window, protocols, [delete, 0, 0, 0, 0]);
+    conn.send_event(false, window, EventMask::NO_EVENT, event)
+        .unwrap();
+    conn.flush().unwrap();
+}
+
+#[test]
+fn window_shows_the_guest_takes_host_keys_and_closes_cleanly() {
+    let dir = out_dir("window-show-close");
+    let x = Xvfb::start();
+    let img = image("linux-amd64.img");
+    let serial = dir.join("serial.txt");
+    let mut aero = start_aero(
+        &x,
+        &dir,
+        &["--serial", serial.to_str().unwrap(), img.to_str().unwrap()],
+    );
+
+    let window: u32 = wait_for("the window", Duration::from_secs(60), || {
+        if let Some(status) = aero.0.try_wait().unwrap() {
+            panic!("aero exited early ({status}): {}", stderr_of(&dir));
+        }
+        x.tool("xdotool", &["search", "--name", "^Aero - linux-amd64.img"])?
+            .lines()
+            .next()?
+            .trim()
+            .parse()
+            .ok()
+    });
+    // The guest's boot loader text appears in the window.
+    let shot = dir.join("window.png");
+    let lit = wait_for("guest text in the window", Duration::from_secs(60), || {
+        x.tool("import", &["-window", "root", shot.to_str().unwrap()])?;
+        let lit = lit_fraction(&shot);
+        (lit > 0.002).then_some(lit)
+    });
+    eprintln!("window {window}: {:.2}% lit", lit * 100.0);
+    // First window size: 720x400 text mode at the largest whole scale for 90% of 1600x1000.
+    let geometry = x
+        .tool("xdotool", &["getwindowgeometry", &window.to_string()])
+        .unwrap();
+    assert!(geometry.contains("1440x800"), "{geometry}");
+
+    // Ctrl+Alt+S through the X keyboard saves the guest screen in the working directory.
+    x.tool("xdotool", &["windowfocus", "--sync", &window.to_string()])
+        .expect("focus the window");
+    x.tool("xdotool", &["key", "--clearmodifiers", "ctrl+alt+s"])
+        .expect("xdotool key");
+    let saved = wait_for("the Ctrl+Alt+S screenshot", Duration::from_secs(20), || {
+        std::fs::read_dir(&dir)
+            .ok()?
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("aero-"))
+                    && p.extension().is_some_and(|e| e == "png")
+            })
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let guest = aero::screenshot::read_png(&saved).unwrap();
+    assert_eq!((guest.width, guest.height), (720, 400), "guest screen size");
+    assert!(lit_fraction(&saved) > 0.002, "saved guest screen is black");
+
+    close_window(&x.display, window);
+    let status = wait_exit(&mut aero, Duration::from_secs(30));
+    assert!(
+        status.success(),
+        "closing the window: {status}; stderr: {}",
+        stderr_of(&dir)
+    );
+}
+
+#[test]
+fn guest_power_off_ends_the_window_with_exit_0() {
+    let dir = out_dir("window-power-off");
+    let x = Xvfb::start();
+    let img = image("linux-amd64.img");
+    let serial = dir.join("serial.txt");
+    let mut aero = start_aero(
+        &x,
+        &dir,
+        &["--serial", serial.to_str().unwrap(), img.to_str().unwrap()],
+    );
+    // Real time: the guest boots at the host's pace, then powers itself off.
+    let status = wait_exit(&mut aero, Duration::from_secs(400));
+    let out = std::fs::read_to_string(&serial).unwrap_or_default();
+    assert!(status.success(), "{status}; stderr: {}", stderr_of(&dir));
+    assert!(
+        out.contains("AERO-BOOT-DONE"),
+        "guest did not finish booting; serial: {out}"
+    );
+}
+
+#[test]
+fn no_display_points_to_headless() {
+    let dir = out_dir("window-no-display");
+    let img = image("linux-amd64.img");
+    let out = Command::new(env!("CARGO_BIN_EXE_aero"))
+        .args([
+            "run",
+            "--no-audio",
+            "--no-gamepad",
+            "--snapshot",
+            img.to_str().unwrap(),
+        ])
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .env_remove("WAYLAND_SOCKET")
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("aero headless"), "{err}");
+    assert_eq!(
+        err.lines().filter(|l| l.starts_with("aero:")).count(),
+        1,
+        "one sentence: {err}"
+    );
+}
+
+#[test]
+fn bad_arguments_are_one_sentence_and_exit_2() {
+    let out = Command::new(env!("CARGO_BIN_EXE_aero"))
+        .args(["run", "/nonexistent/disk.img"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("/nonexistent/disk.img"), "{err}");
+}
