@@ -1,6 +1,7 @@
 //! The `aero` command: desktop window and headless runner; guest-tools builder later.
 
 mod disk;
+mod guest_tools;
 mod headless;
 mod run;
 
@@ -24,6 +25,9 @@ enum Command {
     Run(run::RunArgs),
     /// Create or inspect disk images (qcow2, overlays).
     Disk(disk::DiskArgs),
+    /// Build the Windows 7 guest drivers and their ISO.
+    #[command(name = "guest-tools")]
+    GuestTools(guest_tools::GuestToolsArgs),
 }
 
 fn main() -> ExitCode {
@@ -45,5 +49,6 @@ fn main() -> ExitCode {
         Command::Headless(args) => headless::main(args),
         Command::Run(args) => run::main(args),
         Command::Disk(args) => disk::main(args),
+        Command::GuestTools(args) => guest_tools::main(args),
     }
 }
