@@ -21,7 +21,9 @@ impl Machine {
         // Vblank state first, so a write sees the device as of now.
         self.platform.aerogpu.tick(now, &mut ram);
         for w in &writes {
-            self.platform.aerogpu.mmio_write(w.offset, usize::from(w.size), w.value, &mut ram);
+            self.platform
+                .aerogpu
+                .mmio_write(w.offset, usize::from(w.size), w.value, &mut ram);
         }
         for (addr, len) in ram.written {
             self.cpu.invalidate_code(addr, len);
@@ -33,7 +35,12 @@ impl Machine {
 
     /// Runs AeroGPU's vblank clock up to `now` when it is due (vblank IRQ, VSYNC fences).
     pub(super) fn tick_display(&mut self, now: u64) {
-        if self.platform.aerogpu.next_deadline_ns().is_none_or(|d| d > now) {
+        if self
+            .platform
+            .aerogpu
+            .next_deadline_ns()
+            .is_none_or(|d| d > now)
+        {
             return;
         }
         let mut ram = GuestRam::new(&mut self.memory, &self.platform.map);

@@ -7,11 +7,11 @@
 //! firmware logs elsewhere).
 
 use aero_machine::{BootDevice, Frame, Machine, MachineConfig, RunEvent};
+use aero_protocol::ABI_VERSION_U32;
 use aero_protocol::cmd::Opcode;
 use aero_protocol::pci::{self, Format, reg};
 use aero_protocol::ring::{RING_MAGIC, RingHeader, SUBMIT_FLAG_PRESENT, SubmitDesc};
 use aero_protocol::writer::CmdStreamWriter;
-use aero_protocol::{ABI_VERSION_U32, Wire};
 use aero_storage::MemoryDisk;
 use iced_x86::BlockEncoderOptions;
 use iced_x86::code_asm::*;
@@ -28,6 +28,10 @@ const FENCE_PAGE: u64 = 0xA000;
 const IDT: u64 = 0xA800;
 const IDTR: u64 = 0xB000;
 const LOADED_END: u64 = 0x7E00 + 32 * 512;
+const _: () = assert!(
+    IDTR + 6 <= LOADED_END,
+    "the IDT descriptor must be in the loaded sectors"
+);
 /// Guest variables.
 const VAR_BAR0: u64 = 0x5000;
 const VAR_IRQ_LINE: u64 = 0x5004;
@@ -71,14 +75,18 @@ fn boot_sector() -> Vec<u8> {
     a.or(eax, 1).unwrap();
     a.mov(cr0, eax).unwrap();
     // jmp far 0x08:BODY
-    a.db(&[0xEA, BODY as u8, (BODY >> 8) as u8, 0x08, 0x00]).unwrap();
+    a.db(&[0xEA, BODY as u8, (BODY >> 8) as u8, 0x08, 0x00])
+        .unwrap();
     a.set_label(&mut hang).unwrap();
     a.hlt().unwrap();
     a.jmp(hang).unwrap();
     let mut code = a.assemble(0x7C00).unwrap();
     assert!(code.len() <= image_offset(GDT), "boot sector too large");
     code.resize(512, 0);
-    for (i, d) in [0u64, 0x00CF_9A00_0000_FFFF, 0x00CF_9200_0000_FFFF].iter().enumerate() {
+    for (i, d) in [0u64, 0x00CF_9A00_0000_FFFF, 0x00CF_9200_0000_FFFF]
+        .iter()
+        .enumerate()
+    {
         let off = image_offset(GDT) + 8 * i;
         code[off..off + 8].copy_from_slice(&d.to_le_bytes());
     }
@@ -136,7 +144,8 @@ fn body() -> (Vec<u8>, u32, u32, u32) {
     }
     macro_rules! submit {
         ($tail:expr) => {
-            a.mov(dword_ptr(RING + RingHeader::TAIL_OFFSET), $tail as u32).unwrap();
+            a.mov(dword_ptr(RING + RingHeader::TAIL_OFFSET), $tail as u32)
+                .unwrap();
             a.mov(r(reg::DOORBELL), 1u32).unwrap();
         };
     }
@@ -192,7 +201,16 @@ fn body() -> (Vec<u8>, u32, u32, u32) {
     out_char!(b'I');
 
     // PICs: vectors 0x20/0x28, only the cascade and our line unmasked.
-    for (port, value) in [(0x20, 0x11), (0xA0, 0x11), (0x21, PIC_BASE), (0xA1, PIC_BASE + 8), (0x21, 4), (0xA1, 2), (0x21, 1), (0xA1, 1)] {
+    for (port, value) in [
+        (0x20, 0x11),
+        (0xA0, 0x11),
+        (0x21, PIC_BASE),
+        (0xA1, PIC_BASE + 8),
+        (0x21, 4),
+        (0xA1, 2),
+        (0x21, 1),
+        (0xA1, 1),
+    ] {
         a.mov(al, value as i32).unwrap();
         a.out(port, al).unwrap();
     }
@@ -213,8 +231,10 @@ fn body() -> (Vec<u8>, u32, u32, u32) {
     a.mov(r(reg::RING_SIZE_BYTES), RING_SIZE).unwrap();
     a.mov(r(reg::FENCE_GPA_LO), FENCE_PAGE as u32).unwrap();
     a.mov(r(reg::FENCE_GPA_HI), 0u32).unwrap();
-    a.mov(r(reg::IRQ_ENABLE), pci::IRQ_FENCE | pci::IRQ_ERROR).unwrap();
-    a.mov(r(reg::RING_CONTROL), pci::RING_CONTROL_ENABLE).unwrap();
+    a.mov(r(reg::IRQ_ENABLE), pci::IRQ_FENCE | pci::IRQ_ERROR)
+        .unwrap();
+    a.mov(r(reg::RING_CONTROL), pci::RING_CONTROL_ENABLE)
+        .unwrap();
     check_eq!(r(reg::RING_CONTROL), pci::RING_CONTROL_ENABLE, b'C');
 
     // Submission 1: NOP, fence 1, through the PIC.
@@ -245,7 +265,8 @@ fn body() -> (Vec<u8>, u32, u32, u32) {
     a.shl(eax, 1).unwrap();
     a.add(eax, 0x10).unwrap();
     a.mov(dword_ptr(0xFEC0_0000u32), eax).unwrap();
-    a.mov(dword_ptr(0xFEC0_0010u32), APIC_VECTOR | 1 << 15).unwrap();
+    a.mov(dword_ptr(0xFEC0_0010u32), APIC_VECTOR | 1 << 15)
+        .unwrap();
     a.inc(eax).unwrap();
     a.mov(dword_ptr(0xFEC0_0000u32), eax).unwrap();
     a.mov(dword_ptr(0xFEC0_0010u32), 0u32).unwrap();
@@ -269,7 +290,8 @@ fn body() -> (Vec<u8>, u32, u32, u32) {
     a.shl(eax, 1).unwrap();
     a.add(eax, 0x10).unwrap();
     a.mov(dword_ptr(0xFEC0_0000u32), eax).unwrap();
-    a.mov(dword_ptr(0xFEC0_0010u32), APIC_VECTOR | 1 << 15).unwrap();
+    a.mov(dword_ptr(0xFEC0_0010u32), APIC_VECTOR | 1 << 15)
+        .unwrap();
     a.inc(eax).unwrap();
     a.mov(dword_ptr(0xFEC0_0000u32), eax).unwrap();
     a.mov(dword_ptr(0xFEC0_0010u32), 0u32).unwrap();
@@ -299,7 +321,8 @@ fn body() -> (Vec<u8>, u32, u32, u32) {
     a.jb(row).unwrap();
     a.mov(r(reg::SCANOUT0_WIDTH), FB_W).unwrap();
     a.mov(r(reg::SCANOUT0_HEIGHT), FB_H).unwrap();
-    a.mov(r(reg::SCANOUT0_FORMAT), Format::B8G8R8X8Unorm as u32).unwrap();
+    a.mov(r(reg::SCANOUT0_FORMAT), Format::B8G8R8X8Unorm as u32)
+        .unwrap();
     a.mov(r(reg::SCANOUT0_PITCH_BYTES), FB_W * 4).unwrap();
     a.mov(r(reg::SCANOUT0_FB_GPA_LO), FB).unwrap();
     a.mov(r(reg::SCANOUT0_FB_GPA_HI), 0u32).unwrap();
@@ -367,7 +390,9 @@ fn body() -> (Vec<u8>, u32, u32, u32) {
     a.pop(eax).unwrap();
     a.iretd().unwrap();
 
-    let res = a.assemble_options(BODY, BlockEncoderOptions::RETURN_NEW_INSTRUCTION_OFFSETS).unwrap();
+    let res = a
+        .assemble_options(BODY, BlockEncoderOptions::RETURN_NEW_INSTRUCTION_OFFSETS)
+        .unwrap();
     let ip = |l: &CodeLabel| res.label_ip(l).unwrap() as u32;
     let (p, ap, d) = (ip(&pic_handler), ip(&apic_handler), ip(&default_handler));
     (res.inner.code_buffer, p, ap, d)
@@ -393,7 +418,10 @@ fn guest_image() -> Vec<u8> {
     let mut image = vec![0u8; 1 << 20];
     put(&mut image, 0x7C00, &boot_sector());
     let (code, pic_handler, apic_handler, default_handler) = body();
-    assert!(BODY + code.len() as u64 <= RING, "driver code overlaps the ring");
+    assert!(
+        BODY + code.len() as u64 <= RING,
+        "driver code overlaps the ring"
+    );
     put(&mut image, BODY, &code);
 
     // IDT: every vector to the default handler, then ours (the PIC line is only known at
@@ -427,7 +455,12 @@ fn guest_image() -> Vec<u8> {
         ..Default::default()
     };
     put(&mut image, RING, &header.to_bytes());
-    let descs = [(NOP_STREAM, &nop, 1, 0), (PRESENT_STREAM, &present, 2, SUBMIT_FLAG_PRESENT), (NOP_STREAM, &nop, 3, 0), (NOP_STREAM, &nop, 4, 0)];
+    let descs = [
+        (NOP_STREAM, &nop, 1, 0),
+        (PRESENT_STREAM, &present, 2, SUBMIT_FLAG_PRESENT),
+        (NOP_STREAM, &nop, 3, 0),
+        (NOP_STREAM, &nop, 4, 0),
+    ];
     for (slot, (gpa, stream, fence, flags)) in descs.into_iter().enumerate() {
         let d = SubmitDesc {
             desc_size_bytes: SubmitDesc::SIZE as u32,
@@ -437,9 +470,13 @@ fn guest_image() -> Vec<u8> {
             signal_fence: fence,
             ..Default::default()
         };
-        put(&mut image, RING + RingHeader::SIZE as u64 + slot as u64 * SubmitDesc::SIZE as u64, &d.to_bytes());
+        put(
+            &mut image,
+            RING + RingHeader::SIZE as u64 + slot as u64 * SubmitDesc::SIZE as u64,
+            &d.to_bytes(),
+        );
     }
-    assert!(IDTR + 6 <= LOADED_END);
+
     image
 }
 
@@ -453,6 +490,7 @@ fn machine(external_bios: Option<Vec<u8>>) -> Machine {
         boot_order: vec![BootDevice::HardDisk],
         external_bios,
         deterministic: true,
+        ..Default::default()
     })
     .unwrap()
 }
@@ -475,7 +513,8 @@ fn run_until(m: &mut Machine, log: &mut String, marker: char) -> String {
 
 fn is_pattern(frame: &Frame) -> bool {
     (frame.width, frame.height) == (FB_W, FB_H)
-        && (0..FB_H).all(|y| (0..FB_W).all(|x| frame.pixel(x, y) == Some([x as u8, y as u8, 0x80, 0xFF])))
+        && (0..FB_H)
+            .all(|y| (0..FB_W).all(|x| frame.pixel(x, y) == Some([x as u8, y as u8, 0x80, 0xFF])))
 }
 
 fn drive(external_bios: Option<Vec<u8>>) {
@@ -487,12 +526,25 @@ fn drive(external_bios: Option<Vec<u8>>) {
     assert!(report.starts_with("INROG"), "steps: {report:?}");
     assert!(!report.contains('?'), "unexpected interrupt: {report:?}");
     let frame = m.screen();
-    assert!(is_pattern(&frame), "screen is not the guest's scanout: {}x{}", frame.width, frame.height);
+    assert!(
+        is_pattern(&frame),
+        "screen is not the guest's scanout: {}x{}",
+        frame.width,
+        frame.height
+    );
     let report = run_until(&mut m, &mut log, 'D');
     assert_eq!(report, "INROGSD");
     let frame = m.screen();
-    assert!(!is_pattern(&frame), "scanout disabled: the VGA output is back");
-    assert!(frame.width >= 320 && frame.height >= 200, "VGA frame {}x{}", frame.width, frame.height);
+    assert!(
+        !is_pattern(&frame),
+        "scanout disabled: the VGA output is back"
+    );
+    assert!(
+        frame.width >= 320 && frame.height >= 200,
+        "VGA frame {}x{}",
+        frame.width,
+        frame.height
+    );
 }
 
 #[test]

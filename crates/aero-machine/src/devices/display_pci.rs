@@ -41,11 +41,22 @@ impl Default for DisplayPciFunction {
 impl DisplayPciFunction {
     pub fn new() -> DisplayPciFunction {
         let d = AEROGPU_PCI_DESCRIPTION;
-        let class_code = u32::from(d.class) << 16 | u32::from(d.subclass) << 8 | u32::from(d.prog_if);
+        let class_code =
+            u32::from(d.class) << 16 | u32::from(d.subclass) << 8 | u32::from(d.prog_if);
         let mut config = ConfigSpace::new(d.vendor_id, d.device_id, class_code, d.revision, 0x00);
         config.set_subsystem(d.subsystem_vendor_id, d.subsystem_id);
-        config.set_bar(MMIO_BAR, BarKind::Memory32 { prefetchable: false }, u64::from(d.bar0_size));
-        config.set_bar(LFB_BAR, BarKind::Memory32 { prefetchable: true }, u64::from(LFB_BAR_SIZE));
+        config.set_bar(
+            MMIO_BAR,
+            BarKind::Memory32 {
+                prefetchable: false,
+            },
+            u64::from(d.bar0_size),
+        );
+        config.set_bar(
+            LFB_BAR,
+            BarKind::Memory32 { prefetchable: true },
+            u64::from(LFB_BAR_SIZE),
+        );
         config.set_rom(VGA_ROM_BAR_SIZE);
         config.set_interrupt_pin(d.interrupt_pin);
         DisplayPciFunction { config }
@@ -102,19 +113,35 @@ mod tests {
     fn identity_bars_and_rom() {
         let mut f = DisplayPciFunction::new();
         assert_eq!(f.config().u32_at(0x00), 0x0001_A3A0);
-        assert_eq!(f.config().u32_at(0x08) >> 8, 0x03_00_00, "VGA-compatible display");
+        assert_eq!(
+            f.config().u32_at(0x08) >> 8,
+            0x03_00_00,
+            "VGA-compatible display"
+        );
         assert_eq!(f.config().u32_at(0x2C), 0x0001_A3A0, "subsystem");
         assert_eq!(f.interrupt_pin(), 1, "INTA#");
-        assert_eq!(size_of_bar(&mut f, 0x10), (0x1000, 0x0), "BAR0: registers, non-prefetchable");
+        assert_eq!(
+            size_of_bar(&mut f, 0x10),
+            (0x1000, 0x0),
+            "BAR0: registers, non-prefetchable"
+        );
         assert_eq!(f.config_read(0x14, 4), 0, "BAR1 unused");
-        assert_eq!(size_of_bar(&mut f, 0x18), (LFB_BAR_SIZE, 0x8), "BAR2: LFB, prefetchable");
+        assert_eq!(
+            size_of_bar(&mut f, 0x18),
+            (LFB_BAR_SIZE, 0x8),
+            "BAR2: LFB, prefetchable"
+        );
         f.config_write(0x30, 4, 0xFFFF_FFFE);
         assert_eq!(!(f.config_read(0x30, 4) & !0x7FF) + 1, VGA_ROM_BAR_SIZE);
 
         f.config_write(0x10, 4, 0xFEBF_0000);
         f.config_write(0x18, 4, 0xFD00_0000);
         f.config_write(0x30, 4, 0xFEBE_0001);
-        assert_eq!((f.mmio_base(), f.lfb_base(), f.rom_base()), (None, None, None), "memory decoding off");
+        assert_eq!(
+            (f.mmio_base(), f.lfb_base(), f.rom_base()),
+            (None, None, None),
+            "memory decoding off"
+        );
         f.config_write(0x04, 2, 0x0002);
         assert_eq!(f.mmio_base(), Some(0xFEBF_0000));
         assert_eq!(f.lfb_base(), Some(0xFD00_0000));
