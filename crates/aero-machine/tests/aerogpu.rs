@@ -2,9 +2,9 @@
 //! enters 32-bit protected mode and acts as a minimal driver through PCI configuration
 //! cycles and MMIO — find A3A0:0001 by scanning bus 0, check MAGIC/ABI_VERSION, submit
 //! through a ring in guest RAM, take the fence interrupt through the PIC, the IOAPIC's ISA
-//! pin and its PIRQ pin (GSI 16–19), show a framebuffer through scanout 0, wait for
-//! vblanks and give the screen back to the VGA. The guest reports each step on COM1 (the
-//! firmware logs elsewhere).
+//! pin and its PIRQ pin (GSI 16–19), show a framebuffer and a hardware cursor through
+//! scanout 0, wait for vblanks and give the screen back to the VGA. The guest reports each
+//! step on COM1 (the firmware logs elsewhere).
 
 use aero_machine::{BootDevice, Frame, Machine, MachineConfig, RunEvent};
 use aero_protocol::ABI_VERSION_U32;
@@ -42,6 +42,12 @@ const VAR_IRQ_SEEN: u64 = 0x5010;
 const FB: u32 = 0x10_0000;
 const FB_W: u32 = 64;
 const FB_H: u32 = 48;
+/// A 4x4 cursor whose hotspot (1, 1) sits at (10, 5).
+const CURSOR_FB: u32 = 0x11_0000;
+const CURSOR_DIM: u32 = 4;
+const CURSOR_X: u32 = 10;
+const CURSOR_Y: u32 = 5;
+const CURSOR_HOT: u32 = 1;
 const APIC_VECTOR: u32 = 0x41;
 const PIC_BASE: u32 = 0x20;
 const VBLANKS_TO_WAIT: u32 = 30;
@@ -327,6 +333,26 @@ fn body() -> (Vec<u8>, u32, u32, u32) {
     a.mov(r(reg::SCANOUT0_FB_GPA_LO), FB).unwrap();
     a.mov(r(reg::SCANOUT0_FB_GPA_HI), 0u32).unwrap();
     a.mov(r(reg::SCANOUT0_ENABLE), 1u32).unwrap();
+    // An opaque white hardware cursor on top.
+    a.mov(edi, CURSOR_FB).unwrap();
+    a.mov(eax, 0xFFFF_FFFFu32 as i32).unwrap();
+    a.mov(ecx, (CURSOR_DIM * CURSOR_DIM) as i32).unwrap();
+    a.rep().stosd().unwrap();
+    for (off, v) in [
+        (reg::CURSOR_X, CURSOR_X),
+        (reg::CURSOR_Y, CURSOR_Y),
+        (reg::CURSOR_HOT_X, CURSOR_HOT),
+        (reg::CURSOR_HOT_Y, CURSOR_HOT),
+        (reg::CURSOR_WIDTH, CURSOR_DIM),
+        (reg::CURSOR_HEIGHT, CURSOR_DIM),
+        (reg::CURSOR_FORMAT, Format::B8G8R8A8Unorm as u32),
+        (reg::CURSOR_PITCH_BYTES, CURSOR_DIM * 4),
+        (reg::CURSOR_FB_GPA_LO, CURSOR_FB),
+        (reg::CURSOR_FB_GPA_HI, 0),
+        (reg::CURSOR_ENABLE, 1),
+    ] {
+        a.mov(r(off), v).unwrap();
+    }
     out_char!(b'S');
     // Let vblanks pass (the sequence counter runs while scanout is on), then hand the
     // screen back to the VGA.
@@ -511,10 +537,19 @@ fn run_until(m: &mut Machine, log: &mut String, marker: char) -> String {
     panic!("guest never reported {marker:?}; serial: {log:?}");
 }
 
+/// The guest's scanout pattern (R = x, G = y, B = 0x80) with the white cursor on it.
 fn is_pattern(frame: &Frame) -> bool {
+    let cursor_x = CURSOR_X - CURSOR_HOT..CURSOR_X - CURSOR_HOT + CURSOR_DIM;
+    let cursor_y = CURSOR_Y - CURSOR_HOT..CURSOR_Y - CURSOR_HOT + CURSOR_DIM;
+    let expected = |x: u32, y: u32| {
+        if cursor_x.contains(&x) && cursor_y.contains(&y) {
+            [0xFF; 4]
+        } else {
+            [x as u8, y as u8, 0x80, 0xFF]
+        }
+    };
     (frame.width, frame.height) == (FB_W, FB_H)
-        && (0..FB_H)
-            .all(|y| (0..FB_W).all(|x| frame.pixel(x, y) == Some([x as u8, y as u8, 0x80, 0xFF])))
+        && (0..FB_H).all(|y| (0..FB_W).all(|x| frame.pixel(x, y) == Some(expected(x, y))))
 }
 
 fn drive(external_bios: Option<Vec<u8>>) {
