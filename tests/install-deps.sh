@@ -4,11 +4,13 @@
 set -euo pipefail
 what=${1:-test}
 
-run_pkgs=(pkg-config)
+# libasound2-dev, libudev-dev: sound (cpal) and gamepads (gilrs) of the `aero run` window.
+run_pkgs=(pkg-config libasound2-dev libudev-dev)
 test_pkgs=(qemu-system-x86 qemu-utils seabios acpica-tools busybox-static syslinux syslinux-common
            gcc-mingw-w64-i686 gcc-mingw-w64-x86-64 g++-mingw-w64-i686 g++-mingw-w64-x86-64 dmidecode
            binutils-mingw-w64-i686 binutils-mingw-w64-x86-64 openssl osslsigncode
-           extlinux isolinux grub-pc-bin grub-common xorriso mtools dosfstools cpio fdisk)
+           extlinux isolinux grub-pc-bin grub-common xorriso mtools dosfstools cpio fdisk
+           xvfb xdotool imagemagick mesa-vulkan-drivers)
 
 pkgs=("${run_pkgs[@]}")
 [ "$what" = test ] && pkgs+=("${test_pkgs[@]}")

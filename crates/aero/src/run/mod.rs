@@ -38,8 +38,8 @@ Window keys (hold Ctrl+Alt, then):
   I       integer scaling on / off (sharp pixels, whole-number scale)
   End     send Ctrl+Alt+Delete to the guest
   Delete  goes to the guest as it is (Ctrl+Alt+Delete)
-Closing the window or Ctrl+C in the terminal switches the machine off: disks are
-flushed and nothing is asked of the guest.";
+Closing the window switches the machine off: disks are flushed and nothing is
+asked of the guest.";
 
 #[derive(Args, Debug)]
 #[command(after_help = WINDOW_KEYS)]
@@ -221,15 +221,13 @@ impl Setup {
             "--memory must be between 1 and 65536 MiB"
         );
         let hda_path = args.disk.as_ref().or(args.hda.as_ref());
-        if hda_path.is_none() && args.cdrom.is_none() && args.fda.is_none() {
-            // The built-in demo guest (aero_firmware::demo) is not part of this build yet.
-            anyhow::bail!(
-                "no disk given and this build has no built-in demo guest; try `aero run DISK.img`"
-            );
-        }
-        let hda = hda_path
+        let mut hda = hda_path
             .map(|p| open_disk(p, args.snapshot, 512, false))
             .transpose()?;
+        if hda.is_none() && args.cdrom.is_none() && args.fda.is_none() {
+            tracing::info!("no disk given: booting the built-in demo guest");
+            hda = Some(crate::headless::demo_disk()?);
+        }
         // CD-ROMs are read-only media; nothing is ever written to the ISO.
         let cdrom = args
             .cdrom
@@ -267,7 +265,7 @@ impl Setup {
             .flatten()
             .next()
             .and_then(|p| p.file_name())
-            .map_or("Aero".to_string(), |n| {
+            .map_or("Aero - demo".to_string(), |n| {
                 format!("Aero - {}", n.to_string_lossy())
             });
         let config = MachineConfig {
@@ -279,6 +277,7 @@ impl Setup {
             external_bios: bios,
             // The window follows the host clock.
             deterministic: false,
+            ..Default::default()
         };
         Ok(Setup {
             config,
@@ -410,7 +409,10 @@ impl<N: Notify> Runner<N> {
             }
             ToMachine::Reset => self.machine.reset(),
             ToMachine::PowerButton => self.machine.press_power_button(),
-            ToMachine::Quit => return ControlFlow::Stop,
+            ToMachine::Quit => {
+                tracing::info!("machine: switching off");
+                return ControlFlow::Stop;
+            }
         }
         ControlFlow::Go
     }

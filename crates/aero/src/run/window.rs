@@ -72,11 +72,8 @@ pub fn run(args: RunArgs, setup: Setup) -> u8 {
     if !args.no_gamepad {
         gamepad::start(tx.clone(), gamepad_stop.0.clone());
     }
-    let interrupt = proxy.clone();
-    if let Err(e) = ctrlc::set_handler(move || interrupt.notify(UserEvent::Interrupt)) {
-        tracing::warn!("Ctrl+C handler: {e}");
-    }
     let mut app = App::new(setup.name, tx, slot, args.integer_scaling, args.fullscreen);
+    app.interrupt = Some(proxy.clone());
     let result = event_loop.run_app(&mut app);
     // Whatever ended the loop, the machine must stop and flush its disks.
     let _ = app.to_machine.send(ToMachine::Quit);
@@ -188,6 +185,8 @@ struct App {
     outcome: Option<Outcome>,
     error: Option<String>,
     render_error_logged: bool,
+    /// Where Ctrl+C / SIGTERM report; the handler is installed once drawing works.
+    interrupt: Option<EventLoopProxy<UserEvent>>,
 }
 
 impl App {
@@ -223,6 +222,7 @@ impl App {
             outcome: None,
             error: None,
             render_error_logged: false,
+            interrupt: None,
         }
     }
 
@@ -371,6 +371,7 @@ impl App {
                 return;
             }
             self.held.push(code);
+            tracing::debug!(?code, "key down");
             if let Some(key) = keymap::lookup(code) {
                 for seq in keymap::press(key, mods) {
                     self.send(ToMachine::Key(seq));
@@ -527,6 +528,14 @@ impl ApplicationHandler<UserEvent> for App {
             self.error = Some(format!("{e:#}"));
             event_loop.exit();
         }
+        // Installed only now: Mesa's software rasteriser (LLVM) puts its own SIGINT/SIGTERM
+        // handlers in place while the GPU device is created and would hide ours.
+        if let Some(proxy) = self.interrupt.take() {
+            match ctrlc::set_handler(move || proxy.notify(UserEvent::Interrupt)) {
+                Ok(()) => tracing::debug!("Ctrl+C handler installed"),
+                Err(e) => tracing::warn!("Ctrl+C handler: {e}"),
+            }
+        }
     }
 
     fn window_event(&mut self, event_loop: &ActiveEventLoop, _id: WindowId, event: WindowEvent) {
@@ -634,7 +643,10 @@ impl ApplicationHandler<UserEvent> for App {
                 self.mips = mips;
                 self.update_title();
             }
-            UserEvent::Interrupt => self.quit(),
+            UserEvent::Interrupt => {
+                tracing::info!("interrupted: switching off");
+                self.quit();
+            }
             UserEvent::Stopped(outcome) => {
                 tracing::info!(?outcome, "machine stopped");
                 self.outcome = Some(outcome);
