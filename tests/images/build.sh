@@ -248,6 +248,8 @@ bound() { ls "/sys/bus/pci/drivers/$1" 2>/dev/null | grep -c '^0000:'; }
 echo "AERO-STORAGE-ATA-PIIX=$(bound ata_piix)"
 echo "AERO-STORAGE-AHCI=$(bound ahci)"
 echo "AERO-STORAGE-BLOCK=$(ls /sys/block | grep -v '^loop' | grep -v '^ram' | tr '\n' ' ')"
+# The PCI function behind sda (00:01.1 PIIX3 IDE, 00:05.0 AHCI).
+echo "AERO-STORAGE-SDA-PATH=$(readlink /sys/block/sda)"
 if [ ! -b /dev/sda ]; then
     echo "AERO-STORAGE-NO-DISK"
 elif mount -t vfat /dev/sda /mnt 2>/dev/null; then

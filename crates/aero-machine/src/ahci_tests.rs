@@ -23,6 +23,7 @@ fn machine() -> Machine {
         boot_order: Vec::new(),
         external_bios: None,
         deterministic: true,
+        ..Default::default()
     };
     let mut m = Machine::new(config).expect("machine");
     let disk: Vec<u8> = (0..4096 * 512).map(|i: usize| (i / 512 + i % 253) as u8).collect();

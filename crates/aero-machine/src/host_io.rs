@@ -86,6 +86,7 @@ mod tests {
             boot_order: vec![],
             external_bios: None,
             deterministic,
+            ..Default::default()
         })
         .unwrap()
     }

@@ -30,6 +30,43 @@ pub struct MachineConfig {
     /// A system BIOS image to use instead of Aero's own (e.g. SeaBIOS).
     pub external_bios: Option<Vec<u8>>,
     pub deterministic: bool,
+    /// Where `hda` is plugged in; our BIOS boots it from any slot. (`cdrom` is the IDE
+    /// secondary master, as Windows 7 setup expects.)
+    pub hda_slot: DriveSlot,
+    /// More drives on the storage controllers (not seen by our BIOS's INT 13h).
+    pub extra_drives: Vec<(DriveSlot, IdeDrive)>,
+}
+
+impl Default for MachineConfig {
+    fn default() -> Self {
+        MachineConfig {
+            memory_bytes: 512 << 20,
+            hda: None,
+            cdrom: None,
+            fda: None,
+            boot_order: vec![BootDevice::HardDisk, BootDevice::Cdrom, BootDevice::Floppy],
+            external_bios: None,
+            deterministic: true,
+            hda_slot: DriveSlot::default(),
+            extra_drives: Vec::new(),
+        }
+    }
+}
+
+/// A place for a drive on the storage controllers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DriveSlot {
+    /// PIIX3 IDE: channel 0 (primary) or 1 (secondary), master or slave.
+    Ide { channel: u8, slave: bool },
+    /// ICH9 AHCI port 0–5.
+    Ahci(u8),
+}
+
+impl Default for DriveSlot {
+    /// The IDE primary master.
+    fn default() -> Self {
+        DriveSlot::Ide { channel: 0, slave: false }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -136,10 +173,29 @@ impl Machine {
         // even when empty) on the secondary master.
         let share = |d: Option<Box<dyn BlockDevice>>| d.map(SharedDisk::new);
         let (hda, cdrom) = (share(config.hda), share(config.cdrom));
+        let cd_slot = DriveSlot::Ide { channel: 1, slave: false };
+        let mut drives: Vec<(DriveSlot, IdeDrive)> = Vec::new();
         if let Some(disk) = &hda {
-            platform.ide.attach(0, false, IdeDrive::Disk(Box::new(disk.clone())));
+            drives.push((config.hda_slot, IdeDrive::Disk(Box::new(disk.clone()))));
         }
-        platform.ide.attach(1, false, IdeDrive::Cdrom(cdrom.clone().map(|d| Box::new(d) as Box<dyn BlockDevice>)));
+        let mut extra = config.extra_drives;
+        // The CD drive is there even when empty, unless the user put something else in its slot.
+        if cdrom.is_some() || !drives.iter().chain(extra.iter()).any(|(slot, _)| *slot == cd_slot) {
+            drives.push((cd_slot, IdeDrive::Cdrom(cdrom.clone().map(|d| Box::new(d) as Box<dyn BlockDevice>))));
+        }
+        drives.append(&mut extra);
+        for (i, (slot, _)) in drives.iter().enumerate() {
+            if drives[..i].iter().any(|(other, _)| other == slot) {
+                return Err(MachineError::Config(format!("two drives in the same slot {slot:?}")));
+            }
+        }
+        for (slot, drive) in drives {
+            match slot {
+                DriveSlot::Ide { channel, slave } if channel < 2 => platform.ide.attach(channel as usize, slave, drive),
+                DriveSlot::Ahci(port) if (port as usize) < platform.ahci.port_count() => platform.ahci.attach(port as usize, drive),
+                other => return Err(MachineError::Config(format!("no drive slot {other:?} (IDE channels 0-1, AHCI ports 0-{})", platform.ahci.port_count() - 1))),
+            }
+        }
         let boxed = |d: Option<SharedDisk>| d.map(|d| Box::new(d) as Box<dyn BlockDevice>);
         Ok(Machine {
             cpu: Cpu::new(),

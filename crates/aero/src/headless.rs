@@ -4,11 +4,13 @@
 
 use std::fs::File;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use aero_machine::{BootDevice, Machine, MachineConfig, RunEvent};
-use aero_storage::{open_image, BlockDevice, MemoryDisk, OpenOptions};
+use aero_machine::{BootDevice, DriveSlot, Machine, MachineConfig, RunEvent};
+use aero_storage::{BlockDevice, MemoryDisk};
+
+use crate::drives::{self, DriveSpec};
 use clap::Args;
 
 #[derive(Args, Debug)]
@@ -57,6 +59,14 @@ pub struct HeadlessArgs {
     /// Write the screen when the run ends.
     #[arg(long, value_name = "FILE.png")]
     screenshot: Option<PathBuf>,
+    /// Force the image format of the hard disk and floppy (raw, qcow2, vhd); detected from
+    /// the header otherwise.
+    #[arg(long, value_name = "FORMAT")]
+    format: Option<String>,
+    /// A drive, QEMU style: file=PATH,if=ide|ahci,index=N,media=disk|cdrom,format=F,readonly=on
+    /// (repeatable). The first disk becomes the boot disk when there is no --hda.
+    #[arg(long = "drive", value_name = "SPEC")]
+    drives: Vec<String>,
     /// Instruction-count time (the default in headless mode).
     #[arg(long, conflicts_with = "realtime")]
     deterministic: bool,
@@ -108,11 +118,6 @@ fn open_sink(spec: &str) -> anyhow::Result<Box<dyn Write>> {
     }
 }
 
-fn open_disk(path: &Path, snapshot: bool, sector_size: u32, read_only: bool) -> anyhow::Result<Box<dyn BlockDevice>> {
-    let opts = OpenOptions { snapshot, sector_size, read_only, ..Default::default() };
-    Ok(open_image(path, &opts)?)
-}
-
 /// The built-in demo guest as a read-only in-memory hard disk (booted when no disk is given).
 pub fn demo_disk() -> anyhow::Result<Box<dyn BlockDevice>> {
     Ok(Box::new(MemoryDisk::new(aero_firmware::demo::demo_disk_image(), 512, true)?))
@@ -139,15 +144,35 @@ impl Setup {
         if let Some(t) = args.timeout {
             anyhow::ensure!(t.is_finite() && t > 0.0, "--timeout must be a positive number of seconds");
         }
+        let format = args.format.as_deref().map(drives::parse_format).transpose()?;
+        let mut specs = args.drives.iter().map(|d| DriveSpec::parse(d)).collect::<anyhow::Result<Vec<_>>>()?;
         let hda_path = args.disk.as_ref().or(args.hda.as_ref());
-        let mut hda = hda_path.map(|p| open_disk(p, args.snapshot, 512, false)).transpose()?;
-        if hda.is_none() && args.cdrom.is_none() && args.fda.is_none() {
+        let mut hda = hda_path.map(|p| drives::open_disk(p, args.snapshot, false, false, format)).transpose()?;
+        // Windows 7's layout: the hard disk on AHCI port 0 (inbox msahci), the CD on IDE.
+        let mut hda_slot = DriveSlot::Ahci(0);
+        if hda.is_none()
+            && let Some(i) = specs.iter().position(|d| !d.cdrom)
+        {
+            // The first --drive disk is the boot disk, in the slot it asks for.
+            let first = specs.remove(i);
+            let placed = drives::open_drives(std::slice::from_ref(&first), args.snapshot, &[])?;
+            if let Some((slot, aero_storage::ide::IdeDrive::Disk(d))) = placed.into_iter().next() {
+                hda_slot = slot;
+                hda = Some(d);
+            }
+        }
+        let mut taken = vec![DriveSlot::Ide { channel: 1, slave: false }];
+        if hda.is_some() {
+            taken.push(hda_slot);
+        }
+        let extra_drives = drives::open_drives(&specs, args.snapshot, &taken)?;
+        if hda.is_none() && args.cdrom.is_none() && args.fda.is_none() && extra_drives.is_empty() {
             tracing::info!("no disk given: booting the built-in demo guest");
             hda = Some(demo_disk()?);
         }
         // CD-ROMs are read-only media; nothing is ever written to the ISO.
-        let cdrom = args.cdrom.as_ref().map(|p| open_disk(p, false, 2048, true)).transpose()?;
-        let fda = args.fda.as_ref().map(|p| open_disk(p, args.snapshot, 512, false)).transpose()?;
+        let cdrom = args.cdrom.as_ref().map(|p| drives::open_disk(p, false, true, true, None)).transpose()?;
+        let fda = args.fda.as_ref().map(|p| drives::open_disk(p, args.snapshot, false, false, format)).transpose()?;
         let boot_order = match &args.boot {
             Some(o) => parse_boot_order(o)?,
             None => vec![BootDevice::HardDisk, BootDevice::Cdrom, BootDevice::Floppy],
@@ -165,6 +190,8 @@ impl Setup {
             boot_order,
             external_bios: bios,
             deterministic: !args.realtime,
+            hda_slot,
+            extra_drives,
         };
         let machine = Machine::new(config)?;
         Ok(Setup {

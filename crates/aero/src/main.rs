@@ -1,6 +1,7 @@
 //! The `aero` command: desktop window and headless runner; guest-tools builder later.
 
 mod disk;
+mod drives;
 mod guest_tools;
 mod headless;
 mod run;

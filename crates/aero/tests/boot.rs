@@ -116,7 +116,7 @@ fn linux_amd64_boots_on_our_bios() {
 }
 
 /// Debian's SeaBIOS (package `seabios`, installed by the test setup). It finds the disks
-/// through the IDE controller, not through our BIOS.
+/// with its own drivers: the hard disk on AHCI port 0, the CD on IDE.
 const SEABIOS: &str = "/usr/share/seabios/bios.bin";
 
 fn seabios() -> &'static str {
@@ -129,6 +129,18 @@ fn linux_amd64_boots_on_seabios() {
     let img = image("linux-amd64.img");
     let (code, serial, debugcon, _) =
         boot("linux-amd64-seabios", &["--bios", seabios(), "--until-serial", "AERO-BOOT-DONE", "--timeout", "120", img.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert!(debugcon.contains("AHCI/0: Aero Hard Disk"), "SeaBIOS did not find the disk on AHCI port 0: {debugcon}");
+    assert_linux_amd64_report(&serial);
+}
+
+/// `--drive if=ide` puts the boot disk on the PIIX3 IDE primary master instead.
+#[test]
+fn linux_amd64_boots_from_ide_on_seabios() {
+    let img = image("linux-amd64.img");
+    let drive = format!("file={},if=ide,index=0", img.display());
+    let (code, serial, debugcon, _) =
+        boot("linux-amd64-seabios-ide", &["--bios", seabios(), "--drive", &drive, "--until-serial", "AERO-BOOT-DONE", "--timeout", "120"]);
     assert_eq!(code, 0);
     assert!(debugcon.contains("ata0-0: Aero Hard Disk"), "SeaBIOS did not find the IDE disk: {debugcon}");
     assert_linux_amd64_report(&serial);

@@ -650,7 +650,9 @@ impl Port {
         self.post_fis(RFIS_D2H, &d2h_fis(&ending, true), memory);
         self.stalled = true;
         self.ci |= bit;
-        PXIS_TFES
+        // The D2H FIS has its interrupt bit set, so DHRS is raised with TFES (as on real
+        // HBAs); SeaBIOS waits for DHRS and only then looks at the status.
+        PXIS_TFES | PXIS_DHRS
     }
 
     fn post_fis(&mut self, offset: u64, fis: &[u8], memory: &mut dyn GuestMemory) {
