@@ -23,10 +23,6 @@ impl Clock {
         Clock { deterministic, skipped_ns: 0, host_start: Instant::now(), last_ns: 0 }
     }
 
-    pub fn deterministic(&self) -> bool {
-        self.deterministic
-    }
-
     /// The time after `instructions` retired instructions.
     pub fn at(&mut self, instructions: u64) -> u64 {
         let t = if self.deterministic {

@@ -22,6 +22,7 @@ pub struct PamMode {
 }
 
 impl PamMode {
+    #[cfg(test)]
     pub fn from_bits(nibble: u8) -> Self {
         PamMode { read_ram: nibble & 1 != 0, write_ram: nibble & 2 != 0 }
     }
@@ -70,17 +71,11 @@ impl MemoryMap {
         Ok((map, bytes))
     }
 
-    pub fn ram_size(&self) -> u64 {
-        self.ram_below_4g + self.ram_above_4g
-    }
     pub fn ram_below_4g(&self) -> u64 {
         self.ram_below_4g
     }
     pub fn ram_above_4g(&self) -> u64 {
         self.ram_above_4g
-    }
-    pub fn bios_range(&self) -> std::ops::Range<usize> {
-        self.bios_offset..self.bios_offset + self.bios_len
     }
 
     fn pam_index(paddr: u64) -> usize {

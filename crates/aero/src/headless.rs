@@ -7,37 +7,15 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use aero_machine::{BootDevice, DriveSlot, Machine, MachineConfig, RunEvent};
-use aero_storage::{BlockDevice, MemoryDisk};
+use aero_machine::{Machine, RunEvent};
 
-use crate::drives::{self, DriveSpec};
+use crate::machine_args::MachineArgs;
 use clap::Args;
 
 #[derive(Args, Debug)]
 pub struct HeadlessArgs {
-    /// First hard disk (same as --hda).
-    disk: Option<PathBuf>,
-    /// Guest RAM in MiB.
-    #[arg(short = 'm', long = "memory", value_name = "MIB", default_value_t = 512)]
-    memory: u64,
-    /// First hard disk.
-    #[arg(long, value_name = "FILE")]
-    hda: Option<PathBuf>,
-    /// CD-ROM image (ISO).
-    #[arg(long, value_name = "FILE")]
-    cdrom: Option<PathBuf>,
-    /// Floppy image.
-    #[arg(long, value_name = "FILE")]
-    fda: Option<PathBuf>,
-    /// Boot order: a = floppy, c = hard disk, d = CD-ROM (e.g. "dc").
-    #[arg(long, value_name = "ORDER")]
-    boot: Option<String>,
-    /// Never write to any disk image (writes stay in memory).
-    #[arg(long)]
-    snapshot: bool,
-    /// External system BIOS ROM (e.g. SeaBIOS).
-    #[arg(long, value_name = "FILE")]
-    bios: Option<PathBuf>,
+    #[command(flatten)]
+    pub machine: MachineArgs,
     /// COM1 output (- = stdout).
     #[arg(long, value_name = "FILE|-")]
     serial: Option<String>,
@@ -59,14 +37,6 @@ pub struct HeadlessArgs {
     /// Write the screen when the run ends.
     #[arg(long, value_name = "FILE.png")]
     screenshot: Option<PathBuf>,
-    /// Force the image format of the hard disk and floppy (raw, qcow2, vhd); detected from
-    /// the header otherwise.
-    #[arg(long, value_name = "FORMAT")]
-    format: Option<String>,
-    /// A drive, QEMU style: file=PATH,if=ide|ahci,index=N,media=disk|cdrom,format=F,readonly=on
-    /// (repeatable). The first disk becomes the boot disk when there is no --hda.
-    #[arg(long = "drive", value_name = "SPEC")]
-    drives: Vec<String>,
     /// Instruction-count time (the default in headless mode).
     #[arg(long, conflicts_with = "realtime")]
     deterministic: bool,
@@ -118,81 +88,12 @@ fn open_sink(spec: &str) -> anyhow::Result<Box<dyn Write>> {
     }
 }
 
-/// The built-in demo guest as a read-only in-memory hard disk (booted when no disk is given).
-pub fn demo_disk() -> anyhow::Result<Box<dyn BlockDevice>> {
-    Ok(Box::new(MemoryDisk::new(aero_firmware::demo::demo_disk_image(), 512, true)?))
-}
-
-fn parse_boot_order(order: &str) -> anyhow::Result<Vec<BootDevice>> {
-    order
-        .chars()
-        .map(|c| match c {
-            'a' => Ok(BootDevice::Floppy),
-            'c' => Ok(BootDevice::HardDisk),
-            'd' => Ok(BootDevice::Cdrom),
-            other => anyhow::bail!("--boot: unknown boot device '{other}' (use a, c or d)"),
-        })
-        .collect()
-}
-
 impl Setup {
     fn new(args: &HeadlessArgs) -> anyhow::Result<Setup> {
-        if args.disk.is_some() && args.hda.is_some() {
-            anyhow::bail!("give the hard disk either as DISK or with --hda, not both");
-        }
-        anyhow::ensure!((1..=65536).contains(&args.memory), "--memory must be between 1 and 65536 MiB");
         if let Some(t) = args.timeout {
             anyhow::ensure!(t.is_finite() && t > 0.0, "--timeout must be a positive number of seconds");
         }
-        let format = args.format.as_deref().map(drives::parse_format).transpose()?;
-        let mut specs = args.drives.iter().map(|d| DriveSpec::parse(d)).collect::<anyhow::Result<Vec<_>>>()?;
-        let hda_path = args.disk.as_ref().or(args.hda.as_ref());
-        let mut hda = hda_path.map(|p| drives::open_disk(p, args.snapshot, false, false, format)).transpose()?;
-        // Windows 7's layout: the hard disk on AHCI port 0 (inbox msahci), the CD on IDE.
-        let mut hda_slot = DriveSlot::Ahci(0);
-        if hda.is_none()
-            && let Some(i) = specs.iter().position(|d| !d.cdrom)
-        {
-            // The first --drive disk is the boot disk, in the slot it asks for.
-            let first = specs.remove(i);
-            let placed = drives::open_drives(std::slice::from_ref(&first), args.snapshot, &[])?;
-            if let Some((slot, aero_storage::ide::IdeDrive::Disk(d))) = placed.into_iter().next() {
-                hda_slot = slot;
-                hda = Some(d);
-            }
-        }
-        let mut taken = vec![DriveSlot::Ide { channel: 1, slave: false }];
-        if hda.is_some() {
-            taken.push(hda_slot);
-        }
-        let extra_drives = drives::open_drives(&specs, args.snapshot, &taken)?;
-        if hda.is_none() && args.cdrom.is_none() && args.fda.is_none() && extra_drives.is_empty() {
-            tracing::info!("no disk given: booting the built-in demo guest");
-            hda = Some(demo_disk()?);
-        }
-        // CD-ROMs are read-only media; nothing is ever written to the ISO.
-        let cdrom = args.cdrom.as_ref().map(|p| drives::open_disk(p, false, true, true, None)).transpose()?;
-        let fda = args.fda.as_ref().map(|p| drives::open_disk(p, args.snapshot, false, false, format)).transpose()?;
-        let boot_order = match &args.boot {
-            Some(o) => parse_boot_order(o)?,
-            None => vec![BootDevice::HardDisk, BootDevice::Cdrom, BootDevice::Floppy],
-        };
-        let bios = args
-            .bios
-            .as_ref()
-            .map(|p| std::fs::read(p).map_err(|e| anyhow::anyhow!("cannot read BIOS {}: {e}", p.display())))
-            .transpose()?;
-        let config = MachineConfig {
-            memory_bytes: args.memory << 20,
-            hda,
-            cdrom,
-            fda,
-            boot_order,
-            external_bios: bios,
-            deterministic: !args.realtime,
-            hda_slot,
-            extra_drives,
-        };
+        let config = args.machine.machine_config(512, !args.realtime)?;
         let machine = Machine::new(config)?;
         Ok(Setup {
             machine,
@@ -297,11 +198,5 @@ mod tests {
         let mut m = StreamMatcher::new("abc");
         assert!(!m.feed(b"ab"));
         assert!(!m.feed(b"xc"));
-    }
-
-    #[test]
-    fn boot_order_letters() {
-        assert_eq!(parse_boot_order("dc").unwrap(), vec![BootDevice::Cdrom, BootDevice::HardDisk]);
-        assert!(parse_boot_order("cz").is_err());
     }
 }

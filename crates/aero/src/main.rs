@@ -4,6 +4,7 @@ mod disk;
 mod drives;
 mod guest_tools;
 mod headless;
+mod machine_args;
 mod run;
 
 

@@ -15,15 +15,15 @@ mod window;
 
 use std::fs::File;
 use std::io::Write;
-use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use aero_machine::{BootDevice, Frame, GamepadInput, Machine, MachineConfig, RunEvent};
-use aero_storage::{BlockDevice, OpenOptions, open_image};
+use aero_machine::{Frame, GamepadInput, Machine, MachineConfig, RunEvent};
+
+use crate::machine_args::MachineArgs;
 use clap::Args;
 
 /// Host keys, shown in `--help` and the README ("Window keys").
@@ -44,35 +44,8 @@ asked of the guest.";
 #[derive(Args, Debug)]
 #[command(after_help = WINDOW_KEYS)]
 pub struct RunArgs {
-    /// Hard disk image to boot (same as --hda); the built-in demo guest when no disk,
-    /// CD or floppy is given.
-    disk: Option<PathBuf>,
-    /// Guest RAM in MiB.
-    #[arg(
-        short = 'm',
-        long = "memory",
-        value_name = "MIB",
-        default_value_t = 2048
-    )]
-    memory: u64,
-    /// First hard disk.
-    #[arg(long, value_name = "FILE")]
-    hda: Option<PathBuf>,
-    /// CD-ROM image (ISO).
-    #[arg(long, value_name = "FILE")]
-    cdrom: Option<PathBuf>,
-    /// Floppy image.
-    #[arg(long, value_name = "FILE")]
-    fda: Option<PathBuf>,
-    /// Boot order: a = floppy, c = hard disk, d = CD-ROM (e.g. "dc").
-    #[arg(long, value_name = "ORDER")]
-    boot: Option<String>,
-    /// Never write to any disk image (writes stay in memory).
-    #[arg(long)]
-    snapshot: bool,
-    /// External system BIOS ROM (e.g. SeaBIOS).
-    #[arg(long, value_name = "FILE")]
-    bios: Option<PathBuf>,
+    #[command(flatten)]
+    machine: MachineArgs,
     /// COM1 output (- = stdout).
     #[arg(long, value_name = "FILE|-")]
     serial: Option<String>,
@@ -184,73 +157,10 @@ pub struct Setup {
     name: String,
 }
 
-fn open_disk(
-    path: &Path,
-    snapshot: bool,
-    sector_size: u32,
-    read_only: bool,
-) -> anyhow::Result<Box<dyn BlockDevice>> {
-    let opts = OpenOptions {
-        snapshot,
-        sector_size,
-        read_only,
-        ..Default::default()
-    };
-    Ok(open_image(path, &opts)?)
-}
-
-fn parse_boot_order(order: &str) -> anyhow::Result<Vec<BootDevice>> {
-    order
-        .chars()
-        .map(|c| match c {
-            'a' => Ok(BootDevice::Floppy),
-            'c' => Ok(BootDevice::HardDisk),
-            'd' => Ok(BootDevice::Cdrom),
-            other => anyhow::bail!("--boot: unknown boot device '{other}' (use a, c or d)"),
-        })
-        .collect()
-}
-
 impl Setup {
     fn new(args: &RunArgs) -> anyhow::Result<Setup> {
-        if args.disk.is_some() && args.hda.is_some() {
-            anyhow::bail!("give the hard disk either as DISK or with --hda, not both");
-        }
-        anyhow::ensure!(
-            (1..=65536).contains(&args.memory),
-            "--memory must be between 1 and 65536 MiB"
-        );
-        let hda_path = args.disk.as_ref().or(args.hda.as_ref());
-        let mut hda = hda_path
-            .map(|p| open_disk(p, args.snapshot, 512, false))
-            .transpose()?;
-        if hda.is_none() && args.cdrom.is_none() && args.fda.is_none() {
-            tracing::info!("no disk given: booting the built-in demo guest");
-            hda = Some(crate::headless::demo_disk()?);
-        }
-        // CD-ROMs are read-only media; nothing is ever written to the ISO.
-        let cdrom = args
-            .cdrom
-            .as_ref()
-            .map(|p| open_disk(p, false, 2048, true))
-            .transpose()?;
-        let fda = args
-            .fda
-            .as_ref()
-            .map(|p| open_disk(p, args.snapshot, 512, false))
-            .transpose()?;
-        let boot_order = match &args.boot {
-            Some(o) => parse_boot_order(o)?,
-            None => vec![BootDevice::HardDisk, BootDevice::Cdrom, BootDevice::Floppy],
-        };
-        let bios = args
-            .bios
-            .as_ref()
-            .map(|p| {
-                std::fs::read(p)
-                    .map_err(|e| anyhow::anyhow!("cannot read BIOS {}: {e}", p.display()))
-            })
-            .transpose()?;
+        // The window follows the host clock.
+        let config = args.machine.machine_config(2048, false)?;
         let serial: Option<Box<dyn Write + Send>> = match args.serial.as_deref() {
             None => None,
             Some("-") => Some(Box::new(std::io::stdout())),
@@ -260,25 +170,7 @@ impl Setup {
                 Some(Box::new(f))
             }
         };
-        let name = [hda_path, args.cdrom.as_ref(), args.fda.as_ref()]
-            .into_iter()
-            .flatten()
-            .next()
-            .and_then(|p| p.file_name())
-            .map_or("Aero - demo".to_string(), |n| {
-                format!("Aero - {}", n.to_string_lossy())
-            });
-        let config = MachineConfig {
-            memory_bytes: args.memory << 20,
-            hda,
-            cdrom,
-            fda,
-            boot_order,
-            external_bios: bios,
-            // The window follows the host clock.
-            deterministic: false,
-            ..Default::default()
-        };
+        let name = format!("Aero - {}", args.machine.display_name());
         Ok(Setup {
             config,
             serial,
