@@ -182,6 +182,17 @@ EOF
     chmod 0755 "$1"
 }
 
+# Packs directory $1 into a gzip'd newc initramfs $2, reproducibly (fixed mtimes, sorted
+# names, fixed owner).
+pack_initramfs() {
+    local root="$1" out="$2"
+    find "$root" -exec touch -h -d @0 {} +
+    (cd "$root" && find . -mindepth 1 | LC_ALL=C sort \
+        | cpio --quiet -o -H newc -R 0:0 --reproducible) | gzip -n -9 >"$out.tmp"
+    mv "$out.tmp" "$out"
+    touch -d @"$SOURCE_DATE_EPOCH" "$out"
+}
+
 # Builds a gzip'd newc initramfs at $2 from the busybox .deb $1.
 build_initramfs() {
     local deb="$1" out="$2" work
@@ -193,11 +204,7 @@ build_initramfs() {
     ln -s busybox "$work/root/bin/sh"
     write_init "$work/root/init"
     # Fixed mtimes and sorted names make the archive reproducible.
-    find "$work/root" -exec touch -h -d @0 {} +
-    (cd "$work/root" && find . -mindepth 1 | LC_ALL=C sort \
-        | cpio --quiet -o -H newc -R 0:0 --reproducible) | gzip -n -9 >"$out.tmp"
-    mv "$out.tmp" "$out"
-    touch -d @"$SOURCE_DATE_EPOCH" "$out"
+    pack_initramfs "$work/root" "$out"
     rm -rf "$work"
 }
 
@@ -294,11 +301,7 @@ build_storage_initramfs() {
     module_order "$work/mods" "${STORAGE_MODULES[@]}" >"$work/root/lib/modules/order"
     while read -r f; do cp "$work/mods/$f.ko" "$work/root/lib/modules/"; done <"$work/root/lib/modules/order"
     write_storage_init "$work/root/init"
-    find "$work/root" -exec touch -h -d @0 {} +
-    (cd "$work/root" && find . -mindepth 1 | LC_ALL=C sort \
-        | cpio --quiet -o -H newc -R 0:0 --reproducible) | gzip -n -9 >"$out.tmp"
-    mv "$out.tmp" "$out"
-    touch -d @"$SOURCE_DATE_EPOCH" "$out"
+    pack_initramfs "$work/root" "$out"
     rm -rf "$work"
 }
 

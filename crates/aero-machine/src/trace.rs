@@ -75,46 +75,30 @@ impl TraceWindow {
         let mut text = String::new();
         FastFormatter::new().format(&insn, &mut text);
         let r = |x: Reg| st.reg(x);
+        let mut regs = String::new();
         if bitness == 64 {
-            eprintln!(
-                "[{retired}] {:04x}:{:016x} {text:<32} rax={:x} rbx={:x} rcx={:x} rdx={:x} rsi={:x} rdi={:x} rbp={:x} rsp={:x} r8={:x} r9={:x} r10={:x} r11={:x} r12={:x} r13={:x} r14={:x} r15={:x} fl={:05x} cr3={:x}",
-                cs.selector,
-                st.rip,
-                r(Reg::Rax),
-                r(Reg::Rbx),
-                r(Reg::Rcx),
-                r(Reg::Rdx),
-                r(Reg::Rsi),
-                r(Reg::Rdi),
-                r(Reg::Rbp),
-                r(Reg::Rsp),
-                r(Reg::R8),
-                r(Reg::R9),
-                r(Reg::R10),
-                r(Reg::R11),
-                r(Reg::R12),
-                r(Reg::R13),
-                r(Reg::R14),
-                r(Reg::R15),
-                st.rflags,
-                st.cr3
-            );
-            return;
+            let all = [
+                ("rax", Reg::Rax), ("rbx", Reg::Rbx), ("rcx", Reg::Rcx), ("rdx", Reg::Rdx),
+                ("rsi", Reg::Rsi), ("rdi", Reg::Rdi), ("rbp", Reg::Rbp), ("rsp", Reg::Rsp),
+                ("r8", Reg::R8), ("r9", Reg::R9), ("r10", Reg::R10), ("r11", Reg::R11),
+                ("r12", Reg::R12), ("r13", Reg::R13), ("r14", Reg::R14), ("r15", Reg::R15),
+            ];
+            for (name, reg) in all {
+                regs.push_str(&format!(" {name}={:x}", r(reg)));
+            }
+            regs.push_str(&format!(" fl={:05x} cr3={:x}", st.rflags, st.cr3));
+        } else {
+            let all = [
+                ("eax", Reg::Rax), ("ebx", Reg::Rbx), ("ecx", Reg::Rcx), ("edx", Reg::Rdx),
+                ("esi", Reg::Rsi), ("edi", Reg::Rdi), ("ebp", Reg::Rbp), ("esp", Reg::Rsp),
+            ];
+            for (name, reg) in all {
+                regs.push_str(&format!(" {name}={:08x}", r(reg) as u32));
+            }
+            regs.push_str(&format!(" fl={:05x}", st.rflags));
         }
-        eprintln!(
-            "[{retired}] {:04x}:{:08x} {text:<32} eax={:08x} ebx={:08x} ecx={:08x} edx={:08x} esi={:08x} edi={:08x} ebp={:08x} esp={:08x} fl={:05x}",
-            cs.selector,
-            st.rip,
-            r(Reg::Rax),
-            r(Reg::Rbx),
-            r(Reg::Rcx),
-            r(Reg::Rdx),
-            r(Reg::Rsi),
-            r(Reg::Rdi),
-            r(Reg::Rbp),
-            r(Reg::Rsp),
-            st.rflags
-        );
+        let width = if bitness == 64 { 16 } else { 8 };
+        eprintln!("[{retired}] {:04x}:{:0width$x} {text:<32}{regs}", cs.selector, st.rip);
     }
 }
 

@@ -2,23 +2,12 @@
 //! (cached in ~/.cache/aero/images), booted with `aero headless` exactly as an external
 //! test suite would.
 
+mod common;
+use common::*;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-fn images_dir() -> PathBuf {
-    let cache = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .expect("HOME or XDG_CACHE_HOME must be set");
-    cache.join("aero/images")
-}
 
-/// A guest image; the test suite's setup builds them, so a missing one is a failure.
-fn image(name: &str) -> PathBuf {
-    let p = images_dir().join(name);
-    assert!(p.exists(), "{} is missing: run `bash tests/images/build.sh` (tests/test.sh does)", p.display());
-    p
-}
 
 fn aero(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_aero")).args(args).output().expect("run aero")

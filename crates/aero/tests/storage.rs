@@ -1,23 +1,15 @@
 //! Storage tests with a real guest: Linux (from `tests/images/build.sh`) boots from the
-//! storage-test CD, finds the data disk through its own `ata_piix` driver, formats it and
+//! storage-test CD, finds the data disk through its own `ahci` or `ata_piix` driver, formats it and
 //! writes files on the first boot, and verifies them on the next boot — after Aero exited
 //! and started again, so the data went through the image format to the host file.
 
+mod common;
+use common::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn images_dir() -> PathBuf {
-    let cache = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .expect("HOME or XDG_CACHE_HOME must be set");
-    cache.join("aero/images")
-}
-
 fn storage_iso() -> PathBuf {
-    let p = images_dir().join("linux-amd64-storage.iso");
-    assert!(p.exists(), "{} is missing: run `bash tests/images/build.sh` (tests/test.sh does)", p.display());
-    p
+    image("linux-amd64-storage.iso")
 }
 
 fn work_dir(test: &str) -> PathBuf {

@@ -3,28 +3,14 @@
 //! wgpu draws through Vulkan on Mesa's software rasteriser (lavapipe): no GPU needed.
 //! tests/install-deps.sh installs all of them.
 
+mod common;
+use common::*;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-fn images_dir() -> PathBuf {
-    let cache = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .expect("HOME or XDG_CACHE_HOME must be set");
-    cache.join("aero/images")
-}
 
-fn image(name: &str) -> PathBuf {
-    let p = images_dir().join(name);
-    assert!(
-        p.exists(),
-        "{} is missing: run `bash tests/images/build.sh` (tests/test.sh does)",
-        p.display()
-    );
-    p
-}
 
 fn out_dir(test: &str) -> PathBuf {
     let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(test);
