@@ -89,8 +89,15 @@ fn text(
     Ok(())
 }
 
+/// The picture changed: AeroGPU presents it on the next idle pass.
+fn mark_dirty(a: &mut Asm) -> Result<(), DemoError> {
+    let dirty = b(a, "v_dirty");
+    a.mov(dirty, 1)?;
+    Ok(())
+}
+
 /// EAX = BIOS tick count (BDA 0:046Ch).
-fn read_ticks(a: &mut Asm) -> Result<(), DemoError> {
+pub(crate) fn read_ticks(a: &mut Asm) -> Result<(), DemoError> {
     a.push(ds)?;
     a.xor(ax, ax)?;
     a.mov(ds, ax)?;
@@ -438,6 +445,7 @@ fn emit_bar_and_keys(a: &mut Asm) -> Result<(), DemoError> {
     a.lea(bx, word_ptr(bp + i32::from(BAR_X)))?;
     a.mov(dx, i32::from(BLOCK_W))?;
     a.call_sym("fill_rect_l")?;
+    mark_dirty(a)?;
     a.sti()?;
     a.popad()?;
     a.ret()?;
@@ -493,6 +501,7 @@ fn emit_bar_and_keys(a: &mut Asm) -> Result<(), DemoError> {
     a.set(&mut clear)?;
     a.call_sym("clear_keys")?;
     a.set(&mut out)?;
+    mark_dirty(a)?;
     a.sti()?;
     a.popad()?;
     a.ret()?;

@@ -10,6 +10,7 @@
 //! Disk layout: LBA 0 = boot sector (`boot`), LBA 1.. = the payload (`payload`, drawing
 //! in `draw`), loaded at [`LOAD_SEGMENT`]:0000; the rest of the disk is zeros.
 
+mod aerogpu;
 mod asm;
 mod boot;
 mod draw;

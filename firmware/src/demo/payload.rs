@@ -11,8 +11,8 @@
 use iced_x86::code_asm::*;
 
 use super::asm::Asm;
-use super::draw;
 use super::{BUF_SEGMENT, DemoError};
+use super::{aerogpu, draw};
 
 const COM1: i32 = 0x3F8;
 
@@ -38,7 +38,7 @@ pub(crate) fn load_si(a: &mut Asm, name: &'static str) -> Result<(), DemoError> 
     a.mov(si, i32::from(at))?;
     Ok(())
 }
-fn puts(a: &mut Asm, name: &'static str) -> Result<(), DemoError> {
+pub(crate) fn puts(a: &mut Asm, name: &'static str) -> Result<(), DemoError> {
     a.push(si)?;
     load_si(a, name)?;
     a.call_sym("serial_puts")?;
@@ -52,6 +52,7 @@ pub(crate) fn emit(a: &mut Asm) -> Result<(), DemoError> {
     emit_video_init(a)?;
     emit_keys(a)?;
     draw::emit(a)?;
+    aerogpu::emit(a)?;
     emit_data(a)?;
     Ok(())
 }
@@ -71,8 +72,14 @@ fn emit_main(a: &mut Asm) -> Result<(), DemoError> {
     a.call_sym("serial_init")?;
     puts(a, "s_booting")?;
     a.call_sym("a20_enable")?;
+    // AeroGPU's scanout when the device is there, else VBE (or VGA mode 13h).
+    a.call_sym("gpu_init")?;
+    let mut have_video = a.create_label();
+    a.jnc(have_video)?;
     a.call_sym("video_init")?;
+    a.set(&mut have_video)?;
     a.call_sym("draw_all")?;
+    a.call_sym("gpu_first_frame")?;
     puts(a, "s_ready")?;
 
     // Idle: sleep until the next interrupt (timer tick or key), then look at both.
@@ -82,6 +89,7 @@ fn emit_main(a: &mut Asm) -> Result<(), DemoError> {
     a.hlt()?;
     a.call_sym("poll_keys")?;
     a.call_sym("poll_tick")?;
+    a.call_sym("gpu_flip")?;
     a.jmp(idle)?;
 
     // The framebuffer may cross odd megabytes: A20 must be on (INT 15h, else port 92h).
@@ -180,6 +188,29 @@ fn emit_serial(a: &mut Asm) -> Result<(), DemoError> {
     a.call_sym("serial_nibble")?;
     a.pop(ax)?;
     a.ret()?;
+    // AX as an unsigned decimal number.
+    a.bind("serial_dec")?;
+    a.pushad()?;
+    a.xor(cx, cx)?;
+    a.mov(bx, 10)?;
+    let mut divide = a.create_label();
+    let mut digits = a.create_label();
+    a.set(&mut divide)?;
+    a.xor(dx, dx)?;
+    a.div(bx)?;
+    a.push(dx)?;
+    a.inc(cx)?;
+    a.test(ax, ax)?;
+    a.jnz(divide)?;
+    a.set(&mut digits)?;
+    a.pop(ax)?;
+    a.add(al, b'0' as i32)?;
+    a.call_sym("serial_putc")?;
+    a.dec(cx)?;
+    a.jnz(digits)?;
+    a.popad()?;
+    a.ret()?;
+
     a.bind("serial_nibble")?;
     a.and(al, 0x0F)?;
     a.add(al, b'0' as i32)?;
@@ -434,5 +465,6 @@ fn emit_data(a: &mut Asm) -> Result<(), DemoError> {
     a.bind("palette332")?;
     a.db(&palette)?;
     draw::emit_data(a)?;
+    aerogpu::emit_data(a)?;
     Ok(())
 }
