@@ -582,7 +582,32 @@ fn emit_frames(a: &mut Asm) -> Result<(), DemoError> {
     a.mov(edx, SUBMIT_FLAG_PRESENT | SUBMIT_FLAG_NO_IRQ)?;
     a.call_sym("enter_flat")?;
     a.call_sym("gpu_submit")?;
+    // A ring that stays full means the device stopped consuming it: say so once.
+    let mut submitted = a.create_label();
+    a.jnc(submitted)?;
+    let stalled = b(a, "g_stalled");
+    a.cmp(stalled, 0)?;
+    a.jne(submitted)?;
+    let stalled = b(a, "g_stalled");
+    a.mov(stalled, 1)?;
+    puts(a, "s_gpu_stalled")?;
+    a.set(&mut submitted)?;
+    // Validation errors latch in the device: report each new one.
+    load_bar(a)?;
+    a.mov(ecx, r(reg::ERROR_COUNT))?;
+    a.mov(edx, r(reg::ERROR_CODE))?;
     a.sti()?;
+    let errors = d(a, "g_errors");
+    a.cmp(ecx, errors)?;
+    let mut clean = a.create_label();
+    a.je(clean)?;
+    let errors = d(a, "g_errors");
+    a.mov(errors, ecx)?;
+    puts(a, "s_gpu_error")?;
+    a.mov(eax, edx)?;
+    a.call_sym("serial_dec")?;
+    puts(a, "s_crlf")?;
+    a.set(&mut clean)?;
     a.popad()?;
     a.set(&mut skip)?;
     a.ret()?;
@@ -601,6 +626,7 @@ fn emit_irq(a: &mut Asm) -> Result<(), DemoError> {
     load_bar(a)?;
     a.mov(eax, r(reg::IRQ_STATUS))?;
     a.mov(r(reg::IRQ_ACK), eax)?;
+    // The only writer of g_irq_fence: a fence counts as done when its IRQ arrived.
     a.mov(eax, r(reg::COMPLETED_FENCE_LO))?;
     let seen = d(a, "g_irq_fence");
     a.mov(seen, eax)?;
@@ -650,6 +676,7 @@ pub(crate) fn emit_data(a: &mut Asm) -> Result<(), DemoError> {
         ("s_gpu_done", " done\r\n"),
         ("s_gpu_timeout", "AERO-DEMO: aerogpu fence timed out\r\n"),
         ("s_gpu_error", "AERO-DEMO: aerogpu error code "),
+        ("s_gpu_stalled", "AERO-DEMO: aerogpu ring stalled\r\n"),
     ] {
         a.bind(name)?;
         a.db(text.as_bytes())?;
@@ -657,6 +684,7 @@ pub(crate) fn emit_data(a: &mut Asm) -> Result<(), DemoError> {
     }
     for (name, size) in [
         ("g_on", 1),
+        ("g_stalled", 1),
         ("g_irq_line", 1),
         ("v_dirty", 1),
         ("g_bar0", 4),
@@ -664,6 +692,7 @@ pub(crate) fn emit_data(a: &mut Asm) -> Result<(), DemoError> {
         ("g_tail", 4),
         ("g_fence", 4),
         ("g_irq_fence", 4),
+        ("g_errors", 4),
     ] {
         a.bind(name)?;
         a.db(&vec![0u8; size])?;

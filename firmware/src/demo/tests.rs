@@ -49,3 +49,78 @@ fn image_is_deterministic() {
     assert!(demo_disk_image() == a);
     assert!(demo_disk_image() == demo_disk_image());
 }
+
+/// The demo's mirrored ABI numbers agree with the device model it drives.
+#[test]
+fn aerogpu_registers_match_the_device() {
+    use aero_gpu::aerogpu::{AeroGpu, AeroGpuConfig, VecMemory};
+    use aerogpu::reg;
+    let mut gpu = AeroGpu::new(AeroGpuConfig::default());
+    assert_eq!(
+        gpu.mmio_read(reg::MAGIC.into(), 4),
+        u64::from(aerogpu::MMIO_MAGIC)
+    );
+    let abi = gpu.mmio_read(reg::ABI_VERSION.into(), 4) as u32;
+    assert_eq!(abi >> 16, aerogpu::ABI_MAJOR);
+    assert!(abi & 0xFFFF >= aerogpu::ABI_MINOR, "device ABI {abi:#x}");
+    let mut mem = VecMemory::new(4 << 20);
+    for (off, v) in [
+        (reg::SCANOUT0_WIDTH, aerogpu::FB_W),
+        (reg::SCANOUT0_HEIGHT, aerogpu::FB_H),
+        (reg::SCANOUT0_FORMAT, aerogpu::FORMAT_B8G8R8X8),
+        (reg::SCANOUT0_PITCH_BYTES, aerogpu::FB_W * 4),
+        (reg::SCANOUT0_FB_GPA_LO, aerogpu::FB),
+        (reg::SCANOUT0_FB_GPA_HI, 0),
+        (reg::SCANOUT0_ENABLE, 1),
+    ] {
+        gpu.mmio_write(off.into(), 4, v.into(), &mut mem);
+    }
+    let s = gpu.scanout();
+    assert!(s.enable);
+    assert_eq!(
+        (s.width, s.height, s.format, s.pitch_bytes, s.fb_gpa),
+        (640, 480, 2, 2560, u64::from(aerogpu::FB))
+    );
+}
+
+/// Every command stream the demo submits passes the device's validating processor.
+#[test]
+fn aerogpu_streams_validate() {
+    use aero_gpu::aerogpu::{AllocTable, CommandProcessor, Limits, NullExecutor, VecMemory};
+    let mut mem = VecMemory::new(1 << 20);
+    let mut exec = NullExecutor::default();
+    let mut cp = CommandProcessor::new(Limits::default());
+    let table = AllocTable::new();
+    let mut run = |s: Vec<u8>| {
+        assert_eq!(s.len() % 4, 0, "packets are 4-byte multiples");
+        cp.process(&s, &table, &mut mem, &mut exec).unwrap()
+    };
+    let hello = run(aerogpu::stream_hello());
+    assert_eq!(
+        (hello.packets, hello.unknown_packets, hello.presents),
+        (2, 0, 0)
+    );
+    let first = run(aerogpu::stream_first_frame());
+    assert_eq!(
+        (first.packets, first.unknown_packets, first.presents),
+        (2, 0, 1)
+    );
+    assert!(first.vsync_present);
+    let present = run(aerogpu::stream_present());
+    assert_eq!((present.packets, present.presents), (1, 1));
+    assert!(present.vsync_present);
+    assert_eq!(exec.presents, 2);
+    // The streams are in the payload, 8-byte aligned in guest memory.
+    let disk = build_demo_disk().unwrap();
+    for s in [
+        aerogpu::stream_hello(),
+        aerogpu::stream_first_frame(),
+        aerogpu::stream_present(),
+    ] {
+        let at = disk[SECTOR_SIZE..]
+            .windows(s.len())
+            .position(|w| w == s.as_slice())
+            .expect("stream in the payload");
+        assert_eq!((usize::from(LOAD_SEGMENT) * 16 + at) % 8, 0);
+    }
+}
