@@ -1,11 +1,13 @@
 //! The built-in demo guest: a tiny bootable disk that `aero run` and `aero headless`
 //! boot when the user gives no disk.
 //!
-//! It uses only standard PC interfaces, so it runs the same on our BIOS and on
-//! SeaBIOS/QEMU (the boot tests use QEMU as an oracle): INT 13h to load itself, the
+//! On Aero it shows its picture through AeroGPU (`aerogpu`: PCI scan, ring, fence
+//! interrupts, scanout 0 on a framebuffer in RAM). Everything else is standard PC
+//! interfaces, so the same image runs on our BIOS, on SeaBIOS and on QEMU (the boot
+//! tests use QEMU, which has no AeroGPU, as an oracle): INT 13h to load itself, the
 //! 16550 at 3F8h for serial output, VBE (INT 10h 4F00h/4F01h/4F02h) with a linear
-//! framebuffer or VGA mode 13h as a fallback, INT 16h for keys and the BDA tick count
-//! for the animation. Idle time is spent in HLT.
+//! framebuffer or VGA mode 13h when AeroGPU is absent, INT 16h for keys and the BDA
+//! tick count for the animation. Idle time is spent in HLT.
 //!
 //! Disk layout: LBA 0 = boot sector (`boot`), LBA 1.. = the payload (`payload`, drawing
 //! in `draw`), loaded at [`LOAD_SEGMENT`]:0000; the rest of the disk is zeros.

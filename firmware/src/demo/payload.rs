@@ -1,12 +1,17 @@
 //! The demo program the boot sector loads (real mode, CS = DS = [`LOAD_SEGMENT`]):
-//! COM1 greeting, VBE 640×480×32 (or VGA mode 13h), the Aero screen, then an idle loop
-//! that HLTs until an interrupt, echoes keys (INT 16h) and moves the bar on every BIOS
-//! timer tick (BDA 0:046Ch).
+//! COM1 greeting, AeroGPU scanout 640×480×32 (else VBE 640×480×32, else VGA mode 13h),
+//! the Aero screen, then an idle loop that HLTs until an interrupt, echoes keys
+//! (INT 16h), moves the bar on every BIOS timer tick (BDA 0:046Ch) and presents each
+//! change through AeroGPU.
 //!
 //! Serial protocol (COM1, 115200 8N1), one line each:
-//! `AERO-DEMO: booting`, `AERO-DEMO: video VBE mode 0xNNNN 640x480x32` or
-//! `AERO-DEMO: video VGA mode 13h`, `AERO-DEMO-READY` once the first frame is drawn,
-//! then `AERO-DEMO-KEY=<c>` per key (printable ASCII as is, others as `0xNN`).
+//! `AERO-DEMO: booting`; with AeroGPU `AERO-DEMO: aerogpu abi M.m, irq N`,
+//! `AERO-DEMO: fence 1 done`, `AERO-DEMO: video aerogpu scanout 640x480x32`,
+//! `AERO-DEMO: fence 2 done` (a fence is "done" when its interrupt arrived); otherwise
+//! `AERO-DEMO: video VBE mode 0xNNNN 640x480x32` or `AERO-DEMO: video VGA mode 13h`;
+//! `AERO-DEMO-READY` once the first frame is shown, then `AERO-DEMO-KEY=<c>` per key
+//! (printable ASCII as is, others as `0xNN`). Driver problems print `AERO-DEMO: aerogpu …`
+//! lines (no usable IRQ, ABI mismatch, fence timeout, error code, ring stalled).
 
 use iced_x86::code_asm::*;
 
