@@ -121,6 +121,12 @@ public:
     int32_t set_render_target(uint32_t index, uint32_t handle);
     int32_t set_depth_stencil(uint32_t handle);
     int32_t set_viewport(float x, float y, float w, float h, float zmin, float zmax);
+    int32_t set_scissor(int32_t x, int32_t y, int32_t w, int32_t h);
+    int32_t destroy_vertex_decl(uint32_t handle);
+    // Same-size copy between two textures (Blt without stretching).
+    int32_t copy_texture2d(uint32_t dst, uint32_t dst_x, uint32_t dst_y, uint32_t src, uint32_t src_x,
+                           uint32_t src_y, uint32_t w, uint32_t h);
+    uint32_t render_target(uint32_t index) const { return index < AEROGPU_MAX_RENDER_TARGETS ? rts_[index] : 0; }
 
     // Drawing.
     int32_t clear(uint32_t flags, const float rgba[4], float z, uint32_t stencil);

@@ -1,0 +1,1096 @@
+// The D3D9 DDI layer of the AeroGPU UMD: the adapter table (GetCaps, CreateDevice,
+// CloseAdapter) and the complete D3DDDI_DEVICEFUNCS table, forwarding to the portable core
+// (aerogpu_umd_core.cpp) and submitting through the runtime's D3DDDI_DEVICECALLBACKS.
+// Portable: builds with mingw-w64 for the DLLs and with the host g++ for the tests, which
+// drive it through the same tables with a fake runtime (tests_host/umd_ddi_scene.cpp).
+//
+// STATUS (UNTESTED ON WINDOWS). Every table entry is non-NULL (checked at runtime). DDIs the
+// core cannot serve are logging stubs returning D3DERR_NOTAVAILABLE. Not implemented yet,
+// each with an explicit error, not a silent success:
+//  - shared resources at CreateResource (need the cross-process alloc_id counter): NOTAVAILABLE;
+//  - user-memory streams (SetStreamSourceUm/SetIndicesUm, DrawIndexedPrimitive2): stubs;
+//  - cube/volume textures, MSAA: NOTAVAILABLE; Clear with partial rects: NOTAVAILABLE;
+//  - fixed-function texture stage states are cached only (the core renders shaders only);
+//  - fences: Windows 7's pfnRenderCb returns no fence, so the UMD asks the KMD
+//    (AEROGPU_ESCAPE_OP_QUERY_FENCE through pfnEscapeCb) for the last submitted/completed
+//    fence; without pfnEscapeCb it logs once and treats accepted submissions as complete;
+//  - pfnGetCommandBufferCb / pfnSubmitCommandCb buffer models (Windows 8+ callbacks) are not
+//    used: the command buffer comes from pfnCreateContextCb or from CreateDevice.
+#include "aerogpu_umd_ddi.h"
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <new>
+#include <vector>
+
+#include "aerogpu_umd_core.h"
+
+extern "C" {
+#include "../../protocol/aerogpu_dbgctl_escape.h"
+}
+
+namespace {
+
+using namespace aerogpu;
+
+void (*g_log)(const char *) = nullptr;
+
+void logf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void logf(const char *fmt, ...) {
+    if (!g_log) return;
+    char buf[256];
+    va_list ap;
+    va_start(ap, fmt);
+    std::vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    g_log(buf);
+}
+
+constexpr HRESULT kOk = 0;
+constexpr HRESULT kNotAvailable = HRESULT(0x8876086A);
+constexpr HRESULT kInvalidCall = HRESULT(0x8876086C);
+constexpr HRESULT kWasStillDrawing = HRESULT(0x8876021C);
+constexpr HRESULT kEInvalidArg = HRESULT(0x80070057);
+constexpr HRESULT kEOutOfMemory = HRESULT(0x8007000E);
+constexpr HRESULT kEFail = HRESULT(0x80004005);
+
+// Names of the table members, by index (for logs).
+const char *const kFuncNames[] = {
+#define AEROGPU_NAME(name, upper, params) "pfn" #name,
+    AEROGPU_D3DDDI_DEVICEFUNCS_LIST(AEROGPU_NAME)
+#undef AEROGPU_NAME
+};
+static_assert(sizeof(kFuncNames) / sizeof(kFuncNames[0]) == AEROGPU_D3DDDI_DEVICEFUNCS_COUNT, "names");
+
+// Stubs log once per entry (the runtime may call them every frame).
+bool g_stub_logged[AEROGPU_D3DDDI_DEVICEFUNCS_COUNT];
+
+HRESULT stub_hit(unsigned index) {
+    if (index < AEROGPU_D3DDDI_DEVICEFUNCS_COUNT && !g_stub_logged[index]) {
+        g_stub_logged[index] = true;
+        logf("aerogpu-d3d9: stub %s (index %u): D3DERR_NOTAVAILABLE\n", kFuncNames[index], index);
+    }
+    return kNotAvailable;
+}
+
+void log_once(bool &flag, const char *msg) {
+    if (!flag) {
+        flag = true;
+        logf("%s", msg);
+    }
+}
+
+// Index of each member, for the stubs.
+enum FuncIndex : unsigned {
+#define AEROGPU_INDEX(name, upper, params) kIdx_##name,
+    AEROGPU_D3DDDI_DEVICEFUNCS_LIST(AEROGPU_INDEX)
+#undef AEROGPU_INDEX
+};
+
+#define AEROGPU_STUB(name, upper, params) \
+    HRESULT APIENTRY Stub_##name params { return stub_hit(kIdx_##name); }
+AEROGPU_D3DDDI_DEVICEFUNCS_LIST(AEROGPU_STUB)
+#undef AEROGPU_STUB
+
+HANDLE to_handle(uint32_t h) { return reinterpret_cast<HANDLE>(static_cast<uintptr_t>(h)); }
+uint32_t from_handle(HANDLE h) {
+    uintptr_t v = reinterpret_cast<uintptr_t>(h);
+    return v > 0xFFFFFFFFu ? 0 : static_cast<uint32_t>(v);
+}
+
+struct Adapter {
+    HANDLE runtime_handle;
+    D3DDDI_ADAPTERCALLBACKS callbacks;
+    aerogpu_escape_query_device_v2_out device_info;
+};
+
+class UmdDevice;
+
+// Submits finished batches through pfnRenderCb (and pfnPresentCb for presents) into the
+// context's runtime-owned command buffer and allocation list.
+class WddmSink : public SubmitSink {
+public:
+    explicit WddmSink(UmdDevice &d) : dev_(d) {}
+    uint64_t submit(const Submission &s) override;
+    uint64_t completed_fence() override;
+    bool wait_fence(uint64_t fence, uint32_t timeout_ms) override;
+
+    HRESULT last_error = 0;
+    D3DKMT_HANDLE present_src = 0;
+
+private:
+    bool query_fences(uint64_t *submitted, uint64_t *completed);
+    UmdDevice &dev_;
+    uint64_t local_fence_ = 0;
+    bool no_escape_logged_ = false;
+};
+
+struct ResInfo {
+    D3DKMT_HANDLE hAllocation = 0;
+    bool owns_allocation = false;
+    bool index32 = false;
+    uint64_t lock_offset = 0, lock_size = 0;
+    bool lock_read_only = false;
+};
+
+// A recorded state block: the Set* calls made between BEGIN and END, replayed on EXECUTE.
+struct StateOp {
+    enum Kind { RenderState, Sampler, Texture, Shaders, Decl, Stream, Indices } kind;
+    uint32_t a, b, c, d;
+};
+
+class UmdDevice {
+public:
+    UmdDevice(HANDLE rt, const D3DDDIARG_CREATEDEVICE &args, uint32_t handle_base, uint32_t alloc_base)
+        : runtime(rt), cb(*args.pCallbacks), sink(*this), core(sink, handle_base, alloc_base) {
+        cmd_buf = args.pCommandBuffer;
+        cmd_size = args.CommandBufferSize;
+        alloc_list = args.pAllocationList;
+        alloc_list_size = args.AllocationListSize;
+        patch_list = args.pPatchLocationList;
+        patch_list_size = args.PatchLocationListSize;
+    }
+
+    HANDLE runtime;
+    D3DDDI_DEVICECALLBACKS cb;
+    WddmSink sink;
+    Device core;
+
+    HANDLE context = nullptr;
+    void *cmd_buf = nullptr;
+    UINT cmd_size = 0;
+    D3DDDI_ALLOCATIONLIST *alloc_list = nullptr;
+    UINT alloc_list_size = 0;
+    D3DDDI_PATCHLOCATIONLIST *patch_list = nullptr;
+    UINT patch_list_size = 0;
+
+    std::map<uint32_t, ResInfo> res;             // core handle -> WDDM side
+    std::map<uint32_t, D3DKMT_HANDLE> by_alloc;  // alloc_id -> allocation handle
+    std::vector<uint32_t> queries;               // DDI query handle - 1 -> core query
+
+    uint32_t vs = 0, ps = 0, decl = 0;
+    uint32_t stream0_stride = 0;
+    D3DDDIARG_VIEWPORTINFO vp{0, 0, 0, 0};
+    float zmin = 0.0f, zmax = 1.0f;
+    uint32_t tss[16][32] = {};
+
+    bool recording = false;
+    std::vector<StateOp> rec;
+    std::map<uintptr_t, std::vector<StateOp>> state_sets;
+    uintptr_t next_state_set = 1;
+
+    bool logged_tss = false, logged_clear_rects = false, logged_shared = false;
+
+    void record(StateOp::Kind k, uint32_t a, uint32_t b = 0, uint32_t c = 0, uint32_t d = 0) {
+        if (recording) rec.push_back(StateOp{k, a, b, c, d});
+    }
+    HRESULT flush_hr() {
+        core.flush();
+        HRESULT hr = sink.last_error;
+        sink.last_error = 0;
+        return hr;
+    }
+};
+
+UmdDevice *dev(HANDLE h) { return static_cast<UmdDevice *>(h); }
+
+uint64_t WddmSink::submit(const Submission &s) {
+    UmdDevice &d = dev_;
+    if (!d.cb.pfnRenderCb) {
+        last_error = kNotAvailable;
+        logf("aerogpu-d3d9: no pfnRenderCb: cannot submit\n");
+        return 0;
+    }
+    if (!d.cmd_buf || s.cmd_bytes > d.cmd_size) {
+        // Batches larger than the runtime's buffer would need splitting (not implemented).
+        last_error = kEOutOfMemory;
+        logf("aerogpu-d3d9: batch of %u bytes does not fit the command buffer (%u)\n",
+             (unsigned)s.cmd_bytes, (unsigned)d.cmd_size);
+        return 0;
+    }
+    if (s.allocs->size() > d.alloc_list_size || (s.allocs->size() && !d.alloc_list)) {
+        last_error = kEOutOfMemory;
+        logf("aerogpu-d3d9: %u allocations exceed the allocation list (%u)\n",
+             (unsigned)s.allocs->size(), d.alloc_list_size);
+        return 0;
+    }
+    std::memcpy(d.cmd_buf, s.cmd, s.cmd_bytes);
+    UINT n = 0;
+    for (const AllocRef &a : *s.allocs) {
+        auto it = d.by_alloc.find(a.alloc_id);
+        if (it == d.by_alloc.end()) {
+            last_error = kEFail;
+            logf("aerogpu-d3d9: alloc_id %u has no WDDM allocation\n", a.alloc_id);
+            return 0;
+        }
+        D3DDDI_ALLOCATIONLIST e;
+        std::memset(&e, 0, sizeof(e));
+        e.hAllocation = it->second;
+        e.WriteOperation = a.write ? 1 : 0;
+        d.alloc_list[n++] = e;
+    }
+    D3DDDICB_RENDER r;
+    std::memset(&r, 0, sizeof(r));
+    r.CommandLength = static_cast<UINT>(s.cmd_bytes);
+    r.CommandOffset = 0;
+    r.NumAllocations = n;
+    r.NewCommandBufferSize = d.cmd_size;
+    r.NewAllocationListSize = d.alloc_list_size;
+    r.NewPatchLocationListSize = d.patch_list_size;
+    r.hContext = d.context;
+    HRESULT hr = d.cb.pfnRenderCb(d.runtime, &r);
+    if (hr < 0) {
+        last_error = hr;
+        logf("aerogpu-d3d9: pfnRenderCb failed 0x%08x\n", (unsigned)hr);
+        return 0;
+    }
+    // The runtime may rotate buffers: use the ones it handed back.
+    if (r.pNewCommandBuffer) {
+        d.cmd_buf = r.pNewCommandBuffer;
+        d.cmd_size = r.NewCommandBufferSize;
+    }
+    if (r.pNewAllocationList) {
+        d.alloc_list = r.pNewAllocationList;
+        d.alloc_list_size = r.NewAllocationListSize;
+    }
+    if (r.pNewPatchLocationList) {
+        d.patch_list = r.pNewPatchLocationList;
+        d.patch_list_size = r.NewPatchLocationListSize;
+    }
+    if (s.present) {
+        // The stream above carries PRESENT_EX; pfnPresentCb routes the runtime's present
+        // through DxgkDdiPresent (an empty, present-flagged submission in our KMD).
+        if (!d.cb.pfnPresentCb) {
+            last_error = kNotAvailable;
+            logf("aerogpu-d3d9: no pfnPresentCb: present not submitted\n");
+            return 0;
+        }
+        D3DDDICB_PRESENT p;
+        std::memset(&p, 0, sizeof(p));
+        p.hSrcAllocation = present_src;
+        p.hContext = d.context;
+        hr = d.cb.pfnPresentCb(d.runtime, &p);
+        if (hr < 0) {
+            last_error = hr;
+            logf("aerogpu-d3d9: pfnPresentCb failed 0x%08x\n", (unsigned)hr);
+            return 0;
+        }
+    }
+    uint64_t submitted = 0, completed = 0;
+    if (query_fences(&submitted, &completed) && submitted) {
+        // The KMD's last submitted fence is at or after this batch's: waiting for it is
+        // conservative (it may include other processes' work).
+        local_fence_ = submitted;
+    } else {
+        local_fence_++;
+    }
+    return local_fence_;
+}
+
+bool WddmSink::query_fences(uint64_t *submitted, uint64_t *completed) {
+    UmdDevice &d = dev_;
+    if (!d.cb.pfnEscapeCb) {
+        log_once(no_escape_logged_,
+                 "aerogpu-d3d9: no pfnEscapeCb: fences unknown, submissions treated as complete\n");
+        return false;
+    }
+    aerogpu_escape_query_fence_out q;
+    std::memset(&q, 0, sizeof(q));
+    q.hdr.version = AEROGPU_ESCAPE_VERSION;
+    q.hdr.op = AEROGPU_ESCAPE_OP_QUERY_FENCE;
+    q.hdr.size_bytes = sizeof(q);
+    D3DDDICB_ESCAPE e;
+    std::memset(&e, 0, sizeof(e));
+    e.hDevice = d.runtime;
+    e.pPrivateDriverData = &q;
+    e.PrivateDriverDataSize = sizeof(q);
+    e.hContext = d.context;
+    if (d.cb.pfnEscapeCb(d.runtime, &e) < 0) return false;
+    *submitted = q.last_submitted_fence;
+    *completed = q.last_completed_fence;
+    return true;
+}
+
+uint64_t WddmSink::completed_fence() {
+    uint64_t s = 0, c = 0;
+    if (query_fences(&s, &c)) return c;
+    return local_fence_;
+}
+
+bool WddmSink::wait_fence(uint64_t fence, uint32_t timeout_ms) {
+    // Polls the KMD; a wait on a runtime synchronization object would avoid spinning
+    // (not implemented). Bounded by timeout_ms polls.
+    for (uint32_t i = 0; i <= timeout_ms; i++) {
+        if (completed_fence() >= fence) return true;
+        if (!dev_.cb.pfnEscapeCb) return false;
+    }
+    return false;
+}
+
+// ---- Device DDIs ------------------------------------------------------------------------
+
+HRESULT hr_of(int32_t v) { return static_cast<HRESULT>(v); }
+
+HRESULT APIENTRY SetRenderState(HANDLE h, const D3DDDIARG_RENDERSTATE *a) {
+    if (!a) return kEInvalidArg;
+    dev(h)->record(StateOp::RenderState, a->State, a->Value);
+    return hr_of(dev(h)->core.set_render_state(a->State, a->Value));
+}
+
+// D3DDDITSS_* sampler range -> D3DSAMPLERSTATETYPE (0 = not a sampler state).
+uint32_t tss_to_sampler(uint32_t tss) {
+    switch (tss) {
+    case 13: return 1;  // ADDRESSU
+    case 14: return 2;  // ADDRESSV
+    case 25: return 3;  // ADDRESSW
+    case 15: return 4;  // BORDERCOLOR
+    case 16: return 5;  // MAGFILTER
+    case 17: return 6;  // MINFILTER
+    case 18: return 7;  // MIPFILTER
+    case 19: return 8;  // MIPMAPLODBIAS
+    case 20: return 9;  // MAXMIPLEVEL
+    case 21: return 10; // MAXANISOTROPY
+    default: return 0;
+    }
+}
+
+HRESULT APIENTRY SetTextureStageState(HANDLE h, const D3DDDIARG_TEXTURESTAGESTATE *a) {
+    if (!a || a->Stage >= 16) return kInvalidCall;
+    UmdDevice *d = dev(h);
+    d->record(StateOp::Sampler, a->Stage, a->State, a->Value);
+    if (a->State < 32) d->tss[a->Stage][a->State] = a->Value;
+    uint32_t samp = tss_to_sampler(a->State);
+    if (samp) return hr_of(d->core.set_sampler_state(a->Stage, samp, a->Value));
+    log_once(d->logged_tss, "aerogpu-d3d9: fixed-function texture stage states are cached only\n");
+    return kOk;
+}
+
+HRESULT APIENTRY SetTexture(HANDLE h, UINT stage, HANDLE tex) {
+    dev(h)->record(StateOp::Texture, stage, from_handle(tex));
+    return hr_of(dev(h)->core.set_texture(stage, from_handle(tex)));
+}
+
+HRESULT bind_shaders(UmdDevice *d) {
+    d->record(StateOp::Shaders, d->vs, d->ps);
+    return hr_of(d->core.set_shaders(d->vs, d->ps));
+}
+
+HRESULT APIENTRY SetPixelShader(HANDLE h, HANDLE s) {
+    dev(h)->ps = from_handle(s);
+    return bind_shaders(dev(h));
+}
+
+HRESULT APIENTRY SetVertexShaderFunc(HANDLE h, HANDLE s) {
+    dev(h)->vs = from_handle(s);
+    return bind_shaders(dev(h));
+}
+
+HRESULT APIENTRY SetPixelShaderConst(HANDLE h, const D3DDDIARG_SETPIXELSHADERCONST *a, const FLOAT *v) {
+    if (!a) return kEInvalidArg;
+    return hr_of(dev(h)->core.set_shader_constants_f(AEROGPU_SHADER_STAGE_PIXEL, a->Register, v, a->Count));
+}
+
+HRESULT APIENTRY SetVertexShaderConst(HANDLE h, const D3DDDIARG_SETVERTEXSHADERCONST *a, const void *v) {
+    if (!a) return kEInvalidArg;
+    return hr_of(dev(h)->core.set_shader_constants_f(AEROGPU_SHADER_STAGE_VERTEX, a->Register,
+                                                     static_cast<const float *>(v), a->Count));
+}
+
+HRESULT APIENTRY SetIndices(HANDLE h, const D3DDDIARG_SETINDICES *a) {
+    if (!a) return kEInvalidArg;
+    dev(h)->record(StateOp::Indices, from_handle(a->hIndexBuffer), a->Stride);
+    return hr_of(dev(h)->core.set_indices(from_handle(a->hIndexBuffer), a->Stride == 4));
+}
+
+HRESULT APIENTRY SetStreamSource(HANDLE h, const D3DDDIARG_SETSTREAMSOURCE *a) {
+    if (!a) return kEInvalidArg;
+    UmdDevice *d = dev(h);
+    d->record(StateOp::Stream, a->Stream, from_handle(a->hVertexBuffer), a->Offset, a->Stride);
+    if (a->Stream == 0) d->stream0_stride = a->Stride;
+    return hr_of(d->core.set_stream_source(a->Stream, from_handle(a->hVertexBuffer), a->Offset, a->Stride));
+}
+
+HRESULT APIENTRY DrawPrimitive(HANDLE h, const D3DDDIARG_DRAWPRIMITIVE *a, const UINT *) {
+    if (!a) return kEInvalidArg;
+    return hr_of(dev(h)->core.draw_primitive(a->PrimitiveType, a->VStart, a->PrimitiveCount));
+}
+
+HRESULT APIENTRY DrawPrimitive2(HANDLE h, const D3DDDIARG_DRAWPRIMITIVE2 *a) {
+    if (!a) return kEInvalidArg;
+    UmdDevice *d = dev(h);
+    // Pre-transformed vertices from stream 0; the offset is in bytes.
+    if (!d->stream0_stride || a->FirstVertexOffset % d->stream0_stride) return kInvalidCall;
+    return hr_of(d->core.draw_primitive(a->PrimitiveType, a->FirstVertexOffset / d->stream0_stride,
+                                        a->PrimitiveCount));
+}
+
+HRESULT APIENTRY DrawIndexedPrimitive(HANDLE h, const D3DDDIARG_DRAWINDEXEDPRIMITIVE *a) {
+    if (!a) return kEInvalidArg;
+    return hr_of(dev(h)->core.draw_indexed(a->PrimitiveType, a->BaseVertexIndex, a->StartIndex, a->PrimitiveCount));
+}
+
+void apply_ops(UmdDevice *d, const std::vector<StateOp> &ops) {
+    for (const StateOp &o : ops) {
+        switch (o.kind) {
+        case StateOp::RenderState: d->core.set_render_state(o.a, o.b); break;
+        case StateOp::Sampler: {
+            if (o.a < 16 && o.b < 32) d->tss[o.a][o.b] = o.c;
+            uint32_t s = tss_to_sampler(o.b);
+            if (s) d->core.set_sampler_state(o.a, s, o.c);
+            break;
+        }
+        case StateOp::Texture: d->core.set_texture(o.a, o.b); break;
+        case StateOp::Shaders: d->vs = o.a; d->ps = o.b; d->core.set_shaders(o.a, o.b); break;
+        case StateOp::Decl: d->decl = o.a; d->core.set_vertex_decl(o.a); break;
+        case StateOp::Stream:
+            if (o.a == 0) d->stream0_stride = o.d;
+            d->core.set_stream_source(o.a, o.b, o.c, o.d);
+            break;
+        case StateOp::Indices: d->core.set_indices(o.a, o.b == 4); break;
+        }
+    }
+}
+
+// Re-reads the current value of every state a block holds (CAPTURE).
+void capture_ops(UmdDevice *d, std::vector<StateOp> &ops) {
+    for (StateOp &o : ops) {
+        switch (o.kind) {
+        case StateOp::RenderState: o.b = d->core.render_state(o.a); break;
+        case StateOp::Sampler: if (o.a < 16 && o.b < 32) o.c = d->tss[o.a][o.b]; break;
+        case StateOp::Shaders: o.a = d->vs; o.b = d->ps; break;
+        case StateOp::Decl: o.a = d->decl; break;
+        default: break; // bindings: kept as recorded (the core does not expose them)
+        }
+    }
+}
+
+HRESULT APIENTRY StateSet(HANDLE h, D3DDDIARG_STATESET *a) {
+    if (!a) return kEInvalidArg;
+    UmdDevice *d = dev(h);
+    uintptr_t key = reinterpret_cast<uintptr_t>(a->hStateSet);
+    switch (a->Operation) {
+    case D3DHAL_STATESETBEGIN:
+        d->recording = true;
+        d->rec.clear();
+        return kOk;
+    case D3DHAL_STATESETEND:
+        if (!d->recording) return kInvalidCall;
+        d->recording = false;
+        if (!key) {
+            key = d->next_state_set++;
+            a->hStateSet = reinterpret_cast<HANDLE>(key);
+        }
+        d->state_sets[key] = d->rec;
+        d->rec.clear();
+        return kOk;
+    case D3DHAL_STATESETEXECUTE: {
+        auto it = d->state_sets.find(key);
+        if (it == d->state_sets.end()) return kInvalidCall;
+        apply_ops(d, it->second);
+        return kOk;
+    }
+    case D3DHAL_STATESETCAPTURE: {
+        auto it = d->state_sets.find(key);
+        if (it == d->state_sets.end()) return kInvalidCall;
+        capture_ops(d, it->second);
+        return kOk;
+    }
+    case D3DHAL_STATESETDELETE:
+        return d->state_sets.erase(key) ? kOk : kInvalidCall;
+    case D3DHAL_STATESETCREATE: {
+        // A predefined block of the current shader/declaration bindings and the render
+        // states the app has set; the full D3D9 ALL/PIXEL/VERTEX state lists are not modelled.
+        std::vector<StateOp> ops;
+        ops.push_back(StateOp{StateOp::Shaders, d->vs, d->ps, 0, 0});
+        ops.push_back(StateOp{StateOp::Decl, d->decl, 0, 0, 0});
+        for (uint32_t s = 0; s < 256; s++) ops.push_back(StateOp{StateOp::RenderState, s, d->core.render_state(s), 0, 0});
+        if (!key) {
+            key = d->next_state_set++;
+            a->hStateSet = reinterpret_cast<HANDLE>(key);
+        }
+        d->state_sets[key] = ops;
+        return kOk;
+    }
+    default:
+        return kInvalidCall;
+    }
+}
+
+HRESULT APIENTRY Clear(HANDLE h, const D3DDDIARG_CLEAR *a, UINT nrects, const RECT *rects) {
+    if (!a) return kEInvalidArg;
+    UmdDevice *d = dev(h);
+    if (nrects) {
+        // Only rectangles covering the whole viewport are served (the protocol's CLEAR has
+        // no rectangle list).
+        for (UINT i = 0; i < nrects; i++) {
+            if (!rects || rects[i].left > LONG(d->vp.X) || rects[i].top > LONG(d->vp.Y) ||
+                rects[i].right < LONG(d->vp.X + d->vp.Width) || rects[i].bottom < LONG(d->vp.Y + d->vp.Height)) {
+                log_once(d->logged_clear_rects, "aerogpu-d3d9: Clear with partial rects: D3DERR_NOTAVAILABLE\n");
+                return kNotAvailable;
+            }
+        }
+    }
+    float rgba[4] = {float((a->FillColor >> 16) & 0xFF) / 255.0f, float((a->FillColor >> 8) & 0xFF) / 255.0f,
+                     float(a->FillColor & 0xFF) / 255.0f, float((a->FillColor >> 24) & 0xFF) / 255.0f};
+    // D3DCLEAR_TARGET/ZBUFFER/STENCIL have the protocol's bit values.
+    return hr_of(d->core.clear(a->Flags & 7u, rgba, a->FillDepth, a->FillStencil));
+}
+
+HRESULT emit_viewport(UmdDevice *d) {
+    return hr_of(d->core.set_viewport(float(d->vp.X), float(d->vp.Y), float(d->vp.Width), float(d->vp.Height),
+                                      d->zmin, d->zmax));
+}
+
+HRESULT APIENTRY SetViewport(HANDLE h, const D3DDDIARG_VIEWPORTINFO *a) {
+    if (!a) return kEInvalidArg;
+    dev(h)->vp = *a;
+    return emit_viewport(dev(h));
+}
+
+HRESULT APIENTRY SetZRange(HANDLE h, const D3DDDIARG_ZRANGE *a) {
+    if (!a) return kEInvalidArg;
+    dev(h)->zmin = a->MinZ;
+    dev(h)->zmax = a->MaxZ;
+    return emit_viewport(dev(h));
+}
+
+HRESULT APIENTRY SetScissorRect(HANDLE h, const RECT *r) {
+    if (!r || r->right < r->left || r->bottom < r->top) return kInvalidCall;
+    return hr_of(dev(h)->core.set_scissor(r->left, r->top, r->right - r->left, r->bottom - r->top));
+}
+
+// Byte offset and pitch of subresource `sub` (mip level) of a 2D texture.
+bool subresource_layout(const Resource &r, UINT sub, uint64_t *offset, uint32_t *pitch, uint32_t *rows) {
+    if (sub >= r.desc.levels) return false;
+    bool bc = r.desc.d3d_format == D3DDDIFMT_DXT1 || r.desc.d3d_format == D3DDDIFMT_DXT3 ||
+              r.desc.d3d_format == D3DDDIFMT_DXT5;
+    uint64_t off = 0;
+    for (UINT l = 0; l <= sub; l++) {
+        uint32_t w = r.desc.width >> l ? r.desc.width >> l : 1, hgt = r.desc.height >> l ? r.desc.height >> l : 1;
+        uint32_t p = row_pitch_for(r.desc.d3d_format, w), n = bc ? (hgt + 3) / 4 : hgt;
+        if (l == sub) {
+            *offset = off;
+            *pitch = p;
+            *rows = n;
+            return true;
+        }
+        off += uint64_t(p) * n;
+    }
+    return false;
+}
+
+HRESULT APIENTRY Lock(HANDLE h, D3DDDIARG_LOCK *a) {
+    if (!a) return kEInvalidArg;
+    UmdDevice *d = dev(h);
+    uint32_t handle = from_handle(a->hResource);
+    const Resource *r = d->core.resource(handle);
+    auto it = d->res.find(handle);
+    if (!r || it == d->res.end()) return kInvalidCall;
+    if (!it->second.hAllocation || !d->cb.pfnLockCb) return kNotAvailable; // host-allocated
+    // Pending GPU work on the resource must be submitted before the runtime syncs the lock.
+    HRESULT hr = d->flush_hr();
+    if (hr < 0) return hr;
+    D3DDDICB_LOCK l;
+    std::memset(&l, 0, sizeof(l));
+    l.hAllocation = it->second.hAllocation;
+    l.Flags.ReadOnly = a->Flags.ReadOnly;
+    l.Flags.WriteOnly = a->Flags.WriteOnly;
+    l.Flags.Discard = a->Flags.Discard;
+    l.Flags.DonotWait = a->Flags.DoNotWait;
+    hr = d->cb.pfnLockCb(d->runtime, &l);
+    if (hr < 0) return hr;
+    if (!l.pData) return kEFail;
+    uint64_t off = 0, size = r->backing_bytes;
+    uint32_t pitch = r->row_pitch;
+    if (r->desc.kind == ResourceKind::Buffer) {
+        if (a->Flags.RangeValid) {
+            if (a->Range.Offset > r->backing_bytes || a->Range.Size > r->backing_bytes - a->Range.Offset) return kInvalidCall;
+            off = a->Range.Offset;
+            size = a->Range.Size ? a->Range.Size : r->backing_bytes - off;
+        }
+    } else {
+        uint32_t rows = 0;
+        if (!subresource_layout(*r, a->SubResourceIndex, &off, &pitch, &rows)) return kInvalidCall;
+        size = uint64_t(pitch) * rows;
+        // Area locks return the level's base moved to the rectangle; the dirty range stays the
+        // whole level (conservative).
+        if (a->Flags.AreaValid && a->Area.top >= 0 && uint64_t(a->Area.top) < rows) {
+            uint32_t bpp = r->desc.width ? row_pitch_for(r->desc.d3d_format, 1) : 0;
+            uint64_t inner = uint64_t(a->Area.top) * pitch + uint64_t(a->Area.left > 0 ? a->Area.left : 0) * bpp;
+            a->pSurfData = static_cast<uint8_t *>(l.pData) + off + inner;
+        }
+    }
+    if (!(r->desc.kind == ResourceKind::Texture2D && a->Flags.AreaValid)) a->pSurfData = static_cast<uint8_t *>(l.pData) + off;
+    a->Pitch = pitch;
+    a->SlicePitch = static_cast<UINT>(size);
+    it->second.lock_offset = off;
+    it->second.lock_size = size;
+    it->second.lock_read_only = a->Flags.ReadOnly;
+    return kOk;
+}
+
+HRESULT APIENTRY Unlock(HANDLE h, const D3DDDIARG_UNLOCK *a) {
+    if (!a) return kEInvalidArg;
+    UmdDevice *d = dev(h);
+    uint32_t handle = from_handle(a->hResource);
+    auto it = d->res.find(handle);
+    if (it == d->res.end() || !it->second.hAllocation || !d->cb.pfnUnlockCb) return kInvalidCall;
+    D3DDDICB_UNLOCK u;
+    u.NumAllocations = 1;
+    u.phAllocations = &it->second.hAllocation;
+    HRESULT hr = d->cb.pfnUnlockCb(d->runtime, &u);
+    if (hr < 0) return hr;
+    if (it->second.lock_read_only) return kOk;
+    return hr_of(d->core.unlock(handle, it->second.lock_offset, it->second.lock_size));
+}
+
+HRESULT APIENTRY CreateResource(HANDLE h, D3DDDIARG_CREATERESOURCE *a) {
+    if (!a || !a->pSurfList || a->SurfCount == 0) return kEInvalidArg;
+    UmdDevice *d = dev(h);
+    if (a->Flags.SharedResource) {
+        log_once(d->logged_shared,
+                 "aerogpu-d3d9: shared CreateResource needs the cross-process alloc_id counter: D3DERR_NOTAVAILABLE\n");
+        return kNotAvailable;
+    }
+    if (a->Flags.CubeMap || a->Flags.Volume || a->MultisampleType > 1) return kNotAvailable;
+    ResourceDesc desc;
+    bool buffer = a->Flags.VertexBuffer || a->Flags.IndexBuffer || a->Format == D3DDDIFMT_VERTEXDATA ||
+                  a->Format == D3DDDIFMT_INDEX16 || a->Format == D3DDDIFMT_INDEX32;
+    if (buffer) {
+        desc.kind = ResourceKind::Buffer;
+        desc.size_bytes = a->pSurfList[0].Width;
+        desc.usage = (a->Flags.IndexBuffer || a->Format == D3DDDIFMT_INDEX16 || a->Format == D3DDDIFMT_INDEX32)
+                         ? AEROGPU_RESOURCE_USAGE_INDEX_BUFFER
+                         : AEROGPU_RESOURCE_USAGE_VERTEX_BUFFER;
+    } else {
+        desc.kind = ResourceKind::Texture2D;
+        desc.d3d_format = a->Format;
+        desc.width = a->pSurfList[0].Width;
+        desc.height = a->pSurfList[0].Height;
+        desc.levels = a->SurfCount;
+        if (a->Flags.RenderTarget || a->Flags.Primary) desc.usage |= AEROGPU_RESOURCE_USAGE_RENDER_TARGET;
+        if (a->Flags.ZBuffer) desc.usage |= AEROGPU_RESOURCE_USAGE_DEPTH_STENCIL;
+        if (a->Flags.Texture) desc.usage |= AEROGPU_RESOURCE_USAGE_TEXTURE;
+        if (a->Flags.Primary) desc.usage |= AEROGPU_RESOURCE_USAGE_SCANOUT;
+        // Depth buffers that cannot be locked live on the host only.
+        desc.guest_backed = !(a->Flags.ZBuffer && a->Flags.NotLockable);
+    }
+    uint32_t handle = d->core.create_resource(desc);
+    if (!handle) return kInvalidCall;
+    ResInfo info;
+    const Resource *r = d->core.resource(handle);
+    if (r->alloc_id) {
+        if (!d->cb.pfnAllocateCb) {
+            d->core.destroy_resource(handle);
+            return kNotAvailable;
+        }
+        aerogpu_wddm_alloc_priv priv = d->core.alloc_priv(handle);
+        D3DDDI_ALLOCATIONINFO ai;
+        std::memset(&ai, 0, sizeof(ai));
+        ai.pPrivateDriverData = &priv;
+        ai.PrivateDriverDataSize = sizeof(priv);
+        ai.VidPnSourceId = a->VidPnSourceId;
+        ai.Flags.Primary = a->Flags.Primary;
+        D3DDDICB_ALLOCATE al;
+        std::memset(&al, 0, sizeof(al));
+        al.hResource = a->hResource;
+        al.NumAllocations = 1;
+        al.pAllocationInfo = &ai;
+        HRESULT hr = d->cb.pfnAllocateCb(d->runtime, &al);
+        if (hr < 0 || !ai.hAllocation) {
+            d->core.destroy_resource(handle);
+            d->core.flush();
+            return hr < 0 ? hr : kEFail;
+        }
+        info.hAllocation = ai.hAllocation;
+        info.owns_allocation = true;
+        d->by_alloc[r->alloc_id] = ai.hAllocation;
+    }
+    d->res[handle] = info;
+    a->hResource = to_handle(handle);
+    return kOk;
+}
+
+HRESULT APIENTRY DestroyResource(HANDLE h, HANDLE hres) {
+    UmdDevice *d = dev(h);
+    uint32_t handle = from_handle(hres);
+    const Resource *r = d->core.resource(handle);
+    auto it = d->res.find(handle);
+    if (!r || it == d->res.end()) return kInvalidCall;
+    uint32_t alloc_id = r->alloc_id;
+    HRESULT hr = hr_of(d->core.destroy_resource(handle));
+    if (hr < 0) return hr;
+    // The DESTROY must reach the device before the allocation goes away.
+    hr = d->flush_hr();
+    if (it->second.owns_allocation && d->cb.pfnDeallocateCb) {
+        D3DDDICB_DEALLOCATE de;
+        de.hResource = nullptr;
+        de.NumAllocations = 1;
+        de.HandleList = &it->second.hAllocation;
+        HRESULT dh = d->cb.pfnDeallocateCb(d->runtime, &de);
+        if (hr >= 0) hr = dh;
+    }
+    if (alloc_id) d->by_alloc.erase(alloc_id);
+    d->res.erase(it);
+    return hr;
+}
+
+HRESULT APIENTRY OpenResource(HANDLE h, D3DDDIARG_OPENRESOURCE *a) {
+    if (!a || a->NumAllocations != 1 || !a->pOpenAllocationInfo) return kInvalidCall;
+    UmdDevice *d = dev(h);
+    const D3DDDI_OPENALLOCATIONINFO &oi = a->pOpenAllocationInfo[0];
+    // The KMD replays the creator's private data (alloc_id, share_token, D3D9 descriptor).
+    if (!oi.pPrivateDriverData || oi.PrivateDriverDataSize < sizeof(aerogpu_wddm_alloc_priv)) return kInvalidCall;
+    aerogpu_wddm_alloc_priv p;
+    std::memcpy(&p, oi.pPrivateDriverData, sizeof(p));
+    if (p.magic != AEROGPU_WDDM_ALLOC_PRIV_MAGIC || !p.share_token || !p.alloc_id) return kInvalidCall;
+    ResourceDesc desc;
+    desc.kind = ResourceKind::Texture2D;
+    desc.d3d_format = uint32_t(p.reserved0 & 0xFFFFFFFFu);
+    desc.width = uint32_t((p.reserved0 >> 32) & 0xFFFF);
+    desc.height = uint32_t((p.reserved0 >> 48) & 0xFFFF);
+    desc.usage = AEROGPU_RESOURCE_USAGE_TEXTURE | AEROGPU_RESOURCE_USAGE_RENDER_TARGET;
+    desc.shared = true;
+    if (!d3d_format_to_aerogpu(desc.d3d_format) || !desc.width || !desc.height) return kNotAvailable;
+    uint32_t handle = d->core.open_shared(p.share_token, desc, p.alloc_id);
+    if (!handle) return kInvalidCall;
+    ResInfo info;
+    info.hAllocation = oi.hAllocation;
+    d->res[handle] = info;
+    d->by_alloc[p.alloc_id] = oi.hAllocation;
+    a->hResource = to_handle(handle);
+    return kOk;
+}
+
+HRESULT APIENTRY Present(HANDLE h, const D3DDDIARG_PRESENT *a) {
+    if (!a) return kEInvalidArg;
+    UmdDevice *d = dev(h);
+    uint32_t src = from_handle(a->hSrcResource);
+    auto it = d->res.find(src);
+    if (it == d->res.end()) return kInvalidCall;
+    // PRESENT_EX shows the bound render target: bind the source for the present.
+    uint32_t old_rt = d->core.render_target(0);
+    if (old_rt != src && d->core.set_render_target(0, src) != kS_OK) return kInvalidCall;
+    d->sink.present_src = it->second.hAllocation;
+    HRESULT hr = hr_of(d->core.present_ex(0, a->FlipInterval != 0));
+    d->sink.present_src = 0;
+    if (old_rt != src) d->core.set_render_target(0, old_rt);
+    if (d->sink.last_error < 0) {
+        hr = d->sink.last_error;
+        d->sink.last_error = 0;
+    }
+    return hr;
+}
+
+HRESULT APIENTRY Flush(HANDLE h) { return dev(h)->flush_hr(); }
+
+HRESULT APIENTRY CreateVertexShaderFunc(HANDLE h, D3DDDIARG_CREATEVERTEXSHADERFUNC *a, const UINT *code) {
+    if (!a) return kEInvalidArg;
+    uint32_t s = dev(h)->core.create_shader(AEROGPU_SHADER_STAGE_VERTEX, code, a->Size);
+    if (!s) return kInvalidCall;
+    a->ShaderHandle = to_handle(s);
+    return kOk;
+}
+
+HRESULT APIENTRY CreatePixelShader(HANDLE h, D3DDDIARG_CREATEPIXELSHADER *a, const UINT *code) {
+    if (!a) return kEInvalidArg;
+    uint32_t s = dev(h)->core.create_shader(AEROGPU_SHADER_STAGE_PIXEL, code, a->CodeSize);
+    if (!s) return kInvalidCall;
+    a->ShaderHandle = to_handle(s);
+    return kOk;
+}
+
+HRESULT APIENTRY DeleteShader(HANDLE h, HANDLE s) {
+    UmdDevice *d = dev(h);
+    uint32_t v = from_handle(s);
+    if (d->vs == v) d->vs = 0;
+    if (d->ps == v) d->ps = 0;
+    return hr_of(d->core.destroy_shader(v));
+}
+
+HRESULT APIENTRY CreateVertexShaderDecl(HANDLE h, D3DDDIARG_CREATEVERTEXSHADERDECL *a, const D3DDDIVERTEXELEMENT *e) {
+    if (!a || !e || a->NumVertexElements == 0 || a->NumVertexElements >= AEROGPU_MAX_INPUT_LAYOUT_ELEMENTS)
+        return kInvalidCall;
+    // The protocol blob is D3DVERTEXELEMENT9[] with its D3DDECL_END terminator.
+    std::vector<D3DDDIVERTEXELEMENT> v(e, e + a->NumVertexElements);
+    D3DDDIVERTEXELEMENT end = {0xFF, 0, 17 /* D3DDECLTYPE_UNUSED */, 0, 0, 0};
+    v.push_back(end);
+    uint32_t decl = dev(h)->core.create_vertex_decl(v.data(), v.size() * sizeof(v[0]));
+    if (!decl) return kInvalidCall;
+    a->ShaderHandle = to_handle(decl);
+    return kOk;
+}
+
+HRESULT APIENTRY SetVertexShaderDecl(HANDLE h, HANDLE decl) {
+    UmdDevice *d = dev(h);
+    d->decl = from_handle(decl);
+    d->record(StateOp::Decl, d->decl);
+    return hr_of(d->core.set_vertex_decl(d->decl));
+}
+
+HRESULT APIENTRY DeleteVertexShaderDecl(HANDLE h, HANDLE decl) {
+    UmdDevice *d = dev(h);
+    if (d->decl == from_handle(decl)) d->decl = 0;
+    return hr_of(d->core.destroy_vertex_decl(from_handle(decl)));
+}
+
+HRESULT APIENTRY Blt(HANDLE h, const D3DDDIARG_BLT *a) {
+    if (!a) return kEInvalidArg;
+    LONG w = a->SrcRect.right - a->SrcRect.left, hh = a->SrcRect.bottom - a->SrcRect.top;
+    if (w <= 0 || hh <= 0 || a->SrcRect.left < 0 || a->SrcRect.top < 0 || a->DstRect.left < 0 || a->DstRect.top < 0)
+        return kInvalidCall;
+    // Stretching, filtering and color keys need a draw-based path (not implemented).
+    if (a->DstRect.right - a->DstRect.left != w || a->DstRect.bottom - a->DstRect.top != hh ||
+        a->SrcSubResourceIndex || a->DstSubResourceIndex || a->Flags)
+        return stub_hit(kIdx_Blt);
+    return hr_of(dev(h)->core.copy_texture2d(from_handle(a->hDstResource), a->DstRect.left, a->DstRect.top,
+                                             from_handle(a->hSrcResource), a->SrcRect.left, a->SrcRect.top, w, hh));
+}
+
+HRESULT APIENTRY ColorFill(HANDLE h, const D3DDDIARG_COLORFILL *a) {
+    if (!a) return kEInvalidArg;
+    UmdDevice *d = dev(h);
+    uint32_t target = from_handle(a->hResource);
+    const Resource *r = d->core.resource(target);
+    if (!r || r->desc.kind != ResourceKind::Texture2D) return kInvalidCall;
+    // Whole-surface fills only: CLEAR of the surface bound as the only render target.
+    if (a->SubResourceIndex || a->DstRect.left > 0 || a->DstRect.top > 0 ||
+        a->DstRect.right < LONG(r->desc.width) || a->DstRect.bottom < LONG(r->desc.height))
+        return stub_hit(kIdx_ColorFill);
+    uint32_t old_rt = d->core.render_target(0);
+    if (d->core.set_render_target(0, target) != kS_OK) return kInvalidCall;
+    D3DDDIARG_CLEAR c = {1u /* TARGET */, a->Color, 0.0f, 0};
+    float rgba[4] = {float((c.FillColor >> 16) & 0xFF) / 255.0f, float((c.FillColor >> 8) & 0xFF) / 255.0f,
+                     float(c.FillColor & 0xFF) / 255.0f, float((c.FillColor >> 24) & 0xFF) / 255.0f};
+    HRESULT hr = hr_of(d->core.clear(AEROGPU_CLEAR_COLOR, rgba, 0.0f, 0));
+    d->core.set_render_target(0, old_rt);
+    return hr;
+}
+
+HRESULT APIENTRY CreateQuery(HANDLE h, D3DDDIARG_CREATEQUERY *a) {
+    if (!a) return kEInvalidArg;
+    if (a->QueryType != D3DDDIQUERYTYPE_EVENT) return kNotAvailable; // only EVENT queries
+    UmdDevice *d = dev(h);
+    d->queries.push_back(d->core.create_query());
+    a->hQuery = to_handle(static_cast<uint32_t>(d->queries.size()));
+    return kOk;
+}
+
+uint32_t query_of(UmdDevice *d, HANDLE q) {
+    uint32_t i = from_handle(q);
+    return (i && i <= d->queries.size()) ? d->queries[i - 1] : 0;
+}
+
+HRESULT APIENTRY DestroyQuery(HANDLE h, HANDLE q) {
+    uint32_t i = from_handle(q);
+    UmdDevice *d = dev(h);
+    if (!query_of(d, q)) return kInvalidCall;
+    d->queries[i - 1] = 0; // core query slots are small and reused never
+    return kOk;
+}
+
+HRESULT APIENTRY IssueQuery(HANDLE h, const D3DDDIARG_ISSUEQUERY *a) {
+    if (!a) return kEInvalidArg;
+    UmdDevice *d = dev(h);
+    uint32_t q = query_of(d, a->hQuery);
+    if (!q) return kInvalidCall;
+    if (!(a->Flags & D3DDDIISSUE_END)) return kOk; // EVENT has no Begin
+    HRESULT hr = hr_of(d->core.issue_query(q));
+    if (d->sink.last_error < 0) {
+        hr = d->sink.last_error;
+        d->sink.last_error = 0;
+    }
+    return hr;
+}
+
+HRESULT APIENTRY GetQueryData(HANDLE h, const D3DDDIARG_GETQUERYDATA *a) {
+    if (!a) return kEInvalidArg;
+    UmdDevice *d = dev(h);
+    uint32_t q = query_of(d, a->hQuery);
+    if (!q) return kInvalidCall;
+    int32_t r = d->core.get_query_data(q, 0);
+    if (r == kS_FALSE) return kWasStillDrawing; // never blocks
+    if (r != kS_OK) return hr_of(r);
+    if (a->pData) {
+        BOOL done = 1;
+        std::memcpy(a->pData, &done, sizeof(done));
+    }
+    return kOk;
+}
+
+HRESULT APIENTRY SetRenderTarget(HANDLE h, const D3DDDIARG_SETRENDERTARGET *a) {
+    if (!a) return kEInvalidArg;
+    if (a->SubResourceIndex) return kNotAvailable;
+    return hr_of(dev(h)->core.set_render_target(a->RenderTargetIndex, from_handle(a->hRenderTarget)));
+}
+
+HRESULT APIENTRY SetDepthStencil(HANDLE h, const D3DDDIARG_SETDEPTHSTENCIL *a) {
+    if (!a) return kEInvalidArg;
+    return hr_of(dev(h)->core.set_depth_stencil(from_handle(a->hZBuffer)));
+}
+
+HRESULT APIENTRY DestroyDevice(HANDLE h) {
+    UmdDevice *d = dev(h);
+    HRESULT hr = d->flush_hr();
+    if (d->context && d->cb.pfnDestroyContextCb) {
+        D3DDDICB_DESTROYCONTEXT dc = {d->context};
+        d->cb.pfnDestroyContextCb(d->runtime, &dc);
+    }
+    delete d;
+    return hr;
+}
+
+// ---- Adapter ---------------------------------------------------------------------------
+
+HRESULT APIENTRY GetCaps(HANDLE hAdapter, const D3DDDIARG_GETCAPS *args) {
+    if (!hAdapter || !args) return kEInvalidArg;
+    // Conservative: every caps query answers "nothing" (zeroed). Real D3DCAPS9 contents are
+    // still to do: the D3D9 runtime needs them before it creates a HAL device.
+    if (args->pData && args->DataSize) std::memset(args->pData, 0, args->DataSize);
+    return kOk;
+}
+
+void fill_device_funcs(D3DDDI_DEVICEFUNCS *f) {
+#define AEROGPU_FILL_STUB(name, upper, params) f->pfn##name = Stub_##name;
+    AEROGPU_D3DDDI_DEVICEFUNCS_LIST(AEROGPU_FILL_STUB)
+#undef AEROGPU_FILL_STUB
+    f->pfnSetRenderState = SetRenderState;
+    f->pfnSetTextureStageState = SetTextureStageState;
+    f->pfnSetTexture = SetTexture;
+    f->pfnSetPixelShader = SetPixelShader;
+    f->pfnSetPixelShaderConst = SetPixelShaderConst;
+    f->pfnSetIndices = SetIndices;
+    f->pfnDrawPrimitive = DrawPrimitive;
+    f->pfnDrawIndexedPrimitive = DrawIndexedPrimitive;
+    f->pfnDrawPrimitive2 = DrawPrimitive2;
+    f->pfnStateSet = StateSet;
+    f->pfnClear = Clear;
+    f->pfnSetVertexShaderConst = SetVertexShaderConst;
+    f->pfnSetViewport = SetViewport;
+    f->pfnSetZRange = SetZRange;
+    f->pfnLock = Lock;
+    f->pfnUnlock = Unlock;
+    f->pfnCreateResource = CreateResource;
+    f->pfnDestroyResource = DestroyResource;
+    f->pfnPresent = Present;
+    f->pfnFlush = Flush;
+    f->pfnCreateVertexShaderFunc = CreateVertexShaderFunc;
+    f->pfnDeleteVertexShaderFunc = DeleteShader;
+    f->pfnSetVertexShaderFunc = SetVertexShaderFunc;
+    f->pfnCreateVertexShaderDecl = CreateVertexShaderDecl;
+    f->pfnDeleteVertexShaderDecl = DeleteVertexShaderDecl;
+    f->pfnSetVertexShaderDecl = SetVertexShaderDecl;
+    f->pfnSetScissorRect = SetScissorRect;
+    f->pfnSetStreamSource = SetStreamSource;
+    f->pfnBlt = Blt;
+    f->pfnColorFill = ColorFill;
+    f->pfnCreateQuery = CreateQuery;
+    f->pfnDestroyQuery = DestroyQuery;
+    f->pfnIssueQuery = IssueQuery;
+    f->pfnGetQueryData = GetQueryData;
+    f->pfnSetRenderTarget = SetRenderTarget;
+    f->pfnSetDepthStencil = SetDepthStencil;
+    f->pfnCreatePixelShader = CreatePixelShader;
+    f->pfnDeletePixelShader = DeleteShader;
+    f->pfnDestroyDevice = DestroyDevice;
+    f->pfnOpenResource = OpenResource;
+}
+
+uint32_t g_process_tag = 0;
+
+HRESULT APIENTRY CreateDevice(HANDLE hAdapter, struct _D3DDDIARG_CREATEDEVICE *args) {
+    if (!hAdapter || !args || !args->pCallbacks || !args->pDeviceFuncs) return kEInvalidArg;
+    // Per-process handle and alloc_id ranges keep protocol handles distinct across
+    // processes sharing the device (DWM + apps).
+    uint32_t tag = g_process_tag % 0x7FFu;
+    UmdDevice *d = new (std::nothrow) UmdDevice(args->hDevice, *args, 0x1000u + tag * 0x100000u, 1u + tag * 0x10000u);
+    if (!d) return kEOutOfMemory;
+    const D3DDDI_DEVICECALLBACKS &cb = *args->pCallbacks;
+    logf("aerogpu-d3d9: CreateDevice callbacks: Allocate=%d Render=%d Present=%d Lock=%d Escape=%d CreateContext=%d\n",
+         cb.pfnAllocateCb != nullptr, cb.pfnRenderCb != nullptr, cb.pfnPresentCb != nullptr,
+         cb.pfnLockCb != nullptr, cb.pfnEscapeCb != nullptr, cb.pfnCreateContextCb != nullptr);
+    if (cb.pfnCreateContextCb) {
+        D3DDDICB_CREATECONTEXT cc;
+        std::memset(&cc, 0, sizeof(cc));
+        HRESULT hr = cb.pfnCreateContextCb(args->hDevice, &cc);
+        if (hr < 0) {
+            logf("aerogpu-d3d9: pfnCreateContextCb failed 0x%08x\n", (unsigned)hr);
+            delete d;
+            return hr;
+        }
+        d->context = cc.hContext;
+        if (cc.pCommandBuffer) {
+            d->cmd_buf = cc.pCommandBuffer;
+            d->cmd_size = cc.CommandBufferSize;
+            d->alloc_list = cc.pAllocationList;
+            d->alloc_list_size = cc.AllocationListSize;
+            d->patch_list = cc.pPatchLocationList;
+            d->patch_list_size = cc.PatchLocationListSize;
+        }
+    }
+    fill_device_funcs(args->pDeviceFuncs);
+    int missing = aerogpu_umd_first_null_entry(args->pDeviceFuncs);
+    if (missing >= 0) {
+        logf("aerogpu-d3d9: CreateDevice: device table entry %d (%s) is NULL\n", missing, kFuncNames[missing]);
+        DestroyDevice(d);
+        return kEFail;
+    }
+    args->hDevice = d;
+    return kOk;
+}
+
+HRESULT APIENTRY CloseAdapter(HANDLE hAdapter) {
+    delete static_cast<Adapter *>(hAdapter);
+    return kOk;
+}
+
+} // namespace
+
+extern "C" {
+
+void aerogpu_umd_set_log(void (*fn)(const char *)) { g_log = fn; }
+
+void aerogpu_umd_set_process_tag(uint32_t tag) { g_process_tag = tag; }
+
+int aerogpu_umd_first_null_entry(const D3DDDI_DEVICEFUNCS *f) {
+    // Walk the table as an array of pointers (all members are function pointers).
+    void (*slots[AEROGPU_D3DDDI_DEVICEFUNCS_COUNT])();
+    static_assert(sizeof(slots) == sizeof(D3DDDI_DEVICEFUNCS), "table is an array of pointers");
+    std::memcpy(slots, f, sizeof(slots));
+    for (int i = 0; i < AEROGPU_D3DDDI_DEVICEFUNCS_COUNT; i++)
+        if (!slots[i]) return i;
+    return -1;
+}
+
+const char *aerogpu_umd_func_name(int index) {
+    return (index >= 0 && index < AEROGPU_D3DDDI_DEVICEFUNCS_COUNT) ? kFuncNames[index] : "?";
+}
+
+HRESULT aerogpu_umd_open_adapter(D3DDDIARG_OPENADAPTER *args) {
+    if (!args || !args->pAdapterFuncs || !args->pAdapterCallbacks) return kEInvalidArg;
+    Adapter *a = new (std::nothrow) Adapter();
+    if (!a) return kEOutOfMemory;
+    a->runtime_handle = args->hAdapter;
+    a->callbacks = *args->pAdapterCallbacks;
+    // Ask the KMD (DXGKQAITYPE_UMDRIVERPRIVATE) which device ABI it found.
+    if (a->callbacks.pfnQueryAdapterInfoCb) {
+        D3DDDICB_QUERYADAPTERINFO q;
+        q.pPrivateDriverData = &a->device_info;
+        q.PrivateDriverDataSize = sizeof(a->device_info);
+        if (a->callbacks.pfnQueryAdapterInfoCb(args->hAdapter, &q) < 0 ||
+            (a->device_info.abi_version_u32 >> 16) != AEROGPU_ABI_MAJOR) {
+            delete a;
+            return kEFail;
+        }
+    }
+    args->hAdapter = a;
+    args->pAdapterFuncs->pfnGetCaps = GetCaps;
+    args->pAdapterFuncs->pfnCreateDevice = CreateDevice;
+    args->pAdapterFuncs->pfnCloseAdapter = CloseAdapter;
+    args->DriverVersion = D3D_UMD_INTERFACE_VERSION_WIN7;
+    return kOk;
+}
+
+} // extern "C"

@@ -1,0 +1,19 @@
+// The AeroGPU D3D9 UMD's DDI layer (aerogpu_umd_ddi.cpp): OpenAdapter's work, the device
+// table check and the log hook. aerogpu_umd_win.cpp exports it; host tests call it directly.
+#pragma once
+
+#include <stdint.h>
+
+#include "../../include/d3dumddi.h"
+
+extern "C" {
+// Where the UMD's diagnostics go (OutputDebugStringA on Windows); NULL drops them.
+void aerogpu_umd_set_log(void (*fn)(const char *));
+// Per-process tag (the process id on Windows) that spreads protocol handles and alloc_ids.
+void aerogpu_umd_set_process_tag(uint32_t tag);
+// OpenAdapter/OpenAdapter2: fills the adapter table (GetCaps, CreateDevice, CloseAdapter).
+HRESULT aerogpu_umd_open_adapter(D3DDDIARG_OPENADAPTER *args);
+// Index of the first NULL entry of a device table, -1 if complete.
+int aerogpu_umd_first_null_entry(const D3DDDI_DEVICEFUNCS *funcs);
+const char *aerogpu_umd_func_name(int index);
+}
