@@ -26,7 +26,8 @@ while ! grep -q AERO-BOOT-DONE "$log" 2>/dev/null; do
     sleep 0.05
 done
 t2=$(now)
-kill "$qpid" 2>/dev/null; wait "$qpid" 2>/dev/null || true
+kill "$qpid" 2>/dev/null || true  # it may have powered off already
+wait "$qpid" 2>/dev/null || true
 rm -f "$log"
 awk -v t0="$t0" -v t1="$t1" -v t2="$t2" \
     'BEGIN { a = t1 - t0; q = t2 - t1; printf "aero %.2f s   qemu-tcg %.2f s   ratio aero/qemu %.2f\n", a, q, a / q }'
