@@ -20,54 +20,27 @@ use super::draw::read_ticks;
 use super::payload::{b, d, puts, w};
 use super::{DemoError, LOAD_SEGMENT};
 
-pub(crate) const VENDOR_DEVICE: u32 = 0x0001_A3A0;
-pub(crate) const MMIO_MAGIC: u32 = 0x5550_4741;
-pub(crate) const ABI_MAJOR: u32 = 1;
-pub(crate) const ABI_MINOR: u32 = 3;
-const ABI_VERSION: u32 = ABI_MAJOR << 16 | ABI_MINOR;
-pub(crate) const RING_MAGIC: u32 = 0x474E_5241;
-pub(crate) const CMD_STREAM_MAGIC: u32 = 0x444D_4341;
+// The ABI comes from aero-protocol, the Rust mirror of guest-tools/drivers/aerogpu/protocol.
+use aero_protocol::cmd::{Opcode, CLEAR_COLOR, CMD_STREAM_MAGIC as STREAM_MAGIC, PRESENT_FLAG_VSYNC};
+use aero_protocol::pci::{self as abi, IRQ_ERROR, IRQ_FENCE, RING_CONTROL_ENABLE};
+use aero_protocol::ring::{RING_MAGIC as RMAGIC, SUBMIT_FLAG_NO_IRQ, SUBMIT_FLAG_PRESENT};
+pub(crate) use aero_protocol::pci::reg;
 
-/// BAR0 register offsets (aerogpu_pci.h).
-pub(crate) mod reg {
-    pub const MAGIC: u32 = 0x000;
-    pub const ABI_VERSION: u32 = 0x004;
-    pub const RING_GPA_LO: u32 = 0x100;
-    pub const RING_GPA_HI: u32 = 0x104;
-    pub const RING_SIZE_BYTES: u32 = 0x108;
-    pub const RING_CONTROL: u32 = 0x10C;
-    pub const FENCE_GPA_LO: u32 = 0x120;
-    pub const FENCE_GPA_HI: u32 = 0x124;
-    pub const COMPLETED_FENCE_LO: u32 = 0x130;
-    pub const DOORBELL: u32 = 0x200;
-    pub const IRQ_STATUS: u32 = 0x300;
-    pub const IRQ_ENABLE: u32 = 0x304;
-    pub const IRQ_ACK: u32 = 0x308;
-    pub const ERROR_CODE: u32 = 0x310;
-    pub const ERROR_COUNT: u32 = 0x31C;
-    pub const SCANOUT0_ENABLE: u32 = 0x400;
-    pub const SCANOUT0_WIDTH: u32 = 0x404;
-    pub const SCANOUT0_HEIGHT: u32 = 0x408;
-    pub const SCANOUT0_FORMAT: u32 = 0x40C;
-    pub const SCANOUT0_PITCH_BYTES: u32 = 0x410;
-    pub const SCANOUT0_FB_GPA_LO: u32 = 0x414;
-    pub const SCANOUT0_FB_GPA_HI: u32 = 0x418;
-}
+pub(crate) const VENDOR_DEVICE: u32 = (abi::DEVICE_ID as u32) << 16 | abi::VENDOR_ID as u32;
+pub(crate) const MMIO_MAGIC: u32 = abi::MMIO_MAGIC;
+pub(crate) const ABI_MAJOR: u32 = aero_protocol::ABI_MAJOR;
+#[cfg(test)]
+pub(crate) const ABI_MINOR: u32 = aero_protocol::ABI_MINOR;
+const ABI_VERSION: u32 = aero_protocol::ABI_VERSION_U32;
+pub(crate) const RING_MAGIC: u32 = RMAGIC;
+pub(crate) const CMD_STREAM_MAGIC: u32 = STREAM_MAGIC;
+pub(crate) const FORMAT_B8G8R8X8: u32 = abi::Format::B8G8R8X8Unorm as u32;
 
-const RING_CONTROL_ENABLE: u32 = 1;
-const IRQ_FENCE: u32 = 1;
-const IRQ_ERROR: u32 = 1 << 31;
-const SUBMIT_FLAG_PRESENT: u32 = 1;
-const SUBMIT_FLAG_NO_IRQ: u32 = 2;
-pub(crate) const FORMAT_B8G8R8X8: u32 = 2;
-
-pub(crate) const OP_NOP: u32 = 0x000;
-pub(crate) const OP_DEBUG_MARKER: u32 = 0x001;
-pub(crate) const OP_CLEAR: u32 = 0x600;
-pub(crate) const OP_PRESENT: u32 = 0x700;
-pub(crate) const OP_PRESENT_EX: u32 = 0x701;
-const CLEAR_COLOR: u32 = 1;
-const PRESENT_FLAG_VSYNC: u32 = 1;
+pub(crate) const OP_NOP: u32 = Opcode::Nop as u32;
+pub(crate) const OP_DEBUG_MARKER: u32 = Opcode::DebugMarker as u32;
+pub(crate) const OP_CLEAR: u32 = Opcode::Clear as u32;
+pub(crate) const OP_PRESENT: u32 = Opcode::Present as u32;
+pub(crate) const OP_PRESENT_EX: u32 = Opcode::PresentEx as u32;
 
 /// Guest memory the driver owns: ring (header + entries) and fence page in low RAM,
 /// the framebuffer at 2 MiB (A20 is on).
