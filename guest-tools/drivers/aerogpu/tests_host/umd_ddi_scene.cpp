@@ -1,0 +1,359 @@
+// The UMD driven through its D3D9 DDI tables with a fake Windows 7 runtime: OpenAdapter ->
+// pfnCreateDevice, every device-table entry non-NULL, a stub answering D3DERR_NOTAVAILABLE,
+// then a small scene (VB/IB via CreateResource + Lock/Unlock, shaders, declaration, states,
+// draws, Present, EVENT query) whose WDDM submissions (pfnRenderCb/pfnPresentCb with the
+// allocation list) the fake runtime hands to the KMD's portable staging/ring code, recorded
+// as a trace the Rust device replays.
+//
+// usage: umd_ddi_scene OUT.trace
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+extern "C" {
+#include "agpu_trace.h"
+#include "../kmd/portable/agpu_device.h"
+#include "../kmd/portable/agpu_ring.h"
+#include "../kmd/portable/agpu_submit.h"
+#include "../protocol/aerogpu_dbgctl_escape.h"
+}
+#include "../umd/src/aerogpu_umd_ddi.h"
+
+static agpu_trace T;
+static agpu_ring R;
+
+#define REQUIRE(c)                                                          \
+    do {                                                                    \
+        if (!(c)) {                                                         \
+            std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #c);    \
+            return 3;                                                       \
+        }                                                                   \
+    } while (0)
+
+// Plays dxgkrnl + the KMD for one device.
+struct FakeRuntime {
+    struct Alloc { uint32_t alloc_id; uint64_t gpa, size; };
+    std::map<D3DKMT_HANDLE, Alloc> allocs;
+    D3DKMT_HANDLE next_handle = 0x40;
+    uint64_t next_gpa = 0x400000, fence = 0, stage_off = 0;
+    uint32_t renders = 0, presents = 0, submissions = 0, locks = 0, deallocs = 0;
+    bool failed = false;
+    std::string why;
+    uint8_t cmd[64 * 1024];
+    D3DDDI_ALLOCATIONLIST list[128];
+    D3DDDI_PATCHLOCATIONLIST patches[4];
+
+    bool push(const void *stream, uint32_t bytes, const D3DDDI_ALLOCATIONLIST *l, uint32_t n, bool present) {
+        agpu_alloc_ref refs[128];
+        for (uint32_t i = 0; i < n; i++) {
+            auto it = allocs.find(l[i].hAllocation);
+            if (it == allocs.end()) { why = "unknown hAllocation"; return false; }
+            refs[i] = agpu_alloc_ref{it->second.alloc_id, it->second.gpa, it->second.size, 1, int(l[i].WriteOperation)};
+        }
+        agpu_staging st;
+        st.va = T.ram + 0x100000 + stage_off;
+        st.gpa = 0x100000 + stage_off;
+        st.size_bytes = 0x4000;
+        stage_off = (stage_off + 0x4000) % 0x200000;
+        struct aerogpu_submit_desc d;
+        uint32_t conflict = 0;
+        if (agpu_submit_stage(stream, bytes, 16u << 20, refs, n, &st, fence + 1, present ? 1 : 0, &d, &conflict) != AGPU_OK ||
+            agpu_ring_push(&R, &d, &T.ops) != AGPU_OK) {
+            why = "stage/ring";
+            return false;
+        }
+        fence++;
+        submissions++;
+        return true;
+    }
+};
+static FakeRuntime F;
+static std::vector<std::string> g_logs;
+static void capture_log(const char *m) { g_logs.push_back(m); }
+
+static HRESULT APIENTRY cb_allocate(HANDLE, D3DDDICB_ALLOCATE *a) {
+    if (!a || a->NumAllocations != 1) return HRESULT(0x80070057);
+    D3DDDI_ALLOCATIONINFO &ai = a->pAllocationInfo[0];
+    aerogpu_wddm_alloc_priv p;
+    if (ai.PrivateDriverDataSize != sizeof(p)) return HRESULT(0x80070057);
+    std::memcpy(&p, ai.pPrivateDriverData, sizeof(p));
+    if (p.magic != AEROGPU_WDDM_ALLOC_PRIV_MAGIC || !p.alloc_id || !p.size_bytes) return HRESULT(0x80070057);
+    uint64_t gpa = F.next_gpa;
+    F.next_gpa += (p.size_bytes + 0xFFF) & ~uint64_t(0xFFF);
+    if (F.next_gpa > AGPU_TRACE_RAM_BYTES) return HRESULT(0x80070057);
+    ai.hAllocation = F.next_handle++;
+    F.allocs[ai.hAllocation] = {p.alloc_id, gpa, p.size_bytes};
+    return 0;
+}
+static HRESULT APIENTRY cb_deallocate(HANDLE, const D3DDDICB_DEALLOCATE *d) {
+    for (UINT i = 0; i < d->NumAllocations; i++) F.allocs.erase(d->HandleList[i]);
+    F.deallocs++;
+    return 0;
+}
+static HRESULT APIENTRY cb_render(HANDLE, D3DDDICB_RENDER *r) {
+    F.renders++;
+    if (r->CommandOffset != 0 || r->CommandLength > sizeof(F.cmd) || r->NumAllocations > 128 ||
+        !F.push(F.cmd, r->CommandLength, F.list, r->NumAllocations, false)) {
+        F.failed = true;
+        return HRESULT(0x80070057);
+    }
+    r->pNewCommandBuffer = F.cmd;
+    r->NewCommandBufferSize = sizeof(F.cmd);
+    r->pNewAllocationList = F.list;
+    r->NewAllocationListSize = 128;
+    return 0;
+}
+static HRESULT APIENTRY cb_present(HANDLE, D3DDDICB_PRESENT *p) {
+    // DxgkDdiPresent in our KMD: an empty present-flagged submission.
+    F.presents++;
+    if (!F.allocs.count(p->hSrcAllocation)) { F.failed = true; F.why = "present src"; return HRESULT(0x80070057); }
+    struct aerogpu_cmd_stream_header h;
+    std::memset(&h, 0, sizeof(h));
+    h.magic = AEROGPU_CMD_STREAM_MAGIC;
+    h.abi_version = AEROGPU_ABI_VERSION_U32;
+    h.size_bytes = sizeof(h);
+    if (!F.push(&h, sizeof(h), nullptr, 0, true)) { F.failed = true; return HRESULT(0x80070057); }
+    return 0;
+}
+static HRESULT APIENTRY cb_lock(HANDLE, D3DDDICB_LOCK *l) {
+    auto it = F.allocs.find(l->hAllocation);
+    if (it == F.allocs.end()) return HRESULT(0x80070057);
+    F.locks++;
+    l->pData = T.ram + it->second.gpa;
+    return 0;
+}
+static HRESULT APIENTRY cb_unlock(HANDLE, const D3DDDICB_UNLOCK *u) {
+    return (u->NumAllocations == 1 && F.allocs.count(u->phAllocations[0])) ? 0 : HRESULT(0x80070057);
+}
+static HRESULT APIENTRY cb_escape(HANDLE, const D3DDDICB_ESCAPE *e) {
+    aerogpu_escape_query_fence_out *q = static_cast<aerogpu_escape_query_fence_out *>(e->pPrivateDriverData);
+    if (e->PrivateDriverDataSize != sizeof(*q) || q->hdr.op != AEROGPU_ESCAPE_OP_QUERY_FENCE) return HRESULT(0x80070057);
+    q->last_submitted_fence = F.fence; // the device model completes synchronously
+    q->last_completed_fence = F.fence;
+    return 0;
+}
+static HRESULT APIENTRY cb_create_context(HANDLE, D3DDDICB_CREATECONTEXT *c) {
+    c->hContext = reinterpret_cast<HANDLE>(uintptr_t(0xC0));
+    c->pCommandBuffer = F.cmd;
+    c->CommandBufferSize = sizeof(F.cmd);
+    c->pAllocationList = F.list;
+    c->AllocationListSize = 128;
+    c->pPatchLocationList = F.patches;
+    c->PatchLocationListSize = 4;
+    return 0;
+}
+static HRESULT APIENTRY cb_destroy_context(HANDLE, const D3DDDICB_DESTROYCONTEXT *) { return 0; }
+
+static HANDLE H(uintptr_t v) { return reinterpret_cast<HANDLE>(v); }
+
+static const uint32_t kVs[] = {0xFFFE0200u, 0x0200001Fu, 0x80000000u, 0x900F0000u,
+                               0x02000001u, 0xC00F0000u, 0x90E40000u, 0x0000FFFFu};
+static const uint32_t kPs[] = {0xFFFF0200u, 0x02000001u, 0x800F0800u, 0xA0E40000u, 0x0000FFFFu};
+
+int main(int argc, char **argv) {
+    if (argc != 2 || !agpu_trace_open(&T, argv[1])) return 2;
+    agpu_device_info info;
+    REQUIRE(agpu_probe(&T.ops, &info) == AGPU_OK);
+    REQUIRE(agpu_ring_init(&R, T.ram + 0x1000, 0x1000, 0x2000, 64, 0) == AGPU_OK);
+    agpu_ring_program(&R, &T.ops, 0x800);
+    agpu_wr(&T.ops, AEROGPU_MMIO_REG_IRQ_ENABLE, agpu_irq_mask(info.features, 1));
+    aerogpu_umd_set_log(capture_log);
+
+    // OpenAdapter -> adapter table.
+    D3DDDI_ADAPTERCALLBACKS acb;
+    std::memset(&acb, 0, sizeof(acb));
+    D3DDDI_ADAPTERFUNCS afuncs;
+    std::memset(&afuncs, 0, sizeof(afuncs));
+    D3DDDIARG_OPENADAPTER oa;
+    std::memset(&oa, 0, sizeof(oa));
+    oa.hAdapter = H(0xAD);
+    oa.Interface = D3D_UMD_INTERFACE_VERSION_WIN7;
+    oa.pAdapterCallbacks = &acb;
+    oa.pAdapterFuncs = &afuncs;
+    REQUIRE(aerogpu_umd_open_adapter(&oa) == 0);
+    REQUIRE(afuncs.pfnCreateDevice && afuncs.pfnGetCaps && afuncs.pfnCloseAdapter);
+
+    // CreateDevice through the adapter table, into a table poisoned with NULLs.
+    D3DDDI_DEVICECALLBACKS cb;
+    std::memset(&cb, 0, sizeof(cb));
+    cb.pfnAllocateCb = cb_allocate;
+    cb.pfnDeallocateCb = cb_deallocate;
+    cb.pfnRenderCb = cb_render;
+    cb.pfnPresentCb = cb_present;
+    cb.pfnLockCb = cb_lock;
+    cb.pfnUnlockCb = cb_unlock;
+    cb.pfnEscapeCb = cb_escape;
+    cb.pfnCreateContextCb = cb_create_context;
+    cb.pfnDestroyContextCb = cb_destroy_context;
+    D3DDDI_DEVICEFUNCS f;
+    std::memset(&f, 0, sizeof(f));
+    D3DDDIARG_CREATEDEVICE cd;
+    std::memset(&cd, 0, sizeof(cd));
+    cd.hDevice = H(0xDE);
+    cd.Interface = D3D_UMD_INTERFACE_VERSION_WIN7;
+    cd.pCallbacks = &cb;
+    cd.pDeviceFuncs = &f;
+    REQUIRE(afuncs.pfnCreateDevice(oa.hAdapter, &cd) == 0);
+    HANDLE dev = cd.hDevice;
+    REQUIRE(dev && dev != H(0xDE));
+    REQUIRE(aerogpu_umd_first_null_entry(&f) == -1);
+    // The check itself finds a NULL slot and names it.
+    {
+        D3DDDI_DEVICEFUNCS broken = f;
+        broken.pfnGetQueryData = nullptr;
+        int i = aerogpu_umd_first_null_entry(&broken);
+        REQUIRE(i == 61 && std::strcmp(aerogpu_umd_func_name(i), "pfnGetQueryData") == 0);
+    }
+    // Stubs: D3DDERR_NOTAVAILABLE, logged once.
+    REQUIRE(f.pfnDrawRectPatch(dev, nullptr, nullptr, nullptr) == HRESULT(0x8876086A));
+    REQUIRE(f.pfnDecodeBeginFrame(dev, nullptr) == HRESULT(0x8876086A));
+    REQUIRE(f.pfnDrawRectPatch(dev, nullptr, nullptr, nullptr) == HRESULT(0x8876086A));
+    size_t stub_logs = 0;
+    for (auto &l : g_logs) if (l.find("stub pfnDrawRectPatch") != std::string::npos) stub_logs++;
+    REQUIRE(stub_logs == 1);
+
+    // Render target, VB, IB.
+    D3DDDI_SURFACEINFO rt_surf = {256, 256, 1, nullptr, 0, 0};
+    D3DDDIARG_CREATERESOURCE cr;
+    std::memset(&cr, 0, sizeof(cr));
+    cr.Format = D3DDDIFMT_A8R8G8B8;
+    cr.Pool = D3DDDIPOOL_VIDEOMEMORY;
+    cr.pSurfList = &rt_surf;
+    cr.SurfCount = 1;
+    cr.hResource = H(0x501);
+    cr.Flags.RenderTarget = 1;
+    REQUIRE(f.pfnCreateResource(dev, &cr) == 0);
+    HANDLE rt = cr.hResource;
+    D3DDDI_SURFACEINFO vb_surf = {3 * 20, 1, 1, nullptr, 0, 0};
+    std::memset(&cr, 0, sizeof(cr));
+    cr.Format = D3DDDIFMT_VERTEXDATA;
+    cr.Pool = D3DDDIPOOL_VIDEOMEMORY;
+    cr.pSurfList = &vb_surf;
+    cr.SurfCount = 1;
+    cr.hResource = H(0x502);
+    cr.Flags.VertexBuffer = 1;
+    REQUIRE(f.pfnCreateResource(dev, &cr) == 0);
+    HANDLE vb = cr.hResource;
+    D3DDDI_SURFACEINFO ib_surf = {6, 1, 1, nullptr, 0, 0};
+    cr.Format = D3DDDIFMT_INDEX16;
+    cr.pSurfList = &ib_surf;
+    cr.hResource = H(0x503);
+    cr.Flags.Value = 0;
+    cr.Flags.IndexBuffer = 1;
+    REQUIRE(f.pfnCreateResource(dev, &cr) == 0);
+    HANDLE ib = cr.hResource;
+    REQUIRE(F.allocs.size() == 3);
+    // Shared resources are refused explicitly (cross-process alloc_id counter missing).
+    cr.Flags.Value = 0;
+    cr.Flags.SharedResource = 1;
+    cr.Flags.RenderTarget = 1;
+    cr.Format = D3DDDIFMT_A8R8G8B8;
+    cr.pSurfList = &rt_surf;
+    REQUIRE(f.pfnCreateResource(dev, &cr) == HRESULT(0x8876086A));
+
+    // Lock / write / Unlock.
+    D3DDDIARG_LOCK lk;
+    std::memset(&lk, 0, sizeof(lk));
+    lk.hResource = vb;
+    lk.Flags.Discard = 1;
+    REQUIRE(f.pfnLock(dev, &lk) == 0 && lk.pSurfData);
+    const float verts[15] = {-1, -1, 0, 1, 0, 0, 1, 0, 1, 0, 1, -1, 0, 1, 0};
+    std::memcpy(lk.pSurfData, verts, sizeof(verts));
+    D3DDDIARG_UNLOCK ul = {vb, 0, 0};
+    REQUIRE(f.pfnUnlock(dev, &ul) == 0);
+    std::memset(&lk, 0, sizeof(lk));
+    lk.hResource = ib;
+    lk.Flags.RangeValid = 1;
+    lk.Range.Offset = 0;
+    lk.Range.Size = 6;
+    REQUIRE(f.pfnLock(dev, &lk) == 0 && lk.pSurfData);
+    const uint16_t idx[3] = {0, 1, 2};
+    std::memcpy(lk.pSurfData, idx, sizeof(idx));
+    ul.hResource = ib;
+    REQUIRE(f.pfnUnlock(dev, &ul) == 0);
+
+    // Shaders, declaration, constants.
+    D3DDDIARG_CREATEVERTEXSHADERFUNC vsa = {nullptr, sizeof(kVs)};
+    REQUIRE(f.pfnCreateVertexShaderFunc(dev, &vsa, kVs) == 0 && vsa.ShaderHandle);
+    D3DDDIARG_CREATEPIXELSHADER psa = {nullptr, sizeof(kPs)};
+    REQUIRE(f.pfnCreatePixelShader(dev, &psa, kPs) == 0 && psa.ShaderHandle);
+    D3DDDIVERTEXELEMENT el[2] = {{0, 0, 3, 0, 0, 0}, {0, 16, 4, 0, 10, 0}};
+    D3DDDIARG_CREATEVERTEXSHADERDECL da = {nullptr, 2};
+    REQUIRE(f.pfnCreateVertexShaderDecl(dev, &da, el) == 0 && da.ShaderHandle);
+    REQUIRE(f.pfnSetVertexShaderFunc(dev, vsa.ShaderHandle) == 0);
+    REQUIRE(f.pfnSetPixelShader(dev, psa.ShaderHandle) == 0);
+    REQUIRE(f.pfnSetVertexShaderDecl(dev, da.ShaderHandle) == 0);
+    const float consts[8] = {1, 0, 0, 0, 0, 1, 0, 0};
+    D3DDDIARG_SETVERTEXSHADERCONST vc = {0, 2};
+    REQUIRE(f.pfnSetVertexShaderConst(dev, &vc, consts) == 0);
+
+    // Targets, viewport, states (some inside a state block), streams.
+    D3DDDIARG_SETRENDERTARGET srt = {0, rt, 0};
+    REQUIRE(f.pfnSetRenderTarget(dev, &srt) == 0);
+    D3DDDIARG_VIEWPORTINFO vp = {0, 0, 256, 256};
+    REQUIRE(f.pfnSetViewport(dev, &vp) == 0);
+    D3DDDIARG_ZRANGE zr = {0.0f, 1.0f};
+    REQUIRE(f.pfnSetZRange(dev, &zr) == 0);
+    D3DDDIARG_STATESET ss = {D3DHAL_STATESETBEGIN, nullptr, 0};
+    REQUIRE(f.pfnStateSet(dev, &ss) == 0);
+    D3DDDIARG_RENDERSTATE rs = {27, 1}; // ALPHABLENDENABLE
+    REQUIRE(f.pfnSetRenderState(dev, &rs) == 0);
+    rs = {19, 5}; // SRCBLEND
+    REQUIRE(f.pfnSetRenderState(dev, &rs) == 0);
+    ss.Operation = D3DHAL_STATESETEND;
+    REQUIRE(f.pfnStateSet(dev, &ss) == 0 && ss.hStateSet);
+    rs = {22, 1}; // CULLMODE NONE
+    REQUIRE(f.pfnSetRenderState(dev, &rs) == 0);
+    D3DDDIARG_TEXTURESTAGESTATE ts = {0, 16, 2}; // MAGFILTER = LINEAR (sampler range)
+    REQUIRE(f.pfnSetTextureStageState(dev, &ts) == 0);
+    ss.Operation = D3DHAL_STATESETEXECUTE;
+    REQUIRE(f.pfnStateSet(dev, &ss) == 0);
+    D3DDDIARG_SETSTREAMSOURCE sss = {0, vb, 0, 20};
+    REQUIRE(f.pfnSetStreamSource(dev, &sss) == 0);
+    D3DDDIARG_SETINDICES si = {ib, 2};
+    REQUIRE(f.pfnSetIndices(dev, &si) == 0);
+    RECT sc = {0, 0, 256, 256};
+    REQUIRE(f.pfnSetScissorRect(dev, &sc) == 0);
+
+    // Frames: clear, draw, draw indexed, present.
+    D3DDDIARG_CREATEQUERY cq = {D3DDDIQUERYTYPE_EVENT, nullptr};
+    REQUIRE(f.pfnCreateQuery(dev, &cq) == 0 && cq.hQuery);
+    for (int frame = 0; frame < 3; frame++) {
+        D3DDDIARG_CLEAR c = {1, 0xFF203040u + uint32_t(frame), 1.0f, 0};
+        REQUIRE(f.pfnClear(dev, &c, 0, nullptr) == 0);
+        D3DDDIARG_DRAWPRIMITIVE dp = {4, 0, 1};
+        REQUIRE(f.pfnDrawPrimitive(dev, &dp, nullptr) == 0);
+        D3DDDIARG_DRAWINDEXEDPRIMITIVE dip = {4, 0, 0, 3, 0, 1};
+        REQUIRE(f.pfnDrawIndexedPrimitive(dev, &dip) == 0);
+        D3DDDIARG_PRESENT pr;
+        std::memset(&pr, 0, sizeof(pr));
+        pr.hSrcResource = rt;
+        pr.FlipInterval = 1;
+        REQUIRE(f.pfnPresent(dev, &pr) == 0);
+    }
+    D3DDDIARG_ISSUEQUERY iq = {cq.hQuery, D3DDDIISSUE_END};
+    REQUIRE(f.pfnIssueQuery(dev, &iq) == 0);
+    BOOL done = 0;
+    D3DDDIARG_GETQUERYDATA gq = {cq.hQuery, &done};
+    REQUIRE(f.pfnGetQueryData(dev, &gq) == 0 && done);
+    // A draw without a bound index buffer fails cleanly instead of submitting garbage.
+    D3DDDIARG_SETINDICES none = {nullptr, 2};
+    REQUIRE(f.pfnSetIndices(dev, &none) == 0);
+    D3DDDIARG_DRAWINDEXEDPRIMITIVE bad = {4, 0, 0, 3, 0, 1};
+    REQUIRE(f.pfnDrawIndexedPrimitive(dev, &bad) == HRESULT(0x8876086C));
+
+    REQUIRE(f.pfnDestroyResource(dev, ib) == 0);
+    REQUIRE(f.pfnFlush(dev) == 0);
+    REQUIRE(f.pfnDestroyDevice(dev) == 0);
+    REQUIRE(afuncs.pfnCloseAdapter(oa.hAdapter) == 0);
+    if (F.failed) std::fprintf(stderr, "fake runtime: %s\n", F.why.c_str());
+    REQUIRE(!F.failed);
+    REQUIRE(F.presents == 3 && F.deallocs == 1 && F.locks == 2);
+    agpu_trace_expect(&T, F.fence, 0, 0, F.submissions);
+    agpu_trace_close(&T);
+    std::printf("submissions %u renders %u presents %u fence %llu\n", F.submissions, F.renders, F.presents,
+                (unsigned long long)F.fence);
+    return 0;
+}
