@@ -2,6 +2,7 @@
 //! code, plus the host-side handlers that ROM stubs trap into.
 #![forbid(unsafe_code)]
 
+mod asm16;
 pub mod bios;
 pub mod demo;
 pub mod tables;

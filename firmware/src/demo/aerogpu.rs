@@ -15,7 +15,7 @@
 
 use iced_x86::code_asm::*;
 
-use super::asm::Asm;
+use crate::asm16::Asm;
 use super::draw::read_ticks;
 use super::payload::{b, d, puts, w};
 use super::{DemoError, LOAD_SEGMENT};

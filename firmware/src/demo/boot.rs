@@ -3,7 +3,7 @@
 
 use iced_x86::code_asm::*;
 
-use super::asm::{Asm, assemble};
+use crate::asm16::{Asm, assemble};
 use super::{DemoError, LOAD_SEGMENT};
 
 /// Where every PC BIOS loads a boot sector.
@@ -13,7 +13,7 @@ const CODE_LIMIT: usize = 0x1BE;
 
 /// The 512-byte boot sector for a payload of `payload_sectors` sectors at LBA 1.
 pub(crate) fn boot_sector(payload_sectors: u8) -> Result<Vec<u8>, DemoError> {
-    let (mut code, _) = assemble(ORIGIN, |a| emit(a, payload_sectors))?;
+    let mut code = assemble(ORIGIN, |a| emit(a, payload_sectors))?.bytes;
     if code.len() > CODE_LIMIT {
         return Err(DemoError::TooLarge(code.len()));
     }

@@ -8,7 +8,7 @@
 
 use iced_x86::code_asm::*;
 
-use super::asm::Asm;
+use crate::asm16::Asm;
 use super::payload::{b, d, load_si, w};
 use super::{DemoError, LOAD_SEGMENT};
 

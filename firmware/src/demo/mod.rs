@@ -13,7 +13,6 @@
 //! in `draw`), loaded at [`LOAD_SEGMENT`]:0000; the rest of the disk is zeros.
 
 mod aerogpu;
-mod asm;
 mod boot;
 mod draw;
 mod payload;
@@ -38,12 +37,8 @@ pub const SECTOR_SIZE: usize = 512;
 pub enum DemoError {
     #[error("assembler: {0}")]
     Asm(#[from] iced_x86::IcedError),
-    #[error("symbol {0} defined twice")]
-    DuplicateSymbol(&'static str),
-    #[error("symbol {0} used but never defined")]
-    UndefinedSymbol(&'static str),
-    #[error("symbol addresses did not converge")]
-    NotConverged,
+    #[error(transparent)]
+    Assembly(#[from] crate::asm16::AsmError),
     #[error("code of {0} bytes does not fit its space")]
     TooLarge(usize),
     #[error("the 8x16 font has no ASCII glyphs")]
@@ -52,7 +47,7 @@ pub enum DemoError {
 
 /// Builds the demo disk image (raw, [`DEMO_DISK_SECTORS`] sectors of 512 bytes).
 pub fn build_demo_disk() -> Result<Vec<u8>, DemoError> {
-    let (mut payload, _) = asm::assemble(0, payload::emit)?;
+    let mut payload = crate::asm16::assemble(0, payload::emit)?.bytes;
     let sectors = payload.len().div_ceil(SECTOR_SIZE);
     if sectors > MAX_PAYLOAD_SECTORS {
         return Err(DemoError::TooLarge(payload.len()));

@@ -15,7 +15,7 @@
 
 use iced_x86::code_asm::*;
 
-use super::asm::Asm;
+use crate::asm16::Asm;
 use super::{BUF_SEGMENT, DemoError};
 use super::{aerogpu, draw};
 

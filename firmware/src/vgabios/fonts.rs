@@ -2,7 +2,7 @@
 
 use iced_x86::code_asm::*;
 
-use super::asm::Asm;
+use crate::asm16::Asm;
 use super::{VgaBiosError, bda, frame};
 
 /// ROM fonts: (symbol, bytes per glyph).

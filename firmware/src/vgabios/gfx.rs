@@ -3,7 +3,7 @@
 
 use iced_x86::code_asm::*;
 
-use super::asm::Asm;
+use crate::asm16::Asm;
 use super::regs::write_const;
 use super::vga_modes::ModeKind;
 use super::{VgaBiosError, bda, frame, mode_rec as m};

@@ -20,7 +20,6 @@
 //! `gfx`, `palette`, `fonts`, `info` (AH=0Fh/12h/1Ah/1Bh/1Ch), `vbe`, plus the data
 //! builders `vga_modes`, `vbe_modes`, `edid` and `font`.
 
-mod asm;
 mod edid;
 mod font;
 mod fonts;
@@ -59,12 +58,8 @@ pub const MAX_ROM_LEN: usize = 64 * 1024;
 pub enum VgaBiosError {
     #[error("assembler: {0}")]
     Asm(#[from] iced_x86::IcedError),
-    #[error("symbol {0} defined twice")]
-    DuplicateSymbol(&'static str),
-    #[error("symbol {0} used but never defined")]
-    UndefinedSymbol(&'static str),
-    #[error("ROM symbol addresses did not converge")]
-    NotConverged,
+    #[error(transparent)]
+    Assembly(#[from] crate::asm16::AsmError),
     #[error("ROM image of {0} bytes exceeds the 64 KiB option ROM limit")]
     TooLarge(usize),
     #[error("font: {0}")]

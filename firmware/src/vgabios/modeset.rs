@@ -3,7 +3,7 @@
 
 use iced_x86::code_asm::*;
 
-use super::asm::Asm;
+use crate::asm16::Asm;
 use super::regs::{DAC_DATA, DAC_MASK, DAC_WRITE_INDEX, MISC_READ, MISC_WRITE, dispi, write_const};
 use super::vga_modes::{
     ModeKind, P_ATTR, P_CHAR_HEIGHT, P_COLUMNS, P_CRTC, P_GC, P_MISC, P_PAGE_SIZE, P_ROWS, P_SEQ,

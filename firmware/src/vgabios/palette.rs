@@ -3,7 +3,7 @@
 
 use iced_x86::code_asm::*;
 
-use super::asm::Asm;
+use crate::asm16::Asm;
 use super::regs::{DAC_DATA, DAC_MASK, DAC_READ_INDEX, DAC_WRITE_INDEX};
 use super::{VgaBiosError, bda, frame};
 

@@ -7,7 +7,7 @@
 
 use iced_x86::code_asm::*;
 
-use super::asm::Asm;
+use crate::asm16::Asm;
 use super::{VgaBiosError, bda};
 
 pub(crate) const SEQ_INDEX: i32 = 0x3C4;
@@ -176,5 +176,5 @@ pub(crate) fn write_const(
     value: u8,
 ) -> Result<(), VgaBiosError> {
     asm.mov(ax, (i32::from(value) << 8) | i32::from(index))?;
-    asm.call_sym(routine)
+    Ok(asm.call_sym(routine)?)
 }

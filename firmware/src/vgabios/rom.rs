@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use iced_x86::code_asm::*;
 
-use super::asm::{Asm, assemble};
+use crate::asm16::{Asm, assemble};
 use super::edid::build_edid;
 use super::font::{RomFonts, rom_fonts};
 use super::vbe_modes::{mode_info_template, vbe_modes};
@@ -31,7 +31,7 @@ pub(crate) fn build() -> Result<Vec<u8>, VgaBiosError> {
 pub(crate) fn build_with_symbols() -> Result<(Vec<u8>, BTreeMap<&'static str, u16>), VgaBiosError> {
     let fonts = rom_fonts()?;
     let modes = vga_modes();
-    let assembled = assemble(|asm| emit_rom(asm, &fonts, &modes))?;
+    let assembled = assemble(0, |asm| emit_rom(asm, &fonts, &modes))?;
     let mut image = assembled.bytes;
     let assembled = AssembledInfo {
         bytes_len: image.len(),

@@ -7,7 +7,7 @@
 
 use iced_x86::code_asm::*;
 
-use super::asm::Asm;
+use crate::asm16::Asm;
 use super::regs::{DAC_DATA, DAC_MASK, DAC_READ_INDEX, DAC_WRITE_INDEX, MISC_READ, dispi};
 use super::vga_modes::{P_ATTR, P_CRTC, P_GC, P_MISC, P_SEQ};
 use super::{VgaBiosError, bda};

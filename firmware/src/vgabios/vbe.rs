@@ -6,7 +6,7 @@
 
 use iced_x86::code_asm::*;
 
-use super::asm::Asm;
+use crate::asm16::Asm;
 use super::regs::{DAC_DATA, DAC_READ_INDEX, DAC_WRITE_INDEX, dispi};
 use super::vbe_modes::{
     MI_BANK_IMAGE_PAGES, MI_BPP, MI_BYTES_PER_LINE, MI_LIN_IMAGE_PAGES, MI_PHYS_BASE,

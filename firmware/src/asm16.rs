@@ -1,7 +1,8 @@
-//! A thin layer over iced-x86's `CodeAssembler` for 16-bit ROM code.
+//! A thin layer over iced-x86's `CodeAssembler` for 16-bit code (the VGA BIOS, the demo
+//! guest).
 //!
 //! iced's assembler cannot use a label as an immediate or as an absolute 16-bit
-//! displacement, yet ROM code constantly needs "the offset of this table". So the ROM is
+//! displacement, yet such code constantly needs "the offset of this table". So the code is
 //! assembled repeatedly: each pass sees the symbol addresses of the previous pass through
 //! [`Asm::addr`], and assembly stops once the addresses no longer move.
 
@@ -11,7 +12,20 @@ use std::ops::{Deref, DerefMut};
 use iced_x86::BlockEncoderOptions;
 use iced_x86::code_asm::{CodeAssembler, CodeLabel};
 
-use super::VgaBiosError;
+/// Why 16-bit code could not be assembled.
+#[derive(Debug, thiserror::Error)]
+pub enum AsmError {
+    #[error("assembler: {0}")]
+    Iced(#[from] iced_x86::IcedError),
+    #[error("symbol {0} defined twice")]
+    DuplicateSymbol(&'static str),
+    #[error("symbol {0} used but never defined")]
+    UndefinedSymbol(&'static str),
+    #[error("symbol addresses did not converge")]
+    NotConverged,
+    #[error("code of {0} bytes does not fit a 16-bit segment")]
+    TooLarge(usize),
+}
 
 /// Most ROMs converge in 2–3 passes; more means sizes oscillate, which is a bug.
 const MAX_PASSES: usize = 16;
@@ -41,7 +55,7 @@ impl DerefMut for Asm {
 }
 
 impl Asm {
-    fn new(prev: BTreeMap<&'static str, u16>) -> Result<Self, VgaBiosError> {
+    fn new(prev: BTreeMap<&'static str, u16>) -> Result<Self, AsmError> {
         Ok(Self {
             a: CodeAssembler::new(16)?,
             labels: BTreeMap::new(),
@@ -59,9 +73,9 @@ impl Asm {
     }
 
     /// Defines symbol `name` at the next emitted instruction or data.
-    pub(crate) fn bind(&mut self, name: &'static str) -> Result<(), VgaBiosError> {
+    pub(crate) fn bind(&mut self, name: &'static str) -> Result<(), AsmError> {
         if !self.bound.insert(name) {
-            return Err(VgaBiosError::DuplicateSymbol(name));
+            return Err(AsmError::DuplicateSymbol(name));
         }
         let mut label = self.l(name);
         self.set(&mut label)?;
@@ -71,7 +85,7 @@ impl Asm {
     }
 
     /// Binds a local label (from `create_label`) at the next instruction.
-    pub(crate) fn set(&mut self, label: &mut CodeLabel) -> Result<(), VgaBiosError> {
+    pub(crate) fn set(&mut self, label: &mut CodeLabel) -> Result<(), AsmError> {
         let here = self.a.instructions().len();
         if self.last_label_at == Some(here) {
             self.a.nop()?;
@@ -87,13 +101,13 @@ impl Asm {
         self.prev.get(name).copied().unwrap_or(0)
     }
 
-    pub(crate) fn call_sym(&mut self, name: &'static str) -> Result<(), VgaBiosError> {
+    pub(crate) fn call_sym(&mut self, name: &'static str) -> Result<(), AsmError> {
         let l = self.l(name);
         self.a.call(l)?;
         Ok(())
     }
 
-    pub(crate) fn jmp_sym(&mut self, name: &'static str) -> Result<(), VgaBiosError> {
+    pub(crate) fn jmp_sym(&mut self, name: &'static str) -> Result<(), AsmError> {
         let l = self.l(name);
         self.a.jmp(l)?;
         Ok(())
@@ -106,40 +120,42 @@ pub(crate) struct Assembled {
     pub symbols: BTreeMap<&'static str, u16>,
 }
 
-/// Runs `emit` until symbol addresses are stable.
-pub(crate) fn assemble(
-    emit: impl Fn(&mut Asm) -> Result<(), VgaBiosError>,
-) -> Result<Assembled, VgaBiosError> {
+/// Runs `emit` until symbol addresses are stable; the code is placed at `origin`.
+pub(crate) fn assemble<E: From<AsmError>>(
+    origin: u16,
+    emit: impl Fn(&mut Asm) -> Result<(), E>,
+) -> Result<Assembled, E> {
     let mut prev = BTreeMap::new();
     for _ in 0..MAX_PASSES {
         let mut asm = Asm::new(prev.clone())?;
         emit(&mut asm)?;
-        if let Some(missing) = asm.labels.keys().find(|n| !asm.bound.contains(*n)) {
-            return Err(VgaBiosError::UndefinedSymbol(missing));
+        let symbols = asm.finish(origin)?;
+        if symbols.1 == prev {
+            return Ok(Assembled { bytes: symbols.0, symbols: symbols.1 });
         }
-        let result = asm
-            .a
-            .assemble_options(0, BlockEncoderOptions::RETURN_NEW_INSTRUCTION_OFFSETS)?;
+        prev = symbols.1;
+    }
+    Err(AsmError::NotConverged.into())
+}
+
+impl Asm {
+    /// Encodes this pass at `origin`: the bytes and every bound symbol's address.
+    fn finish(self, origin: u16) -> Result<(Vec<u8>, BTreeMap<&'static str, u16>), AsmError> {
+        if let Some(missing) = self.labels.keys().find(|n| !self.bound.contains(*n)) {
+            return Err(AsmError::UndefinedSymbol(missing));
+        }
+        let mut a = self.a;
+        let result = a.assemble_options(u64::from(origin), BlockEncoderOptions::RETURN_NEW_INSTRUCTION_OFFSETS)?;
         let mut symbols = BTreeMap::new();
-        for name in &asm.bound {
-            let label = asm
-                .labels
-                .get(name)
-                .ok_or(VgaBiosError::UndefinedSymbol(name))?;
+        for name in &self.bound {
+            let label = self.labels.get(name).ok_or(AsmError::UndefinedSymbol(name))?;
             let ip = result.label_ip(label)?;
-            let ip = u16::try_from(ip).map_err(|_| VgaBiosError::TooLarge(ip as usize))?;
+            let ip = u16::try_from(ip).map_err(|_| AsmError::TooLarge(ip as usize))?;
             symbols.insert(*name, ip);
         }
-        if let Some(missing) = asm.used.iter().find(|n| !symbols.contains_key(*n)) {
-            return Err(VgaBiosError::UndefinedSymbol(missing));
+        if let Some(missing) = self.used.iter().find(|n| !symbols.contains_key(*n)) {
+            return Err(AsmError::UndefinedSymbol(missing));
         }
-        if symbols == prev {
-            return Ok(Assembled {
-                bytes: result.inner.code_buffer,
-                symbols,
-            });
-        }
-        prev = symbols;
+        Ok((result.inner.code_buffer, symbols))
     }
-    Err(VgaBiosError::NotConverged)
 }
