@@ -49,19 +49,27 @@ pub struct TlbEntry {
     pub fast: u8,
     pub rom: bool,
     pub global: bool,
+    /// For a 4 KiB piece of a 2/4 MiB/1 GiB page: the linear address bits above the large
+    /// page's size (`lin & !mask`) and its mask; 0 for ordinary pages. INVLPG of any address
+    /// in a large page drops all of its pieces.
+    pub large_base: u64,
+    pub large_mask: u64,
 }
 
-const EMPTY: TlbEntry = TlbEntry { tag: NO_TAG, host: 0, phys: 0, perm: 0, fast: 0, rom: false, global: false };
+const EMPTY: TlbEntry =
+    TlbEntry { tag: NO_TAG, host: 0, phys: 0, perm: 0, fast: 0, rom: false, global: false, large_base: 0, large_mask: 0 };
 
 pub struct Tlb {
     pub entries: Vec<TlbEntry>,
     /// Bumped by every flush: caches derived from translations compare it.
     pub epoch: u64,
+    /// Large-page pieces filled since the last full flush (INVLPG then scans).
+    pub large_pieces: u32,
 }
 
 impl Default for Tlb {
     fn default() -> Self {
-        Tlb { entries: vec![EMPTY; TLB_SIZE], epoch: 0 }
+        Tlb { entries: vec![EMPTY; TLB_SIZE], epoch: 0, large_pieces: 0 }
     }
 }
 
@@ -73,21 +81,34 @@ impl Tlb {
     pub fn flush_all(&mut self) {
         self.epoch += 1;
         self.entries.fill(EMPTY);
+        self.large_pieces = 0;
     }
     /// CR3 reload: global pages survive.
     pub fn flush_non_global(&mut self) {
         self.epoch += 1;
+        let mut large = 0;
         for e in self.entries.iter_mut() {
             if !e.global {
                 *e = EMPTY;
+            } else if e.large_mask != 0 {
+                large += 1;
             }
         }
+        self.large_pieces = large;
     }
     pub fn flush_page(&mut self, lin: u64) {
         self.epoch += 1;
         let e = &mut self.entries[Tlb::index(lin)];
         if e.tag == lin >> 12 {
             *e = EMPTY;
+        }
+        if self.large_pieces > 0 {
+            // The other 4 KiB pieces of a large page live in other slots.
+            for e in self.entries.iter_mut() {
+                if e.large_mask != 0 && e.tag != NO_TAG && lin & !e.large_mask == e.large_base {
+                    *e = EMPTY;
+                }
+            }
         }
     }
     /// A RAM page now holds decoded code: writes to it must take the slow path.
@@ -176,6 +197,8 @@ struct Walk {
     phys: u64,
     perm: u8,
     global: bool,
+    /// Offset mask of the page (0xFFF, or larger for 2/4 MiB and 1 GiB pages).
+    page_mask: u64,
 }
 
 const P: u64 = 1;
@@ -405,7 +428,7 @@ impl Exec<'_> {
         }
         let frame = if page_mask == 0xFFF { leaf & ADDR_MASK } else { leaf & ADDR_MASK & !page_mask };
         let phys = (frame | (lin & page_mask & !0xFFF)) & !0xFFF;
-        Ok(Walk { phys, perm, global: leaf & G != 0 && cr4 & CR4_PGE != 0 })
+        Ok(Walk { phys, perm, global: leaf & G != 0 && cr4 & CR4_PGE != 0, page_mask })
     }
 
     /// Translate `lin` for `acc`, refilling the TLB entry; returns the entry index.
@@ -423,7 +446,7 @@ impl Exec<'_> {
         let w = if self.s.cr0 & CR0_PG != 0 {
             self.walk(lin, acc, user)?
         } else {
-            Walk { phys: lin & 0xFFFF_F000, perm: 0x3F, global: false }
+            Walk { phys: lin & 0xFFFF_F000, perm: 0x3F, global: false, page_mask: 0xFFF }
         };
         let phys = w.phys & self.c.a20_mask;
         let mut fast = 0;
@@ -448,7 +471,14 @@ impl Exec<'_> {
         if host.checked_add(4096).is_none_or(|end| end > self.ram.len()) {
             fast = 0;
         }
-        self.c.tlb.entries[idx] = TlbEntry { tag: lin >> 12, host, phys, perm: w.perm, fast, rom, global: w.global };
+        let (large_base, large_mask) = if w.page_mask > 0xFFF {
+            self.c.tlb.large_pieces = self.c.tlb.large_pieces.saturating_add(1);
+            (lin & !w.page_mask, w.page_mask)
+        } else {
+            (0, 0)
+        };
+        self.c.tlb.entries[idx] =
+            TlbEntry { tag: lin >> 12, host, phys, perm: w.perm, fast, rom, global: w.global, large_base, large_mask };
         Ok(idx)
     }
 

@@ -223,6 +223,37 @@ fn read_only_pte_under_writable_pde_faults_with_wp() {
     assert_eq!(m.r32(0x5000), 0);
 }
 
+/// INVLPG of any address inside a 4 MiB page forgets every 4 KiB piece of it the TLB holds.
+#[test]
+fn invlpg_drops_all_pieces_of_a_large_page() {
+    let kernel = asm(32, 0x8000, |a| {
+        a.mov(eax, cr4)?;
+        a.or(eax, 0x10u32)?; // PSE
+        a.mov(cr4, eax)?;
+        a.mov(eax, 0x10000u32)?;
+        a.mov(cr3, eax)?;
+        a.mov(eax, cr0)?;
+        a.or(eax, 0x8000_0000u32)?;
+        a.mov(cr0, eax)?;
+        // Linear 4 MiB..8 MiB -> physical 8 MiB (a 4 MiB page); read two pieces of it.
+        a.mov(ebx, dword_ptr(0x40_0000))?;
+        a.mov(ecx, dword_ptr(0x40_5000))?;
+        // Remap it to physical 12 MiB, invalidate through the first piece only.
+        a.mov(dword_ptr(0x10004), 0xC0_0000u32 | 0x83)?;
+        a.invlpg(dword_ptr(0x40_0000))?;
+        a.mov(edx, dword_ptr(0x40_5000))?;
+        a.hlt()
+    });
+    let mut m = Machine::protected32_at(16 << 20, &kernel, 0x8000);
+    identity_paging(&mut m, false);
+    m.w32(0x10004, 0x80_0000 | 0x83); // present, writable, 4 MiB
+    m.w32(0x80_5000, 0x1111);
+    m.w32(0xC0_5000, 0x2222);
+    assert_eq!(m.run(100), RunExit::Halted);
+    assert_eq!(m.cpu.state.reg(Reg::Rcx), 0x1111);
+    assert_eq!(m.cpu.state.reg(Reg::Rdx), 0x2222, "a stale piece of the old large page was used");
+}
+
 #[test]
 fn pae_with_nx_faults_on_fetch() {
     let code = asm(32, 0x8000, |a| {
