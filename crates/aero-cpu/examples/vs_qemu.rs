@@ -4,6 +4,8 @@
 //! times the markers. Prints instructions, MIPS and the Aero/QEMU time ratio per loop.
 //!
 //!   cargo run --release -p aero-cpu --example vs_qemu
+//!
+//! Without QEMU installed it prints the Aero figures only (a quick MIPS check).
 
 use aero_cpu::{Bus, Cpu, PageMapping, RunExit, Seg, Segment};
 use iced_x86::code_asm::*;
