@@ -147,6 +147,25 @@ impl Platform {
         }
     }
 
+    /// What RESET# does to the interrupt and timer hardware: LAPIC back to its power-on
+    /// state (software-disabled, timer stopped), IOAPIC pins masked, HPET and PIT stopped,
+    /// PICs uninitialised, ACPI events off (SCI_EN clear; the PM base stays where PCI put
+    /// it). Without this a rebooting guest's firmware would take the old OS's timer
+    /// interrupts. CMOS RAM, the serial port's output and PCI configuration are kept (the
+    /// firmware reprograms PCI).
+    pub fn reset_interrupt_hardware(&mut self) {
+        self.lapic = LocalApic::new(0, true);
+        self.ioapic = IoApic::new(1);
+        self.hpet = Hpet::new();
+        self.pic = DualPic::new();
+        self.pit = Pit::new();
+        self.acpi_pm = AcpiPm::new(self.acpi_pm.layout());
+        self.nmi_pending = false;
+        self.isa_levels = IrqLines::NONE;
+        self.requests = Requests::default();
+        self.update_interrupts();
+    }
+
     /// Brings every timed device to `now` and refreshes the interrupt lines.
     pub fn advance(&mut self, now: u64) {
         self.pit.advance(now);
@@ -615,6 +634,25 @@ fn offset_in(paddr: u64, base: u64, len: u64) -> Option<u64> {
 mod tests {
     use super::*;
     use crate::devices::lapic::DeliveryMode;
+
+    #[test]
+    fn reset_silences_the_old_interrupt_setup() {
+        let (map, _) = MemoryMap::allocate(16 << 20, &[0u8; 0x20000]).unwrap();
+        let mut p = Platform::new(Clock::new(true), map, 0);
+        p.mmio_write(0xFEE0_00F0, 4, 0x1FF); // LAPIC software-enabled
+        p.lapic.deliver(DeliveryMode::Fixed, 0x61, false);
+        assert!(p.interrupt_pending());
+        // IOAPIC pin 4 unmasked to vector 0x30.
+        p.mmio_write(0xFEC0_0000, 4, 0x18);
+        p.mmio_write(0xFEC0_0010, 4, 0x30);
+        p.reset_interrupt_hardware();
+        assert!(!p.interrupt_pending(), "a pending LAPIC vector survived the reset");
+        p.mmio_write(0xFEC0_0000, 4, 0x18);
+        assert_ne!(p.mmio_read(0xFEC0_0010, 4) & 0x1_0000, 0, "IOAPIC pin not masked after reset");
+        // The LAPIC is software-disabled again: a fixed interrupt is not accepted.
+        p.lapic.deliver(DeliveryMode::Fixed, 0x62, false);
+        assert!(!p.interrupt_pending());
+    }
 
     #[test]
     fn cr8_is_the_lapic_task_priority_class() {
