@@ -21,9 +21,12 @@ use super::payload::{b, d, puts, w};
 use super::{DemoError, LOAD_SEGMENT};
 
 // The ABI comes from aero-protocol, the Rust mirror of guest-tools/drivers/aerogpu/protocol.
-use aero_protocol::cmd::{Opcode, CLEAR_COLOR, CMD_STREAM_MAGIC as STREAM_MAGIC, PRESENT_FLAG_VSYNC};
+use aero_protocol::cmd::{
+    Opcode, CLEAR_COLOR, CMD_STREAM_MAGIC as STREAM_MAGIC, PRESENT_FLAG_VSYNC, RESOURCE_USAGE_RENDER_TARGET,
+    RESOURCE_USAGE_SCANOUT,
+};
 use aero_protocol::pci::{self as abi, IRQ_ERROR, IRQ_FENCE, RING_CONTROL_ENABLE};
-use aero_protocol::ring::{RING_MAGIC as RMAGIC, SUBMIT_FLAG_NO_IRQ, SUBMIT_FLAG_PRESENT};
+use aero_protocol::ring::{ALLOC_TABLE_MAGIC, RING_MAGIC as RMAGIC, SUBMIT_FLAG_NO_IRQ, SUBMIT_FLAG_PRESENT};
 pub(crate) use aero_protocol::pci::reg;
 
 pub(crate) const VENDOR_DEVICE: u32 = (abi::DEVICE_ID as u32) << 16 | abi::VENDOR_ID as u32;
@@ -41,6 +44,11 @@ pub(crate) const OP_DEBUG_MARKER: u32 = Opcode::DebugMarker as u32;
 pub(crate) const OP_CLEAR: u32 = Opcode::Clear as u32;
 pub(crate) const OP_PRESENT: u32 = Opcode::Present as u32;
 pub(crate) const OP_PRESENT_EX: u32 = Opcode::PresentEx as u32;
+const OP_CREATE_TEXTURE2D: u32 = Opcode::CreateTexture2d as u32;
+const OP_SET_RENDER_TARGETS: u32 = Opcode::SetRenderTargets as u32;
+/// The scanout texture's handle and the allocation backing it (the framebuffer).
+pub(crate) const FB_TEXTURE: u32 = 1;
+pub(crate) const FB_ALLOC_ID: u32 = 1;
 
 /// Guest memory the driver owns: ring (header + entries) and fence page in low RAM,
 /// the framebuffer at 2 MiB (A20 is on).
@@ -90,10 +98,50 @@ pub(crate) fn stream_hello() -> Vec<u8> {
     stream(&[(OP_DEBUG_MARKER, words), (OP_NOP, vec![])])
 }
 
-/// The first frame: clear (to the gradient's top colour) and present on vsync.
+/// The submission's allocation table: the framebuffer as allocation FB_ALLOC_ID (the
+/// stream names it only by id, never by address, as the ABI requires).
+pub(crate) fn alloc_table() -> Vec<u8> {
+    let fb_bytes = u64::from(FB_W) * 480 * 4;
+    let header = [ALLOC_TABLE_MAGIC, ABI_VERSION, 24 + 32, 1, 32, 0];
+    let entry_words = [FB_ALLOC_ID, 0];
+    header
+        .into_iter()
+        .chain(entry_words)
+        .flat_map(u32::to_le_bytes)
+        .chain(u64::from(FB).to_le_bytes())
+        .chain(fb_bytes.to_le_bytes())
+        .chain(0u64.to_le_bytes())
+        .collect()
+}
+
+/// The first frame: the framebuffer becomes a render-target/scanout texture backed by
+/// its allocation, is bound as render target, cleared (to the gradient's top colour) and
+/// presented on vsync.
 pub(crate) fn stream_first_frame() -> Vec<u8> {
     let rgba = [0x10, 0x28, 0x68].map(|c: u32| (c as f32 / 255.0).to_bits());
+    let mut rts = vec![1, 0, FB_TEXTURE];
+    rts.resize(10, 0);
     stream(&[
+        (
+            OP_CREATE_TEXTURE2D,
+            vec![
+                FB_TEXTURE,
+                RESOURCE_USAGE_RENDER_TARGET | RESOURCE_USAGE_SCANOUT,
+                FORMAT_B8G8R8X8,
+                FB_W,
+                480,
+                1,
+                1,
+                FB_W * 4,
+                FB_ALLOC_ID,
+                0,
+                0,
+                0,
+                0,
+                0,
+            ],
+        ),
+        (OP_SET_RENDER_TARGETS, rts),
         (
             OP_CLEAR,
             vec![
@@ -431,6 +479,18 @@ fn emit_submit(a: &mut Asm) -> Result<(), DemoError> {
     a.mov(dword_ptr(edi + 16).es(), eax)?;
     a.movzx(eax, cx)?;
     a.mov(dword_ptr(edi + 24).es(), eax)?;
+    // An allocation table for this submission, if the caller set g_alloc (then cleared).
+    let alloc = d(a, "g_alloc");
+    a.mov(eax, alloc)?;
+    a.test(eax, eax)?;
+    let mut no_table = a.create_label();
+    a.jz(no_table)?;
+    a.add(eax, i32::from(LOAD_SEGMENT) * 16)?;
+    a.mov(dword_ptr(edi + 32).es(), eax)?;
+    a.mov(dword_ptr(edi + 40).es(), alloc_table().len() as u32)?;
+    let alloc = d(a, "g_alloc");
+    a.mov(alloc, 0u32)?;
+    a.set(&mut no_table)?;
     let fence = d(a, "g_fence");
     a.inc(fence)?;
     let fence = d(a, "g_fence");
@@ -528,6 +588,9 @@ fn emit_frames(a: &mut Asm) -> Result<(), DemoError> {
     a.cmp(on, 0)?;
     a.je(off)?;
     a.pushad()?;
+    let table = a.addr("gpu_alloc_table");
+    let alloc = d(a, "g_alloc");
+    a.mov(alloc, u32::from(table))?;
     let (s, len) = (a.addr("gpu_stream_first"), stream_first_frame().len());
     a.mov(si, i32::from(s))?;
     a.mov(cx, len as i32)?;
@@ -666,6 +729,7 @@ pub(crate) fn emit_data(a: &mut Asm) -> Result<(), DemoError> {
         ("g_fence", 4),
         ("g_irq_fence", 4),
         ("g_errors", 4),
+        ("g_alloc", 4),
     ] {
         a.bind(name)?;
         a.db(&vec![0u8; size])?;
@@ -674,6 +738,7 @@ pub(crate) fn emit_data(a: &mut Asm) -> Result<(), DemoError> {
         ("gpu_pad_hello", "gpu_stream_hello", stream_hello()),
         ("gpu_pad_first", "gpu_stream_first", stream_first_frame()),
         ("gpu_pad_present", "gpu_stream_present", stream_present()),
+        ("gpu_pad_alloc", "gpu_alloc_table", alloc_table()),
     ] {
         align(a, pad, 8)?;
         a.bind(name)?;

@@ -87,26 +87,34 @@ fn aerogpu_registers_match_the_device() {
 #[test]
 fn aerogpu_streams_validate() {
     use aero_gpu::aerogpu::{AllocTable, CommandProcessor, Limits, NullExecutor, VecMemory};
-    let mut mem = VecMemory::new(1 << 20);
     let mut exec = NullExecutor::default();
     let mut cp = CommandProcessor::new(Limits::default());
-    let table = AllocTable::new();
-    let mut run = |s: Vec<u8>| {
+    let none = AllocTable::new();
+    // The first frame's table names the framebuffer; the memory model must hold it.
+    let mut mem = VecMemory::new((aerogpu::FB as usize) + 640 * 480 * 4);
+    let table_bytes = aerogpu::alloc_table();
+    let mut fb_table = AllocTable::new();
+    fb_table.parse(&table_bytes, &mem).expect("the demo's allocation table is valid");
+    let mut run = |s: Vec<u8>, table: &AllocTable| {
         assert_eq!(s.len() % 4, 0, "packets are 4-byte multiples");
-        cp.process(&s, &table, &mut mem, &mut exec).unwrap()
+        cp.process(&s, table, &mut mem, &mut exec).unwrap()
     };
-    let hello = run(aerogpu::stream_hello());
+    let hello = run(aerogpu::stream_hello(), &none);
     assert_eq!(
         (hello.packets, hello.unknown_packets, hello.presents),
         (2, 0, 0)
     );
-    let first = run(aerogpu::stream_first_frame());
+    let first = run(aerogpu::stream_first_frame(), &fb_table);
     assert_eq!(
         (first.packets, first.unknown_packets, first.presents),
-        (2, 0, 1)
+        (4, 0, 1)
     );
     assert!(first.vsync_present);
-    let present = run(aerogpu::stream_present());
+    // Without the table the texture's backing is unknown: the stream is rejected.
+    let mut fresh = CommandProcessor::new(Limits::default());
+    let mut scratch = VecMemory::new(1 << 20);
+    assert!(fresh.process(&aerogpu::stream_first_frame(), &AllocTable::new(), &mut scratch, &mut NullExecutor::default()).is_err());
+    let present = run(aerogpu::stream_present(), &none);
     assert_eq!((present.packets, present.presents), (1, 1));
     assert!(present.vsync_present);
     assert_eq!(exec.presents, 2);
@@ -116,6 +124,7 @@ fn aerogpu_streams_validate() {
         aerogpu::stream_hello(),
         aerogpu::stream_first_frame(),
         aerogpu::stream_present(),
+        aerogpu::alloc_table(),
     ] {
         let at = disk[SECTOR_SIZE..]
             .windows(s.len())
