@@ -179,6 +179,9 @@ impl Setup {
     }
 }
 
+/// How long the window may take to close after the machine stopped.
+const WINDOW_GRACE: Duration = Duration::from_secs(10);
+
 /// Guest time run between looks at the input channel.
 const SLICE_NS: u64 = 2_000_000;
 /// How often the screen is rendered and offered to the window.
@@ -363,7 +366,16 @@ fn spawn_machine<N: Notify>(
             };
             let notify_done = runner.notify.clone();
             let outcome = runner.run();
+            let code = outcome.exit_code();
             notify_done.notify(UserEvent::Stopped(outcome));
+            // The disks are flushed. Normally the window ends the process at once; if its
+            // thread is stuck (seen in Mesa's software Vulkan X11 present under Xvfb), the
+            // process must still end.
+            std::thread::spawn(move || {
+                std::thread::sleep(WINDOW_GRACE);
+                eprintln!("aero: the window did not close after the machine stopped; exiting");
+                std::process::exit(i32::from(code));
+            });
         })?;
     match ready_rx.recv() {
         Ok(Ok(())) => Ok(handle),

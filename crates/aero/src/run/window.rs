@@ -531,7 +531,13 @@ impl ApplicationHandler<UserEvent> for App {
         // Installed only now: Mesa's software rasteriser (LLVM) puts its own SIGINT/SIGTERM
         // handlers in place while the GPU device is created and would hide ours.
         if let Some(proxy) = self.interrupt.take() {
-            match ctrlc::set_handler(move || proxy.notify(UserEvent::Interrupt)) {
+            // The machine thread is told directly (it flushes the disks and ends the
+            // process even if this thread is stuck); the window hears about it too.
+            let to_machine = self.to_machine.clone();
+            match ctrlc::set_handler(move || {
+                let _ = to_machine.send(ToMachine::Quit);
+                proxy.notify(UserEvent::Interrupt)
+            }) {
                 Ok(()) => tracing::debug!("Ctrl+C handler installed"),
                 Err(e) => tracing::warn!("Ctrl+C handler: {e}"),
             }
