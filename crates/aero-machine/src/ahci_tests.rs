@@ -15,21 +15,16 @@ const CT: u64 = 0x10_2000;
 const BUF: u64 = 0x20_0000;
 
 fn machine() -> Machine {
+    let disk: Vec<u8> = (0..4096 * 512).map(|i: usize| (i / 512 + i % 253) as u8).collect();
     let config = MachineConfig {
         memory_bytes: 32 << 20,
-        hda: None,
-        cdrom: None,
-        fda: None,
         boot_order: Vec::new(),
-        external_bios: None,
-        deterministic: true,
+        extra_drives: vec![(DriveSlot::Ahci(0), IdeDrive::Disk(Box::new(MemoryDisk::new(disk, 512, false).unwrap())))],
         ..Default::default()
     };
-    let mut m = Machine::new(config).expect("machine");
-    let disk: Vec<u8> = (0..4096 * 512).map(|i: usize| (i / 512 + i % 253) as u8).collect();
-    m.attach_ahci(0, IdeDrive::Disk(Box::new(MemoryDisk::new(disk, 512, false).unwrap()))).unwrap();
-    assert!(m.attach_ahci(6, IdeDrive::Cdrom(None)).is_err(), "ICH9 has six ports");
-    m
+    let no_port = MachineConfig { extra_drives: vec![(DriveSlot::Ahci(6), IdeDrive::Cdrom(None))], ..Default::default() };
+    assert!(Machine::new(no_port).is_err(), "ICH9 has six ports");
+    Machine::new(config).expect("machine")
 }
 
 fn cfg_addr(dev: u8, reg: u8) -> u32 {

@@ -168,9 +168,8 @@ impl Machine {
         }
         platform.rtc.set_memory_size(platform.map.ram_below_4g(), platform.map.ram_above_4g());
         platform.rtc.update_checksum();
-        // The BIOS (INT 13h) and the IDE controller use the same disks. Topology as QEMU's
-        // and as Windows 7 setup expects: disk on the primary master, CD drive (present
-        // even when empty) on the secondary master.
+        // The BIOS (INT 13h) and the storage controllers use the same disks: the hard disk
+        // in `hda_slot`, the CD drive (present even when empty) on the IDE secondary master.
         let share = |d: Option<Box<dyn BlockDevice>>| d.map(SharedDisk::new);
         let (hda, cdrom) = (share(config.hda), share(config.cdrom));
         let cd_slot = DriveSlot::Ide { channel: 1, slave: false };
@@ -356,17 +355,6 @@ impl Machine {
     /// The text-mode screen as characters, if the display is in a text mode.
     pub fn text_screen(&self) -> Option<String> {
         self.platform.vga.text_screen()
-    }
-
-    /// Plugs a disk or CD drive into AHCI port `port` (0–5) of the ICH9 AHCI function
-    /// (00:05.0). Call before running the guest; the BIOS's INT 13h does not see these
-    /// drives (SeaBIOS finds them through its own AHCI driver).
-    pub fn attach_ahci(&mut self, port: usize, drive: IdeDrive) -> Result<(), MachineError> {
-        if port >= self.platform.ahci.port_count() {
-            return Err(MachineError::Config(format!("AHCI port {port} does not exist (0–{})", self.platform.ahci.port_count() - 1)));
-        }
-        self.platform.ahci.attach(port, drive);
-        Ok(())
     }
 
     /// Flushes all disks; call before exiting.

@@ -3,6 +3,7 @@
 
 use crate::devices::i440fx::PAM0;
 use crate::devices::pc_pci::PcPci;
+use crate::devices::ahci_pci::AhciConfig;
 use crate::devices::pci::PciFunction;
 use crate::devices::PortIo;
 use crate::memory_map::PamMode;
@@ -27,6 +28,8 @@ pub struct Decoded {
     /// IDE legacy channels decoding (primary, secondary) and the bus-master I/O base.
     pub ide_channels: [bool; 2],
     pub ide_bus_master: Option<u16>,
+    /// AHCI register block base (BAR5), when assigned and memory decoding is on.
+    pub ahci_abar: Option<u64>,
 }
 
 impl PciBus {
@@ -62,6 +65,7 @@ impl PciBus {
             pm_io_base: f.power_management.pm_io_base(),
             ide_channels: [f.ide.channel_enabled(false), f.ide.channel_enabled(true)],
             ide_bus_master: f.ide.bus_master_base(),
+            ahci_abar: f.ahci.config().abar(),
         })
     }
 

@@ -260,11 +260,10 @@ impl Platform {
     /// local APIC.
     fn deliver_msi(&mut self) {
         // Events while MSI is off are dropped (INTx carries them).
-        let event = self.ahci.take_msi();
-        let Some(message) = self.pci.pci.functions.ahci.config().msi_message() else { return };
-        if !event {
+        if !self.ahci.take_msi() {
             return;
         }
+        let Some(message) = self.pci.pci.functions.ahci.config().msi_message() else { return };
         match message.decode_x86() {
             Some((destination, logical, vector, mode, level)) => {
                 if self.lapic.matches_destination(destination, logical) {
@@ -428,7 +427,7 @@ impl Platform {
         self.aerogpu_base = d.aerogpu_mmio;
         self.ide_channels = d.ide_channels;
         self.ide_bus_master = d.ide_bus_master;
-        self.ahci_abar = self.pci.pci.functions.ahci.config().abar();
+        self.ahci_abar = d.ahci_abar;
         if let Some(base) = d.pm_io_base
             && base != self.acpi_pm.layout().pm1a_evt
         {
