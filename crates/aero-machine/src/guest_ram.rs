@@ -34,10 +34,9 @@ impl<'a> GuestRam<'a> {
         }
         Ok((start, (0x1000 - in_page).min(self.memory.len() - start)))
     }
-}
 
-impl GuestMemory for GuestRam<'_> {
-    fn read(&mut self, addr: u64, buf: &mut [u8]) -> Result<(), DmaError> {
+    /// Reads `buf.len()` bytes at `addr`, page by page (RAM or ROM).
+    fn read_into(&self, addr: u64, buf: &mut [u8]) -> Result<(), DmaError> {
         let mut done = 0;
         while done < buf.len() {
             let a = addr.checked_add(done as u64).ok_or(DmaError::BadAddress(addr))?;
@@ -47,6 +46,12 @@ impl GuestMemory for GuestRam<'_> {
             done += n;
         }
         Ok(())
+    }
+}
+
+impl GuestMemory for GuestRam<'_> {
+    fn read(&mut self, addr: u64, buf: &mut [u8]) -> Result<(), DmaError> {
+        self.read_into(addr, buf)
     }
 
     fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), DmaError> {
@@ -71,15 +76,7 @@ impl GuestMemory for GuestRam<'_> {
 impl aero_gpu::aerogpu::GuestMemory for GuestRam<'_> {
     fn read(&self, gpa: u64, buf: &mut [u8]) -> Result<(), aero_gpu::aerogpu::GuestMemoryError> {
         let err = aero_gpu::aerogpu::GuestMemoryError { gpa, len: buf.len() as u64 };
-        let mut done = 0;
-        while done < buf.len() {
-            let a = gpa.checked_add(done as u64).ok_or(err)?;
-            let (start, room) = self.locate(a, false).map_err(|_| err)?;
-            let n = room.min(buf.len() - done);
-            buf[done..done + n].copy_from_slice(&self.memory[start..start + n]);
-            done += n;
-        }
-        Ok(())
+        self.read_into(gpa, buf).map_err(|_| err)
     }
 
     fn write(&mut self, gpa: u64, data: &[u8]) -> Result<(), aero_gpu::aerogpu::GuestMemoryError> {
