@@ -56,37 +56,9 @@ impl BlockDevice for SharedDisk {
 mod tests {
     use super::*;
 
-    /// 8 sectors in a Vec.
-    struct VecDisk(Vec<u8>);
-
-    impl BlockDevice for VecDisk {
-        fn sector_size(&self) -> u32 {
-            512
-        }
-        fn sector_count(&self) -> u64 {
-            (self.0.len() / 512) as u64
-        }
-        fn read_only(&self) -> bool {
-            false
-        }
-        fn read_sectors(&mut self, lba: u64, buf: &mut [u8]) -> Result<(), StorageError> {
-            crate::check_range(self, lba, buf.len())?;
-            buf.copy_from_slice(&self.0[lba as usize * 512..][..buf.len()]);
-            Ok(())
-        }
-        fn write_sectors(&mut self, lba: u64, buf: &[u8]) -> Result<(), StorageError> {
-            crate::check_range(self, lba, buf.len())?;
-            self.0[lba as usize * 512..][..buf.len()].copy_from_slice(buf);
-            Ok(())
-        }
-        fn flush(&mut self) -> Result<(), StorageError> {
-            Ok(())
-        }
-    }
-
     #[test]
     fn clones_share_one_image() {
-        let mut a = SharedDisk::new(Box::new(VecDisk(vec![0; 4096])));
+        let mut a = SharedDisk::new(Box::new(crate::MemoryDisk::new(vec![0; 4096], 512, false).unwrap()));
         let mut b = a.clone();
         a.write_sectors(2, &[0xAB; 512]).unwrap();
         let mut buf = [0u8; 512];
