@@ -96,6 +96,15 @@ fn gp_fault_with_error_code_for_bad_selector() {
 }
 
 /// Identity-map the first 4 MiB with 4 KiB pages at PD 0x10000 / PT 0x11000.
+/// Guest code: CR3 = 0x10000 (the tables `identity_paging` builds), then CR0.PG (and WP).
+fn paging_on(a: &mut CodeAssembler, wp: bool) -> Result<(), IcedError> {
+    a.mov(eax, 0x10000u32)?;
+    a.mov(cr3, eax)?;
+    a.mov(eax, cr0)?;
+    a.or(eax, if wp { 0x8001_0000u32 } else { 0x8000_0000 })?;
+    a.mov(cr0, eax)
+}
+
 fn identity_paging(m: &mut Machine, user: bool) {
     let u = if user { 4 } else { 0 };
     m.w32(0x10000, 0x11000 | 3 | u);
@@ -107,11 +116,7 @@ fn identity_paging(m: &mut Machine, user: bool) {
 #[test]
 fn page_fault_error_code_cr2_and_accessed_dirty_bits() {
     let code = asm(32, 0x8000, |a| {
-        a.mov(eax, 0x10000u32)?;
-        a.mov(cr3, eax)?;
-        a.mov(eax, cr0)?;
-        a.or(eax, 0x8000_0000u32)?;
-        a.mov(cr0, eax)?;
+        paging_on(a, false)?;
         a.mov(dword_ptr(0x20_0000), 0x1111u32)?; // write: sets A and D
         a.mov(ebx, dword_ptr(0x30_0000))?; // read: sets A only
         a.mov(dword_ptr(0x1FF_0004), 7u32)?; // not mapped: #PF
@@ -147,11 +152,7 @@ fn write_protect_and_user_faults() {
         a.hlt()
     });
     let kernel = asm(32, 0x8000, |a| {
-        a.mov(eax, 0x10000u32)?;
-        a.mov(cr3, eax)?;
-        a.mov(eax, cr0)?;
-        a.or(eax, 0x8001_0000u32)?; // PG | WP
-        a.mov(cr0, eax)?;
+        paging_on(a, true)?;
         a.push(UDATA as u32)?;
         a.push(0x40_2000u32)?;
         a.push(0x202u32)?;
@@ -196,11 +197,7 @@ fn write_protect_and_user_faults() {
 #[test]
 fn read_only_pte_under_writable_pde_faults_with_wp() {
     let kernel = asm(32, 0x8000, |a| {
-        a.mov(eax, 0x10000u32)?;
-        a.mov(cr3, eax)?;
-        a.mov(eax, cr0)?;
-        a.or(eax, 0x8001_0000u32)?; // PG | WP
-        a.mov(cr0, eax)?;
+        paging_on(a, true)?;
         a.mov(ebx, dword_ptr(0x5000))?; // a read fills the TLB entry first
         a.mov(dword_ptr(0x5000), 1u32)?;
         a.mov(edi, 0x600Du32)?;
@@ -230,11 +227,7 @@ fn invlpg_drops_all_pieces_of_a_large_page() {
         a.mov(eax, cr4)?;
         a.or(eax, 0x10u32)?; // PSE
         a.mov(cr4, eax)?;
-        a.mov(eax, 0x10000u32)?;
-        a.mov(cr3, eax)?;
-        a.mov(eax, cr0)?;
-        a.or(eax, 0x8000_0000u32)?;
-        a.mov(cr0, eax)?;
+        paging_on(a, false)?;
         // Linear 4 MiB..8 MiB -> physical 8 MiB (a 4 MiB page); read two pieces of it.
         a.mov(ebx, dword_ptr(0x40_0000))?;
         a.mov(ecx, dword_ptr(0x40_5000))?;
@@ -472,11 +465,7 @@ fn cr3_edited_between_runs_takes_effect_without_a_flush() {
 fn remapping_a_code_page_with_invlpg_runs_the_new_code() {
     // Linear 0x40_0000 maps to 0x50_0000 first, then (after INVLPG) to 0x60_0000.
     let code = asm(32, 0x8000, |a| {
-        a.mov(eax, 0x10000u32)?;
-        a.mov(cr3, eax)?;
-        a.mov(eax, cr0)?;
-        a.or(eax, 0x8000_0000u32)?;
-        a.mov(cr0, eax)?;
+        paging_on(a, false)?;
         a.mov(ebx, 0x40_0000u32)?;
         a.call(ebx)?; // returns ECX = 1
         a.mov(edx, ecx)?;
