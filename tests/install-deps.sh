@@ -49,7 +49,11 @@ if [ "$what" = test ] && [ "$(dpkg --print-architecture)" = amd64 ] && \
 fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing: ${missing[*]}"
-  apt_update
+  # Indexes already on the machine are usually good enough; fetch them only when the
+  # install cannot find what it needs (apt_install refreshes on failure).
+  if ! compgen -G "/var/lib/apt/lists/*_Packages*" >/dev/null; then
+    apt_update
+  fi
   apt_install "${missing[@]}"
 fi
 command -v cargo >/dev/null || { echo "error: Rust (cargo) is needed: https://rustup.rs" >&2; exit 2; }

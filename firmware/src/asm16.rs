@@ -131,7 +131,10 @@ pub(crate) fn assemble<E: From<AsmError>>(
         emit(&mut asm)?;
         let symbols = asm.finish(origin)?;
         if symbols.1 == prev {
-            return Ok(Assembled { bytes: symbols.0, symbols: symbols.1 });
+            return Ok(Assembled {
+                bytes: symbols.0,
+                symbols: symbols.1,
+            });
         }
         prev = symbols.1;
     }
@@ -145,10 +148,16 @@ impl Asm {
             return Err(AsmError::UndefinedSymbol(missing));
         }
         let mut a = self.a;
-        let result = a.assemble_options(u64::from(origin), BlockEncoderOptions::RETURN_NEW_INSTRUCTION_OFFSETS)?;
+        let result = a.assemble_options(
+            u64::from(origin),
+            BlockEncoderOptions::RETURN_NEW_INSTRUCTION_OFFSETS,
+        )?;
         let mut symbols = BTreeMap::new();
         for name in &self.bound {
-            let label = self.labels.get(name).ok_or(AsmError::UndefinedSymbol(name))?;
+            let label = self
+                .labels
+                .get(name)
+                .ok_or(AsmError::UndefinedSymbol(name))?;
             let ip = result.label_ip(label)?;
             let ip = u16::try_from(ip).map_err(|_| AsmError::TooLarge(ip as usize))?;
             symbols.insert(*name, ip);

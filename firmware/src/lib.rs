@@ -9,4 +9,7 @@ pub mod tables;
 pub mod vgabios;
 
 // System BIOS API used by the machine (see `bios` for the trap protocol and ROM layout).
-pub use bios::{Bios, BiosConfig, BootDevice, DiskId, DiskInfo, DiskIoError, FirmwareError, FirmwareHost, TrapOutcome};
+pub use bios::{
+    Bios, BiosConfig, BootDevice, DiskId, DiskInfo, DiskIoError, FirmwareError, FirmwareHost,
+    TrapOutcome,
+};

@@ -4,8 +4,6 @@
 
 mod common;
 
-use aero_guest_tools::replay;
-
 #[test]
 fn umd_core_unit_tests_pass() {
     let exe = common::build(
@@ -39,15 +37,7 @@ fn d3d9ex_scene_runs_on_the_device_model() {
     let path = common::out_dir().join("umd_scene.trace");
     let stdout = common::run(&exe, &[path.to_str().unwrap()]);
     assert!(stdout.contains("submissions 9"), "{stdout}");
-    let out = replay::replay(&std::fs::read(&path).unwrap()).unwrap();
-    out.check().unwrap();
-    assert_eq!(
-        out.error.count, 0,
-        "device latched an error: {:?}",
-        out.error
-    );
-    assert_eq!(out.stats.failed_submissions, 0);
-    assert_eq!(out.completed_fence, 9);
+    let out = common::replay_clean(&path, 9);
     // Resource handles the scene created: RT 0x1000 (shared), DS 0x1001, VB 0x1002,
     // IB 0x1003, texture 0x1004 (destroyed at the end). DWM's alias was imported and
     // destroyed again: the RT is back to one reference and its token is still exported.

@@ -5,8 +5,6 @@
 
 mod common;
 
-use aero_guest_tools::replay;
-
 #[test]
 fn d3d9_ddi_scene_through_the_device_table_runs_on_the_device_model() {
     let exe = common::build(
@@ -29,15 +27,7 @@ fn d3d9_ddi_scene_through_the_device_table_runs_on_the_device_model() {
         stdout.contains("submissions 9 renders 6 presents 3 fence 9"),
         "{stdout}"
     );
-    let out = replay::replay(&std::fs::read(&path).unwrap()).unwrap();
-    out.check().unwrap();
-    assert_eq!(
-        out.error.count, 0,
-        "device latched an error: {:?}",
-        out.error
-    );
-    assert_eq!(out.stats.failed_submissions, 0);
-    assert_eq!(out.completed_fence, 9);
+    let out = common::replay_clean(&path, 9);
     // RT 0x1000, VB 0x1001, IB 0x1002 (destroyed at the end).
     let objects = out.device.processor().objects();
     assert!(objects.resource(0x1000).is_ok());

@@ -135,7 +135,10 @@ fn boot_disk(program: &[u8]) -> Result<Vec<u8>, IcedError> {
     let mut sector = a.assemble(0x7C00)?;
     assert!(sector.len() <= GDT_OFF, "boot code too large");
     sector.resize(512, 0);
-    for (i, d) in [0u64, 0x00CF_9A00_0000_FFFF, 0x00CF_9200_0000_FFFF].iter().enumerate() {
+    for (i, d) in [0u64, 0x00CF_9A00_0000_FFFF, 0x00CF_9200_0000_FFFF]
+        .iter()
+        .enumerate()
+    {
         sector[GDT_OFF + 8 * i..GDT_OFF + 8 * i + 8].copy_from_slice(&d.to_le_bytes());
     }
     sector[DESC_OFF..DESC_OFF + 2].copy_from_slice(&23u16.to_le_bytes());
@@ -156,7 +159,13 @@ struct MarkerBus {
 
 impl Bus for MarkerBus {
     fn map_page(&self, paddr: u64) -> PageMapping {
-        if paddr < (16 << 20) { PageMapping::Ram { offset: (paddr & !0xFFF) as usize } } else { PageMapping::Mmio }
+        if paddr < (16 << 20) {
+            PageMapping::Ram {
+                offset: (paddr & !0xFFF) as usize,
+            }
+        } else {
+            PageMapping::Mmio
+        }
     }
     fn mmio_read(&mut self, _: u64, _: u8) -> u64 {
         u64::MAX
@@ -191,7 +200,10 @@ fn run_aero(program: &[u8]) -> Vec<(u8, u64, Instant)> {
     let mut ram = vec![0u8; 16 << 20];
     ram[PM_ENTRY as usize..PM_ENTRY as usize + program.len()].copy_from_slice(program);
     // The same flat GDT the boot sector loads, at 0x500.
-    for (i, d) in [0u64, 0x00CF_9A00_0000_FFFF, 0x00CF_9200_0000_FFFF].iter().enumerate() {
+    for (i, d) in [0u64, 0x00CF_9A00_0000_FFFF, 0x00CF_9200_0000_FFFF]
+        .iter()
+        .enumerate()
+    {
         ram[0x500 + 8 * i..0x508 + 8 * i].copy_from_slice(&d.to_le_bytes());
     }
     let mut cpu = Cpu::new();
@@ -199,12 +211,25 @@ fn run_aero(program: &[u8]) -> Vec<(u8, u64, Instant)> {
     s.gdtr.base = 0x500;
     s.gdtr.limit = 23;
     s.cr0 = 0x11;
-    s.seg[Seg::Cs as usize] = Segment { selector: 8, base: 0, limit: 0xFFFF_FFFF, attr: 0xC9B };
+    s.seg[Seg::Cs as usize] = Segment {
+        selector: 8,
+        base: 0,
+        limit: 0xFFFF_FFFF,
+        attr: 0xC9B,
+    };
     for sg in [Seg::Es, Seg::Ss, Seg::Ds, Seg::Fs, Seg::Gs] {
-        s.seg[sg as usize] = Segment { selector: 0x10, base: 0, limit: 0xFFFF_FFFF, attr: 0xC93 };
+        s.seg[sg as usize] = Segment {
+            selector: 0x10,
+            base: 0,
+            limit: 0xFFFF_FFFF,
+            attr: 0xC93,
+        };
     }
     s.rip = PM_ENTRY;
-    let mut bus = MarkerBus { marks: Vec::new(), retired: 0 };
+    let mut bus = MarkerBus {
+        marks: Vec::new(),
+        retired: 0,
+    };
     loop {
         match cpu.run(&mut ram, &mut bus, 10_000_000) {
             RunExit::BudgetExhausted => continue,
@@ -224,7 +249,10 @@ fn run_qemu(disk: &[u8]) -> Option<Vec<(u8, Instant)>> {
     std::fs::write(&img, disk).ok()?;
     std::fs::write(&serial, b"").ok()?;
     let mut child = std::process::Command::new("qemu-system-x86_64")
-        .args(["-accel", "tcg", "-M", "pc", "-smp", "1", "-m", "64", "-display", "none", "-monitor", "none"])
+        .args([
+            "-accel", "tcg", "-M", "pc", "-smp", "1", "-m", "64", "-display", "none", "-monitor",
+            "none",
+        ])
         .arg("-drive")
         .arg(format!("file={},format=raw", img.display()))
         .arg("-serial")
@@ -236,7 +264,10 @@ fn run_qemu(disk: &[u8]) -> Option<Vec<(u8, Instant)>> {
     let mut seen = 0;
     while marks.len() < 1 + LOOPS.len() && start.elapsed() < Duration::from_secs(300) {
         let mut text = Vec::new();
-        std::fs::File::open(&serial).ok()?.read_to_end(&mut text).ok()?;
+        std::fs::File::open(&serial)
+            .ok()?
+            .read_to_end(&mut text)
+            .ok()?;
         let now = Instant::now();
         for &c in &text[seen..] {
             if c == b'S' || (b'1'..=b'4').contains(&c) {
@@ -256,12 +287,22 @@ fn main() {
     let program = program().expect("assemble the program");
     let disk = boot_disk(&program).expect("assemble the boot sector");
     let aero = run_aero(&program);
-    assert_eq!(aero.len(), 1 + LOOPS.len(), "markers on Aero: {:?}", aero.iter().map(|m| m.0 as char).collect::<String>());
+    assert_eq!(
+        aero.len(),
+        1 + LOOPS.len(),
+        "markers on Aero: {:?}",
+        aero.iter().map(|m| m.0 as char).collect::<String>()
+    );
     let qemu = run_qemu(&disk);
     if qemu.is_none() {
-        println!("(qemu-system-x86_64 not found or the program did not finish there: Aero figures only)");
+        println!(
+            "(qemu-system-x86_64 not found or the program did not finish there: Aero figures only)"
+        );
     }
-    println!("{:<14} {:>13} {:>10} {:>10} {:>10} {:>10}", "loop", "instructions", "aero s", "aero MIPS", "qemu s", "aero/qemu");
+    println!(
+        "{:<14} {:>13} {:>10} {:>10} {:>10} {:>10}",
+        "loop", "instructions", "aero s", "aero MIPS", "qemu s", "aero/qemu"
+    );
     for (i, name) in LOOPS.iter().enumerate() {
         let (n0, t0) = (aero[i].1, aero[i].2);
         let (n1, t1) = (aero[i + 1].1, aero[i + 1].2);
@@ -274,6 +315,9 @@ fn main() {
             }
             None => ("-".into(), "-".into()),
         };
-        println!("{name:<14} {n:>13} {at:>10.3} {:>10.1} {qt:>10} {ratio:>10}", n as f64 / at / 1e6);
+        println!(
+            "{name:<14} {n:>13} {at:>10.3} {:>10.1} {qt:>10} {ratio:>10}",
+            n as f64 / at / 1e6
+        );
     }
 }

@@ -18,7 +18,12 @@ pub enum RunExit {
     /// The bus asked for control back (after the instruction that caused it completed).
     StopRequested,
     /// Triple fault (or another unrecoverable condition): the machine should reset.
-    Shutdown { reason: String, cs: u16, rip: u64, last_exception: Option<u8> },
+    Shutdown {
+        reason: String,
+        cs: u16,
+        rip: u64,
+        last_exception: Option<u8>,
+    },
 }
 
 pub struct Cpu {
@@ -35,7 +40,11 @@ impl Default for Cpu {
 
 impl Cpu {
     pub fn new() -> Cpu {
-        Cpu { state: CpuState::at_reset(), core: Core::new(), blocks: BlockCache::default() }
+        Cpu {
+            state: CpuState::at_reset(),
+            core: Core::new(),
+            blocks: BlockCache::default(),
+        }
     }
 
     /// RESET: architectural state, MSRs, caches.
@@ -67,8 +76,12 @@ impl Cpu {
             return;
         }
         self.core.wait_for_sipi = false;
-        self.state.seg[crate::Seg::Cs as usize] =
-            crate::Segment { selector: (vector as u16) << 8, base: (vector as u64) << 12, limit: 0xFFFF, attr: 0x9B };
+        self.state.seg[crate::Seg::Cs as usize] = crate::Segment {
+            selector: (vector as u16) << 8,
+            base: (vector as u64) << 12,
+            limit: 0xFFFF,
+            attr: 0x9B,
+        };
         self.state.rip = 0;
         self.state.halted = false;
     }
@@ -123,11 +136,20 @@ impl Cpu {
     }
 
     pub fn run<B: Bus>(&mut self, ram: &mut [u8], bus: &mut B, max_instructions: u64) -> RunExit {
-        let Cpu { state, core, blocks } = self;
+        let Cpu {
+            state,
+            core,
+            blocks,
+        } = self;
         if core.wait_for_sipi {
             return RunExit::Halted;
         }
-        let mut ex = Exec { s: state, c: core, ram, bus };
+        let mut ex = Exec {
+            s: state,
+            c: core,
+            ram,
+            bus,
+        };
         enter(&mut ex);
         let end = ex.c.retired.saturating_add(max_instructions);
         let mut loop_rip = u64::MAX;
@@ -175,7 +197,11 @@ impl Cpu {
                     continue;
                 }
             }
-            let limit = if shadow || tf || bp_exec { 1 } else { (end - ex.c.retired).min(u64::MAX >> 1) as usize };
+            let limit = if shadow || tf || bp_exec {
+                1
+            } else {
+                (end - ex.c.retired).min(u64::MAX >> 1) as usize
+            };
             // A block that branched back to its own start (a loop) runs again without a
             // lookup: nothing that could invalidate it happened (that would set end_block).
             let start_rip = ex.s.rip;
@@ -236,7 +262,11 @@ impl Cpu {
             if (tf || data_hits != 0) && !faulted {
                 interrupts::debug_trap(&mut ex, if tf { 1 << 14 } else { 0 } | data_hits);
             }
-            if ex.c.end_block || faulted || ex.s.rip != start_rip || ex.s.seg[1].base != start_cs_base {
+            if ex.c.end_block
+                || faulted
+                || ex.s.rip != start_rip
+                || ex.s.seg[1].base != start_cs_base
+            {
                 loop_rip = u64::MAX;
             } else {
                 loop_rip = start_rip;
@@ -277,7 +307,11 @@ fn enter(ex: &mut Exec<'_>) {
     if paging != ex.c.paging_seen {
         ex.c.tlb.flush_all();
     }
-    let a20 = if ex.bus.a20_enabled() { u64::MAX } else { !(1u64 << 20) };
+    let a20 = if ex.bus.a20_enabled() {
+        u64::MAX
+    } else {
+        !(1u64 << 20)
+    };
     if a20 != ex.c.a20_mask {
         ex.c.a20_mask = a20;
         ex.c.tlb.flush_all();
@@ -289,12 +323,17 @@ fn enter(ex: &mut Exec<'_>) {
         // Bounded by the RAM size: larger ranges touch at most every RAM page once.
         let mut budget = ex.c.code.generation.len() + 1;
         while page <= end && budget > 0 {
-            if let PageMapping::Ram { offset } | PageMapping::Rom { offset } = ex.bus.map_page(page) {
+            if let PageMapping::Ram { offset } | PageMapping::Rom { offset } = ex.bus.map_page(page)
+            {
                 // Only decoded bytes matter: a firmware write to the caller's stack next
                 // to its code keeps the code's blocks.
                 let from = paddr.max(page) - page;
                 let to = end.min(page + 0xFFF) - page + 1;
-                if ex.c.code.write_hits_code(offset >> 12, from as usize, to as usize) {
+                if ex
+                    .c
+                    .code
+                    .write_hits_code(offset >> 12, from as usize, to as usize)
+                {
                     ex.c.code.written(offset >> 12);
                 }
             }

@@ -1,12 +1,16 @@
 //! Decoding guest code into [`Insn`]s (once) and the per-physical-address block cache.
 
 use crate::bus::PageMapping;
-use crate::exec::{self, Exec, Insn, MemRef, Opnd, K_CR, K_DR, K_HI8, K_IMM, K_MEM, K_NONE, K_OTHER, K_REG, K_SEG};
+use crate::exec::{
+    self, Exec, Insn, K_CR, K_DR, K_HI8, K_IMM, K_MEM, K_NONE, K_OTHER, K_REG, K_SEG, MemRef, Opnd,
+};
 use crate::exec::{NO_REG, PFX_LOCK, PFX_REP, PFX_REPNE, RIP_REG};
 use crate::fault::{Fault, XResult};
 use crate::flags::size_mask;
 use crate::mmu::Access;
-use iced_x86::{Code, ConditionCode, Decoder, DecoderOptions, FlowControl, Instruction, OpKind, Register};
+use iced_x86::{
+    Code, ConditionCode, Decoder, DecoderOptions, FlowControl, Instruction, OpKind, Register,
+};
 
 /// Longest block; keeps decode latency and interrupt latency bounded.
 const MAX_BLOCK_INSNS: usize = 48;
@@ -39,7 +43,14 @@ struct LinEntry {
 }
 
 const LIN_BITS: u32 = 10;
-const LIN_EMPTY: LinEntry = LinEntry { lin: u64::MAX, tlb_epoch: 0, code_epoch: 0, key: u64::MAX, slot: 0, user: false };
+const LIN_EMPTY: LinEntry = LinEntry {
+    lin: u64::MAX,
+    tlb_epoch: 0,
+    code_epoch: 0,
+    key: u64::MAX,
+    slot: 0,
+    user: false,
+};
 
 pub struct BlockCache {
     lin_cache: Vec<LinEntry>,
@@ -52,7 +63,11 @@ impl Default for BlockCache {
     fn default() -> Self {
         let mut slots = Vec::new();
         slots.resize_with(1 << SLOT_BITS, || None);
-        BlockCache { lin_cache: vec![LIN_EMPTY; 1 << LIN_BITS], slots, scratch: None }
+        BlockCache {
+            lin_cache: vec![LIN_EMPTY; 1 << LIN_BITS],
+            slots,
+            scratch: None,
+        }
     }
 }
 
@@ -85,7 +100,11 @@ impl BlockCache {
             && le.code_epoch == ex.c.code.epoch
             && le.user == user
             && le.key >> 56 == bitness as u64
-            && self.slots.get(le.slot).and_then(|b| b.as_ref()).is_some_and(|b| b.key == le.key)
+            && self
+                .slots
+                .get(le.slot)
+                .and_then(|b| b.as_ref())
+                .is_some_and(|b| b.key == le.key)
         {
             return Ok(le.slot);
         }
@@ -115,7 +134,10 @@ impl BlockCache {
                 let current = ex.c.code.generation_of(host_page);
                 let valid = b.code_gen == current || {
                     // The page was written since: revalidate by content.
-                    let same = host_off.checked_add(b.bytes.len()).and_then(|end| ex.ram.get(host_off..end)) == Some(&b.bytes[..]);
+                    let same = host_off
+                        .checked_add(b.bytes.len())
+                        .and_then(|end| ex.ram.get(host_off..end))
+                        == Some(&b.bytes[..]);
                     if same {
                         b.code_gen = current;
                         let len = b.bytes.len();
@@ -132,33 +154,68 @@ impl BlockCache {
             if let Some(bytes) = bytes {
                 mark_code(ex, host_page, start, start + bytes.len());
                 let code_gen = ex.c.code.generation_of(host_page);
-                self.slots[slot] = Some(Block { key, host_page, code_gen, insns, bytes });
+                self.slots[slot] = Some(Block {
+                    key,
+                    host_page,
+                    code_gen,
+                    insns,
+                    bytes,
+                });
                 self.remember(li, lin, key, slot, user, ex);
                 return Ok(slot);
             }
-            self.scratch = Some(Block { key, host_page: usize::MAX, code_gen: 0, insns, bytes: Vec::new() });
+            self.scratch = Some(Block {
+                key,
+                host_page: usize::MAX,
+                code_gen: 0,
+                insns,
+                bytes: Vec::new(),
+            });
         } else {
             let (insns, _) = decode_block(ex, rip, lin, phys, bitness)?;
-            self.scratch = Some(Block { key, host_page: usize::MAX, code_gen: 0, insns, bytes: Vec::new() });
+            self.scratch = Some(Block {
+                key,
+                host_page: usize::MAX,
+                code_gen: 0,
+                insns,
+                bytes: Vec::new(),
+            });
         }
         Ok(SCRATCH)
     }
 
     #[inline(always)]
     fn remember(&mut self, li: usize, lin: u64, key: u64, slot: usize, user: bool, ex: &Exec<'_>) {
-        self.lin_cache[li] = LinEntry { lin, tlb_epoch: ex.c.tlb.epoch, code_epoch: ex.c.code.epoch, key, slot, user };
+        self.lin_cache[li] = LinEntry {
+            lin,
+            tlb_epoch: ex.c.tlb.epoch,
+            code_epoch: ex.c.code.epoch,
+            key,
+            slot,
+            user,
+        };
     }
 
     /// The block at an index returned by `fetch`.
     #[inline(always)]
     pub fn block(&self, idx: usize) -> &Block {
-        let b = if idx == SCRATCH { self.scratch.as_ref() } else { self.slots.get(idx).and_then(|s| s.as_ref()) };
+        let b = if idx == SCRATCH {
+            self.scratch.as_ref()
+        } else {
+            self.slots.get(idx).and_then(|s| s.as_ref())
+        };
         b.unwrap_or_else(|| unreachable_block())
     }
 }
 
 fn unreachable_block() -> &'static Block {
-    static EMPTY: Block = Block { key: u64::MAX, host_page: usize::MAX, code_gen: 0, insns: Vec::new(), bytes: Vec::new() };
+    static EMPTY: Block = Block {
+        key: u64::MAX,
+        host_page: usize::MAX,
+        code_gen: 0,
+        insns: Vec::new(),
+        bytes: Vec::new(),
+    };
     &EMPTY
 }
 
@@ -174,7 +231,13 @@ fn mark_code(ex: &mut Exec<'_>, host_page: usize, start: usize, end: usize) {
 
 /// Decode from `rip` to the end of the block. Returns the instructions and their bytes,
 /// or no bytes when the (single) instruction crosses into the next page (not cacheable).
-fn decode_block(ex: &mut Exec<'_>, rip: u64, lin: u64, phys: u64, bitness: u32) -> XResult<(Vec<Insn>, Option<Vec<u8>>)> {
+fn decode_block(
+    ex: &mut Exec<'_>,
+    rip: u64,
+    lin: u64,
+    phys: u64,
+    bitness: u32,
+) -> XResult<(Vec<Insn>, Option<Vec<u8>>)> {
     let in_page = (0x1000 - (lin & 0xFFF)) as usize;
     // Bytes up to the CS limit only (outside 64-bit mode).
     let mut avail = in_page;
@@ -189,7 +252,13 @@ fn decode_block(ex: &mut Exec<'_>, rip: u64, lin: u64, phys: u64, bitness: u32) 
     let avail = avail.min(MAX_BLOCK_INSNS * 15);
     let mut buf = [0u8; MAX_BLOCK_INSNS * 15];
     read_code(ex, phys, &mut buf[..avail]);
-    let ip_mask = if bitness == 16 { 0xFFFF } else if bitness == 32 { 0xFFFF_FFFF } else { u64::MAX };
+    let ip_mask = if bitness == 16 {
+        0xFFFF
+    } else if bitness == 32 {
+        0xFFFF_FFFF
+    } else {
+        u64::MAX
+    };
     let mut insns = Vec::with_capacity(16);
     let mut offset = 0usize;
     while insns.len() < MAX_BLOCK_INSNS && offset < avail {
@@ -222,7 +291,11 @@ fn decode_block(ex: &mut Exec<'_>, rip: u64, lin: u64, phys: u64, bitness: u32) 
         }
         let len = ins.len();
         let end_here = ins.is_invalid() || ends_block(&ins);
-        insns.push(build(&ins, &buf[offset..offset + len.min(avail - offset)], bitness));
+        insns.push(build(
+            &ins,
+            &buf[offset..offset + len.min(avail - offset)],
+            bitness,
+        ));
         offset += len;
         if end_here {
             break;
@@ -265,21 +338,45 @@ fn ends_block(ins: &Instruction) -> bool {
 fn map_reg(r: Register) -> Opnd {
     if r.is_gpr() {
         if matches!(r, Register::AH | Register::CH | Register::DH | Register::BH) {
-            return Opnd { kind: K_HI8, reg: (r as u32 - Register::AH as u32) as u8, size: 1 };
+            return Opnd {
+                kind: K_HI8,
+                reg: (r as u32 - Register::AH as u32) as u8,
+                size: 1,
+            };
         }
         let full = r.full_register();
-        return Opnd { kind: K_REG, reg: (full as u32 - Register::RAX as u32) as u8, size: r.size() as u8 };
+        return Opnd {
+            kind: K_REG,
+            reg: (full as u32 - Register::RAX as u32) as u8,
+            size: r.size() as u8,
+        };
     }
     if r.is_segment_register() {
-        return Opnd { kind: K_SEG, reg: (r as u32 - Register::ES as u32) as u8, size: 2 };
+        return Opnd {
+            kind: K_SEG,
+            reg: (r as u32 - Register::ES as u32) as u8,
+            size: 2,
+        };
     }
     if r.is_cr() {
-        return Opnd { kind: K_CR, reg: (r as u32 - Register::CR0 as u32) as u8, size: 8 };
+        return Opnd {
+            kind: K_CR,
+            reg: (r as u32 - Register::CR0 as u32) as u8,
+            size: 8,
+        };
     }
     if r.is_dr() {
-        return Opnd { kind: K_DR, reg: (r as u32 - Register::DR0 as u32) as u8, size: 8 };
+        return Opnd {
+            kind: K_DR,
+            reg: (r as u32 - Register::DR0 as u32) as u8,
+            size: 8,
+        };
     }
-    Opnd { kind: K_OTHER, reg: 0, size: r.size() as u8 }
+    Opnd {
+        kind: K_OTHER,
+        reg: 0,
+        size: r.size() as u8,
+    }
 }
 
 fn gpr_index(r: Register) -> u8 {
@@ -334,9 +431,27 @@ fn size_attrs(bytes: &[u8], bitness: u32) -> (u8, u8, bool) {
         4
     };
     let asize = match bitness {
-        16 => if p67 { 4 } else { 2 },
-        32 => if p67 { 2 } else { 4 },
-        _ => if p67 { 4 } else { 8 },
+        16 => {
+            if p67 {
+                4
+            } else {
+                2
+            }
+        }
+        32 => {
+            if p67 {
+                2
+            } else {
+                4
+            }
+        }
+        _ => {
+            if p67 {
+                4
+            } else {
+                8
+            }
+        }
     };
     (osize, asize, p66)
 }
@@ -357,7 +472,14 @@ pub fn build(ins: &Instruction, bytes: &[u8], bitness: u32) -> Insn {
     let mut out = Insn {
         handler: exec::undefined,
         ops: [Opnd::default(); 3],
-        mem: MemRef { seg: 3, base: NO_REG, index: NO_REG, scale: 0, disp: 0, amask: size_mask(asize) },
+        mem: MemRef {
+            seg: 3,
+            base: NO_REG,
+            index: NO_REG,
+            scale: 0,
+            disp: 0,
+            amask: size_mask(asize),
+        },
         imm: 0,
         imm2: 0,
         rel: 0,
@@ -400,25 +522,45 @@ pub fn build(ins: &Instruction, bytes: &[u8], bitness: u32) -> Insn {
                 } else {
                     ins.memory_displacement64()
                 };
-                Opnd { kind: K_MEM, reg: 0, size: ins.memory_size().size() as u8 }
+                Opnd {
+                    kind: K_MEM,
+                    reg: 0,
+                    size: ins.memory_size().size() as u8,
+                }
             }
             OpKind::NearBranch16 | OpKind::NearBranch32 | OpKind::NearBranch64 => {
                 out.rel = ins.near_branch_target().wrapping_sub(next_ip) as i64;
-                Opnd { kind: K_NONE, reg: 0, size: 0 }
+                Opnd {
+                    kind: K_NONE,
+                    reg: 0,
+                    size: 0,
+                }
             }
             OpKind::FarBranch16 => {
                 out.imm = ins.far_branch16() as u64;
                 out.imm2 = ins.far_branch_selector() as u64;
-                Opnd { kind: K_NONE, reg: 0, size: 2 }
+                Opnd {
+                    kind: K_NONE,
+                    reg: 0,
+                    size: 2,
+                }
             }
             OpKind::FarBranch32 => {
                 out.imm = ins.far_branch32() as u64;
                 out.imm2 = ins.far_branch_selector() as u64;
-                Opnd { kind: K_NONE, reg: 0, size: 4 }
+                Opnd {
+                    kind: K_NONE,
+                    reg: 0,
+                    size: 4,
+                }
             }
             OpKind::Immediate8_2nd => {
                 out.imm2 = ins.immediate8_2nd() as u64;
-                Opnd { kind: K_IMM, reg: 0, size: 1 }
+                Opnd {
+                    kind: K_IMM,
+                    reg: 0,
+                    size: 1,
+                }
             }
             k if is_imm(k) => {
                 let sz = imm_size(k);
@@ -429,12 +571,20 @@ pub fn build(ins: &Instruction, bytes: &[u8], bitness: u32) -> Insn {
                     out.imm = v;
                     imm_seen = true;
                 }
-                Opnd { kind: K_IMM, reg: 0, size: sz }
+                Opnd {
+                    kind: K_IMM,
+                    reg: 0,
+                    size: sz,
+                }
             }
             _ => {
                 // String operands and other implicit memory operands.
                 out.mem.seg = seg_index(ins.memory_segment());
-                Opnd { kind: K_OTHER, reg: 0, size: ins.memory_size().size() as u8 }
+                Opnd {
+                    kind: K_OTHER,
+                    reg: 0,
+                    size: ins.memory_size().size() as u8,
+                }
             }
         };
         out.ops[n as usize] = o;
@@ -463,6 +613,19 @@ fn is_stack_default64(code: Code) -> bool {
     use iced_x86::Mnemonic::*;
     matches!(
         code.mnemonic(),
-        Push | Pop | Pushf | Popf | Pushfq | Popfq | Call | Ret | Jmp | Enter | Leave | Loop | Loope | Loopne | Jrcxz
+        Push | Pop
+            | Pushf
+            | Popf
+            | Pushfq
+            | Popfq
+            | Call
+            | Ret
+            | Jmp
+            | Enter
+            | Leave
+            | Loop
+            | Loope
+            | Loopne
+            | Jrcxz
     )
 }

@@ -35,10 +35,18 @@ pub struct Fault {
 
 impl Fault {
     pub const fn new(vector: u8) -> Self {
-        Fault { vector, has_code: false, code: 0 }
+        Fault {
+            vector,
+            has_code: false,
+            code: 0,
+        }
     }
     pub const fn with_code(vector: u8, code: u32) -> Self {
-        Fault { vector, has_code: true, code }
+        Fault {
+            vector,
+            has_code: true,
+            code,
+        }
     }
     pub const fn error_code(&self) -> Option<u32> {
         if self.has_code { Some(self.code) } else { None }

@@ -59,7 +59,14 @@ pub struct LazyFlags {
 
 impl Default for LazyFlags {
     fn default() -> Self {
-        LazyFlags { op: FlagOp::None, size: 4, dst: 0, src: 0, res: 0, aux: 0 }
+        LazyFlags {
+            op: FlagOp::None,
+            size: 4,
+            dst: 0,
+            src: 0,
+            res: 0,
+            aux: 0,
+        }
     }
 }
 
@@ -171,7 +178,9 @@ impl LazyFlags {
     pub fn af(&self, rflags: u64) -> bool {
         match self.op {
             FlagOp::None => rflags & AF != 0,
-            FlagOp::Add | FlagOp::Adc | FlagOp::Sub | FlagOp::Sbb => (self.dst ^ self.src ^ self.res) & 0x10 != 0,
+            FlagOp::Add | FlagOp::Adc | FlagOp::Sub | FlagOp::Sbb => {
+                (self.dst ^ self.src ^ self.res) & 0x10 != 0
+            }
             FlagOp::Logic => false,
             FlagOp::Inc => self.res & 0xF == 0,
             FlagOp::Dec => self.res & 0xF == 0xF,

@@ -1,9 +1,9 @@
 //! Exception and interrupt delivery in every mode, #DF escalation, triple fault, IRET.
 
 use crate::exec::{Exec, Insn};
-use crate::fault::{self, escalates, Fault, XResult};
+use crate::fault::{self, Fault, XResult, escalates};
 use crate::flags::{self, AC, IF, IOPL, NT, RF, TF, VIF, VIP, VM};
-use crate::seg::{refresh_mode, CS, DS, ES, FS, GS, SS};
+use crate::seg::{CS, DS, ES, FS, GS, SS, refresh_mode};
 use crate::state::Segment;
 
 /// What caused the delivery; decides DPL checks, EXT bit and return address.
@@ -25,7 +25,12 @@ pub fn raise_exception(ex: &mut Exec<'_>, f: Fault) {
     let mut current = f;
     // A fault during delivery of `current` is handled serially or escalates.
     for _ in 0..3 {
-        match deliver(ex, current.vector, Source::Exception(current.error_code()), rip) {
+        match deliver(
+            ex,
+            current.vector,
+            Source::Exception(current.error_code()),
+            rip,
+        ) {
             Ok(()) => return,
             Err(second) => {
                 if current.vector == fault::DF {
@@ -40,7 +45,10 @@ pub fn raise_exception(ex: &mut Exec<'_>, f: Fault) {
             }
         }
     }
-    ex.c.shutdown = Some(format!("triple fault (last exception {:#x})", current.vector));
+    ex.c.shutdown = Some(format!(
+        "triple fault (last exception {:#x})",
+        current.vector
+    ));
     ex.c.end_block = true;
 }
 
@@ -73,7 +81,11 @@ pub fn deliver(ex: &mut Exec<'_>, vector: u8, src: Source, ret: u64) -> XResult 
     let saved_rsp = ex.s.gpr[4];
     let saved_cpl = ex.s.cpl;
     let saved_flags = ex.rflags();
-    let r = if ex.long_mode() { deliver_long(ex, vector, src, ret) } else { deliver_protected(ex, vector, src, ret) };
+    let r = if ex.long_mode() {
+        deliver_long(ex, vector, src, ret)
+    } else {
+        deliver_protected(ex, vector, src, ret)
+    };
     if r.is_err() {
         ex.s.seg = saved_seg;
         ex.s.gpr[4] = saved_rsp;
@@ -154,7 +166,11 @@ fn deliver_protected(ex: &mut Exec<'_>, vector: u8, src: Source, ret: u64) -> XR
     }
     let gate32 = gate.typ & 8 != 0;
     let trap = gate.typ & 1 != 0;
-    let offset = if gate32 { gate.offset } else { gate.offset & 0xFFFF };
+    let offset = if gate32 {
+        gate.offset
+    } else {
+        gate.offset & 0xFFFF
+    };
     let code = match src {
         Source::Exception(c) => c,
         _ => None,
@@ -193,7 +209,17 @@ fn deliver_long(ex: &mut Exec<'_>, vector: u8, src: Source, ret: u64) -> XResult
         Source::Exception(c) => c,
         _ => None,
     };
-    enter_handler(ex, &gate, gate.offset, true, gate.typ & 1 != 0, code, ret, ext, true)
+    enter_handler(
+        ex,
+        &gate,
+        gate.offset,
+        true,
+        gate.typ & 1 != 0,
+        code,
+        ret,
+        ext,
+        true,
+    )
 }
 
 /// Common part of interrupt/trap gate delivery: target CS checks, stack switch, frame.
@@ -232,7 +258,13 @@ fn enter_handler(
     let old_ss = ex.s.seg[SS as usize].selector;
     let old_rsp = ex.s.gpr[4];
     let old_cs = ex.s.seg[CS as usize].selector;
-    let size: u8 = if long { 8 } else if gate32 { 4 } else { 2 };
+    let size: u8 = if long {
+        8
+    } else if gate32 {
+        4
+    } else {
+        2
+    };
 
     if from_v86 && new_cpl != 0 {
         return Err(Fault::gp(sel_err));
@@ -244,7 +276,11 @@ fn enter_handler(
     }
     if switch_stack {
         if long {
-            let tss_off = if gate.ist != 0 { 0x24 + 8 * (gate.ist as u64 - 1) } else { 4 + 8 * new_cpl as u64 };
+            let tss_off = if gate.ist != 0 {
+                0x24 + 8 * (gate.ist as u64 - 1)
+            } else {
+                4 + 8 * new_cpl as u64
+            };
             if tss_off + 7 > ex.s.tr.limit as u64 {
                 return Err(Fault::ts(ex.s.tr.selector as u32 & 0xFFFC));
             }
@@ -294,7 +330,12 @@ fn enter_handler(
     }
     if from_v86 {
         for s in [GS, FS, DS, ES] {
-            ex.s.seg[s as usize] = Segment { selector: 0, base: 0, limit: 0, attr: 0 };
+            ex.s.seg[s as usize] = Segment {
+                selector: 0,
+                base: 0,
+                limit: 0,
+                attr: 0,
+            };
         }
     }
     let mut nf = old_flags & !(TF | NT | RF | VM);
@@ -460,7 +501,11 @@ pub fn iret(ex: &mut Exec<'_>, i: &Insn) -> XResult {
                 ss.attr = 0x93 | ((rpl as u16) << 5);
             }
         }
-        ex.s.gpr[4] = if size == 2 { (ex.s.gpr[4] & !0xFFFF) | (new_sp & 0xFFFF) } else { new_sp };
+        ex.s.gpr[4] = if size == 2 {
+            (ex.s.gpr[4] & !0xFFFF) | (new_sp & 0xFFFF)
+        } else {
+            new_sp
+        };
         if rpl > cpl {
             ex.invalidate_segs_for_cpl();
         }
@@ -472,7 +517,11 @@ pub fn iret(ex: &mut Exec<'_>, i: &Insn) -> XResult {
         ex.set_cs(cs_sel, &d, rpl)?;
         ex.s.gpr[4] = nsp;
     }
-    ex.s.rip = if to_64 || size == 8 { new_ip } else { new_ip & 0xFFFF_FFFF };
+    ex.s.rip = if to_64 || size == 8 {
+        new_ip
+    } else {
+        new_ip & 0xFFFF_FFFF
+    };
     if size == 2 {
         ex.s.rip &= 0xFFFF;
     }
@@ -489,7 +538,11 @@ fn iret_real(ex: &mut Exec<'_>, size: u8) -> XResult {
     }
     let nsp = ex.sp_add(3 * size as i64);
     ex.s.gpr[4] = nsp;
-    let fl = if size == 4 { (fl & 0x257FD5) | (ex.rflags() & 0x1A_0000) } else { fl };
+    let fl = if size == 4 {
+        (fl & 0x257FD5) | (ex.rflags() & 0x1A_0000)
+    } else {
+        fl
+    };
     write_flags_checked(ex, fl, size, false);
     ex.set_cs_real(cs);
     ex.s.rip = ip;
@@ -507,7 +560,12 @@ fn iret_to_v86(ex: &mut Exec<'_>, ip: u64, cs: u16, fl: u64) -> XResult {
     ex.set_rflags(fl | VM);
     ex.s.cpl = 3;
     for (s, v) in [(ES, es), (DS, ds), (FS, fs), (GS, gs), (SS, ss), (CS, cs)] {
-        ex.s.seg[s as usize] = Segment { selector: v, base: (v as u64) << 4, limit: 0xFFFF, attr: 0xF3 };
+        ex.s.seg[s as usize] = Segment {
+            selector: v,
+            base: (v as u64) << 4,
+            limit: 0xFFFF,
+            attr: 0xF3,
+        };
     }
     ex.s.seg[CS as usize].attr = 0xFB;
     ex.s.gpr[4] = esp & 0xFFFF_FFFF;
@@ -519,7 +577,7 @@ fn iret_to_v86(ex: &mut Exec<'_>, ip: u64, cs: u16, fl: u64) -> XResult {
 
 #[cfg(test)]
 mod tests {
-    use crate::fault::{escalates, DE, GP, NP, PF, UD};
+    use crate::fault::{DE, GP, NP, PF, UD, escalates};
 
     #[test]
     fn double_fault_table() {

@@ -37,6 +37,6 @@ pub mod sse;
 mod state;
 mod task;
 
-pub use bus::{Bus, PageMapping, PAGE_SIZE};
+pub use bus::{Bus, PAGE_SIZE, PageMapping};
 pub use cpu::{Cpu, RunExit};
 pub use state::{CpuState, DescriptorTable, Reg, Seg, Segment};

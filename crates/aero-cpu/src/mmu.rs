@@ -9,7 +9,7 @@
 
 use crate::bus::{Bus, PageMapping};
 use crate::exec::Exec;
-use crate::fault::{Fault, XResult, PF};
+use crate::fault::{Fault, PF, XResult};
 
 pub const TLB_BITS: u32 = 10;
 pub const TLB_SIZE: usize = 1 << TLB_BITS;
@@ -56,8 +56,17 @@ pub struct TlbEntry {
     pub large_mask: u64,
 }
 
-const EMPTY: TlbEntry =
-    TlbEntry { tag: NO_TAG, host: 0, phys: 0, perm: 0, fast: 0, rom: false, global: false, large_base: 0, large_mask: 0 };
+const EMPTY: TlbEntry = TlbEntry {
+    tag: NO_TAG,
+    host: 0,
+    phys: 0,
+    perm: 0,
+    fast: 0,
+    rom: false,
+    global: false,
+    large_base: 0,
+    large_mask: 0,
+};
 
 pub struct Tlb {
     pub entries: Vec<TlbEntry>,
@@ -69,7 +78,11 @@ pub struct Tlb {
 
 impl Default for Tlb {
     fn default() -> Self {
-        Tlb { entries: vec![EMPTY; TLB_SIZE], epoch: 0, large_pieces: 0 }
+        Tlb {
+            entries: vec![EMPTY; TLB_SIZE],
+            epoch: 0,
+            large_pieces: 0,
+        }
     }
 }
 
@@ -147,7 +160,9 @@ impl CodePages {
     }
     #[inline]
     pub fn has_code(&self, page: usize) -> bool {
-        self.has_code.get(page / 64).is_some_and(|w| w & (1 << (page % 64)) != 0)
+        self.has_code
+            .get(page / 64)
+            .is_some_and(|w| w & (1 << (page % 64)) != 0)
     }
     /// Bytes `start..end` (offsets in the page, `end` up to 4096) were decoded.
     pub fn mark_code(&mut self, page: usize, start: usize, end: usize) {
@@ -161,7 +176,11 @@ impl CodePages {
     /// Whether a write of bytes `start..end` of the page touches decoded instructions.
     #[inline]
     pub fn write_hits_code(&self, page: usize, start: usize, end: usize) -> bool {
-        self.has_code(page) && self.chunks.get(page).is_none_or(|&c| c & chunk_mask(start, end) != 0)
+        self.has_code(page)
+            && self
+                .chunks
+                .get(page)
+                .is_none_or(|&c| c & chunk_mask(start, end) != 0)
     }
     /// The page was written: blocks decoded from it are stale.
     pub fn written(&mut self, page: usize) {
@@ -305,7 +324,11 @@ impl Exec<'_> {
             want |= DIRTY;
         }
         if want != entry {
-            self.phys_write(addr, if wide { 8 } else { 4 }, if wide { want } else { want & 0xFFFF_FFFF });
+            self.phys_write(
+                addr,
+                if wide { 8 } else { 4 },
+                if wide { want } else { want & 0xFFFF_FFFF },
+            );
         }
         want
     }
@@ -426,9 +449,18 @@ impl Exec<'_> {
                 perm |= X_U;
             }
         }
-        let frame = if page_mask == 0xFFF { leaf & ADDR_MASK } else { leaf & ADDR_MASK & !page_mask };
+        let frame = if page_mask == 0xFFF {
+            leaf & ADDR_MASK
+        } else {
+            leaf & ADDR_MASK & !page_mask
+        };
         let phys = (frame | (lin & page_mask & !0xFFF)) & !0xFFF;
-        Ok(Walk { phys, perm, global: leaf & G != 0 && cr4 & CR4_PGE != 0, page_mask })
+        Ok(Walk {
+            phys,
+            perm,
+            global: leaf & G != 0 && cr4 & CR4_PGE != 0,
+            page_mask,
+        })
     }
 
     /// Translate `lin` for `acc`, refilling the TLB entry; returns the entry index.
@@ -438,7 +470,12 @@ impl Exec<'_> {
         let e = self.c.tlb.entries[idx];
         if e.tag == lin >> 12 && e.perm & need != 0 {
             // A code page whose blocks were invalidated becomes fast-writable again.
-            if acc == Access::Write && e.fast != 0 && !e.rom && e.fast & need == 0 && !self.c.code.has_code(e.host >> 12) {
+            if acc == Access::Write
+                && e.fast != 0
+                && !e.rom
+                && e.fast & need == 0
+                && !self.c.code.has_code(e.host >> 12)
+            {
                 self.c.tlb.entries[idx].fast |= e.perm & (W_S | W_U);
             }
             return Ok(idx);
@@ -446,7 +483,12 @@ impl Exec<'_> {
         let w = if self.s.cr0 & CR0_PG != 0 {
             self.walk(lin, acc, user)?
         } else {
-            Walk { phys: lin & 0xFFFF_F000, perm: 0x3F, global: false, page_mask: 0xFFF }
+            Walk {
+                phys: lin & 0xFFFF_F000,
+                perm: 0x3F,
+                global: false,
+                page_mask: 0xFFF,
+            }
         };
         let phys = w.phys & self.c.a20_mask;
         let mut fast = 0;
@@ -468,7 +510,10 @@ impl Exec<'_> {
             PageMapping::Mmio => {}
         }
         // The fast path indexes the RAM slice; a mapping outside it must stay slow.
-        if host.checked_add(4096).is_none_or(|end| end > self.ram.len()) {
+        if host
+            .checked_add(4096)
+            .is_none_or(|end| end > self.ram.len())
+        {
             fast = 0;
         }
         let (large_base, large_mask) = if w.page_mask > 0xFFF {
@@ -477,8 +522,17 @@ impl Exec<'_> {
         } else {
             (0, 0)
         };
-        self.c.tlb.entries[idx] =
-            TlbEntry { tag: lin >> 12, host, phys, perm: w.perm, fast, rom, global: w.global, large_base, large_mask };
+        self.c.tlb.entries[idx] = TlbEntry {
+            tag: lin >> 12,
+            host,
+            phys,
+            perm: w.perm,
+            fast,
+            rom,
+            global: w.global,
+            large_base,
+            large_mask,
+        };
         Ok(idx)
     }
 

@@ -6,7 +6,7 @@ use crate::exec::Exec;
 use crate::fault::{Fault, XResult};
 use crate::flags;
 use crate::mmu::{self, EFER_LMA};
-use crate::state::{Segment, CpuState};
+use crate::state::{CpuState, Segment};
 
 pub const ES: u8 = 0;
 pub const CS: u8 = 1;
@@ -28,7 +28,11 @@ impl Descriptor {
     }
     pub fn limit(&self) -> u32 {
         let raw = (self.lo & 0xFFFF) | (self.hi & 0xF_0000);
-        if self.hi & (1 << 23) != 0 { (raw << 12) | 0xFFF } else { raw }
+        if self.hi & (1 << 23) != 0 {
+            (raw << 12) | 0xFFF
+        } else {
+            raw
+        }
     }
     /// Attribute bits in [`Segment::attr`] layout.
     pub fn attr(&self) -> u16 {
@@ -51,7 +55,12 @@ impl Descriptor {
         self.is_code_data() && self.typ() & 8 != 0
     }
     pub fn segment(&self, selector: u16) -> Segment {
-        Segment { selector, base: self.base(), limit: self.limit(), attr: self.attr() }
+        Segment {
+            selector,
+            base: self.base(),
+            limit: self.limit(),
+            attr: self.attr(),
+        }
     }
 }
 
@@ -59,11 +68,23 @@ pub fn seg_cache(s: &CpuState, i: usize, long64: bool) -> SegCache {
     let sg = &s.seg[i];
     if long64 {
         let base = if i >= FS as usize { sg.base } else { 0 };
-        return SegCache { base, lo: 0, hi: u64::MAX, readable: true, writable: true };
+        return SegCache {
+            base,
+            lo: 0,
+            hi: u64::MAX,
+            readable: true,
+            writable: true,
+        };
     }
     let real_like = s.cr0 & 1 == 0 || s.rflags & flags::VM != 0;
     if real_like {
-        return SegCache { base: sg.base, lo: 0, hi: sg.limit as u64, readable: true, writable: true };
+        return SegCache {
+            base: sg.base,
+            lo: 0,
+            hi: sg.limit as u64,
+            readable: true,
+            writable: true,
+        };
     }
     let present = sg.attr & 0x80 != 0 && sg.attr & 0x10 != 0;
     let ty = sg.attr & 0xF;
@@ -71,11 +92,20 @@ pub fn seg_cache(s: &CpuState, i: usize, long64: bool) -> SegCache {
     let readable = present && (!code || ty & 2 != 0);
     let writable = present && !code && ty & 2 != 0;
     let (lo, hi) = if !code && ty & 4 != 0 {
-        (sg.limit as u64 + 1, if sg.db() { 0xFFFF_FFFF } else { 0xFFFF })
+        (
+            sg.limit as u64 + 1,
+            if sg.db() { 0xFFFF_FFFF } else { 0xFFFF },
+        )
     } else {
         (0, sg.limit as u64)
     };
-    SegCache { base: sg.base, lo, hi, readable, writable }
+    SegCache {
+        base: sg.base,
+        lo,
+        hi,
+        readable,
+        writable,
+    }
 }
 
 /// Recompute everything derived from CR0/EFER/CS/CPL/segments.
@@ -147,13 +177,19 @@ impl Exec<'_> {
             return Err(Fault::gp(sel as u32 & 0xFFFC));
         }
         let v = self.read_sys(base.wrapping_add(off) & self.c.lin_mask, 8)?;
-        Ok(Descriptor { lo: v as u32, hi: (v >> 32) as u32 })
+        Ok(Descriptor {
+            lo: v as u32,
+            hi: (v >> 32) as u32,
+        })
     }
 
     /// Upper 8 bytes of a 16-byte system descriptor (long mode).
     pub fn read_descriptor_high(&mut self, sel: u16) -> XResult<u32> {
-        let (base, limit) =
-            if sel & 4 != 0 { (self.s.ldtr.base, self.s.ldtr.limit as u64) } else { (self.s.gdtr.base, self.s.gdtr.limit as u64) };
+        let (base, limit) = if sel & 4 != 0 {
+            (self.s.ldtr.base, self.s.ldtr.limit as u64)
+        } else {
+            (self.s.gdtr.base, self.s.gdtr.limit as u64)
+        };
         let off = (sel & !7) as u64 + 8;
         if off + 7 > limit {
             return Err(Fault::gp(sel as u32 & 0xFFFC));
@@ -166,7 +202,11 @@ impl Exec<'_> {
         if d.hi & (1 << 8) != 0 {
             return Ok(());
         }
-        let base = if sel & 4 != 0 { self.s.ldtr.base } else { self.s.gdtr.base };
+        let base = if sel & 4 != 0 {
+            self.s.ldtr.base
+        } else {
+            self.s.gdtr.base
+        };
         let addr = base.wrapping_add((sel & !7) as u64 + 4);
         self.write_sys(addr & self.c.lin_mask, 4, (d.hi | (1 << 8)) as u64)
     }
@@ -196,7 +236,11 @@ impl Exec<'_> {
             sg.selector = sel;
             sg.base = 0;
             sg.limit = 0;
-            sg.attr = if i == SS { 0x93 | ((cpl as u16) << 5) | 0x400 } else { 0 };
+            sg.attr = if i == SS {
+                0x93 | ((cpl as u16) << 5) | 0x400
+            } else {
+                0
+            };
             if i == SS && self.c.long64 {
                 // 64-bit null SS stays usable.
                 sg.attr = 0x93 | ((cpl as u16) << 5);
@@ -274,7 +318,10 @@ impl Exec<'_> {
             let code = sg.attr & 8 != 0;
             let conforming = code && sg.attr & 4 != 0;
             let data_or_nc = !code || !conforming;
-            if (sg.attr & 0x10 == 0 || data_or_nc) && sg.dpl() < cpl && !(sg.selector & !3 == 0 && self.c.long64) {
+            if (sg.attr & 0x10 == 0 || data_or_nc)
+                && sg.dpl() < cpl
+                && !(sg.selector & !3 == 0 && self.c.long64)
+            {
                 let s = &mut self.s.seg[i as usize];
                 s.selector = 0;
                 s.attr = 0;

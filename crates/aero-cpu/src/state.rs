@@ -53,7 +53,12 @@ pub struct Segment {
 impl Segment {
     /// A real-mode style segment: base = selector * 16, 64 KiB limit, present data RW.
     pub fn real_mode(selector: u16) -> Self {
-        Segment { selector, base: (selector as u64) << 4, limit: 0xFFFF, attr: 0x93 }
+        Segment {
+            selector,
+            base: (selector as u64) << 4,
+            limit: 0xFFFF,
+            attr: 0x93,
+        }
     }
     pub fn dpl(&self) -> u8 {
         ((self.attr >> 5) & 3) as u8
@@ -107,7 +112,12 @@ impl CpuState {
     /// State after RESET/INIT: real mode at F000:FFF0 with CS base FFFF0000.
     pub fn at_reset() -> Self {
         let mut seg = [Segment::real_mode(0); 6];
-        seg[Seg::Cs as usize] = Segment { selector: 0xF000, base: 0xFFFF_0000, limit: 0xFFFF, attr: 0x9B };
+        seg[Seg::Cs as usize] = Segment {
+            selector: 0xF000,
+            base: 0xFFFF_0000,
+            limit: 0xFFFF,
+            attr: 0x9B,
+        };
         let mut gpr = [0u64; 16];
         // EDX holds the processor signature after reset (family 6).
         gpr[Reg::Rdx as usize] = 0x0000_0663;
@@ -116,10 +126,26 @@ impl CpuState {
             rip: 0xFFF0,
             rflags: 0x2,
             seg,
-            ldtr: Segment { selector: 0, base: 0, limit: 0xFFFF, attr: 0x82 },
-            tr: Segment { selector: 0, base: 0, limit: 0xFFFF, attr: 0x8B },
-            gdtr: DescriptorTable { base: 0, limit: 0xFFFF },
-            idtr: DescriptorTable { base: 0, limit: 0x3FF },
+            ldtr: Segment {
+                selector: 0,
+                base: 0,
+                limit: 0xFFFF,
+                attr: 0x82,
+            },
+            tr: Segment {
+                selector: 0,
+                base: 0,
+                limit: 0xFFFF,
+                attr: 0x8B,
+            },
+            gdtr: DescriptorTable {
+                base: 0,
+                limit: 0xFFFF,
+            },
+            idtr: DescriptorTable {
+                base: 0,
+                limit: 0x3FF,
+            },
             cr0: 0x6000_0010,
             cr2: 0,
             cr3: 0,

@@ -5,7 +5,7 @@ use crate::exec::Exec;
 use crate::fault::{Fault, XResult};
 use crate::flags::{NT, VM};
 use crate::mmu::{CR0_PG, CR0_TS};
-use crate::seg::{refresh_mode, Descriptor, CS, DS, ES, FS, GS, SS};
+use crate::seg::{CS, DS, Descriptor, ES, FS, GS, SS, refresh_mode};
 use crate::state::Segment;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -40,7 +40,13 @@ pub fn stack_from_tss(ex: &mut Exec<'_>, cpl: u8) -> XResult<(u16, u64)> {
 }
 
 /// Interrupt/exception through a task gate.
-pub fn switch_via_gate(ex: &mut Exec<'_>, tss_sel: u16, ret: u64, code: Option<u32>, ext: u32) -> XResult {
+pub fn switch_via_gate(
+    ex: &mut Exec<'_>,
+    tss_sel: u16,
+    ret: u64,
+    code: Option<u32>,
+    ext: u32,
+) -> XResult {
     switch_task(ex, tss_sel, SwitchKind::Call, ret, code, ext)
 }
 
@@ -58,7 +64,14 @@ fn gdt_desc_addr(ex: &Exec<'_>, sel: u16) -> u64 {
 }
 
 /// Switch to the 32-bit TSS `sel`. `ret` is the EIP saved in the outgoing TSS.
-pub fn switch_task(ex: &mut Exec<'_>, sel: u16, kind: SwitchKind, ret: u64, code: Option<u32>, ext: u32) -> XResult {
+pub fn switch_task(
+    ex: &mut Exec<'_>,
+    sel: u16,
+    kind: SwitchKind,
+    ret: u64,
+    code: Option<u32>,
+    ext: u32,
+) -> XResult {
     let err = (sel as u32 & 0xFFFC) + ext;
     if sel & 4 != 0 || sel & !3 == 0 {
         return Err(Fault::ts(err));
@@ -71,7 +84,11 @@ pub fn switch_task(ex: &mut Exec<'_>, sel: u16, kind: SwitchKind, ret: u64, code
         if typ == 0x1 || typ == 0x3 {
             tracing::warn!("16-bit TSS task switch is not implemented");
         }
-        return Err(if kind == SwitchKind::Iret { Fault::ts(err) } else { Fault::gp(err) });
+        return Err(if kind == SwitchKind::Iret {
+            Fault::ts(err)
+        } else {
+            Fault::gp(err)
+        });
     }
     if !d.present() {
         return Err(Fault::np(err));
@@ -96,7 +113,11 @@ pub fn switch_task(ex: &mut Exec<'_>, sel: u16, kind: SwitchKind, ret: u64, code
     ex.write_sys(ob.wrapping_add(0x20) & 0xFFFF_FFFF, 4, ret)?;
     ex.write_sys(ob.wrapping_add(0x24) & 0xFFFF_FFFF, 4, fl)?;
     for r in 0..8 {
-        ex.write_sys(ob.wrapping_add(0x28 + 4 * r as u64) & 0xFFFF_FFFF, 4, regs[r])?;
+        ex.write_sys(
+            ob.wrapping_add(0x28 + 4 * r as u64) & 0xFFFF_FFFF,
+            4,
+            regs[r],
+        )?;
     }
     for s in 0..6 {
         let v = ex.s.seg[s].selector as u64;
@@ -118,7 +139,12 @@ pub fn switch_task(ex: &mut Exec<'_>, sel: u16, kind: SwitchKind, ret: u64, code
         ex.write_sys(a, 4, (d.hi | (1 << 9)) as u64)?;
     }
     // Load the incoming task.
-    ex.s.tr = Segment { selector: sel, base: new_base, limit: d.limit(), attr: d.attr() | 0x2 };
+    ex.s.tr = Segment {
+        selector: sel,
+        base: new_base,
+        limit: d.limit(),
+        attr: d.attr() | 0x2,
+    };
     if ex.s.cr0 & CR0_PG != 0 {
         ex.s.cr3 = t[7] as u64;
         ex.c.tlb.flush_non_global();
@@ -131,13 +157,27 @@ pub fn switch_task(ex: &mut Exec<'_>, sel: u16, kind: SwitchKind, ret: u64, code
     ex.s.rip = t[8] as u64;
     ex.c.next_rip = ex.s.rip;
     let v86 = new_flags & VM != 0;
-    let sels = [t[18] as u16, t[19] as u16, t[20] as u16, t[21] as u16, t[22] as u16, t[23] as u16];
+    let sels = [
+        t[18] as u16,
+        t[19] as u16,
+        t[20] as u16,
+        t[21] as u16,
+        t[22] as u16,
+        t[23] as u16,
+    ];
     let ldt = t[24] as u16;
     // Load LDTR first: segment selectors may refer to it.
     if ldt & !3 == 0 {
-        ex.s.ldtr = Segment { selector: 0, base: 0, limit: 0, attr: 0 };
+        ex.s.ldtr = Segment {
+            selector: 0,
+            base: 0,
+            limit: 0,
+            attr: 0,
+        };
     } else {
-        let ld = ex.read_descriptor(ldt & !4).map_err(|_| Fault::ts(ldt as u32 & 0xFFFC))?;
+        let ld = ex
+            .read_descriptor(ldt & !4)
+            .map_err(|_| Fault::ts(ldt as u32 & 0xFFFC))?;
         if ld.is_code_data() || ld.typ() != 2 || !ld.present() {
             return Err(Fault::ts(ldt as u32 & 0xFFFC));
         }
@@ -146,7 +186,12 @@ pub fn switch_task(ex: &mut Exec<'_>, sel: u16, kind: SwitchKind, ret: u64, code
     if v86 {
         ex.s.cpl = 3;
         for (s, v) in sels.iter().enumerate() {
-            ex.s.seg[s] = Segment { selector: *v, base: (*v as u64) << 4, limit: 0xFFFF, attr: 0xF3 };
+            ex.s.seg[s] = Segment {
+                selector: *v,
+                base: (*v as u64) << 4,
+                limit: 0xFFFF,
+                attr: 0xF3,
+            };
         }
         ex.s.seg[CS as usize].attr = 0xFB;
         refresh_mode(ex);
@@ -166,7 +211,12 @@ pub fn switch_task(ex: &mut Exec<'_>, sel: u16, kind: SwitchKind, ret: u64, code
                 if s == SS {
                     return Err(Fault::ts(0));
                 }
-                ex.s.seg[s as usize] = Segment { selector: v, base: 0, limit: 0, attr: 0 };
+                ex.s.seg[s as usize] = Segment {
+                    selector: v,
+                    base: 0,
+                    limit: 0,
+                    attr: 0,
+                };
                 continue;
             }
             let sd = load_task_seg(ex, v)?;
@@ -183,7 +233,9 @@ pub fn switch_task(ex: &mut Exec<'_>, sel: u16, kind: SwitchKind, ret: u64, code
 }
 
 fn load_task_seg(ex: &mut Exec<'_>, sel: u16) -> XResult<Descriptor> {
-    let d = ex.read_descriptor(sel).map_err(|_| Fault::ts(sel as u32 & 0xFFFC))?;
+    let d = ex
+        .read_descriptor(sel)
+        .map_err(|_| Fault::ts(sel as u32 & 0xFFFC))?;
     if !d.is_code_data() {
         return Err(Fault::ts(sel as u32 & 0xFFFC));
     }

@@ -9,15 +9,37 @@ fn is_integer_feature(f: CpuidFeature) -> bool {
     use CpuidFeature::*;
     matches!(
         f,
-        INTEL8086 | INTEL8086_ONLY | INTEL186 | INTEL286 | INTEL286_ONLY | INTEL386 | INTEL386_ONLY | INTEL486 | X64 | CMOV | CX8
-            | CMPXCHG16B | SYSCALL | SEP | MSR | TSC | RDTSCP | CPUID | PAUSE | CLFSH | MULTIBYTENOP
+        INTEL8086
+            | INTEL8086_ONLY
+            | INTEL186
+            | INTEL286
+            | INTEL286_ONLY
+            | INTEL386
+            | INTEL386_ONLY
+            | INTEL486
+            | X64
+            | CMOV
+            | CX8
+            | CMPXCHG16B
+            | SYSCALL
+            | SEP
+            | MSR
+            | TSC
+            | RDTSCP
+            | CPUID
+            | PAUSE
+            | CLFSH
+            | MULTIBYTENOP
     )
 }
 
 /// Instructions deliberately left as #UD (not advertised / not integer).
 fn excluded(m: Mnemonic) -> bool {
     use Mnemonic::*;
-    matches!(m, Loadall | Umov | Rsm | Ud0 | Ud1 | Ud2 | Ibts | Xbts | Jmpe | Popcnt | Rdpid)
+    matches!(
+        m,
+        Loadall | Umov | Rsm | Ud0 | Ud1 | Ud2 | Ibts | Xbts | Jmpe | Popcnt | Rdpid
+    )
 }
 
 #[test]
@@ -43,7 +65,11 @@ fn all_integer_opcodes_have_handlers() {
                         }
                         checked += 1;
                         if lookup(&ins).is_none() {
-                            missing.insert(format!("{:?} ({bitness}-bit, {:02X?})", ins.mnemonic(), &bytes[..prefix.len() + 2]));
+                            missing.insert(format!(
+                                "{:?} ({bitness}-bit, {:02X?})",
+                                ins.mnemonic(),
+                                &bytes[..prefix.len() + 2]
+                            ));
                         }
                     }
                 }
@@ -51,5 +77,9 @@ fn all_integer_opcodes_have_handlers() {
         }
     }
     assert!(checked > 1000, "walked {checked} encodings");
-    assert!(missing.is_empty(), "no handler for:\n{}", missing.into_iter().collect::<Vec<_>>().join("\n"));
+    assert!(
+        missing.is_empty(),
+        "no handler for:\n{}",
+        missing.into_iter().collect::<Vec<_>>().join("\n")
+    );
 }

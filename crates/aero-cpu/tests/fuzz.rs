@@ -26,13 +26,24 @@ fn random_segment(r: &mut Rng) -> Segment {
         2 => 0xF3,
         _ => r.next() as u16 & 0xFFFF,
     };
-    Segment { selector: r.next() as u16, base: r.pick(0x10_0000), limit: if r.pick(2) == 0 { 0xFFFF } else { 0xFFFF_FFFF }, attr }
+    Segment {
+        selector: r.next() as u16,
+        base: r.pick(0x10_0000),
+        limit: if r.pick(2) == 0 { 0xFFFF } else { 0xFFFF_FFFF },
+        attr,
+    }
 }
 
 #[test]
 fn random_code_and_state_never_panic() {
-    let iters: u64 = std::env::var("AERO_CPU_FUZZ_ITERS").ok().and_then(|v| v.parse().ok()).unwrap_or(300);
-    let seed = std::env::var("AERO_CPU_FUZZ_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x00C0_FFEE_1234_5678u64);
+    let iters: u64 = std::env::var("AERO_CPU_FUZZ_ITERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(300);
+    let seed = std::env::var("AERO_CPU_FUZZ_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0x00C0_FFEE_1234_5678u64);
     let mut r = Rng(seed | 1);
     let mut ram = vec![0u8; 1 << 20];
     let mut outcomes = [0u32; 4];
@@ -47,7 +58,11 @@ fn random_code_and_state_never_panic() {
         let mut cpu = Cpu::new();
         let s = &mut cpu.state;
         for g in s.gpr.iter_mut() {
-            *g = if r.pick(2) == 0 { r.pick(0x10_0000) } else { r.next() };
+            *g = if r.pick(2) == 0 {
+                r.pick(0x10_0000)
+            } else {
+                r.next()
+            };
         }
         s.rip = r.pick(0x10_0000);
         for k in 0..6 {
@@ -92,5 +107,8 @@ fn random_code_and_state_never_panic() {
         assert!(cpu.instructions_retired() <= 200 + 1);
     }
     // The generator must exercise more than one outcome to be meaningful.
-    assert!(outcomes.iter().filter(|&&n| n > 0).count() >= 2, "outcomes {outcomes:?}");
+    assert!(
+        outcomes.iter().filter(|&&n| n > 0).count() >= 2,
+        "outcomes {outcomes:?}"
+    );
 }

@@ -19,7 +19,10 @@ fn long_mode_tables(m: &mut Machine) {
 
 fn set_gate64(m: &mut Machine, vector: u8, handler: u64, ist: u8, dpl: u8) {
     let base = IDT + vector as u64 * 16;
-    let lo = (handler & 0xFFFF) | ((CODE64 as u64) << 16) | ((ist as u64) << 32) | ((0x8E00u64 | ((dpl as u64) << 13)) << 32)
+    let lo = (handler & 0xFFFF)
+        | ((CODE64 as u64) << 16)
+        | ((ist as u64) << 32)
+        | ((0x8E00u64 | ((dpl as u64) << 13)) << 32)
         | ((handler >> 16) & 0xFFFF) << 48;
     m.w64(base, lo);
     m.w64(base + 8, handler >> 32);
@@ -82,10 +85,17 @@ fn enter_long_mode_and_run_64_bit_code() {
 #[test]
 fn cet_hint_instructions_are_nops_without_cet() {
     // ENDBR64, ENDBR32, RDSSPQ RAX (F3 REX.W 0F 1E C8): NOPs on a CPU without CET.
-    let code = [0xF3, 0x0F, 0x1E, 0xFA, 0xF3, 0x0F, 0x1E, 0xFB, 0x48, 0xC7, 0xC0, 0x05, 0, 0, 0, 0xF3, 0x48, 0x0F, 0x1E, 0xC8, 0xF4];
+    let code = [
+        0xF3, 0x0F, 0x1E, 0xFA, 0xF3, 0x0F, 0x1E, 0xFB, 0x48, 0xC7, 0xC0, 0x05, 0, 0, 0, 0xF3,
+        0x48, 0x0F, 0x1E, 0xC8, 0xF4,
+    ];
     let mut m = machine_with(&code);
     assert_eq!(m.run(200), RunExit::Halted);
-    assert_eq!(m.cpu.state.reg(Reg::Rax), 5, "RDSSP must leave its operand alone");
+    assert_eq!(
+        m.cpu.state.reg(Reg::Rax),
+        5,
+        "RDSSP must leave its operand alone"
+    );
 }
 
 #[test]
@@ -174,7 +184,11 @@ fn syscall_sysret_round_trip() {
     assert_eq!(m.run(200), RunExit::Halted);
     let s = &m.cpu.state;
     assert_eq!(s.gpr[12], 5);
-    assert_eq!(s.gpr[13], 0x13000 + 10 + 2, "RCX = return RIP after SYSCALL");
+    assert_eq!(
+        s.gpr[13],
+        0x13000 + 10 + 2,
+        "RCX = return RIP after SYSCALL"
+    );
     assert_eq!(s.gpr[14] & 0x200, 0x200, "R11 = user RFLAGS");
     assert_eq!(s.cpl, 0);
     assert_eq!(s.seg(Seg::Cs).selector, 0x30);
@@ -261,7 +275,11 @@ fn compatibility_mode_code_and_interrupt_to_64_bit_handler() {
     assert_eq!(m.run(200), RunExit::Halted);
     let s = &m.cpu.state;
     assert_eq!(s.reg(Reg::Rax), 0);
-    assert_eq!(s.reg(Reg::Rsi), KCODE as u64, "interrupted in compatibility mode");
+    assert_eq!(
+        s.reg(Reg::Rsi),
+        KCODE as u64,
+        "interrupted in compatibility mode"
+    );
     assert_eq!(s.reg(Reg::Rdi), 0xC0, "IRETQ returned to 32-bit code");
     assert!(!s.seg(Seg::Cs).long() && s.long_mode_active());
     assert_eq!(s.reg(Reg::Rbx), 0x30_0000, "RETFQ popped two qwords");

@@ -35,7 +35,12 @@ fn switch_from_real_to_protected_mode() {
     });
     m.load(0x7C00, &rm);
     m.cpu.state.rip = 0x7C00;
-    m.cpu.state.seg[Seg::Cs as usize] = aero_cpu::Segment { selector: 0, base: 0, limit: 0xFFFF, attr: 0x9B };
+    m.cpu.state.seg[Seg::Cs as usize] = aero_cpu::Segment {
+        selector: 0,
+        base: 0,
+        limit: 0xFFFF,
+        attr: 0x9B,
+    };
     assert_eq!(m.run(100), RunExit::Halted);
     assert_eq!(m.cpu.state.reg(Reg::Rbx), 0x1234_5678);
     assert_eq!(m.r32(0x10_1000), 0xCAFEBABE);
@@ -132,7 +137,11 @@ fn page_fault_error_code_cr2_and_accessed_dirty_bits() {
     m.set_gate32(14, 0x9000, 0);
     identity_paging(&mut m, false);
     assert_eq!(m.run(100), RunExit::Halted);
-    assert_eq!(m.cpu.state.reg(Reg::Rcx), 0b010, "not-present write, supervisor");
+    assert_eq!(
+        m.cpu.state.reg(Reg::Rcx),
+        0b010,
+        "not-present write, supervisor"
+    );
     assert_eq!(m.cpu.state.reg(Reg::Rdx), 0x1FF_0004);
     assert_eq!(m.cpu.state.cr2, 0x1FF_0004);
     let pte_w = m.r32(0x11000 + 0x200 * 4);
@@ -214,9 +223,17 @@ fn read_only_pte_under_writable_pde_faults_with_wp() {
     identity_paging(&mut m, false);
     m.w32(0x11000 + 5 * 4, 0x5000 | 1); // present, read-only, supervisor
     assert_eq!(m.run(100), RunExit::Halted);
-    assert_eq!(m.cpu.state.reg(Reg::Rcx), 0b011, "present, write, supervisor");
+    assert_eq!(
+        m.cpu.state.reg(Reg::Rcx),
+        0b011,
+        "present, write, supervisor"
+    );
     assert_eq!(m.cpu.state.reg(Reg::Rdx), 0x5000);
-    assert_ne!(m.cpu.state.reg(Reg::Rdi), 0x600D, "the write must not complete");
+    assert_ne!(
+        m.cpu.state.reg(Reg::Rdi),
+        0x600D,
+        "the write must not complete"
+    );
     assert_eq!(m.r32(0x5000), 0);
 }
 
@@ -244,7 +261,11 @@ fn invlpg_drops_all_pieces_of_a_large_page() {
     m.w32(0xC0_5000, 0x2222);
     assert_eq!(m.run(100), RunExit::Halted);
     assert_eq!(m.cpu.state.reg(Reg::Rcx), 0x1111);
-    assert_eq!(m.cpu.state.reg(Reg::Rdx), 0x2222, "a stale piece of the old large page was used");
+    assert_eq!(
+        m.cpu.state.reg(Reg::Rdx),
+        0x2222,
+        "a stale piece of the old large page was used"
+    );
 }
 
 #[test]
@@ -280,7 +301,11 @@ fn pae_with_nx_faults_on_fetch() {
     m.w64(0x21008, 0x20_0000 | 0x83 | (1u64 << 63));
     m.ram[0x20_0000] = 0xF4;
     assert_eq!(m.run(100), RunExit::Halted);
-    assert_eq!(m.cpu.state.reg(Reg::Rcx), 0x11, "present + instruction fetch");
+    assert_eq!(
+        m.cpu.state.reg(Reg::Rcx),
+        0x11,
+        "present + instruction fetch"
+    );
     assert_eq!(m.cpu.state.reg(Reg::Rdx), 0x20_0000);
 }
 
@@ -426,7 +451,11 @@ fn call_to_tss_and_iret_back_through_the_nested_task_link() {
     assert_eq!(s.reg(Reg::Rsi), 0x12, "task A resumed after the CALL");
     assert_eq!(s.tr.selector, TSS_SEL);
     assert_eq!(s.rflags & (1 << 14), 0, "NT clear again in task A");
-    assert_eq!(m.ram[GDT as usize + 0x38 + 5] & 0x0F, 0x9, "task B's busy bit cleared by IRET");
+    assert_eq!(
+        m.ram[GDT as usize + 0x38 + 5] & 0x0F,
+        0x9,
+        "task B's busy bit cleared by IRET"
+    );
     assert_eq!(m.r32(0x3100) & 0xFFFF, TSS_SEL as u32, "back link");
     assert_ne!(s.cr0 & 8, 0, "CR0.TS set by the task switch");
 }
@@ -440,7 +469,10 @@ fn cr3_edited_between_runs_takes_effect_without_a_flush() {
     let mut m = Machine::protected32_at(8 << 20, &code, 0x8000);
     identity_paging(&mut m, false);
     // Two page directories: both identity-map 0..4M; 4M maps to 5M or 6M.
-    for (pd, pt, target) in [(0x10000u64, 0x12000u64, 0x50_0000u32), (0x13000, 0x14000, 0x60_0000)] {
+    for (pd, pt, target) in [
+        (0x10000u64, 0x12000u64, 0x50_0000u32),
+        (0x13000, 0x14000, 0x60_0000),
+    ] {
         if pd != 0x10000 {
             m.w32(pd, 0x11000 | 3);
         }

@@ -18,6 +18,8 @@
 mod aero_run;
 #[path = "qemu_diff/case.rs"]
 mod case;
+#[path = "qemu_diff/casegen.rs"]
+mod casegen;
 #[path = "qemu_diff/chunk.rs"]
 mod chunk;
 #[path = "qemu_diff/compare.rs"]
@@ -26,8 +28,6 @@ mod compare;
 mod exclusions;
 #[path = "qemu_diff/fpvals.rs"]
 mod fpvals;
-#[path = "qemu_diff/casegen.rs"]
-mod casegen;
 #[path = "qemu_diff/image.rs"]
 mod image;
 #[path = "qemu_diff/layout.rs"]
@@ -54,7 +54,11 @@ fn env_number(name: &str, default: u64) -> u64 {
     match std::env::var(name) {
         Ok(v) => {
             let v = v.trim();
-            let parsed = if let Some(hex) = v.strip_prefix("0x") { u64::from_str_radix(hex, 16) } else { v.parse() };
+            let parsed = if let Some(hex) = v.strip_prefix("0x") {
+                u64::from_str_radix(hex, 16)
+            } else {
+                v.parse()
+            };
             parsed.unwrap_or_else(|_| panic!("{name} must be a number, got {v:?}"))
         }
         Err(_) => default,
@@ -65,7 +69,10 @@ fn qemu_or_skip() -> bool {
     if qemu::available() {
         return true;
     }
-    eprintln!("SKIPPED: {} is not installed (apt-get install qemu-system-x86)", qemu::QEMU);
+    eprintln!(
+        "SKIPPED: {} is not installed (apt-get install qemu-system-x86)",
+        qemu::QEMU
+    );
     false
 }
 
@@ -77,15 +84,43 @@ fn qemu_records(image: &image::Image, cases: &[Case]) -> BTreeMap<u32, Record> {
         Ok(r) => r,
         Err(f) => {
             let done = record::parse(&f.partial).records.len();
-            let order: Vec<u32> = image.chunks.iter().flat_map(|c| c.ids.iter().copied()).collect();
-            let culprit = order.get(done).and_then(|id| cases.iter().find(|c| c.id == *id));
-            let what = culprit.map(|c| format!("case {} [{}] {}: {}", c.id, c.mode.name(), c.text, compare::describe_inputs(c))).unwrap_or_default();
-            panic!("QEMU run failed: {} after {done} records; running {what}", f.message);
+            let order: Vec<u32> = image
+                .chunks
+                .iter()
+                .flat_map(|c| c.ids.iter().copied())
+                .collect();
+            let culprit = order
+                .get(done)
+                .and_then(|id| cases.iter().find(|c| c.id == *id));
+            let what = culprit
+                .map(|c| {
+                    format!(
+                        "case {} [{}] {}: {}",
+                        c.id,
+                        c.mode.name(),
+                        c.text,
+                        compare::describe_inputs(c)
+                    )
+                })
+                .unwrap_or_default();
+            panic!(
+                "QEMU run failed: {} after {done} records; running {what}",
+                f.message
+            );
         }
     };
     let parsed = record::parse(&out);
-    assert!(parsed.complete, "QEMU output incomplete: {} records, garbage at {:?} (cached: {cached})", parsed.records.len(), parsed.garbage_at);
-    assert_eq!(parsed.records.len(), expected, "QEMU produced a record per case");
+    assert!(
+        parsed.complete,
+        "QEMU output incomplete: {} records, garbage at {:?} (cached: {cached})",
+        parsed.records.len(),
+        parsed.garbage_at
+    );
+    assert_eq!(
+        parsed.records.len(),
+        expected,
+        "QEMU produced a record per case"
+    );
     parsed.records.into_iter().map(|r| (r.id, r)).collect()
 }
 
@@ -103,9 +138,15 @@ fn cpu_matches_qemu() {
     let mut cases: Vec<Case> = (0..n as u32).map(|id| generator.case(id)).collect();
     // AERO_DIFF_ONLY=id re-runs a single case (same inputs, its own tiny image) for debugging.
     if let Ok(only) = std::env::var("AERO_DIFF_ONLY") {
-        let id: u32 = only.trim().parse().expect("AERO_DIFF_ONLY must be a case id");
+        let id: u32 = only
+            .trim()
+            .parse()
+            .expect("AERO_DIFF_ONLY must be a case id");
         cases.retain(|c| c.id == id);
-        assert!(!cases.is_empty(), "case {id} is not among the {n} generated cases");
+        assert!(
+            !cases.is_empty(),
+            "case {id} is not among the {n} generated cases"
+        );
     }
 
     let mut mismatches: Vec<String> = Vec::new();
@@ -123,11 +164,23 @@ fn cpu_matches_qemu() {
             entry.0 += 1;
             let q = &qemu[&case.id];
             if std::env::var_os("AERO_DIFF_ONLY").is_some() {
-                eprintln!("case {} {}\n  qemu: {:x?}\n  aero: {:x?}", case.id, case.text, q, aero.get(&case.id));
+                eprintln!(
+                    "case {} {}\n  qemu: {:x?}\n  aero: {:x?}",
+                    case.id,
+                    case.text,
+                    q,
+                    aero.get(&case.id)
+                );
             }
             let problems = match aero.get(&case.id) {
                 Some(a) => compare::diff(case, q, a),
-                None => vec![format!("no Aero result: {}", crashed.get(&case.id).map(String::as_str).unwrap_or("run ended earlier"))],
+                None => vec![format!(
+                    "no Aero result: {}",
+                    crashed
+                        .get(&case.id)
+                        .map(String::as_str)
+                        .unwrap_or("run ended earlier")
+                )],
             };
             if !problems.is_empty() {
                 entry.1 += 1;
@@ -157,15 +210,28 @@ fn cpu_matches_qemu() {
         exclusions::GENERATOR_CONSTRAINTS.len()
     );
     for ((cat, mode), (total, bad)) in &per_category {
-        eprintln!("  {:<14} {:<6} {:>5} cases {:>5} mismatches", mode.name(), cat, total, bad);
+        eprintln!(
+            "  {:<14} {:<6} {:>5} cases {:>5} mismatches",
+            mode.name(),
+            cat,
+            total,
+            bad
+        );
     }
     let full = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("qemu_diff_mismatches.txt");
     let _ = std::fs::write(&full, mismatches.join("\n"));
-    eprintln!("all mismatches: {}; up to 3 per mode and category:", full.display());
+    eprintln!(
+        "all mismatches: {}; up to 3 per mode and category:",
+        full.display()
+    );
     for m in &sample {
         eprintln!("{m}");
     }
-    assert!(mismatches.is_empty(), "{} of {n} cases differ from QEMU (first ones above)", mismatches.len());
+    assert!(
+        mismatches.is_empty(),
+        "{} of {n} cases differ from QEMU (first ones above)",
+        mismatches.len()
+    );
 }
 
 /// Hand-written cases with known results check the harness itself against QEMU
@@ -190,7 +256,12 @@ fn harness_reports_known_results_from_qemu() {
         div.gpr[1] = 0;
         let mut store = base.clone();
         store.id += 2;
-        store.insn = Instruction::with2(Code::Mov_rm32_r32, MemoryOperand::with_displ(scratch + 8, displ), Register::EDX).unwrap();
+        store.insn = Instruction::with2(
+            Code::Mov_rm32_r32,
+            MemoryOperand::with_displ(scratch + 8, displ),
+            Register::EDX,
+        )
+        .unwrap();
         store.gpr[2] = 0xDEAD_BEEF;
         let mut fld1 = base.clone();
         fld1.id += 3;
@@ -213,12 +284,24 @@ fn harness_reports_known_results_from_qemu() {
         let div = &records[&(id + 1)];
         assert_eq!(div.exc_vec, Some(0), "{mode:?} div by zero is #DE");
         let store = &records[&(id + 2)];
-        assert_eq!(&store.scratch[8..12], &0xDEAD_BEEFu32.to_le_bytes(), "{mode:?} store");
+        assert_eq!(
+            &store.scratch[8..12],
+            &0xDEAD_BEEFu32.to_le_bytes(),
+            "{mode:?} store"
+        );
         let fld1 = &records[&(id + 3)];
         let fx = fld1.fx.as_ref().expect("x87 case dumps FXSAVE");
         // TOP 7 after the push, ST0 = 1.0 (exponent 0x3FFF, significand 1<<63).
-        assert_eq!(u16::from_le_bytes([fx[2], fx[3]]) >> 11 & 7, 7, "{mode:?} fld1 TOP");
-        assert_eq!(&fx[32..42], &[0, 0, 0, 0, 0, 0, 0, 0x80, 0xFF, 0x3F], "{mode:?} fld1 ST0");
+        assert_eq!(
+            u16::from_le_bytes([fx[2], fx[3]]) >> 11 & 7,
+            7,
+            "{mode:?} fld1 TOP"
+        );
+        assert_eq!(
+            &fx[32..42],
+            &[0, 0, 0, 0, 0, 0, 0, 0x80, 0xFF, 0x3F],
+            "{mode:?} fld1 ST0"
+        );
         let expected_cs = match mode {
             Mode::Real => layout::RM_SEG,
             Mode::Prot32 => layout::SEL_CODE32,

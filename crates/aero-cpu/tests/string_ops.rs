@@ -34,7 +34,10 @@ fn rep_stosd_and_movsd_bulk_paths_match_element_semantics() {
         assert_eq!(m.r32(0x10_0FF0 + 4 * k), 0xA1B2_C3D4);
     }
     assert_eq!(m.r32(0x10_0FF0 + 4 * 3100), 0);
-    assert_eq!(&m.ram[0x20_0001..0x20_0001 + 12345], &m.ram[0x10_0FF0..0x10_0FF0 + 12345].to_vec()[..]);
+    assert_eq!(
+        &m.ram[0x20_0001..0x20_0001 + 12345],
+        &m.ram[0x10_0FF0..0x10_0FF0 + 12345].to_vec()[..]
+    );
     assert_eq!(m.ram[0x20_0001 + 12345], 0);
     for k in 0..101u64 {
         assert_eq!(m.r32(0x30_0000 + 4 * k), 0x0403_0201, "overlap replicates");

@@ -32,7 +32,10 @@ fn cpuid_profile() {
         assert_ne!(edx1 & (1 << bit), 0, "CPUID.1:EDX bit {bit}");
     }
     assert_ne!(s.reg(Reg::Rdi) & (1 << 13), 0, "CX16");
-    assert_eq!(s.reg(Reg::Rbp) & ((1 << 29) | (1 << 20) | (1 << 11)), (1 << 29) | (1 << 20) | (1 << 11));
+    assert_eq!(
+        s.reg(Reg::Rbp) & ((1 << 29) | (1 << 20) | (1 << 11)),
+        (1 << 29) | (1 << 20) | (1 << 11)
+    );
 }
 
 #[test]
@@ -210,7 +213,11 @@ fn call_gate_to_ring0_and_far_return() {
     assert_eq!(s.reg(Reg::Rsi) & 0xFFFF, KCODE as u64);
     assert_eq!(s.seg(Seg::Ss).selector, KDATA);
     // After RETF 4 back in ring 3 the user stack was popped by the parameter too.
-    assert_eq!(m.r32(0x8_0000 - 4), UDATA as u32, "outer SS saved on the inner stack");
+    assert_eq!(
+        m.r32(0x8_0000 - 4),
+        UDATA as u32,
+        "outer SS saved on the inner stack"
+    );
 }
 
 #[test]

@@ -43,7 +43,11 @@ fn v86_int_with_iopl0_traps_to_monitor_with_v86_frame() {
     let s = &m.cpu.state;
     assert_eq!(s.cpl, 0);
     assert_eq!(s.rflags & (1 << 17), 0, "VM cleared in the monitor");
-    assert_eq!(m.r32(0x20010) & 0xFFFF, 0x1234, "V86 addressing is seg*16+off");
+    assert_eq!(
+        m.r32(0x20010) & 0xFFFF,
+        0x1234,
+        "V86 addressing is seg*16+off"
+    );
     // Frame: err, EIP, CS, EFLAGS, ESP, SS, ES, DS, FS, GS.
     let f = s.reg(Reg::Rsi);
     assert_eq!(f, 0x8_0000 - 40);
@@ -186,6 +190,10 @@ fn instruction_and_data_breakpoints() {
     assert_eq!(m.run(200), RunExit::Halted);
     let s = &m.cpu.state;
     assert_eq!(s.reg(Reg::Rbp), 2, "one data hit, one instruction hit");
-    assert_eq!(s.reg(Reg::Rsi), 0x5555, "RF let the breakpointed instruction run");
+    assert_eq!(
+        s.reg(Reg::Rsi),
+        0x5555,
+        "RF let the breakpointed instruction run"
+    );
     assert_eq!(m.r32(0x800) & 0xF, 0b0001, "last hit was DR0 (instruction)");
 }

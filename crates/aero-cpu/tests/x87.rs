@@ -199,7 +199,11 @@ fn x87_fnstenv_real_mode_stores_linear_pointers() {
     assert_eq!(w(4), 0x3FFF, "tag word: R7 valid");
     assert_eq!(w(6), 0x7012, "FIP bits 15..0 of the linear address of FLD1");
     // FOP is only recorded for instructions that raise an unmasked exception.
-    assert_eq!(w(8), 0x0000, "FIP bits 19..16 = 0, FOP untouched since FNINIT");
+    assert_eq!(
+        w(8),
+        0x0000,
+        "FIP bits 19..16 = 0, FOP untouched since FNINIT"
+    );
     assert_eq!(
         mc.cpu.fpu().control & 0x3F,
         0x3F,

@@ -5,8 +5,8 @@
 
 use super::*;
 use aero_cpu::Bus;
-use aero_storage::ide::GuestMemory;
 use aero_storage::MemoryDisk;
+use aero_storage::ide::GuestMemory;
 
 const ABAR: u64 = 0xE000_0000;
 const CLB: u64 = 0x10_0000;
@@ -15,14 +15,22 @@ const CT: u64 = 0x10_2000;
 const BUF: u64 = 0x20_0000;
 
 fn machine() -> Machine {
-    let disk: Vec<u8> = (0..4096 * 512).map(|i: usize| (i / 512 + i % 253) as u8).collect();
+    let disk: Vec<u8> = (0..4096 * 512)
+        .map(|i: usize| (i / 512 + i % 253) as u8)
+        .collect();
     let config = MachineConfig {
         memory_bytes: 32 << 20,
         boot_order: Vec::new(),
-        extra_drives: vec![(DriveSlot::Ahci(0), IdeDrive::Disk(Box::new(MemoryDisk::new(disk, 512, false).unwrap())))],
+        extra_drives: vec![(
+            DriveSlot::Ahci(0),
+            IdeDrive::Disk(Box::new(MemoryDisk::new(disk, 512, false).unwrap())),
+        )],
         ..Default::default()
     };
-    let no_port = MachineConfig { extra_drives: vec![(DriveSlot::Ahci(6), IdeDrive::Cdrom(None))], ..Default::default() };
+    let no_port = MachineConfig {
+        extra_drives: vec![(DriveSlot::Ahci(6), IdeDrive::Cdrom(None))],
+        ..Default::default()
+    };
     assert!(Machine::new(no_port).is_err(), "ICH9 has six ports");
     Machine::new(config).expect("machine")
 }
@@ -42,12 +50,16 @@ fn cfg_write(m: &mut Machine, dev: u8, reg: u8, value: u32) {
 }
 
 fn ram_write(m: &mut Machine, addr: u64, data: &[u8]) {
-    GuestRam::new(&mut m.memory, &m.platform.map).write(addr, data).unwrap();
+    GuestRam::new(&mut m.memory, &m.platform.map)
+        .write(addr, data)
+        .unwrap();
 }
 
 fn ram_read(m: &mut Machine, addr: u64, len: usize) -> Vec<u8> {
     let mut buf = vec![0u8; len];
-    GuestRam::new(&mut m.memory, &m.platform.map).read(addr, &mut buf).unwrap();
+    GuestRam::new(&mut m.memory, &m.platform.map)
+        .read(addr, &mut buf)
+        .unwrap();
     buf
 }
 
@@ -61,7 +73,9 @@ fn abar_read(m: &mut Machine, off: u64) -> u32 {
 
 /// Finds the AHCI function by scanning bus 0 like a guest does; returns its device number.
 fn find_ahci(m: &mut Machine) -> u8 {
-    (0..32u8).find(|&dev| cfg_read(m, dev, 0) == 0x2922_8086).expect("8086:2922 on bus 0")
+    (0..32u8)
+        .find(|&dev| cfg_read(m, dev, 0) == 0x2922_8086)
+        .expect("8086:2922 on bus 0")
 }
 
 /// Slot 0: `fis` with one PRDT entry of `len` bytes at `buf`; issued and run.
@@ -76,7 +90,10 @@ fn run_command(m: &mut Machine, fis: [u8; 20], buf: u64, len: u32) {
     table[0x8C..0x90].copy_from_slice(&(len - 1).to_le_bytes());
     ram_write(m, CT, &table);
     abar_write(m, 0x100 + 0x38, 1); // P0CI
-    assert!(m.platform.requests.dma, "CI write asks the machine to stop the CPU");
+    assert!(
+        m.platform.requests.dma,
+        "CI write asks the machine to stop the CPU"
+    );
     m.handle_requests();
     assert_eq!(abar_read(m, 0x100 + 0x38), 0, "command completed");
 }
@@ -124,30 +141,53 @@ fn guest_finds_controller_identifies_and_reads_with_intx() {
     m.platform.io_write(0x4D1, 1, 0x0C);
     let pin = cfg_read(&mut m, dev, 0x3C) >> 8 & 0xFF;
     assert_eq!(pin, 1, "INTA#");
-    let irq: u8 = if crate::devices::piix3::pirq_for(dev, 1) < 2 { 10 } else { 11 };
+    let irq: u8 = if crate::devices::piix3::pirq_for(dev, 1) < 2 {
+        10
+    } else {
+        11
+    };
     // IOAPIC: the ISA pin of that IRQ → vector 0x45, level, unmasked; LAPIC enabled.
     m.platform.mmio_write(0xFEE0_00F0, 4, 0x1FF);
-    m.platform.mmio_write(0xFEC0_0000, 4, 0x10 + 2 * u64::from(irq));
+    m.platform
+        .mmio_write(0xFEC0_0000, 4, 0x10 + 2 * u64::from(irq));
     m.platform.mmio_write(0xFEC0_0010, 4, 0x45 | 1 << 15);
 
     run_command(&mut m, h2d(0xEC, 0, 0), BUF, 512);
     let id = ram_read(&mut m, BUF, 512);
-    assert_eq!(u64::from_le_bytes(id[200..208].try_into().unwrap()), 4096, "capacity in IDENTIFY");
+    assert_eq!(
+        u64::from_le_bytes(id[200..208].try_into().unwrap()),
+        4096,
+        "capacity in IDENTIFY"
+    );
 
     // The interrupt is up: PIC IRR (OCW3 read IRR) and the LAPIC through the IOAPIC.
     m.platform.io_write(0xA0, 1, 0x0A);
-    assert_ne!(m.platform.io_read(0xA0, 1) & (1 << (irq - 8)), 0, "IRQ {irq} requested at the PIC");
-    assert_eq!(m.platform.lapic.pending_vector(), Some(0x45), "IOAPIC delivered the level interrupt");
+    assert_ne!(
+        m.platform.io_read(0xA0, 1) & (1 << (irq - 8)),
+        0,
+        "IRQ {irq} requested at the PIC"
+    );
+    assert_eq!(
+        m.platform.lapic.pending_vector(),
+        Some(0x45),
+        "IOAPIC delivered the level interrupt"
+    );
 
     // Acknowledge at the HBA: the line drops.
     abar_write(&mut m, 0x110, u32::MAX);
     abar_write(&mut m, 0x08, u32::MAX);
     m.platform.io_write(0xA0, 1, 0x0A);
-    assert_eq!(m.platform.io_read(0xA0, 1) & (1 << (irq - 8)), 0, "line released");
+    assert_eq!(
+        m.platform.io_read(0xA0, 1) & (1 << (irq - 8)),
+        0,
+        "line released"
+    );
 
     // READ DMA EXT of 16 sectors from LBA 300 into RAM.
     run_command(&mut m, h2d(0x25, 300, 16), BUF + 0x1000, 16 * 512);
-    let expect: Vec<u8> = (300 * 512..316 * 512).map(|i: usize| (i / 512 + i % 253) as u8).collect();
+    let expect: Vec<u8> = (300 * 512..316 * 512)
+        .map(|i: usize| (i / 512 + i % 253) as u8)
+        .collect();
     assert_eq!(ram_read(&mut m, BUF + 0x1000, 16 * 512), expect);
     m.platform.io_write(0xA0, 1, 0x0A);
     assert_ne!(m.platform.io_read(0xA0, 1) & (1 << (irq - 8)), 0);

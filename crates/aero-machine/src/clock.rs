@@ -20,13 +20,20 @@ pub struct Clock {
 
 impl Clock {
     pub fn new(deterministic: bool) -> Clock {
-        Clock { deterministic, skipped_ns: 0, host_start: Instant::now(), last_ns: 0 }
+        Clock {
+            deterministic,
+            skipped_ns: 0,
+            host_start: Instant::now(),
+            last_ns: 0,
+        }
     }
 
     /// The time after `instructions` retired instructions.
     pub fn at(&mut self, instructions: u64) -> u64 {
         let t = if self.deterministic {
-            instructions.saturating_mul(NS_PER_INSTRUCTION).saturating_add(self.skipped_ns)
+            instructions
+                .saturating_mul(NS_PER_INSTRUCTION)
+                .saturating_add(self.skipped_ns)
         } else {
             self.host_start.elapsed().as_nanos() as u64
         };
@@ -63,7 +70,9 @@ impl Clock {
             let now = self.host_start.elapsed().as_nanos() as u64;
             if deadline_ns > now {
                 // Bounded so input and window events are still seen promptly.
-                std::thread::sleep(std::time::Duration::from_nanos((deadline_ns - now).min(10_000_000)));
+                std::thread::sleep(std::time::Duration::from_nanos(
+                    (deadline_ns - now).min(10_000_000),
+                ));
             }
         }
     }
@@ -80,7 +89,10 @@ mod tests {
         c.idle_until(5_000);
         assert_eq!(c.now(), 5_000);
         assert_eq!(c.at(100), 5_000, "time never goes backwards");
-        assert_eq!(c.at(200), 200 * NS_PER_INSTRUCTION + 5_000 - 100 * NS_PER_INSTRUCTION);
+        assert_eq!(
+            c.at(200),
+            200 * NS_PER_INSTRUCTION + 5_000 - 100 * NS_PER_INSTRUCTION
+        );
         assert_eq!(c.instructions_until(0, 95), 9);
         assert_eq!(c.instructions_until(100, 50), 1);
     }

@@ -63,15 +63,27 @@ impl FirmwareHost for Host<'_> {
             DiskId::Floppy(0) => self.disks.fda.as_ref(),
             _ => None,
         }?;
-        Some(DiskInfo { sectors: disk.sector_count(), sector_size: disk.sector_size(), read_only: disk.read_only() })
+        Some(DiskInfo {
+            sectors: disk.sector_count(),
+            sector_size: disk.sector_size(),
+            read_only: disk.read_only(),
+        })
     }
 
     fn disk_read(&mut self, drive: DiskId, lba: u64, buf: &mut [u8]) -> Result<(), DiskIoError> {
-        self.disks.get(drive).ok_or(DiskIoError::NoDrive)?.read_sectors(lba, buf).map_err(disk_error)
+        self.disks
+            .get(drive)
+            .ok_or(DiskIoError::NoDrive)?
+            .read_sectors(lba, buf)
+            .map_err(disk_error)
     }
 
     fn disk_write(&mut self, drive: DiskId, lba: u64, buf: &[u8]) -> Result<(), DiskIoError> {
-        self.disks.get(drive).ok_or(DiskIoError::NoDrive)?.write_sectors(lba, buf).map_err(disk_error)
+        self.disks
+            .get(drive)
+            .ok_or(DiskIoError::NoDrive)?
+            .write_sectors(lba, buf)
+            .map_err(disk_error)
     }
 
     fn now_ns(&self) -> u64 {

@@ -16,7 +16,11 @@ pub struct GuestRam<'a> {
 
 impl<'a> GuestRam<'a> {
     pub fn new(memory: &'a mut [u8], map: &'a MemoryMap) -> GuestRam<'a> {
-        GuestRam { memory, map, written: Vec::new() }
+        GuestRam {
+            memory,
+            map,
+            written: Vec::new(),
+        }
     }
 
     /// Backing-byte offset of `addr` and how many bytes follow it on the same page, for RAM
@@ -39,7 +43,9 @@ impl<'a> GuestRam<'a> {
     fn read_into(&self, addr: u64, buf: &mut [u8]) -> Result<(), DmaError> {
         let mut done = 0;
         while done < buf.len() {
-            let a = addr.checked_add(done as u64).ok_or(DmaError::BadAddress(addr))?;
+            let a = addr
+                .checked_add(done as u64)
+                .ok_or(DmaError::BadAddress(addr))?;
             let (start, room) = self.locate(a, false)?;
             let n = room.min(buf.len() - done);
             buf[done..done + n].copy_from_slice(&self.memory[start..start + n]);
@@ -57,7 +63,9 @@ impl GuestMemory for GuestRam<'_> {
     fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), DmaError> {
         let mut done = 0;
         while done < data.len() {
-            let a = addr.checked_add(done as u64).ok_or(DmaError::BadAddress(addr))?;
+            let a = addr
+                .checked_add(done as u64)
+                .ok_or(DmaError::BadAddress(addr))?;
             let (start, room) = self.locate(a, true)?;
             let n = room.min(data.len() - done);
             self.memory[start..start + n].copy_from_slice(&data[done..done + n]);
@@ -75,12 +83,18 @@ impl GuestMemory for GuestRam<'_> {
 /// name: both traits have `read`/`write`.
 impl aero_gpu::aerogpu::GuestMemory for GuestRam<'_> {
     fn read(&self, gpa: u64, buf: &mut [u8]) -> Result<(), aero_gpu::aerogpu::GuestMemoryError> {
-        let err = aero_gpu::aerogpu::GuestMemoryError { gpa, len: buf.len() as u64 };
+        let err = aero_gpu::aerogpu::GuestMemoryError {
+            gpa,
+            len: buf.len() as u64,
+        };
         self.read_into(gpa, buf).map_err(|_| err)
     }
 
     fn write(&mut self, gpa: u64, data: &[u8]) -> Result<(), aero_gpu::aerogpu::GuestMemoryError> {
-        let err = aero_gpu::aerogpu::GuestMemoryError { gpa, len: data.len() as u64 };
+        let err = aero_gpu::aerogpu::GuestMemoryError {
+            gpa,
+            len: data.len() as u64,
+        };
         // Check the whole range first: a rejected write changes nothing.
         if !aero_gpu::aerogpu::GuestMemory::contains(self, gpa, data.len() as u64) {
             return Err(err);
@@ -89,7 +103,9 @@ impl aero_gpu::aerogpu::GuestMemory for GuestRam<'_> {
     }
 
     fn contains(&self, gpa: u64, len: u64) -> bool {
-        let Some(end) = gpa.checked_add(len) else { return false };
+        let Some(end) = gpa.checked_add(len) else {
+            return false;
+        };
         let mut page = gpa & !0xFFF;
         while page < end {
             if self.locate(page.max(gpa), true).is_err() {
@@ -120,7 +136,10 @@ mod tests {
         let mut rom = [0u8; 4];
         ram.read(0xFFFF_FFF0, &mut rom).unwrap();
         assert_eq!(rom, [0xEE; 4]);
-        assert_eq!(ram.write(0xFFFF_FFF0, &[0; 4]), Err(DmaError::BadAddress(0xFFFF_FFF0)));
+        assert_eq!(
+            ram.write(0xFFFF_FFF0, &[0; 4]),
+            Err(DmaError::BadAddress(0xFFFF_FFF0))
+        );
         // Beyond RAM (16 MiB) and the VGA window are not memory a disk can reach.
         assert!(ram.write(16 << 20, &[0; 4]).is_err());
         assert!(ram.write(0xA0000, &[0; 4]).is_err());
@@ -136,8 +155,15 @@ mod tests {
         let mut back = [0u8; 8];
         Gpu::read(&ram, 0x2FFC, &mut back).unwrap();
         assert_eq!(back, [1, 2, 3, 4, 5, 6, 7, 8]);
-        assert_eq!(ram.written, vec![(0x2FFC, 8)], "recorded for code invalidation");
-        assert!(!Gpu::contains(&ram, 0, 16 << 20), "the VGA window is not RAM");
+        assert_eq!(
+            ram.written,
+            vec![(0x2FFC, 8)],
+            "recorded for code invalidation"
+        );
+        assert!(
+            !Gpu::contains(&ram, 0, 16 << 20),
+            "the VGA window is not RAM"
+        );
         assert!(Gpu::contains(&ram, 0x10_0000, 15 << 20));
         assert!(!Gpu::contains(&ram, 0x10_0000, (15 << 20) + 1));
         assert!(!Gpu::contains(&ram, 0xFFFF_FFF0, 4), "ROM");

@@ -80,11 +80,7 @@ mod tests {
     fn machine(deterministic: bool) -> Machine {
         Machine::new(MachineConfig {
             memory_bytes: 16 << 20,
-            hda: None,
-            cdrom: None,
-            fda: None,
             boot_order: vec![],
-            external_bios: None,
             deterministic,
             ..Default::default()
         })

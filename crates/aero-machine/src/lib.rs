@@ -12,5 +12,5 @@ mod pci_bus;
 mod platform;
 mod trace;
 
-pub use machine::{BootDevice, DriveSlot, Frame, Machine, MachineConfig, MachineError, RunEvent};
 pub use machine::host_io::GamepadInput;
+pub use machine::{BootDevice, DriveSlot, Frame, Machine, MachineConfig, MachineError, RunEvent};

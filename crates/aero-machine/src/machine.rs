@@ -6,20 +6,22 @@ use aero_storage::ide::IdeDrive;
 use aero_storage::{BlockDevice, SharedDisk};
 
 pub use aero_firmware::bios::BootDevice;
-use aero_firmware::bios::{mem::WrittenRanges, Bios, BiosConfig, TrapOutcome};
+use aero_firmware::bios::{Bios, BiosConfig, TrapOutcome, mem::WrittenRanges};
 
 use crate::clock::Clock;
+use crate::devices::ahci_pci::AhciConfig;
+use crate::devices::pci::PciFunction;
 use crate::firmware_host::{Disks, Host};
 use crate::guest_ram::GuestRam;
 use crate::memory_map::{MemoryError, MemoryMap};
 use crate::platform::Platform;
-use crate::devices::ahci_pci::AhciConfig;
-use crate::devices::pci::PciFunction;
-#[path = "host_io.rs"] pub(crate) mod host_io;
-#[path = "display.rs"] mod display;
 #[cfg(test)]
 #[path = "ahci_tests.rs"]
 mod ahci_tests;
+#[path = "display.rs"]
+mod display;
+#[path = "host_io.rs"]
+pub(crate) mod host_io;
 
 pub struct MachineConfig {
     pub memory_bytes: u64,
@@ -65,7 +67,10 @@ pub enum DriveSlot {
 impl Default for DriveSlot {
     /// The IDE primary master.
     fn default() -> Self {
-        DriveSlot::Ide { channel: 0, slave: false }
+        DriveSlot::Ide {
+            channel: 0,
+            slave: false,
+        }
     }
 }
 
@@ -101,7 +106,12 @@ fn install_vga_bios(map: &MemoryMap, memory: &mut [u8], rom: &[u8]) -> Result<us
     let range = map
         .ram_range(VGA_BIOS_BASE, rom.len())
         .filter(|_| rom.len() <= 0x20000)
-        .ok_or_else(|| MachineError::Firmware(format!("VGA BIOS of {} bytes does not fit at 0xC0000", rom.len())))?;
+        .ok_or_else(|| {
+            MachineError::Firmware(format!(
+                "VGA BIOS of {} bytes does not fit at 0xC0000",
+                rom.len()
+            ))
+        })?;
     tracing::debug!(bytes = rom.len(), "VGA BIOS installed at 0xC0000");
     memory[range].copy_from_slice(rom);
     Ok(rom.len().div_ceil(0x4000))
@@ -133,13 +143,15 @@ impl Machine {
             None => {
                 let mut bios_config = BiosConfig::new(config.memory_bytes);
                 bios_config.boot_order = config.boot_order.clone();
-                let bios = Bios::new(bios_config).map_err(|e| MachineError::Firmware(e.to_string()))?;
+                let bios =
+                    Bios::new(bios_config).map_err(|e| MachineError::Firmware(e.to_string()))?;
                 let rom = bios.rom().to_vec();
                 (Some(bios), rom)
             }
         };
         let (map, mut memory) = MemoryMap::allocate(config.memory_bytes, &rom)?;
-        let vga_rom = aero_firmware::vgabios::build_vga_bios().map_err(|e| MachineError::Firmware(format!("VGA BIOS: {e}")))?;
+        let vga_rom = aero_firmware::vgabios::build_vga_bios()
+            .map_err(|e| MachineError::Firmware(format!("VGA BIOS: {e}")))?;
         let vga_rom_segments = match bios {
             Some(_) => install_vga_bios(&map, &mut memory, &vga_rom)?,
             None => 0,
@@ -166,33 +178,57 @@ impl Machine {
         if bios.is_some() {
             platform.firmware_trap_port = Bios::TRAP_PORT;
         }
-        platform.rtc.set_memory_size(platform.map.ram_below_4g(), platform.map.ram_above_4g());
+        platform
+            .rtc
+            .set_memory_size(platform.map.ram_below_4g(), platform.map.ram_above_4g());
         platform.rtc.update_checksum();
         // The BIOS (INT 13h) and the storage controllers use the same disks: the hard disk
         // in `hda_slot`, the CD drive (present even when empty) on the IDE secondary master.
         let share = |d: Option<Box<dyn BlockDevice>>| d.map(SharedDisk::new);
         let (hda, cdrom) = (share(config.hda), share(config.cdrom));
-        let cd_slot = DriveSlot::Ide { channel: 1, slave: false };
+        let cd_slot = DriveSlot::Ide {
+            channel: 1,
+            slave: false,
+        };
         let mut drives: Vec<(DriveSlot, IdeDrive)> = Vec::new();
         if let Some(disk) = &hda {
             drives.push((config.hda_slot, IdeDrive::Disk(Box::new(disk.clone()))));
         }
         let mut extra = config.extra_drives;
         // The CD drive is there even when empty, unless the user put something else in its slot.
-        if cdrom.is_some() || !drives.iter().chain(extra.iter()).any(|(slot, _)| *slot == cd_slot) {
-            drives.push((cd_slot, IdeDrive::Cdrom(cdrom.clone().map(|d| Box::new(d) as Box<dyn BlockDevice>))));
+        if cdrom.is_some()
+            || !drives
+                .iter()
+                .chain(extra.iter())
+                .any(|(slot, _)| *slot == cd_slot)
+        {
+            drives.push((
+                cd_slot,
+                IdeDrive::Cdrom(cdrom.clone().map(|d| Box::new(d) as Box<dyn BlockDevice>)),
+            ));
         }
         drives.append(&mut extra);
         for (i, (slot, _)) in drives.iter().enumerate() {
             if drives[..i].iter().any(|(other, _)| other == slot) {
-                return Err(MachineError::Config(format!("two drives in the same slot {slot:?}")));
+                return Err(MachineError::Config(format!(
+                    "two drives in the same slot {slot:?}"
+                )));
             }
         }
         for (slot, drive) in drives {
             match slot {
-                DriveSlot::Ide { channel, slave } if channel < 2 => platform.ide.attach(channel as usize, slave, drive),
-                DriveSlot::Ahci(port) if (port as usize) < platform.ahci.port_count() => platform.ahci.attach(port as usize, drive),
-                other => return Err(MachineError::Config(format!("no drive slot {other:?} (IDE channels 0-1, AHCI ports 0-{})", platform.ahci.port_count() - 1))),
+                DriveSlot::Ide { channel, slave } if channel < 2 => {
+                    platform.ide.attach(channel as usize, slave, drive)
+                }
+                DriveSlot::Ahci(port) if (port as usize) < platform.ahci.port_count() => {
+                    platform.ahci.attach(port as usize, drive)
+                }
+                other => {
+                    return Err(MachineError::Config(format!(
+                        "no drive slot {other:?} (IDE channels 0-1, AHCI ports 0-{})",
+                        platform.ahci.port_count() - 1
+                    )));
+                }
             }
         }
         let boxed = |d: Option<SharedDisk>| d.map(|d| Box::new(d) as Box<dyn BlockDevice>);
@@ -200,7 +236,11 @@ impl Machine {
             cpu: Cpu::new(),
             memory,
             platform,
-            disks: Disks { hda: boxed(hda), cdrom: boxed(cdrom), fda: config.fda },
+            disks: Disks {
+                hda: boxed(hda),
+                cdrom: boxed(cdrom),
+                fda: config.fda,
+            },
             bios,
             trace: crate::trace::TraceWindow::from_env(),
             powered_off: false,
@@ -222,7 +262,12 @@ impl Machine {
             let now = self.platform.clock.at(self.cpu.instructions_retired());
             self.tick_display(now);
             self.platform.advance(now);
-            let deadline = self.platform.next_deadline().unwrap_or(u64::MAX).min(end).min(now + MAX_SLICE_NS);
+            let deadline = self
+                .platform
+                .next_deadline()
+                .unwrap_or(u64::MAX)
+                .min(end)
+                .min(now + MAX_SLICE_NS);
             let mut budget = self.platform.clock.instructions_until(now, deadline);
             if let Some(window) = &mut self.trace {
                 budget = window.limit_budget(self.cpu.instructions_retired(), budget);
@@ -239,7 +284,12 @@ impl Machine {
                         return event;
                     }
                 }
-                RunExit::Shutdown { reason, cs, rip, last_exception } => {
+                RunExit::Shutdown {
+                    reason,
+                    cs,
+                    rip,
+                    last_exception,
+                } => {
                     let exc = last_exception.map_or("none".to_string(), |v| format!("#{v}"));
                     return RunEvent::Shutdown(format!(
                         "guest CPU shut down at {cs:04x}:{rip:x} ({reason}); last exception: {exc}"
@@ -287,7 +337,10 @@ impl Machine {
         if let Some(value) = req.firmware_trap
             && let Some(bios) = self.bios.as_mut()
         {
-            let mut host = Host { platform: &mut self.platform, disks: &mut self.disks };
+            let mut host = Host {
+                platform: &mut self.platform,
+                disks: &mut self.disks,
+            };
             match bios.handle_trap(value, &mut self.cpu.state, &mut self.memory, &mut host) {
                 // The handler may have edited registers and any RAM (boot sectors, tables).
                 // Only RAM the handler wrote can hold stale decoded code.
@@ -324,7 +377,12 @@ impl Machine {
             "real mode"
         };
         let halted = if st.halted { ", halted" } else { "" };
-        format!("{:04x}:{:x} ({mode}{halted}, {} instructions)", st.seg[aero_cpu::Seg::Cs as usize].selector, st.rip, self.cpu.instructions_retired())
+        format!(
+            "{:04x}:{:x} ({mode}{halted}, {} instructions)",
+            st.seg[aero_cpu::Seg::Cs as usize].selector,
+            st.rip,
+            self.cpu.instructions_retired()
+        )
     }
 
     /// Hardware reset (keyboard controller pulse, port 0x92, 0xCF9, triple fault policy).

@@ -24,7 +24,10 @@ pub struct PamMode {
 impl PamMode {
     #[cfg(test)]
     pub fn from_bits(nibble: u8) -> Self {
-        PamMode { read_ram: nibble & 1 != 0, write_ram: nibble & 2 != 0 }
+        PamMode {
+            read_ram: nibble & 1 != 0,
+            write_ram: nibble & 2 != 0,
+        }
     }
 }
 
@@ -63,11 +66,19 @@ impl MemoryMap {
         // Probe first so a size the host cannot give is an error, not an abort; then take
         // zeroed memory from the allocator, which the OS maps lazily (a 2 GiB guest does
         // not touch 2 GiB at start-up).
-        Vec::<u8>::new().try_reserve_exact(total).map_err(|_| MemoryError::OutOfHostMemory(ram_size >> 20))?;
+        Vec::<u8>::new()
+            .try_reserve_exact(total)
+            .map_err(|_| MemoryError::OutOfHostMemory(ram_size >> 20))?;
         let mut bytes = vec![0u8; total];
         let bios_offset = ram_size as usize;
         bytes[bios_offset..].copy_from_slice(bios);
-        let map = MemoryMap { ram_below_4g, ram_above_4g, bios_offset, bios_len: bios.len(), pam: [PamMode::default(); 13] };
+        let map = MemoryMap {
+            ram_below_4g,
+            ram_above_4g,
+            bios_offset,
+            bios_len: bios.len(),
+            pam: [PamMode::default(); 13],
+        };
         Ok((map, bytes))
     }
 
@@ -79,7 +90,11 @@ impl MemoryMap {
     }
 
     fn pam_index(paddr: u64) -> usize {
-        if paddr >= 0xF0000 { 0 } else { 1 + ((paddr - SHADOW_START) >> 14) as usize }
+        if paddr >= 0xF0000 {
+            0
+        } else {
+            1 + ((paddr - SHADOW_START) >> 14) as usize
+        }
     }
 
     /// Sets all 13 PAM segments; returns true if anything changed (CPU caches must be flushed).
@@ -123,7 +138,9 @@ impl MemoryMap {
         }
         if (SHADOW_START..SHADOW_END).contains(&page) {
             let mode = self.pam[Self::pam_index(page)];
-            let Some(ram) = self.ram_offset(page) else { return PageMapping::Mmio };
+            let Some(ram) = self.ram_offset(page) else {
+                return PageMapping::Mmio;
+            };
             return match (mode.read_ram, mode.write_ram) {
                 (true, true) => PageMapping::Ram { offset: ram },
                 (true, false) => PageMapping::Rom { offset: ram },
@@ -175,16 +192,25 @@ mod tests {
         assert_eq!(m.ram_above_4g(), (4 << 30) - PCI_HOLE_START);
         assert_eq!(m.map_page(0x1000), PageMapping::Ram { offset: 0x1000 });
         assert_eq!(m.map_page(PCI_HOLE_START), PageMapping::Mmio);
-        assert_eq!(m.map_page(FOUR_GIB), PageMapping::Ram { offset: PCI_HOLE_START as usize });
+        assert_eq!(
+            m.map_page(FOUR_GIB),
+            PageMapping::Ram {
+                offset: PCI_HOLE_START as usize
+            }
+        );
         assert_eq!(m.map_page(FOUR_GIB + m.ram_above_4g()), PageMapping::Mmio);
     }
 
     #[test]
     fn bios_visible_at_reset_vector_and_below_1mib() {
         let (m, bytes) = MemoryMap::allocate(16 << 20, &bios()).unwrap();
-        let PageMapping::Rom { offset } = m.map_page(0xFFFF_F000) else { panic!("reset vector page not ROM") };
+        let PageMapping::Rom { offset } = m.map_page(0xFFFF_F000) else {
+            panic!("reset vector page not ROM")
+        };
         assert_eq!(bytes[offset + 0xFF0], 0xEA);
-        let PageMapping::Rom { offset } = m.map_page(0xE0000) else { panic!("E0000 not ROM") };
+        let PageMapping::Rom { offset } = m.map_page(0xE0000) else {
+            panic!("E0000 not ROM")
+        };
         assert_eq!(bytes[offset], 0x11);
         assert_eq!(m.map_page(0xA0000), PageMapping::Mmio);
         // C0000 has no ROM behind it with a 128 KiB image and PAM off.
@@ -203,7 +229,12 @@ mod tests {
         assert_eq!(m.map_page(0xF0000), PageMapping::Rom { offset: 0xF0000 });
         pam[0] = PamMode::from_bits(0);
         m.set_pam(pam);
-        assert_eq!(m.map_page(0xF0000), PageMapping::Rom { offset: (16 << 20) + 0x10000 });
+        assert_eq!(
+            m.map_page(0xF0000),
+            PageMapping::Rom {
+                offset: (16 << 20) + 0x10000
+            }
+        );
     }
 
     #[test]

@@ -1,11 +1,11 @@
 //! What the PCI configuration says about address decoding (PAM shadowing, BARs, the PM
 //! I/O base), decoded once per configuration write for the machine to map.
 
+use crate::devices::PortIo;
+use crate::devices::ahci_pci::AhciConfig;
 use crate::devices::i440fx::PAM0;
 use crate::devices::pc_pci::PcPci;
-use crate::devices::ahci_pci::AhciConfig;
 use crate::devices::pci::PciFunction;
-use crate::devices::PortIo;
 use crate::memory_map::PamMode;
 
 /// Bus 0 plus the generation of configuration writes already decoded.
@@ -34,7 +34,10 @@ pub struct Decoded {
 
 impl PciBus {
     pub fn new() -> PciBus {
-        PciBus { pci: PcPci::new(), decoded_generation: None }
+        PciBus {
+            pci: PcPci::new(),
+            decoded_generation: None,
+        }
     }
 
     pub fn io_read(&mut self, port: u16, size: u8) -> u32 {
@@ -55,7 +58,10 @@ impl PciBus {
         let f = &self.pci.functions;
         let mut pam = [PamMode::default(); 13];
         for (mode, region) in pam.iter_mut().zip(f.host_bridge.pam_regions()) {
-            *mode = PamMode { read_ram: region.access.read_ram, write_ram: region.access.write_ram };
+            *mode = PamMode {
+                read_ram: region.access.read_ram,
+                write_ram: region.access.write_ram,
+            };
         }
         Some(Decoded {
             pam,

@@ -1,38 +1,38 @@
 //! Everything the CPU reaches through its bus: port and MMIO dispatch to the devices,
 //! interrupt routing, and the requests the machine must act on between CPU slices.
 
-use aero_cpu::{Bus, PageMapping};
-use aero_gpu::Vga;
-use aero_gpu::aerogpu::{AeroGpu, AeroGpuConfig};
-use aero_storage::ide::{IdeController, LEGACY_IRQS, LEGACY_PORTS};
-use aero_storage::ahci::{Ahci, ABAR_SIZE, ICH9_PORTS};
 use crate::devices::ahci_pci::AhciConfig;
 use crate::devices::lapic::DeliveryMode;
 use crate::devices::pc_pci::AHCI;
 use crate::devices::pci::PciFunction;
+use aero_cpu::{Bus, PageMapping};
+use aero_gpu::Vga;
+use aero_gpu::aerogpu::{AeroGpu, AeroGpuConfig};
+use aero_storage::ahci::{ABAR_SIZE, Ahci, ICH9_PORTS};
+use aero_storage::ide::{IdeController, LEGACY_IRQS, LEGACY_PORTS};
 
 use crate::clock::Clock;
 use crate::devices::acpi_pm::{AcpiPm, AcpiPmLayout, SleepRequest};
 use crate::devices::debug_port::DebugPort;
+use crate::devices::display_pci::LFB_BAR_SIZE;
+use crate::devices::display_pci::VGA_ROM_BAR_SIZE;
 use crate::devices::hpet::{self, Hpet};
 use crate::devices::i8042::I8042;
 use crate::devices::ioapic::{self, IoApic};
 use crate::devices::lapic::LocalApic;
+use crate::devices::pc_pci::DISPLAY;
 use crate::devices::pic::DualPic;
-use crate::devices::display_pci::VGA_ROM_BAR_SIZE;
+use crate::devices::piix3::{PIRQ_GSI_BASE, pirq_for};
+use crate::devices::pit::Pit;
 use crate::devices::port92::Port92;
 use crate::devices::post_port::PostPort;
 use crate::devices::reset_control::ResetControl;
-use crate::devices::pit::Pit;
 use crate::devices::rtc::Rtc;
-use crate::devices::serial::{Serial, COM1_BASE};
+use crate::devices::serial::{COM1_BASE, Serial};
 use crate::devices::{IrqLines, Mmio, PortIo, Timed};
-use crate::devices::display_pci::LFB_BAR_SIZE;
-use crate::devices::pc_pci::DISPLAY;
-use crate::devices::piix3::{pirq_for, PIRQ_GSI_BASE};
-use aero_gpu::aerogpu::AEROGPU_PCI_DESCRIPTION;
 use crate::memory_map::MemoryMap;
 use crate::pci_bus::PciBus;
+use aero_gpu::aerogpu::AEROGPU_PCI_DESCRIPTION;
 
 /// Things the machine has to handle outside the CPU loop.
 #[derive(Default, Debug)]
@@ -53,7 +53,13 @@ pub struct Requests {
 
 impl Requests {
     fn any(&self) -> bool {
-        self.firmware_trap.is_some() || self.reset || self.power_off || self.mappings_changed || self.nmi || self.dma || self.display
+        self.firmware_trap.is_some()
+            || self.reset
+            || self.power_off
+            || self.mappings_changed
+            || self.nmi
+            || self.dma
+            || self.display
     }
 }
 
@@ -190,9 +196,9 @@ impl Platform {
             self.acpi_pm.next_deadline_ns(),
             self.aerogpu.next_deadline_ns(),
         ]
-            .into_iter()
-            .flatten()
-            .min()
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// ISA IRQ `line`'s input pin on the IOAPIC (IRQ0 is wired to pin 2, as the MADT says).
@@ -249,8 +255,11 @@ impl Platform {
         }
         let hpet_pins = self.hpet.ioapic_irq_lines();
         for pin in 16..ioapic::PINS as u8 {
-            let pirq = pin.checked_sub(PIRQ_GSI_BASE).and_then(|p| pirqs.get(usize::from(p)));
-            self.ioapic.set_irq(pin, hpet_pins.contains(pin) || pirq == Some(&true));
+            let pirq = pin
+                .checked_sub(PIRQ_GSI_BASE)
+                .and_then(|p| pirqs.get(usize::from(p)));
+            self.ioapic
+                .set_irq(pin, hpet_pins.contains(pin) || pirq == Some(&true));
         }
         self.deliver_msi();
         self.route_apic_messages();
@@ -263,14 +272,20 @@ impl Platform {
         if !self.ahci.take_msi() {
             return;
         }
-        let Some(message) = self.pci.pci.functions.ahci.config().msi_message() else { return };
+        let Some(message) = self.pci.pci.functions.ahci.config().msi_message() else {
+            return;
+        };
         match message.decode_x86() {
             Some((destination, logical, vector, mode, level)) => {
                 if self.lapic.matches_destination(destination, logical) {
-                    self.lapic.deliver(DeliveryMode::from_bits(mode), vector, level);
+                    self.lapic
+                        .deliver(DeliveryMode::from_bits(mode), vector, level);
                 }
             }
-            None => tracing::debug!(address = message.address, "MSI outside the interrupt window dropped"),
+            None => tracing::debug!(
+                address = message.address,
+                "MSI outside the interrupt window dropped"
+            ),
         }
     }
 
@@ -322,7 +337,11 @@ impl Platform {
 
     /// Offset of `paddr` in AeroGPU's register block, if BAR0 maps it there.
     fn aerogpu_offset(&self, paddr: u64) -> Option<u64> {
-        offset_in(paddr, self.aerogpu_base?, u64::from(AEROGPU_PCI_DESCRIPTION.bar0_size))
+        offset_in(
+            paddr,
+            self.aerogpu_base?,
+            u64::from(AEROGPU_PCI_DESCRIPTION.bar0_size),
+        )
     }
 
     /// The register-block device at `paddr` and the offset into it.
@@ -334,7 +353,12 @@ impl Platform {
         } else {
             offset_in(paddr, hpet::DEFAULT_BASE, 0x400)
                 .map(|off| (MmioDevice::Hpet, off))
-                .or_else(|| Some((MmioDevice::Ahci, offset_in(paddr, self.ahci_abar?, ABAR_SIZE)?)))
+                .or_else(|| {
+                    Some((
+                        MmioDevice::Ahci,
+                        offset_in(paddr, self.ahci_abar?, ABAR_SIZE)?,
+                    ))
+                })
         }
     }
 
@@ -352,7 +376,9 @@ impl Platform {
             0x3B0..=0x3DF | 0x1CE..=0x1D0 => self.vga.io_read(port, size),
             0xCF8..=0xCFF => self.pci.io_read(port, size),
             p if self.ide_claims(p) => self.ide.io_read(port, size).unwrap_or(0xFF),
-            p if let Some(off) = self.ide_bus_master_offset(p) => self.ide.bus_master_read(off, size),
+            p if let Some(off) = self.ide_bus_master_offset(p) => {
+                self.ide.bus_master_read(off, size)
+            }
             p if self.acpi_pm_claims(p) => self.acpi_pm.io_read(port, size),
             _ => {
                 tracing::trace!(port, size, "read from unclaimed port");
@@ -363,7 +389,9 @@ impl Platform {
 
     fn port_write(&mut self, port: u16, size: u8, value: u32) {
         match port {
-            p if p == self.firmware_trap_port && p != 0 => self.requests.firmware_trap = Some(value),
+            p if p == self.firmware_trap_port && p != 0 => {
+                self.requests.firmware_trap = Some(value)
+            }
             0x20 | 0x21 | 0xA0 | 0xA1 | 0x4D0 | 0x4D1 => self.pic.io_write(port, size, value),
             0x40..=0x43 | 0x61 => self.pit.io_write(port, size, value),
             0x70 | 0x71 => self.rtc.io_write(port, size, value),
@@ -395,7 +423,10 @@ impl Platform {
 
     /// Whether `port` is a legacy IDE register of a channel whose decoding is on.
     fn ide_claims(&self, port: u16) -> bool {
-        LEGACY_PORTS.iter().zip(self.ide_channels).any(|(&(cmd, ctl), on)| on && ((cmd..cmd + 8).contains(&port) || port == ctl))
+        LEGACY_PORTS
+            .iter()
+            .zip(self.ide_channels)
+            .any(|(&(cmd, ctl), on)| on && ((cmd..cmd + 8).contains(&port) || port == ctl))
     }
 
     /// Offset into the IDE bus-master block, when `port` is in it.
@@ -418,7 +449,9 @@ impl Platform {
     /// Applies what the PCI configuration says about address decoding (PAM shadowing,
     /// BARs, the PM I/O base).
     pub fn apply_pci_decoding(&mut self) {
-        let Some(d) = self.pci.decode_if_changed() else { return };
+        let Some(d) = self.pci.decode_if_changed() else {
+            return;
+        };
         if self.map.set_pam(d.pam) {
             self.requests.mappings_changed = true;
         }
@@ -445,7 +478,10 @@ impl Platform {
         match self.acpi_pm.take_sleep_request() {
             Some(SleepRequest::PowerOff) => self.requests.power_off = true,
             Some(SleepRequest::Sleep { slp_typ }) => {
-                tracing::warn!(slp_typ, "guest asked for a sleep state Aero does not model; ignored")
+                tracing::warn!(
+                    slp_typ,
+                    "guest asked for a sleep state Aero does not model; ignored"
+                )
             }
             None => {}
         }
@@ -466,13 +502,25 @@ impl Bus for Platform {
     fn mmio_read(&mut self, paddr: u64, size: u8) -> u64 {
         let size = size.clamp(1, 8);
         if let Some(off) = vga_offset(paddr) {
-            return (0..u64::from(size)).fold(0, |v, i| v | u64::from(self.vga.mem_read(off + i as u32)) << (8 * i));
+            return (0..u64::from(size)).fold(0, |v, i| {
+                v | u64::from(self.vga.mem_read(off + i as u32)) << (8 * i)
+            });
         }
         if let Some(off) = self.lfb_offset(paddr) {
-            return (0..u64::from(size)).fold(0, |v, i| v | u64::from(self.vga.lfb_read(off + i)) << (8 * i));
+            return (0..u64::from(size)).fold(0, |v, i| {
+                v | u64::from(self.vga.lfb_read(off + i)) << (8 * i)
+            });
         }
-        if let Some(off) = self.vga_rom_base.and_then(|b| offset_in(paddr, b, u64::from(VGA_ROM_BAR_SIZE))) {
-            let byte = |i: u64| self.vga_rom.get((off + i) as usize).copied().unwrap_or(0xFF);
+        if let Some(off) = self
+            .vga_rom_base
+            .and_then(|b| offset_in(paddr, b, u64::from(VGA_ROM_BAR_SIZE)))
+        {
+            let byte = |i: u64| {
+                self.vga_rom
+                    .get((off + i) as usize)
+                    .copied()
+                    .unwrap_or(0xFF)
+            };
             return (0..u64::from(size)).fold(0, |v, i| v | u64::from(byte(i)) << (8 * i));
         }
         if let Some(off) = self.aerogpu_offset(paddr) {
@@ -514,7 +562,11 @@ impl Bus for Platform {
             // The CPU stops after this instruction; the machine applies the queue. The cap
             // only matters for a string instruction aimed at the registers.
             if self.aerogpu_writes.len() < MAX_QUEUED_REGISTER_WRITES {
-                self.aerogpu_writes.push(RegisterWrite { offset, size, value });
+                self.aerogpu_writes.push(RegisterWrite {
+                    offset,
+                    size,
+                    value,
+                });
             } else {
                 tracing::debug!(offset, "aerogpu: register write queue full, write dropped");
             }
@@ -568,11 +620,16 @@ impl Bus for Platform {
     }
 
     fn interrupt_pending(&mut self) -> bool {
-        self.lapic.pending_vector().is_some() || (self.lapic.pic_passthrough() && self.pic.interrupt_pending())
+        self.lapic.pending_vector().is_some()
+            || (self.lapic.pic_passthrough() && self.pic.interrupt_pending())
     }
 
     fn acknowledge_interrupt(&mut self) -> u8 {
-        let v = if self.lapic.pending_vector().is_some() { self.lapic.acknowledge() } else { self.pic.acknowledge() };
+        let v = if self.lapic.pending_vector().is_some() {
+            self.lapic.acknowledge()
+        } else {
+            self.pic.acknowledge()
+        };
         self.update_interrupts();
         v
     }
@@ -645,9 +702,16 @@ mod tests {
         p.mmio_write(0xFEC0_0000, 4, 0x18);
         p.mmio_write(0xFEC0_0010, 4, 0x30);
         p.reset_interrupt_hardware();
-        assert!(!p.interrupt_pending(), "a pending LAPIC vector survived the reset");
+        assert!(
+            !p.interrupt_pending(),
+            "a pending LAPIC vector survived the reset"
+        );
         p.mmio_write(0xFEC0_0000, 4, 0x18);
-        assert_ne!(p.mmio_read(0xFEC0_0010, 4) & 0x1_0000, 0, "IOAPIC pin not masked after reset");
+        assert_ne!(
+            p.mmio_read(0xFEC0_0010, 4) & 0x1_0000,
+            0,
+            "IOAPIC pin not masked after reset"
+        );
         // The LAPIC is software-disabled again: a fixed interrupt is not accepted.
         p.lapic.deliver(DeliveryMode::Fixed, 0x62, false);
         assert!(!p.interrupt_pending());

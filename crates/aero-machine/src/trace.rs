@@ -20,11 +20,19 @@ impl TraceWindow {
         let (a, b) = spec.split_once(',')?;
         if a.trim() == "sample" {
             let every: u64 = b.trim().parse().ok().filter(|&n| n > 0)?;
-            return Some(TraceWindow { start: u64::MAX, end: u64::MAX, sample: Some((every, every)) });
+            return Some(TraceWindow {
+                start: u64::MAX,
+                end: u64::MAX,
+                sample: Some((every, every)),
+            });
         }
         let start: u64 = a.trim().parse().ok()?;
         let count: u64 = b.trim().parse().ok()?;
-        Some(TraceWindow { start, end: start.saturating_add(count), sample: None })
+        Some(TraceWindow {
+            start,
+            end: start.saturating_add(count),
+            sample: None,
+        })
     }
 
     /// Inside the window the CPU runs one instruction at a time; before it, up to START.
@@ -46,7 +54,11 @@ impl TraceWindow {
         if let Some((every, next)) = &mut self.sample {
             if retired >= *next {
                 let st = &cpu.state;
-                eprintln!("[{retired}] {:04x}:{:016x}", st.seg[Seg::Cs as usize].selector, st.rip);
+                eprintln!(
+                    "[{retired}] {:04x}:{:016x}",
+                    st.seg[Seg::Cs as usize].selector,
+                    st.rip
+                );
                 *next = (retired / *every + 1) * *every;
             }
             return;
@@ -56,18 +68,28 @@ impl TraceWindow {
         }
         let st = &cpu.state;
         let cs = st.seg[Seg::Cs as usize];
-        let bitness = if cs.long() { 64 } else if cs.db() { 32 } else { 16 };
+        let bitness = if cs.long() {
+            64
+        } else if cs.db() {
+            32
+        } else {
+            16
+        };
         let linear = cs.base.wrapping_add(st.rip);
         let phys = |a: u64| -> Option<u8> {
             match map.map_page(a) {
-                PageMapping::Ram { offset } | PageMapping::Rom { offset } => memory.get(offset + (a & 0xFFF) as usize).copied(),
+                PageMapping::Ram { offset } | PageMapping::Rom { offset } => {
+                    memory.get(offset + (a & 0xFFF) as usize).copied()
+                }
                 PageMapping::Mmio => None,
             }
         };
         let mut bytes = [0u8; 15];
         for (i, b) in bytes.iter_mut().enumerate() {
             let a = linear.wrapping_add(i as u64);
-            *b = peek_translate(cpu, a, &phys).and_then(&phys).unwrap_or(0xFF);
+            *b = peek_translate(cpu, a, &phys)
+                .and_then(&phys)
+                .unwrap_or(0xFF);
         }
         let mut decoder = Decoder::with_ip(bitness, &bytes, st.rip, DecoderOptions::NONE);
         let mut insn = Instruction::default();
@@ -78,10 +100,22 @@ impl TraceWindow {
         let mut regs = String::new();
         if bitness == 64 {
             let all = [
-                ("rax", Reg::Rax), ("rbx", Reg::Rbx), ("rcx", Reg::Rcx), ("rdx", Reg::Rdx),
-                ("rsi", Reg::Rsi), ("rdi", Reg::Rdi), ("rbp", Reg::Rbp), ("rsp", Reg::Rsp),
-                ("r8", Reg::R8), ("r9", Reg::R9), ("r10", Reg::R10), ("r11", Reg::R11),
-                ("r12", Reg::R12), ("r13", Reg::R13), ("r14", Reg::R14), ("r15", Reg::R15),
+                ("rax", Reg::Rax),
+                ("rbx", Reg::Rbx),
+                ("rcx", Reg::Rcx),
+                ("rdx", Reg::Rdx),
+                ("rsi", Reg::Rsi),
+                ("rdi", Reg::Rdi),
+                ("rbp", Reg::Rbp),
+                ("rsp", Reg::Rsp),
+                ("r8", Reg::R8),
+                ("r9", Reg::R9),
+                ("r10", Reg::R10),
+                ("r11", Reg::R11),
+                ("r12", Reg::R12),
+                ("r13", Reg::R13),
+                ("r14", Reg::R14),
+                ("r15", Reg::R15),
             ];
             for (name, reg) in all {
                 regs.push_str(&format!(" {name}={:x}", r(reg)));
@@ -89,8 +123,14 @@ impl TraceWindow {
             regs.push_str(&format!(" fl={:05x} cr3={:x}", st.rflags, st.cr3));
         } else {
             let all = [
-                ("eax", Reg::Rax), ("ebx", Reg::Rbx), ("ecx", Reg::Rcx), ("edx", Reg::Rdx),
-                ("esi", Reg::Rsi), ("edi", Reg::Rdi), ("ebp", Reg::Rbp), ("esp", Reg::Rsp),
+                ("eax", Reg::Rax),
+                ("ebx", Reg::Rbx),
+                ("ecx", Reg::Rcx),
+                ("edx", Reg::Rdx),
+                ("esi", Reg::Rsi),
+                ("edi", Reg::Rdi),
+                ("ebp", Reg::Rbp),
+                ("esp", Reg::Rsp),
             ];
             for (name, reg) in all {
                 regs.push_str(&format!(" {name}={:08x}", r(reg) as u32));
@@ -98,7 +138,10 @@ impl TraceWindow {
             regs.push_str(&format!(" fl={:05x}", st.rflags));
         }
         let width = if bitness == 64 { 16 } else { 8 };
-        eprintln!("[{retired}] {:04x}:{:0width$x} {text:<32}{regs}", cs.selector, st.rip);
+        eprintln!(
+            "[{retired}] {:04x}:{:0width$x} {text:<32}{regs}",
+            cs.selector, st.rip
+        );
     }
 }
 

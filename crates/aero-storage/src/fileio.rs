@@ -16,11 +16,13 @@ pub(crate) fn write_at(mut file: &File, offset: u64, buf: &[u8]) -> std::io::Res
 /// Big-endian fields of a header buffer. Callers bound-check the buffer length first, so
 /// out-of-range offsets yield 0 instead of panicking.
 pub(crate) fn be_u16(buf: &[u8], at: usize) -> u16 {
-    buf.get(at..at + 2).map_or(0, |b| u16::from_be_bytes([b[0], b[1]]))
+    buf.get(at..at + 2)
+        .map_or(0, |b| u16::from_be_bytes([b[0], b[1]]))
 }
 
 pub(crate) fn be_u32(buf: &[u8], at: usize) -> u32 {
-    buf.get(at..at + 4).map_or(0, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    buf.get(at..at + 4)
+        .map_or(0, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
 }
 
 pub(crate) fn be_u64(buf: &[u8], at: usize) -> u64 {

@@ -4,7 +4,7 @@ use std::fs::{File, OpenOptions as FsOpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
-use crate::{check_range, BlockDevice, MemoryOverlay, Qcow2Image, StorageError, VhdImage};
+use crate::{BlockDevice, MemoryOverlay, Qcow2Image, StorageError, VhdImage, check_range};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ImageFormat {
@@ -26,12 +26,20 @@ pub struct OpenOptions {
 
 impl Default for OpenOptions {
     fn default() -> Self {
-        OpenOptions { read_only: false, snapshot: false, sector_size: 512, format: None }
+        OpenOptions {
+            read_only: false,
+            snapshot: false,
+            sector_size: 512,
+            format: None,
+        }
     }
 }
 
 fn io_err(path: &Path, source: std::io::Error) -> StorageError {
-    StorageError::Io { path: path.display().to_string(), error: source }
+    StorageError::Io {
+        path: path.display().to_string(),
+        error: source,
+    }
 }
 
 /// Detects the format from the file's first bytes (and the VHD footer).
@@ -47,7 +55,8 @@ fn detect(file: &mut File, path: &Path) -> Result<ImageFormat, StorageError> {
     }
     if len >= 512 {
         let mut foot = [0u8; 8];
-        file.seek(SeekFrom::Start(len - 512)).map_err(|e| io_err(path, e))?;
+        file.seek(SeekFrom::Start(len - 512))
+            .map_err(|e| io_err(path, e))?;
         file.read_exact(&mut foot).map_err(|e| io_err(path, e))?;
         if &foot == b"conectix" {
             return Ok(ImageFormat::Vhd);
@@ -74,15 +83,31 @@ pub fn open_image(path: &Path, opts: &OpenOptions) -> Result<Box<dyn BlockDevice
 }
 
 /// Opens a backing file (read-only, 512-byte sectors) at chain depth `depth`.
-pub(crate) fn open_backing(path: &Path, format: Option<ImageFormat>, depth: u32) -> Result<Box<dyn BlockDevice>, StorageError> {
+pub(crate) fn open_backing(
+    path: &Path,
+    format: Option<ImageFormat>,
+    depth: u32,
+) -> Result<Box<dyn BlockDevice>, StorageError> {
     open_file(path, format, 512, false, depth)
 }
 
-fn open_file(path: &Path, format: Option<ImageFormat>, sector_size: u32, writable: bool, depth: u32) -> Result<Box<dyn BlockDevice>, StorageError> {
-    let mut file = FsOpenOptions::new().read(true).write(writable).open(path).map_err(|e| io_err(path, e))?;
+fn open_file(
+    path: &Path,
+    format: Option<ImageFormat>,
+    sector_size: u32,
+    writable: bool,
+    depth: u32,
+) -> Result<Box<dyn BlockDevice>, StorageError> {
+    let mut file = FsOpenOptions::new()
+        .read(true)
+        .write(writable)
+        .open(path)
+        .map_err(|e| io_err(path, e))?;
     if writable {
         // A second emulator writing the same image would corrupt it.
-        file.try_lock().map_err(|_| StorageError::Locked { path: path.display().to_string() })?;
+        file.try_lock().map_err(|_| StorageError::Locked {
+            path: path.display().to_string(),
+        })?;
     }
     let format = match format {
         Some(f) => f,
@@ -91,7 +116,9 @@ fn open_file(path: &Path, format: Option<ImageFormat>, sector_size: u32, writabl
     tracing::debug!(path = %path.display(), ?format, writable, "opening disk image");
     Ok(match format {
         ImageFormat::Raw => Box::new(RawImage::new(file, path, sector_size, !writable)?),
-        ImageFormat::Qcow2 => Box::new(Qcow2Image::open(file, path, sector_size, !writable, depth)?),
+        ImageFormat::Qcow2 => {
+            Box::new(Qcow2Image::open(file, path, sector_size, !writable, depth)?)
+        }
         ImageFormat::Vhd => Box::new(VhdImage::open(file, path, sector_size, !writable)?),
     })
 }
@@ -105,12 +132,25 @@ pub struct RawImage {
 }
 
 impl RawImage {
-    pub fn new(file: File, path: &Path, sector_size: u32, read_only: bool) -> Result<Self, StorageError> {
+    pub fn new(
+        file: File,
+        path: &Path,
+        sector_size: u32,
+        read_only: bool,
+    ) -> Result<Self, StorageError> {
         let len = file.metadata().map_err(|e| io_err(path, e))?.len();
         if sector_size == 0 || !sector_size.is_power_of_two() {
-            return Err(StorageError::Unsupported { path: path.display().to_string(), what: format!("bad sector size {sector_size}") });
+            return Err(StorageError::Unsupported {
+                path: path.display().to_string(),
+                what: format!("bad sector size {sector_size}"),
+            });
         }
-        Ok(RawImage { file, sector_size, sectors: len / sector_size as u64, read_only })
+        Ok(RawImage {
+            file,
+            sector_size,
+            sectors: len / sector_size as u64,
+            read_only,
+        })
     }
 }
 
@@ -126,7 +166,9 @@ impl BlockDevice for RawImage {
     }
     fn read_sectors(&mut self, lba: u64, buf: &mut [u8]) -> Result<(), StorageError> {
         check_range(self, lba, buf.len())?;
-        self.file.seek(SeekFrom::Start(lba * self.sector_size as u64)).map_err(StorageError::Backend)?;
+        self.file
+            .seek(SeekFrom::Start(lba * self.sector_size as u64))
+            .map_err(StorageError::Backend)?;
         self.file.read_exact(buf).map_err(StorageError::Backend)
     }
     fn write_sectors(&mut self, lba: u64, buf: &[u8]) -> Result<(), StorageError> {
@@ -134,7 +176,9 @@ impl BlockDevice for RawImage {
             return Err(StorageError::ReadOnly);
         }
         check_range(self, lba, buf.len())?;
-        self.file.seek(SeekFrom::Start(lba * self.sector_size as u64)).map_err(StorageError::Backend)?;
+        self.file
+            .seek(SeekFrom::Start(lba * self.sector_size as u64))
+            .map_err(StorageError::Backend)?;
         self.file.write_all(buf).map_err(StorageError::Backend)
     }
     fn flush(&mut self) -> Result<(), StorageError> {
@@ -167,8 +211,14 @@ mod tests {
         assert_eq!(buf[0], 0xAB);
         dev.write_sectors(3, &[0x5A; 512]).unwrap();
         dev.flush().unwrap();
-        assert!(matches!(dev.read_sectors(4, &mut buf), Err(StorageError::OutOfRange { .. })));
-        assert!(matches!(dev.read_sectors(u64::MAX, &mut buf), Err(StorageError::OutOfRange { .. })));
+        assert!(matches!(
+            dev.read_sectors(4, &mut buf),
+            Err(StorageError::OutOfRange { .. })
+        ));
+        assert!(matches!(
+            dev.read_sectors(u64::MAX, &mut buf),
+            Err(StorageError::OutOfRange { .. })
+        ));
         drop(dev);
         assert_eq!(std::fs::read(f.path()).unwrap()[3 * 512], 0x5A);
     }
@@ -180,14 +230,20 @@ mod tests {
         let second = open_image(f.path(), &OpenOptions::default());
         assert!(matches!(second, Err(StorageError::Locked { .. })));
         // Read-only users do not need the lock.
-        let ro = OpenOptions { read_only: true, ..Default::default() };
+        let ro = OpenOptions {
+            read_only: true,
+            ..Default::default()
+        };
         assert!(open_image(f.path(), &ro).is_ok());
     }
 
     #[test]
     fn snapshot_never_writes_the_file() {
         let f = image_with(&[7u8; 1024]);
-        let opts = OpenOptions { snapshot: true, ..Default::default() };
+        let opts = OpenOptions {
+            snapshot: true,
+            ..Default::default()
+        };
         let mut dev = open_image(f.path(), &opts).unwrap();
         dev.write_sectors(0, &[1u8; 512]).unwrap();
         let mut buf = [0u8; 512];

@@ -9,9 +9,9 @@
 //! - [`ide`] is the ATA/ATAPI device logic of the PIIX3 IDE controller.
 #![forbid(unsafe_code)]
 
+pub mod ahci;
 mod create;
 mod fileio;
-pub mod ahci;
 pub mod ide;
 mod image;
 mod memdisk;
@@ -21,10 +21,10 @@ mod shared;
 mod vhd;
 
 pub use create::create_qcow2_overlay;
-pub use image::{open_image, probe_format, ImageFormat, OpenOptions, RawImage};
+pub use image::{ImageFormat, OpenOptions, RawImage, open_image, probe_format};
 pub use memdisk::MemoryDisk;
 pub use overlay::MemoryOverlay;
-pub use qcow2::{create_qcow2, Qcow2CreateOptions, Qcow2Image};
+pub use qcow2::{Qcow2CreateOptions, Qcow2Image, create_qcow2};
 pub use shared::SharedDisk;
 pub use vhd::VhdImage;
 
@@ -63,7 +63,11 @@ pub trait BlockDevice: Send {
 }
 
 /// Checks that `len` bytes at `lba` are whole sectors inside the device.
-pub(crate) fn check_range(dev: &dyn BlockDevice, lba: u64, len: usize) -> Result<u64, StorageError> {
+pub(crate) fn check_range(
+    dev: &dyn BlockDevice,
+    lba: u64,
+    len: usize,
+) -> Result<u64, StorageError> {
     let ss = dev.sector_size() as u64;
     let count = len as u64 / ss;
     let total = dev.sector_count();

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::{check_range, BlockDevice, StorageError};
+use crate::{BlockDevice, StorageError, check_range};
 
 pub struct MemoryOverlay {
     base: Box<dyn BlockDevice>,
@@ -12,7 +12,10 @@ pub struct MemoryOverlay {
 
 impl MemoryOverlay {
     pub fn new(base: Box<dyn BlockDevice>) -> Self {
-        MemoryOverlay { base, sectors: BTreeMap::new() }
+        MemoryOverlay {
+            base,
+            sectors: BTreeMap::new(),
+        }
     }
 }
 

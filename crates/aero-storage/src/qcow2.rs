@@ -15,8 +15,8 @@ use std::fs::{File, OpenOptions as FsOpenOptions};
 use std::path::{Path, PathBuf};
 
 use crate::fileio::{be_u32, be_u64, put_be_u32, put_be_u64, read_at, write_at};
-use crate::image::{open_backing, ImageFormat};
-use crate::{check_range, BlockDevice, StorageError};
+use crate::image::{ImageFormat, open_backing};
+use crate::{BlockDevice, StorageError, check_range};
 
 const MAGIC: &[u8; 4] = b"QFI\xfb";
 const V2_HEADER_LEN: usize = 72;
@@ -50,11 +50,17 @@ const EXT_BACKING_FORMAT: u32 = 0xe279_2aca;
 const L2_CACHE_TABLES: usize = 16;
 
 fn corrupt(path: &str, what: impl Into<String>) -> StorageError {
-    StorageError::Corrupt { path: path.to_string(), what: what.into() }
+    StorageError::Corrupt {
+        path: path.to_string(),
+        what: what.into(),
+    }
 }
 
 fn unsupported(path: &str, what: impl Into<String>) -> StorageError {
-    StorageError::Unsupported { path: path.to_string(), what: what.into() }
+    StorageError::Unsupported {
+        path: path.to_string(),
+        what: what.into(),
+    }
 }
 
 /// The parsed, validated header.
@@ -81,11 +87,17 @@ fn write_refusal(h: &Header) -> Option<&'static str> {
     if h.incompatible & INCOMPAT_CORRUPT != 0 {
         Some("image is marked corrupt; repair it with `qemu-img check -r all` before writing")
     } else if h.incompatible & INCOMPAT_DIRTY != 0 {
-        Some("image has the dirty bit set (lazy refcounts, not closed cleanly); run `qemu-img check -r all` before writing")
+        Some(
+            "image has the dirty bit set (lazy refcounts, not closed cleanly); run `qemu-img check -r all` before writing",
+        )
     } else if h.compatible & COMPAT_LAZY_REFCOUNTS != 0 {
-        Some("lazy refcounts are enabled; writing is not supported (`qemu-img amend -o lazy_refcounts=off` turns them off)")
+        Some(
+            "lazy refcounts are enabled; writing is not supported (`qemu-img amend -o lazy_refcounts=off` turns them off)",
+        )
     } else if h.nb_snapshots != 0 {
-        Some("image has internal snapshots; writing such images is not supported (open it read-only or with --snapshot)")
+        Some(
+            "image has internal snapshots; writing such images is not supported (open it read-only or with --snapshot)",
+        )
     } else {
         None
     }
@@ -105,15 +117,24 @@ fn parse_header(path: &str, head: &[u8], file_len: u64) -> Result<Header, Storag
     }
     let version = be_u32(head, 4);
     if version != 2 && version != 3 {
-        return Err(unsupported(path, format!("qcow2 version {version} (only 2 and 3 are supported)")));
+        return Err(unsupported(
+            path,
+            format!("qcow2 version {version} (only 2 and 3 are supported)"),
+        ));
     }
     let cluster_bits = be_u32(head, 20);
     if !(9..=21).contains(&cluster_bits) {
-        return Err(corrupt(path, format!("cluster_bits {cluster_bits} outside 9..=21")));
+        return Err(corrupt(
+            path,
+            format!("cluster_bits {cluster_bits} outside 9..=21"),
+        ));
     }
     let cluster_size = 1u64 << cluster_bits;
     if be_u32(head, 32) != 0 {
-        return Err(unsupported(path, "encrypted qcow2 images are not supported"));
+        return Err(unsupported(
+            path,
+            "encrypted qcow2 images are not supported",
+        ));
     }
     let (incompatible, compatible, autoclear, refcount_order, header_len) = if version == 3 {
         if head.len() < V3_HEADER_LEN {
@@ -123,28 +144,53 @@ fn parse_header(path: &str, head: &[u8], file_len: u64) -> Result<Header, Storag
         if len < V3_HEADER_LEN as u64 || len > cluster_size || len > head.len() as u64 {
             return Err(corrupt(path, format!("bad header length {len}")));
         }
-        (be_u64(head, 72), be_u64(head, 80), be_u64(head, 88), be_u32(head, 96), len as usize)
+        (
+            be_u64(head, 72),
+            be_u64(head, 80),
+            be_u64(head, 88),
+            be_u32(head, 96),
+            len as usize,
+        )
     } else {
         (0, 0, 0, 4, V2_HEADER_LEN)
     };
     let unknown = incompatible & !INCOMPAT_KNOWN;
     if unknown != 0 {
-        return Err(unsupported(path, format!("unknown incompatible qcow2 features {unknown:#x}")));
+        return Err(unsupported(
+            path,
+            format!("unknown incompatible qcow2 features {unknown:#x}"),
+        ));
     }
     if incompatible & INCOMPAT_DATA_FILE != 0 {
-        return Err(unsupported(path, "qcow2 images with an external data file are not supported"));
+        return Err(unsupported(
+            path,
+            "qcow2 images with an external data file are not supported",
+        ));
     }
     if incompatible & INCOMPAT_EXTENDED_L2 != 0 {
-        return Err(unsupported(path, "qcow2 images with extended L2 entries (subclusters) are not supported"));
+        return Err(unsupported(
+            path,
+            "qcow2 images with extended L2 entries (subclusters) are not supported",
+        ));
     }
     if incompatible & INCOMPAT_COMPRESSION_TYPE != 0 {
-        let kind = if header_len > V3_HEADER_LEN { head[V3_HEADER_LEN] } else { 0 };
+        let kind = if header_len > V3_HEADER_LEN {
+            head[V3_HEADER_LEN]
+        } else {
+            0
+        };
         if kind != 0 {
-            return Err(unsupported(path, format!("qcow2 compression type {kind} (only zlib is supported)")));
+            return Err(unsupported(
+                path,
+                format!("qcow2 compression type {kind} (only zlib is supported)"),
+            ));
         }
     }
     if refcount_order > 6 {
-        return Err(corrupt(path, format!("refcount_order {refcount_order} > 6")));
+        return Err(corrupt(
+            path,
+            format!("refcount_order {refcount_order} > 6"),
+        ));
     }
 
     let size = be_u64(head, 24);
@@ -155,35 +201,60 @@ fn parse_header(path: &str, head: &[u8], file_len: u64) -> Result<Header, Storag
     let l1_needed = size.div_ceil(bytes_per_l1_entry);
     let l1_bytes = l1_size as u64 * 8;
     if l1_bytes > MAX_L1_BYTES || l1_needed * 8 > MAX_L1_BYTES {
-        return Err(unsupported(path, format!("virtual size {size} too large (L1 table over {MAX_L1_BYTES} bytes)")));
+        return Err(unsupported(
+            path,
+            format!("virtual size {size} too large (L1 table over {MAX_L1_BYTES} bytes)"),
+        ));
     }
     if (l1_size as u64) < l1_needed {
-        return Err(corrupt(path, format!("L1 table has {l1_size} entries, {l1_needed} needed for the disk size")));
+        return Err(corrupt(
+            path,
+            format!("L1 table has {l1_size} entries, {l1_needed} needed for the disk size"),
+        ));
     }
     let l1_range = (l1_offset, l1_offset.saturating_add(l1_bytes));
-    if l1_size != 0 && (l1_offset == 0 || !l1_offset.is_multiple_of(cluster_size) || l1_range.1 > file_len) {
-        return Err(corrupt(path, "L1 table offset misaligned or beyond the end of the file"));
+    if l1_size != 0
+        && (l1_offset == 0 || !l1_offset.is_multiple_of(cluster_size) || l1_range.1 > file_len)
+    {
+        return Err(corrupt(
+            path,
+            "L1 table offset misaligned or beyond the end of the file",
+        ));
     }
 
     let rt_offset = be_u64(head, 48);
     let rt_clusters = be_u32(head, 56);
     let rt_bytes = rt_clusters as u64 * cluster_size;
     if rt_clusters == 0 || rt_bytes > MAX_REFCOUNT_TABLE_BYTES {
-        return Err(corrupt(path, format!("refcount table of {rt_clusters} clusters is empty or too large")));
+        return Err(corrupt(
+            path,
+            format!("refcount table of {rt_clusters} clusters is empty or too large"),
+        ));
     }
     let rt_range = (rt_offset, rt_offset.saturating_add(rt_bytes));
     if rt_offset == 0 || !rt_offset.is_multiple_of(cluster_size) || rt_range.1 > file_len {
-        return Err(corrupt(path, "refcount table offset misaligned or beyond the end of the file"));
+        return Err(corrupt(
+            path,
+            "refcount table offset misaligned or beyond the end of the file",
+        ));
     }
     let header_range = (0, cluster_size);
-    if ranges_overlap(l1_range, rt_range) || ranges_overlap(l1_range, header_range) || ranges_overlap(rt_range, header_range) {
+    if ranges_overlap(l1_range, rt_range)
+        || ranges_overlap(l1_range, header_range)
+        || ranges_overlap(rt_range, header_range)
+    {
         return Err(corrupt(path, "header, L1 table and refcount table overlap"));
     }
 
     let nb_snapshots = be_u32(head, 60);
     let snapshots_offset = be_u64(head, 64);
-    if nb_snapshots != 0 && (!snapshots_offset.is_multiple_of(cluster_size) || snapshots_offset >= file_len) {
-        return Err(corrupt(path, "snapshot table offset misaligned or beyond the end of the file"));
+    if nb_snapshots != 0
+        && (!snapshots_offset.is_multiple_of(cluster_size) || snapshots_offset >= file_len)
+    {
+        return Err(corrupt(
+            path,
+            "snapshot table offset misaligned or beyond the end of the file",
+        ));
     }
 
     // Backing file name: inside the first cluster, bounded length, UTF-8.
@@ -193,16 +264,28 @@ fn parse_header(path: &str, head: &[u8], file_len: u64) -> Result<Header, Storag
     let header_cluster_end = cluster_size.min(head.len() as u64);
     if backing_offset != 0 {
         let end = backing_offset.saturating_add(backing_len as u64);
-        if backing_len == 0 || backing_len > MAX_BACKING_NAME || end > header_cluster_end || backing_offset < header_len as u64 {
-            return Err(corrupt(path, "backing file name outside the header cluster or too long"));
+        if backing_len == 0
+            || backing_len > MAX_BACKING_NAME
+            || end > header_cluster_end
+            || backing_offset < header_len as u64
+        {
+            return Err(corrupt(
+                path,
+                "backing file name outside the header cluster or too long",
+            ));
         }
         let bytes = &head[backing_offset as usize..end as usize];
-        let name = std::str::from_utf8(bytes).map_err(|_| corrupt(path, "backing file name is not UTF-8"))?;
+        let name = std::str::from_utf8(bytes)
+            .map_err(|_| corrupt(path, "backing file name is not UTF-8"))?;
         backing_name = Some(name.to_string());
     }
 
     // Header extensions: a bounded walk inside the header cluster (and before the name).
-    let ext_end = if backing_offset != 0 { backing_offset } else { header_cluster_end };
+    let ext_end = if backing_offset != 0 {
+        backing_offset
+    } else {
+        header_cluster_end
+    };
     let mut backing_format = None;
     let mut pos = header_len as u64;
     while pos + 8 <= ext_end {
@@ -214,11 +297,15 @@ fn parse_header(path: &str, head: &[u8], file_len: u64) -> Result<Header, Storag
         let data_start = pos + 8;
         let data_end = data_start + len;
         if data_end > ext_end {
-            return Err(corrupt(path, format!("header extension {kind:#x} runs past the header")));
+            return Err(corrupt(
+                path,
+                format!("header extension {kind:#x} runs past the header"),
+            ));
         }
         if kind == EXT_BACKING_FORMAT {
             let bytes = &head[data_start as usize..data_end as usize];
-            let name = std::str::from_utf8(bytes).map_err(|_| corrupt(path, "backing format name is not UTF-8"))?;
+            let name = std::str::from_utf8(bytes)
+                .map_err(|_| corrupt(path, "backing format name is not UTF-8"))?;
             backing_format = Some(name.to_string());
         }
         pos = data_start + len.div_ceil(8) * 8;
@@ -246,9 +333,16 @@ fn parse_header(path: &str, head: &[u8], file_len: u64) -> Result<Header, Storag
 enum Mapping {
     Unallocated,
     /// Reads as zeros; a preallocated host cluster may be kept.
-    Zero { host: u64 },
-    Normal { host: u64 },
-    Compressed { offset: u64, len: u64 },
+    Zero {
+        host: u64,
+    },
+    Normal {
+        host: u64,
+    },
+    Compressed {
+        offset: u64,
+        len: u64,
+    },
 }
 
 /// A small most-recently-used cache of L2 tables (deterministic: a Vec, no hashing).
@@ -299,18 +393,26 @@ pub struct Qcow2Image {
 
 impl Qcow2Image {
     /// Opens a qcow2 image. `file` must have been opened writable unless `read_only`.
-    pub(crate) fn open(file: File, path: &Path, sector_size: u32, read_only: bool, depth: u32) -> Result<Self, StorageError> {
+    pub(crate) fn open(
+        file: File,
+        path: &Path,
+        sector_size: u32,
+        read_only: bool,
+        depth: u32,
+    ) -> Result<Self, StorageError> {
         let p = path.display().to_string();
-        let io = |e| StorageError::Io { path: p.clone(), error: e };
+        let io = |e| StorageError::Io {
+            path: p.clone(),
+            error: e,
+        };
         let file_len = file.metadata().map_err(io)?.len();
         let mut head = vec![0u8; file_len.min(2 << 20) as usize];
         read_at(&file, 0, &mut head).map_err(io)?;
         let header = parse_header(&p, &head, file_len)?;
         drop(head);
-        if !read_only
-            && let Some(why) = write_refusal(&header) {
-                return Err(unsupported(&p, why));
-            }
+        if !read_only && let Some(why) = write_refusal(&header) {
+            return Err(unsupported(&p, why));
+        }
         if sector_size == 0 || !sector_size.is_power_of_two() {
             return Err(unsupported(&p, format!("bad sector size {sector_size}")));
         }
@@ -327,14 +429,19 @@ impl Qcow2Image {
             None => None,
             Some(name) => {
                 if depth >= MAX_BACKING_DEPTH {
-                    return Err(unsupported(&p, format!("backing file chain deeper than {MAX_BACKING_DEPTH}")));
+                    return Err(unsupported(
+                        &p,
+                        format!("backing file chain deeper than {MAX_BACKING_DEPTH}"),
+                    ));
                 }
                 let format = match header.backing_format.as_deref() {
                     None => None,
                     Some("raw") => Some(ImageFormat::Raw),
                     Some("qcow2") => Some(ImageFormat::Qcow2),
                     Some("vpc") => Some(ImageFormat::Vhd),
-                    Some(other) => return Err(unsupported(&p, format!("backing file format '{other}'"))),
+                    Some(other) => {
+                        return Err(unsupported(&p, format!("backing file format '{other}'")));
+                    }
                 };
                 let backing_path = resolve_backing(path, name);
                 Some(open_backing(&backing_path, format, depth + 1)?)
@@ -375,7 +482,10 @@ impl Qcow2Image {
     }
 
     fn io(&self, source: std::io::Error) -> StorageError {
-        StorageError::Io { path: self.path.clone(), error: source }
+        StorageError::Io {
+            path: self.path.clone(),
+            error: source,
+        }
     }
 
     fn read_meta(&self, offset: u64, buf: &mut [u8]) -> Result<(), StorageError> {
@@ -410,7 +520,10 @@ impl Qcow2Image {
     /// (refcount block offset or 0, byte offset inside it, bit shift for sub-byte widths).
     fn refcount_slot(&self, cluster_index: u64) -> Result<Option<(u64, u64, u32)>, StorageError> {
         let per_block = self.refcounts_per_block();
-        let Some(&entry) = self.refcount_table.get((cluster_index / per_block) as usize) else {
+        let Some(&entry) = self
+            .refcount_table
+            .get((cluster_index / per_block) as usize)
+        else {
             return Ok(None);
         };
         let block = entry & REFTABLE_OFFSET_MASK;
@@ -418,7 +531,10 @@ impl Qcow2Image {
             return Ok(None);
         }
         if !block.is_multiple_of(self.cluster_size) {
-            return Err(corrupt(&self.path, format!("refcount block at {block:#x} is not cluster aligned")));
+            return Err(corrupt(
+                &self.path,
+                format!("refcount block at {block:#x} is not cluster aligned"),
+            ));
         }
         let bit = (cluster_index % per_block) * self.refcount_bits();
         Ok(Some((block, bit / 8, (bit % 8) as u32)))
@@ -435,13 +551,18 @@ impl Qcow2Image {
         if bits < 8 {
             Ok(((buf[0] >> shift) as u64) & ((1 << bits) - 1))
         } else {
-            Ok(buf[..width].iter().fold(0u64, |acc, &b| (acc << 8) | b as u64))
+            Ok(buf[..width]
+                .iter()
+                .fold(0u64, |acc, &b| (acc << 8) | b as u64))
         }
     }
 
     fn set_refcount(&mut self, cluster_index: u64, value: u64) -> Result<(), StorageError> {
         let Some((block, byte, shift)) = self.refcount_slot(cluster_index)? else {
-            return Err(corrupt(&self.path, "refcount block missing for an allocated cluster"));
+            return Err(corrupt(
+                &self.path,
+                "refcount block missing for an allocated cluster",
+            ));
         };
         let bits = self.refcount_bits();
         let mut buf = [0u8; 8];
@@ -497,7 +618,10 @@ impl Qcow2Image {
                 // Leaked by an earlier crash (or a hostile image): never hand it out twice.
                 skipped += 1;
                 if skipped > MAX_ALLOCATION_SKIP {
-                    return Err(corrupt(&self.path, "refcounts claim clusters far beyond the end of the file; run `qemu-img check -r all`"));
+                    return Err(corrupt(
+                        &self.path,
+                        "refcounts claim clusters far beyond the end of the file; run `qemu-img check -r all`",
+                    ));
                 }
                 self.next_free += self.cluster_size;
                 continue;
@@ -532,10 +656,16 @@ impl Qcow2Image {
             table_clusters = table_clusters.max(need_table);
         }
         if table_clusters * cs > MAX_REFCOUNT_TABLE_BYTES {
-            return Err(unsupported(&self.path, "image too large: refcount table would exceed its size limit"));
+            return Err(unsupported(
+                &self.path,
+                "image too large: refcount table would exceed its size limit",
+            ));
         }
         if first_block < self.refcount_table.len() as u64 {
-            return Err(corrupt(&self.path, "refcount table growth requested inside the covered range"));
+            return Err(corrupt(
+                &self.path,
+                "refcount table growth requested inside the covered range",
+            ));
         }
         let blocks_offset = start + table_clusters * cs;
         let mut table = self.refcount_table.clone();
@@ -549,7 +679,12 @@ impl Qcow2Image {
         for index in start_index..start_index + table_clusters + blocks {
             let block = index / per_block - first_block;
             let block_bytes = &mut block_data[(block * cs) as usize..((block + 1) * cs) as usize];
-            encode_refcount(block_bytes, index % per_block, self.header.refcount_order, 1);
+            encode_refcount(
+                block_bytes,
+                index % per_block,
+                self.header.refcount_order,
+                1,
+            );
         }
         let mut table_bytes = vec![0u8; table.len() * 8];
         for (i, e) in table.iter().enumerate() {
@@ -644,7 +779,10 @@ impl Qcow2Image {
         let entry = self.l1.get(l1_index).copied().unwrap_or(0);
         let offset = entry & OFFSET_MASK;
         if !offset.is_multiple_of(self.cluster_size) {
-            return Err(corrupt(&self.path, format!("L2 table at {offset:#x} is not cluster aligned")));
+            return Err(corrupt(
+                &self.path,
+                format!("L2 table at {offset:#x} is not cluster aligned"),
+            ));
         }
         Ok((l1_index, offset))
     }
@@ -666,12 +804,18 @@ impl Qcow2Image {
             let shift = 62 - (self.header.cluster_bits - 8);
             let offset = entry & ((1u64 << shift) - 1);
             let sectors = ((entry >> shift) & ((1u64 << (self.header.cluster_bits - 8)) - 1)) + 1;
-            return Ok(Mapping::Compressed { offset, len: sectors * 512 - (offset & 511) });
+            return Ok(Mapping::Compressed {
+                offset,
+                len: sectors * 512 - (offset & 511),
+            });
         }
         let host = entry & OFFSET_MASK;
         if entry & FLAG_ZERO != 0 {
             if self.header.version < 3 {
-                return Err(corrupt(&self.path, "zero cluster flag in a version 2 image"));
+                return Err(corrupt(
+                    &self.path,
+                    "zero cluster flag in a version 2 image",
+                ));
             }
             return Ok(Mapping::Zero { host });
         }
@@ -679,7 +823,10 @@ impl Qcow2Image {
             return Ok(Mapping::Unallocated);
         }
         if !host.is_multiple_of(self.cluster_size) {
-            return Err(corrupt(&self.path, format!("data cluster at {host:#x} is not cluster aligned")));
+            return Err(corrupt(
+                &self.path,
+                format!("data cluster at {host:#x} is not cluster aligned"),
+            ));
         }
         Ok(Mapping::Normal { host })
     }
@@ -695,16 +842,29 @@ impl Qcow2Image {
     }
 
     fn decompress(&mut self, offset: u64, len: u64) -> Result<&[u8], StorageError> {
-        if self.compressed_cache.as_ref().is_none_or(|(o, _)| *o != offset) {
+        if self
+            .compressed_cache
+            .as_ref()
+            .is_none_or(|(o, _)| *o != offset)
+        {
             // The stored length is rounded to sectors; the last one may stop at end of file.
             let avail = self.file_len.saturating_sub(offset).min(len);
             let mut input = vec![0u8; avail as usize];
             self.read_meta(offset, &mut input)?;
             let mut out = vec![0u8; self.cluster_size as usize];
-            inflate_cluster(&input, &mut out).map_err(|what| corrupt(&self.path, format!("compressed cluster at {offset:#x}: {what}")))?;
+            inflate_cluster(&input, &mut out).map_err(|what| {
+                corrupt(
+                    &self.path,
+                    format!("compressed cluster at {offset:#x}: {what}"),
+                )
+            })?;
             self.compressed_cache = Some((offset, out));
         }
-        Ok(self.compressed_cache.as_ref().map(|(_, d)| d.as_slice()).unwrap_or(&[]))
+        Ok(self
+            .compressed_cache
+            .as_ref()
+            .map(|(_, d)| d.as_slice())
+            .unwrap_or(&[]))
     }
 
     /// Reads guest bytes that are not mapped in this image: from the backing file, or zeros.
@@ -748,7 +908,11 @@ impl Qcow2Image {
                     }
                     None => false,
                 };
-                if copied { Ok(()) } else { Err(corrupt(&self.path, "read past a decompressed cluster")) }
+                if copied {
+                    Ok(())
+                } else {
+                    Err(corrupt(&self.path, "read past a decompressed cluster"))
+                }
             }
         }
     }
@@ -790,7 +954,11 @@ impl Qcow2Image {
             Some(h) => h,
             None => self.allocate_cluster()?,
         };
-        let new_l2 = if l2_offset == 0 { Some(self.allocate_cluster()?) } else { None };
+        let new_l2 = if l2_offset == 0 {
+            Some(self.allocate_cluster()?)
+        } else {
+            None
+        };
         self.write_meta(host, &cluster)?;
         let entry = host | FLAG_COPIED;
         match new_l2 {
@@ -815,7 +983,11 @@ impl Qcow2Image {
                 let mut raw = [0u8; 8];
                 put_be_u64(&mut raw, 0, entry);
                 self.write_meta(l2_offset + l2_index as u64 * 8, &raw)?;
-                if let Some(slot) = self.l2_cache.get(l2_offset).and_then(|t| t.get_mut(l2_index)) {
+                if let Some(slot) = self
+                    .l2_cache
+                    .get(l2_offset)
+                    .and_then(|t| t.get_mut(l2_index))
+                {
                     *slot = entry;
                 }
             }
@@ -850,14 +1022,17 @@ fn encode_refcount(block: &mut [u8], index: u64, order: u32, value: u64) {
 
 /// Raw-deflate decompression of one cluster; the output must fill it exactly.
 fn inflate_cluster(input: &[u8], out: &mut [u8]) -> Result<(), String> {
-    use miniz_oxide::inflate::core::{decompress, inflate_flags, DecompressorOxide};
     use miniz_oxide::inflate::TINFLStatus;
+    use miniz_oxide::inflate::core::{DecompressorOxide, decompress, inflate_flags};
     let mut state = DecompressorOxide::new();
     let flags = inflate_flags::TINFL_FLAG_USING_NON_WRAPPING_OUTPUT_BUF;
     let (status, _, written) = decompress(&mut state, input, out, 0, flags);
     match status {
         TINFLStatus::Done | TINFLStatus::HasMoreOutput if written == out.len() => Ok(()),
-        TINFLStatus::Done => Err(format!("decompressed to {written} bytes, expected {}", out.len())),
+        TINFLStatus::Done => Err(format!(
+            "decompressed to {written} bytes, expected {}",
+            out.len()
+        )),
         other => Err(format!("deflate error {other:?}")),
     }
 }
@@ -868,7 +1043,9 @@ fn resolve_backing(image: &Path, name: &str) -> PathBuf {
     if name.is_absolute() {
         return name.to_path_buf();
     }
-    image.parent().map_or_else(|| name.to_path_buf(), |dir| dir.join(name))
+    image
+        .parent()
+        .map_or_else(|| name.to_path_buf(), |dir| dir.join(name))
 }
 
 impl BlockDevice for Qcow2Image {
@@ -940,13 +1117,19 @@ pub struct Qcow2CreateOptions {
 pub fn create_qcow2(path: &Path, opts: &Qcow2CreateOptions) -> Result<(), StorageError> {
     let p = path.display().to_string();
     if !(9..=21).contains(&opts.cluster_bits) {
-        return Err(unsupported(&p, format!("cluster_bits {} outside 9..=21", opts.cluster_bits)));
+        return Err(unsupported(
+            &p,
+            format!("cluster_bits {} outside 9..=21", opts.cluster_bits),
+        ));
     }
     let cs = 1u64 << opts.cluster_bits;
     let l2_entries = cs / 8;
     let l1_size = opts.size.div_ceil(cs * l2_entries);
     if l1_size * 8 > MAX_L1_BYTES {
-        return Err(unsupported(&p, format!("disk size {} too large for this cluster size", opts.size)));
+        return Err(unsupported(
+            &p,
+            format!("disk size {} too large for this cluster size", opts.size),
+        ));
     }
     let l1_clusters = (l1_size * 8).div_ceil(cs).max(1);
     let per_block = cs * 8 / 16;
@@ -986,11 +1169,17 @@ pub fn create_qcow2(path: &Path, opts: &Qcow2CreateOptions) -> Result<(), Storag
             ImageFormat::Vhd => b"vpc",
         };
         if name.is_empty() || name.len() > MAX_BACKING_NAME as usize {
-            return Err(unsupported(&p, "backing file name empty or longer than 1023 bytes"));
+            return Err(unsupported(
+                &p,
+                "backing file name empty or longer than 1023 bytes",
+            ));
         }
         let needed = pos + 8 + 8 + 8 + name.len();
         if needed as u64 > cs {
-            return Err(unsupported(&p, "backing file name does not fit in the header cluster"));
+            return Err(unsupported(
+                &p,
+                "backing file name does not fit in the header cluster",
+            ));
         }
         put_be_u32(&mut header, pos, EXT_BACKING_FORMAT);
         put_be_u32(&mut header, pos + 4, format_name.len() as u32);
@@ -1013,8 +1202,15 @@ pub fn create_qcow2(path: &Path, opts: &Qcow2CreateOptions) -> Result<(), Storag
         encode_refcount(bytes, index % per_block, 4, 1);
     }
 
-    let io = |e| StorageError::Io { path: p.clone(), error: e };
-    let file = FsOpenOptions::new().write(true).create_new(true).open(path).map_err(io)?;
+    let io = |e| StorageError::Io {
+        path: p.clone(),
+        error: e,
+    };
+    let file = FsOpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(io)?;
     write_at(&file, 0, &header).map_err(io)?;
     write_at(&file, table_offset, &table).map_err(io)?;
     write_at(&file, blocks_offset, &refblocks).map_err(io)?;

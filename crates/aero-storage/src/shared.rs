@@ -27,7 +27,9 @@ impl SharedDisk {
     fn lock(&self) -> MutexGuard<'_, Box<dyn BlockDevice>> {
         // A panic while holding the lock cannot leave a half-updated image behind that a
         // later user could make worse than the panic already did; keep going.
-        self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.inner
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -58,7 +60,9 @@ mod tests {
 
     #[test]
     fn clones_share_one_image() {
-        let mut a = SharedDisk::new(Box::new(crate::MemoryDisk::new(vec![0; 4096], 512, false).unwrap()));
+        let mut a = SharedDisk::new(Box::new(
+            crate::MemoryDisk::new(vec![0; 4096], 512, false).unwrap(),
+        ));
         let mut b = a.clone();
         a.write_sectors(2, &[0xAB; 512]).unwrap();
         let mut buf = [0u8; 512];

@@ -14,7 +14,7 @@ use std::fs::File;
 use std::path::Path;
 
 use crate::fileio::{be_u16, be_u32, be_u64, put_be_u32, read_at, write_at};
-use crate::{check_range, BlockDevice, StorageError};
+use crate::{BlockDevice, StorageError, check_range};
 
 const FOOTER_LEN: u64 = 512;
 const DYN_HEADER_LEN: usize = 1024;
@@ -28,7 +28,10 @@ const MAX_BAT_ENTRIES: u32 = 1 << 22;
 const MAX_BLOCK_SIZE: u32 = 256 << 20;
 
 fn corrupt(path: &str, what: impl Into<String>) -> StorageError {
-    StorageError::Corrupt { path: path.to_string(), what: what.into() }
+    StorageError::Corrupt {
+        path: path.to_string(),
+        what: what.into(),
+    }
 }
 
 /// One's complement of the byte sum, skipping the 4-byte checksum field at `skip`.
@@ -42,7 +45,9 @@ fn checksum(bytes: &[u8], skip: usize) -> u32 {
 }
 
 fn valid_footer(footer: &[u8]) -> bool {
-    footer.len() == FOOTER_LEN as usize && &footer[..8] == b"conectix" && be_u32(footer, 64) == checksum(footer, 64)
+    footer.len() == FOOTER_LEN as usize
+        && &footer[..8] == b"conectix"
+        && be_u32(footer, 64) == checksum(footer, 64)
 }
 
 /// The guest-visible size. Virtual PC and QEMU's older writer size disks by CHS geometry,
@@ -86,15 +91,26 @@ pub struct VhdImage {
 }
 
 impl VhdImage {
-    pub(crate) fn open(file: File, path: &Path, sector_size: u32, read_only: bool) -> Result<Self, StorageError> {
+    pub(crate) fn open(
+        file: File,
+        path: &Path,
+        sector_size: u32,
+        read_only: bool,
+    ) -> Result<Self, StorageError> {
         let p = path.display().to_string();
-        let io = |e| StorageError::Io { path: p.clone(), error: e };
+        let io = |e| StorageError::Io {
+            path: p.clone(),
+            error: e,
+        };
         let file_len = file.metadata().map_err(io)?.len();
         if file_len < FOOTER_LEN {
             return Err(corrupt(&p, "truncated VHD (no footer)"));
         }
         if sector_size == 0 || !sector_size.is_power_of_two() {
-            return Err(StorageError::Unsupported { path: p, what: format!("bad sector size {sector_size}") });
+            return Err(StorageError::Unsupported {
+                path: p,
+                what: format!("bad sector size {sector_size}"),
+            });
         }
         let footer_offset = file_len - FOOTER_LEN;
         let mut footer = vec![0u8; FOOTER_LEN as usize];
@@ -104,42 +120,73 @@ impl VhdImage {
             let mut copy = vec![0u8; FOOTER_LEN as usize];
             read_at(&file, 0, &mut copy).map_err(io)?;
             if !valid_footer(&copy) || be_u32(&copy, 60) != TYPE_DYNAMIC {
-                let what = if &footer[..8] == b"conectix" { "VHD footer checksum mismatch" } else { "VHD footer missing" };
+                let what = if &footer[..8] == b"conectix" {
+                    "VHD footer checksum mismatch"
+                } else {
+                    "VHD footer missing"
+                };
                 return Err(corrupt(&p, what));
             }
             tracing::warn!(path = %p, "VHD footer at the end is damaged; using the copy at the start");
             footer = copy;
         }
         if be_u32(&footer, 12) >> 16 != 1 {
-            return Err(StorageError::Unsupported { path: p, what: format!("VHD version {:#x}", be_u32(&footer, 12)) });
+            return Err(StorageError::Unsupported {
+                path: p,
+                what: format!("VHD version {:#x}", be_u32(&footer, 12)),
+            });
         }
         let size = disk_size(&footer);
         if size > MAX_DISK_SIZE {
-            return Err(corrupt(&p, format!("VHD disk size {size} exceeds the format's 2040 GiB")));
+            return Err(corrupt(
+                &p,
+                format!("VHD disk size {size} exceeds the format's 2040 GiB"),
+            ));
         }
         let layout = match be_u32(&footer, 60) {
             TYPE_FIXED => {
                 if size > footer_offset {
-                    return Err(corrupt(&p, format!("fixed VHD claims {size} bytes but holds {footer_offset}")));
+                    return Err(corrupt(
+                        &p,
+                        format!("fixed VHD claims {size} bytes but holds {footer_offset}"),
+                    ));
                 }
                 Layout::Fixed
             }
             TYPE_DYNAMIC => open_dynamic(&file, &p, &footer, size, footer_offset)?,
             TYPE_DIFFERENCING => {
-                return Err(StorageError::Unsupported { path: p, what: "differencing VHD images are not supported".into() })
+                return Err(StorageError::Unsupported {
+                    path: p,
+                    what: "differencing VHD images are not supported".into(),
+                });
             }
             other => return Err(corrupt(&p, format!("unknown VHD disk type {other}"))),
         };
-        Ok(VhdImage { file, path: p, sector_size, read_only, size, footer, footer_offset, layout })
+        Ok(VhdImage {
+            file,
+            path: p,
+            sector_size,
+            read_only,
+            size,
+            footer,
+            footer_offset,
+            layout,
+        })
     }
 
     fn io(&self, source: std::io::Error) -> StorageError {
-        StorageError::Io { path: self.path.clone(), error: source }
+        StorageError::Io {
+            path: self.path.clone(),
+            error: source,
+        }
     }
 
     /// Reads guest bytes inside one dynamic block (`within` is the offset inside it).
     fn read_in_block(&self, block: u64, within: u64, buf: &mut [u8]) -> Result<(), StorageError> {
-        let Layout::Dynamic { bat, bitmap_len, .. } = &self.layout else {
+        let Layout::Dynamic {
+            bat, bitmap_len, ..
+        } = &self.layout
+        else {
             return Ok(());
         };
         let entry = bat.get(block as usize).copied().unwrap_or(UNALLOCATED);
@@ -155,7 +202,10 @@ impl VhdImage {
         let bitmap = self.read_bitmap(start, first, count)?;
         for (i, sector) in buf.chunks_mut(512).enumerate() {
             let bit = i as u64 + first % 8;
-            if bitmap.get((bit / 8) as usize).is_none_or(|b| b & (0x80 >> (bit % 8)) == 0) {
+            if bitmap
+                .get((bit / 8) as usize)
+                .is_none_or(|b| b & (0x80 >> (bit % 8)) == 0)
+            {
                 sector.fill(0);
             }
         }
@@ -163,7 +213,12 @@ impl VhdImage {
     }
 
     /// Bitmap bytes covering sectors `first..first + count` of a block (byte-aligned start).
-    fn read_bitmap(&self, block_start: u64, first: u64, count: u64) -> Result<Vec<u8>, StorageError> {
+    fn read_bitmap(
+        &self,
+        block_start: u64,
+        first: u64,
+        count: u64,
+    ) -> Result<Vec<u8>, StorageError> {
         let from = first / 8;
         let to = (first + count).div_ceil(8);
         let mut bytes = vec![0u8; (to - from) as usize];
@@ -172,7 +227,13 @@ impl VhdImage {
     }
 
     fn write_in_block(&mut self, block: u64, within: u64, data: &[u8]) -> Result<(), StorageError> {
-        let Layout::Dynamic { bat, bat_offset, block_size, bitmap_len } = &self.layout else {
+        let Layout::Dynamic {
+            bat,
+            bat_offset,
+            block_size,
+            bitmap_len,
+        } = &self.layout
+        else {
             return Ok(());
         };
         let (bat_offset, block_size, bitmap_len) = (*bat_offset, *block_size, *bitmap_len);
@@ -214,9 +275,10 @@ impl VhdImage {
         write_at(&self.file, bat_offset + block * 4, &raw).map_err(|e| self.io(e))?;
         self.footer_offset = new_footer_offset;
         if let Layout::Dynamic { bat, .. } = &mut self.layout
-            && let Some(slot) = bat.get_mut(block as usize) {
-                *slot = sector_index;
-            }
+            && let Some(slot) = bat.get_mut(block as usize)
+        {
+            *slot = sector_index;
+        }
         Ok(())
     }
 
@@ -247,10 +309,22 @@ fn set_bits(bitmap: &mut [u8], first: u64, count: u64) {
     }
 }
 
-fn open_dynamic(file: &File, p: &str, footer: &[u8], size: u64, footer_offset: u64) -> Result<Layout, StorageError> {
-    let io = |e| StorageError::Io { path: p.to_string(), error: e };
+fn open_dynamic(
+    file: &File,
+    p: &str,
+    footer: &[u8],
+    size: u64,
+    footer_offset: u64,
+) -> Result<Layout, StorageError> {
+    let io = |e| StorageError::Io {
+        path: p.to_string(),
+        error: e,
+    };
     let header_offset = be_u64(footer, 16);
-    if header_offset.checked_add(DYN_HEADER_LEN as u64).is_none_or(|end| end > footer_offset) {
+    if header_offset
+        .checked_add(DYN_HEADER_LEN as u64)
+        .is_none_or(|end| end > footer_offset)
+    {
         return Err(corrupt(p, "VHD dynamic header beyond the end of the file"));
     }
     let mut header = vec![0u8; DYN_HEADER_LEN];
@@ -265,10 +339,16 @@ fn open_dynamic(file: &File, p: &str, footer: &[u8], size: u64, footer_offset: u
     let entries = be_u32(&header, 28);
     let block_size = be_u32(&header, 32);
     if !block_size.is_power_of_two() || !(4096..=MAX_BLOCK_SIZE).contains(&block_size) {
-        return Err(corrupt(p, format!("VHD block size {block_size} is not a power of two in 4 KiB..256 MiB")));
+        return Err(corrupt(
+            p,
+            format!("VHD block size {block_size} is not a power of two in 4 KiB..256 MiB"),
+        ));
     }
     if entries > MAX_BAT_ENTRIES {
-        return Err(corrupt(p, format!("VHD block table of {entries} entries is too large")));
+        return Err(corrupt(
+            p,
+            format!("VHD block table of {entries} entries is too large"),
+        ));
     }
     if (entries as u64) * (block_size as u64) < size {
         return Err(corrupt(p, "VHD block table does not cover the disk size"));
@@ -286,7 +366,12 @@ fn open_dynamic(file: &File, p: &str, footer: &[u8], size: u64, footer_offset: u
     let bat = raw.chunks_exact(4).map(|c| be_u32(c, 0)).collect();
     let sectors_per_block = block_size as u64 / 512;
     let bitmap_len = sectors_per_block.div_ceil(8).div_ceil(512) * 512;
-    Ok(Layout::Dynamic { bat, bat_offset, block_size: block_size as u64, bitmap_len })
+    Ok(Layout::Dynamic {
+        bat,
+        bat_offset,
+        block_size: block_size as u64,
+        bitmap_len,
+    })
 }
 
 impl BlockDevice for VhdImage {

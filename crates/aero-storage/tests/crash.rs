@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use aero_storage::{create_qcow2, Qcow2CreateOptions};
+use aero_storage::{Qcow2CreateOptions, create_qcow2};
 use common::*;
 
 const DISK: usize = 16 << 20;
@@ -46,12 +46,20 @@ fn crash_child() {
         return;
     };
     let progress = format!("{image}.progress");
-    let first: u64 = std::env::var("AERO_CRASH_FIRST_GEN").unwrap().parse().unwrap();
+    let first: u64 = std::env::var("AERO_CRASH_FIRST_GEN")
+        .unwrap()
+        .parse()
+        .unwrap();
     let mut dev = open_rw(Path::new(&image));
-    let mut log = std::fs::OpenOptions::new().append(true).create(true).open(&progress).unwrap();
+    let mut log = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(&progress)
+        .unwrap();
     for g in first.. {
         for slot in slots(g) {
-            dev.write_sectors((slot * SLOT_SECTORS) as u64, &slot_data(g, slot)).unwrap();
+            dev.write_sectors((slot * SLOT_SECTORS) as u64, &slot_data(g, slot))
+                .unwrap();
         }
         dev.flush().unwrap();
         writeln!(log, "{g}").unwrap();
@@ -60,7 +68,10 @@ fn crash_child() {
 
 fn last_flushed(progress: &Path) -> u64 {
     let text = std::fs::read_to_string(progress).unwrap_or_default();
-    text.lines().filter_map(|l| l.trim().parse().ok()).next_back().unwrap_or(0)
+    text.lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .next_back()
+        .unwrap_or(0)
 }
 
 fn run_child_and_kill(image: &Path, first_gen: u64, after: Duration) {
@@ -82,11 +93,23 @@ fn assert_no_corruption(image: &Path) {
         // qemu-img has no checker for VHD: QEMU must still open and read the whole image.
         let out = image.with_extension("flat");
         let _ = std::fs::remove_file(&out);
-        qemu_ok("qemu-img", &["convert", "-O", "raw", image.to_str().unwrap(), out.to_str().unwrap()]);
+        qemu_ok(
+            "qemu-img",
+            &[
+                "convert",
+                "-O",
+                "raw",
+                image.to_str().unwrap(),
+                out.to_str().unwrap(),
+            ],
+        );
         return;
     }
     let (code, text) = qemu("qemu-img", &["check", image.to_str().unwrap()]);
-    assert!(code == 0 || code == 3, "qemu-img check found corruption (exit {code}): {text}");
+    assert!(
+        code == 0 || code == 3,
+        "qemu-img check found corruption (exit {code}): {text}"
+    );
     assert!(!text.contains("ERROR"), "{text}");
 }
 
@@ -96,22 +119,49 @@ fn sigkill_during_writes_never_corrupts() {
     // 512-byte clusters make refcount blocks and refcount-table growth happen during the
     // run; 64 KiB clusters are the common case.
     // cluster_bits 0 stands for a dynamic VHD.
-    for (cluster_bits, delays) in [(9u32, [40u64, 90, 170, 260, 400]), (16, [30, 80, 150, 250, 350]), (0, [30, 80, 150, 250, 350])] {
+    for (cluster_bits, delays) in [
+        (9u32, [40u64, 90, 170, 260, 400]),
+        (16, [30, 80, 150, 250, 350]),
+        (0, [30, 80, 150, 250, 350]),
+    ] {
         let ext = if cluster_bits == 0 { "vhd" } else { "qcow2" };
         let image = dir.path().join(format!("crash{cluster_bits}.{ext}"));
-        let progress = dir.path().join(format!("crash{cluster_bits}.{ext}.progress"));
+        let progress = dir
+            .path()
+            .join(format!("crash{cluster_bits}.{ext}.progress"));
         if cluster_bits == 0 {
             let size = DISK.to_string();
-            qemu_ok("qemu-img", &["create", "-f", "vpc", "-o", "subformat=dynamic,force_size=on", image.to_str().unwrap(), &size]);
+            qemu_ok(
+                "qemu-img",
+                &[
+                    "create",
+                    "-f",
+                    "vpc",
+                    "-o",
+                    "subformat=dynamic,force_size=on",
+                    image.to_str().unwrap(),
+                    &size,
+                ],
+            );
         } else {
-            create_qcow2(&image, &Qcow2CreateOptions { size: DISK as u64, cluster_bits, backing: None }).unwrap();
+            create_qcow2(
+                &image,
+                &Qcow2CreateOptions {
+                    size: DISK as u64,
+                    cluster_bits,
+                    backing: None,
+                },
+            )
+            .unwrap();
         }
         let mut next_gen = 1u64;
         for (i, ms) in delays.into_iter().enumerate() {
             run_child_and_kill(&image, next_gen, Duration::from_millis(ms));
             assert_no_corruption(&image);
             let flushed = last_flushed(&progress);
-            eprintln!("cluster_bits {cluster_bits}: killed after {ms} ms, {flushed} generations flushed");
+            eprintln!(
+                "cluster_bits {cluster_bits}: killed after {ms} ms, {flushed} generations flushed"
+            );
             let mut before = vec![0u8; DISK];
             for g in 1..=flushed {
                 apply(&mut before, g);
@@ -133,7 +183,11 @@ fn sigkill_during_writes_never_corrupts() {
             let mut dev = open_rw(&image);
             for slot in slots(flushed + 1) {
                 let at = slot * SLOT_SECTORS * 512;
-                dev.write_sectors((slot * SLOT_SECTORS) as u64, &before[at..at + SLOT_SECTORS * 512]).unwrap();
+                dev.write_sectors(
+                    (slot * SLOT_SECTORS) as u64,
+                    &before[at..at + SLOT_SECTORS * 512],
+                )
+                .unwrap();
             }
             dev.flush().unwrap();
             drop(dev);
@@ -143,6 +197,9 @@ fn sigkill_during_writes_never_corrupts() {
             assert!(read_all(dev.as_mut()) == before);
         }
         // The kills must have landed while work was being done, not before the first flush.
-        assert!(next_gen > 3, "cluster_bits {cluster_bits}: the child made no progress");
+        assert!(
+            next_gen > 3,
+            "cluster_bits {cluster_bits}: the child made no progress"
+        );
     }
 }

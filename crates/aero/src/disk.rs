@@ -3,7 +3,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use aero_storage::{create_qcow2, create_qcow2_overlay, open_image, probe_format, OpenOptions, Qcow2CreateOptions};
+use aero_storage::{
+    OpenOptions, Qcow2CreateOptions, create_qcow2, create_qcow2_overlay, open_image, probe_format,
+};
 use clap::{Args, Subcommand};
 
 #[derive(Args, Debug)]
@@ -18,7 +20,12 @@ enum DiskCommand {
     /// in the new file, the base image is never written).
     Create {
         /// Size of a blank disk: bytes, or with a K, M, G or T suffix (e.g. 40G).
-        #[arg(long, value_name = "SIZE", conflicts_with = "backing", required_unless_present = "backing")]
+        #[arg(
+            long,
+            value_name = "SIZE",
+            conflicts_with = "backing",
+            required_unless_present = "backing"
+        )]
         size: Option<String>,
         /// Base image (raw, qcow2 or VHD) of a copy-on-write overlay.
         #[arg(long, value_name = "BASE")]
@@ -37,7 +44,9 @@ fn parse_size(text: &str) -> anyhow::Result<u64> {
         Some((i, _)) => (&t[..i], &t[i..]),
         None => (t, ""),
     };
-    let n: u64 = digits.parse().map_err(|_| anyhow::anyhow!("--size {text:?}: expected a number like 40G"))?;
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| anyhow::anyhow!("--size {text:?}: expected a number like 40G"))?;
     let shift = match unit.to_ascii_uppercase().as_str() {
         "" | "B" => 0,
         "K" | "KB" | "KIB" => 10,
@@ -46,27 +55,60 @@ fn parse_size(text: &str) -> anyhow::Result<u64> {
         "T" | "TB" | "TIB" => 40,
         _ => anyhow::bail!("--size {text:?}: unknown unit {unit:?} (use K, M, G or T)"),
     };
-    let bytes = n.checked_mul(1u64 << shift).ok_or_else(|| anyhow::anyhow!("--size {text:?} is too large"))?;
-    anyhow::ensure!(bytes > 0 && bytes % 512 == 0, "--size must be a positive multiple of 512 bytes");
+    let bytes = n
+        .checked_mul(1u64 << shift)
+        .ok_or_else(|| anyhow::anyhow!("--size {text:?} is too large"))?;
+    anyhow::ensure!(
+        bytes > 0 && bytes % 512 == 0,
+        "--size must be a positive multiple of 512 bytes"
+    );
     Ok(bytes)
 }
 
 fn run(args: DiskArgs) -> anyhow::Result<()> {
     match args.command {
-        DiskCommand::Create { size, backing, file } => {
+        DiskCommand::Create {
+            size,
+            backing,
+            file,
+        } => {
             if let Some(base) = backing {
                 create_qcow2_overlay(&base, &file)?;
-                println!("created {} (qcow2 overlay of {})", file.display(), base.display());
+                println!(
+                    "created {} (qcow2 overlay of {})",
+                    file.display(),
+                    base.display()
+                );
             } else {
                 let bytes = parse_size(size.as_deref().unwrap_or_default())?;
-                create_qcow2(&file, &Qcow2CreateOptions { size: bytes, cluster_bits: 16, backing: None })?;
+                create_qcow2(
+                    &file,
+                    &Qcow2CreateOptions {
+                        size: bytes,
+                        cluster_bits: 16,
+                        backing: None,
+                    },
+                )?;
                 println!("created {} (qcow2, {} bytes)", file.display(), bytes);
             }
         }
         DiskCommand::Info { file } => {
             let format = probe_format(&file)?;
-            let dev = open_image(&file, &OpenOptions { read_only: true, format: Some(format), ..Default::default() })?;
-            println!("{}: {format:?}, {} bytes ({} sectors of {})", file.display(), dev.sector_count() * u64::from(dev.sector_size()), dev.sector_count(), dev.sector_size());
+            let dev = open_image(
+                &file,
+                &OpenOptions {
+                    read_only: true,
+                    format: Some(format),
+                    ..Default::default()
+                },
+            )?;
+            println!(
+                "{}: {format:?}, {} bytes ({} sectors of {})",
+                file.display(),
+                dev.sector_count() * u64::from(dev.sector_size()),
+                dev.sector_count(),
+                dev.sector_size()
+            );
         }
     }
     Ok(())

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use aero_guest_tools::package::{build_iso, PackageOptions};
+use aero_guest_tools::package::{PackageOptions, build_iso};
 use clap::{Args, Subcommand};
 
 #[derive(Args, Debug)]
@@ -19,7 +19,12 @@ enum GuestToolsCommand {
     /// write the ISO. Needs mingw-w64, openssl and osslsigncode (tests/install-deps.sh).
     Build {
         /// Where to write the ISO.
-        #[arg(short = 'o', long, value_name = "FILE.iso", default_value = "target/aero-guest-tools.iso")]
+        #[arg(
+            short = 'o',
+            long,
+            value_name = "FILE.iso",
+            default_value = "target/aero-guest-tools.iso"
+        )]
         out: PathBuf,
         /// Build directory for the driver binaries (and the generated signing key).
         #[arg(long, value_name = "DIR", default_value = "target/guest-tools")]

@@ -91,7 +91,10 @@ fn open_sink(spec: &str) -> anyhow::Result<Box<dyn Write>> {
 impl Setup {
     fn new(args: &HeadlessArgs) -> anyhow::Result<Setup> {
         if let Some(t) = args.timeout {
-            anyhow::ensure!(t.is_finite() && t > 0.0, "--timeout must be a positive number of seconds");
+            anyhow::ensure!(
+                t.is_finite() && t > 0.0,
+                "--timeout must be a positive number of seconds"
+            );
         }
         let config = args.machine.machine_config(512, !args.realtime)?;
         let machine = Machine::new(config)?;
@@ -99,7 +102,11 @@ impl Setup {
             machine,
             serial: args.serial.as_deref().map(open_sink).transpose()?,
             debugcon: args.debugcon.as_deref().map(open_sink).transpose()?,
-            post_log: args.post_log.as_deref().map(|p| open_sink(&p.to_string_lossy())).transpose()?,
+            post_log: args
+                .post_log
+                .as_deref()
+                .map(|p| open_sink(&p.to_string_lossy()))
+                .transpose()?,
         })
     }
 }
@@ -112,14 +119,20 @@ struct StreamMatcher {
 
 impl StreamMatcher {
     fn new(needle: &str) -> Self {
-        StreamMatcher { needle: needle.as_bytes().to_vec(), tail: Vec::new() }
+        StreamMatcher {
+            needle: needle.as_bytes().to_vec(),
+            tail: Vec::new(),
+        }
     }
     fn feed(&mut self, data: &[u8]) -> bool {
         if self.needle.is_empty() {
             return true;
         }
         self.tail.extend_from_slice(data);
-        let found = self.tail.windows(self.needle.len()).any(|w| w == self.needle.as_slice());
+        let found = self
+            .tail
+            .windows(self.needle.len())
+            .any(|w| w == self.needle.as_slice());
         // Keep just enough to match across the next boundary.
         let keep = self.needle.len() - 1;
         if self.tail.len() > keep {
@@ -153,7 +166,9 @@ fn run(args: HeadlessArgs, mut s: Setup) -> anyhow::Result<u8> {
             break EXIT_OK;
         }
         if let Some(text) = &args.until_screen
-            && s.machine.text_screen().is_some_and(|screen| screen.contains(text.as_str()))
+            && s.machine
+                .text_screen()
+                .is_some_and(|screen| screen.contains(text.as_str()))
         {
             break EXIT_OK;
         }
@@ -174,7 +189,10 @@ fn run(args: HeadlessArgs, mut s: Setup) -> anyhow::Result<u8> {
             break EXIT_TIMEOUT;
         }
     };
-    for w in [s.serial.as_mut(), s.debugcon.as_mut(), s.post_log.as_mut()].into_iter().flatten() {
+    for w in [s.serial.as_mut(), s.debugcon.as_mut(), s.post_log.as_mut()]
+        .into_iter()
+        .flatten()
+    {
         w.flush()?;
     }
     if let Some(path) = &args.screenshot {

@@ -48,7 +48,11 @@ pub struct MachineArgs {
 
 /// The built-in demo guest as a read-only in-memory hard disk (booted when no disk is given).
 pub fn demo_disk() -> anyhow::Result<Box<dyn BlockDevice>> {
-    Ok(Box::new(MemoryDisk::new(aero_firmware::demo::demo_disk_image(), 512, true)?))
+    Ok(Box::new(MemoryDisk::new(
+        aero_firmware::demo::demo_disk_image(),
+        512,
+        true,
+    )?))
 }
 
 fn parse_boot_order(order: &str) -> anyhow::Result<Vec<BootDevice>> {
@@ -65,16 +69,33 @@ fn parse_boot_order(order: &str) -> anyhow::Result<Vec<BootDevice>> {
 
 impl MachineArgs {
     /// Opens every image (bad arguments fail here, before the guest starts).
-    pub fn machine_config(&self, default_memory_mib: u64, deterministic: bool) -> anyhow::Result<MachineConfig> {
+    pub fn machine_config(
+        &self,
+        default_memory_mib: u64,
+        deterministic: bool,
+    ) -> anyhow::Result<MachineConfig> {
         if self.disk.is_some() && self.hda.is_some() {
             anyhow::bail!("give the hard disk either as DISK or with --hda, not both");
         }
         let memory = self.memory.unwrap_or(default_memory_mib);
-        anyhow::ensure!((1..=65536).contains(&memory), "--memory must be between 1 and 65536 MiB");
-        let format = self.format.as_deref().map(drives::parse_format).transpose()?;
-        let mut specs = self.drives.iter().map(|d| DriveSpec::parse(d)).collect::<anyhow::Result<Vec<_>>>()?;
+        anyhow::ensure!(
+            (1..=65536).contains(&memory),
+            "--memory must be between 1 and 65536 MiB"
+        );
+        let format = self
+            .format
+            .as_deref()
+            .map(drives::parse_format)
+            .transpose()?;
+        let mut specs = self
+            .drives
+            .iter()
+            .map(|d| DriveSpec::parse(d))
+            .collect::<anyhow::Result<Vec<_>>>()?;
         let hda_path = self.disk.as_ref().or(self.hda.as_ref());
-        let mut hda = hda_path.map(|p| drives::open_disk(p, self.snapshot, false, false, format)).transpose()?;
+        let mut hda = hda_path
+            .map(|p| drives::open_disk(p, self.snapshot, false, false, format))
+            .transpose()?;
         // Windows 7's layout: the hard disk on AHCI port 0 (inbox msahci), the CD on IDE.
         let mut hda_slot = DriveSlot::Ahci(0);
         if hda.is_none()
@@ -82,12 +103,17 @@ impl MachineArgs {
         {
             // The first --drive disk is the boot disk, in the slot it asks for.
             let first = specs.remove(i);
-            if let Some((slot, IdeDrive::Disk(d))) = drives::open_drives(std::slice::from_ref(&first), self.snapshot, &[])?.pop() {
+            if let Some((slot, IdeDrive::Disk(d))) =
+                drives::open_drives(std::slice::from_ref(&first), self.snapshot, &[])?.pop()
+            {
                 hda_slot = slot;
                 hda = Some(d);
             }
         }
-        let mut taken = vec![DriveSlot::Ide { channel: 1, slave: false }];
+        let mut taken = vec![DriveSlot::Ide {
+            channel: 1,
+            slave: false,
+        }];
         if hda.is_some() {
             taken.push(hda_slot);
         }
@@ -97,8 +123,16 @@ impl MachineArgs {
             hda = Some(demo_disk()?);
         }
         // CD-ROMs are read-only media; nothing is ever written to the ISO.
-        let cdrom = self.cdrom.as_ref().map(|p| drives::open_disk(p, false, true, true, None)).transpose()?;
-        let fda = self.fda.as_ref().map(|p| drives::open_disk(p, self.snapshot, false, false, format)).transpose()?;
+        let cdrom = self
+            .cdrom
+            .as_ref()
+            .map(|p| drives::open_disk(p, false, true, true, None))
+            .transpose()?;
+        let fda = self
+            .fda
+            .as_ref()
+            .map(|p| drives::open_disk(p, self.snapshot, false, false, format))
+            .transpose()?;
         let boot_order = match &self.boot {
             Some(o) => parse_boot_order(o)?,
             None => vec![BootDevice::HardDisk, BootDevice::Cdrom, BootDevice::Floppy],
@@ -106,7 +140,10 @@ impl MachineArgs {
         let external_bios = self
             .bios
             .as_ref()
-            .map(|p| std::fs::read(p).map_err(|e| anyhow::anyhow!("cannot read BIOS {}: {e}", p.display())))
+            .map(|p| {
+                std::fs::read(p)
+                    .map_err(|e| anyhow::anyhow!("cannot read BIOS {}: {e}", p.display()))
+            })
             .transpose()?;
         Ok(MachineConfig {
             memory_bytes: memory << 20,
@@ -123,13 +160,22 @@ impl MachineArgs {
 
     /// A short name for the guest: the first image's file name, or "demo".
     pub fn display_name(&self) -> String {
-        let drive_file = self.drives.iter().find_map(|d| DriveSpec::parse(d).ok()?.file);
-        [self.disk.clone(), self.hda.clone(), self.cdrom.clone(), self.fda.clone(), drive_file]
-            .into_iter()
-            .flatten()
-            .next()
-            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-            .unwrap_or_else(|| "demo".to_string())
+        let drive_file = self
+            .drives
+            .iter()
+            .find_map(|d| DriveSpec::parse(d).ok()?.file);
+        [
+            self.disk.clone(),
+            self.hda.clone(),
+            self.cdrom.clone(),
+            self.fda.clone(),
+            drive_file,
+        ]
+        .into_iter()
+        .flatten()
+        .next()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "demo".to_string())
     }
 }
 
@@ -139,7 +185,10 @@ mod tests {
 
     #[test]
     fn boot_order_letters() {
-        assert_eq!(parse_boot_order("dc").unwrap(), vec![BootDevice::Cdrom, BootDevice::HardDisk]);
+        assert_eq!(
+            parse_boot_order("dc").unwrap(),
+            vec![BootDevice::Cdrom, BootDevice::HardDisk]
+        );
         assert!(parse_boot_order("cz").is_err());
     }
 }

@@ -7,7 +7,6 @@ mod headless;
 mod machine_args;
 mod run;
 
-
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -35,7 +34,8 @@ enum Command {
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("AERO_LOG").unwrap_or_else(|_| "warn".into()),
+            tracing_subscriber::EnvFilter::try_from_env("AERO_LOG")
+                .unwrap_or_else(|_| "warn".into()),
         )
         .with_writer(std::io::stderr)
         .init();

@@ -7,10 +7,11 @@ use common::*;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-
-
 fn aero(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_aero")).args(args).output().expect("run aero")
+    Command::new(env!("CARGO_BIN_EXE_aero"))
+        .args(args)
+        .output()
+        .expect("run aero")
 }
 
 fn out_dir(test: &str) -> PathBuf {
@@ -44,7 +45,12 @@ fn boot(test: &str, extra: &[&str]) -> (i32, String, String, Vec<u8>) {
     let code = out.status.code().unwrap_or(-1);
     eprintln!("aero {args:?} -> {code}\nstderr: {}", text(&out.stderr));
     let read = |p: &PathBuf| std::fs::read(p).unwrap_or_default();
-    (code, text(&read(&serial)), text(&read(&debugcon)), read(&shot))
+    (
+        code,
+        text(&read(&serial)),
+        text(&read(&debugcon)),
+        read(&shot),
+    )
 }
 
 #[test]
@@ -54,7 +60,11 @@ fn same_input_gives_the_same_output_bit_for_bit() {
     let first = boot("determinism-1", &args);
     let second = boot("determinism-2", &args);
     assert_eq!(first.0, 1, "the run should end by timeout");
-    assert!(first.2.contains("Booting from Hard Disk"), "BIOS did not get to booting: {:?}", first.2);
+    assert!(
+        first.2.contains("Booting from Hard Disk"),
+        "BIOS did not get to booting: {:?}",
+        first.2
+    );
     assert!(!first.3.is_empty(), "no screenshot written");
     assert_eq!(first, second, "two deterministic runs differ");
 }
@@ -65,7 +75,10 @@ fn no_bootable_device_is_reported() {
     let blank = dir.join("blank.img");
     std::fs::write(&blank, vec![0u8; 1 << 20]).unwrap();
     let (_, _, debugcon, _) = boot("no-boot", &["--timeout", "0.5", blank.to_str().unwrap()]);
-    assert!(debugcon.to_lowercase().contains("no bootable"), "debugcon: {debugcon:?}");
+    assert!(
+        debugcon.to_lowercase().contains("no bootable"),
+        "debugcon: {debugcon:?}"
+    );
 }
 
 #[test]
@@ -82,8 +95,17 @@ fn bad_arguments_exit_2_with_one_message() {
 
 /// Asserts the amd64 guest's own report: it booted with ACPI, the IO-APIC and the HPET.
 fn assert_linux_amd64_report(serial: &str) {
-    for line in ["AERO-BOOT-OK", "AERO-UNAME-M=x86_64", "AERO-ACPI=yes", "AERO-IOAPIC=yes", "AERO-HPET-DMESG=yes"] {
-        assert!(serial.contains(line), "missing {line:?} in serial output:\n{serial}");
+    for line in [
+        "AERO-BOOT-OK",
+        "AERO-UNAME-M=x86_64",
+        "AERO-ACPI=yes",
+        "AERO-IOAPIC=yes",
+        "AERO-HPET-DMESG=yes",
+    ] {
+        assert!(
+            serial.contains(line),
+            "missing {line:?} in serial output:\n{serial}"
+        );
     }
     for log in [
         "IOAPIC[0]: apic_id",
@@ -99,7 +121,16 @@ fn assert_linux_amd64_report(serial: &str) {
 #[test]
 fn linux_amd64_boots_on_our_bios() {
     let img = image("linux-amd64.img");
-    let (code, serial, _, _) = boot("linux-amd64", &["--until-serial", "AERO-BOOT-DONE", "--timeout", "120", img.to_str().unwrap()]);
+    let (code, serial, _, _) = boot(
+        "linux-amd64",
+        &[
+            "--until-serial",
+            "AERO-BOOT-DONE",
+            "--timeout",
+            "120",
+            img.to_str().unwrap(),
+        ],
+    );
     assert_eq!(code, 0);
     assert_linux_amd64_report(&serial);
 }
@@ -109,17 +140,33 @@ fn linux_amd64_boots_on_our_bios() {
 const SEABIOS: &str = "/usr/share/seabios/bios.bin";
 
 fn seabios() -> &'static str {
-    assert!(std::path::Path::new(SEABIOS).exists(), "{SEABIOS} is missing: apt-get install seabios (tests/install-deps.sh does)");
+    assert!(
+        std::path::Path::new(SEABIOS).exists(),
+        "{SEABIOS} is missing: apt-get install seabios (tests/install-deps.sh does)"
+    );
     SEABIOS
 }
 
 #[test]
 fn linux_amd64_boots_on_seabios() {
     let img = image("linux-amd64.img");
-    let (code, serial, debugcon, _) =
-        boot("linux-amd64-seabios", &["--bios", seabios(), "--until-serial", "AERO-BOOT-DONE", "--timeout", "120", img.to_str().unwrap()]);
+    let (code, serial, debugcon, _) = boot(
+        "linux-amd64-seabios",
+        &[
+            "--bios",
+            seabios(),
+            "--until-serial",
+            "AERO-BOOT-DONE",
+            "--timeout",
+            "120",
+            img.to_str().unwrap(),
+        ],
+    );
     assert_eq!(code, 0);
-    assert!(debugcon.contains("AHCI/0: Aero Hard Disk"), "SeaBIOS did not find the disk on AHCI port 0: {debugcon}");
+    assert!(
+        debugcon.contains("AHCI/0: Aero Hard Disk"),
+        "SeaBIOS did not find the disk on AHCI port 0: {debugcon}"
+    );
     assert_linux_amd64_report(&serial);
 }
 
@@ -128,18 +175,42 @@ fn linux_amd64_boots_on_seabios() {
 fn linux_amd64_boots_from_ide_on_seabios() {
     let img = image("linux-amd64.img");
     let drive = format!("file={},if=ide,index=0", img.display());
-    let (code, serial, debugcon, _) =
-        boot("linux-amd64-seabios-ide", &["--bios", seabios(), "--drive", &drive, "--until-serial", "AERO-BOOT-DONE", "--timeout", "120"]);
+    let (code, serial, debugcon, _) = boot(
+        "linux-amd64-seabios-ide",
+        &[
+            "--bios",
+            seabios(),
+            "--drive",
+            &drive,
+            "--until-serial",
+            "AERO-BOOT-DONE",
+            "--timeout",
+            "120",
+        ],
+    );
     assert_eq!(code, 0);
-    assert!(debugcon.contains("ata0-0: Aero Hard Disk"), "SeaBIOS did not find the IDE disk: {debugcon}");
+    assert!(
+        debugcon.contains("ata0-0: Aero Hard Disk"),
+        "SeaBIOS did not find the IDE disk: {debugcon}"
+    );
     assert_linux_amd64_report(&serial);
 }
 
 #[test]
 fn linux_i386_boots_on_seabios() {
     let img = image("linux-i386.img");
-    let (code, serial, _, _) =
-        boot("linux-i386-seabios", &["--bios", seabios(), "--until-serial", "AERO-BOOT-DONE", "--timeout", "120", img.to_str().unwrap()]);
+    let (code, serial, _, _) = boot(
+        "linux-i386-seabios",
+        &[
+            "--bios",
+            seabios(),
+            "--until-serial",
+            "AERO-BOOT-DONE",
+            "--timeout",
+            "120",
+            img.to_str().unwrap(),
+        ],
+    );
     assert_eq!(code, 0);
     assert!(serial.contains("AERO-UNAME-M=i686"), "{serial}");
 }
@@ -149,23 +220,57 @@ fn isolinux_cd_boots_on_seabios() {
     let iso = image("linux-amd64.iso");
     let (code, serial, debugcon, _) = boot(
         "isolinux-seabios",
-        &["--bios", seabios(), "--cdrom", iso.to_str().unwrap(), "--boot", "d", "--until-serial", "AERO-BOOT-DONE", "--timeout", "120"],
+        &[
+            "--bios",
+            seabios(),
+            "--cdrom",
+            iso.to_str().unwrap(),
+            "--boot",
+            "d",
+            "--until-serial",
+            "AERO-BOOT-DONE",
+            "--timeout",
+            "120",
+        ],
     );
     assert_eq!(code, 0);
-    assert!(debugcon.contains("DVD/CD [ata1-0: Aero DVD-ROM"), "SeaBIOS did not find the ATAPI drive: {debugcon}");
+    assert!(
+        debugcon.contains("DVD/CD [ata1-0: Aero DVD-ROM"),
+        "SeaBIOS did not find the ATAPI drive: {debugcon}"
+    );
     assert_linux_amd64_report(&serial);
 }
 
 #[test]
 fn linux_i386_boots_on_our_bios() {
     let img = image("linux-i386.img");
-    let (code, serial, _, _) = boot("linux-i386", &["--until-serial", "AERO-BOOT-DONE", "--timeout", "120", img.to_str().unwrap()]);
+    let (code, serial, _, _) = boot(
+        "linux-i386",
+        &[
+            "--until-serial",
+            "AERO-BOOT-DONE",
+            "--timeout",
+            "120",
+            img.to_str().unwrap(),
+        ],
+    );
     assert_eq!(code, 0);
-    for line in ["AERO-BOOT-OK", "AERO-UNAME-M=i686", "AERO-ACPI=yes", "AERO-IOAPIC=yes"] {
-        assert!(serial.contains(line), "missing {line:?} in serial output:\n{serial}");
+    for line in [
+        "AERO-BOOT-OK",
+        "AERO-UNAME-M=i686",
+        "AERO-ACPI=yes",
+        "AERO-IOAPIC=yes",
+    ] {
+        assert!(
+            serial.contains(line),
+            "missing {line:?} in serial output:\n{serial}"
+        );
     }
     // The 2-level page walk honours CR0.WP on read-only PTEs.
-    assert!(serial.contains("honours the WP bit even in supervisor mode...Ok."), "{serial}");
+    assert!(
+        serial.contains("honours the WP bit even in supervisor mode...Ok."),
+        "{serial}"
+    );
 }
 
 /// GRUB 2 waits at its menu forever (timeout=-1): the screen after `secs` of guest time is
@@ -176,15 +281,28 @@ fn grub_menu(test: &str, extra: &[&str], secs: &str) {
     args.extend(["--timeout", secs, img.to_str().unwrap()]);
     let (code, serial, _, png) = boot(test, &args);
     assert_eq!(code, 1, "GRUB should still wait at its menu");
-    assert!(serial.contains("Aero test: Linux amd64 (second entry)"), "GRUB's serial menu: {serial:?}");
+    assert!(
+        serial.contains("Aero test: Linux amd64 (second entry)"),
+        "GRUB's serial menu: {serial:?}"
+    );
     let dir = out_dir(test);
     assert!(!png.is_empty());
     let mut actual = aero::screenshot::read_png(&dir.join("screen.png")).unwrap();
     // The title row carries Debian's GRUB package version, which moves with updates.
-    assert_eq!((actual.width, actual.height), (720, 400), "GRUB's menu is in 80x25 text mode");
+    assert_eq!(
+        (actual.width, actual.height),
+        (720, 400),
+        "GRUB's menu is in 80x25 text mode"
+    );
     actual.rgba[..(720 * 32 * 4)].fill(0);
     let golden = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/golden/grub-menu.png");
-    aero::screenshot::assert_matches_golden(&actual, &golden, &dir, aero::screenshot::Tolerance::default()).unwrap();
+    aero::screenshot::assert_matches_golden(
+        &actual,
+        &golden,
+        &dir,
+        aero::screenshot::Tolerance::default(),
+    )
+    .unwrap();
 }
 
 #[test]
@@ -201,8 +319,19 @@ fn grub_menu_on_seabios_matches_golden() {
 #[test]
 fn isolinux_cd_boots_on_our_bios() {
     let iso = image("linux-amd64.iso");
-    let (code, serial, _, _) =
-        boot("isolinux", &["--cdrom", iso.to_str().unwrap(), "--boot", "d", "--until-serial", "AERO-BOOT-DONE", "--timeout", "120"]);
+    let (code, serial, _, _) = boot(
+        "isolinux",
+        &[
+            "--cdrom",
+            iso.to_str().unwrap(),
+            "--boot",
+            "d",
+            "--until-serial",
+            "AERO-BOOT-DONE",
+            "--timeout",
+            "120",
+        ],
+    );
     assert_eq!(code, 0);
     assert_linux_amd64_report(&serial);
 }

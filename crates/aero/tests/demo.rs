@@ -25,8 +25,14 @@ fn out_dir(test: &str) -> PathBuf {
     d
 }
 
-fn golden() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/golden/demo.png")
+/// tests/golden/<name>.png.
+fn golden(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../../tests/golden/{name}.png"))
+}
+
+/// A file's text (lossy); empty when it does not exist (yet).
+fn read_text(path: &Path) -> String {
+    String::from_utf8_lossy(&std::fs::read(path).unwrap_or_default()).into_owned()
 }
 
 const SEABIOS: &str = "/usr/share/seabios/bios.bin";
@@ -51,7 +57,7 @@ fn boot_demo(test: &str, extra: &[&str]) -> (i32, String, String, Image) {
     let code = out.status.code().unwrap_or(-1);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     eprintln!("aero {args:?} -> {code}\nstderr: {stderr}");
-    let serial = String::from_utf8_lossy(&std::fs::read(&serial).unwrap_or_default()).into_owned();
+    let serial = read_text(&serial);
     (
         code,
         serial,
@@ -107,7 +113,13 @@ fn demo_boots_to_its_screen() {
     assert!(serial.starts_with("AERO-DEMO: booting\r\n"), "{serial:?}");
     assert_aerogpu_path(&serial);
     assert_eq!((screen.width, screen.height), (640, 480));
-    assert_matches_golden(&screen, &golden(), &out_dir("ready"), Tolerance::default()).unwrap();
+    assert_matches_golden(
+        &screen,
+        &golden("demo"),
+        &out_dir("ready"),
+        Tolerance::default(),
+    )
+    .unwrap();
 }
 
 #[test]
@@ -132,7 +144,7 @@ fn demo_idles_in_hlt_and_animates() {
         stderr.contains("halted"),
         "the CPU should be waiting in HLT: {stderr}"
     );
-    let ready = read_png(&golden()).unwrap();
+    let ready = read_png(&golden("demo")).unwrap();
     let same = |a: &Image, b: &Image| {
         compare(
             a,
@@ -174,7 +186,7 @@ fn demo_boots_on_seabios() {
     // SeaBIOS routes the display function's INTx to its own choice of line.
     assert_aerogpu_path(&serial);
     let dir = out_dir("seabios");
-    assert_matches_golden(&screen, &golden(), &dir, Tolerance::default()).unwrap();
+    assert_matches_golden(&screen, &golden("demo"), &dir, Tolerance::default()).unwrap();
 }
 
 /// QEMU's screendump: binary PPM (P6, maxval 255); None while it is incomplete.
@@ -265,7 +277,7 @@ impl Qemu {
     }
 
     fn serial(&self) -> String {
-        String::from_utf8_lossy(&std::fs::read(&self.serial).unwrap_or_default()).into_owned()
+        read_text(&self.serial)
     }
 
     /// Waits (wall clock) until COM1 output contains `needle`; panics with the output if not.
@@ -366,7 +378,7 @@ fn demo_runs_the_same_under_qemu() {
     // QEMU keeps running while we ask for the picture, so the bar may have moved.
     let screen = q.screen("ready");
     let dir = q.dir.clone();
-    let expected = read_png(&golden()).unwrap();
+    let expected = read_png(&golden("demo")).unwrap();
     let c = compare(
         &without_bar(&screen),
         &without_bar(&expected),
@@ -438,9 +450,8 @@ fn demo_falls_back_to_vga_mode_13h_without_a_usable_vbe_mode() {
         height: 200,
         rgba,
     };
-    let golden = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/golden/demo-vga.png");
     // The bar (logical rows 176..184) may move while QEMU runs.
     let mut masked = screen.clone();
     masked.rgba[176 * 320 * 4..184 * 320 * 4].fill(0);
-    assert_matches_golden(&masked, &golden, &q.dir.clone(), Tolerance::default()).unwrap();
+    assert_matches_golden(&masked, &golden("demo-vga"), &q.dir, Tolerance::default()).unwrap();
 }

@@ -25,7 +25,9 @@ struct Report(String);
 impl Report {
     fn get(&self, key: &str) -> Option<&str> {
         let prefix = format!("AERO-STORAGE-{key}=");
-        self.0.lines().find_map(|l| l.trim_end().strip_prefix(prefix.as_str()))
+        self.0
+            .lines()
+            .find_map(|l| l.trim_end().strip_prefix(prefix.as_str()))
     }
 }
 
@@ -61,20 +63,48 @@ fn boot(dir: &Path, run: &str, disk: &Path, bus: Bus, extra: &[&str]) -> Report 
         Bus::Ide => args.extend(["--drive", drive.as_str()]),
     }
     args.extend_from_slice(extra);
-    let out = Command::new(env!("CARGO_BIN_EXE_aero")).args(&args).output().expect("run aero");
+    let out = Command::new(env!("CARGO_BIN_EXE_aero"))
+        .args(&args)
+        .output()
+        .expect("run aero");
     let text = String::from_utf8_lossy(&std::fs::read(&serial).unwrap_or_default()).into_owned();
-    assert_eq!(out.status.code(), Some(0), "aero {args:?}\nstderr: {}\nserial:\n{text}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "aero {args:?}\nstderr: {}\nserial:\n{text}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let report = Report(text);
     // ata_piix always binds (the CD is on IDE); ahci binds its controller.
-    assert_eq!(report.get("ATA-PIIX"), Some("1"), "ata_piix did not bind:\n{}", report.0);
-    assert_eq!(report.get("AHCI"), Some("1"), "ahci did not bind:\n{}", report.0);
-    assert!(report.get("BLOCK").is_some_and(|b| b.contains("sda") && b.contains("sr0")), "disks seen: {:?}", report.get("BLOCK"));
+    assert_eq!(
+        report.get("ATA-PIIX"),
+        Some("1"),
+        "ata_piix did not bind:\n{}",
+        report.0
+    );
+    assert_eq!(
+        report.get("AHCI"),
+        Some("1"),
+        "ahci did not bind:\n{}",
+        report.0
+    );
+    assert!(
+        report
+            .get("BLOCK")
+            .is_some_and(|b| b.contains("sda") && b.contains("sr0")),
+        "disks seen: {:?}",
+        report.get("BLOCK")
+    );
     assert!(!report.0.contains("INSMOD-FAILED"), "{}", report.0);
     let function = match bus {
         Bus::Ahci => "0000:00:05.0/ata",
         Bus::Ide => "0000:00:01.1/ata",
     };
-    assert!(report.get("SDA-PATH").is_some_and(|p| p.contains(function)), "sda is not behind {function}: {:?}", report.get("SDA-PATH"));
+    assert!(
+        report.get("SDA-PATH").is_some_and(|p| p.contains(function)),
+        "sda is not behind {function}: {:?}",
+        report.get("SDA-PATH")
+    );
     report
 }
 
@@ -82,11 +112,23 @@ fn boot(dir: &Path, run: &str, disk: &Path, bus: Bus, extra: &[&str]) -> Report 
 fn write_then_verify(dir: &Path, disk: &Path, bus: Bus, extra: &[&str]) -> String {
     let first = boot(dir, "1", disk, bus, extra);
     assert_eq!(first.get("MODE"), Some("write"), "{}", first.0);
-    let sum = first.get("SUM").expect("no checksum after writing").to_string();
+    let sum = first
+        .get("SUM")
+        .expect("no checksum after writing")
+        .to_string();
     assert_eq!(sum.len(), 32);
     let second = boot(dir, "2", disk, bus, extra);
-    assert_eq!(second.get("MODE"), Some("verify"), "the file system did not survive a restart:\n{}", second.0);
-    assert_eq!(second.get("SUM"), Some(sum.as_str()), "files read back differ from what was written");
+    assert_eq!(
+        second.get("MODE"),
+        Some("verify"),
+        "the file system did not survive a restart:\n{}",
+        second.0
+    );
+    assert_eq!(
+        second.get("SUM"),
+        Some(sum.as_str()),
+        "files read back differ from what was written"
+    );
     // The CD (ATAPI through sr_mod) reads the same in both boots.
     assert!(first.get("CD-SUM").is_some());
     assert_eq!(first.get("CD-SUM"), second.get("CD-SUM"));
@@ -109,14 +151,35 @@ fn raw_disk_on_ide_keeps_files_across_restarts() {
 fn qcow2_disk_on_ahci_keeps_files_and_passes_qemu_img_check() {
     let dir = work_dir("qcow2");
     let disk = dir.join("data.qcow2");
-    let made = Command::new("qemu-img").args(["create", "-q", "-f", "qcow2", disk.to_str().unwrap(), "32M"]).status();
-    assert!(made.is_ok_and(|s| s.success()), "qemu-img create failed (package qemu-utils)");
+    let made = Command::new("qemu-img")
+        .args(["create", "-q", "-f", "qcow2", disk.to_str().unwrap(), "32M"])
+        .status();
+    assert!(
+        made.is_ok_and(|s| s.success()),
+        "qemu-img create failed (package qemu-utils)"
+    );
     write_then_verify(&dir, &disk, Bus::Ahci, &[]);
-    let check = Command::new("qemu-img").args(["check", disk.to_str().unwrap()]).output().unwrap();
-    assert!(check.status.success(), "qemu-img check: {}{}", String::from_utf8_lossy(&check.stdout), String::from_utf8_lossy(&check.stderr));
+    let check = Command::new("qemu-img")
+        .args(["check", disk.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        check.status.success(),
+        "qemu-img check: {}{}",
+        String::from_utf8_lossy(&check.stdout),
+        String::from_utf8_lossy(&check.stderr)
+    );
     // And QEMU's own reader sees the guest's file system.
     let raw = dir.join("converted.img");
-    let conv = Command::new("qemu-img").args(["convert", "-O", "raw", disk.to_str().unwrap(), raw.to_str().unwrap()]).status();
+    let conv = Command::new("qemu-img")
+        .args([
+            "convert",
+            "-O",
+            "raw",
+            disk.to_str().unwrap(),
+            raw.to_str().unwrap(),
+        ])
+        .status();
     assert!(conv.is_ok_and(|s| s.success()));
     assert_eq!(&std::fs::read(&raw).unwrap()[510..512], &[0x55, 0xAA]);
 }
@@ -128,6 +191,12 @@ fn snapshot_never_writes_the_image() {
     std::fs::write(&disk, vec![0u8; 32 << 20]).unwrap();
     let report = boot(&dir, "1", &disk, Bus::Ahci, &["--snapshot"]);
     assert_eq!(report.get("MODE"), Some("write"), "{}", report.0);
-    assert!(report.get("SUM").is_some(), "the guest could write to its (in-memory) disk");
-    assert!(std::fs::read(&disk).unwrap().iter().all(|&b| b == 0), "--snapshot wrote to the image");
+    assert!(
+        report.get("SUM").is_some(),
+        "the guest could write to its (in-memory) disk"
+    );
+    assert!(
+        std::fs::read(&disk).unwrap().iter().all(|&b| b == 0),
+        "--snapshot wrote to the image"
+    );
 }

@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-
+/// COM1 of the guest, in the test's directory.
+const SERIAL: &str = "serial.txt";
 
 fn out_dir(test: &str) -> PathBuf {
     let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(test);
@@ -94,12 +95,16 @@ impl Drop for Aero {
     }
 }
 
-fn start_aero(x: &Xvfb, dir: &Path, args: &[&str]) -> Aero {
+/// `aero run` on the Linux guest image, COM1 into `dir`/[`SERIAL`].
+fn start_aero(x: &Xvfb, dir: &Path) -> Aero {
+    let img = image("linux-amd64.img");
     let child = x
         .command(env!("CARGO_BIN_EXE_aero"))
         .arg("run")
         .args(["--no-audio", "--no-gamepad", "-m", "512", "--snapshot"])
-        .args(args)
+        .arg("--serial")
+        .arg(dir.join(SERIAL))
+        .arg(img)
         .current_dir(dir)
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(dir.join("stderr.txt")).unwrap())
@@ -169,13 +174,7 @@ fn close_window(display: &str, window: u32) {
 fn window_shows_the_guest_takes_host_keys_and_closes_cleanly() {
     let dir = out_dir("window-show-close");
     let x = Xvfb::start();
-    let img = image("linux-amd64.img");
-    let serial = dir.join("serial.txt");
-    let mut aero = start_aero(
-        &x,
-        &dir,
-        &["--serial", serial.to_str().unwrap(), img.to_str().unwrap()],
-    );
+    let mut aero = start_aero(&x, &dir);
 
     let window: u32 = wait_for("the window", Duration::from_secs(60), || {
         if let Some(status) = aero.0.try_wait().unwrap() {
@@ -236,16 +235,10 @@ fn window_shows_the_guest_takes_host_keys_and_closes_cleanly() {
 fn guest_power_off_ends_the_window_with_exit_0() {
     let dir = out_dir("window-power-off");
     let x = Xvfb::start();
-    let img = image("linux-amd64.img");
-    let serial = dir.join("serial.txt");
-    let mut aero = start_aero(
-        &x,
-        &dir,
-        &["--serial", serial.to_str().unwrap(), img.to_str().unwrap()],
-    );
+    let mut aero = start_aero(&x, &dir);
     // Real time: the guest boots at the host's pace, then powers itself off.
     let status = wait_exit(&mut aero, Duration::from_secs(400));
-    let out = std::fs::read_to_string(&serial).unwrap_or_default();
+    let out = std::fs::read_to_string(dir.join(SERIAL)).unwrap_or_default();
     assert!(status.success(), "{status}; stderr: {}", stderr_of(&dir));
     assert!(
         out.contains("AERO-BOOT-DONE"),

@@ -5,14 +5,14 @@
 use aero_cpu::{Reg, Seg};
 use tracing::{info, warn};
 
+use super::Bios;
 use super::call::{Call, Flow};
 use super::config::BootDevice;
-use super::disk::{read_sectors, CDROM_DRIVE};
+use super::disk::{CDROM_DRIVE, read_sectors};
 use super::eltorito::{self, BootImage, CD_SECTOR};
 use super::error::FirmwareError;
 use super::host::DiskId;
 use super::rom::BIOS_SEGMENT;
-use super::Bios;
 
 const BOOT_ADDR: u64 = 0x7C00;
 
@@ -66,15 +66,29 @@ impl Bios {
         };
         self.state.cd_boot = Some(image);
         // 07C0:0000 is entered as 0000:7C00 like a disk boot sector.
-        let (cs, ip) = if image.load_segment == 0x07C0 { (0, 0x7C00) } else { (image.load_segment, 0) };
+        let (cs, ip) = if image.load_segment == 0x07C0 {
+            (0, 0x7C00)
+        } else {
+            (image.load_segment, 0)
+        };
         jump(c, cs, ip, CDROM_DRIVE);
-        info!(rba = image.load_rba, sectors = image.sector_count, "booting El Torito image");
+        info!(
+            rba = image.load_rba,
+            sectors = image.sector_count,
+            "booting El Torito image"
+        );
         Ok(true)
     }
 }
 
 /// Loads and validates a boot sector; on success the CPU is set up to run it.
-fn boot_disk(c: &mut Call, drive: DiskId, dl: u8, name: &str, check_signature: bool) -> Result<bool, FirmwareError> {
+fn boot_disk(
+    c: &mut Call,
+    drive: DiskId,
+    dl: u8,
+    name: &str,
+    check_signature: bool,
+) -> Result<bool, FirmwareError> {
     if c.host.disk_info(drive).is_none() {
         return Ok(false);
     }
@@ -82,7 +96,9 @@ fn boot_disk(c: &mut Call, drive: DiskId, dl: u8, name: &str, check_signature: b
     let sector = match read_sectors(c.host, drive, 0, 1, 512) {
         Ok(s) => s,
         Err(e) => {
-            c.debug_print(&format!("Boot failed: could not read the boot sector ({e})\n"));
+            c.debug_print(&format!(
+                "Boot failed: could not read the boot sector ({e})\n"
+            ));
             return Ok(false);
         }
     };
@@ -96,15 +112,20 @@ fn boot_disk(c: &mut Call, drive: DiskId, dl: u8, name: &str, check_signature: b
 }
 
 fn load_cd_image(c: &mut Call, drive: DiskId) -> Result<BootImage, String> {
-    let record = read_sectors(c.host, drive, eltorito::BOOT_RECORD_LBA, 1, CD_SECTOR).map_err(|e| e.to_string())?;
+    let record = read_sectors(c.host, drive, eltorito::BOOT_RECORD_LBA, 1, CD_SECTOR)
+        .map_err(|e| e.to_string())?;
     let catalog_lba = eltorito::catalog_lba(&record).map_err(|e| e.to_string())?;
-    let catalog = read_sectors(c.host, drive, catalog_lba as u64, 1, CD_SECTOR).map_err(|e| e.to_string())?;
+    let catalog =
+        read_sectors(c.host, drive, catalog_lba as u64, 1, CD_SECTOR).map_err(|e| e.to_string())?;
     let image = eltorito::parse_catalog(&catalog).map_err(|e| e.to_string())?;
     let bytes = image.load_bytes();
     let sectors = bytes.div_ceil(CD_SECTOR);
-    let data = read_sectors(c.host, drive, image.load_rba as u64, sectors, CD_SECTOR).map_err(|e| e.to_string())?;
+    let data = read_sectors(c.host, drive, image.load_rba as u64, sectors, CD_SECTOR)
+        .map_err(|e| e.to_string())?;
     let addr = (image.load_segment as u64) << 4;
-    c.mem.write(addr, &data[..bytes]).map_err(|e| e.to_string())?;
+    c.mem
+        .write(addr, &data[..bytes])
+        .map_err(|e| e.to_string())?;
     Ok(image)
 }
 

@@ -37,7 +37,12 @@ impl<'a> Call<'a> {
         host: &'a mut dyn FirmwareHost,
         flags_addr: Option<u64>,
     ) -> Call<'a> {
-        Call { cpu, mem, host, flags_addr }
+        Call {
+            cpu,
+            mem,
+            host,
+            flags_addr,
+        }
     }
 
     pub fn r32(&self, r: Reg) -> u32 {

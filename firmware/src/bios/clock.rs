@@ -3,11 +3,11 @@
 use aero_cpu::Reg;
 use tracing::debug;
 
+use super::Bios;
 use super::bda;
 use super::call::{Call, Flow};
 use super::error::FirmwareError;
 use super::host::FirmwareHost;
-use super::Bios;
 
 const REG_B: u8 = 0x0B;
 const B_SET: u8 = 0x80;
@@ -56,7 +56,12 @@ pub fn ticks_since_midnight(host: &mut dyn FirmwareHost) -> u32 {
 
 impl Bios {
     pub(crate) fn int1a(&mut self, c: &mut Call) -> Result<Flow, FirmwareError> {
-        let (ch, cl, dh, dl) = (c.hi(Reg::Rcx), c.lo(Reg::Rcx), c.hi(Reg::Rdx), c.lo(Reg::Rdx));
+        let (ch, cl, dh, dl) = (
+            c.hi(Reg::Rcx),
+            c.lo(Reg::Rcx),
+            c.hi(Reg::Rdx),
+            c.lo(Reg::Rdx),
+        );
         match c.ah() {
             0x00 => {
                 let ticks = c.mem.read_u32(bda::TIMER_TICKS)?;

@@ -3,6 +3,7 @@
 use aero_cpu::{Reg, Seg};
 use tracing::debug;
 
+use super::Bios;
 use super::bda;
 use super::call::{Call, Flow};
 use super::error::{DiskIoError, FirmwareError};
@@ -10,7 +11,6 @@ use super::geometry::{self, Chs};
 use super::host::{DiskId, DiskInfo, FirmwareHost};
 use super::mem::real_addr;
 use super::rom::BIOS_SEGMENT;
-use super::Bios;
 
 pub const STATUS_OK: u8 = 0x00;
 pub const STATUS_BAD_COMMAND: u8 = 0x01;
@@ -87,7 +87,10 @@ pub fn transfer(
                 Err(e) => Err(io_status(e)),
             },
             Direction::Write => match c.mem.read(at, &mut buf) {
-                Ok(()) => c.host.disk_write(drive, lba + done, &buf).map_err(io_status),
+                Ok(()) => c
+                    .host
+                    .disk_write(drive, lba + done, &buf)
+                    .map_err(io_status),
                 Err(_) => Err(STATUS_DMA_BOUNDARY),
             },
         };
@@ -102,7 +105,9 @@ pub fn transfer(
 
 impl Bios {
     pub(crate) fn hard_disk_count(&self, c: &Call) -> u8 {
-        (0..MAX_HARD_DISKS).take_while(|i| c.host.disk_info(DiskId::HardDisk(*i)).is_some()).count() as u8
+        (0..MAX_HARD_DISKS)
+            .take_while(|i| c.host.disk_info(DiskId::HardDisk(*i)).is_some())
+            .count() as u8
     }
 
     pub(crate) fn int13(&mut self, c: &mut Call) -> Result<Flow, FirmwareError> {
@@ -112,7 +117,9 @@ impl Bios {
             return self.int13_eltorito(c);
         }
         let hard_disks = self.hard_disk_count(c);
-        let Some((drive, info)) = drive_id(dl, hard_disks).and_then(|d| Some((d, c.host.disk_info(d)?))) else {
+        let Some((drive, info)) =
+            drive_id(dl, hard_disks).and_then(|d| Some((d, c.host.disk_info(d)?)))
+        else {
             return finish(c, dl, STATUS_BAD_COMMAND);
         };
         match ah {
@@ -145,7 +152,14 @@ impl Bios {
         }
     }
 
-    fn parameters(&self, c: &mut Call, dl: u8, drive: DiskId, info: &DiskInfo, hard_disks: u8) -> Result<Flow, FirmwareError> {
+    fn parameters(
+        &self,
+        c: &mut Call,
+        dl: u8,
+        drive: DiskId,
+        info: &DiskInfo,
+        hard_disks: u8,
+    ) -> Result<Flow, FirmwareError> {
         let (chs, count) = match drive {
             DiskId::Floppy(_) => {
                 let (chs, kind) = geometry::floppy(info.sectors);
@@ -153,7 +167,11 @@ impl Bios {
                 c.set_seg_real(Seg::Es, BIOS_SEGMENT);
                 c.set_r16(Reg::Rdi, self.rom.layout.diskette_params);
                 let floppies = c.mem.read_u16(bda::EQUIPMENT)?;
-                let count = if floppies & 1 != 0 { ((floppies >> 6) & 3) as u8 + 1 } else { 0 };
+                let count = if floppies & 1 != 0 {
+                    ((floppies >> 6) & 3) as u8 + 1
+                } else {
+                    0
+                };
                 (chs, count)
             }
             DiskId::HardDisk(_) => (geometry::hard_disk_logical(info.sectors), hard_disks),
@@ -162,7 +180,10 @@ impl Bios {
         let max_cyl = chs.cylinders - 1;
         c.set_al(0);
         c.set_hi(Reg::Rcx, max_cyl as u8);
-        c.set_lo(Reg::Rcx, chs.sectors_per_track as u8 | ((max_cyl >> 2) & 0xC0) as u8);
+        c.set_lo(
+            Reg::Rcx,
+            chs.sectors_per_track as u8 | ((max_cyl >> 2) & 0xC0) as u8,
+        );
         c.set_hi(Reg::Rdx, (chs.heads - 1) as u8);
         c.set_lo(Reg::Rdx, count);
         finish(c, dl, STATUS_OK)
@@ -171,13 +192,21 @@ impl Bios {
 
 /// BDA byte that keeps the last status for this drive class.
 fn status_addr(dl: u8) -> u64 {
-    if dl < 0x80 { bda::FLOPPY_LAST_STATUS } else { bda::HDD_LAST_STATUS }
+    if dl < 0x80 {
+        bda::FLOPPY_LAST_STATUS
+    } else {
+        bda::HDD_LAST_STATUS
+    }
 }
 
 /// Sets AH/CF and remembers the status for AH=01h.
 pub(crate) fn finish(c: &mut Call, dl: u8, status: u8) -> Result<Flow, FirmwareError> {
     c.mem.write_u8(status_addr(dl), status)?;
-    if status == STATUS_OK { c.ok() } else { c.fail(status) }
+    if status == STATUS_OK {
+        c.ok()
+    } else {
+        c.fail(status)
+    }
 }
 
 fn chs_of(drive: DiskId, info: &DiskInfo) -> Option<Chs> {
@@ -188,9 +217,17 @@ fn chs_of(drive: DiskId, info: &DiskInfo) -> Option<Chs> {
     }
 }
 
-fn chs_transfer(c: &mut Call, dl: u8, drive: DiskId, info: &DiskInfo, ah: u8) -> Result<Flow, FirmwareError> {
+fn chs_transfer(
+    c: &mut Call,
+    dl: u8,
+    drive: DiskId,
+    info: &DiskInfo,
+    ah: u8,
+) -> Result<Flow, FirmwareError> {
     let count = c.al() as u64;
-    let Some(chs) = chs_of(drive, info) else { return finish(c, dl, STATUS_BAD_COMMAND) };
+    let Some(chs) = chs_of(drive, info) else {
+        return finish(c, dl, STATUS_BAD_COMMAND);
+    };
     if count == 0 {
         return finish(c, dl, STATUS_BAD_COMMAND);
     }
@@ -240,7 +277,13 @@ fn edd_check(c: &mut Call, dl: u8, drive: DiskId) -> Result<Flow, FirmwareError>
     Ok(Flow::Return)
 }
 
-fn edd_transfer(c: &mut Call, dl: u8, drive: DiskId, info: &DiskInfo, ah: u8) -> Result<Flow, FirmwareError> {
+fn edd_transfer(
+    c: &mut Call,
+    dl: u8,
+    drive: DiskId,
+    info: &DiskInfo,
+    ah: u8,
+) -> Result<Flow, FirmwareError> {
     let packet = c.linear(Seg::Ds, c.r16(Reg::Rsi));
     let mut p = [0u8; 0x18];
     if c.mem.read(packet, &mut p[..0x10]).is_err() || p[0] < 0x10 {
@@ -258,7 +301,11 @@ fn edd_transfer(c: &mut Call, dl: u8, drive: DiskId, info: &DiskInfo, ah: u8) ->
     } else {
         real_addr(seg, off)
     };
-    let dir = if ah == 0x42 { Direction::Read } else { Direction::Write };
+    let dir = if ah == 0x42 {
+        Direction::Read
+    } else {
+        Direction::Write
+    };
     if dir == Direction::Write && matches!(drive, DiskId::Cdrom(_)) {
         c.mem.write_u16(packet + 2, 0)?;
         return finish(c, dl, STATUS_WRITE_PROTECTED);
@@ -302,13 +349,22 @@ pub fn edd_drive_parameters(drive: DiskId, info: &DiskInfo, buffer_size: u16) ->
     Some(b)
 }
 
-fn edd_parameters(c: &mut Call, dl: u8, drive: DiskId, info: &DiskInfo) -> Result<Flow, FirmwareError> {
+fn edd_parameters(
+    c: &mut Call,
+    dl: u8,
+    drive: DiskId,
+    info: &DiskInfo,
+) -> Result<Flow, FirmwareError> {
     if matches!(drive, DiskId::Floppy(_)) {
         return finish(c, dl, STATUS_BAD_COMMAND);
     }
     let buf = c.linear(Seg::Ds, c.r16(Reg::Rsi));
-    let Ok(size) = c.mem.read_u16(buf) else { return finish(c, dl, STATUS_BAD_COMMAND) };
-    let Some(bytes) = edd_drive_parameters(drive, info, size) else { return finish(c, dl, STATUS_BAD_COMMAND) };
+    let Ok(size) = c.mem.read_u16(buf) else {
+        return finish(c, dl, STATUS_BAD_COMMAND);
+    };
+    let Some(bytes) = edd_drive_parameters(drive, info, size) else {
+        return finish(c, dl, STATUS_BAD_COMMAND);
+    };
     if c.mem.write(buf, &bytes).is_err() {
         return finish(c, dl, STATUS_BAD_COMMAND);
     }
@@ -316,7 +372,13 @@ fn edd_parameters(c: &mut Call, dl: u8, drive: DiskId, info: &DiskInfo) -> Resul
 }
 
 /// Host-side helper for boot code: read whole sectors into a fresh buffer.
-pub fn read_sectors(host: &mut dyn FirmwareHost, drive: DiskId, lba: u64, count: usize, sector_size: usize) -> Result<Vec<u8>, DiskIoError> {
+pub fn read_sectors(
+    host: &mut dyn FirmwareHost,
+    drive: DiskId,
+    lba: u64,
+    count: usize,
+    sector_size: usize,
+) -> Result<Vec<u8>, DiskIoError> {
     let mut buf = vec![0u8; count * sector_size];
     host.disk_read(drive, lba, &mut buf)?;
     Ok(buf)

@@ -63,11 +63,15 @@ impl MemoryPlan {
     pub fn new(config: &BiosConfig) -> Result<MemoryPlan, FirmwareError> {
         let ram_size = config.ram_size;
         if ram_size < 2 * MIB {
-            return Err(FirmwareError::Config(format!("{ram_size} bytes of RAM; at least 2 MiB needed")));
+            return Err(FirmwareError::Config(format!(
+                "{ram_size} bytes of RAM; at least 2 MiB needed"
+            )));
         }
         let hole = config.pci_hole_start;
         if !(16 * MIB..=FOUR_GIB).contains(&hole) || !hole.is_multiple_of(MIB) {
-            return Err(FirmwareError::Config(format!("PCI hole start {hole:#x} not MiB-aligned in 16 MiB..4 GiB")));
+            return Err(FirmwareError::Config(format!(
+                "PCI hole start {hole:#x} not MiB-aligned in 16 MiB..4 GiB"
+            )));
         }
         let low_ram = ram_size.min(hole);
         let high_ram = ram_size - low_ram;
@@ -77,15 +81,43 @@ impl MemoryPlan {
         let acpi_base = acpi_top - ACPI_REGION_SIZE;
 
         let mut map = vec![
-            E820Entry { base: 0, len: ebda_base, kind: E820Kind::Ram },
-            E820Entry { base: ebda_base, len: EBDA_SIZE, kind: E820Kind::Reserved },
-            E820Entry { base: 0xE0000, len: 0x20000, kind: E820Kind::Reserved },
-            E820Entry { base: MIB, len: acpi_base - MIB, kind: E820Kind::Ram },
-            E820Entry { base: acpi_base, len: ACPI_NVS_SIZE, kind: E820Kind::AcpiNvs },
-            E820Entry { base: acpi_base + ACPI_NVS_SIZE, len: ACPI_RECLAIM_SIZE, kind: E820Kind::AcpiReclaim },
+            E820Entry {
+                base: 0,
+                len: ebda_base,
+                kind: E820Kind::Ram,
+            },
+            E820Entry {
+                base: ebda_base,
+                len: EBDA_SIZE,
+                kind: E820Kind::Reserved,
+            },
+            E820Entry {
+                base: 0xE0000,
+                len: 0x20000,
+                kind: E820Kind::Reserved,
+            },
+            E820Entry {
+                base: MIB,
+                len: acpi_base - MIB,
+                kind: E820Kind::Ram,
+            },
+            E820Entry {
+                base: acpi_base,
+                len: ACPI_NVS_SIZE,
+                kind: E820Kind::AcpiNvs,
+            },
+            E820Entry {
+                base: acpi_base + ACPI_NVS_SIZE,
+                len: ACPI_RECLAIM_SIZE,
+                kind: E820Kind::AcpiReclaim,
+            },
         ];
         if low_ram > acpi_top {
-            map.push(E820Entry { base: acpi_top, len: low_ram - acpi_top, kind: E820Kind::Ram });
+            map.push(E820Entry {
+                base: acpi_top,
+                len: low_ram - acpi_top,
+                kind: E820Kind::Ram,
+            });
         }
         // Chipset MMIO the OS must not treat as free address space, and the BIOS alias.
         let mut reserved = vec![
@@ -97,15 +129,27 @@ impl MemoryPlan {
         reserved.extend(config.reserved_ranges.iter().copied());
         for (base, len) in reserved {
             if len == 0 || base.checked_add(len).is_none() {
-                return Err(FirmwareError::Config(format!("bad reserved range {base:#x}+{len:#x}")));
+                return Err(FirmwareError::Config(format!(
+                    "bad reserved range {base:#x}+{len:#x}"
+                )));
             }
             if base < low_ram || (base < FOUR_GIB + high_ram && base + len > FOUR_GIB) {
-                return Err(FirmwareError::Config(format!("reserved range {base:#x}+{len:#x} overlaps RAM")));
+                return Err(FirmwareError::Config(format!(
+                    "reserved range {base:#x}+{len:#x} overlaps RAM"
+                )));
             }
-            map.push(E820Entry { base, len, kind: E820Kind::Reserved });
+            map.push(E820Entry {
+                base,
+                len,
+                kind: E820Kind::Reserved,
+            });
         }
         if high_ram > 0 {
-            map.push(E820Entry { base: FOUR_GIB, len: high_ram, kind: E820Kind::Ram });
+            map.push(E820Entry {
+                base: FOUR_GIB,
+                len: high_ram,
+                kind: E820Kind::Ram,
+            });
         }
         map.sort_by_key(|e| e.base);
         for pair in map.windows(2) {
@@ -116,7 +160,14 @@ impl MemoryPlan {
                 )));
             }
         }
-        Ok(MemoryPlan { ram_size, low_ram, high_ram, ebda_base, acpi_base, map })
+        Ok(MemoryPlan {
+            ram_size,
+            low_ram,
+            high_ram,
+            ebda_base,
+            acpi_base,
+            map,
+        })
     }
 
     /// Conventional memory in KiB (INT 12h, BDA 0x413).
@@ -152,7 +203,12 @@ mod tests {
         for pair in p.map.windows(2) {
             assert!(pair[0].end() <= pair[1].base, "overlap {:x?}", pair);
         }
-        let ram: u64 = p.map.iter().filter(|e| e.kind == E820Kind::Ram).map(|e| e.len).sum();
+        let ram: u64 = p
+            .map
+            .iter()
+            .filter(|e| e.kind == E820Kind::Ram)
+            .map(|e| e.len)
+            .sum();
         let acpi: u64 = p
             .map
             .iter()
@@ -177,7 +233,13 @@ mod tests {
         assert_eq!(p.base_kib(), 639);
         assert_eq!(p.high_ram, 0);
         assert_eq!(p.acpi_base + ACPI_RECLAIM_SIZE + ACPI_NVS_SIZE, 32 * MIB);
-        assert_eq!(p.e801(), (15 * 1024, ((32 * MIB - 128 * KIB - 16 * MIB) / (64 * KIB)) as u16));
+        assert_eq!(
+            p.e801(),
+            (
+                15 * 1024,
+                ((32 * MIB - 128 * KIB - 16 * MIB) / (64 * KIB)) as u16
+            )
+        );
         assert!(!p.map.iter().any(|e| e.base >= FOUR_GIB));
     }
 
@@ -185,7 +247,11 @@ mod tests {
     fn odd_size_keeps_tail_ram() {
         let p = plan(100 * MIB + 12 * KIB);
         check_invariants(&p);
-        assert!(p.map.iter().any(|e| e.kind == E820Kind::Ram && e.end() == 100 * MIB + 12 * KIB));
+        assert!(
+            p.map
+                .iter()
+                .any(|e| e.kind == E820Kind::Ram && e.end() == 100 * MIB + 12 * KIB)
+        );
     }
 
     #[test]
@@ -194,7 +260,12 @@ mod tests {
             let p = plan(ram);
             check_invariants(&p);
             assert_eq!(p.low_ram, 0xE000_0000);
-            let high: u64 = p.map.iter().filter(|e| e.base >= FOUR_GIB).map(|e| e.len).sum();
+            let high: u64 = p
+                .map
+                .iter()
+                .filter(|e| e.base >= FOUR_GIB)
+                .map(|e| e.len)
+                .sum();
             assert_eq!(high, ram - 0xE000_0000);
             assert_eq!(p.extended_kib_88(), 0xFFFF);
         }
@@ -211,12 +282,20 @@ mod tests {
         let mut c = BiosConfig::new(64 * MIB);
         c.reserved_ranges.push((0xB000_0000, 0x1000_0000));
         let p = MemoryPlan::new(&c).unwrap();
-        assert!(p.map.iter().any(|e| e.base == 0xB000_0000 && e.kind == E820Kind::Reserved));
+        assert!(
+            p.map
+                .iter()
+                .any(|e| e.base == 0xB000_0000 && e.kind == E820Kind::Reserved)
+        );
     }
 
     #[test]
     fn record_encoding() {
-        let e = E820Entry { base: 0x1_0000_0000, len: 0x2000, kind: E820Kind::AcpiNvs };
+        let e = E820Entry {
+            base: 0x1_0000_0000,
+            len: 0x2000,
+            kind: E820Kind::AcpiNvs,
+        };
         let b = e.to_bytes();
         assert_eq!(&b[0..8], &0x1_0000_0000u64.to_le_bytes());
         assert_eq!(b[16], 4);

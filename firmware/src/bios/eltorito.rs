@@ -4,10 +4,10 @@
 use aero_cpu::{Reg, Seg};
 use thiserror::Error;
 
-use super::call::{Call, Flow};
-use super::disk::{finish, CDROM_DRIVE, STATUS_BAD_COMMAND, STATUS_OK};
-use super::error::FirmwareError;
 use super::Bios;
+use super::call::{Call, Flow};
+use super::disk::{CDROM_DRIVE, STATUS_BAD_COMMAND, STATUS_OK, finish};
+use super::error::FirmwareError;
 
 /// The boot record volume descriptor sits in the second descriptor slot.
 pub const BOOT_RECORD_LBA: u64 = 17;
@@ -25,7 +25,9 @@ pub enum ElToritoError {
     UnsupportedMedia(u8),
     #[error("input too short")]
     Truncated,
-    #[error("boot image at {segment:04X}:0000 with {sectors} sectors does not fit in conventional memory")]
+    #[error(
+        "boot image at {segment:04X}:0000 with {sectors} sectors does not fit in conventional memory"
+    )]
     ImageTooLarge { segment: u16, sectors: u16 },
 }
 
@@ -61,7 +63,9 @@ pub fn catalog_lba(descriptor: &[u8]) -> Result<u32, ElToritoError> {
 pub fn parse_catalog(catalog: &[u8]) -> Result<BootImage, ElToritoError> {
     let c = catalog.get(..64).ok_or(ElToritoError::Truncated)?;
     let validation = &c[..32];
-    let sum = validation.chunks_exact(2).fold(0u16, |s, w| s.wrapping_add(u16::from_le_bytes([w[0], w[1]])));
+    let sum = validation.chunks_exact(2).fold(0u16, |s, w| {
+        s.wrapping_add(u16::from_le_bytes([w[0], w[1]]))
+    });
     if validation[0] != 1 || validation[0x1E] != 0x55 || validation[0x1F] != 0xAA || sum != 0 {
         return Err(ElToritoError::BadValidationEntry);
     }
@@ -83,7 +87,10 @@ pub fn parse_catalog(catalog: &[u8]) -> Result<BootImage, ElToritoError> {
     // Must fit between the load address and the EBDA/VGA area at 0x9FC00.
     let end = ((image.load_segment as usize) << 4) + image.load_bytes();
     if image.load_segment < 0x50 || end > 0x9FC00 {
-        return Err(ElToritoError::ImageTooLarge { segment: image.load_segment, sectors: image.sector_count });
+        return Err(ElToritoError::ImageTooLarge {
+            segment: image.load_segment,
+            sectors: image.sector_count,
+        });
     }
     Ok(image)
 }
@@ -136,7 +143,9 @@ pub(crate) mod test_data {
         c[0] = 1;
         c[0x1E] = 0x55;
         c[0x1F] = 0xAA;
-        let sum = c[..32].chunks_exact(2).fold(0u16, |s, w| s.wrapping_add(u16::from_le_bytes([w[0], w[1]])));
+        let sum = c[..32].chunks_exact(2).fold(0u16, |s, w| {
+            s.wrapping_add(u16::from_le_bytes([w[0], w[1]]))
+        });
         c[0x1C..0x1E].copy_from_slice(&0u16.wrapping_sub(sum).to_le_bytes());
         c[32] = 0x88;
         c[34..36].copy_from_slice(&segment.to_le_bytes());
@@ -155,7 +164,15 @@ mod tests {
     fn valid_catalog() {
         assert_eq!(catalog_lba(&boot_record(19)), Ok(19));
         let img = parse_catalog(&catalog(0, 4, 30)).unwrap();
-        assert_eq!(img, BootImage { load_segment: 0x07C0, sector_count: 4, load_rba: 30, media: 0 });
+        assert_eq!(
+            img,
+            BootImage {
+                load_segment: 0x07C0,
+                sector_count: 4,
+                load_rba: 30,
+                media: 0
+            }
+        );
         let p = specification_packet(&img);
         assert_eq!((p[0], p[2]), (0x13, 0xE0));
         assert_eq!(u32::from_le_bytes([p[4], p[5], p[6], p[7]]), 30);
@@ -164,12 +181,18 @@ mod tests {
     #[test]
     fn hostile_and_truncated_input_is_rejected_without_panic() {
         assert_eq!(catalog_lba(&[]), Err(ElToritoError::Truncated));
-        assert_eq!(catalog_lba(&boot_record(1)[..0x4A]), Err(ElToritoError::Truncated));
+        assert_eq!(
+            catalog_lba(&boot_record(1)[..0x4A]),
+            Err(ElToritoError::Truncated)
+        );
         let mut bad = boot_record(1);
         bad[3] = b'X';
         assert_eq!(catalog_lba(&bad), Err(ElToritoError::NotBootRecord));
         for len in 0..64 {
-            assert_eq!(parse_catalog(&catalog(0, 4, 30)[..len]), Err(ElToritoError::Truncated));
+            assert_eq!(
+                parse_catalog(&catalog(0, 4, 30)[..len]),
+                Err(ElToritoError::Truncated)
+            );
         }
         let mut c = catalog(0, 4, 30);
         c[4] ^= 1; // checksum now wrong
@@ -180,8 +203,14 @@ mod tests {
         let mut c = catalog(0, 4, 30);
         c[33] = 2; // 1.44 MB floppy emulation
         assert_eq!(parse_catalog(&c), Err(ElToritoError::UnsupportedMedia(2)));
-        assert!(matches!(parse_catalog(&catalog(0x9000, 0xFFFF, 1)), Err(ElToritoError::ImageTooLarge { .. })));
-        assert!(matches!(parse_catalog(&catalog(0x0001, 1, 1)), Err(ElToritoError::ImageTooLarge { .. })));
+        assert!(matches!(
+            parse_catalog(&catalog(0x9000, 0xFFFF, 1)),
+            Err(ElToritoError::ImageTooLarge { .. })
+        ));
+        assert!(matches!(
+            parse_catalog(&catalog(0x0001, 1, 1)),
+            Err(ElToritoError::ImageTooLarge { .. })
+        ));
         // Arbitrary garbage never panics.
         let mut x = 0x1234_5678u32;
         for _ in 0..2000 {

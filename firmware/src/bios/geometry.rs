@@ -10,10 +10,18 @@ pub struct Chs {
 impl Chs {
     /// LBA of a 1-based CHS address, if it lies inside the geometry.
     pub fn lba(&self, cyl: u32, head: u32, sector: u32) -> Option<u64> {
-        if sector == 0 || sector > self.sectors_per_track || head >= self.heads || cyl >= self.cylinders {
+        if sector == 0
+            || sector > self.sectors_per_track
+            || head >= self.heads
+            || cyl >= self.cylinders
+        {
             return None;
         }
-        Some((cyl as u64 * self.heads as u64 + head as u64) * self.sectors_per_track as u64 + sector as u64 - 1)
+        Some(
+            (cyl as u64 * self.heads as u64 + head as u64) * self.sectors_per_track as u64
+                + sector as u64
+                - 1,
+        )
     }
 }
 
@@ -32,7 +40,14 @@ pub fn floppy(sectors: u64) -> (Chs, u8) {
         // Odd image: pretend 1.44 MB geometry with as many cylinders as needed.
         n => (n.div_ceil(36).clamp(1, 255) as u32, 2, 18, 4),
     };
-    (Chs { cylinders, heads, sectors_per_track: spt }, kind)
+    (
+        Chs {
+            cylinders,
+            heads,
+            sectors_per_track: spt,
+        },
+        kind,
+    )
 }
 
 /// The translated (LBA-assisted) geometry for INT 13h/02h–08h: 63 sectors, the fewest
@@ -47,7 +62,11 @@ pub fn hard_disk_logical(sectors: u64) -> Chs {
         }
     }
     let cylinders = (sectors / (heads * spt)).clamp(1, 1024);
-    Chs { cylinders: cylinders as u32, heads: heads as u32, sectors_per_track: spt as u32 }
+    Chs {
+        cylinders: cylinders as u32,
+        heads: heads as u32,
+        sectors_per_track: spt as u32,
+    }
 }
 
 /// The ATA default geometry reported by EDD 48h; `None` when the disk is too big for it.
@@ -67,7 +86,10 @@ mod tests {
     #[test]
     fn floppy_formats() {
         let (g, kind) = floppy(2880);
-        assert_eq!((g.cylinders, g.heads, g.sectors_per_track, kind), (80, 2, 18, 4));
+        assert_eq!(
+            (g.cylinders, g.heads, g.sectors_per_track, kind),
+            (80, 2, 18, 4)
+        );
         assert_eq!(g.lba(0, 0, 1), Some(0));
         assert_eq!(g.lba(0, 1, 1), Some(18));
         assert_eq!(g.lba(79, 1, 18), Some(2879));

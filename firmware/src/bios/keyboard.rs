@@ -6,12 +6,12 @@
 use aero_cpu::Reg;
 use tracing::{debug, info};
 
+use super::Bios;
 use super::bda;
 use super::call::{Call, Flow};
 use super::error::FirmwareError;
 use super::mem::GuestMem;
 use super::scancode;
-use super::Bios;
 
 // 0417h
 const RSHIFT: u8 = 0x01;
@@ -67,11 +67,19 @@ pub fn process_scancode(mem: &mut GuestMem, code: u8) -> Result<KeyEvent, Firmwa
         (0x2A, false) => set(&mut f1, LSHIFT, make),
         (0x36, false) => set(&mut f1, RSHIFT, make),
         (0x1D, e) => {
-            if e { set(&mut s3, RCTRL_DOWN, make) } else { set(&mut f2, LCTRL_DOWN, make) }
+            if e {
+                set(&mut s3, RCTRL_DOWN, make)
+            } else {
+                set(&mut f2, LCTRL_DOWN, make)
+            }
             set(&mut f1, CTRL, f2 & LCTRL_DOWN != 0 || s3 & RCTRL_DOWN != 0);
         }
         (0x38, e) => {
-            if e { set(&mut s3, RALT_DOWN, make) } else { set(&mut f2, LALT_DOWN, make) }
+            if e {
+                set(&mut s3, RALT_DOWN, make)
+            } else {
+                set(&mut f2, LALT_DOWN, make)
+            }
             set(&mut f1, ALT, f2 & LALT_DOWN != 0 || s3 & RALT_DOWN != 0);
         }
         (0x3A, false) => toggle(&mut f1, &mut f2, CAPS_ON, CAPS_DOWN, make),
@@ -84,7 +92,11 @@ pub fn process_scancode(mem: &mut GuestMem, code: u8) -> Result<KeyEvent, Firmwa
                 if key == 0x52 && (extended || f1 & (NUM_ON | LSHIFT | RSHIFT) == 0) {
                     f1 ^= INSERT_ON;
                 }
-                event = if enqueue(mem, code)? { KeyEvent::Queued(code) } else { KeyEvent::BufferFull };
+                event = if enqueue(mem, code)? {
+                    KeyEvent::Queued(code)
+                } else {
+                    KeyEvent::BufferFull
+                };
             }
         }
         _ => {}

@@ -62,7 +62,11 @@ impl<'a> GuestMem<'a> {
         let usable = (ram.len() as u64).min(ram_size) as usize;
         let ram = &mut ram[..usable];
         let low_end = (usable as u64).min(pci_hole_start);
-        GuestMem { ram, low_end, written: WrittenRanges::None }
+        GuestMem {
+            ram,
+            low_end,
+            written: WrittenRanges::None,
+        }
     }
 
     /// The ranges written (or borrowed mutably) so far.
@@ -71,12 +75,17 @@ impl<'a> GuestMem<'a> {
     }
 
     fn range(&self, addr: u64, len: usize) -> Result<std::ops::Range<usize>, FirmwareError> {
-        let err = FirmwareError::GuestMemory { addr, len: len as u64 };
+        let err = FirmwareError::GuestMemory {
+            addr,
+            len: len as u64,
+        };
         let end = addr.checked_add(len as u64).ok_or(err.clone())?;
         let offset = if end <= self.low_end {
             addr
         } else if addr >= FOUR_GIB {
-            (addr - FOUR_GIB).checked_add(self.low_end).ok_or(err.clone())?
+            (addr - FOUR_GIB)
+                .checked_add(self.low_end)
+                .ok_or(err.clone())?
         } else {
             return Err(err);
         };
@@ -164,12 +173,19 @@ mod tests {
         let mut ram = vec![0u8; 0x10000];
         let mut m = GuestMem::new(&mut ram, 16 << 20, 0xE000_0000);
         m.read_u32(0x100).unwrap();
-        assert_eq!(m.take_written(), WrittenRanges::None, "reads are not writes");
+        assert_eq!(
+            m.take_written(),
+            WrittenRanges::None,
+            "reads are not writes"
+        );
         m.write(0x7C00, &[0; 512]).unwrap();
         m.write(0x7E00, &[0; 512]).unwrap();
         m.write_u16(0x400, 1).unwrap();
         m.write_u8(0x7C10, 1).unwrap();
-        assert_eq!(m.take_written(), WrittenRanges::Some(vec![(0x7C00, 1024), (0x400, 2)]));
+        assert_eq!(
+            m.take_written(),
+            WrittenRanges::Some(vec![(0x7C00, 1024), (0x400, 2)])
+        );
         for i in 0..100 {
             m.write_u8(i * 16, 0).unwrap();
         }
@@ -183,7 +199,10 @@ mod tests {
         let mut m = GuestMem::new(&mut ram, 0x3000, 0x2000);
         m.write_u8(FOUR_GIB + 5, 0xAB).unwrap();
         assert!(m.read_u8(0x2000).is_err(), "hole must not be RAM");
-        assert!(m.write(0x1FFF, &[1, 2]).is_err(), "range crossing into the hole");
+        assert!(
+            m.write(0x1FFF, &[1, 2]).is_err(),
+            "range crossing into the hole"
+        );
         assert_eq!(ram[0x2005], 0xAB);
     }
 }

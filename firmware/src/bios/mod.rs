@@ -51,17 +51,17 @@ use tracing::{debug, warn};
 
 pub use call::Flow;
 pub use config::{BiosConfig, BootDevice};
-pub use disk::{drive_id, edd_drive_parameters, CDROM_DRIVE};
+pub use disk::{CDROM_DRIVE, drive_id, edd_drive_parameters};
 pub use e820::{E820Entry, E820Kind, MemoryPlan};
-pub use eltorito::{catalog_lba, parse_catalog, BootImage, ElToritoError};
+pub use eltorito::{BootImage, ElToritoError, catalog_lba, parse_catalog};
 pub use error::{DiskIoError, FirmwareError};
 pub use host::{DiskId, DiskInfo, FirmwareHost};
-pub use keyboard::{process_scancode, translate, KeyEvent};
+pub use keyboard::{KeyEvent, process_scancode, translate};
 pub use trap::{TrapId, TrapOutcome};
 
 use call::Call;
 use mem::GuestMem;
-use rom::{Rom, BIOS_SEGMENT_BASE};
+use rom::{BIOS_SEGMENT_BASE, Rom};
 
 /// Mutable state that services keep between calls. Reset by POST.
 #[derive(Clone, Debug, Default)]
@@ -96,7 +96,14 @@ impl Bios {
         let memory = MemoryPlan::new(&config)?;
         let mut rom = Rom::build()?;
         let tables = tables_glue::build(&config, &memory, &mut rom)?;
-        Ok(Bios { config, rom, memory, tables, state: RuntimeState::default(), written: mem::WrittenRanges::None })
+        Ok(Bios {
+            config,
+            rom,
+            memory,
+            tables,
+            state: RuntimeState::default(),
+            written: mem::WrittenRanges::None,
+        })
     }
 
     /// The 128 KiB system ROM (0xE0000–0xFFFFF; its top is also the reset vector page).
@@ -137,9 +144,14 @@ impl Bios {
             return Ok(TrapOutcome::Ignored);
         };
         let cs = cpu.seg(Seg::Cs);
-        let from_stub = cpu.rip == return_ip as u64 && cs.base.wrapping_add(cpu.rip) == BIOS_SEGMENT_BASE + return_ip as u64;
+        let from_stub = cpu.rip == return_ip as u64
+            && cs.base.wrapping_add(cpu.rip) == BIOS_SEGMENT_BASE + return_ip as u64;
         if !from_stub {
-            debug!(?id, rip = cpu.rip, "trap port write from outside the ROM stubs ignored");
+            debug!(
+                ?id,
+                rip = cpu.rip,
+                "trap port write from outside the ROM stubs ignored"
+            );
             return Ok(TrapOutcome::Ignored);
         }
         let v86 = cpu.rflags & (1 << 17) != 0;
@@ -156,14 +168,23 @@ impl Bios {
         let ax = mem.read_u16(stack(0))?;
         let dx = mem.read_u16(stack(2))?;
         let sp = sp.wrapping_add(4);
-        let set16 = |cpu: &mut CpuState, r: Reg, v: u16| cpu.set_reg(r, (cpu.reg(r) & !0xFFFF) | v as u64);
+        let set16 =
+            |cpu: &mut CpuState, r: Reg, v: u16| cpu.set_reg(r, (cpu.reg(r) & !0xFFFF) | v as u64);
         set16(cpu, Reg::Rax, ax);
         set16(cpu, Reg::Rdx, dx);
         set16(cpu, Reg::Rsp, sp);
         // INT n frame: IP, CS, FLAGS.
-        let flags_addr = matches!(id, TrapId::Int(_)).then(|| ss.wrapping_add(sp.wrapping_add(4) as u64));
+        let flags_addr =
+            matches!(id, TrapId::Int(_)).then(|| ss.wrapping_add(sp.wrapping_add(4) as u64));
 
-        tracing::trace!(?id, ax, bx = cpu.reg(Reg::Rbx) as u16, cx = cpu.reg(Reg::Rcx) as u16, dx, "BIOS service");
+        tracing::trace!(
+            ?id,
+            ax,
+            bx = cpu.reg(Reg::Rbx) as u16,
+            cx = cpu.reg(Reg::Rcx) as u16,
+            dx,
+            "BIOS service"
+        );
         let mut c = Call::new(cpu, mem, host, flags_addr);
         let flow = match id {
             TrapId::Post => self.post(&mut c)?,
@@ -191,7 +212,9 @@ impl Bios {
         };
         if flow == Flow::Retry {
             let Some(&entry) = self.rom.layout.trap_entry.get(&id.code()) else {
-                return Err(FirmwareError::Layout(format!("{id:?} cannot be re-entered")));
+                return Err(FirmwareError::Layout(format!(
+                    "{id:?} cannot be re-entered"
+                )));
             };
             let sp = (c.cpu.reg(Reg::Rsp) as u16).wrapping_sub(2);
             c.mem.write_u16(ss.wrapping_add(sp as u64), entry)?;

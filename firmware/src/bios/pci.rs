@@ -36,7 +36,11 @@ impl<'h> PciConfig<'h> {
         PciConfig { host }
     }
     fn select(&mut self, bdf: Bdf, reg: u8) {
-        self.host.io_write(CONFIG_ADDRESS, 4, 0x8000_0000 | (bdf as u32) << 8 | (reg & 0xFC) as u32);
+        self.host.io_write(
+            CONFIG_ADDRESS,
+            4,
+            0x8000_0000 | (bdf as u32) << 8 | (reg & 0xFC) as u32,
+        );
     }
     pub fn read32(&mut self, bdf: Bdf, reg: u8) -> u32 {
         self.select(bdf, reg);
@@ -56,11 +60,13 @@ impl<'h> PciConfig<'h> {
     }
     pub fn write16(&mut self, bdf: Bdf, reg: u8, v: u16) {
         self.select(bdf, reg);
-        self.host.io_write(CONFIG_DATA + (reg & 2) as u16, 2, v as u32);
+        self.host
+            .io_write(CONFIG_DATA + (reg & 2) as u16, 2, v as u32);
     }
     pub fn write8(&mut self, bdf: Bdf, reg: u8, v: u8) {
         self.select(bdf, reg);
-        self.host.io_write(CONFIG_DATA + (reg & 3) as u16, 1, v as u32);
+        self.host
+            .io_write(CONFIG_DATA + (reg & 3) as u16, 1, v as u32);
     }
     pub fn vendor(&mut self, bdf: Bdf) -> Option<u16> {
         let v = self.read16(bdf, 0);
@@ -133,7 +139,12 @@ pub fn enumerate(host: &mut dyn FirmwareHost, mmio_start: u64, mmio64: (u64, u64
             BarKind::Io => match place(&mut io_next, bar.size.max(4), IO_WINDOW.1 as u64) {
                 Some(a) => (a, 1u16),
                 None => {
-                    warn!(bdf = bar.bdf, reg = bar.reg, size = bar.size, "PCI I/O window exhausted");
+                    warn!(
+                        bdf = bar.bdf,
+                        reg = bar.reg,
+                        size = bar.size,
+                        "PCI I/O window exhausted"
+                    );
                     continue;
                 }
             },
@@ -141,19 +152,34 @@ pub fn enumerate(host: &mut dyn FirmwareHost, mmio_start: u64, mmio64: (u64, u64
                 let size = bar.size.max(16);
                 match place(&mut mem_next, size, MMIO_END) {
                     Some(a) => (a, 2u16),
-                    None if bar.kind == BarKind::Mem64 => match place(&mut high_next, size, mmio64.1) {
-                        Some(a) => (a, 2u16),
-                        None => continue,
-                    },
+                    None if bar.kind == BarKind::Mem64 => {
+                        match place(&mut high_next, size, mmio64.1) {
+                            Some(a) => (a, 2u16),
+                            None => continue,
+                        }
+                    }
                     None => {
-                        warn!(bdf = bar.bdf, reg = bar.reg, size = bar.size, "PCI MMIO window exhausted");
+                        warn!(
+                            bdf = bar.bdf,
+                            reg = bar.reg,
+                            size = bar.size,
+                            "PCI MMIO window exhausted"
+                        );
                         continue;
                     }
                 }
             }
         };
-        debug!(bdf = bar.bdf, reg = bar.reg, addr, size = bar.size, prefetch = bar.prefetchable, "PCI BAR");
-        let low_flags = pci.read32(bar.bdf, bar.reg) & if bar.kind == BarKind::Io { 0x3 } else { 0xF };
+        debug!(
+            bdf = bar.bdf,
+            reg = bar.reg,
+            addr,
+            size = bar.size,
+            prefetch = bar.prefetchable,
+            "PCI BAR"
+        );
+        let low_flags =
+            pci.read32(bar.bdf, bar.reg) & if bar.kind == BarKind::Io { 0x3 } else { 0xF };
         pci.write32(bar.bdf, bar.reg, (addr as u32 & !0xF) | low_flags);
         if bar.kind == BarKind::Mem64 {
             pci.write32(bar.bdf, bar.reg + 4, (addr >> 32) as u32);
@@ -169,7 +195,10 @@ pub fn enumerate(host: &mut dyn FirmwareHost, mmio_start: u64, mmio64: (u64, u64
         let id = pci.read32(f, 0);
         let (vendor, device) = (id as u16, (id >> 16) as u16);
         let class = pci.read16(f, 0x0A);
-        let mut bits = enable.iter().find(|(b, _)| *b == f).map_or(0, |(_, bits)| *bits);
+        let mut bits = enable
+            .iter()
+            .find(|(b, _)| *b == f)
+            .map_or(0, |(_, bits)| *bits);
         match class {
             // VGA answers legacy I/O and memory ranges without BARs.
             0x0300 => bits |= 3,
@@ -192,9 +221,18 @@ pub fn enumerate(host: &mut dyn FirmwareHost, mmio_start: u64, mmio64: (u64, u64
             let misc = pci.read8(f, 0x80);
             pci.write8(f, 0x80, misc | 1);
         }
-        info!("PCI {:02x}:{:02x}.{} {vendor:04x}:{device:04x} class {class:04x}", f >> 8, (f >> 3) & 0x1F, f & 7);
+        info!(
+            "PCI {:02x}:{:02x}.{} {vendor:04x}:{device:04x} class {class:04x}",
+            f >> 8,
+            (f >> 3) & 0x1F,
+            f & 7
+        );
     }
-    PciSummary { last_bus: 0, functions, intx }
+    PciSummary {
+        last_bus: 0,
+        functions,
+        intx,
+    }
 }
 
 /// Next aligned address in a window, or `None` if it does not fit below `end`.
@@ -236,7 +274,13 @@ fn probe_bars(pci: &mut PciConfig, f: Bdf, out: &mut Vec<Bar>) {
             let mask = (probed & !3) | 0xFFFF_0000;
             let size = (!mask).wrapping_add(1) as u64;
             if size != 0 {
-                out.push(Bar { bdf: f, reg, kind: BarKind::Io, size, prefetchable: false });
+                out.push(Bar {
+                    bdf: f,
+                    reg,
+                    kind: BarKind::Io,
+                    size,
+                    prefetchable: false,
+                });
             }
             continue;
         }
@@ -257,21 +301,33 @@ fn probe_bars(pci: &mut PciConfig, f: Bdf, out: &mut Vec<Bar>) {
         };
         let size = (!mask).wrapping_add(1);
         if size != 0 {
-            out.push(Bar { bdf: f, reg, kind, size, prefetchable });
+            out.push(Bar {
+                bdf: f,
+                reg,
+                kind,
+                size,
+                prefetchable,
+            });
         }
     }
     pci.write16(f, 0x04, cmd);
 }
 
 fn route_interrupts(pci: &mut PciConfig, functions: &[Bdf]) -> Vec<(u8, u8)> {
-    let piix3 = functions.iter().copied().find(|&f| pci.read32(f, 0) == (PIIX3_ISA as u32) << 16 | VENDOR_INTEL as u32);
+    let piix3 = functions
+        .iter()
+        .copied()
+        .find(|&f| pci.read32(f, 0) == (PIIX3_ISA as u32) << 16 | VENDOR_INTEL as u32);
     match piix3 {
         Some(isa) => {
             for (i, irq) in PIRQ_IRQS.iter().enumerate() {
                 pci.write8(isa, 0x60 + i as u8, *irq);
             }
             // PCI interrupts are level triggered: mark them in the ELCR.
-            let mut elcr = [pci.host.io_read(0x4D0, 1) as u8, pci.host.io_read(0x4D1, 1) as u8];
+            let mut elcr = [
+                pci.host.io_read(0x4D0, 1) as u8,
+                pci.host.io_read(0x4D1, 1) as u8,
+            ];
             for irq in PIRQ_IRQS {
                 elcr[(irq / 8) as usize] |= 1 << (irq % 8);
             }
@@ -312,7 +368,11 @@ mod tests {
         assert_eq!(place(&mut next, 0x20, 0x10000), Some(0xC020));
         assert_eq!(next, 0xC040);
         assert_eq!(place(&mut next, 0x10000, 0x10000), None);
-        assert_eq!(place(&mut next, 3, 0x10000), None, "sizes are powers of two");
+        assert_eq!(
+            place(&mut next, 3, 0x10000),
+            None,
+            "sizes are powers of two"
+        );
         let mut high = u64::MAX - 10;
         assert_eq!(place(&mut high, 0x1000, u64::MAX), None, "no overflow");
     }

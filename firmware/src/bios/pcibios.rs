@@ -3,10 +3,10 @@
 use aero_cpu::Reg;
 use tracing::debug;
 
+use super::Bios;
 use super::call::{Call, Flow};
 use super::error::FirmwareError;
 use super::pci::PciConfig;
-use super::Bios;
 
 const SUCCESSFUL: u8 = 0x00;
 const FUNC_NOT_SUPPORTED: u8 = 0x81;

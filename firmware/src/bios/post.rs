@@ -4,17 +4,21 @@
 
 use tracing::{info, warn};
 
+use super::Bios;
 use super::bda;
 use super::call::{Call, Flow};
 use super::error::FirmwareError;
 use super::host::DiskId;
 use super::pci;
 use super::rom::BIOS_SEGMENT;
-use super::Bios;
 
 impl Bios {
     pub(crate) fn post(&mut self, c: &mut Call) -> Result<Flow, FirmwareError> {
-        info!("POST: {} MiB RAM, {} CPU(s)", self.config.ram_size >> 20, self.config.cpu_count);
+        info!(
+            "POST: {} MiB RAM, {} CPU(s)",
+            self.config.ram_size >> 20,
+            self.config.cpu_count
+        );
         self.state = Default::default();
         self.write_ivt(c)?;
         self.write_bda(c)?;
@@ -49,7 +53,9 @@ impl Bios {
         }
         let ebda_seg = (self.memory.ebda_base >> 4) as u16;
         c.mem.write_u16(bda::EBDA_SEGMENT, ebda_seg)?;
-        let floppies = (0..2).filter(|i| c.host.disk_info(DiskId::Floppy(*i)).is_some()).count() as u16;
+        let floppies = (0..2)
+            .filter(|i| c.host.disk_info(DiskId::Floppy(*i)).is_some())
+            .count() as u16;
         let hard_disks = self.hard_disk_count(c);
         let serial = self.config.serial_ports.len().min(4) as u16;
         // x87 present, PS/2 mouse, 80x25 colour initial video mode.
@@ -58,10 +64,12 @@ impl Bios {
             equipment |= 1 | (floppies - 1) << 6;
         }
         c.mem.write_u16(bda::EQUIPMENT, equipment)?;
-        c.mem.write_u16(bda::BASE_MEMORY_KIB, self.memory.base_kib())?;
+        c.mem
+            .write_u16(bda::BASE_MEMORY_KIB, self.memory.base_kib())?;
         c.mem.write_u16(bda::KBD_HEAD, bda::KBD_BUFFER_START_OFF)?;
         c.mem.write_u16(bda::KBD_TAIL, bda::KBD_BUFFER_START_OFF)?;
-        c.mem.write_u16(bda::KBD_BUF_START, bda::KBD_BUFFER_START_OFF)?;
+        c.mem
+            .write_u16(bda::KBD_BUF_START, bda::KBD_BUFFER_START_OFF)?;
         c.mem.write_u16(bda::KBD_BUF_END, bda::KBD_BUFFER_END_OFF)?;
         c.mem.write_u8(bda::KBD_STATUS3, 0x10)?; // 101/102-key keyboard
         c.mem.write_u8(bda::HDD_COUNT, hard_disks)?;
@@ -70,14 +78,18 @@ impl Bios {
         // EBDA: first word is its size in KiB.
         let ebda = self.memory.ebda_base;
         c.mem.fill(ebda, super::e820::EBDA_SIZE as usize, 0)?;
-        c.mem.write_u16(ebda, (super::e820::EBDA_SIZE / 1024) as u16)?;
+        c.mem
+            .write_u16(ebda, (super::e820::EBDA_SIZE / 1024) as u16)?;
         Ok(())
     }
 }
 
 fn init_pics(c: &mut Call) {
     // ICW1 edge + ICW4, ICW2 vector base, ICW3 cascade on IRQ2, ICW4 8086 mode.
-    for (cmd, data, base, cascade) in [(0x20u16, 0x21u16, 0x08u32, 0x04u32), (0xA0, 0xA1, 0x70, 0x02)] {
+    for (cmd, data, base, cascade) in [
+        (0x20u16, 0x21u16, 0x08u32, 0x04u32),
+        (0xA0, 0xA1, 0x70, 0x02),
+    ] {
         c.host.io_write(cmd, 1, 0x11);
         c.host.io_write(data, 1, base);
         c.host.io_write(data, 1, cascade);
@@ -112,7 +124,12 @@ fn check_cmos(bios: &Bios, c: &mut Call) {
     let below = bios.memory.low_ram;
     let ext_kib = ((below.saturating_sub(MIB)) / 1024).min(0xFFFF) as u16;
     let above16 = (below.saturating_sub(16 * MIB) >> 16).min(0xFFFF) as u16;
-    let fields = [(0x15u8, 640u16), (0x17, ext_kib), (0x30, ext_kib), (0x34, above16)];
+    let fields = [
+        (0x15u8, 640u16),
+        (0x17, ext_kib),
+        (0x30, ext_kib),
+        (0x34, above16),
+    ];
     let mut changed = false;
     for (index, value) in fields {
         let cur = cmos_read(c, index) as u16 | (cmos_read(c, index + 1) as u16) << 8;

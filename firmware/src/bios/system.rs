@@ -4,10 +4,10 @@
 use aero_cpu::{Reg, Seg};
 use tracing::debug;
 
+use super::Bios;
 use super::call::{Call, Flow};
 use super::error::FirmwareError;
 use super::rom::BIOS_SEGMENT;
-use super::Bios;
 
 const SMAP: u32 = 0x534D_4150;
 const UNSUPPORTED: u8 = 0x86;
@@ -77,7 +77,11 @@ impl Bios {
         if c.mem.write(at, &record).is_err() {
             return c.fail(UNSUPPORTED);
         }
-        let next = if index + 1 < self.memory.map.len() { index as u32 + 1 } else { 0 };
+        let next = if index + 1 < self.memory.map.len() {
+            index as u32 + 1
+        } else {
+            0
+        };
         c.set_r32(Reg::Rax, SMAP);
         c.set_r32(Reg::Rbx, next);
         c.set_r32(Reg::Rcx, record.len() as u32);

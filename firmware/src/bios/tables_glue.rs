@@ -7,15 +7,15 @@
 
 use tracing::{info, warn};
 
+use super::Bios;
 use super::call::Call;
 use super::config::BiosConfig;
-use super::e820::{MemoryPlan, ACPI_REGION_SIZE};
+use super::e820::{ACPI_REGION_SIZE, MemoryPlan};
 use super::error::FirmwareError;
 use super::pci::PIRQ_IRQS;
-use super::rom::{Rom, ROM_BASE, ROM_SIZE};
-use super::Bios;
-use crate::tables::{self, AcpiConfig, AcpiTables, MpConfig, PciIntxSource, SmbiosConfig};
+use super::rom::{ROM_BASE, ROM_SIZE, Rom};
 use crate::tables::acpi::MmioWindow64;
+use crate::tables::{self, AcpiConfig, AcpiTables, MpConfig, PciIntxSource, SmbiosConfig};
 
 pub const RSDP_IP: u16 = 0xC000;
 pub const SMBIOS_ENTRY_IP: u16 = 0xC040;
@@ -35,8 +35,13 @@ fn table_error(e: tables::TablesError) -> FirmwareError {
     FirmwareError::Config(format!("firmware tables: {e}"))
 }
 
-pub fn build(config: &BiosConfig, memory: &MemoryPlan, rom: &mut Rom) -> Result<PlacedTables, FirmwareError> {
-    let cpu_count = u8::try_from(config.cpu_count).map_err(|_| FirmwareError::Config("too many CPUs".into()))?;
+pub fn build(
+    config: &BiosConfig,
+    memory: &MemoryPlan,
+    rom: &mut Rom,
+) -> Result<PlacedTables, FirmwareError> {
+    let cpu_count = u8::try_from(config.cpu_count)
+        .map_err(|_| FirmwareError::Config("too many CPUs".into()))?;
     let mmio64 = MmioWindow64::above_ram((1 << 32) + memory.high_ram, MMIO64_SIZE);
     let acpi_config = AcpiConfig {
         cpu_count,
@@ -49,7 +54,10 @@ pub fn build(config: &BiosConfig, memory: &MemoryPlan, rom: &mut Rom) -> Result<
     };
     let acpi = tables::build_acpi(&acpi_config, memory.acpi_base as u32).map_err(table_error)?;
     if acpi.blob.len() as u64 > ACPI_REGION_SIZE {
-        return Err(FirmwareError::Layout(format!("ACPI tables are {} bytes, region holds {ACPI_REGION_SIZE}", acpi.blob.len())));
+        return Err(FirmwareError::Layout(format!(
+            "ACPI tables are {} bytes, region holds {ACPI_REGION_SIZE}",
+            acpi.blob.len()
+        )));
     }
     rom.place(RSDP_IP, &acpi.rsdp)?;
 
@@ -70,14 +78,20 @@ pub fn build(config: &BiosConfig, memory: &MemoryPlan, rom: &mut Rom) -> Result<
     .map_err(table_error)?;
     rom.place_low(SMBIOS_TABLE_OFFSET, &smbios.tables)?;
     rom.place(SMBIOS_ENTRY_IP, &smbios.entry_point)?;
-    info!(acpi_base = memory.acpi_base, acpi_len = acpi.blob.len(), smbios_len = smbios.tables.len(), "firmware tables built");
+    info!(
+        acpi_base = memory.acpi_base,
+        acpi_len = acpi.blob.len(),
+        smbios_len = smbios.tables.len(),
+        "firmware tables built"
+    );
     Ok(PlacedTables { acpi, mmio64 })
 }
 
 impl Bios {
     /// POST: copy the ACPI blob into RAM and build the MP table into the EBDA.
     pub(crate) fn install_tables(&self, c: &mut Call) -> Result<(), FirmwareError> {
-        c.mem.fill(self.memory.acpi_base, ACPI_REGION_SIZE as usize, 0)?;
+        c.mem
+            .fill(self.memory.acpi_base, ACPI_REGION_SIZE as usize, 0)?;
         c.mem.write(self.memory.acpi_base, &self.tables.acpi.blob)?;
 
         let mp_base = self.memory.ebda_base + MP_EBDA_OFFSET;
@@ -87,11 +101,22 @@ impl Bios {
             cpuid_features_edx: self.config.cpuid_features_edx,
             pci_irq_mode: self.config.pci_irq_mode,
             pirq_routes: PIRQ_IRQS.map(Some),
-            pci_devices: self.state.pci.intx.iter().map(|&(slot, pin)| PciIntxSource { slot, pin }).collect(),
+            pci_devices: self
+                .state
+                .pci
+                .intx
+                .iter()
+                .map(|&(slot, pin)| PciIntxSource { slot, pin })
+                .collect(),
         };
         match tables::build_mptable(&mp, mp_base as u32) {
-            Ok(bytes) if bytes.len() as u64 <= super::e820::EBDA_SIZE - MP_EBDA_OFFSET => c.mem.write(mp_base, &bytes)?,
-            Ok(bytes) => warn!(len = bytes.len(), "MP table does not fit in the EBDA; not installed"),
+            Ok(bytes) if bytes.len() as u64 <= super::e820::EBDA_SIZE - MP_EBDA_OFFSET => {
+                c.mem.write(mp_base, &bytes)?
+            }
+            Ok(bytes) => warn!(
+                len = bytes.len(),
+                "MP table does not fit in the EBDA; not installed"
+            ),
             Err(e) => warn!("MP table not built: {e}"),
         }
         Ok(())

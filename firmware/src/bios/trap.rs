@@ -66,7 +66,12 @@ mod tests {
 
     #[test]
     fn trap_ids_round_trip() {
-        for id in [TrapId::Int(0x13), TrapId::Int(0), TrapId::Post, TrapId::KeyboardIrq] {
+        for id in [
+            TrapId::Int(0x13),
+            TrapId::Int(0),
+            TrapId::Post,
+            TrapId::KeyboardIrq,
+        ] {
             assert_eq!(TrapId::from_value(id.code() as u32), Some(id));
         }
         assert_eq!(TrapId::from_value(0x1234), None);

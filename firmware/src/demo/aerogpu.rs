@@ -9,46 +9,42 @@
 //! MMIO is reached through the flat ES of `enter_flat`, so every register access runs
 //! with interrupts off between `enter_flat` and the next STI.
 //!
-//! The ABI numbers are mirrored from `guest-tools/drivers/aerogpu/protocol/*.h` (the
-//! firmware does not link `aero-protocol`); the unit tests check them against the device
-//! model and its command processor.
+//! The ABI numbers come from `aero-protocol`; the unit tests check them, and the
+//! command streams, against the device model and its command processor.
 
 use iced_x86::code_asm::*;
 
-use crate::asm16::Asm;
-use super::draw::read_ticks;
-use super::payload::{b, d, puts, w};
+use super::draw::{GRADIENT, read_ticks};
+use super::payload::{b, d, puts, strings, variables, w};
 use super::{DemoError, LOAD_SEGMENT};
+use crate::asm16::Asm;
 
-// The ABI comes from aero-protocol, the Rust mirror of guest-tools/drivers/aerogpu/protocol.
 use aero_protocol::cmd::{
-    Opcode, CLEAR_COLOR, CMD_STREAM_MAGIC as STREAM_MAGIC, PRESENT_FLAG_VSYNC, RESOURCE_USAGE_RENDER_TARGET,
+    CLEAR_COLOR, CMD_STREAM_MAGIC, Opcode, PRESENT_FLAG_VSYNC, RESOURCE_USAGE_RENDER_TARGET,
     RESOURCE_USAGE_SCANOUT,
 };
-use aero_protocol::pci::{self as abi, IRQ_ERROR, IRQ_FENCE, RING_CONTROL_ENABLE};
-use aero_protocol::ring::{ALLOC_TABLE_MAGIC, RING_MAGIC as RMAGIC, SUBMIT_FLAG_NO_IRQ, SUBMIT_FLAG_PRESENT};
 pub(crate) use aero_protocol::pci::reg;
+use aero_protocol::pci::{self as abi, IRQ_ERROR, IRQ_FENCE, RING_CONTROL_ENABLE};
+use aero_protocol::ring::{ALLOC_TABLE_MAGIC, RING_MAGIC, SUBMIT_FLAG_NO_IRQ, SUBMIT_FLAG_PRESENT};
 
-pub(crate) const VENDOR_DEVICE: u32 = (abi::DEVICE_ID as u32) << 16 | abi::VENDOR_ID as u32;
+const VENDOR_DEVICE: u32 = (abi::DEVICE_ID as u32) << 16 | abi::VENDOR_ID as u32;
 pub(crate) const MMIO_MAGIC: u32 = abi::MMIO_MAGIC;
 pub(crate) const ABI_MAJOR: u32 = aero_protocol::ABI_MAJOR;
 #[cfg(test)]
 pub(crate) const ABI_MINOR: u32 = aero_protocol::ABI_MINOR;
 const ABI_VERSION: u32 = aero_protocol::ABI_VERSION_U32;
-pub(crate) const RING_MAGIC: u32 = RMAGIC;
-pub(crate) const CMD_STREAM_MAGIC: u32 = STREAM_MAGIC;
 pub(crate) const FORMAT_B8G8R8X8: u32 = abi::Format::B8G8R8X8Unorm as u32;
 
-pub(crate) const OP_NOP: u32 = Opcode::Nop as u32;
-pub(crate) const OP_DEBUG_MARKER: u32 = Opcode::DebugMarker as u32;
-pub(crate) const OP_CLEAR: u32 = Opcode::Clear as u32;
-pub(crate) const OP_PRESENT: u32 = Opcode::Present as u32;
-pub(crate) const OP_PRESENT_EX: u32 = Opcode::PresentEx as u32;
+const OP_NOP: u32 = Opcode::Nop as u32;
+const OP_DEBUG_MARKER: u32 = Opcode::DebugMarker as u32;
+const OP_CLEAR: u32 = Opcode::Clear as u32;
+const OP_PRESENT: u32 = Opcode::Present as u32;
+const OP_PRESENT_EX: u32 = Opcode::PresentEx as u32;
 const OP_CREATE_TEXTURE2D: u32 = Opcode::CreateTexture2d as u32;
 const OP_SET_RENDER_TARGETS: u32 = Opcode::SetRenderTargets as u32;
 /// The scanout texture's handle and the allocation backing it (the framebuffer).
-pub(crate) const FB_TEXTURE: u32 = 1;
-pub(crate) const FB_ALLOC_ID: u32 = 1;
+const FB_TEXTURE: u32 = 1;
+const FB_ALLOC_ID: u32 = 1;
 
 /// Guest memory the driver owns: ring (header + entries) and fence page in low RAM,
 /// the framebuffer at 2 MiB (A20 is on).
@@ -101,7 +97,7 @@ pub(crate) fn stream_hello() -> Vec<u8> {
 /// The submission's allocation table: the framebuffer as allocation FB_ALLOC_ID (the
 /// stream names it only by id, never by address, as the ABI requires).
 pub(crate) fn alloc_table() -> Vec<u8> {
-    let fb_bytes = u64::from(FB_W) * 480 * 4;
+    let fb_bytes = u64::from(FB_PITCH) * u64::from(FB_H);
     let header = [ALLOC_TABLE_MAGIC, ABI_VERSION, 24 + 32, 1, 32, 0];
     let entry_words = [FB_ALLOC_ID, 0];
     header
@@ -118,7 +114,7 @@ pub(crate) fn alloc_table() -> Vec<u8> {
 /// its allocation, is bound as render target, cleared (to the gradient's top colour) and
 /// presented on vsync.
 pub(crate) fn stream_first_frame() -> Vec<u8> {
-    let rgba = [0x10, 0x28, 0x68].map(|c: u32| (c as f32 / 255.0).to_bits());
+    let rgba = GRADIENT.map(|(_, top, _)| (top as f32 / 255.0).to_bits());
     let mut rts = vec![1, 0, FB_TEXTURE];
     rts.resize(10, 0);
     stream(&[
@@ -129,10 +125,10 @@ pub(crate) fn stream_first_frame() -> Vec<u8> {
                 RESOURCE_USAGE_RENDER_TARGET | RESOURCE_USAGE_SCANOUT,
                 FORMAT_B8G8R8X8,
                 FB_W,
-                480,
+                FB_H,
                 1,
                 1,
-                FB_W * 4,
+                FB_PITCH,
                 FB_ALLOC_ID,
                 0,
                 0,
@@ -184,6 +180,24 @@ fn load_bar(a: &mut Asm) -> Result<(), DemoError> {
 /// A BAR0 register through the flat ES, ESI = BAR0.
 fn r(offset: u32) -> AsmMemoryOperand {
     dword_ptr(esi + offset).es()
+}
+
+/// ECX = ERROR_COUNT, EDX = ERROR_CODE (flat ES loaded; interrupts back on after).
+fn read_errors(a: &mut Asm) -> Result<(), DemoError> {
+    load_bar(a)?;
+    a.mov(ecx, r(reg::ERROR_COUNT))?;
+    a.mov(edx, r(reg::ERROR_CODE))?;
+    a.sti()?;
+    Ok(())
+}
+
+/// "aerogpu error code <EDX>" on COM1.
+fn report_error(a: &mut Asm) -> Result<(), DemoError> {
+    puts(a, "s_gpu_error")?;
+    a.mov(eax, edx)?;
+    a.call_sym("serial_dec")?;
+    puts(a, "s_crlf")?;
+    Ok(())
 }
 
 pub(crate) fn emit(a: &mut Asm) -> Result<(), DemoError> {
@@ -549,17 +563,11 @@ fn emit_wait(a: &mut Asm) -> Result<(), DemoError> {
 
     a.set(&mut done)?;
     a.call_sym("enter_flat")?;
-    load_bar(a)?;
-    a.mov(ecx, r(reg::ERROR_COUNT))?;
-    a.mov(edx, r(reg::ERROR_CODE))?;
-    a.sti()?;
+    read_errors(a)?;
     a.test(ecx, ecx)?;
     let mut clean = a.create_label();
     a.jz(clean)?;
-    puts(a, "s_gpu_error")?;
-    a.mov(eax, edx)?;
-    a.call_sym("serial_dec")?;
-    puts(a, "s_crlf")?;
+    report_error(a)?;
     a.jmp(bad)?;
     a.set(&mut clean)?;
     puts(a, "s_gpu_fence")?;
@@ -629,20 +637,14 @@ fn emit_frames(a: &mut Asm) -> Result<(), DemoError> {
     puts(a, "s_gpu_stalled")?;
     a.set(&mut submitted)?;
     // Validation errors latch in the device: report each new one.
-    load_bar(a)?;
-    a.mov(ecx, r(reg::ERROR_COUNT))?;
-    a.mov(edx, r(reg::ERROR_CODE))?;
-    a.sti()?;
+    read_errors(a)?;
     let errors = d(a, "g_errors");
     a.cmp(ecx, errors)?;
     let mut clean = a.create_label();
     a.je(clean)?;
     let errors = d(a, "g_errors");
     a.mov(errors, ecx)?;
-    puts(a, "s_gpu_error")?;
-    a.mov(eax, edx)?;
-    a.call_sym("serial_dec")?;
-    puts(a, "s_crlf")?;
+    report_error(a)?;
     a.set(&mut clean)?;
     a.popad()?;
     a.set(&mut skip)?;
@@ -692,48 +694,47 @@ fn align(a: &mut Asm, name: &'static str, n: u16) -> Result<(), DemoError> {
 }
 
 pub(crate) fn emit_data(a: &mut Asm) -> Result<(), DemoError> {
-    for (name, text) in [
-        ("s_gpu_abi", "AERO-DEMO: aerogpu abi "),
-        ("s_gpu_irq", ", irq "),
-        (
-            "s_gpu_abi_bad",
-            "AERO-DEMO: aerogpu ABI major not supported\r\n",
-        ),
-        (
-            "s_gpu_no_irq",
-            "AERO-DEMO: aerogpu has no usable interrupt line\r\n",
-        ),
-        ("s_gpu_failed", "AERO-DEMO: aerogpu unusable, using VBE\r\n"),
-        (
-            "s_gpu_video",
-            "AERO-DEMO: video aerogpu scanout 640x480x32\r\n",
-        ),
-        ("s_gpu_fence", "AERO-DEMO: fence "),
-        ("s_gpu_done", " done\r\n"),
-        ("s_gpu_timeout", "AERO-DEMO: aerogpu fence timed out\r\n"),
-        ("s_gpu_error", "AERO-DEMO: aerogpu error code "),
-        ("s_gpu_stalled", "AERO-DEMO: aerogpu ring stalled\r\n"),
-    ] {
-        a.bind(name)?;
-        a.db(text.as_bytes())?;
-        a.db(&[0])?;
-    }
-    for (name, size) in [
-        ("g_on", 1),
-        ("g_stalled", 1),
-        ("g_irq_line", 1),
-        ("v_dirty", 1),
-        ("g_bar0", 4),
-        ("g_abi", 4),
-        ("g_tail", 4),
-        ("g_fence", 4),
-        ("g_irq_fence", 4),
-        ("g_errors", 4),
-        ("g_alloc", 4),
-    ] {
-        a.bind(name)?;
-        a.db(&vec![0u8; size])?;
-    }
+    strings(
+        a,
+        &[
+            ("s_gpu_abi", "AERO-DEMO: aerogpu abi "),
+            ("s_gpu_irq", ", irq "),
+            (
+                "s_gpu_abi_bad",
+                "AERO-DEMO: aerogpu ABI major not supported\r\n",
+            ),
+            (
+                "s_gpu_no_irq",
+                "AERO-DEMO: aerogpu has no usable interrupt line\r\n",
+            ),
+            ("s_gpu_failed", "AERO-DEMO: aerogpu unusable, using VBE\r\n"),
+            (
+                "s_gpu_video",
+                "AERO-DEMO: video aerogpu scanout 640x480x32\r\n",
+            ),
+            ("s_gpu_fence", "AERO-DEMO: fence "),
+            ("s_gpu_done", " done\r\n"),
+            ("s_gpu_timeout", "AERO-DEMO: aerogpu fence timed out\r\n"),
+            ("s_gpu_error", "AERO-DEMO: aerogpu error code "),
+            ("s_gpu_stalled", "AERO-DEMO: aerogpu ring stalled\r\n"),
+        ],
+    )?;
+    variables(
+        a,
+        &[
+            ("g_on", 1),
+            ("g_stalled", 1),
+            ("g_irq_line", 1),
+            ("v_dirty", 1),
+            ("g_bar0", 4),
+            ("g_abi", 4),
+            ("g_tail", 4),
+            ("g_fence", 4),
+            ("g_irq_fence", 4),
+            ("g_errors", 4),
+            ("g_alloc", 4),
+        ],
+    )?;
     for (pad, name, bytes) in [
         ("gpu_pad_hello", "gpu_stream_hello", stream_hello()),
         ("gpu_pad_first", "gpu_stream_first", stream_first_frame()),

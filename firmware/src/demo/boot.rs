@@ -3,8 +3,8 @@
 
 use iced_x86::code_asm::*;
 
-use crate::asm16::{Asm, assemble};
 use super::{DemoError, LOAD_SEGMENT};
+use crate::asm16::{Asm, assemble};
 
 /// Where every PC BIOS loads a boot sector.
 const ORIGIN: u16 = 0x7C00;

@@ -8,9 +8,9 @@
 
 use iced_x86::code_asm::*;
 
-use crate::asm16::Asm;
-use super::payload::{b, d, load_si, w};
+use super::payload::{b, d, load_si, strings, w};
 use super::{DemoError, LOAD_SEGMENT};
+use crate::asm16::Asm;
 
 const SHADOW: u32 = 0x0A1A40;
 const TITLE: u32 = 0xFFFFFF;
@@ -22,7 +22,8 @@ const KEY_TEXT: u32 = 0xFFFFFF;
 const TRACK: u32 = 0x0A1838;
 const BLOCK: u32 = 0x70E8FF;
 /// Background gradient, top to bottom, per channel (shift, top value, increase).
-const GRADIENT: [(u32, i32, i32); 3] = [(16, 0x10, 0x28), (8, 0x28, 0x70), (0, 0x68, 0x70)];
+pub(crate) const GRADIENT: [(u32, i32, i32); 3] =
+    [(16, 0x10, 0x28), (8, 0x28, 0x70), (0, 0x68, 0x70)];
 
 /// Logical screen width every layout position is designed for.
 const LOGICAL_WIDTH: u16 = 320;
@@ -86,6 +87,16 @@ fn text(
     a.mov(cx, i32::from(y))?;
     a.mov(di, i32::from(scale))?;
     a.call_sym("draw_string_l")?;
+    Ok(())
+}
+
+/// BX, CX = logical position of key column v_key_col.
+fn key_cell(a: &mut Asm) -> Result<(), DemoError> {
+    let col = w(a, "v_key_col");
+    a.mov(bx, col)?;
+    a.shl(bx, 3)?;
+    a.add(bx, i32::from(KEYS_X))?;
+    a.mov(cx, i32::from(TEXT_Y))?;
     Ok(())
 }
 
@@ -471,11 +482,7 @@ fn emit_bar_and_keys(a: &mut Asm) -> Result<(), DemoError> {
     a.jb(put)?;
     a.call_sym("clear_keys")?;
     a.set(&mut put)?;
-    let col = w(a, "v_key_col");
-    a.mov(bx, col)?;
-    a.shl(bx, 3)?;
-    a.add(bx, i32::from(KEYS_X))?;
-    a.mov(cx, i32::from(TEXT_Y))?;
+    key_cell(a)?;
     a.mov(di, 1)?;
     set_colour(a, KEY_TEXT)?;
     a.call_sym("draw_char_l")?;
@@ -488,11 +495,7 @@ fn emit_bar_and_keys(a: &mut Asm) -> Result<(), DemoError> {
     a.je(out)?;
     let col = w(a, "v_key_col");
     a.dec(col)?;
-    let col = w(a, "v_key_col");
-    a.mov(bx, col)?;
-    a.shl(bx, 3)?;
-    a.add(bx, i32::from(KEYS_X))?;
-    a.mov(cx, i32::from(TEXT_Y))?;
+    key_cell(a)?;
     a.mov(dx, 8)?;
     a.mov(si, 16)?;
     set_colour(a, PANEL)?;
@@ -517,17 +520,12 @@ fn emit_bar_and_keys(a: &mut Asm) -> Result<(), DemoError> {
 }
 
 pub(crate) fn emit_data(a: &mut Asm) -> Result<(), DemoError> {
-    a.bind("s_title")?;
-    a.db(TITLE_TEXT.as_bytes())?;
-    a.db(&[0])?;
-    for (name, line, _) in LINES {
-        a.bind(name)?;
-        a.db(line.as_bytes())?;
-        a.db(&[0])?;
-    }
-    a.bind("s_prompt")?;
-    a.db(PROMPT_TEXT.as_bytes())?;
-    a.db(&[0])?;
+    let lines = LINES.map(|(name, line, _)| (name, line));
+    let texts = [("s_title", TITLE_TEXT)].into_iter().chain(lines);
+    strings(
+        a,
+        &texts.chain([("s_prompt", PROMPT_TEXT)]).collect::<Vec<_>>(),
+    )?;
     // Null descriptor, then flat data: base 0, limit 4 GiB, writable.
     a.bind("gdt")?;
     a.dd(&[0, 0, 0x0000_FFFF, 0x00CF_9200])?;

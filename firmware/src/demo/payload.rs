@@ -15,9 +15,9 @@
 
 use iced_x86::code_asm::*;
 
-use crate::asm16::Asm;
 use super::{BUF_SEGMENT, DemoError};
 use super::{aerogpu, draw};
+use crate::asm16::Asm;
 
 const COM1: i32 = 0x3F8;
 
@@ -41,6 +41,23 @@ pub(crate) fn d(a: &mut Asm, name: &'static str) -> AsmMemoryOperand {
 pub(crate) fn load_si(a: &mut Asm, name: &'static str) -> Result<(), DemoError> {
     let at = a.addr(name);
     a.mov(si, i32::from(at))?;
+    Ok(())
+}
+/// NUL-terminated strings, each under its symbol.
+pub(crate) fn strings(a: &mut Asm, table: &[(&'static str, &str)]) -> Result<(), DemoError> {
+    for &(name, text) in table {
+        a.bind(name)?;
+        a.db(text.as_bytes())?;
+        a.db(&[0])?;
+    }
+    Ok(())
+}
+/// Variables of `size` bytes each, all starting as zero.
+pub(crate) fn variables(a: &mut Asm, table: &[(&'static str, usize)]) -> Result<(), DemoError> {
+    for &(name, size) in table {
+        a.bind(name)?;
+        a.db(&vec![0u8; size])?;
+    }
     Ok(())
 }
 pub(crate) fn puts(a: &mut Asm, name: &'static str) -> Result<(), DemoError> {
@@ -425,39 +442,37 @@ fn emit_keys(a: &mut Asm) -> Result<(), DemoError> {
 }
 
 fn emit_data(a: &mut Asm) -> Result<(), DemoError> {
-    for (name, text) in [
-        ("s_booting", "AERO-DEMO: booting\r\n"),
-        ("s_ready", "AERO-DEMO-READY\r\n"),
-        ("s_vbe", "AERO-DEMO: video VBE mode 0x"),
-        ("s_vbe_tail", " 640x480x32\r\n"),
-        ("s_vga", "AERO-DEMO: video VGA mode 13h\r\n"),
-        ("s_key", "AERO-DEMO-KEY="),
-        ("s_crlf", "\r\n"),
-    ] {
-        a.bind(name)?;
-        a.db(text.as_bytes())?;
-        a.db(&[0])?;
-    }
-    // Variables (all start as zero).
-    for (name, size) in [
-        ("v_drive", 1),
-        ("v_bpp", 1),
-        ("v_shift", 1),
-        ("v_list_off", 2),
-        ("v_list_seg", 2),
-        ("v_w", 2),
-        ("v_h", 2),
-        ("v_bar_y", 2),
-        ("v_key_col", 2),
-        ("v_fb", 4),
-        ("v_pitch", 4),
-        ("v_color", 4),
-        ("v_start_tick", 4),
-        ("v_last_tick", 4),
-    ] {
-        a.bind(name)?;
-        a.db(&vec![0u8; size])?;
-    }
+    strings(
+        a,
+        &[
+            ("s_booting", "AERO-DEMO: booting\r\n"),
+            ("s_ready", "AERO-DEMO-READY\r\n"),
+            ("s_vbe", "AERO-DEMO: video VBE mode 0x"),
+            ("s_vbe_tail", " 640x480x32\r\n"),
+            ("s_vga", "AERO-DEMO: video VGA mode 13h\r\n"),
+            ("s_key", "AERO-DEMO-KEY="),
+            ("s_crlf", "\r\n"),
+        ],
+    )?;
+    variables(
+        a,
+        &[
+            ("v_drive", 1),
+            ("v_bpp", 1),
+            ("v_shift", 1),
+            ("v_list_off", 2),
+            ("v_list_seg", 2),
+            ("v_w", 2),
+            ("v_h", 2),
+            ("v_bar_y", 2),
+            ("v_key_col", 2),
+            ("v_fb", 4),
+            ("v_pitch", 4),
+            ("v_color", 4),
+            ("v_start_tick", 4),
+            ("v_last_tick", 4),
+        ],
+    )?;
     // 256 DAC entries (6-bit) for mode 13h: index = RRRGGGBB.
     let palette: Vec<u8> = (0..=255u8)
         .flat_map(|i| {

@@ -399,7 +399,10 @@ fn vgabios_exec_vbe_controller_and_mode_info() {
     assert_eq!(m.ram[info + 0x19], 32);
     assert_eq!(m.word(info + 0x10), 4096);
     let lfb = u32::from(m.word(info + 0x28)) | u32::from(m.word(info + 0x2A)) << 16;
-    assert_eq!(lfb, LFB_BASE, "PhysBasePtr from the display function's BAR2");
+    assert_eq!(
+        lfb, LFB_BASE,
+        "PhysBasePtr from the display function's BAR2"
+    );
     assert_eq!(m.word(info + 0x0E), 0xC000, "WinFuncPtr segment");
     assert_eq!(m.ram[info + 0x1D], 4, "16 MiB / 3 MiB frames - 1");
     // Unknown mode → failure status.

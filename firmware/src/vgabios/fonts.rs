@@ -2,8 +2,8 @@
 
 use iced_x86::code_asm::*;
 
-use crate::asm16::Asm;
 use super::{VgaBiosError, bda, frame};
+use crate::asm16::Asm;
 
 /// ROM fonts: (symbol, bytes per glyph).
 const ROM_FONTS: [(u8, &str, u8); 3] = [

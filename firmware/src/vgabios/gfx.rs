@@ -3,10 +3,10 @@
 
 use iced_x86::code_asm::*;
 
-use crate::asm16::Asm;
 use super::regs::write_const;
 use super::vga_modes::ModeKind;
 use super::{VgaBiosError, bda, frame, mode_rec as m};
+use crate::asm16::Asm;
 
 fn kind_is(asm: &mut Asm, kind: ModeKind) -> Result<(), VgaBiosError> {
     asm.cmp(byte_ptr(si + m::KIND as i32).cs(), kind as i32)?;

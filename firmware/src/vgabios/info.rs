@@ -3,9 +3,9 @@
 
 use iced_x86::code_asm::*;
 
-use crate::asm16::Asm;
 use super::regs::MISC_READ;
 use super::{VgaBiosError, bda, frame, mode_rec as m};
+use crate::asm16::Asm;
 
 fn bda_b(offset: u16) -> AsmMemoryOperand {
     byte_ptr(u32::from(offset))

@@ -3,12 +3,12 @@
 
 use iced_x86::code_asm::*;
 
-use crate::asm16::Asm;
 use super::regs::{DAC_DATA, DAC_MASK, DAC_WRITE_INDEX, MISC_READ, MISC_WRITE, dispi, write_const};
 use super::vga_modes::{
     ModeKind, P_ATTR, P_CHAR_HEIGHT, P_COLUMNS, P_CRTC, P_GC, P_MISC, P_PAGE_SIZE, P_ROWS, P_SEQ,
 };
 use super::{VgaBiosError, bda, frame, mode_rec as m};
+use crate::asm16::Asm;
 
 fn cs_byte(base: AsmMemoryOperand) -> AsmMemoryOperand {
     byte_ptr(base).cs()

@@ -3,9 +3,9 @@
 
 use iced_x86::code_asm::*;
 
-use crate::asm16::Asm;
 use super::regs::{DAC_DATA, DAC_MASK, DAC_READ_INDEX, DAC_WRITE_INDEX};
 use super::{VgaBiosError, bda, frame};
+use crate::asm16::Asm;
 
 pub(crate) fn emit(asm: &mut Asm) -> Result<(), VgaBiosError> {
     emit_cga_palette(asm)?;

@@ -7,8 +7,8 @@
 
 use iced_x86::code_asm::*;
 
-use crate::asm16::Asm;
 use super::{VgaBiosError, bda};
+use crate::asm16::Asm;
 
 pub(crate) const SEQ_INDEX: i32 = 0x3C4;
 pub(crate) const GC_INDEX: i32 = 0x3CE;

@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 
 use iced_x86::code_asm::*;
 
-use crate::asm16::{Asm, assemble};
 use super::edid::build_edid;
 use super::font::{RomFonts, rom_fonts};
 use super::vbe_modes::{mode_info_template, vbe_modes};
@@ -13,6 +12,7 @@ use super::vga_modes::{DacSet, VgaMode, dac_table, vga_modes};
 use super::{
     MAX_ROM_LEN, VGA_PCI_CLASS, VGA_PCI_DEVICE, VGA_PCI_VENDOR, VgaBiosError, bda, mode_rec,
 };
+use crate::asm16::{Asm, assemble};
 
 /// Offset of the PCI data structure (DWORD aligned, after the "IBM" marker at 1Eh).
 pub(crate) const PCIR_OFFSET: usize = 0x24;

@@ -7,10 +7,10 @@
 
 use iced_x86::code_asm::*;
 
-use crate::asm16::Asm;
 use super::regs::{DAC_DATA, DAC_MASK, DAC_READ_INDEX, DAC_WRITE_INDEX, MISC_READ, dispi};
 use super::vga_modes::{P_ATTR, P_CRTC, P_GC, P_MISC, P_SEQ};
 use super::{VgaBiosError, bda};
+use crate::asm16::Asm;
 
 pub(crate) const SAVE_BLOCKS_DISPI: u16 = 1;
 const HARDWARE_BYTES: i32 = 128;

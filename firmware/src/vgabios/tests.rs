@@ -45,7 +45,11 @@ fn vgabios_pci_data_structure() {
         "class 030000"
     );
     assert_eq!(usize::from(u16_at(&rom, p + 0x10)) * 512, rom.len());
-    assert_eq!(u16_at(&rom, p + 0x16), u16_at(&rom, p + 0x10), "run-time length = image");
+    assert_eq!(
+        u16_at(&rom, p + 0x16),
+        u16_at(&rom, p + 0x10),
+        "run-time length = image"
+    );
     assert_eq!(rom[p + 0x14], 0, "x86 code");
     assert_eq!(rom[p + 0x15] & 0x80, 0x80, "last image");
 }

@@ -6,9 +6,9 @@
 
 use iced_x86::code_asm::*;
 
-use crate::asm16::Asm;
 use super::vga_modes::ModeKind;
 use super::{VgaBiosError, bda, frame, mode_rec as m};
+use crate::asm16::Asm;
 
 fn bda_b(offset: u16) -> AsmMemoryOperand {
     byte_ptr(u32::from(offset))

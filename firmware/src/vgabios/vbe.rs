@@ -6,13 +6,13 @@
 
 use iced_x86::code_asm::*;
 
-use crate::asm16::Asm;
 use super::regs::{DAC_DATA, DAC_READ_INDEX, DAC_WRITE_INDEX, dispi};
 use super::vbe_modes::{
     MI_BANK_IMAGE_PAGES, MI_BPP, MI_BYTES_PER_LINE, MI_LIN_IMAGE_PAGES, MI_PHYS_BASE,
     MI_WIN_FUNC_SEG, MI_XRES, MI_YRES, MODE_INFO_TEMPLATE_LEN, MODE_RECORD_LEN,
 };
 use super::{VGA_PCI_DEVICE, VGA_PCI_LFB_BAR, VGA_PCI_VENDOR, VgaBiosError, bda, frame};
+use crate::asm16::Asm;
 
 /// Bochs' default LFB address, used if the PCI device cannot be found.
 const FALLBACK_LFB: i32 = 0xE000_0000_u32 as i32;
@@ -182,7 +182,10 @@ fn emit_helpers(asm: &mut Asm) -> Result<(), VgaBiosError> {
     asm.mov(eax, FALLBACK_LFB)?;
     asm.jmp(out)?;
     asm.set(&mut found)?;
-    asm.lea(eax, dword_ptr(ebx + (0x10 + 4 * i32::from(VGA_PCI_LFB_BAR))))?;
+    asm.lea(
+        eax,
+        dword_ptr(ebx + (0x10 + 4 * i32::from(VGA_PCI_LFB_BAR))),
+    )?;
     asm.mov(dx, 0xCF8)?;
     asm.out(dx, eax)?;
     asm.mov(dx, 0xCFC)?;

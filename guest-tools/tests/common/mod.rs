@@ -110,3 +110,18 @@ fn compile_c_object(name: &str, source: &str, m32: bool) -> PathBuf {
     );
     obj
 }
+
+/// Replays a driver trace file on the Rust device and checks it ran clean: no failed
+/// check, no latched error, no failed submission, and `fence` completed.
+pub fn replay_clean(trace: &Path, fence: u64) -> aero_guest_tools::replay::ReplayOutcome {
+    let out = aero_guest_tools::replay::replay(&std::fs::read(trace).unwrap()).unwrap();
+    out.check().unwrap();
+    assert_eq!(
+        out.error.count, 0,
+        "device latched an error: {:?}",
+        out.error
+    );
+    assert_eq!(out.stats.failed_submissions, 0);
+    assert_eq!(out.completed_fence, fence);
+    out
+}

@@ -2,7 +2,7 @@
 
 use super::{Exec, Handler, Insn};
 use crate::fault::{Fault, XResult};
-use crate::flags::{size_mask, sign_bit, FlagOp, AF, CF, OF};
+use crate::flags::{AF, CF, FlagOp, OF, sign_bit, size_mask};
 use iced_x86::{Instruction, Mnemonic};
 
 const ADD: u8 = 0;
@@ -70,7 +70,11 @@ fn alu<const OP: u8>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
 #[inline(always)]
 fn reg_or_imm(ex: &Exec<'_>, i: &Insn) -> u64 {
     let o = i.ops[1];
-    if o.kind == super::K_IMM { i.imm } else { ex.reg(o.reg, o.size) }
+    if o.kind == super::K_IMM {
+        i.imm
+    } else {
+        ex.reg(o.reg, o.size)
+    }
 }
 
 fn alu_reg<const OP: u8>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
@@ -78,7 +82,11 @@ fn alu_reg<const OP: u8>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     let m = size_mask(d.size);
     let src = reg_or_imm(ex, i) & m;
     let dst = ex.reg(d.reg, d.size);
-    let (res, op) = if OP == ADD { (dst.wrapping_add(src) & m, FlagOp::Add) } else { (dst.wrapping_sub(src) & m, FlagOp::Sub) };
+    let (res, op) = if OP == ADD {
+        (dst.wrapping_add(src) & m, FlagOp::Add)
+    } else {
+        (dst.wrapping_sub(src) & m, FlagOp::Sub)
+    };
     ex.set_reg(d.reg, d.size, res);
     ex.c.flags.set(op, d.size, dst, src, res);
     Ok(())
@@ -89,7 +97,8 @@ fn cmp_reg(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     let m = size_mask(d.size);
     let src = reg_or_imm(ex, i) & m;
     let dst = ex.reg(d.reg, d.size);
-    ex.c.flags.set(FlagOp::Sub, d.size, dst, src, dst.wrapping_sub(src) & m);
+    ex.c.flags
+        .set(FlagOp::Sub, d.size, dst, src, dst.wrapping_sub(src) & m);
     Ok(())
 }
 
@@ -120,7 +129,8 @@ fn cmp(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     let m = size_mask(size);
     let dst = ex.read_op(i, 0)?;
     let src = ex.read_op(i, 1)? & m;
-    ex.c.flags.set(FlagOp::Sub, size, dst, src, dst.wrapping_sub(src) & m);
+    ex.c.flags
+        .set(FlagOp::Sub, size, dst, src, dst.wrapping_sub(src) & m);
     Ok(())
 }
 
@@ -161,7 +171,8 @@ fn neg(ex: &mut Exec<'_>, i: &Insn) -> XResult {
 /// Flags after MUL/IMUL: CF=OF=overflow; SF/ZF/PF follow the low half like QEMU.
 fn mul_flags(ex: &mut Exec<'_>, size: u8, low: u64, overflow: bool) {
     let aux = if overflow { CF | OF } else { 0 };
-    ex.c.flags.set_explicit(size, low & size_mask(size), aux & !AF);
+    ex.c.flags
+        .set_explicit(size, low & size_mask(size), aux & !AF);
 }
 
 fn mul(ex: &mut Exec<'_>, i: &Insn) -> XResult {
@@ -248,7 +259,10 @@ fn div(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     let n: u128 = match size {
         1 => (ex.s.gpr[0] & 0xFFFF) as u128,
         8 => ((ex.s.gpr[2] as u128) << 64) | ex.s.gpr[0] as u128,
-        _ => (((ex.s.gpr[2] & size_mask(size)) as u128) << bits) | (ex.s.gpr[0] & size_mask(size)) as u128,
+        _ => {
+            (((ex.s.gpr[2] & size_mask(size)) as u128) << bits)
+                | (ex.s.gpr[0] & size_mask(size)) as u128
+        }
     };
     let q = n / d;
     let r = n % d;

@@ -3,7 +3,7 @@
 
 use super::{Exec, Handler, Insn, K_MEM, K_REG};
 use crate::fault::XResult;
-use crate::flags::{size_mask, CF, ZF};
+use crate::flags::{CF, ZF, size_mask};
 use iced_x86::{Instruction, Mnemonic};
 
 const BT: u8 = 0;

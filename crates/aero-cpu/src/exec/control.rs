@@ -3,16 +3,21 @@
 
 use super::{Exec, Handler, Insn, K_MEM, K_NONE};
 use crate::fault::{self, Fault, XResult};
-use crate::flags::{size_mask, OF};
+use crate::flags::{OF, size_mask};
 use crate::interrupts;
-use crate::seg::{Descriptor, CS, SS};
+use crate::seg::{CS, Descriptor, SS};
 use crate::task::{self, SwitchKind};
 use iced_x86::{Instruction, Mnemonic};
 
 pub fn lookup(ins: &Instruction) -> Option<Handler> {
     use Mnemonic::*;
-    let far_ptr = ins.op_count() > 0 && matches!(ins.op0_kind(), iced_x86::OpKind::FarBranch16 | iced_x86::OpKind::FarBranch32);
-    let far_mem = ins.op_count() > 0 && ins.op0_kind() == iced_x86::OpKind::Memory && is_far_mem(ins);
+    let far_ptr = ins.op_count() > 0
+        && matches!(
+            ins.op0_kind(),
+            iced_x86::OpKind::FarBranch16 | iced_x86::OpKind::FarBranch32
+        );
+    let far_mem =
+        ins.op_count() > 0 && ins.op0_kind() == iced_x86::OpKind::Memory && is_far_mem(ins);
     Some(match ins.mnemonic() {
         Jmp if far_ptr || far_mem => jmp_far,
         Jmp if ins.op0_kind() == iced_x86::OpKind::NearBranch16
@@ -23,13 +28,21 @@ pub fn lookup(ins: &Instruction) -> Option<Handler> {
         }
         Jmp => jmp_ind,
         Call if far_ptr || far_mem => call_far,
-        Call if matches!(ins.op0_kind(), iced_x86::OpKind::NearBranch16 | iced_x86::OpKind::NearBranch32 | iced_x86::OpKind::NearBranch64) => {
+        Call if matches!(
+            ins.op0_kind(),
+            iced_x86::OpKind::NearBranch16
+                | iced_x86::OpKind::NearBranch32
+                | iced_x86::OpKind::NearBranch64
+        ) =>
+        {
             call_rel
         }
         Call => call_ind,
         Ret => ret_near,
         Retf => ret_far,
-        Jo | Jno | Jb | Jae | Je | Jne | Jbe | Ja | Js | Jns | Jp | Jnp | Jl | Jge | Jle | Jg => jcc,
+        Jo | Jno | Jb | Jae | Je | Jne | Jbe | Ja | Js | Jns | Jp | Jnp | Jl | Jge | Jle | Jg => {
+            jcc
+        }
         Loop => loop_::<0>,
         Loope => loop_::<1>,
         Loopne => loop_::<2>,
@@ -47,14 +60,20 @@ pub fn lookup(ins: &Instruction) -> Option<Handler> {
 fn is_far_mem(ins: &Instruction) -> bool {
     matches!(
         ins.memory_size(),
-        iced_x86::MemorySize::SegPtr16 | iced_x86::MemorySize::SegPtr32 | iced_x86::MemorySize::SegPtr64
+        iced_x86::MemorySize::SegPtr16
+            | iced_x86::MemorySize::SegPtr32
+            | iced_x86::MemorySize::SegPtr64
     )
 }
 
 /// Mask for a near branch target: 64-bit mode ignores the operand size.
 #[inline(always)]
 fn ip_mask(ex: &Exec<'_>, i: &Insn) -> u64 {
-    if ex.c.long64 { u64::MAX } else { size_mask(i.osize) }
+    if ex.c.long64 {
+        u64::MAX
+    } else {
+        size_mask(i.osize)
+    }
 }
 
 /// Commit a near branch target after the CS limit check.
@@ -177,7 +196,12 @@ fn bound(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     let idx = ((ex.read_op(i, 0)? << sh) as i64) >> sh;
     let off = ex.ea(i);
     let lo = ((ex.read_mem(i.mem.seg, off, size)? << sh) as i64) >> sh;
-    let hi = ((ex.read_mem(i.mem.seg, off.wrapping_add(size as u64) & size_mask(i.asize), size)? << sh) as i64) >> sh;
+    let hi = ((ex.read_mem(
+        i.mem.seg,
+        off.wrapping_add(size as u64) & size_mask(i.asize),
+        size,
+    )? << sh) as i64)
+        >> sh;
     if idx < lo || idx > hi {
         return Err(Fault::new(fault::BR));
     }
@@ -192,7 +216,11 @@ fn far_target(ex: &mut Exec<'_>, i: &Insn) -> XResult<(u16, u64, u8)> {
         let size = (i.ops[0].size - 2).clamp(2, 8);
         let off = ex.ea(i);
         let o = ex.read_mem(i.mem.seg, off, size)?;
-        let sel = ex.read_mem(i.mem.seg, off.wrapping_add(size as u64) & size_mask(i.asize), 2)? as u16;
+        let sel = ex.read_mem(
+            i.mem.seg,
+            off.wrapping_add(size as u64) & size_mask(i.asize),
+            2,
+        )? as u16;
         Ok((sel, o, size))
     } else {
         Ok((i.imm2 as u16, i.imm, i.ops[0].size))
@@ -247,7 +275,11 @@ fn far_transfer(ex: &mut Exec<'_>, sel: u16, off: u64, size: u8, call: bool) -> 
         if !d.present() {
             return Err(Fault::np(err));
         }
-        let target_mask = if ex.long_mode() && d.attr() & 0x200 != 0 { u64::MAX } else { size_mask(size) };
+        let target_mask = if ex.long_mode() && d.attr() & 0x200 != 0 {
+            u64::MAX
+        } else {
+            size_mask(size)
+        };
         let target = off & target_mask;
         if d.attr() & 0x200 == 0 && target > d.limit() as u64 {
             return Err(Fault::gp0());
@@ -279,14 +311,36 @@ fn far_transfer(ex: &mut Exec<'_>, sel: u16, off: u64, size: u8, call: bool) -> 
             }
             let tss = (d.lo >> 16) as u16;
             let ret = ex.c.next_rip;
-            task::switch_task(ex, tss, if call { SwitchKind::Call } else { SwitchKind::Jmp }, ret, None, 0)
+            task::switch_task(
+                ex,
+                tss,
+                if call {
+                    SwitchKind::Call
+                } else {
+                    SwitchKind::Jmp
+                },
+                ret,
+                None,
+                0,
+            )
         }
         0x9 | 0x1 => {
             if d.dpl() < cpl.max(rpl) {
                 return Err(Fault::gp(err));
             }
             let ret = ex.c.next_rip;
-            task::switch_task(ex, sel, if call { SwitchKind::Call } else { SwitchKind::Jmp }, ret, None, 0)
+            task::switch_task(
+                ex,
+                sel,
+                if call {
+                    SwitchKind::Call
+                } else {
+                    SwitchKind::Jmp
+                },
+                ret,
+                None,
+                0,
+            )
         }
         _ => Err(Fault::gp(err)),
     }
@@ -330,7 +384,13 @@ fn call_gate(ex: &mut Exec<'_>, gsel: u16, g: &Descriptor, call: bool) -> XResul
         return Err(Fault::np(terr));
     }
     let conforming = d.typ() & 4 != 0;
-    let size: u8 = if long { 8 } else if gate32 { 4 } else { 2 };
+    let size: u8 = if long {
+        8
+    } else if gate32 {
+        4
+    } else {
+        2
+    };
     let ret = ex.c.next_rip;
     let old_cs = ex.s.seg[CS as usize].selector as u64;
     if !call {

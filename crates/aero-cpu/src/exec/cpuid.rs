@@ -32,12 +32,12 @@ fn has_handler(bytes: &[u8]) -> bool {
 impl Wired {
     pub fn probe() -> Self {
         Wired {
-            x87: has_handler(&[0xD9, 0xC0]) && has_handler(&[0xDE, 0xC1]),  // fld st0, faddp
-            mmx: has_handler(&[0x0F, 0xFC, 0xC0]),                           // paddb mm0, mm0
-            fxsr: has_handler(&[0x0F, 0xAE, 0x00]),                          // fxsave [eax]
-            sse: has_handler(&[0x0F, 0x58, 0xC0]),                           // addps
-            sse2: has_handler(&[0x66, 0x0F, 0x58, 0xC0]),                    // addpd
-            sse3: has_handler(&[0xF2, 0x0F, 0x7C, 0xC0]),                    // haddps
+            x87: has_handler(&[0xD9, 0xC0]) && has_handler(&[0xDE, 0xC1]), // fld st0, faddp
+            mmx: has_handler(&[0x0F, 0xFC, 0xC0]),                         // paddb mm0, mm0
+            fxsr: has_handler(&[0x0F, 0xAE, 0x00]),                        // fxsave [eax]
+            sse: has_handler(&[0x0F, 0x58, 0xC0]),                         // addps
+            sse2: has_handler(&[0x66, 0x0F, 0x58, 0xC0]),                  // addpd
+            sse3: has_handler(&[0xF2, 0x0F, 0x7C, 0xC0]),                  // haddps
         }
     }
 }
@@ -47,7 +47,14 @@ pub const VENDOR: &[u8; 12] = b"GenuineIntel";
 pub const SIGNATURE: u32 = 0x0000_0663;
 
 pub fn cpuid_values(w: &Wired, leaf: u32, _sub: u32) -> [u32; 4] {
-    let word = |k: usize| u32::from_le_bytes([VENDOR[4 * k], VENDOR[4 * k + 1], VENDOR[4 * k + 2], VENDOR[4 * k + 3]]);
+    let word = |k: usize| {
+        u32::from_le_bytes([
+            VENDOR[4 * k],
+            VENDOR[4 * k + 1],
+            VENDOR[4 * k + 2],
+            VENDOR[4 * k + 3],
+        ])
+    };
     match leaf {
         0 => [1, word(0), word(2), word(1)],
         1 => {

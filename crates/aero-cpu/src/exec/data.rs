@@ -3,18 +3,26 @@
 
 use super::{Exec, Handler, Insn, K_MEM, K_SEG};
 use crate::fault::{Fault, XResult};
-use crate::flags::{size_mask, FlagOp, AF, CF, PF, SF, STATUS, ZF};
+use crate::flags::{AF, CF, FlagOp, PF, SF, STATUS, ZF, size_mask};
 use crate::seg::SS;
 use iced_x86::{Code, Instruction, Mnemonic};
 
 pub fn lookup(ins: &Instruction) -> Option<Handler> {
     Some(match ins.mnemonic() {
         Mnemonic::Mov => {
-            if ins.op0_kind() == iced_x86::OpKind::Register && ins.op0_register().is_segment_register() {
+            if ins.op0_kind() == iced_x86::OpKind::Register
+                && ins.op0_register().is_segment_register()
+            {
                 mov_to_sreg
-            } else if ins.op0_register().is_cr() || ins.op1_register().is_cr() || ins.op0_register().is_dr() || ins.op1_register().is_dr() {
+            } else if ins.op0_register().is_cr()
+                || ins.op1_register().is_cr()
+                || ins.op0_register().is_dr()
+                || ins.op1_register().is_dr()
+            {
                 return None; // system.rs
-            } else if super::is_plain_gpr(ins, 0) && (super::is_plain_gpr(ins, 1) || super::is_imm(ins, 1)) {
+            } else if super::is_plain_gpr(ins, 0)
+                && (super::is_plain_gpr(ins, 1) || super::is_imm(ins, 1))
+            {
                 mov_reg
             } else if super::is_plain_gpr(ins, 0) && super::is_mem(ins, 1) {
                 mov_reg_mem
@@ -38,9 +46,21 @@ pub fn lookup(ins: &Instruction) -> Option<Handler> {
         Mnemonic::Lahf => lahf,
         Mnemonic::Sahf => sahf,
         Mnemonic::Xlatb => xlat,
-        Mnemonic::Lds | Mnemonic::Les | Mnemonic::Lfs | Mnemonic::Lgs | Mnemonic::Lss => load_far_ptr,
-        Mnemonic::Nop | Mnemonic::Reservednop | Mnemonic::Pause | Mnemonic::Prefetchnta | Mnemonic::Prefetcht0 | Mnemonic::Prefetcht1
-        | Mnemonic::Prefetcht2 | Mnemonic::Prefetchw | Mnemonic::Prefetch | Mnemonic::Lfence | Mnemonic::Sfence | Mnemonic::Mfence => nop,
+        Mnemonic::Lds | Mnemonic::Les | Mnemonic::Lfs | Mnemonic::Lgs | Mnemonic::Lss => {
+            load_far_ptr
+        }
+        Mnemonic::Nop
+        | Mnemonic::Reservednop
+        | Mnemonic::Pause
+        | Mnemonic::Prefetchnta
+        | Mnemonic::Prefetcht0
+        | Mnemonic::Prefetcht1
+        | Mnemonic::Prefetcht2
+        | Mnemonic::Prefetchw
+        | Mnemonic::Prefetch
+        | Mnemonic::Lfence
+        | Mnemonic::Sfence
+        | Mnemonic::Mfence => nop,
         // CET lives in the 0F 1E hint-NOP space: without CET (we do not advertise it)
         // ENDBR and RDSSP execute as NOPs. CET-enabled distributions start every
         // function with ENDBR64, so user space dies on #UD without this.
@@ -55,12 +75,47 @@ pub fn lookup(ins: &Instruction) -> Option<Handler> {
 
 fn is_cmov(m: Mnemonic) -> bool {
     use Mnemonic::*;
-    matches!(m, Cmovo | Cmovno | Cmovb | Cmovae | Cmove | Cmovne | Cmovbe | Cmova | Cmovs | Cmovns | Cmovp | Cmovnp | Cmovl | Cmovge | Cmovle | Cmovg)
+    matches!(
+        m,
+        Cmovo
+            | Cmovno
+            | Cmovb
+            | Cmovae
+            | Cmove
+            | Cmovne
+            | Cmovbe
+            | Cmova
+            | Cmovs
+            | Cmovns
+            | Cmovp
+            | Cmovnp
+            | Cmovl
+            | Cmovge
+            | Cmovle
+            | Cmovg
+    )
 }
 
 fn is_setcc(m: Mnemonic) -> bool {
     use Mnemonic::*;
-    matches!(m, Seto | Setno | Setb | Setae | Sete | Setne | Setbe | Seta | Sets | Setns | Setp | Setnp | Setl | Setge | Setle | Setg)
+    matches!(
+        m,
+        Seto | Setno
+            | Setb
+            | Setae
+            | Sete
+            | Setne
+            | Setbe
+            | Seta
+            | Sets
+            | Setns
+            | Setp
+            | Setnp
+            | Setl
+            | Setge
+            | Setle
+            | Setg
+    )
 }
 
 pub fn nop(_: &mut Exec<'_>, _: &Insn) -> XResult {
@@ -81,7 +136,11 @@ fn mov(ex: &mut Exec<'_>, i: &Insn) -> XResult {
 
 fn mov_reg(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     let (d, o) = (i.ops[0], i.ops[1]);
-    let v = if o.kind == super::K_IMM { i.imm } else { ex.reg(o.reg, o.size) };
+    let v = if o.kind == super::K_IMM {
+        i.imm
+    } else {
+        ex.reg(o.reg, o.size)
+    };
     ex.set_reg(d.reg, d.size, v);
     Ok(())
 }
@@ -120,7 +179,11 @@ fn lea(ex: &mut Exec<'_>, i: &Insn) -> XResult {
 
 fn xchg(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     // Memory operand first so a fault leaves the register untouched.
-    let (m, r) = if i.ops[0].kind == K_MEM { (0, 1) } else { (1, 0) };
+    let (m, r) = if i.ops[0].kind == K_MEM {
+        (0, 1)
+    } else {
+        (1, 0)
+    };
     let l = ex.rmw_loc(i, m)?;
     let a = ex.loc_read(l)?;
     let b = ex.read_op(i, r)?;
@@ -141,7 +204,13 @@ fn cmpxchg(ex: &mut Exec<'_>, i: &Insn) -> XResult {
         ex.loc_write(l, dst)?;
         ex.set_reg(0, size, dst);
     }
-    ex.c.flags.set(FlagOp::Sub, size, acc, dst, acc.wrapping_sub(dst) & size_mask(size));
+    ex.c.flags.set(
+        FlagOp::Sub,
+        size,
+        acc,
+        dst,
+        acc.wrapping_sub(dst) & size_mask(size),
+    );
     Ok(())
 }
 
@@ -312,7 +381,11 @@ fn load_far_ptr(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     let size = i.ops[0].size;
     let off = ex.ea(i);
     let v = ex.read_mem(i.mem.seg, off, size)?;
-    let sel = ex.read_mem(i.mem.seg, off.wrapping_add(size as u64) & size_mask(i.asize), 2)? as u16;
+    let sel = ex.read_mem(
+        i.mem.seg,
+        off.wrapping_add(size as u64) & size_mask(i.asize),
+        2,
+    )? as u16;
     let seg = match i.raw.mnemonic() {
         Mnemonic::Les => 0,
         Mnemonic::Lss => 2,

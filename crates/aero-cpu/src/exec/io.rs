@@ -62,7 +62,11 @@ impl Exec<'_> {
 }
 
 fn port_of(ex: &Exec<'_>, i: &Insn, n: usize) -> u16 {
-    if i.ops[n].kind == K_IMM { i.imm as u16 } else { ex.s.gpr[2] as u16 }
+    if i.ops[n].kind == K_IMM {
+        i.imm as u16
+    } else {
+        ex.s.gpr[2] as u16
+    }
 }
 
 fn in_(ex: &mut Exec<'_>, i: &Insn) -> XResult {

@@ -2,7 +2,7 @@
 
 use super::{Exec, Handler, Insn};
 use crate::fault::XResult;
-use crate::flags::{size_mask, FlagOp};
+use crate::flags::{FlagOp, size_mask};
 use iced_x86::{Instruction, Mnemonic};
 
 const AND: u8 = 0;
@@ -44,7 +44,11 @@ fn logic<const OP: u8>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
 #[inline(always)]
 fn reg_or_imm(ex: &Exec<'_>, i: &Insn) -> u64 {
     let o = i.ops[1];
-    if o.kind == super::K_IMM { i.imm } else { ex.reg(o.reg, o.size) }
+    if o.kind == super::K_IMM {
+        i.imm
+    } else {
+        ex.reg(o.reg, o.size)
+    }
 }
 
 fn logic_reg<const OP: u8>(ex: &mut Exec<'_>, i: &Insn) -> XResult {

@@ -48,11 +48,11 @@ pub mod io;
 pub mod logic;
 pub mod msr;
 pub mod shift;
-pub mod stack;
-pub mod strings;
 pub mod sse;
 pub mod sse_float;
 pub mod sse_int;
+pub mod stack;
+pub mod strings;
 pub mod system;
 pub mod x87;
 pub mod x87_env;
@@ -142,7 +142,10 @@ pub fn is_plain_gpr(ins: &Instruction, n: u32) -> bool {
     ins.op_count() > n
         && ins.op_kind(n) == OpKind::Register
         && ins.op_register(n).is_gpr()
-        && !matches!(ins.op_register(n), Register::AH | Register::CH | Register::DH | Register::BH)
+        && !matches!(
+            ins.op_register(n),
+            Register::AH | Register::CH | Register::DH | Register::BH
+        )
 }
 
 /// Operand `n` is an immediate.
@@ -151,7 +154,14 @@ pub fn is_imm(ins: &Instruction, n: u32) -> bool {
     ins.op_count() > n
         && matches!(
             ins.op_kind(n),
-            Immediate8 | Immediate16 | Immediate32 | Immediate64 | Immediate8to16 | Immediate8to32 | Immediate8to64 | Immediate32to64
+            Immediate8
+                | Immediate16
+                | Immediate32
+                | Immediate64
+                | Immediate8to16
+                | Immediate8to32
+                | Immediate8to64
+                | Immediate32to64
         )
 }
 
@@ -174,10 +184,14 @@ pub fn lookup(ins: &Instruction) -> Option<Handler> {
 fn fpu_fallback(ins: &Instruction) -> Option<Handler> {
     use iced_x86::CpuidFeature::*;
     let f = ins.cpuid_features();
-    if f.iter().any(|c| matches!(c, FPU | FPU287 | FPU387 | FPU287XL_ONLY | FPU387SL_ONLY)) {
+    if f.iter()
+        .any(|c| matches!(c, FPU | FPU287 | FPU387 | FPU287XL_ONLY | FPU387SL_ONLY))
+    {
         return Some(x87_unavailable);
     }
-    if f.iter().any(|c| matches!(c, MMX | SSE | SSE2 | SSE3 | SSSE3 | FXSR)) {
+    if f.iter()
+        .any(|c| matches!(c, MMX | SSE | SSE2 | SSE3 | SSSE3 | FXSR))
+    {
         return Some(simd_unavailable);
     }
     None
@@ -280,7 +294,11 @@ impl Exec<'_> {
         let m = &i.mem;
         let mut a = m.disp;
         if m.base != NO_REG {
-            a = a.wrapping_add(if m.base == RIP_REG { self.c.next_rip } else { self.s.gpr[m.base as usize & 15] });
+            a = a.wrapping_add(if m.base == RIP_REG {
+                self.c.next_rip
+            } else {
+                self.s.gpr[m.base as usize & 15]
+            });
         }
         if m.index != NO_REG {
             a = a.wrapping_add(self.s.gpr[m.index as usize & 15] << m.scale);
@@ -419,7 +437,11 @@ impl Exec<'_> {
         let mut page = lin & !0xFFF;
         let end = lin.wrapping_add(buf.len() as u64 - 1);
         loop {
-            self.translate(page.max(lin) & self.c.lin_mask, crate::mmu::Access::Write, user)?;
+            self.translate(
+                page.max(lin) & self.c.lin_mask,
+                crate::mmu::Access::Write,
+                user,
+            )?;
             if page >= (end & !0xFFF) {
                 break;
             }

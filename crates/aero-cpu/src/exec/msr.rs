@@ -28,7 +28,9 @@ pub const IA32_GS_BASE: u32 = 0xC000_0101;
 pub const IA32_KERNEL_GS_BASE: u32 = 0xC000_0102;
 pub const IA32_TSC_AUX: u32 = 0xC000_0103;
 
-const FIXED_MTRRS: [u32; 11] = [0x250, 0x258, 0x259, 0x268, 0x269, 0x26A, 0x26B, 0x26C, 0x26D, 0x26E, 0x26F];
+const FIXED_MTRRS: [u32; 11] = [
+    0x250, 0x258, 0x259, 0x268, 0x269, 0x26A, 0x26B, 0x26C, 0x26D, 0x26E, 0x26F,
+];
 
 pub fn lookup(ins: &Instruction) -> Option<Handler> {
     Some(match ins.mnemonic() {
@@ -118,7 +120,9 @@ impl Exec<'_> {
                 }
             }
             IA32_STAR => self.c.msr.star = v,
-            IA32_LSTAR | IA32_CSTAR | IA32_KERNEL_GS_BASE | IA32_FS_BASE | IA32_GS_BASE if !canonical(v) => {
+            IA32_LSTAR | IA32_CSTAR | IA32_KERNEL_GS_BASE | IA32_FS_BASE | IA32_GS_BASE
+                if !canonical(v) =>
+            {
                 return Err(Fault::gp0());
             }
             IA32_LSTAR => self.c.msr.lstar = v,

@@ -2,7 +2,7 @@
 
 use super::{Exec, Handler, Insn};
 use crate::fault::XResult;
-use crate::flags::{size_mask, sign_bit, CF, OF};
+use crate::flags::{CF, OF, sign_bit, size_mask};
 use iced_x86::{Instruction, Mnemonic};
 
 const SHL: u8 = 0;
@@ -31,7 +31,11 @@ pub fn lookup(ins: &Instruction) -> Option<Handler> {
 
 /// Shift count: operand 1 (CL or imm8), or 1 for the D0/D1 forms.
 fn count(ex: &mut Exec<'_>, i: &Insn, n: usize, size: u8) -> XResult<u32> {
-    let c = if i.ops[n].kind == super::K_NONE { 1 } else { ex.read_op(i, n)? };
+    let c = if i.ops[n].kind == super::K_NONE {
+        1
+    } else {
+        ex.read_op(i, n)?
+    };
     Ok((c & if size == 8 { 63 } else { 31 }) as u32)
 }
 
@@ -50,7 +54,11 @@ fn shift<const OP: u8>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     match OP {
         SHL => {
             let res = if cnt >= 64 { 0 } else { (dst << cnt) & m };
-            let cf = if cnt > bits { 0 } else { (dst >> (bits - cnt)) & 1 };
+            let cf = if cnt > bits {
+                0
+            } else {
+                (dst >> (bits - cnt)) & 1
+            };
             ex.loc_write(loc, res)?;
             let of = ((res & msb != 0) as u64) ^ cf;
             ex.c.flags.set_explicit(size, res, (cf * CF) | (of * OF));
@@ -137,7 +145,10 @@ fn double_shift<const LEFT: bool>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     let (res, cf) = if LEFT {
         let wide = ((dst as u128) << bits) | src as u128;
         let w = wide << cnt;
-        (((w >> bits) as u64) & m, ((wide >> (2 * bits - cnt)) & 1) as u64)
+        (
+            ((w >> bits) as u64) & m,
+            ((wide >> (2 * bits - cnt)) & 1) as u64,
+        )
     } else {
         let wide = ((src as u128) << bits) | dst as u128;
         let w = wide >> cnt;

@@ -3,7 +3,7 @@
 
 use super::{Exec, Handler, Insn, K_IMM, K_MEM, K_SEG};
 use crate::fault::{Fault, XResult};
-use crate::flags::{size_mask, IOPL, RF, VM};
+use crate::flags::{IOPL, RF, VM, size_mask};
 use crate::interrupts::write_flags_checked;
 use crate::seg::SS;
 use iced_x86::{Instruction, Mnemonic};

@@ -6,7 +6,7 @@
 
 use super::{Exec, Handler, Insn, K_OTHER, PFX_REP, PFX_REPNE};
 use crate::fault::XResult;
-use crate::flags::{size_mask, FlagOp, DF};
+use crate::flags::{DF, FlagOp, size_mask};
 use crate::mmu::Access;
 use crate::seg::ES;
 use iced_x86::{Instruction, Mnemonic, Register};
@@ -25,7 +25,9 @@ pub fn lookup(ins: &Instruction) -> Option<Handler> {
     use Mnemonic::*;
     Some(match ins.mnemonic() {
         Movsb | Movsw | Movsq => string::<MOVS>,
-        Movsd if ins.op_count() == 2 && ins.op0_kind() != iced_x86::OpKind::Register => string::<MOVS>,
+        Movsd if ins.op_count() == 2 && ins.op0_kind() != iced_x86::OpKind::Register => {
+            string::<MOVS>
+        }
         Cmpsb | Cmpsw | Cmpsq => string::<CMPS>,
         Cmpsd if ins.op0_kind() != iced_x86::OpKind::Register => string::<CMPS>,
         Stosb | Stosw | Stosd | Stosq => string::<STOS>,
@@ -49,10 +51,18 @@ fn seg_index(r: Register) -> u8 {
 }
 
 fn string<const OP: u8>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
-    let esize = if i.ops[0].kind == K_OTHER { i.ops[0].size } else { i.ops[1].size };
+    let esize = if i.ops[0].kind == K_OTHER {
+        i.ops[0].size
+    } else {
+        i.ops[1].size
+    };
     let am = size_mask(i.asize);
     let src_seg = seg_index(i.raw.segment_prefix());
-    let step = if ex.s.rflags & DF != 0 { (esize as u64).wrapping_neg() } else { esize as u64 };
+    let step = if ex.s.rflags & DF != 0 {
+        (esize as u64).wrapping_neg()
+    } else {
+        esize as u64
+    };
     let rep = i.prefix & (PFX_REP | PFX_REPNE) != 0;
     if matches!(OP, INS | OUTS) {
         let port = ex.s.gpr[2] as u16;
@@ -117,7 +127,13 @@ fn string<const OP: u8>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
             ex.set_reg(7, i.asize, di.wrapping_add(step));
         }
         if let Some((a, b)) = compare {
-            ex.c.flags.set(FlagOp::Sub, esize, a, b, a.wrapping_sub(b) & size_mask(esize));
+            ex.c.flags.set(
+                FlagOp::Sub,
+                esize,
+                a,
+                b,
+                a.wrapping_sub(b) & size_mask(esize),
+            );
         }
         if !rep {
             return Ok(());
@@ -147,7 +163,13 @@ fn string<const OP: u8>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
 /// REP MOVS/STOS moving forward: copy whole runs that stay inside one RAM page on both
 /// sides directly on the RAM slice. Returns the remaining count; anything unusual (page
 /// or segment boundary, MMIO, code page, breakpoints) is left to the per-element loop.
-fn bulk_forward<const OP: u8>(ex: &mut Exec<'_>, i: &Insn, esize: u8, src_seg: u8, mut left: u64) -> u64 {
+fn bulk_forward<const OP: u8>(
+    ex: &mut Exec<'_>,
+    i: &Insn,
+    esize: u8,
+    src_seg: u8,
+    mut left: u64,
+) -> u64 {
     let am = size_mask(i.asize);
     let es = esize as u64;
     // Bounded so one instruction never runs unboundedly long.
@@ -156,11 +178,15 @@ fn bulk_forward<const OP: u8>(ex: &mut Exec<'_>, i: &Insn, esize: u8, src_seg: u
         let di = ex.s.gpr[7] & am;
         let si = ex.s.gpr[6] & am;
         // Elements until the destination (and source) offset reaches a page end.
-        let Ok(dlin) = ex.lin(ES, di, esize, true) else { break };
+        let Ok(dlin) = ex.lin(ES, di, esize, true) else {
+            break;
+        };
         let mut run = ((0x1000 - (dlin & 0xFFF)) / es).min(left).min(budget);
         let mut slin = 0;
         if OP == MOVS {
-            let Ok(l) = ex.lin(src_seg, si, esize, false) else { break };
+            let Ok(l) = ex.lin(src_seg, si, esize, false) else {
+                break;
+            };
             slin = l;
             run = run.min((0x1000 - (slin & 0xFFF)) / es);
         }
@@ -172,23 +198,31 @@ fn bulk_forward<const OP: u8>(ex: &mut Exec<'_>, i: &Insn, esize: u8, src_seg: u
         if di + bytes - 1 > am || ex.lin(ES, di + bytes - es, esize, true).is_err() {
             break;
         }
-        if OP == MOVS && (si + bytes - 1 > am || ex.lin(src_seg, si + bytes - es, esize, false).is_err()) {
+        if OP == MOVS
+            && (si + bytes - 1 > am || ex.lin(src_seg, si + bytes - es, esize, false).is_err())
+        {
             break;
         }
         let user = ex.c.user;
         // Source first, so a faulting source leaves the destination's dirty bit alone.
         let mut src = 0;
         if OP == MOVS {
-            if ex.fast_host(slin, false).is_none() && ex.translate(slin, Access::Read, user).is_err() {
+            if ex.fast_host(slin, false).is_none()
+                && ex.translate(slin, Access::Read, user).is_err()
+            {
                 break; // the element loop raises the fault
             }
-            let Some(s) = ex.fast_host(slin, false) else { break };
+            let Some(s) = ex.fast_host(slin, false) else {
+                break;
+            };
             src = s;
         }
         if ex.fast_host(dlin, true).is_none() && ex.translate(dlin, Access::Write, user).is_err() {
             break;
         }
-        let Some(dst) = ex.fast_host(dlin, true) else { break };
+        let Some(dst) = ex.fast_host(dlin, true) else {
+            break;
+        };
         let bytes = bytes as usize;
         if OP == MOVS {
             if dst + bytes > ex.ram.len() || src + bytes > ex.ram.len() {
@@ -201,7 +235,9 @@ fn bulk_forward<const OP: u8>(ex: &mut Exec<'_>, i: &Insn, esize: u8, src_seg: u
             ex.ram.copy_within(src..src + bytes, dst);
             ex.set_reg(6, i.asize, si + bytes as u64);
         } else {
-            let Some(d) = ex.ram.get_mut(dst..dst + bytes) else { break };
+            let Some(d) = ex.ram.get_mut(dst..dst + bytes) else {
+                break;
+            };
             let v = ex.s.gpr[0].to_le_bytes();
             for chunk in d.chunks_exact_mut(esize as usize) {
                 chunk.copy_from_slice(&v[..esize as usize]);

@@ -4,9 +4,9 @@
 
 use super::{Exec, Handler, Insn, K_CR, K_DR, K_MEM, K_REG};
 use crate::fault::{Fault, XResult};
-use crate::flags::{size_mask, CF, DF, IF, IOPL, RF, VM, ZF};
+use crate::flags::{CF, DF, IF, IOPL, RF, VM, ZF, size_mask};
 use crate::mmu::*;
-use crate::seg::{refresh_mode, Descriptor, CS, GS, SS};
+use crate::seg::{CS, Descriptor, GS, SS, refresh_mode};
 use crate::state::Segment;
 use iced_x86::{Instruction, Mnemonic};
 
@@ -122,7 +122,17 @@ fn dr_index(ex: &Exec<'_>, r: u8) -> XResult<usize> {
 }
 
 /// CR4 bits this CPU implements.
-const CR4_KNOWN: u64 = CR4_VME | CR4_PVI | CR4_TSD | CR4_DE | CR4_PSE | CR4_PAE | CR4_MCE | CR4_PGE | CR4_PCE | CR4_OSFXSR | CR4_OSXMMEXCPT;
+const CR4_KNOWN: u64 = CR4_VME
+    | CR4_PVI
+    | CR4_TSD
+    | CR4_DE
+    | CR4_PSE
+    | CR4_PAE
+    | CR4_MCE
+    | CR4_PGE
+    | CR4_PCE
+    | CR4_OSFXSR
+    | CR4_OSXMMEXCPT;
 
 pub fn write_cr(ex: &mut Exec<'_>, n: u8, v: u64) -> XResult {
     ex.c.end_block = true;
@@ -156,7 +166,11 @@ pub fn write_cr(ex: &mut Exec<'_>, n: u8, v: u64) -> XResult {
         }
         2 => ex.s.cr2 = v,
         3 => {
-            ex.s.cr3 = if ex.long_mode() { v & 0x000F_FFFF_FFFF_FFFF } else { v & 0xFFFF_FFFF };
+            ex.s.cr3 = if ex.long_mode() {
+                v & 0x000F_FFFF_FFFF_FFFF
+            } else {
+                v & 0xFFFF_FFFF
+            };
             ex.c.tlb.flush_non_global();
         }
         4 => {
@@ -185,7 +199,11 @@ pub fn write_cr(ex: &mut Exec<'_>, n: u8, v: u64) -> XResult {
 }
 
 fn smsw(ex: &mut Exec<'_>, i: &Insn) -> XResult {
-    let v = if i.ops[0].kind == K_MEM { ex.s.cr0 & 0xFFFF } else { ex.s.cr0 };
+    let v = if i.ops[0].kind == K_MEM {
+        ex.s.cr0 & 0xFFFF
+    } else {
+        ex.s.cr0
+    };
     ex.write_op(i, 0, v & size_mask(i.ops[0].size))
 }
 
@@ -232,7 +250,11 @@ fn sgdt_sidt(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     if i.ops[0].kind != K_MEM {
         return Err(Fault::ud());
     }
-    let t = if i.raw.mnemonic() == Mnemonic::Sgdt { ex.s.gdtr } else { ex.s.idtr };
+    let t = if i.raw.mnemonic() == Mnemonic::Sgdt {
+        ex.s.gdtr
+    } else {
+        ex.s.idtr
+    };
     let off = ex.ea(i);
     let am = size_mask(i.asize);
     let bsize = if ex.c.long64 { 8 } else { 4 };
@@ -278,7 +300,12 @@ fn lldt(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     require_cpl0(ex)?;
     let sel = ex.read_op(i, 0)? as u16;
     if sel & !3 == 0 {
-        ex.s.ldtr = Segment { selector: sel, base: 0, limit: 0, attr: 0 };
+        ex.s.ldtr = Segment {
+            selector: sel,
+            base: 0,
+            limit: 0,
+            attr: 0,
+        };
         return Ok(());
     }
     let (d, base) = system_descriptor(ex, sel)?;
@@ -288,7 +315,12 @@ fn lldt(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     if !d.present() {
         return Err(Fault::np(sel as u32 & 0xFFFC));
     }
-    ex.s.ldtr = Segment { selector: sel, base, limit: d.limit(), attr: d.attr() };
+    ex.s.ldtr = Segment {
+        selector: sel,
+        base,
+        limit: d.limit(),
+        attr: d.attr(),
+    };
     Ok(())
 }
 
@@ -302,7 +334,11 @@ fn ltr(ex: &mut Exec<'_>, i: &Insn) -> XResult {
         return Err(Fault::gp0());
     }
     let (d, base) = system_descriptor(ex, sel)?;
-    let ok = if ex.long_mode() { d.typ() == 9 } else { d.typ() == 9 || d.typ() == 1 };
+    let ok = if ex.long_mode() {
+        d.typ() == 9
+    } else {
+        d.typ() == 9 || d.typ() == 1
+    };
     if d.is_code_data() || !ok {
         return Err(Fault::gp(sel as u32 & 0xFFFC));
     }
@@ -311,7 +347,12 @@ fn ltr(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     }
     let addr = ex.s.gdtr.base.wrapping_add((sel & !7) as u64 + 4);
     ex.write_sys(addr, 4, (d.hi | (1 << 9)) as u64)?;
-    ex.s.tr = Segment { selector: sel, base, limit: d.limit(), attr: d.attr() | 2 };
+    ex.s.tr = Segment {
+        selector: sel,
+        base,
+        limit: d.limit(),
+        attr: d.attr() | 2,
+    };
     Ok(())
 }
 
@@ -505,7 +546,10 @@ fn swapgs(ex: &mut Exec<'_>, _: &Insn) -> XResult {
         return Err(Fault::ud());
     }
     require_cpl0(ex)?;
-    std::mem::swap(&mut ex.c.msr.kernel_gs_base, &mut ex.s.seg[GS as usize].base);
+    std::mem::swap(
+        &mut ex.c.msr.kernel_gs_base,
+        &mut ex.s.seg[GS as usize].base,
+    );
     crate::seg::refresh_seg(ex, GS);
     Ok(())
 }
@@ -520,7 +564,12 @@ fn flat(sel: u16, code: bool, dpl: u8, long: bool) -> Segment {
     } else {
         attr |= 0x400;
     }
-    Segment { selector: sel, base: 0, limit: 0xFFFF_FFFF, attr }
+    Segment {
+        selector: sel,
+        base: 0,
+        limit: 0xFFFF_FFFF,
+        attr,
+    }
 }
 
 fn syscall(ex: &mut Exec<'_>, _: &Insn) -> XResult {
@@ -532,7 +581,11 @@ fn syscall(ex: &mut Exec<'_>, _: &Insn) -> XResult {
     let fl = ex.rflags();
     ex.s.gpr[1] = ex.c.next_rip;
     ex.s.gpr[11] = fl & !RF;
-    let target = if ex.c.long64 { ex.c.msr.lstar } else { ex.c.msr.cstar };
+    let target = if ex.c.long64 {
+        ex.c.msr.lstar
+    } else {
+        ex.c.msr.cstar
+    };
     ex.set_rflags(fl & !ex.c.msr.sfmask & !(RF | VM));
     ex.s.seg[CS as usize] = flat(sel, true, 0, true);
     ex.s.seg[SS as usize] = flat(sel.wrapping_add(8), false, 0, false);
@@ -550,7 +603,11 @@ fn sysret(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     }
     let base = ((ex.c.msr.star >> 48) & 0xFFFF) as u16;
     let to64 = i.osize == 8;
-    let rip = if to64 { ex.s.gpr[1] } else { ex.s.gpr[1] & 0xFFFF_FFFF };
+    let rip = if to64 {
+        ex.s.gpr[1]
+    } else {
+        ex.s.gpr[1] & 0xFFFF_FFFF
+    };
     if to64 && ((rip as i64) << 16 >> 16) as u64 != rip {
         return Err(Fault::gp0());
     }
@@ -587,9 +644,17 @@ fn sysenter(ex: &mut Exec<'_>, _: &Insn) -> XResult {
     ex.set_rflags(fl & !(VM | IF | RF));
     ex.s.seg[CS as usize] = flat(cs, true, 0, long);
     ex.s.seg[SS as usize] = flat(cs.wrapping_add(8), false, 0, false);
-    ex.s.gpr[4] = if long { ex.c.msr.sysenter_esp } else { ex.c.msr.sysenter_esp & 0xFFFF_FFFF };
+    ex.s.gpr[4] = if long {
+        ex.c.msr.sysenter_esp
+    } else {
+        ex.c.msr.sysenter_esp & 0xFFFF_FFFF
+    };
     ex.set_cpl(0);
-    ex.c.next_rip = if long { ex.c.msr.sysenter_eip } else { ex.c.msr.sysenter_eip & 0xFFFF_FFFF };
+    ex.c.next_rip = if long {
+        ex.c.msr.sysenter_eip
+    } else {
+        ex.c.msr.sysenter_eip & 0xFFFF_FFFF
+    };
     Ok(())
 }
 
@@ -599,7 +664,11 @@ fn sysexit(ex: &mut Exec<'_>, i: &Insn) -> XResult {
         return Err(Fault::gp0());
     }
     let to64 = i.osize == 8;
-    let cs = if to64 { cs0.wrapping_add(32) } else { cs0.wrapping_add(16) } | 3;
+    let cs = if to64 {
+        cs0.wrapping_add(32)
+    } else {
+        cs0.wrapping_add(16)
+    } | 3;
     ex.s.seg[CS as usize] = flat(cs, true, 3, to64);
     if !to64 {
         ex.s.seg[CS as usize].attr = (ex.s.seg[CS as usize].attr & !0x200) | 0x400;

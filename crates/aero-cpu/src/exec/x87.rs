@@ -86,7 +86,11 @@ fn fop_of(ex: &mut Exec<'_>) -> u16 {
 /// instruction left an unmasked exception pending, which also keeps the code-stream read
 /// off the common path.
 pub(super) fn record(ex: &mut Exec<'_>, i: &Insn) {
-    let fop = if ex.c.fpu.exception_pending() { fop_of(ex) } else { ex.c.fpu.fop };
+    let fop = if ex.c.fpu.exception_pending() {
+        fop_of(ex)
+    } else {
+        ex.c.fpu.fop
+    };
     let mem = mem_index(i).map(|_| (ex.ea(i), ex.s.seg[i.mem.seg as usize % 6].selector));
     let (rip, cs) = (ex.s.rip, ex.s.seg[1].selector);
     ex.c.fpu.record_instruction(rip, cs, fop, mem);

@@ -69,7 +69,11 @@ fn reduce(x: Finite) -> (Wide, u32) {
     let get64 = |pos: u32| -> u64 {
         let (word, off) = ((pos / 64) as usize, pos % 64);
         let lo = prod.get(word).map_or(0, |w| w >> off);
-        let hi = if off == 0 { 0 } else { prod.get(word + 1).map_or(0, |w| w << (64 - off)) };
+        let hi = if off == 0 {
+            0
+        } else {
+            prod.get(word + 1).map_or(0, |w| w << (64 - off))
+        };
         lo | hi
     };
     let mut quadrant = (get64(point) & 3) as u32;
@@ -762,7 +766,10 @@ mod tests {
         // atan(y/1) for tiny y is just below y as well; e^x-1 just above x*ln2.
         let y = F80::new(false, 0x3FFF - 80, 0x8000_0000_0000_0000);
         let r = fpatan(y, F80::ONE, &down);
-        assert_eq!((r.value.exponent(), r.value.mantissa), (0x3FFF - 81, u64::MAX));
+        assert_eq!(
+            (r.value.exponent(), r.value.mantissa),
+            (0x3FFF - 81, u64::MAX)
+        );
         assert_eq!(r.flags & softfloat::PE, softfloat::PE);
         assert_eq!(fpatan(y, F80::ONE, &env).value, y);
     }
@@ -774,7 +781,10 @@ mod tests {
     fn fpu_transcend_against_mpmath_table() {
         let mut exact = 0;
         for &(op, rc, xse, xm, yse, ym, rse, rm) in CASES.iter() {
-            let env = X87Env { rounding: Rounding::from_bits(rc), ..X87Env::default() };
+            let env = X87Env {
+                rounding: Rounding::from_bits(rc),
+                ..X87Env::default()
+            };
             let x = F80 {
                 sign_exp: xse,
                 mantissa: xm,

@@ -225,7 +225,11 @@ impl Wide {
         let lz = q.leading_zeros();
         let (ext, rem) = ((r << lz) / m, (r << lz) % m);
         let sig = if lz == 0 { q } else { (q << lz) | ext };
-        Wide { sign: self.sign ^ (d < 0), exp: self.exp - lz as i32, sig: sig | (rem != 0) as u128 }
+        Wide {
+            sign: self.sign ^ (d < 0),
+            exp: self.exp - lz as i32,
+            sig: sig | (rem != 0) as u128,
+        }
     }
 
     /// Whether |self| is negligible next to |reference| at working precision.
@@ -259,11 +263,23 @@ mod tests {
         assert_eq!(Wide::from_int(-5).to_f64(), -5.0);
         assert!((LN2.mul(LOG2E).to_f64() - 1.0).abs() < 1e-30);
         // The small-divisor path agrees with long division to the last bits.
-        for (k, d) in [3i64, 7, 10, 4003, -6, 4_000_000_001].into_iter().enumerate() {
-            let x = Wide { sign: k % 2 == 1, exp: k as i32, sig: PI.sig ^ ((k as u128) << 70) };
+        for (k, d) in [3i64, 7, 10, 4003, -6, 4_000_000_001]
+            .into_iter()
+            .enumerate()
+        {
+            let x = Wide {
+                sign: k % 2 == 1,
+                exp: k as i32,
+                sig: PI.sig ^ ((k as u128) << 70),
+            };
             let (fast, slow) = (x.div_int(d), x.div(Wide::from_int(d)));
             assert_eq!((fast.sign, fast.exp), (slow.sign, slow.exp), "{d}");
-            assert!(fast.sig.abs_diff(slow.sig) <= 1, "{d}: {:x} {:x}", fast.sig, slow.sig);
+            assert!(
+                fast.sig.abs_diff(slow.sig) <= 1,
+                "{d}: {:x} {:x}",
+                fast.sig,
+                slow.sig
+            );
         }
     }
 }

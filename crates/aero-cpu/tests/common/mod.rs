@@ -42,7 +42,9 @@ impl Bus for TestBus {
         if self.mmio_pages.contains(&(paddr >> 12)) {
             PageMapping::Mmio
         } else if paddr < self.ram_size {
-            PageMapping::Ram { offset: (paddr & !0xFFF) as usize }
+            PageMapping::Ram {
+                offset: (paddr & !0xFFF) as usize,
+            }
         } else {
             PageMapping::Mmio
         }
@@ -90,7 +92,11 @@ pub struct Machine {
 
 impl Machine {
     pub fn new(ram_size: usize) -> Self {
-        Machine { cpu: Cpu::new(), ram: vec![0; ram_size], bus: TestBus::new(ram_size as u64) }
+        Machine {
+            cpu: Cpu::new(),
+            ram: vec![0; ram_size],
+            bus: TestBus::new(ram_size as u64),
+        }
     }
 
     /// Real mode, CS:IP = 0:`addr`, SS:SP = 0:0x7000, flat data segments at 0.
@@ -101,7 +107,12 @@ impl Machine {
         for seg in [Seg::Es, Seg::Ss, Seg::Ds, Seg::Fs, Seg::Gs] {
             s.load_seg_real(seg, 0);
         }
-        s.seg[Seg::Cs as usize] = Segment { selector: 0, base: 0, limit: 0xFFFF, attr: 0x9B };
+        s.seg[Seg::Cs as usize] = Segment {
+            selector: 0,
+            base: 0,
+            limit: 0xFFFF,
+            attr: 0x9B,
+        };
         s.rip = addr;
         s.gpr[4] = 0x7000;
         m
@@ -135,7 +146,11 @@ impl Machine {
 }
 
 /// Assemble with iced's code assembler.
-pub fn asm(bitness: u32, ip: u64, f: impl FnOnce(&mut iced_x86::code_asm::CodeAssembler) -> Result<(), iced_x86::IcedError>) -> Vec<u8> {
+pub fn asm(
+    bitness: u32,
+    ip: u64,
+    f: impl FnOnce(&mut iced_x86::code_asm::CodeAssembler) -> Result<(), iced_x86::IcedError>,
+) -> Vec<u8> {
     let mut a = iced_x86::code_asm::CodeAssembler::new(bitness).unwrap();
     f(&mut a).unwrap();
     a.assemble(ip).unwrap()
@@ -181,14 +196,35 @@ impl Machine {
         m.write_gdt();
         m.load(addr, code);
         let s = &mut m.cpu.state;
-        s.gdtr = aero_cpu::DescriptorTable { base: GDT, limit: 0x3F };
-        s.idtr = aero_cpu::DescriptorTable { base: IDT, limit: 0x7FF };
+        s.gdtr = aero_cpu::DescriptorTable {
+            base: GDT,
+            limit: 0x3F,
+        };
+        s.idtr = aero_cpu::DescriptorTable {
+            base: IDT,
+            limit: 0x7FF,
+        };
         s.cr0 = 0x11;
-        s.seg[Seg::Cs as usize] = Segment { selector: KCODE, base: 0, limit: 0xFFFF_FFFF, attr: 0xC9B };
+        s.seg[Seg::Cs as usize] = Segment {
+            selector: KCODE,
+            base: 0,
+            limit: 0xFFFF_FFFF,
+            attr: 0xC9B,
+        };
         for sg in [Seg::Es, Seg::Ss, Seg::Ds, Seg::Fs, Seg::Gs] {
-            s.seg[sg as usize] = Segment { selector: KDATA, base: 0, limit: 0xFFFF_FFFF, attr: 0xC93 };
+            s.seg[sg as usize] = Segment {
+                selector: KDATA,
+                base: 0,
+                limit: 0xFFFF_FFFF,
+                attr: 0xC93,
+            };
         }
-        s.tr = Segment { selector: TSS_SEL, base: TSS, limit: 0x67, attr: 0x8B };
+        s.tr = Segment {
+            selector: TSS_SEL,
+            base: TSS,
+            limit: 0x67,
+            attr: 0x8B,
+        };
         s.rip = addr;
         s.gpr[4] = 0x9_0000;
         m

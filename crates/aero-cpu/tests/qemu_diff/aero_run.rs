@@ -17,7 +17,13 @@ struct TestBus {
 
 impl Bus for TestBus {
     fn map_page(&self, paddr: u64) -> PageMapping {
-        if paddr < self.ram_len { PageMapping::Ram { offset: (paddr & !0xFFF) as usize } } else { PageMapping::Mmio }
+        if paddr < self.ram_len {
+            PageMapping::Ram {
+                offset: (paddr & !0xFFF) as usize,
+            }
+        } else {
+            PageMapping::Mmio
+        }
     }
     fn mmio_read(&mut self, _paddr: u64, _size: u8) -> u64 {
         u64::MAX
@@ -31,7 +37,8 @@ impl Bus for TestBus {
             DEBUGCON_PORT => {
                 // Bounded: a runaway guest cannot grow this without limit.
                 if self.out.len() < 256 << 20 {
-                    self.out.extend_from_slice(&value.to_le_bytes()[..(size as usize).min(4)]);
+                    self.out
+                        .extend_from_slice(&value.to_le_bytes()[..(size as usize).min(4)]);
                 }
             }
             EXIT_PORT => self.exit = true,
@@ -58,8 +65,18 @@ impl Bus for TestBus {
 /// The state a multiboot loader hands over: flat 32-bit protected mode, paging off.
 fn multiboot_cpu(entry: u32) -> Cpu {
     let mut cpu = Cpu::new();
-    let code = Segment { selector: 0x08, base: 0, limit: 0xFFFF_FFFF, attr: 0xC9B };
-    let data = Segment { selector: 0x10, base: 0, limit: 0xFFFF_FFFF, attr: 0xC93 };
+    let code = Segment {
+        selector: 0x08,
+        base: 0,
+        limit: 0xFFFF_FFFF,
+        attr: 0xC9B,
+    };
+    let data = Segment {
+        selector: 0x10,
+        base: 0,
+        limit: 0xFFFF_FFFF,
+        attr: 0xC93,
+    };
     let s = &mut cpu.state;
     s.seg = [data, code, data, data, data, data];
     s.cr0 = 0x11;
@@ -76,7 +93,12 @@ fn run_once(bytes: &[u8], entry: u32) -> (Vec<u8>, Option<String>) {
     let mut ram = vec![0u8; RAM_MIB << 20];
     let base = IMAGE_BASE as usize;
     ram[base..base + bytes.len()].copy_from_slice(bytes);
-    let mut bus = TestBus { ram_len: ram.len() as u64, out: Vec::new(), exit: false, tsc: 0 };
+    let mut bus = TestBus {
+        ram_len: ram.len() as u64,
+        out: Vec::new(),
+        exit: false,
+        tsc: 0,
+    };
     let mut cpu = multiboot_cpu(entry);
     const SLICE: u64 = 1_000_000;
     // A case plus its record is a few thousand instructions; no output for this long = hung.
@@ -95,14 +117,30 @@ fn run_once(bytes: &[u8], entry: u32) -> (Vec<u8>, Option<String>) {
             RunExit::Halted => {
                 return (bus.out, Some(format!("CPU halted at {:#x}", cpu.state.rip)));
             }
-            RunExit::Shutdown { reason, cs, rip, last_exception } => {
-                return (bus.out, Some(format!("shutdown at {cs:04x}:{rip:#x} ({reason}, last exception {last_exception:?})")));
+            RunExit::Shutdown {
+                reason,
+                cs,
+                rip,
+                last_exception,
+            } => {
+                return (
+                    bus.out,
+                    Some(format!(
+                        "shutdown at {cs:04x}:{rip:#x} ({reason}, last exception {last_exception:?})"
+                    )),
+                );
             }
         }
         if bus.out.len() == last_len {
             idle += SLICE;
             if idle >= STALL {
-                return (bus.out, Some(format!("no progress for {STALL} instructions, RIP {:#x}", cpu.state.rip)));
+                return (
+                    bus.out,
+                    Some(format!(
+                        "no progress for {STALL} instructions, RIP {:#x}",
+                        cpu.state.rip
+                    )),
+                );
             }
         } else {
             last_len = bus.out.len();
@@ -126,7 +164,12 @@ pub fn run(image: &Image) -> AeroResult {
         .chunks
         .iter()
         .enumerate()
-        .flat_map(|(ci, c)| c.ids.iter().enumerate().map(move |(k, &id)| (ci as u32, k as u32, id)))
+        .flat_map(|(ci, c)| {
+            c.ids
+                .iter()
+                .enumerate()
+                .map(move |(k, &id)| (ci as u32, k as u32, id))
+        })
         .collect();
     let mut records = Vec::new();
     let mut crashed = Vec::new();
@@ -142,7 +185,9 @@ pub fn run(image: &Image) -> AeroResult {
         }
         // The case after the last complete record is the one that broke the run.
         let bad = pos + got;
-        let Some(&(_, _, id)) = order.get(bad) else { break };
+        let Some(&(_, _, id)) = order.get(bad) else {
+            break;
+        };
         let why = stop.unwrap_or_else(|| "output ended without the END marker".into());
         let why = match parsed.garbage_at {
             Some(at) => format!("{why}; unparsable output at byte {at}"),

@@ -6,8 +6,8 @@
 //! operand-dependent "undefined" rules of the SDM are applied to the case.
 
 use iced_x86::{
-    Code, CpuidFeature, EncodingKind, FastFormatter, Instruction, MemoryOperand, MemorySize, Mnemonic,
-    OpCodeOperandKind as K, Register, RepPrefixKind,
+    Code, CpuidFeature, EncodingKind, FastFormatter, Instruction, MemoryOperand, MemorySize,
+    Mnemonic, OpCodeOperandKind as K, Register, RepPrefixKind,
 };
 
 use super::case::{Case, Mode, Undefined};
@@ -18,7 +18,9 @@ use super::rng::Rng;
 
 const ALU: &[Mnemonic] = {
     use Mnemonic::*;
-    &[Add, Or, Adc, Sbb, And, Sub, Xor, Cmp, Test, Inc, Dec, Neg, Not]
+    &[
+        Add, Or, Adc, Sbb, And, Sub, Xor, Cmp, Test, Inc, Dec, Neg, Not,
+    ]
 };
 const SHIFT: &[Mnemonic] = {
     use Mnemonic::*;
@@ -39,17 +41,20 @@ const BCD: &[Mnemonic] = {
 const MISC: &[Mnemonic] = {
     use Mnemonic::*;
     &[
-        Movzx, Movsx, Movsxd, Cmovo, Cmovno, Cmovb, Cmovae, Cmove, Cmovne, Cmovbe, Cmova, Cmovs, Cmovns, Cmovp,
-        Cmovnp, Cmovl, Cmovge, Cmovle, Cmovg, Seto, Setno, Setb, Setae, Sete, Setne, Setbe, Seta, Sets, Setns,
-        Setp, Setnp, Setl, Setge, Setle, Setg, Xchg, Xadd, Cmpxchg, Cmpxchg8b, Cmpxchg16b, Lahf, Sahf, Clc, Stc,
-        Cmc, Cld, Std, Cbw, Cwde, Cdqe, Cwd, Cdq, Cqo, Lea, Mov, Push, Pop, Pushf, Pushfd, Pushfq,
+        Movzx, Movsx, Movsxd, Cmovo, Cmovno, Cmovb, Cmovae, Cmove, Cmovne, Cmovbe, Cmova, Cmovs,
+        Cmovns, Cmovp, Cmovnp, Cmovl, Cmovge, Cmovle, Cmovg, Seto, Setno, Setb, Setae, Sete, Setne,
+        Setbe, Seta, Sets, Setns, Setp, Setnp, Setl, Setge, Setle, Setg, Xchg, Xadd, Cmpxchg,
+        Cmpxchg8b, Cmpxchg16b, Lahf, Sahf, Clc, Stc, Cmc, Cld, Std, Cbw, Cwde, Cdqe, Cwd, Cdq, Cqo,
+        Lea, Mov, Push, Pop, Pushf, Pushfd, Pushfq,
     ]
 };
 /// Segment register loads and stores (ES/FS/GS; the harness owns CS/DS/SS): protection
 /// checks and #GP error codes in protected and long mode.
 const SEGMENT: &[Mnemonic] = {
     use Mnemonic::*;
-    &[Mov, Les, Lfs, Lgs, Push, Pop, Lar, Lsl, Verr, Verw, Arpl, Sgdt, Sidt, Str, Sldt]
+    &[
+        Mov, Les, Lfs, Lgs, Push, Pop, Lar, Lsl, Verr, Verw, Arpl, Sgdt, Sidt, Str, Sldt,
+    ]
 };
 /// Software interrupts and exceptions raised by the instruction itself: delivery through
 /// the IVT, 32-bit and 64-bit IDT, trap vs. fault return address.
@@ -60,30 +65,33 @@ const TRAP: &[Mnemonic] = {
 const X87: &[Mnemonic] = {
     use Mnemonic::*;
     &[
-        Fld, Fst, Fstp, Fild, Fist, Fistp, Fadd, Faddp, Fsub, Fsubp, Fsubr, Fsubrp, Fmul, Fmulp, Fdiv, Fdivp, Fdivr,
-        Fdivrp, Fiadd, Fisub, Fisubr, Fimul, Fidiv, Fidivr, Fcom, Fcomp, Fcompp, Fucom, Fucomp, Fucompp, Ficom,
-        Ficomp, Fcomi, Fcomip, Fucomi, Fucomip, Ftst, Fxam, Fchs, Fabs, Fsqrt, Frndint, Fscale, Fxtract, Fprem,
-        Fprem1, Fxch, Fld1, Fldz, Fldpi, Fldl2e, Fldl2t, Fldlg2, Fldln2, Fdecstp, Fincstp, Ffree, Fnstsw, Fnstcw,
-        Fldcw, Fcmovb, Fcmove, Fcmovbe, Fcmovu, Fcmovnb, Fcmovne, Fcmovnbe, Fcmovnu, Fbld, Fbstp, F2xm1, Fyl2x,
+        Fld, Fst, Fstp, Fild, Fist, Fistp, Fadd, Faddp, Fsub, Fsubp, Fsubr, Fsubrp, Fmul, Fmulp,
+        Fdiv, Fdivp, Fdivr, Fdivrp, Fiadd, Fisub, Fisubr, Fimul, Fidiv, Fidivr, Fcom, Fcomp,
+        Fcompp, Fucom, Fucomp, Fucompp, Ficom, Ficomp, Fcomi, Fcomip, Fucomi, Fucomip, Ftst, Fxam,
+        Fchs, Fabs, Fsqrt, Frndint, Fscale, Fxtract, Fprem, Fprem1, Fxch, Fld1, Fldz, Fldpi,
+        Fldl2e, Fldl2t, Fldlg2, Fldln2, Fdecstp, Fincstp, Ffree, Fnstsw, Fnstcw, Fldcw, Fcmovb,
+        Fcmove, Fcmovbe, Fcmovu, Fcmovnb, Fcmovne, Fcmovnbe, Fcmovnu, Fbld, Fbstp, F2xm1, Fyl2x,
         Fyl2xp1, Fpatan, Fnclex, Fnop, Fsin, Fcos, Fptan, Fsincos,
     ]
 };
 const SSE: &[Mnemonic] = {
     use Mnemonic::*;
     &[
-        Movaps, Movups, Movss, Movsd, Movapd, Movupd, Movlps, Movhps, Movlpd, Movhpd, Movhlps, Movlhps, Movd, Movq,
-        Movdqa, Movdqu, Addps, Addss, Addpd, Addsd, Subps, Subss, Subpd, Subsd, Mulps, Mulss, Mulpd, Mulsd, Divps,
-        Divss, Divpd, Divsd, Sqrtps, Sqrtss, Sqrtpd, Sqrtsd, Maxps, Maxss, Maxpd, Maxsd, Minps, Minss, Minpd, Minsd,
-        Andps, Andpd, Andnps, Andnpd, Orps, Orpd, Xorps, Xorpd, Cmpps, Cmpss, Cmppd, Cmpsd, Comiss, Ucomiss, Comisd,
-        Ucomisd, Cvtsi2ss, Cvtss2si, Cvttss2si, Cvtsi2sd, Cvtsd2si, Cvttsd2si, Cvtsd2ss, Cvtss2sd, Cvtdq2ps,
-        Cvtps2dq, Cvttps2dq, Cvtdq2pd, Cvtpd2dq, Cvttpd2dq, Cvtps2pd, Cvtpd2ps, Unpcklps, Unpckhps, Unpcklpd,
-        Unpckhpd, Shufps, Shufpd, Pshufd, Pshuflw, Pshufhw, Paddb, Paddw, Paddd, Paddq, Paddsb, Paddsw, Paddusb,
-        Paddusw, Psubb, Psubw, Psubd, Psubq, Psubsb, Psubsw, Psubusb, Psubusw, Pmullw, Pmulhw, Pmulhuw, Pmuludq,
-        Pmaddwd, Pand, Pandn, Por, Pxor, Pcmpeqb, Pcmpeqw, Pcmpeqd, Pcmpgtb, Pcmpgtw, Pcmpgtd, Packsswb, Packssdw,
-        Packuswb, Punpcklbw, Punpcklwd, Punpckldq, Punpcklqdq, Punpckhbw, Punpckhwd, Punpckhdq, Punpckhqdq, Psllw,
-        Pslld, Psllq, Psrlw, Psrld, Psrlq, Psraw, Psrad, Pslldq, Psrldq, Pavgb, Pavgw, Psadbw, Pmaxsw, Pmaxub,
-        Pminsw, Pminub, Pmovmskb, Movmskps, Movmskpd, Pextrw, Pinsrw, Ldmxcsr, Stmxcsr, Movntps, Movntpd, Movntdq,
-        Movnti, Rcpps, Rcpss, Rsqrtps, Rsqrtss,
+        Movaps, Movups, Movss, Movsd, Movapd, Movupd, Movlps, Movhps, Movlpd, Movhpd, Movhlps,
+        Movlhps, Movd, Movq, Movdqa, Movdqu, Addps, Addss, Addpd, Addsd, Subps, Subss, Subpd,
+        Subsd, Mulps, Mulss, Mulpd, Mulsd, Divps, Divss, Divpd, Divsd, Sqrtps, Sqrtss, Sqrtpd,
+        Sqrtsd, Maxps, Maxss, Maxpd, Maxsd, Minps, Minss, Minpd, Minsd, Andps, Andpd, Andnps,
+        Andnpd, Orps, Orpd, Xorps, Xorpd, Cmpps, Cmpss, Cmppd, Cmpsd, Comiss, Ucomiss, Comisd,
+        Ucomisd, Cvtsi2ss, Cvtss2si, Cvttss2si, Cvtsi2sd, Cvtsd2si, Cvttsd2si, Cvtsd2ss, Cvtss2sd,
+        Cvtdq2ps, Cvtps2dq, Cvttps2dq, Cvtdq2pd, Cvtpd2dq, Cvttpd2dq, Cvtps2pd, Cvtpd2ps, Unpcklps,
+        Unpckhps, Unpcklpd, Unpckhpd, Shufps, Shufpd, Pshufd, Pshuflw, Pshufhw, Paddb, Paddw,
+        Paddd, Paddq, Paddsb, Paddsw, Paddusb, Paddusw, Psubb, Psubw, Psubd, Psubq, Psubsb, Psubsw,
+        Psubusb, Psubusw, Pmullw, Pmulhw, Pmulhuw, Pmuludq, Pmaddwd, Pand, Pandn, Por, Pxor,
+        Pcmpeqb, Pcmpeqw, Pcmpeqd, Pcmpgtb, Pcmpgtw, Pcmpgtd, Packsswb, Packssdw, Packuswb,
+        Punpcklbw, Punpcklwd, Punpckldq, Punpcklqdq, Punpckhbw, Punpckhwd, Punpckhdq, Punpckhqdq,
+        Psllw, Pslld, Psllq, Psrlw, Psrld, Psrlq, Psraw, Psrad, Pslldq, Psrldq, Pavgb, Pavgw,
+        Psadbw, Pmaxsw, Pmaxub, Pminsw, Pminub, Pmovmskb, Movmskps, Movmskpd, Pextrw, Pinsrw,
+        Ldmxcsr, Stmxcsr, Movntps, Movntpd, Movntdq, Movnti, Rcpps, Rcpss, Rsqrtps, Rsqrtss,
     ]
 };
 
@@ -135,11 +143,17 @@ impl Generator {
                 CATEGORIES
                     .iter()
                     .map(|&(name, weight, mnemonics)| (name, weight, usable_codes(mnemonics, mode)))
-                    .filter(|(name, _, codes)| matches!(*name, "string" | "branch") || !codes.is_empty())
+                    .filter(|(name, _, codes)| {
+                        matches!(*name, "string" | "branch") || !codes.is_empty()
+                    })
                     .collect()
             })
             .collect();
-        Generator { rng: Rng::new(seed), table, formatter: FastFormatter::new() }
+        Generator {
+            rng: Rng::new(seed),
+            table,
+            formatter: FastFormatter::new(),
+        }
     }
 
     /// Number of distinct encodings per (mode, category), for the report.
@@ -228,9 +242,16 @@ impl Generator {
         let size = size.clamp(1, 16);
         let max = SCRATCH_LEN - size;
         // m128 always aligned (see exclusions: QEMU does not fault on misaligned SSE).
-        let off = if size == 16 || self.rng.chance(75) { (self.rng.below(max as u64 / 16 + 1) * 16) as usize } else { self.rng.below(max as u64 + 1) as usize };
+        let off = if size == 16 || self.rng.chance(75) {
+            (self.rng.below(max as u64 / 16 + 1) * 16) as usize
+        } else {
+            self.rng.below(max as u64 + 1) as usize
+        };
         let displ_size = if mode == Mode::Real { 2 } else { 4 };
-        (MemoryOperand::with_displ(Self::scratch_addr(mode) + off as u64, displ_size), off)
+        (
+            MemoryOperand::with_displ(Self::scratch_addr(mode) + off as u64, displ_size),
+            off,
+        )
     }
 
     fn generic_case(&mut self, mode: Mode, code: Code, category: &'static str) -> Option<Case> {
@@ -256,10 +277,19 @@ impl Generator {
                     mem_off = Some(off);
                     Op::M(m)
                 }
-                K::r8_reg | K::r8_opcode | K::r16_reg | K::r16_opcode | K::r16_rm | K::r32_reg | K::r32_opcode
-                | K::r32_rm | K::r64_reg | K::r64_opcode | K::r64_rm | K::xmm_reg | K::xmm_rm => {
-                    Op::R(self.reg_for(kind, mode))
-                }
+                K::r8_reg
+                | K::r8_opcode
+                | K::r16_reg
+                | K::r16_opcode
+                | K::r16_rm
+                | K::r32_reg
+                | K::r32_opcode
+                | K::r32_rm
+                | K::r64_reg
+                | K::r64_opcode
+                | K::r64_rm
+                | K::xmm_reg
+                | K::xmm_rm => Op::R(self.reg_for(kind, mode)),
                 K::seg_reg => Op::R(*self.rng.pick(&[Register::ES, Register::FS, Register::GS])),
                 K::es => Op::R(Register::ES),
                 K::fs => Op::R(Register::FS),
@@ -273,7 +303,9 @@ impl Generator {
                 K::sti_opcode => Op::R(*self.rng.pick(&ST_REGS)),
                 K::imm8_const_1 => Op::I(1),
                 K::imm8 => Op::I(self.imm8(mnemonic, category) as i64),
-                K::imm8sex16 | K::imm8sex32 | K::imm8sex64 => Op::I(self.rng.edgy(8) as u8 as i8 as i64),
+                K::imm8sex16 | K::imm8sex32 | K::imm8sex64 => {
+                    Op::I(self.rng.edgy(8) as u8 as i8 as i64)
+                }
                 K::imm16 => Op::I(self.rng.edgy(16) as i64),
                 K::imm32 => Op::I(self.rng.edgy(32) as u32 as i32 as i64),
                 K::imm32sex64 => Op::I(self.rng.edgy(32) as u32 as i32 as i64),
@@ -294,7 +326,13 @@ impl Generator {
             Mnemonic::Bt | Mnemonic::Bts | Mnemonic::Btr | Mnemonic::Btc => {
                 if let (Some(Op::M(_)), Some(Op::R(r))) = (ops.first(), ops.get(1)) {
                     // The register bit offset reaches outside the operand: keep it in scratch.
-                    let (m, _) = (MemoryOperand::with_displ(Self::scratch_addr(mode) + 48, if mode == Mode::Real { 2 } else { 4 }), 48);
+                    let (m, _) = (
+                        MemoryOperand::with_displ(
+                            Self::scratch_addr(mode) + 48,
+                            if mode == Mode::Real { 2 } else { 4 },
+                        ),
+                        48,
+                    );
                     let r = *r;
                     case.insn = build(code, &[Op::M(m), Op::R(r)])?;
                     let v = (self.rng.below(384) as i64 - 128) as u64;
@@ -306,20 +344,44 @@ impl Generator {
             }
             _ => {}
         }
-        if mnemonic == Mnemonic::Idiv && exclusions::idiv_crashes_qemu(&case, self.operand_value(&case, &ops[0], mem_off, case.insn.memory_size().size().max(match ops[0] {
-            Op::R(r) => r.size(),
-            _ => 0,
-        }))) {
+        if mnemonic == Mnemonic::Idiv
+            && exclusions::idiv_crashes_qemu(
+                &case,
+                self.operand_value(
+                    &case,
+                    &ops[0],
+                    mem_off,
+                    case.insn.memory_size().size().max(match ops[0] {
+                        Op::R(r) => r.size(),
+                        _ => 0,
+                    }),
+                ),
+            )
+        {
             return None;
         }
         if category == "segment" {
             // Only instructions that involve a segment register belong here.
             let implicit = matches!(
                 mnemonic,
-                Mnemonic::Les | Mnemonic::Lfs | Mnemonic::Lgs | Mnemonic::Lar | Mnemonic::Lsl | Mnemonic::Verr | Mnemonic::Verw
-                    | Mnemonic::Arpl | Mnemonic::Sgdt | Mnemonic::Sidt | Mnemonic::Str | Mnemonic::Sldt
+                Mnemonic::Les
+                    | Mnemonic::Lfs
+                    | Mnemonic::Lgs
+                    | Mnemonic::Lar
+                    | Mnemonic::Lsl
+                    | Mnemonic::Verr
+                    | Mnemonic::Verw
+                    | Mnemonic::Arpl
+                    | Mnemonic::Sgdt
+                    | Mnemonic::Sidt
+                    | Mnemonic::Str
+                    | Mnemonic::Sldt
             );
-            if !implicit && !ops.iter().any(|o| matches!(o, Op::R(r) if r.is_segment_register())) {
+            if !implicit
+                && !ops
+                    .iter()
+                    .any(|o| matches!(o, Op::R(r) if r.is_segment_register()))
+            {
                 return None;
             }
             self.selector_inputs(&mut case, &ops, mem_off);
@@ -339,14 +401,20 @@ impl Generator {
             if mnemonic == Mnemonic::Ldmxcsr {
                 if let Some(off) = mem_off {
                     // Keep SIMD exceptions masked (see exclusions: #XM is not compared).
-                    let v = 0x1F80 | (self.rng.below(4) << 13) as u32 | (self.rng.below(2) << 15) as u32 | (self.rng.below(2) << 6) as u32 | self.rng.below(64) as u32;
+                    let v = 0x1F80
+                        | (self.rng.below(4) << 13) as u32
+                        | (self.rng.below(2) << 15) as u32
+                        | (self.rng.below(2) << 6) as u32
+                        | self.rng.below(64) as u32;
                     case.mem[off..off + 4].copy_from_slice(&v.to_le_bytes());
                 }
             }
             if mnemonic == Mnemonic::Fldcw {
                 if let Some(off) = mem_off {
                     // Exceptions masked, random rounding and (valid) precision control.
-                    let v: u16 = 0x007F | ((self.rng.below(4) as u16) << 10) | ((*self.rng.pick(&[0u16, 2, 3])) << 8);
+                    let v: u16 = 0x007F
+                        | ((self.rng.below(4) as u16) << 10)
+                        | ((*self.rng.pick(&[0u16, 2, 3])) << 8);
                     case.mem[off..off + 2].copy_from_slice(&v.to_le_bytes());
                 }
             }
@@ -368,7 +436,10 @@ impl Generator {
                 }
             }
         }
-        if matches!(mnemonic, Mnemonic::Fcomi | Mnemonic::Fcomip | Mnemonic::Fucomi | Mnemonic::Fucomip) {
+        if matches!(
+            mnemonic,
+            Mnemonic::Fcomi | Mnemonic::Fcomip | Mnemonic::Fucomi | Mnemonic::Fucomip
+        ) {
             case.undefined.flags |= exclusions::FCOMI_FLAGS_IGNORED;
         }
         if matches!(mnemonic, Mnemonic::Bsf | Mnemonic::Bsr) {
@@ -391,7 +462,9 @@ impl Generator {
             return self.rng.edgy(16) as u16;
         }
         let random = self.rng.next_u64() as u16;
-        *self.rng.pick(&[0u16, 0x10, 0x10, 0x13, 0x20, 0x08, 0x18, 0x28, 0x30, 0x38, 0x04, 0x03, 0xFFFF, random])
+        *self.rng.pick(&[
+            0u16, 0x10, 0x10, 0x13, 0x20, 0x08, 0x18, 0x28, 0x30, 0x38, 0x04, 0x03, 0xFFFF, random,
+        ])
     }
 
     fn selector_inputs(&mut self, case: &mut Case, ops: &[Op], mem_off: Option<usize>) {
@@ -405,9 +478,16 @@ impl Generator {
                     case.mem[off + size - 2..off + size].copy_from_slice(&sel.to_le_bytes());
                 }
             }
-        } else if matches!(m, Mnemonic::Lar | Mnemonic::Lsl | Mnemonic::Verr | Mnemonic::Verw | Mnemonic::Arpl) {
+        } else if matches!(
+            m,
+            Mnemonic::Lar | Mnemonic::Lsl | Mnemonic::Verr | Mnemonic::Verw | Mnemonic::Arpl
+        ) {
             // The selector operand: the source of LAR/LSL/ARPL, the only operand of VERR/VERW.
-            let op = if matches!(m, Mnemonic::Verr | Mnemonic::Verw) { ops.first() } else { ops.get(1) };
+            let op = if matches!(m, Mnemonic::Verr | Mnemonic::Verw) {
+                ops.first()
+            } else {
+                ops.get(1)
+            };
             match op {
                 Some(Op::R(r)) => set_reg(&mut case.gpr, *r, sel as u64),
                 Some(Op::M(_)) => {
@@ -439,11 +519,23 @@ impl Generator {
             return *self.rng.pick(&SHIFT_COUNTS) as u8;
         }
         match mnemonic {
-            Mnemonic::Cmpps | Mnemonic::Cmpss | Mnemonic::Cmppd | Mnemonic::Cmpsd => self.rng.below(8) as u8,
+            Mnemonic::Cmpps | Mnemonic::Cmpss | Mnemonic::Cmppd | Mnemonic::Cmpsd => {
+                self.rng.below(8) as u8
+            }
             // Vectors with a stub that expects no error code (INT n never pushes one).
-            Mnemonic::Int => *self.rng.pick(&[0u8, 1, 2, 3, 4, 5, 6, 7, 9, 15, 16, 18, 19, 20, 22, 25, 31]),
-            Mnemonic::Psllw | Mnemonic::Pslld | Mnemonic::Psllq | Mnemonic::Psrlw | Mnemonic::Psrld | Mnemonic::Psrlq
-            | Mnemonic::Psraw | Mnemonic::Psrad | Mnemonic::Pslldq | Mnemonic::Psrldq => *self.rng.pick(&SHIFT_COUNTS) as u8,
+            Mnemonic::Int => *self
+                .rng
+                .pick(&[0u8, 1, 2, 3, 4, 5, 6, 7, 9, 15, 16, 18, 19, 20, 22, 25, 31]),
+            Mnemonic::Psllw
+            | Mnemonic::Pslld
+            | Mnemonic::Psllq
+            | Mnemonic::Psrlw
+            | Mnemonic::Psrld
+            | Mnemonic::Psrlq
+            | Mnemonic::Psraw
+            | Mnemonic::Psrad
+            | Mnemonic::Pslldq
+            | Mnemonic::Psrldq => *self.rng.pick(&SHIFT_COUNTS) as u8,
             _ => self.rng.edgy(8) as u8,
         }
     }
@@ -457,11 +549,19 @@ impl Generator {
         let size = if size == 0 { 4 } else { size };
         let divisor = self.operand_value(case, &ops[0], mem_off, size);
         let bits = (size * 8) as u32;
-        let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+        let mask = if bits == 64 {
+            u64::MAX
+        } else {
+            (1u64 << bits) - 1
+        };
         let signed = case.insn.mnemonic() == Mnemonic::Idiv;
         let low = self.rng.edgy(bits);
         let high = if signed {
-            if low & (1 << (bits - 1)) != 0 { mask } else { 0 }
+            if low & (1 << (bits - 1)) != 0 {
+                mask
+            } else {
+                0
+            }
         } else if divisor == 0 {
             0
         } else {
@@ -513,7 +613,12 @@ impl Generator {
         if masked != 1 {
             case.undefined.flags |= OF;
         }
-        if masked != 0 && matches!(m, Mnemonic::Shl | Mnemonic::Shr | Mnemonic::Sar | Mnemonic::Shld | Mnemonic::Shrd) {
+        if masked != 0
+            && matches!(
+                m,
+                Mnemonic::Shl | Mnemonic::Shr | Mnemonic::Sar | Mnemonic::Shld | Mnemonic::Shrd
+            )
+        {
             case.undefined.flags |= AF;
         }
         if matches!(m, Mnemonic::Shld | Mnemonic::Shrd) && masked as usize > size * 8 {
@@ -528,14 +633,23 @@ impl Generator {
         let mut fx = Box::new([0u8; 512]);
         let rc = self.rng.below(4) as u16;
         // Precision control only without memory operands (see exclusions).
-        let pc = if mem_off.is_none() && PC_AFFECTED.contains(&case.insn.mnemonic()) { *self.rng.pick(&[0u16, 2, 3, 3]) } else { 3 };
+        let pc = if mem_off.is_none() && PC_AFFECTED.contains(&case.insn.mnemonic()) {
+            *self.rng.pick(&[0u16, 2, 3, 3])
+        } else {
+            3
+        };
         let fcw: u16 = 0x0040 | 0x3F | (pc << 8) | (rc << 10);
         // A full stack (one free slot for pushing instructions): see the x87 stack-fault
         // exclusion; QEMU does not model empty/full register faults for arithmetic.
-        let depth = if X87_PUSHES.contains(&case.insn.mnemonic()) { 7 } else { 8 };
+        let depth = if X87_PUSHES.contains(&case.insn.mnemonic()) {
+            7
+        } else {
+            8
+        };
         let top = self.rng.below(8) as u16;
         let cc = (self.rng.below(16) as u16) & 0xF;
-        let fsw = (top << 11) | ((cc & 1) << 8) | ((cc & 2) << 8) | ((cc & 4) << 8) | ((cc & 8) << 11);
+        let fsw =
+            (top << 11) | ((cc & 1) << 8) | ((cc & 2) << 8) | ((cc & 4) << 8) | ((cc & 8) << 11);
         let mut ftw = 0u8;
         for i in 0..depth {
             ftw |= 1 << ((top as usize + i) & 7);
@@ -543,8 +657,22 @@ impl Generator {
         fx[0..2].copy_from_slice(&fcw.to_le_bytes());
         fx[2..4].copy_from_slice(&fsw.to_le_bytes());
         fx[4] = ftw;
-        let min_max = matches!(case.insn.mnemonic(), Mnemonic::Minps | Mnemonic::Minss | Mnemonic::Minpd | Mnemonic::Minsd | Mnemonic::Maxps | Mnemonic::Maxss | Mnemonic::Maxpd | Mnemonic::Maxsd);
-        let ftz_daz = if !min_max && self.rng.chance(20) { 0x8040 } else { 0 };
+        let min_max = matches!(
+            case.insn.mnemonic(),
+            Mnemonic::Minps
+                | Mnemonic::Minss
+                | Mnemonic::Minpd
+                | Mnemonic::Minsd
+                | Mnemonic::Maxps
+                | Mnemonic::Maxss
+                | Mnemonic::Maxpd
+                | Mnemonic::Maxsd
+        );
+        let ftz_daz = if !min_max && self.rng.chance(20) {
+            0x8040
+        } else {
+            0
+        };
         let mxcsr: u32 = 0x1F80 | ((self.rng.below(4) as u32) << 13) | ftz_daz;
         fx[24..28].copy_from_slice(&mxcsr.to_le_bytes());
         for i in 0..8 {
@@ -558,7 +686,9 @@ impl Generator {
         }
         // Keep F2XM1 / FYL2XP1 inside the domain where the SDM defines the result.
         let m = case.insn.mnemonic();
-        if matches!(m, Mnemonic::Fyl2x | Mnemonic::Fyl2xp1) && u16::from_le_bytes([fx[56], fx[57]]) & 0x7FFF == 0 {
+        if matches!(m, Mnemonic::Fyl2x | Mnemonic::Fyl2xp1)
+            && u16::from_le_bytes([fx[56], fx[57]]) & 0x7FFF == 0
+        {
             // Denormal ST1: QEMU's result is off by a factor of two (see exclusions).
             fx[48..58].copy_from_slice(&fpvals::from_f64(1.5, false));
         }
@@ -596,7 +726,11 @@ impl Generator {
             Mode::Prot32 => 32,
             Mode::Long64 => *self.rng.pick(&[64u32, 64, 32]),
         };
-        let sizes: &[u32] = if mode == Mode::Long64 { &[1, 2, 4, 8] } else { &[1, 2, 4] };
+        let sizes: &[u32] = if mode == Mode::Long64 {
+            &[1, 2, 4, 8]
+        } else {
+            &[1, 2, 4]
+        };
         let elem = *self.rng.pick(sizes);
         let kind = self.rng.below(5);
         let rep = match (kind, self.rng.below(3)) {
@@ -635,16 +769,32 @@ impl Generator {
         let di = base + 32 + self.rng.below(33);
         let count = *self.rng.pick(&[0u64, 1, 2, 3, 4]);
         let high_noise = |rng: &mut Rng, v: u64, bits: u32| -> u64 {
-            if bits >= 64 { v } else { (rng.next_u64() << bits) | v }
+            if bits >= 64 {
+                v
+            } else {
+                (rng.next_u64() << bits) | v
+            }
         };
         // Address-size bits above the used width are random to check they are ignored
         // (and, for 32-bit addressing in long mode, cleared on write-back).
         let (si, di, cx) = match addr_size {
-            16 => (high_noise(&mut self.rng, si & 0xFFFF, 16), high_noise(&mut self.rng, di & 0xFFFF, 16), high_noise(&mut self.rng, count, 16)),
-            32 if mode == Mode::Long64 => (high_noise(&mut self.rng, si, 32), high_noise(&mut self.rng, di, 32), high_noise(&mut self.rng, count, 32)),
+            16 => (
+                high_noise(&mut self.rng, si & 0xFFFF, 16),
+                high_noise(&mut self.rng, di & 0xFFFF, 16),
+                high_noise(&mut self.rng, count, 16),
+            ),
+            32 if mode == Mode::Long64 => (
+                high_noise(&mut self.rng, si, 32),
+                high_noise(&mut self.rng, di, 32),
+                high_noise(&mut self.rng, count, 32),
+            ),
             _ => (si, di, count),
         };
-        let width_mask = if mode == Mode::Long64 { u64::MAX } else { 0xFFFF_FFFF };
+        let width_mask = if mode == Mode::Long64 {
+            u64::MAX
+        } else {
+            0xFFFF_FFFF
+        };
         case.gpr[6] = si & width_mask;
         case.gpr[7] = di & width_mask;
         case.gpr[1] = cx & width_mask;
@@ -686,7 +836,8 @@ impl Generator {
             }
         }
         raw.push(marker.len() as u8);
-        let mut decoder = iced_x86::Decoder::new(mode.bitness(), &raw, iced_x86::DecoderOptions::NONE);
+        let mut decoder =
+            iced_x86::Decoder::new(mode.bitness(), &raw, iced_x86::DecoderOptions::NONE);
         case.insn = decoder.decode();
         if case.insn.is_invalid() {
             return None;
@@ -699,11 +850,35 @@ impl Generator {
     fn reg_for(&mut self, kind: K, mode: Mode) -> Register {
         let long = mode == Mode::Long64;
         let list: &[Register] = match kind {
-            K::r8_or_mem | K::r8_reg | K::r8_opcode => if long { &R8_LONG } else { &R8 },
-            K::r16_or_mem | K::r16_reg | K::r16_opcode | K::r16_rm => if long { &R16_LONG } else { &R16 },
-            K::r32_or_mem | K::r32_reg | K::r32_opcode | K::r32_rm => if long { &R32_LONG } else { &R32 },
+            K::r8_or_mem | K::r8_reg | K::r8_opcode => {
+                if long {
+                    &R8_LONG
+                } else {
+                    &R8
+                }
+            }
+            K::r16_or_mem | K::r16_reg | K::r16_opcode | K::r16_rm => {
+                if long {
+                    &R16_LONG
+                } else {
+                    &R16
+                }
+            }
+            K::r32_or_mem | K::r32_reg | K::r32_opcode | K::r32_rm => {
+                if long {
+                    &R32_LONG
+                } else {
+                    &R32
+                }
+            }
             K::r64_or_mem | K::r64_reg | K::r64_opcode | K::r64_rm => &R64,
-            _ => if long { &XMM_LONG } else { &XMM },
+            _ => {
+                if long {
+                    &XMM_LONG
+                } else {
+                    &XMM
+                }
+            }
         };
         *self.rng.pick(list)
     }
@@ -750,7 +925,10 @@ fn usable_codes(mnemonics: &[Mnemonic], mode: Mode) -> Vec<Code> {
     Code::values()
         .filter(|&c| {
             let oc = c.op_code();
-            if !oc.is_instruction() || oc.encoding() != EncodingKind::Legacy || !mnemonics.contains(&c.mnemonic()) {
+            if !oc.is_instruction()
+                || oc.encoding() != EncodingKind::Legacy
+                || !mnemonics.contains(&c.mnemonic())
+            {
                 return false;
             }
             let mode_ok = match mode {
@@ -758,10 +936,17 @@ fn usable_codes(mnemonics: &[Mnemonic], mode: Mode) -> Vec<Code> {
                 Mode::Prot32 => oc.mode32(),
                 Mode::Long64 => oc.mode64(),
             };
-            if !mode_ok || !c.cpuid_features().iter().all(|f| ALLOWED_FEATURES.contains(f)) {
+            if !mode_ok
+                || !c
+                    .cpuid_features()
+                    .iter()
+                    .all(|f| ALLOWED_FEATURES.contains(f))
+            {
                 return false;
             }
-            if exclusions::excluded_mnemonic(c.mnemonic()).is_some() || exclusions::excluded_code(c).is_some() {
+            if exclusions::excluded_mnemonic(c.mnemonic()).is_some()
+                || exclusions::excluded_code(c).is_some()
+            {
                 return false;
             }
             if exclusions::undocumented_alias(c).is_some() {
@@ -773,43 +958,185 @@ fn usable_codes(mnemonics: &[Mnemonic], mode: Mode) -> Vec<Code> {
 }
 
 const SUPPORTED_KINDS: &[K] = &[
-    K::r8_or_mem, K::r16_or_mem, K::r32_or_mem, K::r64_or_mem, K::xmm_or_mem, K::mem, K::r8_reg, K::r8_opcode,
-    K::r16_reg, K::r16_opcode, K::r16_rm, K::r32_reg, K::r32_opcode, K::r32_rm, K::r64_reg, K::r64_opcode,
-    K::r64_rm, K::xmm_reg, K::xmm_rm, K::seg_reg, K::es, K::fs, K::gs, K::al, K::cl, K::ax, K::eax, K::rax, K::st0, K::sti_opcode, K::imm8_const_1,
-    K::imm8, K::imm8sex16, K::imm8sex32, K::imm8sex64, K::imm16, K::imm32, K::imm32sex64, K::imm64,
+    K::r8_or_mem,
+    K::r16_or_mem,
+    K::r32_or_mem,
+    K::r64_or_mem,
+    K::xmm_or_mem,
+    K::mem,
+    K::r8_reg,
+    K::r8_opcode,
+    K::r16_reg,
+    K::r16_opcode,
+    K::r16_rm,
+    K::r32_reg,
+    K::r32_opcode,
+    K::r32_rm,
+    K::r64_reg,
+    K::r64_opcode,
+    K::r64_rm,
+    K::xmm_reg,
+    K::xmm_rm,
+    K::seg_reg,
+    K::es,
+    K::fs,
+    K::gs,
+    K::al,
+    K::cl,
+    K::ax,
+    K::eax,
+    K::rax,
+    K::st0,
+    K::sti_opcode,
+    K::imm8_const_1,
+    K::imm8,
+    K::imm8sex16,
+    K::imm8sex32,
+    K::imm8sex64,
+    K::imm16,
+    K::imm32,
+    K::imm32sex64,
+    K::imm64,
 ];
 
-const SHIFT_COUNTS: [u64; 18] = [0, 1, 1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 200, 255];
+const SHIFT_COUNTS: [u64; 18] = [
+    0, 1, 1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 200, 255,
+];
 
 // SP is never an explicit operand: the harness owns the stack.
-const R8: [Register; 8] = [Register::AL, Register::CL, Register::DL, Register::BL, Register::AH, Register::CH, Register::DH, Register::BH];
+const R8: [Register; 8] = [
+    Register::AL,
+    Register::CL,
+    Register::DL,
+    Register::BL,
+    Register::AH,
+    Register::CH,
+    Register::DH,
+    Register::BH,
+];
 const R8_LONG: [Register; 15] = [
-    Register::AL, Register::CL, Register::DL, Register::BL, Register::BPL, Register::SIL, Register::DIL, Register::R8L,
-    Register::R9L, Register::R10L, Register::R11L, Register::R12L, Register::R13L, Register::R14L, Register::R15L,
+    Register::AL,
+    Register::CL,
+    Register::DL,
+    Register::BL,
+    Register::BPL,
+    Register::SIL,
+    Register::DIL,
+    Register::R8L,
+    Register::R9L,
+    Register::R10L,
+    Register::R11L,
+    Register::R12L,
+    Register::R13L,
+    Register::R14L,
+    Register::R15L,
 ];
-const R16: [Register; 7] = [Register::AX, Register::CX, Register::DX, Register::BX, Register::BP, Register::SI, Register::DI];
+const R16: [Register; 7] = [
+    Register::AX,
+    Register::CX,
+    Register::DX,
+    Register::BX,
+    Register::BP,
+    Register::SI,
+    Register::DI,
+];
 const R16_LONG: [Register; 15] = [
-    Register::AX, Register::CX, Register::DX, Register::BX, Register::BP, Register::SI, Register::DI, Register::R8W,
-    Register::R9W, Register::R10W, Register::R11W, Register::R12W, Register::R13W, Register::R14W, Register::R15W,
+    Register::AX,
+    Register::CX,
+    Register::DX,
+    Register::BX,
+    Register::BP,
+    Register::SI,
+    Register::DI,
+    Register::R8W,
+    Register::R9W,
+    Register::R10W,
+    Register::R11W,
+    Register::R12W,
+    Register::R13W,
+    Register::R14W,
+    Register::R15W,
 ];
-const R32: [Register; 7] = [Register::EAX, Register::ECX, Register::EDX, Register::EBX, Register::EBP, Register::ESI, Register::EDI];
+const R32: [Register; 7] = [
+    Register::EAX,
+    Register::ECX,
+    Register::EDX,
+    Register::EBX,
+    Register::EBP,
+    Register::ESI,
+    Register::EDI,
+];
 const R32_LONG: [Register; 15] = [
-    Register::EAX, Register::ECX, Register::EDX, Register::EBX, Register::EBP, Register::ESI, Register::EDI, Register::R8D,
-    Register::R9D, Register::R10D, Register::R11D, Register::R12D, Register::R13D, Register::R14D, Register::R15D,
+    Register::EAX,
+    Register::ECX,
+    Register::EDX,
+    Register::EBX,
+    Register::EBP,
+    Register::ESI,
+    Register::EDI,
+    Register::R8D,
+    Register::R9D,
+    Register::R10D,
+    Register::R11D,
+    Register::R12D,
+    Register::R13D,
+    Register::R14D,
+    Register::R15D,
 ];
 const R64: [Register; 15] = [
-    Register::RAX, Register::RCX, Register::RDX, Register::RBX, Register::RBP, Register::RSI, Register::RDI, Register::R8,
-    Register::R9, Register::R10, Register::R11, Register::R12, Register::R13, Register::R14, Register::R15,
+    Register::RAX,
+    Register::RCX,
+    Register::RDX,
+    Register::RBX,
+    Register::RBP,
+    Register::RSI,
+    Register::RDI,
+    Register::R8,
+    Register::R9,
+    Register::R10,
+    Register::R11,
+    Register::R12,
+    Register::R13,
+    Register::R14,
+    Register::R15,
 ];
 const XMM: [Register; 8] = [
-    Register::XMM0, Register::XMM1, Register::XMM2, Register::XMM3, Register::XMM4, Register::XMM5, Register::XMM6, Register::XMM7,
+    Register::XMM0,
+    Register::XMM1,
+    Register::XMM2,
+    Register::XMM3,
+    Register::XMM4,
+    Register::XMM5,
+    Register::XMM6,
+    Register::XMM7,
 ];
 const XMM_LONG: [Register; 16] = [
-    Register::XMM0, Register::XMM1, Register::XMM2, Register::XMM3, Register::XMM4, Register::XMM5, Register::XMM6, Register::XMM7,
-    Register::XMM8, Register::XMM9, Register::XMM10, Register::XMM11, Register::XMM12, Register::XMM13, Register::XMM14, Register::XMM15,
+    Register::XMM0,
+    Register::XMM1,
+    Register::XMM2,
+    Register::XMM3,
+    Register::XMM4,
+    Register::XMM5,
+    Register::XMM6,
+    Register::XMM7,
+    Register::XMM8,
+    Register::XMM9,
+    Register::XMM10,
+    Register::XMM11,
+    Register::XMM12,
+    Register::XMM13,
+    Register::XMM14,
+    Register::XMM15,
 ];
 const ST_REGS: [Register; 8] = [
-    Register::ST0, Register::ST1, Register::ST2, Register::ST3, Register::ST4, Register::ST5, Register::ST6, Register::ST7,
+    Register::ST0,
+    Register::ST1,
+    Register::ST2,
+    Register::ST3,
+    Register::ST4,
+    Register::ST5,
+    Register::ST6,
+    Register::ST7,
 ];
 
 fn is_high8(r: Register) -> bool {
@@ -855,8 +1182,21 @@ fn set_sized(slot: &mut u64, size: usize, value: u64) {
 /// iced's RflagsBits → architectural EFLAGS bits.
 fn iced_to_eflags(bits: u32) -> u64 {
     use iced_x86::RflagsBits as F;
-    let map = [(F::OF, 0x800u64), (F::SF, 0x80), (F::ZF, 0x40), (F::AF, 0x10), (F::CF, 0x1), (F::PF, 0x4), (F::DF, 0x400), (F::IF, 0x200), (F::AC, 0x40000)];
-    map.iter().filter(|(f, _)| bits & f != 0).map(|(_, e)| e).sum()
+    let map = [
+        (F::OF, 0x800u64),
+        (F::SF, 0x80),
+        (F::ZF, 0x40),
+        (F::AF, 0x10),
+        (F::CF, 0x1),
+        (F::PF, 0x4),
+        (F::DF, 0x400),
+        (F::IF, 0x200),
+        (F::AC, 0x40000),
+    ];
+    map.iter()
+        .filter(|(f, _)| bits & f != 0)
+        .map(|(_, e)| e)
+        .sum()
 }
 
 /// x87 condition codes the SDM calls undefined for this instruction (C0=0x100, C1=0x200,
@@ -864,8 +1204,8 @@ fn iced_to_eflags(bits: u32) -> u64 {
 fn fsw_undefined(m: Mnemonic) -> u16 {
     use Mnemonic::*;
     (match m {
-        Fcom | Fcomp | Fcompp | Fucom | Fucomp | Fucompp | Ficom | Ficomp | Ftst | Fxam | Fprem | Fprem1 | Fcomi
-        | Fcomip | Fucomi | Fucomip => 0,
+        Fcom | Fcomp | Fcompp | Fucom | Fucomp | Fucompp | Ficom | Ficomp | Ftst | Fxam | Fprem
+        | Fprem1 | Fcomi | Fcomip | Fucomi | Fucomip => 0,
         Fnstsw | Fnstcw | Fldcw | Fnclex | Ffree | Fnop => 0x4700,
         Ldmxcsr | Stmxcsr => return 0,
         _ if SSE.contains(&m) => return 0,
@@ -877,7 +1217,9 @@ fn fsw_undefined(m: Mnemonic) -> u16 {
 /// run with 64-bit precision (see exclusions: QEMU applies PC to more).
 const PC_AFFECTED: &[Mnemonic] = {
     use Mnemonic::*;
-    &[Fadd, Faddp, Fsub, Fsubp, Fsubr, Fsubrp, Fmul, Fmulp, Fdiv, Fdivp, Fdivr, Fdivrp, Fsqrt]
+    &[
+        Fadd, Faddp, Fsub, Fsubp, Fsubr, Fsubrp, Fmul, Fmulp, Fdiv, Fdivp, Fdivr, Fdivrp, Fsqrt,
+    ]
 };
 
 fn f80_is_nan(b: &[u8]) -> bool {
@@ -916,7 +1258,16 @@ fn avoid_nan_pairs(case: &mut Case, ops: &[Op], mem_off: Option<usize>) {
     let m = case.insn.mnemonic();
     let st = |r: Register| 32 + (r as usize - Register::ST0 as usize) * 16;
     if X87.contains(&m) {
-        let regs: Vec<Register> = ops.iter().filter_map(|o| if let Op::R(r) = o { (r.is_st()).then_some(*r) } else { None }).collect();
+        let regs: Vec<Register> = ops
+            .iter()
+            .filter_map(|o| {
+                if let Op::R(r) = o {
+                    (r.is_st()).then_some(*r)
+                } else {
+                    None
+                }
+            })
+            .collect();
         let mem_len = match case.insn.memory_size() {
             MemorySize::Float32 => 4,
             MemorySize::Float64 => 8,
@@ -924,7 +1275,15 @@ fn avoid_nan_pairs(case: &mut Case, ops: &[Op], mem_off: Option<usize>) {
             _ => 0,
         };
         let first = st(Register::ST0);
-        if matches!(m, Mnemonic::Fyl2x | Mnemonic::Fyl2xp1 | Mnemonic::Fpatan | Mnemonic::Fscale | Mnemonic::Fcompp | Mnemonic::Fucompp) {
+        if matches!(
+            m,
+            Mnemonic::Fyl2x
+                | Mnemonic::Fyl2xp1
+                | Mnemonic::Fpatan
+                | Mnemonic::Fscale
+                | Mnemonic::Fcompp
+                | Mnemonic::Fucompp
+        ) {
             let second = st(Register::ST1);
             if f80_is_nan(&fx[first..first + 10]) && f80_is_nan(&fx[second..second + 10]) {
                 fx[second..second + 10].copy_from_slice(&one_point_five(10));
@@ -943,9 +1302,17 @@ fn avoid_nan_pairs(case: &mut Case, ops: &[Op], mem_off: Option<usize>) {
     }
     // SSE floating-point with two sources: lane width from the mnemonic's suffix.
     let name = format!("{m:?}").to_ascii_lowercase();
-    let lane = if name.ends_with("ps") || name.ends_with("ss") { 4 } else if name.ends_with("pd") || name.ends_with("sd") { 8 } else { return };
+    let lane = if name.ends_with("ps") || name.ends_with("ss") {
+        4
+    } else if name.ends_with("pd") || name.ends_with("sd") {
+        8
+    } else {
+        return;
+    };
     let xmm = |r: Register| 160 + (r as usize - Register::XMM0 as usize) * 16;
-    let (Some(Op::R(dest)), Some(src)) = (ops.first(), ops.get(1)) else { return };
+    let (Some(Op::R(dest)), Some(src)) = (ops.first(), ops.get(1)) else {
+        return;
+    };
     if !dest.is_xmm() {
         return;
     }
@@ -978,5 +1345,7 @@ fn avoid_nan_pairs(case: &mut Case, ops: &[Op], mem_off: Option<usize>) {
 /// x87 instructions that push onto the register stack.
 const X87_PUSHES: &[Mnemonic] = {
     use Mnemonic::*;
-    &[Fld, Fild, Fbld, Fld1, Fldz, Fldpi, Fldl2e, Fldl2t, Fldlg2, Fldln2, Fxtract, Fptan, Fsincos]
+    &[
+        Fld, Fild, Fbld, Fld1, Fldz, Fldpi, Fldl2e, Fldl2t, Fldlg2, Fldln2, Fxtract, Fptan, Fsincos,
+    ]
 };

@@ -37,12 +37,21 @@ pub fn build(mode: Mode, cases: &[&Case]) -> Result<Chunk, String> {
     let first = assemble(mode, cases, None).map_err(|e| e.to_string())?;
     let second = assemble(mode, cases, Some(&first.1)).map_err(|e| e.to_string())?;
     debug_assert_eq!(first.0.len(), second.0.len());
-    let limit = if mode == Mode::Real { RM_MAX_CHUNK } else { PM_MAX_CHUNK };
+    let limit = if mode == Mode::Real {
+        RM_MAX_CHUNK
+    } else {
+        PM_MAX_CHUNK
+    };
     if second.0.len() > limit {
         return Err(format!("chunk too large: {} bytes", second.0.len()));
     }
     let (bytes, _addrs, entry) = second;
-    Ok(Chunk { mode, bytes, entry, ids: cases.iter().map(|c| c.id).collect() })
+    Ok(Chunk {
+        mode,
+        bytes,
+        entry,
+        ids: cases.iter().map(|c| c.id).collect(),
+    })
 }
 
 struct Layout {
@@ -67,7 +76,11 @@ fn data_layout(cases: &[&Case]) -> Layout {
             fx.push(None);
         }
     }
-    Layout { inputs, fx, code_off: (off + 15) & !15 }
+    Layout {
+        inputs,
+        fx,
+        code_off: (off + 15) & !15,
+    }
 }
 
 fn default_fx() -> [u8; 512] {
@@ -98,7 +111,11 @@ fn data_bytes(mode: Mode, cases: &[&Case], lay: &Layout, addrs: Option<&Addrs>) 
                     e[2..4].copy_from_slice(&RM_SEG.to_le_bytes());
                 }
                 Mode::Prot32 | Mode::Long64 => {
-                    let sel = if mode == Mode::Prot32 { SEL_CODE32 } else { SEL_CODE64 };
+                    let sel = if mode == Mode::Prot32 {
+                        SEL_CODE32
+                    } else {
+                        SEL_CODE64
+                    };
                     e[0..2].copy_from_slice(&(stub as u16).to_le_bytes());
                     e[2..4].copy_from_slice(&sel.to_le_bytes());
                     e[4] = 0;
@@ -111,7 +128,11 @@ fn data_bytes(mode: Mode, cases: &[&Case], lay: &Layout, addrs: Option<&Addrs>) 
             }
         }
     }
-    let idt_linear = if mode == Mode::Real { RM_BASE + C_IDT } else { base + C_IDT };
+    let idt_linear = if mode == Mode::Real {
+        RM_BASE + C_IDT
+    } else {
+        base + C_IDT
+    };
     let r = C_IDTR as usize;
     d[r..r + 2].copy_from_slice(&(limit as u16).to_le_bytes());
     d[r + 2..r + 10].copy_from_slice(&idt_linear.to_le_bytes());
@@ -132,7 +153,11 @@ fn data_bytes(mode: Mode, cases: &[&Case], lay: &Layout, addrs: Option<&Addrs>) 
     d
 }
 
-fn assemble(mode: Mode, cases: &[&Case], addrs: Option<&Addrs>) -> Result<(Vec<u8>, Addrs, u32), IcedError> {
+fn assemble(
+    mode: Mode,
+    cases: &[&Case],
+    addrs: Option<&Addrs>,
+) -> Result<(Vec<u8>, Addrs, u32), IcedError> {
     let lay = data_layout(cases);
     let cb = chunk_code_base(mode);
     let bits = mode.bitness();
@@ -156,7 +181,11 @@ fn assemble(mode: Mode, cases: &[&Case], addrs: Option<&Addrs>) -> Result<(Vec<u
             a.mov(eax, cr0)?;
             a.and(eax, 0xFFFF_FFFEu32 as i32)?;
             a.mov(cr0, eax)?;
-            a.add_instruction(Instruction::with_far_branch(Code::Jmp_ptr1616, RM_SEG, got(&|x| x.rm_entry) as u32)?)?;
+            a.add_instruction(Instruction::with_far_branch(
+                Code::Jmp_ptr1616,
+                RM_SEG,
+                got(&|x| x.rm_entry) as u32,
+            )?)?;
             a.set_label(&mut rm_entry)?;
             a.mov(ax, RM_SEG as u32)?;
             for s in [ds, es, fs, gs] {
@@ -184,7 +213,11 @@ fn assemble(mode: Mode, cases: &[&Case], addrs: Option<&Addrs>) -> Result<(Vec<u
         a.cmp(dword_ptr(at(C_START)), k as u32)?;
         a.ja(next)?;
         // ES/FS/GS may have been changed by the previous case (ES is used right below).
-        let data_sel = if mode == Mode::Real { RM_SEG } else { SEL_DATA32 };
+        let data_sel = if mode == Mode::Real {
+            RM_SEG
+        } else {
+            SEL_DATA32
+        };
         a.mov(ax, data_sel as u32)?;
         for s in [es, fs, gs] {
             a.mov(s, ax)?;
@@ -204,7 +237,11 @@ fn assemble(mode: Mode, cases: &[&Case], addrs: Option<&Addrs>) -> Result<(Vec<u
         if mode == Mode::Long64 {
             a.rep().movsd()?;
         } else {
-            a.add_instruction(Instruction::with_movsd(bits, Register::None, RepPrefixKind::Repe)?)?;
+            a.add_instruction(Instruction::with_movsd(
+                bits,
+                Register::None,
+                RepPrefixKind::Repe,
+            )?)?;
         }
         // Zero the dumped stack window so one case's leftovers never show up in the next.
         let case_sp_window = case_sp - STACK_BELOW;
@@ -280,7 +317,10 @@ fn assemble(mode: Mode, cases: &[&Case], addrs: Option<&Addrs>) -> Result<(Vec<u
             a.mov(eax, cr0)?;
             a.or(eax, 1)?;
             a.mov(cr0, eax)?;
-            a.add_instruction(Instruction::with1(Code::Jmp_m1632, MemoryOperand::with_displ(C_RET_FAR, 2))?)?;
+            a.add_instruction(Instruction::with1(
+                Code::Jmp_m1632,
+                MemoryOperand::with_displ(C_RET_FAR, 2),
+            )?)?;
         }
         Mode::Prot32 => a.ret()?,
         Mode::Long64 => {
@@ -342,7 +382,11 @@ fn assemble(mode: Mode, cases: &[&Case], addrs: Option<&Addrs>) -> Result<(Vec<u
         out.rm_entry = result.label_ip(&rm_entry)?;
     }
     let code = result.inner.code_buffer;
-    let entry = if mode == Mode::Real { lay.code_off as u32 } else { ip as u32 };
+    let entry = if mode == Mode::Real {
+        lay.code_off as u32
+    } else {
+        ip as u32
+    };
     let mut bytes = data_bytes(mode, cases, &lay, addrs);
     bytes.extend_from_slice(&code);
     Ok((bytes, out, entry))
@@ -384,4 +428,6 @@ fn emit_body(a: &mut CodeAssembler, mode: Mode, at: impl Fn(u64) -> u64) -> Resu
 }
 
 const GPR32: [AsmRegister32; 8] = [eax, ecx, edx, ebx, esp, ebp, esi, edi];
-const GPR64: [AsmRegister64; 16] = [rax, rcx, rdx, rbx, rsp, rbp, rsi, rdi, r8, r9, r10, r11, r12, r13, r14, r15];
+const GPR64: [AsmRegister64; 16] = [
+    rax, rcx, rdx, rbx, rsp, rbp, rsi, rdi, r8, r9, r10, r11, r12, r13, r14, r15,
+];

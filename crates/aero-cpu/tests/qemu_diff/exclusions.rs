@@ -9,37 +9,86 @@ use iced_x86::{Code, Mnemonic};
 
 /// Instructions never generated. (mnemonic, reason)
 pub const EXCLUDED_MNEMONICS: &[(Mnemonic, &str)] = &[
-    (Mnemonic::Fsin, "QEMU TCG evaluates FSIN in host double precision; not a reference for 80-bit results"),
-    (Mnemonic::Fcos, "QEMU TCG evaluates FCOS in host double precision"),
-    (Mnemonic::Fsincos, "QEMU TCG evaluates FSINCOS in host double precision"),
-    (Mnemonic::Fptan, "QEMU TCG evaluates FPTAN in host double precision"),
-    (Mnemonic::Fprem, "QEMU 7.2 computes FPREM through host doubles: wrong quotient bits (C0/C3/C1) and rounded remainders (checked with exact rational arithmetic)"),
-    (Mnemonic::Fprem1, "QEMU 7.2 computes FPREM1 through host doubles: wrong quotient bits (C0/C3/C1) and rounded remainders (checked with exact rational arithmetic)"),
-    (Mnemonic::Rcpps, "approximation: the SDM only bounds the relative error (1.5*2^-12); QEMU computes exact 1/x"),
-    (Mnemonic::Rcpss, "approximation: the SDM only bounds the relative error; QEMU computes exact 1/x"),
-    (Mnemonic::Rsqrtps, "approximation: the SDM only bounds the relative error; QEMU computes exact 1/sqrt(x)"),
-    (Mnemonic::Rsqrtss, "approximation: the SDM only bounds the relative error; QEMU computes exact 1/sqrt(x)"),
+    (
+        Mnemonic::Fsin,
+        "QEMU TCG evaluates FSIN in host double precision; not a reference for 80-bit results",
+    ),
+    (
+        Mnemonic::Fcos,
+        "QEMU TCG evaluates FCOS in host double precision",
+    ),
+    (
+        Mnemonic::Fsincos,
+        "QEMU TCG evaluates FSINCOS in host double precision",
+    ),
+    (
+        Mnemonic::Fptan,
+        "QEMU TCG evaluates FPTAN in host double precision",
+    ),
+    (
+        Mnemonic::Fprem,
+        "QEMU 7.2 computes FPREM through host doubles: wrong quotient bits (C0/C3/C1) and rounded remainders (checked with exact rational arithmetic)",
+    ),
+    (
+        Mnemonic::Fprem1,
+        "QEMU 7.2 computes FPREM1 through host doubles: wrong quotient bits (C0/C3/C1) and rounded remainders (checked with exact rational arithmetic)",
+    ),
+    (
+        Mnemonic::Rcpps,
+        "approximation: the SDM only bounds the relative error (1.5*2^-12); QEMU computes exact 1/x",
+    ),
+    (
+        Mnemonic::Rcpss,
+        "approximation: the SDM only bounds the relative error; QEMU computes exact 1/x",
+    ),
+    (
+        Mnemonic::Rsqrtps,
+        "approximation: the SDM only bounds the relative error; QEMU computes exact 1/sqrt(x)",
+    ),
+    (
+        Mnemonic::Rsqrtss,
+        "approximation: the SDM only bounds the relative error; QEMU computes exact 1/sqrt(x)",
+    ),
 ];
 
 /// Individual encodings never generated. (code, reason)
 pub const EXCLUDED_CODES: &[(Code, &str)] = &[
-    (Code::Lfs_r64_m1664, "vendor-specific: Intel reads m16:64 with REX.W, AMD and QEMU 7.2 read m16:32"),
-    (Code::Lgs_r64_m1664, "vendor-specific: Intel reads m16:64 with REX.W, AMD and QEMU 7.2 read m16:32"),
-    (Code::Lss_r64_m1664, "vendor-specific: Intel reads m16:64 with REX.W, AMD and QEMU 7.2 read m16:32"),
+    (
+        Code::Lfs_r64_m1664,
+        "vendor-specific: Intel reads m16:64 with REX.W, AMD and QEMU 7.2 read m16:32",
+    ),
+    (
+        Code::Lgs_r64_m1664,
+        "vendor-specific: Intel reads m16:64 with REX.W, AMD and QEMU 7.2 read m16:32",
+    ),
+    (
+        Code::Lss_r64_m1664,
+        "vendor-specific: Intel reads m16:64 with REX.W, AMD and QEMU 7.2 read m16:32",
+    ),
 ];
 
 pub fn excluded_code(c: Code) -> Option<&'static str> {
-    EXCLUDED_CODES.iter().find(|(x, _)| *x == c).map(|(_, r)| *r)
+    EXCLUDED_CODES
+        .iter()
+        .find(|(x, _)| *x == c)
+        .map(|(_, r)| *r)
 }
 
 /// Byte ranges of the FXSAVE image that are not compared. (start, end, reason)
 pub const FX_IGNORED: &[(usize, usize, &str)] = &[
     (5, 6, "reserved byte after the abridged tag word"),
-    (6, 24, "FOP, FIP/FCS and FDP/FDS: QEMU TCG does not track the last x87 instruction/operand pointers"),
+    (
+        6,
+        24,
+        "FOP, FIP/FCS and FDP/FDS: QEMU TCG does not track the last x87 instruction/operand pointers",
+    ),
 ];
 
 pub fn excluded_mnemonic(m: Mnemonic) -> Option<&'static str> {
-    EXCLUDED_MNEMONICS.iter().find(|(x, _)| *x == m).map(|(_, r)| *r)
+    EXCLUDED_MNEMONICS
+        .iter()
+        .find(|(x, _)| *x == m)
+        .map(|(_, r)| *r)
 }
 
 /// x87 status-word bits never compared.
@@ -60,30 +109,54 @@ pub const FCOMI_FLAGS_IGNORED: u64 = 0x800 | 0x80 | 0x10;
 /// Generator constraints: inputs that are never produced, because QEMU 7.2 is no
 /// reference for them (or the SDM leaves the result undefined). (what, why)
 pub const GENERATOR_CONSTRAINTS: &[(&str, &str)] = &[
-    ("x87 cases start with a full register stack (7 valid registers before a push; pushes never read ST(7))",
-     "QEMU TCG ignores the tag word for arithmetic: stack overflow/underflow (#IS, masked QNaN results) cannot be compared"),
-    ("x87 precision control other than 64 bits only for register forms of FADD/FSUB/FSUBR/FMUL/FDIV/FDIVR/FSQRT",
-     "QEMU 7.2 applies precision control to m32/m64 operand loads and to FRNDINT/FPREM (spurious PE, wrong results); the SDM limits it to those instructions"),
-    ("no two-operand x87/SSE instruction gets two NaN operands (per lane)",
-     "SDM vol. 1 table 4-7 returns the QNaN operand (x87 SNaN+QNaN) or the first source (SSE); QEMU 7.2 uses softfloat's own choice"),
-    ("128-bit SSE memory operands are 16-byte aligned",
-     "QEMU 7.2 does not raise #GP for misaligned legacy-SSE m128 operands (the SDM requires it)"),
-    ("MIN/MAX PS/SS/PD/SD run with MXCSR.DAZ=0",
-     "with DAZ=1 and a denormal source QEMU returns the denormal bits instead of the DAZ-converted zero"),
-    ("F2XM1 gets |ST0| <= 1, FYL2XP1 |ST0| < 1 - sqrt(2)/2",
-     "outside those ranges the SDM leaves the result undefined"),
-    ("FYL2X/FYL2XP1 never get a denormal ST(1)",
-     "QEMU 7.2 returns twice the correctly rounded result (case 5067 of the default seed, checked with 200-bit mpmath)"),
-    ("IDIV r/m16, r/m32 never divide the most negative dividend by -1",
-     "must raise #DE; QEMU 7.2 performs the host division and dies with SIGFPE (other #DE overflows are generated)"),
-    ("CMPXCHG r32 in long mode: the destination is not compared when the comparison fails",
-     "Intel writes the destination back (zero-extending it), AMD and QEMU 7.2 leave it: vendor-specific"),
-    ("MXCSR/FCW inputs (incl. LDMXCSR/FLDCW operands) keep all exceptions masked",
-     "unmasked #MF/#XM delivery belongs to the system behaviour tests"),
-    ("the test GDT's descriptors have the accessed bit preset (visible through LAR)",
-     "QEMU 7.2 does not set the accessed bit when it loads CS through a far jump (the SDM does)"),
-    ("undocumented alias encodings (TEST F6/F7 /1, FCOM DC D0+i, FSTP DF D0+i, ...) are not generated",
-     "QEMU 7.2 raises #UD for some of them"),
+    (
+        "x87 cases start with a full register stack (7 valid registers before a push; pushes never read ST(7))",
+        "QEMU TCG ignores the tag word for arithmetic: stack overflow/underflow (#IS, masked QNaN results) cannot be compared",
+    ),
+    (
+        "x87 precision control other than 64 bits only for register forms of FADD/FSUB/FSUBR/FMUL/FDIV/FDIVR/FSQRT",
+        "QEMU 7.2 applies precision control to m32/m64 operand loads and to FRNDINT/FPREM (spurious PE, wrong results); the SDM limits it to those instructions",
+    ),
+    (
+        "no two-operand x87/SSE instruction gets two NaN operands (per lane)",
+        "SDM vol. 1 table 4-7 returns the QNaN operand (x87 SNaN+QNaN) or the first source (SSE); QEMU 7.2 uses softfloat's own choice",
+    ),
+    (
+        "128-bit SSE memory operands are 16-byte aligned",
+        "QEMU 7.2 does not raise #GP for misaligned legacy-SSE m128 operands (the SDM requires it)",
+    ),
+    (
+        "MIN/MAX PS/SS/PD/SD run with MXCSR.DAZ=0",
+        "with DAZ=1 and a denormal source QEMU returns the denormal bits instead of the DAZ-converted zero",
+    ),
+    (
+        "F2XM1 gets |ST0| <= 1, FYL2XP1 |ST0| < 1 - sqrt(2)/2",
+        "outside those ranges the SDM leaves the result undefined",
+    ),
+    (
+        "FYL2X/FYL2XP1 never get a denormal ST(1)",
+        "QEMU 7.2 returns twice the correctly rounded result (case 5067 of the default seed, checked with 200-bit mpmath)",
+    ),
+    (
+        "IDIV r/m16, r/m32 never divide the most negative dividend by -1",
+        "must raise #DE; QEMU 7.2 performs the host division and dies with SIGFPE (other #DE overflows are generated)",
+    ),
+    (
+        "CMPXCHG r32 in long mode: the destination is not compared when the comparison fails",
+        "Intel writes the destination back (zero-extending it), AMD and QEMU 7.2 leave it: vendor-specific",
+    ),
+    (
+        "MXCSR/FCW inputs (incl. LDMXCSR/FLDCW operands) keep all exceptions masked",
+        "unmasked #MF/#XM delivery belongs to the system behaviour tests",
+    ),
+    (
+        "the test GDT's descriptors have the accessed bit preset (visible through LAR)",
+        "QEMU 7.2 does not set the accessed bit when it loads CS through a far jump (the SDM does)",
+    ),
+    (
+        "undocumented alias encodings (TEST F6/F7 /1, FCOM DC D0+i, FSTP DF D0+i, ...) are not generated",
+        "QEMU 7.2 raises #UD for some of them",
+    ),
 ];
 
 /// Undocumented alias encodings (TEST F6/F7 /1, FCOM DC D0+i, FSTP DF D0+i, ...): QEMU 7.2
@@ -103,12 +176,21 @@ pub fn undocumented_alias(c: Code) -> Option<&'static str> {
 /// SIGFPE. Such cases are not generated (other #DE overflows still are).
 pub fn idiv_crashes_qemu(case: &super::case::Case, divisor: u64) -> bool {
     let size = case.insn.memory_size().size().max(
-        (0..case.insn.op_count()).find_map(|i| (case.insn.op_kind(i) == iced_x86::OpKind::Register).then(|| case.insn.op_register(i).size())).unwrap_or(0),
+        (0..case.insn.op_count())
+            .find_map(|i| {
+                (case.insn.op_kind(i) == iced_x86::OpKind::Register)
+                    .then(|| case.insn.op_register(i).size())
+            })
+            .unwrap_or(0),
     );
     let (eax, edx) = (case.gpr[0], case.gpr[2]);
     match size {
         2 => divisor & 0xFFFF == 0xFFFF && edx & 0xFFFF == 0x8000 && eax & 0xFFFF == 0,
-        4 => divisor & 0xFFFF_FFFF == 0xFFFF_FFFF && edx & 0xFFFF_FFFF == 0x8000_0000 && eax & 0xFFFF_FFFF == 0,
+        4 => {
+            divisor & 0xFFFF_FFFF == 0xFFFF_FFFF
+                && edx & 0xFFFF_FFFF == 0x8000_0000
+                && eax & 0xFFFF_FFFF == 0
+        }
         _ => false,
     }
 }

@@ -6,18 +6,24 @@ use super::rng::Rng;
 pub fn f80(rng: &mut Rng) -> [u8; 10] {
     let sign = (rng.below(2) as u16) << 15;
     let (exp, mant): (u16, u64) = match rng.below(16) {
-        0 => (0, 0),                                                  // zero
-        1 => (0x7FFF, 1 << 63),                                        // infinity
+        0 => (0, 0),                                                       // zero
+        1 => (0x7FFF, 1 << 63),                                            // infinity
         2 => (0x7FFF, (3 << 62) | ((rng.next_u64() >> 2) * rng.below(2))), // QNaN
-        3 => (0x7FFF, (1 << 63) | ((rng.next_u64() >> 2) | 1)),        // SNaN
-        4 => (0, rng.next_u64() >> 1),                                 // denormal
-        5 => (0x7FFE, u64::MAX),                                       // largest finite
-        6 => (1, 1 << 63),                                             // smallest normal
+        3 => (0x7FFF, (1 << 63) | ((rng.next_u64() >> 2) | 1)),            // SNaN
+        4 => (0, rng.next_u64() >> 1),                                     // denormal
+        5 => (0x7FFE, u64::MAX),                                           // largest finite
+        6 => (1, 1 << 63),                                                 // smallest normal
         7 => return from_f64(small_int(rng) as f64, sign != 0),
         8 => return from_f64(rng.below(1000) as f64 / 8.0, sign != 0),
-        9 => ((0x3FFF + rng.below(128) as i64 - 64) as u16, (1 << 63) | (rng.next_u64() >> 40 << 40)),
+        9 => (
+            (0x3FFF + rng.below(128) as i64 - 64) as u16,
+            (1 << 63) | (rng.next_u64() >> 40 << 40),
+        ),
         10 => (rng.below(0x7FFF) as u16, (1 << 63) | rng.next_u64()),
-        _ => ((0x3FFF + rng.below(40) as i64 - 20) as u16, (1 << 63) | rng.next_u64()),
+        _ => (
+            (0x3FFF + rng.below(40) as i64 - 20) as u16,
+            (1 << 63) | rng.next_u64(),
+        ),
     };
     let mut out = [0u8; 10];
     out[..8].copy_from_slice(&mant.to_le_bytes());
@@ -36,7 +42,11 @@ pub fn from_f64(v: f64, negate: bool) -> [u8; 10] {
     let sign = ((bits >> 63) as u16) << 15;
     let e = ((bits >> 52) & 0x7FF) as i64;
     let frac = bits & ((1 << 52) - 1);
-    let (exp, mant) = if e == 0 && frac == 0 { (0u16, 0u64) } else { ((e - 1023 + 16383) as u16, (1 << 63) | (frac << 11)) };
+    let (exp, mant) = if e == 0 && frac == 0 {
+        (0u16, 0u64)
+    } else {
+        ((e - 1023 + 16383) as u16, (1 << 63) | (frac << 11))
+    };
     let mut out = [0u8; 10];
     out[..8].copy_from_slice(&mant.to_le_bytes());
     out[8..].copy_from_slice(&(sign | exp).to_le_bytes());

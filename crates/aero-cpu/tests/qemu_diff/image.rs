@@ -36,10 +36,17 @@ pub fn build(cases: &[Case]) -> Result<Image, String> {
     let mut per_mode: Vec<Vec<Chunk>> = Vec::new();
     for mode in Mode::ALL {
         let of_mode: Vec<&Case> = cases.iter().filter(|c| c.mode == mode).collect();
-        let n = if mode == Mode::Real { RM_CASES_PER_CHUNK } else { PM_CASES_PER_CHUNK };
+        let n = if mode == Mode::Real {
+            RM_CASES_PER_CHUNK
+        } else {
+            PM_CASES_PER_CHUNK
+        };
         let mut chunks = Vec::new();
         for group in of_mode.chunks(n) {
-            chunks.push(chunk::build(mode, group).map_err(|e| format!("assembling a {} chunk: {e}", mode.name()))?);
+            chunks.push(
+                chunk::build(mode, group)
+                    .map_err(|e| format!("assembling a {} chunk: {e}", mode.name()))?,
+            );
         }
         per_mode.push(chunks);
     }
@@ -90,7 +97,11 @@ pub fn build(cases: &[Case]) -> Result<Image, String> {
     bytes[DRIVER..DRIVER + driver.len()].copy_from_slice(&driver);
     let entry = (IMAGE_BASE as usize + DRIVER) as u32;
     write_multiboot_header(&mut bytes, entry);
-    Ok(Image { bytes, entry, chunks })
+    Ok(Image {
+        bytes,
+        entry,
+        chunks,
+    })
 }
 
 fn put32(b: &mut [u8], off: usize, v: u32) {
@@ -106,7 +117,11 @@ fn write_multiboot_header(b: &mut [u8], entry: u32) {
     let load = IMAGE_BASE as u32;
     put32(b, MB_HEADER, MAGIC);
     put32(b, MB_HEADER + 4, FLAGS);
-    put32(b, MB_HEADER + 8, 0u32.wrapping_sub(MAGIC.wrapping_add(FLAGS)));
+    put32(
+        b,
+        MB_HEADER + 8,
+        0u32.wrapping_sub(MAGIC.wrapping_add(FLAGS)),
+    );
     put32(b, MB_HEADER + 12, load); // header_addr
     put32(b, MB_HEADER + 16, load); // load_addr
     put32(b, MB_HEADER + 20, load + b.len() as u32); // load_end_addr
@@ -175,7 +190,11 @@ fn driver_pass(addrs: Option<DriverAddrs>) -> Result<(Vec<u8>, DriverAddrs), Ice
     a.cli()?;
     a.cld()?;
     a.lgdt(ptr(v(GDTR)))?;
-    a.add_instruction(Instruction::with_far_branch(Code::Jmp_ptr1632, SEL_CODE32, reload_ip as u32)?)?;
+    a.add_instruction(Instruction::with_far_branch(
+        Code::Jmp_ptr1632,
+        SEL_CODE32,
+        reload_ip as u32,
+    )?)?;
     a.set_label(&mut reload)?;
     reload_segments(&mut a)?;
     a.mov(esp, DRIVER_SP as u32)?;
@@ -306,7 +325,11 @@ fn driver_pass(addrs: Option<DriverAddrs>) -> Result<(Vec<u8>, DriverAddrs), Ice
 
     let ip = IMAGE_BASE + DRIVER as u64;
     let r = a.assemble_options(ip, BlockEncoderOptions::RETURN_NEW_INSTRUCTION_OFFSETS)?;
-    let addrs = (r.label_ip(&ret_rm)?, r.label_ip(&ret_lm)?, r.label_ip(&reload)?);
+    let addrs = (
+        r.label_ip(&ret_rm)?,
+        r.label_ip(&ret_lm)?,
+        r.label_ip(&reload)?,
+    );
     Ok((r.inner.code_buffer, addrs))
 }
 

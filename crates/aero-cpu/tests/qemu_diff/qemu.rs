@@ -12,20 +12,33 @@ pub const QEMU: &str = "qemu-system-x86_64";
 pub const CPU_MODEL: &str = "qemu64";
 
 pub fn available() -> bool {
-    Command::new(QEMU).arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status().map(|s| s.success()).unwrap_or(false)
+    Command::new(QEMU)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
 }
 
 fn version() -> String {
     Command::new(QEMU)
         .arg("--version")
         .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).lines().next().unwrap_or("").to_string())
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .next()
+                .unwrap_or("")
+                .to_string()
+        })
         .unwrap_or_default()
 }
 
 /// FNV-1a, 64 bit: stable across runs and platforms.
 fn fnv(h: u64, data: &[u8]) -> u64 {
-    data.iter().fold(h, |h, &b| (h ^ b as u64).wrapping_mul(0x100_0000_01B3))
+    data.iter()
+        .fold(h, |h, &b| (h ^ b as u64).wrapping_mul(0x100_0000_01B3))
 }
 
 fn cache_dir() -> PathBuf {
@@ -74,7 +87,10 @@ pub struct Failure {
 
 impl From<String> for Failure {
     fn from(message: String) -> Self {
-        Failure { message, partial: Vec::new() }
+        Failure {
+            message,
+            partial: Vec::new(),
+        }
     }
 }
 
@@ -82,7 +98,8 @@ impl From<String> for Failure {
 /// Returns (output, whether it came from the cache).
 pub fn run(image: &[u8]) -> Result<(Vec<u8>, bool), Failure> {
     let dir = cache_dir();
-    std::fs::create_dir_all(&dir).map_err(|e| Failure::from(format!("creating {}: {e}", dir.display())))?;
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| Failure::from(format!("creating {}: {e}", dir.display())))?;
     let key = {
         let mut h = fnv(0xCBF2_9CE4_8422_2325, image);
         h = fnv(h, version().as_bytes());
@@ -95,7 +112,8 @@ pub fn run(image: &[u8]) -> Result<(Vec<u8>, bool), Failure> {
     }
     let kernel = dir.join(format!("{key}.img.tmp{}", std::process::id()));
     let debugcon = dir.join(format!("{key}.out.tmp{}", std::process::id()));
-    std::fs::write(&kernel, image).map_err(|e| Failure::from(format!("writing {}: {e}", kernel.display())))?;
+    std::fs::write(&kernel, image)
+        .map_err(|e| Failure::from(format!("writing {}: {e}", kernel.display())))?;
     let _ = std::fs::remove_file(&debugcon);
     let mut child = Command::new(QEMU)
         .args(args(&kernel, &debugcon))
@@ -115,7 +133,10 @@ pub fn run(image: &[u8]) -> Result<(Vec<u8>, bool), Failure> {
             let _ = std::fs::remove_file(&kernel);
             let partial = std::fs::read(&debugcon).unwrap_or_default();
             let _ = std::fs::remove_file(&debugcon);
-            return Err(Failure { message: "QEMU did not finish within 300 s".into(), partial });
+            return Err(Failure {
+                message: "QEMU did not finish within 300 s".into(),
+                partial,
+            });
         }
         std::thread::sleep(Duration::from_millis(20));
     };
@@ -129,10 +150,15 @@ pub fn run(image: &[u8]) -> Result<(Vec<u8>, bool), Failure> {
         }
         let partial = std::fs::read(&debugcon).unwrap_or_default();
         let _ = std::fs::remove_file(&debugcon);
-        return Err(Failure { message: format!("QEMU exited with {status}: {err}"), partial });
+        return Err(Failure {
+            message: format!("QEMU exited with {status}: {err}"),
+            partial,
+        });
     }
-    let out = std::fs::read(&debugcon).map_err(|e| Failure::from(format!("reading {}: {e}", debugcon.display())))?;
-    std::fs::rename(&debugcon, &cached).map_err(|e| Failure::from(format!("caching QEMU output: {e}")))?;
+    let out = std::fs::read(&debugcon)
+        .map_err(|e| Failure::from(format!("reading {}: {e}", debugcon.display())))?;
+    std::fs::rename(&debugcon, &cached)
+        .map_err(|e| Failure::from(format!("caching QEMU output: {e}")))?;
     prune(&dir);
     Ok((out, false))
 }
@@ -140,7 +166,9 @@ pub fn run(image: &[u8]) -> Result<(Vec<u8>, bool), Failure> {
 /// Keeps the cache bounded: only the newest `KEEP` outputs stay.
 fn prune(dir: &Path) {
     const KEEP: usize = 64;
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     let mut outs: Vec<(std::time::SystemTime, PathBuf)> = entries
         .filter_map(Result::ok)
         .filter(|e| e.path().extension().is_some_and(|x| x == "out"))

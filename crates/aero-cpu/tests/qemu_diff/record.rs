@@ -77,7 +77,11 @@ pub fn parse(stream: &[u8]) -> Parsed {
         let stack = rest[o..o + STACK_LEN].to_vec();
         out.records.push(Record {
             id: u32_at(rest, OUT_ID as usize),
-            exc_vec: if vec == u32::MAX { None } else { Some(vec as u8) },
+            exc_vec: if vec == u32::MAX {
+                None
+            } else {
+                Some(vec as u8)
+            },
             exc_err: u64_at(rest, OUT_EXC_ERR as usize),
             exc_ip: u64_at(rest, OUT_EXC_IP as usize),
             gpr,

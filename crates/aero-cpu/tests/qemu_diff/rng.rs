@@ -25,7 +25,11 @@ impl Rng {
     }
     /// A value biased towards the edges of a `bits`-wide integer.
     pub fn edgy(&mut self, bits: u32) -> u64 {
-        let mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+        let mask = if bits >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << bits) - 1
+        };
         let sign = 1u64 << (bits - 1);
         let v = match self.below(12) {
             0 => 0,

@@ -27,7 +27,13 @@ impl Default for AhciPci {
 impl AhciPci {
     pub fn new() -> AhciPci {
         let mut config = ConfigSpace::new(0x8086, 0x2922, 0x01_06_01, 0x02, 0x00);
-        config.set_bar(ABAR_INDEX, BarKind::Memory32 { prefetchable: false }, ABAR_SIZE);
+        config.set_bar(
+            ABAR_INDEX,
+            BarKind::Memory32 {
+                prefetchable: false,
+            },
+            ABAR_SIZE,
+        );
         config.set_interrupt_pin(1);
         config.set_subsystem(0x1AF4, 0x1100);
         config.set_u16(0x06, 0x0010 | 0x0280); // capability list, fast back-to-back, DEVSEL medium
@@ -84,7 +90,11 @@ mod tests {
         assert_eq!(f.config().u32_at(0x08) >> 8, 0x01_06_01);
         assert_eq!(f.config().interrupt_pin(), 1);
         f.config_write(0x24, 4, 0xFFFF_FFFF);
-        assert_eq!(f.config_read(0x24, 4), !(ABAR_SIZE as u32 - 1), "4 KiB memory BAR");
+        assert_eq!(
+            f.config_read(0x24, 4),
+            !(ABAR_SIZE as u32 - 1),
+            "4 KiB memory BAR"
+        );
         f.config_write(0x24, 4, 0xFEBF_0000);
         assert_eq!(f.config().abar(), None, "memory decoding off");
         f.config_write(0x04, 2, 0x0006);

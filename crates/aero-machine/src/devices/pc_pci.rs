@@ -17,13 +17,13 @@
 //! reads the typed functions' state (PAM, PIRQ routes, BARs) when
 //! [`PcPci::write_generation`] changed.
 
+use super::ahci_pci::AhciPci;
+use super::display_pci::DisplayPciFunction;
 use super::i440fx::I440fxHostBridge;
 use super::pci::{PciAddress, PciBus, PciConfigMechanism, PciFunction, PciFunctionLookup};
 use super::piix3::Piix3IsaBridge;
 use super::piix3_ide::Piix3Ide;
 use super::piix4_pm::Piix4Pm;
-use super::display_pci::DisplayPciFunction;
-use super::ahci_pci::AhciPci;
 use super::{PortIo, size_mask};
 
 pub const HOST_BRIDGE: PciAddress = PciAddress::new(0, 0, 0);

@@ -419,7 +419,11 @@ mod tests {
         }
         let answers = drain(&mut kbd);
         assert_eq!(answers.len(), MAX_RESPONSES);
-        assert_eq!(&answers[answers.len() - 3..], &[ACK, 0xAB, 0x83], "newest kept");
+        assert_eq!(
+            &answers[answers.len() - 3..],
+            &[ACK, 0xAB, 0x83],
+            "newest kept"
+        );
     }
 
     #[test]

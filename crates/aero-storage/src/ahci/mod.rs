@@ -15,12 +15,12 @@
 #[cfg(test)]
 mod tests;
 
+use crate::BlockDevice;
 use crate::ide::ata::{self, IdentifyParams};
 use crate::ide::atapi::{self, Disc, Sense};
 use crate::ide::busmaster::{Scatter, Segment};
 use crate::ide::channel::AtapiState;
 use crate::ide::{DmaError, GuestMemory, IdeDrive};
-use crate::BlockDevice;
 
 /// Size of the register block behind ABAR (BAR5).
 pub const ABAR_SIZE: u64 = 0x1000;
@@ -155,10 +155,17 @@ struct Ending {
 
 impl Ending {
     fn ok() -> Ending {
-        Ending { status: ST_DRDY | ST_DSC, ..Ending::default() }
+        Ending {
+            status: ST_DRDY | ST_DSC,
+            ..Ending::default()
+        }
     }
     fn error(error: u8) -> Ending {
-        Ending { status: ST_DRDY | ST_ERR, error, ..Ending::default() }
+        Ending {
+            status: ST_DRDY | ST_ERR,
+            error,
+            ..Ending::default()
+        }
     }
     fn failed(&self) -> bool {
         self.status & ST_ERR != 0
@@ -179,7 +186,13 @@ impl Ahci {
     /// An HBA with `ports` ports (1–32), all empty.
     pub fn new(ports: usize) -> Ahci {
         let n = ports.clamp(1, 32);
-        let mut hba = Ahci { ports: (0..n).map(|_| Port::default()).collect(), ghc: GHC_AE, is: 0, bohc: 0, msi_event: false };
+        let mut hba = Ahci {
+            ports: (0..n).map(|_| Port::default()).collect(),
+            ghc: GHC_AE,
+            is: 0,
+            bohc: 0,
+            msi_event: false,
+        };
         hba.reset();
         hba
     }
@@ -203,13 +216,23 @@ impl Ahci {
             }
             IdeDrive::Cdrom(d) => (Kind::Cdrom, d),
         };
-        p.drive = Some(Drive { kind, media, atapi: AtapiState::default(), write_cache: true, transfer_mode: 0x45 });
+        p.drive = Some(Drive {
+            kind,
+            media,
+            atapi: AtapiState::default(),
+            write_cache: true,
+            transfer_mode: 0x45,
+        });
         p.link_reset();
     }
 
     /// Flushes every attached medium (emulator shutdown).
     pub fn flush_all(&mut self) -> Result<(), crate::StorageError> {
-        for media in self.ports.iter_mut().filter_map(|p| p.drive.as_mut()?.media.as_mut()) {
+        for media in self
+            .ports
+            .iter_mut()
+            .filter_map(|p| p.drive.as_mut()?.media.as_mut())
+        {
             media.flush()?;
         }
         Ok(())
@@ -217,7 +240,12 @@ impl Ahci {
 
     /// Inserts a disc into the CD drive on `port` (host action).
     pub fn insert_media(&mut self, port: usize, media: Box<dyn BlockDevice>) {
-        if let Some(d) = self.ports.get_mut(port).and_then(|p| p.drive.as_mut()).filter(|d| matches!(d.kind, Kind::Cdrom)) {
+        if let Some(d) = self
+            .ports
+            .get_mut(port)
+            .and_then(|p| p.drive.as_mut())
+            .filter(|d| matches!(d.kind, Kind::Cdrom))
+        {
             d.media = Some(media);
             d.atapi.unit_attention = true;
             d.atapi.media_event = 2;
@@ -226,7 +254,12 @@ impl Ahci {
 
     /// Removes the disc from the CD drive on `port` (host action).
     pub fn eject_media(&mut self, port: usize) -> Option<Box<dyn BlockDevice>> {
-        let d = self.ports.get_mut(port)?.drive.as_mut().filter(|d| matches!(d.kind, Kind::Cdrom))?;
+        let d = self
+            .ports
+            .get_mut(port)?
+            .drive
+            .as_mut()
+            .filter(|d| matches!(d.kind, Kind::Cdrom))?;
         let media = d.media.take();
         if media.is_some() {
             d.atapi.unit_attention = true;
@@ -244,18 +277,33 @@ impl Ahci {
         self.msi_event = false;
         for p in &mut self.ports {
             let (clb, fb, drive) = (p.clb, p.fb, p.drive.take());
-            *p = Port { clb, fb, drive, ..Port::default() };
+            *p = Port {
+                clb,
+                fb,
+                drive,
+                ..Port::default()
+            };
             p.link_reset();
         }
     }
 
     fn cap(&self) -> u32 {
         // S64A, SNCQ, SCLO, ISS = Gen2, SAM (AHCI only), NCS = 32 slots, NP.
-        (1 << 31) | (1 << 30) | (1 << 24) | (2 << 20) | (1 << 18) | (31 << 8) | (self.ports.len() as u32 - 1)
+        (1 << 31)
+            | (1 << 30)
+            | (1 << 24)
+            | (2 << 20)
+            | (1 << 18)
+            | (31 << 8)
+            | (self.ports.len() as u32 - 1)
     }
 
     fn pi(&self) -> u32 {
-        if self.ports.len() == 32 { u32::MAX } else { (1u32 << self.ports.len()) - 1 }
+        if self.ports.len() == 32 {
+            u32::MAX
+        } else {
+            (1u32 << self.ports.len()) - 1
+        }
     }
 
     fn read_dword(&self, offset: u64) -> u32 {
@@ -269,7 +317,9 @@ impl Ahci {
             BOHC => self.bohc,
             o if o >= PORT_BASE => {
                 let index = ((o - PORT_BASE) / PORT_STRIDE) as usize;
-                let Some(p) = self.ports.get(index) else { return 0 };
+                let Some(p) = self.ports.get(index) else {
+                    return 0;
+                };
                 match (o - PORT_BASE) % PORT_STRIDE {
                     P_CLB => p.clb as u32,
                     P_CLBU => (p.clb >> 32) as u32,
@@ -303,7 +353,11 @@ impl Ahci {
             let dword = self.read_dword(at & !3) as u64;
             let shift = (at & 3) * 8;
             let take = (4 - (at & 3)).min(size - done);
-            let mask = if take == 4 { 0xFFFF_FFFF } else { (1u64 << (take * 8)) - 1 };
+            let mask = if take == 4 {
+                0xFFFF_FFFF
+            } else {
+                (1u64 << (take * 8)) - 1
+            };
             value |= ((dword >> shift) & mask) << (done * 8);
             done += take;
         }
@@ -319,7 +373,11 @@ impl Ahci {
             let at = offset.wrapping_add(done);
             let shift = (at & 3) * 8;
             let take = (4 - (at & 3)).min(size - done);
-            let mask = if take == 4 { 0xFFFF_FFFF } else { (((1u64 << (take * 8)) - 1) << shift) as u32 };
+            let mask = if take == 4 {
+                0xFFFF_FFFF
+            } else {
+                (((1u64 << (take * 8)) - 1) << shift) as u32
+            };
             let part = (((value >> (done * 8)) << shift) as u32) & mask;
             self.write_dword(at & !3, part, mask);
             done += take;
@@ -347,7 +405,8 @@ impl Ahci {
             }
             BOHC => {
                 let v = merge(self.bohc);
-                let mut bohc = (v & (BOHC_OOS | BOHC_SOOE)) | (self.bohc & BOHC_OOC & !(value & BOHC_OOC));
+                let mut bohc =
+                    (v & (BOHC_OOS | BOHC_SOOE)) | (self.bohc & BOHC_OOC & !(value & BOHC_OOC));
                 // No BIOS driver holds the HBA: ownership passes to the OS at once.
                 if bohc & BOHC_OOS != 0 && self.bohc & BOHC_OOS == 0 {
                     bohc |= BOHC_OOC;
@@ -414,7 +473,9 @@ impl Ahci {
 
     /// Some port has an issued command waiting for [`Ahci::process`] (or a FIS to post).
     pub fn command_pending(&self) -> bool {
-        self.ports.iter().any(|p| p.runnable() || (p.signature_pending && p.cmd & CMD_FRE != 0))
+        self.ports
+            .iter()
+            .any(|p| p.runnable() || (p.signature_pending && p.cmd & CMD_FRE != 0))
     }
 
     /// Runs every issued command against `memory` and posts their FISes and interrupts.
@@ -424,7 +485,13 @@ impl Ahci {
             if p.signature_pending && p.cmd & CMD_FRE != 0 {
                 p.signature_pending = false;
                 let tfd = p.tfd;
-                let ending = Ending { status: tfd as u8, error: (tfd >> 8) as u8, lba: 1, count: 1, ..Ending::default() };
+                let ending = Ending {
+                    status: tfd as u8,
+                    error: (tfd >> 8) as u8,
+                    lba: 1,
+                    count: 1,
+                    ..Ending::default()
+                };
                 let lba = if p.sig == SIG_ATAPI { 0xEB1401 } else { 1 };
                 let fis = d2h_fis(&Ending { lba, ..ending }, false);
                 if memory.write(p.fb + RFIS_D2H, &fis).is_ok() {
@@ -532,8 +599,11 @@ impl Port {
             return self.fail(bit, Ending::error(ERR_ABRT), memory);
         }
         let dw0 = u32::from_le_bytes([header[0], header[1], header[2], header[3]]);
-        let ctba = u64::from(u32::from_le_bytes([header[8], header[9], header[10], header[11]]) & !0x7F)
-            | u64::from(u32::from_le_bytes([header[12], header[13], header[14], header[15]])) << 32;
+        let ctba =
+            u64::from(u32::from_le_bytes([header[8], header[9], header[10], header[11]]) & !0x7F)
+                | u64::from(u32::from_le_bytes([
+                    header[12], header[13], header[14], header[15],
+                ])) << 32;
         let prdtl = (dw0 >> 16) as usize;
         let mut table = [0u8; 0x50];
         if memory.read(ctba, &mut table).is_err() {
@@ -559,7 +629,9 @@ impl Port {
         if command == 0x60 || command == 0x61 {
             return self.run_ncq(bit, &cfis, &mut sg, memory);
         }
-        let Some(drive) = self.drive.as_mut() else { return 0 };
+        let Some(drive) = self.drive.as_mut() else {
+            return 0;
+        };
         let ending = match drive.kind {
             Kind::Disk => disk_command(drive, &cfis, &mut sg, memory),
             Kind::Cdrom => {
@@ -593,8 +665,16 @@ impl Port {
 
     /// READ/WRITE FPDMA QUEUED: data through the PRDT, completion through a Set Device
     /// Bits FIS that clears the tag in PxSACT.
-    fn run_ncq(&mut self, bit: u32, cfis: &[u8; 20], sg: &mut Scatter, memory: &mut dyn GuestMemory) -> u32 {
-        let Some(drive) = self.drive.as_mut() else { return 0 };
+    fn run_ncq(
+        &mut self,
+        bit: u32,
+        cfis: &[u8; 20],
+        sg: &mut Scatter,
+        memory: &mut dyn GuestMemory,
+    ) -> u32 {
+        let Some(drive) = self.drive.as_mut() else {
+            return 0;
+        };
         let write = cfis[2] == 0x61;
         let tag = cfis[12] >> 3;
         let count = match u32::from(cfis[3]) | u32::from(cfis[11]) << 8 {
@@ -605,7 +685,9 @@ impl Port {
         // The command is accepted (BSY cleared) before any data moves.
         self.ci &= !bit;
         let ending = match (&drive.kind, drive.media.as_mut()) {
-            (Kind::Disk, Some(media)) => transfer_sectors(media.as_mut(), lba, count, write, sg, memory),
+            (Kind::Disk, Some(media)) => {
+                transfer_sectors(media.as_mut(), lba, count, write, sg, memory)
+            }
             _ => Ending::error(ERR_ABRT),
         };
         if ending.failed() {
@@ -636,7 +718,13 @@ impl Port {
         self.link_reset();
         self.signature_pending = false;
         let lba = if self.sig == SIG_ATAPI { 0xEB1401 } else { 1 };
-        let ending = Ending { status: self.tfd as u8, error: 1, lba, count: 1, ..Ending::default() };
+        let ending = Ending {
+            status: self.tfd as u8,
+            error: 1,
+            lba,
+            count: 1,
+            ..Ending::default()
+        };
         self.post_fis(RFIS_D2H, &d2h_fis(&ending, true), memory);
         PXIS_DHRS
     }
@@ -644,8 +732,16 @@ impl Port {
     /// Error path: TFD gets ERR and the error register, a D2H FIS reports it, PxIS.TFES
     /// is raised and the port stops until software restarts it (PxCMD.ST).
     fn fail(&mut self, bit: u32, ending: Ending, memory: &mut dyn GuestMemory) -> u32 {
-        let ending = Ending { status: ending.status | ST_ERR, ..ending };
-        tracing::debug!(status = ending.status, error = ending.error, slot = bit.trailing_zeros(), "AHCI command failed");
+        let ending = Ending {
+            status: ending.status | ST_ERR,
+            ..ending
+        };
+        tracing::debug!(
+            status = ending.status,
+            error = ending.error,
+            slot = bit.trailing_zeros(),
+            "AHCI command failed"
+        );
         self.tfd = u32::from(ending.error) << 8 | u32::from(ending.status);
         self.post_fis(RFIS_D2H, &d2h_fis(&ending, true), memory);
         self.stalled = true;
@@ -686,28 +782,50 @@ fn d2h_fis(e: &Ending, interrupt: bool) -> [u8; 20] {
 }
 
 /// Reads `entries` PRDT entries: the segments and whether any asks for an interrupt.
-fn read_prdt(memory: &mut dyn GuestMemory, base: u64, entries: usize) -> Result<(Vec<Segment>, bool), DmaError> {
+fn read_prdt(
+    memory: &mut dyn GuestMemory,
+    base: u64,
+    entries: usize,
+) -> Result<(Vec<Segment>, bool), DmaError> {
     let mut segments = Vec::with_capacity(entries.min(256));
     let mut interrupt = false;
     for i in 0..entries {
         let mut e = [0u8; 16];
         memory.read(base + i as u64 * 16, &mut e)?;
-        let addr = u64::from(u32::from_le_bytes([e[0], e[1], e[2], e[3]]) & !1) | u64::from(u32::from_le_bytes([e[4], e[5], e[6], e[7]])) << 32;
+        let addr = u64::from(u32::from_le_bytes([e[0], e[1], e[2], e[3]]) & !1)
+            | u64::from(u32::from_le_bytes([e[4], e[5], e[6], e[7]])) << 32;
         let dw3 = u32::from_le_bytes([e[12], e[13], e[14], e[15]]);
         interrupt |= dw3 & (1 << 31) != 0;
-        segments.push(Segment { addr, len: (dw3 & 0x3F_FFFF) as usize + 1 });
+        segments.push(Segment {
+            addr,
+            len: (dw3 & 0x3F_FFFF) as usize + 1,
+        });
     }
     Ok((segments, interrupt))
 }
 
 /// Moves `count` sectors between the disk and the PRDT in bounded chunks.
-fn transfer_sectors(media: &mut dyn BlockDevice, lba: u64, count: u32, write: bool, sg: &mut Scatter, memory: &mut dyn GuestMemory) -> Ending {
-    if lba.checked_add(u64::from(count)).is_none_or(|end| end > media.sector_count()) {
+fn transfer_sectors(
+    media: &mut dyn BlockDevice,
+    lba: u64,
+    count: u32,
+    write: bool,
+    sg: &mut Scatter,
+    memory: &mut dyn GuestMemory,
+) -> Ending {
+    if lba
+        .checked_add(u64::from(count))
+        .is_none_or(|end| end > media.sector_count())
+    {
         return Ending::error(ERR_IDNF | ERR_ABRT);
     }
     let bytes = u64::from(count) * 512;
     if bytes > sg.capacity() as u64 {
-        tracing::debug!(bytes, prdt = sg.capacity(), "AHCI: PRDT smaller than the transfer");
+        tracing::debug!(
+            bytes,
+            prdt = sg.capacity(),
+            "AHCI: PRDT smaller than the transfer"
+        );
         return Ending::error(ERR_ABRT);
     }
     let per_chunk = (CHUNK_BYTES / 512) as u32;
@@ -733,7 +851,10 @@ fn transfer_sectors(media: &mut dyn BlockDevice, lba: u64, count: u32, write: bo
         }
         done += n;
     }
-    Ending { bytes: bytes as u32, ..Ending::ok() }
+    Ending {
+        bytes: bytes as u32,
+        ..Ending::ok()
+    }
 }
 
 fn identify(drive: &Drive, packet: bool, memory: &mut dyn GuestMemory, sg: &mut Scatter) -> Ending {
@@ -748,13 +869,22 @@ fn identify(drive: &Drive, packet: bool, memory: &mut dyn GuestMemory, sg: &mut 
         ncq_depth: Some(32),
     });
     match sg.write_out(memory, &data) {
-        Ok(()) => Ending { bytes: 512, pio: true, ..Ending::ok() },
+        Ok(()) => Ending {
+            bytes: 512,
+            pio: true,
+            ..Ending::ok()
+        },
         Err(_) => Ending::error(ERR_ABRT),
     }
 }
 
 /// ATA commands of a disk.
-fn disk_command(drive: &mut Drive, cfis: &[u8; 20], sg: &mut Scatter, memory: &mut dyn GuestMemory) -> Ending {
+fn disk_command(
+    drive: &mut Drive,
+    cfis: &[u8; 20],
+    sg: &mut Scatter,
+    memory: &mut dyn GuestMemory,
+) -> Ending {
     let command = cfis[2];
     let count28 = match cfis[12] {
         0 => 256,
@@ -765,17 +895,31 @@ fn disk_command(drive: &mut Drive, cfis: &[u8; 20], sg: &mut Scatter, memory: &m
         n => n,
     };
     let sectors = drive.media.as_ref().map_or(0, |m| m.sector_count());
-    let Some(media) = drive.media.as_mut() else { return Ending::error(ERR_ABRT) };
+    let Some(media) = drive.media.as_mut() else {
+        return Ending::error(ERR_ABRT);
+    };
     match command {
         0xEC => identify(drive, false, memory, sg),
         // READ/WRITE DMA (EXT) and the PIO forms: all data goes through the PRDT.
-        0xC8 | 0xC9 | 0x20 | 0x21 => transfer_sectors(media.as_mut(), lba28(cfis), count28, false, sg, memory),
-        0xCA | 0xCB | 0x30 | 0x31 => transfer_sectors(media.as_mut(), lba28(cfis), count28, true, sg, memory),
+        0xC8 | 0xC9 | 0x20 | 0x21 => {
+            transfer_sectors(media.as_mut(), lba28(cfis), count28, false, sg, memory)
+        }
+        0xCA | 0xCB | 0x30 | 0x31 => {
+            transfer_sectors(media.as_mut(), lba28(cfis), count28, true, sg, memory)
+        }
         0x25 | 0x24 => transfer_sectors(media.as_mut(), lba48(cfis), count48, false, sg, memory),
         0x35 | 0x34 => transfer_sectors(media.as_mut(), lba48(cfis), count48, true, sg, memory),
         0x40..=0x42 => {
-            let (lba, count) = if command == 0x42 { (lba48(cfis), count48) } else { (lba28(cfis), count28) };
-            if lba + u64::from(count) > sectors { Ending::error(ERR_IDNF | ERR_ABRT) } else { Ending::ok() }
+            let (lba, count) = if command == 0x42 {
+                (lba48(cfis), count48)
+            } else {
+                (lba28(cfis), count28)
+            };
+            if lba + u64::from(count) > sectors {
+                Ending::error(ERR_IDNF | ERR_ABRT)
+            } else {
+                Ending::ok()
+            }
         }
         0xE7 | 0xEA => match media.flush() {
             Ok(()) => Ending::ok(),
@@ -785,7 +929,12 @@ fn disk_command(drive: &mut Drive, cfis: &[u8; 20], sg: &mut Scatter, memory: &m
             }
         },
         0xEF => {
-            if ata::apply_set_features(cfis[3], cfis[12], &mut drive.write_cache, &mut drive.transfer_mode) {
+            if ata::apply_set_features(
+                cfis[3],
+                cfis[12],
+                &mut drive.write_cache,
+                &mut drive.transfer_mode,
+            ) {
                 Ending::ok()
             } else {
                 Ending::error(ERR_ABRT)
@@ -793,12 +942,28 @@ fn disk_command(drive: &mut Drive, cfis: &[u8; 20], sg: &mut Scatter, memory: &m
         }
         0xF8 | 0x27 => {
             let max = sectors.saturating_sub(1);
-            Ending { lba: if command == 0xF8 { max.min(0x0FFF_FFFF) } else { max }, ..Ending::ok() }
+            Ending {
+                lba: if command == 0xF8 {
+                    max.min(0x0FFF_FFFF)
+                } else {
+                    max
+                },
+                ..Ending::ok()
+            }
         }
-        0xE5 => Ending { count: 0xFF, ..Ending::ok() },
+        0xE5 => Ending {
+            count: 0xFF,
+            ..Ending::ok()
+        },
         // SET MULTIPLE, INITIALIZE DEVICE PARAMETERS, SEEK, RECALIBRATE, power management.
         0xC6 | 0x91 | 0x70 | 0x10..=0x1F | 0xE0..=0xE3 | 0xE6 => Ending::ok(),
-        0x90 => Ending { status: ST_DRDY | ST_DSC, error: 1, lba: 1, count: 1, ..Ending::default() },
+        0x90 => Ending {
+            status: ST_DRDY | ST_DSC,
+            error: 1,
+            lba: 1,
+            count: 1,
+            ..Ending::default()
+        },
         _ => {
             tracing::debug!(command, "AHCI disk: unsupported command aborted");
             Ending::error(ERR_ABRT)
@@ -807,16 +972,26 @@ fn disk_command(drive: &mut Drive, cfis: &[u8; 20], sg: &mut Scatter, memory: &m
 }
 
 /// ATA commands of an ATAPI drive, including PACKET with the CDB from the command table.
-fn cdrom_command(drive: &mut Drive, cfis: &[u8; 20], cdb: &[u8; 12], sg: &mut Scatter, memory: &mut dyn GuestMemory) -> Ending {
+fn cdrom_command(
+    drive: &mut Drive,
+    cfis: &[u8; 20],
+    cdb: &[u8; 12],
+    sg: &mut Scatter,
+    memory: &mut dyn GuestMemory,
+) -> Ending {
     match cfis[2] {
         0xA1 => identify(drive, true, memory, sg),
         0xA0 => {
-            let mut disc = Disc { media: &mut drive.media, state: &mut drive.atapi };
+            let mut disc = Disc {
+                media: &mut drive.media,
+                state: &mut drive.atapi,
+            };
             let reply = match atapi::command(&mut disc, cdb) {
                 Ok(r) => r,
                 Err(sense) => return packet_failed(&mut disc, sense),
             };
-            let total = reply.data.len() as u64 + reply.read.map_or(0, |(_, n)| u64::from(n) * atapi::SECTOR);
+            let total = reply.data.len() as u64
+                + reply.read.map_or(0, |(_, n)| u64::from(n) * atapi::SECTOR);
             if total > sg.capacity() as u64 {
                 return packet_failed(&mut disc, Sense::ABORTED);
             }
@@ -829,7 +1004,10 @@ fn cdrom_command(drive: &mut Drive, cfis: &[u8; 20], cdb: &[u8; 12], sg: &mut Sc
                 while done < count {
                     let n = per_chunk.min(count - done);
                     let mut chunk = vec![0u8; n as usize * atapi::SECTOR as usize];
-                    let ok = disc.media.as_mut().is_some_and(|m| m.read_sectors(lba + u64::from(done), &mut chunk).is_ok());
+                    let ok = disc
+                        .media
+                        .as_mut()
+                        .is_some_and(|m| m.read_sectors(lba + u64::from(done), &mut chunk).is_ok());
                     if !ok {
                         return packet_failed(&mut disc, Sense::READ_ERROR);
                     }
@@ -841,19 +1019,42 @@ fn cdrom_command(drive: &mut Drive, cfis: &[u8; 20], cdb: &[u8; 12], sg: &mut Sc
             }
             disc.clear_sense();
             // Interrupt reason: command/data = 1, I/O = 1 (status phase).
-            Ending { status: ST_DRDY | ST_DSC, count: 3, bytes: total.min(u64::from(u32::MAX)) as u32, ..Ending::default() }
+            Ending {
+                status: ST_DRDY | ST_DSC,
+                count: 3,
+                bytes: total.min(u64::from(u32::MAX)) as u32,
+                ..Ending::default()
+            }
         }
-        0xEC => Ending { lba: 0xEB1401, count: 1, ..Ending::error(ERR_ABRT) },
-        0x08 | 0x90 => Ending { status: 0, error: 1, lba: 0xEB1401, count: 1, ..Ending::default() },
+        0xEC => Ending {
+            lba: 0xEB1401,
+            count: 1,
+            ..Ending::error(ERR_ABRT)
+        },
+        0x08 | 0x90 => Ending {
+            status: 0,
+            error: 1,
+            lba: 0xEB1401,
+            count: 1,
+            ..Ending::default()
+        },
         0xEF => {
-            if ata::apply_set_features(cfis[3], cfis[12], &mut drive.write_cache, &mut drive.transfer_mode) {
+            if ata::apply_set_features(
+                cfis[3],
+                cfis[12],
+                &mut drive.write_cache,
+                &mut drive.transfer_mode,
+            ) {
                 Ending::ok()
             } else {
                 Ending::error(ERR_ABRT)
             }
         }
         0xE0..=0xE3 | 0xE6 | 0xE7 | 0xEA => Ending::ok(),
-        0xE5 => Ending { count: 0xFF, ..Ending::ok() },
+        0xE5 => Ending {
+            count: 0xFF,
+            ..Ending::ok()
+        },
         command => {
             tracing::debug!(command, "AHCI ATAPI: unsupported ATA command aborted");
             Ending::error(ERR_ABRT)
@@ -864,5 +1065,8 @@ fn cdrom_command(drive: &mut Drive, cfis: &[u8; 20], cdb: &[u8; 12], sg: &mut Sc
 /// CHECK CONDITION: the sense is kept for REQUEST SENSE, the error register carries the key.
 fn packet_failed(disc: &mut Disc<'_>, sense: Sense) -> Ending {
     disc.set_sense(sense);
-    Ending { count: 3, ..Ending::error(atapi::error_register(sense)) }
+    Ending {
+        count: 3,
+        ..Ending::error(atapi::error_register(sense))
+    }
 }

@@ -3,19 +3,25 @@
 
 use super::*;
 use crate::{MemoryDisk, StorageError};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 struct Ram(Vec<u8>);
 
 impl GuestMemory for Ram {
     fn read(&mut self, addr: u64, buf: &mut [u8]) -> Result<(), DmaError> {
-        let end = addr.checked_add(buf.len() as u64).filter(|&e| e <= self.0.len() as u64).ok_or(DmaError::BadAddress(addr))?;
+        let end = addr
+            .checked_add(buf.len() as u64)
+            .filter(|&e| e <= self.0.len() as u64)
+            .ok_or(DmaError::BadAddress(addr))?;
         buf.copy_from_slice(&self.0[addr as usize..end as usize]);
         Ok(())
     }
     fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), DmaError> {
-        let end = addr.checked_add(data.len() as u64).filter(|&e| e <= self.0.len() as u64).ok_or(DmaError::BadAddress(addr))?;
+        let end = addr
+            .checked_add(data.len() as u64)
+            .filter(|&e| e <= self.0.len() as u64)
+            .ok_or(DmaError::BadAddress(addr))?;
         self.0[addr as usize..end as usize].copy_from_slice(data);
         Ok(())
     }
@@ -74,10 +80,17 @@ struct Guest {
 impl Guest {
     fn new() -> Guest {
         let flushes = Arc::new(AtomicUsize::new(0));
-        let disk = PatternDisk { data: (0..SECTORS * 512).map(pattern).collect(), flushes: flushes.clone() };
+        let disk = PatternDisk {
+            data: (0..SECTORS * 512).map(pattern).collect(),
+            flushes: flushes.clone(),
+        };
         let mut hba = Ahci::new(ICH9_PORTS);
         hba.attach(0, IdeDrive::Disk(Box::new(disk)));
-        Guest { hba, ram: Ram(vec![0; 1 << 20]), flushes }
+        Guest {
+            hba,
+            ram: Ram(vec![0; 1 << 20]),
+            flushes,
+        }
     }
 
     fn r(&mut self, off: u64) -> u32 {
@@ -104,7 +117,10 @@ impl Guest {
         self.w(Self::p(0, P_IE), 0xFDC0_00FF);
         self.w(Self::p(0, P_CMD), CMD_FRE);
         self.w(Self::p(0, P_CMD), CMD_FRE | CMD_ST);
-        assert_eq!(self.r(Self::p(0, P_CMD)) & (CMD_CR | CMD_FR), CMD_CR | CMD_FR);
+        assert_eq!(
+            self.r(Self::p(0, P_CMD)) & (CMD_CR | CMD_FR),
+            CMD_CR | CMD_FR
+        );
         self.hba.process(&mut self.ram); // signature FIS
         self.w(Self::p(0, P_IS), u32::MAX);
         self.w(IS, u32::MAX);
@@ -138,7 +154,9 @@ impl Guest {
 
     fn prdbc(&mut self, slot: u32) -> u32 {
         let mut b = [0u8; 4];
-        self.ram.read(CLB + u64::from(slot) * 32 + 4, &mut b).unwrap();
+        self.ram
+            .read(CLB + u64::from(slot) * 32 + 4, &mut b)
+            .unwrap();
         u32::from_le_bytes(b)
     }
 
@@ -189,7 +207,10 @@ fn registers_after_reset() {
     // BIOS/OS handoff: the OS gets ownership at once.
     assert_eq!(g.r(CAP2) & 1, 1);
     g.w(BOHC, BOHC_OOS);
-    assert_eq!(g.r(BOHC) & (BOHC_BOS | BOHC_OOS | BOHC_OOC), BOHC_OOS | BOHC_OOC);
+    assert_eq!(
+        g.r(BOHC) & (BOHC_BOS | BOHC_OOS | BOHC_OOC),
+        BOHC_OOS | BOHC_OOC
+    );
     // Byte access to a dword register.
     assert_eq!(g.hba.mmio_read(VS + 1, 1), 0x03);
     // COMRESET through SCTL takes the link down and back up.
@@ -210,9 +231,21 @@ fn identify_device_and_interrupt() {
     assert_eq!(u16::from_le_bytes([id[0], id[1]]), 0x0040, "fixed disk");
     let sectors = u64::from_le_bytes(id[200..208].try_into().unwrap());
     assert_eq!(sectors, SECTORS as u64, "LBA48 capacity");
-    assert_ne!(u16::from_le_bytes([id[152], id[153]]) & 0x0100, 0, "NCQ supported (word 76)");
-    assert_eq!(u16::from_le_bytes([id[150], id[151]]) & 0x1F, 31, "queue depth 32");
-    assert_eq!(id.iter().fold(0u8, |a, &b| a.wrapping_add(b)), 0, "checksum");
+    assert_ne!(
+        u16::from_le_bytes([id[152], id[153]]) & 0x0100,
+        0,
+        "NCQ supported (word 76)"
+    );
+    assert_eq!(
+        u16::from_le_bytes([id[150], id[151]]) & 0x1F,
+        31,
+        "queue depth 32"
+    );
+    assert_eq!(
+        id.iter().fold(0u8, |a, &b| a.wrapping_add(b)),
+        0,
+        "checksum"
+    );
     assert_eq!(g.prdbc(0), 512);
     let is = g.r(Guest::p(0, P_IS));
     assert_ne!(is & PXIS_PSS, 0);
@@ -268,7 +301,11 @@ fn write_then_read_back_and_flush() {
     assert_eq!(g.flushes.load(Ordering::SeqCst), 0);
     g.command(2, h2d(0xEA, 0, 0), false, &[]);
     g.issue(4);
-    assert_eq!(g.flushes.load(Ordering::SeqCst), 1, "FLUSH CACHE EXT reaches the disk");
+    assert_eq!(
+        g.flushes.load(Ordering::SeqCst),
+        1,
+        "FLUSH CACHE EXT reaches the disk"
+    );
     assert_eq!(g.r(Guest::p(0, P_CI)), 0);
 }
 
@@ -289,8 +326,14 @@ fn ncq_with_several_tags() {
     assert_eq!(g.r(Guest::p(0, P_CI)), 0);
     assert_ne!(g.r(Guest::p(0, P_IS)) & PXIS_SDBS, 0);
     assert_eq!(g.mem(FB + 0x58, 2), &[0xA1, 0x40], "Set Device Bits FIS");
-    assert_eq!(g.mem(BUF, 1024), &(10 * 512..12 * 512).map(pattern).collect::<Vec<_>>()[..]);
-    assert_eq!(g.mem(BUF + 0x1000, 2048), &(20 * 512..24 * 512).map(pattern).collect::<Vec<_>>()[..]);
+    assert_eq!(
+        g.mem(BUF, 1024),
+        &(10 * 512..12 * 512).map(pattern).collect::<Vec<_>>()[..]
+    );
+    assert_eq!(
+        g.mem(BUF + 0x1000, 2048),
+        &(20 * 512..24 * 512).map(pattern).collect::<Vec<_>>()[..]
+    );
     g.command(1, h2d(0x25, 500, 2), false, &[(BUF + 0x40000, 1024)]);
     g.issue(2);
     assert_eq!(g.mem(BUF + 0x40000, 1024), &data[..]);
@@ -333,7 +376,9 @@ fn bad_prdt_gives_error_status_not_panic() {
         },
         |g| {
             g.command(0, h2d(0x25, 0, 1), false, &[(BUF, 512)]);
-            g.ram.write(CLB, &(5u32 | 0xFFFF << 16).to_le_bytes()).unwrap(); // 65535 entries
+            g.ram
+                .write(CLB, &(5u32 | 0xFFFF << 16).to_le_bytes())
+                .unwrap(); // 65535 entries
         },
         |g| {
             let mut f = h2d(0x25, 0, 1);
@@ -361,8 +406,17 @@ fn bad_prdt_gives_error_status_not_panic() {
 fn atapi_identify_and_read10() {
     let mut hba = Ahci::new(ICH9_PORTS);
     let iso: Vec<u8> = (0..64 * 2048).map(|i| (i / 2048 + i % 7) as u8).collect();
-    hba.attach(2, IdeDrive::Cdrom(Some(Box::new(MemoryDisk::new(iso.clone(), 2048, true).unwrap()))));
-    let mut g = Guest { hba, ram: Ram(vec![0; 1 << 20]), flushes: Arc::new(AtomicUsize::new(0)) };
+    hba.attach(
+        2,
+        IdeDrive::Cdrom(Some(Box::new(
+            MemoryDisk::new(iso.clone(), 2048, true).unwrap(),
+        ))),
+    );
+    let mut g = Guest {
+        hba,
+        ram: Ram(vec![0; 1 << 20]),
+        flushes: Arc::new(AtomicUsize::new(0)),
+    };
     assert_eq!(g.r(Guest::p(2, P_SIG)), SIG_ATAPI);
     let port = |reg| Guest::p(2, reg);
     g.w(GHC, GHC_AE | GHC_IE);
@@ -378,7 +432,10 @@ fn atapi_identify_and_read10() {
     g.w(port(P_CI), 1);
     g.hba.process(&mut g.ram);
     assert_eq!(g.r(port(P_CI)), 0);
-    assert_eq!(u16::from_le_bytes([g.ram.0[BUF as usize], g.ram.0[BUF as usize + 1]]), 0x85C0);
+    assert_eq!(
+        u16::from_le_bytes([g.ram.0[BUF as usize], g.ram.0[BUF as usize + 1]]),
+        0x85C0
+    );
 
     // READ(10) of 3 sectors from LBA 5 over two PRDT entries.
     let mut f = h2d(0xA0, 0, 0);
@@ -433,9 +490,27 @@ fn random_guest_memory_and_registers_never_panic() {
         }
         if round % 2 == 0 {
             for slot in 0..32u64 {
-                let ops = [0x25u8, 0x35, 0x60, 0x61, 0xEC, 0xA1, 0xE7, 0xEA, 0xEF, 0xA0, next() as u8];
-                let fis = h2d(ops[(next() % ops.len() as u64) as usize], next() % 4096, (next() % 300) as u16);
-                let prdt: Vec<(u64, u32)> = (0..(next() % 6)).map(|_| (next() % (1 << 21), (next() % 0x5000 + 1) as u32)).collect();
+                let ops = [
+                    0x25u8,
+                    0x35,
+                    0x60,
+                    0x61,
+                    0xEC,
+                    0xA1,
+                    0xE7,
+                    0xEA,
+                    0xEF,
+                    0xA0,
+                    next() as u8,
+                ];
+                let fis = h2d(
+                    ops[(next() % ops.len() as u64) as usize],
+                    next() % 4096,
+                    (next() % 300) as u16,
+                );
+                let prdt: Vec<(u64, u32)> = (0..(next() % 6))
+                    .map(|_| (next() % (1 << 21), (next() % 0x5000 + 1) as u32))
+                    .collect();
                 g.command(slot as u32, fis, next() % 2 == 0, &prdt);
                 if next() % 3 == 0 {
                     // A few hostile PRDT lengths/addresses and table pointers.
@@ -448,10 +523,17 @@ fn random_guest_memory_and_registers_never_panic() {
             let port = (next() % 3) as usize;
             let regs = [P_CI, P_SACT, P_IS, P_CMD, P_IE, P_SCTL, P_SERR, P_CLB, P_FB];
             let reg = regs[(next() % regs.len() as u64) as usize];
-            let value = if reg == P_CMD { (next() as u32 & 0x1F) | CMD_FRE } else { next() as u32 };
+            let value = if reg == P_CMD {
+                (next() as u32 & 0x1F) | CMD_FRE
+            } else {
+                next() as u32
+            };
             g.w(Guest::p(port, reg), value);
             if next() % 4 == 0 {
-                g.w([GHC, IS, BOHC][(next() % 3) as usize], next() as u32 & !GHC_HR);
+                g.w(
+                    [GHC, IS, BOHC][(next() % 3) as usize],
+                    next() as u32 & !GHC_HR,
+                );
             }
             g.hba.process(&mut g.ram);
             let _ = g.hba.irq_level();

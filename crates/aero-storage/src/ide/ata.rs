@@ -1,7 +1,9 @@
 //! ATA command set for hard disks: PIO and DMA reads/writes (LBA28 and LBA48, single and
 //! MULTIPLE), IDENTIFY DEVICE, FLUSH CACHE, SET FEATURES, SET MULTIPLE and power management.
 
-use super::channel::{DmaJob, IdeChannel, Kind, Transfer, ERR_ABRT, ERR_IDNF, ERR_UNC, ST_DRDY, ST_DSC};
+use super::channel::{
+    DmaJob, ERR_ABRT, ERR_IDNF, ERR_UNC, IdeChannel, Kind, ST_DRDY, ST_DSC, Transfer,
+};
 
 /// Largest READ/WRITE MULTIPLE block we accept (IDENTIFY word 47).
 pub(crate) const MAX_MULTIPLE: u8 = 16;
@@ -44,8 +46,8 @@ pub(crate) fn execute(ch: &mut IdeChannel, command: u8) {
         0x91 | 0x70 | 0x10..=0x1F => ch.complete(), // INITIALIZE DEVICE PARAMETERS, SEEK, RECALIBRATE
         0xF8 | 0x27 => read_native_max(ch, command == 0x27),
         0x90 => diagnostic(ch),
-        0xE0 | 0xE2 | 0xE6 => power(ch, true),  // STANDBY IMMEDIATE, STANDBY, SLEEP
-        0xE1 | 0xE3 => power(ch, false),        // IDLE IMMEDIATE, IDLE
+        0xE0 | 0xE2 | 0xE6 => power(ch, true), // STANDBY IMMEDIATE, STANDBY, SLEEP
+        0xE1 | 0xE3 => power(ch, false),       // IDLE IMMEDIATE, IDLE
         0xE5 => {
             let standby = ch.dev().is_some_and(|d| d.standby);
             ch.tf.nsector = if standby { 0x00 } else { 0xFF };
@@ -59,23 +61,36 @@ pub(crate) fn execute(ch: &mut IdeChannel, command: u8) {
 }
 
 fn sectors(ch: &mut IdeChannel) -> u64 {
-    ch.dev().and_then(|d| d.media.as_ref()).map_or(0, |m| m.sector_count())
+    ch.dev()
+        .and_then(|d| d.media.as_ref())
+        .map_or(0, |m| m.sector_count())
 }
 
 fn rw(ch: &mut IdeChannel, write: bool, ext: bool, access: Access) {
-    let (lba, count) = if ext { (ch.tf.lba48(), ch.tf.count48()) } else { (ch.tf.lba28(), ch.tf.count28()) };
+    let (lba, count) = if ext {
+        (ch.tf.lba48(), ch.tf.count48())
+    } else {
+        (ch.tf.lba28(), ch.tf.count28())
+    };
     if !ext && ch.tf.device & 0x40 == 0 {
         // CHS addressing: obsolete; every guest we target uses LBA.
         ch.abort(ERR_ABRT);
         return;
     }
-    if lba.checked_add(count as u64).is_none_or(|end| end > sectors(ch)) {
+    if lba
+        .checked_add(count as u64)
+        .is_none_or(|end| end > sectors(ch))
+    {
         ch.abort(ERR_IDNF | ERR_ABRT);
         return;
     }
     match access {
         Access::Verify => ch.complete(),
-        Access::Dma => ch.start_dma(if write { DmaJob::AtaWrite { lba, count } } else { DmaJob::AtaRead { lba, count } }),
+        Access::Dma => ch.start_dma(if write {
+            DmaJob::AtaWrite { lba, count }
+        } else {
+            DmaJob::AtaRead { lba, count }
+        }),
         Access::Pio { multiple } => {
             let block = if multiple {
                 match ch.dev().map_or(0, |d| d.multiple) {
@@ -90,7 +105,14 @@ fn rw(ch: &mut IdeChannel, write: bool, ext: bool, access: Access) {
             };
             if write {
                 let n = block.min(count);
-                ch.start_pio_out(n as usize * 512, Transfer::AtaWritePio { lba, remaining: count, block });
+                ch.start_pio_out(
+                    n as usize * 512,
+                    Transfer::AtaWritePio {
+                        lba,
+                        remaining: count,
+                        block,
+                    },
+                );
             } else {
                 read_block(ch, lba, count, block);
             }
@@ -102,19 +124,33 @@ fn rw(ch: &mut IdeChannel, write: bool, ext: bool, access: Access) {
 pub(crate) fn read_block(ch: &mut IdeChannel, lba: u64, remaining: u32, block: u32) {
     let n = block.min(remaining);
     let mut data = vec![0u8; n as usize * 512];
-    let ok = ch.dev().and_then(|d| d.media.as_mut()).is_some_and(|m| m.read_sectors(lba, &mut data).is_ok());
+    let ok = ch
+        .dev()
+        .and_then(|d| d.media.as_mut())
+        .is_some_and(|m| m.read_sectors(lba, &mut data).is_ok());
     if !ok {
         ch.abort(ERR_UNC);
         return;
     }
-    ch.start_pio_in(data, Transfer::AtaReadPio { lba: lba + n as u64, remaining: remaining - n, block }, true);
+    ch.start_pio_in(
+        data,
+        Transfer::AtaReadPio {
+            lba: lba + n as u64,
+            remaining: remaining - n,
+            block,
+        },
+        true,
+    );
 }
 
 /// A PIO-out block arrived: store it, then ask for the next one or finish.
 pub(crate) fn write_block_done(ch: &mut IdeChannel, lba: u64, remaining: u32, block: u32) {
     let data = std::mem::take(&mut ch.buf);
     let n = (data.len() / 512) as u32;
-    let ok = ch.dev().and_then(|d| d.media.as_mut()).is_some_and(|m| m.write_sectors(lba, &data).is_ok());
+    let ok = ch
+        .dev()
+        .and_then(|d| d.media.as_mut())
+        .is_some_and(|m| m.write_sectors(lba, &data).is_ok());
     if !ok {
         ch.abort(ERR_UNC | ERR_ABRT);
         return;
@@ -125,12 +161,22 @@ pub(crate) fn write_block_done(ch: &mut IdeChannel, lba: u64, remaining: u32, bl
         return;
     }
     let next = block.min(remaining);
-    ch.start_pio_out(next as usize * 512, Transfer::AtaWritePio { lba: lba + n as u64, remaining, block });
+    ch.start_pio_out(
+        next as usize * 512,
+        Transfer::AtaWritePio {
+            lba: lba + n as u64,
+            remaining,
+            block,
+        },
+    );
     ch.raise_irq();
 }
 
 fn flush(ch: &mut IdeChannel) {
-    let ok = ch.dev().and_then(|d| d.media.as_mut()).is_some_and(|m| m.flush().is_ok());
+    let ok = ch
+        .dev()
+        .and_then(|d| d.media.as_mut())
+        .is_some_and(|m| m.flush().is_ok());
     if ok {
         ch.complete();
     } else {
@@ -150,7 +196,12 @@ fn set_features(ch: &mut IdeChannel) {
 }
 
 /// SET FEATURES subcommands a disk accepts; false = abort. Shared with AHCI.
-pub(crate) fn apply_set_features(feature: u8, value: u8, write_cache: &mut bool, transfer_mode: &mut u8) -> bool {
+pub(crate) fn apply_set_features(
+    feature: u8,
+    value: u8,
+    write_cache: &mut bool,
+    transfer_mode: &mut u8,
+) -> bool {
     match feature {
         0x02 => {
             *write_cache = true;
@@ -209,7 +260,11 @@ fn read_native_max(ch: &mut IdeChannel, ext: bool) {
 pub(crate) fn diagnostic(ch: &mut IdeChannel) {
     let kind = ch.dev().map_or(Kind::Disk, |d| d.kind);
     ch.tf.set_signature(kind);
-    let status = if kind == Kind::Disk { ST_DRDY | ST_DSC } else { 0 };
+    let status = if kind == Kind::Disk {
+        ST_DRDY | ST_DSC
+    } else {
+        0
+    };
     ch.set_status(status, 0x01);
     ch.raise_irq();
 }
@@ -223,7 +278,11 @@ fn power(ch: &mut IdeChannel, standby: bool) {
 
 /// Writes an ATA string (two characters per word, first in the high byte), space padded.
 fn put_string(words: &mut [u16], s: &str) {
-    let bytes: Vec<u8> = s.bytes().chain(std::iter::repeat(b' ')).take(words.len() * 2).collect();
+    let bytes: Vec<u8> = s
+        .bytes()
+        .chain(std::iter::repeat(b' '))
+        .take(words.len() * 2)
+        .collect();
     for (w, pair) in words.iter_mut().zip(bytes.chunks(2)) {
         *w = ((pair[0] as u16) << 8) | pair[1] as u16;
     }
@@ -232,9 +291,20 @@ fn put_string(words: &mut [u16], s: &str) {
 /// IDENTIFY DEVICE / IDENTIFY PACKET DEVICE data for an IDE device.
 pub(crate) fn identify(ch: &mut IdeChannel, packet: bool) -> Vec<u8> {
     let total = sectors(ch);
-    let (multiple, write_cache, transfer_mode) = ch.dev().map_or((0, true, 0x45), |d| (d.multiple, d.write_cache, d.transfer_mode));
+    let (multiple, write_cache, transfer_mode) = ch.dev().map_or((0, true, 0x45), |d| {
+        (d.multiple, d.write_cache, d.transfer_mode)
+    });
     let slot = ch.selected();
-    identify_data(&IdentifyParams { packet, sectors: total, multiple, write_cache, transfer_mode, serial: slot + 1, slave: slot == 1, ncq_depth: None })
+    identify_data(&IdentifyParams {
+        packet,
+        sectors: total,
+        multiple,
+        write_cache,
+        transfer_mode,
+        serial: slot + 1,
+        slave: slot == 1,
+        ncq_depth: None,
+    })
 }
 
 /// What IDENTIFY data depends on; shared by the IDE and AHCI front ends.
@@ -254,7 +324,14 @@ pub(crate) struct IdentifyParams {
 
 /// IDENTIFY DEVICE / IDENTIFY PACKET DEVICE data (ATA/ATAPI-7 layout), checksummed.
 pub(crate) fn identify_data(p: &IdentifyParams) -> Vec<u8> {
-    let (packet, total, multiple, write_cache, mode, slot) = (p.packet, p.sectors, p.multiple, p.write_cache, p.transfer_mode, p.serial.saturating_sub(1));
+    let (packet, total, multiple, write_cache, mode, slot) = (
+        p.packet,
+        p.sectors,
+        p.multiple,
+        p.write_cache,
+        p.transfer_mode,
+        p.serial.saturating_sub(1),
+    );
     let mut w = [0u16; 256];
     if packet {
         w[0] = 0x85C0; // ATAPI, CD/DVD, removable, 12-byte packets, DRQ within 50 µs
@@ -271,7 +348,11 @@ pub(crate) fn identify_data(p: &IdentifyParams) -> Vec<u8> {
         w[57] = chs as u16;
         w[58] = (chs >> 16) as u16;
         w[47] = 0x8000 | MAX_MULTIPLE as u16;
-        w[59] = if multiple != 0 { 0x0100 | multiple as u16 } else { 0 };
+        w[59] = if multiple != 0 {
+            0x0100 | multiple as u16
+        } else {
+            0
+        };
         let lba28 = total.min(0x0FFF_FFFF) as u32;
         w[60] = lba28 as u16;
         w[61] = (lba28 >> 16) as u16;
@@ -281,13 +362,28 @@ pub(crate) fn identify_data(p: &IdentifyParams) -> Vec<u8> {
     }
     put_string(&mut w[10..20], &format!("AERO{:016}", slot + 1));
     put_string(&mut w[23..27], "1.0");
-    put_string(&mut w[27..47], if packet { "Aero DVD-ROM" } else { "Aero Hard Disk" });
+    put_string(
+        &mut w[27..47],
+        if packet {
+            "Aero DVD-ROM"
+        } else {
+            "Aero Hard Disk"
+        },
+    );
     w[49] = 0x0300; // LBA and DMA supported
     w[50] = 0x4000;
     w[51] = 0x0200; // PIO timing mode 2 (obsolete field, what drivers still print)
     w[53] = 0x0006; // words 64–70 and 88 valid
-    let mwdma_sel = if mode & 0xF8 == 0x20 { 1u16 << (mode & 7) } else { 0 };
-    let udma_sel = if mode & 0xF8 == 0x40 { 1u16 << (mode & 7) } else { 0 };
+    let mwdma_sel = if mode & 0xF8 == 0x20 {
+        1u16 << (mode & 7)
+    } else {
+        0
+    };
+    let udma_sel = if mode & 0xF8 == 0x40 {
+        1u16 << (mode & 7)
+    } else {
+        0
+    };
     w[63] = 0x0007 | (mwdma_sel << 8);
     w[64] = 0x0003; // PIO 3 and 4
     w[65] = 120;

@@ -4,7 +4,7 @@
 //! PREVENT ALLOW MEDIUM REMOVAL).
 
 use super::ata;
-use super::channel::{AtapiState, DmaJob, IdeChannel, Kind, Transfer, ERR_ABRT, ST_DRDY, ST_ERR};
+use super::channel::{AtapiState, DmaJob, ERR_ABRT, IdeChannel, Kind, ST_DRDY, ST_ERR, Transfer};
 use crate::BlockDevice;
 
 pub(crate) const SECTOR: u64 = 2048;
@@ -63,7 +63,10 @@ pub(crate) fn error_register(sense: Sense) -> u8 {
 
 impl Reply {
     fn none() -> Result<Reply, Sense> {
-        Ok(Reply { data: Vec::new(), read: None })
+        Ok(Reply {
+            data: Vec::new(),
+            read: None,
+        })
     }
     /// `data` cut to the command's allocation length.
     fn bytes(mut data: Vec<u8>, alloc: usize) -> Result<Reply, Sense> {
@@ -96,7 +99,8 @@ pub(crate) fn execute_ata(ch: &mut IdeChannel, command: u8) {
         }
         0xEF => {
             let ok = matches!(ch.tf.feature, 0x02 | 0x82 | 0x55 | 0xAA | 0x66 | 0xCC)
-                || (ch.tf.feature == 0x03 && matches!(ch.tf.nsector, 0x00 | 0x01 | 0x08..=0x0C | 0x20..=0x22 | 0x40..=0x45));
+                || (ch.tf.feature == 0x03
+                    && matches!(ch.tf.nsector, 0x00 | 0x01 | 0x08..=0x0C | 0x20..=0x22 | 0x40..=0x45));
             if ok {
                 if ch.tf.feature == 0x03 {
                     let mode = ch.tf.nsector;
@@ -140,7 +144,11 @@ pub(crate) fn execute_ata(ch: &mut IdeChannel, command: u8) {
 /// Ends a packet command with CHECK CONDITION and the given sense.
 pub(crate) fn fail(ch: &mut IdeChannel, sense: Sense) {
     if let Some(d) = ch.dev() {
-        Disc { media: &mut d.media, state: &mut d.atapi }.set_sense(sense);
+        Disc {
+            media: &mut d.media,
+            state: &mut d.atapi,
+        }
+        .set_sense(sense);
     }
     ch.transfer = Transfer::Idle;
     ch.buf.clear();
@@ -152,7 +160,11 @@ pub(crate) fn fail(ch: &mut IdeChannel, sense: Sense) {
 
 fn finish(ch: &mut IdeChannel) {
     if let Some(d) = ch.dev() {
-        Disc { media: &mut d.media, state: &mut d.atapi }.clear_sense();
+        Disc {
+            media: &mut d.media,
+            state: &mut d.atapi,
+        }
+        .clear_sense();
     }
     ch.tf.nsector = 0x03;
     ch.complete();
@@ -160,13 +172,22 @@ fn finish(ch: &mut IdeChannel) {
 
 pub(crate) fn run_packet(ch: &mut IdeChannel, cdb: &[u8; 12], dma: bool) {
     let result = match ch.dev() {
-        Some(d) => command(&mut Disc { media: &mut d.media, state: &mut d.atapi }, cdb),
+        Some(d) => command(
+            &mut Disc {
+                media: &mut d.media,
+                state: &mut d.atapi,
+            },
+            cdb,
+        ),
         None => Err(Sense::ABORTED),
     };
     match result {
         Err(sense) => fail(ch, sense),
         Ok(reply) if reply.data.is_empty() && reply.read.is_none() => finish(ch),
-        Ok(reply) if dma => ch.start_dma(DmaJob::AtapiIn { pending: reply.data, read: reply.read }),
+        Ok(reply) if dma => ch.start_dma(DmaJob::AtapiIn {
+            pending: reply.data,
+            read: reply.read,
+        }),
         Ok(reply) => next_chunk(ch, reply.data, reply.read),
     }
 }
@@ -185,9 +206,14 @@ pub(crate) fn next_chunk(ch: &mut IdeChannel, mut pending: Vec<u8>, mut read: Op
     let chunk = limit.min(total) as usize;
     while pending.len() < chunk {
         let Some((lba, count)) = read else { break };
-        let need = ((chunk - pending.len()) as u64).div_ceil(SECTOR).min(count as u64) as u32;
+        let need = ((chunk - pending.len()) as u64)
+            .div_ceil(SECTOR)
+            .min(count as u64) as u32;
         let mut data = vec![0u8; need as usize * SECTOR as usize];
-        let ok = ch.dev().and_then(|d| d.media.as_mut()).is_some_and(|m| m.read_sectors(lba, &mut data).is_ok());
+        let ok = ch
+            .dev()
+            .and_then(|d| d.media.as_mut())
+            .is_some_and(|m| m.read_sectors(lba, &mut data).is_ok());
         if !ok {
             fail(ch, Sense::READ_ERROR);
             return;
@@ -227,7 +253,12 @@ pub(crate) fn command(disc: &mut Disc<'_>, cdb: &[u8; 12]) -> Result<Reply, Sens
         return Err(Sense::MEDIUM_CHANGED);
     }
     match op {
-        0x00 => capacity(disc).map(|_| Reply { data: Vec::new(), read: None }).ok_or(Sense::NO_MEDIUM),
+        0x00 => capacity(disc)
+            .map(|_| Reply {
+                data: Vec::new(),
+                read: None,
+            })
+            .ok_or(Sense::NO_MEDIUM),
         0x03 => request_sense(disc, cdb[4] as usize),
         0x12 => inquiry(cdb[4] as usize),
         0x25 => {
@@ -290,17 +321,29 @@ fn read(disc: &mut Disc<'_>, lba: u64, count: u32) -> Result<Reply, Sense> {
     if lba + count as u64 > sectors {
         return Err(Sense::LBA_OUT_OF_RANGE);
     }
-    Ok(Reply { data: Vec::new(), read: (count > 0).then_some((lba, count)) })
+    Ok(Reply {
+        data: Vec::new(),
+        read: (count > 0).then_some((lba, count)),
+    })
 }
 
 /// LBA to MSF (minutes, seconds, frames) with the 2-second lead-in.
 fn msf(lba: u64) -> [u8; 4] {
     let f = lba + 150;
-    [0, (f / (75 * 60)).min(255) as u8, ((f / 75) % 60) as u8, (f % 75) as u8]
+    [
+        0,
+        (f / (75 * 60)).min(255) as u8,
+        ((f / 75) % 60) as u8,
+        (f % 75) as u8,
+    ]
 }
 
 fn address(lba: u64, as_msf: bool) -> [u8; 4] {
-    if as_msf { msf(lba) } else { (lba.min(u32::MAX as u64) as u32).to_be_bytes() }
+    if as_msf {
+        msf(lba)
+    } else {
+        (lba.min(u32::MAX as u64) as u32).to_be_bytes()
+    }
 }
 
 fn read_toc(disc: &mut Disc<'_>, cdb: &[u8; 12]) -> Result<Reply, Sense> {
@@ -347,21 +390,30 @@ fn get_configuration(disc: &mut Disc<'_>, cdb: &[u8; 12]) -> Result<Reply, Sense
     let profile: u16 = match capacity(disc) {
         None => 0,
         Some(n) if n > CD_MAX_SECTORS => 0x0010, // DVD-ROM
-        Some(_) => 0x0008,                        // CD-ROM
+        Some(_) => 0x0008,                       // CD-ROM
     };
     let has_media = profile != 0;
     // (feature code, current, additional data)
     let features: Vec<(u16, bool, Vec<u8>)> = vec![
         (0x0000, true, {
             let dvd = profile == 0x0010;
-            vec![0x00, 0x10, dvd as u8, 0, 0x00, 0x08, (profile == 0x0008) as u8, 0]
+            vec![
+                0x00,
+                0x10,
+                dvd as u8,
+                0,
+                0x00,
+                0x08,
+                (profile == 0x0008) as u8,
+                0,
+            ]
         }),
         (0x0001, true, vec![0, 0, 0, 2, 0, 0, 0, 0]), // core: ATAPI physical interface
         (0x0002, true, vec![0, 0, 0, 0]),             // morphing
         (0x0003, true, vec![0x29, 0, 0, 0]),          // removable medium: tray, eject, lock
         (0x0010, has_media, vec![0, 0, 0x08, 0, 0, 0x10, 0, 0]), // random readable, 2048-byte blocks
-        (0x001E, profile == 0x0008, vec![0, 0, 0, 0]), // CD read
-        (0x001F, profile == 0x0010, vec![0, 0, 0, 0]), // DVD read
+        (0x001E, profile == 0x0008, vec![0, 0, 0, 0]),           // CD read
+        (0x001F, profile == 0x0010, vec![0, 0, 0, 0]),           // DVD read
     ];
     let mut d = vec![0u8; 8];
     d[6..8].copy_from_slice(&profile.to_be_bytes());
@@ -376,7 +428,11 @@ fn get_configuration(disc: &mut Disc<'_>, cdb: &[u8; 12]) -> Result<Reply, Sense
             continue;
         }
         d.extend_from_slice(&code.to_be_bytes());
-        let version = if code == 0x0001 || code == 0x0003 { 1 } else { 0 };
+        let version = if code == 0x0001 || code == 0x0003 {
+            1
+        } else {
+            0
+        };
         d.push((version << 2) | (0x02 * (code <= 0x0003) as u8) | current as u8);
         d.push(data.len() as u8);
         d.extend_from_slice(&data);

@@ -46,8 +46,12 @@ impl BusMaster {
     pub fn read(&self, offset: u8, size: u8) -> u32 {
         let bytes = [self.command, 0, self.status | STATUS_DRIVE_DMA_CAPABLE, 0];
         let prdt = self.prdt.to_le_bytes();
-        let all = [bytes[0], bytes[1], bytes[2], bytes[3], prdt[0], prdt[1], prdt[2], prdt[3]];
-        (0..size.min(4) as usize).fold(0u32, |acc, i| acc | (all.get(offset as usize + i).copied().unwrap_or(0xFF) as u32) << (8 * i))
+        let all = [
+            bytes[0], bytes[1], bytes[2], bytes[3], prdt[0], prdt[1], prdt[2], prdt[3],
+        ];
+        (0..size.min(4) as usize).fold(0u32, |acc, i| {
+            acc | (all.get(offset as usize + i).copied().unwrap_or(0xFF) as u32) << (8 * i)
+        })
     }
 
     /// Register writes other than the command register (returns the new command byte for
@@ -90,8 +94,15 @@ pub(crate) fn read_prdt(memory: &mut dyn GuestMemory, base: u32) -> Result<Vec<S
         let addr = u32::from_le_bytes([entry[0], entry[1], entry[2], entry[3]]) & !1;
         let count = u16::from_le_bytes([entry[4], entry[5]]);
         let flags = u16::from_le_bytes([entry[6], entry[7]]);
-        let len = if count == 0 { 0x10000 } else { (count & !1) as usize };
-        segments.push(Segment { addr: addr as u64, len });
+        let len = if count == 0 {
+            0x10000
+        } else {
+            (count & !1) as usize
+        };
+        segments.push(Segment {
+            addr: addr as u64,
+            len,
+        });
         if flags & PRD_END != 0 {
             return Ok(segments);
         }
@@ -108,7 +119,11 @@ pub(crate) struct Scatter {
 
 impl Scatter {
     pub fn new(segments: Vec<Segment>) -> Self {
-        Scatter { segments, index: 0, within: 0 }
+        Scatter {
+            segments,
+            index: 0,
+            within: 0,
+        }
     }
 
     /// Total bytes the table describes.
@@ -117,7 +132,11 @@ impl Scatter {
     }
 
     /// Copies `data` to guest memory (device → memory).
-    pub fn write_out(&mut self, memory: &mut dyn GuestMemory, mut data: &[u8]) -> Result<(), DmaError> {
+    pub fn write_out(
+        &mut self,
+        memory: &mut dyn GuestMemory,
+        mut data: &[u8],
+    ) -> Result<(), DmaError> {
         while !data.is_empty() {
             let seg = *self.segments.get(self.index).ok_or(DmaError::PrdTooShort)?;
             let n = (seg.len - self.within).min(data.len());
@@ -129,7 +148,11 @@ impl Scatter {
     }
 
     /// Fills `buf` from guest memory (memory → device).
-    pub fn read_in(&mut self, memory: &mut dyn GuestMemory, mut buf: &mut [u8]) -> Result<(), DmaError> {
+    pub fn read_in(
+        &mut self,
+        memory: &mut dyn GuestMemory,
+        mut buf: &mut [u8],
+    ) -> Result<(), DmaError> {
         while !buf.is_empty() {
             let seg = *self.segments.get(self.index).ok_or(DmaError::PrdTooShort)?;
             let n = (seg.len - self.within).min(buf.len());

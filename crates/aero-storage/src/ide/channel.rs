@@ -53,7 +53,10 @@ pub(crate) struct TaskFile {
 
 impl TaskFile {
     pub fn lba28(&self) -> u64 {
-        ((self.device as u64 & 0x0F) << 24) | ((self.lba_high as u64) << 16) | ((self.lba_mid as u64) << 8) | self.lba_low as u64
+        ((self.device as u64 & 0x0F) << 24)
+            | ((self.lba_high as u64) << 16)
+            | ((self.lba_mid as u64) << 8)
+            | self.lba_low as u64
     }
     pub fn lba48(&self) -> u64 {
         ((self.hob_lba_high as u64) << 40)
@@ -64,7 +67,11 @@ impl TaskFile {
             | self.lba_low as u64
     }
     pub fn count28(&self) -> u32 {
-        if self.nsector == 0 { 256 } else { self.nsector as u32 }
+        if self.nsector == 0 {
+            256
+        } else {
+            self.nsector as u32
+        }
     }
     pub fn count48(&self) -> u32 {
         let c = ((self.hob_nsector as u32) << 8) | self.nsector as u32;
@@ -82,7 +89,11 @@ impl TaskFile {
     pub fn set_signature(&mut self, kind: Kind) {
         self.nsector = 1;
         self.lba_low = 1;
-        let (mid, high) = if kind == Kind::Cdrom { (0x14, 0xEB) } else { (0, 0) };
+        let (mid, high) = if kind == Kind::Cdrom {
+            (0x14, 0xEB)
+        } else {
+            (0, 0)
+        };
         self.lba_mid = mid;
         self.lba_high = high;
         self.device &= 0x10;
@@ -122,8 +133,22 @@ impl Device {
             IdeDrive::Disk(d) => (Kind::Disk, Some(d)),
             IdeDrive::Cdrom(d) => (Kind::Cdrom, d),
         };
-        let status = if kind == Kind::Disk { ST_DRDY | ST_DSC } else { 0 };
-        Device { kind, media, status, error: 1, multiple: 0, standby: false, write_cache: true, transfer_mode: 0x40 | 5, atapi: AtapiState::default() }
+        let status = if kind == Kind::Disk {
+            ST_DRDY | ST_DSC
+        } else {
+            0
+        };
+        Device {
+            kind,
+            media,
+            status,
+            error: 1,
+            multiple: 0,
+            standby: false,
+            write_cache: true,
+            transfer_mode: 0x40 | 5,
+            atapi: AtapiState::default(),
+        }
     }
 }
 
@@ -133,21 +158,43 @@ pub(crate) enum Transfer {
     /// Single buffer to the host (IDENTIFY).
     BufferIn,
     /// PIO sectors to the host; `lba`/`remaining` describe what follows the buffer.
-    AtaReadPio { lba: u64, remaining: u32, block: u32 },
+    AtaReadPio {
+        lba: u64,
+        remaining: u32,
+        block: u32,
+    },
     /// PIO sectors from the host; the buffer holds the block at `lba`.
-    AtaWritePio { lba: u64, remaining: u32, block: u32 },
+    AtaWritePio {
+        lba: u64,
+        remaining: u32,
+        block: u32,
+    },
     /// Receiving the 12-byte ATAPI command packet.
-    AtapiPacket { dma: bool },
+    AtapiPacket {
+        dma: bool,
+    },
     /// ATAPI data to the host, in chunks of at most the byte count limit.
-    AtapiIn { pending: Vec<u8>, read: Option<(u64, u32)> },
+    AtapiIn {
+        pending: Vec<u8>,
+        read: Option<(u64, u32)>,
+    },
     /// Waiting for the bus master to be started.
     Dma(DmaJob),
 }
 
 pub(crate) enum DmaJob {
-    AtaRead { lba: u64, count: u32 },
-    AtaWrite { lba: u64, count: u32 },
-    AtapiIn { pending: Vec<u8>, read: Option<(u64, u32)> },
+    AtaRead {
+        lba: u64,
+        count: u32,
+    },
+    AtaWrite {
+        lba: u64,
+        count: u32,
+    },
+    AtapiIn {
+        pending: Vec<u8>,
+        read: Option<(u64, u32)>,
+    },
 }
 
 pub struct IdeChannel {
@@ -188,13 +235,20 @@ impl IdeChannel {
         }
         self.devices[slave as usize] = Some(dev);
         if self.selected() == slave as usize {
-            self.tf.set_signature(self.devices[slave as usize].as_ref().map_or(Kind::Disk, |d| d.kind));
+            self.tf.set_signature(
+                self.devices[slave as usize]
+                    .as_ref()
+                    .map_or(Kind::Disk, |d| d.kind),
+            );
         }
     }
 
     /// Inserts a disc into the CD drive in `slave`'s slot (host action).
     pub fn insert_media(&mut self, slave: bool, media: Box<dyn BlockDevice>) {
-        if let Some(dev) = self.devices[slave as usize].as_mut().filter(|d| d.kind == Kind::Cdrom) {
+        if let Some(dev) = self.devices[slave as usize]
+            .as_mut()
+            .filter(|d| d.kind == Kind::Cdrom)
+        {
             dev.media = Some(media);
             dev.atapi.unit_attention = true;
             dev.atapi.media_event = 2;
@@ -203,7 +257,9 @@ impl IdeChannel {
 
     /// Removes the disc (host action; overrides the guest's PREVENT MEDIUM REMOVAL).
     pub fn eject_media(&mut self, slave: bool) -> Option<Box<dyn BlockDevice>> {
-        let dev = self.devices[slave as usize].as_mut().filter(|d| d.kind == Kind::Cdrom)?;
+        let dev = self.devices[slave as usize]
+            .as_mut()
+            .filter(|d| d.kind == Kind::Cdrom)?;
         let media = dev.media.take();
         if media.is_some() {
             dev.atapi.unit_attention = true;
@@ -242,12 +298,19 @@ impl IdeChannel {
         self.irq_pending = false;
         self.tf.device = 0;
         for dev in self.devices.iter_mut().flatten() {
-            dev.status = if dev.kind == Kind::Disk { ST_DRDY | ST_DSC } else { 0 };
+            dev.status = if dev.kind == Kind::Disk {
+                ST_DRDY | ST_DSC
+            } else {
+                0
+            };
             dev.error = 1; // diagnostics passed
             dev.multiple = 0;
             dev.standby = false;
         }
-        let kind = self.devices[0].as_ref().or(self.devices[1].as_ref()).map_or(Kind::Disk, |d| d.kind);
+        let kind = self.devices[0]
+            .as_ref()
+            .or(self.devices[1].as_ref())
+            .map_or(Kind::Disk, |d| d.kind);
         self.tf.set_signature(kind);
     }
 
@@ -265,10 +328,34 @@ impl IdeChannel {
         let selected_present = self.dev().is_some();
         match reg {
             1 => self.dev().map_or(0, |d| d.error),
-            2 => if hob { self.tf.hob_nsector } else { self.tf.nsector },
-            3 => if hob { self.tf.hob_lba_low } else { self.tf.lba_low },
-            4 => if hob { self.tf.hob_lba_mid } else { self.tf.lba_mid },
-            5 => if hob { self.tf.hob_lba_high } else { self.tf.lba_high },
+            2 => {
+                if hob {
+                    self.tf.hob_nsector
+                } else {
+                    self.tf.nsector
+                }
+            }
+            3 => {
+                if hob {
+                    self.tf.hob_lba_low
+                } else {
+                    self.tf.lba_low
+                }
+            }
+            4 => {
+                if hob {
+                    self.tf.hob_lba_mid
+                } else {
+                    self.tf.lba_mid
+                }
+            }
+            5 => {
+                if hob {
+                    self.tf.hob_lba_high
+                } else {
+                    self.tf.lba_high
+                }
+            }
             6 => self.tf.device | 0xA0,
             7 => {
                 if !selected_present {
@@ -386,7 +473,10 @@ impl IdeChannel {
 
     pub fn read_data(&mut self, size: u8) -> u32 {
         let n = if size >= 4 { 4 } else { 2 };
-        let receiving = matches!(self.transfer, Transfer::BufferIn | Transfer::AtaReadPio { .. } | Transfer::AtapiIn { .. });
+        let receiving = matches!(
+            self.transfer,
+            Transfer::BufferIn | Transfer::AtaReadPio { .. } | Transfer::AtapiIn { .. }
+        );
         if !receiving || self.pos >= self.buf.len() {
             return 0xFFFF_FFFF >> (32 - 8 * n);
         }
@@ -403,7 +493,10 @@ impl IdeChannel {
 
     pub fn write_data(&mut self, size: u8, value: u32) {
         let n = if size >= 4 { 4 } else { 2 };
-        let sending = matches!(self.transfer, Transfer::AtaWritePio { .. } | Transfer::AtapiPacket { .. });
+        let sending = matches!(
+            self.transfer,
+            Transfer::AtaWritePio { .. } | Transfer::AtapiPacket { .. }
+        );
         if !sending || self.pos >= self.buf.len() {
             return;
         }
@@ -420,7 +513,11 @@ impl IdeChannel {
 
     fn pio_in_drained(&mut self) {
         match std::mem::replace(&mut self.transfer, Transfer::Idle) {
-            Transfer::AtaReadPio { lba, remaining, block } if remaining > 0 => ata::read_block(self, lba, remaining, block),
+            Transfer::AtaReadPio {
+                lba,
+                remaining,
+                block,
+            } if remaining > 0 => ata::read_block(self, lba, remaining, block),
             Transfer::AtapiIn { pending, read } => atapi::next_chunk(self, pending, read),
             _ => {
                 // Last PIO-in block: no interrupt, the command is over.
@@ -433,7 +530,11 @@ impl IdeChannel {
 
     fn pio_out_filled(&mut self) {
         match std::mem::replace(&mut self.transfer, Transfer::Idle) {
-            Transfer::AtaWritePio { lba, remaining, block } => ata::write_block_done(self, lba, remaining, block),
+            Transfer::AtaWritePio {
+                lba,
+                remaining,
+                block,
+            } => ata::write_block_done(self, lba, remaining, block),
             Transfer::AtapiPacket { dma } => {
                 let mut cdb = [0u8; 12];
                 cdb.copy_from_slice(&self.buf[..12]);
@@ -449,7 +550,13 @@ impl IdeChannel {
         self.bm.read(offset, size)
     }
 
-    pub fn bus_master_write(&mut self, offset: u8, size: u8, value: u32, memory: &mut dyn GuestMemory) {
+    pub fn bus_master_write(
+        &mut self,
+        offset: u8,
+        size: u8,
+        value: u32,
+        memory: &mut dyn GuestMemory,
+    ) {
         self.bus_master_write_registers(offset, size, value);
         self.service_dma(memory);
     }
@@ -459,7 +566,8 @@ impl IdeChannel {
     /// when [`IdeChannel::dma_pending`] says so.
     pub fn bus_master_write_registers(&mut self, offset: u8, size: u8, value: u32) {
         if let Some(command) = self.bm.write(offset, size, value) {
-            let starting = command & busmaster::CMD_START != 0 && self.bm.command & busmaster::CMD_START == 0;
+            let starting =
+                command & busmaster::CMD_START != 0 && self.bm.command & busmaster::CMD_START == 0;
             self.bm.command = command;
             if command & busmaster::CMD_START == 0 {
                 self.bm.status &= !busmaster::STATUS_ACTIVE;
@@ -479,7 +587,8 @@ impl IdeChannel {
     /// the machine also calls it after command-block writes (a guest may start the engine
     /// before issuing the command).
     pub fn service_dma(&mut self, memory: &mut dyn GuestMemory) {
-        if self.bm.command & busmaster::CMD_START == 0 || !matches!(self.transfer, Transfer::Dma(_)) {
+        if self.bm.command & busmaster::CMD_START == 0 || !matches!(self.transfer, Transfer::Dma(_))
+        {
             return;
         }
         let Transfer::Dma(job) = std::mem::replace(&mut self.transfer, Transfer::Idle) else {
@@ -487,10 +596,14 @@ impl IdeChannel {
         };
         self.bm.status |= busmaster::STATUS_ACTIVE;
         let to_memory = self.bm.command & busmaster::CMD_TO_MEMORY != 0;
-        let result = busmaster::read_prdt(memory, self.bm.prdt).map(Scatter::new).and_then(|mut sg| {
-            let capacity = sg.capacity();
-            Ok(self.run_job(job, to_memory, &mut sg, memory)?.map(|moved| (moved, capacity)))
-        });
+        let result = busmaster::read_prdt(memory, self.bm.prdt)
+            .map(Scatter::new)
+            .and_then(|mut sg| {
+                let capacity = sg.capacity();
+                Ok(self
+                    .run_job(job, to_memory, &mut sg, memory)?
+                    .map(|moved| (moved, capacity)))
+            });
         match result {
             Ok(Ok((moved, capacity))) => {
                 // The engine stays active when the table describes more than was moved.
@@ -505,12 +618,15 @@ impl IdeChannel {
                 self.complete();
             }
             Ok(Err(media_error)) => {
-                self.bm.status = (self.bm.status | busmaster::STATUS_INTERRUPT) & !busmaster::STATUS_ACTIVE;
+                self.bm.status =
+                    (self.bm.status | busmaster::STATUS_INTERRUPT) & !busmaster::STATUS_ACTIVE;
                 media_error(self);
             }
             Err(dma) => {
                 tracing::debug!(%dma, "IDE DMA failed");
-                self.bm.status = (self.bm.status | busmaster::STATUS_ERROR | busmaster::STATUS_INTERRUPT) & !busmaster::STATUS_ACTIVE;
+                self.bm.status =
+                    (self.bm.status | busmaster::STATUS_ERROR | busmaster::STATUS_INTERRUPT)
+                        & !busmaster::STATUS_ACTIVE;
                 let kind = self.dev().map(|d| d.kind);
                 if kind == Some(Kind::Cdrom) {
                     atapi::fail(self, atapi::Sense::ABORTED);
@@ -524,7 +640,13 @@ impl IdeChannel {
     /// Moves the job's data. Outer error: the DMA itself failed; inner error: the medium
     /// failed (reported by the returned completion function).
     #[allow(clippy::type_complexity)]
-    fn run_job(&mut self, job: DmaJob, to_memory: bool, sg: &mut Scatter, memory: &mut dyn GuestMemory) -> Result<Result<usize, fn(&mut IdeChannel)>, DmaError> {
+    fn run_job(
+        &mut self,
+        job: DmaJob,
+        to_memory: bool,
+        sg: &mut Scatter,
+        memory: &mut dyn GuestMemory,
+    ) -> Result<Result<usize, fn(&mut IdeChannel)>, DmaError> {
         let wants_memory = !matches!(job, DmaJob::AtaWrite { .. });
         if wants_memory != to_memory {
             return Err(DmaError::WrongDirection);

@@ -35,7 +35,9 @@ impl Default for IdeController {
 
 impl IdeController {
     pub fn new() -> Self {
-        IdeController { channels: [IdeChannel::new(), IdeChannel::new()] }
+        IdeController {
+            channels: [IdeChannel::new(), IdeChannel::new()],
+        }
     }
 
     /// Attaches a drive to `channel` (0 primary, 1 secondary) as master (`slave == false`).
@@ -48,15 +50,18 @@ impl IdeController {
     /// Which channel and register a legacy port belongs to: (channel, false, 0..8) for the
     /// command block, (channel, true, 0) for the control block.
     fn decode(port: u16) -> Option<(usize, bool, u16)> {
-        LEGACY_PORTS.iter().enumerate().find_map(|(i, &(cmd, ctl))| {
-            if (cmd..cmd + 8).contains(&port) {
-                Some((i, false, port - cmd))
-            } else if port == ctl {
-                Some((i, true, 0))
-            } else {
-                None
-            }
-        })
+        LEGACY_PORTS
+            .iter()
+            .enumerate()
+            .find_map(|(i, &(cmd, ctl))| {
+                if (cmd..cmd + 8).contains(&port) {
+                    Some((i, false, port - cmd))
+                } else if port == ctl {
+                    Some((i, true, 0))
+                } else {
+                    None
+                }
+            })
     }
 
     /// Handles a read of a legacy port; `None` when the port is not ours.
@@ -98,7 +103,13 @@ impl IdeController {
 
     /// Writes the bus-master block; setting the start bit runs a pending DMA transfer against
     /// `memory` immediately.
-    pub fn bus_master_write(&mut self, offset: u16, size: u8, value: u32, memory: &mut dyn GuestMemory) {
+    pub fn bus_master_write(
+        &mut self,
+        offset: u16,
+        size: u8,
+        value: u32,
+        memory: &mut dyn GuestMemory,
+    ) {
         if let Some(ch) = self.channels.get_mut((offset / 8) as usize) {
             ch.bus_master_write((offset % 8) as u8, size, value, memory);
         }

@@ -12,8 +12,14 @@ struct VecDisk {
 
 impl VecDisk {
     fn new(sectors: usize, sector: usize) -> Box<Self> {
-        let data = (0..sectors * sector).map(|i| (i / sector * 7 + i % 251) as u8).collect();
-        Box::new(VecDisk { data, sector, flushes: 0 })
+        let data = (0..sectors * sector)
+            .map(|i| (i / sector * 7 + i % 251) as u8)
+            .collect();
+        Box::new(VecDisk {
+            data,
+            sector,
+            flushes: 0,
+        })
     }
 }
 
@@ -72,19 +78,27 @@ impl BlockDevice for BlankDisc {
 }
 
 fn expected_disk(sectors: std::ops::Range<usize>, sector: usize) -> Vec<u8> {
-    (sectors.start * sector..sectors.end * sector).map(|i| (i / sector * 7 + i % 251) as u8).collect()
+    (sectors.start * sector..sectors.end * sector)
+        .map(|i| (i / sector * 7 + i % 251) as u8)
+        .collect()
 }
 
 struct Memory(Vec<u8>);
 
 impl GuestMemory for Memory {
     fn read(&mut self, addr: u64, buf: &mut [u8]) -> Result<(), DmaError> {
-        let src = self.0.get(addr as usize..addr as usize + buf.len()).ok_or(DmaError::BadAddress(addr))?;
+        let src = self
+            .0
+            .get(addr as usize..addr as usize + buf.len())
+            .ok_or(DmaError::BadAddress(addr))?;
         buf.copy_from_slice(src);
         Ok(())
     }
     fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), DmaError> {
-        let dst = self.0.get_mut(addr as usize..addr as usize + data.len()).ok_or(DmaError::BadAddress(addr))?;
+        let dst = self
+            .0
+            .get_mut(addr as usize..addr as usize + data.len())
+            .ok_or(DmaError::BadAddress(addr))?;
         dst.copy_from_slice(data);
         Ok(())
     }
@@ -98,7 +112,11 @@ const CD_STATUS: u16 = 0x177;
 fn controller() -> IdeController {
     let mut ide = IdeController::new();
     ide.attach(0, false, IdeDrive::Disk(VecDisk::new(DISK_SECTORS, 512)));
-    ide.attach(1, false, IdeDrive::Cdrom(Some(VecDisk::new(CD_SECTORS, 2048))));
+    ide.attach(
+        1,
+        false,
+        IdeDrive::Cdrom(Some(VecDisk::new(CD_SECTORS, 2048))),
+    );
     ide
 }
 
@@ -122,7 +140,12 @@ fn ata28(ide: &mut IdeController, command: u8, lba: u32, count: u8, feature: u8)
 }
 
 fn ata48(ide: &mut IdeController, command: u8, lba: u64, count: u16) {
-    for (port, hi, lo) in [(0x1F2, (count >> 8) as u64, count as u64 & 0xFF), (0x1F3, (lba >> 24) & 0xFF, lba & 0xFF), (0x1F4, (lba >> 32) & 0xFF, (lba >> 8) & 0xFF), (0x1F5, (lba >> 40) & 0xFF, (lba >> 16) & 0xFF)] {
+    for (port, hi, lo) in [
+        (0x1F2, (count >> 8) as u64, count as u64 & 0xFF),
+        (0x1F3, (lba >> 24) & 0xFF, lba & 0xFF),
+        (0x1F4, (lba >> 32) & 0xFF, (lba >> 8) & 0xFF),
+        (0x1F5, (lba >> 40) & 0xFF, (lba >> 16) & 0xFF),
+    ] {
         ide.io_write(port, 1, hi as u32);
         ide.io_write(port, 1, lo as u32);
     }
@@ -156,10 +179,14 @@ fn signatures_and_empty_channel() {
     assert_eq!(status(&mut ide, STATUS), 0xFF, "no drives: floating bus");
     let mut ide = controller();
     ide.reset();
-    let regs: Vec<u8> = (2..6).map(|r| ide.io_read(0x1F0 + r, 1).unwrap() as u8).collect();
+    let regs: Vec<u8> = (2..6)
+        .map(|r| ide.io_read(0x1F0 + r, 1).unwrap() as u8)
+        .collect();
     assert_eq!(regs, [1, 1, 0, 0]);
     assert_eq!(status(&mut ide, STATUS) & 0xC9, 0x40, "DRDY, not busy");
-    let regs: Vec<u8> = (2..6).map(|r| ide.io_read(0x170 + r, 1).unwrap() as u8).collect();
+    let regs: Vec<u8> = (2..6)
+        .map(|r| ide.io_read(0x170 + r, 1).unwrap() as u8)
+        .collect();
     assert_eq!(regs, [1, 1, 0x14, 0xEB], "ATAPI signature");
     // Selecting the absent slave: status reads 0.
     ide.io_write(0x1F6, 1, 0xB0);
@@ -184,14 +211,27 @@ fn identify_device() {
     assert_eq!(status(&mut ide, STATUS) & 0x08, 0x08);
     assert!(!ide.irq_level(0), "status read acknowledges the interrupt");
     let data = read_words(&mut ide, 0x1F0, 512);
-    assert_eq!(status(&mut ide, STATUS) & 0x08, 0, "DRQ clear after 256 words");
-    assert_eq!(data.iter().fold(0u8, |a, &b| a.wrapping_add(b)), 0, "checksum");
+    assert_eq!(
+        status(&mut ide, STATUS) & 0x08,
+        0,
+        "DRQ clear after 256 words"
+    );
+    assert_eq!(
+        data.iter().fold(0u8, |a, &b| a.wrapping_add(b)),
+        0,
+        "checksum"
+    );
     assert_eq!(word(&data, 255) & 0xFF, 0xA5);
-    assert_eq!(word(&data, 60) as usize | (word(&data, 61) as usize) << 16, DISK_SECTORS);
+    assert_eq!(
+        word(&data, 60) as usize | (word(&data, 61) as usize) << 16,
+        DISK_SECTORS
+    );
     assert_eq!(word(&data, 100) as usize, DISK_SECTORS);
     assert_ne!(word(&data, 83) & (1 << 10), 0, "LBA48");
     assert_ne!(word(&data, 49) & 0x0300, 0, "LBA + DMA");
-    let model: Vec<u8> = (27..47).flat_map(|i| word(&data, i).to_be_bytes()).collect();
+    let model: Vec<u8> = (27..47)
+        .flat_map(|i| word(&data, i).to_be_bytes())
+        .collect();
     assert!(String::from_utf8_lossy(&model).starts_with("Aero Hard Disk"));
 }
 
@@ -207,7 +247,11 @@ fn read_sectors_pio() {
     assert_eq!(st & 0x08, 0x08);
     let second = read_words(&mut ide, 0x1F0, 512);
     assert_eq!([first, second].concat(), expected_disk(10..12, 512));
-    assert_eq!(status(&mut ide, STATUS) & 0x89, 0, "no DRQ, no error at the end");
+    assert_eq!(
+        status(&mut ide, STATUS) & 0x89,
+        0,
+        "no DRQ, no error at the end"
+    );
     // 32-bit data port accesses work too.
     ata28(&mut ide, 0x20, 5, 1, 0);
     let mut dwords = Vec::new();
@@ -236,7 +280,11 @@ fn write_sectors_pio_and_flush() {
     assert_eq!(back, [vec![0xAB; 512], vec![0xCD; 512]].concat());
     for command in [0xE7, 0xEA] {
         ata28(&mut ide, command, 0, 0, 0);
-        assert_eq!(status(&mut ide, STATUS) & 0x01, 0, "FLUSH CACHE {command:#x}");
+        assert_eq!(
+            status(&mut ide, STATUS) & 0x01,
+            0,
+            "FLUSH CACHE {command:#x}"
+        );
     }
 }
 
@@ -263,7 +311,10 @@ fn lba48_ext_commands_and_hob() {
     write_words(&mut ide, 0x1F0, &[0x11; 512]);
     assert_eq!(status(&mut ide, STATUS) & 0x01, 0);
     ata48(&mut ide, 0x27, 0, 0);
-    let max = (3..6).map(|r| ide.io_read(0x1F0 + r, 1).unwrap()).enumerate().fold(0, |a, (i, b)| a | b << (8 * i));
+    let max = (3..6)
+        .map(|r| ide.io_read(0x1F0 + r, 1).unwrap())
+        .enumerate()
+        .fold(0, |a, (i, b)| a | b << (8 * i));
     assert_eq!(max as usize, DISK_SECTORS - 1);
 }
 
@@ -271,10 +322,18 @@ fn lba48_ext_commands_and_hob() {
 fn read_write_multiple() {
     let mut ide = controller();
     ata28(&mut ide, 0xC4, 0, 4, 0);
-    assert_eq!(status(&mut ide, STATUS) & 0x01, 1, "READ MULTIPLE without SET MULTIPLE aborts");
+    assert_eq!(
+        status(&mut ide, STATUS) & 0x01,
+        1,
+        "READ MULTIPLE without SET MULTIPLE aborts"
+    );
     assert_eq!(error(&mut ide, 0x1F0), 0x04);
     ata28(&mut ide, 0xC6, 0, 3, 0);
-    assert_eq!(status(&mut ide, STATUS) & 0x01, 1, "3 is not a power of two");
+    assert_eq!(
+        status(&mut ide, STATUS) & 0x01,
+        1,
+        "3 is not a power of two"
+    );
     ata28(&mut ide, 0xC6, 0, 4, 0);
     assert_eq!(status(&mut ide, STATUS) & 0x01, 0);
     ata28(&mut ide, 0xC4, 100, 6, 0);
@@ -330,7 +389,11 @@ fn power_management() {
     ata28(&mut ide, 0x20, 0, 1, 0);
     read_words(&mut ide, 0x1F0, 512);
     ata28(&mut ide, 0xE5, 0, 0, 0);
-    assert_eq!(ide.io_read(0x1F2, 1), Some(0xFF), "a read spins the disk up");
+    assert_eq!(
+        ide.io_read(0x1F2, 1),
+        Some(0xFF),
+        "a read spins the disk up"
+    );
     assert_eq!(status(&mut ide, STATUS) & 0x41, 0x40);
 }
 
@@ -375,14 +438,29 @@ fn start_bm(ide: &mut IdeController, mem: &mut Memory, channel: u16, table: u32,
 fn read_and_write_dma() {
     let mut ide = controller();
     let mut mem = Memory(vec![0; 0x20000]);
-    prd(&mut mem, 0x1000, &[(0x4000, 512, false), (0x8000, 1024, true)]);
+    prd(
+        &mut mem,
+        0x1000,
+        &[(0x4000, 512, false), (0x8000, 1024, true)],
+    );
     ata28(&mut ide, 0xC8, 50, 3, 0);
-    assert_eq!(status(&mut ide, STATUS) & 0x08, 0x08, "waiting for the bus master");
+    assert_eq!(
+        status(&mut ide, STATUS) & 0x08,
+        0x08,
+        "waiting for the bus master"
+    );
     start_bm(&mut ide, &mut mem, 0, 0x1000, true);
     assert!(ide.irq_level(0));
-    assert_eq!(ide.bus_master_read(2, 1) & 0x07, 0x04, "interrupt, not active, no error");
+    assert_eq!(
+        ide.bus_master_read(2, 1) & 0x07,
+        0x04,
+        "interrupt, not active, no error"
+    );
     assert_eq!(status(&mut ide, STATUS) & 0x89, 0);
-    assert_eq!([&mem.0[0x4000..0x4200], &mem.0[0x8000..0x8400]].concat(), expected_disk(50..53, 512));
+    assert_eq!(
+        [&mem.0[0x4000..0x4200], &mem.0[0x8000..0x8400]].concat(),
+        expected_disk(50..53, 512)
+    );
 
     // WRITE DMA EXT from memory, engine started before the command is issued.
     mem.0[0x9000..0x9400].fill(0x3C);
@@ -405,7 +483,11 @@ fn bad_prd_tables_report_errors() {
     prd(&mut mem, 0x1000, &[(0xFFFF_0000, 512, true)]);
     ata28(&mut ide, 0xC8, 0, 1, 0);
     start_bm(&mut ide, &mut mem, 0, 0x1000, true);
-    assert_eq!(ide.bus_master_read(2, 1) & 0x07, 0x06, "error + interrupt, not active");
+    assert_eq!(
+        ide.bus_master_read(2, 1) & 0x07,
+        0x06,
+        "error + interrupt, not active"
+    );
     assert_eq!(status(&mut ide, STATUS) & 0x01, 0x01);
     assert_eq!(error(&mut ide, 0x1F0), 0x04);
     // Table shorter than the transfer.
@@ -447,7 +529,11 @@ fn packet(ide: &mut IdeController, cdb: &[u8], byte_count: u16) -> (Vec<u8>, u8,
     ide.io_write(0x175, 1, byte_count as u32 >> 8);
     ide.io_write(0x176, 1, 0);
     ide.io_write(0x177, 1, 0xA0);
-    assert_eq!(ide.io_read(0x172, 1), Some(1), "CoD: waiting for the packet");
+    assert_eq!(
+        ide.io_read(0x172, 1),
+        Some(1),
+        "CoD: waiting for the packet"
+    );
     let mut cdb12 = [0u8; 12];
     cdb12[..cdb.len()].copy_from_slice(cdb);
     write_words(ide, 0x170, &cdb12);
@@ -460,7 +546,8 @@ fn packet(ide: &mut IdeController, cdb: &[u8], byte_count: u16) -> (Vec<u8>, u8,
             return (data, st, error(ide, 0x170));
         }
         assert_eq!(ide.io_read(0x172, 1), Some(2), "data phase: I/O");
-        let n = ide.io_read(0x174, 1).unwrap() as usize | (ide.io_read(0x175, 1).unwrap() as usize) << 8;
+        let n = ide.io_read(0x174, 1).unwrap() as usize
+            | (ide.io_read(0x175, 1).unwrap() as usize) << 8;
         assert!(n <= byte_count.max(2) as usize || byte_count == 0);
         let mut chunk = read_words(ide, 0x170, n.div_ceil(2) * 2);
         chunk.truncate(n);
@@ -478,8 +565,15 @@ fn sense(ide: &mut IdeController) -> (u8, u8, u8) {
 fn atapi_identify() {
     let mut ide = controller();
     ide.io_write(0x177, 1, 0xEC);
-    assert_eq!(error(&mut ide, 0x170), 0x04, "IDENTIFY DEVICE aborts on ATAPI");
-    assert_eq!((ide.io_read(0x174, 1), ide.io_read(0x175, 1)), (Some(0x14), Some(0xEB)));
+    assert_eq!(
+        error(&mut ide, 0x170),
+        0x04,
+        "IDENTIFY DEVICE aborts on ATAPI"
+    );
+    assert_eq!(
+        (ide.io_read(0x174, 1), ide.io_read(0x175, 1)),
+        (Some(0x14), Some(0xEB))
+    );
     ide.io_write(0x177, 1, 0xA1);
     let id = read_words(&mut ide, 0x170, 512);
     assert_eq!(word(&id, 0), 0x85C0);
@@ -493,7 +587,11 @@ fn atapi_test_unit_ready_sense_and_media_change() {
     assert_eq!(st & 1, 0, "disc present: ready");
     let disc = ide.channels[1].eject_media(false).unwrap();
     let (_, st, err) = packet(&mut ide, &[0x00], 0);
-    assert_eq!((st & 1, err >> 4), (1, 0x06), "unit attention after removal");
+    assert_eq!(
+        (st & 1, err >> 4),
+        (1, 0x06),
+        "unit attention after removal"
+    );
     let (_, st, err) = packet(&mut ide, &[0x00], 0);
     assert_eq!((st & 1, err >> 4), (1, 0x02));
     assert_eq!(sense(&mut ide), (0x02, 0x3A, 0x00), "medium not present");
@@ -527,7 +625,11 @@ fn atapi_read10_read12_in_chunks() {
     // Odd-sized limit smaller than a sector.
     let (d, _, _) = packet(&mut ide, &[0xA8, 0, 0, 0, 0, 9, 0, 0, 0, 1], 1000);
     assert_eq!(d, expected_disk(9..10, 2048));
-    let (_, st, err) = packet(&mut ide, &[0x28, 0, 0, 0, 0, CD_SECTORS as u8, 0, 0, 1], 0xFFFE);
+    let (_, st, err) = packet(
+        &mut ide,
+        &[0x28, 0, 0, 0, 0, CD_SECTORS as u8, 0, 0, 1],
+        0xFFFE,
+    );
     assert_eq!((st & 1, err >> 4), (1, 0x05));
     assert_eq!(sense(&mut ide), (0x05, 0x21, 0x00), "LBA out of range");
 }
@@ -553,15 +655,26 @@ fn atapi_read_toc() {
 fn atapi_get_configuration_and_events() {
     let mut ide = controller();
     let (d, _, _) = packet(&mut ide, &[0x46, 0, 0, 0, 0, 0, 0, 0x01, 0], 0xFFFE);
-    assert_eq!(u16::from_be_bytes([d[6], d[7]]), 0x0008, "small disc: CD-ROM profile");
+    assert_eq!(
+        u16::from_be_bytes([d[6], d[7]]),
+        0x0008,
+        "small disc: CD-ROM profile"
+    );
     assert_eq!(&d[8..10], &[0, 0], "profile list first");
     let (d, _, _) = packet(&mut ide, &[0x46, 2, 0, 3, 0, 0, 0, 0x01, 0], 0xFFFE);
     assert_eq!(d.len(), 8 + 8, "RT=2: exactly the removable medium feature");
     assert_eq!(&d[8..10], &[0, 3]);
     // Events: not polled → error; polled media class.
-    assert_eq!(packet(&mut ide, &[0x4A, 0, 0, 0, 0x10, 0, 0, 0, 8], 0xFFFE).1 & 1, 1);
+    assert_eq!(
+        packet(&mut ide, &[0x4A, 0, 0, 0, 0x10, 0, 0, 0, 8], 0xFFFE).1 & 1,
+        1
+    );
     let (d, _, _) = packet(&mut ide, &[0x4A, 1, 0, 0, 0x10, 0, 0, 0, 8], 0xFFFE);
-    assert_eq!((d[2], d[4], d[5]), (4, 0, 2), "media class, no change, present");
+    assert_eq!(
+        (d[2], d[4], d[5]),
+        (4, 0, 2),
+        "media class, no change, present"
+    );
     let disc = ide.channels[1].eject_media(false).unwrap();
     ide.channels[1].insert_media(false, disc);
     let (d, _, _) = packet(&mut ide, &[0x4A, 1, 0, 0, 0x10, 0, 0, 0, 8], 0xFFFE);
@@ -579,8 +692,15 @@ fn atapi_mode_sense() {
     assert_eq!((d[8], d[9]), (0x2A, 20));
     let (d, _, _) = packet(&mut ide, &[0x5A, 0, 0x3F, 0, 0, 0, 0, 0, 255], 0xFFFE);
     assert_eq!((d[8], d[16]), (0x01, 0x2A), "all pages");
-    assert_eq!(packet(&mut ide, &[0x5A, 0, 0xEA, 0, 0, 0, 0, 0, 255], 0xFFFE).1 & 1, 1);
-    assert_eq!(sense(&mut ide), (0x05, 0x39, 0x00), "saved values not supported");
+    assert_eq!(
+        packet(&mut ide, &[0x5A, 0, 0xEA, 0, 0, 0, 0, 0, 255], 0xFFFE).1 & 1,
+        1
+    );
+    assert_eq!(
+        sense(&mut ide),
+        (0x05, 0x39, 0x00),
+        "saved values not supported"
+    );
 }
 
 #[test]
@@ -595,7 +715,11 @@ fn atapi_eject_and_lock() {
     let (_, st, _) = packet(&mut ide, &[0x00], 0);
     assert_eq!(st & 1, 1);
     assert_eq!(sense(&mut ide), (0x02, 0x3A, 0x00), "disc gone");
-    assert_eq!(packet(&mut ide, &[0xFF], 0).2 >> 4, 0x05, "unknown opcode: illegal request");
+    assert_eq!(
+        packet(&mut ide, &[0xFF], 0).2 >> 4,
+        0x05,
+        "unknown opcode: illegal request"
+    );
     assert_eq!(sense(&mut ide), (0x05, 0x20, 0x00));
 }
 
@@ -622,7 +746,10 @@ fn random_port_traffic_never_panics() {
     // real command opcodes and packet bytes, with garbage PRD tables in guest memory.
     let mut ide = controller();
     let mut mem = Memory((0..0x10000).map(|i| (i * 31 % 256) as u8).collect());
-    let commands = [0x20, 0x24, 0x30, 0x34, 0xC4, 0xC5, 0x29, 0x39, 0xC8, 0xCA, 0x25, 0x35, 0xEC, 0xA1, 0xA0, 0xEF, 0xC6, 0xE5, 0xE7, 0x27, 0x90, 0x08];
+    let commands = [
+        0x20, 0x24, 0x30, 0x34, 0xC4, 0xC5, 0x29, 0x39, 0xC8, 0xCA, 0x25, 0x35, 0xEC, 0xA1, 0xA0,
+        0xEF, 0xC6, 0xE5, 0xE7, 0x27, 0x90, 0x08,
+    ];
     let mut x = 0x9E37_79B9_7F4A_7C15u64;
     for _ in 0..200_000 {
         x ^= x << 13;
@@ -643,12 +770,20 @@ fn random_port_traffic_never_panics() {
                 ide.io_write(base, if x & 0x100 != 0 { 4 } else { 2 }, value);
             }
             8 | 9 => {
-                ide.io_read(base + (x >> 8) as u16 % 8, if x & 0x100 != 0 { 4 } else { 1 });
+                ide.io_read(
+                    base + (x >> 8) as u16 % 8,
+                    if x & 0x100 != 0 { 4 } else { 1 },
+                );
             }
             10 => {
                 ide.io_write(base + 0x206, 1, value & 0x86);
             }
-            11 | 12 => ide.bus_master_write(channel * 8 + (x >> 8) as u16 % 8, 1 << ((x >> 12) % 3), value, &mut mem),
+            11 | 12 => ide.bus_master_write(
+                channel * 8 + (x >> 8) as u16 % 8,
+                1 << ((x >> 12) % 3),
+                value,
+                &mut mem,
+            ),
             13 => {
                 ide.bus_master_read((x >> 8) as u16 % 16, 4);
             }
@@ -672,21 +807,39 @@ fn atapi_disc_information_mechanism_read_cd_and_dvd_structure() {
     assert_eq!((d.len(), d[2], d[3], d[4]), (34, 0x0E, 1, 1));
     let (d, _, _) = packet(&mut ide, &[0xBD, 0, 0, 0, 0, 0, 0, 0, 0, 8], 0xFFFE);
     assert_eq!(d, [0; 8], "disc present, tray closed");
-    assert_eq!(packet(&mut ide, &[0xBB, 0, 0xFF, 0xFF], 0).1 & 1, 0, "SET CD SPEED accepted");
+    assert_eq!(
+        packet(&mut ide, &[0xBB, 0, 0xFF, 0xFF], 0).1 & 1,
+        0,
+        "SET CD SPEED accepted"
+    );
     let (d, st, _) = packet(&mut ide, &[0xBE, 0, 0, 0, 0, 3, 0, 0, 2, 0x10], 0xFFFE);
     assert_eq!(st & 1, 0);
     assert_eq!(d, expected_disk(3..5, 2048), "READ CD user data");
-    assert_eq!(packet(&mut ide, &[0xBE, 1 << 2, 0, 0, 0, 3, 0, 0, 1, 0x10], 0xFFFE).1 & 1, 1, "audio sectors");
-    assert_eq!(packet(&mut ide, &[0xBE, 0, 0, 0, 0, 3, 0, 0, 1, 0xF8], 0xFFFE).1 & 1, 1, "raw sectors");
+    assert_eq!(
+        packet(&mut ide, &[0xBE, 1 << 2, 0, 0, 0, 3, 0, 0, 1, 0x10], 0xFFFE).1 & 1,
+        1,
+        "audio sectors"
+    );
+    assert_eq!(
+        packet(&mut ide, &[0xBE, 0, 0, 0, 0, 3, 0, 0, 1, 0xF8], 0xFFFE).1 & 1,
+        1,
+        "raw sectors"
+    );
     // A CD-sized disc has no DVD structure; a DVD-sized one does.
-    assert_eq!(packet(&mut ide, &[0xAD, 0, 0, 0, 0, 0, 0, 0, 0, 21], 0xFFFE).2 >> 4, 0x05);
+    assert_eq!(
+        packet(&mut ide, &[0xAD, 0, 0, 0, 0, 0, 0, 0, 0, 21], 0xFFFE).2 >> 4,
+        0x05
+    );
     assert_eq!(sense(&mut ide), (0x05, 0x30, 0x02));
     ide.channels[1].eject_media(false);
     ide.channels[1].insert_media(false, Box::new(BlankDisc(500_000)));
     packet(&mut ide, &[0x00], 0); // consume the unit attention
     let (d, st, _) = packet(&mut ide, &[0xAD, 0, 0, 0, 0, 0, 0, 0, 0, 21], 0xFFFE);
     assert_eq!(st & 1, 0);
-    assert_eq!(u32::from_be_bytes([d[12], d[13], d[14], d[15]]), 0x30000 + 500_000 - 1);
+    assert_eq!(
+        u32::from_be_bytes([d[12], d[13], d[14], d[15]]),
+        0x30000 + 500_000 - 1
+    );
     let (d, _, _) = packet(&mut ide, &[0x46, 0, 0, 0, 0, 0, 0, 0x01, 0], 0xFFFE);
     assert_eq!(u16::from_be_bytes([d[6], d[7]]), 0x0010, "DVD-ROM profile");
 }

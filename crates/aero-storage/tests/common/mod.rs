@@ -5,15 +5,18 @@
 use std::path::Path;
 use std::process::Command;
 
-use aero_storage::{open_image, BlockDevice, OpenOptions};
+use aero_storage::{BlockDevice, OpenOptions, open_image};
 
 /// Runs a qemu tool and returns (exit code, stdout + stderr). qemu-utils is a test dependency.
 pub fn qemu(tool: &str, args: &[&str]) -> (i32, String) {
-    let out = Command::new(tool)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("{tool} is needed by these tests (apt-get install qemu-utils): {e}"));
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(tool).args(args).output().unwrap_or_else(|e| {
+        panic!("{tool} is needed by these tests (apt-get install qemu-utils): {e}")
+    });
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     (out.status.code().unwrap_or(-1), text)
 }
 
@@ -25,14 +28,18 @@ pub fn qemu_ok(tool: &str, args: &[&str]) -> String {
 
 /// Deterministic pseudo-random bytes with some all-zero 4 KiB stretches (sparse images).
 pub fn pattern(len: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut x = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     let mut out = vec![0u8; len];
     for (i, chunk) in out.chunks_mut(4096).enumerate() {
         if (i as u64 + seed) % 5 == 3 {
             continue;
         }
         for b in chunk.iter_mut() {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             *b = (x >> 56) as u8;
         }
     }
@@ -62,7 +69,14 @@ pub fn read_all(dev: &mut dyn BlockDevice) -> Vec<u8> {
 }
 
 pub fn open_ro(path: &Path) -> Box<dyn BlockDevice> {
-    open_image(path, &OpenOptions { read_only: true, ..Default::default() }).unwrap()
+    open_image(
+        path,
+        &OpenOptions {
+            read_only: true,
+            ..Default::default()
+        },
+    )
+    .unwrap()
 }
 
 pub fn open_rw(path: &Path) -> Box<dyn BlockDevice> {
@@ -80,7 +94,16 @@ pub fn assert_check_clean(path: &Path) {
 pub fn qemu_flatten(path: &Path, dir: &Path) -> Vec<u8> {
     let out = dir.join("flat.raw");
     let _ = std::fs::remove_file(&out);
-    qemu_ok("qemu-img", &["convert", "-O", "raw", path.to_str().unwrap(), out.to_str().unwrap()]);
+    qemu_ok(
+        "qemu-img",
+        &[
+            "convert",
+            "-O",
+            "raw",
+            path.to_str().unwrap(),
+            out.to_str().unwrap(),
+        ],
+    );
     std::fs::read(&out).unwrap()
 }
 
@@ -91,7 +114,9 @@ pub fn scribble(dev: &mut dyn BlockDevice, model: &mut [u8], seed: u64) {
     let sectors = dev.sector_count() as usize;
     let mut x = seed;
     for round in 0..40 {
-        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         let count = 1 + ((x >> 20) as usize % if round % 8 == 0 { 300 } else { 20 });
         let lba = (x >> 33) as usize % (sectors - count.min(sectors));
         let count = count.min(sectors - lba);

@@ -73,7 +73,7 @@ pub fn run(args: RunArgs, setup: Setup) -> u8 {
         gamepad::start(tx.clone(), gamepad_stop.0.clone());
     }
     let mut app = App::new(setup.name, tx, slot, args.integer_scaling, args.fullscreen);
-    app.interrupt = Some(proxy.clone());
+    app.interrupt = Some(proxy);
     let result = event_loop.run_app(&mut app);
     // Whatever ended the loop, the machine must stop and flush its disks.
     let _ = app.to_machine.send(ToMachine::Quit);
@@ -89,15 +89,12 @@ pub fn run(args: RunArgs, setup: Setup) -> u8 {
         return EXIT_FAILED;
     }
     match app.outcome {
-        Some(Outcome::Crashed(msg)) => {
-            eprintln!("aero: {msg}");
-            Outcome::Crashed(msg).exit_code()
+        Some(outcome) => {
+            if let Outcome::Crashed(msg) | Outcome::Failed(msg) = &outcome {
+                eprintln!("aero: {msg}");
+            }
+            outcome.exit_code()
         }
-        Some(Outcome::Failed(msg)) => {
-            eprintln!("aero: {msg}");
-            EXIT_FAILED
-        }
-        Some(o) => o.exit_code(),
         None => EXIT_OK,
     }
 }
@@ -544,7 +541,7 @@ impl ApplicationHandler<UserEvent> for App {
         }
     }
 
-    fn window_event(&mut self, event_loop: &ActiveEventLoop, _id: WindowId, event: WindowEvent) {
+    fn window_event(&mut self, _event_loop: &ActiveEventLoop, _id: WindowId, event: WindowEvent) {
         match event {
             // A destroyed window (no close request) ends the run the same way.
             WindowEvent::CloseRequested | WindowEvent::Destroyed => {
@@ -627,7 +624,6 @@ impl ApplicationHandler<UserEvent> for App {
             }
             _ => {}
         }
-        let _ = event_loop;
     }
 
     fn device_event(&mut self, _event_loop: &ActiveEventLoop, _id: DeviceId, event: DeviceEvent) {

@@ -15,6 +15,10 @@ pub fn images_dir() -> PathBuf {
 /// A guest image; the test suite's setup builds them, so a missing one is a failure.
 pub fn image(name: &str) -> PathBuf {
     let p = images_dir().join(name);
-    assert!(p.exists(), "{} is missing: run `bash tests/images/build.sh` (tests/test.sh does)", p.display());
+    assert!(
+        p.exists(),
+        "{} is missing: run `bash tests/images/build.sh` (tests/test.sh does)",
+        p.display()
+    );
     p
 }

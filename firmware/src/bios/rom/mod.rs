@@ -16,8 +16,8 @@ mod routines;
 
 use std::collections::BTreeMap;
 
-use iced_x86::code_asm::CodeAssembler;
 use iced_x86::BlockEncoderOptions;
+use iced_x86::code_asm::CodeAssembler;
 
 use super::error::FirmwareError;
 use super::trap::TrapId;
@@ -77,7 +77,8 @@ impl Rom {
         }
         let ip = |l: &iced_x86::code_asm::CodeLabel| -> Result<u16, FirmwareError> {
             let v = result.label_ip(l).map_err(asm_err)?;
-            u16::try_from(v).map_err(|_| FirmwareError::Layout(format!("label beyond 64 KiB: {v:#x}")))
+            u16::try_from(v)
+                .map_err(|_| FirmwareError::Layout(format!("label beyond 64 KiB: {v:#x}")))
         };
 
         let mut trap_return = BTreeMap::new();
@@ -138,7 +139,10 @@ impl Rom {
     pub fn place_low(&mut self, offset: u16, data: &[u8]) -> Result<(), FirmwareError> {
         let end = offset as usize + data.len();
         if end > 0x10000 {
-            return Err(FirmwareError::Layout(format!("{} bytes at E000:{offset:04X} overflow", data.len())));
+            return Err(FirmwareError::Layout(format!(
+                "{} bytes at E000:{offset:04X} overflow",
+                data.len()
+            )));
         }
         self.image[offset as usize..end].copy_from_slice(data);
         Ok(())

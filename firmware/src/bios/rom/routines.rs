@@ -2,11 +2,11 @@
 //! here: the reset path, the option-ROM scan (option ROMs are real code), the timer and
 //! keyboard IRQ handlers, and the trap stubs that hand services over to Rust.
 
-use iced_x86::code_asm::*;
 use iced_x86::IcedError;
+use iced_x86::code_asm::*;
 
 use super::TrapSite;
-use crate::bios::trap::{TrapId, TRAP_PORT};
+use crate::bios::trap::{TRAP_PORT, TrapId};
 
 type R<T = ()> = Result<T, IcedError>;
 
@@ -21,7 +21,9 @@ pub(crate) struct Labels {
 }
 
 /// Standard 1.44 MB diskette parameter table (INT 1Eh vector, INT 13h/08h ES:DI).
-const DISKETTE_PARAMS: [u8; 11] = [0xDF, 0x02, 0x25, 0x02, 0x12, 0x1B, 0xFF, 0x6C, 0xF6, 0x0F, 0x08];
+const DISKETTE_PARAMS: [u8; 11] = [
+    0xDF, 0x02, 0x25, 0x02, 0x12, 0x1B, 0xFF, 0x6C, 0xF6, 0x0F, 0x08,
+];
 /// INT 15h/C0h system configuration table: length 8, model FCh (AT), submodel 0, rev 0,
 /// feature byte 1 = EBDA allocated | INT 9 calls INT 15h/4Fh | RTC | second 8259.
 const CONFIG_TABLE: [u8; 10] = [0x08, 0x00, 0xFC, 0x00, 0x00, 0x74, 0x00, 0x00, 0x00, 0x00];
@@ -50,11 +52,20 @@ fn trap_to(
     a.mov(ax, id.code() as i32)?;
     a.out(dx, ax)?;
     bind(a, &mut after_out)?;
-    traps.push(TrapSite { id, entry, after_out });
+    traps.push(TrapSite {
+        id,
+        entry,
+        after_out,
+    });
     Ok(())
 }
 
-fn trap(a: &mut CodeAssembler, traps: &mut Vec<TrapSite>, id: TrapId, entry: Option<CodeLabel>) -> R {
+fn trap(
+    a: &mut CodeAssembler,
+    traps: &mut Vec<TrapSite>,
+    id: TrapId,
+    entry: Option<CodeLabel>,
+) -> R {
     let after_out = here(a);
     trap_to(a, traps, id, entry, after_out)
 }
@@ -159,11 +170,23 @@ pub(crate) fn emit(a: &mut CodeAssembler) -> R<Labels> {
         vectors.push((v, l));
     }
 
-    Ok(Labels { traps, vectors, idle_reenter, boot_fail, diskette_params, config_table, post_entry })
+    Ok(Labels {
+        traps,
+        vectors,
+        idle_reenter,
+        boot_fail,
+        diskette_params,
+        config_table,
+        post_entry,
+    })
 }
 
 /// Reset path: set up a stack, let Rust do POST, run option ROMs, boot.
-fn emit_post(a: &mut CodeAssembler, traps: &mut Vec<TrapSite>, boot_fail: CodeLabel) -> R<CodeLabel> {
+fn emit_post(
+    a: &mut CodeAssembler,
+    traps: &mut Vec<TrapSite>,
+    boot_fail: CodeLabel,
+) -> R<CodeLabel> {
     let mut entry = here(a);
     bind(a, &mut entry)?;
     a.cli()?;

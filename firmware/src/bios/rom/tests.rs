@@ -39,7 +39,11 @@ fn every_trap_site_follows_an_out_to_the_trap_port() {
         assert_eq!(mov_dx.immediate16(), crate::bios::trap::TRAP_PORT);
     }
     for (&code, &entry) in &rom.layout.trap_entry {
-        assert_eq!(rom.layout.trap_return[&code], entry + 9, "stub layout for {code:#x}");
+        assert_eq!(
+            rom.layout.trap_return[&code],
+            entry + 9,
+            "stub layout for {code:#x}"
+        );
     }
 }
 
@@ -48,7 +52,10 @@ fn vectors_point_into_code_and_service_vectors_trap() {
     let rom = Rom::build().unwrap();
     let v = &rom.layout.vectors;
     for vector in [0x13u8, 0x15, 0x16, 0x19, 0x1A] {
-        assert_eq!(v[vector as usize], rom.layout.trap_entry.get(&(vector as u16)).copied());
+        assert_eq!(
+            v[vector as usize],
+            rom.layout.trap_entry.get(&(vector as u16)).copied()
+        );
     }
     assert_eq!(v[0x40], v[0x13]);
     assert_eq!(v[0x1E], Some(rom.layout.diskette_params));
@@ -90,4 +97,3 @@ fn absolute_bda_operands_use_16_bit_addressing() {
     }
     assert!(found);
 }
-

@@ -18,7 +18,9 @@ impl Bus for TestBus {
     fn map_page(&self, paddr: u64) -> PageMapping {
         // Mappings describe the whole 4 KiB page.
         let paddr = paddr & !0xFFF;
-        let rom_at = |base: u64| PageMapping::Rom { offset: RAM + (paddr - base) as usize };
+        let rom_at = |base: u64| PageMapping::Rom {
+            offset: RAM + (paddr - base) as usize,
+        };
         match paddr {
             0xA0000..=0xBFFFF => PageMapping::Mmio,
             0xE0000..=0xFFFFF => rom_at(0xE0000),
@@ -124,12 +126,17 @@ fn option_rom() -> Vec<u8> {
 fn reset_to_boot_sector_on_the_real_cpu() {
     let mut host = FakeHost::new();
     host.add_disk(DiskId::HardDisk(0), 2048, 512);
-    host.sector_mut(DiskId::HardDisk(0), 0).copy_from_slice(&boot_sector());
+    host.sector_mut(DiskId::HardDisk(0), 0)
+        .copy_from_slice(&boot_sector());
     let mut bios = Bios::new(BiosConfig::new(RAM as u64)).unwrap();
     let mut memory = vec![0u8; RAM];
     memory.extend_from_slice(bios.rom());
     memory[0xC0000..0xC0200].copy_from_slice(&option_rom());
-    let mut bus = TestBus { host, trap: None, irq: None };
+    let mut bus = TestBus {
+        host,
+        trap: None,
+        irq: None,
+    };
     let mut cpu = Cpu::new();
     let mut key_sent = false;
     let mut traps = 0;
@@ -137,7 +144,9 @@ fn reset_to_boot_sector_on_the_real_cpu() {
         match cpu.run(&mut memory, &mut bus, 1_000_000) {
             RunExit::StopRequested => {
                 let value = bus.trap.take().expect("stop without trap");
-                let out = bios.handle_trap(value, &mut cpu.state, &mut memory[..RAM], &mut bus.host).unwrap();
+                let out = bios
+                    .handle_trap(value, &mut cpu.state, &mut memory[..RAM], &mut bus.host)
+                    .unwrap();
                 assert_eq!(out, TrapOutcome::Resume);
                 cpu.flush_all_caches();
                 traps += 1;
@@ -149,7 +158,12 @@ fn reset_to_boot_sector_on_the_real_cpu() {
                 key_sent = true;
             }
             RunExit::Halted => break,
-            other => panic!("unexpected exit {other:?} at {:04x}:{:04x} traps {traps} out {:?}", cpu.state.seg[1].selector, cpu.state.rip, String::from_utf8_lossy(&bus.host.debug_out)),
+            other => panic!(
+                "unexpected exit {other:?} at {:04x}:{:04x} traps {traps} out {:?}",
+                cpu.state.seg[1].selector,
+                cpu.state.rip,
+                String::from_utf8_lossy(&bus.host.debug_out)
+            ),
         }
     }
     let out = String::from_utf8_lossy(&bus.host.debug_out).to_string();
@@ -166,18 +180,24 @@ fn reset_to_boot_sector_on_the_real_cpu() {
 fn boot(sector: &[u8], mut on_halt: impl FnMut(&mut TestBus, usize) -> bool) -> TestBus {
     let mut host = FakeHost::new();
     host.add_disk(DiskId::HardDisk(0), 64, 512);
-    host.sector_mut(DiskId::HardDisk(0), 0).copy_from_slice(sector);
+    host.sector_mut(DiskId::HardDisk(0), 0)
+        .copy_from_slice(sector);
     let mut bios = Bios::new(BiosConfig::new(RAM as u64)).unwrap();
     let mut memory = vec![0u8; RAM];
     memory.extend_from_slice(bios.rom());
-    let mut bus = TestBus { host, trap: None, irq: None };
+    let mut bus = TestBus {
+        host,
+        trap: None,
+        irq: None,
+    };
     let mut cpu = Cpu::new();
     let mut halts = 0;
     for _ in 0..10_000 {
         match cpu.run(&mut memory, &mut bus, 1_000_000) {
             RunExit::StopRequested => {
                 let value = bus.trap.take().unwrap();
-                bios.handle_trap(value, &mut cpu.state, &mut memory[..RAM], &mut bus.host).unwrap();
+                bios.handle_trap(value, &mut cpu.state, &mut memory[..RAM], &mut bus.host)
+                    .unwrap();
                 cpu.flush_all_caches();
             }
             RunExit::Halted => {
@@ -234,7 +254,15 @@ fn timer_irq_advances_the_bios_tick_count() {
     let out = String::from_utf8_lossy(&bus.host.debug_out).to_string();
     assert!(out.ends_with('T'), "{out:?}");
     assert_eq!(bus.host.writes.last(), Some(&(0xE9, 1, b'T' as u32)));
-    assert!(bus.host.writes.iter().rev().take(3).any(|w| *w == (0x20, 1, 0x20)), "EOI to the master PIC");
+    assert!(
+        bus.host
+            .writes
+            .iter()
+            .rev()
+            .take(3)
+            .any(|w| *w == (0x20, 1, 0x20)),
+        "EOI to the master PIC"
+    );
 }
 
 #[test]
@@ -266,13 +294,18 @@ fn no_bootable_device_message_on_the_real_cpu() {
     let mut bios = Bios::new(BiosConfig::new(RAM as u64)).unwrap();
     let mut memory = vec![0u8; RAM];
     memory.extend_from_slice(bios.rom());
-    let mut bus = TestBus { host: FakeHost::new(), trap: None, irq: None };
+    let mut bus = TestBus {
+        host: FakeHost::new(),
+        trap: None,
+        irq: None,
+    };
     let mut cpu = Cpu::new();
     for _ in 0..1000 {
         match cpu.run(&mut memory, &mut bus, 1_000_000) {
             RunExit::StopRequested => {
                 let value = bus.trap.take().unwrap();
-                bios.handle_trap(value, &mut cpu.state, &mut memory[..RAM], &mut bus.host).unwrap();
+                bios.handle_trap(value, &mut cpu.state, &mut memory[..RAM], &mut bus.host)
+                    .unwrap();
                 cpu.flush_all_caches();
             }
             RunExit::Halted => break,
@@ -282,10 +315,12 @@ fn no_bootable_device_message_on_the_real_cpu() {
     let out = String::from_utf8_lossy(&bus.host.debug_out).to_string();
     // Each character goes to port 0xE9 from the ROM, then through INT 10h teletype, which
     // without a VGA BIOS is the placeholder that echoes to 0xE9 as well.
-    let doubled: String = "\r\nNo bootable device.\r\n".chars().flat_map(|c| [c, c]).collect();
+    let doubled: String = "\r\nNo bootable device.\r\n"
+        .chars()
+        .flat_map(|c| [c, c])
+        .collect();
     assert_eq!(out, doubled);
 }
-
 
 /// POST runs our real VGA option ROM: it hooks INT 10h, sets mode 3 and returns.
 #[test]
@@ -295,7 +330,11 @@ fn vga_option_rom_hooks_int10_before_boot() {
     let mut memory = vec![0u8; RAM];
     memory.extend_from_slice(bios.rom());
     memory[0xC0000..0xC0000 + vga.len()].copy_from_slice(&vga);
-    let mut bus = TestBus { host: FakeHost::new(), trap: None, irq: None };
+    let mut bus = TestBus {
+        host: FakeHost::new(),
+        trap: None,
+        irq: None,
+    };
     let mut cpu = Cpu::new();
     let int19 = TrapId::Int(0x19).code() as u32;
     for _ in 0..100 {
@@ -305,15 +344,25 @@ fn vga_option_rom_hooks_int10_before_boot() {
                 if value == int19 {
                     break;
                 }
-                bios.handle_trap(value, &mut cpu.state, &mut memory[..RAM], &mut bus.host).unwrap();
+                bios.handle_trap(value, &mut cpu.state, &mut memory[..RAM], &mut bus.host)
+                    .unwrap();
                 cpu.flush_all_caches();
             }
             RunExit::BudgetExhausted => {}
-            other => panic!("unexpected exit {other:?} at {:04x}:{:04x}", cpu.state.seg[1].selector, cpu.state.rip),
+            other => panic!(
+                "unexpected exit {other:?} at {:04x}:{:04x}",
+                cpu.state.seg[1].selector, cpu.state.rip
+            ),
         }
     }
-    assert_eq!(&memory[0x42..0x44], &[0x00, 0xC0], "INT 10h now points into the VGA ROM");
-    assert_eq!(cpu.state.seg[1].selector, 0xF000, "INT 19h reached from the ROM");
+    assert_eq!(
+        &memory[0x42..0x44],
+        &[0x00, 0xC0],
+        "INT 10h now points into the VGA ROM"
+    );
+    assert_eq!(
+        cpu.state.seg[1].selector, 0xF000,
+        "INT 19h reached from the ROM"
+    );
     assert_eq!(memory[0x449], 3, "VGA BIOS set mode 3");
 }
-

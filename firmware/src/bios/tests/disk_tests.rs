@@ -13,9 +13,21 @@ fn rig_with_disks() -> Rig {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn chs_read(rig: &mut Rig, dl: u8, count: u8, cyl: u16, head: u8, sector: u8, es: u16, bx: u16) -> Ret {
+fn chs_read(
+    rig: &mut Rig,
+    dl: u8,
+    count: u8,
+    cyl: u16,
+    head: u8,
+    sector: u8,
+    es: u16,
+    bx: u16,
+) -> Ret {
     rig.set(Reg::Rax, 0x0200 | count as u64);
-    rig.set(Reg::Rcx, ((cyl as u64 & 0xFF) << 8) | ((cyl as u64 >> 2) & 0xC0) | sector as u64);
+    rig.set(
+        Reg::Rcx,
+        ((cyl as u64 & 0xFF) << 8) | ((cyl as u64 >> 2) & 0xC0) | sector as u64,
+    );
     rig.set(Reg::Rdx, (head as u64) << 8 | dl as u64);
     rig.set(Reg::Rbx, bx as u64);
     rig.seg_real(Seg::Es, es);
@@ -75,7 +87,11 @@ fn floppy_chs_geometry_and_params() {
     let ret = rig.int(0x13);
     assert!(!cf(&ret));
     assert_eq!(rig.get(Reg::Rbx) & 0xFF, 4, "1.44 MB type");
-    assert_eq!(rig.get(Reg::Rcx) & 0xFFFF, 0x4F12, "79 cylinders max, 18 sectors");
+    assert_eq!(
+        rig.get(Reg::Rcx) & 0xFFFF,
+        0x4F12,
+        "79 cylinders max, 18 sectors"
+    );
     assert_eq!(rig.get(Reg::Rdx) & 0xFFFF, 0x0101, "max head 1, one drive");
     assert_eq!(rig.cpu.seg(Seg::Es).selector, 0xF000);
     assert_eq!(rig.get(Reg::Rdi) as u16, rig.bios.layout().diskette_params);
@@ -92,13 +108,20 @@ fn hard_disk_params_and_type() {
     let max_cyl = (cx >> 8) | ((cx & 0xC0) << 2);
     assert_eq!(cx & 0x3F, 63);
     assert_eq!(max_cyl, 19, "20160 sectors / (16*63) = 20 cylinders");
-    assert_eq!(rig.get(Reg::Rdx) as u16, 0x0F01, "max head 15, one hard disk");
+    assert_eq!(
+        rig.get(Reg::Rdx) as u16,
+        0x0F01,
+        "max head 15, one hard disk"
+    );
     rig.set(Reg::Rax, 0x1500);
     rig.set(Reg::Rdx, 0x80);
     let ret = rig.int(0x13);
     assert!(!cf(&ret));
     assert_eq!(rig.ah(), 3);
-    assert_eq!((rig.get(Reg::Rcx) as u16, rig.get(Reg::Rdx) as u16), (0, 20160));
+    assert_eq!(
+        (rig.get(Reg::Rcx) as u16, rig.get(Reg::Rdx) as u16),
+        (0, 20160)
+    );
 }
 
 #[test]
@@ -112,7 +135,12 @@ fn chs_write_then_read_back() {
     rig.seg_real(Seg::Es, 0);
     let ret = rig.int(0x13);
     assert!(!cf(&ret));
-    assert!(rig.host.sector(DiskId::HardDisk(0), 4).iter().all(|&b| b == 0xAB));
+    assert!(
+        rig.host
+            .sector(DiskId::HardDisk(0), 4)
+            .iter()
+            .all(|&b| b == 0xAB)
+    );
 }
 
 fn edd_packet(rig: &mut Rig, at: usize, count: u16, seg: u16, off: u16, lba: u64) {
@@ -176,14 +204,22 @@ fn edd_check_read_and_parameters() {
 
 #[test]
 fn edd_parameter_packet_sizes() {
-    let info = DiskInfo { sectors: 1 << 40, sector_size: 512, read_only: false };
+    let info = DiskInfo {
+        sectors: 1 << 40,
+        sector_size: 512,
+        read_only: false,
+    };
     assert!(edd_drive_parameters(DiskId::HardDisk(0), &info, 0x19).is_none());
     let v1 = edd_drive_parameters(DiskId::HardDisk(0), &info, 0x1A).unwrap();
     assert_eq!(v1.len(), 0x1A);
     // Huge disk: CHS not valid (flag bit 1 clear), geometry saturated.
     assert_eq!(v1[2] & 2, 0);
     assert_eq!(u32::from_le_bytes(v1[4..8].try_into().unwrap()), 16383);
-    let cd = DiskInfo { sectors: 1000, sector_size: 2048, read_only: true };
+    let cd = DiskInfo {
+        sectors: 1000,
+        sector_size: 2048,
+        read_only: true,
+    };
     let p = edd_drive_parameters(DiskId::Cdrom(0), &cd, 0xFFFF).unwrap();
     assert_eq!(p.len(), 0x1E);
     assert_eq!(u16::from_le_bytes([p[24], p[25]]), 2048);

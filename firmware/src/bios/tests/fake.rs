@@ -19,7 +19,11 @@ impl FakeFunction {
         cfg[2..4].copy_from_slice(&device.to_le_bytes());
         cfg[0x0A..0x0C].copy_from_slice(&class.to_le_bytes());
         cfg[0x0E] = header;
-        FakeFunction { cfg, bar_masks: [0; 6], bar_low: [0; 6] }
+        FakeFunction {
+            cfg,
+            bar_masks: [0; 6],
+            bar_low: [0; 6],
+        }
     }
     /// Declares BAR `i` with `size` bytes and the read-only low bits `flags`.
     pub fn bar(mut self, i: usize, size: u64, flags: u32) -> Self {
@@ -100,7 +104,11 @@ impl FakeHost {
             s[0..4].copy_from_slice(&(lba as u32).to_le_bytes());
             s[4] = 0xD5;
         }
-        let info = DiskInfo { sectors, sector_size, read_only: matches!(id, DiskId::Cdrom(_)) };
+        let info = DiskInfo {
+            sectors,
+            sector_size,
+            read_only: matches!(id, DiskId::Cdrom(_)),
+        };
         self.disks.insert(id, (info, data));
     }
 
@@ -123,16 +131,27 @@ impl FakeHost {
 
     /// The i440FX/PIIX3-like bus used by POST tests.
     pub fn with_pc_bus(mut self) -> FakeHost {
-        self.pci.insert(0x0000, FakeFunction::new(0x8086, 0x1237, 0x0600, 0));
-        self.pci.insert(0x0008, FakeFunction::new(0x8086, 0x7000, 0x0601, 0x80));
-        self.pci.insert(0x0009, FakeFunction::new(0x8086, 0x7010, 0x0101, 0).bar(4, 16, 1));
+        self.pci
+            .insert(0x0000, FakeFunction::new(0x8086, 0x1237, 0x0600, 0));
+        self.pci
+            .insert(0x0008, FakeFunction::new(0x8086, 0x7000, 0x0601, 0x80));
+        self.pci.insert(
+            0x0009,
+            FakeFunction::new(0x8086, 0x7010, 0x0101, 0).bar(4, 16, 1),
+        );
         self.pci.insert(
             0x0010,
-            FakeFunction::new(0x1234, 0x1111, 0x0300, 0).bar(0, 16 << 20, 0x8).bar(2, 0x1000, 0),
+            FakeFunction::new(0x1234, 0x1111, 0x0300, 0)
+                .bar(0, 16 << 20, 0x8)
+                .bar(2, 0x1000, 0),
         );
         self.pci.insert(
             0x0018,
-            FakeFunction::new(0x8086, 0x100E, 0x0200, 0).bar(0, 0x20000, 0).bar(1, 64, 1).bar(2, 0x4000, 0x4).pin(1),
+            FakeFunction::new(0x8086, 0x100E, 0x0200, 0)
+                .bar(0, 0x20000, 0)
+                .bar(1, 64, 1)
+                .bar(2, 0x4000, 0x4)
+                .pin(1),
         );
         self
     }
@@ -140,7 +159,9 @@ impl FakeHost {
     fn pci_read(&mut self, port: u16, size: u8) -> u32 {
         let bdf = ((self.pci_address >> 8) & 0xFFFF) as u16;
         let reg = (self.pci_address & 0xFC) as usize + (port - 0xCFC) as usize;
-        let Some(f) = self.pci.get(&bdf) else { return u32::MAX >> (32 - 8 * size as u32) };
+        let Some(f) = self.pci.get(&bdf) else {
+            return u32::MAX >> (32 - 8 * size as u32);
+        };
         let mut v = 0u32;
         for i in 0..size as usize {
             v |= (f.cfg[(reg + i) & 0xFF] as u32) << (8 * i);
@@ -151,7 +172,9 @@ impl FakeHost {
     fn pci_write(&mut self, port: u16, size: u8, value: u32) {
         let bdf = ((self.pci_address >> 8) & 0xFFFF) as u16;
         let reg = (self.pci_address & 0xFC) as usize + (port - 0xCFC) as usize;
-        let Some(f) = self.pci.get_mut(&bdf) else { return };
+        let Some(f) = self.pci.get_mut(&bdf) else {
+            return;
+        };
         if (0x10..0x28).contains(&reg) && size == 4 {
             let i = (reg - 0x10) / 4;
             let v = (value & f.bar_masks[i]) | (f.reg32(reg) & f.bar_low[i]);
@@ -222,7 +245,9 @@ impl FirmwareHost for FakeHost {
     fn disk_read(&mut self, drive: DiskId, lba: u64, buf: &mut [u8]) -> Result<(), DiskIoError> {
         let (info, data) = self.disks.get(&drive).ok_or(DiskIoError::NoDrive)?;
         let start = (lba * info.sector_size as u64) as usize;
-        let src = data.get(start..start + buf.len()).ok_or(DiskIoError::OutOfRange)?;
+        let src = data
+            .get(start..start + buf.len())
+            .ok_or(DiskIoError::OutOfRange)?;
         buf.copy_from_slice(src);
         Ok(())
     }
@@ -233,7 +258,9 @@ impl FirmwareHost for FakeHost {
             return Err(DiskIoError::WriteProtected);
         }
         let start = (lba * info.sector_size as u64) as usize;
-        let dst = data.get_mut(start..start + buf.len()).ok_or(DiskIoError::OutOfRange)?;
+        let dst = data
+            .get_mut(start..start + buf.len())
+            .ok_or(DiskIoError::OutOfRange)?;
         dst.copy_from_slice(buf);
         Ok(())
     }

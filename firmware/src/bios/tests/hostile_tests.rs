@@ -37,19 +37,29 @@ fn random_service_calls_never_panic() {
     for round in 0..4000 {
         let vector = [0x13u8, 0x15, 0x16, 0x1A][round % 4];
         let ah = match vector {
-            0x13 => [0x00, 0x01, 0x02, 0x03, 0x04, 0x08, 0x15, 0x41, 0x42, 0x43, 0x48, 0x4B, 0x18][rng.next() as usize % 13],
+            0x13 => [
+                0x00, 0x01, 0x02, 0x03, 0x04, 0x08, 0x15, 0x41, 0x42, 0x43, 0x48, 0x4B, 0x18,
+            ][rng.next() as usize % 13],
             0x15 => [0x24, 0x86, 0x87, 0x88, 0xC0, 0xE8, 0xE8, 0x4F][rng.next() as usize % 8],
             0x16 => [0x01, 0x02, 0x05, 0x11, 0x12][rng.next() as usize % 5],
             _ => [0x00, 0x02, 0x04, 0xB1, 0xB1, 0xB1][rng.next() as usize % 6],
         };
         let ax = (ah as u64) << 8 | (rng.next() & 0xFF);
-        let ax = if ah == 0xE8 { 0xE800 | [0x20, 0x01][rng.next() as usize % 2] } else { ax };
+        let ax = if ah == 0xE8 {
+            0xE800 | [0x20, 0x01][rng.next() as usize % 2]
+        } else {
+            ax
+        };
         rig.set(Reg::Rax, ax);
         for r in [Reg::Rbx, Reg::Rcx, Reg::Rsi, Reg::Rdi] {
             rig.set(r, rng.next() & 0xFFFF_FFFF);
         }
         // Mostly real drives, sometimes anything.
-        let dl = if rng.next().is_multiple_of(4) { rng.next() & 0xFF } else { [0x00, 0x80, 0xE0][rng.next() as usize % 3] };
+        let dl = if rng.next().is_multiple_of(4) {
+            rng.next() & 0xFF
+        } else {
+            [0x00, 0x80, 0xE0][rng.next() as usize % 3]
+        };
         rig.set(Reg::Rdx, (rng.next() & 0xFF00) | dl);
         if ah == 0x86 {
             rig.set(Reg::Rcx, 0);

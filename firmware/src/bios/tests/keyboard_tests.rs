@@ -11,7 +11,11 @@ fn rig() -> Rig {
 fn key(rig: &mut Rig, code: u8) {
     rig.set(Reg::Rax, code as u64);
     assert_eq!(rig.internal(TrapId::KeyboardIrq), TrapOutcome::Resume);
-    assert_eq!(rig.get(Reg::Rax) as u8, code, "AL restored for the ROM's EOI path");
+    assert_eq!(
+        rig.get(Reg::Rax) as u8,
+        code,
+        "AL restored for the ROM's EOI path"
+    );
 }
 
 fn read_key(rig: &mut Rig, ah: u8) -> Option<u16> {
@@ -64,7 +68,11 @@ fn extended_keys_and_numlock() {
     key(&mut rig, 0xE0);
     key(&mut rig, 0x48);
     assert_eq!(read_key(&mut rig, 0x10), Some(0x48E0));
-    assert_eq!(read_key(&mut rig, 0x00), Some(0x4800), "legacy call hides E0");
+    assert_eq!(
+        read_key(&mut rig, 0x00),
+        Some(0x4800),
+        "legacy call hides E0"
+    );
     key(&mut rig, 0x48); // keypad 8 without NumLock = Up
     assert_eq!(read_key(&mut rig, 0x10), Some(0x4800));
     key(&mut rig, 0x45); // NumLock
@@ -88,13 +96,21 @@ fn peek_wait_and_full_buffer() {
     rig.set(Reg::Rax, 0x0100);
     let ret = rig.int(0x16);
     assert!(zf(&ret), "empty buffer sets ZF");
-    assert_eq!(read_key(&mut rig, 0x00), None, "blocking read idles and retries");
+    assert_eq!(
+        read_key(&mut rig, 0x00),
+        None,
+        "blocking read idles and retries"
+    );
     key(&mut rig, 0x39);
     rig.set(Reg::Rax, 0x0100);
     let ret = rig.int(0x16);
     assert!(!zf(&ret));
     assert_eq!(rig.get(Reg::Rax) as u16, 0x3920);
-    assert_eq!(read_key(&mut rig, 0x00), Some(0x3920), "peek did not consume");
+    assert_eq!(
+        read_key(&mut rig, 0x00),
+        Some(0x3920),
+        "peek did not consume"
+    );
     // The buffer holds 15 keys.
     for _ in 0..20 {
         key(&mut rig, 0x1E);
@@ -140,7 +156,11 @@ fn translation_table_spot_checks() {
     assert_eq!(translate(0x0F, false, 0x02), Some(0x0F00), "shift-tab");
     assert_eq!(translate(0x35, false, 0x01), Some(0x353F), "?");
     assert_eq!(translate(0x57, false, 0), Some(0x8500), "F11");
-    assert_eq!(translate(0x4B, true, 0x04), Some(0x73E0), "ctrl + gray left");
+    assert_eq!(
+        translate(0x4B, true, 0x04),
+        Some(0x73E0),
+        "ctrl + gray left"
+    );
     assert_eq!(translate(0x53, true, 0x08), Some(0xA300), "alt + gray del");
     assert_eq!(translate(0x7F, false, 0), None);
     assert_eq!(translate(0x2A, false, 0), None);

@@ -2,13 +2,13 @@
 //! way the CPU and the ROM stub would, then checks what the handler left behind.
 
 mod cpu_boot;
-mod fake;
 mod disk_tests;
+mod fake;
+mod hostile_tests;
 mod keyboard_tests;
 mod post_tests;
 mod system_tests;
 mod tables_tests;
-mod hostile_tests;
 
 use aero_cpu::{CpuState, Reg, Seg};
 
@@ -48,7 +48,12 @@ impl Rig {
         let mut cpu = CpuState::at_reset();
         cpu.cr0 &= !1;
         let ram = vec![0; bios.config.ram_size as usize];
-        Rig { bios, cpu, ram, host }
+        Rig {
+            bios,
+            cpu,
+            ram,
+            host,
+        }
     }
 
     fn push16(&mut self, v: u16) {
@@ -84,7 +89,12 @@ impl Rig {
         self.push16(self.cpu.reg(Reg::Rax) as u16);
         self.cpu.load_seg_real(Seg::Cs, 0xF000);
         self.cpu.rip = self.bios.layout().trap_return[&id.code()] as u64;
-        self.bios.handle_trap(id.code() as u32, &mut self.cpu, &mut self.ram, &mut self.host)
+        self.bios.handle_trap(
+            id.code() as u32,
+            &mut self.cpu,
+            &mut self.ram,
+            &mut self.host,
+        )
     }
 
     /// `INT vector` from CALLER_CS:CALLER_IP with the current registers.
@@ -110,7 +120,11 @@ impl Rig {
         let cs = self.pop16();
         let flags = self.pop16();
         assert_eq!((cs, ip), (CALLER_CS, CALLER_IP), "IRET frame damaged");
-        assert_eq!(self.cpu.reg(Reg::Rsp), STACK_TOP as u64, "stack not balanced");
+        assert_eq!(
+            self.cpu.reg(Reg::Rsp),
+            STACK_TOP as u64,
+            "stack not balanced"
+        );
         Ret::Iret { flags }
     }
 
@@ -143,10 +157,16 @@ fn writes_from_outside_the_stubs_are_ignored() {
     rig.cpu.rip = 0x100;
     rig.cpu.set_reg(Reg::Rsp, 0x7000);
     let before = rig.cpu.clone();
-    let out = rig.bios.handle_trap(0x13, &mut rig.cpu, &mut rig.ram, &mut rig.host).unwrap();
+    let out = rig
+        .bios
+        .handle_trap(0x13, &mut rig.cpu, &mut rig.ram, &mut rig.host)
+        .unwrap();
     assert_eq!(out, TrapOutcome::Ignored);
     assert_eq!(rig.cpu, before);
-    let out = rig.bios.handle_trap(0xDEAD, &mut rig.cpu, &mut rig.ram, &mut rig.host).unwrap();
+    let out = rig
+        .bios
+        .handle_trap(0xDEAD, &mut rig.cpu, &mut rig.ram, &mut rig.host)
+        .unwrap();
     assert_eq!(out, TrapOutcome::Ignored);
 }
 
@@ -158,7 +178,9 @@ fn stack_outside_ram_is_an_error_not_a_panic() {
     rig.cpu.set_reg(Reg::Rsp, 0x7000);
     rig.cpu.load_seg_real(Seg::Cs, 0xF000);
     rig.cpu.rip = rig.bios.layout().trap_return[&0x13] as u64;
-    let r = rig.bios.handle_trap(0x13, &mut rig.cpu, &mut rig.ram, &mut rig.host);
+    let r = rig
+        .bios
+        .handle_trap(0x13, &mut rig.cpu, &mut rig.ram, &mut rig.host);
     assert!(matches!(r, Err(FirmwareError::GuestMemory { .. })));
     // POST with a tiny RAM errors out too (IVT fits, BDA/EBDA do not).
     let mut rig = Rig::new(FakeHost::new());
@@ -169,7 +191,9 @@ fn stack_outside_ram_is_an_error_not_a_panic() {
     rig.push16(0);
     rig.cpu.load_seg_real(Seg::Cs, 0xF000);
     rig.cpu.rip = rig.bios.layout().trap_return[&0x100] as u64;
-    let r = rig.bios.handle_trap(0x100, &mut rig.cpu, &mut rig.ram, &mut rig.host);
+    let r = rig
+        .bios
+        .handle_trap(0x100, &mut rig.cpu, &mut rig.ram, &mut rig.host);
     assert!(r.is_err());
 }
 
@@ -181,6 +205,8 @@ fn protected_mode_callers_are_refused() {
     rig.cpu.set_reg(Reg::Rsp, 0x7000);
     rig.cpu.load_seg_real(Seg::Cs, 0xF000);
     rig.cpu.rip = rig.bios.layout().trap_return[&0x13] as u64;
-    let r = rig.bios.handle_trap(0x13, &mut rig.cpu, &mut rig.ram, &mut rig.host);
+    let r = rig
+        .bios
+        .handle_trap(0x13, &mut rig.cpu, &mut rig.ram, &mut rig.host);
     assert_eq!(r, Err(FirmwareError::UnsupportedMode));
 }

@@ -55,7 +55,10 @@ fn post_builds_ivt_bda_and_programs_chips() {
     // A20 is on.
     assert_eq!(rig.host.port92 & 2, 2);
     // CMOS extended memory fixed up to the 16 MiB machine.
-    assert_eq!(u16::from_le_bytes([rig.host.cmos[0x17], rig.host.cmos[0x18]]), 15 * 1024);
+    assert_eq!(
+        u16::from_le_bytes([rig.host.cmos[0x17], rig.host.cmos[0x18]]),
+        15 * 1024
+    );
 }
 
 #[test]
@@ -89,7 +92,12 @@ fn post_assigns_pci_resources_and_routes_irqs() {
     assert_eq!(u16::from_le_bytes([ide.cfg[0x40], ide.cfg[0x41]]), 0x8000);
     assert_eq!(ide.cfg[4] & 1, 1);
     // No two BARs overlap.
-    let mut ranges = vec![(vga.reg32(0x10) & !0xF, 16u32 << 20), (vga.reg32(0x18) & !0xF, 0x1000), (bar0, 0x20000), (bar2, 0x4000)];
+    let mut ranges = vec![
+        (vga.reg32(0x10) & !0xF, 16u32 << 20),
+        (vga.reg32(0x18) & !0xF, 0x1000),
+        (bar0, 0x20000),
+        (bar2, 0x4000),
+    ];
     ranges.sort();
     for p in ranges.windows(2) {
         assert!(p[0].0 + p[0].1 <= p[1].0, "{ranges:x?}");
@@ -190,8 +198,10 @@ fn floppy_boot_does_not_need_a_signature() {
 fn el_torito_boot_and_status() {
     let mut host = FakeHost::new();
     host.add_disk(DiskId::Cdrom(0), 64, 2048);
-    host.sector_mut(DiskId::Cdrom(0), 17).copy_from_slice(&crate::bios::eltorito_test_data::boot_record(20));
-    host.sector_mut(DiskId::Cdrom(0), 20).copy_from_slice(&crate::bios::eltorito_test_data::catalog(0, 8, 30));
+    host.sector_mut(DiskId::Cdrom(0), 17)
+        .copy_from_slice(&crate::bios::eltorito_test_data::boot_record(20));
+    host.sector_mut(DiskId::Cdrom(0), 20)
+        .copy_from_slice(&crate::bios::eltorito_test_data::catalog(0, 8, 30));
     let mut config = BiosConfig::new(RAM_SIZE as u64);
     config.boot_order = vec![BootDevice::HardDisk, BootDevice::Cdrom];
     let mut rig = Rig::with_config(config, host);

@@ -16,7 +16,11 @@ fn e820_all(rig: &mut Rig) -> Vec<E820Entry> {
         assert!(!cf(&ret));
         assert_eq!(rig.get(Reg::Rax) as u32, 0x534D_4150);
         assert_eq!(rig.get(Reg::Rcx) as u32, 24);
-        assert_eq!(&rig.ram[0x514..0x518], &[1, 0, 0, 0], "extended attributes: enabled");
+        assert_eq!(
+            &rig.ram[0x514..0x518],
+            &[1, 0, 0, 0],
+            "extended attributes: enabled"
+        );
         let b = &rig.ram[0x500..0x514];
         let kind = match u32::from_le_bytes(b[16..20].try_into().unwrap()) {
             1 => E820Kind::Ram,
@@ -45,7 +49,14 @@ fn e820_through_int15_matches_the_plan() {
     rig.post();
     let entries = e820_all(&mut rig);
     assert_eq!(entries, rig.bios.memory_map());
-    assert_eq!(entries[0], E820Entry { base: 0, len: 0x9FC00, kind: E820Kind::Ram });
+    assert_eq!(
+        entries[0],
+        E820Entry {
+            base: 0,
+            len: 0x9FC00,
+            kind: E820Kind::Ram
+        }
+    );
     // Bad signature / small buffer / index beyond the end fail.
     rig.set(Reg::Rax, 0xE820);
     rig.set(Reg::Rdx, 0);
@@ -116,7 +127,11 @@ fn wait_uses_virtual_time() {
                 break;
             }
         }
-        assert_eq!(rig.get(Reg::Rdx) as u16, 1000, "DX preserved across retries");
+        assert_eq!(
+            rig.get(Reg::Rdx) as u16,
+            1000,
+            "DX preserved across retries"
+        );
         assert!(retries < 10);
     }
     // Clock reads at 0, 0.3, 0.6, 0.9 ms are early; 1.2 ms completes.
@@ -176,7 +191,10 @@ fn rtc_time_and_ticks() {
     rig.ram[0x470] = 1;
     rig.set(Reg::Rax, 0x0000);
     rig.int(0x1A);
-    assert_eq!((rig.get(Reg::Rcx) as u16, rig.get(Reg::Rdx) as u16), (0x0012, 0x3456));
+    assert_eq!(
+        (rig.get(Reg::Rcx) as u16, rig.get(Reg::Rdx) as u16),
+        (0x0012, 0x3456)
+    );
     assert_eq!(rig.get(Reg::Rax) as u8, 1, "midnight flag reported");
     assert_eq!(rig.ram[0x470], 0, "and cleared");
 }

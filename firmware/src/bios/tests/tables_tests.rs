@@ -3,7 +3,10 @@
 use super::*;
 
 fn find_anchor(bytes: &[u8], base: u64, anchor: &[u8]) -> Option<u64> {
-    (0..bytes.len()).step_by(16).find(|&i| bytes[i..].starts_with(anchor)).map(|i| base + i as u64)
+    (0..bytes.len())
+        .step_by(16)
+        .find(|&i| bytes[i..].starts_with(anchor))
+        .map(|i| base + i as u64)
 }
 
 fn sum(bytes: &[u8]) -> u8 {
@@ -11,7 +14,9 @@ fn sum(bytes: &[u8]) -> u8 {
 }
 
 fn kind_at(map: &[E820Entry], addr: u64) -> Option<E820Kind> {
-    map.iter().find(|e| e.base <= addr && addr < e.end()).map(|e| e.kind)
+    map.iter()
+        .find(|e| e.base <= addr && addr < e.end())
+        .map(|e| e.kind)
 }
 
 #[test]
@@ -29,15 +34,24 @@ fn rsdp_in_rom_points_at_tables_in_acpi_memory() {
     let xsdt = u64::from_le_bytes(rsdp[24..32].try_into().unwrap()) as usize;
     let map = rig.bios.memory_map().to_vec();
     for table in [rsdt, xsdt] {
-        assert!(matches!(kind_at(&map, table as u64), Some(E820Kind::AcpiReclaim | E820Kind::AcpiNvs)));
+        assert!(matches!(
+            kind_at(&map, table as u64),
+            Some(E820Kind::AcpiReclaim | E820Kind::AcpiNvs)
+        ));
         let len = u32::from_le_bytes(rig.ram[table + 4..table + 8].try_into().unwrap()) as usize;
         assert_eq!(sum(&rig.ram[table..table + len]), 0);
     }
     assert_eq!(&rig.ram[rsdt..rsdt + 4], b"RSDT");
     assert_eq!(&rig.ram[xsdt..xsdt + 4], b"XSDT");
     // The FACS (first in the blob) sits in the NVS page.
-    let facs = (0..0x1000).step_by(64).map(|o| rig.bios.memory.acpi_base as usize + o).find(|&a| &rig.ram[a..a + 4] == b"FACS");
-    assert_eq!(kind_at(&map, facs.expect("FACS") as u64), Some(E820Kind::AcpiNvs));
+    let facs = (0..0x1000)
+        .step_by(64)
+        .map(|o| rig.bios.memory.acpi_base as usize + o)
+        .find(|&a| &rig.ram[a..a + 4] == b"FACS");
+    assert_eq!(
+        kind_at(&map, facs.expect("FACS") as u64),
+        Some(E820Kind::AcpiNvs)
+    );
 }
 
 #[test]
@@ -62,7 +76,8 @@ fn mp_table_in_ebda_lists_pci_interrupts() {
     let mut rig = Rig::new(FakeHost::new().with_pc_bus());
     rig.post();
     let ebda = 0x9FC00usize;
-    let fp = find_anchor(&rig.ram[ebda..ebda + 1024], ebda as u64, b"_MP_").expect("MP floating pointer") as usize;
+    let fp = find_anchor(&rig.ram[ebda..ebda + 1024], ebda as u64, b"_MP_")
+        .expect("MP floating pointer") as usize;
     assert_eq!(sum(&rig.ram[fp..fp + 16]), 0);
     let cfg = u32::from_le_bytes(rig.ram[fp + 4..fp + 8].try_into().unwrap()) as usize;
     assert_eq!(&rig.ram[cfg..cfg + 4], b"PCMP");
