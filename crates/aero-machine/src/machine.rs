@@ -388,7 +388,7 @@ impl Machine {
     /// Hardware reset (keyboard controller pulse, port 0x92, 0xCF9, triple fault policy).
     pub fn reset(&mut self) {
         self.cpu.reset();
-        self.platform.reset_interrupt_hardware();
+        self.platform.reset_devices();
         self.platform.ide.reset();
         self.platform.ahci.reset();
         self.platform.aerogpu.reset();

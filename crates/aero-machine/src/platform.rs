@@ -153,13 +153,22 @@ impl Platform {
         }
     }
 
-    /// What RESET# does to the interrupt and timer hardware: LAPIC back to its power-on
-    /// state (software-disabled, timer stopped), IOAPIC pins masked, HPET and PIT stopped,
-    /// PICs uninitialised, ACPI events off (SCI_EN clear; the PM base stays where PCI put
-    /// it). Without this a rebooting guest's firmware would take the old OS's timer
-    /// interrupts. CMOS RAM, the serial port's output and PCI configuration are kept (the
-    /// firmware reprograms PCI).
-    pub fn reset_interrupt_hardware(&mut self) {
+    /// What RESET# does to the platform devices (like QEMU, every reset source is a full
+    /// platform reset): LAPIC back to its power-on state (software-disabled, timer
+    /// stopped), IOAPIC pins masked, HPET and PIT stopped, PICs uninitialised, ACPI events
+    /// off (SCI_EN clear; the PM base stays where PCI put it), RTC interrupt enables off,
+    /// keyboard controller and PS/2 devices, UART registers and the VGA (back to text
+    /// mode, VBE off) at power-on values. Without this a rebooting guest's firmware would
+    /// take the old OS's timer interrupts or find the old OS's video mode. Kept: CMOS RAM
+    /// and time (battery), port 0x92's A20 bit, COM1 output already sent, PCI
+    /// configuration (the firmware reprograms it). Storage and AeroGPU are reset by the
+    /// machine.
+    pub fn reset_devices(&mut self) {
+        self.rtc.reset();
+        self.port92.reset();
+        self.i8042 = I8042::new();
+        self.com1.reset();
+        self.vga = Vga::new();
         self.lapic = LocalApic::new(0, true);
         self.ioapic = IoApic::new(1);
         self.hpet = Hpet::new();
@@ -692,6 +701,52 @@ mod tests {
     use crate::devices::lapic::DeliveryMode;
 
     #[test]
+    fn reset_returns_the_legacy_devices_to_power_on() {
+        let (map, _) = MemoryMap::allocate(16 << 20, &[0u8; 0x20000]).unwrap();
+        let mut p = Platform::new(Clock::new(true), map, 0);
+        let cmos = |p: &mut Platform, index: u32| {
+            p.io_write(0x70, 1, index);
+            p.io_read(0x71, 1)
+        };
+        // The old OS: RTC periodic interrupts on, CMOS byte stored, VBE 800x600x32 on,
+        // keyboard controller command byte changed, UART interrupts on, port 0x92 A20 on.
+        p.io_write(0x70, 1, 0x0B);
+        p.io_write(0x71, 1, 0x42);
+        p.io_write(0x70, 1, 0x40);
+        p.io_write(0x71, 1, 0x5A);
+        for (index, value) in [(1, 800), (2, 600), (3, 32), (4, 0x41)] {
+            p.io_write(0x1CE, 2, index);
+            p.io_write(0x1CF, 2, value);
+        }
+        p.io_write(0x64, 1, 0x60);
+        p.io_write(0x60, 1, 0x00);
+        p.io_write(0x3F9, 1, 0x0F);
+        p.io_write(0x92, 1, 0x02);
+        p.io_write(0x3F8, 1, u32::from(b'x'));
+
+        p.reset_devices();
+
+        assert_eq!(
+            cmos(&mut p, 0x0B) & 0x70,
+            0,
+            "RTC interrupt enables survived"
+        );
+        assert_eq!(cmos(&mut p, 0x40), 0x5A, "CMOS RAM is battery-backed");
+        p.io_write(0x1CE, 2, 4);
+        assert_eq!(p.io_read(0x1CF, 2) & 1, 0, "VBE still enabled after reset");
+        assert!(p.vga.text_screen().is_some(), "VGA not back in text mode");
+        p.io_write(0x64, 1, 0x20);
+        assert_eq!(p.io_read(0x60, 1), u32::from(I8042::new().command_byte()));
+        assert_eq!(p.io_read(0x3F9, 1), 0, "UART interrupt enables survived");
+        assert_eq!(
+            p.io_read(0x92, 1) & 3,
+            2,
+            "port 0x92 keeps A20, drops fast reset"
+        );
+        assert_eq!(p.com1.take_output(), b"x", "sent serial output is kept");
+    }
+
+    #[test]
     fn reset_silences_the_old_interrupt_setup() {
         let (map, _) = MemoryMap::allocate(16 << 20, &[0u8; 0x20000]).unwrap();
         let mut p = Platform::new(Clock::new(true), map, 0);
@@ -701,7 +756,7 @@ mod tests {
         // IOAPIC pin 4 unmasked to vector 0x30.
         p.mmio_write(0xFEC0_0000, 4, 0x18);
         p.mmio_write(0xFEC0_0010, 4, 0x30);
-        p.reset_interrupt_hardware();
+        p.reset_devices();
         assert!(
             !p.interrupt_pending(),
             "a pending LAPIC vector survived the reset"

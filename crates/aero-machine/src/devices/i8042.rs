@@ -113,7 +113,7 @@ impl I8042 {
         }
     }
 
-    fn command_byte(&self) -> u8 {
+    pub(crate) fn command_byte(&self) -> u8 {
         self.ram[0]
     }
 

@@ -24,6 +24,13 @@ impl Port92 {
         Port92::default()
     }
 
+    /// RESET#: the fast-reset bit clears; the A20 bit keeps its value (PIIX3 keeps it,
+    /// and firmware that enabled A20 before a warm reboot expects it still on).
+    pub fn reset(&mut self) {
+        self.value &= !FAST_RESET;
+        self.reset_requested = false;
+    }
+
     /// A20 gate requested through this port.
     pub fn a20_enabled(&self) -> bool {
         self.value & A20 != 0

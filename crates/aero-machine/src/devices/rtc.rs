@@ -172,6 +172,14 @@ impl Rtc {
         }
     }
 
+    /// RESET# on the MC146818: the interrupt enables (PIE, AIE, UIE) and register C's
+    /// flags clear, so a rebooting guest does not get the old OS's periodic interrupts.
+    /// Time, the divider and CMOS RAM run on the battery and are kept.
+    pub fn reset(&mut self) {
+        self.reg_b &= !(B_PIE | B_AIE | B_UIE);
+        self.reg_c = 0;
+    }
+
     /// IRQ8 output level (register C's IRQF).
     pub fn irq_level(&self) -> bool {
         self.reg_c & C_IRQF != 0

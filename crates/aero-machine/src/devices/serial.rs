@@ -107,6 +107,18 @@ impl Serial {
         }
     }
 
+    /// RESET#: the registers return to their power-on values (interrupts off, FIFO off);
+    /// what was already sent stays in the output and host input stays queued.
+    pub fn reset(&mut self) {
+        let output = std::mem::take(&mut self.output);
+        let host_input = std::mem::take(&mut self.host_input);
+        let dropped = self.output_dropped;
+        *self = Serial::new(self.base);
+        self.output = output;
+        self.host_input = host_input;
+        self.output_dropped = dropped;
+    }
+
     /// First port of the 8-port register block.
     pub fn base(&self) -> u16 {
         self.base
