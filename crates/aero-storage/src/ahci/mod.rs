@@ -20,7 +20,7 @@ use crate::ide::ata::{self, IdentifyParams};
 use crate::ide::atapi::{self, Disc, Sense};
 use crate::ide::busmaster::{Scatter, Segment};
 use crate::ide::channel::AtapiState;
-use crate::ide::{DmaError, GuestMemory, IdeDrive};
+use crate::ide::{CdStatus, DmaError, GuestMemory, IdeDrive, MediaError};
 
 /// Size of the register block behind ABAR (BAR5).
 pub const ABAR_SIZE: u64 = 0x1000;
@@ -238,34 +238,49 @@ impl Ahci {
         Ok(())
     }
 
-    /// Inserts a disc into the CD drive on `port` (host action).
-    pub fn insert_media(&mut self, port: usize, media: Box<dyn BlockDevice>) {
-        if let Some(d) = self
+    /// The CD drive on `port` as the shared ATAPI model sees it.
+    fn cd_disc(&mut self, port: usize) -> Result<Disc<'_>, MediaError> {
+        let d = self
             .ports
             .get_mut(port)
             .and_then(|p| p.drive.as_mut())
             .filter(|d| matches!(d.kind, Kind::Cdrom))
-        {
-            d.media = Some(media);
-            d.atapi.unit_attention = true;
-            d.atapi.media_event = 2;
-        }
+            .ok_or(MediaError::NoCdDrive)?;
+        Ok(Disc {
+            media: &mut d.media,
+            state: &mut d.atapi,
+        })
     }
 
-    /// Removes the disc from the CD drive on `port` (host action).
-    pub fn eject_media(&mut self, port: usize) -> Option<Box<dyn BlockDevice>> {
+    /// Inserts a disc into the CD drive on `port` (host action); returns the disc it
+    /// replaced. Same model as on IDE (see `ide::atapi`).
+    pub fn insert_media(
+        &mut self,
+        port: usize,
+        media: Box<dyn BlockDevice>,
+    ) -> Result<Option<Box<dyn BlockDevice>>, MediaError> {
+        Ok(self.cd_disc(port)?.insert(media))
+    }
+
+    /// Host eject from the CD drive on `port`; a tray the guest locked stays shut (the
+    /// guest gets an eject request) unless `force`.
+    pub fn eject_media(
+        &mut self,
+        port: usize,
+        force: bool,
+    ) -> Result<Option<Box<dyn BlockDevice>>, MediaError> {
+        self.cd_disc(port)?.eject(force)
+    }
+
+    /// Tray and disc state of the CD drive on `port` (None: no CD drive there).
+    pub fn cd_status(&self, port: usize) -> Option<CdStatus> {
         let d = self
             .ports
-            .get_mut(port)?
+            .get(port)?
             .drive
-            .as_mut()
+            .as_ref()
             .filter(|d| matches!(d.kind, Kind::Cdrom))?;
-        let media = d.media.take();
-        if media.is_some() {
-            d.atapi.unit_attention = true;
-            d.atapi.media_event = 3;
-        }
-        media
+        Some(d.atapi.status(&d.media))
     }
 
     /// HBA reset (power-on, PCI reset or GHC.HR): registers to their defaults, every
@@ -276,7 +291,11 @@ impl Ahci {
         self.bohc = 0;
         self.msi_event = false;
         for p in &mut self.ports {
-            let (clb, fb, drive) = (p.clb, p.fb, p.drive.take());
+            let (clb, fb, mut drive) = (p.clb, p.fb, p.drive.take());
+            // The device's hard reset ends the guest's PREVENT MEDIUM REMOVAL.
+            if let Some(d) = drive.as_mut() {
+                d.atapi.locked = false;
+            }
             *p = Port {
                 clb,
                 fb,

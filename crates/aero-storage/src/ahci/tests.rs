@@ -542,3 +542,104 @@ fn random_guest_memory_and_registers_never_panic() {
         }
     }
 }
+
+/// A CD drive on port 2 (empty or with `disc`), the port started as a driver does.
+fn cd_guest(disc: Option<Box<dyn BlockDevice>>) -> Guest {
+    let mut hba = Ahci::new(ICH9_PORTS);
+    hba.attach(2, IdeDrive::Cdrom(disc));
+    let mut g = Guest {
+        hba,
+        ram: Ram(vec![0; 1 << 20]),
+        flushes: Arc::new(AtomicUsize::new(0)),
+    };
+    g.w(GHC, GHC_AE | GHC_IE);
+    g.w(Guest::p(2, P_CLB), CLB as u32);
+    g.w(Guest::p(2, P_FB), FB as u32);
+    g.w(Guest::p(2, P_CMD), CMD_FRE | CMD_ST);
+    g.hba.process(&mut g.ram);
+    g.w(Guest::p(2, P_IS), u32::MAX);
+    g
+}
+
+/// One PIO packet command on port 2: Ok(data) or Err(sense key from PxTFD's error byte).
+/// After an error the port is restarted (ST off and on), as drivers do.
+fn cd_packet(g: &mut Guest, cdb: &[u8], len: u32) -> Result<Vec<u8>, u8> {
+    let port = |reg| Guest::p(2, reg);
+    g.command(0, h2d(0xA0, 0, 0), false, &[(BUF, len.max(2))]);
+    let mut header = [0u8; 4];
+    g.ram.read(CLB, &mut header).unwrap();
+    header[0] |= 1 << 5; // ATAPI
+    g.ram.write(CLB, &header).unwrap();
+    let mut packet = [0u8; 16];
+    packet[..cdb.len()].copy_from_slice(cdb);
+    g.ram.write(CT + 0x40, &packet).unwrap();
+    g.ram.0[BUF as usize..(BUF + u64::from(len)) as usize].fill(0xEE);
+    g.w(port(P_CI), 1);
+    g.hba.process(&mut g.ram);
+    let is = g.r(port(P_IS));
+    g.w(port(P_IS), u32::MAX);
+    if is & PXIS_TFES != 0 {
+        let key = (g.r(port(P_TFD)) >> 12 & 0xF) as u8;
+        g.w(port(P_CMD), CMD_FRE);
+        g.w(port(P_CMD), CMD_FRE | CMD_ST);
+        return Err(key);
+    }
+    let n = g.prdbc(0) as usize;
+    Ok(g.mem(BUF, n).to_vec())
+}
+
+/// The sense (key, ASC, ASCQ) through REQUEST SENSE on port 2.
+fn cd_sense(g: &mut Guest) -> (u8, u8, u8) {
+    let d = cd_packet(g, &[0x03, 0, 0, 0, 18], 18).unwrap();
+    (d[2] & 0x0F, d[12], d[13])
+}
+
+#[test]
+fn atapi_media_change_on_an_ahci_port() {
+    let disc = |sectors: usize| -> Box<dyn BlockDevice> {
+        let data = (0..sectors * 2048).map(|i| (i / 2048) as u8).collect();
+        Box::new(MemoryDisk::new(data, 2048, true).unwrap())
+    };
+    let mut g = cd_guest(None);
+    assert_eq!(cd_packet(&mut g, &[0x00], 0), Err(0x02), "empty drive");
+    assert_eq!(
+        cd_sense(&mut g),
+        (0x02, 0x3A, 0x01),
+        "no medium, tray closed"
+    );
+
+    assert!(g.hba.insert_media(2, disc(40)).unwrap().is_none());
+    let events = cd_packet(&mut g, &[0x4A, 1, 0, 0, 0x10, 0, 0, 0, 8], 8).unwrap();
+    assert_eq!((events[4], events[5]), (2, 0x02), "NewMedia, present");
+    assert_eq!(
+        cd_packet(&mut g, &[0x25], 8),
+        Err(0x06),
+        "unit attention once"
+    );
+    assert_eq!(cd_sense(&mut g), (0x06, 0x28, 0x00));
+    let cap = cd_packet(&mut g, &[0x25], 8).unwrap();
+    assert_eq!(&cap[..4], &39u32.to_be_bytes());
+    let data = cd_packet(&mut g, &[0x28, 0, 0, 0, 0, 7, 0, 0, 1], 2048).unwrap();
+    assert_eq!(data, vec![7u8; 2048], "reads the new disc");
+
+    // Locked: the host's eject becomes a request; the guest unlocks and ejects.
+    cd_packet(&mut g, &[0x1E, 0, 0, 0, 1], 0).unwrap();
+    assert_eq!(g.hba.cd_status(2).map(|s| s.locked), Some(true));
+    assert_eq!(g.hba.eject_media(2, false).err(), Some(MediaError::Locked));
+    let events = cd_packet(&mut g, &[0x4A, 1, 0, 0, 0x10, 0, 0, 0, 8], 8).unwrap();
+    assert_eq!(events[4], 1, "EjectRequest");
+    cd_packet(&mut g, &[0x1E, 0, 0, 0, 0], 0).unwrap();
+    cd_packet(&mut g, &[0x1B, 0, 0, 0, 0x02], 0).unwrap();
+    assert_eq!(cd_packet(&mut g, &[0x00], 0), Err(0x02));
+    assert_eq!(cd_sense(&mut g), (0x02, 0x3A, 0x02), "tray open");
+    // The host takes the disc off the open tray and puts another in.
+    assert!(g.hba.eject_media(2, false).unwrap().is_some());
+    g.hba.insert_media(2, disc(3)).unwrap();
+    assert_eq!(cd_packet(&mut g, &[0x00], 0), Err(0x06));
+    let cap = cd_packet(&mut g, &[0x25], 8).unwrap();
+    assert_eq!(&cap[..4], &2u32.to_be_bytes(), "the second disc's last LBA");
+    assert_eq!(
+        g.hba.eject_media(0, false).err(),
+        Some(MediaError::NoCdDrive)
+    );
+}

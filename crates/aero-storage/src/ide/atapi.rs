@@ -1,7 +1,22 @@
 //! ATAPI CD/DVD drive: the ATA commands an ATAPI device answers, and the SCSI/MMC packet
 //! commands (TEST UNIT READY, REQUEST SENSE, INQUIRY, READ CAPACITY, READ(10)/(12), READ
 //! TOC, GET CONFIGURATION, GET EVENT STATUS NOTIFICATION, MODE SENSE(10), START STOP UNIT,
-//! PREVENT ALLOW MEDIUM REMOVAL).
+//! PREVENT ALLOW MEDIUM REMOVAL), and the drive's media-change model: the tray, the lock,
+//! UNIT ATTENTION and media events. The IDE channel and the AHCI port both drive this one
+//! model; they only move the bytes.
+//!
+//! Media change, as a real tray-loading drive does it:
+//! - host eject: the tray opens and the disc is taken out; commands that need a disc fail
+//!   with NOT READY, "medium not present - tray open" (02/3A/02) and a MediaRemoval event
+//!   is queued. If the guest has locked the tray (PREVENT ALLOW MEDIUM REMOVAL) the tray
+//!   stays shut and an EjectRequest event goes to the guest instead, as when the eject
+//!   button of a locked drive is pressed; the host may force the eject.
+//! - host insert: the disc goes in and the tray closes; the next command that is not
+//!   INQUIRY, REQUEST SENSE or GET EVENT STATUS NOTIFICATION fails once with UNIT
+//!   ATTENTION "not ready to ready change, medium may have changed" (06/28/00), then the
+//!   drive is ready with the new disc (capacity, TOC) and a NewMedia event is queued.
+//! - guest START STOP UNIT with LoEj: eject opens the tray (refused with 05/53/02 while
+//!   locked); the disc stays on the tray and load closes it again (NewMedia event).
 
 use super::ata;
 use super::channel::{AtapiState, DmaJob, ERR_ABRT, IdeChannel, Kind, ST_DRDY, ST_ERR, Transfer};
@@ -16,7 +31,8 @@ const CD_MAX_SECTORS: u64 = 870 * 1024 * 1024 / SECTOR;
 pub(crate) struct Sense(pub u8, pub u8, pub u8);
 
 impl Sense {
-    pub const NO_MEDIUM: Sense = Sense(0x02, 0x3A, 0x00);
+    pub const NO_MEDIUM_TRAY_CLOSED: Sense = Sense(0x02, 0x3A, 0x01);
+    pub const NO_MEDIUM_TRAY_OPEN: Sense = Sense(0x02, 0x3A, 0x02);
     pub const READ_ERROR: Sense = Sense(0x03, 0x11, 0x00);
     pub const INVALID_OPCODE: Sense = Sense(0x05, 0x20, 0x00);
     pub const LBA_OUT_OF_RANGE: Sense = Sense(0x05, 0x21, 0x00);
@@ -34,6 +50,33 @@ pub(crate) struct Reply {
     pub read: Option<(u64, u32)>,
 }
 
+/// GET EVENT STATUS NOTIFICATION media event codes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MediaEvent {
+    EjectRequest = 1,
+    NewMedia = 2,
+    MediaRemoval = 3,
+}
+
+/// What the host sees of a CD/DVD drive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CdStatus {
+    /// A disc is in the drive (on the tray if the tray is open).
+    pub medium: bool,
+    pub tray_open: bool,
+    /// The guest prevents medium removal.
+    pub locked: bool,
+}
+
+/// Why a host media change was not done.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum MediaError {
+    #[error("no CD/DVD drive there")]
+    NoCdDrive,
+    #[error("the guest has locked the tray; an eject request was sent to the guest")]
+    Locked,
+}
+
 /// What a packet command works on: the disc (if any) and the drive's sense/media state.
 /// Shared by the IDE channel and the AHCI port.
 pub(crate) struct Disc<'a> {
@@ -41,7 +84,60 @@ pub(crate) struct Disc<'a> {
     pub state: &'a mut AtapiState,
 }
 
+impl AtapiState {
+    pub fn status(&self, media: &Option<Box<dyn BlockDevice>>) -> CdStatus {
+        CdStatus {
+            medium: media.is_some(),
+            tray_open: self.tray_open,
+            locked: self.locked,
+        }
+    }
+}
+
 impl Disc<'_> {
+    /// Host inserts `disc`: the tray closes with it, the guest is told (UNIT ATTENTION,
+    /// NewMedia). Returns the disc it replaced.
+    pub fn insert(&mut self, disc: Box<dyn BlockDevice>) -> Option<Box<dyn BlockDevice>> {
+        let old = self.media.replace(disc);
+        self.state.tray_open = false;
+        self.state.unit_attention = true;
+        self.state.media_event = Some(MediaEvent::NewMedia);
+        old
+    }
+
+    /// Host eject (the drive's eject button). A locked tray stays shut unless `force`: the
+    /// guest gets an EjectRequest event and decides (it may unlock and eject itself).
+    pub fn eject(&mut self, force: bool) -> Result<Option<Box<dyn BlockDevice>>, MediaError> {
+        if self.state.locked && !force {
+            self.state.media_event = Some(MediaEvent::EjectRequest);
+            return Err(MediaError::Locked);
+        }
+        if !self.state.tray_open {
+            self.state.tray_open = true;
+            self.state.media_event = Some(MediaEvent::MediaRemoval);
+        }
+        // A change the guest has not seen yet is superseded by "no medium".
+        self.state.unit_attention = false;
+        Ok(self.media.take())
+    }
+
+    /// NOT READY sense for a command that needs a disc.
+    pub fn no_medium(&self) -> Sense {
+        if self.state.tray_open {
+            Sense::NO_MEDIUM_TRAY_OPEN
+        } else {
+            Sense::NO_MEDIUM_TRAY_CLOSED
+        }
+    }
+
+    /// The disc's size in 2048-byte sectors, or NOT READY without a loaded disc.
+    fn sectors(&self) -> Result<u64, Sense> {
+        match self.media.as_ref() {
+            Some(m) if !self.state.tray_open => Ok(m.sector_count()),
+            _ => Err(self.no_medium()),
+        }
+    }
+
     /// A command completed without error: the sense data is consumed.
     pub fn clear_sense(&mut self) {
         self.state.sense_key = 0;
@@ -158,6 +254,19 @@ pub(crate) fn fail(ch: &mut IdeChannel, sense: Sense) {
     ch.raise_irq();
 }
 
+/// Ends a packet command with NOT READY (the disc went away under a DMA transfer).
+pub(crate) fn fail_no_medium(ch: &mut IdeChannel) {
+    let sense = match ch.dev() {
+        Some(d) => Disc {
+            media: &mut d.media,
+            state: &mut d.atapi,
+        }
+        .no_medium(),
+        None => Sense::ABORTED,
+    };
+    fail(ch, sense);
+}
+
 fn finish(ch: &mut IdeChannel) {
     if let Some(d) = ch.dev() {
         Disc {
@@ -239,7 +348,7 @@ fn be32(b: &[u8], at: usize) -> u32 {
 }
 
 fn capacity(disc: &mut Disc<'_>) -> Option<u64> {
-    disc.media.as_ref().map(|m| m.sector_count())
+    disc.sectors().ok()
 }
 
 /// Runs one packet command against the drive's state; the transport (IDE PIO/DMA or an
@@ -253,16 +362,14 @@ pub(crate) fn command(disc: &mut Disc<'_>, cdb: &[u8; 12]) -> Result<Reply, Sens
         return Err(Sense::MEDIUM_CHANGED);
     }
     match op {
-        0x00 => capacity(disc)
-            .map(|_| Reply {
-                data: Vec::new(),
-                read: None,
-            })
-            .ok_or(Sense::NO_MEDIUM),
+        0x00 => disc.sectors().map(|_| Reply {
+            data: Vec::new(),
+            read: None,
+        }),
         0x03 => request_sense(disc, cdb[4] as usize),
         0x12 => inquiry(cdb[4] as usize),
         0x25 => {
-            let sectors = capacity(disc).ok_or(Sense::NO_MEDIUM)?;
+            let sectors = disc.sectors()?;
             let last = sectors.saturating_sub(1).min(u32::MAX as u64) as u32;
             let mut d = last.to_be_bytes().to_vec();
             d.extend_from_slice(&(SECTOR as u32).to_be_bytes());
@@ -281,6 +388,8 @@ pub(crate) fn command(disc: &mut Disc<'_>, cdb: &[u8; 12]) -> Result<Reply, Sens
         0xBE => read_cd(disc, cdb),
         0xAD => read_dvd_structure(disc, cdb),
         0x1E => {
+            // Prevent field: bit 0 locks against removal (bit 1, persistent prevention, is
+            // for changers).
             disc.state.locked = cdb[4] & 1 != 0;
             Reply::none()
         }
@@ -317,7 +426,7 @@ fn inquiry(alloc: usize) -> Result<Reply, Sense> {
 }
 
 fn read(disc: &mut Disc<'_>, lba: u64, count: u32) -> Result<Reply, Sense> {
-    let sectors = capacity(disc).ok_or(Sense::NO_MEDIUM)?;
+    let sectors = disc.sectors()?;
     if lba + count as u64 > sectors {
         return Err(Sense::LBA_OUT_OF_RANGE);
     }
@@ -347,7 +456,7 @@ fn address(lba: u64, as_msf: bool) -> [u8; 4] {
 }
 
 fn read_toc(disc: &mut Disc<'_>, cdb: &[u8; 12]) -> Result<Reply, Sense> {
-    let sectors = capacity(disc).ok_or(Sense::NO_MEDIUM)?;
+    let sectors = disc.sectors()?;
     let as_msf = cdb[1] & 0x02 != 0;
     let alloc = be16(cdb, 7) as usize;
     // Old drivers put the format in the control byte's top bits.
@@ -453,9 +562,9 @@ fn event_status(disc: &mut Disc<'_>, cdb: &[u8; 12]) -> Result<Reply, Sense> {
         // No supported class requested: header only, "no event available".
         return Reply::bytes(vec![0, 2, 0x80, MEDIA_CLASS], alloc);
     }
-    let present = capacity(disc).is_some();
-    let event = std::mem::take(&mut disc.state.media_event);
-    let d = vec![0, 6, 4, MEDIA_CLASS, event, present as u8 * 2, 0, 0];
+    let event = disc.state.media_event.take().map_or(0, |e| e as u8);
+    let status = disc.state.tray_open as u8 | (disc.media.is_some() as u8) << 1;
+    let d = vec![0, 6, 4, MEDIA_CLASS, event, status, 0, 0];
     Reply::bytes(d, alloc)
 }
 
@@ -498,22 +607,33 @@ fn mode_sense(cdb: &[u8; 12]) -> Result<Reply, Sense> {
     Reply::bytes(d, alloc)
 }
 
+/// START STOP UNIT: only LoEj does anything (the tray); the motor is not modelled.
 fn start_stop(disc: &mut Disc<'_>, flags: u8) -> Result<Reply, Sense> {
     let load_eject = flags & 0x02 != 0;
     let start = flags & 0x01 != 0;
-    if load_eject && !start {
+    if !load_eject {
+        return Reply::none();
+    }
+    if !start {
         if disc.state.locked {
             return Err(Sense::REMOVAL_PREVENTED);
         }
-        if disc.media.take().is_some() {
-            disc.state.media_event = 3;
+        if !disc.state.tray_open {
+            // The disc stays on the open tray until the host takes it out.
+            disc.state.tray_open = true;
+            disc.state.media_event = Some(MediaEvent::MediaRemoval);
+        }
+    } else if disc.state.tray_open {
+        disc.state.tray_open = false;
+        if disc.media.is_some() {
+            disc.state.media_event = Some(MediaEvent::NewMedia);
         }
     }
     Reply::none()
 }
 
 fn read_disc_information(disc: &mut Disc<'_>, alloc: usize) -> Result<Reply, Sense> {
-    capacity(disc).ok_or(Sense::NO_MEDIUM)?;
+    disc.sectors()?;
     let mut d = vec![0u8; 34];
     d[1] = 32;
     d[2] = 0x0E; // last session complete, disc complete (not writable)
@@ -526,9 +646,8 @@ fn read_disc_information(disc: &mut Disc<'_>, alloc: usize) -> Result<Reply, Sen
 }
 
 fn mechanism_status(disc: &mut Disc<'_>, alloc: usize) -> Result<Reply, Sense> {
-    let empty = capacity(disc).is_none();
-    // Header only: no changer, idle mechanism; the tray reads as open when empty.
-    let d = vec![0, (empty as u8) << 4, 0, 0, 0, 0, 0, 0];
+    // Header only: no changer, idle mechanism, door open bit.
+    let d = vec![0, (disc.state.tray_open as u8) << 4, 0, 0, 0, 0, 0, 0];
     Reply::bytes(d, alloc)
 }
 
@@ -549,7 +668,7 @@ fn read_cd(disc: &mut Disc<'_>, cdb: &[u8; 12]) -> Result<Reply, Sense> {
 
 /// READ DVD STRUCTURE format 0 (physical format information) for DVD-sized discs.
 fn read_dvd_structure(disc: &mut Disc<'_>, cdb: &[u8; 12]) -> Result<Reply, Sense> {
-    let sectors = capacity(disc).ok_or(Sense::NO_MEDIUM)?;
+    let sectors = disc.sectors()?;
     if cdb[7] != 0 {
         return Err(Sense::INVALID_FIELD);
     }

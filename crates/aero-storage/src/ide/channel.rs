@@ -1,6 +1,7 @@
 //! One ATA channel: the shared task-file registers, the two device slots, the PIO data
 //! port state machine, the interrupt line and the channel's bus-master registers.
 
+use super::atapi::{CdStatus, MediaError};
 use super::busmaster::{self, BusMaster, DmaError, GuestMemory, Scatter};
 use super::{ata, atapi};
 use crate::BlockDevice;
@@ -106,11 +107,13 @@ pub(crate) struct AtapiState {
     pub sense_key: u8,
     pub asc: u8,
     pub ascq: u8,
-    /// A disc was inserted or removed and the host has not been told (UNIT ATTENTION).
+    /// A disc was inserted and the guest has not been told (UNIT ATTENTION).
     pub unit_attention: bool,
-    /// GET EVENT STATUS NOTIFICATION media event not yet reported (2 new media, 3 removal).
-    pub media_event: u8,
+    /// GET EVENT STATUS NOTIFICATION media event not yet reported.
+    pub media_event: Option<atapi::MediaEvent>,
+    /// PREVENT ALLOW MEDIUM REMOVAL: the guest locked the tray.
     pub locked: bool,
+    pub tray_open: bool,
 }
 
 pub(crate) struct Device {
@@ -243,29 +246,44 @@ impl IdeChannel {
         }
     }
 
-    /// Inserts a disc into the CD drive in `slave`'s slot (host action).
-    pub fn insert_media(&mut self, slave: bool, media: Box<dyn BlockDevice>) {
-        if let Some(dev) = self.devices[slave as usize]
-            .as_mut()
-            .filter(|d| d.kind == Kind::Cdrom)
-        {
-            dev.media = Some(media);
-            dev.atapi.unit_attention = true;
-            dev.atapi.media_event = 2;
-        }
-    }
-
-    /// Removes the disc (host action; overrides the guest's PREVENT MEDIUM REMOVAL).
-    pub fn eject_media(&mut self, slave: bool) -> Option<Box<dyn BlockDevice>> {
+    /// The CD drive in `slave`'s slot as the shared ATAPI model sees it.
+    fn cd_disc(&mut self, slave: bool) -> Result<atapi::Disc<'_>, MediaError> {
         let dev = self.devices[slave as usize]
             .as_mut()
+            .filter(|d| d.kind == Kind::Cdrom)
+            .ok_or(MediaError::NoCdDrive)?;
+        Ok(atapi::Disc {
+            media: &mut dev.media,
+            state: &mut dev.atapi,
+        })
+    }
+
+    /// Inserts a disc into the CD drive in `slave`'s slot (host action); returns the disc
+    /// it replaced. See [`atapi`] for what the guest sees.
+    pub fn insert_media(
+        &mut self,
+        slave: bool,
+        media: Box<dyn BlockDevice>,
+    ) -> Result<Option<Box<dyn BlockDevice>>, MediaError> {
+        Ok(self.cd_disc(slave)?.insert(media))
+    }
+
+    /// Host eject: opens the tray and takes the disc out, unless the guest locked the tray
+    /// (then the guest gets an eject request) and `force` is off.
+    pub fn eject_media(
+        &mut self,
+        slave: bool,
+        force: bool,
+    ) -> Result<Option<Box<dyn BlockDevice>>, MediaError> {
+        self.cd_disc(slave)?.eject(force)
+    }
+
+    /// Tray and disc state of the CD drive in `slave`'s slot (None: no CD drive there).
+    pub fn cd_status(&self, slave: bool) -> Option<CdStatus> {
+        let dev = self.devices[slave as usize]
+            .as_ref()
             .filter(|d| d.kind == Kind::Cdrom)?;
-        let media = dev.media.take();
-        if media.is_some() {
-            dev.atapi.unit_attention = true;
-            dev.atapi.media_event = 3;
-        }
-        media
+        Some(dev.atapi.status(&dev.media))
     }
 
     pub(crate) fn selected(&self) -> usize {
@@ -289,6 +307,10 @@ impl IdeChannel {
         self.device_control = 0;
         self.soft_reset();
         self.bm = BusMaster::default();
+        // A hardware reset ends the guest's PREVENT MEDIUM REMOVAL (as power-on does).
+        for dev in self.devices.iter_mut().flatten() {
+            dev.atapi.locked = false;
+        }
     }
 
     fn soft_reset(&mut self) {
@@ -655,7 +677,7 @@ impl IdeChannel {
             return Err(DmaError::NoDevice);
         };
         let Some(media) = dev.media.as_mut() else {
-            return Ok(Err(|ch| atapi::fail(ch, atapi::Sense::NO_MEDIUM)));
+            return Ok(Err(atapi::fail_no_medium));
         };
         let mut moved = 0usize;
         match job {

@@ -13,6 +13,7 @@ pub(crate) mod channel;
 #[cfg(test)]
 mod tests;
 
+pub use atapi::{CdStatus, MediaError};
 pub use busmaster::{DmaError, GuestMemory};
 pub use channel::{IdeChannel, IdeDrive};
 

@@ -585,21 +585,130 @@ fn atapi_test_unit_ready_sense_and_media_change() {
     let mut ide = controller();
     let (_, st, _) = packet(&mut ide, &[0x00], 0);
     assert_eq!(st & 1, 0, "disc present: ready");
-    let disc = ide.channels[1].eject_media(false).unwrap();
+    let disc = ide.channels[1].eject_media(false, false).unwrap().unwrap();
     let (_, st, err) = packet(&mut ide, &[0x00], 0);
+    assert_eq!((st & 1, err >> 4), (1, 0x02), "not ready after removal");
     assert_eq!(
-        (st & 1, err >> 4),
-        (1, 0x06),
-        "unit attention after removal"
+        sense(&mut ide),
+        (0x02, 0x3A, 0x02),
+        "medium not present - tray open"
     );
-    let (_, st, err) = packet(&mut ide, &[0x00], 0);
-    assert_eq!((st & 1, err >> 4), (1, 0x02));
-    assert_eq!(sense(&mut ide), (0x02, 0x3A, 0x00), "medium not present");
     assert_eq!(sense(&mut ide), (0, 0, 0), "sense is consumed");
-    ide.channels[1].insert_media(false, disc);
+    assert!(
+        ide.channels[1].insert_media(false, disc).unwrap().is_none(),
+        "the drive was empty"
+    );
     assert_eq!(packet(&mut ide, &[0x00], 0).2 >> 4, 0x06);
     assert_eq!(sense(&mut ide), (0x06, 0x28, 0x00));
     assert_eq!(packet(&mut ide, &[0x00], 0).1 & 1, 0);
+    // The master of the primary channel has no CD drive.
+    assert_eq!(
+        ide.channels[0].eject_media(false, false).err(),
+        Some(MediaError::NoCdDrive)
+    );
+}
+
+/// GET EVENT STATUS NOTIFICATION, media class, polled: (event code, media status byte).
+fn media_event(ide: &mut IdeController) -> (u8, u8) {
+    let (d, st, _) = packet(ide, &[0x4A, 1, 0, 0, 0x10, 0, 0, 0, 8], 0xFFFE);
+    assert_eq!(
+        st & 1,
+        0,
+        "GESN never fails, not even with a unit attention pending"
+    );
+    assert_eq!((d[2], d[3]), (4, 0x10), "media class");
+    (d[4] & 0x0F, d[5])
+}
+
+fn capacity(ide: &mut IdeController) -> u32 {
+    let (d, st, _) = packet(ide, &[0x25], 0xFFFE);
+    assert_eq!(st & 1, 0);
+    u32::from_be_bytes([d[0], d[1], d[2], d[3]]) + 1
+}
+
+#[test]
+fn atapi_change_disc_reports_the_new_medium() {
+    let mut ide = controller();
+    assert_eq!(capacity(&mut ide), CD_SECTORS as u32);
+    assert_eq!(media_event(&mut ide), (0, 0x02), "no event, disc present");
+    let old = ide.channels[1]
+        .insert_media(false, Box::new(BlankDisc(1000)))
+        .unwrap();
+    assert_eq!(
+        old.unwrap().sector_count(),
+        CD_SECTORS as u64,
+        "old disc back"
+    );
+    // INQUIRY and GESN pass a pending unit attention without consuming it.
+    assert_eq!(packet(&mut ide, &[0x12, 0, 0, 0, 36], 0xFFFE).1 & 1, 0);
+    assert_eq!(media_event(&mut ide), (2, 0x02), "NewMedia");
+    assert_eq!(media_event(&mut ide), (0, 0x02), "reported once");
+    let (_, st, err) = packet(&mut ide, &[0x25], 0xFFFE);
+    assert_eq!(
+        (st & 1, err >> 4),
+        (1, 0x06),
+        "READ CAPACITY gets the unit attention"
+    );
+    assert_eq!(sense(&mut ide), (0x06, 0x28, 0x00));
+    assert_eq!(capacity(&mut ide), 1000, "new disc's capacity");
+    let (d, _, _) = packet(&mut ide, &[0x43, 0, 0, 0, 0, 0, 1, 0, 100], 0xFFFE);
+    assert_eq!(
+        &d[16..20],
+        &1000u32.to_be_bytes(),
+        "lead-out of the new disc"
+    );
+}
+
+#[test]
+fn atapi_host_eject_of_a_locked_tray_is_an_eject_request() {
+    let mut ide = controller();
+    packet(&mut ide, &[0x1E, 0, 0, 0, 1], 0); // PREVENT
+    let status = ide.channels[1].cd_status(false).unwrap();
+    assert_eq!(
+        (status.medium, status.tray_open, status.locked),
+        (true, false, true)
+    );
+    assert_eq!(
+        ide.channels[1].eject_media(false, false).err(),
+        Some(MediaError::Locked)
+    );
+    assert_eq!(
+        media_event(&mut ide),
+        (1, 0x02),
+        "EjectRequest, disc still in"
+    );
+    assert_eq!(packet(&mut ide, &[0x00], 0).1 & 1, 0, "still ready");
+    // The guest answers the request: unlock, then eject itself.
+    packet(&mut ide, &[0x1E, 0, 0, 0, 0], 0);
+    assert_eq!(packet(&mut ide, &[0x1B, 0, 0, 0, 0x02], 0).1 & 1, 0);
+    assert_eq!(
+        media_event(&mut ide),
+        (3, 0x03),
+        "MediaRemoval, tray open, disc on it"
+    );
+    assert_eq!(packet(&mut ide, &[0x00], 0).1 & 1, 1);
+    assert_eq!(sense(&mut ide), (0x02, 0x3A, 0x02));
+
+    // Force overrides the lock; a reset ends it.
+    let mut ide = controller();
+    packet(&mut ide, &[0x1E, 0, 0, 0, 1], 0);
+    assert!(ide.channels[1].eject_media(false, true).unwrap().is_some());
+    assert_eq!(
+        media_event(&mut ide),
+        (3, 0x01),
+        "MediaRemoval, tray open, empty"
+    );
+    let (d, _, _) = packet(&mut ide, &[0xBD, 0, 0, 0, 0, 0, 0, 0, 0, 8], 0xFFFE);
+    assert_eq!(d[1] & 0x10, 0x10, "mechanism status: door open");
+    ide.channels[1]
+        .insert_media(false, Box::new(BlankDisc(10)))
+        .unwrap();
+    assert_eq!(packet(&mut ide, &[0x00], 0).2 >> 4, 0x06, "unit attention");
+    assert_eq!(packet(&mut ide, &[0x1E, 0, 0, 0, 1], 0).1 & 1, 0);
+    assert!(ide.channels[1].cd_status(false).unwrap().locked);
+    ide.reset();
+    assert!(!ide.channels[1].cd_status(false).unwrap().locked);
+    assert!(ide.channels[1].eject_media(false, false).is_ok());
 }
 
 #[test]
@@ -675,8 +784,8 @@ fn atapi_get_configuration_and_events() {
         (4, 0, 2),
         "media class, no change, present"
     );
-    let disc = ide.channels[1].eject_media(false).unwrap();
-    ide.channels[1].insert_media(false, disc);
+    let disc = ide.channels[1].eject_media(false, false).unwrap().unwrap();
+    ide.channels[1].insert_media(false, disc).unwrap();
     let (d, _, _) = packet(&mut ide, &[0x4A, 1, 0, 0, 0x10, 0, 0, 0, 8], 0xFFFE);
     assert_eq!(d[4], 2, "new media");
     let (d, _, _) = packet(&mut ide, &[0x4A, 1, 0, 0, 0x10, 0, 0, 0, 8], 0xFFFE);
@@ -714,7 +823,10 @@ fn atapi_eject_and_lock() {
     assert_eq!(packet(&mut ide, &[0x1B, 0, 0, 0, 0x02], 0).1 & 1, 0);
     let (_, st, _) = packet(&mut ide, &[0x00], 0);
     assert_eq!(st & 1, 1);
-    assert_eq!(sense(&mut ide), (0x02, 0x3A, 0x00), "disc gone");
+    assert_eq!(sense(&mut ide), (0x02, 0x3A, 0x02), "tray open");
+    // LoEj + Start closes the tray: the disc that stayed on it is back.
+    assert_eq!(packet(&mut ide, &[0x1B, 0, 0, 0, 0x03], 0).1 & 1, 0);
+    assert_eq!(packet(&mut ide, &[0x00], 0).1 & 1, 0, "ready again");
     assert_eq!(
         packet(&mut ide, &[0xFF], 0).2 >> 4,
         0x05,
@@ -831,8 +943,10 @@ fn atapi_disc_information_mechanism_read_cd_and_dvd_structure() {
         0x05
     );
     assert_eq!(sense(&mut ide), (0x05, 0x30, 0x02));
-    ide.channels[1].eject_media(false);
-    ide.channels[1].insert_media(false, Box::new(BlankDisc(500_000)));
+    ide.channels[1].eject_media(false, false).unwrap();
+    ide.channels[1]
+        .insert_media(false, Box::new(BlankDisc(500_000)))
+        .unwrap();
     packet(&mut ide, &[0x00], 0); // consume the unit attention
     let (d, st, _) = packet(&mut ide, &[0xAD, 0, 0, 0, 0, 0, 0, 0, 0, 21], 0xFFFE);
     assert_eq!(st & 1, 0);
