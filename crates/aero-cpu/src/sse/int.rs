@@ -391,4 +391,204 @@ mod tests {
         assert_eq!(pmulhrsw(0x4000, 0x4000), 0x2000);
         assert_eq!(pmaddubsw(0xFF_FF, 0x7F_7F, 8), 0x7FFF);
     }
+
+    fn bytes(b: [u8; 16]) -> u128 {
+        u128::from_le_bytes(b)
+    }
+    fn words(w: [u16; 8]) -> u128 {
+        (0..8).fold(0, |r, k| r | (w[k] as u128) << (16 * k))
+    }
+    fn dwords(d: [u32; 4]) -> u128 {
+        (0..4).fold(0, |r, k| r | (d[k] as u128) << (32 * k))
+    }
+    /// Bytes `base, base+1, ...`.
+    fn seq(base: u8) -> u128 {
+        bytes(core::array::from_fn(|k| base + k as u8))
+    }
+
+    // Expected values below are worked out by hand from the SDM's pseudocode.
+
+    #[test]
+    fn ssse3_pshufb_xmm_and_mm() {
+        let b = bytes([
+            0x0F, 0x80, 0x01, 0x11, 0xFF, 0x7E, 0x00, 0x08, 0x90, 0x03, 0x13, 0x23, 0x7F, 0x40,
+            0x05, 0x0A,
+        ]);
+        // XMM: index = low 4 bits, bit 7 zeroes the byte.
+        let want = bytes([
+            0xAF, 0x00, 0xA1, 0xA1, 0x00, 0xAE, 0xA0, 0xA8, 0x00, 0xA3, 0xA3, 0xA3, 0xAF, 0xA0,
+            0xA5, 0xAA,
+        ]);
+        assert_eq!(pshufb(seq(0xA0), b, 16), want);
+        // MMX: index = low 3 bits, only 8 bytes.
+        let b = u64::from_le_bytes([0x0F, 0x80, 0x09, 0x13, 0xFF, 0x7E, 0x00, 0x0C]) as u128;
+        let want = u64::from_le_bytes([0xA7, 0x00, 0xA1, 0xA3, 0x00, 0xA6, 0xA0, 0xA4]) as u128;
+        assert_eq!(pshufb(seq(0xA0) & u64::MAX as u128, b, 8), want);
+    }
+
+    #[test]
+    fn ssse3_horizontal_add_sub_words() {
+        let a = words([1, 2, 3, 4, 0x7FFF, 1, 0x8000, 0xFFFF]);
+        let b = words([10, 20, 0xFFFF, 0xFFFF, 0x1234, 1, 0x8000, 0x8000]);
+        // PHADDW wraps, PHADDSW saturates; dest pairs first, then source pairs.
+        assert_eq!(
+            phorizontal(a, b, 16, 16, false, false),
+            words([3, 7, 0x8000, 0x7FFF, 30, 0xFFFE, 0x1235, 0])
+        );
+        assert_eq!(
+            phorizontal(a, b, 16, 16, false, true),
+            words([3, 7, 0x7FFF, 0x8000, 30, 0xFFFE, 0x1235, 0x8000])
+        );
+        // PHSUBW: even word minus odd word.
+        let a = words([0x8000, 1, 0x7FFF, 0xFFFF, 5, 7, 0, 0x8000]);
+        let b = words([0, 0, 0xFFFF, 0x7FFF, 100, 0xFF9C, 0x4000, 0xC000]);
+        assert_eq!(
+            phorizontal(a, b, 16, 16, true, false),
+            words([0x7FFF, 0x8000, 0xFFFE, 0x8000, 0, 0x8000, 0xC8, 0x8000])
+        );
+        assert_eq!(
+            phorizontal(a, b, 16, 16, true, true),
+            words([0x8000, 0x7FFF, 0xFFFE, 0x7FFF, 0, 0x8000, 0xC8, 0x7FFF])
+        );
+        // MMX: two pairs from each operand.
+        let a = words([1, 2, 3, 4, 0, 0, 0, 0]);
+        let b = words([0xFFFF, 1, 0x7FFF, 0x7FFF, 0, 0, 0, 0]);
+        assert_eq!(
+            phorizontal(a, b, 16, 8, false, false),
+            words([3, 7, 0, 0xFFFE, 0, 0, 0, 0])
+        );
+        assert_eq!(
+            phorizontal(a, b, 16, 8, false, true),
+            words([3, 7, 0, 0x7FFF, 0, 0, 0, 0])
+        );
+    }
+
+    #[test]
+    fn ssse3_horizontal_add_sub_dwords() {
+        let a = dwords([0xFFFF_FFFF, 1, 0x7FFF_FFFF, 1]);
+        let b = dwords([2, 3, 0x8000_0000, 0x8000_0000]);
+        assert_eq!(
+            phorizontal(a, b, 32, 16, false, false),
+            dwords([0, 0x8000_0000, 5, 0])
+        );
+        assert_eq!(
+            phorizontal(a, b, 32, 16, true, false),
+            dwords([0xFFFF_FFFE, 0x7FFF_FFFE, 0xFFFF_FFFF, 0])
+        );
+        let (a, b) = (dwords([5, 6, 0, 0]), dwords([7, 0xFFFF_FFF9, 0, 0]));
+        assert_eq!(
+            phorizontal(a, b, 32, 8, false, false),
+            dwords([11, 0, 0, 0])
+        );
+        assert_eq!(
+            phorizontal(a, b, 32, 8, true, false),
+            dwords([0xFFFF_FFFF, 14, 0, 0])
+        );
+    }
+
+    #[test]
+    fn ssse3_pmaddubsw_unsigned_times_signed() {
+        let a = bytes([
+            0xFF, 0xFF, 0xFF, 0xFF, 0x02, 0x03, 0x80, 0x01, 0x00, 0x00, 0xFF, 0x00, 0x10, 0x20,
+            0x7F, 0x80,
+        ]);
+        let b = bytes([
+            0x7F, 0x7F, 0x80, 0x80, 0x04, 0xFB, 0xFF, 0x10, 0x80, 0x7F, 0x80, 0x7F, 0x10, 0x20,
+            0x01, 0xFF,
+        ]);
+        // 255*127*2 saturates high, 255*-128*2 low, 2*4-3*5 = -7, -128+16 = -112, 0,
+        // 255*-128 = -32640, 16*16+32*32 = 1280, 127-128 = -1.
+        let want = words([0x7FFF, 0x8000, 0xFFF9, 0xFF90, 0, 0x8080, 0x0500, 0xFFFF]);
+        assert_eq!(pmaddubsw(a, b, 16), want);
+        assert_eq!(pmaddubsw(a, b, 8), want & u64::MAX as u128);
+        // Not symmetric: the destination bytes are the unsigned ones.
+        assert_eq!(pmaddubsw(b, a, 16) & 0xFFFF, 0xFF02); // 127*-1*2 = -254
+    }
+
+    #[test]
+    fn ssse3_pmulhrsw_rounding() {
+        let a = words([0x4000, 0x8000, 0x8000, 0xFFFF, 1, 1, 0x1234, 0xFFFE]);
+        let b = words([0x4000, 0x8000, 0x7FFF, 1, 0x4000, 0x2000, 0x5678, 0x7FFF]);
+        // ((a*b >> 14) + 1) >> 1 per signed word; -32768*-32768 wraps to 0x8000.
+        assert_eq!(
+            pmulhrsw(a, b),
+            words([0x2000, 0x8000, 0x8001, 0, 1, 0, 0x0C4C, 0xFFFE])
+        );
+    }
+
+    #[test]
+    fn ssse3_psign_and_pabs() {
+        let a = bytes([5, 0x80, 0x7F, 0xFF, 3, 3, 3, 0x80, 9, 9, 9, 9, 9, 9, 9, 9]);
+        let b = bytes([
+            0x80, 0xFF, 1, 0, 0x7F, 0, 0xFE, 1, 0, 0, 0, 0, 0xFF, 1, 0x80, 0,
+        ]);
+        assert_eq!(
+            psign(a, b, 8),
+            bytes([
+                0xFB, 0x80, 0x7F, 0, 3, 0, 0xFD, 0x80, 0, 0, 0, 0, 0xF7, 9, 0xF7, 0
+            ])
+        );
+        let a = words([5, 0x8000, 7, 0xFFFF, 2, 2, 2, 2]);
+        let b = words([0x8000, 0xFFFF, 0, 0x0100, 0xFF00, 1, 0, 0x7FFF]);
+        assert_eq!(
+            psign(a, b, 16),
+            words([0xFFFB, 0x8000, 0, 0xFFFF, 0xFFFE, 2, 0, 2])
+        );
+        let a = dwords([5, 0x8000_0000, 7, 0x1234_5678]);
+        let b = dwords([0xFFFF_FFFF, 0x8000_0000, 0, 0x0000_0100]);
+        assert_eq!(
+            psign(a, b, 32),
+            dwords([0xFFFF_FFFB, 0x8000_0000, 0, 0x1234_5678])
+        );
+        // The most negative value stays itself (no saturation).
+        let b = bytes([
+            0x80, 0xFF, 0x7F, 0, 1, 0x81, 0xC0, 0x40, 0, 0, 0, 0, 0, 0, 0, 0xFE,
+        ]);
+        assert_eq!(
+            pabs(b, 8),
+            bytes([
+                0x80, 1, 0x7F, 0, 1, 0x7F, 0x40, 0x40, 0, 0, 0, 0, 0, 0, 0, 2
+            ])
+        );
+        assert_eq!(
+            pabs(
+                words([0x8000, 0xFFFF, 0x7FFF, 0x8001, 0, 1, 0xFF00, 0x00FF]),
+                16
+            ),
+            words([0x8000, 1, 0x7FFF, 0x7FFF, 0, 1, 0x0100, 0x00FF])
+        );
+        assert_eq!(
+            pabs(dwords([0x8000_0000, 0xFFFF_FFFE, 5, 0x8000_0001]), 32),
+            dwords([0x8000_0000, 2, 5, 0x7FFF_FFFF])
+        );
+    }
+
+    #[test]
+    fn ssse3_palignr_all_shift_ranges() {
+        let (a, b) = (seq(0xA0), seq(0xB0));
+        assert_eq!(palignr(a, b, 0, 16), b);
+        assert_eq!(
+            palignr(a, b, 5, 16),
+            bytes([
+                0xB5, 0xB6, 0xB7, 0xB8, 0xB9, 0xBA, 0xBB, 0xBC, 0xBD, 0xBE, 0xBF, 0xA0, 0xA1, 0xA2,
+                0xA3, 0xA4
+            ])
+        );
+        assert_eq!(palignr(a, b, 16, 16), a);
+        assert_eq!(palignr(a, b, 20, 16), seq(0xA4) & (u128::MAX >> 32));
+        assert_eq!(palignr(a, b, 31, 16), 0xAF);
+        assert_eq!(palignr(a, b, 32, 16), 0);
+        assert_eq!(palignr(a, b, 255, 16), 0);
+        // MMX: the 16-byte concatenation of two 8-byte registers.
+        let low = |v: u128| v & u64::MAX as u128;
+        let (a, b) = (low(seq(0xA0)), low(seq(0xB0)));
+        assert_eq!(
+            palignr(a, b, 3, 8),
+            u64::from_le_bytes([0xB3, 0xB4, 0xB5, 0xB6, 0xB7, 0xA0, 0xA1, 0xA2]) as u128
+        );
+        assert_eq!(palignr(a, b, 8, 8), a);
+        assert_eq!(palignr(a, b, 12, 8), 0xA7_A6_A5_A4);
+        assert_eq!(palignr(a, b, 16, 8), 0);
+        assert_eq!(palignr(a, b, 200, 8), 0);
+    }
 }
