@@ -44,6 +44,9 @@ pub struct Undefined {
     pub gprs: u16,
     /// x87 status word bits (condition codes the instruction leaves undefined).
     pub fsw: u16,
+    /// Physical x87 registers (bit per register) whose bits 79:64 are not compared: MMX
+    /// destinations (see `exclusions::MMX_WRITE_EXPONENT`).
+    pub st_high: u8,
 }
 
 #[derive(Clone, Debug)]

@@ -95,6 +95,15 @@ const SSE: &[Mnemonic] = {
     ]
 };
 
+/// SSSE3, both forms: MMX registers (m64) and XMM registers (m128).
+const SSSE3: &[Mnemonic] = {
+    use Mnemonic::*;
+    &[
+        Pshufb, Phaddw, Phaddd, Phaddsw, Pmaddubsw, Phsubw, Phsubd, Phsubsw, Psignb, Psignw,
+        Psignd, Pmulhrsw, Pabsb, Pabsw, Pabsd, Palignr,
+    ]
+};
+
 /// (category, weight, mnemonics). "string" is generated separately.
 const CATEGORIES: &[(&str, u64, &[Mnemonic])] = &[
     ("alu", 26, ALU),
@@ -106,12 +115,13 @@ const CATEGORIES: &[(&str, u64, &[Mnemonic])] = &[
     ("segment", 4, SEGMENT),
     ("x87", 12, X87),
     ("sse", 12, SSE),
+    ("ssse3", 8, SSSE3),
     ("string", 8, &[]),
     ("branch", 5, &[]),
     ("trap", 3, TRAP),
 ];
 
-/// CPUID features of the profile under test (QEMU `-cpu qemu64` has all of them).
+/// CPUID features of the profile under test (QEMU `-cpu qemu64,+ssse3` has all of them).
 const ALLOWED_FEATURES: &[CpuidFeature] = &[
     CpuidFeature::INTEL8086,
     CpuidFeature::INTEL186,
@@ -126,6 +136,7 @@ const ALLOWED_FEATURES: &[CpuidFeature] = &[
     CpuidFeature::FPU387,
     CpuidFeature::SSE,
     CpuidFeature::SSE2,
+    CpuidFeature::SSSE3,
 ];
 
 pub struct Generator {
@@ -142,7 +153,9 @@ impl Generator {
             .map(|&mode| {
                 CATEGORIES
                     .iter()
-                    .map(|&(name, weight, mnemonics)| (name, weight, usable_codes(mnemonics, mode)))
+                    .map(|&(name, weight, mnemonics)| {
+                        (name, weight, usable_codes(mnemonics, mode, name == "ssse3"))
+                    })
                     .filter(|(name, _, codes)| {
                         matches!(*name, "string" | "branch") || !codes.is_empty()
                     })
@@ -263,7 +276,12 @@ impl Generator {
         let mut mem_off = None;
         for &kind in op_code.op_kinds() {
             let op = match kind {
-                K::r8_or_mem | K::r16_or_mem | K::r32_or_mem | K::r64_or_mem | K::xmm_or_mem => {
+                K::r8_or_mem
+                | K::r16_or_mem
+                | K::r32_or_mem
+                | K::r64_or_mem
+                | K::xmm_or_mem
+                | K::mm_or_mem => {
                     if self.rng.chance(60) {
                         Op::R(self.reg_for(kind, mode))
                     } else {
@@ -289,7 +307,9 @@ impl Generator {
                 | K::r64_opcode
                 | K::r64_rm
                 | K::xmm_reg
-                | K::xmm_rm => Op::R(self.reg_for(kind, mode)),
+                | K::xmm_rm
+                | K::mm_reg
+                | K::mm_rm => Op::R(self.reg_for(kind, mode)),
                 K::seg_reg => Op::R(*self.rng.pick(&[Register::ES, Register::FS, Register::GS])),
                 K::es => Op::R(Register::ES),
                 K::fs => Op::R(Register::FS),
@@ -394,6 +414,15 @@ impl Generator {
             }
             if !self.shift_rules(&mut case, &ops) {
                 return None;
+            }
+        }
+        if category == "ssse3" {
+            self.simd_int_inputs(&mut case, mem_size, mem_off);
+            if let Some(Op::R(r)) = ops.first() {
+                if r.is_mm() {
+                    // See exclusions::MMX_WRITE_EXPONENT.
+                    case.undefined.st_high |= 1 << (*r as usize - Register::MM0 as usize);
+                }
             }
         }
         if category == "x87" || category == "sse" {
@@ -536,6 +565,8 @@ impl Generator {
             | Mnemonic::Psrad
             | Mnemonic::Pslldq
             | Mnemonic::Psrldq => *self.rng.pick(&SHIFT_COUNTS) as u8,
+            // Mostly within the concatenation (0..=32), sometimes far beyond.
+            Mnemonic::Palignr if self.rng.chance(80) => self.rng.below(34) as u8,
             _ => self.rng.edgy(8) as u8,
         }
     }
@@ -718,6 +749,42 @@ impl Generator {
         }
     }
 
+    /// Integer SIMD (SSSE3) inputs: the x87/SSE state of `fp_inputs`, then every XMM
+    /// register, every MMX register (ST slot significand) and the memory operand filled
+    /// with packed integers at the edges of a random lane width.
+    fn simd_int_inputs(&mut self, case: &mut Case, mem_size: MemorySize, mem_off: Option<usize>) {
+        self.fp_inputs(case, mem_size, mem_off);
+        let nxmm = if case.mode == Mode::Long64 { 16 } else { 8 };
+        let mut regs = Vec::with_capacity(nxmm + 8);
+        for _ in 0..nxmm + 8 {
+            regs.push(self.int_vector());
+        }
+        let Some(fx) = case.fx.as_mut() else { return };
+        for (i, v) in regs.iter().take(nxmm).enumerate() {
+            fx[160 + i * 16..176 + i * 16].copy_from_slice(v);
+        }
+        for (i, v) in regs.iter().skip(nxmm).enumerate() {
+            fx[32 + i * 16..40 + i * 16].copy_from_slice(&v[..8]);
+        }
+        if let Some(off) = mem_off {
+            let v = self.int_vector();
+            let n = mem_size.size().clamp(1, 16).min(SCRATCH_LEN - off);
+            case.mem[off..off + n].copy_from_slice(&v[..n]);
+        }
+        case.undefined.fsw = 0;
+    }
+
+    /// 16 bytes of packed integers: lanes of 8, 16, 32 or 64 bits with edge values
+    /// (0, 1, -1, the signed extremes and their neighbours, single bits) or random.
+    fn int_vector(&mut self) -> [u8; 16] {
+        let bits = *self.rng.pick(&[8u32, 16, 16, 32, 64]);
+        let mut v = 0u128;
+        for lane in 0..128 / bits {
+            v |= (self.rng.edgy(bits) as u128) << (lane * bits);
+        }
+        v.to_le_bytes()
+    }
+
     /// MOVS/STOS/LODS/CMPS/SCAS with and without REP, all element sizes and both directions.
     fn string_case(&mut self, mode: Mode) -> Option<Case> {
         let mut case = self.blank(mode);
@@ -872,6 +939,7 @@ impl Generator {
                 }
             }
             K::r64_or_mem | K::r64_reg | K::r64_opcode | K::r64_rm => &R64,
+            K::mm_or_mem | K::mm_reg | K::mm_rm => &MM,
             _ => {
                 if long {
                     &XMM_LONG
@@ -921,7 +989,8 @@ fn build(code: Code, ops: &[Op]) -> Option<Instruction> {
     r.ok()
 }
 
-fn usable_codes(mnemonics: &[Mnemonic], mode: Mode) -> Vec<Code> {
+/// `mmx`: MMX register operands are allowed (only the SSSE3 category generates them).
+fn usable_codes(mnemonics: &[Mnemonic], mode: Mode, mmx: bool) -> Vec<Code> {
     Code::values()
         .filter(|&c| {
             let oc = c.op_code();
@@ -952,7 +1021,9 @@ fn usable_codes(mnemonics: &[Mnemonic], mode: Mode) -> Vec<Code> {
             if exclusions::undocumented_alias(c).is_some() {
                 return false;
             }
-            oc.op_kinds().iter().all(|k| SUPPORTED_KINDS.contains(k))
+            oc.op_kinds()
+                .iter()
+                .all(|k| SUPPORTED_KINDS.contains(k) || (mmx && MMX_KINDS.contains(k)))
         })
         .collect()
 }
@@ -998,6 +1069,8 @@ const SUPPORTED_KINDS: &[K] = &[
     K::imm32sex64,
     K::imm64,
 ];
+
+const MMX_KINDS: &[K] = &[K::mm_reg, K::mm_rm, K::mm_or_mem];
 
 const SHIFT_COUNTS: [u64; 18] = [
     0, 1, 1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 200, 255,
@@ -1128,6 +1201,16 @@ const XMM_LONG: [Register; 16] = [
     Register::XMM14,
     Register::XMM15,
 ];
+const MM: [Register; 8] = [
+    Register::MM0,
+    Register::MM1,
+    Register::MM2,
+    Register::MM3,
+    Register::MM4,
+    Register::MM5,
+    Register::MM6,
+    Register::MM7,
+];
 const ST_REGS: [Register; 8] = [
     Register::ST0,
     Register::ST1,
@@ -1208,7 +1291,7 @@ fn fsw_undefined(m: Mnemonic) -> u16 {
         | Fprem1 | Fcomi | Fcomip | Fucomi | Fucomip => 0,
         Fnstsw | Fnstcw | Fldcw | Fnclex | Ffree | Fnop => 0x4700,
         Ldmxcsr | Stmxcsr => return 0,
-        _ if SSE.contains(&m) => return 0,
+        _ if SSE.contains(&m) || SSSE3.contains(&m) => return 0,
         _ => 0x4500,
     }) | exclusions::FSW_IGNORED
 }

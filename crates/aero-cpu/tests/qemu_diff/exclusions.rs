@@ -102,6 +102,12 @@ pub const FSW_IGNORED: u16 = 0x0202;
 /// SSE operations on denormal inputs (SDM: set unless DAZ).
 pub const MXCSR_IGNORED: u32 = 0x0002;
 
+/// Bits 79:64 (sign and exponent) of an MMX register an instruction writes are not
+/// compared: the SDM (vol. 1, 9.5.1) sets them to all ones, QEMU 7.2 leaves the old value
+/// (its MMX ops store only the 64-bit significand). Bits 63:0 are compared: the bytes
+/// of such a register's FXSAVE slot that are compared.
+pub const MMX_WRITE_EXPONENT: usize = 8;
+
 /// FCOMI/FCOMIP/FUCOMI/FUCOMIP clear OF, SF and AF (SDM); QEMU 7.2 leaves them unchanged,
 /// so these three flags are not compared for these instructions.
 pub const FCOMI_FLAGS_IGNORED: u64 = 0x800 | 0x80 | 0x10;

@@ -8,8 +8,9 @@ use std::time::{Duration, Instant};
 use super::layout::RAM_MIB;
 
 pub const QEMU: &str = "qemu-system-x86_64";
-/// A plain model with what the cases use (SSE2, CX16, LM, LAHF in long mode).
-pub const CPU_MODEL: &str = "qemu64";
+/// A plain model with what the cases use (SSE2, CX16, LM, LAHF in long mode), plus SSSE3
+/// (which Aero advertises in CPUID.1:ECX[9]; QEMU raises #UD for it unless enabled).
+pub const CPU_MODEL: &str = "qemu64,+ssse3";
 
 pub fn available() -> bool {
     Command::new(QEMU)
