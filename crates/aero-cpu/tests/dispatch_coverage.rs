@@ -1,8 +1,8 @@
 //! Every general-purpose integer/system instruction iced-x86 decodes must have a handler.
 //! Walks all one-byte and 0F-prefixed opcodes with every ModRM /reg value, in 16-, 32-
-//! and 64-bit mode.
+//! and 64-bit mode. Likewise every SSSE3 encoding (CPUID advertises SSSE3).
 
-use aero_cpu::exec::lookup;
+use aero_cpu::exec::{implemented, lookup};
 use iced_x86::{CpuidFeature, Decoder, DecoderOptions, Mnemonic};
 
 fn is_integer_feature(f: CpuidFeature) -> bool {
@@ -81,5 +81,42 @@ fn all_integer_opcodes_have_handlers() {
         missing.is_empty(),
         "no handler for:\n{}",
         missing.into_iter().collect::<Vec<_>>().join("\n")
+    );
+}
+
+/// CPUID.1:ECX[9] promises all of SSSE3: whatever iced-x86 decodes as SSSE3 in the 0F 38
+/// and 0F 3A maps (no prefix: MMX form, 66: XMM form) must have a real handler, not the
+/// #UD/#NM fallback.
+#[test]
+fn all_ssse3_encodings_have_handlers() {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut missing = Vec::new();
+    for bitness in [16u32, 32, 64] {
+        for pfx in [&[][..], &[0x66][..]] {
+            for map in [0x38u8, 0x3A] {
+                for op in 0..=255u8 {
+                    for modrm in [0xC1u8, 0x06] {
+                        let mut b = pfx.to_vec();
+                        b.extend_from_slice(&[0x0F, map, op, modrm, 0x10, 0, 0, 0, 0]);
+                        let mut d = Decoder::new(bitness, &b, DecoderOptions::NONE);
+                        let ins = d.decode();
+                        if ins.is_invalid() || ins.cpuid_features() != [CpuidFeature::SSSE3] {
+                            continue;
+                        }
+                        seen.insert(ins.code());
+                        if implemented(&ins).is_none() {
+                            missing.push(format!("{:?} ({bitness}-bit)", ins.code()));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // 16 instructions, each with an MMX and an XMM form (register or memory source).
+    assert_eq!(seen.len(), 32, "{seen:?}");
+    assert!(
+        missing.is_empty(),
+        "no handler for:\n{}",
+        missing.join("\n")
     );
 }

@@ -32,6 +32,15 @@ fn cpuid_profile() {
         assert_ne!(edx1 & (1 << bit), 0, "CPUID.1:EDX bit {bit}");
     }
     assert_ne!(s.reg(Reg::Rdi) & (1 << 13), 0, "CX16");
+    // SSE3 (bit 0) and SSSE3 (bit 9): both implemented.
+    assert_eq!(s.reg(Reg::Rdi) & ((1 << 9) | 1), (1 << 9) | 1, "SSE3/SSSE3");
+    for bit in [23, 24, 25, 26] {
+        assert_ne!(
+            edx1 & (1 << bit),
+            0,
+            "CPUID.1:EDX bit {bit} (MMX/FXSR/SSE/SSE2)"
+        );
+    }
     assert_eq!(
         s.reg(Reg::Rbp) & ((1 << 29) | (1 << 20) | (1 << 11)),
         (1 << 29) | (1 << 20) | (1 << 11)

@@ -21,6 +21,7 @@ pub struct Wired {
     pub sse: bool,
     pub sse2: bool,
     pub sse3: bool,
+    pub ssse3: bool,
 }
 
 fn has_handler(bytes: &[u8]) -> bool {
@@ -38,9 +39,42 @@ impl Wired {
             sse: has_handler(&[0x0F, 0x58, 0xC0]),                         // addps
             sse2: has_handler(&[0x66, 0x0F, 0x58, 0xC0]),                  // addpd
             sse3: has_handler(&[0xF2, 0x0F, 0x7C, 0xC0]),                  // haddps
+            ssse3: SSSE3_OPCODES.iter().all(|&(map, op)| {
+                // Both forms: MMX (no prefix) and XMM (66), e.g. pshufb mm0, mm0.
+                let enc = |p: &[u8]| {
+                    let mut b = p.to_vec();
+                    b.extend_from_slice(&[0x0F, map, op, 0xC0]);
+                    if map == 0x3A {
+                        b.push(0);
+                    }
+                    b
+                };
+                has_handler(&enc(&[])) && has_handler(&enc(&[0x66]))
+            }),
         }
     }
 }
+
+/// Every SSSE3 instruction (map 0F 38 or 0F 3A, opcode): the bit is set only when all
+/// of them have handlers.
+const SSSE3_OPCODES: &[(u8, u8)] = &[
+    (0x38, 0x00), // PSHUFB
+    (0x38, 0x01), // PHADDW
+    (0x38, 0x02), // PHADDD
+    (0x38, 0x03), // PHADDSW
+    (0x38, 0x04), // PMADDUBSW
+    (0x38, 0x05), // PHSUBW
+    (0x38, 0x06), // PHSUBD
+    (0x38, 0x07), // PHSUBSW
+    (0x38, 0x08), // PSIGNB
+    (0x38, 0x09), // PSIGNW
+    (0x38, 0x0A), // PSIGND
+    (0x38, 0x0B), // PMULHRSW
+    (0x38, 0x1C), // PABSB
+    (0x38, 0x1D), // PABSW
+    (0x38, 0x1E), // PABSD
+    (0x3A, 0x0F), // PALIGNR
+];
 
 pub const VENDOR: &[u8; 12] = b"GenuineIntel";
 /// Family 6, model 6, stepping 3 (matches EDX after reset).
@@ -90,6 +124,9 @@ pub fn cpuid_values(w: &Wired, leaf: u32, _sub: u32) -> [u32; 4] {
             if w.sse3 && w.sse2 {
                 ecx |= 1;
             }
+            if w.ssse3 && w.sse3 && w.sse2 {
+                ecx |= 1 << 9;
+            }
             // CLFLUSH line 8*8 bytes, one logical processor, APIC ID 0.
             [SIGNATURE, (8 << 8) | (1 << 16), ecx, edx]
         }
@@ -123,4 +160,19 @@ fn cpuid(ex: &mut Exec<'_>, _: &Insn) -> XResult {
     ex.set_reg(1, 4, v[2] as u64);
     ex.set_reg(2, 4, v[3] as u64);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ssse3_bit_follows_the_handlers() {
+        let w = Wired::probe();
+        assert!(w.sse3 && w.ssse3, "{w:?}");
+        assert_eq!(cpuid_values(&w, 1, 0)[2] & (1 << 9 | 1), 1 << 9 | 1);
+        // Without SSSE3 handlers the bit must not be advertised.
+        let no = Wired { ssse3: false, ..w };
+        assert_eq!(cpuid_values(&no, 1, 0)[2] & (1 << 9), 0);
+    }
 }
