@@ -12,5 +12,6 @@ mod pci_bus;
 mod platform;
 mod trace;
 
+pub use aero_storage::ide::{CdStatus, MediaError};
 pub use machine::host_io::GamepadInput;
 pub use machine::{BootDevice, DriveSlot, Frame, Machine, MachineConfig, MachineError, RunEvent};

@@ -22,6 +22,11 @@ mod ahci_tests;
 mod display;
 #[path = "host_io.rs"]
 pub(crate) mod host_io;
+#[path = "media.rs"]
+mod media;
+#[cfg(test)]
+#[path = "media_tests.rs"]
+mod media_tests;
 
 pub struct MachineConfig {
     pub memory_bytes: u64,
@@ -56,12 +61,29 @@ impl Default for MachineConfig {
 }
 
 /// A place for a drive on the storage controllers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DriveSlot {
     /// PIIX3 IDE: channel 0 (primary) or 1 (secondary), master or slave.
     Ide { channel: u8, slave: bool },
     /// ICH9 AHCI port 0–5.
     Ahci(u8),
+}
+
+impl std::fmt::Display for DriveSlot {
+    /// For messages: "IDE secondary master", "AHCI port 2".
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DriveSlot::Ide { channel, slave } => {
+                let ch = ["primary", "secondary"].get(*channel as usize).copied();
+                let unit = if *slave { "slave" } else { "master" };
+                match ch {
+                    Some(ch) => write!(f, "IDE {ch} {unit}"),
+                    None => write!(f, "IDE channel {channel} {unit}"),
+                }
+            }
+            DriveSlot::Ahci(port) => write!(f, "AHCI port {port}"),
+        }
+    }
 }
 
 impl Default for DriveSlot {
@@ -84,6 +106,8 @@ pub enum MachineError {
     Config(String),
     #[error("disk: {0}")]
     Disk(#[from] aero_storage::StorageError),
+    #[error("{0}: {1}")]
+    Media(DriveSlot, aero_storage::ide::MediaError),
 }
 
 /// What ended a call to [`Machine::run_for`].
@@ -186,10 +210,7 @@ impl Machine {
         // in `hda_slot`, the CD drive (present even when empty) on the IDE secondary master.
         let share = |d: Option<Box<dyn BlockDevice>>| d.map(SharedDisk::new);
         let (hda, cdrom) = (share(config.hda), share(config.cdrom));
-        let cd_slot = DriveSlot::Ide {
-            channel: 1,
-            slave: false,
-        };
+        let cd_slot = media::BIOS_CD_SLOT;
         let mut drives: Vec<(DriveSlot, IdeDrive)> = Vec::new();
         if let Some(disk) = &hda {
             drives.push((config.hda_slot, IdeDrive::Disk(Box::new(disk.clone()))));
