@@ -172,7 +172,13 @@ facts() {
 
 facts >/tmp/facts 2>&1
 cat /tmp/facts >/dev/ttyS0 2>/dev/null
-cat /tmp/facts >/dev/tty0 2>/dev/null
+# The VGA console gets a clean screen with the facts that do not depend on the firmware,
+# the kernel version or timing, so a screenshot of it is the same on every BIOS.
+{
+    printf '\033[H\033[J'
+    grep -v -e '^AERO-UNAME-R=' -e '^AERO-MEM-KB=' -e '^AERO-IRQ-LINES=' \
+        -e '^AERO-CLOCKSOURCE=' -e '^AERO-CMDLINE=' /tmp/facts
+} >/dev/tty0 2>/dev/null
 sync
 poweroff -f
 # poweroff returns only if it failed; keep PID 1 alive so the failure is visible.

@@ -118,13 +118,31 @@ fn assert_linux_amd64_report(serial: &str) {
     }
 }
 
+/// The guest's /init clears the VGA console and writes the firmware-independent facts
+/// after its serial report; the run stops once they are on the text screen
+/// (`--until-screen`), and the screen must match one golden image on either BIOS.
+fn assert_linux_amd64_screen(test: &str) {
+    let dir = out_dir(test);
+    let actual = aero::screenshot::read_png(&dir.join("screen.png")).unwrap();
+    assert_eq!((actual.width, actual.height), (720, 400), "80x25 text mode");
+    let golden = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/golden/linux-amd64-console.png");
+    aero::screenshot::assert_matches_golden(
+        &actual,
+        &golden,
+        &dir,
+        aero::screenshot::Tolerance::default(),
+    )
+    .unwrap();
+}
+
 #[test]
 fn linux_amd64_boots_on_our_bios() {
     let img = image("linux-amd64.img");
     let (code, serial, _, _) = boot(
         "linux-amd64",
         &[
-            "--until-serial",
+            "--until-screen",
             "AERO-BOOT-DONE",
             "--timeout",
             "120",
@@ -133,6 +151,7 @@ fn linux_amd64_boots_on_our_bios() {
     );
     assert_eq!(code, 0);
     assert_linux_amd64_report(&serial);
+    assert_linux_amd64_screen("linux-amd64");
 }
 
 /// Debian's SeaBIOS (package `seabios`, installed by the test setup). It finds the disks
@@ -155,7 +174,7 @@ fn linux_amd64_boots_on_seabios() {
         &[
             "--bios",
             seabios(),
-            "--until-serial",
+            "--until-screen",
             "AERO-BOOT-DONE",
             "--timeout",
             "120",
@@ -168,6 +187,7 @@ fn linux_amd64_boots_on_seabios() {
         "SeaBIOS did not find the disk on AHCI port 0: {debugcon}"
     );
     assert_linux_amd64_report(&serial);
+    assert_linux_amd64_screen("linux-amd64-seabios");
 }
 
 /// `--drive if=ide` puts the boot disk on the PIIX3 IDE primary master instead.
