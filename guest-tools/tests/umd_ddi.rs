@@ -12,6 +12,7 @@ fn d3d9_ddi_scene_through_the_device_table_runs_on_the_device_model() {
         &[
             "tests_host/umd_ddi_scene.cpp",
             "umd/src/aerogpu_umd_ddi.cpp",
+            "umd/src/aerogpu_umd_caps.cpp",
             "umd/src/aerogpu_umd_core.cpp",
             "tests_host/agpu_trace.c",
             "kmd/portable/agpu_kmd_portable.c",
@@ -22,15 +23,34 @@ fn d3d9_ddi_scene_through_the_device_table_runs_on_the_device_model() {
     .unwrap();
     let path = common::out_dir().join("umd_ddi_scene.trace");
     let stdout = common::run(&exe, &[path.to_str().unwrap()]);
-    // 6 render submissions (2 Lock flushes, 3 presents, the query) + 3 DxgkDdiPresent ones.
+    // 9 render submissions (2 Lock flushes, 3 presents, the query, the shared surface's
+    // create+export, DWM's import+fill and its alias destroy, the IB destroy... minus the
+    // empty final flush) + 3 DxgkDdiPresent ones.
     assert!(
-        stdout.contains("submissions 9 renders 6 presents 3 fence 9"),
+        stdout.contains("submissions 12 renders 9 presents 3 fence 12"),
         "{stdout}"
     );
-    let out = common::replay_clean(&path, 9);
+    let out = common::replay_clean(&path, 12);
     // RT 0x1000, VB 0x1001, IB 0x1002 (destroyed at the end).
     let objects = out.device.processor().objects();
     assert!(objects.resource(0x1000).is_ok());
     assert!(objects.resource(0x1001).is_ok());
     assert!(objects.resource(0x1002).is_err());
+    // The shared surface: exported by the creator, imported and released again by the
+    // second process (alias 0x201000 gone, one reference left, token still mapped).
+    let (handle, token) = parse_shared(&stdout);
+    assert!(objects.resource(handle).is_ok());
+    assert_eq!(objects.refcount(handle), Some(1));
+    assert_eq!(objects.shared_token_count(), 1);
+    assert!(objects.shared_resource(token).is_some());
+    assert!(objects.resource(0x20_1000).is_err());
+}
+
+fn parse_shared(stdout: &str) -> (u32, u64) {
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("shared handle "))
+        .unwrap_or_else(|| panic!("no shared line in {stdout}"));
+    let words: Vec<&str> = line.split_whitespace().collect();
+    (words[2].parse().unwrap(), words[4].parse().unwrap())
 }

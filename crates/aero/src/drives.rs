@@ -93,7 +93,7 @@ impl DriveSpec {
     }
 
     /// The slot this drive asks for, if it names one.
-    fn slot(&self) -> anyhow::Result<Option<DriveSlot>> {
+    pub fn slot(&self) -> anyhow::Result<Option<DriveSlot>> {
         let Some(i) = self.index else { return Ok(None) };
         Ok(Some(match self.interface {
             Interface::Ide => {

@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use aero_machine::{Machine, RunEvent};
 
 use crate::machine_args::MachineArgs;
+use crate::monitor::Monitor;
 use clap::Args;
 
 #[derive(Args, Debug)]
@@ -43,6 +44,11 @@ pub struct HeadlessArgs {
     /// Follow the host clock instead of counting instructions.
     #[arg(long)]
     realtime: bool,
+    /// Monitor commands (eject, change, info block, quit; QEMU-like) typed on stdin
+    /// ("stdio") or from a script FILE whose `at SECONDS` / `wait-serial TEXT` lines say
+    /// when the next lines run (deterministic). See README "Monitor".
+    #[arg(long, value_name = "FILE|stdio")]
+    monitor: Option<String>,
 }
 
 /// Exit statuses of the contract.
@@ -77,6 +83,7 @@ struct Setup {
     serial: Option<Box<dyn Write>>,
     debugcon: Option<Box<dyn Write>>,
     post_log: Option<Box<dyn Write>>,
+    monitor: Option<Monitor>,
 }
 
 fn open_sink(spec: &str) -> anyhow::Result<Box<dyn Write>> {
@@ -97,6 +104,11 @@ impl Setup {
             );
         }
         let config = args.machine.machine_config(512, !args.realtime)?;
+        let monitor = args
+            .monitor
+            .as_deref()
+            .map(|spec| Monitor::open(spec, args.machine.cd_files()))
+            .transpose()?;
         let machine = Machine::new(config)?;
         Ok(Setup {
             machine,
@@ -107,6 +119,7 @@ impl Setup {
                 .as_deref()
                 .map(|p| open_sink(&p.to_string_lossy()))
                 .transpose()?,
+            monitor,
         })
     }
 }
@@ -145,8 +158,19 @@ impl StreamMatcher {
 fn run(args: HeadlessArgs, mut s: Setup) -> anyhow::Result<u8> {
     let timeout_ns = args.timeout.map(|t| (t * 1e9) as u64);
     let mut serial_match = args.until_serial.as_deref().map(StreamMatcher::new);
+    // Monitor lines due at power-on run before the first instruction.
+    if let Some(m) = s.monitor.as_mut() {
+        m.poll(&mut s.machine, &[]);
+    }
     let code = loop {
-        let event = s.machine.run_for(SLICE_NS);
+        // A slice ends exactly where a monitor script waits for the guest clock.
+        let now = s.machine.now_ns();
+        let slice = s
+            .monitor
+            .as_ref()
+            .and_then(Monitor::next_deadline)
+            .map_or(SLICE_NS, |t| t.saturating_sub(now).clamp(1, SLICE_NS));
+        let event = s.machine.run_for(slice);
         let serial = s.machine.take_serial_output();
         if let Some(w) = s.serial.as_mut() {
             w.write_all(&serial)?;
@@ -164,6 +188,12 @@ fn run(args: HeadlessArgs, mut s: Setup) -> anyhow::Result<u8> {
         }
         if serial_match.as_mut().is_some_and(|m| m.feed(&serial)) {
             break EXIT_OK;
+        }
+        if let Some(m) = s.monitor.as_mut() {
+            m.poll(&mut s.machine, &serial);
+            if m.quit_requested() {
+                break EXIT_OK;
+            }
         }
         if let Some(text) = &args.until_screen
             && s.machine

@@ -1,6 +1,7 @@
 //! The machine options `aero headless` and `aero run` share (memory, disks, boot order,
 //! BIOS), and turning them into a [`MachineConfig`].
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 
 use aero_machine::{BootDevice, DriveSlot, MachineConfig};
@@ -156,6 +157,25 @@ impl MachineArgs {
             hda_slot,
             extra_drives,
         })
+    }
+
+    /// The CD images given on the command line, by slot (for the monitor's `info block`).
+    /// Only `--cdrom` and `--drive` CDs with an explicit index have a known slot here.
+    pub fn cd_files(&self) -> HashMap<DriveSlot, PathBuf> {
+        let mut files = HashMap::new();
+        if let Some(path) = &self.cdrom {
+            let slot = DriveSlot::Ide {
+                channel: 1,
+                slave: false,
+            };
+            files.insert(slot, path.clone());
+        }
+        for spec in self.drives.iter().filter_map(|d| DriveSpec::parse(d).ok()) {
+            if let (true, Some(file), Ok(Some(slot))) = (spec.cdrom, &spec.file, spec.slot()) {
+                files.insert(slot, file.clone());
+            }
+        }
+        files
     }
 
     /// A short name for the guest: the first image's file name, or "demo".

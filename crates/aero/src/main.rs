@@ -1,10 +1,12 @@
 //! The `aero` command: desktop window and headless runner; guest-tools builder later.
 
+mod demo;
 mod disk;
 mod drives;
 mod guest_tools;
 mod headless;
 mod machine_args;
+mod monitor;
 mod run;
 
 use std::process::ExitCode;
@@ -26,6 +28,8 @@ enum Command {
     Run(run::RunArgs),
     /// Create or inspect disk images (qcow2, overlays).
     Disk(disk::DiskArgs),
+    /// Rebuild the built-in demo guest (the default guest of `aero run`).
+    Demo(demo::DemoArgs),
     /// Build the Windows 7 guest drivers and their ISO.
     #[command(name = "guest-tools")]
     GuestTools(guest_tools::GuestToolsArgs),
@@ -51,6 +55,7 @@ fn main() -> ExitCode {
         Command::Headless(args) => headless::main(args),
         Command::Run(args) => run::main(args),
         Command::Disk(args) => disk::main(args),
+        Command::Demo(args) => demo::main(args),
         Command::GuestTools(args) => guest_tools::main(args),
     }
 }

@@ -16,6 +16,7 @@ extern "C" {
 #include "agpu_trace.h"
 #include "../kmd/portable/agpu_device.h"
 #include "../kmd/portable/agpu_ring.h"
+#include "../kmd/portable/agpu_share.h"
 #include "../kmd/portable/agpu_submit.h"
 #include "../protocol/aerogpu_dbgctl_escape.h"
 }
@@ -34,7 +35,7 @@ static agpu_ring R;
 
 // Plays dxgkrnl + the KMD for one device.
 struct FakeRuntime {
-    struct Alloc { uint32_t alloc_id; uint64_t gpa, size; };
+    struct Alloc { uint32_t alloc_id; uint64_t gpa, size; aerogpu_wddm_alloc_priv priv; };
     std::map<D3DKMT_HANDLE, Alloc> allocs;
     D3DKMT_HANDLE next_handle = 0x40;
     uint64_t next_gpa = 0x400000, fence = 0, stage_off = 0;
@@ -70,6 +71,10 @@ struct FakeRuntime {
     }
 };
 static FakeRuntime F;
+static agpu_share_table g_shares; // the KMD's share_token table
+static uint64_t g_counter;        // the cross-process shared alloc_id counter
+static uint64_t next_shared() { return ++g_counter; }
+static uint32_t g_shared_allocs;
 static std::vector<std::string> g_logs;
 static void capture_log(const char *m) { g_logs.push_back(m); }
 
@@ -83,8 +88,15 @@ static HRESULT APIENTRY cb_allocate(HANDLE, D3DDDICB_ALLOCATE *a) {
     uint64_t gpa = F.next_gpa;
     F.next_gpa += (p.size_bytes + 0xFFF) & ~uint64_t(0xFFF);
     if (F.next_gpa > AGPU_TRACE_RAM_BYTES) return HRESULT(0x80070057);
+    if (p.flags & AEROGPU_WDDM_ALLOC_PRIV_FLAG_IS_SHARED) {
+        // DxgkDdiCreateAllocation: a new token, written back into the preserved blob.
+        p.share_token = agpu_share_new_token(&g_shares);
+        if (agpu_share_open(&g_shares, p.share_token) != AGPU_OK) return HRESULT(0x80070057);
+        std::memcpy(ai.pPrivateDriverData, &p, sizeof(p));
+        g_shared_allocs++;
+    }
     ai.hAllocation = F.next_handle++;
-    F.allocs[ai.hAllocation] = {p.alloc_id, gpa, p.size_bytes};
+    F.allocs[ai.hAllocation] = {p.alloc_id, gpa, p.size_bytes, p}; // dxgkrnl keeps the blob
     return 0;
 }
 static HRESULT APIENTRY cb_deallocate(HANDLE, const D3DDDICB_DEALLOCATE *d) {
@@ -245,13 +257,14 @@ int main(int argc, char **argv) {
     REQUIRE(f.pfnCreateResource(dev, &cr) == 0);
     HANDLE ib = cr.hResource;
     REQUIRE(F.allocs.size() == 3);
-    // Shared resources are refused explicitly (cross-process alloc_id counter missing).
+    // Without the cross-process alloc_id counter shared resources are refused explicitly.
     cr.Flags.Value = 0;
     cr.Flags.SharedResource = 1;
     cr.Flags.RenderTarget = 1;
     cr.Format = D3DDDIFMT_A8R8G8B8;
     cr.pSurfList = &rt_surf;
     REQUIRE(f.pfnCreateResource(dev, &cr) == HRESULT(0x8876086A));
+    REQUIRE(F.allocs.size() == 3 && g_shared_allocs == 0);
 
     // Lock / write / Unlock.
     D3DDDIARG_LOCK lk;
@@ -343,6 +356,70 @@ int main(int argc, char **argv) {
     REQUIRE(f.pfnSetIndices(dev, &none) == 0);
     D3DDDIARG_DRAWINDEXEDPRIMITIVE bad = {4, 0, 0, 3, 0, 1};
     REQUIRE(f.pfnDrawIndexedPrimitive(dev, &bad) == HRESULT(0x8876086C));
+
+    // Shared surface: created here (alloc_id from the counter, token from the "KMD"),
+    // opened by a second process (DWM) from the preserved private data, filled there.
+    agpu_share_init(&g_shares, 0x5EED);
+    aerogpu_umd_set_shared_counter(next_shared);
+    g_counter = 41; // other processes already took some values
+    D3DDDI_SURFACEINFO sh_surf = {128, 64, 1, nullptr, 0, 0};
+    std::memset(&cr, 0, sizeof(cr));
+    cr.Format = D3DDDIFMT_A8R8G8B8;
+    cr.Pool = D3DDDIPOOL_VIDEOMEMORY;
+    cr.pSurfList = &sh_surf;
+    cr.SurfCount = 1;
+    cr.hResource = H(0x504);
+    cr.Flags.RenderTarget = 1;
+    cr.Flags.Texture = 1;
+    cr.Flags.SharedResource = 1;
+    REQUIRE(f.pfnCreateResource(dev, &cr) == 0);
+    HANDLE shared = cr.hResource;
+    REQUIRE(g_shared_allocs == 1 && g_counter == 42);
+    D3DKMT_HANDLE sh_alloc = 0;
+    for (auto &a : F.allocs)
+        if (a.second.alloc_id == 0x40000000u + 42) sh_alloc = a.first;
+    REQUIRE(sh_alloc != 0);
+    // A multi-level shared texture would need several allocations: refused.
+    cr.SurfCount = 2;
+    D3DDDI_SURFACEINFO two[2] = {sh_surf, {64, 32, 1, nullptr, 0, 0}};
+    cr.pSurfList = two;
+    REQUIRE(f.pfnCreateResource(dev, &cr) == HRESULT(0x8876086C));
+    REQUIRE(f.pfnFlush(dev) == 0); // CREATE_TEXTURE2D + EXPORT_SHARED_SURFACE
+
+    // What dxgkrnl hands the opening process: the creator's blob (with the KMD's token),
+    // under a new allocation handle.
+    aerogpu_wddm_alloc_priv blob = F.allocs[sh_alloc].priv;
+    REQUIRE(blob.share_token != 0 && agpu_share_refs(&g_shares, blob.share_token) == 1);
+    REQUIRE(blob.flags & AEROGPU_WDDM_ALLOC_PRIV_FLAG_IS_SHARED);
+    D3DKMT_HANDLE dwm_alloc = F.next_handle++;
+    F.allocs[dwm_alloc] = F.allocs[sh_alloc];
+
+    aerogpu_umd_set_process_tag(2);
+    D3DDDI_DEVICEFUNCS g;
+    std::memset(&g, 0, sizeof(g));
+    cd.hDevice = H(0xDF);
+    cd.pDeviceFuncs = &g;
+    REQUIRE(afuncs.pfnCreateDevice(oa.hAdapter, &cd) == 0);
+    HANDLE dwm = cd.hDevice;
+    D3DDDI_OPENALLOCATIONINFO oai = {dwm_alloc, &blob, sizeof(blob)};
+    D3DDDIARG_OPENRESOURCE orr;
+    std::memset(&orr, 0, sizeof(orr));
+    orr.NumAllocations = 1;
+    orr.pOpenAllocationInfo = &oai;
+    orr.hResource = H(0x601);
+    REQUIRE(g.pfnOpenResource(dwm, &orr) == 0);
+    HANDLE alias = orr.hResource;
+    D3DDDIARG_COLORFILL fill;
+    std::memset(&fill, 0, sizeof(fill));
+    fill.hResource = alias;
+    fill.DstRect = {0, 0, 128, 64};
+    fill.Color = 0xFF00FF00u;
+    REQUIRE(g.pfnColorFill(dwm, &fill) == 0);
+    REQUIRE(g.pfnFlush(dwm) == 0); // IMPORT_SHARED_SURFACE + CLEAR through the shared alloc_id
+    REQUIRE(g.pfnDestroyResource(dwm, alias) == 0);
+    REQUIRE(g.pfnDestroyDevice(dwm) == 0);
+    std::printf("shared handle %u token %llu\n", unsigned(reinterpret_cast<uintptr_t>(shared)),
+                (unsigned long long)blob.share_token);
 
     REQUIRE(f.pfnDestroyResource(dev, ib) == 0);
     REQUIRE(f.pfnFlush(dev) == 0);

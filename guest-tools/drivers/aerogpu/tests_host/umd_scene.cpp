@@ -97,9 +97,9 @@ int main(int argc, char **argv) {
     rt.usage = AEROGPU_RESOURCE_USAGE_RENDER_TARGET | AEROGPU_RESOURCE_USAGE_TEXTURE;
     rt.shared = true;
     const uint64_t token = 0x1122334455667788ull; // what the KMD wrote into the private data
-    uint32_t hrt = app.create_resource(rt, 0x100, token);
+    uint32_t hrt = app.create_resource(rt, shared_alloc_id_from_counter(1), token);
     REQUIRE(hrt);
-    sink.add_alloc(0x100, app.resource(hrt)->backing_bytes);
+    sink.add_alloc(shared_alloc_id_from_counter(1), app.resource(hrt)->backing_bytes);
 
     ResourceDesc ds;
     ds.kind = ResourceKind::Texture2D; ds.d3d_format = 75; ds.width = 256; ds.height = 256;
@@ -164,7 +164,7 @@ int main(int argc, char **argv) {
     REQUIRE(app.get_query_data(q, 0) == kS_OK);
 
     // DWM opens the shared surface (same token from the preserved private data).
-    uint32_t alias = dwm.open_shared(token, rt, 0x100);
+    uint32_t alias = dwm.open_shared(token, rt, shared_alloc_id_from_counter(1));
     REQUIRE(alias);
     REQUIRE(dwm.set_texture(0, alias) == kS_OK);
     REQUIRE(dwm.flush() != 0);

@@ -105,9 +105,13 @@ uint32_t vertex_count_for(uint32_t prim, uint32_t n) {
     }
 }
 
+uint32_t shared_alloc_id_from_counter(uint64_t counter_value) {
+    return kSharedAllocIdMin | uint32_t(counter_value & (AEROGPU_WDDM_ALLOC_ID_UMD_MAX - kSharedAllocIdMin));
+}
+
 Device::Device(SubmitSink &sink, uint32_t handle_base, uint32_t alloc_id_base)
     : sink_(sink), handle_base_(handle_base ? handle_base : 1), next_handle_(handle_base ? handle_base : 1),
-      next_alloc_id_(alloc_id_base ? alloc_id_base : 1) {
+      next_alloc_id_((alloc_id_base && alloc_id_base < kSharedAllocIdMin) ? alloc_id_base : 1) {
     // D3D9 defaults.
     rs_[RS_ZENABLE] = 1;
     rs_[RS_ZWRITEENABLE] = 1;
@@ -156,8 +160,8 @@ uint32_t Device::create_resource(const ResourceDesc &d, uint32_t shared_alloc_id
         r.backing_bytes = (d.size_bytes + 3) & ~uint64_t(3);
     } else {
         uint32_t fmt = d3d_format_to_aerogpu(d.d3d_format);
-        if (!fmt || d.width == 0 || d.height == 0 || d.width > AEROGPU_MAX_TEXTURE_DIM ||
-            d.height > AEROGPU_MAX_TEXTURE_DIM || d.levels == 0 || d.levels > AEROGPU_MAX_MIP_LEVELS)
+        if (!fmt || d.width == 0 || d.height == 0 || d.width > kMaxTextureDim ||
+            d.height > kMaxTextureDim || d.levels == 0 || d.levels > AEROGPU_MAX_MIP_LEVELS)
             return 0;
         // MVP: shared surfaces are single-allocation, single-level.
         if (d.shared && d.levels != 1) return 0;
@@ -172,11 +176,11 @@ uint32_t Device::create_resource(const ResourceDesc &d, uint32_t shared_alloc_id
     }
     if (d.guest_backed) {
         if (d.shared) {
-            if (shared_alloc_id == 0 || shared_alloc_id > AEROGPU_WDDM_ALLOC_ID_UMD_MAX) return 0;
+            if (shared_alloc_id < kSharedAllocIdMin || shared_alloc_id > AEROGPU_WDDM_ALLOC_ID_UMD_MAX) return 0;
             r.alloc_id = shared_alloc_id;
         } else {
             r.alloc_id = next_alloc_id_++;
-            if (next_alloc_id_ > AEROGPU_WDDM_ALLOC_ID_UMD_MAX) next_alloc_id_ = 1;
+            if (next_alloc_id_ >= kSharedAllocIdMin) next_alloc_id_ = 1;
         }
     }
     r.share_token = share_token;
@@ -212,6 +216,17 @@ uint32_t Device::create_resource(const ResourceDesc &d, uint32_t shared_alloc_id
         e->share_token = share_token;
     }
     return r.handle;
+}
+
+int32_t Device::export_shared(uint32_t handle, uint64_t share_token) {
+    Resource *r = find(handle);
+    if (!r || !r->desc.shared || !share_token || r->share_token) return kD3DERR_INVALIDCALL;
+    auto *e = cmd_.append<aerogpu_cmd_export_shared_surface>(AEROGPU_CMD_EXPORT_SHARED_SURFACE);
+    if (!e) return kE_OUTOFMEMORY;
+    e->resource_handle = handle;
+    e->share_token = share_token;
+    r->share_token = share_token;
+    return kS_OK;
 }
 
 uint32_t Device::open_shared(uint64_t share_token, const ResourceDesc &d, uint32_t alloc_id) {
@@ -286,6 +301,15 @@ int32_t Device::unlock(uint32_t handle, uint64_t offset, uint64_t size) {
 
 uint32_t Device::create_shader(uint32_t stage, const void *tokens, size_t bytes) {
     if (!tokens || bytes < 8 || bytes % 4 || bytes > AEROGPU_MAX_SHADER_BYTES) return 0;
+    // Versions above what GetCaps reports never come from a conforming runtime.
+    uint32_t version;
+    std::memcpy(&version, tokens, 4);
+    uint32_t max = stage == AEROGPU_SHADER_STAGE_VERTEX  ? kMaxVertexShaderVersion
+                   : stage == AEROGPU_SHADER_STAGE_PIXEL ? kMaxPixelShaderVersion
+                                                         : 0;
+    if (!max || (version >> 16) != (max >> 16) || (version & 0xFFFF) < kMinShaderVersion ||
+        (version & 0xFFFF) > (max & 0xFFFF))
+        return 0;
     uint32_t h = new_handle();
     auto *p = cmd_.append<aerogpu_cmd_create_shader>(AEROGPU_CMD_CREATE_SHADER, tokens, bytes);
     if (!p) return 0;
@@ -416,7 +440,7 @@ int32_t Device::set_indices(uint32_t handle, bool index32) {
 }
 
 int32_t Device::set_render_target(uint32_t index, uint32_t handle) {
-    if (index >= AEROGPU_MAX_RENDER_TARGETS || (handle && !find(handle))) return kD3DERR_INVALIDCALL;
+    if (index >= kMaxSimultaneousRTs || (handle && !find(handle))) return kD3DERR_INVALIDCALL;
     rts_[index] = handle;
     uint32_t count = 0;
     for (uint32_t i = 0; i < AEROGPU_MAX_RENDER_TARGETS; i++) if (rts_[i]) count = i + 1;
@@ -617,17 +641,52 @@ int32_t Device::set_max_frame_latency(uint32_t n) {
     return kS_OK;
 }
 
-int32_t Device::present_ex(uint32_t d3d9_flags, bool vsync) {
+void Device::retire_presents() {
     uint64_t done = sink_.completed_fence();
-    std::vector<uint64_t> still;
-    for (uint64_t f : inflight_presents_) if (f > done) still.push_back(f);
-    inflight_presents_.swap(still);
+    size_t n = 0;
+    while (n < inflight_presents_.size() && inflight_presents_[n].fence <= done) n++;
+    if (n == 0) return;
+    // Presents complete in submission order: the newest retired one is what the screen shows.
+    const InflightPresent &last = inflight_presents_[n - 1];
+    uint64_t vb = 0, ts = 0;
+    bool have_vblank = sink_.vblank(&vb, &ts);
+    stats_.present_count = last.ordinal;
+    stats_.present_refresh_count = have_vblank ? uint32_t(vb) : last.ordinal;
+    if (have_vblank) {
+        stats_.sync_refresh_count = uint32_t(vb);
+        stats_.sync_qpc_time = ts;
+    } else {
+        stats_.sync_refresh_count = last.ordinal;
+    }
+    inflight_presents_.erase(inflight_presents_.begin(), inflight_presents_.begin() + long(n));
+}
+
+uint32_t Device::presents_in_flight() {
+    retire_presents();
+    return static_cast<uint32_t>(inflight_presents_.size());
+}
+
+PresentStats Device::present_stats() {
+    retire_presents();
+    uint64_t vb = 0, ts = 0;
+    // The sync sample advances with the vblank counter even without new presents.
+    if (sink_.vblank(&vb, &ts) && uint32_t(vb) >= stats_.sync_refresh_count && ts >= stats_.sync_qpc_time) {
+        stats_.sync_refresh_count = uint32_t(vb);
+        stats_.sync_qpc_time = ts;
+    }
+    return stats_;
+}
+
+int32_t Device::present_ex(uint32_t d3d9_flags, bool vsync) {
+    retire_presents();
     if (inflight_presents_.size() >= max_latency_) {
         if (d3d9_flags & kD3DPRESENT_DONOTWAIT) return kD3DERR_WASSTILLDRAWING;
-        // Bounded waits on the oldest present until there is room.
+        // Wait for the oldest present; on timeout stop tracking it and go on.
         while (inflight_presents_.size() >= max_latency_) {
-            if (!sink_.wait_fence(inflight_presents_.front(), 1000)) return kD3DERR_WASSTILLDRAWING;
-            inflight_presents_.erase(inflight_presents_.begin());
+            sink_.wait_fence(inflight_presents_.front().fence, kPresentWaitMs);
+            size_t before = inflight_presents_.size();
+            retire_presents();
+            if (inflight_presents_.size() == before) inflight_presents_.erase(inflight_presents_.begin());
         }
     }
     auto *p = cmd_.append<aerogpu_cmd_present_ex>(AEROGPU_CMD_PRESENT_EX);
@@ -638,8 +697,8 @@ int32_t Device::present_ex(uint32_t d3d9_flags, bool vsync) {
     for (uint32_t h : rts_) if (h) reference(h, false);
     uint64_t fence = flush(true);
     if (!fence) return kD3DERR_INVALIDCALL;
-    inflight_presents_.push_back(fence);
     present_count_++;
+    inflight_presents_.push_back(InflightPresent{fence, present_count_});
     return kS_OK;
 }
 

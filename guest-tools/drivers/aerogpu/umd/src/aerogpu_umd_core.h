@@ -28,6 +28,25 @@ enum : int32_t {
 };
 
 constexpr uint32_t kD3DPRESENT_DONOTWAIT = 0x00000001u;
+
+// What the core translates; GetCaps (aerogpu_umd_caps.cpp) reports exactly these, so the
+// runtime never hands the core something it would refuse.
+constexpr uint32_t kMaxVertexShaderVersion = 0xFFFE0200u; // vs_2_0
+constexpr uint32_t kMaxPixelShaderVersion = 0xFFFF0200u;  // ps_2_0
+constexpr uint32_t kMinShaderVersion = 0x0100u;           // x_1_0: the device takes majors 1..3
+// wgpu's default max_texture_dimension_2d (the executor's limit), below the protocol's.
+constexpr uint32_t kMaxTextureDim = 8192u;
+constexpr uint32_t kMaxSimultaneousRTs = 4u;
+constexpr uint32_t kMaxStreams = AEROGPU_MAX_VERTEX_BUFFERS;
+constexpr uint32_t kMaxShaderConstantsF = AEROGPU_MAX_SHADER_CONSTANTS_F;
+// alloc_id ranges: per-process IDs of non-shared allocations stay below kSharedAllocIdMin;
+// shared allocations take [kSharedAllocIdMin, AEROGPU_WDDM_ALLOC_ID_UMD_MAX] from the
+// cross-process counter, so the two can never collide in one submission's table.
+constexpr uint32_t kSharedAllocIdMin = 0x40000000u;
+
+// The alloc_id for the n-th value of the cross-process shared counter (never 0, always in
+// the shared range; wraps after 2^30 shared allocations).
+uint32_t shared_alloc_id_from_counter(uint64_t counter_value);
 constexpr uint32_t kD3DGETDATA_FLUSH = 0x00000001u;
 
 // One allocation the current batch references (becomes the WDDM allocation list).
@@ -53,6 +72,26 @@ public:
     virtual uint64_t completed_fence() = 0;
     // Bounded wait for `fence`; false on timeout. Host sinks complete synchronously.
     virtual bool wait_fence(uint64_t fence, uint32_t timeout_ms) = 0;
+    // Latest vblank sample (count and a timestamp in the sink's clock, QPC ticks on
+    // Windows); false when the device has no vblank source.
+    virtual bool vblank(uint64_t *count, uint64_t *timestamp) {
+        (void)count;
+        (void)timestamp;
+        return false;
+    }
+};
+
+// D3DPRESENTSTATS as D3D9Ex defines it, for the last *completed* present: PresentCount is
+// that present's ordinal (never above last_present_count()), PresentRefreshCount the vblank
+// count when its completion was first seen, SyncRefreshCount/SyncQPCTime the latest vblank
+// sample. Without a vblank source the refresh counts fall back to present ordinals. All
+// fields are monotonic.
+struct PresentStats {
+    uint32_t present_count = 0;
+    uint32_t present_refresh_count = 0;
+    uint32_t sync_refresh_count = 0;
+    uint64_t sync_qpc_time = 0;
+    uint64_t sync_gpu_time = 0;
 };
 
 enum class ResourceKind { Buffer, Texture2D };
@@ -100,6 +139,9 @@ public:
     aerogpu_wddm_alloc_priv alloc_priv(uint32_t handle) const;
     // CPU wrote [offset, offset+size) of a guest-backed resource (Unlock).
     int32_t unlock(uint32_t handle, uint64_t offset, uint64_t size);
+    // Exports a shared resource once the KMD has assigned its share_token (the token only
+    // exists after the allocation is created): EXPORT_SHARED_SURFACE.
+    int32_t export_shared(uint32_t handle, uint64_t share_token);
     // Opens a resource another process shared (IMPORT_SHARED_SURFACE).
     uint32_t open_shared(uint64_t share_token, const ResourceDesc &d, uint32_t alloc_id);
 
@@ -133,11 +175,19 @@ public:
     int32_t draw_primitive(uint32_t prim_type, uint32_t start_vertex, uint32_t prim_count);
     int32_t draw_indexed(uint32_t prim_type, int32_t base_vertex, uint32_t start_index, uint32_t prim_count);
 
-    // Presentation (D3D9Ex): frame-latency throttled, DONOTWAIT honoured.
+    // Presentation (D3D9Ex): at most max_frame_latency() presents in flight. With
+    // D3DPRESENT_DONOTWAIT a full queue returns D3DERR_WASSTILLDRAWING (nothing submitted);
+    // without it the call waits for the oldest present, bounded by kPresentWaitMs, and then
+    // submits anyway (DWM must not see spurious failures from a slow device).
+    static constexpr uint32_t kPresentWaitMs = 2000;
     int32_t present_ex(uint32_t d3d9_flags, bool vsync);
     int32_t set_max_frame_latency(uint32_t n);
     uint32_t max_frame_latency() const { return max_latency_; }
+    // GetLastPresentCount: ordinal of the last accepted present.
     uint32_t present_count() const { return present_count_; }
+    // Presents submitted whose fence has not completed (after retiring completed ones).
+    uint32_t presents_in_flight();
+    PresentStats present_stats();
 
     // EVENT queries: issue ends the batch, get_data never blocks.
     uint32_t create_query();
@@ -172,9 +222,15 @@ private:
     uint32_t topology_ = 0;
     bool vs_bound_ = false, ps_bound_ = false, decl_bound_ = false;
 
+    void retire_presents();
+    struct InflightPresent {
+        uint64_t fence;
+        uint32_t ordinal;
+    };
     uint32_t max_latency_ = 3;
-    std::vector<uint64_t> inflight_presents_;
+    std::vector<InflightPresent> inflight_presents_;
     uint32_t present_count_ = 0;
+    PresentStats stats_;
     std::vector<uint64_t> query_fence_; // per query: 0 = not issued / pending
     std::vector<bool> query_issued_;
     uint64_t last_fence_ = 0;

@@ -7,13 +7,17 @@
 // STATUS (UNTESTED ON WINDOWS). Every table entry is non-NULL (checked at runtime). DDIs the
 // core cannot serve are logging stubs returning D3DERR_NOTAVAILABLE. Not implemented yet,
 // each with an explicit error, not a silent success:
-//  - shared resources at CreateResource (need the cross-process alloc_id counter): NOTAVAILABLE;
+//  - shared resources need the cross-process alloc_id counter (aerogpu_umd_set_shared_counter;
+//    the Windows layer backs it with a named file mapping): without it, NOTAVAILABLE;
 //  - user-memory streams (SetStreamSourceUm/SetIndicesUm, DrawIndexedPrimitive2): stubs;
 //  - cube/volume textures, MSAA: NOTAVAILABLE; Clear with partial rects: NOTAVAILABLE;
 //  - fixed-function texture stage states are cached only (the core renders shaders only);
 //  - fences: Windows 7's pfnRenderCb returns no fence, so the UMD asks the KMD
 //    (AEROGPU_ESCAPE_OP_QUERY_FENCE through pfnEscapeCb) for the last submitted/completed
 //    fence; without pfnEscapeCb it logs once and treats accepted submissions as complete;
+//  - Present: D3DDDIARG_PRESENT has no DONOTWAIT flag (the runtime owns D3D9Ex frame
+//    latency and present statistics), so the core's waiting path is used; it is bounded
+//    and never fails (the DDI allows only S_OK / E_OUTOFMEMORY);
 //  - pfnGetCommandBufferCb / pfnSubmitCommandCb buffer models (Windows 8+ callbacks) are not
 //    used: the command buffer comes from pfnCreateContextCb or from CreateDevice.
 #include "aerogpu_umd_ddi.h"
@@ -25,6 +29,7 @@
 #include <new>
 #include <vector>
 
+#include "aerogpu_umd_caps.h"
 #include "aerogpu_umd_core.h"
 
 extern "C" {
@@ -36,6 +41,7 @@ namespace {
 using namespace aerogpu;
 
 void (*g_log)(const char *) = nullptr;
+uint64_t (*g_shared_counter)() = nullptr;
 
 void logf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void logf(const char *fmt, ...) {
@@ -649,9 +655,10 @@ HRESULT APIENTRY Unlock(HANDLE h, const D3DDDIARG_UNLOCK *a) {
 HRESULT APIENTRY CreateResource(HANDLE h, D3DDDIARG_CREATERESOURCE *a) {
     if (!a || !a->pSurfList || a->SurfCount == 0) return kEInvalidArg;
     UmdDevice *d = dev(h);
-    if (a->Flags.SharedResource) {
+    bool shared = a->Flags.SharedResource;
+    if (shared && !g_shared_counter) {
         log_once(d->logged_shared,
-                 "aerogpu-d3d9: shared CreateResource needs the cross-process alloc_id counter: D3DERR_NOTAVAILABLE\n");
+                 "aerogpu-d3d9: shared CreateResource without the cross-process alloc_id counter: D3DERR_NOTAVAILABLE\n");
         return kNotAvailable;
     }
     if (a->Flags.CubeMap || a->Flags.Volume || a->MultisampleType > 1) return kNotAvailable;
@@ -677,7 +684,16 @@ HRESULT APIENTRY CreateResource(HANDLE h, D3DDDIARG_CREATERESOURCE *a) {
         // Depth buffers that cannot be locked live on the host only.
         desc.guest_backed = !(a->Flags.ZBuffer && a->Flags.NotLockable);
     }
-    uint32_t handle = d->core.create_resource(desc);
+    uint32_t shared_alloc_id = 0;
+    if (shared) {
+        // Shared surfaces: one guest-backed texture allocation (MVP), with an alloc_id that
+        // no other process can be using (it ends up in other processes' allocation tables).
+        if (buffer) return kNotAvailable;
+        desc.shared = true;
+        desc.guest_backed = true;
+        shared_alloc_id = shared_alloc_id_from_counter(g_shared_counter());
+    }
+    uint32_t handle = d->core.create_resource(desc, shared_alloc_id);
     if (!handle) return kInvalidCall;
     ResInfo info;
     const Resource *r = d->core.resource(handle);
@@ -707,6 +723,23 @@ HRESULT APIENTRY CreateResource(HANDLE h, D3DDDIARG_CREATERESOURCE *a) {
         info.hAllocation = ai.hAllocation;
         info.owns_allocation = true;
         d->by_alloc[r->alloc_id] = ai.hAllocation;
+        if (shared) {
+            // The KMD wrote the share_token into the private data during CreateAllocation.
+            aerogpu_wddm_alloc_priv back;
+            std::memcpy(&back, &priv, sizeof(back));
+            if (!back.share_token || d->core.export_shared(handle, back.share_token) != kS_OK) {
+                logf("aerogpu-d3d9: shared allocation alloc_id %u came back without a share_token\n", r->alloc_id);
+                d->by_alloc.erase(r->alloc_id);
+                D3DDDICB_DEALLOCATE de;
+                de.hResource = nullptr;
+                de.NumAllocations = 1;
+                de.HandleList = &info.hAllocation;
+                if (d->cb.pfnDeallocateCb) d->cb.pfnDeallocateCb(d->runtime, &de);
+                d->core.destroy_resource(handle);
+                d->core.flush();
+                return kEFail;
+            }
+        }
     }
     d->res[handle] = info;
     a->hResource = to_handle(handle);
@@ -944,12 +977,19 @@ HRESULT APIENTRY DestroyDevice(HANDLE h) {
 
 // ---- Adapter ---------------------------------------------------------------------------
 
+// Caps types answered with "none", logged once each (types are small numbers).
+bool g_caps_logged[64];
+
 HRESULT APIENTRY GetCaps(HANDLE hAdapter, const D3DDDIARG_GETCAPS *args) {
     if (!hAdapter || !args) return kEInvalidArg;
-    // Conservative: every caps query answers "nothing" (zeroed). Real D3DCAPS9 contents are
-    // still to do: the D3D9 runtime needs them before it creates a HAL device.
-    if (args->pData && args->DataSize) std::memset(args->pData, 0, args->DataSize);
-    return kOk;
+    bool known = true;
+    HRESULT hr = get_caps(args, &known);
+    if (!known && args->Type < 64 && !g_caps_logged[args->Type]) {
+        g_caps_logged[args->Type] = true;
+        logf("aerogpu-d3d9: GetCaps type %u: nothing supported (zeroed)\n", args->Type);
+    }
+    if (hr < 0) logf("aerogpu-d3d9: GetCaps type %u: buffer of %u bytes refused\n", args->Type, args->DataSize);
+    return hr;
 }
 
 void fill_device_funcs(D3DDDI_DEVICEFUNCS *f) {
@@ -1053,6 +1093,8 @@ extern "C" {
 void aerogpu_umd_set_log(void (*fn)(const char *)) { g_log = fn; }
 
 void aerogpu_umd_set_process_tag(uint32_t tag) { g_process_tag = tag; }
+
+void aerogpu_umd_set_shared_counter(uint64_t (*next)(void)) { g_shared_counter = next; }
 
 int aerogpu_umd_first_null_entry(const D3DDDI_DEVICEFUNCS *f) {
     // Walk the table as an array of pointers (all members are function pointers).

@@ -11,6 +11,10 @@ extern "C" {
 void aerogpu_umd_set_log(void (*fn)(const char *));
 // Per-process tag (the process id on Windows) that spreads protocol handles and alloc_ids.
 void aerogpu_umd_set_process_tag(uint32_t tag);
+// The cross-process counter shared alloc_ids come from: returns a new value on every
+// call, unique across all processes of the session (Windows: InterlockedIncrement64 on a
+// named file mapping). NULL: shared resources are refused with D3DERR_NOTAVAILABLE.
+void aerogpu_umd_set_shared_counter(uint64_t (*next)(void));
 // OpenAdapter/OpenAdapter2: fills the adapter table (GetCaps, CreateDevice, CloseAdapter).
 HRESULT aerogpu_umd_open_adapter(D3DDDIARG_OPENADAPTER *args);
 // Index of the first NULL entry of a device table, -1 if complete.

@@ -21,6 +21,9 @@ static int g_checks, g_failures;
 struct FakeSink : SubmitSink {
     uint64_t next = 0, completed = 0;
     bool auto_complete = true;
+    uint32_t waits = 0;
+    bool has_vblank = false;
+    uint64_t vblank_count = 0, vblank_time = 0;
     std::vector<std::vector<uint8_t>> streams;
     std::vector<std::vector<AllocRef>> lists;
     std::vector<bool> presents;
@@ -33,7 +36,15 @@ struct FakeSink : SubmitSink {
         return next;
     }
     uint64_t completed_fence() override { return completed; }
-    bool wait_fence(uint64_t f, uint32_t) override { return completed >= f; }
+    bool wait_fence(uint64_t f, uint32_t) override {
+        waits++;
+        return completed >= f;
+    }
+    bool vblank(uint64_t *count, uint64_t *time) override {
+        *count = vblank_count;
+        *time = vblank_time;
+        return has_vblank;
+    }
 };
 
 static std::vector<uint32_t> opcodes(const std::vector<uint8_t> &s) {
@@ -128,16 +139,73 @@ static void test_draw_alloc_list() {
     CHECK(has_blend && has_draw);
     // Shared surfaces must be single-level.
     ResourceDesc sh = rt; sh.shared = true; sh.levels = 2;
-    CHECK(d.create_resource(sh, 0x200, 77) == 0);
+    uint32_t shared_id = shared_alloc_id_from_counter(1);
+    CHECK(d.create_resource(sh, shared_id, 77) == 0);
     sh.levels = 1;
-    uint32_t hs = d.create_resource(sh, 0x200, 77);
-    CHECK(hs && d.resource(hs)->alloc_id == 0x200);
+    // Shared alloc_ids must come from the shared range (per-process IDs live below it).
+    CHECK(d.create_resource(sh, 0x200, 77) == 0);
+    uint32_t hs = d.create_resource(sh, shared_id, 77);
+    CHECK(hs && d.resource(hs)->alloc_id == shared_id);
     aerogpu_wddm_alloc_priv p = d.alloc_priv(hs);
     CHECK(p.magic == AEROGPU_WDDM_ALLOC_PRIV_MAGIC && (p.flags & AEROGPU_WDDM_ALLOC_PRIV_FLAG_IS_SHARED));
     CHECK(p.share_token == 77 && p.size_bytes == 32 * 32 * 4);
     d.flush();
     ops = opcodes(sink.streams.back());
     CHECK(ops.size() == 2 && ops[1] == AEROGPU_CMD_EXPORT_SHARED_SURFACE);
+    // The DDI flow: create first, export once the KMD has written the token.
+    uint32_t hs2 = d.create_resource(sh, shared_alloc_id_from_counter(2));
+    CHECK(hs2 && d.resource(hs2)->share_token == 0);
+    CHECK(d.export_shared(hs2, 0) == kD3DERR_INVALIDCALL);
+    CHECK(d.export_shared(hvb, 5) == kD3DERR_INVALIDCALL); // not shared
+    CHECK(d.export_shared(hs2, 0xABCD) == kS_OK && d.resource(hs2)->share_token == 0xABCD);
+    CHECK(d.export_shared(hs2, 0xABCE) == kD3DERR_INVALIDCALL); // exported once
+    d.flush();
+    ops = opcodes(sink.streams.back());
+    CHECK(ops.size() == 2 && ops[0] == AEROGPU_CMD_CREATE_TEXTURE2D && ops[1] == AEROGPU_CMD_EXPORT_SHARED_SURFACE);
+}
+
+static void test_shared_alloc_ids() {
+    // Never 0, always in [kSharedAllocIdMin, UMD_MAX], distinct for 2^30 consecutive values.
+    CHECK(shared_alloc_id_from_counter(0) == kSharedAllocIdMin);
+    CHECK(shared_alloc_id_from_counter(1) == kSharedAllocIdMin + 1);
+    CHECK(shared_alloc_id_from_counter(0x3FFFFFFFu) == AEROGPU_WDDM_ALLOC_ID_UMD_MAX);
+    CHECK(shared_alloc_id_from_counter(0x40000000u) == kSharedAllocIdMin); // wraps
+    CHECK(shared_alloc_id_from_counter(~uint64_t(0)) == AEROGPU_WDDM_ALLOC_ID_UMD_MAX);
+    // Per-process IDs wrap before reaching the shared range.
+    FakeSink sink;
+    Device d(sink, 1, kSharedAllocIdMin - 1);
+    ResourceDesc vb; vb.size_bytes = 16;
+    uint32_t a = d.create_resource(vb), b = d.create_resource(vb);
+    CHECK(d.resource(a)->alloc_id == kSharedAllocIdMin - 1 && d.resource(b)->alloc_id == 1);
+    Device e(sink, 1, kSharedAllocIdMin); // a base inside the shared range is not used
+    CHECK(e.resource(e.create_resource(vb))->alloc_id == 1);
+}
+
+static void test_caps_limits_enforced() {
+    FakeSink sink;
+    Device d(sink, 1, 1);
+    const uint32_t vs20[] = {kMaxVertexShaderVersion, 0x0000FFFFu};
+    const uint32_t vs11[] = {0xFFFE0101u, 0x0000FFFFu};
+    const uint32_t vs2x[] = {kMaxVertexShaderVersion + 1, 0x0000FFFFu};
+    const uint32_t vs30[] = {0xFFFE0300u, 0x0000FFFFu};
+    const uint32_t ps20[] = {kMaxPixelShaderVersion, 0x0000FFFFu};
+    const uint32_t ps30[] = {0xFFFF0300u, 0x0000FFFFu};
+    CHECK(d.create_shader(AEROGPU_SHADER_STAGE_VERTEX, vs20, sizeof(vs20)) != 0);
+    CHECK(d.create_shader(AEROGPU_SHADER_STAGE_VERTEX, vs11, sizeof(vs11)) != 0);
+    CHECK(d.create_shader(AEROGPU_SHADER_STAGE_VERTEX, vs2x, sizeof(vs2x)) == 0);
+    CHECK(d.create_shader(AEROGPU_SHADER_STAGE_VERTEX, vs30, sizeof(vs30)) == 0);
+    CHECK(d.create_shader(AEROGPU_SHADER_STAGE_VERTEX, ps20, sizeof(ps20)) == 0); // wrong stage
+    CHECK(d.create_shader(AEROGPU_SHADER_STAGE_PIXEL, ps20, sizeof(ps20)) != 0);
+    CHECK(d.create_shader(AEROGPU_SHADER_STAGE_PIXEL, ps30, sizeof(ps30)) == 0);
+    ResourceDesc t;
+    t.kind = ResourceKind::Texture2D; t.d3d_format = 21; t.width = kMaxTextureDim; t.height = 1;
+    CHECK(d.create_resource(t) != 0);
+    t.width = kMaxTextureDim + 1;
+    CHECK(d.create_resource(t) == 0);
+    t.width = 4; t.height = 4;
+    uint32_t rt = d.create_resource(t);
+    CHECK(d.set_render_target(kMaxSimultaneousRTs - 1, rt) == kS_OK);
+    CHECK(d.set_render_target(kMaxSimultaneousRTs, rt) == kD3DERR_INVALIDCALL);
 }
 
 static void test_present_throttle_and_queries() {
@@ -146,12 +214,42 @@ static void test_present_throttle_and_queries() {
     Device d(sink, 1, 1);
     CHECK(d.max_frame_latency() == 3);
     for (int i = 0; i < 3; i++) CHECK(d.present_ex(0, true) == kS_OK);
-    // Three presents in flight: DONOTWAIT refuses, a blocking present times out cleanly.
+    CHECK(d.presents_in_flight() == 3 && sink.waits == 0);
+    // Three presents in flight: DONOTWAIT refuses without submitting anything.
+    size_t submitted = sink.streams.size();
     CHECK(d.present_ex(kD3DPRESENT_DONOTWAIT, true) == kD3DERR_WASSTILLDRAWING);
-    CHECK(d.present_ex(0, true) == kD3DERR_WASSTILLDRAWING);
+    CHECK(sink.streams.size() == submitted && d.present_count() == 3 && sink.waits == 0);
+    // Nothing completed yet: the stats still describe no present.
+    CHECK(d.present_stats().present_count == 0);
+    // One completes: DONOTWAIT now goes through without waiting.
     sink.completed = 1;
     CHECK(d.present_ex(kD3DPRESENT_DONOTWAIT, true) == kS_OK);
-    CHECK(d.present_count() == 4 && sink.presents.back());
+    CHECK(d.present_count() == 4 && sink.presents.back() && sink.waits == 0);
+    PresentStats st = d.present_stats();
+    CHECK(st.present_count == 1 && st.present_refresh_count == 1 && st.sync_refresh_count == 1);
+    // Full again: a blocking present waits for the oldest, then (device stuck) submits
+    // anyway rather than failing.
+    CHECK(d.presents_in_flight() == 3);
+    CHECK(d.present_ex(0, true) == kS_OK && sink.waits == 1 && d.present_count() == 5);
+    CHECK(d.presents_in_flight() == 3);
+    // A blocking present whose wait succeeds: the completed fence retires it.
+    sink.completed = sink.next - 1;
+    CHECK(d.present_ex(0, true) == kS_OK && d.present_count() == 6);
+    // Stats come from the last completed present (ordinal 5) and stay monotonic; with a
+    // vblank source the refresh counts are vblank counts.
+    sink.has_vblank = true;
+    sink.vblank_count = 100;
+    sink.vblank_time = 5000;
+    sink.completed = sink.next;
+    st = d.present_stats();
+    CHECK(st.present_count == 6 && st.present_count <= d.present_count());
+    CHECK(st.present_refresh_count == 100 && st.sync_refresh_count == 100 && st.sync_qpc_time == 5000);
+    sink.vblank_count = 103;
+    sink.vblank_time = 5300;
+    PresentStats st2 = d.present_stats();
+    CHECK(st2.present_count == 6 && st2.present_refresh_count == 100);
+    CHECK(st2.sync_refresh_count == 103 && st2.sync_qpc_time == 5300);
+    CHECK(d.presents_in_flight() == 0);
     CHECK(d.set_max_frame_latency(1) == kS_OK && d.set_max_frame_latency(100) == kD3DERR_INVALIDCALL);
 
     uint32_t q = d.create_query();
@@ -170,6 +268,8 @@ int main() {
     test_tables();
     test_draw_alloc_list();
     test_present_throttle_and_queries();
+    test_shared_alloc_ids();
+    test_caps_limits_enforced();
     std::printf("%d checks, %d failures\n", g_checks, g_failures);
     return g_failures ? 1 : 0;
 }

@@ -1,0 +1,659 @@
+//! The machine monitor: QEMU-like line commands that change CD/DVD media while the guest
+//! runs. `aero headless --monitor FILE|stdio` reads them; the window's host key and file
+//! drops use the same operations.
+//!
+//! Commands (as in QEMU's monitor):
+//!   eject [-f] [DRIVE]            open the tray and take the disc out (-f: even if locked)
+//!   change DRIVE FILE [FORMAT]    put FILE in the drive (the old disc comes out)
+//!   info block                    the CD/DVD drives, their discs and trays
+//!   quit                          stop the emulator (exit 0)
+//!   help
+//! and two that say *when* the following lines run, so a script is deterministic:
+//!   at SECONDS                    wait until the guest clock reaches SECONDS
+//!   wait-serial TEXT              wait until TEXT appears on COM1 (after what the previous
+//!                                 wait-serial matched)
+//! Drives are named like QEMU's: `ide1-cd0` is the IDE secondary master (where `--cdrom`
+//! goes), `ide0-cd1` the primary slave, `ahci2-cd0` AHCI port 2. DRIVE may be left out of
+//! `eject` when there is one CD drive. Errors are messages; the guest runs on.
+
+use std::collections::{HashMap, VecDeque};
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::sync::mpsc::{Receiver, TryRecvError};
+
+use aero_machine::{CdStatus, DriveSlot, Machine, MachineError, MediaError};
+use aero_storage::ImageFormat;
+
+use crate::drives;
+
+/// One monitor command.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Command {
+    Eject {
+        drive: Option<String>,
+        force: bool,
+    },
+    Change {
+        drive: String,
+        file: PathBuf,
+        format: Option<ImageFormat>,
+    },
+    InfoBlock,
+    Help,
+    Quit,
+}
+
+/// A line of a monitor script: a command or a point in time to wait for.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Line {
+    Run(Command),
+    /// Guest time in nanoseconds.
+    At(u64),
+    WaitSerial(String),
+}
+
+const HELP: &str = "\
+eject [-f] [DRIVE]          open the tray and take the disc out (-f: even if the guest locked it)
+change DRIVE FILE [FORMAT]  insert FILE (raw ISO, or qcow2/vhd) into DRIVE
+info block                  list the CD/DVD drives
+quit                        stop the emulator
+at SECONDS                  (scripts) run the next lines once the guest clock reaches SECONDS
+wait-serial TEXT            (scripts) run the next lines once TEXT appeared on COM1
+DRIVE: ide1-cd0 (IDE secondary master, --cdrom), ide0-cd1 (primary slave), ahci2-cd0 (AHCI port 2)";
+
+/// Splits a line into words; "double quotes" keep spaces (for file names).
+fn words(line: &str) -> anyhow::Result<Vec<String>> {
+    let mut out = Vec::new();
+    let mut chars = line.chars().peekable();
+    while let Some(&c) = chars.peek() {
+        if c.is_whitespace() {
+            chars.next();
+            continue;
+        }
+        let mut word = String::new();
+        if c == '"' {
+            chars.next();
+            loop {
+                match chars.next() {
+                    Some('"') => break,
+                    Some(ch) => word.push(ch),
+                    None => anyhow::bail!("unterminated quote"),
+                }
+            }
+        } else {
+            while let Some(&ch) = chars.peek() {
+                if ch.is_whitespace() {
+                    break;
+                }
+                word.push(ch);
+                chars.next();
+            }
+        }
+        out.push(word);
+    }
+    Ok(out)
+}
+
+/// Parses one line; `Ok(None)` for blank lines and `#` comments.
+pub fn parse_line(line: &str) -> anyhow::Result<Option<Line>> {
+    let line = line.trim();
+    if line.is_empty() || line.starts_with('#') {
+        return Ok(None);
+    }
+    if let Some(text) = line.strip_prefix("wait-serial") {
+        let text = text.trim();
+        anyhow::ensure!(
+            !text.is_empty() && line.as_bytes().get(11).is_some_and(u8::is_ascii_whitespace),
+            "usage: wait-serial TEXT"
+        );
+        return Ok(Some(Line::WaitSerial(text.to_string())));
+    }
+    let w = words(line)?;
+    let args: Vec<&str> = w.iter().map(String::as_str).collect();
+    let line = match args.as_slice() {
+        ["at", secs] => {
+            let s: f64 = secs
+                .parse()
+                .ok()
+                .filter(|s: &f64| s.is_finite() && *s >= 0.0 && *s < 1e9)
+                .ok_or_else(|| anyhow::anyhow!("at: {secs:?} is not a number of seconds"))?;
+            Line::At((s * 1e9) as u64)
+        }
+        ["eject", rest @ ..] => {
+            let force = rest.first() == Some(&"-f");
+            let rest = if force { &rest[1..] } else { rest };
+            anyhow::ensure!(rest.len() <= 1, "usage: eject [-f] [DRIVE]");
+            Line::Run(Command::Eject {
+                drive: rest.first().map(|s| s.to_string()),
+                force,
+            })
+        }
+        ["change", drive, file, format @ ..] if format.len() <= 1 => Line::Run(Command::Change {
+            drive: drive.to_string(),
+            file: PathBuf::from(file),
+            format: format
+                .first()
+                .map(|f| drives::parse_format(f))
+                .transpose()?,
+        }),
+        ["change", ..] => anyhow::bail!("usage: change DRIVE FILE [FORMAT]"),
+        ["info", "block"] => Line::Run(Command::InfoBlock),
+        ["info", ..] => anyhow::bail!("usage: info block"),
+        ["help"] | ["?"] => Line::Run(Command::Help),
+        ["quit"] | ["q"] => Line::Run(Command::Quit),
+        [other, ..] => anyhow::bail!("unknown command {other:?} (try help)"),
+        [] => return Ok(None),
+    };
+    Ok(Some(line))
+}
+
+/// QEMU-style name of the CD drive in `slot`.
+pub fn drive_name(slot: DriveSlot) -> String {
+    match slot {
+        DriveSlot::Ide { channel, slave } => format!("ide{channel}-cd{}", slave as u8),
+        DriveSlot::Ahci(port) => format!("ahci{port}-cd0"),
+    }
+}
+
+fn parse_drive_name(name: &str) -> Option<DriveSlot> {
+    if let Some(rest) = name.strip_prefix("ide") {
+        let (channel, unit) = rest.split_once("-cd")?;
+        let (channel, unit) = (channel.parse::<u8>().ok()?, unit.parse::<u8>().ok()?);
+        (channel < 2 && unit < 2).then_some(DriveSlot::Ide {
+            channel,
+            slave: unit == 1,
+        })
+    } else {
+        let port = name.strip_prefix("ahci")?.strip_suffix("-cd0")?;
+        port.parse().ok().map(DriveSlot::Ahci)
+    }
+}
+
+/// Keeps only the last `keep` bytes of `buf`.
+fn keep_tail(buf: &mut Vec<u8>, keep: usize) {
+    if buf.len() > keep {
+        buf.drain(..buf.len() - keep);
+    }
+}
+
+/// Serial output a script may still wait for, at most.
+const SERIAL_BACKLOG: usize = 64 * 1024;
+
+pub struct Monitor {
+    /// Lines waiting to run, with their origin for messages ("line 3" / "stdin").
+    pending: VecDeque<(String, Line)>,
+    /// Lines typed on stdin (read by a helper thread).
+    input: Option<Receiver<String>>,
+    /// Where replies and errors go.
+    out: Box<dyn Write + Send>,
+    /// COM1 output not yet searched by a `wait-serial`.
+    serial: Vec<u8>,
+    /// The image file in each drive, as far as we know.
+    files: HashMap<DriveSlot, PathBuf>,
+    /// The last disc taken out of each drive (the window's eject key puts it back).
+    ejected: HashMap<DriveSlot, PathBuf>,
+    quit: bool,
+}
+
+impl Monitor {
+    /// A monitor without input, replying to stderr (the window's keys and drops).
+    pub fn new(files: HashMap<DriveSlot, PathBuf>) -> Monitor {
+        Monitor {
+            pending: VecDeque::new(),
+            input: None,
+            out: Box::new(std::io::stderr()),
+            serial: Vec::new(),
+            files,
+            ejected: HashMap::new(),
+            quit: false,
+        }
+    }
+
+    /// `--monitor stdio` (lines typed while the guest runs, replies on stdout) or
+    /// `--monitor FILE` (a script, checked now; replies on stderr).
+    pub fn open(spec: &str, files: HashMap<DriveSlot, PathBuf>) -> anyhow::Result<Monitor> {
+        let mut monitor = Monitor::new(files);
+        if spec == "stdio" {
+            let (tx, rx) = std::sync::mpsc::channel();
+            std::thread::Builder::new()
+                .name("aero-monitor".into())
+                .spawn(move || {
+                    for line in std::io::stdin().lock().lines() {
+                        let Ok(line) = line else { break };
+                        if tx.send(line).is_err() {
+                            break;
+                        }
+                    }
+                })?;
+            monitor.input = Some(rx);
+            monitor.out = Box::new(std::io::stdout());
+        } else {
+            let text = std::fs::read_to_string(spec)
+                .map_err(|e| anyhow::anyhow!("--monitor: cannot read {spec}: {e}"))?;
+            for (i, line) in text.lines().enumerate() {
+                let origin = format!("{spec}:{}", i + 1);
+                match parse_line(line) {
+                    Ok(Some(l)) => monitor.pending.push_back((origin, l)),
+                    Ok(None) => {}
+                    Err(e) => anyhow::bail!("--monitor {origin}: {e}"),
+                }
+            }
+        }
+        Ok(monitor)
+    }
+
+    /// Guest time the next script line waits for, so the caller can stop exactly there.
+    pub fn next_deadline(&self) -> Option<u64> {
+        match self.pending.front() {
+            Some((_, Line::At(t))) => Some(*t),
+            _ => None,
+        }
+    }
+
+    /// True once a `quit` ran.
+    pub fn quit_requested(&self) -> bool {
+        self.quit
+    }
+
+    /// Runs every line that is due, given the COM1 output of the slice that just ran.
+    /// Call between run slices (and once before the first).
+    pub fn poll(&mut self, machine: &mut Machine, serial: &[u8]) {
+        let mut typed = Vec::new();
+        if let Some(rx) = &self.input {
+            loop {
+                match rx.try_recv() {
+                    Ok(text) => typed.push(text),
+                    Err(TryRecvError::Empty) => break,
+                    Err(TryRecvError::Disconnected) => {
+                        self.input = None;
+                        break;
+                    }
+                }
+            }
+        }
+        for text in typed {
+            match parse_line(&text) {
+                Ok(Some(line)) => self.pending.push_back(("stdin".into(), line)),
+                Ok(None) => {}
+                Err(e) => self.reply(&format!("error: {e}")),
+            }
+        }
+        if !self.pending.is_empty() {
+            self.serial.extend_from_slice(serial);
+        }
+        while let Some((origin, line)) = self.pending.front().cloned() {
+            match line {
+                Line::At(t) if machine.now_ns() < t => break,
+                Line::At(_) => {}
+                Line::WaitSerial(text) => {
+                    let needle = text.as_bytes();
+                    match self.serial.windows(needle.len()).position(|w| w == needle) {
+                        Some(at) => {
+                            self.serial.drain(..at + needle.len());
+                        }
+                        None => {
+                            keep_tail(&mut self.serial, needle.len() - 1);
+                            break;
+                        }
+                    }
+                }
+                Line::Run(cmd) => match self.execute(machine, &cmd) {
+                    Ok(text) if text.is_empty() => {}
+                    Ok(text) => self.reply(&text),
+                    Err(e) => self.reply(&format!("error: {origin}: {e}")),
+                },
+            }
+            self.pending.pop_front();
+        }
+        if self.pending.is_empty() {
+            self.serial.clear();
+        } else {
+            keep_tail(&mut self.serial, SERIAL_BACKLOG);
+        }
+    }
+
+    fn reply(&mut self, text: &str) {
+        let _ = writeln!(self.out, "{text}");
+        let _ = self.out.flush();
+    }
+
+    /// Runs one command; the reply text (may be empty) or a plain error message.
+    pub fn execute(&mut self, machine: &mut Machine, cmd: &Command) -> anyhow::Result<String> {
+        match cmd {
+            Command::Eject { drive, force } => {
+                let slot = self.resolve(machine, drive.as_deref())?;
+                self.eject(machine, slot, *force)?;
+                Ok(String::new())
+            }
+            Command::Change {
+                drive,
+                file,
+                format,
+            } => {
+                let slot = self.resolve(machine, Some(drive))?;
+                self.change(machine, slot, file.clone(), *format)?;
+                Ok(String::new())
+            }
+            Command::InfoBlock => Ok(self.info_block(machine)),
+            Command::Help => Ok(HELP.to_string()),
+            Command::Quit => {
+                self.quit = true;
+                Ok(String::new())
+            }
+        }
+    }
+
+    fn resolve(&self, machine: &Machine, name: Option<&str>) -> anyhow::Result<DriveSlot> {
+        let drives = machine.cd_drives();
+        let names = || {
+            drives
+                .iter()
+                .map(|(s, _)| drive_name(*s))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        match name {
+            None => match drives.as_slice() {
+                [(slot, _)] => Ok(*slot),
+                [] => anyhow::bail!("this machine has no CD/DVD drive"),
+                _ => anyhow::bail!("several CD/DVD drives, name one: {}", names()),
+            },
+            Some(name) => {
+                let slot = parse_drive_name(name)
+                    .filter(|s| drives.iter().any(|(d, _)| d == s))
+                    .ok_or_else(|| {
+                        anyhow::anyhow!("no CD/DVD drive {name:?} (drives: {})", names())
+                    })?;
+                Ok(slot)
+            }
+        }
+    }
+
+    fn media_error(slot: DriveSlot, e: MachineError) -> anyhow::Error {
+        match e {
+            MachineError::Media(_, MediaError::Locked) => anyhow::anyhow!(
+                "{} is locked by the guest; an eject request was sent to the guest \
+                 (eject -f takes the disc out anyway)",
+                drive_name(slot)
+            ),
+            other => anyhow::anyhow!("{}: {other}", drive_name(slot)),
+        }
+    }
+
+    /// Opens the tray of `slot` and takes the disc out.
+    pub fn eject(
+        &mut self,
+        machine: &mut Machine,
+        slot: DriveSlot,
+        force: bool,
+    ) -> anyhow::Result<()> {
+        machine
+            .eject_cd(slot, force)
+            .map_err(|e| Self::media_error(slot, e))?;
+        if let Some(file) = self.files.remove(&slot) {
+            self.ejected.insert(slot, file);
+        }
+        Ok(())
+    }
+
+    /// Puts `file` in `slot`: a locked tray refuses (the guest is asked to eject).
+    pub fn change(
+        &mut self,
+        machine: &mut Machine,
+        slot: DriveSlot,
+        file: PathBuf,
+        format: Option<ImageFormat>,
+    ) -> anyhow::Result<()> {
+        let disc = drives::open_disk(&file, false, true, true, format)?;
+        self.eject(machine, slot, false)?;
+        machine
+            .insert_cd(slot, disc)
+            .map_err(|e| Self::media_error(slot, e))?;
+        self.files.insert(slot, file);
+        Ok(())
+    }
+
+    /// The window's eject key: ejects the first drive's disc, or puts the last ejected
+    /// disc back into an empty drive. Returns what happened, for the user.
+    pub fn toggle_first_drive(&mut self, machine: &mut Machine) -> anyhow::Result<String> {
+        let (slot, status) = *machine
+            .cd_drives()
+            .first()
+            .ok_or_else(|| anyhow::anyhow!("this machine has no CD/DVD drive"))?;
+        if status.medium && !status.tray_open {
+            self.eject(machine, slot, false)?;
+            return Ok(format!("{}: disc ejected", drive_name(slot)));
+        }
+        let file = self.ejected.get(&slot).cloned().ok_or_else(|| {
+            anyhow::anyhow!(
+                "{} is empty; drop an ISO file on the window to insert it",
+                drive_name(slot)
+            )
+        })?;
+        self.change(machine, slot, file.clone(), None)?;
+        Ok(format!("{}: {} inserted", drive_name(slot), file.display()))
+    }
+
+    /// A file dropped on the window goes into the first CD drive.
+    pub fn insert_first_drive(
+        &mut self,
+        machine: &mut Machine,
+        file: PathBuf,
+    ) -> anyhow::Result<String> {
+        let slot = machine
+            .cd_drives()
+            .first()
+            .map(|(s, _)| *s)
+            .ok_or_else(|| anyhow::anyhow!("this machine has no CD/DVD drive"))?;
+        self.change(machine, slot, file.clone(), None)?;
+        Ok(format!("{}: {} inserted", drive_name(slot), file.display()))
+    }
+
+    fn info_block(&self, machine: &Machine) -> String {
+        let mut out = String::new();
+        for (
+            slot,
+            CdStatus {
+                medium,
+                tray_open,
+                locked,
+            },
+        ) in machine.cd_drives()
+        {
+            let disc = match (medium, self.files.get(&slot)) {
+                (false, _) => "[not inserted]".to_string(),
+                (true, Some(f)) => format!("{} (read-only)", f.display()),
+                (true, None) => "(disc) (read-only)".to_string(),
+            };
+            out.push_str(&format!(
+                "{} ({slot}): {disc}\n    Removable device: {}, tray {}\n",
+                drive_name(slot),
+                if locked { "locked" } else { "not locked" },
+                if tray_open { "open" } else { "closed" },
+            ));
+        }
+        if out.is_empty() {
+            out.push_str("no CD/DVD drives\n");
+        }
+        out.pop();
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_qemu_style_lines() {
+        assert_eq!(parse_line("  # comment").unwrap(), None);
+        assert_eq!(
+            parse_line("eject -f ide1-cd0").unwrap(),
+            Some(Line::Run(Command::Eject {
+                drive: Some("ide1-cd0".into()),
+                force: true
+            }))
+        );
+        assert_eq!(
+            parse_line("eject").unwrap(),
+            Some(Line::Run(Command::Eject {
+                drive: None,
+                force: false
+            }))
+        );
+        assert_eq!(
+            parse_line(r#"change ahci1-cd0 "/tmp/my disc.iso" raw"#).unwrap(),
+            Some(Line::Run(Command::Change {
+                drive: "ahci1-cd0".into(),
+                file: "/tmp/my disc.iso".into(),
+                format: Some(ImageFormat::Raw)
+            }))
+        );
+        assert_eq!(parse_line("at 1.5").unwrap(), Some(Line::At(1_500_000_000)));
+        assert_eq!(
+            parse_line("wait-serial login: ok").unwrap(),
+            Some(Line::WaitSerial("login: ok".into()))
+        );
+        for bad in [
+            "change ide1-cd0",
+            "change a b c d",
+            "eject a b",
+            "at -1",
+            "at soon",
+            "wait-serial",
+            "wait-serialX",
+            "info",
+            "frobnicate",
+            "change ide1-cd0 \"x",
+            "change ide1-cd0 x.iso zip",
+        ] {
+            assert!(parse_line(bad).is_err(), "{bad:?} should be refused");
+        }
+    }
+
+    #[test]
+    fn drive_names_round_trip() {
+        for slot in [
+            DriveSlot::Ide {
+                channel: 1,
+                slave: false,
+            },
+            DriveSlot::Ide {
+                channel: 0,
+                slave: true,
+            },
+            DriveSlot::Ahci(5),
+        ] {
+            assert_eq!(parse_drive_name(&drive_name(slot)), Some(slot));
+        }
+        assert_eq!(drive_name(DriveSlot::default()), "ide0-cd0");
+        for bad in ["ide2-cd0", "ide0-cd2", "ahci1", "sd0", "ide1-hd0"] {
+            assert_eq!(parse_drive_name(bad), None, "{bad}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod machine_tests {
+    use super::*;
+    use aero_machine::MachineConfig;
+    use aero_storage::ide::IdeDrive;
+
+    fn iso(dir: &std::path::Path, name: &str, sectors: usize) -> PathBuf {
+        let path = dir.join(name);
+        std::fs::write(&path, vec![0x5A; sectors * 2048]).unwrap();
+        path
+    }
+
+    fn status(m: &Machine, slot: DriveSlot) -> CdStatus {
+        m.cd_drives()
+            .into_iter()
+            .find(|(s, _)| *s == slot)
+            .unwrap()
+            .1
+    }
+
+    #[test]
+    fn script_runs_at_its_waits_and_survives_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = iso(dir.path(), "a.iso", 8);
+        let script = dir.path().join("script");
+        std::fs::write(
+            &script,
+            format!(
+                "# media script\nchange ahci1-cd0 {a}\neject ide0-cd0\nchange ahci1-cd0 /no/such.iso\n\
+                 wait-serial HELLO\neject\nat 2\nchange ide1-cd0 {a}\nquit\n",
+                a = a.display()
+            ),
+        )
+        .unwrap();
+        let mut config = MachineConfig {
+            memory_bytes: 16 << 20,
+            ..Default::default()
+        };
+        config.extra_drives = vec![(DriveSlot::Ahci(1), IdeDrive::Cdrom(None))];
+        let mut m = Machine::new(config).unwrap();
+        let ide_cd = DriveSlot::Ide {
+            channel: 1,
+            slave: false,
+        };
+        let mut mon = Monitor::open(script.to_str().unwrap(), HashMap::new()).unwrap();
+        mon.poll(&mut m, b"");
+        // Power-on lines ran, the bad ones only reported: the AHCI drive has the disc.
+        assert!(status(&m, DriveSlot::Ahci(1)).medium);
+        assert!(mon.info_block(&m).contains("ahci1-cd0 (AHCI port 1): "));
+        assert!(mon.info_block(&m).contains("a.iso"));
+        mon.poll(&mut m, b"xxHEL");
+        assert!(
+            status(&m, DriveSlot::Ahci(1)).medium,
+            "still waiting for HELLO"
+        );
+        // `eject` without a drive is ambiguous here (two drives): an error, then `at 2`.
+        mon.poll(&mut m, b"LO there");
+        assert_eq!(mon.next_deadline(), Some(2_000_000_000));
+        assert!(!status(&m, ide_cd).medium);
+        m.run_for(2_000_000_000);
+        mon.poll(&mut m, b"");
+        assert!(status(&m, ide_cd).medium, "inserted at 2 s");
+        assert!(mon.quit_requested());
+        assert_eq!(mon.next_deadline(), None);
+        // Syntax errors are found before the guest starts.
+        std::fs::write(&script, "eject\nfrobnicate\n").unwrap();
+        let err = Monitor::open(script.to_str().unwrap(), HashMap::new()).err();
+        assert!(
+            format!("{err:?}").contains(":2: unknown command"),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn window_key_ejects_and_puts_the_disc_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = iso(dir.path(), "a.iso", 8);
+        let disc = drives::open_disk(&a, false, true, true, None).unwrap();
+        let config = MachineConfig {
+            memory_bytes: 16 << 20,
+            cdrom: Some(disc),
+            ..Default::default()
+        };
+        let mut m = Machine::new(config).unwrap();
+        let slot = DriveSlot::Ide {
+            channel: 1,
+            slave: false,
+        };
+        let mut mon = Monitor::new(HashMap::from([(slot, a.clone())]));
+        assert!(mon.toggle_first_drive(&mut m).unwrap().contains("ejected"));
+        assert!(!status(&m, slot).medium);
+        assert!(
+            mon.toggle_first_drive(&mut m)
+                .unwrap()
+                .contains("a.iso inserted")
+        );
+        assert!(status(&m, slot).medium);
+        assert!(
+            mon.insert_first_drive(&mut m, dir.path().join("none.iso"))
+                .is_err()
+        );
+        assert!(status(&m, slot).medium, "a bad file leaves the disc in");
+    }
+}

@@ -1,0 +1,25 @@
+//! The UMD's GetCaps through the adapter table: D3DCAPS9, formats, multisample levels,
+//! query types and DirectDraw caps, checked for consistency with what the translation core
+//! and the DDI layer accept (shader versions, limits, formats, queries, MSAA) and for the
+//! caps DWM's D3D9Ex composition relies on. (The x86 layout asserts of D3DCAPS9 and the
+//! DDI structs are compiled by the i686 mingw build the PE tests run.)
+
+mod common;
+
+#[test]
+fn getcaps_is_consistent_with_the_core_and_the_device_table() {
+    let exe = common::build(
+        "test_umd_caps",
+        &[
+            "umd/tests/test_umd_caps.cpp",
+            "umd/src/aerogpu_umd_caps.cpp",
+            "umd/src/aerogpu_umd_ddi.cpp",
+            "umd/src/aerogpu_umd_core.cpp",
+        ],
+        true,
+        false,
+    )
+    .unwrap();
+    let out = common::run(&exe, &[]);
+    assert!(out.contains(" 0 failures"), "{out}");
+}
