@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 use aero_machine::{Frame, GamepadInput, Machine, MachineConfig, RunEvent};
 
 use crate::machine_args::MachineArgs;
+use crate::monitor::Monitor;
 use clap::Args;
 
 /// Host keys, shown in `--help` and the README ("Window keys").
@@ -36,8 +37,12 @@ Window keys (hold Ctrl+Alt, then):
   S       screenshot of the guest screen to aero-<time>.png in the current directory
   F       fullscreen on / off
   I       integer scaling on / off (sharp pixels, whole-number scale)
+  E       eject the CD (first CD drive); again: put the same disc back
   End     send Ctrl+Alt+Delete to the guest
   Delete  goes to the guest as it is (Ctrl+Alt+Delete)
+Dropping a disc image (.iso) on the window inserts it into the first CD drive
+(a disc there comes out). A tray the guest has locked stays shut: the guest is
+asked to eject instead.
 Closing the window switches the machine off: disks are flushed and nothing is
 asked of the guest.";
 
@@ -61,6 +66,10 @@ pub struct RunArgs {
     /// Do not open gamepads.
     #[arg(long = "no-gamepad")]
     no_gamepad: bool,
+    /// Monitor commands (eject, change, info block, quit) from stdin ("stdio") or a
+    /// script FILE, as in `aero headless --monitor`.
+    #[arg(long, value_name = "FILE|stdio")]
+    monitor: Option<String>,
 }
 
 /// Exit statuses: 0 switched off (window closed, guest powered off); 1 no window could
@@ -96,6 +105,10 @@ pub enum ToMachine {
     Pause(bool),
     Reset,
     PowerButton,
+    /// Eject the first CD drive's disc, or put the last ejected one back.
+    ToggleCd,
+    /// Put this disc image into the first CD drive.
+    InsertCd(std::path::PathBuf),
     /// Stop now: flush disks and end the thread.
     Quit,
 }
@@ -152,6 +165,7 @@ impl FrameSlot {
 /// Everything opened before the window, so bad arguments fail early.
 pub struct Setup {
     config: MachineConfig,
+    monitor: Monitor,
     serial: Option<Box<dyn Write + Send>>,
     /// Shown in the title bar.
     name: String,
@@ -161,6 +175,11 @@ impl Setup {
     fn new(args: &RunArgs) -> anyhow::Result<Setup> {
         // The window follows the host clock.
         let config = args.machine.machine_config(2048, false)?;
+        let files = args.machine.cd_files();
+        let monitor = match args.monitor.as_deref() {
+            Some(spec) => Monitor::open(spec, files)?,
+            None => Monitor::new(files),
+        };
         let serial: Option<Box<dyn Write + Send>> = match args.serial.as_deref() {
             None => None,
             Some("-") => Some(Box::new(std::io::stdout())),
@@ -173,6 +192,7 @@ impl Setup {
         let name = format!("Aero - {}", args.machine.display_name());
         Ok(Setup {
             config,
+            monitor,
             serial,
             name,
         })
@@ -204,6 +224,8 @@ struct Runner<N: Notify> {
     speaker: Option<audio::SpeakerFeed>,
     paused_since: Option<Instant>,
     last_frame: Option<Frame>,
+    /// Media changes: `--monitor` lines, the eject key, dropped files.
+    monitor: Monitor,
 }
 
 impl<N: Notify> Runner<N> {
@@ -255,6 +277,10 @@ impl<N: Notify> Runner<N> {
                 feed.produce(self.machine.speaker_tone_hz(), elapsed);
             }
             let serial = self.machine.take_serial_output();
+            self.monitor.poll(&mut self.machine, &serial);
+            if self.monitor.quit_requested() {
+                return Outcome::Quit;
+            }
             if let Some(w) = self.serial.as_mut()
                 && !serial.is_empty()
                 && let Err(e) = w.write_all(&serial).and_then(|()| w.flush())
@@ -304,6 +330,16 @@ impl<N: Notify> Runner<N> {
             }
             ToMachine::Reset => self.machine.reset(),
             ToMachine::PowerButton => self.machine.press_power_button(),
+            ToMachine::ToggleCd => match self.monitor.toggle_first_drive(&mut self.machine) {
+                Ok(text) => eprintln!("aero: {text}"),
+                Err(e) => eprintln!("aero: {e:#}"),
+            },
+            ToMachine::InsertCd(path) => {
+                match self.monitor.insert_first_drive(&mut self.machine, path) {
+                    Ok(text) => eprintln!("aero: {text}"),
+                    Err(e) => eprintln!("aero: {e:#}"),
+                }
+            }
             ToMachine::Quit => {
                 tracing::info!("machine: switching off");
                 return ControlFlow::Stop;
@@ -334,6 +370,7 @@ enum ControlFlow {
 /// exists (or failed to), with the thread's handle that yields the outcome.
 fn spawn_machine<N: Notify>(
     config: MachineConfig,
+    monitor: Monitor,
     serial: Option<Box<dyn Write + Send>>,
     speaker: Option<audio::SpeakerFeed>,
     rx: Receiver<ToMachine>,
@@ -363,6 +400,7 @@ fn spawn_machine<N: Notify>(
                 speaker,
                 paused_since: None,
                 last_frame: None,
+                monitor,
             };
             let notify_done = runner.notify.clone();
             let outcome = runner.run();

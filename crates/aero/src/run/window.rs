@@ -56,6 +56,7 @@ pub fn run(args: RunArgs, setup: Setup) -> u8 {
     };
     let machine = match super::spawn_machine(
         setup.config,
+        setup.monitor,
         setup.serial,
         speaker,
         rx,
@@ -136,6 +137,8 @@ enum HostKey {
     Fullscreen,
     IntegerScaling,
     CtrlAltDel,
+    /// Eject the CD, or put the last one back.
+    Eject,
 }
 
 fn host_key(code: KeyCode) -> Option<HostKey> {
@@ -148,6 +151,7 @@ fn host_key(code: KeyCode) -> Option<HostKey> {
         KeyCode::KeyF => HostKey::Fullscreen,
         KeyCode::KeyI => HostKey::IntegerScaling,
         KeyCode::End => HostKey::CtrlAltDel,
+        KeyCode::KeyE => HostKey::Eject,
         _ => return None,
     })
 }
@@ -472,6 +476,7 @@ impl App {
                 self.send(ToMachine::Key(vec![0xE0, 0x71]));
                 self.send(ToMachine::Key(vec![0xE0, 0xF0, 0x71]));
             }
+            HostKey::Eject => self.send(ToMachine::ToggleCd),
         }
         self.update_title();
     }
@@ -568,6 +573,8 @@ impl ApplicationHandler<UserEvent> for App {
                     tracing::warn!("drawing the window: {e}");
                 }
             }
+            // A disc image dropped on the window goes into the CD drive.
+            WindowEvent::DroppedFile(path) => self.send(ToMachine::InsertCd(path)),
             WindowEvent::Focused(false) => {
                 self.release_all();
                 if self.grabbed {
@@ -675,6 +682,7 @@ mod tests {
             ("F", KeyCode::KeyF),
             ("I", KeyCode::KeyI),
             ("End", KeyCode::End),
+            ("E", KeyCode::KeyE),
         ] {
             assert!(host_key(code).is_some(), "{letter}");
             assert!(
