@@ -20,8 +20,6 @@ mod payload;
 #[cfg(test)]
 mod tests;
 
-use std::sync::OnceLock;
-
 /// Segment the boot sector loads the payload to (linear 8000h, below the 64 KiB DMA
 /// boundary for any payload up to [`MAX_PAYLOAD_SECTORS`]).
 pub const LOAD_SEGMENT: u16 = 0x0800;
@@ -45,27 +43,36 @@ pub enum DemoError {
     Font,
 }
 
-/// Builds the demo disk image (raw, [`DEMO_DISK_SECTORS`] sectors of 512 bytes).
-pub fn build_demo_disk() -> Result<Vec<u8>, DemoError> {
+/// The demo program as shipped in `assets/demo/aero-demo.bin` (boot sector + payload;
+/// rebuilt from this source by `aero demo build`; a unit test keeps the two equal).
+pub const SHIPPED_DEMO_PROGRAM: &[u8] = include_bytes!("../../../assets/demo/aero-demo.bin");
+
+/// Assembles the demo program: the boot sector followed by the payload sectors.
+pub fn build_demo_program() -> Result<Vec<u8>, DemoError> {
     let mut payload = crate::asm16::assemble(0, payload::emit)?.bytes;
     let sectors = payload.len().div_ceil(SECTOR_SIZE);
     if sectors > MAX_PAYLOAD_SECTORS {
         return Err(DemoError::TooLarge(payload.len()));
     }
     payload.resize(sectors * SECTOR_SIZE, 0);
-    let mut disk = boot::boot_sector(sectors as u8)?;
-    disk.extend_from_slice(&payload);
-    disk.resize(DEMO_DISK_SECTORS * SECTOR_SIZE, 0);
-    Ok(disk)
+    let mut program = boot::boot_sector(sectors as u8)?;
+    program.extend_from_slice(&payload);
+    Ok(program)
 }
 
-/// The demo disk image; the same bytes on every call.
+/// A raw disk of [`DEMO_DISK_SECTORS`] sectors holding `program` at LBA 0 (the rest zeros).
+pub fn demo_disk_from(program: &[u8]) -> Vec<u8> {
+    let mut disk = program.to_vec();
+    disk.resize(DEMO_DISK_SECTORS * SECTOR_SIZE, 0);
+    disk
+}
+
+/// Builds the demo disk image from source (raw, [`DEMO_DISK_SECTORS`] sectors).
+pub fn build_demo_disk() -> Result<Vec<u8>, DemoError> {
+    Ok(demo_disk_from(&build_demo_program()?))
+}
+
+/// The disk `aero run`/`aero headless` boot without a disk: the shipped program.
 pub fn demo_disk_image() -> Vec<u8> {
-    static IMAGE: OnceLock<Vec<u8>> = OnceLock::new();
-    IMAGE
-        .get_or_init(|| {
-            // Built from constants only: a failure is a bug the unit tests catch.
-            build_demo_disk().expect("the demo disk image assembles")
-        })
-        .clone()
+    demo_disk_from(SHIPPED_DEMO_PROGRAM)
 }

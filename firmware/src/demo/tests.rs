@@ -46,7 +46,16 @@ fn image_is_deterministic() {
     let a = build_demo_disk().unwrap();
     let b = build_demo_disk().unwrap();
     assert!(a == b, "two builds differ");
-    assert!(demo_disk_image() == a);
+}
+
+#[test]
+fn shipped_demo_is_built_from_this_source() {
+    let built = build_demo_program().unwrap();
+    assert!(
+        SHIPPED_DEMO_PROGRAM == built.as_slice(),
+        "assets/demo/aero-demo.bin is stale: run `cargo run -p aero -- demo build`"
+    );
+    assert!(demo_disk_image() == build_demo_disk().unwrap());
 }
 
 /// The demo's ABI numbers agree with the device model it drives.
