@@ -113,7 +113,10 @@ void fill_d3d9_caps(D3DCAPS9 *c) {
     c->MaxVertexShaderConst = kMaxShaderConstantsF;
     c->PixelShaderVersion = kMaxPixelShaderVersion;
     c->PixelShader1xMaxValue = 65504.0f;
-    c->DevCaps2 = D3DDEVCAPS2_STREAMOFFSET; // SET_VERTEX_BUFFERS carries an offset
+    // SET_VERTEX_BUFFERS carries an offset; Blt copies from any 2D texture (same size only:
+    // stretching is not implemented). D3D9Ex clients (WPF, media players) take
+    // CANSHARERESOURCE + CAN_STRETCHRECT_FROM_TEXTURES as "WDDM driver".
+    c->DevCaps2 = D3DDEVCAPS2_STREAMOFFSET | D3DDEVCAPS2_CAN_STRETCHRECT_FROM_TEXTURES;
     c->NumberOfAdaptersInGroup = 1;
     // Vertex element types with a direct host vertex format (no UDEC3/DEC3N).
     c->DeclTypes = D3DDTCAPS_UBYTE4 | D3DDTCAPS_UBYTE4N | D3DDTCAPS_SHORT2N | D3DDTCAPS_SHORT4N |

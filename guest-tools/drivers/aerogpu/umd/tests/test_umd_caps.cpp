@@ -142,6 +142,7 @@ static void test_d3d9_caps() {
     // What DWM's D3D9Ex composition needs (seed 003): a HAL with hardware vertex processing
     // and ps_2_0, shared resources, vsync'd and immediate presents, scanline reads.
     CHECK(c.Caps2 & D3DCAPS2_CANSHARERESOURCE);
+    CHECK(c.DevCaps2 & D3DDEVCAPS2_CAN_STRETCHRECT_FROM_TEXTURES);
     CHECK((c.DevCaps & (D3DDEVCAPS_HWTRANSFORMANDLIGHT | D3DDEVCAPS_HWRASTERIZATION)) ==
           (D3DDEVCAPS_HWTRANSFORMANDLIGHT | D3DDEVCAPS_HWRASTERIZATION));
     CHECK(c.PixelShaderVersion >= D3DPS_VERSION(2, 0));
