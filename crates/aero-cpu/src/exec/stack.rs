@@ -156,9 +156,12 @@ fn enter(ex: &mut Exec<'_>, i: &Insn) -> XResult {
             ex.push(frame, size)?;
         }
         let nsp = ex.sp_add(-(alloc as i64));
-        // Touch the new stack top so a fault happens here, not later.
+        // Probe the new stack top as a write so a fault happens here, not later: ENTER
+        // faults whenever a write at the final stack pointer would (#PF error code W=1).
         if alloc > 0 {
-            ex.read_mem(SS, nsp & spm, 1)?;
+            let lin = ex.lin(SS, nsp & spm, 1, true)?;
+            let user = ex.c.user;
+            ex.translate(lin & ex.c.lin_mask, crate::mmu::Access::Write, user)?;
         }
         ex.set_reg(5, size, frame);
         ex.s.gpr[4] = nsp;

@@ -448,10 +448,12 @@ fn arpl(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     if !ex.protected() {
         return Err(Fault::ud());
     }
-    let loc = ex.rmw_loc(i, 0)?;
-    let dst = ex.loc_read(loc)?;
+    // The destination is written only when its RPL is raised: an unchanged memory operand
+    // is just read, so a read-only data segment does not fault then (as on a 386).
+    let dst = ex.read_op(i, 0)?;
     let src = ex.read_op(i, 1)?;
     if dst & 3 < src & 3 {
+        let loc = ex.rmw_loc(i, 0)?;
         ex.loc_write(loc, (dst & !3) | (src & 3))?;
         set_zf(ex, true);
     } else {
