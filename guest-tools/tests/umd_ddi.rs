@@ -36,12 +36,13 @@ fn d3d9_ddi_scene_through_the_device_table_runs_on_the_device_model() {
     assert!(objects.resource(0x1000).is_ok());
     assert!(objects.resource(0x1001).is_ok());
     assert!(objects.resource(0x1002).is_err());
-    // The shared surface: exported by the creator, imported and released again by the
-    // second process (alias 0x201000 gone, one reference left, token still mapped).
+    // Two shared surfaces (one with a KMD-assigned alloc_id, one from the cross-process
+    // counter). The second was imported and released again by another process (alias
+    // 0x201000 gone, one reference left, token still mapped).
     let (handle, token) = parse_shared(&stdout);
     assert!(objects.resource(handle).is_ok());
     assert_eq!(objects.refcount(handle), Some(1));
-    assert_eq!(objects.shared_token_count(), 1);
+    assert_eq!(objects.shared_token_count(), 2);
     assert!(objects.shared_resource(token).is_some());
     assert!(objects.resource(0x20_1000).is_err());
 }

@@ -38,6 +38,7 @@ struct FakeRuntime {
     struct Alloc { uint32_t alloc_id; uint64_t gpa, size; aerogpu_wddm_alloc_priv priv; };
     std::map<D3DKMT_HANDLE, Alloc> allocs;
     D3DKMT_HANDLE next_handle = 0x40;
+    uint32_t next_kmd_id = AEROGPU_WDDM_ALLOC_ID_KMD_MIN;
     uint64_t next_gpa = 0x400000, fence = 0, stage_off = 0;
     uint32_t renders = 0, presents = 0, submissions = 0, locks = 0, deallocs = 0;
     bool failed = false;
@@ -84,7 +85,12 @@ static HRESULT APIENTRY cb_allocate(HANDLE, D3DDDICB_ALLOCATE *a) {
     aerogpu_wddm_alloc_priv p;
     if (ai.PrivateDriverDataSize != sizeof(p)) return HRESULT(0x80070057);
     std::memcpy(&p, ai.pPrivateDriverData, sizeof(p));
-    if (p.magic != AEROGPU_WDDM_ALLOC_PRIV_MAGIC || !p.alloc_id || !p.size_bytes) return HRESULT(0x80070057);
+    if (p.magic != AEROGPU_WDDM_ALLOC_PRIV_MAGIC || !p.size_bytes) return HRESULT(0x80070057);
+    if (!p.alloc_id) {
+        // DxgkDdiCreateAllocation assigns an ID from its own range, written back.
+        p.alloc_id = F.next_kmd_id++;
+        std::memcpy(ai.pPrivateDriverData, &p, sizeof(p));
+    }
     uint64_t gpa = F.next_gpa;
     F.next_gpa += (p.size_bytes + 0xFFF) & ~uint64_t(0xFFF);
     if (F.next_gpa > AGPU_TRACE_RAM_BYTES) return HRESULT(0x80070057);
@@ -257,14 +263,25 @@ int main(int argc, char **argv) {
     REQUIRE(f.pfnCreateResource(dev, &cr) == 0);
     HANDLE ib = cr.hResource;
     REQUIRE(F.allocs.size() == 3);
-    // Without the cross-process alloc_id counter shared resources are refused explicitly.
+    // Without the cross-process alloc_id counter the "KMD" assigns the shared alloc_id.
+    agpu_share_init(&g_shares, 0x5EED);
     cr.Flags.Value = 0;
     cr.Flags.SharedResource = 1;
     cr.Flags.RenderTarget = 1;
     cr.Format = D3DDDIFMT_A8R8G8B8;
     cr.pSurfList = &rt_surf;
-    REQUIRE(f.pfnCreateResource(dev, &cr) == HRESULT(0x8876086A));
-    REQUIRE(F.allocs.size() == 3 && g_shared_allocs == 0);
+    cr.hResource = H(0x505);
+    REQUIRE(f.pfnCreateResource(dev, &cr) == 0);
+    REQUIRE(F.allocs.size() == 4 && g_shared_allocs == 1 && F.next_kmd_id == AEROGPU_WDDM_ALLOC_ID_KMD_MIN + 1);
+    // Shared vertex buffers are not supported (MVP: single-texture shared surfaces).
+    D3DDDIARG_CREATERESOURCE shared_vb;
+    std::memset(&shared_vb, 0, sizeof(shared_vb));
+    shared_vb.Format = D3DDDIFMT_VERTEXDATA;
+    shared_vb.pSurfList = &vb_surf;
+    shared_vb.SurfCount = 1;
+    shared_vb.Flags.VertexBuffer = 1;
+    shared_vb.Flags.SharedResource = 1;
+    REQUIRE(f.pfnCreateResource(dev, &shared_vb) == HRESULT(0x8876086A));
 
     // Lock / write / Unlock.
     D3DDDIARG_LOCK lk;
@@ -359,7 +376,6 @@ int main(int argc, char **argv) {
 
     // Shared surface: created here (alloc_id from the counter, token from the "KMD"),
     // opened by a second process (DWM) from the preserved private data, filled there.
-    agpu_share_init(&g_shares, 0x5EED);
     aerogpu_umd_set_shared_counter(next_shared);
     g_counter = 41; // other processes already took some values
     D3DDDI_SURFACEINFO sh_surf = {128, 64, 1, nullptr, 0, 0};
@@ -374,7 +390,7 @@ int main(int argc, char **argv) {
     cr.Flags.SharedResource = 1;
     REQUIRE(f.pfnCreateResource(dev, &cr) == 0);
     HANDLE shared = cr.hResource;
-    REQUIRE(g_shared_allocs == 1 && g_counter == 42);
+    REQUIRE(g_shared_allocs == 2 && g_counter == 42);
     D3DKMT_HANDLE sh_alloc = 0;
     for (auto &a : F.allocs)
         if (a.second.alloc_id == 0x40000000u + 42) sh_alloc = a.first;

@@ -162,6 +162,13 @@ HRESULT get_caps(const D3DDDIARG_GETCAPS *a, bool *known_type) {
     }
     case D3DDDICAPS_GETMULTISAMPLEQUALITYLEVELS: {
         // No MSAA (CreateResource refuses MultisampleType > 1): zero levels for every type.
+        // The answer does not depend on the query, so both placements work: the struct in
+        // pData (input and output), or the input in pInfo and a bare UINT count in pData.
+        if (a->DataSize >= sizeof(UINT) && a->DataSize < sizeof(DDIMULTISAMPLEQUALITYLEVELSDATA)) {
+            UINT zero = 0;
+            std::memcpy(a->pData, &zero, sizeof(zero));
+            return kOk;
+        }
         if (a->DataSize < sizeof(DDIMULTISAMPLEQUALITYLEVELSDATA)) return kEInvalidArg;
         DDIMULTISAMPLEQUALITYLEVELSDATA d;
         std::memcpy(&d, a->pData, sizeof(d));

@@ -152,31 +152,55 @@ void Device::reference(uint32_t handle, bool write) {
     allocs_.push_back(AllocRef{r->alloc_id, write});
 }
 
+bool resource_layout(const ResourceDesc &d, uint64_t *backing_bytes, uint32_t *row_pitch) {
+    if (d.kind == ResourceKind::Buffer) {
+        if (d.size_bytes == 0 || d.size_bytes > (uint64_t(1) << 31)) return false;
+        *backing_bytes = (d.size_bytes + 3) & ~uint64_t(3);
+        *row_pitch = 0;
+        return true;
+    }
+    uint32_t fmt = d3d_format_to_aerogpu(d.d3d_format);
+    if (!fmt || d.width == 0 || d.height == 0 || d.width > kMaxTextureDim || d.height > kMaxTextureDim ||
+        d.levels == 0 || d.levels > AEROGPU_MAX_MIP_LEVELS)
+        return false;
+    // MVP: shared surfaces are single-allocation, single-level.
+    if (d.shared && d.levels != 1) return false;
+    *row_pitch = row_pitch_for(d.d3d_format, d.width);
+    uint64_t total = 0;
+    for (uint32_t l = 0; l < d.levels; l++) {
+        uint32_t w = d.width >> l ? d.width >> l : 1, h = d.height >> l ? d.height >> l : 1;
+        uint32_t rows = (fmt >= AEROGPU_FORMAT_BC1_UNORM) ? (h + 3) / 4 : h;
+        total += uint64_t(row_pitch_for(d.d3d_format, w)) * rows;
+    }
+    *backing_bytes = total;
+    return true;
+}
+
+aerogpu_wddm_alloc_priv make_alloc_priv(const ResourceDesc &d, uint32_t alloc_id, uint64_t share_token,
+                                        uint64_t backing_bytes) {
+    aerogpu_wddm_alloc_priv p{};
+    p.magic = AEROGPU_WDDM_ALLOC_PRIV_MAGIC;
+    p.version = AEROGPU_WDDM_ALLOC_PRIV_VERSION;
+    p.alloc_id = alloc_id;
+    p.flags = (d.shared ? AEROGPU_WDDM_ALLOC_PRIV_FLAG_IS_SHARED : 0) | AEROGPU_WDDM_ALLOC_PRIV_FLAG_CPU_VISIBLE;
+    p.share_token = share_token;
+    p.size_bytes = backing_bytes;
+    // D3D9 descriptor marker: format in the low word, width/height above (OpenResource).
+    p.reserved0 = d.kind == ResourceKind::Texture2D
+                      ? (uint64_t(d.d3d_format) | (uint64_t(d.width & 0xFFFF) << 32) |
+                         (uint64_t(d.height & 0xFFFF) << 48))
+                      : 0;
+    return p;
+}
+
 uint32_t Device::create_resource(const ResourceDesc &d, uint32_t shared_alloc_id, uint64_t share_token) {
     Resource r;
     r.desc = d;
-    if (d.kind == ResourceKind::Buffer) {
-        if (d.size_bytes == 0 || d.size_bytes > (uint64_t(1) << 31)) return 0;
-        r.backing_bytes = (d.size_bytes + 3) & ~uint64_t(3);
-    } else {
-        uint32_t fmt = d3d_format_to_aerogpu(d.d3d_format);
-        if (!fmt || d.width == 0 || d.height == 0 || d.width > kMaxTextureDim ||
-            d.height > kMaxTextureDim || d.levels == 0 || d.levels > AEROGPU_MAX_MIP_LEVELS)
-            return 0;
-        // MVP: shared surfaces are single-allocation, single-level.
-        if (d.shared && d.levels != 1) return 0;
-        r.row_pitch = row_pitch_for(d.d3d_format, d.width);
-        uint64_t total = 0;
-        for (uint32_t l = 0; l < d.levels; l++) {
-            uint32_t w = d.width >> l ? d.width >> l : 1, h = d.height >> l ? d.height >> l : 1;
-            uint32_t rows = (fmt >= AEROGPU_FORMAT_BC1_UNORM) ? (h + 3) / 4 : h;
-            total += uint64_t(l == 0 ? r.row_pitch : row_pitch_for(d.d3d_format, w)) * rows;
-        }
-        r.backing_bytes = total;
-    }
+    if (!resource_layout(d, &r.backing_bytes, &r.row_pitch)) return 0;
     if (d.guest_backed) {
         if (d.shared) {
-            if (shared_alloc_id < kSharedAllocIdMin || shared_alloc_id > AEROGPU_WDDM_ALLOC_ID_UMD_MAX) return 0;
+            // From the cross-process counter or the KMD's range: never a per-process ID.
+            if (shared_alloc_id < kSharedAllocIdMin) return 0;
             r.alloc_id = shared_alloc_id;
         } else {
             r.alloc_id = next_alloc_id_++;
@@ -235,7 +259,7 @@ uint32_t Device::open_shared(uint64_t share_token, const ResourceDesc &d, uint32
     r.desc = d;
     r.alloc_id = alloc_id;
     r.share_token = share_token;
-    r.row_pitch = d.kind == ResourceKind::Texture2D ? row_pitch_for(d.d3d_format, d.width) : 0;
+    if (!resource_layout(d, &r.backing_bytes, &r.row_pitch)) return 0;
     r.handle = new_handle();
     r.alive = true;
     auto *p = cmd_.append<aerogpu_cmd_import_shared_surface>(AEROGPU_CMD_IMPORT_SHARED_SURFACE);
@@ -248,22 +272,9 @@ uint32_t Device::open_shared(uint64_t share_token, const ResourceDesc &d, uint32
 }
 
 aerogpu_wddm_alloc_priv Device::alloc_priv(uint32_t handle) const {
-    aerogpu_wddm_alloc_priv p{};
     const Resource *r = resource(handle);
-    p.magic = AEROGPU_WDDM_ALLOC_PRIV_MAGIC;
-    p.version = AEROGPU_WDDM_ALLOC_PRIV_VERSION;
-    if (!r) return p;
-    p.alloc_id = r->alloc_id;
-    p.flags = (r->desc.shared ? AEROGPU_WDDM_ALLOC_PRIV_FLAG_IS_SHARED : 0) |
-              AEROGPU_WDDM_ALLOC_PRIV_FLAG_CPU_VISIBLE;
-    p.share_token = r->share_token;
-    p.size_bytes = r->backing_bytes;
-    // D3D9 descriptor marker: format in the low word, width/height above (OpenResource).
-    p.reserved0 = r->desc.kind == ResourceKind::Texture2D
-                      ? (uint64_t(r->desc.d3d_format) | (uint64_t(r->desc.width & 0xFFFF) << 32) |
-                         (uint64_t(r->desc.height & 0xFFFF) << 48))
-                      : 0;
-    return p;
+    if (!r) return make_alloc_priv(ResourceDesc{}, 0, 0, 0);
+    return make_alloc_priv(r->desc, r->alloc_id, r->share_token, r->backing_bytes);
 }
 
 int32_t Device::destroy_resource(uint32_t handle) {

@@ -41,7 +41,8 @@ constexpr uint32_t kMaxStreams = AEROGPU_MAX_VERTEX_BUFFERS;
 constexpr uint32_t kMaxShaderConstantsF = AEROGPU_MAX_SHADER_CONSTANTS_F;
 // alloc_id ranges: per-process IDs of non-shared allocations stay below kSharedAllocIdMin;
 // shared allocations take [kSharedAllocIdMin, AEROGPU_WDDM_ALLOC_ID_UMD_MAX] from the
-// cross-process counter, so the two can never collide in one submission's table.
+// cross-process counter, so the two can never collide in one submission's table. Without
+// the counter the KMD assigns shared IDs from its adapter-global range (>= KMD_MIN).
 constexpr uint32_t kSharedAllocIdMin = 0x40000000u;
 
 // The alloc_id for the n-th value of the cross-process shared counter (never 0, always in
@@ -120,6 +121,12 @@ struct Resource {
 uint32_t d3d_format_to_aerogpu(uint32_t d3dfmt);
 // Bytes of one mip-0 row (block rows for BC formats), 0 if unsupported.
 uint32_t row_pitch_for(uint32_t d3dfmt, uint32_t width);
+// Validates a resource description and computes its backing size (all mips) and mip-0
+// row pitch; false if the core cannot create it.
+bool resource_layout(const ResourceDesc &d, uint64_t *backing_bytes, uint32_t *row_pitch);
+// The WDDM private-data blob for an allocation of `d`.
+aerogpu_wddm_alloc_priv make_alloc_priv(const ResourceDesc &d, uint32_t alloc_id, uint64_t share_token,
+                                        uint64_t backing_bytes);
 // Vertex count of a D3D9 DrawPrimitive call.
 uint32_t vertex_count_for(uint32_t prim_type, uint32_t prim_count);
 

@@ -7,8 +7,8 @@
 // STATUS (UNTESTED ON WINDOWS). Every table entry is non-NULL (checked at runtime). DDIs the
 // core cannot serve are logging stubs returning D3DERR_NOTAVAILABLE. Not implemented yet,
 // each with an explicit error, not a silent success:
-//  - shared resources need the cross-process alloc_id counter (aerogpu_umd_set_shared_counter;
-//    the Windows layer backs it with a named file mapping): without it, NOTAVAILABLE;
+//  - shared resources: alloc_ids from the cross-process counter (aerogpu_umd_set_shared_counter;
+//    a named file mapping on Windows), or from the KMD when the counter is unavailable;
 //  - user-memory streams (SetStreamSourceUm/SetIndicesUm, DrawIndexedPrimitive2): stubs;
 //  - cube/volume textures, MSAA: NOTAVAILABLE; Clear with partial rects: NOTAVAILABLE;
 //  - fixed-function texture stage states are cached only (the core renders shaders only);
@@ -652,15 +652,80 @@ HRESULT APIENTRY Unlock(HANDLE h, const D3DDDIARG_UNLOCK *a) {
     return hr_of(d->core.unlock(handle, it->second.lock_offset, it->second.lock_size));
 }
 
+void deallocate_one(UmdDevice *d, D3DKMT_HANDLE h) {
+    if (!d->cb.pfnDeallocateCb) return;
+    D3DDDICB_DEALLOCATE de;
+    de.hResource = nullptr;
+    de.NumAllocations = 1;
+    de.HandleList = &h;
+    d->cb.pfnDeallocateCb(d->runtime, &de);
+}
+
+// Shared surfaces (MVP: one guest-backed single-level texture allocation). The allocation
+// is created first: its alloc_id ends up in other processes' allocation tables, so it comes
+// from the cross-process counter or, without one, from the KMD (alloc_id 0 in the blob
+// asks CreateAllocation to assign one from its adapter-global range); the KMD writes the
+// share_token (and an assigned ID) back into the blob. Then CREATE + EXPORT.
+HRESULT create_shared_resource(UmdDevice *d, D3DDDIARG_CREATERESOURCE *a, ResourceDesc desc) {
+    desc.shared = true;
+    desc.guest_backed = true;
+    uint64_t backing = 0;
+    uint32_t pitch = 0;
+    if (!resource_layout(desc, &backing, &pitch)) return kInvalidCall;
+    if (!d->cb.pfnAllocateCb) return kNotAvailable;
+    uint32_t want_id = 0;
+    if (g_shared_counter) {
+        want_id = shared_alloc_id_from_counter(g_shared_counter());
+    } else {
+        log_once(d->logged_shared, "aerogpu-d3d9: no cross-process alloc_id counter: the KMD assigns shared alloc_ids\n");
+    }
+    aerogpu_wddm_alloc_priv priv = make_alloc_priv(desc, want_id, 0, backing);
+    D3DDDI_ALLOCATIONINFO ai;
+    std::memset(&ai, 0, sizeof(ai));
+    ai.pPrivateDriverData = &priv;
+    ai.PrivateDriverDataSize = sizeof(priv);
+    ai.VidPnSourceId = a->VidPnSourceId;
+    ai.Flags.Primary = a->Flags.Primary;
+    D3DDDICB_ALLOCATE al;
+    std::memset(&al, 0, sizeof(al));
+    al.hResource = a->hResource;
+    al.NumAllocations = 1;
+    al.pAllocationInfo = &ai;
+    HRESULT hr = d->cb.pfnAllocateCb(d->runtime, &al);
+    if (hr < 0 || !ai.hAllocation) return hr < 0 ? hr : kEFail;
+    aerogpu_wddm_alloc_priv back;
+    std::memcpy(&back, &priv, sizeof(back));
+    bool id_ok = want_id ? back.alloc_id == want_id : back.alloc_id >= AEROGPU_WDDM_ALLOC_ID_KMD_MIN;
+    if (!back.share_token || !id_ok || d->by_alloc.count(back.alloc_id)) {
+        logf("aerogpu-d3d9: shared allocation came back with alloc_id %u token %s: refused\n", back.alloc_id,
+             back.share_token ? "set" : "missing");
+        deallocate_one(d, ai.hAllocation);
+        return kEFail;
+    }
+    uint32_t handle = d->core.create_resource(desc, back.alloc_id);
+    if (!handle) {
+        deallocate_one(d, ai.hAllocation);
+        return kInvalidCall;
+    }
+    if (d->core.export_shared(handle, back.share_token) != kS_OK) {
+        d->core.destroy_resource(handle);
+        d->core.flush();
+        deallocate_one(d, ai.hAllocation);
+        return kEFail;
+    }
+    ResInfo info;
+    info.hAllocation = ai.hAllocation;
+    info.owns_allocation = true;
+    d->by_alloc[back.alloc_id] = ai.hAllocation;
+    d->res[handle] = info;
+    a->hResource = to_handle(handle);
+    return kOk;
+}
+
 HRESULT APIENTRY CreateResource(HANDLE h, D3DDDIARG_CREATERESOURCE *a) {
     if (!a || !a->pSurfList || a->SurfCount == 0) return kEInvalidArg;
     UmdDevice *d = dev(h);
     bool shared = a->Flags.SharedResource;
-    if (shared && !g_shared_counter) {
-        log_once(d->logged_shared,
-                 "aerogpu-d3d9: shared CreateResource without the cross-process alloc_id counter: D3DERR_NOTAVAILABLE\n");
-        return kNotAvailable;
-    }
     if (a->Flags.CubeMap || a->Flags.Volume || a->MultisampleType > 1) return kNotAvailable;
     ResourceDesc desc;
     bool buffer = a->Flags.VertexBuffer || a->Flags.IndexBuffer || a->Format == D3DDDIFMT_VERTEXDATA ||
@@ -684,16 +749,11 @@ HRESULT APIENTRY CreateResource(HANDLE h, D3DDDIARG_CREATERESOURCE *a) {
         // Depth buffers that cannot be locked live on the host only.
         desc.guest_backed = !(a->Flags.ZBuffer && a->Flags.NotLockable);
     }
-    uint32_t shared_alloc_id = 0;
     if (shared) {
-        // Shared surfaces: one guest-backed texture allocation (MVP), with an alloc_id that
-        // no other process can be using (it ends up in other processes' allocation tables).
         if (buffer) return kNotAvailable;
-        desc.shared = true;
-        desc.guest_backed = true;
-        shared_alloc_id = shared_alloc_id_from_counter(g_shared_counter());
+        return create_shared_resource(d, a, desc);
     }
-    uint32_t handle = d->core.create_resource(desc, shared_alloc_id);
+    uint32_t handle = d->core.create_resource(desc);
     if (!handle) return kInvalidCall;
     ResInfo info;
     const Resource *r = d->core.resource(handle);
@@ -723,23 +783,6 @@ HRESULT APIENTRY CreateResource(HANDLE h, D3DDDIARG_CREATERESOURCE *a) {
         info.hAllocation = ai.hAllocation;
         info.owns_allocation = true;
         d->by_alloc[r->alloc_id] = ai.hAllocation;
-        if (shared) {
-            // The KMD wrote the share_token into the private data during CreateAllocation.
-            aerogpu_wddm_alloc_priv back;
-            std::memcpy(&back, &priv, sizeof(back));
-            if (!back.share_token || d->core.export_shared(handle, back.share_token) != kS_OK) {
-                logf("aerogpu-d3d9: shared allocation alloc_id %u came back without a share_token\n", r->alloc_id);
-                d->by_alloc.erase(r->alloc_id);
-                D3DDDICB_DEALLOCATE de;
-                de.hResource = nullptr;
-                de.NumAllocations = 1;
-                de.HandleList = &info.hAllocation;
-                if (d->cb.pfnDeallocateCb) d->cb.pfnDeallocateCb(d->runtime, &de);
-                d->core.destroy_resource(handle);
-                d->core.flush();
-                return kEFail;
-            }
-        }
     }
     d->res[handle] = info;
     a->hResource = to_handle(handle);

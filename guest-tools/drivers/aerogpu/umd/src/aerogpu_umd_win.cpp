@@ -18,7 +18,7 @@ void debug_log(const char *msg) { OutputDebugStringA(msg); }
 // adapter keeps its view for its lifetime, so the counter lives as long as DWM does and a
 // value is never handed out twice while an allocation carrying it can still be open.
 // Default security: processes of the same user (DWM and apps) share it; a low-integrity
-// process cannot open it for writing and gets no shared resources (logged).
+// process cannot open it for writing and falls back to KMD-assigned shared alloc_ids.
 PVOID volatile g_shared_counter = nullptr; // the mapped LONG64
 
 uint64_t next_shared_value() {

@@ -219,6 +219,8 @@ static void test_msaa_queries_ddraw() {
         DDIMULTISAMPLEQUALITYLEVELSDATA q = {D3DDDIFMT_A8R8G8B8, 0, ms, 99};
         CHECK(caps(D3DDDICAPS_GETMULTISAMPLEQUALITYLEVELS, &q, sizeof(q)) == 0 && q.QualityLevels == 0);
         CHECK(q.Format == D3DDDIFMT_A8R8G8B8 && q.MsType == ms);
+        UINT levels = 5;
+        CHECK(caps(D3DDDICAPS_GETMULTISAMPLEQUALITYLEVELS, &levels, sizeof(levels), &q) == 0 && levels == 0);
     }
     UINT count = 0;
     CHECK(caps(D3DDDICAPS_GETD3DQUERYCOUNT, &count, sizeof(count)) == 0 && count == 1);

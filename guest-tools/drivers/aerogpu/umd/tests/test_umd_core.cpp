@@ -144,6 +144,9 @@ static void test_draw_alloc_list() {
     sh.levels = 1;
     // Shared alloc_ids must come from the shared range (per-process IDs live below it).
     CHECK(d.create_resource(sh, 0x200, 77) == 0);
+    uint32_t hk = d.create_resource(sh, AEROGPU_WDDM_ALLOC_ID_KMD_MIN + 5); // KMD-assigned
+    CHECK(hk && d.resource(hk)->alloc_id == AEROGPU_WDDM_ALLOC_ID_KMD_MIN + 5);
+    d.flush();
     uint32_t hs = d.create_resource(sh, shared_id, 77);
     CHECK(hs && d.resource(hs)->alloc_id == shared_id);
     aerogpu_wddm_alloc_priv p = d.alloc_priv(hs);
