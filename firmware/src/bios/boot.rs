@@ -29,6 +29,9 @@ impl Bios {
 
     fn boot_from(&mut self, c: &mut Call, first: usize) -> Result<Flow, FirmwareError> {
         self.state.cd_boot = None;
+        if self.state.emulation.take().is_some() {
+            self.write_drive_counts(c)?;
+        }
         self.state.boot_index = None;
         let order = self.config.boot_order.clone();
         for (index, device) in order.into_iter().enumerate().skip(first) {
@@ -64,6 +67,25 @@ impl Bios {
                 return Ok(false);
             }
         };
+        let dl = if image.media == eltorito::MEDIA_NO_EMULATION {
+            CDROM_DRIVE
+        } else {
+            let cd_sectors = c.host.disk_info(drive).map_or(0, |i| i.sectors);
+            let mbr = match read_sectors(c.host, drive, image.load_rba.into(), 1, CD_SECTOR) {
+                Ok(sector) => sector,
+                Err(e) => {
+                    c.debug_print(&format!("Boot failed: {e}\n"));
+                    return Ok(false);
+                }
+            };
+            let Some(emulation) = eltorito::emulation_for(&image, &mbr, cd_sectors) else {
+                c.debug_print("Boot failed: the emulated disk image has no usable size\n");
+                return Ok(false);
+            };
+            self.state.emulation = Some(emulation);
+            self.write_drive_counts(c)?;
+            emulation.drive_number()
+        };
         self.state.cd_boot = Some(image);
         // 07C0:0000 is entered as 0000:7C00 like a disk boot sector.
         let (cs, ip) = if image.load_segment == 0x07C0 {
@@ -71,10 +93,11 @@ impl Bios {
         } else {
             (image.load_segment, 0)
         };
-        jump(c, cs, ip, CDROM_DRIVE);
+        jump(c, cs, ip, dl);
         info!(
             rba = image.load_rba,
             sectors = image.sector_count,
+            media = image.media,
             "booting El Torito image"
         );
         Ok(true)

@@ -6,6 +6,7 @@ use tracing::debug;
 use super::Bios;
 use super::bda;
 use super::call::{Call, Flow};
+use super::eltorito::{Emulation, read_emulated};
 use super::error::{DiskIoError, FirmwareError};
 use super::geometry::{self, Chs};
 use super::host::{DiskId, DiskInfo, FirmwareHost};
@@ -45,6 +46,45 @@ fn io_status(e: DiskIoError) -> u8 {
     }
 }
 
+/// Where a BIOS drive's sectors come from.
+#[derive(Clone, Copy, Debug)]
+pub enum Source {
+    /// The machine's drive.
+    Host(DiskId),
+    /// An El Torito emulation image inside the CD.
+    Emulated(Emulation),
+}
+
+impl Source {
+    fn read(
+        &self,
+        host: &mut dyn FirmwareHost,
+        lba: u64,
+        buf: &mut [u8],
+    ) -> Result<(), DiskIoError> {
+        match self {
+            Source::Host(d) => host.disk_read(*d, lba, buf),
+            Source::Emulated(e) => read_emulated(host, e, lba, buf),
+        }
+    }
+
+    fn write(&self, host: &mut dyn FirmwareHost, lba: u64, buf: &[u8]) -> Result<(), DiskIoError> {
+        match self {
+            Source::Host(d) => host.disk_write(*d, lba, buf),
+            // A CD is read-only, and so is every image on it.
+            Source::Emulated(_) => Err(DiskIoError::WriteProtected),
+        }
+    }
+
+    /// The emulated image's own geometry, if it is one.
+    fn geometry(&self) -> Option<Chs> {
+        match self {
+            Source::Host(_) => None,
+            Source::Emulated(e) => Some(e.chs),
+        }
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Direction {
     Read,
@@ -56,7 +96,7 @@ pub enum Direction {
 /// sectors were done and the status (OK only when all were).
 pub fn transfer(
     c: &mut Call,
-    drive: DiskId,
+    source: Source,
     info: &DiskInfo,
     lba: u64,
     count: u64,
@@ -82,20 +122,17 @@ pub fn transfer(
         buf.resize(bytes, 0);
         let result = match dir {
             Direction::Verify => Ok(()),
-            Direction::Read => match c.host.disk_read(drive, lba + done, &mut buf) {
+            Direction::Read => match source.read(c.host, lba + done, &mut buf) {
                 Ok(()) => c.mem.write(at, &buf).map_err(|_| STATUS_DMA_BOUNDARY),
                 Err(e) => Err(io_status(e)),
             },
             Direction::Write => match c.mem.read(at, &mut buf) {
-                Ok(()) => c
-                    .host
-                    .disk_write(drive, lba + done, &buf)
-                    .map_err(io_status),
+                Ok(()) => source.write(c.host, lba + done, &buf).map_err(io_status),
                 Err(_) => Err(STATUS_DMA_BOUNDARY),
             },
         };
         if let Err(status) = result {
-            debug!(?drive, lba = lba + done, status, "INT 13h transfer failed");
+            debug!(?source, lba = lba + done, status, "INT 13h transfer failed");
             return (done, status);
         }
         done += n;
@@ -104,10 +141,37 @@ pub fn transfer(
 }
 
 impl Bios {
+    /// Hard disks INT 13h answers for (an emulated one counts).
     pub(crate) fn hard_disk_count(&self, c: &Call) -> u8 {
-        (0..MAX_HARD_DISKS)
+        let emulated = self.state.emulation.is_some_and(|e| !e.floppy);
+        let host = (0..MAX_HARD_DISKS - u8::from(emulated))
             .take_while(|i| c.host.disk_info(DiskId::HardDisk(*i)).is_some())
-            .count() as u8
+            .count() as u8;
+        host + u8::from(emulated)
+    }
+
+    /// Floppy drives INT 13h answers for (an emulated one counts; at most two).
+    pub(crate) fn floppy_count(&self, c: &Call) -> u8 {
+        let emulated = self.state.emulation.is_some_and(|e| e.floppy);
+        let host = (0..2)
+            .filter(|i| c.host.disk_info(DiskId::Floppy(*i)).is_some())
+            .count() as u8;
+        (host + u8::from(emulated)).min(2)
+    }
+
+    /// The drive behind BIOS drive number `dl`: what it is to INT 13h, its size, and
+    /// where its sectors come from. During El Torito emulation the image is drive 00h or
+    /// 80h and the machine's drives of that class answer one number higher.
+    fn resolve(&self, c: &Call, dl: u8) -> Option<(DiskId, DiskInfo, Source)> {
+        let drive = drive_id(dl, self.hard_disk_count(c))?;
+        let host_drive = match (self.state.emulation, drive) {
+            (Some(e), d) if d == e.disk_id() => return Some((d, e.info(), Source::Emulated(e))),
+            (Some(e), DiskId::Floppy(n)) if e.floppy => DiskId::Floppy(n.checked_sub(1)?),
+            (Some(e), DiskId::HardDisk(n)) if !e.floppy => DiskId::HardDisk(n.checked_sub(1)?),
+            (_, d) => d,
+        };
+        let info = c.host.disk_info(host_drive)?;
+        Some((drive, info, Source::Host(host_drive)))
     }
 
     pub(crate) fn int13(&mut self, c: &mut Call) -> Result<Flow, FirmwareError> {
@@ -117,9 +181,7 @@ impl Bios {
             return self.int13_eltorito(c);
         }
         let hard_disks = self.hard_disk_count(c);
-        let Some((drive, info)) =
-            drive_id(dl, hard_disks).and_then(|d| Some((d, c.host.disk_info(d)?)))
-        else {
+        let Some((drive, info, source)) = self.resolve(c, dl) else {
             return finish(c, dl, STATUS_BAD_COMMAND);
         };
         match ah {
@@ -130,8 +192,8 @@ impl Bios {
                 c.set_cf(status != 0)?;
                 Ok(Flow::Return)
             }
-            0x02..=0x04 => chs_transfer(c, dl, drive, &info, ah),
-            0x08 => self.parameters(c, dl, drive, &info, hard_disks),
+            0x02..=0x04 => chs_transfer(c, dl, drive, &info, source, ah),
+            0x08 => self.parameters(c, dl, drive, &info, source, hard_disks),
             0x15 => disk_type(c, drive, &info),
             // Change line: never changed (images are swapped only across resets).
             0x16 => finish(c, dl, STATUS_OK),
@@ -143,7 +205,7 @@ impl Bios {
                 finish(c, dl, STATUS_OK)
             }
             0x41 => edd_check(c, dl, drive),
-            0x42 | 0x43 => edd_transfer(c, dl, drive, &info, ah),
+            0x42 | 0x43 => edd_transfer(c, dl, drive, &info, source, ah),
             0x48 => edd_parameters(c, dl, drive, &info),
             _ => {
                 debug!(ah, dl, "INT 13h function not supported");
@@ -158,11 +220,13 @@ impl Bios {
         dl: u8,
         drive: DiskId,
         info: &DiskInfo,
+        source: Source,
         hard_disks: u8,
     ) -> Result<Flow, FirmwareError> {
         let (chs, count) = match drive {
             DiskId::Floppy(_) => {
                 let (chs, kind) = geometry::floppy(info.sectors);
+                let chs = source.geometry().unwrap_or(chs);
                 c.set_lo(Reg::Rbx, kind);
                 c.set_seg_real(Seg::Es, BIOS_SEGMENT);
                 c.set_r16(Reg::Rdi, self.rom.layout.diskette_params);
@@ -174,7 +238,12 @@ impl Bios {
                 };
                 (chs, count)
             }
-            DiskId::HardDisk(_) => (geometry::hard_disk_logical(info.sectors), hard_disks),
+            DiskId::HardDisk(_) => (
+                source
+                    .geometry()
+                    .unwrap_or_else(|| geometry::hard_disk_logical(info.sectors)),
+                hard_disks,
+            ),
             DiskId::Cdrom(_) => return finish(c, dl, STATUS_BAD_COMMAND),
         };
         let max_cyl = chs.cylinders - 1;
@@ -209,7 +278,10 @@ pub(crate) fn finish(c: &mut Call, dl: u8, status: u8) -> Result<Flow, FirmwareE
     }
 }
 
-fn chs_of(drive: DiskId, info: &DiskInfo) -> Option<Chs> {
+fn chs_of(drive: DiskId, info: &DiskInfo, source: Source) -> Option<Chs> {
+    if let Some(chs) = source.geometry() {
+        return Some(chs);
+    }
     match drive {
         DiskId::Floppy(_) => Some(geometry::floppy(info.sectors).0),
         DiskId::HardDisk(_) => Some(geometry::hard_disk_logical(info.sectors)),
@@ -222,10 +294,11 @@ fn chs_transfer(
     dl: u8,
     drive: DiskId,
     info: &DiskInfo,
+    source: Source,
     ah: u8,
 ) -> Result<Flow, FirmwareError> {
     let count = c.al() as u64;
-    let Some(chs) = chs_of(drive, info) else {
+    let Some(chs) = chs_of(drive, info, source) else {
         return finish(c, dl, STATUS_BAD_COMMAND);
     };
     if count == 0 {
@@ -244,7 +317,7 @@ fn chs_transfer(
         0x03 => Direction::Write,
         _ => Direction::Verify,
     };
-    let (done, status) = transfer(c, drive, info, lba, count, addr, dir);
+    let (done, status) = transfer(c, source, info, lba, count, addr, dir);
     c.set_al(done as u8);
     finish(c, dl, status)
 }
@@ -282,6 +355,7 @@ fn edd_transfer(
     dl: u8,
     drive: DiskId,
     info: &DiskInfo,
+    source: Source,
     ah: u8,
 ) -> Result<Flow, FirmwareError> {
     let packet = c.linear(Seg::Ds, c.r16(Reg::Rsi));
@@ -310,7 +384,7 @@ fn edd_transfer(
         c.mem.write_u16(packet + 2, 0)?;
         return finish(c, dl, STATUS_WRITE_PROTECTED);
     }
-    let (done, status) = transfer(c, drive, info, lba, count, addr, dir);
+    let (done, status) = transfer(c, source, info, lba, count, addr, dir);
     c.mem.write_u16(packet + 2, done as u16)?;
     finish(c, dl, status)
 }

@@ -68,6 +68,8 @@ use rom::{BIOS_SEGMENT_BASE, Rom};
 pub(crate) struct RuntimeState {
     /// The El Torito image we booted from (INT 13h 4B01h reports it).
     pub cd_boot: Option<BootImage>,
+    /// The El Torito emulation in force (drive 00h or 80h is an image on the CD).
+    pub emulation: Option<eltorito::Emulation>,
     /// Deadline of an INT 15h/86h wait in progress.
     pub wait_deadline: Option<u64>,
     pub pci: pci::PciSummary,

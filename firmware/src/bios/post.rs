@@ -8,7 +8,6 @@ use super::Bios;
 use super::bda;
 use super::call::{Call, Flow};
 use super::error::FirmwareError;
-use super::host::DiskId;
 use super::pci;
 use super::rom::BIOS_SEGMENT;
 
@@ -53,9 +52,7 @@ impl Bios {
         }
         let ebda_seg = (self.memory.ebda_base >> 4) as u16;
         c.mem.write_u16(bda::EBDA_SEGMENT, ebda_seg)?;
-        let floppies = (0..2)
-            .filter(|i| c.host.disk_info(DiskId::Floppy(*i)).is_some())
-            .count() as u16;
+        let floppies = u16::from(self.floppy_count(c));
         let hard_disks = self.hard_disk_count(c);
         let serial = self.config.serial_ports.len().min(4) as u16;
         // x87 present, PS/2 mouse, 80x25 colour initial video mode.

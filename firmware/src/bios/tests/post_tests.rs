@@ -225,6 +225,108 @@ fn el_torito_boot_and_status() {
     assert_eq!(rig.ram[0x504], 30);
 }
 
+/// A CD whose boot catalog (at CD sector 20) names an image at CD sector 30 with `media`.
+fn emulation_cd(host: &mut FakeHost, media: u8) {
+    host.add_disk(DiskId::Cdrom(0), 64, 2048);
+    host.sector_mut(DiskId::Cdrom(0), 17)
+        .copy_from_slice(&crate::bios::eltorito_test_data::boot_record(20));
+    let mut catalog = crate::bios::eltorito_test_data::catalog(0, 1, 30);
+    catalog[33] = media;
+    host.sector_mut(DiskId::Cdrom(0), 20)
+        .copy_from_slice(&catalog);
+}
+
+/// INT 13h AH=02h: one sector at CHS (cyl 0, `head`, `sector`) of drive `dl` to 0000:8000.
+fn read_chs(rig: &mut Rig, dl: u8, head: u8, sector: u8) -> (bool, u8) {
+    rig.set(Reg::Rax, 0x0201);
+    rig.set(Reg::Rcx, u64::from(sector));
+    rig.set(Reg::Rdx, u64::from(head) << 8 | u64::from(dl));
+    rig.set(Reg::Rbx, 0x8000);
+    rig.seg_real(Seg::Es, 0);
+    let ret = rig.int(0x13);
+    (cf(&ret), (rig.get(Reg::Rax) >> 8) as u8)
+}
+
+#[test]
+fn el_torito_floppy_emulation_makes_the_image_drive_a() {
+    let mut host = FakeHost::new();
+    emulation_cd(&mut host, 2); // 1.44 MB
+    host.add_disk(DiskId::Floppy(0), 2880, 512);
+    let mut config = BiosConfig::new(RAM_SIZE as u64);
+    config.boot_order = vec![BootDevice::Cdrom];
+    let mut rig = Rig::with_config(config, host);
+    rig.post();
+    assert_eq!(rig.int(0x19), Ret::Jumped);
+    assert_eq!((rig.cpu.seg(Seg::Cs).selector, rig.cpu.rip), (0, 0x7C00));
+    assert_eq!(rig.get(Reg::Rdx) as u8, 0x00, "booted as drive A:");
+    assert_eq!(
+        rig.ram[0x7C00], 30,
+        "the image's first sector is the boot sector"
+    );
+    // Virtual sector 4 (CHS 0/0/5) is the start of CD sector 31.
+    assert_eq!(read_chs(&mut rig, 0x00, 0, 5), (false, 0));
+    assert_eq!((rig.ram[0x8000], rig.ram[0x8004]), (31, 0xD5));
+    // The real floppy answers as B:, and the BDA counts two drives.
+    assert_eq!(read_chs(&mut rig, 0x01, 0, 2), (false, 0));
+    assert_eq!(rig.ram[0x8000], 1);
+    assert_eq!((rig.ram[0x410] & 0xC1), 0x41);
+    // INT 13h 08h gives the 1.44 MB shape: 80 cylinders, 18 sectors, 2 heads.
+    rig.set(Reg::Rax, 0x0800);
+    rig.set(Reg::Rdx, 0x00);
+    assert!(!cf(&rig.int(0x13)));
+    assert_eq!(rig.get(Reg::Rcx) as u16, (79 << 8) | 18);
+    assert_eq!((rig.get(Reg::Rdx) >> 8) as u8, 1);
+    // The image is on a CD: writes are refused.
+    rig.set(Reg::Rax, 0x0301);
+    rig.set(Reg::Rcx, 1);
+    rig.set(Reg::Rdx, 0);
+    rig.set(Reg::Rbx, 0x8000);
+    assert!(cf(&rig.int(0x13)));
+    assert_eq!((rig.get(Reg::Rax) >> 8) as u8, 0x03, "write protected");
+    // 4B00h reports drive 00h, then ends the emulation: A: is the real floppy again.
+    rig.set(Reg::Rax, 0x4B00);
+    rig.set(Reg::Rdx, 0x00);
+    rig.set(Reg::Rsi, 0x500);
+    rig.seg_real(Seg::Ds, 0);
+    assert!(!cf(&rig.int(0x13)));
+    assert_eq!((rig.ram[0x501], rig.ram[0x502]), (2, 0x00));
+    assert_eq!(read_chs(&mut rig, 0x00, 0, 2), (false, 0));
+    assert_eq!(rig.ram[0x8000], 1);
+    assert_eq!((rig.ram[0x410] & 0xC1), 0x01);
+}
+
+#[test]
+fn el_torito_hard_disk_emulation_shifts_the_real_disks() {
+    let mut host = FakeHost::new();
+    emulation_cd(&mut host, 4);
+    // The image's MBR (CD sector 30): one partition of 2 cylinders of 4 heads x 16 sectors.
+    let mbr = host.sector_mut(DiskId::Cdrom(0), 30);
+    mbr[0x1BE + 4] = 0x01;
+    mbr[0x1BE + 5] = 3;
+    mbr[0x1BE + 6] = 16;
+    mbr[0x1BE + 8..0x1BE + 12].copy_from_slice(&16u32.to_le_bytes());
+    mbr[0x1BE + 12..0x1BE + 16].copy_from_slice(&112u32.to_le_bytes());
+    host.add_disk(DiskId::HardDisk(0), 100, 512);
+    let mut config = BiosConfig::new(RAM_SIZE as u64);
+    config.boot_order = vec![BootDevice::Cdrom];
+    let mut rig = Rig::with_config(config, host);
+    rig.post();
+    assert_eq!(rig.int(0x19), Ret::Jumped);
+    assert_eq!(rig.get(Reg::Rdx) as u8, 0x80);
+    assert_eq!(rig.ram[0x475], 2, "BDA hard disk count includes the image");
+    // CHS 0/1/1 of the image = virtual sector 16 = CD sector 34.
+    assert_eq!(read_chs(&mut rig, 0x80, 1, 1), (false, 0));
+    assert_eq!(rig.ram[0x8000], 34);
+    // The machine's first disk is now 81h.
+    assert_eq!(read_chs(&mut rig, 0x81, 0, 3), (false, 0));
+    assert_eq!((rig.ram[0x8000], rig.ram[0x8004]), (2, 0xD5));
+    // Beyond the image: sector not found, never the next CD data.
+    rig.set(Reg::Rax, 0x0201);
+    rig.set(Reg::Rcx, (2 << 8) | 1);
+    rig.set(Reg::Rdx, 0x80);
+    assert!(cf(&rig.int(0x13)));
+}
+
 #[test]
 fn int18_from_a_failed_boot_sector_tries_the_next_device() {
     let mut host = FakeHost::new();
