@@ -282,6 +282,32 @@ fi
 if [ -b /dev/sr0 ]; then
     echo "AERO-STORAGE-CD-SUM=$(dd if=/dev/sr0 bs=2048 count=32 2>/dev/null | md5sum | cut -d' ' -f1)"
 fi
+# Media change, when CD drives are empty at boot (the test adds them and a --monitor
+# script): once the host put discs in, read each; once it took them out, see them gone.
+readable() { dd if="/dev/$1" of=/dev/null bs=2048 count=1 2>/dev/null; }
+cd_empty=""
+for d in /sys/block/sr*; do
+    [ -e "$d" ] && ! readable "${d##*/}" && cd_empty="$cd_empty ${d##*/}"
+done
+if [ -n "$cd_empty" ]; then
+    echo "AERO-STORAGE-CD2-WAIT=$cd_empty"
+    for n in $cd_empty; do
+        i=0
+        until readable "$n" || [ $i -ge 300 ]; do sleep 0.1; i=$((i + 1)); done
+        echo "AERO-STORAGE-CD2-PATH-$n=$(readlink "/sys/block/$n")"
+        echo "AERO-STORAGE-CD2-SUM-$n=$(dd if="/dev/$n" bs=2048 count=16 2>/dev/null | md5sum | cut -d' ' -f1)"
+        echo "AERO-STORAGE-CD2-SIZE-$n=$(cat "/sys/block/$n/size")"
+    done
+    echo "AERO-STORAGE-CD2-READ"
+    # Not holding a drive open (Linux locks the tray then) when the host ejects.
+    sleep 1
+    for n in $cd_empty; do
+        i=0
+        while readable "$n" && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+        if readable "$n"; then gone=no; else gone=yes; fi
+        echo "AERO-STORAGE-CD2-EJECTED-$n=$gone"
+    done
+fi
 sync
 echo "AERO-STORAGE-DONE"
 poweroff -f

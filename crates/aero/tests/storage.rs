@@ -200,3 +200,96 @@ fn snapshot_never_writes_the_image() {
         "--snapshot wrote to the image"
     );
 }
+
+/// md5 (hex) of the first `len` bytes of `file`, as the guest's `dd | md5sum` prints it.
+fn md5_head(file: &Path, len: usize) -> String {
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!("head -c {len} '{}' | md5sum", file.display()))
+        .output()
+        .expect("md5sum");
+    String::from_utf8_lossy(&out.stdout)[..32].to_string()
+}
+
+/// Media change as Linux sees it: two CD drives empty at boot (AHCI port 1 and the IDE
+/// secondary slave, next to the boot CD); a `--monitor` script inserts a disc into each once the guest waits,
+/// the guest (sr_mod over `ahci` and `ata_piix`) reads them, the script ejects them and the
+/// guest finds them gone.
+#[test]
+fn linux_sees_cd_insert_and_eject_from_the_monitor() {
+    let dir = work_dir("media");
+    let disk = dir.join("data.img");
+    std::fs::write(&disk, vec![0u8; 32 << 20]).unwrap();
+    let ahci_disc = image("linux-amd64.iso");
+    let ide_disc = dir.join("pattern.iso");
+    let pattern: Vec<u8> = (0..1024 * 2048u32)
+        .map(|i| (i / 2048 * 7 + i % 13) as u8)
+        .collect();
+    std::fs::write(&ide_disc, &pattern).unwrap();
+    let script = dir.join("media.txt");
+    std::fs::write(
+        &script,
+        format!(
+            "wait-serial AERO-STORAGE-CD2-WAIT\n\
+             change ahci1-cd0 \"{}\"\n\
+             change ide1-cd1 \"{}\"\n\
+             wait-serial AERO-STORAGE-CD2-READ\n\
+             eject ahci1-cd0\n\
+             eject ide1-cd1\n",
+            ahci_disc.display(),
+            ide_disc.display()
+        ),
+    )
+    .unwrap();
+    let report = boot(
+        &dir,
+        "1",
+        &disk,
+        Bus::Ahci,
+        &[
+            "--drive",
+            "media=cdrom,if=ahci,index=1",
+            "--drive",
+            "media=cdrom,if=ide,index=3",
+            "--monitor",
+            script.to_str().unwrap(),
+        ],
+    );
+    let drives: Vec<&str> = report
+        .get("CD2-WAIT")
+        .unwrap_or_else(|| panic!("the guest saw no empty CD drive:\n{}", report.0))
+        .split_whitespace()
+        .collect();
+    assert_eq!(drives.len(), 2, "{drives:?}\n{}", report.0);
+    for name in drives {
+        let path = report.get(&format!("CD2-PATH-{name}")).unwrap_or_default();
+        let disc = if path.contains("0000:00:05.0/ata") {
+            &ahci_disc
+        } else if path.contains("0000:00:01.1/ata") {
+            &ide_disc
+        } else {
+            panic!(
+                "{name} is behind neither controller: {path:?}\n{}",
+                report.0
+            )
+        };
+        let bytes = std::fs::metadata(disc).unwrap().len();
+        assert_eq!(
+            report.get(&format!("CD2-SUM-{name}")),
+            Some(md5_head(disc, 16 * 2048).as_str()),
+            "{name} ({path}) did not read the inserted disc:\n{}",
+            report.0
+        );
+        assert_eq!(
+            report.get(&format!("CD2-SIZE-{name}")),
+            Some((bytes / 512).to_string().as_str()),
+            "{name}: the kernel's size is not the new disc's"
+        );
+        assert_eq!(
+            report.get(&format!("CD2-EJECTED-{name}")),
+            Some("yes"),
+            "{name}: the guest still reads a disc after the eject:\n{}",
+            report.0
+        );
+    }
+}
