@@ -485,23 +485,25 @@ main() {
     ensure_host_tools
     ensure_i386_arch
 
-    local kpkg deb_kernel deb_bb64 deb_bb32 deb_di stamp_inputs
+    local kpkg deb_kernel deb_bb64 deb_bb32 deb_di deb_memtest stamp_inputs
     kpkg="$(resolve_amd64_kernel_pkg)"
     deb_kernel="$(fetch_deb "$kpkg")"
     deb_bb64="$(fetch_deb busybox-static:amd64)"
     deb_bb32="$(fetch_deb busybox-static:i386)"
     deb_di="$(fetch_deb debian-installer-12-netboot-i386)"
+    deb_memtest="$(fetch_deb memtest86+)"
 
     stamp_inputs="$( {
         sha256sum "$0" | cut -d' ' -f1
-        basename -a "$deb_kernel" "$deb_bb64" "$deb_bb32" "$deb_di"
+        basename -a "$deb_kernel" "$deb_bb64" "$deb_bb32" "$deb_di" "$deb_memtest"
         for f in /usr/lib/syslinux/mbr/mbr.bin /usr/lib/ISOLINUX/isolinux.bin \
                  /usr/lib/grub/i386-pc/boot.img "$(command -v syslinux)"; do
             sha256sum "$f" | cut -d' ' -f1
         done
     } | sha256sum | cut -d' ' -f1)"
     local outputs=(linux-amd64.img linux-i386.img grub.img linux-amd64.iso linux-amd64-storage.iso
-                   vmlinuz-amd64 initrd-amd64.img initrd-amd64-storage.img vmlinuz-i386 initrd-i386.img)
+                   vmlinuz-amd64 initrd-amd64.img initrd-amd64-storage.img vmlinuz-i386 initrd-i386.img
+                   memtest86+x64.iso)
     local all_present=1 o
     for o in "${outputs[@]}"; do [[ -s "$OUT_DIR/$o" ]] || all_present=0; done
     if [[ $FORCE -eq 0 && $all_present -eq 1 && -f "$OUT_DIR/.stamp" \
@@ -525,6 +527,12 @@ main() {
     dpkg-deb --fsys-tarfile "$deb_di" | tar -x -C "$work" "$di_linux"
     cp "$work/$di_linux" "$OUT_DIR/vmlinuz-i386"
     touch -d @"$SOURCE_DATE_EPOCH" "$OUT_DIR/vmlinuz-i386"
+
+    # Debian's memtest86+ ISO boots through El Torito floppy emulation.
+    log "extracting memtest86+x64.iso from $(basename "$deb_memtest")"
+    dpkg-deb --fsys-tarfile "$deb_memtest" | tar -x -C "$work" ./usr/lib/memtest86+/memtest86+x64.iso
+    cp "$work/usr/lib/memtest86+/memtest86+x64.iso" "$OUT_DIR/memtest86+x64.iso"
+    touch -d @"$SOURCE_DATE_EPOCH" "$OUT_DIR/memtest86+x64.iso"
 
     log "building initramfs images"
     build_initramfs "$deb_bb64" "$OUT_DIR/initrd-amd64.img"

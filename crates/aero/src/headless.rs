@@ -38,6 +38,9 @@ pub struct HeadlessArgs {
     /// Write the screen when the run ends.
     #[arg(long, value_name = "FILE.png")]
     screenshot: Option<PathBuf>,
+    /// Write the text-mode screen as text when the run ends (empty in graphics modes).
+    #[arg(long = "screen-text", value_name = "FILE")]
+    screen_text: Option<PathBuf>,
     /// Instruction-count time (the default in headless mode).
     #[arg(long, conflicts_with = "realtime")]
     deterministic: bool,
@@ -228,6 +231,11 @@ fn run(args: HeadlessArgs, mut s: Setup) -> anyhow::Result<u8> {
     if let Some(path) = &args.screenshot {
         let frame = s.machine.screen();
         aero::screenshot::write_png(path, frame.width, frame.height, &frame.pixels)?;
+    }
+    if let Some(path) = &args.screen_text {
+        let text = s.machine.text_screen().unwrap_or_default();
+        std::fs::write(path, text)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
     }
     s.machine.shutdown()?;
     Ok(code)

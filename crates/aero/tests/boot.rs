@@ -336,6 +336,41 @@ fn grub_menu_on_seabios_matches_golden() {
     grub_menu("grub-seabios", &["--bios", seabios()], "6");
 }
 
+/// Debian's memtest86+ ISO: El Torito floppy emulation, then its own 64-bit kernel runs
+/// memory tests #0–#3 over all of RAM (address walk, own address, moving inversions)
+/// and must find no error.
+#[test]
+fn memtest86_plus_runs_its_first_tests_clean() {
+    let iso = image("memtest86+x64.iso");
+    let text = out_dir("memtest").join("screen.txt");
+    let (code, _, debugcon, _) = boot(
+        "memtest",
+        &[
+            "-m",
+            "64",
+            "--cdrom",
+            iso.to_str().unwrap(),
+            "--boot",
+            "d",
+            "--until-screen",
+            "Test #4",
+            "--timeout",
+            "60",
+            "--screen-text",
+            text.to_str().unwrap(),
+        ],
+    );
+    assert!(debugcon.contains("Booting from DVD/CD"), "{debugcon}");
+    let screen = std::fs::read_to_string(&text).unwrap();
+    assert_eq!(code, 0, "memtest86+ did not get to test #4:\n{screen}");
+    for expected in ["Memtest86+", "Memory  :   64MB", "Errors: 0"] {
+        assert!(
+            screen.contains(expected),
+            "missing {expected:?} on:\n{screen}"
+        );
+    }
+}
+
 #[test]
 fn isolinux_cd_boots_on_our_bios() {
     let iso = image("linux-amd64.iso");
