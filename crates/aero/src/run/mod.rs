@@ -407,8 +407,7 @@ fn spawn_machine<N: Notify>(
             let code = outcome.exit_code();
             notify_done.notify(UserEvent::Stopped(outcome));
             // The disks are flushed. Normally the window ends the process at once; if its
-            // thread is stuck (seen in Mesa's software Vulkan X11 present under Xvfb), the
-            // process must still end.
+            // thread is ever stuck (say, inside a GPU driver), the process must still end.
             std::thread::spawn(move || {
                 std::thread::sleep(WINDOW_GRACE);
                 eprintln!("aero: the window did not close after the machine stopped; exiting");

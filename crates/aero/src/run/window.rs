@@ -186,6 +186,8 @@ struct App {
     outcome: Option<Outcome>,
     error: Option<String>,
     render_error_logged: bool,
+    /// Fully covered by other windows: nothing to draw (a software rasteriser would burn CPU).
+    occluded: bool,
     /// Where Ctrl+C / SIGTERM report; the handler is installed once drawing works.
     interrupt: Option<EventLoopProxy<UserEvent>>,
 }
@@ -223,6 +225,7 @@ impl App {
             outcome: None,
             error: None,
             render_error_logged: false,
+            occluded: false,
             interrupt: None,
         }
     }
@@ -564,8 +567,15 @@ impl ApplicationHandler<UserEvent> for App {
                     w.request_redraw();
                 }
             }
+            WindowEvent::Occluded(occluded) => {
+                self.occluded = occluded;
+                if let (false, Some(w)) = (occluded, &self.window) {
+                    w.request_redraw();
+                }
+            }
             WindowEvent::RedrawRequested => {
-                if let Some(p) = &self.pixels
+                if !self.occluded
+                    && let Some(p) = &self.pixels
                     && let Err(e) = p.render()
                     && !self.render_error_logged
                 {
