@@ -414,7 +414,7 @@ impl Monitor {
     }
 
     /// The window's eject key: ejects the first drive's disc, or puts the last ejected
-    /// disc back into an empty drive. Returns what happened, for the user.
+    /// disc back (also closing a tray the guest opened). Returns what happened, for the user.
     pub fn toggle_first_drive(&mut self, machine: &mut Machine) -> anyhow::Result<String> {
         let (slot, status) = *machine
             .cd_drives()
@@ -424,7 +424,14 @@ impl Monitor {
             self.eject(machine, slot, false)?;
             return Ok(format!("{}: disc ejected", drive_name(slot)));
         }
-        let file = self.ejected.get(&slot).cloned().ok_or_else(|| {
+        // An empty drive gets its last disc back; a disc the guest ejected (still on the
+        // open tray) goes back in.
+        let known = if status.medium {
+            self.files.get(&slot)
+        } else {
+            self.ejected.get(&slot)
+        };
+        let file = known.cloned().ok_or_else(|| {
             anyhow::anyhow!(
                 "{} is empty; drop an ISO file on the window to insert it",
                 drive_name(slot)
