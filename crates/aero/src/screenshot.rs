@@ -92,6 +92,13 @@ pub struct Comparison {
     pub diff: Image,
 }
 
+impl Comparison {
+    /// Few enough pixels differ for `tol`.
+    pub fn matches(&self, tol: Tolerance) -> bool {
+        self.mismatched as f64 <= tol.mismatch_ratio * self.total as f64
+    }
+}
+
 /// Compares `actual` with `expected`; sizes must match.
 pub fn compare(actual: &Image, expected: &Image, tol: Tolerance) -> Result<Comparison, String> {
     if (actual.width, actual.height) != (expected.width, expected.height) {
@@ -161,7 +168,7 @@ pub fn assert_matches_golden(
     };
     match compare(actual, &expected, tol) {
         Err(why) => fail(why),
-        Ok(c) if c.mismatched as f64 > tol.mismatch_ratio * c.total as f64 => {
+        Ok(c) if !c.matches(tol) => {
             std::fs::create_dir_all(out_dir)?;
             write_png(&out("diff"), c.diff.width, c.diff.height, &c.diff.rgba)?;
             fail(format!("{} of {} pixels differ", c.mismatched, c.total))

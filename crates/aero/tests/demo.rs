@@ -10,6 +10,9 @@ use std::time::{Duration, Instant};
 
 use aero::screenshot::{Image, Tolerance, assert_matches_golden, compare, read_png};
 
+mod common;
+use common::{differing_rows, golden, without_demo_bar as without_bar};
+
 fn aero(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_aero"))
         .args(args)
@@ -25,20 +28,12 @@ fn out_dir(test: &str) -> PathBuf {
     d
 }
 
-/// tests/golden/<name>.png.
-fn golden(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../../tests/golden/{name}.png"))
-}
-
 /// A file's text (lossy); empty when it does not exist (yet).
 fn read_text(path: &Path) -> String {
     String::from_utf8_lossy(&std::fs::read(path).unwrap_or_default()).into_owned()
 }
 
 const SEABIOS: &str = "/usr/share/seabios/bios.bin";
-
-/// The demo's animated bar: logical rows 216..224 of 240, doubled in 640×480.
-const BAR_ROWS: std::ops::Range<u32> = 432..448;
 
 /// Boots the demo headless until it is ready; returns (exit code, serial, stderr, screen).
 fn boot_demo(test: &str, extra: &[&str]) -> (i32, String, String, Image) {
@@ -64,14 +59,6 @@ fn boot_demo(test: &str, extra: &[&str]) -> (i32, String, String, Image) {
         stderr,
         read_png(&shot).expect("screenshot written"),
     )
-}
-
-fn without_bar(img: &Image) -> Image {
-    let mut img = img.clone();
-    let row = img.width as usize * 4;
-    let rows = BAR_ROWS.start as usize..BAR_ROWS.end.min(img.height) as usize;
-    img.rgba[rows.start * row..rows.end * row].fill(0);
-    img
 }
 
 /// On Aero the demo takes the AeroGPU path: ABI found, both fences signalled by
@@ -343,21 +330,6 @@ impl Drop for Qemu {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-/// Pixels of `a` and `b` that differ, as (count, bounding rows).
-fn differing_rows(a: &Image, b: &Image) -> (usize, Option<(u32, u32)>) {
-    assert_eq!((a.width, a.height), (b.width, b.height));
-    let mut count = 0;
-    let mut rows: Option<(u32, u32)> = None;
-    for (i, (pa, pb)) in a.rgba.chunks(4).zip(b.rgba.chunks(4)).enumerate() {
-        if pa != pb {
-            count += 1;
-            let y = i as u32 / a.width;
-            rows = Some(rows.map_or((y, y), |(lo, hi)| (lo.min(y), hi.max(y))));
-        }
-    }
-    (count, rows)
 }
 
 fn save(dir: &Path, name: &str, img: &Image) {

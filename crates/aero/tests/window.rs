@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+use aero::screenshot::{Image, Tolerance, assert_matches_golden, compare, read_png, write_png};
+
 /// COM1 of the guest, in the test's directory.
 const SERIAL: &str = "serial.txt";
 
@@ -115,14 +117,18 @@ impl Drop for Aero {
 
 /// `aero run` on the Linux guest image, COM1 into `dir`/[`SERIAL`].
 fn start_aero(x: &Xvfb, dir: &Path) -> Aero {
-    let img = image("linux-amd64.img");
+    start_guest(x, dir, Some(&image("linux-amd64.img")))
+}
+
+/// `aero run` on `disk` (None: the built-in demo guest), COM1 into `dir`/[`SERIAL`].
+fn start_guest(x: &Xvfb, dir: &Path, disk: Option<&Path>) -> Aero {
     let child = x
         .command(env!("CARGO_BIN_EXE_aero"))
         .arg("run")
         .args(["--no-audio", "--no-gamepad", "-m", "512", "--snapshot"])
         .arg("--serial")
         .arg(dir.join(SERIAL))
-        .arg(img)
+        .args(disk)
         .current_dir(dir)
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(dir.join("stderr.txt")).unwrap())
@@ -143,6 +149,21 @@ fn wait_for<T>(what: &str, timeout: Duration, mut probe: impl FnMut() -> Option<
         );
         std::thread::sleep(Duration::from_millis(250));
     }
+}
+
+/// The X window whose title matches `title` (a regex), once it exists.
+fn wait_window(x: &Xvfb, aero: &mut Aero, dir: &Path, title: &str) -> u32 {
+    wait_for("the window", Duration::from_secs(60), || {
+        if let Some(status) = aero.0.try_wait().unwrap() {
+            panic!("aero exited early ({status}): {}", stderr_of(dir));
+        }
+        x.tool("xdotool", &["search", "--name", title])?
+            .lines()
+            .next()?
+            .trim()
+            .parse()
+            .ok()
+    })
 }
 
 fn wait_exit(aero: &mut Aero, timeout: Duration) -> ExitStatus {
@@ -195,17 +216,7 @@ fn window_shows_the_guest_takes_host_keys_and_closes_cleanly() {
     let x = Xvfb::start(&dir);
     let mut aero = start_aero(&x, &dir);
 
-    let window: u32 = wait_for("the window", Duration::from_secs(60), || {
-        if let Some(status) = aero.0.try_wait().unwrap() {
-            panic!("aero exited early ({status}): {}", stderr_of(&dir));
-        }
-        x.tool("xdotool", &["search", "--name", "^Aero - linux-amd64.img"])?
-            .lines()
-            .next()?
-            .trim()
-            .parse()
-            .ok()
-    });
+    let window = wait_window(&x, &mut aero, &dir, "^Aero - linux-amd64.img");
     // The guest's boot loader text appears in the window.
     let shot = dir.join("window.png");
     let lit = wait_for("guest text in the window", Duration::from_secs(60), || {
@@ -248,6 +259,116 @@ fn window_shows_the_guest_takes_host_keys_and_closes_cleanly() {
         "closing the window: {status}; stderr: {}",
         stderr_of(&dir)
     );
+}
+
+/// A screenshot of `window` as X shows it (None while X cannot take one).
+fn window_picture(x: &Xvfb, window: u32, path: &Path) -> Option<Image> {
+    x.tool("import", &["-window", &window.to_string(), path.to_str()?])?;
+    read_png(path).ok()
+}
+
+/// Waits until the window's picture (demo bar blacked out) holds still and matches
+/// `golden` (bar blacked out too), then checks it against the golden for good: a mismatch
+/// fails with actual/expected/diff files in `dir`; `AERO_UPDATE_GOLDEN=1` writes the
+/// golden (with the bar blacked out) instead.
+fn settled_picture(x: &Xvfb, window: u32, dir: &Path, golden: &Path) -> Image {
+    let tol = Tolerance::default();
+    let update = std::env::var_os("AERO_UPDATE_GOLDEN").is_some_and(|v| v == "1");
+    let expected = read_png(golden).ok().map(|g| without_demo_bar(&g));
+    let path = dir.join("window.png");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut last: Option<Image> = None;
+    loop {
+        let now = window_picture(x, window, &path).map(|p| without_demo_bar(&p));
+        let timed_out = Instant::now() >= deadline;
+        if let Some(now) = now {
+            let steady = last.as_ref() == Some(&now);
+            let matches = || {
+                expected
+                    .as_ref()
+                    .and_then(|e| compare(&now, e, tol).ok())
+                    .is_some_and(|c| c.matches(tol))
+            };
+            if (steady && (update || matches())) || timed_out {
+                let reference = match (&expected, update) {
+                    (Some(e), false) => {
+                        let masked = dir.join(format!(
+                            "{}.masked.png",
+                            golden.file_stem().unwrap().to_string_lossy()
+                        ));
+                        write_png(&masked, e.width, e.height, &e.rgba).unwrap();
+                        masked
+                    }
+                    _ => golden.to_path_buf(),
+                };
+                assert_matches_golden(&now, &reference, dir, tol).unwrap();
+                return now;
+            }
+            last = Some(now);
+        }
+        assert!(!timed_out, "no screenshot of window {window}");
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
+/// COM1 of the test in `dir` once it contains `needle`.
+fn wait_serial(dir: &Path, needle: &str, timeout: Duration) -> String {
+    let path = dir.join(SERIAL);
+    let read = || String::from_utf8_lossy(&std::fs::read(&path).unwrap_or_default()).into_owned();
+    let start = Instant::now();
+    loop {
+        let text = read();
+        if text.contains(needle) {
+            return text;
+        }
+        assert!(
+            start.elapsed() < timeout,
+            "no {needle:?} on COM1 after {timeout:?}: {text:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn demo_guest_in_the_window_takes_typed_keys() {
+    let dir = out_dir("window-demo");
+    let x = Xvfb::start(&dir);
+    let mut aero = start_guest(&x, &dir, None);
+    let window = wait_window(&x, &mut aero, &dir, "^Aero - demo");
+    wait_serial(&dir, "AERO-DEMO-READY", Duration::from_secs(60));
+    // The window opened at 2x for 720x400 text; 640x480 at 2x would not fit in 90% of the
+    // 1600x1000 screen, so the demo's mode change leaves it at 1x: guest pixels 1:1.
+    let geometry = wait_for("the window at 640x480", Duration::from_secs(20), || {
+        let g = x.tool("xdotool", &["getwindowgeometry", &window.to_string()])?;
+        g.contains("640x480").then_some(g)
+    });
+    eprintln!("{geometry}");
+    // The same picture as headless (the demo tests' golden), bar aside. A copy, so that
+    // AERO_UPDATE_GOLDEN=1 never rewrites the headless golden from the window.
+    let headless = dir.join("demo-headless.png");
+    std::fs::copy(golden("demo"), &headless).unwrap();
+    let ready = settled_picture(&x, window, &dir, &headless);
+
+    x.tool("xdotool", &["windowfocus", "--sync", &window.to_string()])
+        .expect("focus the window");
+    x.tool("xdotool", &["key", "--delay", "100", "a", "shift+b", "1"])
+        .expect("xdotool key");
+    let text = wait_serial(&dir, "AERO-DEMO-KEY=1\r\n", Duration::from_secs(20));
+    assert!(
+        text.contains("AERO-DEMO-KEY=a\r\nAERO-DEMO-KEY=B\r\nAERO-DEMO-KEY=1\r\n"),
+        "{text:?}"
+    );
+    let typed = settled_picture(&x, window, &dir, &golden("demo-window-typed"));
+    // Only the key panel's text row (logical rows 150..166, doubled) changed.
+    let (n, rows) = differing_rows(&typed, &ready);
+    assert!(
+        n > 50 && rows.is_some_and(|(lo, hi)| lo >= 300 && hi < 332),
+        "{n} pixels changed in rows {rows:?}"
+    );
+
+    close_window(&x.display, window);
+    let status = wait_exit(&mut aero, Duration::from_secs(30));
+    assert!(status.success(), "{status}; stderr: {}", stderr_of(&dir));
 }
 
 #[test]

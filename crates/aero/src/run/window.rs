@@ -186,6 +186,8 @@ struct App {
     outcome: Option<Outcome>,
     error: Option<String>,
     render_error_logged: bool,
+    /// Size the GPU surface was last configured for.
+    surface_size: (u32, u32),
     /// Fully covered by other windows: nothing to draw (a software rasteriser would burn CPU).
     occluded: bool,
     /// Where Ctrl+C / SIGTERM report; the handler is installed once drawing works.
@@ -226,6 +228,7 @@ impl App {
             error: None,
             render_error_logged: false,
             occluded: false,
+            surface_size: (0, 0),
             interrupt: None,
         }
     }
@@ -288,17 +291,36 @@ impl App {
         tracing::info!(adapter = ?pixels.adapter().get_info().name, present = ?pixels.present_mode(), "drawing with wgpu");
         self.window = Some(window);
         self.pixels = Some(pixels);
-        self.apply_scaling_mode();
+        self.sync_surface();
         Ok(())
     }
 
-    /// Integer scaling while the picture fits 1:1; aspect-correct fill otherwise.
-    fn apply_scaling_mode(&mut self) {
+    /// Sizes the GPU surface to the window as it is now (asked of the window system, not
+    /// taken from the last resize event). pixels retries a frame until the surface matches
+    /// the window, and Mesa's software Vulkan compares the two on every frame, so drawing
+    /// with a stale size would spin forever on this thread.
+    fn sync_surface(&mut self) {
         let (Some(window), Some(pixels)) = (&self.window, self.pixels.as_mut()) else {
             return;
         };
         let size = window.inner_size();
-        let rect = scaling::fit(self.frame_size, (size.width, size.height), self.integer);
+        let size = (size.width.max(1), size.height.max(1));
+        if size != self.surface_size {
+            if let Err(e) = pixels.resize_surface(size.0, size.1) {
+                tracing::warn!("resizing the surface: {e}");
+                return;
+            }
+            self.surface_size = size;
+            self.apply_scaling_mode();
+        }
+    }
+
+    /// Integer scaling while the picture fits 1:1; aspect-correct fill otherwise.
+    fn apply_scaling_mode(&mut self) {
+        let Some(pixels) = self.pixels.as_mut() else {
+            return;
+        };
+        let rect = scaling::fit(self.frame_size, self.surface_size, self.integer);
         let whole = rect.width % self.frame_size.0.max(1) == 0 && rect.width >= self.frame_size.0;
         pixels.set_scaling_mode(if self.integer && whole {
             ScalingMode::PixelPerfect
@@ -556,13 +578,8 @@ impl ApplicationHandler<UserEvent> for App {
                 tracing::info!(?event, "window closing");
                 self.quit();
             }
-            WindowEvent::Resized(size) => {
-                if let Some(p) = self.pixels.as_mut()
-                    && let Err(e) = p.resize_surface(size.width.max(1), size.height.max(1))
-                {
-                    tracing::warn!("resizing the surface: {e}");
-                }
-                self.apply_scaling_mode();
+            WindowEvent::Resized(_) => {
+                self.sync_surface();
                 if let Some(w) = &self.window {
                     w.request_redraw();
                 }
@@ -574,8 +591,11 @@ impl ApplicationHandler<UserEvent> for App {
                 }
             }
             WindowEvent::RedrawRequested => {
-                if !self.occluded
-                    && let Some(p) = &self.pixels
+                if self.occluded {
+                    return;
+                }
+                self.sync_surface();
+                if let Some(p) = &self.pixels
                     && let Err(e) = p.render()
                     && !self.render_error_logged
                 {

@@ -22,3 +22,40 @@ pub fn image(name: &str) -> PathBuf {
     );
     p
 }
+
+/// tests/golden/<name>.png.
+pub fn golden(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../../tests/golden/{name}.png"))
+}
+
+/// The demo guest's animated bar: logical rows 216..224 of 240, doubled in 640×480.
+pub const DEMO_BAR_ROWS: std::ops::Range<u32> = 432..448;
+
+/// `img` with the demo's moving bar blacked out, so pictures taken at different moments
+/// compare equal.
+pub fn without_demo_bar(img: &aero::screenshot::Image) -> aero::screenshot::Image {
+    let mut img = img.clone();
+    let row = img.width as usize * 4;
+    let rows =
+        DEMO_BAR_ROWS.start.min(img.height) as usize..DEMO_BAR_ROWS.end.min(img.height) as usize;
+    img.rgba[rows.start * row..rows.end * row].fill(0);
+    img
+}
+
+/// Pixels of `a` and `b` that differ, as (count, first and last differing row).
+pub fn differing_rows(
+    a: &aero::screenshot::Image,
+    b: &aero::screenshot::Image,
+) -> (usize, Option<(u32, u32)>) {
+    assert_eq!((a.width, a.height), (b.width, b.height));
+    let mut count = 0;
+    let mut rows: Option<(u32, u32)> = None;
+    for (i, (pa, pb)) in a.rgba.chunks(4).zip(b.rgba.chunks(4)).enumerate() {
+        if pa != pb {
+            count += 1;
+            let y = i as u32 / a.width;
+            rows = Some(rows.map_or((y, y), |(lo, hi)| (lo.min(y), hi.max(y))));
+        }
+    }
+    (count, rows)
+}
