@@ -167,6 +167,7 @@ impl Machine {
             None => {
                 let mut bios_config = BiosConfig::new(config.memory_bytes);
                 bios_config.boot_order = config.boot_order.clone();
+                bios_config.floppy_controller = config.fda.is_some();
                 let bios =
                     Bios::new(bios_config).map_err(|e| MachineError::Firmware(e.to_string()))?;
                 let rom = bios.rom().to_vec();
@@ -202,6 +203,20 @@ impl Machine {
         if bios.is_some() {
             platform.firmware_trap_port = Bios::TRAP_PORT;
         }
+        // The floppy controller and the BIOS (INT 13h) share the one --fda image.
+        let fda = config.fda.map(SharedDisk::new);
+        if let Some(disk) = &fda {
+            platform
+                .fdc
+                .insert_disk(0, Box::new(disk.clone()))
+                .map_err(MachineError::Config)?;
+        }
+        // CMOS 0x10: drive types; 0x14 bit 0: diskette drives installed (one).
+        platform.rtc.set_cmos(0x10, platform.fdc.cmos_drive_types());
+        let equipment = platform.rtc.cmos(0x14) & !0xC1;
+        platform
+            .rtc
+            .set_cmos(0x14, equipment | u8::from(fda.is_some()));
         platform
             .rtc
             .set_memory_size(platform.map.ram_below_4g(), platform.map.ram_above_4g());
@@ -260,7 +275,7 @@ impl Machine {
             disks: Disks {
                 hda: boxed(hda),
                 cdrom: boxed(cdrom),
-                fda: config.fda,
+                fda: fda.map(|d| Box::new(d) as Box<dyn BlockDevice>),
             },
             bios,
             trace: crate::trace::TraceWindow::from_env(),
@@ -340,6 +355,9 @@ impl Machine {
         if req.dma {
             let mut ram = GuestRam::new(&mut self.memory, &self.platform.map);
             self.platform.ide.service_dma(&mut ram);
+            self.platform
+                .fdc
+                .service_dma(&mut self.platform.dma, &mut ram);
             // AHCI commands run only while the function may master the bus.
             if self.platform.pci.pci.functions.ahci.config().dma_enabled() {
                 self.platform.ahci.process(&mut ram);

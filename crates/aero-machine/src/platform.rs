@@ -16,6 +16,8 @@ use crate::devices::acpi_pm::{AcpiPm, AcpiPmLayout, SleepRequest};
 use crate::devices::debug_port::DebugPort;
 use crate::devices::display_pci::LFB_BAR_SIZE;
 use crate::devices::display_pci::VGA_ROM_BAR_SIZE;
+use crate::devices::dma::Dma8237;
+use crate::devices::fdc::{FDC_IRQ, Fdc};
 use crate::devices::hpet::{self, Hpet};
 use crate::devices::i8042::I8042;
 use crate::devices::ioapic::{self, IoApic};
@@ -81,6 +83,10 @@ pub struct Platform {
     /// Port 0x402, where SeaBIOS builds for QEMU write their log; shown with debugcon.
     pub firmware_log: DebugPort,
     pub post: PostPort,
+    /// The PIIX3's 8237 pair (the floppy controller's DMA).
+    pub dma: Dma8237,
+    /// Floppy controller at 0x3F0 (IRQ 6, DMA channel 2).
+    pub fdc: Fdc,
     pub lapic: LocalApic,
     pub ioapic: IoApic,
     pub hpet: Hpet,
@@ -129,6 +135,8 @@ impl Platform {
             debugcon: DebugPort::new(),
             firmware_log: DebugPort::at(0x402),
             post: PostPort::new(),
+            dma: Dma8237::new(),
+            fdc: Fdc::new(),
             lapic: LocalApic::new(0, true),
             // The IOAPIC's ID follows the CPUs' (what the MADT says).
             ioapic: IoApic::new(1),
@@ -175,6 +183,8 @@ impl Platform {
         self.pic = DualPic::new();
         self.pit = Pit::new();
         self.acpi_pm = AcpiPm::new(self.acpi_pm.layout());
+        self.dma = Dma8237::new();
+        self.fdc.reset();
         self.nmi_pending = false;
         self.isa_levels = IrqLines::NONE;
         self.requests = Requests::default();
@@ -225,6 +235,7 @@ impl Platform {
             levels.set(8, self.rtc.irq_level());
         }
         levels.set(4, self.com1.irq_level());
+        levels.set(FDC_IRQ, self.fdc.irq_level());
         for (channel, &irq) in LEGACY_IRQS.iter().enumerate() {
             if self.ide_channels[channel] && self.ide.irq_level(channel) {
                 levels.set(irq, true);
@@ -242,6 +253,9 @@ impl Platform {
         let mut pulses = self.hpet.take_isa_pulses();
         if !legacy {
             pulses = pulses | pit_pulses;
+        }
+        if self.fdc.take_irq_pulse() {
+            pulses.set(FDC_IRQ, true);
         }
         for line in pulses.iter().filter(|&l| l < 16) {
             self.pic.set_irq(line, false);
@@ -382,6 +396,9 @@ impl Platform {
             0xE9 => self.debugcon.io_read(port, size),
             0x402 => self.firmware_log.io_read(port, size),
             0x92 => self.port92.io_read(port, size),
+            0x00..=0x0F | 0x81..=0x8F | 0xC0..=0xDF => self.dma.io_read(port, size),
+            // 0x3F6 is the IDE primary channel's control register.
+            0x3F0..=0x3F5 | 0x3F7 => self.fdc.io_read(port, size),
             0x3B0..=0x3DF | 0x1CE..=0x1D0 => self.vga.io_read(port, size),
             0xCF8..=0xCFF => self.pci.io_read(port, size),
             p if self.ide_claims(p) => self.ide.io_read(port, size).unwrap_or(0xFF),
@@ -411,6 +428,15 @@ impl Platform {
             0x402 => self.firmware_log.io_write(port, size, value),
             0x92 => self.port92.io_write(port, size, value),
             0xCF9 => self.reset_control.io_write(port, size, value),
+            0x00..=0x0F | 0x81..=0x8F | 0xC0..=0xDF => {
+                self.dma.io_write(port, size, value);
+                self.requests.dma |= self.fdc.dma_pending();
+            }
+            0x3F0..=0x3F5 | 0x3F7 => {
+                self.fdc.io_write(port, size, value);
+                // A DMA-mode transfer needs guest RAM: the machine runs it.
+                self.requests.dma |= self.fdc.dma_pending();
+            }
             0x3B0..=0x3DF | 0x1CE..=0x1D0 => self.vga.io_write(port, size, value),
             0xCF8..=0xCFF => {
                 self.pci.io_write(port, size, value);

@@ -33,6 +33,7 @@
 //! | `serial.rs` | 16550A | 0x3F8–3FF (COM1) | IRQ4 |
 //! | `i8042.rs` (+ `ps2*.rs`) | keyboard controller, PS/2 keyboard and mouse | 0x60, 0x64 | IRQ1, IRQ12 |
 //! | `dma.rs` | 8237 pair + page registers | 0x00–0F, 0x81–8F, 0xC0–DE | — |
+//! | `fdc.rs` | 82077AA floppy controller | 0x3F0–3F5, 0x3F7 | IRQ6 (level + pulses), DMA 2 |
 //! | `port92.rs`, `reset_control.rs` | fast A20/reset, PIIX3 RCR | 0x92, 0xCF9 (byte) | — |
 //! | `debug_port.rs`, `post_port.rs` | debug console, POST codes | 0xE9, 0x80 | — |
 //! | `lapic.rs` | local xAPIC (per CPU) | 0xFEE00000 | LINT0/1 in |
@@ -50,6 +51,7 @@ pub mod ahci_pci;
 pub mod debug_port;
 pub mod display_pci;
 pub mod dma;
+pub mod fdc;
 pub mod hpet;
 pub mod i440fx;
 pub mod i8042;
