@@ -900,6 +900,15 @@ fn random_port_traffic_never_panics() {
                 ide.bus_master_read((x >> 8) as u16 % 16, 4);
             }
             14 => ide.channels[channel as usize].service_dma(&mut mem),
+            // Now and then the host changes the disc, also in the middle of a transfer.
+            _ if (x >> 8) % 64 == 0 => {
+                if x & 0x4000 != 0 {
+                    let _ = ide.channels[1].eject_media(false, x & 0x8000 != 0);
+                } else {
+                    let _ = ide.channels[1]
+                        .insert_media(false, VecDisk::new(1 + (x >> 16) as usize % 64, 2048));
+                }
+            }
             _ => {
                 ide.irq_level(channel as usize);
             }
@@ -909,6 +918,14 @@ fn random_port_traffic_never_panics() {
     ide.reset();
     ata28(&mut ide, 0x20, 1, 1, 0);
     assert_eq!(read_words(&mut ide, 0x1F0, 512).len(), 512);
+    // And a working CD drive: a fresh disc is announced once, then read.
+    ide.channels[1]
+        .insert_media(false, VecDisk::new(CD_SECTORS, 2048))
+        .unwrap();
+    assert_eq!(packet(&mut ide, &[0x00], 0).2 >> 4, 0x06);
+    let (d, st, _) = packet(&mut ide, &[0x28, 0, 0, 0, 0, 2, 0, 0, 1], 0xFFFE);
+    assert_eq!(st & 1, 0);
+    assert_eq!(d, expected_disk(2..3, 2048));
 }
 
 #[test]
