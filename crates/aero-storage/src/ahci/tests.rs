@@ -535,6 +535,18 @@ fn random_guest_memory_and_registers_never_panic() {
                     next() as u32 & !GHC_HR,
                 );
             }
+            // The host changes the disc now and then (the guest may hold the tray).
+            match next() % 16 {
+                0 => {
+                    let _ = g.hba.eject_media(1, next() % 2 == 0);
+                }
+                1 => {
+                    let sectors = (next() % 64 + 1) as usize;
+                    let disc = MemoryDisk::new(vec![0xA5; 2048 * sectors], 2048, true).unwrap();
+                    let _ = g.hba.insert_media(1, Box::new(disc));
+                }
+                _ => {}
+            }
             g.hba.process(&mut g.ram);
             let _ = g.hba.irq_level();
             let _ = g.hba.take_msi();
