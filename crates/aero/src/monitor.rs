@@ -181,7 +181,8 @@ const SERIAL_BACKLOG: usize = 64 * 1024;
 
 pub struct Monitor {
     /// Lines waiting to run, with their origin for messages ("line 3" / "stdin").
-    pending: VecDeque<(String, Line)>,
+    /// A line typed wrong stays in order as its error message.
+    pending: VecDeque<(String, Result<Line, String>)>,
     /// Lines typed on stdin (read by a helper thread).
     input: Option<Receiver<String>>,
     /// Where replies and errors go.
@@ -233,7 +234,7 @@ impl Monitor {
             for (i, line) in text.lines().enumerate() {
                 let origin = format!("{spec}:{}", i + 1);
                 match parse_line(line) {
-                    Ok(Some(l)) => monitor.pending.push_back((origin, l)),
+                    Ok(Some(l)) => monitor.pending.push_back((origin, Ok(l))),
                     Ok(None) => {}
                     Err(e) => anyhow::bail!("--monitor {origin}: {e}"),
                 }
@@ -245,7 +246,7 @@ impl Monitor {
     /// Guest time the next script line waits for, so the caller can stop exactly there.
     pub fn next_deadline(&self) -> Option<u64> {
         match self.pending.front() {
-            Some((_, Line::At(t))) => Some(*t),
+            Some((_, Ok(Line::At(t)))) => Some(*t),
             _ => None,
         }
     }
@@ -273,15 +274,23 @@ impl Monitor {
         }
         for text in typed {
             match parse_line(&text) {
-                Ok(Some(line)) => self.pending.push_back(("stdin".into(), line)),
+                Ok(Some(line)) => self.pending.push_back(("stdin".into(), Ok(line))),
                 Ok(None) => {}
-                Err(e) => self.reply(&format!("error: {e}")),
+                Err(e) => self.pending.push_back(("stdin".into(), Err(e.to_string()))),
             }
         }
         if !self.pending.is_empty() {
             self.serial.extend_from_slice(serial);
         }
         while let Some((origin, line)) = self.pending.front().cloned() {
+            let line = match line {
+                Ok(line) => line,
+                Err(e) => {
+                    self.reply(&format!("error: {e}"));
+                    self.pending.pop_front();
+                    continue;
+                }
+            };
             match line {
                 Line::At(t) if machine.now_ns() < t => break,
                 Line::At(_) => {}
