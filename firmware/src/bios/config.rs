@@ -18,6 +18,10 @@ pub struct BiosConfig {
     pub pci_hole_start: u64,
     /// 32-bit PCI MMIO BARs are assigned from here up to the IOAPIC at 0xFEC00000.
     pub pci_mmio_start: u64,
+    /// The machine's PCI Express ECAM window, if it has one: described by the MCFG table,
+    /// reserved in E820 and claimed by a `PNP0C02` device. Must lie in the PCI hole below
+    /// `pci_mmio_start` (BARs never go there).
+    pub pci_ecam: Option<crate::tables::acpi::EcamWindow>,
     /// I/O ports of the serial ports to list in the BDA (COM1 first).
     pub serial_ports: Vec<u16>,
     /// Extra MMIO ranges `(base, length)` the OS must not treat as RAM (e.g. PCIe ECAM);
@@ -41,7 +45,8 @@ impl BiosConfig {
             boot_order: vec![BootDevice::HardDisk, BootDevice::Cdrom, BootDevice::Floppy],
             cpu_count: 1,
             pci_hole_start: 0xE000_0000,
-            pci_mmio_start: 0xE000_0000,
+            pci_mmio_start: u64::from(crate::tables::platform::PCI_MMIO32_BASE),
+            pci_ecam: Some(crate::tables::acpi::EcamWindow::default()),
             serial_ports: vec![0x3F8],
             reserved_ranges: Vec::new(),
             cpuid_signature: 0x0000_0663,

@@ -126,6 +126,9 @@ impl MemoryPlan {
             (0xFEE0_0000, 0x1000),  // local APIC
             (0xFFFE_0000, 0x20000), // BIOS ROM alias below 4 GiB
         ];
+        // The ECAM window: Linux accepts MCFG only where E820 (early) or a PNP0C02 device
+        // (late) reserves it.
+        reserved.extend(config.pci_ecam.map(|e| (e.base, e.size())));
         reserved.extend(config.reserved_ranges.iter().copied());
         for (base, len) in reserved {
             if len == 0 || base.checked_add(len).is_none() {
@@ -287,6 +290,26 @@ mod tests {
                 .iter()
                 .any(|e| e.base == 0xB000_0000 && e.kind == E820Kind::Reserved)
         );
+    }
+
+    #[test]
+    fn ecam_window_is_reserved_above_ram() {
+        for ram in [64 * MIB, 4096 * MIB] {
+            let p = plan(ram);
+            check_invariants(&p);
+            let ecam = crate::tables::acpi::EcamWindow::default();
+            let entry = p
+                .map
+                .iter()
+                .find(|e| e.base == ecam.base)
+                .expect("no E820 entry at the ECAM base");
+            assert_eq!((entry.len, entry.kind), (256 * MIB, E820Kind::Reserved));
+            assert!(p.low_ram <= ecam.base, "ECAM over RAM");
+        }
+        let mut c = BiosConfig::new(64 * MIB);
+        c.pci_ecam = None;
+        let p = MemoryPlan::new(&c).unwrap();
+        assert!(!p.map.iter().any(|e| e.base == 0xE000_0000));
     }
 
     #[test]

@@ -48,6 +48,7 @@ pub fn build(
         pci_mmio32_base: u32::try_from(config.pci_mmio_start)
             .map_err(|_| FirmwareError::Config("PCI MMIO start above 4 GiB".into()))?,
         pci_mmio64: Some(mmio64),
+        pci_ecam: config.pci_ecam,
         pci_irq_mode: config.pci_irq_mode,
         hpet: config.hpet,
         floppy: config.floppy_controller,

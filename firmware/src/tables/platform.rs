@@ -21,6 +21,14 @@ pub const HPET_VENDOR_ID: u16 = 0x8086;
 /// Size of the HPET register block that `_CRS` claims.
 pub const HPET_MMIO_SIZE: u32 = 0x400;
 
+/// PCI Express enhanced configuration window (ECAM/MMCONFIG) of segment 0, buses
+/// 0..`PCI_ECAM_BUSES`, 1 MiB per bus: the first 256 MiB of the PCI hole. It is a
+/// motherboard resource (MCFG, E820 reserved, `PNP0C02` in the DSDT), never a BAR window.
+pub const PCI_ECAM_BASE: u32 = 0xE000_0000;
+pub const PCI_ECAM_BUSES: u16 = 256;
+/// 32-bit PCI BARs are placed from here (just above the ECAM window) up to the IOAPIC.
+pub const PCI_MMIO32_BASE: u32 = 0xF000_0000;
+
 /// ACPI fixed-hardware register blocks (PIIX4-PM-like layout at I/O 0xB000).
 pub const PM1A_EVT_BLK: u16 = 0xB000;
 pub const PM1_EVT_LEN: u8 = 4;

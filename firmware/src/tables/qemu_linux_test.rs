@@ -161,14 +161,22 @@ fn assert_log(log: &str, expected: &[&str], tolerated: &[&str]) {
     }
 }
 
+/// QEMU's `pc` machine has no ECAM window, so neither MCFG nor its reservation, and its
+/// PCI hole starts at 0xE0000000.
+fn qemu_pc_config() -> AcpiConfig {
+    AcpiConfig {
+        cpu_count: 2,
+        pci_mmio32_base: 0xE000_0000,
+        pci_ecam: None,
+        ..AcpiConfig::default()
+    }
+}
+
 #[test]
 #[ignore = "boots Linux on QEMU (seconds); run with --ignored"]
 fn qemu_linux_accepts_our_acpi_tables() {
     let dir = scratch("direct");
-    let config = AcpiConfig {
-        cpu_count: 2,
-        ..AcpiConfig::default()
-    };
+    let config = qemu_pc_config();
     let mut tables = build_acpi(&config, TABLE_BASE).unwrap();
     let fadt = tables
         .tables
@@ -223,11 +231,7 @@ fn qemu_linux_accepts_our_acpi_tables() {
 #[ignore = "boots Linux on QEMU (seconds); run with --ignored"]
 fn seabios_installs_our_tables_from_the_loader_script() {
     let dir = scratch("fw-cfg");
-    let files = build_acpi_loader_files(&AcpiConfig {
-        cpu_count: 2,
-        ..AcpiConfig::default()
-    })
-    .unwrap();
+    let files = build_acpi_loader_files(&qemu_pc_config()).unwrap();
     let mut args = vec!["-M".to_owned(), "pc,acpi=off".to_owned()];
     for (i, (name, data)) in files.files().iter().enumerate() {
         let file = format!("fwcfg{i}.bin");

@@ -2,7 +2,7 @@
 //! `acpiexec` (Debian `acpica-tools`) and `dmidecode`. Each test is skipped, with a
 //! printed reason, when its tool is not installed; CI installs them.
 
-use super::acpi::{AcpiConfig, PciIrqMode, build_acpi};
+use super::acpi::{AcpiConfig, EcamWindow, PciIrqMode, build_acpi};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -37,6 +37,10 @@ fn configs() -> Vec<(&'static str, AcpiConfig)> {
                 floppy: true,
                 hpet: true,
                 pci_mmio64: None,
+                pci_ecam: Some(EcamWindow {
+                    base: 0xB000_0000,
+                    end_bus: 0,
+                }),
                 ..AcpiConfig::default()
             },
         ),
@@ -120,6 +124,39 @@ fn dsdt_disassembles_and_recompiles_cleanly() {
                 "{label}: no 64-bit window"
             );
         }
+        // Without iasl's `// ...` remarks and line breaks, to match whole resource lists.
+        let bare = flat(
+            &dsl.lines()
+                .map(|l| l.split("//").next().unwrap_or(""))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        );
+        if let Some(ecam) = config.pci_ecam {
+            // The window is a motherboard resource, and the bridge's bus range matches it.
+            let reservation = format!(
+                "Device (ECAM) {{ Name (_HID, EisaId (\"PNP0C02\") /* PNP Motherboard \
+                 Resources */) Name (_UID, 0x02) Name (_STA, 0x0F) Name (_CRS, \
+                 ResourceTemplate () {{ Memory32Fixed (ReadWrite, 0x{:08X}, 0x{:08X}, ) }}) }}",
+                ecam.base,
+                ecam.size()
+            );
+            assert!(
+                bare.contains(&reservation),
+                "{label}: `{reservation}` in\n{bare}"
+            );
+            let bus_range = format!(
+                "WordBusNumber (ResourceProducer, MinFixed, MaxFixed, PosDecode, 0x0000, \
+                 0x0000, 0x{:04X}, 0x0000, 0x{:04X}, ,, )",
+                ecam.end_bus,
+                u16::from(ecam.end_bus) + 1
+            );
+            assert!(
+                bare.contains(&bus_range),
+                "{label}: `{bus_range}` in\n{bare}"
+            );
+        } else {
+            assert!(!bare.contains("Device (ECAM)"), "{label}");
+        }
         if config.floppy {
             assert!(dsl.contains("EisaId (\"PNP0700\")") && dsl.contains("Device (GSIA)"));
             assert!(dsl.contains("Processor (CP03, 0x03"));
@@ -149,7 +186,7 @@ fn data_tables_disassemble_with_expected_fields() {
     let Some(iasl) = tool("iasl") else { return };
     let dir = scratch("data");
     let tables = build_acpi(&AcpiConfig::default(), 0x7FE_0000).unwrap();
-    let checks: [(&[u8; 4], &[&str]); 5] = [
+    let checks: [(&[u8; 4], &[&str]); 7] = [
         (
             b"FACP",
             &[
@@ -176,7 +213,17 @@ fn data_tables_disassemble_with_expected_fields() {
             b"HPET",
             &["Hardware Block ID : 8086A201", "Address : 00000000FED00000"],
         ),
-        (b"XSDT", &["ACPI Table Address 3 :"]),
+        (
+            b"MCFG",
+            &[
+                "Base Address : 00000000E0000000",
+                "Segment Group Number : 0000",
+                "Start Bus Number : 00",
+                "End Bus Number : FF",
+            ],
+        ),
+        (b"XSDT", &["ACPI Table Address 4 :"]),
+        (b"RSDT", &["ACPI Table Address 4 :"]),
         (
             b"WAET",
             &["PM timer, one read only : 1", "RTC needs no INT ack : 0"],

@@ -66,15 +66,16 @@ fn post_assigns_pci_resources_and_routes_irqs() {
     let mut rig = Rig::new(FakeHost::new().with_pc_bus());
     rig.post();
     let pci = &rig.host.pci;
-    // VGA: 16 MiB prefetchable LFB first (largest), at the window start.
+    // VGA: 16 MiB prefetchable LFB first (largest), at the window start, which is above
+    // the ECAM window (0xE0000000-0xEFFFFFFF): no BAR may land there.
     let vga = &pci[&0x0010];
-    assert_eq!(vga.reg32(0x10), 0xE000_0000 | 0x8);
+    assert_eq!(vga.reg32(0x10), 0xF000_0000 | 0x8);
     assert_eq!(vga.cfg[4] & 3, 3, "VGA decodes I/O and memory");
     let nic = &pci[&0x0018];
     let bar0 = nic.reg32(0x10);
     let bar2 = nic.reg32(0x18) & !0xF;
     assert_eq!(bar0 & 0x1FFFF, 0, "128 KiB BAR naturally aligned");
-    assert!(bar0 >= 0xE100_0000);
+    assert!(bar0 >= 0xF100_0000);
     assert_eq!(bar2 & 0x3FFF, 0);
     assert_eq!(nic.reg32(0x1C), 0, "64-bit BAR placed below 4 GiB");
     assert_eq!(nic.reg32(0x18) & 0xF, 0x4, "type bits kept");

@@ -98,3 +98,57 @@ fn mp_table_in_ebda_lists_pci_interrupts() {
     }
     assert!(found, "slot 3 INTA interrupt entry");
 }
+
+#[test]
+fn mcfg_reached_from_rsdt_and_xsdt_and_its_window_is_reserved() {
+    let mut rig = Rig::new(FakeHost::new().with_pc_bus());
+    rig.post();
+    let rom = rig.bios.rom().to_vec();
+    let off = (find_anchor(&rom, 0xE0000, b"RSD PTR ").expect("RSDP") - 0xE0000) as usize;
+    let rsdt = u32::from_le_bytes(rom[off + 16..off + 20].try_into().unwrap()) as usize;
+    let xsdt = u64::from_le_bytes(rom[off + 24..off + 32].try_into().unwrap()) as usize;
+    let ram = &rig.ram;
+    let len_at = |t: usize| u32::from_le_bytes(ram[t + 4..t + 8].try_into().unwrap()) as usize;
+    let rsdt_entries: Vec<usize> = ram[rsdt + 36..rsdt + len_at(rsdt)]
+        .chunks(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()) as usize)
+        .collect();
+    let xsdt_entries: Vec<usize> = ram[xsdt + 36..xsdt + len_at(xsdt)]
+        .chunks(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap()) as usize)
+        .collect();
+    assert_eq!(
+        rsdt_entries, xsdt_entries,
+        "RSDT and XSDT list the same tables"
+    );
+    let mcfg = *rsdt_entries
+        .iter()
+        .find(|&&t| &ram[t..t + 4] == b"MCFG")
+        .expect("MCFG not in the RSDT");
+    let table = &ram[mcfg..mcfg + len_at(mcfg)];
+    assert_eq!(table.len(), 60);
+    assert_eq!(sum(table), 0);
+    let base = u64::from_le_bytes(table[44..52].try_into().unwrap());
+    let (start_bus, end_bus) = (table[54], table[55]);
+    assert_eq!((base, start_bus, end_bus), (0xE000_0000, 0, 0xFF));
+    let map = rig.bios.memory_map().to_vec();
+    let window = map
+        .iter()
+        .find(|e| e.base == base)
+        .expect("ECAM window not in E820");
+    assert_eq!(window.kind, E820Kind::Reserved);
+    assert_eq!(window.len, (u64::from(end_bus) + 1) << 20);
+    // POST placed no BAR inside the window.
+    for (bdf, f) in &rig.host.pci {
+        for reg in (0x10..0x28).step_by(4) {
+            let bar = u64::from(f.reg32(reg));
+            if bar & 1 == 0 && bar & !0xF != 0 {
+                let addr = bar & !0xF;
+                assert!(
+                    !(base..base + window.len).contains(&addr),
+                    "{bdf:#x} BAR {reg:#x} at {addr:#x} inside ECAM"
+                );
+            }
+        }
+    }
+}

@@ -1,6 +1,6 @@
-//! ACPI tables for Aero's PC: RSDP (ACPI 2.0+, with XSDT), RSDT, XSDT, FADT, FACS, DSDT,
-//! MADT, HPET and WAET (Windows' emulated-devices hints). No MCFG: the platform has no PCI Express ECAM window (yet), so the OS
-//! uses configuration mechanism #1 at 0xCF8.
+//! ACPI tables for Aero's PC: RSDP (ACPI 2.0+, pointing at both an RSDT and an XSDT),
+//! RSDT, XSDT, FADT, FACS, DSDT, MADT, HPET, MCFG (the ECAM window, when the machine has
+//! one) and WAET (Windows' emulated-devices hints).
 //!
 //! Revisions: FADT revision 3 (the 244-byte ACPI 2.0 layout with X_ fields, which Windows
 //! 7 and every Linux handle), DSDT revision 2 (64-bit AML integers), MADT revision 1,
@@ -12,6 +12,7 @@ mod fadt;
 mod hpet;
 pub mod loader;
 mod madt;
+mod mcfg;
 mod rsdp;
 pub(crate) mod sdt;
 mod waet;
@@ -52,6 +53,31 @@ impl MmioWindow64 {
     }
 }
 
+/// A PCI Express ECAM window for segment 0 covering buses `0..=end_bus` (1 MiB per bus,
+/// bus 0 at `base`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EcamWindow {
+    pub base: u64,
+    pub end_bus: u8,
+}
+
+impl EcamWindow {
+    /// Size in bytes (1 MiB per bus).
+    pub fn size(&self) -> u64 {
+        (u64::from(self.end_bus) + 1) << 20
+    }
+}
+
+impl Default for EcamWindow {
+    fn default() -> EcamWindow {
+        use super::platform::{PCI_ECAM_BASE, PCI_ECAM_BUSES};
+        EcamWindow {
+            base: u64::from(PCI_ECAM_BASE),
+            end_bus: (PCI_ECAM_BUSES - 1) as u8,
+        }
+    }
+}
+
 /// What the ACPI tables describe that varies between machine configurations.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AcpiConfig {
@@ -63,6 +89,9 @@ pub struct AcpiConfig {
     pub pci_mmio32_base: u32,
     /// 64-bit PCI MMIO window above RAM, if the BIOS places BARs there.
     pub pci_mmio64: Option<MmioWindow64>,
+    /// The ECAM window (MCFG table, `PNP0C02` reservation, host bridge bus range), which
+    /// must lie below 4 GiB outside the 32-bit PCI MMIO window.
+    pub pci_ecam: Option<EcamWindow>,
     pub pci_irq_mode: PciIrqMode,
     /// Describe the HPET (table + `PNP0103` device).
     pub hpet: bool,
@@ -74,8 +103,9 @@ impl Default for AcpiConfig {
     fn default() -> AcpiConfig {
         AcpiConfig {
             cpu_count: 1,
-            pci_mmio32_base: 0xE000_0000,
+            pci_mmio32_base: super::platform::PCI_MMIO32_BASE,
             pci_mmio64: Some(MmioWindow64::above_ram(0, 1 << 32)),
+            pci_ecam: Some(EcamWindow::default()),
             pci_irq_mode: PciIrqMode::default(),
             hpet: true,
             floppy: false,
@@ -105,6 +135,21 @@ impl AcpiConfig {
                 "64-bit PCI window {:#x}+{:#x} invalid",
                 w.base, w.size
             ));
+        }
+        if let Some(e) = self.pci_ecam {
+            let end = e.base + e.size();
+            let mmio32 = u64::from(self.pci_mmio32_base)..u64::from(PCI_MMIO32_END) + 1;
+            if !e.base.is_multiple_of(1 << 20)
+                || end > u64::from(PCI_MMIO32_END) + 1
+                || (e.base < mmio32.end && end > mmio32.start)
+            {
+                return bad(format!(
+                    "ECAM window {:#x}+{:#x} not MiB-aligned below the IOAPIC outside the \
+                     PCI MMIO window",
+                    e.base,
+                    e.size()
+                ));
+            }
         }
         Ok(())
     }
@@ -160,6 +205,9 @@ pub fn build_acpi(config: &AcpiConfig, table_base: u32) -> Result<AcpiTables, Ta
     let mut described = vec![fadt_addr, madt_addr];
     if config.hpet {
         described.push(layout.place(b"HPET", hpet::build())?);
+    }
+    if let Some(ecam) = config.pci_ecam {
+        described.push(layout.place(b"MCFG", mcfg::build(ecam))?);
     }
     described.push(layout.place(b"WAET", waet::build())?);
     let rsdt_addr = layout.place(b"RSDT", rsdp::build_rsdt(&described))?;
@@ -241,7 +289,7 @@ mod tests {
         assert_eq!(
             sigs,
             [
-                b"FACS", b"DSDT", b"FACP", b"APIC", b"HPET", b"WAET", b"RSDT", b"XSDT"
+                b"FACS", b"DSDT", b"FACP", b"APIC", b"HPET", b"MCFG", b"WAET", b"RSDT", b"XSDT"
             ]
         );
         for loc in &t.tables {
@@ -272,7 +320,13 @@ mod tests {
         assert_eq!(u64_at(fadt, 132), u64::from(addr(b"FACS")));
         assert_eq!(u64_at(fadt, 140), u64::from(addr(b"DSDT")));
 
-        let described = [addr(b"FACP"), addr(b"APIC"), addr(b"HPET"), addr(b"WAET")];
+        let described = [
+            addr(b"FACP"),
+            addr(b"APIC"),
+            addr(b"HPET"),
+            addr(b"MCFG"),
+            addr(b"WAET"),
+        ];
         let rsdt = t.find(b"RSDT").unwrap();
         let xsdt = t.find(b"XSDT").unwrap();
         for (i, &a) in described.iter().enumerate() {
@@ -290,12 +344,15 @@ mod tests {
     fn builds_are_deterministic_and_optional_tables_drop_out() {
         let config = AcpiConfig {
             hpet: false,
+            pci_ecam: None,
             ..AcpiConfig::default()
         };
         let a = build_acpi(&config, 0x7FE_0000).unwrap();
         assert_eq!(a, build_acpi(&config, 0x7FE_0000).unwrap());
         assert!(a.find(b"HPET").is_none());
+        assert!(a.find(b"MCFG").is_none());
         assert_eq!(a.find(b"RSDT").unwrap().len(), 36 + 12);
+        assert_eq!(a.find(b"XSDT").unwrap().len(), 36 + 24);
         let dsdt = a.find(b"DSDT").unwrap();
         assert!(!dsdt.windows(4).any(|w| w == b"HPET"));
     }
@@ -319,6 +376,25 @@ mod tests {
                 pci_mmio64: Some(MmioWindow64 {
                     base: 0x1000,
                     size: 1,
+                }),
+                ..AcpiConfig::default()
+            },
+            // ECAM inside the BAR window, unaligned, or over the IOAPIC.
+            AcpiConfig {
+                pci_mmio32_base: 0xE000_0000,
+                ..AcpiConfig::default()
+            },
+            AcpiConfig {
+                pci_ecam: Some(EcamWindow {
+                    base: 0xD008_0000,
+                    end_bus: 0,
+                }),
+                ..AcpiConfig::default()
+            },
+            AcpiConfig {
+                pci_ecam: Some(EcamWindow {
+                    base: 0xFEB0_0000,
+                    end_bus: 1,
                 }),
                 ..AcpiConfig::default()
             },

@@ -10,6 +10,7 @@
 //! \_SB.LNKA…LNKD (PNP0C0F)    PCI interrupt links on PIRQA–D
 //! \_SB.GSIA…GSID              fixed links to GSI 16–19 (PciIrqMode::DirectGsi only)
 //! \_SB.HPET (PNP0103)
+//! \_SB.ECAM (PNP0C02)        the MCFG window as a motherboard resource
 //! ```
 
 mod isa;
@@ -31,6 +32,15 @@ pub fn build(config: &AcpiConfig) -> Result<Vec<u8>, TablesError> {
     sb.extend(links::link_devices(config.pci_irq_mode)?);
     if config.hpet {
         sb.push(system::hpet_device()?);
+    }
+    if let Some(ecam) = config.pci_ecam {
+        let (Ok(base), Ok(len)) = (u32::try_from(ecam.base), u32::try_from(ecam.size())) else {
+            return Err(TablesError::InvalidConfig(format!(
+                "ECAM window {:#x} above 4 GiB",
+                ecam.base
+            )));
+        };
+        sb.push(system::ecam_reservation(base, len)?);
     }
     root.push(scope("\\_SB", &sb)?);
     let mut t = sdt::begin(b"DSDT", REVISION);

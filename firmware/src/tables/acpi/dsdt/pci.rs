@@ -40,7 +40,14 @@ fn windows(config: &AcpiConfig) -> Vec<Resource> {
         writable: true,
     };
     let mut list = vec![
-        Resource::WordAddress(AddressRange::window(AddressKind::BusNumber, true, 0, 0xFF)),
+        // The buses behind the bridge: those the ECAM window covers (MCFG and _CRS must
+        // agree or Linux reports the window as only partially covering the bridge).
+        Resource::WordAddress(AddressRange::window(
+            AddressKind::BusNumber,
+            true,
+            0,
+            config.pci_ecam.map_or(0xFF, |e| u64::from(e.end_bus)),
+        )),
         Resource::Io {
             min: PCI_CONFIG_ADDRESS_PORT,
             max: PCI_CONFIG_ADDRESS_PORT,

@@ -1,4 +1,5 @@
-//! Root-scope objects (interrupt model, sleep states), processors and the HPET device.
+//! Root-scope objects (interrupt model, sleep states), processors, the HPET device and the
+//! ECAM window's motherboard-resource reservation.
 
 use crate::tables::aml::resource::Resource;
 use crate::tables::aml::*;
@@ -43,6 +44,29 @@ pub fn hpet_device() -> Result<Aml, AmlError> {
                     writable: true,
                     base: HPET_BASE,
                     len: HPET_MMIO_SIZE,
+                }])?,
+            )?,
+        ],
+    )
+}
+
+/// `\_SB.ECAM` (`PNP0C02`): claims the ECAM window as a motherboard resource. Linux only
+/// uses the MCFG window once it finds it reserved here ("reserved as ACPI motherboard
+/// resource"), and it keeps the OS from giving the range to a device.
+/// `base` and `len` come from a validated [`EcamWindow`] (below 4 GiB).
+pub fn ecam_reservation(base: u32, len: u32) -> Result<Aml, AmlError> {
+    device(
+        "ECAM",
+        &[
+            name("_HID", eisa_id("PNP0C02")?)?,
+            name("_UID", int(2))?,
+            name("_STA", int(0x0F))?,
+            name(
+                "_CRS",
+                resource_template(&[Resource::Memory32Fixed {
+                    writable: true,
+                    base,
+                    len,
                 }])?,
             )?,
         ],
