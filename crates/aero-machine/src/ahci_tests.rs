@@ -8,7 +8,8 @@ use aero_cpu::Bus;
 use aero_storage::MemoryDisk;
 use aero_storage::ide::GuestMemory;
 
-const ABAR: u64 = 0xE000_0000;
+// Above the ECAM window (0xE0000000-0xEFFFFFFF), where the BIOS places BARs too.
+const ABAR: u64 = 0xF800_0000;
 const CLB: u64 = 0x10_0000;
 const FB: u64 = 0x10_1000;
 const CT: u64 = 0x10_2000;

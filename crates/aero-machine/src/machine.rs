@@ -7,13 +7,14 @@ use aero_storage::{BlockDevice, SharedDisk};
 
 pub use aero_firmware::bios::BootDevice;
 use aero_firmware::bios::{Bios, BiosConfig, TrapOutcome, mem::WrittenRanges};
+use aero_firmware::tables::acpi::EcamWindow;
 
 use crate::clock::Clock;
 use crate::devices::ahci_pci::AhciConfig;
 use crate::devices::pci::PciFunction;
 use crate::firmware_host::{Disks, Host};
 use crate::guest_ram::GuestRam;
-use crate::memory_map::{MemoryError, MemoryMap};
+use crate::memory_map::{self, MemoryError, MemoryMap};
 use crate::platform::Platform;
 #[cfg(test)]
 #[path = "ahci_tests.rs"]
@@ -167,6 +168,12 @@ impl Machine {
             None => {
                 let mut bios_config = BiosConfig::new(config.memory_bytes);
                 bios_config.boot_order = config.boot_order.clone();
+                // The firmware describes the machine's ECAM window and keeps BARs out of it.
+                bios_config.pci_mmio_start = memory_map::PCI_MMIO_START;
+                bios_config.pci_ecam = Some(EcamWindow {
+                    base: memory_map::ECAM_BASE,
+                    end_bus: (memory_map::ECAM_BUSES - 1) as u8,
+                });
                 bios_config.floppy_controller = config.fda.is_some();
                 let bios =
                     Bios::new(bios_config).map_err(|e| MachineError::Firmware(e.to_string()))?;

@@ -9,6 +9,15 @@ use aero_cpu::PageMapping;
 
 /// Start of the PCI hole; RAM beyond it is remapped above 4 GiB.
 pub const PCI_HOLE_START: u64 = 0xE000_0000;
+/// The PCI Express ECAM (MMCONFIG) window: buses 00–FF, 1 MiB each, at the bottom of the
+/// PCI hole. The full 256 buses make the MCFG entry and the host bridge's bus range agree
+/// (what every OS expects) and cost nothing but address space: the 236 MiB left below the
+/// IOAPIC hold our 32-bit BARs many times over (64-bit BARs can go above 4 GiB).
+pub const ECAM_BASE: u64 = PCI_HOLE_START;
+pub const ECAM_BUSES: u16 = 256;
+/// Where the BIOS starts placing 32-bit BARs: right above the ECAM window, so no BAR the
+/// firmware assigns (or the OS moves inside the ACPI window) can overlap it.
+pub const PCI_MMIO_START: u64 = ECAM_BASE + ((ECAM_BUSES as u64) << 20);
 const FOUR_GIB: u64 = 1 << 32;
 pub const VGA_WINDOW: std::ops::Range<u64> = 0xA0000..0xC0000;
 const SHADOW_START: u64 = 0xC0000;

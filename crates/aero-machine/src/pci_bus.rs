@@ -48,6 +48,14 @@ impl PciBus {
         self.pci.io_write(port, size, value)
     }
 
+    pub fn ecam_read(&mut self, offset: u64, size: u8) -> u64 {
+        self.pci.ecam_read(offset, size)
+    }
+
+    pub fn ecam_write(&mut self, offset: u64, size: u8, value: u64) {
+        self.pci.ecam_write(offset, size, value)
+    }
+
     /// The decoded state if configuration changed since the last call.
     pub fn decode_if_changed(&mut self) -> Option<Decoded> {
         let generation = self.pci.write_generation();

@@ -32,7 +32,7 @@ use crate::devices::reset_control::ResetControl;
 use crate::devices::rtc::Rtc;
 use crate::devices::serial::{COM1_BASE, Serial};
 use crate::devices::{IrqLines, Mmio, PortIo, Timed};
-use crate::memory_map::MemoryMap;
+use crate::memory_map::{ECAM_BASE, MemoryMap};
 use crate::pci_bus::PciBus;
 use aero_gpu::aerogpu::AEROGPU_PCI_DESCRIPTION;
 
@@ -352,6 +352,12 @@ impl Platform {
         }
     }
 
+    /// Offset of `paddr` in the ECAM window. The host bridge claims the window before
+    /// anything is forwarded to PCI, so a BAR a guest moves on top of it is shadowed.
+    fn ecam_offset(&self, paddr: u64) -> Option<u64> {
+        offset_in(paddr, ECAM_BASE, self.pci.pci.ecam_size())
+    }
+
     /// Offset of `paddr` in the VGA linear framebuffer, if BAR2 maps it there.
     // TODO(perf): map the LFB as RAM pages so the CPU's TLB reaches it directly.
     fn lfb_offset(&self, paddr: u64) -> Option<u64> {
@@ -541,6 +547,9 @@ impl Bus for Platform {
                 v | u64::from(self.vga.mem_read(off + i as u32)) << (8 * i)
             });
         }
+        if let Some(off) = self.ecam_offset(paddr) {
+            return self.pci.ecam_read(off, size);
+        }
         if let Some(off) = self.lfb_offset(paddr) {
             return (0..u64::from(size)).fold(0, |v, i| {
                 v | u64::from(self.vga.lfb_read(off + i)) << (8 * i)
@@ -585,6 +594,17 @@ impl Bus for Platform {
             for i in 0..u32::from(size) {
                 self.vga.mem_write(off + i, (value >> (8 * i)) as u8);
             }
+            return;
+        }
+        if let Some(off) = self.ecam_offset(paddr) {
+            // Same consequences as a write through 0xCFC (see port_write): decoding
+            // (PAM, BARs, PM base, IDE) re-read, then requests and interrupt lines.
+            let now = self.clock.now();
+            self.advance(now);
+            self.pci.ecam_write(off, size, value);
+            self.apply_pci_decoding();
+            self.collect_requests();
+            self.update_interrupts();
             return;
         }
         if let Some(off) = self.lfb_offset(paddr) {
@@ -816,5 +836,96 @@ mod tests {
         // The TPR written through MMIO reads back through CR8.
         p.mmio_write(0xFEE0_0080, 4, 0x30);
         assert_eq!(p.task_priority(), Some(3));
+    }
+
+    fn platform() -> Platform {
+        let (map, _) = MemoryMap::allocate(16 << 20, &[0u8; 0x20000]).unwrap();
+        Platform::new(Clock::new(true), map, 0)
+    }
+
+    /// ECAM address of `bus:device.function` register `reg`.
+    fn ecam(bus: u64, device: u64, function: u64, reg: u64) -> u64 {
+        ECAM_BASE + (bus << 20 | device << 15 | function << 12 | reg)
+    }
+
+    fn cf8_read(p: &mut Platform, device: u32, function: u32, reg: u32) -> u32 {
+        p.io_write(0xCF8, 4, 0x8000_0000 | device << 11 | function << 8 | reg);
+        p.io_read(0xCFC, 4)
+    }
+
+    #[test]
+    fn ecam_reads_the_same_functions_as_cf8() {
+        let mut p = platform();
+        for (device, function) in [(0, 0), (1, 0), (1, 1), (1, 3), (2, 0), (5, 0), (3, 0)] {
+            for reg in [0x00, 0x08, 0x0C, 0x10, 0x3C] {
+                let by_port = cf8_read(&mut p, device, function, reg);
+                let by_ecam = p.mmio_read(ecam(0, device.into(), function.into(), reg.into()), 4);
+                assert_eq!(
+                    by_ecam,
+                    u64::from(by_port),
+                    "00:{device:02x}.{function} {reg:#x}"
+                );
+            }
+        }
+        assert_eq!(p.mmio_read(ecam(0, 0, 0, 0), 4), 0x1237_8086);
+        assert_eq!(p.mmio_read(ecam(0, 0, 0, 2), 2), 0x1237);
+        // 8-byte reads are two dwords: vendor/device, then command/status.
+        let qword = p.mmio_read(ecam(0, 1, 0, 0), 8);
+        assert_eq!(qword as u32, 0x7000_8086);
+        assert_eq!(qword >> 32, u64::from(cf8_read(&mut p, 1, 0, 4)));
+        // Buses other than 0 and empty slots: nothing answers, all ones.
+        for bus in [1, 0x80, 0xFF] {
+            assert_eq!(p.mmio_read(ecam(bus, 0, 0, 0), 4), 0xFFFF_FFFF, "bus {bus}");
+            assert_eq!(p.mmio_read(ecam(bus, 31, 7, 0xFFC), 2), 0xFFFF);
+        }
+        assert_eq!(p.mmio_read(ecam(0, 3, 0, 0), 4), 0xFFFF_FFFF);
+        // Conventional functions have no extended capabilities.
+        assert_eq!(p.mmio_read(ecam(0, 0, 0, 0x100), 4), 0);
+        // The window ends after bus FF.
+        assert_eq!(p.pci.pci.ecam_size(), 256 << 20);
+    }
+
+    #[test]
+    fn ecam_writes_have_the_side_effects_of_cf8_writes() {
+        let mut p = platform();
+        // PAM0 (00:00.0 0x59) = 0x30: F0000-FFFFF shadow RAM read/write, a new page mapping.
+        p.mmio_write(ecam(0, 0, 0, 0x59), 1, 0x30);
+        assert!(p.requests.mappings_changed, "PAM change not signalled");
+        assert_eq!(p.map_page(0xF0000), PageMapping::Ram { offset: 0xF0000 });
+        assert_eq!(cf8_read(&mut p, 0, 0, 0x58) >> 8 & 0xFF, 0x30);
+        // PIRQ routes written by ECAM are the ISA bridge's.
+        p.mmio_write(ecam(0, 1, 0, 0x60), 4, 0x0B0A_0B0A);
+        assert_eq!(p.pci.pci.functions.isa_bridge.pirq_route(1), Some(11));
+        // Moving the display's LFB BAR and turning on memory decoding through ECAM moves
+        // the framebuffer, exactly as through 0xCFC.
+        p.mmio_write(ecam(0, 2, 0, 0x18), 4, 0xF400_0000);
+        p.mmio_write(ecam(0, 2, 0, 0x04), 2, 0x0003);
+        assert_eq!(cf8_read(&mut p, 2, 0, 0x18) & !0xF, 0xF400_0000);
+        p.mmio_write(0xF400_0010, 4, 0xA5A5_5A5A);
+        assert_eq!(p.vga.lfb_read(0x10), 0x5A);
+        assert_eq!(p.mmio_read(0xF400_0010, 4), 0xA5A5_5A5A);
+        // Extended registers ignore writes.
+        p.mmio_write(ecam(0, 0, 0, 0x104), 4, 0x1234);
+        assert_eq!(p.mmio_read(ecam(0, 0, 0, 0x104), 4), 0);
+    }
+
+    #[test]
+    fn a_bar_moved_onto_the_ecam_window_is_shadowed() {
+        let mut p = platform();
+        p.io_write(0xCF8, 4, 0x8000_1018); // 00:02.0 BAR2 (LFB)
+        p.io_write(0xCFC, 4, ECAM_BASE as u32);
+        p.io_write(0xCF8, 4, 0x8000_1004);
+        p.io_write(0xCFC, 2, 0x0003);
+        assert_eq!(
+            p.mmio_read(ECAM_BASE, 4),
+            0x1237_8086,
+            "host bridge ID via ECAM"
+        );
+        p.mmio_write(ecam(0, 0, 0, 0x3C), 1, 0x0E);
+        assert_eq!(
+            p.vga.lfb_read(0x3C),
+            0,
+            "ECAM write reached the framebuffer"
+        );
     }
 }

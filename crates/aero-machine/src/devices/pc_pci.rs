@@ -11,16 +11,18 @@
 //! | 00:05.0 | ICH9 AHCI ([`AhciPci`]) |
 //! | others | any [`PciFunction`] added to [`PcPciFunctions::others`] |
 //!
-//! On real hardware the configuration mechanism lives in the host bridge; here it is one
-//! [`PortIo`] device so the machine dispatches 0xCF8–0xCFF (dword at 0xCF8, any size at
-//! 0xCFC–0xCFF; byte accesses to 0xCF9 belong to the reset control register) and then
-//! reads the typed functions' state (PAM, PIRQ routes, BARs) when
-//! [`PcPci::write_generation`] changed.
+//! On real hardware the configuration mechanisms live in the host bridge; here they are one
+//! device: a [`PortIo`] for 0xCF8–0xCFF (dword at 0xCF8, any size at 0xCFC–0xCFF; byte
+//! accesses to 0xCF9 belong to the reset control register) and the ECAM window
+//! ([`PcPci::ecam_read`]/[`PcPci::ecam_write`], mapped by the platform at `ECAM_BASE`).
+//! Both reach the same functions, and writes through either bump
+//! [`PcPci::write_generation`], after which the machine re-reads the typed functions'
+//! state (PAM, PIRQ routes, BARs).
 
 use super::ahci_pci::AhciPci;
 use super::display_pci::DisplayPciFunction;
 use super::i440fx::I440fxHostBridge;
-use super::pci::{PciAddress, PciBus, PciConfigMechanism, PciFunction, PciFunctionLookup};
+use super::pci::{PciAddress, PciBus, PciConfigMechanism, PciEcam, PciFunction, PciFunctionLookup};
 use super::piix3::Piix3IsaBridge;
 use super::piix3_ide::Piix3Ide;
 use super::piix4_pm::Piix4Pm;
@@ -62,11 +64,22 @@ impl PciFunctionLookup for PcPciFunctions {
     }
 }
 
-/// Configuration mechanism #1 plus bus 0.
-#[derive(Debug, Default)]
+/// Configuration mechanism #1, the ECAM window and bus 0.
+#[derive(Debug)]
 pub struct PcPci {
     mechanism: PciConfigMechanism,
+    ecam: PciEcam,
     pub functions: PcPciFunctions,
+}
+
+impl Default for PcPci {
+    fn default() -> PcPci {
+        PcPci {
+            mechanism: PciConfigMechanism::new(),
+            ecam: PciEcam::new(crate::memory_map::ECAM_BUSES),
+            functions: PcPciFunctions::default(),
+        }
+    }
 }
 
 impl PcPci {
@@ -74,9 +87,27 @@ impl PcPci {
         PcPci::default()
     }
 
-    /// Changes whenever the guest wrote a configuration register.
+    /// Changes whenever the guest wrote a configuration register (by port or ECAM).
     pub fn write_generation(&self) -> u64 {
-        self.mechanism.write_generation()
+        self.mechanism
+            .write_generation()
+            .wrapping_add(self.ecam.write_generation())
+    }
+
+    /// Size of the ECAM window in bytes.
+    pub fn ecam_size(&self) -> u64 {
+        self.ecam.size()
+    }
+
+    /// A read at `offset` in the ECAM window.
+    pub fn ecam_read(&mut self, offset: u64, size: u8) -> u64 {
+        self.ecam.mmio_read(offset, size, &mut self.functions)
+    }
+
+    /// A write at `offset` in the ECAM window.
+    pub fn ecam_write(&mut self, offset: u64, size: u8, value: u64) {
+        self.ecam
+            .mmio_write(offset, size, value, &mut self.functions)
     }
 }
 

@@ -12,8 +12,9 @@
 //! bridge** (see `i440fx.rs`, `piix3.rs`). Windows 7 ships drivers for it (no vendor driver
 //! needed: `pci.sys`, `intelide.sys`/`pciide.sys`, `isapnp`), it is QEMU's `pc` machine, so
 //! Linux, Windows and SeaBIOS are all known to run on exactly this topology, and it needs
-//! no PCIe/ECAM to boot. Q35/ICH9 would give ECAM and AHCI on the chipset, but AHCI can be
-//! added as a plain PCI function and MCFG/ECAM as a later step.
+//! no PCIe/ECAM to boot. Q35/ICH9 would give ECAM and AHCI on the chipset; here AHCI is a
+//! plain PCI function and the ECAM window ([`PciEcam`]) sits next to mechanism #1 (the
+//! firmware describes it with an MCFG table), so Linux can reach it as MMCONFIG.
 //!
 //! Ownership: functions implement [`PciFunction`] and can live anywhere (the machine owns
 //! devices that also have I/O or MMIO). [`PciConfigMechanism`] decodes port accesses and
@@ -516,8 +517,8 @@ impl PciConfigMechanism {
 /// PCI Express enhanced configuration access (ECAM/MMCONFIG): a memory window where
 /// `bus << 20 | device << 15 | function << 12 | register` addresses configuration space.
 /// Our functions are conventional PCI, so the extended space (0x100–0xFFF) reads as 0
-/// (an empty extended capability list) and ignores writes. The platform does not map it
-/// yet (no MCFG table); it is here so the machine can add the window and the table together.
+/// (an empty extended capability list) and ignores writes. Buses beyond the window's
+/// size, and absent functions, read as all ones.
 #[derive(Clone, Debug)]
 pub struct PciEcam {
     bus_count: u16,

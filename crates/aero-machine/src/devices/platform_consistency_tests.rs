@@ -105,3 +105,19 @@ fn piix4_pm_base_relocation_matches_fadt() {
         "the BIOS's PMBA keeps the FADT's blocks"
     );
 }
+
+#[test]
+fn ecam_window_matches_the_mcfg_description() {
+    use crate::memory_map::{ECAM_BASE, ECAM_BUSES, PCI_HOLE_START, PCI_MMIO_START};
+    use aero_firmware::tables::acpi::EcamWindow;
+    assert_eq!(ECAM_BASE, u64::from(fw::PCI_ECAM_BASE));
+    assert_eq!(ECAM_BUSES, fw::PCI_ECAM_BUSES);
+    assert_eq!(PCI_MMIO_START, u64::from(fw::PCI_MMIO32_BASE));
+    let window = EcamWindow::default();
+    assert_eq!(window.base, ECAM_BASE);
+    assert_eq!(window.size(), super::pc_pci::PcPci::new().ecam_size());
+    // Outside RAM, below the BAR window and the APIC/HPET/ROM ranges.
+    const { assert!(ECAM_BASE >= PCI_HOLE_START) };
+    assert!(ECAM_BASE + window.size() <= PCI_MMIO_START);
+    assert!(PCI_MMIO_START < u64::from(fw::IOAPIC_BASE));
+}
