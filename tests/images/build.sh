@@ -485,17 +485,18 @@ main() {
     ensure_host_tools
     ensure_i386_arch
 
-    local kpkg deb_kernel deb_bb64 deb_bb32 deb_di deb_memtest stamp_inputs
+    local kpkg deb_kernel deb_bb64 deb_bb32 deb_di deb_memtest deb_grub_rescue stamp_inputs
     kpkg="$(resolve_amd64_kernel_pkg)"
     deb_kernel="$(fetch_deb "$kpkg")"
     deb_bb64="$(fetch_deb busybox-static:amd64)"
     deb_bb32="$(fetch_deb busybox-static:i386)"
     deb_di="$(fetch_deb debian-installer-12-netboot-i386)"
     deb_memtest="$(fetch_deb memtest86+)"
+    deb_grub_rescue="$(fetch_deb grub-rescue-pc)"
 
     stamp_inputs="$( {
         sha256sum "$0" | cut -d' ' -f1
-        basename -a "$deb_kernel" "$deb_bb64" "$deb_bb32" "$deb_di" "$deb_memtest"
+        basename -a "$deb_kernel" "$deb_bb64" "$deb_bb32" "$deb_di" "$deb_memtest" "$deb_grub_rescue"
         for f in /usr/lib/syslinux/mbr/mbr.bin /usr/lib/ISOLINUX/isolinux.bin \
                  /usr/lib/grub/i386-pc/boot.img "$(command -v syslinux)"; do
             sha256sum "$f" | cut -d' ' -f1
@@ -503,7 +504,7 @@ main() {
     } | sha256sum | cut -d' ' -f1)"
     local outputs=(linux-amd64.img linux-i386.img grub.img linux-amd64.iso linux-amd64-storage.iso
                    vmlinuz-amd64 initrd-amd64.img initrd-amd64-storage.img vmlinuz-i386 initrd-i386.img
-                   memtest86+x64.iso)
+                   memtest86+x64.iso grub-rescue-floppy.img grub-rescue-cdrom.iso)
     local all_present=1 o
     for o in "${outputs[@]}"; do [[ -s "$OUT_DIR/$o" ]] || all_present=0; done
     if [[ $FORCE -eq 0 && $all_present -eq 1 && -f "$OUT_DIR/.stamp" \
@@ -533,6 +534,14 @@ main() {
     dpkg-deb --fsys-tarfile "$deb_memtest" | tar -x -C "$work" ./usr/lib/memtest86+/memtest86+x64.iso
     cp "$work/usr/lib/memtest86+/memtest86+x64.iso" "$OUT_DIR/memtest86+x64.iso"
     touch -d @"$SOURCE_DATE_EPOCH" "$OUT_DIR/memtest86+x64.iso"
+
+    # GRUB's rescue images: a 1.44 MB-class floppy and a hybrid CD/disk image.
+    log "extracting the GRUB rescue images from $(basename "$deb_grub_rescue")"
+    dpkg-deb --fsys-tarfile "$deb_grub_rescue" | tar -x -C "$work" ./usr/lib/grub-rescue/
+    for o in grub-rescue-floppy.img grub-rescue-cdrom.iso; do
+        cp "$work/usr/lib/grub-rescue/$o" "$OUT_DIR/$o"
+        touch -d @"$SOURCE_DATE_EPOCH" "$OUT_DIR/$o"
+    done
 
     log "building initramfs images"
     build_initramfs "$deb_bb64" "$OUT_DIR/initrd-amd64.img"

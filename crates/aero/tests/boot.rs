@@ -371,6 +371,43 @@ fn memtest86_plus_runs_its_first_tests_clean() {
     }
 }
 
+/// GRUB's rescue images from Debian (`grub-rescue-pc`) reach their menu from a floppy
+/// (INT 13h floppy services), from a CD and from the same hybrid image as a hard disk.
+fn grub_rescue(test: &str, drive: &[&str]) {
+    let text = out_dir(test).join("screen.txt");
+    let mut args = drive.to_vec();
+    args.extend([
+        "--until-screen",
+        "direct boot",
+        "--timeout",
+        "30",
+        "--screen-text",
+        text.to_str().unwrap(),
+    ]);
+    let (code, _, _, _) = boot(test, &args);
+    let screen = std::fs::read_to_string(&text).unwrap_or_default();
+    assert_eq!(code, 0, "GRUB's menu did not appear:\n{screen}");
+    assert!(screen.contains("GNU GRUB  version"), "{screen}");
+    assert!(screen.contains("GNU/Linux"), "{screen}");
+}
+
+#[test]
+fn grub_rescue_floppy_boots_to_its_menu() {
+    let img = image("grub-rescue-floppy.img");
+    grub_rescue(
+        "grub-rescue-floppy",
+        &["--fda", img.to_str().unwrap(), "--boot", "a"],
+    );
+}
+
+#[test]
+fn grub_rescue_cd_boots_to_its_menu_as_cd_and_as_disk() {
+    let iso = image("grub-rescue-cdrom.iso");
+    let iso = iso.to_str().unwrap();
+    grub_rescue("grub-rescue-cd", &["--cdrom", iso, "--boot", "d"]);
+    grub_rescue("grub-rescue-hybrid", &["--hda", iso]);
+}
+
 #[test]
 fn isolinux_cd_boots_on_our_bios() {
     let iso = image("linux-amd64.iso");
