@@ -21,6 +21,9 @@ use crate::platform::Platform;
 mod ahci_tests;
 #[path = "display.rs"]
 mod display;
+#[cfg(test)]
+#[path = "floppy_tests.rs"]
+mod floppy_tests;
 #[path = "host_io.rs"]
 pub(crate) mod host_io;
 #[path = "media.rs"]
