@@ -63,8 +63,8 @@ const EXIT_SHUTDOWN: u8 = 3;
 /// Guest time between checks of the screen and the timeout.
 const SLICE_NS: u64 = 10_000_000;
 
-pub fn main(args: HeadlessArgs) -> ExitCode {
-    let setup = match Setup::new(&args) {
+pub fn main(mut args: HeadlessArgs) -> ExitCode {
+    let setup = match args.machine.load_config().and_then(|()| Setup::new(&args)) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("aero: {e:#}");

@@ -2,12 +2,13 @@
 //! BIOS), and turning them into a [`MachineConfig`].
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use aero_machine::{BootDevice, DriveSlot, MachineConfig};
 use aero_storage::ide::IdeDrive;
 use aero_storage::{BlockDevice, MemoryDisk};
 use clap::Args;
+use serde::Deserialize;
 
 use crate::drives::{self, DriveSpec};
 
@@ -45,6 +46,43 @@ pub struct MachineArgs {
     /// (repeatable). The first disk becomes the boot disk when there is no --hda.
     #[arg(long = "drive", value_name = "SPEC")]
     pub drives: Vec<String>,
+    /// Read these options from a TOML file (keys: disk, memory, hda, cdrom, fda, boot,
+    /// snapshot, bios, format, drive = [...]); options given on the command line win.
+    /// Relative paths in the file are relative to the file.
+    #[arg(long, value_name = "FILE.toml")]
+    pub config: Option<PathBuf>,
+}
+
+/// `--config` file contents: the same settings as the flags.
+#[derive(Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields)]
+struct ConfigFile {
+    disk: Option<PathBuf>,
+    memory: Option<u64>,
+    hda: Option<PathBuf>,
+    cdrom: Option<PathBuf>,
+    fda: Option<PathBuf>,
+    boot: Option<String>,
+    snapshot: Option<bool>,
+    bios: Option<PathBuf>,
+    format: Option<String>,
+    drive: Option<Vec<String>>,
+}
+
+impl ConfigFile {
+    fn parse(text: &str, path: &Path) -> anyhow::Result<ConfigFile> {
+        // The short message and its line: one sentence, no source excerpt.
+        toml::from_str(text).map_err(|e| {
+            let line = e.span().map_or(String::new(), |span| {
+                let n = text
+                    .get(..span.start)
+                    .map_or(0, |t| t.matches('\n').count());
+                format!(", line {}", n + 1)
+            });
+            let message = e.message().trim_end().replace('\n', " ");
+            anyhow::anyhow!("{}{line}: {message}", path.display())
+        })
+    }
 }
 
 /// The built-in demo guest as a read-only in-memory hard disk (booted when no disk is given).
@@ -54,6 +92,19 @@ pub fn demo_disk() -> anyhow::Result<Box<dyn BlockDevice>> {
         512,
         true,
     )?))
+}
+
+/// `spec` with a relative `file=` taken relative to `base`.
+fn drive_file_relative_to(spec: &str, base: &Path) -> String {
+    spec.split(',')
+        .map(|part| match part.strip_prefix("file=") {
+            Some(file) if Path::new(file).is_relative() => {
+                format!("file={}", base.join(file).display())
+            }
+            _ => part.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 fn parse_boot_order(order: &str) -> anyhow::Result<Vec<BootDevice>> {
@@ -69,6 +120,44 @@ fn parse_boot_order(order: &str) -> anyhow::Result<Vec<BootDevice>> {
 }
 
 impl MachineArgs {
+    /// Fills every option not given on the command line from the `--config` file, if any.
+    pub fn load_config(&mut self) -> anyhow::Result<()> {
+        let Some(path) = self.config.clone() else {
+            return Ok(());
+        };
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+        let file = ConfigFile::parse(&text, &path)?;
+        self.merge(file, path.parent().unwrap_or(Path::new("")));
+        Ok(())
+    }
+
+    /// Takes the file's values for the options the command line left out; relative file
+    /// paths (and `file=` in drive specs) are taken relative to `base`.
+    fn merge(&mut self, file: ConfigFile, base: &Path) {
+        let rel = |p: PathBuf| if p.is_relative() { base.join(p) } else { p };
+        // DISK and --hda name the same drive: a command-line one replaces the file's.
+        if self.disk.is_none() && self.hda.is_none() {
+            self.disk = file.disk.map(rel);
+            self.hda = file.hda.map(rel);
+        }
+        self.memory = self.memory.or(file.memory);
+        self.cdrom = self.cdrom.take().or(file.cdrom.map(rel));
+        self.fda = self.fda.take().or(file.fda.map(rel));
+        self.boot = self.boot.take().or(file.boot);
+        self.snapshot |= file.snapshot.unwrap_or(false);
+        self.bios = self.bios.take().or(file.bios.map(rel));
+        self.format = self.format.take().or(file.format);
+        if self.drives.is_empty() {
+            self.drives = file
+                .drive
+                .unwrap_or_default()
+                .into_iter()
+                .map(|spec| drive_file_relative_to(&spec, base))
+                .collect();
+        }
+    }
+
     /// Opens every image (bad arguments fail here, before the guest starts).
     pub fn machine_config(
         &self,
@@ -210,5 +299,117 @@ mod tests {
             vec![BootDevice::Cdrom, BootDevice::HardDisk]
         );
         assert!(parse_boot_order("cz").is_err());
+    }
+
+    /// MachineArgs as clap builds them from `flags`.
+    fn args(flags: &[&str]) -> MachineArgs {
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            machine: MachineArgs,
+        }
+        let argv = std::iter::once("aero").chain(flags.iter().copied());
+        <Cli as clap::Parser>::try_parse_from(argv).unwrap().machine
+    }
+
+    const FILE: &str = r#"
+memory = 1024
+hda = "disks/win7.qcow2"
+cdrom = "/isos/win7.iso"
+boot = "dc"
+snapshot = true
+format = "qcow2"
+drive = ["file=extra.img,if=ide,index=1", "if=ide,index=3,media=cdrom"]
+"#;
+
+    #[test]
+    fn config_file_fills_what_the_command_line_left_out() {
+        let mut a = args(&[]);
+        a.merge(
+            ConfigFile::parse(FILE, Path::new("cfg.toml")).unwrap(),
+            Path::new("/vm"),
+        );
+        assert_eq!(a.memory, Some(1024));
+        assert_eq!(a.hda, Some(PathBuf::from("/vm/disks/win7.qcow2")));
+        assert_eq!(a.cdrom, Some(PathBuf::from("/isos/win7.iso")));
+        assert_eq!(a.boot.as_deref(), Some("dc"));
+        assert!(a.snapshot);
+        assert_eq!(a.format.as_deref(), Some("qcow2"));
+        assert_eq!(
+            a.drives,
+            [
+                "file=/vm/extra.img,if=ide,index=1",
+                "if=ide,index=3,media=cdrom"
+            ]
+        );
+        assert_eq!(a.display_name(), "win7.qcow2");
+    }
+
+    #[test]
+    fn command_line_options_win_over_the_file() {
+        let mut a = args(&[
+            "-m",
+            "256",
+            "--cdrom",
+            "other.iso",
+            "--drive",
+            "file=b.img",
+            "mine.img",
+        ]);
+        a.merge(
+            ConfigFile::parse(FILE, Path::new("cfg.toml")).unwrap(),
+            Path::new("/vm"),
+        );
+        assert_eq!(a.memory, Some(256));
+        assert_eq!(a.cdrom, Some(PathBuf::from("other.iso")));
+        assert_eq!(a.drives, ["file=b.img"]);
+        // The disk given as DISK replaces the file's hda.
+        assert_eq!(a.disk, Some(PathBuf::from("mine.img")));
+        assert_eq!(a.hda, None);
+        // Not on the command line: from the file.
+        assert_eq!(a.boot.as_deref(), Some("dc"));
+    }
+
+    #[test]
+    fn readme_config_example_is_valid() {
+        let readme = include_str!("../../../README.md");
+        let example = readme
+            .split("```toml\n")
+            .nth(1)
+            .and_then(|rest| rest.split("```").next())
+            .expect("README has a ```toml example");
+        let file = ConfigFile::parse(example, Path::new("README.md")).unwrap();
+        assert_eq!(file.memory, Some(2048));
+        assert_eq!(file.drive.map(|d| d.len()), Some(1));
+    }
+
+    #[test]
+    fn unknown_or_mistyped_keys_are_one_plain_error() {
+        for (text, needle) in [
+            ("memroy = 512\n", "memroy"),
+            ("\nmemory = \"lots\"\n", "line 2: invalid type"),
+            ("[machine]\nmemory = 1\n", "unknown field `machine`"),
+        ] {
+            let e = ConfigFile::parse(text, Path::new("vm.toml"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.starts_with("vm.toml, line "), "{e}");
+            assert!(e.contains(needle), "{e}");
+            assert!(!e.contains('\n'), "one line: {e:?}");
+        }
+    }
+
+    #[test]
+    fn load_config_reads_the_file_and_reports_a_missing_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("vm.toml");
+        std::fs::write(&path, "memory = 768\nfda = \"boot.img\"\n").unwrap();
+        let mut a = args(&["--config", path.to_str().unwrap()]);
+        a.load_config().unwrap();
+        assert_eq!(a.memory, Some(768));
+        assert_eq!(a.fda, Some(dir.path().join("boot.img")));
+        let mut missing = args(&["--config", "/nonexistent/vm.toml"]);
+        let e = missing.load_config().unwrap_err().to_string();
+        assert!(e.contains("cannot read /nonexistent/vm.toml"), "{e}");
     }
 }

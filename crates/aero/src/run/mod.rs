@@ -79,8 +79,8 @@ const EXIT_FAILED: u8 = 1;
 const EXIT_BAD_ARGS: u8 = 2;
 const EXIT_SHUTDOWN: u8 = 3;
 
-pub fn main(args: RunArgs) -> ExitCode {
-    let setup = match Setup::new(&args) {
+pub fn main(mut args: RunArgs) -> ExitCode {
+    let setup = match args.machine.load_config().and_then(|()| Setup::new(&args)) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("aero: {e:#}");
