@@ -504,7 +504,8 @@ main() {
     } | sha256sum | cut -d' ' -f1)"
     local outputs=(linux-amd64.img linux-i386.img grub.img linux-amd64.iso linux-amd64-storage.iso
                    vmlinuz-amd64 initrd-amd64.img initrd-amd64-storage.img vmlinuz-i386 initrd-i386.img
-                   memtest86+x64.iso grub-rescue-floppy.img grub-rescue-cdrom.iso)
+                   memtest86+x64.iso grub-rescue-floppy.img grub-rescue-cdrom.iso
+                   debian-installer-i386.iso)
     local all_present=1 o
     for o in "${outputs[@]}"; do [[ -s "$OUT_DIR/$o" ]] || all_present=0; done
     if [[ $FORCE -eq 0 && $all_present -eq 1 && -f "$OUT_DIR/.stamp" \
@@ -523,9 +524,10 @@ main() {
     cp "$(find "$work/boot" -name 'vmlinuz-*' | head -n1)" "$OUT_DIR/vmlinuz-amd64"
     touch -d @"$SOURCE_DATE_EPOCH" "$OUT_DIR/vmlinuz-amd64"
 
-    log "extracting the i386 kernel from $(basename "$deb_di")"
-    local di_linux=./usr/lib/debian-installer/images/12/i386/text/debian-installer/i386/linux
-    dpkg-deb --fsys-tarfile "$deb_di" | tar -x -C "$work" "$di_linux"
+    log "extracting the i386 kernel and installer from $(basename "$deb_di")"
+    local di_dir=./usr/lib/debian-installer/images/12/i386/text/debian-installer/i386
+    local di_linux=$di_dir/linux
+    dpkg-deb --fsys-tarfile "$deb_di" | tar -x -C "$work" "$di_linux" "$di_dir/initrd.gz"
     cp "$work/$di_linux" "$OUT_DIR/vmlinuz-i386"
     touch -d @"$SOURCE_DATE_EPOCH" "$OUT_DIR/vmlinuz-i386"
 
@@ -556,6 +558,9 @@ main() {
     build_grub_disk "$OUT_DIR/grub.img" "$OUT_DIR/vmlinuz-amd64" "$OUT_DIR/initrd-amd64.img"
     log "building linux-amd64.iso"
     build_iso "$OUT_DIR/linux-amd64.iso" "$OUT_DIR/vmlinuz-amd64" "$OUT_DIR/initrd-amd64.img"
+    # The Debian installer itself (text frontend) on an isolinux CD.
+    log "building debian-installer-i386.iso"
+    build_iso "$OUT_DIR/debian-installer-i386.iso" "$OUT_DIR/vmlinuz-i386" "$work/$di_dir/initrd.gz"
     log "building linux-amd64-storage.iso"
     build_iso "$OUT_DIR/linux-amd64-storage.iso" "$OUT_DIR/vmlinuz-amd64" "$OUT_DIR/initrd-amd64-storage.img"
 

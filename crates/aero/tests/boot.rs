@@ -408,6 +408,33 @@ fn grub_rescue_cd_boots_to_its_menu_as_cd_and_as_disk() {
     grub_rescue("grub-rescue-hybrid", &["--hda", iso]);
 }
 
+/// The Debian installer (i386, text frontend) from an isolinux CD: the kernel, its
+/// udev and module loading, then the installer's first dialog on the VGA console.
+#[test]
+fn debian_installer_i386_reaches_its_first_dialog() {
+    let iso = image("debian-installer-i386.iso");
+    let text = out_dir("debian-installer").join("screen.txt");
+    let (code, serial, _, _) = boot(
+        "debian-installer",
+        &[
+            "--cdrom",
+            iso.to_str().unwrap(),
+            "--boot",
+            "d",
+            "--until-screen",
+            "Select a language",
+            "--timeout",
+            "150",
+            "--screen-text",
+            text.to_str().unwrap(),
+        ],
+    );
+    let screen = std::fs::read_to_string(&text).unwrap_or_default();
+    assert_eq!(code, 0, "no language dialog:\n{screen}\nserial:\n{serial}");
+    assert!(serial.contains("Run /init as init process"), "{serial}");
+    assert!(!serial.contains("Kernel panic"), "{serial}");
+}
+
 #[test]
 fn isolinux_cd_boots_on_our_bios() {
     let iso = image("linux-amd64.iso");
