@@ -206,10 +206,12 @@ impl Default for Fdc {
 }
 
 impl Fdc {
-    /// A controller without drives (see [`Fdc::insert_disk`]), the DOR in reset, as at power-on.
+    /// A controller without drives (see [`Fdc::insert_disk`]) in the state a PC BIOS leaves
+    /// it in: out of reset, DMA/IRQ gate open, no interrupt pending (our BIOS does not touch
+    /// it; Linux's first DOR write must not find a reset interrupt it did not ask for).
     pub fn new() -> Fdc {
         Fdc {
-            dor: 0,
+            dor: DOR_NRESET | DOR_DMA_GATE,
             tdr: 0,
             // 500 kbps: what a 1.44 MB diskette needs.
             rate: RATE_500K,
@@ -328,8 +330,8 @@ impl Fdc {
         self.dor & DOR_NRESET == 0
     }
 
-    /// Software reset (DOR bit 2 pulse or DSR bit 7): the controller restarts and, with
-    /// drive polling enabled, reports a ready change for each drive.
+    /// Software reset (DOR bit 2 pulse or DSR bit 7): the controller restarts, interrupts
+    /// and reports a ready change for each drive.
     fn controller_reset(&mut self) {
         self.phase = Phase::Command;
         self.cmd_len = 0;
@@ -343,12 +345,10 @@ impl Fdc {
             self.config = 0x20;
             self.pretrk = 0;
         }
-        if self.config & 0x10 == 0 {
-            self.reset_polls = DRIVES as u8;
-            self.raise_irq();
-        } else {
-            self.reset_polls = 0;
-        }
+        // Drivers wait for this interrupt even with polling disabled in CONFIGURE (QEMU
+        // raises it unconditionally too).
+        self.reset_polls = DRIVES as u8;
+        self.raise_irq();
     }
 
     fn msr(&self) -> u8 {

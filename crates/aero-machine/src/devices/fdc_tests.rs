@@ -143,6 +143,19 @@ impl Rig {
 }
 
 #[test]
+fn power_on_state_is_idle_with_no_interrupt() {
+    let mut fdc = Fdc::new();
+    assert_eq!(fdc.io_read(DOR, 1), 0x0C);
+    assert_eq!(fdc.io_read(MSR, 1), 0x80);
+    // Linux's first DOR writes (0x04, then 0x0C) must not raise a reset interrupt.
+    fdc.io_write(DOR, 1, 0x04);
+    fdc.io_write(DOR, 1, 0x0C);
+    assert!(!fdc.irq_level() && !fdc.take_irq_pulse());
+    fdc.io_write(FIFO, 1, 0x08);
+    assert_eq!(fdc.io_read(FIFO, 1), 0x80, "nothing to sense");
+}
+
+#[test]
 fn reset_reports_four_polled_drives_then_nothing() {
     let mut rig = Rig::new(false);
     rig.out(DOR, 0x0C);
