@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::Sender;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use aero_machine::Frame;
 use pixels::{Pixels, PixelsBuilder, ScalingMode, SurfaceTexture};
@@ -12,7 +12,7 @@ use winit::dpi::PhysicalSize;
 use winit::event::{
     DeviceEvent, DeviceId, ElementState, MouseButton, MouseScrollDelta, WindowEvent,
 };
-use winit::event_loop::{ActiveEventLoop, EventLoop, EventLoopProxy};
+use winit::event_loop::{ActiveEventLoop, ControlFlow, EventLoop, EventLoopProxy};
 use winit::keyboard::{KeyCode, PhysicalKey};
 use winit::window::{CursorGrabMode, Fullscreen, Window, WindowId};
 
@@ -22,6 +22,9 @@ use super::{
     FrameSlot, Notify, Outcome, RunArgs, Setup, StopOnDrop, ToMachine, UserEvent, audio, gamepad,
     scaling,
 };
+
+/// Host time left idle after drawing a frame, in multiples of what the drawing took.
+const DRAW_IDLE_FACTOR: u32 = 2;
 
 /// Guest picture size shown before the first frame (VGA text mode).
 const FIRST_FRAME: (u32, u32) = (720, 400);
@@ -186,6 +189,11 @@ struct App {
     outcome: Option<Outcome>,
     error: Option<String>,
     render_error_logged: bool,
+    /// A new guest picture waits to be drawn.
+    frame_pending: bool,
+    /// When the last frame was drawn and how long drawing takes (smoothed).
+    drawn_at: Instant,
+    draw_cost: Duration,
     /// Size the GPU surface was last configured for.
     surface_size: (u32, u32),
     /// Fully covered by other windows: nothing to draw (a software rasteriser would burn CPU).
@@ -229,6 +237,9 @@ impl App {
             render_error_logged: false,
             occluded: false,
             surface_size: (0, 0),
+            frame_pending: false,
+            drawn_at: Instant::now(),
+            draw_cost: Duration::ZERO,
             interrupt: None,
         }
     }
@@ -368,10 +379,8 @@ impl App {
         };
         pixels.frame_mut().copy_from_slice(&frame.pixels);
         self.shown = Some(frame);
-        self.frames += 1;
-        if let Some(w) = &self.window {
-            w.request_redraw();
-        }
+        // Drawn from about_to_wait, at the pace drawing allows.
+        self.frame_pending = true;
     }
 
     fn mods(&self) -> Mods {
@@ -595,8 +604,12 @@ impl ApplicationHandler<UserEvent> for App {
                     return;
                 }
                 self.sync_surface();
-                if let Some(p) = &self.pixels
-                    && let Err(e) = p.render()
+                let start = Instant::now();
+                let result = self.pixels.as_ref().map(|p| p.render());
+                self.drawn_at = Instant::now();
+                self.draw_cost = (self.draw_cost * 3 + (self.drawn_at - start)) / 4;
+                self.frames += 1;
+                if let Some(Err(e)) = result
                     && !self.render_error_logged
                 {
                     self.render_error_logged = true;
@@ -660,6 +673,26 @@ impl ApplicationHandler<UserEvent> for App {
                 self.mouse_motion(0.0, 0.0, lines);
             }
             _ => {}
+        }
+    }
+
+    /// Draws the newest guest picture, but leaves the CPU to the guest at least twice as
+    /// long as drawing takes: with a software rasteriser a frame can cost many milliseconds
+    /// of host CPU, with a GPU this is the guest's frame rate.
+    fn about_to_wait(&mut self, event_loop: &ActiveEventLoop) {
+        if !self.frame_pending {
+            event_loop.set_control_flow(ControlFlow::Wait);
+            return;
+        }
+        let next = self.drawn_at + self.draw_cost * DRAW_IDLE_FACTOR;
+        if Instant::now() >= next {
+            self.frame_pending = false;
+            if let Some(w) = &self.window {
+                w.request_redraw();
+            }
+            event_loop.set_control_flow(ControlFlow::Wait);
+        } else {
+            event_loop.set_control_flow(ControlFlow::WaitUntil(next));
         }
     }
 
