@@ -148,12 +148,13 @@ impl Cpu {
             s: state,
             c: core,
             ram,
-            bus,
+            bus: crate::exec::BusPort::new(bus),
         };
         enter(&mut ex);
         let end = ex.c.retired.saturating_add(max_instructions);
-        let mut loop_rip = u64::MAX;
-        let mut loop_idx = SCRATCH;
+        // The INTR line as last read; re-read after any bus call (`BusPort`).
+        let mut irq_line = false;
+        let mut prev = SCRATCH;
         let exit = loop {
             if ex.c.shutdown.is_some() {
                 break RunExit::Shutdown {
@@ -174,15 +175,22 @@ impl Cpu {
             if shadow {
                 ex.c.irq_shadow = false;
             }
-            if !shadow && poll_events(&mut ex) {
-                loop_rip = u64::MAX;
+            if !shadow && ex.s.rflags & flags::IF != 0 && ex.bus.irq_stale {
+                ex.bus.irq_stale = false;
+                irq_line = ex.bus.interrupt_pending();
+            }
+            if !shadow && poll_events(&mut ex, irq_line) {
+                prev = SCRATCH;
                 continue;
             }
             if ex.s.halted {
                 break RunExit::Halted;
             }
-            if ex.bus.stop_requested() {
-                break RunExit::StopRequested;
+            if ex.bus.stop_stale {
+                ex.bus.stop_stale = false;
+                if ex.bus.stop_requested() {
+                    break RunExit::StopRequested;
+                }
             }
             ex.c.end_block = false;
             let tf = ex.s.rflags & flags::TF != 0;
@@ -194,54 +202,58 @@ impl Cpu {
                 if hits != 0 {
                     ex.s.dr[6] = (ex.s.dr[6] & !0xF) | hits;
                     interrupts::raise_exception(&mut ex, Fault::new(crate::fault::DB));
+                    prev = SCRATCH;
                     continue;
                 }
             }
-            let limit = if shadow || tf || bp_exec {
-                1
-            } else {
-                (end - ex.c.retired).min(u64::MAX >> 1) as usize
-            };
-            // A block that branched back to its own start (a loop) runs again without a
-            // lookup: nothing that could invalidate it happened (that would set end_block).
-            let start_rip = ex.s.rip;
-            let start_cs_base = ex.s.seg[1].base;
-            let idx = if start_rip == loop_rip && loop_idx != SCRATCH {
-                loop_idx
-            } else {
-                match blocks.fetch(&mut ex) {
-                    Ok(i) => i,
-                    Err(f) => {
-                        loop_rip = u64::MAX;
-                        // Counted like a faulting instruction so an exception storm (a
-                        // handler whose code cannot be fetched) still ends with the budget.
-                        ex.c.retired += 1;
-                        interrupts::raise_exception(&mut ex, f);
-                        continue;
-                    }
+            let idx = match blocks.fetch(&mut ex, prev) {
+                Ok(i) => i,
+                Err(f) => {
+                    prev = SCRATCH;
+                    // Counted like a faulting instruction so an exception storm (a
+                    // handler whose code cannot be fetched) still ends with the budget.
+                    ex.c.retired += 1;
+                    interrupts::raise_exception(&mut ex, f);
+                    continue;
                 }
             };
+            prev = idx;
             let block = blocks.block(idx);
+            let insns = if shadow || tf || bp_exec {
+                &block.insns[..block.insns.len().min(1)]
+            } else {
+                let left = end - ex.c.retired;
+                &block.insns[..block.insns.len().min(left.min(u64::MAX >> 1) as usize)]
+            };
             let ip_mask = match ex.c.bitness {
                 16 => 0xFFFF,
                 32 => 0xFFFF_FFFF,
                 _ => u64::MAX,
             };
             let mut faulted = false;
-            for insn in block.insns.iter().take(limit) {
-                ex.c.next_rip = ex.s.rip.wrapping_add(insn.len as u64) & ip_mask;
-                match (insn.handler)(&mut ex, insn) {
+            // RIPs and the retired count come from the block start and a local counter,
+            // not from reading back what the previous instruction stored.
+            let start_rip = ex.s.rip;
+            let mut retired = ex.c.retired;
+            for insn in insns {
+                let next = start_rip.wrapping_add(insn.end as u64) & ip_mask;
+                ex.c.next_rip = next;
+                let result = (insn.handler)(&mut ex, insn);
+                retired += 1;
+                // Faults are counted as retired so a faulting loop still consumes budget.
+                ex.c.retired = retired;
+                match result {
                     Ok(()) => {
-                        ex.s.rip = ex.c.next_rip;
-                        ex.c.retired += 1;
-                        if ex.c.end_block {
+                        let taken = ex.c.next_rip;
+                        ex.s.rip = taken;
+                        // A handler that moved RIP elsewhere ends the block even if it
+                        // did not say so.
+                        if ex.c.end_block || taken != next {
                             break;
                         }
                     }
                     Err(f) => {
                         faulted = true;
-                        // Faults are counted as retired so a faulting loop still consumes budget.
-                        ex.c.retired += 1;
                         interrupts::raise_exception(&mut ex, f);
                         break;
                     }
@@ -262,15 +274,8 @@ impl Cpu {
             if (tf || data_hits != 0) && !faulted {
                 interrupts::debug_trap(&mut ex, if tf { 1 << 14 } else { 0 } | data_hits);
             }
-            if ex.c.end_block
-                || faulted
-                || ex.s.rip != start_rip
-                || ex.s.seg[1].base != start_cs_base
-            {
-                loop_rip = u64::MAX;
-            } else {
-                loop_rip = start_rip;
-                loop_idx = idx;
+            if faulted {
+                prev = SCRATCH;
             }
         };
         leave(&mut ex);
@@ -278,9 +283,10 @@ impl Cpu {
     }
 }
 
-/// Deliver a pending NMI or external interrupt. Returns true if one was delivered.
+/// Deliver a pending NMI or external interrupt (`irq_line`: INTR is asserted). Returns
+/// true if one was delivered.
 #[inline(always)]
-fn poll_events(ex: &mut Exec<'_>) -> bool {
+fn poll_events(ex: &mut Exec<'_>, irq_line: bool) -> bool {
     if ex.c.nmi_pending && !ex.c.nmi_blocked {
         ex.c.nmi_pending = false;
         ex.c.nmi_blocked = true;
@@ -288,7 +294,7 @@ fn poll_events(ex: &mut Exec<'_>) -> bool {
         interrupts::deliver_external(ex, crate::fault::NMI);
         return true;
     }
-    if ex.s.rflags & flags::IF != 0 && ex.bus.interrupt_pending() {
+    if irq_line && ex.s.rflags & flags::IF != 0 {
         ex.bus.sync_time(ex.c.retired);
         let vector = ex.bus.acknowledge_interrupt();
         ex.s.halted = false;

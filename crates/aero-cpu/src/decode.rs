@@ -28,35 +28,44 @@ pub struct Block {
     /// still right (GRUB and BIOS code keep variables, even patched opcodes, next to
     /// their instructions).
     bytes: Vec<u8>,
+    /// The blocks that ran next (most recent first): a lookup that needs no hashing.
+    next: [Link; 2],
 }
 
-/// Recently fetched blocks by linear RIP, valid while no TLB flush, code write or block
-/// replacement happened (epochs) and the code size and privilege are unchanged.
+/// A block reached by linear RIP, valid while the cache generation is unchanged (no TLB
+/// flush, code write or clear since) and for the same privilege; `key` names the block
+/// (physical address and code size) so a replaced slot does not match.
 #[derive(Clone, Copy)]
-struct LinEntry {
+struct Link {
     lin: u64,
-    tlb_epoch: u64,
-    code_epoch: u64,
+    generation: u64,
     key: u64,
-    slot: usize,
+    slot: u32,
     user: bool,
 }
 
-const LIN_BITS: u32 = 10;
-const LIN_EMPTY: LinEntry = LinEntry {
+/// Never valid: generations start at 1.
+const NO_LINK: Link = Link {
     lin: u64::MAX,
-    tlb_epoch: 0,
-    code_epoch: 0,
+    generation: 0,
     key: u64::MAX,
     slot: 0,
     user: false,
 };
 
+const LIN_BITS: u32 = 10;
+
 pub struct BlockCache {
-    lin_cache: Vec<LinEntry>,
+    /// Recently fetched blocks by linear RIP.
+    lin_cache: Vec<Link>,
     slots: Vec<Option<Block>>,
     /// Blocks that must not be cached (MMIO code, page-crossing first instruction).
     scratch: Option<Block>,
+    /// Bumped whenever the TLB or any decoded code page changed, and by `clear`: links
+    /// and `lin_cache` entries of older generations are dead.
+    generation: u64,
+    seen_tlb_epoch: u64,
+    seen_code_epoch: u64,
 }
 
 impl Default for BlockCache {
@@ -64,9 +73,12 @@ impl Default for BlockCache {
         let mut slots = Vec::new();
         slots.resize_with(1 << SLOT_BITS, || None);
         BlockCache {
-            lin_cache: vec![LIN_EMPTY; 1 << LIN_BITS],
+            lin_cache: vec![NO_LINK; 1 << LIN_BITS],
             slots,
             scratch: None,
+            generation: 1,
+            seen_tlb_epoch: 0,
+            seen_code_epoch: 0,
         }
     }
 }
@@ -79,34 +91,78 @@ fn slot_of(key: u64) -> usize {
 
 impl BlockCache {
     pub fn clear(&mut self) {
-        self.lin_cache.fill(LIN_EMPTY);
+        self.lin_cache.fill(NO_LINK);
         self.slots.iter_mut().for_each(|s| *s = None);
         self.scratch = None;
+        self.generation += 1;
     }
 
-    /// The block starting at the current RIP, decoding it if needed.
-    pub fn fetch(&mut self, ex: &mut Exec<'_>) -> XResult<usize> {
-        let bitness = ex.c.bitness;
+    /// The block starting at the current RIP, decoding it if needed. `prev` is the block
+    /// that ran just before (or `SCRATCH`): its links are tried first.
+    #[inline]
+    pub fn fetch(&mut self, ex: &mut Exec<'_>, prev: usize) -> XResult<usize> {
         let rip = ex.s.rip;
         if !ex.c.long64 && rip > ex.s.seg[1].limit as u64 {
             return Err(Fault::gp0());
         }
+        if ex.c.tlb.epoch != self.seen_tlb_epoch || ex.c.code.epoch != self.seen_code_epoch {
+            self.seen_tlb_epoch = ex.c.tlb.epoch;
+            self.seen_code_epoch = ex.c.code.epoch;
+            self.generation += 1;
+        }
         let lin = ex.s.seg[1].base.wrapping_add(rip) & ex.c.lin_mask;
+        let user = ex.c.user;
+        let bitness = ex.c.bitness as u64;
+        if let Some(Some(p)) = self.slots.get(prev) {
+            for l in &p.next {
+                if l.lin == lin
+                    && l.generation == self.generation
+                    && l.user == user
+                    && l.key >> 56 == bitness
+                {
+                    let slot = l.slot as usize;
+                    if let Some(Some(b)) = self.slots.get(slot)
+                        && b.key == l.key
+                    {
+                        return Ok(slot);
+                    }
+                }
+            }
+        }
+        let idx = self.fetch_unlinked(ex, lin)?;
+        if idx != SCRATCH
+            && let Some(key) = self.slots.get(idx).and_then(|b| b.as_ref()).map(|b| b.key)
+            && let Some(Some(p)) = self.slots.get_mut(prev)
+        {
+            p.next[1] = p.next[0];
+            p.next[0] = Link {
+                lin,
+                generation: self.generation,
+                key,
+                slot: idx as u32,
+                user,
+            };
+        }
+        Ok(idx)
+    }
+
+    fn fetch_unlinked(&mut self, ex: &mut Exec<'_>, lin: u64) -> XResult<usize> {
+        let bitness = ex.c.bitness;
+        let rip = ex.s.rip;
         let user = ex.c.user;
         let li = ((lin ^ (lin >> LIN_BITS)) as usize) & ((1 << LIN_BITS) - 1);
         let le = self.lin_cache[li];
         if le.lin == lin
-            && le.tlb_epoch == ex.c.tlb.epoch
-            && le.code_epoch == ex.c.code.epoch
+            && le.generation == self.generation
             && le.user == user
             && le.key >> 56 == bitness as u64
             && self
                 .slots
-                .get(le.slot)
+                .get(le.slot as usize)
                 .and_then(|b| b.as_ref())
                 .is_some_and(|b| b.key == le.key)
         {
-            return Ok(le.slot);
+            return Ok(le.slot as usize);
         }
         // Inline TLB hit check; the full translate() only on a miss.
         let need = crate::mmu::need_bit(Access::Exec, user);
@@ -160,6 +216,7 @@ impl BlockCache {
                     code_gen,
                     insns,
                     bytes,
+                    next: [NO_LINK; 2],
                 });
                 self.remember(li, lin, key, slot, user, ex);
                 return Ok(slot);
@@ -170,6 +227,7 @@ impl BlockCache {
                 code_gen: 0,
                 insns,
                 bytes: Vec::new(),
+                next: [NO_LINK; 2],
             });
         } else {
             let (insns, _) = decode_block(ex, rip, lin, phys, bitness)?;
@@ -179,19 +237,26 @@ impl BlockCache {
                 code_gen: 0,
                 insns,
                 bytes: Vec::new(),
+                next: [NO_LINK; 2],
             });
         }
         Ok(SCRATCH)
     }
 
+    /// Marking code and filling the TLB may have bumped the epochs: the entry is
+    /// stamped with the generation they give.
     #[inline(always)]
     fn remember(&mut self, li: usize, lin: u64, key: u64, slot: usize, user: bool, ex: &Exec<'_>) {
-        self.lin_cache[li] = LinEntry {
+        if ex.c.tlb.epoch != self.seen_tlb_epoch || ex.c.code.epoch != self.seen_code_epoch {
+            self.seen_tlb_epoch = ex.c.tlb.epoch;
+            self.seen_code_epoch = ex.c.code.epoch;
+            self.generation += 1;
+        }
+        self.lin_cache[li] = Link {
             lin,
-            tlb_epoch: ex.c.tlb.epoch,
-            code_epoch: ex.c.code.epoch,
+            generation: self.generation,
             key,
-            slot,
+            slot: slot as u32,
             user,
         };
     }
@@ -215,6 +280,7 @@ fn unreachable_block() -> &'static Block {
         code_gen: 0,
         insns: Vec::new(),
         bytes: Vec::new(),
+        next: [NO_LINK; 2],
     };
     &EMPTY
 }
@@ -291,12 +357,14 @@ fn decode_block(
         }
         let len = ins.len();
         let end_here = ins.is_invalid() || ends_block(&ins);
-        insns.push(build(
+        let mut insn = build(
             &ins,
             &buf[offset..offset + len.min(avail - offset)],
             bitness,
-        ));
+        );
         offset += len;
+        insn.end = offset as u16;
+        insns.push(insn);
         if end_here {
             break;
         }
@@ -484,6 +552,7 @@ pub fn build(ins: &Instruction, bytes: &[u8], bitness: u32) -> Insn {
         imm2: 0,
         rel: 0,
         len: ins.len() as u8,
+        end: ins.len() as u16,
         osize,
         asize,
         cc: 0,

@@ -118,6 +118,9 @@ pub struct Insn {
     /// Branch target relative to the next instruction.
     pub rel: i64,
     pub len: u8,
+    /// Offset of the next instruction from the start of the block (set by the decoder),
+    /// so the run loop derives RIPs from the block start instead of a chain of updates.
+    pub end: u16,
     /// Operand size in bytes.
     pub osize: u8,
     /// Address size in bytes.
@@ -133,7 +136,78 @@ pub struct Exec<'a> {
     pub s: &'a mut CpuState,
     pub c: &'a mut Core,
     pub ram: &'a mut [u8],
-    pub bus: &'a mut dyn Bus,
+    pub bus: BusPort<'a>,
+}
+
+/// The bus as handlers see it: forwards every call and remembers whether the CPU did
+/// anything that may have changed device state since the run loop last looked, so the
+/// loop asks for the INTR line and stop requests only then (devices change only when
+/// called: they advance between runs).
+pub struct BusPort<'a> {
+    bus: &'a mut dyn Bus,
+    /// A call since the last `interrupt_pending` poll by the run loop.
+    pub(crate) irq_stale: bool,
+    /// A call since the last `stop_requested` poll by the run loop.
+    pub(crate) stop_stale: bool,
+}
+
+impl<'a> BusPort<'a> {
+    pub fn new(bus: &'a mut dyn Bus) -> Self {
+        BusPort {
+            bus,
+            irq_stale: true,
+            stop_stale: true,
+        }
+    }
+    #[inline(always)]
+    fn touch(&mut self) -> &mut dyn Bus {
+        self.irq_stale = true;
+        self.stop_stale = true;
+        &mut *self.bus
+    }
+    #[inline(always)]
+    pub fn map_page(&self, paddr: u64) -> crate::bus::PageMapping {
+        self.bus.map_page(paddr)
+    }
+    pub fn mmio_read(&mut self, paddr: u64, size: u8) -> u64 {
+        self.touch().mmio_read(paddr, size)
+    }
+    pub fn mmio_write(&mut self, paddr: u64, size: u8, value: u64) {
+        self.touch().mmio_write(paddr, size, value)
+    }
+    pub fn io_read(&mut self, port: u16, size: u8) -> u32 {
+        self.touch().io_read(port, size)
+    }
+    pub fn io_write(&mut self, port: u16, size: u8, value: u32) {
+        self.touch().io_write(port, size, value)
+    }
+    pub fn sync_time(&mut self, instructions_retired: u64) {
+        self.touch().sync_time(instructions_retired)
+    }
+    pub fn tsc(&mut self) -> u64 {
+        self.touch().tsc()
+    }
+    pub fn interrupt_pending(&mut self) -> bool {
+        self.bus.interrupt_pending()
+    }
+    pub fn acknowledge_interrupt(&mut self) -> u8 {
+        self.touch().acknowledge_interrupt()
+    }
+    pub fn stop_requested(&mut self) -> bool {
+        self.bus.stop_requested()
+    }
+    pub fn apic_base_written(&mut self, value: u64) {
+        self.touch().apic_base_written(value)
+    }
+    pub fn task_priority_written(&mut self, cr8: u8) {
+        self.touch().task_priority_written(cr8)
+    }
+    pub fn task_priority(&mut self) -> Option<u8> {
+        self.touch().task_priority()
+    }
+    pub fn a20_enabled(&self) -> bool {
+        self.bus.a20_enabled()
+    }
 }
 
 /// Operand `n` is a general register other than AH/CH/DH/BH (fast-path handlers).
