@@ -25,11 +25,30 @@ pub fn lookup(ins: &Instruction) -> Option<Handler> {
             {
                 mov_reg
             } else if super::is_plain_gpr(ins, 0) && super::is_mem(ins, 1) {
-                mov_reg_mem
+                match ins.op0_register().size() {
+                    1 => mov_reg_mem_n::<1>,
+                    2 => mov_reg_mem_n::<2>,
+                    4 => mov_reg_mem_n::<4>,
+                    8 => mov_reg_mem_n::<8>,
+                    _ => mov_reg_mem,
+                }
             } else if super::is_mem(ins, 0) && super::is_plain_gpr(ins, 1) {
-                mov_mem_reg
+                match ins.op1_register().size() {
+                    1 => mov_mem_reg_n::<1>,
+                    2 => mov_mem_reg_n::<2>,
+                    4 => mov_mem_reg_n::<4>,
+                    8 => mov_mem_reg_n::<8>,
+                    _ => mov_mem_reg,
+                }
             } else {
                 mov
+            }
+        }
+        Mnemonic::Movzx if super::is_plain_gpr(ins, 0) && super::is_mem(ins, 1) => {
+            match ins.memory_size().size() {
+                1 => movzx_mem::<1>,
+                2 => movzx_mem::<2>,
+                _ => movzx,
             }
         }
         Mnemonic::Movzx => movzx,
@@ -158,6 +177,33 @@ fn mov_mem_reg(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     let v = ex.reg(o.reg, o.size);
     let off = ex.ea(i);
     ex.write_mem(i.mem.seg, off, o.size, v)
+}
+
+/// MOV reg, [mem] with the size fixed at decode time (the memory fast path inlines).
+fn mov_reg_mem_n<const N: usize>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
+    let off = ex.ea(i);
+    let lin = ex.lin(i.mem.seg, off, N as u8, false)?;
+    let v = ex.read_lin::<N>(lin)?;
+    ex.set_reg(i.ops[0].reg, N as u8, v);
+    Ok(())
+}
+
+/// MOV [mem], reg with the size fixed at decode time.
+fn mov_mem_reg_n<const N: usize>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
+    let v = ex.reg(i.ops[1].reg, N as u8);
+    let off = ex.ea(i);
+    let lin = ex.lin(i.mem.seg, off, N as u8, true)?;
+    ex.write_lin::<N>(lin, v)
+}
+
+/// MOVZX reg, byte/word [mem].
+fn movzx_mem<const N: usize>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
+    let off = ex.ea(i);
+    let lin = ex.lin(i.mem.seg, off, N as u8, false)?;
+    let v = ex.read_lin::<N>(lin)?;
+    let d = i.ops[0];
+    ex.set_reg(d.reg, d.size, v);
+    Ok(())
 }
 
 fn movzx(ex: &mut Exec<'_>, i: &Insn) -> XResult {
