@@ -212,6 +212,8 @@ impl Machine {
         }
         if bios.is_some() {
             platform.firmware_trap_port = Bios::TRAP_PORT;
+            // Our BIOS describes the ECAM window (MCFG) and keeps BARs out of it.
+            platform.set_ecam_enabled(true);
         }
         // The floppy controller and the BIOS (INT 13h) share the one --fda image.
         let fda = config.fda.map(SharedDisk::new);

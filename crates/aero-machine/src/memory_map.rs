@@ -12,7 +12,8 @@ pub const PCI_HOLE_START: u64 = 0xE000_0000;
 /// The PCI Express ECAM (MMCONFIG) window: buses 00–FF, 1 MiB each, at the bottom of the
 /// PCI hole. The full 256 buses make the MCFG entry and the host bridge's bus range agree
 /// (what every OS expects) and cost nothing but address space: the 236 MiB left below the
-/// IOAPIC hold our 32-bit BARs many times over (64-bit BARs can go above 4 GiB).
+/// IOAPIC hold our 32-bit BARs many times over (64-bit BARs can go above 4 GiB). Decoded
+/// only when our BIOS runs (it publishes the MCFG); see `Platform::set_ecam_enabled`.
 pub const ECAM_BASE: u64 = PCI_HOLE_START;
 pub const ECAM_BUSES: u16 = 256;
 /// Where the BIOS starts placing 32-bit BARs: right above the ECAM window, so no BAR the

@@ -113,6 +113,10 @@ pub struct Platform {
     vga_rom_base: Option<u64>,
     /// An NMI for the CPU arrived (LAPIC LINT1/IPI); the machine raises it.
     pub nmi_pending: bool,
+    /// Whether the ECAM window decodes. Off until the firmware that describes it (our
+    /// BIOS: MCFG, E820, PNP0C02) is in charge: an external BIOS knows nothing of it and
+    /// may put BARs there (SeaBIOS's i440FX window starts at 0x80000000).
+    ecam_enabled: bool,
     a20: bool,
     /// Last ISA line levels given to the interrupt controllers.
     isa_levels: IrqLines,
@@ -156,6 +160,7 @@ impl Platform {
             vga_rom: Vec::new(),
             vga_rom_base: None,
             nmi_pending: false,
+            ecam_enabled: false,
             a20: true,
             isa_levels: IrqLines::NONE,
         }
@@ -355,7 +360,15 @@ impl Platform {
     /// Offset of `paddr` in the ECAM window. The host bridge claims the window before
     /// anything is forwarded to PCI, so a BAR a guest moves on top of it is shadowed.
     fn ecam_offset(&self, paddr: u64) -> Option<u64> {
+        if !self.ecam_enabled {
+            return None;
+        }
         offset_in(paddr, ECAM_BASE, self.pci.pci.ecam_size())
+    }
+
+    /// Turns ECAM decoding at `ECAM_BASE` on or off (see `ecam_enabled`).
+    pub fn set_ecam_enabled(&mut self, on: bool) {
+        self.ecam_enabled = on;
     }
 
     /// Offset of `paddr` in the VGA linear framebuffer, if BAR2 maps it there.
@@ -840,7 +853,9 @@ mod tests {
 
     fn platform() -> Platform {
         let (map, _) = MemoryMap::allocate(16 << 20, &[0u8; 0x20000]).unwrap();
-        Platform::new(Clock::new(true), map, 0)
+        let mut p = Platform::new(Clock::new(true), map, 0);
+        p.set_ecam_enabled(true);
+        p
     }
 
     /// ECAM address of `bus:device.function` register `reg`.
@@ -907,6 +922,22 @@ mod tests {
         // Extended registers ignore writes.
         p.mmio_write(ecam(0, 0, 0, 0x104), 4, 0x1234);
         assert_eq!(p.mmio_read(ecam(0, 0, 0, 0x104), 4), 0);
+    }
+
+    #[test]
+    fn without_ecam_decoding_the_window_is_plain_pci_space() {
+        let mut p = platform();
+        p.set_ecam_enabled(false);
+        assert_eq!(p.mmio_read(ECAM_BASE, 4), 0xFFFF_FFFF);
+        // A BAR there (as an external BIOS may place it) is reached.
+        p.io_write(0xCF8, 4, 0x8000_1018); // 00:02.0 BAR2 (LFB)
+        p.io_write(0xCFC, 4, ECAM_BASE as u32);
+        p.io_write(0xCF8, 4, 0x8000_1004);
+        p.io_write(0xCFC, 2, 0x0003);
+        p.mmio_write(ECAM_BASE + 0x3C, 1, 0x0E);
+        assert_eq!(p.vga.lfb_read(0x3C), 0x0E);
+        p.set_ecam_enabled(true);
+        assert_eq!(p.mmio_read(ECAM_BASE, 4), 0x1237_8086);
     }
 
     #[test]

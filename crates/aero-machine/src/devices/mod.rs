@@ -41,7 +41,7 @@
 //! | `hpet.rs` | HPET, 3 timers | 0xFED00000 (0x400) | ISA IRQ0/8 or IOAPIC 20–23 |
 //! | `acpi_pm.rs` | ACPI PM1/PM timer/GPE0/SMI_CMD | 0xB000–0B00B, 0xAFE0–AFE3, 0xB2 | SCI (IRQ9) |
 //! | `pci.rs` | config mechanism #1, ECAM, config space | 0xCF8, 0xCFC–CFF | — |
-//! | `pc_pci.rs` | bus 0 of the `pc` machine behind 0xCF8/0xCFC | 0xCF8, 0xCFC–CFF | — |
+//! | `pc_pci.rs` | bus 0 of the `pc` machine behind 0xCF8/0xCFC and ECAM | 0xCF8, 0xCFC–CFF, ECAM at 0xE0000000 (256 MiB, buses 00–FF; decoded with our BIOS) | — |
 //! | `i440fx.rs`, `piix3.rs`, `piix3_ide.rs`, `piix4_pm.rs` | chipset PCI functions | config space | PIRQA–D |
 //! | `display_pci.rs` | the display function: AeroGPU (A3A0:0001) + VGA/VBE | BAR0 = AeroGPU regs, BAR2 = LFB, ROM BAR | INTA# |
 #![allow(dead_code)]
