@@ -472,3 +472,33 @@ impl Machine {
         Ok(self.disks.flush()?)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aero_cpu::Bus;
+
+    #[test]
+    fn ecam_decodes_only_under_the_bios_that_describes_it() {
+        let config = || MachineConfig {
+            memory_bytes: 32 << 20,
+            boot_order: Vec::new(),
+            ..Default::default()
+        };
+        let mut ours = Machine::new(config()).unwrap();
+        assert_eq!(
+            ours.platform.mmio_read(memory_map::ECAM_BASE, 4),
+            0x1237_8086,
+            "host bridge ID through ECAM"
+        );
+        let mut external = Machine::new(MachineConfig {
+            external_bios: Some(vec![0xFF; 0x20000]),
+            ..config()
+        })
+        .unwrap();
+        assert_eq!(
+            external.platform.mmio_read(memory_map::ECAM_BASE, 4),
+            0xFFFF_FFFF
+        );
+    }
+}
