@@ -41,7 +41,8 @@ pub fn lookup(ins: &Instruction) -> Option<Handler> {
         Ret => ret_near,
         Retf => ret_far,
         Jo | Jno | Jb | Jae | Je | Jne | Jbe | Ja | Js | Jns | Jp | Jnp | Jl | Jge | Jle | Jg => {
-            jcc
+            let cc = (ins.condition_code() as usize).wrapping_sub(1);
+            JCC.get(cc).copied().unwrap_or(jcc)
         }
         Loop => loop_::<0>,
         Loope => loop_::<1>,
@@ -96,6 +97,34 @@ fn jmp_rel(ex: &mut Exec<'_>, i: &Insn) -> XResult {
 
 fn jcc(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     if ex.cond(i.cc) {
+        let t = ex.c.next_rip.wrapping_add(i.rel as u64) & ip_mask(ex, i);
+        return branch(ex, t);
+    }
+    Ok(())
+}
+
+/// Jcc with the condition fixed at decode time (the flag evaluation folds to one test).
+const JCC: [Handler; 16] = [
+    jcc_n::<0>,
+    jcc_n::<1>,
+    jcc_n::<2>,
+    jcc_n::<3>,
+    jcc_n::<4>,
+    jcc_n::<5>,
+    jcc_n::<6>,
+    jcc_n::<7>,
+    jcc_n::<8>,
+    jcc_n::<9>,
+    jcc_n::<10>,
+    jcc_n::<11>,
+    jcc_n::<12>,
+    jcc_n::<13>,
+    jcc_n::<14>,
+    jcc_n::<15>,
+];
+
+fn jcc_n<const CC: u8>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
+    if ex.cond(CC) {
         let t = ex.c.next_rip.wrapping_add(i.rel as u64) & ip_mask(ex, i);
         return branch(ex, t);
     }
