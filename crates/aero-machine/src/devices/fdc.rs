@@ -632,7 +632,10 @@ impl Fdc {
         } else {
             self.set_result(&[ST0_INVALID], false);
         }
-        self.irq = self.reset_polls > 0 || self.seek_status.iter().any(Option::is_some);
+        // The first SENSE INTERRUPT clears the request; the remaining polls are only
+        // reported. Raising it again here would give the driver a second, unexpected
+        // interrupt (Linux then resets the controller and gives up).
+        self.irq = false;
     }
 
     /// Ends a command with ST0 (plus HDS), ST1, ST2 and the ID registers, and interrupts.
