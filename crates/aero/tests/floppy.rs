@@ -154,3 +154,178 @@ fn seabios_boots_a_floppy_through_the_controller() {
         "--snapshot must keep the image unchanged"
     );
 }
+
+/// `${XDG_CACHE_HOME:-$HOME/.cache}/aero`, where tests/images/build.sh keeps its downloads
+/// (`debs`) and images (`images`).
+fn aero_cache() -> PathBuf {
+    std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .expect("HOME or XDG_CACHE_HOME")
+        .join("aero")
+}
+
+/// One file of a cpio "newc" archive (what the kernel unpacks as initramfs).
+fn cpio_entry(out: &mut Vec<u8>, ino: u32, name: &str, mode: u32, data: &[u8]) {
+    let fields = [
+        ino,
+        mode,
+        0,
+        0,
+        1,
+        0,
+        data.len() as u32,
+        0,
+        0,
+        0,
+        0,
+        name.len() as u32 + 1,
+        0,
+    ];
+    out.extend_from_slice(b"070701");
+    for f in fields {
+        out.extend_from_slice(format!("{f:08X}").as_bytes());
+    }
+    out.extend_from_slice(name.as_bytes());
+    out.push(0);
+    out.resize(out.len().next_multiple_of(4), 0);
+    out.extend_from_slice(data);
+    out.resize(out.len().next_multiple_of(4), 0);
+}
+
+/// The floppy driver module of the Debian kernel the boot images use.
+fn floppy_module() -> Vec<u8> {
+    let debs = aero_cache().join("debs");
+    let deb = std::fs::read_dir(&debs)
+        .unwrap_or_else(|e| panic!("{}: {e} (run tests/images/build.sh)", debs.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            name.starts_with("linux-image-")
+                && name.as_bytes().get(12).is_some_and(u8::is_ascii_digit)
+                && name.ends_with("_amd64.deb")
+        })
+        .expect("the amd64 kernel package in the debs cache");
+    let mut dpkg = Command::new("dpkg-deb")
+        .arg("--fsys-tarfile")
+        .arg(&deb)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("dpkg-deb");
+    let tar = Command::new("tar")
+        .args(["-xO", "--wildcards", "*/kernel/drivers/block/floppy.ko"])
+        .stdin(dpkg.stdout.take().unwrap())
+        .output()
+        .expect("tar");
+    assert!(dpkg.wait().unwrap().success() && tar.status.success());
+    assert!(
+        tar.stdout.starts_with(b"\x7fELF"),
+        "floppy.ko not found in {deb:?}"
+    );
+    tar.stdout
+}
+
+/// /init for the Linux test: load the floppy driver, read a sector, write another.
+const LINUX_INIT: &str = r#"#!/bin/sh
+/bin/busybox mkdir -p /proc /sys /dev /tmp
+/bin/busybox mount -t proc proc /proc
+/bin/busybox mount -t sysfs sysfs /sys
+/bin/busybox mount -t devtmpfs devtmpfs /dev
+/bin/busybox --install -s /bin
+exec >/dev/ttyS0 2>&1
+insmod /lib/modules/floppy.ko || echo "AERO-FD-INSMOD-FAILED"
+i=0
+while [ ! -b /dev/fd0 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+echo "AERO-FD-READ=$(dd if=/dev/fd0 bs=512 skip=100 count=1 2>/dev/null | head -c 19)"
+printf 'WRITTEN-BY-LINUX-FD' | dd of=/dev/fd0 bs=512 seek=1000 conv=sync,fsync 2>/dev/null \
+    || echo "AERO-FD-WRITE-FAILED"
+echo "AERO-FD-DONE"
+poweroff -f
+while :; do sleep 3600; done
+"#;
+
+/// Linux's own floppy driver (floppy.ko: resets, probes the controller version, seeks,
+/// reads and writes by DMA) on our BIOS: the amd64 boot image with an initramfs that adds
+/// the module and a test /init.
+#[test]
+fn linux_floppy_driver_reads_and_writes() {
+    let images = aero_cache().join("images");
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("floppy-linux");
+    std::fs::create_dir_all(&dir).unwrap();
+    // Later archives of a concatenated initramfs override earlier files (/init).
+    let mut initrd = std::fs::read(images.join("initrd-amd64.img"))
+        .expect("initrd-amd64.img (run tests/images/build.sh)");
+    initrd.resize(initrd.len().next_multiple_of(4), 0);
+    let mut cpio = Vec::new();
+    cpio_entry(&mut cpio, 1, "init", 0o100755, LINUX_INIT.as_bytes());
+    cpio_entry(&mut cpio, 2, "lib", 0o40755, b"");
+    cpio_entry(&mut cpio, 3, "lib/modules", 0o40755, b"");
+    cpio_entry(
+        &mut cpio,
+        4,
+        "lib/modules/floppy.ko",
+        0o100644,
+        &floppy_module(),
+    );
+    cpio_entry(&mut cpio, 5, "TRAILER!!!", 0, b"");
+    initrd.extend_from_slice(&cpio);
+    let initrd_path = dir.join("initrd.img");
+    std::fs::write(&initrd_path, &initrd).unwrap();
+    // A copy of the boot disk with that initramfs on its FAT partition.
+    let disk = dir.join("disk.img");
+    std::fs::copy(images.join("linux-amd64.img"), &disk).unwrap();
+    let mbr = std::fs::read(&disk).unwrap();
+    let start = u32::from_le_bytes(mbr[454..458].try_into().unwrap());
+    let status = Command::new("mcopy")
+        .arg("-o")
+        .arg("-i")
+        .arg(format!("{}@@{}", disk.display(), u64::from(start) * 512))
+        .arg(&initrd_path)
+        .arg("::/initrd.img")
+        .status()
+        .expect("mcopy (mtools)");
+    assert!(status.success(), "mcopy failed");
+
+    let fd = dir.join("fd.img");
+    let mut floppy = vec![0xF6u8; 1_474_560];
+    floppy[100 * 512..100 * 512 + 19].copy_from_slice(b"LINUX-FD-SECTOR-100");
+    std::fs::write(&fd, &floppy).unwrap();
+    let serial = dir.join("serial.txt");
+    let _ = std::fs::remove_file(&serial);
+    let out = Command::new(env!("CARGO_BIN_EXE_aero"))
+        .args(["headless", "--fda"])
+        .arg(&fd)
+        .arg("--serial")
+        .arg(&serial)
+        .args(["--until-serial", "AERO-FD-DONE", "--timeout", "120"])
+        .arg(&disk)
+        .output()
+        .expect("run aero");
+    let serial = std::fs::read_to_string(&serial).unwrap_or_default();
+    let tail: String = serial.lines().rev().take(30).collect::<Vec<_>>().join("\n");
+    eprintln!(
+        "stderr: {}\nserial (last lines, reversed):\n{tail}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        serial.contains("FDC 0 is a"),
+        "the driver did not find the controller"
+    );
+    assert!(
+        serial.contains("AERO-FD-READ=LINUX-FD-SECTOR-100"),
+        "read of sector 100"
+    );
+    assert!(!serial.contains("AERO-FD-WRITE-FAILED"));
+    assert_eq!(out.status.code(), Some(0), "run did not reach AERO-FD-DONE");
+    let written = std::fs::read(&fd).unwrap();
+    assert_eq!(
+        &written[1000 * 512..1000 * 512 + 19],
+        b"WRITTEN-BY-LINUX-FD"
+    );
+    assert!(written[1000 * 512 + 19..1001 * 512].iter().all(|&b| b == 0));
+    assert_eq!(
+        written[..1000 * 512],
+        floppy[..1000 * 512],
+        "other sectors changed"
+    );
+}
