@@ -239,6 +239,9 @@ while [ ! -b /dev/fd0 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 echo "AERO-FD-READ=$(dd if=/dev/fd0 bs=512 skip=100 count=1 2>/dev/null | head -c 19)"
 printf 'WRITTEN-BY-LINUX-FD' | dd of=/dev/fd0 bs=512 seek=1000 conv=sync,fsync 2>/dev/null \
     || echo "AERO-FD-WRITE-FAILED"
+for d in /sys/bus/pnp/devices/*; do
+    grep -q PNP0700 "$d/id" && echo "AERO-FD-PNP=$(tr '\n' ' ' <"$d/resources")"
+done
 echo "AERO-FD-DONE"
 poweroff -f
 while :; do sleep 3600; done
@@ -316,6 +319,11 @@ fn linux_floppy_driver_reads_and_writes() {
         "read of sector 100"
     );
     assert!(!serial.contains("AERO-FD-WRITE-FAILED"));
+    // Our DSDT's FDC0, as Linux's ACPI PnP layer reads its _CRS.
+    assert!(
+        serial.contains("AERO-FD-PNP=state = active io 0x3f0-0x3f5 io 0x3f7-0x3f7 irq 6 dma 2"),
+        "FDC0 resources"
+    );
     assert_eq!(out.status.code(), Some(0), "run did not reach AERO-FD-DONE");
     let written = std::fs::read(&fd).unwrap();
     assert_eq!(

@@ -121,8 +121,9 @@ pub fn isa_bridge(config: &AcpiConfig) -> Result<Aml, AmlError> {
             "FDC0",
             "PNP0700",
             None,
+            // SRA/SRB at 0x3F0-0x3F1 decode too; 0x3F6 is the IDE primary's.
             &[
-                io(0x3F2, 4),
+                io(0x3F0, 6),
                 io(0x3F7, 1),
                 irq(IRQ_FLOPPY),
                 Resource::Dma { channels: vec![2] },
