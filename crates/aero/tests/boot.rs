@@ -118,6 +118,30 @@ fn assert_linux_amd64_report(serial: &str) {
     }
 }
 
+/// The ECAM window on our BIOS: Linux takes it from the MCFG, accepts it because E820
+/// reserves it, sees the PNP0C02 claim, and so gets extended config space under the host
+/// bridge. BARs sit above it, in the host bridge's window.
+fn assert_linux_uses_our_ecam(serial: &str) {
+    for log in [
+        "PCI: MMCONFIG for domain 0000 [bus 00-ff] at [mem 0xe0000000-0xefffffff] \
+         (base 0xe0000000)",
+        "PCI: MMCONFIG at [mem 0xe0000000-0xefffffff] reserved in E820",
+        ": [mem 0xe0000000-0xefffffff] has been reserved",
+        "acpi PNP0A03:00: _OSC: OS supports [ExtendedConfig",
+        "root bus resource [mem 0xf0000000-0xfebfffff window]",
+        "root bus resource [bus 00-ff]",
+    ] {
+        assert!(serial.contains(log), "kernel log lacks {log:?}:\n{serial}");
+    }
+    for bad in [
+        "fail to add MMCONFIG information",
+        "not reserved in ACPI motherboard resources",
+        "only partially covers this bridge",
+    ] {
+        assert!(!serial.contains(bad), "kernel log has {bad:?}:\n{serial}");
+    }
+}
+
 /// The guest's /init clears the VGA console and writes the firmware-independent facts
 /// after its serial report; the run stops once they are on the text screen
 /// (`--until-screen`), and the screen must match one golden image on either BIOS.
@@ -151,6 +175,7 @@ fn linux_amd64_boots_on_our_bios() {
     );
     assert_eq!(code, 0);
     assert_linux_amd64_report(&serial);
+    assert_linux_uses_our_ecam(&serial);
     assert_linux_amd64_screen("linux-amd64");
 }
 
@@ -286,6 +311,7 @@ fn linux_i386_boots_on_our_bios() {
             "missing {line:?} in serial output:\n{serial}"
         );
     }
+    assert_linux_uses_our_ecam(&serial);
     // The 2-level page walk honours CR0.WP on read-only PTEs.
     assert!(
         serial.contains("honours the WP bit even in supervisor mode...Ok."),
