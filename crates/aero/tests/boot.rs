@@ -362,32 +362,38 @@ fn grub_menu_on_seabios_matches_golden() {
     grub_menu("grub-seabios", &["--bios", seabios()], "6");
 }
 
+/// Boots with `args` until `text` is on the text screen (within `secs` of guest time);
+/// returns the exit code, COM1 output, port E9h output and the final text screen.
+fn boot_until_screen(
+    test: &str,
+    args: &[&str],
+    text: &str,
+    secs: &str,
+) -> (i32, String, String, String) {
+    let screen_file = out_dir(test).join("screen.txt");
+    let mut all = args.to_vec();
+    all.extend([
+        "--until-screen",
+        text,
+        "--timeout",
+        secs,
+        "--screen-text",
+        screen_file.to_str().unwrap(),
+    ]);
+    let (code, serial, debugcon, _) = boot(test, &all);
+    let screen = std::fs::read_to_string(&screen_file).unwrap_or_default();
+    (code, serial, debugcon, screen)
+}
+
 /// Debian's memtest86+ ISO: El Torito floppy emulation, then its own 64-bit kernel runs
 /// memory tests #0–#3 over all of RAM (address walk, own address, moving inversions)
 /// and must find no error.
 #[test]
 fn memtest86_plus_runs_its_first_tests_clean() {
     let iso = image("memtest86+x64.iso");
-    let text = out_dir("memtest").join("screen.txt");
-    let (code, _, debugcon, _) = boot(
-        "memtest",
-        &[
-            "-m",
-            "64",
-            "--cdrom",
-            iso.to_str().unwrap(),
-            "--boot",
-            "d",
-            "--until-screen",
-            "Test #4",
-            "--timeout",
-            "60",
-            "--screen-text",
-            text.to_str().unwrap(),
-        ],
-    );
+    let args = ["-m", "64", "--cdrom", iso.to_str().unwrap(), "--boot", "d"];
+    let (code, _, debugcon, screen) = boot_until_screen("memtest", &args, "Test #4", "60");
     assert!(debugcon.contains("Booting from DVD/CD"), "{debugcon}");
-    let screen = std::fs::read_to_string(&text).unwrap();
     assert_eq!(code, 0, "memtest86+ did not get to test #4:\n{screen}");
     for expected in ["Memtest86+", "Memory  :   64MB", "Errors: 0"] {
         assert!(
@@ -400,18 +406,7 @@ fn memtest86_plus_runs_its_first_tests_clean() {
 /// GRUB's rescue images from Debian (`grub-rescue-pc`) reach their menu from a floppy
 /// (INT 13h floppy services), from a CD and from the same hybrid image as a hard disk.
 fn grub_rescue(test: &str, drive: &[&str]) {
-    let text = out_dir(test).join("screen.txt");
-    let mut args = drive.to_vec();
-    args.extend([
-        "--until-screen",
-        "direct boot",
-        "--timeout",
-        "30",
-        "--screen-text",
-        text.to_str().unwrap(),
-    ]);
-    let (code, _, _, _) = boot(test, &args);
-    let screen = std::fs::read_to_string(&text).unwrap_or_default();
+    let (code, _, _, screen) = boot_until_screen(test, drive, "direct boot", "30");
     assert_eq!(code, 0, "GRUB's menu did not appear:\n{screen}");
     assert!(screen.contains("GNU GRUB  version"), "{screen}");
     assert!(screen.contains("GNU/Linux"), "{screen}");
@@ -439,23 +434,9 @@ fn grub_rescue_cd_boots_to_its_menu_as_cd_and_as_disk() {
 #[test]
 fn debian_installer_i386_reaches_its_first_dialog() {
     let iso = image("debian-installer-i386.iso");
-    let text = out_dir("debian-installer").join("screen.txt");
-    let (code, serial, _, _) = boot(
-        "debian-installer",
-        &[
-            "--cdrom",
-            iso.to_str().unwrap(),
-            "--boot",
-            "d",
-            "--until-screen",
-            "Select a language",
-            "--timeout",
-            "150",
-            "--screen-text",
-            text.to_str().unwrap(),
-        ],
-    );
-    let screen = std::fs::read_to_string(&text).unwrap_or_default();
+    let args = ["--cdrom", iso.to_str().unwrap(), "--boot", "d"];
+    let (code, serial, _, screen) =
+        boot_until_screen("debian-installer", &args, "Select a language", "150");
     assert_eq!(code, 0, "no language dialog:\n{screen}\nserial:\n{serial}");
     assert!(serial.contains("Run /init as init process"), "{serial}");
     assert!(!serial.contains("Kernel panic"), "{serial}");
