@@ -10,7 +10,7 @@ const KMD_PORTABLE: &str = "kmd/portable/agpu_kmd_portable.c";
 #[test]
 fn kmd_portable_unit_tests_pass() {
     for m32 in [false, true] {
-        let Some(exe) = common::build(
+        let Some(out) = common::run_unit_tests(
             "test_kmd_portable",
             &["kmd/tests/test_kmd_portable.c", KMD_PORTABLE],
             false,
@@ -18,8 +18,6 @@ fn kmd_portable_unit_tests_pass() {
         ) else {
             continue;
         };
-        let out = common::run(&exe, &[]);
-        assert!(out.contains(" 0 failures"), "{out}");
         let checks: u32 = out.split_whitespace().next().unwrap().parse().unwrap();
         assert!(checks > 100, "suspiciously few checks: {out}");
     }

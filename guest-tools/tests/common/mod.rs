@@ -72,6 +72,16 @@ pub fn build(name: &str, sources: &[&str], cxx: bool, m32: bool) -> Option<PathB
     Some(exe)
 }
 
+/// Builds and runs a unit-test program (see `build`) whose last line is
+/// "N checks, M failures"; panics unless it exits 0 with no failures. Returns its stdout,
+/// or None when the `m32` variant cannot be built.
+pub fn run_unit_tests(name: &str, sources: &[&str], cxx: bool, m32: bool) -> Option<String> {
+    let exe = build(name, sources, cxx, m32)?;
+    let out = run(&exe, &[]);
+    assert!(out.contains(" 0 failures"), "{out}");
+    Some(out)
+}
+
 /// Runs `exe args` and panics with its output unless it exits 0; returns stdout.
 pub fn run(exe: &Path, args: &[&str]) -> String {
     let out = Command::new(exe)
