@@ -10,16 +10,7 @@
 #include "../portable/agpu_ring.h"
 #include "../portable/agpu_share.h"
 #include "../portable/agpu_submit.h"
-
-static int g_checks, g_failures;
-#define CHECK(c)                                                              \
-    do {                                                                      \
-        g_checks++;                                                           \
-        if (!(c)) {                                                           \
-            g_failures++;                                                     \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c); \
-        }                                                                     \
-    } while (0)
+#include "../../tests_host/agpu_check.h"
 
 /* ---- fake MMIO -------------------------------------------------------------------- */
 typedef struct fake_mmio {
@@ -368,6 +359,5 @@ int main(void)
     test_ring();
     test_device();
     test_escape();
-    printf("%d checks, %d failures\n", g_checks, g_failures);
-    return g_failures ? 1 : 0;
+    return agpu_check_report();
 }

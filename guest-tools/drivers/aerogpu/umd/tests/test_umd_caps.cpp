@@ -10,18 +10,9 @@
 #include "../src/aerogpu_umd_caps.h"
 #include "../src/aerogpu_umd_core.h"
 #include "../src/aerogpu_umd_ddi.h"
+#include "../../tests_host/agpu_check.h"
 
 using namespace aerogpu;
-
-static int g_checks, g_failures;
-#define CHECK(c)                                                                       \
-    do {                                                                               \
-        g_checks++;                                                                    \
-        if (!(c)) {                                                                    \
-            g_failures++;                                                              \
-            std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c); \
-        }                                                                              \
-    } while (0)
 
 struct NullSink : SubmitSink {
     uint64_t n = 0;
@@ -297,6 +288,5 @@ int main() {
     test_msaa_queries_ddraw();
     test_ddi_device_agrees();
     g_afuncs.pfnCloseAdapter(g_adapter);
-    std::printf("%d checks, %d failures\n", g_checks, g_failures);
-    return g_failures ? 1 : 0;
+    return agpu_check_report();
 }

@@ -4,18 +4,9 @@
 #include <vector>
 
 #include "../src/aerogpu_umd_core.h"
+#include "../../tests_host/agpu_check.h"
 
 using namespace aerogpu;
-
-static int g_checks, g_failures;
-#define CHECK(c)                                                                   \
-    do {                                                                           \
-        g_checks++;                                                                \
-        if (!(c)) {                                                                \
-            g_failures++;                                                          \
-            std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c); \
-        }                                                                          \
-    } while (0)
 
 // A sink that records batches; completion is controlled by the test.
 struct FakeSink : SubmitSink {
@@ -273,6 +264,5 @@ int main() {
     test_present_throttle_and_queries();
     test_shared_alloc_ids();
     test_caps_limits_enforced();
-    std::printf("%d checks, %d failures\n", g_checks, g_failures);
-    return g_failures ? 1 : 0;
+    return agpu_check_report();
 }
