@@ -652,6 +652,29 @@ HRESULT APIENTRY Unlock(HANDLE h, const D3DDDIARG_UNLOCK *a) {
     return hr_of(d->core.unlock(handle, it->second.lock_offset, it->second.lock_size));
 }
 
+// Asks the runtime (pfnAllocateCb, which the caller checked is there) for the one
+// allocation of resource `a`, with `priv` as its private driver data: the KMD reads it and
+// writes back into it. On success *out is the allocation.
+HRESULT allocate_one(UmdDevice *d, const D3DDDIARG_CREATERESOURCE *a, aerogpu_wddm_alloc_priv *priv,
+                     D3DKMT_HANDLE *out) {
+    D3DDDI_ALLOCATIONINFO ai;
+    std::memset(&ai, 0, sizeof(ai));
+    ai.pPrivateDriverData = priv;
+    ai.PrivateDriverDataSize = sizeof(*priv);
+    ai.VidPnSourceId = a->VidPnSourceId;
+    ai.Flags.Primary = a->Flags.Primary;
+    D3DDDICB_ALLOCATE al;
+    std::memset(&al, 0, sizeof(al));
+    al.hResource = a->hResource;
+    al.NumAllocations = 1;
+    al.pAllocationInfo = &ai;
+    HRESULT hr = d->cb.pfnAllocateCb(d->runtime, &al);
+    if (hr < 0) return hr;
+    if (!ai.hAllocation) return kEFail;
+    *out = ai.hAllocation;
+    return kOk;
+}
+
 void deallocate_one(UmdDevice *d, D3DKMT_HANDLE h) {
     if (!d->cb.pfnDeallocateCb) return;
     D3DDDICB_DEALLOCATE de;
@@ -680,43 +703,33 @@ HRESULT create_shared_resource(UmdDevice *d, D3DDDIARG_CREATERESOURCE *a, Resour
         log_once(d->logged_shared, "aerogpu-d3d9: no cross-process alloc_id counter: the KMD assigns shared alloc_ids\n");
     }
     aerogpu_wddm_alloc_priv priv = make_alloc_priv(desc, want_id, 0, backing);
-    D3DDDI_ALLOCATIONINFO ai;
-    std::memset(&ai, 0, sizeof(ai));
-    ai.pPrivateDriverData = &priv;
-    ai.PrivateDriverDataSize = sizeof(priv);
-    ai.VidPnSourceId = a->VidPnSourceId;
-    ai.Flags.Primary = a->Flags.Primary;
-    D3DDDICB_ALLOCATE al;
-    std::memset(&al, 0, sizeof(al));
-    al.hResource = a->hResource;
-    al.NumAllocations = 1;
-    al.pAllocationInfo = &ai;
-    HRESULT hr = d->cb.pfnAllocateCb(d->runtime, &al);
-    if (hr < 0 || !ai.hAllocation) return hr < 0 ? hr : kEFail;
+    D3DKMT_HANDLE alloc = 0;
+    HRESULT hr = allocate_one(d, a, &priv, &alloc);
+    if (hr < 0) return hr;
     aerogpu_wddm_alloc_priv back;
     std::memcpy(&back, &priv, sizeof(back));
     bool id_ok = want_id ? back.alloc_id == want_id : back.alloc_id >= AEROGPU_WDDM_ALLOC_ID_KMD_MIN;
     if (!back.share_token || !id_ok || d->by_alloc.count(back.alloc_id)) {
         logf("aerogpu-d3d9: shared allocation came back with alloc_id %u token %s: refused\n", back.alloc_id,
              back.share_token ? "set" : "missing");
-        deallocate_one(d, ai.hAllocation);
+        deallocate_one(d, alloc);
         return kEFail;
     }
     uint32_t handle = d->core.create_resource(desc, back.alloc_id);
     if (!handle) {
-        deallocate_one(d, ai.hAllocation);
+        deallocate_one(d, alloc);
         return kInvalidCall;
     }
     if (d->core.export_shared(handle, back.share_token) != kS_OK) {
         d->core.destroy_resource(handle);
         d->core.flush();
-        deallocate_one(d, ai.hAllocation);
+        deallocate_one(d, alloc);
         return kEFail;
     }
     ResInfo info;
-    info.hAllocation = ai.hAllocation;
+    info.hAllocation = alloc;
     info.owns_allocation = true;
-    d->by_alloc[back.alloc_id] = ai.hAllocation;
+    d->by_alloc[back.alloc_id] = alloc;
     d->res[handle] = info;
     a->hResource = to_handle(handle);
     return kOk;
@@ -763,26 +776,16 @@ HRESULT APIENTRY CreateResource(HANDLE h, D3DDDIARG_CREATERESOURCE *a) {
             return kNotAvailable;
         }
         aerogpu_wddm_alloc_priv priv = d->core.alloc_priv(handle);
-        D3DDDI_ALLOCATIONINFO ai;
-        std::memset(&ai, 0, sizeof(ai));
-        ai.pPrivateDriverData = &priv;
-        ai.PrivateDriverDataSize = sizeof(priv);
-        ai.VidPnSourceId = a->VidPnSourceId;
-        ai.Flags.Primary = a->Flags.Primary;
-        D3DDDICB_ALLOCATE al;
-        std::memset(&al, 0, sizeof(al));
-        al.hResource = a->hResource;
-        al.NumAllocations = 1;
-        al.pAllocationInfo = &ai;
-        HRESULT hr = d->cb.pfnAllocateCb(d->runtime, &al);
-        if (hr < 0 || !ai.hAllocation) {
+        D3DKMT_HANDLE alloc = 0;
+        HRESULT hr = allocate_one(d, a, &priv, &alloc);
+        if (hr < 0) {
             d->core.destroy_resource(handle);
             d->core.flush();
-            return hr < 0 ? hr : kEFail;
+            return hr;
         }
-        info.hAllocation = ai.hAllocation;
+        info.hAllocation = alloc;
         info.owns_allocation = true;
-        d->by_alloc[r->alloc_id] = ai.hAllocation;
+        d->by_alloc[r->alloc_id] = alloc;
     }
     d->res[handle] = info;
     a->hResource = to_handle(handle);
