@@ -2,7 +2,7 @@
 //! drive slot. The drives themselves (tray, lock, what the guest is told) are the shared
 //! ATAPI model in `aero_storage::ide::atapi`.
 
-use aero_storage::ide::{CdStatus, MediaError};
+use aero_storage::ide::{CdStatus, IdeChannel, MediaError};
 use aero_storage::{BlockDevice, SharedDisk};
 
 use super::{DriveSlot, Machine, MachineError};
@@ -48,11 +48,7 @@ impl Machine {
         let disc = SharedDisk::new(disc);
         let result = match slot {
             DriveSlot::Ide { channel, slave } => self
-                .platform
-                .ide
-                .channels
-                .get_mut(channel as usize)
-                .ok_or(MediaError::NoCdDrive)
+                .ide_channel(channel)
                 .and_then(|ch| ch.insert_media(slave, Box::new(disc.clone()))),
             DriveSlot::Ahci(port) => self
                 .platform
@@ -73,11 +69,7 @@ impl Machine {
     pub fn eject_cd(&mut self, slot: DriveSlot, force: bool) -> Result<(), MachineError> {
         let result = match slot {
             DriveSlot::Ide { channel, slave } => self
-                .platform
-                .ide
-                .channels
-                .get_mut(channel as usize)
-                .ok_or(MediaError::NoCdDrive)
+                .ide_channel(channel)
                 .and_then(|ch| ch.eject_media(slave, force)),
             DriveSlot::Ahci(port) => self.platform.ahci.eject_media(port as usize, force),
         };
@@ -87,5 +79,14 @@ impl Machine {
         }
         tracing::info!(?slot, force, "CD ejected");
         Ok(())
+    }
+
+    /// IDE channel `channel` of a drive slot; a channel that does not exist has no drive.
+    fn ide_channel(&mut self, channel: u8) -> Result<&mut IdeChannel, MediaError> {
+        self.platform
+            .ide
+            .channels
+            .get_mut(channel as usize)
+            .ok_or(MediaError::NoCdDrive)
     }
 }
