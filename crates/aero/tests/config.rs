@@ -16,6 +16,15 @@ fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// `aero headless ARGS` runs the demo guest until it is ready and exits 0.
+fn headless_reaches_the_demo(args: &[&str], dir: &Path) {
+    let mut all = vec!["headless"];
+    all.extend_from_slice(args);
+    all.extend(["--until-serial", "AERO-DEMO-READY", "--timeout", "20"]);
+    let out = aero(&all, dir);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
 #[test]
 fn headless_takes_its_machine_from_the_file() {
     let dir = tempfile::tempdir().unwrap();
@@ -23,21 +32,15 @@ fn headless_takes_its_machine_from_the_file() {
     // No disk in the file: the demo guest, with the file's memory size.
     std::fs::write(&cfg, "memory = 64\nboot = \"c\"\n").unwrap();
     let serial = dir.path().join("serial.txt");
-    let out = aero(
+    headless_reaches_the_demo(
         &[
-            "headless",
             "--config",
             cfg.to_str().unwrap(),
             "--serial",
             serial.to_str().unwrap(),
-            "--until-serial",
-            "AERO-DEMO-READY",
-            "--timeout",
-            "20",
         ],
         dir.path(),
     );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 
     // The memory size is the file's: out of range there is the usual error.
     std::fs::write(&cfg, "memory = 0\n").unwrap();
@@ -49,21 +52,7 @@ fn headless_takes_its_machine_from_the_file() {
         stderr(&out)
     );
     // ...unless the command line says otherwise.
-    let out = aero(
-        &[
-            "headless",
-            "--config",
-            "vm.toml",
-            "-m",
-            "64",
-            "--until-serial",
-            "AERO-DEMO-READY",
-            "--timeout",
-            "20",
-        ],
-        dir.path(),
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    headless_reaches_the_demo(&["--config", "vm.toml", "-m", "64"], dir.path());
 }
 
 #[test]
