@@ -12,6 +12,8 @@
 #   linux-amd64-storage.iso  isolinux CD whose initramfs loads the kernel's ata_piix/ahci
 #                     drivers, formats the first disk (FAT) on first boot, writes files and
 #                     prints their checksum; later boots verify the files (storage tests)
+#   linux-amd64-diskbench.iso  the same CD with aero.bench=disk: the init times sequential
+#                     and random I/O on the (scratch) first disk instead (disk benchmark)
 # plus the raw parts (vmlinuz-amd64, initrd-amd64.img, vmlinuz-i386, initrd-i386.img)
 # for direct -kernel boots and the QEMU boot-time benchmark.
 #
@@ -263,6 +265,56 @@ echo "AERO-STORAGE-AHCI=$(bound ahci)"
 echo "AERO-STORAGE-BLOCK=$(ls /sys/block | grep -v '^loop' | grep -v '^ram' | tr '\n' ' ')"
 # The PCI function behind sda (00:01.1 PIIX3 IDE, 00:05.0 AHCI).
 echo "AERO-STORAGE-SDA-PATH=$(readlink /sys/block/sda)"
+# Disk benchmark (kernel command line aero.bench=disk, tests/bench/disk-io.sh): the first
+# disk is a blank scratch disk. Each phase prints its start and end guest uptime; the host
+# turns them into rates, so the guest clock must follow the host's (Aero --realtime).
+disk_bench() {
+    dev=/dev/sda mib=64 ops=256 fails=0
+    blocks=$((mib * 256))
+    # The same pseudo-random 4 KiB block numbers on every run (busybox awk, fixed seed).
+    awk -v n=$ops -v max=$blocks 'BEGIN { srand(7); for (i = 0; i < n; i++) print int(rand() * max) }' >/tmp/offsets
+    phase() { echo "AERO-BENCH-PHASE $1 $2 $3 $4"; }
+    read -r t0 _ </proc/uptime
+    dd if=/dev/zero of=$dev bs=1M count=$mib conv=fsync,notrunc 2>/dev/null || fails=$((fails + 1))
+    read -r t1 _ </proc/uptime
+    phase seq-write $((mib << 20)) "$t0" "$t1"
+    # Reads must reach the disk, not the page cache.
+    sync
+    echo 3 >/proc/sys/vm/drop_caches
+    read -r t0 _ </proc/uptime
+    dd if=$dev of=/dev/null bs=1M count=$mib 2>/dev/null || fails=$((fails + 1))
+    read -r t1 _ </proc/uptime
+    phase seq-read $((mib << 20)) "$t0" "$t1"
+    # Random 4 KiB: O_DIRECT so that every request goes to the disk; one dd per request.
+    read -r t0 _ </proc/uptime
+    while read -r o; do
+        dd if=$dev of=/dev/null bs=4096 count=1 skip="$o" iflag=direct 2>/dev/null || fails=$((fails + 1))
+    done </tmp/offsets
+    read -r t1 _ </proc/uptime
+    phase rand-read $ops "$t0" "$t1"
+    read -r t0 _ </proc/uptime
+    while read -r o; do
+        dd if=/dev/zero of=$dev bs=4096 count=1 seek="$o" oflag=direct conv=notrunc 2>/dev/null \
+            || fails=$((fails + 1))
+    done </tmp/offsets
+    sync
+    read -r t1 _ </proc/uptime
+    phase rand-write $ops "$t0" "$t1"
+    # The same loop without a disk: what one dd process costs (part of every random op).
+    read -r t0 _ </proc/uptime
+    while read -r o; do dd if=/dev/zero of=/dev/null bs=4096 count=1 2>/dev/null; done </tmp/offsets
+    read -r t1 _ </proc/uptime
+    phase dd-only $ops "$t0" "$t1"
+    echo "AERO-BENCH-FAILS=$fails"
+    # Guest time since boot, for a check against the host's wall clock.
+    read -r t1 _ </proc/uptime
+    echo "AERO-BENCH-UPTIME=$t1"
+    echo "AERO-BENCH-DONE"
+}
+if grep -q 'aero.bench=disk' /proc/cmdline; then
+    if [ -b /dev/sda ]; then disk_bench; else echo "AERO-BENCH-NO-DISK"; fi
+    poweroff -f
+fi
 if [ ! -b /dev/sda ]; then
     echo "AERO-STORAGE-NO-DISK"
 elif mount -t vfat /dev/sda /mnt 2>/dev/null; then
@@ -383,6 +435,7 @@ assemble_disk() {
     dd if="$part" of="$disk.tmp" bs=512 seek="$PART_START" conv=notrunc,sparse status=none
 }
 
+# $1: extra kernel command line arguments (optional).
 syslinux_cfg() {
     cat <<EOF
 SERIAL 0 115200
@@ -392,7 +445,7 @@ DEFAULT aero
 LABEL aero
   LINUX /vmlinuz
   INITRD /initrd.img
-  APPEND $CMDLINE
+  APPEND $CMDLINE${1:+ $1}
 EOF
 }
 
@@ -459,13 +512,13 @@ build_grub_disk() {
     rm -rf "$work"
 }
 
-# isolinux El Torito no-emulation CD $1.
+# isolinux El Torito no-emulation CD $1; $4: extra kernel command line arguments.
 build_iso() {
-    local iso="$1" kernel="$2" initrd="$3" work
+    local iso="$1" kernel="$2" initrd="$3" extra="${4:-}" work
     work="$(mktemp -d)"
     mkdir -p "$work/iso/isolinux"
     cp /usr/lib/ISOLINUX/isolinux.bin /usr/lib/syslinux/modules/bios/ldlinux.c32 "$work/iso/isolinux/"
-    syslinux_cfg >"$work/iso/isolinux/isolinux.cfg"
+    syslinux_cfg "$extra" >"$work/iso/isolinux/isolinux.cfg"
     cp "$kernel" "$work/iso/vmlinuz"
     cp "$initrd" "$work/iso/initrd.img"
     find "$work/iso" -exec touch -h -d @"$SOURCE_DATE_EPOCH" {} +
@@ -503,6 +556,7 @@ main() {
         done
     } | sha256sum | cut -d' ' -f1)"
     local outputs=(linux-amd64.img linux-i386.img grub.img linux-amd64.iso linux-amd64-storage.iso
+                   linux-amd64-diskbench.iso
                    vmlinuz-amd64 initrd-amd64.img initrd-amd64-storage.img vmlinuz-i386 initrd-i386.img
                    memtest86+x64.iso grub-rescue-floppy.img grub-rescue-cdrom.iso
                    debian-installer-i386.iso)
@@ -563,6 +617,9 @@ main() {
     build_iso "$OUT_DIR/debian-installer-i386.iso" "$OUT_DIR/vmlinuz-i386" "$work/$di_dir/initrd.gz"
     log "building linux-amd64-storage.iso"
     build_iso "$OUT_DIR/linux-amd64-storage.iso" "$OUT_DIR/vmlinuz-amd64" "$OUT_DIR/initrd-amd64-storage.img"
+    log "building linux-amd64-diskbench.iso"
+    build_iso "$OUT_DIR/linux-amd64-diskbench.iso" "$OUT_DIR/vmlinuz-amd64" \
+        "$OUT_DIR/initrd-amd64-storage.img" aero.bench=disk
 
     printf '%s\n' "$stamp_inputs" >"$OUT_DIR/.stamp"
     log "done in $(( $(date +%s) - start_ts ))s:"
