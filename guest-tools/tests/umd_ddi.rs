@@ -14,6 +14,7 @@ fn d3d9_ddi_scene_through_the_device_table_runs_on_the_device_model() {
             "umd/src/aerogpu_umd_ddi.cpp",
             "umd/src/aerogpu_umd_caps.cpp",
             "umd/src/aerogpu_umd_core.cpp",
+            "umd/src/aerogpu_umd_core_draw.cpp",
             "tests_host/agpu_trace.c",
             "kmd/portable/agpu_kmd_portable.c",
         ],

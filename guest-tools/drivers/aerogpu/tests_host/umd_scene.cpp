@@ -1,8 +1,8 @@
 // A scripted D3D9Ex scene through the UMD core, submitted through the KMD's portable
 // staging/ring path into a trace the Rust device replays: resources with guest backing
 // (backing_alloc_id), CPU uploads (dirty ranges), shaders, declarations, states, draws,
-// clears, PresentEx, an EVENT query, and a shared surface exported by one "process" and
-// imported by another (DWM-style).
+// clears, StretchRect/ColorFill draws, user-memory draws, PresentEx, an EVENT query, and a
+// shared surface exported by one "process" and imported by another (DWM-style).
 //
 // usage: umd_scene OUT.trace
 #include <cstdio>
@@ -160,6 +160,33 @@ int main(int argc, char **argv) {
         REQUIRE(app.draw_indexed(4, 0, 0, 1) == kS_OK);
         REQUIRE(app.present_ex(0, false) == kS_OK);
     }
+    // A frame with StretchRect (linear shrink of the shared RT, a mirrored BC1 -> ARGB
+    // conversion, a same-size copy), a ColorFill of a sub-rectangle, DrawPrimitiveUP and
+    // DrawIndexedPrimitiveUP (internal draws and the upload ring), then ordinary draws
+    // again with the app's bindings.
+    ResourceDesc thumb;
+    thumb.kind = ResourceKind::Texture2D; thumb.d3d_format = 21; thumb.width = 128; thumb.height = 128;
+    thumb.usage = AEROGPU_RESOURCE_USAGE_RENDER_TARGET | AEROGPU_RESOURCE_USAGE_TEXTURE;
+    uint32_t hthumb = app.create_resource(thumb);
+    REQUIRE(hthumb);
+    sink.add_alloc(app.resource(hthumb)->alloc_id, app.resource(hthumb)->backing_bytes);
+    Rect all_thumb{0, 0, 128, 128}, all_rt{0, 0, 256, 256}, quarter{0, 0, 64, 64}, small{0, 0, 16, 16};
+    REQUIRE(app.blit(hthumb, all_thumb, hrt, all_rt, kBlitLinear) == kS_OK);
+    REQUIRE(app.blit(hthumb, quarter, htex, quarter, kBlitMirrorLeftRight | kBlitMirrorUpDown) == kS_OK);
+    REQUIRE(app.blit(hthumb, small, hrt, small, 0) == kS_OK); // COPY_TEXTURE2D
+    const float fill[4] = {1.0f, 0.5f, 0.0f, 1.0f};
+    REQUIRE(app.color_fill(hthumb, Rect{32, 32, 96, 96}, fill) == kS_OK);
+    const float up_verts[15] = {-1, 1, 0, 1, 0, 1, 1, 0, 1, 0, 0, -1, 0, 1, 0};
+    const uint16_t up_idx[3] = {0, 2, 1};
+    REQUIRE(app.draw_primitive_up(4, 1, up_verts, 20) == kS_OK);
+    REQUIRE(app.draw_indexed_up(4, 0, 0, 3, 0, 1, up_idx, false, up_verts, 20) == kS_OK);
+    REQUIRE(app.set_stream_source(0, hvb, 0, 20) == kS_OK);
+    REQUIRE(app.set_indices(hib, false) == kS_OK);
+    REQUIRE(app.draw_primitive(4, 0, 1) == kS_OK);
+    REQUIRE(app.draw_indexed(4, 0, 0, 1) == kS_OK);
+    REQUIRE(app.present_ex(0, false) == kS_OK);
+    std::printf("thumb handle %u\n", hthumb);
+
     REQUIRE(app.issue_query(q) == kS_OK);
     REQUIRE(app.get_query_data(q, 0) == kS_OK);
 
@@ -172,6 +199,7 @@ int main(int argc, char **argv) {
     REQUIRE(dwm.present_ex(0, false) == kS_OK);
 
     REQUIRE(app.destroy_resource(htex) == kS_OK);
+    app.release_internal_objects(); // device teardown: internal shaders, layout, ring
     REQUIRE(app.flush() != 0);
     REQUIRE(!sink.failed);
     agpu_trace_expect(&T, sink.fence, 0, 0, sink.submissions);

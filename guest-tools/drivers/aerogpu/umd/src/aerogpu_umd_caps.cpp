@@ -113,8 +113,8 @@ void fill_d3d9_caps(D3DCAPS9 *c) {
     c->MaxVertexShaderConst = kMaxShaderConstantsF;
     c->PixelShaderVersion = kMaxPixelShaderVersion;
     c->PixelShader1xMaxValue = 65504.0f;
-    // SET_VERTEX_BUFFERS carries an offset; Blt copies from any 2D texture (same size only:
-    // stretching is not implemented). D3D9Ex clients (WPF, media players) take
+    // SET_VERTEX_BUFFERS carries an offset; Blt copies or stretches from any 2D color
+    // surface (Device::blit). D3D9Ex clients (WPF, media players) take
     // CANSHARERESOURCE + CAN_STRETCHRECT_FROM_TEXTURES as "WDDM driver".
     c->DevCaps2 = D3DDEVCAPS2_STREAMOFFSET | D3DDEVCAPS2_CAN_STRETCHRECT_FROM_TEXTURES;
     c->NumberOfAdaptersInGroup = 1;
@@ -122,7 +122,9 @@ void fill_d3d9_caps(D3DCAPS9 *c) {
     c->DeclTypes = D3DDTCAPS_UBYTE4 | D3DDTCAPS_UBYTE4N | D3DDTCAPS_SHORT2N | D3DDTCAPS_SHORT4N |
                    D3DDTCAPS_USHORT2N | D3DDTCAPS_USHORT4N | D3DDTCAPS_FLOAT16_2 | D3DDTCAPS_FLOAT16_4;
     c->NumSimultaneousRTs = kMaxSimultaneousRTs;
-    c->StretchRectFilterCaps = D3DPTFILTERCAPS_MINFPOINT | D3DPTFILTERCAPS_MAGFPOINT; // same-size Blt
+    // Device::blit samples with D3DTEXF_POINT or D3DTEXF_LINEAR (the filters of TextureFilterCaps).
+    c->StretchRectFilterCaps = D3DPTFILTERCAPS_MINFPOINT | D3DPTFILTERCAPS_MINFLINEAR | D3DPTFILTERCAPS_MAGFPOINT |
+                               D3DPTFILTERCAPS_MAGFLINEAR;
     // Shader model 2.0 minimums (no 2.x extensions, no flow control beyond 2.0).
     c->VS20Caps.NumTemps = 12;
     c->VS20Caps.StaticFlowControlDepth = 1;

@@ -18,6 +18,14 @@ enum : uint32_t {
     RS_STENCILMASK = 58, RS_STENCILWRITEMASK = 59, RS_COLORWRITEENABLE = 168, RS_BLENDOP = 171,
     RS_SCISSORTESTENABLE = 174, RS_DEPTHBIAS = 195, RS_SEPARATEALPHABLENDENABLE = 206,
     RS_SRCBLENDALPHA = 207, RS_DESTBLENDALPHA = 208, RS_BLENDOPALPHA = 209,
+    RS_ALPHATESTENABLE = 15, RS_FOGENABLE = 28, RS_CLIPPLANEENABLE = 152, RS_SRGBWRITEENABLE = 194,
+};
+
+// D3DSAMPLERSTATETYPE values.
+enum : uint32_t {
+    SAMP_ADDRESSU = 1, SAMP_ADDRESSV = 2, SAMP_ADDRESSW = 3, SAMP_MAGFILTER = 5, SAMP_MINFILTER = 6,
+    SAMP_MIPFILTER = 7, SAMP_MIPMAPLODBIAS = 8, SAMP_MAXMIPLEVEL = 9, SAMP_MAXANISOTROPY = 10,
+    SAMP_SRGBTEXTURE = 11,
 };
 
 uint32_t f32_bits(float f) {
@@ -127,6 +135,11 @@ Device::Device(SubmitSink &sink, uint32_t handle_base, uint32_t alloc_id_base)
     rs_[RS_BLENDOPALPHA] = 1;
     rs_[RS_STENCILMASK] = 0xFFFFFFFFu;
     rs_[RS_STENCILWRITEMASK] = 0xFFFFFFFFu;
+    for (auto &stage : samp_) {
+        stage[SAMP_ADDRESSU] = stage[SAMP_ADDRESSV] = stage[SAMP_ADDRESSW] = 1; // WRAP
+        stage[SAMP_MAGFILTER] = stage[SAMP_MINFILTER] = 1;                      // POINT
+        stage[SAMP_MAXANISOTROPY] = 1;
+    }
 }
 
 Resource *Device::find(uint32_t handle) {
@@ -286,7 +299,7 @@ int32_t Device::destroy_resource(uint32_t handle) {
     if (!p) return kE_OUTOFMEMORY;
     p->resource_handle = handle;
     r->alive = false;
-    for (auto &v : vb_) if (v == handle) v = 0;
+    for (auto &v : vb_) if (v.handle == handle) v = StreamBinding{};
     for (auto &t : tex_) if (t == handle) t = 0;
     for (auto &t : rts_) if (t == handle) t = 0;
     if (ib_ == handle) ib_ = 0;
@@ -334,6 +347,9 @@ int32_t Device::destroy_shader(uint32_t handle) {
     auto *p = cmd_.append<aerogpu_cmd_destroy_shader>(AEROGPU_CMD_DESTROY_SHADER);
     if (!p) return kE_OUTOFMEMORY;
     p->shader_handle = handle;
+    // The device unbinds a destroyed shader; so does the core (never rebinds it later).
+    if (vs_ == handle) vs_ = 0;
+    if (ps_ == handle) ps_ = 0;
     return kS_OK;
 }
 
@@ -342,8 +358,8 @@ int32_t Device::set_shaders(uint32_t vs, uint32_t ps) {
     if (!p) return kE_OUTOFMEMORY;
     p->vs = vs;
     p->ps = ps;
-    vs_bound_ = vs != 0;
-    ps_bound_ = ps != 0;
+    vs_ = vs;
+    ps_ = ps;
     return kS_OK;
 }
 
@@ -374,7 +390,7 @@ int32_t Device::set_vertex_decl(uint32_t handle) {
     auto *p = cmd_.append<aerogpu_cmd_set_input_layout>(AEROGPU_CMD_SET_INPUT_LAYOUT);
     if (!p) return kE_OUTOFMEMORY;
     p->input_layout_handle = handle;
-    decl_bound_ = handle != 0;
+    decl_ = handle;
     return kS_OK;
 }
 
@@ -412,7 +428,12 @@ int32_t Device::set_sampler_state(uint32_t stage, uint32_t state, uint32_t value
     p->slot = stage;
     p->state = state;
     p->value = value;
+    if (state < kSamplerStates) samp_[stage][state] = value;
     return kS_OK;
+}
+
+uint32_t Device::sampler_state(uint32_t stage, uint32_t state) const {
+    return (stage < AEROGPU_MAX_TEXTURE_SLOTS && state < kSamplerStates) ? samp_[stage][state] : 0;
 }
 
 int32_t Device::set_texture(uint32_t stage, uint32_t handle) {
@@ -436,16 +457,17 @@ int32_t Device::set_stream_source(uint32_t stream, uint32_t handle, uint32_t off
     if (!p) return kE_OUTOFMEMORY;
     p->start_slot = stream;
     p->buffer_count = 1;
-    vb_[stream] = handle;
+    vb_[stream] = StreamBinding{handle, offset, stride};
     return kS_OK;
 }
 
-int32_t Device::set_indices(uint32_t handle, bool index32) {
+int32_t Device::set_indices(uint32_t handle, bool index32, uint32_t offset) {
     if (handle && !find(handle)) return kD3DERR_INVALIDCALL;
     auto *p = cmd_.append<aerogpu_cmd_set_index_buffer>(AEROGPU_CMD_SET_INDEX_BUFFER);
     if (!p) return kE_OUTOFMEMORY;
     p->buffer = handle;
     p->format = index32 ? AEROGPU_INDEX_FORMAT_UINT32 : AEROGPU_INDEX_FORMAT_UINT16;
+    p->offset_bytes = offset;
     ib_ = handle;
     return kS_OK;
 }
@@ -453,6 +475,10 @@ int32_t Device::set_indices(uint32_t handle, bool index32) {
 int32_t Device::set_render_target(uint32_t index, uint32_t handle) {
     if (index >= kMaxSimultaneousRTs || (handle && !find(handle))) return kD3DERR_INVALIDCALL;
     rts_[index] = handle;
+    return emit_render_targets();
+}
+
+int32_t Device::emit_render_targets() {
     uint32_t count = 0;
     for (uint32_t i = 0; i < AEROGPU_MAX_RENDER_TARGETS; i++) if (rts_[i]) count = i + 1;
     auto *p = cmd_.append<aerogpu_cmd_set_render_targets>(AEROGPU_CMD_SET_RENDER_TARGETS);
@@ -478,6 +504,9 @@ int32_t Device::set_viewport(float x, float y, float w, float h, float zmin, flo
     p->height_f32 = f32_bits(h);
     p->min_depth_f32 = f32_bits(zmin);
     p->max_depth_f32 = f32_bits(zmax);
+    const float v[6] = {x, y, w, h, zmin, zmax};
+    std::memcpy(vp_, v, sizeof(vp_));
+    has_vp_ = true;
     return kS_OK;
 }
 
@@ -489,6 +518,11 @@ int32_t Device::set_scissor(int32_t x, int32_t y, int32_t w, int32_t h) {
     p->y = y;
     p->width = w;
     p->height = h;
+    scissor_[0] = x;
+    scissor_[1] = y;
+    scissor_[2] = w;
+    scissor_[3] = h;
+    has_scissor_ = true;
     return kS_OK;
 }
 
@@ -496,6 +530,7 @@ int32_t Device::destroy_vertex_decl(uint32_t handle) {
     auto *p = cmd_.append<aerogpu_cmd_destroy_input_layout>(AEROGPU_CMD_DESTROY_INPUT_LAYOUT);
     if (!p) return kE_OUTOFMEMORY;
     p->input_layout_handle = handle;
+    if (decl_ == handle) decl_ = 0;
     return kS_OK;
 }
 
@@ -568,12 +603,12 @@ void Device::emit_pipeline_state() {
 }
 
 int32_t Device::draw_checks() {
-    if (!vs_bound_ || !ps_bound_ || !decl_bound_) return kD3DERR_INVALIDCALL;
+    if (!vs_ || !ps_ || !decl_) return kD3DERR_INVALIDCALL;
     emit_pipeline_state();
     // Everything the draw touches must be resolvable in this batch's allocation table.
     for (uint32_t h : rts_) if (h) reference(h, true);
     if (ds_) reference(ds_, true);
-    for (uint32_t h : vb_) if (h) reference(h, false);
+    for (const StreamBinding &b : vb_) if (b.handle) reference(b.handle, false);
     for (uint32_t h : tex_) if (h) reference(h, false);
     return kS_OK;
 }

@@ -130,6 +130,35 @@ aerogpu_wddm_alloc_priv make_alloc_priv(const ResourceDesc &d, uint32_t alloc_id
 // Vertex count of a D3D9 DrawPrimitive call.
 uint32_t vertex_count_for(uint32_t prim_type, uint32_t prim_count);
 
+// A rectangle in texels, [left, right) x [top, bottom) (D3D9 RECT semantics).
+struct Rect {
+    int32_t left = 0, top = 0, right = 0, bottom = 0;
+};
+
+// Blit (StretchRect) options.
+constexpr uint32_t kBlitLinear = 1u << 0;       // linear filtering (default: point)
+constexpr uint32_t kBlitMirrorLeftRight = 1u << 1;
+constexpr uint32_t kBlitMirrorUpDown = 1u << 2;
+
+// Internal draws (blits, fills): D3D9 SM2 bytecode the core builds itself, for the
+// device's D3D9 shader translator. One vertex layout: float4 POSITION (clip space) and
+// float4 TEXCOORD0 (texture coordinates for the blit, the color for the fill).
+//   vs_2_0: dcl_position v0; dcl_texcoord v1; mov oPos, v0; mov oT0, v1
+//   ps_2_0 (blit): dcl t0.xy; dcl_2d s0; texld r0, t0, s0; mov oC0, r0
+//   ps_2_0 (fill): dcl t0; mov oC0, t0
+extern const uint32_t kInternalVs[14];
+extern const uint32_t kBlitPs[15];
+extern const uint32_t kFillPs[8];
+extern const uint8_t kInternalDecl[24];
+constexpr uint32_t kInternalVertexBytes = 32;
+
+// Transient uploads (user-memory draws, blit quads) go into a ring of host-allocated
+// buffers through UPLOAD_RESOURCE packets. One upload is at most kUploadBufferBytes (and
+// must fit a batch, see set_max_batch_bytes); wrapping the ring ends the batch first, so
+// a submission never overwrites bytes it already uploaded.
+constexpr uint32_t kUploadBufferBytes = 64u * 1024u;
+constexpr uint32_t kUploadRingBuffers = 4;
+
 class Device {
 public:
     // handle_base: first protocol handle (cross-process unique on Windows);
@@ -164,9 +193,11 @@ public:
     int32_t set_render_state(uint32_t state, uint32_t value);
     uint32_t render_state(uint32_t state) const;
     int32_t set_sampler_state(uint32_t stage, uint32_t state, uint32_t value);
+    // Last value set for a D3DSAMPLERSTATETYPE (1..13) of a stage (D3D9 defaults before).
+    uint32_t sampler_state(uint32_t stage, uint32_t state) const;
     int32_t set_texture(uint32_t stage, uint32_t handle);
     int32_t set_stream_source(uint32_t stream, uint32_t handle, uint32_t offset, uint32_t stride);
-    int32_t set_indices(uint32_t handle, bool index32);
+    int32_t set_indices(uint32_t handle, bool index32, uint32_t offset = 0);
     int32_t set_render_target(uint32_t index, uint32_t handle);
     int32_t set_depth_stencil(uint32_t handle);
     int32_t set_viewport(float x, float y, float w, float h, float zmin, float zmax);
@@ -176,11 +207,35 @@ public:
     int32_t copy_texture2d(uint32_t dst, uint32_t dst_x, uint32_t dst_y, uint32_t src, uint32_t src_x,
                            uint32_t src_y, uint32_t w, uint32_t h);
     uint32_t render_target(uint32_t index) const { return index < AEROGPU_MAX_RENDER_TARGETS ? rts_[index] : 0; }
+    uint32_t depth_stencil() const { return ds_; }
+
+    // Blt / StretchRect of mip 0 between 2D textures. Same size, same format and no
+    // mirroring: COPY_TEXTURE2D. Otherwise a draw into `dst` (render-target usage)
+    // sampling `src` (texture usage) with point or linear filtering, clipped to dst_rect
+    // by the scissor; every state it changes is restored afterwards.
+    int32_t blit(uint32_t dst, const Rect &dst_rect, uint32_t src, const Rect &src_rect, uint32_t flags);
+    // ColorFill of a sub-rectangle (a draw, like blit). CLEAR clears whole targets.
+    int32_t color_fill(uint32_t dst, const Rect &rect, const float rgba[4]);
+    // Destroys the internal shaders, declaration and upload buffers (device teardown).
+    void release_internal_objects();
+    // Largest batch the sink takes (the runtime's command buffer); 0 = unlimited. Uploads
+    // end the batch early rather than overflow it.
+    void set_max_batch_bytes(size_t n) { max_batch_bytes_ = n; }
 
     // Drawing.
     int32_t clear(uint32_t flags, const float rgba[4], float z, uint32_t stencil);
     int32_t draw_primitive(uint32_t prim_type, uint32_t start_vertex, uint32_t prim_count);
     int32_t draw_indexed(uint32_t prim_type, int32_t base_vertex, uint32_t start_index, uint32_t prim_count);
+    // Draws from user memory (DrawPrimitiveUP; SetStreamSourceUm + DrawPrimitive): the
+    // vertices are copied into the upload ring and bound to stream 0. E_OUTOFMEMORY when
+    // the data exceeds one upload.
+    int32_t draw_primitive_up(uint32_t prim_type, uint32_t prim_count, const void *vertices, uint32_t stride);
+    // DrawIndexedPrimitive with user-memory stream 0 (`vertices`, nullptr = the bound
+    // stream 0) and/or user-memory indices (`indices`, nullptr = the bound index buffer).
+    // Uploaded vertices are [base_vertex + min_index, + num_vertices) of `vertices`.
+    int32_t draw_indexed_up(uint32_t prim_type, int32_t base_vertex, uint32_t min_index, uint32_t num_vertices,
+                            uint32_t start_index, uint32_t prim_count, const void *indices, bool index32,
+                            const void *vertices, uint32_t stride);
 
     // Presentation (D3D9Ex): at most max_frame_latency() presents in flight. With
     // D3DPRESENT_DONOTWAIT a full queue returns D3DERR_WASSTILLDRAWING (nothing submitted);
@@ -212,6 +267,11 @@ private:
     void emit_pipeline_state();
     Resource *find(uint32_t handle);
     int32_t draw_checks();
+    int32_t emit_render_targets();
+    int32_t upload_transient(const void *data, uint32_t bytes, uint32_t *handle, uint32_t *offset);
+    void ensure_room(size_t bytes);
+    int32_t ensure_internal_objects();
+    int32_t internal_quad(uint32_t dst, const Rect &rect, uint32_t tex, bool linear, const float attr[4][4]);
 
     SubmitSink &sink_;
     CmdWriter cmd_;
@@ -221,13 +281,30 @@ private:
 
     uint32_t rs_[256] = {};
     bool blend_dirty_ = true, depth_dirty_ = true, raster_dirty_ = true;
+    static constexpr uint32_t kSamplerStates = 14; // D3DSAMP_ADDRESSU (1) .. DMAPOFFSET (13)
+    uint32_t samp_[AEROGPU_MAX_TEXTURE_SLOTS][kSamplerStates] = {};
     uint32_t rts_[AEROGPU_MAX_RENDER_TARGETS] = {};
     uint32_t ds_ = 0;
-    uint32_t vb_[AEROGPU_MAX_VERTEX_BUFFERS] = {};
+    struct StreamBinding {
+        uint32_t handle = 0, offset = 0, stride = 0;
+    };
+    StreamBinding vb_[AEROGPU_MAX_VERTEX_BUFFERS] = {};
     uint32_t ib_ = 0;
     uint32_t tex_[AEROGPU_MAX_TEXTURE_SLOTS] = {};
     uint32_t topology_ = 0;
-    bool vs_bound_ = false, ps_bound_ = false, decl_bound_ = false;
+    uint32_t vs_ = 0, ps_ = 0, decl_ = 0;
+    // Viewport and scissor as last set (has_* false: never set, D3D9's default is the
+    // whole render target 0).
+    float vp_[6] = {};
+    bool has_vp_ = false;
+    int32_t scissor_[4] = {};
+    bool has_scissor_ = false;
+
+    // Internal draw objects (created on first use) and the upload ring.
+    uint32_t int_vs_ = 0, int_blit_ps_ = 0, int_fill_ps_ = 0, int_decl_ = 0;
+    uint32_t ring_[kUploadRingBuffers] = {};
+    uint32_t ring_index_ = 0, ring_cursor_ = 0;
+    size_t max_batch_bytes_ = 0;
 
     void retire_presents();
     struct InflightPresent {

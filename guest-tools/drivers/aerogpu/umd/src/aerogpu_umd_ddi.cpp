@@ -9,7 +9,12 @@
 // each with an explicit error, not a silent success:
 //  - shared resources: alloc_ids from the cross-process counter (aerogpu_umd_set_shared_counter;
 //    a named file mapping on Windows), or from the KMD when the counter is unavailable;
-//  - user-memory streams (SetStreamSourceUm/SetIndicesUm, DrawIndexedPrimitive2): stubs;
+//  - user-memory data: stream 0 (SetStreamSourceUm) and indices (SetIndicesUm) are copied
+//    into the core's upload ring at each draw (DrawPrimitive/DrawPrimitive2/
+//    DrawIndexedPrimitive); other streams and DrawIndexedPrimitive2 (runtime-converted
+//    indices): NOTAVAILABLE. One draw's data is bounded (kUploadBufferBytes): E_OUTOFMEMORY;
+//  - Blt: mip 0 only (sub-resource indices: NOTAVAILABLE); color keys, LinearToSrgb and
+//    Rotate: NOTAVAILABLE; stretching/format conversion/mirroring are draws of the core;
 //  - cube/volume textures, MSAA: NOTAVAILABLE; Clear with partial rects: NOTAVAILABLE;
 //  - fixed-function texture stage states are cached only (the core renders shaders only);
 //  - fences: Windows 7's pfnRenderCb returns no fence, so the UMD asks the KMD
@@ -187,7 +192,14 @@ public:
     std::map<uintptr_t, std::vector<StateOp>> state_sets;
     uintptr_t next_state_set = 1;
 
-    bool logged_tss = false, logged_clear_rects = false, logged_shared = false;
+    // User-memory stream 0 and indices (SetStreamSourceUm/SetIndicesUm) until replaced.
+    const uint8_t *um_vb = nullptr;
+    uint32_t um_stride = 0;
+    const uint8_t *um_ib = nullptr;
+    bool um_index32 = false;
+
+    bool logged_tss = false, logged_clear_rects = false, logged_shared = false, logged_blt = false;
+    bool logged_um = false, logged_um_size = false;
 
     void record(StateOp::Kind k, uint32_t a, uint32_t b = 0, uint32_t c = 0, uint32_t d = 0) {
         if (recording) rec.push_back(StateOp{k, a, b, c, d});
@@ -256,6 +268,7 @@ uint64_t WddmSink::submit(const Submission &s) {
     if (r.pNewCommandBuffer) {
         d.cmd_buf = r.pNewCommandBuffer;
         d.cmd_size = r.NewCommandBufferSize;
+        d.core.set_max_batch_bytes(d.cmd_size);
     }
     if (r.pNewAllocationList) {
         d.alloc_list = r.pNewAllocationList;
@@ -407,6 +420,7 @@ HRESULT APIENTRY SetVertexShaderConst(HANDLE h, const D3DDDIARG_SETVERTEXSHADERC
 HRESULT APIENTRY SetIndices(HANDLE h, const D3DDDIARG_SETINDICES *a) {
     if (!a) return kEInvalidArg;
     dev(h)->record(StateOp::Indices, from_handle(a->hIndexBuffer), a->Stride);
+    dev(h)->um_ib = nullptr;
     return hr_of(dev(h)->core.set_indices(from_handle(a->hIndexBuffer), a->Stride == 4));
 }
 
@@ -414,13 +428,52 @@ HRESULT APIENTRY SetStreamSource(HANDLE h, const D3DDDIARG_SETSTREAMSOURCE *a) {
     if (!a) return kEInvalidArg;
     UmdDevice *d = dev(h);
     d->record(StateOp::Stream, a->Stream, from_handle(a->hVertexBuffer), a->Offset, a->Stride);
-    if (a->Stream == 0) d->stream0_stride = a->Stride;
+    if (a->Stream == 0) {
+        d->stream0_stride = a->Stride;
+        d->um_vb = nullptr;
+    }
     return hr_of(d->core.set_stream_source(a->Stream, from_handle(a->hVertexBuffer), a->Offset, a->Stride));
+}
+
+// DrawPrimitiveUP / DrawIndexedPrimitiveUP arrive as these followed by ordinary draws; the
+// pointers stay valid until replaced, the data is read at each draw.
+HRESULT APIENTRY SetStreamSourceUm(HANDLE h, const D3DDDIARG_SETSTREAMSOURCEUM *a, const void *um) {
+    if (!a) return kEInvalidArg;
+    UmdDevice *d = dev(h);
+    if (a->Stream != 0) {
+        log_once(d->logged_um, "aerogpu-d3d9: user-memory streams other than 0: D3DERR_NOTAVAILABLE\n");
+        return kNotAvailable;
+    }
+    if (!um || !a->Stride) return kInvalidCall;
+    d->um_vb = static_cast<const uint8_t *>(um);
+    d->um_stride = a->Stride;
+    d->stream0_stride = a->Stride;
+    return kOk;
+}
+
+HRESULT APIENTRY SetIndicesUm(HANDLE h, UINT index_size, const void *um) {
+    if (!um || (index_size != 2 && index_size != 4)) return kInvalidCall;
+    dev(h)->um_ib = static_cast<const uint8_t *>(um);
+    dev(h)->um_index32 = index_size == 4;
+    return kOk;
+}
+
+HRESULT um_result(UmdDevice *d, int32_t r) {
+    if (r == kE_OUTOFMEMORY)
+        log_once(d->logged_um_size, "aerogpu-d3d9: user-memory draw larger than one upload (or the command "
+                                    "buffer): E_OUTOFMEMORY\n");
+    return hr_of(r);
 }
 
 HRESULT APIENTRY DrawPrimitive(HANDLE h, const D3DDDIARG_DRAWPRIMITIVE *a, const UINT *) {
     if (!a) return kEInvalidArg;
-    return hr_of(dev(h)->core.draw_primitive(a->PrimitiveType, a->VStart, a->PrimitiveCount));
+    UmdDevice *d = dev(h);
+    if (d->um_vb) {
+        if (uint64_t(a->VStart) * d->um_stride > 0x7FFFFFFFu) return kInvalidCall;
+        return um_result(d, d->core.draw_primitive_up(a->PrimitiveType, a->PrimitiveCount,
+                                                      d->um_vb + size_t(a->VStart) * d->um_stride, d->um_stride));
+    }
+    return hr_of(d->core.draw_primitive(a->PrimitiveType, a->VStart, a->PrimitiveCount));
 }
 
 HRESULT APIENTRY DrawPrimitive2(HANDLE h, const D3DDDIARG_DRAWPRIMITIVE2 *a) {
@@ -428,13 +481,21 @@ HRESULT APIENTRY DrawPrimitive2(HANDLE h, const D3DDDIARG_DRAWPRIMITIVE2 *a) {
     UmdDevice *d = dev(h);
     // Pre-transformed vertices from stream 0; the offset is in bytes.
     if (!d->stream0_stride || a->FirstVertexOffset % d->stream0_stride) return kInvalidCall;
+    if (d->um_vb)
+        return um_result(d, d->core.draw_primitive_up(a->PrimitiveType, a->PrimitiveCount,
+                                                      d->um_vb + a->FirstVertexOffset, d->um_stride));
     return hr_of(d->core.draw_primitive(a->PrimitiveType, a->FirstVertexOffset / d->stream0_stride,
                                         a->PrimitiveCount));
 }
 
 HRESULT APIENTRY DrawIndexedPrimitive(HANDLE h, const D3DDDIARG_DRAWINDEXEDPRIMITIVE *a) {
     if (!a) return kEInvalidArg;
-    return hr_of(dev(h)->core.draw_indexed(a->PrimitiveType, a->BaseVertexIndex, a->StartIndex, a->PrimitiveCount));
+    UmdDevice *d = dev(h);
+    if (d->um_vb || d->um_ib)
+        return um_result(d, d->core.draw_indexed_up(a->PrimitiveType, a->BaseVertexIndex, a->MinIndex, a->NumVertices,
+                                                    a->StartIndex, a->PrimitiveCount, d->um_ib, d->um_index32,
+                                                    d->um_vb, d->um_stride));
+    return hr_of(d->core.draw_indexed(a->PrimitiveType, a->BaseVertexIndex, a->StartIndex, a->PrimitiveCount));
 }
 
 void apply_ops(UmdDevice *d, const std::vector<StateOp> &ops) {
@@ -757,7 +818,8 @@ HRESULT APIENTRY CreateResource(HANDLE h, D3DDDIARG_CREATERESOURCE *a) {
         desc.levels = a->SurfCount;
         if (a->Flags.RenderTarget || a->Flags.Primary) desc.usage |= AEROGPU_RESOURCE_USAGE_RENDER_TARGET;
         if (a->Flags.ZBuffer) desc.usage |= AEROGPU_RESOURCE_USAGE_DEPTH_STENCIL;
-        if (a->Flags.Texture) desc.usage |= AEROGPU_RESOURCE_USAGE_TEXTURE;
+        // Every color surface can be sampled: Blt stretches by drawing from it.
+        if (a->Flags.Texture || !a->Flags.ZBuffer) desc.usage |= AEROGPU_RESOURCE_USAGE_TEXTURE;
         if (a->Flags.Primary) desc.usage |= AEROGPU_RESOURCE_USAGE_SCANOUT;
         // Depth buffers that cannot be locked live on the host only.
         desc.guest_backed = !(a->Flags.ZBuffer && a->Flags.NotLockable);
@@ -915,17 +977,34 @@ HRESULT APIENTRY DeleteVertexShaderDecl(HANDLE h, HANDLE decl) {
     return hr_of(d->core.destroy_vertex_decl(from_handle(decl)));
 }
 
+Rect rect_of(const RECT &r) {
+    Rect o;
+    o.left = r.left;
+    o.top = r.top;
+    o.right = r.right;
+    o.bottom = r.bottom;
+    return o;
+}
+
 HRESULT APIENTRY Blt(HANDLE h, const D3DDDIARG_BLT *a) {
     if (!a) return kEInvalidArg;
-    LONG w = a->SrcRect.right - a->SrcRect.left, hh = a->SrcRect.bottom - a->SrcRect.top;
-    if (w <= 0 || hh <= 0 || a->SrcRect.left < 0 || a->SrcRect.top < 0 || a->DstRect.left < 0 || a->DstRect.top < 0)
-        return kInvalidCall;
-    // Stretching, filtering and color keys need a draw-based path (not implemented).
-    if (a->DstRect.right - a->DstRect.left != w || a->DstRect.bottom - a->DstRect.top != hh ||
-        a->SrcSubResourceIndex || a->DstSubResourceIndex || a->Flags)
-        return stub_hit(kIdx_Blt);
-    return hr_of(dev(h)->core.copy_texture2d(from_handle(a->hDstResource), a->DstRect.left, a->DstRect.top,
-                                             from_handle(a->hSrcResource), a->SrcRect.left, a->SrcRect.top, w, hh));
+    UmdDevice *d = dev(h);
+    // The Present-to-DWM bits only mark a redirected present's blits; the filters pick
+    // the sampler (point when neither); mirrors swap texture coordinates.
+    const UINT handled = AEROGPU_BLT_POINT | AEROGPU_BLT_LINEAR | AEROGPU_BLT_MIRRORLEFTRIGHT |
+                         AEROGPU_BLT_MIRRORUPDOWN | AEROGPU_BLT_BEGINPRESENTTODWM |
+                         AEROGPU_BLT_CONTINUEPRESENTTODWM | AEROGPU_BLT_ENDPRESENTTODWM;
+    if ((a->Flags & ~handled) || a->SrcSubResourceIndex || a->DstSubResourceIndex) {
+        log_once(d->logged_blt, "aerogpu-d3d9: Blt with color keys, sRGB conversion, rotation or a mip/face "
+                                "other than 0: D3DERR_NOTAVAILABLE\n");
+        return kNotAvailable;
+    }
+    uint32_t flags = 0;
+    if (a->Flags & AEROGPU_BLT_LINEAR) flags |= kBlitLinear;
+    if (a->Flags & AEROGPU_BLT_MIRRORLEFTRIGHT) flags |= kBlitMirrorLeftRight;
+    if (a->Flags & AEROGPU_BLT_MIRRORUPDOWN) flags |= kBlitMirrorUpDown;
+    return hr_of(d->core.blit(from_handle(a->hDstResource), rect_of(a->DstRect), from_handle(a->hSrcResource),
+                              rect_of(a->SrcRect), flags));
 }
 
 HRESULT APIENTRY ColorFill(HANDLE h, const D3DDDIARG_COLORFILL *a) {
@@ -934,17 +1013,28 @@ HRESULT APIENTRY ColorFill(HANDLE h, const D3DDDIARG_COLORFILL *a) {
     uint32_t target = from_handle(a->hResource);
     const Resource *r = d->core.resource(target);
     if (!r || r->desc.kind != ResourceKind::Texture2D) return kInvalidCall;
-    // Whole-surface fills only: CLEAR of the surface bound as the only render target.
-    if (a->SubResourceIndex || a->DstRect.left > 0 || a->DstRect.top > 0 ||
-        a->DstRect.right < LONG(r->desc.width) || a->DstRect.bottom < LONG(r->desc.height))
-        return stub_hit(kIdx_ColorFill);
-    uint32_t old_rt = d->core.render_target(0);
-    if (d->core.set_render_target(0, target) != kS_OK) return kInvalidCall;
-    D3DDDIARG_CLEAR c = {1u /* TARGET */, a->Color, 0.0f, 0};
-    float rgba[4] = {float((c.FillColor >> 16) & 0xFF) / 255.0f, float((c.FillColor >> 8) & 0xFF) / 255.0f,
-                     float(c.FillColor & 0xFF) / 255.0f, float((c.FillColor >> 24) & 0xFF) / 255.0f};
-    HRESULT hr = hr_of(d->core.clear(AEROGPU_CLEAR_COLOR, rgba, 0.0f, 0));
-    d->core.set_render_target(0, old_rt);
+    if (a->SubResourceIndex) return stub_hit(kIdx_ColorFill);
+    float rgba[4] = {float((a->Color >> 16) & 0xFF) / 255.0f, float((a->Color >> 8) & 0xFF) / 255.0f,
+                     float(a->Color & 0xFF) / 255.0f, float((a->Color >> 24) & 0xFF) / 255.0f};
+    if (a->DstRect.left > 0 || a->DstRect.top > 0 || a->DstRect.right < LONG(r->desc.width) ||
+        a->DstRect.bottom < LONG(r->desc.height)) {
+        // Part of the surface: a scissored draw (CLEAR clears whole targets on the host,
+        // whatever the scissor says).
+        if (a->DstRect.left == a->DstRect.right || a->DstRect.top == a->DstRect.bottom) return kOk;
+        return hr_of(d->core.color_fill(target, rect_of(a->DstRect), rgba));
+    }
+    // The whole surface: CLEAR of it bound as the only render target.
+    uint32_t old_rts[kMaxSimultaneousRTs], old_ds = d->core.depth_stencil();
+    for (uint32_t i = 0; i < kMaxSimultaneousRTs; i++) old_rts[i] = d->core.render_target(i);
+    for (uint32_t i = 1; i < kMaxSimultaneousRTs; i++)
+        if (old_rts[i]) d->core.set_render_target(i, 0);
+    if (old_ds) d->core.set_depth_stencil(0);
+    HRESULT hr = kInvalidCall;
+    if (d->core.set_render_target(0, target) == kS_OK) hr = hr_of(d->core.clear(AEROGPU_CLEAR_COLOR, rgba, 0.0f, 0));
+    d->core.set_render_target(0, old_rts[0]);
+    for (uint32_t i = 1; i < kMaxSimultaneousRTs; i++)
+        if (old_rts[i]) d->core.set_render_target(i, old_rts[i]);
+    if (old_ds) d->core.set_depth_stencil(old_ds);
     return hr;
 }
 
@@ -1012,6 +1102,7 @@ HRESULT APIENTRY SetDepthStencil(HANDLE h, const D3DDDIARG_SETDEPTHSTENCIL *a) {
 
 HRESULT APIENTRY DestroyDevice(HANDLE h) {
     UmdDevice *d = dev(h);
+    d->core.release_internal_objects();
     HRESULT hr = d->flush_hr();
     if (d->context && d->cb.pfnDestroyContextCb) {
         D3DDDICB_DESTROYCONTEXT dc = {d->context};
@@ -1070,6 +1161,8 @@ void fill_device_funcs(D3DDDI_DEVICEFUNCS *f) {
     f->pfnSetVertexShaderDecl = SetVertexShaderDecl;
     f->pfnSetScissorRect = SetScissorRect;
     f->pfnSetStreamSource = SetStreamSource;
+    f->pfnSetStreamSourceUm = SetStreamSourceUm;
+    f->pfnSetIndicesUm = SetIndicesUm;
     f->pfnBlt = Blt;
     f->pfnColorFill = ColorFill;
     f->pfnCreateQuery = CreateQuery;
@@ -1116,6 +1209,7 @@ HRESULT APIENTRY CreateDevice(HANDLE hAdapter, struct _D3DDDIARG_CREATEDEVICE *a
             d->patch_list_size = cc.PatchLocationListSize;
         }
     }
+    d->core.set_max_batch_bytes(d->cmd_size);
     fill_device_funcs(args->pDeviceFuncs);
     int missing = aerogpu_umd_first_null_entry(args->pDeviceFuncs);
     if (missing >= 0) {

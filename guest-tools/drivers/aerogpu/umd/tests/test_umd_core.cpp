@@ -1,6 +1,7 @@
 // Host unit tests of the UMD translation core; run by guest-tools/tests/umd_core.rs.
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <vector>
 
 #include "../src/aerogpu_umd_core.h"
@@ -257,7 +258,507 @@ static void test_present_throttle_and_queries() {
     CHECK(d.get_query_data(q, 0) == kS_OK);
 }
 
+// ---- Internal draws (blit, fill) and user-memory draws --------------------------------
+
+struct Packet {
+    uint32_t op;
+    std::vector<uint8_t> bytes; // the whole packet
+    template <class P> P as() const {
+        P p;
+        std::memset(&p, 0, sizeof(p));
+        std::memcpy(&p, bytes.data(), bytes.size() < sizeof(p) ? bytes.size() : sizeof(p));
+        return p;
+    }
+    const uint8_t *payload(size_t fixed) const { return bytes.data() + fixed; }
+};
+
+static std::vector<Packet> packets(const std::vector<uint8_t> &s) {
+    std::vector<Packet> out;
+    size_t off = sizeof(aerogpu_cmd_stream_header);
+    while (off + 8 <= s.size()) {
+        aerogpu_cmd_hdr h;
+        std::memcpy(&h, s.data() + off, 8);
+        if (h.size_bytes < 8 || h.size_bytes % 4 || off + h.size_bytes > s.size()) break;
+        out.push_back(Packet{h.opcode, std::vector<uint8_t>(s.begin() + long(off), s.begin() + long(off + h.size_bytes))});
+        off += h.size_bytes;
+    }
+    return out;
+}
+
+static std::vector<uint32_t> ops_of(const std::vector<Packet> &ps) {
+    std::vector<uint32_t> v;
+    for (auto &p : ps) v.push_back(p.op);
+    return v;
+}
+
+static const Packet *first_of(const std::vector<Packet> &ps, uint32_t op, size_t n = 0) {
+    for (auto &p : ps)
+        if (p.op == op && n-- == 0) return &p;
+    return nullptr;
+}
+
+// What the device holds after the packets seen so far: the bindings and states an internal
+// draw changes, as the command processor would track them.
+struct Tracked {
+    uint32_t vs = 0, ps = 0, decl = 0, tex0 = 0, topology = 0;
+    aerogpu_vertex_buffer_binding vb0{};
+    std::map<uint32_t, uint32_t> samp0, rs;
+    std::vector<uint8_t> rts, vp, scissor, blend, depth, raster;
+
+    void apply(const std::vector<Packet> &stream) {
+        for (auto &p : stream) {
+            switch (p.op) {
+            case AEROGPU_CMD_BIND_SHADERS: {
+                auto b = p.as<aerogpu_cmd_bind_shaders>();
+                vs = b.vs;
+                ps = b.ps;
+                break;
+            }
+            case AEROGPU_CMD_SET_INPUT_LAYOUT: decl = p.as<aerogpu_cmd_set_input_layout>().input_layout_handle; break;
+            case AEROGPU_CMD_SET_TEXTURE: {
+                auto t = p.as<aerogpu_cmd_set_texture>();
+                if (t.slot == 0) tex0 = t.texture;
+                break;
+            }
+            case AEROGPU_CMD_SET_SAMPLER_STATE: {
+                auto t = p.as<aerogpu_cmd_set_sampler_state>();
+                if (t.slot == 0) samp0[t.state] = t.value;
+                break;
+            }
+            case AEROGPU_CMD_SET_RENDER_STATE: {
+                auto t = p.as<aerogpu_cmd_set_render_state>();
+                rs[t.state] = t.value;
+                break;
+            }
+            case AEROGPU_CMD_SET_VERTEX_BUFFERS: {
+                auto t = p.as<aerogpu_cmd_set_vertex_buffers>();
+                if (t.start_slot == 0 && t.buffer_count >= 1)
+                    std::memcpy(&vb0, p.payload(sizeof(t)), sizeof(vb0));
+                break;
+            }
+            case AEROGPU_CMD_SET_PRIMITIVE_TOPOLOGY: topology = p.as<aerogpu_cmd_set_primitive_topology>().topology; break;
+            case AEROGPU_CMD_SET_RENDER_TARGETS: rts = p.bytes; break;
+            case AEROGPU_CMD_SET_VIEWPORT: vp = p.bytes; break;
+            case AEROGPU_CMD_SET_SCISSOR: scissor = p.bytes; break;
+            case AEROGPU_CMD_SET_BLEND_STATE: blend = p.bytes; break;
+            case AEROGPU_CMD_SET_DEPTH_STENCIL_STATE: depth = p.bytes; break;
+            case AEROGPU_CMD_SET_RASTERIZER_STATE: raster = p.bytes; break;
+            default: break;
+            }
+        }
+    }
+    // Raw states never sent hold the D3D9 defaults the core starts from.
+    static uint32_t rs_default(uint32_t s) {
+        switch (s) {
+        case 7: case 14: return 1;  // ZENABLE, ZWRITEENABLE
+        case 8: case 22: return 3;  // FILLMODE SOLID, CULLMODE CCW
+        case 168: return 0xF;       // COLORWRITEENABLE
+        default: return 0;
+        }
+    }
+    static uint32_t samp_default(uint32_t s) { return (s >= 1 && s <= 3) || s == 5 || s == 6 || s == 10 ? 1 : 0; }
+    static bool same_states(const std::map<uint32_t, uint32_t> &a, const std::map<uint32_t, uint32_t> &b,
+                            uint32_t (*def)(uint32_t)) {
+        for (auto &kv : a) {
+            auto it = b.find(kv.first);
+            if (kv.second != (it == b.end() ? def(kv.first) : it->second)) return false;
+        }
+        for (auto &kv : b)
+            if (!a.count(kv.first) && kv.second != def(kv.first)) return false;
+        return true;
+    }
+    // Bindings and raw states (restored by the internal draw itself).
+    bool same_bindings(const Tracked &o) const {
+        return vs == o.vs && ps == o.ps && decl == o.decl && tex0 == o.tex0 && vb0.buffer == o.vb0.buffer &&
+               vb0.stride_bytes == o.vb0.stride_bytes && vb0.offset_bytes == o.vb0.offset_bytes &&
+               same_states(samp0, o.samp0, samp_default) && same_states(rs, o.rs, rs_default) && rts == o.rts &&
+               vp == o.vp && scissor == o.scissor;
+    }
+    // Derived pipeline packets and topology (re-emitted by the next draw).
+    bool same_pipeline(const Tracked &o) const {
+        return blend == o.blend && depth == o.depth && raster == o.raster && topology == o.topology;
+    }
+};
+
+static float f32(const uint8_t *p) {
+    float f;
+    std::memcpy(&f, p, 4);
+    return f;
+}
+
+// App state used around the internal draws: shaders, declaration, a VB, a texture with
+// linear magnification, alpha blending, a smaller viewport and scissor rect.
+struct Scene {
+    FakeSink sink;
+    Device d{sink, 100, 1};
+    uint32_t rt = 0, ds = 0, vb = 0, tex = 0, src = 0, dst = 0, vs = 0, ps = 0, decl = 0;
+    Scene(bool set_viewport = true) {
+        ResourceDesc t;
+        t.kind = ResourceKind::Texture2D; t.d3d_format = 21; t.width = 128; t.height = 128;
+        t.usage = AEROGPU_RESOURCE_USAGE_RENDER_TARGET | AEROGPU_RESOURCE_USAGE_TEXTURE;
+        rt = d.create_resource(t);
+        t.width = t.height = 64;
+        dst = d.create_resource(t);
+        t.width = t.height = 16;
+        t.usage = AEROGPU_RESOURCE_USAGE_TEXTURE;
+        src = d.create_resource(t);
+        tex = d.create_resource(t);
+        ResourceDesc z;
+        z.kind = ResourceKind::Texture2D; z.d3d_format = 75; z.width = z.height = 128;
+        z.usage = AEROGPU_RESOURCE_USAGE_DEPTH_STENCIL; z.guest_backed = false;
+        ds = d.create_resource(z);
+        ResourceDesc b; b.size_bytes = 60; b.usage = AEROGPU_RESOURCE_USAGE_VERTEX_BUFFER;
+        vb = d.create_resource(b);
+        vs = d.create_shader(AEROGPU_SHADER_STAGE_VERTEX, kVs, sizeof(kVs));
+        ps = d.create_shader(AEROGPU_SHADER_STAGE_PIXEL, kPs, sizeof(kPs));
+        decl = d.create_vertex_decl(kDecl, sizeof(kDecl));
+        d.set_shaders(vs, ps);
+        d.set_vertex_decl(decl);
+        d.set_stream_source(0, vb, 4, 20);
+        d.set_render_target(0, rt);
+        d.set_depth_stencil(ds);
+        d.set_texture(0, tex);
+        d.set_sampler_state(0, 5 /* MAGFILTER */, 2 /* LINEAR */);
+        d.set_render_state(27 /* ALPHABLENDENABLE */, 1);
+        if (set_viewport) {
+            d.set_viewport(8, 8, 100, 100, 0, 1);
+            d.set_scissor(10, 10, 50, 50);
+        }
+        d.draw_primitive(4, 0, 1);
+        d.flush();
+    }
+};
+
+static void test_blit_stretch_packets_and_restore() {
+    Scene sc;
+    Tracked before;
+    for (auto &s : sc.sink.streams) before.apply(packets(s));
+    size_t base = sc.sink.streams.size();
+
+    // 16x16 source -> 32x32 at (16,16) of the 64x64 destination, linear.
+    Rect dr{16, 16, 48, 48}, sr{0, 0, 16, 16};
+    CHECK(sc.d.blit(sc.dst, dr, sc.src, sr, kBlitLinear) == kS_OK);
+    sc.d.flush();
+    CHECK(sc.sink.streams.size() == base + 1);
+    auto ps = packets(sc.sink.streams.back());
+    // Expected stream: internal objects (first use), the upload, the states that differ
+    // from the app's, the draw, then the restore.
+    std::vector<uint32_t> want = {
+        AEROGPU_CMD_CREATE_SHADER, AEROGPU_CMD_CREATE_SHADER, AEROGPU_CMD_CREATE_SHADER,
+        AEROGPU_CMD_CREATE_INPUT_LAYOUT, AEROGPU_CMD_CREATE_BUFFER, AEROGPU_CMD_UPLOAD_RESOURCE,
+        // ZENABLE, ZWRITEENABLE, CULLMODE, ALPHABLENDENABLE, SCISSORTESTENABLE
+        AEROGPU_CMD_SET_RENDER_STATE, AEROGPU_CMD_SET_RENDER_STATE, AEROGPU_CMD_SET_RENDER_STATE,
+        AEROGPU_CMD_SET_RENDER_STATE, AEROGPU_CMD_SET_RENDER_STATE,
+        // ADDRESSU, ADDRESSV, MINFILTER (MAGFILTER already LINEAR)
+        AEROGPU_CMD_SET_SAMPLER_STATE, AEROGPU_CMD_SET_SAMPLER_STATE, AEROGPU_CMD_SET_SAMPLER_STATE,
+        AEROGPU_CMD_SET_TEXTURE, AEROGPU_CMD_BIND_SHADERS, AEROGPU_CMD_SET_INPUT_LAYOUT,
+        AEROGPU_CMD_SET_VERTEX_BUFFERS, AEROGPU_CMD_SET_RENDER_TARGETS, AEROGPU_CMD_SET_VIEWPORT,
+        AEROGPU_CMD_SET_SCISSOR, AEROGPU_CMD_SET_BLEND_STATE, AEROGPU_CMD_SET_DEPTH_STENCIL_STATE,
+        AEROGPU_CMD_SET_RASTERIZER_STATE, AEROGPU_CMD_SET_PRIMITIVE_TOPOLOGY, AEROGPU_CMD_DRAW,
+        // restore
+        AEROGPU_CMD_SET_RENDER_TARGETS, AEROGPU_CMD_SET_VIEWPORT, AEROGPU_CMD_SET_SCISSOR,
+        AEROGPU_CMD_SET_TEXTURE, AEROGPU_CMD_SET_SAMPLER_STATE, AEROGPU_CMD_SET_SAMPLER_STATE,
+        AEROGPU_CMD_SET_SAMPLER_STATE, AEROGPU_CMD_SET_VERTEX_BUFFERS, AEROGPU_CMD_SET_INPUT_LAYOUT,
+        AEROGPU_CMD_BIND_SHADERS, AEROGPU_CMD_SET_RENDER_STATE, AEROGPU_CMD_SET_RENDER_STATE,
+        AEROGPU_CMD_SET_RENDER_STATE, AEROGPU_CMD_SET_RENDER_STATE, AEROGPU_CMD_SET_RENDER_STATE,
+    };
+    CHECK(ops_of(ps) == want);
+
+    // The shaders are the core's SM2 tokens, the layout its declaration.
+    const Packet *vsp = first_of(ps, AEROGPU_CMD_CREATE_SHADER), *bps = first_of(ps, AEROGPU_CMD_CREATE_SHADER, 1);
+    CHECK(vsp && vsp->as<aerogpu_cmd_create_shader>().stage == AEROGPU_SHADER_STAGE_VERTEX &&
+          vsp->as<aerogpu_cmd_create_shader>().bytecode_size_bytes == sizeof(kInternalVs) &&
+          std::memcmp(vsp->payload(sizeof(aerogpu_cmd_create_shader)), kInternalVs, sizeof(kInternalVs)) == 0);
+    CHECK(bps && bps->as<aerogpu_cmd_create_shader>().stage == AEROGPU_SHADER_STAGE_PIXEL &&
+          std::memcmp(bps->payload(sizeof(aerogpu_cmd_create_shader)), kBlitPs, sizeof(kBlitPs)) == 0);
+    uint32_t int_vs = vsp ? vsp->as<aerogpu_cmd_create_shader>().shader_handle : 0;
+    uint32_t blit_ps = bps ? bps->as<aerogpu_cmd_create_shader>().shader_handle : 0;
+    const Packet *bind = first_of(ps, AEROGPU_CMD_BIND_SHADERS);
+    CHECK(bind && bind->as<aerogpu_cmd_bind_shaders>().vs == int_vs && bind->as<aerogpu_cmd_bind_shaders>().ps == blit_ps);
+
+    // The ring buffer: host-allocated, vertex+index usage; the quad uploaded at offset 0.
+    const Packet *cb = first_of(ps, AEROGPU_CMD_CREATE_BUFFER), *up = first_of(ps, AEROGPU_CMD_UPLOAD_RESOURCE);
+    CHECK(cb && cb->as<aerogpu_cmd_create_buffer>().backing_alloc_id == 0 &&
+          cb->as<aerogpu_cmd_create_buffer>().size_bytes == kUploadBufferBytes &&
+          cb->as<aerogpu_cmd_create_buffer>().usage_flags ==
+              (AEROGPU_RESOURCE_USAGE_VERTEX_BUFFER | AEROGPU_RESOURCE_USAGE_INDEX_BUFFER));
+    uint32_t ring = cb ? cb->as<aerogpu_cmd_create_buffer>().buffer_handle : 0;
+    CHECK(up && up->as<aerogpu_cmd_upload_resource>().resource_handle == ring &&
+          up->as<aerogpu_cmd_upload_resource>().offset_bytes == 0 &&
+          up->as<aerogpu_cmd_upload_resource>().size_bytes == 4 * kInternalVertexBytes);
+    if (up) {
+        // Corners in window coordinates (viewport = the 64x64 target) and texcoords: pixel
+        // centres of the destination (D3D9: integer coordinates) land on the matching source
+        // positions, half a destination pixel (1/4 texel) inside the source rectangle.
+        const uint8_t *v = up->payload(sizeof(aerogpu_cmd_upload_resource));
+        float x0 = (f32(v) + 1) * 32, x1 = (f32(v + 32) + 1) * 32;
+        float y0 = (1 - f32(v + 4)) * 32, y2 = (1 - f32(v + 64 + 4)) * 32;
+        float u0 = f32(v + 16) * 16, u1 = f32(v + 32 + 16) * 16, v0 = f32(v + 20) * 16, v2 = f32(v + 64 + 20) * 16;
+        auto at = [](float a0, float a1, float p0, float p1, float p) { return a0 + (a1 - a0) * (p - p0) / (p1 - p0); };
+        auto near = [](float a, float b) { return a - b < 1e-4f && b - a < 1e-4f; };
+        CHECK(x0 < 16 - 0.5f && x1 > 48 - 0.5f && y0 < 16 - 0.5f && y2 > 48 - 0.5f); // covers the rect
+        CHECK(near(at(u0, u1, x0, x1, 16), 0.25f) && near(at(u0, u1, x0, x1, 47), 15.75f));
+        CHECK(near(at(v0, v2, y0, y2, 16), 0.25f) && near(at(v0, v2, y0, y2, 47), 15.75f));
+        CHECK(f32(v + 12) == 1.0f && f32(v + 8) == 0.0f); // w = 1, z = 0
+    }
+    const Packet *vbp = first_of(ps, AEROGPU_CMD_SET_VERTEX_BUFFERS);
+    aerogpu_vertex_buffer_binding vbb{};
+    if (vbp) std::memcpy(&vbb, vbp->payload(sizeof(aerogpu_cmd_set_vertex_buffers)), sizeof(vbb));
+    CHECK(vbb.buffer == ring && vbb.stride_bytes == kInternalVertexBytes && vbb.offset_bytes == 0);
+
+    // Sampler 0: clamp, linear min/mag; the source on slot 0.
+    Tracked during = before;
+    std::vector<Packet> upto_draw;
+    for (auto &p : ps) {
+        upto_draw.push_back(p);
+        if (p.op == AEROGPU_CMD_DRAW) break;
+    }
+    during.apply(upto_draw);
+    CHECK(during.samp0[1] == 3 && during.samp0[2] == 3 && during.samp0[5] == 2 && during.samp0[6] == 2);
+    CHECK(during.tex0 == sc.src && during.rs[174] == 1 && during.rs[27] == 0 && during.rs[7] == 0);
+    auto rts = first_of(ps, AEROGPU_CMD_SET_RENDER_TARGETS)->as<aerogpu_cmd_set_render_targets>();
+    CHECK(rts.color_count == 1 && rts.colors[0] == sc.dst && rts.depth_stencil == 0);
+    auto vp = first_of(ps, AEROGPU_CMD_SET_VIEWPORT)->as<aerogpu_cmd_set_viewport>();
+    CHECK(vp.x_f32 == 0 && f32(reinterpret_cast<const uint8_t *>(&vp.width_f32)) == 64.0f &&
+          f32(reinterpret_cast<const uint8_t *>(&vp.height_f32)) == 64.0f);
+    auto sci = first_of(ps, AEROGPU_CMD_SET_SCISSOR)->as<aerogpu_cmd_set_scissor>();
+    CHECK(sci.x == 16 && sci.y == 16 && sci.width == 32 && sci.height == 32);
+    auto bl = first_of(ps, AEROGPU_CMD_SET_BLEND_STATE)->as<aerogpu_cmd_set_blend_state>();
+    auto dsp = first_of(ps, AEROGPU_CMD_SET_DEPTH_STENCIL_STATE)->as<aerogpu_cmd_set_depth_stencil_state>();
+    auto ra = first_of(ps, AEROGPU_CMD_SET_RASTERIZER_STATE)->as<aerogpu_cmd_set_rasterizer_state>();
+    CHECK(bl.enable == 0 && bl.color_write_mask == 0xF && dsp.depth_enable == 0 && dsp.depth_write_enable == 0);
+    CHECK(ra.cull_mode == AEROGPU_CULL_NONE && ra.scissor_enable == 1 && ra.fill_mode == AEROGPU_FILL_SOLID);
+    auto dr4 = first_of(ps, AEROGPU_CMD_DRAW)->as<aerogpu_cmd_draw>();
+    CHECK(dr4.vertex_count == 4 && dr4.first_vertex == 0 &&
+          first_of(ps, AEROGPU_CMD_SET_PRIMITIVE_TOPOLOGY)->as<aerogpu_cmd_set_primitive_topology>().topology ==
+              AEROGPU_TOPOLOGY_TRIANGLESTRIP);
+    // Allocation list: the destination written, the source read.
+    bool dst_w = false, src_r = false;
+    for (auto &a : sc.sink.lists.back()) {
+        if (a.alloc_id == sc.d.resource(sc.dst)->alloc_id) dst_w = a.write;
+        if (a.alloc_id == sc.d.resource(sc.src)->alloc_id) src_r = !a.write;
+    }
+    CHECK(dst_w && src_r);
+
+    // Every binding and state is back; the next draw re-emits the app's pipeline state.
+    Tracked after = before;
+    after.apply(ps);
+    CHECK(after.same_bindings(before));
+    CHECK(!after.same_pipeline(before));
+    CHECK(sc.d.draw_primitive(4, 0, 1) == kS_OK);
+    sc.d.flush();
+    after.apply(packets(sc.sink.streams.back()));
+    CHECK(after.same_bindings(before) && after.same_pipeline(before));
+    CHECK(sc.d.render_state(27) == 1 && sc.d.sampler_state(0, 1) == 1 && sc.d.sampler_state(0, 6) == 1);
+
+    // A second blit (point, mirrored) reuses the objects: no CREATE_*, the quad goes to
+    // the next ring slot (16-byte aligned), point filtering, mirrored texcoords.
+    CHECK(sc.d.blit(sc.dst, Rect{0, 0, 64, 32}, sc.src, Rect{0, 0, 16, 16}, kBlitMirrorLeftRight) == kS_OK);
+    sc.d.flush();
+    ps = packets(sc.sink.streams.back());
+    CHECK(!first_of(ps, AEROGPU_CMD_CREATE_SHADER) && !first_of(ps, AEROGPU_CMD_CREATE_BUFFER));
+    up = first_of(ps, AEROGPU_CMD_UPLOAD_RESOURCE);
+    CHECK(up && up->as<aerogpu_cmd_upload_resource>().offset_bytes == 128);
+    if (up) {
+        const uint8_t *v = up->payload(sizeof(aerogpu_cmd_upload_resource));
+        CHECK(f32(v + 16) > f32(v + 32 + 16)); // u decreases left to right
+    }
+    bool point_min = false;
+    for (auto &p : ps)
+        if (p.op == AEROGPU_CMD_SET_SAMPLER_STATE && p.as<aerogpu_cmd_set_sampler_state>().state == 5)
+            point_min |= p.as<aerogpu_cmd_set_sampler_state>().value == 1; // MAGFILTER LINEAR -> POINT
+    CHECK(point_min);
+    after.apply(ps);
+    CHECK(after.same_bindings(before));
+}
+
+static void test_blit_copy_path_and_errors() {
+    Scene sc;
+    size_t base = sc.sink.streams.size();
+    // Same size, same format, no mirror: one COPY_TEXTURE2D.
+    CHECK(sc.d.blit(sc.tex, Rect{0, 0, 8, 8}, sc.src, Rect{8, 8, 16, 16}, kBlitLinear) == kS_OK);
+    sc.d.flush();
+    auto ps = packets(sc.sink.streams.back());
+    CHECK(sc.sink.streams.size() == base + 1 && ps.size() == 1 && ps[0].op == AEROGPU_CMD_COPY_TEXTURE2D);
+    auto c = ps[0].as<aerogpu_cmd_copy_texture2d>();
+    CHECK(c.dst_texture == sc.tex && c.src_texture == sc.src && c.src_x == 8 && c.width == 8 && c.dst_x == 0);
+    base = sc.sink.streams.size();
+    // Errors emit nothing.
+    CHECK(sc.d.blit(sc.dst, Rect{0, 0, 64, 64}, sc.dst, Rect{0, 0, 32, 32}, 0) == kD3DERR_INVALIDCALL); // same surface
+    CHECK(sc.d.blit(sc.dst, Rect{0, 0, 65, 64}, sc.src, Rect{0, 0, 16, 16}, 0) == kD3DERR_INVALIDCALL); // outside
+    CHECK(sc.d.blit(sc.dst, Rect{8, 8, 8, 16}, sc.src, Rect{0, 0, 16, 16}, 0) == kD3DERR_INVALIDCALL);  // empty
+    CHECK(sc.d.blit(sc.tex, Rect{0, 0, 8, 8}, sc.src, Rect{0, 0, 16, 16}, 0) == kD3DERR_NOTAVAILABLE);  // dst not RT
+    CHECK(sc.d.blit(sc.dst, Rect{0, 0, 8, 8}, sc.ds, Rect{0, 0, 16, 16}, 0) == kD3DERR_NOTAVAILABLE);   // depth src
+    CHECK(sc.d.blit(sc.dst, Rect{0, 0, 8, 8}, sc.vb, Rect{0, 0, 1, 1}, 0) == kD3DERR_INVALIDCALL);      // a buffer
+    sc.d.flush();
+    CHECK(sc.sink.streams.size() == base);
+}
+
+static void test_blit_restores_default_viewport() {
+    // The app never set a viewport/scissor: they come back as D3D9's default (all of RT 0).
+    Scene sc(false);
+    CHECK(sc.d.blit(sc.dst, Rect{0, 0, 32, 32}, sc.src, Rect{0, 0, 16, 16}, 0) == kS_OK);
+    sc.d.flush();
+    auto ps = packets(sc.sink.streams.back());
+    const Packet *vp = first_of(ps, AEROGPU_CMD_SET_VIEWPORT, 1), *sci = first_of(ps, AEROGPU_CMD_SET_SCISSOR, 1);
+    CHECK(vp && sci);
+    if (vp && sci) {
+        auto v = vp->as<aerogpu_cmd_set_viewport>();
+        CHECK(f32(reinterpret_cast<const uint8_t *>(&v.width_f32)) == 128.0f && v.x_f32 == 0);
+        auto s = sci->as<aerogpu_cmd_set_scissor>();
+        CHECK(s.x == 0 && s.y == 0 && s.width == 128 && s.height == 128);
+    }
+}
+
+static void test_color_fill_rect() {
+    Scene sc;
+    Tracked before;
+    for (auto &s : sc.sink.streams) before.apply(packets(s));
+    const float rgba[4] = {0.25f, 0.5f, 0.75f, 1.0f};
+    CHECK(sc.d.color_fill(sc.dst, Rect{4, 8, 20, 40}, rgba) == kS_OK);
+    CHECK(sc.d.color_fill(sc.dst, Rect{4, 8, 70, 40}, rgba) == kD3DERR_INVALIDCALL);
+    CHECK(sc.d.color_fill(sc.ds, Rect{0, 0, 4, 4}, rgba) == kD3DERR_NOTAVAILABLE);
+    sc.d.flush();
+    auto ps = packets(sc.sink.streams.back());
+    // No texture or sampler involved; the fill pixel shader; the color in TEXCOORD0.
+    CHECK(!first_of(ps, AEROGPU_CMD_SET_TEXTURE) && !first_of(ps, AEROGPU_CMD_SET_SAMPLER_STATE));
+    const Packet *fps = first_of(ps, AEROGPU_CMD_CREATE_SHADER, 2), *bind = first_of(ps, AEROGPU_CMD_BIND_SHADERS);
+    CHECK(fps && std::memcmp(fps->payload(sizeof(aerogpu_cmd_create_shader)), kFillPs, sizeof(kFillPs)) == 0);
+    CHECK(fps && bind && bind->as<aerogpu_cmd_bind_shaders>().ps == fps->as<aerogpu_cmd_create_shader>().shader_handle);
+    const Packet *up = first_of(ps, AEROGPU_CMD_UPLOAD_RESOURCE);
+    CHECK(up != nullptr);
+    if (up) {
+        const uint8_t *v = up->payload(sizeof(aerogpu_cmd_upload_resource));
+        for (int i = 0; i < 4; i++)
+            CHECK(std::memcmp(v + i * 32 + 16, rgba, 16) == 0);
+    }
+    auto sci = first_of(ps, AEROGPU_CMD_SET_SCISSOR)->as<aerogpu_cmd_set_scissor>();
+    CHECK(sci.x == 4 && sci.y == 8 && sci.width == 16 && sci.height == 32);
+    CHECK(first_of(ps, AEROGPU_CMD_DRAW) && !first_of(ps, AEROGPU_CMD_CLEAR));
+    Tracked after = before;
+    after.apply(ps);
+    CHECK(after.same_bindings(before));
+    // Teardown destroys the internal objects (3 shaders, the layout, the ring buffer).
+    sc.d.release_internal_objects();
+    sc.d.flush();
+    ps = packets(sc.sink.streams.back());
+    CHECK(ops_of(ps) == (std::vector<uint32_t>{AEROGPU_CMD_DESTROY_RESOURCE, AEROGPU_CMD_DESTROY_SHADER,
+                                                AEROGPU_CMD_DESTROY_SHADER, AEROGPU_CMD_DESTROY_SHADER,
+                                                AEROGPU_CMD_DESTROY_INPUT_LAYOUT}));
+}
+
+static void test_user_memory_draws() {
+    Scene sc;
+    float verts[5 * 5];
+    for (int i = 0; i < 25; i++) verts[i] = float(i);
+    // DrawPrimitiveUP: the 3 vertices uploaded and bound to stream 0 (stride 20), DRAW from 0.
+    CHECK(sc.d.draw_primitive_up(4, 1, verts, 20) == kS_OK);
+    sc.d.flush();
+    auto ps = packets(sc.sink.streams.back());
+    const Packet *cb = first_of(ps, AEROGPU_CMD_CREATE_BUFFER), *up = first_of(ps, AEROGPU_CMD_UPLOAD_RESOURCE);
+    uint32_t ring = cb ? cb->as<aerogpu_cmd_create_buffer>().buffer_handle : 0;
+    CHECK(ring && up && up->as<aerogpu_cmd_upload_resource>().size_bytes == 60 &&
+          std::memcmp(up->payload(sizeof(aerogpu_cmd_upload_resource)), verts, 60) == 0);
+    CHECK(up && up->bytes.size() == sizeof(aerogpu_cmd_upload_resource) + 60);
+    aerogpu_vertex_buffer_binding b{};
+    const Packet *vbp = first_of(ps, AEROGPU_CMD_SET_VERTEX_BUFFERS);
+    if (vbp) std::memcpy(&b, vbp->payload(sizeof(aerogpu_cmd_set_vertex_buffers)), sizeof(b));
+    CHECK(b.buffer == ring && b.stride_bytes == 20 && b.offset_bytes == 0);
+    auto dr = first_of(ps, AEROGPU_CMD_DRAW)->as<aerogpu_cmd_draw>();
+    CHECK(dr.vertex_count == 3 && dr.first_vertex == 0);
+    CHECK(!first_of(ps, AEROGPU_CMD_CREATE_SHADER)); // no internal shaders for UP draws
+
+    // DrawIndexedPrimitiveUP: vertices [min_index, min_index + num) and the indices uploaded
+    // (16-byte aligned offsets), base vertex -min_index so the app's indices still work.
+    const uint16_t idx[3] = {2, 4, 3};
+    CHECK(sc.d.draw_indexed_up(4, 0, 2, 3, 0, 1, idx, false, verts, 20) == kS_OK);
+    sc.d.flush();
+    ps = packets(sc.sink.streams.back());
+    const Packet *uv = first_of(ps, AEROGPU_CMD_UPLOAD_RESOURCE), *ui = first_of(ps, AEROGPU_CMD_UPLOAD_RESOURCE, 1);
+    CHECK(uv && ui && !first_of(ps, AEROGPU_CMD_CREATE_BUFFER));
+    if (uv && ui) {
+        auto a = uv->as<aerogpu_cmd_upload_resource>(), c = ui->as<aerogpu_cmd_upload_resource>();
+        CHECK(a.offset_bytes == 64 && a.size_bytes == 60 &&
+              std::memcmp(uv->payload(sizeof(a)), verts + 2 * 5, 60) == 0);
+        CHECK(c.offset_bytes == 128 && c.size_bytes == 6 && std::memcmp(ui->payload(sizeof(c)), idx, 6) == 0);
+    }
+    auto ib = first_of(ps, AEROGPU_CMD_SET_INDEX_BUFFER)->as<aerogpu_cmd_set_index_buffer>();
+    CHECK(ib.buffer == ring && ib.format == AEROGPU_INDEX_FORMAT_UINT16 && ib.offset_bytes == 128);
+    auto di = first_of(ps, AEROGPU_CMD_DRAW_INDEXED)->as<aerogpu_cmd_draw_indexed>();
+    CHECK(di.index_count == 3 && di.first_index == 0 && di.base_vertex == -2);
+
+    // User-memory indices with the bound vertex buffer: the app's base vertex stays.
+    const uint32_t idx32[3] = {0, 1, 2};
+    sc.d.set_stream_source(0, sc.vb, 0, 20);
+    CHECK(sc.d.draw_indexed_up(4, 1, 0, 3, 0, 1, idx32, true, nullptr, 0) == kS_OK);
+    sc.d.flush();
+    ps = packets(sc.sink.streams.back());
+    CHECK(first_of(ps, AEROGPU_CMD_UPLOAD_RESOURCE, 1) == nullptr);
+    di = first_of(ps, AEROGPU_CMD_DRAW_INDEXED)->as<aerogpu_cmd_draw_indexed>();
+    CHECK(di.base_vertex == 1 && first_of(ps, AEROGPU_CMD_SET_INDEX_BUFFER)->as<aerogpu_cmd_set_index_buffer>().format ==
+                                     AEROGPU_INDEX_FORMAT_UINT32);
+
+    // Bounded: larger than one upload is E_OUTOFMEMORY with nothing emitted; bad arguments
+    // are INVALIDCALL.
+    std::vector<uint8_t> big(kUploadBufferBytes + 252);
+    size_t before = sc.sink.streams.size();
+    CHECK(sc.d.draw_primitive_up(4, (kUploadBufferBytes + 240) / 252, big.data(), 84) == kE_OUTOFMEMORY);
+    CHECK(sc.d.draw_primitive_up(4, 1, nullptr, 20) == kD3DERR_INVALIDCALL);
+    CHECK(sc.d.draw_primitive_up(4, 1, verts, 0) == kD3DERR_INVALIDCALL);
+    CHECK(sc.d.draw_primitive_up(4, 0, verts, 20) == kD3DERR_INVALIDCALL);
+    CHECK(sc.d.draw_indexed_up(4, -3, 2, 3, 0, 1, idx, false, verts, 20) == kD3DERR_INVALIDCALL); // first < 0
+    sc.d.flush();
+    CHECK(sc.sink.streams.size() == before);
+}
+
+static void test_upload_ring_wraps_and_batches() {
+    Scene sc;
+    std::vector<uint8_t> data(40000 - 40000 % 20, 0x5A);
+    uint32_t prims = uint32_t(data.size() / 60);
+    size_t base = sc.sink.streams.size();
+    // 40 KB uploads: one per ring buffer; the 5th wraps to the first and ends the batch first.
+    std::vector<uint32_t> handles;
+    for (int i = 0; i < 5; i++) {
+        CHECK(sc.d.draw_primitive_up(4, prims, data.data(), 20) == kS_OK);
+        if (i == 3) CHECK(sc.sink.streams.size() == base); // nothing submitted yet
+    }
+    CHECK(sc.sink.streams.size() == base + 1);
+    sc.d.flush();
+    std::vector<Packet> all;
+    for (size_t i = base; i < sc.sink.streams.size(); i++)
+        for (auto &p : packets(sc.sink.streams[i])) all.push_back(p);
+    size_t creates = 0;
+    for (auto &p : all) {
+        if (p.op == AEROGPU_CMD_CREATE_BUFFER) creates++;
+        if (p.op == AEROGPU_CMD_UPLOAD_RESOURCE) {
+            auto u = p.as<aerogpu_cmd_upload_resource>();
+            CHECK(u.offset_bytes == 0);
+            handles.push_back(u.resource_handle);
+        }
+    }
+    CHECK(creates == kUploadRingBuffers && handles.size() == 5);
+    CHECK(handles.size() == 5 && handles[4] == handles[0] && handles[1] != handles[0] && handles[3] != handles[2]);
+    // The wrapped upload is in the second batch.
+    CHECK(first_of(packets(sc.sink.streams.back()), AEROGPU_CMD_UPLOAD_RESOURCE) != nullptr);
+
+    // A batch limit (the runtime's command buffer): uploads end the batch early, and one
+    // that can never fit is E_OUTOFMEMORY.
+    sc.d.set_max_batch_bytes(16384);
+    CHECK(sc.d.draw_primitive_up(4, 250, data.data(), 20) == kE_OUTOFMEMORY); // 15000 + reserve > 16K
+    base = sc.sink.streams.size();
+    for (int i = 0; i < 6; i++) CHECK(sc.d.draw_primitive_up(4, 50, data.data(), 20) == kS_OK); // 3000 each
+    sc.d.flush();
+    CHECK(sc.sink.streams.size() >= base + 2);
+    for (size_t i = base; i < sc.sink.streams.size(); i++) CHECK(sc.sink.streams[i].size() <= 16384);
+}
+
 int main() {
+    test_blit_stretch_packets_and_restore();
+    test_blit_copy_path_and_errors();
+    test_blit_restores_default_viewport();
+    test_color_fill_rect();
+    test_user_memory_draws();
+    test_upload_ring_wraps_and_batches();
     test_writer();
     test_tables();
     test_draw_alloc_list();
