@@ -24,14 +24,18 @@ fn d3d9_ddi_scene_through_the_device_table_runs_on_the_device_model() {
     .unwrap();
     let path = common::out_dir().join("umd_ddi_scene.trace");
     let stdout = common::run(&exe, &[path.to_str().unwrap()]);
-    // 9 render submissions (2 Lock flushes, 3 presents, the query, the shared surface's
-    // create+export, DWM's import+fill and its alias destroy, the IB destroy... minus the
-    // empty final flush) + 3 DxgkDdiPresent ones.
+    // 11 render submissions (2 Lock flushes, 3 presents, the query (with the Blt/ColorFill/
+    // user-memory draws before it), the shared surface's create+export, DWM's import+fill
+    // and its alias destroy, the IB destroy, DestroyDevice releasing the internal blit
+    // objects and upload ring) + 3 DxgkDdiPresent ones.
     assert!(
-        stdout.contains("submissions 12 renders 9 presents 3 fence 12"),
+        stdout.contains("submissions 14 renders 11 presents 3 fence 14"),
         "{stdout}"
     );
-    let out = common::replay_clean(&path, 12);
+    let out = common::replay_clean(&path, 14);
+    // 3 frames of 2 draws, 2 stretching Blts and a partial ColorFill (internal draws), 2
+    // user-memory draws, 2 ordinary draws.
+    assert_eq!(out.device.executor().draws, 6 + 3 + 2 + 2);
     // RT 0x1000, VB 0x1001, IB 0x1002 (destroyed at the end).
     let objects = out.device.processor().objects();
     assert!(objects.resource(0x1000).is_ok());
@@ -44,6 +48,10 @@ fn d3d9_ddi_scene_through_the_device_table_runs_on_the_device_model() {
     assert!(objects.resource(handle).is_ok());
     assert_eq!(objects.refcount(handle), Some(1));
     assert_eq!(objects.shared_token_count(), 2);
+    // RT, VB, the two shared surfaces, the Blt target; the app's 2 shaders and declaration
+    // (the UMD's internal ones were destroyed with the device).
+    assert_eq!(objects.resource_count(), 5);
+    assert_eq!(objects.handle_count(), 5 + 2 + 1);
     assert!(objects.shared_resource(token).is_some());
     assert!(objects.resource(0x20_1000).is_err());
 }

@@ -363,6 +363,66 @@ int main(int argc, char **argv) {
         pr.FlipInterval = 1;
         REQUIRE(f.pfnPresent(dev, &pr) == 0);
     }
+    // StretchRect into a second render target (linear), a ColorFill of part of it, and
+    // DrawPrimitiveUP / DrawIndexedPrimitiveUP as the runtime sends them (user-memory stream 0
+    // and indices, then ordinary draws); unsupported variants fail explicitly.
+    D3DDDI_SURFACEINFO thumb_surf = {128, 128, 1, nullptr, 0, 0};
+    std::memset(&cr, 0, sizeof(cr));
+    cr.Format = D3DDDIFMT_A8R8G8B8;
+    cr.Pool = D3DDDIPOOL_VIDEOMEMORY;
+    cr.pSurfList = &thumb_surf;
+    cr.SurfCount = 1;
+    cr.hResource = H(0x506);
+    cr.Flags.RenderTarget = 1; // a plain render target surface: still a Blt source
+    REQUIRE(f.pfnCreateResource(dev, &cr) == 0);
+    HANDLE thumb = cr.hResource;
+    D3DDDIARG_BLT blt;
+    std::memset(&blt, 0, sizeof(blt));
+    blt.hSrcResource = rt;
+    blt.SrcRect = {0, 0, 256, 256};
+    blt.hDstResource = thumb;
+    blt.DstRect = {0, 0, 128, 128};
+    blt.Flags = AEROGPU_BLT_LINEAR;
+    REQUIRE(f.pfnBlt(dev, &blt) == 0);
+    blt.hSrcResource = thumb; // and back, mirrored, point-sampled
+    blt.SrcRect = {0, 0, 128, 128};
+    blt.hDstResource = rt;
+    blt.DstRect = {0, 0, 256, 256};
+    blt.Flags = AEROGPU_BLT_POINT | AEROGPU_BLT_MIRRORUPDOWN;
+    REQUIRE(f.pfnBlt(dev, &blt) == 0);
+    blt.Flags = AEROGPU_BLT_SRCCOLORKEY;
+    REQUIRE(f.pfnBlt(dev, &blt) == HRESULT(0x8876086A));
+    blt.Flags = 0;
+    blt.SrcSubResourceIndex = 1;
+    REQUIRE(f.pfnBlt(dev, &blt) == HRESULT(0x8876086A));
+    D3DDDIARG_COLORFILL part;
+    std::memset(&part, 0, sizeof(part));
+    part.hResource = thumb;
+    part.DstRect = {16, 16, 64, 48};
+    part.Color = 0xFF336699u;
+    REQUIRE(f.pfnColorFill(dev, &part) == 0);
+    const float up_verts[15] = {-1, 1, 0, 1, 0, 1, 1, 0, 1, 0, 0, -1, 0, 1, 0};
+    const uint16_t up_idx[3] = {2, 1, 0};
+    D3DDDIARG_SETSTREAMSOURCEUM um = {0, 20};
+    REQUIRE(f.pfnSetStreamSourceUm(dev, &um, up_verts) == 0);
+    D3DDDIARG_DRAWPRIMITIVE up = {4, 0, 1};
+    REQUIRE(f.pfnDrawPrimitive(dev, &up, nullptr) == 0);
+    REQUIRE(f.pfnSetIndicesUm(dev, 2, up_idx) == 0);
+    D3DDDIARG_DRAWINDEXEDPRIMITIVE upi = {4, 0, 0, 3, 0, 1};
+    REQUIRE(f.pfnDrawIndexedPrimitive(dev, &upi) == 0);
+    D3DDDIARG_SETSTREAMSOURCEUM um1 = {1, 20};
+    REQUIRE(f.pfnSetStreamSourceUm(dev, &um1, up_verts) == HRESULT(0x8876086A));
+    std::vector<uint8_t> huge(80 * 1024);
+    D3DDDIARG_DRAWPRIMITIVE up_huge = {4, 0, 80 * 1024 / 60};
+    REQUIRE(f.pfnSetStreamSourceUm(dev, &um, huge.data()) == 0);
+    REQUIRE(f.pfnDrawPrimitive(dev, &up_huge, nullptr) == HRESULT(0x8007000E)); // larger than an upload
+    REQUIRE(f.pfnSetStreamSource(dev, &sss) == 0); // back to the app's buffers
+    REQUIRE(f.pfnSetIndices(dev, &si) == 0);
+    D3DDDIARG_DRAWPRIMITIVE dp2 = {4, 0, 1};
+    REQUIRE(f.pfnDrawPrimitive(dev, &dp2, nullptr) == 0);
+    D3DDDIARG_DRAWINDEXEDPRIMITIVE dip2 = {4, 0, 0, 3, 0, 1};
+    REQUIRE(f.pfnDrawIndexedPrimitive(dev, &dip2) == 0);
+
     D3DDDIARG_ISSUEQUERY iq = {cq.hQuery, D3DDDIISSUE_END};
     REQUIRE(f.pfnIssueQuery(dev, &iq) == 0);
     BOOL done = 0;

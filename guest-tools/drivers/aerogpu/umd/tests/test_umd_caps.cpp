@@ -145,6 +145,44 @@ static void test_d3d9_caps() {
     CHECK((c.TextureFilterCaps & (D3DPTFILTERCAPS_MINFLINEAR | D3DPTFILTERCAPS_MAGFLINEAR)) ==
           (D3DPTFILTERCAPS_MINFLINEAR | D3DPTFILTERCAPS_MAGFLINEAR));
     CHECK(c.TextureAddressCaps & D3DPTADDRESSCAPS_CLAMP);
+
+    // StretchRect filters: point and linear, minifying and magnifying (the sampler filters
+    // the blit draw uses, so within TextureFilterCaps), and a stretching blit with each
+    // samples with exactly that filter.
+    const uint32_t stretch = D3DPTFILTERCAPS_MINFPOINT | D3DPTFILTERCAPS_MINFLINEAR | D3DPTFILTERCAPS_MAGFPOINT |
+                             D3DPTFILTERCAPS_MAGFLINEAR;
+    CHECK(c.StretchRectFilterCaps == stretch && (c.TextureFilterCaps & stretch) == stretch);
+    for (int linear = 0; linear < 2; linear++) {
+        NullSink s3;
+        Device e(s3, 1, 1);
+        ResourceDesc src, dst;
+        src.kind = dst.kind = ResourceKind::Texture2D;
+        src.d3d_format = dst.d3d_format = D3DDDIFMT_A8R8G8B8;
+        src.width = src.height = 32;
+        src.usage = AEROGPU_RESOURCE_USAGE_TEXTURE;
+        dst.width = dst.height = 64;
+        dst.usage = AEROGPU_RESOURCE_USAGE_RENDER_TARGET;
+        uint32_t hs = e.create_resource(src), hd = e.create_resource(dst);
+        CHECK(e.blit(hd, Rect{0, 0, 64, 64}, hs, Rect{0, 0, 32, 32}, linear ? kBlitLinear : 0) == kS_OK); // mag
+        CHECK(e.blit(hd, Rect{0, 0, 8, 8}, hs, Rect{0, 0, 32, 32}, linear ? kBlitLinear : 0) == kS_OK);   // min
+        e.flush();
+        uint32_t want = linear ? 2u /* D3DTEXF_LINEAR */ : 1u /* D3DTEXF_POINT */, mag = 0, min = 0;
+        const std::vector<uint8_t> &st = s3.streams.back();
+        for (size_t off = sizeof(aerogpu_cmd_stream_header); off + 8 <= st.size();) {
+            aerogpu_cmd_hdr h;
+            std::memcpy(&h, st.data() + off, 8);
+            if (h.size_bytes < 8) break;
+            if (h.opcode == AEROGPU_CMD_SET_SAMPLER_STATE && mag + min < 2) {
+                aerogpu_cmd_set_sampler_state ss;
+                std::memcpy(&ss, st.data() + off, sizeof(ss));
+                if (ss.state == 5 /* MAGFILTER */ && ss.value == want) mag = 1;
+                if (ss.state == 6 /* MINFILTER */ && ss.value == want) min = 1;
+            }
+            off += h.size_bytes;
+        }
+        // Point is the sampler default: only linear needs packets to switch.
+        CHECK(linear ? (mag && min) : (!mag && !min && find_packet(st, AEROGPU_CMD_DRAW) != nullptr));
+    }
 }
 
 static void test_formats() {
