@@ -235,6 +235,9 @@ int32_t Device::internal_quad(uint32_t dst, const Rect &rect, uint32_t tex, bool
     int32_t saved_scissor[4];
     std::memcpy(saved_scissor, scissor_, sizeof(scissor_));
     const bool saved_has_vp = has_vp_, saved_has_scissor = has_scissor_;
+    // Slots (other than the blit's source slot) holding the target: unbound meanwhile,
+    // since one draw cannot sample the texture it renders to.
+    bool unbound[AEROGPU_MAX_TEXTURE_SLOTS] = {};
     uint32_t rs_old[kInternalRenderStateCount][2], samp_old[kInternalSamplerStateCount][2];
     size_t n_rs = 0, n_samp = 0;
 
@@ -265,6 +268,11 @@ int32_t Device::internal_quad(uint32_t dst, const Rect &rect, uint32_t tex, bool
         }
         keep(set_texture(0, tex));
     }
+    for (uint32_t slot = tex ? 1 : 0; slot < AEROGPU_MAX_TEXTURE_SLOTS; slot++) {
+        if (tex_[slot] != dst) continue;
+        unbound[slot] = true;
+        keep(set_texture(slot, 0));
+    }
     keep(set_shaders(int_vs_, tex ? int_blit_ps_ : int_fill_ps_));
     keep(set_vertex_decl(int_decl_));
     keep(set_stream_source(0, vb, off, kInternalVertexBytes));
@@ -294,6 +302,8 @@ int32_t Device::internal_quad(uint32_t dst, const Rect &rect, uint32_t tex, bool
         keep(set_scissor(0, 0, int32_t(rt0->desc.width), int32_t(rt0->desc.height)));
     }
     has_scissor_ = saved_has_scissor;
+    for (uint32_t slot = 0; slot < AEROGPU_MAX_TEXTURE_SLOTS; slot++)
+        if (unbound[slot]) keep(set_texture(slot, dst));
     if (tex) {
         keep(set_texture(0, saved_tex0));
         for (size_t i = 0; i < n_samp; i++) keep(set_sampler_state(0, samp_old[i][0], samp_old[i][1]));

@@ -570,6 +570,20 @@ static void test_blit_stretch_packets_and_restore() {
     CHECK(point_min);
     after.apply(ps);
     CHECK(after.same_bindings(before));
+
+    // The target bound as a texture (slot 3): unbound for the draw, rebound after.
+    CHECK(sc.d.set_texture(3, sc.dst) == kS_OK);
+    CHECK(sc.d.blit(sc.dst, Rect{0, 0, 32, 32}, sc.src, Rect{0, 0, 16, 16}, 0) == kS_OK);
+    sc.d.flush();
+    ps = packets(sc.sink.streams.back());
+    uint32_t slot3 = sc.dst;
+    bool unbound_at_draw = false;
+    for (auto &p : ps) {
+        if (p.op == AEROGPU_CMD_SET_TEXTURE && p.as<aerogpu_cmd_set_texture>().slot == 3)
+            slot3 = p.as<aerogpu_cmd_set_texture>().texture;
+        if (p.op == AEROGPU_CMD_DRAW) unbound_at_draw = slot3 == 0;
+    }
+    CHECK(unbound_at_draw && slot3 == sc.dst);
 }
 
 static void test_blit_copy_path_and_errors() {
