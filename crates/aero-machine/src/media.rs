@@ -6,6 +6,9 @@ use aero_storage::ide::{CdStatus, IdeChannel, MediaError};
 use aero_storage::{BlockDevice, SharedDisk};
 
 use super::{DriveSlot, Machine, MachineError};
+use crate::devices::ahci_pci::AhciConfig;
+use crate::devices::pci::PciFunction;
+use crate::guest_ram::GuestRam;
 
 /// The slot whose disc our BIOS boots from (El Torito) and serves through INT 13h.
 pub(super) const BIOS_CD_SLOT: DriveSlot = DriveSlot::Ide {
@@ -55,6 +58,9 @@ impl Machine {
                 .ahci
                 .insert_media(port as usize, Box::new(disc.clone())),
         };
+        if let DriveSlot::Ahci(_) = slot {
+            self.post_ahci_notifications();
+        }
         result.map_err(|e| MachineError::Media(slot, e))?;
         if slot == BIOS_CD_SLOT {
             self.disks.cdrom = Some(Box::new(disc));
@@ -73,12 +79,33 @@ impl Machine {
                 .and_then(|ch| ch.eject_media(slave, force)),
             DriveSlot::Ahci(port) => self.platform.ahci.eject_media(port as usize, force),
         };
+        if let DriveSlot::Ahci(_) = slot {
+            self.post_ahci_notifications();
+        }
         result.map_err(|e| MachineError::Media(slot, e))?;
         if slot == BIOS_CD_SLOT {
             self.disks.cdrom = None;
         }
         tracing::info!(?slot, force, "CD ejected");
         Ok(())
+    }
+
+    /// An AHCI CD drive with asynchronous notification on announces a host media change
+    /// with a FIS into guest memory and an interrupt. Done here, at once: an idle guest
+    /// touches no AHCI register that would otherwise get the HBA processed.
+    fn post_ahci_notifications(&mut self) {
+        if !self.platform.ahci.command_pending()
+            || !self.platform.pci.pci.functions.ahci.config().dma_enabled()
+        {
+            return;
+        }
+        let mut ram = GuestRam::new(&mut self.memory, &self.platform.map);
+        self.platform.ahci.process(&mut ram);
+        for (addr, len) in ram.written {
+            self.cpu.invalidate_code(addr, len);
+        }
+        let now = self.platform.clock.now();
+        self.platform.advance(now);
     }
 
     /// IDE channel `channel` of a drive slot; a channel that does not exist has no drive.

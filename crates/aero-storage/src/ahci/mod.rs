@@ -102,6 +102,9 @@ const RFIS_PIO_SETUP: u64 = 0x20;
 const RFIS_D2H: u64 = 0x40;
 const RFIS_SDB: u64 = 0x58;
 
+/// SET FEATURES SATA feature number of asynchronous notification.
+const SATA_FEATURE_AN: u8 = 0x05;
+
 /// Bytes moved per step (bounds the bounce buffer whatever the guest asks for).
 const CHUNK_BYTES: usize = 64 * 1024;
 
@@ -116,6 +119,8 @@ struct Drive {
     atapi: AtapiState,
     write_cache: bool,
     transfer_mode: u8,
+    /// ATAPI: the host enabled asynchronous notification (SET FEATURES 10h/05h).
+    an_enabled: bool,
 }
 
 #[derive(Default)]
@@ -138,6 +143,8 @@ struct Port {
     stalled: bool,
     /// The device's reset signature FIS waits for PxCMD.FRE.
     signature_pending: bool,
+    /// The ATAPI device has a media event to announce with a Set Device Bits FIS (N bit).
+    notify_pending: bool,
 }
 
 /// Task-file values a command ends with (for TFD and the D2H FIS).
@@ -222,6 +229,7 @@ impl Ahci {
             atapi: AtapiState::default(),
             write_cache: true,
             transfer_mode: 0x45,
+            an_enabled: false,
         });
         p.link_reset();
     }
@@ -259,7 +267,9 @@ impl Ahci {
         port: usize,
         media: Box<dyn BlockDevice>,
     ) -> Result<Option<Box<dyn BlockDevice>>, MediaError> {
-        Ok(self.cd_disc(port)?.insert(media))
+        let old = self.cd_disc(port)?.insert(media);
+        self.media_event_queued(port);
+        Ok(old)
     }
 
     /// Host eject from the CD drive on `port`; a tray the guest locked stays shut (the
@@ -269,7 +279,23 @@ impl Ahci {
         port: usize,
         force: bool,
     ) -> Result<Option<Box<dyn BlockDevice>>, MediaError> {
-        self.cd_disc(port)?.eject(force)
+        let result = self.cd_disc(port)?.eject(force);
+        // Also when refused: the locked drive queued an eject request for the guest.
+        self.media_event_queued(port);
+        result
+    }
+
+    /// A host media change queued a media event: with asynchronous notification enabled,
+    /// the drive announces it (the FIS goes out in [`Ahci::process`]; see
+    /// [`Ahci::command_pending`]).
+    fn media_event_queued(&mut self, port: usize) {
+        if let Some(p) = self.ports.get_mut(port)
+            && let Some(d) = p.drive.as_ref()
+            && d.an_enabled
+            && d.atapi.media_event.is_some()
+        {
+            p.notify_pending = true;
+        }
     }
 
     /// Tray and disc state of the CD drive on `port` (None: no CD drive there).
@@ -292,9 +318,11 @@ impl Ahci {
         self.msi_event = false;
         for p in &mut self.ports {
             let (clb, fb, mut drive) = (p.clb, p.fb, p.drive.take());
-            // The device's hard reset ends the guest's PREVENT MEDIUM REMOVAL.
+            // The device's hard reset ends the guest's PREVENT MEDIUM REMOVAL and its
+            // SET FEATURES choices.
             if let Some(d) = drive.as_mut() {
                 d.atapi.locked = false;
+                d.an_enabled = false;
             }
             *p = Port {
                 clb,
@@ -307,9 +335,10 @@ impl Ahci {
     }
 
     fn cap(&self) -> u32 {
-        // S64A, SNCQ, SCLO, ISS = Gen2, SAM (AHCI only), NCS = 32 slots, NP.
+        // S64A, SNCQ, SSNTF, SCLO, ISS = Gen2, SAM (AHCI only), NCS = 32 slots, NP.
         (1 << 31)
             | (1 << 30)
+            | (1 << 29)
             | (1 << 24)
             | (2 << 20)
             | (1 << 18)
@@ -468,6 +497,12 @@ impl Ahci {
                     p.ssts = 0;
                     p.tfd = 0x80 | 0x7F; // BSY while the device resets
                 } else if det == 0 && old_det == 1 {
+                    // COMRESET: a hard reset of the device, which forgets asynchronous
+                    // notification (we do not offer software settings preservation).
+                    if let Some(d) = p.drive.as_mut() {
+                        d.an_enabled = false;
+                    }
+                    p.notify_pending = false;
                     p.link_reset();
                 }
             }
@@ -492,9 +527,9 @@ impl Ahci {
 
     /// Some port has an issued command waiting for [`Ahci::process`] (or a FIS to post).
     pub fn command_pending(&self) -> bool {
-        self.ports
-            .iter()
-            .any(|p| p.runnable() || (p.signature_pending && p.cmd & CMD_FRE != 0))
+        self.ports.iter().any(|p| {
+            p.runnable() || ((p.signature_pending || p.notify_pending) && p.cmd & CMD_FRE != 0)
+        })
     }
 
     /// Runs every issued command against `memory` and posts their FISes and interrupts.
@@ -515,6 +550,18 @@ impl Ahci {
                 let fis = d2h_fis(&Ending { lba, ..ending }, false);
                 if memory.write(p.fb + RFIS_D2H, &fis).is_ok() {
                     self.raise(index, PXIS_DHRS);
+                }
+            }
+            let p = &mut self.ports[index];
+            if p.notify_pending && p.cmd & CMD_FRE != 0 {
+                p.notify_pending = false;
+                // Set Device Bits FIS, N (notification) and I (interrupt), PM port 0; the
+                // status fields repeat the current status, so PxTFD stays as it is.
+                let status = p.tfd as u8;
+                let fis = [0xA1, 0x80 | 0x40, status & 0x77, 0, 0, 0, 0, 0];
+                if memory.write(p.fb + RFIS_SDB, &fis).is_ok() {
+                    p.sntf |= 1; // PMN bit of PM port 0
+                    self.raise(index, PXIS_SDBS);
                 }
             }
             let mut guard = 0;
@@ -886,6 +933,7 @@ fn identify(drive: &Drive, packet: bool, memory: &mut dyn GuestMemory, sg: &mut 
         serial: 1,
         slave: false,
         ncq_depth: Some(32),
+        async_notification: packet.then_some(drive.an_enabled),
     });
     match sg.write_out(memory, &data) {
         Ok(()) => Ending {
@@ -1057,6 +1105,11 @@ fn cdrom_command(
             count: 1,
             ..Ending::default()
         },
+        // SATA feature enable (10h) / disable (90h), count 05h: asynchronous notification.
+        0xEF if matches!(cfis[3], 0x10 | 0x90) && cfis[12] == SATA_FEATURE_AN => {
+            drive.an_enabled = cfis[3] == 0x10;
+            Ending::ok()
+        }
         0xEF => {
             if ata::apply_set_features(
                 cfis[3],

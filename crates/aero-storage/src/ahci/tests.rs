@@ -655,3 +655,163 @@ fn atapi_media_change_on_an_ahci_port() {
         Some(MediaError::NoCdDrive)
     );
 }
+
+/// One non-packet ATA command on port 2 (data, if any, to BUF): PxIS after it.
+fn cd_ata(g: &mut Guest, fis: [u8; 20]) -> u32 {
+    g.command(0, fis, false, &[(BUF, 512)]);
+    g.w(Guest::p(2, P_CI), 1);
+    g.hba.process(&mut g.ram);
+    let is = g.r(Guest::p(2, P_IS));
+    g.w(Guest::p(2, P_IS), u32::MAX);
+    g.w(IS, u32::MAX);
+    is
+}
+
+/// IDENTIFY PACKET DEVICE words 78 and 79 (SATA features supported / enabled).
+fn sata_features(g: &mut Guest) -> (u16, u16) {
+    assert_eq!(cd_ata(g, h2d(0xA1, 0, 0)) & PXIS_TFES, 0);
+    let word = |i: u64| {
+        u16::from_le_bytes([
+            g.ram.0[(BUF + 2 * i) as usize],
+            g.ram.0[(BUF + 2 * i + 1) as usize],
+        ])
+    };
+    assert_eq!(
+        word(76),
+        0x0006,
+        "SATA Gen1/Gen2: Linux reads 78/79 only then"
+    );
+    (word(78), word(79))
+}
+
+/// SET FEATURES `feature` (10h enable / 90h disable) of SATA feature `which`.
+fn sata_feature(g: &mut Guest, feature: u8, which: u16) -> u32 {
+    let mut f = h2d(0xEF, 0, which);
+    f[3] = feature;
+    cd_ata(g, f)
+}
+
+#[test]
+fn atapi_request_sense_of_an_empty_drive_on_ahci() {
+    let mut g = cd_guest(None);
+    assert_eq!(
+        cd_sense(&mut g),
+        (0x02, 0x3A, 0x01),
+        "nothing stored: the current condition, no medium with the tray closed"
+    );
+    assert_eq!(cd_packet(&mut g, &[0xFF], 0), Err(0x05));
+    assert_eq!(
+        cd_sense(&mut g),
+        (0x05, 0x20, 0x00),
+        "the stored sense first"
+    );
+    assert_eq!(
+        cd_sense(&mut g),
+        (0x02, 0x3A, 0x01),
+        "then the condition again"
+    );
+}
+
+/// SATA asynchronous notification of ATAPI media changes (what Linux's libata turns on
+/// with libata.atapi_an=1): CAP.SSNTF and IDENTIFY word 78 advertise it, SET FEATURES
+/// 10h/05h enables it, and then a host media change sends a Set Device Bits FIS with the
+/// N and I bits: PxSNTF bit 0 and PxIS.SDBS are set and the HBA interrupts.
+#[test]
+fn atapi_asynchronous_notification_of_host_media_changes() {
+    let disc = |sectors: usize| -> Box<dyn BlockDevice> {
+        Box::new(MemoryDisk::new(vec![0x5A; sectors * 2048], 2048, true).unwrap())
+    };
+    let port = |reg| Guest::p(2, reg);
+    let sdb = FB + RFIS_SDB;
+    let mut g = cd_guest(None);
+    g.w(port(P_IE), u32::MAX);
+    assert_ne!(g.r(CAP) & (1 << 29), 0, "CAP.SSNTF");
+    assert_eq!(sata_features(&mut g), (0x0020, 0x0000), "AN supported, off");
+
+    // Off: a media change is only seen by polling.
+    g.hba.insert_media(2, disc(4)).unwrap();
+    assert!(!g.hba.command_pending());
+    g.hba.process(&mut g.ram);
+    assert_eq!((g.r(port(P_IS)), g.r(port(P_SNTF))), (0, 0));
+
+    assert_eq!(sata_feature(&mut g, 0x10, 0x05), PXIS_DHRS, "enable AN");
+    assert_eq!(sata_features(&mut g), (0x0020, 0x0020), "AN enabled");
+    g.ram.write(sdb, &[0xEE; 8]).unwrap();
+    assert!(g.hba.eject_media(2, false).unwrap().is_some());
+    assert!(g.hba.command_pending(), "a notification to post");
+    assert_eq!(
+        g.mem(sdb, 8),
+        &[0xEE; 8],
+        "nothing is written before process()"
+    );
+    g.hba.process(&mut g.ram);
+    assert_eq!(
+        g.mem(sdb, 8),
+        &[0xA1, 0xC0, 0x50, 0, 0, 0, 0, 0],
+        "SDB FIS: N + I, PM port 0, status DRDY DSC, no error"
+    );
+    assert_eq!(g.r(port(P_IS)), PXIS_SDBS);
+    assert_eq!(g.r(port(P_SNTF)), 0x0000_0001);
+    assert_eq!(g.r(port(P_TFD)), 0x50, "status unchanged");
+    assert_eq!(g.r(IS), 1 << 2);
+    assert!(g.hba.irq_level());
+    assert!(g.hba.take_msi());
+    assert!(!g.hba.command_pending(), "posted once");
+    // The driver clears PxSNTF (write 1) and PxIS, then asks what happened.
+    g.w(port(P_SNTF), 1);
+    g.w(port(P_IS), PXIS_SDBS);
+    g.w(IS, 1 << 2);
+    assert_eq!((g.r(port(P_SNTF)), g.hba.irq_level()), (0, false));
+    let events = cd_packet(&mut g, &[0x4A, 1, 0, 0, 0x10, 0, 0, 0, 8], 8).unwrap();
+    assert_eq!((events[4], events[5]), (3, 0x01), "MediaRemoval, tray open");
+
+    // An insert and the eject request of a locked tray are announced too.
+    g.hba.insert_media(2, disc(8)).unwrap();
+    g.hba.process(&mut g.ram);
+    assert_eq!((g.r(port(P_IS)), g.r(port(P_SNTF))), (PXIS_SDBS, 1));
+    g.w(port(P_SNTF), 1);
+    g.w(port(P_IS), u32::MAX);
+    assert_eq!(cd_packet(&mut g, &[0x00], 0), Err(0x06), "unit attention");
+    cd_packet(&mut g, &[0x1E, 0, 0, 0, 1], 0).unwrap();
+    assert_eq!(g.hba.eject_media(2, false).err(), Some(MediaError::Locked));
+    g.hba.process(&mut g.ram);
+    assert_eq!((g.r(port(P_IS)), g.r(port(P_SNTF))), (PXIS_SDBS, 1));
+    g.w(port(P_SNTF), 1);
+    g.w(port(P_IS), u32::MAX);
+    let events = cd_packet(&mut g, &[0x4A, 1, 0, 0, 0x10, 0, 0, 0, 8], 8).unwrap();
+    assert_eq!(events[4], 1, "EjectRequest");
+    cd_packet(&mut g, &[0x1E, 0, 0, 0, 0], 0).unwrap();
+
+    // With FIS receive off the notification waits for PxCMD.FRE.
+    g.w(port(P_CMD), 0);
+    g.hba.eject_media(2, false).unwrap();
+    assert!(!g.hba.command_pending());
+    g.hba.process(&mut g.ram);
+    assert_eq!(g.r(port(P_IS)), 0);
+    g.w(port(P_CMD), CMD_FRE | CMD_ST);
+    assert!(g.hba.command_pending());
+    g.hba.process(&mut g.ram);
+    assert_eq!(g.r(port(P_IS)), PXIS_SDBS);
+    g.w(port(P_SNTF), 1);
+    g.w(port(P_IS), u32::MAX);
+
+    // Disabled again (SET FEATURES 90h/05h): silent.
+    assert_eq!(sata_feature(&mut g, 0x90, 0x05), PXIS_DHRS);
+    assert_eq!(sata_features(&mut g), (0x0020, 0x0000));
+    g.hba.insert_media(2, disc(2)).unwrap();
+    assert!(!g.hba.command_pending());
+    // Enabled, then a COMRESET: the device forgets it (no settings preservation).
+    assert_eq!(sata_feature(&mut g, 0x10, 0x05), PXIS_DHRS);
+    g.w(port(P_SCTL), 1);
+    g.w(port(P_SCTL), 0);
+    g.hba.process(&mut g.ram); // signature FIS
+    g.w(port(P_IS), u32::MAX);
+    assert_eq!(
+        sata_features(&mut g),
+        (0x0020, 0x0000),
+        "off after COMRESET"
+    );
+    g.hba.eject_media(2, false).unwrap();
+    assert!(!g.hba.command_pending());
+    assert_eq!(g.r(port(P_SNTF)), 0);
+}

@@ -304,6 +304,7 @@ pub(crate) fn identify(ch: &mut IdeChannel, packet: bool) -> Vec<u8> {
         serial: slot + 1,
         slave: slot == 1,
         ncq_depth: None,
+        async_notification: None,
     })
 }
 
@@ -320,6 +321,9 @@ pub(crate) struct IdentifyParams {
     pub slave: bool,
     /// Serial ATA: NCQ queue depth (1–32) for words 75/76; `None` for parallel ATA.
     pub ncq_depth: Option<u8>,
+    /// Serial ATA ATAPI: asynchronous notification supported (words 78/79 bit 5), with
+    /// whether the host enabled it; `None`: not supported.
+    pub async_notification: Option<bool>,
 }
 
 /// IDENTIFY DEVICE / IDENTIFY PACKET DEVICE data (ATA/ATAPI-7 layout), checksummed.
@@ -416,8 +420,18 @@ pub(crate) fn identify_data(p: &IdentifyParams) -> Vec<u8> {
             w[75] = u16::from(depth.clamp(1, 32) - 1);
             w[76] |= 0x0100;
         }
-        w[78] = 0x0000;
-        w[79] = 0x0000;
+        // Words 78/79: SATA features supported / enabled.
+        let an = 1u16 << 5;
+        w[78] = if p.async_notification.is_some() {
+            an
+        } else {
+            0
+        };
+        w[79] = if p.async_notification == Some(true) {
+            an
+        } else {
+            0
+        };
     } else {
         w[93] = 0x6001 | if p.slave { 0x0100 } else { 0 };
     }

@@ -31,6 +31,7 @@ const CD_MAX_SECTORS: u64 = 870 * 1024 * 1024 / SECTOR;
 pub(crate) struct Sense(pub u8, pub u8, pub u8);
 
 impl Sense {
+    pub const NONE: Sense = Sense(0x00, 0x00, 0x00);
     pub const NO_MEDIUM_TRAY_CLOSED: Sense = Sense(0x02, 0x3A, 0x01);
     pub const NO_MEDIUM_TRAY_OPEN: Sense = Sense(0x02, 0x3A, 0x02);
     pub const READ_ERROR: Sense = Sense(0x03, 0x11, 0x00);
@@ -401,7 +402,15 @@ pub(crate) fn command(disc: &mut Disc<'_>, cdb: &[u8; 12]) -> Result<Reply, Sens
 }
 
 fn request_sense(disc: &mut Disc<'_>, alloc: usize) -> Result<Reply, Sense> {
-    let (key, asc, ascq) = (disc.state.sense_key, disc.state.asc, disc.state.ascq);
+    let stored = Sense(disc.state.sense_key, disc.state.asc, disc.state.ascq);
+    // Nothing stored (the last command succeeded, or its sense was read already): the
+    // drive's current condition, as SPC asks, so that a driver polling with REQUEST SENSE
+    // alone still sees an empty drive or an open tray.
+    let Sense(key, asc, ascq) = if stored == Sense::NONE {
+        disc.sectors().err().unwrap_or(Sense::NONE)
+    } else {
+        stored
+    };
     let mut d = vec![0u8; 18];
     d[0] = 0x70; // current error, fixed format
     d[2] = key;

@@ -593,7 +593,11 @@ fn atapi_test_unit_ready_sense_and_media_change() {
         (0x02, 0x3A, 0x02),
         "medium not present - tray open"
     );
-    assert_eq!(sense(&mut ide), (0, 0, 0), "sense is consumed");
+    assert_eq!(
+        sense(&mut ide),
+        (0x02, 0x3A, 0x02),
+        "nothing stored any more: the current condition, still no medium"
+    );
     assert!(
         ide.channels[1].insert_media(false, disc).unwrap().is_none(),
         "the drive was empty"
@@ -606,6 +610,36 @@ fn atapi_test_unit_ready_sense_and_media_change() {
         ide.channels[0].eject_media(false, false).err(),
         Some(MediaError::NoCdDrive)
     );
+}
+
+/// REQUEST SENSE returns the stored sense once; with nothing stored it reports the drive's
+/// current condition (SPC), not "no sense" for an empty drive.
+#[test]
+fn atapi_request_sense_reports_the_current_condition() {
+    let mut ide = controller();
+    assert_eq!(sense(&mut ide), (0, 0, 0), "disc loaded, nothing stored");
+    let (_, st, err) = packet(&mut ide, &[0xFF], 0);
+    assert_eq!((st & 1, err >> 4), (1, 0x05), "unknown opcode");
+    assert_eq!(sense(&mut ide), (0x05, 0x20, 0x00));
+    assert_eq!(sense(&mut ide), (0, 0, 0), "the stored sense is consumed");
+
+    ide.channels[1].eject_media(false, false).unwrap();
+    assert_eq!(sense(&mut ide), (0x02, 0x3A, 0x02), "tray open, no disc");
+    // A stored sense comes first, the condition after it.
+    assert_eq!(packet(&mut ide, &[0xFF], 0).2 >> 4, 0x05);
+    assert_eq!(sense(&mut ide), (0x05, 0x20, 0x00));
+    assert_eq!(sense(&mut ide), (0x02, 0x3A, 0x02));
+    // The guest closes the empty tray (START STOP UNIT, LoEj + Start).
+    assert_eq!(packet(&mut ide, &[0x1B, 0, 0, 0, 0x03], 0).1 & 1, 0);
+    assert_eq!(sense(&mut ide), (0x02, 0x3A, 0x01), "tray closed, no disc");
+
+    // REQUEST SENSE itself never fails and leaves a pending unit attention alone.
+    ide.channels[1]
+        .insert_media(false, Box::new(BlankDisc(10)))
+        .unwrap();
+    assert_eq!(sense(&mut ide), (0, 0, 0), "a disc is loaded");
+    assert_eq!(packet(&mut ide, &[0x00], 0).2 >> 4, 0x06, "unit attention");
+    assert_eq!(sense(&mut ide), (0x06, 0x28, 0x00));
 }
 
 /// GET EVENT STATUS NOTIFICATION, media class, polled: (event code, media status byte).
