@@ -112,6 +112,13 @@ impl Cpu {
         self.blocks.clear();
     }
 
+    /// Drop only the TLB: some pages now map elsewhere but hold no decoded code (report
+    /// any that might with `invalidate_code`). Cheaper than `flush_all_caches` for
+    /// frequent remaps such as a VBE bank switch.
+    pub fn flush_tlb(&mut self) {
+        self.core.tlb.flush_all();
+    }
+
     pub fn raise_nmi(&mut self) {
         self.core.nmi_pending = true;
     }
@@ -231,14 +238,26 @@ impl Cpu {
                 _ => u64::MAX,
             };
             let mut faulted = false;
+            // A fused CMP/TEST+Jcc whose Jcc is cut off (single-step, budget) runs alone.
+            let unfuse_at = match insns.last() {
+                Some(last) if last.fuse != 0 && insns.len() < block.insns.len() => {
+                    insns.len() - 1
+                }
+                _ => usize::MAX,
+            };
             // RIPs and the retired count come from the block start and a local counter,
             // not from reading back what the previous instruction stored.
             let start_rip = ex.s.rip;
             let mut retired = ex.c.retired;
-            for insn in insns {
+            for (k, insn) in insns.iter().enumerate() {
                 let next = start_rip.wrapping_add(insn.end as u64) & ip_mask;
                 ex.c.next_rip = next;
-                let result = (insn.handler)(&mut ex, insn);
+                let handler = if k == unfuse_at {
+                    crate::exec::lookup(&insn.raw).unwrap_or(crate::exec::undefined)
+                } else {
+                    insn.handler
+                };
+                let result = handler(&mut ex, insn);
                 retired += 1;
                 // Faults are counted as retired so a faulting loop still consumes budget.
                 ex.c.retired = retired;
@@ -249,6 +268,11 @@ impl Cpu {
                         // A handler that moved RIP elsewhere ends the block even if it
                         // did not say so.
                         if ex.c.end_block || taken != next {
+                            if ex.c.fused_jcc {
+                                ex.c.fused_jcc = false;
+                                retired += 1;
+                                ex.c.retired = retired;
+                            }
                             break;
                         }
                     }

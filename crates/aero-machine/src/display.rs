@@ -64,7 +64,8 @@ impl Machine {
             }
             frame = Frame::new();
         }
-        self.platform.vga.render(&mut frame);
+        let lfb = &self.memory[self.platform.map.lfb_range()];
+        self.platform.vga.render(lfb, &mut frame);
         frame
     }
 }

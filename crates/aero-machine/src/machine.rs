@@ -2,6 +2,7 @@
 
 use aero_cpu::{Cpu, RunExit};
 pub use aero_gpu::Frame;
+use aero_gpu::vga::BANK_SIZE;
 use aero_storage::ide::IdeDrive;
 use aero_storage::{BlockDevice, SharedDisk};
 
@@ -153,7 +154,7 @@ const MAX_SLICE_NS: u64 = 1_000_000;
 
 pub struct Machine {
     cpu: Cpu,
-    /// Guest RAM followed by the BIOS image (see `memory_map`).
+    /// Guest RAM, the BIOS image and the framebuffer (see `memory_map`).
     memory: Vec<u8>,
     platform: Platform,
     disks: Disks,
@@ -360,6 +361,20 @@ impl Machine {
         }
         if req.mappings_changed {
             self.cpu.flush_all_caches();
+        } else if req.vga_window_moved {
+            // Other framebuffer bytes under 0xA0000: stale TLB entries, and code decoded
+            // there (unlikely, but possible) is stale too.
+            self.cpu.flush_tlb();
+            self.cpu
+                .invalidate_code(memory_map::VGA_WINDOW.start, BANK_SIZE as u64);
+        }
+        if let Some(n) = req.lfb_clear {
+            let lfb = self.platform.map.lfb_range();
+            let n = n.min(lfb.len());
+            self.memory[lfb.start..lfb.start + n].fill(0);
+            if let Some(base) = self.platform.map.lfb_base() {
+                self.cpu.invalidate_code(base, n as u64);
+            }
         }
         if req.nmi && std::mem::take(&mut self.platform.nmi_pending) {
             self.cpu.raise_nmi();

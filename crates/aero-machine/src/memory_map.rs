@@ -2,10 +2,16 @@
 //!
 //! All CPU-visible backing memory is one byte vector (owned by the machine, built by
 //! [`MemoryMap::allocate`]) so the CPU's TLB can cache plain offsets: guest RAM first
-//! (below-4G part, then the part remapped above 4 GiB), then the system BIOS image. The legacy area 0xC0000–0xFFFFF is shadow RAM whose
+//! (below-4G part, then the part remapped above 4 GiB), then the system BIOS image, then
+//! the display's linear framebuffer. The legacy area 0xC0000–0xFFFFF is shadow RAM whose
 //! read/write routing is set by the i440FX PAM registers, like the real chipset.
+//!
+//! The framebuffer is memory, not a device register file, so it is mapped like RAM where
+//! the display decodes it (BAR2, and the 64 KiB VBE bank window at 0xA0000 while a VBE mode
+//! is on): guest drawing runs at memory speed instead of one MMIO call per access.
 
 use aero_cpu::PageMapping;
+use aero_gpu::vga::{BANK_SIZE, LFB_SIZE};
 
 /// Start of the PCI hole; RAM beyond it is remapped above 4 GiB.
 pub const PCI_HOLE_START: u64 = 0xE000_0000;
@@ -49,6 +55,12 @@ pub struct MemoryMap {
     bios_len: usize,
     /// PAM segments: index 0 = 0xF0000–0xFFFFF (64 KiB), 1..=12 = 0xC0000–0xEFFFF in 16 KiB steps.
     pam: [PamMode; 13],
+    /// Backing offset of the [`LFB_SIZE`]-byte linear framebuffer.
+    lfb_offset: usize,
+    /// Where the display decodes the framebuffer (its BAR), if it does.
+    lfb_base: Option<u64>,
+    /// Framebuffer offset shown in 0xA0000–0xAFFFF while a VBE mode is on.
+    vga_bank: Option<usize>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -62,7 +74,8 @@ pub enum MemoryError {
 }
 
 impl MemoryMap {
-    /// The map and the backing bytes (RAM zeroed, BIOS image after it).
+    /// The map and the backing bytes (RAM zeroed, BIOS image after it, then the
+    /// framebuffer).
     pub fn allocate(ram_size: u64, bios: &[u8]) -> Result<(MemoryMap, Vec<u8>), MemoryError> {
         if !(2 << 20..=1 << 40).contains(&ram_size) {
             return Err(MemoryError::BadRamSize(ram_size));
@@ -72,7 +85,7 @@ impl MemoryMap {
         }
         let ram_below_4g = ram_size.min(PCI_HOLE_START);
         let ram_above_4g = ram_size - ram_below_4g;
-        let total = ram_size as usize + bios.len();
+        let total = ram_size as usize + bios.len() + LFB_SIZE;
         // Probe first so a size the host cannot give is an error, not an abort; then take
         // zeroed memory from the allocator, which the OS maps lazily (a 2 GiB guest does
         // not touch 2 GiB at start-up).
@@ -81,13 +94,17 @@ impl MemoryMap {
             .map_err(|_| MemoryError::OutOfHostMemory(ram_size >> 20))?;
         let mut bytes = vec![0u8; total];
         let bios_offset = ram_size as usize;
-        bytes[bios_offset..].copy_from_slice(bios);
+        let lfb_offset = bios_offset + bios.len();
+        bytes[bios_offset..lfb_offset].copy_from_slice(bios);
         let map = MemoryMap {
             ram_below_4g,
             ram_above_4g,
             bios_offset,
             bios_len: bios.len(),
             pam: [PamMode::default(); 13],
+            lfb_offset,
+            lfb_base: None,
+            vga_bank: None,
         };
         Ok((map, bytes))
     }
@@ -111,6 +128,34 @@ impl MemoryMap {
     pub fn set_pam(&mut self, pam: [PamMode; 13]) -> bool {
         let changed = pam != self.pam;
         self.pam = pam;
+        changed
+    }
+
+    /// Where the backing bytes hold the linear framebuffer.
+    pub fn lfb_range(&self) -> std::ops::Range<usize> {
+        self.lfb_offset..self.lfb_offset + LFB_SIZE
+    }
+
+    /// The framebuffer's physical address, while the display decodes it.
+    pub fn lfb_base(&self) -> Option<u64> {
+        self.lfb_base
+    }
+
+    /// Moves (or unmaps) the framebuffer; returns true if that changed anything (CPU TLB
+    /// and decoded code must be flushed).
+    pub fn set_lfb_base(&mut self, base: Option<u64>) -> bool {
+        let changed = base != self.lfb_base;
+        self.lfb_base = base;
+        changed
+    }
+
+    /// Shows framebuffer bytes `offset..offset + 64 KiB` at 0xA0000 (VBE banked window),
+    /// or gives the window back to the VGA (`None`). Returns true if that changed anything.
+    pub fn set_vga_bank(&mut self, offset: Option<usize>) -> bool {
+        // A bank past the framebuffer (impossible for the VGA model) stays unmapped.
+        let offset = offset.filter(|&o| o.checked_add(BANK_SIZE).is_some_and(|e| e <= LFB_SIZE));
+        let changed = offset != self.vga_bank;
+        self.vga_bank = offset;
         changed
     }
 
@@ -144,7 +189,13 @@ impl MemoryMap {
     pub fn map_page(&self, paddr: u64) -> PageMapping {
         let page = paddr & !0xFFF;
         if VGA_WINDOW.contains(&page) {
-            return PageMapping::Mmio;
+            let in_window = (page - VGA_WINDOW.start) as usize;
+            return match self.vga_bank {
+                Some(bank) if in_window < BANK_SIZE => PageMapping::Ram {
+                    offset: self.lfb_offset + bank + in_window,
+                },
+                _ => PageMapping::Mmio,
+            };
         }
         if (SHADOW_START..SHADOW_END).contains(&page) {
             let mode = self.pam[Self::pam_index(page)];
@@ -168,6 +219,16 @@ impl MemoryMap {
         }
         if let Some(offset) = self.rom_offset(page) {
             return PageMapping::Rom { offset };
+        }
+        // RAM and ROM win over a BAR programmed on top of them.
+        if let Some(in_lfb) = self
+            .lfb_base
+            .and_then(|base| page.checked_sub(base))
+            .filter(|&o| o < LFB_SIZE as u64)
+        {
+            return PageMapping::Ram {
+                offset: self.lfb_offset + in_lfb as usize,
+            };
         }
         PageMapping::Mmio
     }
@@ -245,6 +306,67 @@ mod tests {
                 offset: (16 << 20) + 0x10000
             }
         );
+    }
+
+    #[test]
+    fn framebuffer_maps_as_memory_at_its_bar_and_the_vbe_window() {
+        let (mut m, bytes) = MemoryMap::allocate(16 << 20, &bios()).unwrap();
+        let lfb = m.lfb_range();
+        assert_eq!(lfb.len(), LFB_SIZE);
+        assert_eq!(lfb.end, bytes.len());
+        assert_eq!(
+            lfb.start,
+            (16 << 20) + 0x20000,
+            "after RAM and the BIOS image"
+        );
+        let bar = 0xF000_0000;
+        assert_eq!(m.map_page(bar), PageMapping::Mmio, "not decoded yet");
+        assert!(m.set_lfb_base(Some(bar)));
+        assert!(!m.set_lfb_base(Some(bar)));
+        assert_eq!(
+            m.map_page(bar + 0x1234),
+            PageMapping::Ram {
+                offset: lfb.start + 0x1000
+            }
+        );
+        let last = bar + LFB_SIZE as u64 - 1;
+        assert_eq!(
+            m.map_page(last),
+            PageMapping::Ram {
+                offset: lfb.end - 0x1000
+            }
+        );
+        assert_eq!(m.map_page(last + 1), PageMapping::Mmio);
+        // A BAR over RAM or the ROM does not hide them.
+        m.set_lfb_base(Some(0));
+        assert_eq!(m.map_page(0x5000), PageMapping::Ram { offset: 0x5000 });
+        // At the very top of the address space: no overflow, the first page maps.
+        m.set_lfb_base(Some(u64::MAX & !0xFFF));
+        assert_eq!(m.map_page(u64::MAX), PageMapping::Ram { offset: lfb.start });
+
+        assert!(m.set_vga_bank(Some(3 * BANK_SIZE)));
+        assert_eq!(
+            m.map_page(0xA0000),
+            PageMapping::Ram {
+                offset: lfb.start + 3 * BANK_SIZE
+            }
+        );
+        assert_eq!(
+            m.map_page(0xAFFFF),
+            PageMapping::Ram {
+                offset: lfb.start + 3 * BANK_SIZE + 0xF000
+            }
+        );
+        assert_eq!(
+            m.map_page(0xB0000),
+            PageMapping::Mmio,
+            "only 64 KiB are banked"
+        );
+        m.set_vga_bank(Some(LFB_SIZE - 0x100)); // past the end: stays unmapped
+        assert_eq!(m.map_page(0xA0000), PageMapping::Mmio);
+        assert!(m.set_vga_bank(Some(0)));
+        assert!(m.set_vga_bank(None));
+        assert_eq!(m.map_page(0xA0000), PageMapping::Mmio);
     }
 
     #[test]

@@ -14,7 +14,6 @@ use aero_storage::ide::{IdeController, LEGACY_IRQS, LEGACY_PORTS};
 use crate::clock::Clock;
 use crate::devices::acpi_pm::{AcpiPm, AcpiPmLayout, SleepRequest};
 use crate::devices::debug_port::DebugPort;
-use crate::devices::display_pci::LFB_BAR_SIZE;
 use crate::devices::display_pci::VGA_ROM_BAR_SIZE;
 use crate::devices::dma::Dma8237;
 use crate::devices::fdc::{FDC_IRQ, Fdc};
@@ -51,6 +50,10 @@ pub struct Requests {
     pub dma: bool,
     /// AeroGPU register writes are queued in [`Platform::aerogpu_writes`] (they may touch RAM).
     pub display: bool,
+    /// A VBE mode set: framebuffer bytes `0..n` must be zeroed (they live with RAM).
+    pub lfb_clear: Option<usize>,
+    /// The VBE bank window at 0xA0000 moved: the CPU's TLB must drop those pages.
+    pub vga_window_moved: bool,
 }
 
 impl Requests {
@@ -62,6 +65,8 @@ impl Requests {
             || self.nmi
             || self.dma
             || self.display
+            || self.lfb_clear.is_some()
+            || self.vga_window_moved
     }
 }
 
@@ -102,7 +107,6 @@ pub struct Platform {
     pub ahci: Ahci,
     ahci_abar: Option<u64>,
     /// Where the display function's BAR2 maps the VGA linear framebuffer.
-    vga_lfb_base: Option<u64>,
     /// AeroGPU, the display function's BAR0 (see `display.rs` for the RAM side).
     pub aerogpu: AeroGpu,
     aerogpu_base: Option<u64>,
@@ -117,6 +121,8 @@ pub struct Platform {
     /// BIOS: MCFG, E820, PNP0C02) is in charge: an external BIOS knows nothing of it and
     /// may put BARs there (SeaBIOS's i440FX window starts at 0x80000000).
     ecam_enabled: bool,
+    /// The display's framebuffer BAR while memory decoding is on (mapped through `map`).
+    lfb_bar: Option<u64>,
     a20: bool,
     /// Last ISA line levels given to the interrupt controllers.
     isa_levels: IrqLines,
@@ -153,7 +159,6 @@ impl Platform {
             ahci_abar: None,
             ide_channels: [false; 2],
             ide_bus_master: None,
-            vga_lfb_base: None,
             aerogpu: AeroGpu::new(AeroGpuConfig::default()),
             aerogpu_base: None,
             aerogpu_writes: Vec::new(),
@@ -161,6 +166,7 @@ impl Platform {
             vga_rom_base: None,
             nmi_pending: false,
             ecam_enabled: false,
+            lfb_bar: None,
             a20: true,
             isa_levels: IrqLines::NONE,
         }
@@ -193,7 +199,23 @@ impl Platform {
         self.nmi_pending = false;
         self.isa_levels = IrqLines::NONE;
         self.requests = Requests::default();
+        // The new VGA is in text mode: the 0xA0000 window is the VGA's again.
+        if self.map.set_vga_bank(None) {
+            self.requests.vga_window_moved = true;
+        }
         self.update_interrupts();
+    }
+
+    /// Follows the VGA's view of the framebuffer after a register write: the VBE bank
+    /// window's mapping and clears asked for by a mode set (both need the machine).
+    fn sync_vga_memory(&mut self) {
+        if let Some(n) = self.vga.take_lfb_clear() {
+            let n = n.max(self.requests.lfb_clear.unwrap_or(0));
+            self.requests.lfb_clear = Some(n);
+        }
+        if self.map.set_vga_bank(self.vga.vbe_bank_window()) {
+            self.requests.vga_window_moved = true;
+        }
     }
 
     /// Brings every timed device to `now` and refreshes the interrupt lines.
@@ -369,12 +391,19 @@ impl Platform {
     /// Turns ECAM decoding at `ECAM_BASE` on or off (see `ecam_enabled`).
     pub fn set_ecam_enabled(&mut self, on: bool) {
         self.ecam_enabled = on;
+        self.map_framebuffer();
     }
 
-    /// Offset of `paddr` in the VGA linear framebuffer, if BAR2 maps it there.
-    // TODO(perf): map the LFB as RAM pages so the CPU's TLB reaches it directly.
-    fn lfb_offset(&self, paddr: u64) -> Option<u64> {
-        offset_in(paddr, self.vga_lfb_base?, u64::from(LFB_BAR_SIZE))
+    /// Maps the framebuffer at its BAR, unless ECAM decoding shadows that address (as it
+    /// shadows any BAR; the BAR and the window are both aligned, so overlap is all or
+    /// nothing).
+    fn map_framebuffer(&mut self) {
+        let base = self
+            .lfb_bar
+            .filter(|&b| !(self.ecam_enabled && self.ecam_offset(b).is_some()));
+        if self.map.set_lfb_base(base) {
+            self.requests.mappings_changed = true;
+        }
     }
 
     /// Offset of `paddr` in AeroGPU's register block, if BAR0 maps it there.
@@ -456,7 +485,10 @@ impl Platform {
                 // A DMA-mode transfer needs guest RAM: the machine runs it.
                 self.requests.dma |= self.fdc.dma_pending();
             }
-            0x3B0..=0x3DF | 0x1CE..=0x1D0 => self.vga.io_write(port, size, value),
+            0x3B0..=0x3DF | 0x1CE..=0x1D0 => {
+                self.vga.io_write(port, size, value);
+                self.sync_vga_memory();
+            }
             0xCF8..=0xCFF => {
                 self.pci.io_write(port, size, value);
                 self.apply_pci_decoding();
@@ -509,7 +541,8 @@ impl Platform {
         if self.map.set_pam(d.pam) {
             self.requests.mappings_changed = true;
         }
-        self.vga_lfb_base = d.vga_lfb;
+        self.lfb_bar = d.vga_lfb;
+        self.map_framebuffer();
         self.vga_rom_base = d.vga_rom;
         self.aerogpu_base = d.aerogpu_mmio;
         self.ide_channels = d.ide_channels;
@@ -563,11 +596,6 @@ impl Bus for Platform {
         if let Some(off) = self.ecam_offset(paddr) {
             return self.pci.ecam_read(off, size);
         }
-        if let Some(off) = self.lfb_offset(paddr) {
-            return (0..u64::from(size)).fold(0, |v, i| {
-                v | u64::from(self.vga.lfb_read(off + i)) << (8 * i)
-            });
-        }
         if let Some(off) = self
             .vga_rom_base
             .and_then(|b| offset_in(paddr, b, u64::from(VGA_ROM_BAR_SIZE)))
@@ -618,12 +646,6 @@ impl Bus for Platform {
             self.apply_pci_decoding();
             self.collect_requests();
             self.update_interrupts();
-            return;
-        }
-        if let Some(off) = self.lfb_offset(paddr) {
-            for i in 0..u64::from(size) {
-                self.vga.lfb_write(off + i, (value >> (8 * i)) as u8);
-            }
             return;
         }
         if let Some(offset) = self.aerogpu_offset(paddr) {
@@ -916,9 +938,12 @@ mod tests {
         p.mmio_write(ecam(0, 2, 0, 0x18), 4, 0xF400_0000);
         p.mmio_write(ecam(0, 2, 0, 0x04), 2, 0x0003);
         assert_eq!(cf8_read(&mut p, 2, 0, 0x18) & !0xF, 0xF400_0000);
-        p.mmio_write(0xF400_0010, 4, 0xA5A5_5A5A);
-        assert_eq!(p.vga.lfb_read(0x10), 0x5A);
-        assert_eq!(p.mmio_read(0xF400_0010, 4), 0xA5A5_5A5A);
+        assert_eq!(
+            p.map_page(0xF400_0010),
+            PageMapping::Ram {
+                offset: p.map.lfb_range().start
+            }
+        );
         // Extended registers ignore writes.
         p.mmio_write(ecam(0, 0, 0, 0x104), 4, 0x1234);
         assert_eq!(p.mmio_read(ecam(0, 0, 0, 0x104), 4), 0);
@@ -934,9 +959,14 @@ mod tests {
         p.io_write(0xCFC, 4, ECAM_BASE as u32);
         p.io_write(0xCF8, 4, 0x8000_1004);
         p.io_write(0xCFC, 2, 0x0003);
-        p.mmio_write(ECAM_BASE + 0x3C, 1, 0x0E);
-        assert_eq!(p.vga.lfb_read(0x3C), 0x0E);
+        assert_eq!(
+            p.map_page(ECAM_BASE + 0x3C),
+            PageMapping::Ram {
+                offset: p.map.lfb_range().start
+            }
+        );
         p.set_ecam_enabled(true);
+        assert_eq!(p.map_page(ECAM_BASE), PageMapping::Mmio);
         assert_eq!(p.mmio_read(ECAM_BASE, 4), 0x1237_8086);
     }
 
@@ -952,11 +982,47 @@ mod tests {
             0x1237_8086,
             "host bridge ID via ECAM"
         );
-        p.mmio_write(ecam(0, 0, 0, 0x3C), 1, 0x0E);
         assert_eq!(
-            p.vga.lfb_read(0x3C),
-            0,
-            "ECAM write reached the framebuffer"
+            p.map_page(ECAM_BASE + 0x3C),
+            PageMapping::Mmio,
+            "the framebuffer hides ECAM"
         );
+    }
+
+    #[test]
+    fn vbe_mode_sets_remap_the_bank_window_and_ask_for_a_clear() {
+        let mut p = platform();
+        assert_eq!(p.map_page(0xA0000), PageMapping::Mmio);
+        let dispi = |p: &mut Platform, index: u32, value: u32| {
+            p.io_write(0x1CE, 2, index);
+            p.io_write(0x1CF, 2, value);
+        };
+        dispi(&mut p, 1, 640); // XRES
+        dispi(&mut p, 2, 480); // YRES
+        dispi(&mut p, 3, 8); // BPP
+        dispi(&mut p, 4, 0x01); // ENABLE
+        assert!(p.requests.vga_window_moved);
+        assert_eq!(p.requests.lfb_clear, Some(640 * 480));
+        let lfb = p.map.lfb_range().start;
+        assert_eq!(
+            p.map_page(0xA1000),
+            PageMapping::Ram {
+                offset: lfb + 0x1000
+            }
+        );
+        p.requests = Requests::default();
+        dispi(&mut p, 5, 2); // BANK
+        assert!(p.requests.vga_window_moved);
+        assert_eq!(p.requests.lfb_clear, None);
+        assert_eq!(
+            p.map_page(0xA0000),
+            PageMapping::Ram {
+                offset: lfb + 0x20000
+            }
+        );
+        // A reset gives the window back to the VGA.
+        p.reset_devices();
+        assert!(p.requests.vga_window_moved);
+        assert_eq!(p.map_page(0xA0000), PageMapping::Mmio);
     }
 }

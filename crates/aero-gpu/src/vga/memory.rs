@@ -1,5 +1,6 @@
 //! CPU access to the legacy window 0xA0000-0xBFFFF: chain-4, odd/even and planar
-//! addressing, the latches, read modes and the banked VBE window.
+//! addressing, the latches and read modes. In VBE modes the owner of the framebuffer maps
+//! the banked window (see [`Vga::vbe_bank_window`]); what reaches us then is unbacked.
 
 use super::{PLANE_SIZE, Vga};
 
@@ -7,7 +8,7 @@ impl Vga {
     /// Reads a byte at `offset` from 0xA0000 (0..0x20000). Unmapped offsets read 0xFF.
     pub fn mem_read(&mut self, offset: u32) -> u8 {
         if self.vbe.enabled() {
-            return self.vbe.bank_read(offset);
+            return 0xFF;
         }
         if self.misc & 0x02 == 0 {
             return 0xFF; // RAM access disabled in the misc output register
@@ -21,7 +22,6 @@ impl Vga {
     /// Writes a byte at `offset` from 0xA0000 (0..0x20000); unmapped offsets are ignored.
     pub fn mem_write(&mut self, offset: u32, value: u8) {
         if self.vbe.enabled() {
-            self.vbe.bank_write(offset, value);
             return;
         }
         if self.misc & 0x02 == 0 {

@@ -4,10 +4,13 @@
 //!
 //! The machine wires it up as:
 //! * port I/O: [`Vga::io_read`]/[`Vga::io_write`] for every port in [`IO_PORT_RANGES`];
-//! * memory 0xA0000-0xBFFFF: [`Vga::mem_read`]/[`Vga::mem_write`] (offset from 0xA0000);
-//! * the linear framebuffer: [`Vga::lfb_read`]/[`Vga::lfb_write`] or the slices. In the
-//!   machine it is BAR2 of the one display function (AeroGPU's identity, see
-//!   [`crate::aerogpu`]); [`PCI_DESCRIPTION`] is the std-vga identity this model mirrors;
+//! * memory 0xA0000-0xBFFFF: [`Vga::mem_read`]/[`Vga::mem_write`] (offset from 0xA0000),
+//!   except while a VBE mode is on: then 0xA0000-0xAFFFF is the 64 KiB of the framebuffer
+//!   at [`Vga::vbe_bank_window`];
+//! * the linear framebuffer ([`LFB_SIZE`] bytes) belongs to the owner, who maps it as
+//!   memory (BAR2 of the one display function, AeroGPU's identity, see [`crate::aerogpu`];
+//!   [`PCI_DESCRIPTION`] is the std-vga identity this model mirrors), zeroes what
+//!   [`Vga::take_lfb_clear`] asks for and passes it to [`Vga::render`];
 //! * time: [`Vga::advance`] with the virtual clock before port accesses and rendering.
 
 mod attribute;
@@ -36,7 +39,7 @@ use vbe::Vbe;
 
 pub use pci::{PCI_DESCRIPTION, PciDescription};
 pub use render::DisplayMode;
-pub use vbe::{LFB_SIZE, VBE_MAX_BPP, VBE_MAX_XRES, VBE_MAX_YRES, VbeMode};
+pub use vbe::{BANK_SIZE, LFB_SIZE, VBE_MAX_BPP, VBE_MAX_XRES, VBE_MAX_YRES, VbeMode};
 
 /// Bytes per VGA plane; four planes make the 256 KiB of VGA memory.
 pub const PLANE_SIZE: usize = 0x1_0000;
@@ -237,32 +240,16 @@ impl Vga {
         self.dac.eight_bit = self.vbe.dac_8bit();
     }
 
-    /// Reads a byte of the linear framebuffer (BAR0) at `offset`; outside reads 0xFF.
-    pub fn lfb_read(&self, offset: u64) -> u8 {
-        usize::try_from(offset)
-            .ok()
-            .and_then(|o| self.vbe.lfb.get(o).copied())
-            .unwrap_or(0xFF)
+    /// While a VBE mode is on, the offset in the framebuffer of the [`BANK_SIZE`] bytes
+    /// that 0xA0000 shows (the owner maps them; [`Vga::mem_read`] does not reach them).
+    pub fn vbe_bank_window(&self) -> Option<usize> {
+        self.vbe.bank_window()
     }
 
-    /// Writes a byte of the linear framebuffer (BAR0); outside writes are ignored.
-    pub fn lfb_write(&mut self, offset: u64, value: u8) {
-        if let Some(slot) = usize::try_from(offset)
-            .ok()
-            .and_then(|o| self.vbe.lfb.get_mut(o))
-        {
-            *slot = value;
-        }
-    }
-
-    /// The whole linear framebuffer, for fast mapping of BAR0.
-    pub fn lfb(&self) -> &[u8] {
-        &self.vbe.lfb
-    }
-
-    /// The whole linear framebuffer, writable, for fast mapping of BAR0.
-    pub fn lfb_mut(&mut self) -> &mut [u8] {
-        &mut self.vbe.lfb
+    /// After a VBE mode set: framebuffer bytes `0..n` must read as zero. Taken once; the
+    /// owner of the framebuffer clears them before the guest runs on.
+    pub fn take_lfb_clear(&mut self) -> Option<usize> {
+        self.vbe.take_pending_clear()
     }
 
     /// The four VGA planes (plane-major, [`PLANE_SIZE`] bytes each), for inspection.

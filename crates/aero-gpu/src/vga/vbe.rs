@@ -1,12 +1,17 @@
 //! Bochs VBE "DISPI" interface (ports 0x1CE index / 0x1CF data): linear framebuffer
 //! modes at 8/15/16/24/32 bpp plus the 64 KiB banked window at 0xA0000.
+//!
+//! The framebuffer bytes are not stored here: the machine keeps them next to guest RAM so
+//! the CPU reaches BAR2 and the banked window as plain memory pages. This model only says
+//! which bytes are shown, which 64 KiB the window maps, and when a mode set clears them.
 
 /// Size of the linear framebuffer (PCI BAR0): room for 1920x1080x32 twice.
 pub const LFB_SIZE: usize = 16 << 20;
 pub const VBE_MAX_XRES: u16 = 1920;
 pub const VBE_MAX_YRES: u16 = 1200;
 pub const VBE_MAX_BPP: u16 = 32;
-const BANK_SIZE: usize = 0x1_0000;
+/// Size of the banked window at 0xA0000 in VBE modes.
+pub const BANK_SIZE: usize = 0x1_0000;
 
 pub const DISPI_INDEX_ID: u16 = 0x0;
 pub const DISPI_INDEX_XRES: u16 = 0x1;
@@ -54,7 +59,8 @@ pub(crate) struct Vbe {
     virt_height: u16,
     x_offset: u16,
     y_offset: u16,
-    pub(crate) lfb: Vec<u8>,
+    /// Framebuffer bytes a mode set asked to clear, until the owner of the memory does it.
+    pending_clear: Option<usize>,
 }
 
 impl std::fmt::Debug for Vbe {
@@ -93,7 +99,7 @@ impl Vbe {
             virt_height: 480,
             x_offset: 0,
             y_offset: 0,
-            lfb: vec![0; LFB_SIZE],
+            pending_clear: None,
         }
     }
 
@@ -223,7 +229,7 @@ impl Vbe {
             self.x_offset = 0;
             self.y_offset = 0;
             if value & DISPI_NOCLEARMEM == 0 {
-                self.lfb[..size].fill(0);
+                self.pending_clear = Some(self.pending_clear.unwrap_or(0).max(size));
             }
         }
         self.enable = value
@@ -247,20 +253,13 @@ impl Vbe {
         self.virt_height = lines.min(usize::from(u16::MAX)) as u16;
     }
 
-    fn bank_offset(&self, offset: u32) -> Option<usize> {
-        let offset = offset as usize;
-        (offset < BANK_SIZE).then(|| usize::from(self.bank) * BANK_SIZE + offset)
+    /// Offset in the framebuffer of the 64 KiB shown at 0xA0000, while a mode is on.
+    pub(crate) fn bank_window(&self) -> Option<usize> {
+        self.enabled().then(|| usize::from(self.bank) * BANK_SIZE)
     }
 
-    pub(crate) fn bank_read(&self, offset: u32) -> u8 {
-        self.bank_offset(offset)
-            .and_then(|o| self.lfb.get(o).copied())
-            .unwrap_or(0xFF)
-    }
-
-    pub(crate) fn bank_write(&mut self, offset: u32, value: u8) {
-        if let Some(slot) = self.bank_offset(offset).and_then(|o| self.lfb.get_mut(o)) {
-            *slot = value;
-        }
+    /// Bytes `0..n` of the framebuffer must be zeroed (taken once).
+    pub(crate) fn take_pending_clear(&mut self) -> Option<usize> {
+        self.pending_clear.take()
     }
 }

@@ -13,10 +13,9 @@ fn expand6(v: u16) -> u8 {
     (v << 2) | (v >> 4)
 }
 
-pub(super) fn render(vga: &Vga, mode: VbeMode, out: &mut Frame) {
+pub(super) fn render(vga: &Vga, lfb: &[u8], mode: VbeMode, out: &mut Frame) {
     // The DISPI interface only enables modes up to VBE_MAX_XRES x VBE_MAX_YRES.
     out.reset(mode.width, mode.height);
-    let lfb = &vga.vbe.lfb;
     let palette = vga.dac.rgba_table();
     let bytes = match mode.bpp {
         8 => 1,

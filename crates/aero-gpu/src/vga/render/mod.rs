@@ -84,11 +84,12 @@ impl Vga {
         }
     }
 
-    /// Renders the current screen into `out` (resized as needed). Blinking follows the
-    /// virtual time last passed to [`Vga::advance`].
-    pub fn render(&mut self, out: &mut Frame) {
+    /// Renders the current screen into `out` (resized as needed); VBE modes show `lfb`,
+    /// the linear framebuffer. Blinking follows the virtual time last passed to
+    /// [`Vga::advance`].
+    pub fn render(&mut self, lfb: &[u8], out: &mut Frame) {
         if let Some(mode) = self.vbe.active_mode() {
-            lfb::render(self, mode, out);
+            lfb::render(self, lfb, mode, out);
             return;
         }
         let (width, height) = self.output_size();

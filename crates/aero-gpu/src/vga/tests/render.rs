@@ -20,7 +20,7 @@ fn text_mode() -> Vga {
 
 fn rendered(vga: &mut Vga) -> Frame {
     let mut frame = Frame::new();
-    vga.render(&mut frame);
+    vga.render(&[], &mut frame); // VGA modes: no framebuffer needed
     frame
 }
 
