@@ -512,10 +512,16 @@ void apply_ops(UmdDevice *d, const std::vector<StateOp> &ops) {
         case StateOp::Shaders: d->vs = o.a; d->ps = o.b; d->core.set_shaders(o.a, o.b); break;
         case StateOp::Decl: d->decl = o.a; d->core.set_vertex_decl(o.a); break;
         case StateOp::Stream:
-            if (o.a == 0) d->stream0_stride = o.d;
+            if (o.a == 0) {
+                d->stream0_stride = o.d;
+                d->um_vb = nullptr; // a buffer replaces the user-memory stream
+            }
             d->core.set_stream_source(o.a, o.b, o.c, o.d);
             break;
-        case StateOp::Indices: d->core.set_indices(o.a, o.b == 4); break;
+        case StateOp::Indices:
+            d->um_ib = nullptr;
+            d->core.set_indices(o.a, o.b == 4);
+            break;
         }
     }
 }
