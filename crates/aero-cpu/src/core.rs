@@ -71,6 +71,8 @@ pub struct Core {
     pub next_rip: u64,
     /// Stop executing the current block after this instruction.
     pub end_block: bool,
+    /// A fused CMP/TEST+Jcc handler ran its Jcc too (one more instruction retired).
+    pub fused_jcc: bool,
     /// The bus asked for control back during this instruction.
     pub stop: bool,
     /// Interrupts are inhibited for one instruction (STI, MOV SS, POP SS).
@@ -116,6 +118,7 @@ impl Core {
             a20_mask: u64::MAX,
             next_rip: 0,
             end_block: false,
+            fused_jcc: false,
             stop: false,
             irq_shadow: false,
             shadow_armed: false,

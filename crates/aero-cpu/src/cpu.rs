@@ -239,11 +239,13 @@ impl Cpu {
             };
             let mut faulted = false;
             // A fused CMP/TEST+Jcc whose Jcc is cut off (single-step, budget) runs alone.
-            let unfuse_at = match insns.last() {
-                Some(last) if last.fuse != 0 && insns.len() < block.insns.len() => {
-                    insns.len() - 1
-                }
-                _ => usize::MAX,
+            // (The length test first: the last instruction is not touched in the common case.)
+            let unfuse_at = if insns.len() < block.insns.len()
+                && insns.last().is_some_and(|last| last.fuse != 0)
+            {
+                insns.len() - 1
+            } else {
+                usize::MAX
             };
             // RIPs and the retired count come from the block start and a local counter,
             // not from reading back what the previous instruction stored.

@@ -364,16 +364,31 @@ fn decode_block(
         );
         offset += len;
         insn.end = offset as u16;
-        insns.push(insn);
         if end_here {
+            fuse_with_prev(&mut insns, &insn);
+            insns.push(insn);
             break;
         }
+        insns.push(insn);
     }
     if insns.is_empty() {
         return Err(Fault::gp0());
     }
     let used = offset.min(avail);
     Ok((insns, Some(buf[..used].to_vec())))
+}
+
+/// A CMP/TEST just before the block's closing Jcc takes over the Jcc too (`fused.rs`).
+fn fuse_with_prev(insns: &mut [Insn], jcc: &Insn) {
+    let Some(prev) = insns.last_mut() else {
+        return;
+    };
+    if let Some(h) = exec::fused::lookup(&prev.raw, &jcc.raw) {
+        prev.handler = h;
+        prev.rel = jcc.rel;
+        prev.imm2 = jcc.len as u64;
+        prev.fuse = jcc.osize;
+    }
 }
 
 fn read_code(ex: &mut Exec<'_>, phys: u64, out: &mut [u8]) {
@@ -557,6 +572,7 @@ pub fn build(ins: &Instruction, bytes: &[u8], bitness: u32) -> Insn {
         asize,
         cc: 0,
         prefix: 0,
+        fuse: 0,
         raw: *ins,
     };
     // Stack-width operations default to 64-bit in long mode.

@@ -222,6 +222,11 @@ fn run(args: HeadlessArgs, mut s: Setup) -> anyhow::Result<u8> {
             break EXIT_TIMEOUT;
         }
     };
+    // For benchmarks: guest instructions per host second (AERO_LOG=aero::headless=info).
+    tracing::info!(
+        instructions = s.machine.instructions_retired(),
+        "guest instructions retired"
+    );
     for w in [s.serial.as_mut(), s.debugcon.as_mut(), s.post_log.as_mut()]
         .into_iter()
         .flatten()

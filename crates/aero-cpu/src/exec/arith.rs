@@ -9,36 +9,71 @@ const ADD: u8 = 0;
 const ADC: u8 = 1;
 const SUB: u8 = 2;
 const SBB: u8 = 3;
+const CMP: u8 = 4;
 
 pub fn lookup(ins: &Instruction) -> Option<Handler> {
-    use super::{is_imm, is_plain_gpr};
-    // Register-only forms get handlers without operand-kind dispatch.
-    let rr = is_plain_gpr(ins, 0) && is_plain_gpr(ins, 1);
-    let ri = is_plain_gpr(ins, 0) && is_imm(ins, 1);
-    let r = is_plain_gpr(ins, 0);
-    Some(match ins.mnemonic() {
-        Mnemonic::Add if rr || ri => alu_reg::<ADD>,
-        Mnemonic::Sub if rr || ri => alu_reg::<SUB>,
-        Mnemonic::Cmp if rr || ri => cmp_reg,
-        Mnemonic::Inc if r => inc_reg,
-        Mnemonic::Dec if r => dec_reg,
-        Mnemonic::Add => alu::<ADD>,
-        Mnemonic::Adc => alu::<ADC>,
-        Mnemonic::Sub => alu::<SUB>,
-        Mnemonic::Sbb => alu::<SBB>,
-        Mnemonic::Cmp => cmp,
-        Mnemonic::Inc => inc,
-        Mnemonic::Dec => dec,
-        Mnemonic::Neg => neg,
-        Mnemonic::Mul => mul,
-        Mnemonic::Imul => match ins.op_count() {
+    use super::{SRC_MEM, SRC_REG, is_mem, is_plain_gpr, sized, src_kind};
+    // Register destinations get size-specialised handlers without operand-kind dispatch.
+    let dst_reg = is_plain_gpr(ins, 0);
+    let size = ins.op0_register().size();
+    let src = src_kind(ins, 1);
+    Some(match (ins.mnemonic(), src) {
+        (Mnemonic::Add, Some(s)) if dst_reg => alu_fast(ADD, s, size),
+        (Mnemonic::Sub, Some(s)) if dst_reg => alu_fast(SUB, s, size),
+        (Mnemonic::Cmp, Some(s)) if dst_reg => alu_fast(CMP, s, size),
+        // CMP [mem], reg/imm.
+        (Mnemonic::Cmp, Some(s)) if is_mem(ins, 0) && s != SRC_MEM => {
+            let n = ins.memory_size().size();
+            if s == SRC_REG {
+                sized!(n, cmp_mem, SRC_REG)
+            } else {
+                sized!(n, cmp_mem, super::SRC_IMM)
+            }
+        }
+        (Mnemonic::Inc, _) if dst_reg => sized!(size, inc_dec_reg, true),
+        (Mnemonic::Dec, _) if dst_reg => sized!(size, inc_dec_reg, false),
+        (Mnemonic::Imul, Some(s)) if dst_reg && s != super::SRC_IMM => {
+            let three = ins.op_count() == 3;
+            match (s == SRC_MEM, three) {
+                (false, false) => sized!(size, imul_fast, SRC_REG, false),
+                (false, true) => sized!(size, imul_fast, SRC_REG, true),
+                (true, false) => sized!(size, imul_fast, SRC_MEM, false),
+                (true, true) => sized!(size, imul_fast, SRC_MEM, true),
+            }
+        }
+        (Mnemonic::Add, _) => alu::<ADD>,
+        (Mnemonic::Adc, _) => alu::<ADC>,
+        (Mnemonic::Sub, _) => alu::<SUB>,
+        (Mnemonic::Sbb, _) => alu::<SBB>,
+        (Mnemonic::Cmp, _) => cmp,
+        (Mnemonic::Inc, _) => inc,
+        (Mnemonic::Dec, _) => dec,
+        (Mnemonic::Neg, _) => neg,
+        (Mnemonic::Mul, _) => mul,
+        (Mnemonic::Imul, _) => match ins.op_count() {
             1 => imul1,
             _ => imul_n,
         },
-        Mnemonic::Div => div,
-        Mnemonic::Idiv => idiv,
+        (Mnemonic::Div, _) => div,
+        (Mnemonic::Idiv, _) => idiv,
         _ => return None,
     })
+}
+
+/// ADD/SUB/CMP reg, reg|imm|mem for operand size `size`.
+fn alu_fast(op: u8, src: u8, size: usize) -> Handler {
+    use super::{SRC_IMM, SRC_MEM, SRC_REG, sized};
+    match (op, src) {
+        (ADD, SRC_REG) => sized!(size, alu_reg, ADD, SRC_REG),
+        (ADD, SRC_IMM) => sized!(size, alu_reg, ADD, SRC_IMM),
+        (ADD, _) => sized!(size, alu_reg, ADD, SRC_MEM),
+        (SUB, SRC_REG) => sized!(size, alu_reg, SUB, SRC_REG),
+        (SUB, SRC_IMM) => sized!(size, alu_reg, SUB, SRC_IMM),
+        (SUB, _) => sized!(size, alu_reg, SUB, SRC_MEM),
+        (_, SRC_REG) => sized!(size, alu_reg, CMP, SRC_REG),
+        (_, SRC_IMM) => sized!(size, alu_reg, CMP, SRC_IMM),
+        _ => sized!(size, alu_reg, CMP, SRC_MEM),
+    }
 }
 
 fn alu<const OP: u8>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
@@ -66,60 +101,54 @@ fn alu<const OP: u8>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     Ok(())
 }
 
-/// Source operand of a register-destination fast path: register or immediate.
-#[inline(always)]
-fn reg_or_imm(ex: &Exec<'_>, i: &Insn) -> u64 {
-    let o = i.ops[1];
-    if o.kind == super::K_IMM {
-        i.imm
-    } else {
-        ex.reg(o.reg, o.size)
-    }
-}
-
-fn alu_reg<const OP: u8>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
-    let d = i.ops[0];
-    let m = size_mask(d.size);
-    let src = reg_or_imm(ex, i) & m;
-    let dst = ex.reg(d.reg, d.size);
+/// ADD/SUB/CMP with a register destination; source kind `S` and size `N` fixed at
+/// decode time.
+fn alu_reg<const OP: u8, const S: u8, const N: usize>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
+    let size = N as u8;
+    let m = size_mask(size);
+    let src = ex.src::<S, N>(i)?;
+    let r = i.ops[0].reg;
+    let dst = ex.reg(r, size);
     let (res, op) = if OP == ADD {
         (dst.wrapping_add(src) & m, FlagOp::Add)
     } else {
         (dst.wrapping_sub(src) & m, FlagOp::Sub)
     };
-    ex.set_reg(d.reg, d.size, res);
-    ex.c.flags.set(op, d.size, dst, src, res);
+    if OP != CMP {
+        ex.set_reg(r, size, res);
+    }
+    ex.c.flags.set(op, size, dst, src, res);
     Ok(())
 }
 
-fn cmp_reg(ex: &mut Exec<'_>, i: &Insn) -> XResult {
-    let d = i.ops[0];
-    let m = size_mask(d.size);
-    let src = reg_or_imm(ex, i) & m;
-    let dst = ex.reg(d.reg, d.size);
-    ex.c.flags
-        .set(FlagOp::Sub, d.size, dst, src, dst.wrapping_sub(src) & m);
+/// CMP [mem], reg|imm.
+fn cmp_mem<const S: u8, const N: usize>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
+    let size = N as u8;
+    let dst = ex.load::<N>(i)?;
+    let src = ex.src::<S, N>(i)?;
+    ex.c.flags.set(
+        FlagOp::Sub,
+        size,
+        dst,
+        src,
+        dst.wrapping_sub(src) & size_mask(size),
+    );
     Ok(())
 }
 
-fn inc_reg(ex: &mut Exec<'_>, i: &Insn) -> XResult {
-    let d = i.ops[0];
-    let dst = ex.reg(d.reg, d.size);
-    let res = dst.wrapping_add(1) & size_mask(d.size);
-    ex.set_reg(d.reg, d.size, res);
+/// INC/DEC reg: CF is kept from before.
+fn inc_dec_reg<const INC: bool, const N: usize>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
+    let size = N as u8;
+    let r = i.ops[0].reg;
+    let dst = ex.reg(r, size);
+    let (res, op) = if INC {
+        (dst.wrapping_add(1) & size_mask(size), FlagOp::Inc)
+    } else {
+        (dst.wrapping_sub(1) & size_mask(size), FlagOp::Dec)
+    };
+    ex.set_reg(r, size, res);
     let cf = ex.cf() as u64;
-    ex.c.flags.set(FlagOp::Inc, d.size, dst, 1, res);
-    ex.c.flags.aux = cf;
-    Ok(())
-}
-
-fn dec_reg(ex: &mut Exec<'_>, i: &Insn) -> XResult {
-    let d = i.ops[0];
-    let dst = ex.reg(d.reg, d.size);
-    let res = dst.wrapping_sub(1) & size_mask(d.size);
-    ex.set_reg(d.reg, d.size, res);
-    let cf = ex.cf() as u64;
-    ex.c.flags.set(FlagOp::Dec, d.size, dst, 1, res);
+    ex.c.flags.set(op, size, dst, 1, res);
     ex.c.flags.aux = cf;
     Ok(())
 }
@@ -230,6 +259,26 @@ fn imul1(ex: &mut Exec<'_>, i: &Insn) -> XResult {
         }
     }
     mul_flags(ex, size, r as u64, !fits);
+    Ok(())
+}
+
+/// IMUL reg, reg|mem (`THREE`: IMUL reg, reg|mem, imm) with the size fixed.
+fn imul_fast<const S: u8, const THREE: bool, const N: usize>(
+    ex: &mut Exec<'_>,
+    i: &Insn,
+) -> XResult {
+    let size = N as u8;
+    let b = ex.src::<S, N>(i)?;
+    let a = if THREE {
+        i.imm
+    } else {
+        ex.reg(i.ops[0].reg, size)
+    };
+    let r = (sext(a, size) as i128) * (sext(b, size) as i128);
+    let fits = r == sext(r as u64, size) as i128;
+    let res = (r as u64) & size_mask(size);
+    ex.set_reg(i.ops[0].reg, size, res);
+    mul_flags(ex, size, res, !fits);
     Ok(())
 }
 

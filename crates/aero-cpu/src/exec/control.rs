@@ -40,7 +40,7 @@ pub fn lookup(ins: &Instruction) -> Option<Handler> {
         Call => call_ind,
         Ret => ret_near,
         Retf => ret_far,
-        Jo | Jno | Jb | Jae | Je | Jne | Jbe | Ja | Js | Jns | Jp | Jnp | Jl | Jge | Jle | Jg => {
+        m if is_jcc(m) => {
             let cc = (ins.condition_code() as usize).wrapping_sub(1);
             JCC.get(cc).copied().unwrap_or(jcc)
         }
@@ -56,6 +56,15 @@ pub fn lookup(ins: &Instruction) -> Option<Handler> {
         Bound => bound,
         _ => return None,
     })
+}
+
+/// Jcc (not LOOPcc/JrCXZ).
+pub fn is_jcc(m: Mnemonic) -> bool {
+    use Mnemonic::*;
+    matches!(
+        m,
+        Jo | Jno | Jb | Jae | Je | Jne | Jbe | Ja | Js | Jns | Jp | Jnp | Jl | Jge | Jle | Jg
+    )
 }
 
 fn is_far_mem(ins: &Instruction) -> bool {

@@ -20,10 +20,10 @@ pub fn lookup(ins: &Instruction) -> Option<Handler> {
                 || ins.op1_register().is_dr()
             {
                 return None; // system.rs
-            } else if super::is_plain_gpr(ins, 0)
-                && (super::is_plain_gpr(ins, 1) || super::is_imm(ins, 1))
-            {
-                mov_reg
+            } else if super::is_plain_gpr(ins, 0) && super::is_plain_gpr(ins, 1) {
+                super::sized!(ins.op0_register().size(), mov_reg, super::SRC_REG)
+            } else if super::is_plain_gpr(ins, 0) && super::is_imm(ins, 1) {
+                super::sized!(ins.op0_register().size(), mov_reg, super::SRC_IMM)
             } else if super::is_plain_gpr(ins, 0) && super::is_mem(ins, 1) {
                 match ins.op0_register().size() {
                     1 => mov_reg_mem_n::<1>,
@@ -51,8 +51,17 @@ pub fn lookup(ins: &Instruction) -> Option<Handler> {
                 _ => movzx,
             }
         }
+        Mnemonic::Movzx if super::is_plain_gpr(ins, 0) && super::is_plain_gpr(ins, 1) => {
+            match ins.op1_register().size() {
+                1 => movzx_reg::<1>,
+                _ => movzx_reg::<2>,
+            }
+        }
         Mnemonic::Movzx => movzx,
         Mnemonic::Movsx | Mnemonic::Movsxd => movsx,
+        Mnemonic::Lea if super::is_plain_gpr(ins, 0) => {
+            super::sized!(ins.op0_register().size(), lea_reg)
+        }
         Mnemonic::Lea => lea,
         Mnemonic::Xchg => xchg,
         Mnemonic::Cmpxchg => cmpxchg,
@@ -153,14 +162,10 @@ fn mov(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     ex.write_op(i, 0, v)
 }
 
-fn mov_reg(ex: &mut Exec<'_>, i: &Insn) -> XResult {
-    let (d, o) = (i.ops[0], i.ops[1]);
-    let v = if o.kind == super::K_IMM {
-        i.imm
-    } else {
-        ex.reg(o.reg, o.size)
-    };
-    ex.set_reg(d.reg, d.size, v);
+/// MOV reg, reg|imm with the size fixed at decode time.
+fn mov_reg<const S: u8, const N: usize>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
+    let v = ex.src::<S, N>(i)?;
+    ex.set_reg(i.ops[0].reg, N as u8, v);
     Ok(())
 }
 
@@ -206,6 +211,14 @@ fn movzx_mem<const N: usize>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     Ok(())
 }
 
+/// MOVZX reg, reg8/reg16 (never AH..BH: those take the generic path).
+fn movzx_reg<const N: usize>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
+    let v = ex.reg(i.ops[1].reg, N as u8);
+    let d = i.ops[0];
+    ex.set_reg(d.reg, d.size, v);
+    Ok(())
+}
+
 fn movzx(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     let v = ex.read_op(i, 1)?;
     ex.write_op(i, 0, v)
@@ -216,6 +229,13 @@ fn movsx(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     let sh = 64 - i.ops[1].size as u32 * 8;
     let s = (((v << sh) as i64) >> sh) as u64;
     ex.write_op(i, 0, s & size_mask(i.ops[0].size))
+}
+
+/// LEA reg, [mem] with the destination size fixed.
+fn lea_reg<const N: usize>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
+    let a = ex.ea(i);
+    ex.set_reg(i.ops[0].reg, N as u8, a);
+    Ok(())
 }
 
 fn lea(ex: &mut Exec<'_>, i: &Insn) -> XResult {

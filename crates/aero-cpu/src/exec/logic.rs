@@ -8,20 +8,44 @@ use iced_x86::{Instruction, Mnemonic};
 const AND: u8 = 0;
 const OR: u8 = 1;
 const XOR: u8 = 2;
+const TEST: u8 = 3;
 
 pub fn lookup(ins: &Instruction) -> Option<Handler> {
-    use super::{is_imm, is_plain_gpr};
-    let reg_form = is_plain_gpr(ins, 0) && (is_plain_gpr(ins, 1) || is_imm(ins, 1));
-    Some(match ins.mnemonic() {
-        Mnemonic::And if reg_form => logic_reg::<AND>,
-        Mnemonic::Or if reg_form => logic_reg::<OR>,
-        Mnemonic::Xor if reg_form => logic_reg::<XOR>,
-        Mnemonic::Test if reg_form => test_reg,
-        Mnemonic::And => logic::<AND>,
-        Mnemonic::Or => logic::<OR>,
-        Mnemonic::Xor => logic::<XOR>,
-        Mnemonic::Test => test,
-        Mnemonic::Not => not,
+    use super::{SRC_IMM, SRC_MEM, SRC_REG, is_mem, is_plain_gpr, sized, src_kind};
+    let dst_reg = is_plain_gpr(ins, 0);
+    let size = ins.op0_register().size();
+    let src = src_kind(ins, 1);
+    // Register destinations get size-specialised handlers without operand-kind dispatch.
+    let fast = |op: u8, s: u8| -> Handler {
+        match (op, s) {
+            (AND, SRC_REG) => sized!(size, logic_reg, AND, SRC_REG),
+            (AND, SRC_IMM) => sized!(size, logic_reg, AND, SRC_IMM),
+            (AND, _) => sized!(size, logic_reg, AND, SRC_MEM),
+            (OR, SRC_REG) => sized!(size, logic_reg, OR, SRC_REG),
+            (OR, SRC_IMM) => sized!(size, logic_reg, OR, SRC_IMM),
+            (OR, _) => sized!(size, logic_reg, OR, SRC_MEM),
+            (XOR, SRC_REG) => sized!(size, logic_reg, XOR, SRC_REG),
+            (XOR, SRC_IMM) => sized!(size, logic_reg, XOR, SRC_IMM),
+            (XOR, _) => sized!(size, logic_reg, XOR, SRC_MEM),
+            (_, SRC_REG) => sized!(size, logic_reg, TEST, SRC_REG),
+            (_, SRC_IMM) => sized!(size, logic_reg, TEST, SRC_IMM),
+            _ => sized!(size, logic_reg, TEST, SRC_MEM),
+        }
+    };
+    Some(match (ins.mnemonic(), src) {
+        (Mnemonic::And, Some(s)) if dst_reg => fast(AND, s),
+        (Mnemonic::Or, Some(s)) if dst_reg => fast(OR, s),
+        (Mnemonic::Xor, Some(s)) if dst_reg => fast(XOR, s),
+        (Mnemonic::Test, Some(s)) if dst_reg => fast(TEST, s),
+        // TEST [mem], imm.
+        (Mnemonic::Test, Some(SRC_IMM)) if is_mem(ins, 0) => {
+            sized!(ins.memory_size().size(), test_mem_imm)
+        }
+        (Mnemonic::And, _) => logic::<AND>,
+        (Mnemonic::Or, _) => logic::<OR>,
+        (Mnemonic::Xor, _) => logic::<XOR>,
+        (Mnemonic::Test, _) => test,
+        (Mnemonic::Not, _) => not,
         _ => return None,
     })
 }
@@ -41,35 +65,30 @@ fn logic<const OP: u8>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     Ok(())
 }
 
-#[inline(always)]
-fn reg_or_imm(ex: &Exec<'_>, i: &Insn) -> u64 {
-    let o = i.ops[1];
-    if o.kind == super::K_IMM {
-        i.imm
-    } else {
-        ex.reg(o.reg, o.size)
-    }
-}
-
-fn logic_reg<const OP: u8>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
-    let d = i.ops[0];
-    let src = reg_or_imm(ex, i) & size_mask(d.size);
-    let dst = ex.reg(d.reg, d.size);
+/// AND/OR/XOR/TEST with a register destination; source kind `S` and size `N` fixed at
+/// decode time.
+fn logic_reg<const OP: u8, const S: u8, const N: usize>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
+    let size = N as u8;
+    let src = ex.src::<S, N>(i)?;
+    let r = i.ops[0].reg;
+    let dst = ex.reg(r, size);
     let res = match OP {
-        AND => dst & src,
+        AND | TEST => dst & src,
         OR => dst | src,
         _ => dst ^ src,
     };
-    ex.set_reg(d.reg, d.size, res);
-    ex.c.flags.set(FlagOp::Logic, d.size, dst, src, res);
+    if OP != TEST {
+        ex.set_reg(r, size, res);
+    }
+    ex.c.flags.set(FlagOp::Logic, size, dst, src, res);
     Ok(())
 }
 
-fn test_reg(ex: &mut Exec<'_>, i: &Insn) -> XResult {
-    let d = i.ops[0];
-    let a = ex.reg(d.reg, d.size);
-    let b = reg_or_imm(ex, i) & size_mask(d.size);
-    ex.c.flags.set(FlagOp::Logic, d.size, a, b, a & b);
+/// TEST [mem], imm.
+fn test_mem_imm<const N: usize>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
+    let a = ex.load::<N>(i)?;
+    let b = i.imm & size_mask(N as u8);
+    ex.c.flags.set(FlagOp::Logic, N as u8, a, b, a & b);
     Ok(())
 }
 

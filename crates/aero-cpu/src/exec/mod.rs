@@ -44,6 +44,7 @@ pub mod bits;
 pub mod control;
 pub mod cpuid;
 pub mod data;
+pub mod fused;
 pub mod io;
 pub mod logic;
 pub mod msr;
@@ -128,6 +129,9 @@ pub struct Insn {
     /// Condition code 0 (O) .. 15 (G).
     pub cc: u8,
     pub prefix: u8,
+    /// Non-zero: `handler` also runs the Jcc that follows (see `fused.rs`); the Jcc's
+    /// operand size.
+    pub fuse: u8,
     pub raw: Instruction,
 }
 
@@ -207,6 +211,40 @@ impl<'a> BusPort<'a> {
     }
     pub fn a20_enabled(&self) -> bool {
         self.bus.a20_enabled()
+    }
+}
+
+/// Instance of a handler generic over its operand size (`const N: usize`, last
+/// parameter), chosen at decode time so the handler has no per-execution size match.
+/// `sized!(size, f, A, B)` is `f::<A, B, size>`; GPR sizes are 1, 2, 4 or 8.
+macro_rules! sized {
+    ($size:expr, $f:ident $(, $c:expr)*) => {
+        match $size {
+            1 => $f::<$({ $c },)* 1> as $crate::exec::Handler,
+            2 => $f::<$({ $c },)* 2>,
+            4 => $f::<$({ $c },)* 4>,
+            _ => $f::<$({ $c },)* 8>,
+        }
+    };
+}
+pub(crate) use sized;
+
+/// Where the source operand of a size-specialised fast path comes from (a const
+/// parameter of the handler): a plain GPR, the immediate, or the ModRM memory operand.
+pub const SRC_REG: u8 = 0;
+pub const SRC_IMM: u8 = 1;
+pub const SRC_MEM: u8 = 2;
+
+/// The source kind of operand `n` for a fast path, if it has one of the kinds above.
+pub fn src_kind(ins: &Instruction, n: u32) -> Option<u8> {
+    if is_plain_gpr(ins, n) {
+        Some(SRC_REG)
+    } else if is_imm(ins, n) {
+        Some(SRC_IMM)
+    } else if is_mem(ins, n) {
+        Some(SRC_MEM)
+    } else {
+        None
     }
 }
 
@@ -455,6 +493,25 @@ impl Exec<'_> {
             }
             Loc::Mem(lin, sz) => self.write_lin_sized(lin, sz, v),
         }
+    }
+
+    /// Operand 1 of a fast-path handler: register `ops[1].reg`, the immediate, or `N`
+    /// bytes of memory (`S` is `SRC_REG`, `SRC_IMM` or `SRC_MEM`).
+    #[inline(always)]
+    pub fn src<const S: u8, const N: usize>(&mut self, i: &Insn) -> XResult<u64> {
+        match S {
+            SRC_REG => Ok(self.reg(i.ops[1].reg, N as u8)),
+            SRC_IMM => Ok(i.imm & size_mask(N as u8)),
+            _ => self.load::<N>(i),
+        }
+    }
+
+    /// `N` bytes at the ModRM memory operand (segment checks, TLB fast path inlined).
+    #[inline(always)]
+    pub fn load<const N: usize>(&mut self, i: &Insn) -> XResult<u64> {
+        let off = self.ea(i);
+        let lin = self.lin(i.mem.seg, off, N as u8, false)?;
+        self.read_lin::<N>(lin)
     }
 
     // ---- segmented memory ----------------------------------------------------------------

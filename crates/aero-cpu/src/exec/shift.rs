@@ -14,7 +14,18 @@ const RCL: u8 = 5;
 const RCR: u8 = 6;
 
 pub fn lookup(ins: &Instruction) -> Option<Handler> {
+    use super::sized;
     use Mnemonic::*;
+    // SHL/SHR/SAR reg, imm|CL: size-specialised, no operand-kind dispatch.
+    if super::is_plain_gpr(ins, 0) {
+        let size = ins.op0_register().size();
+        match ins.mnemonic() {
+            Shl | Sal => return Some(sized!(size, shift_reg, SHL)),
+            Shr => return Some(sized!(size, shift_reg, SHR)),
+            Sar => return Some(sized!(size, shift_reg, SAR)),
+            _ => {}
+        }
+    }
     Some(match ins.mnemonic() {
         Shl | Sal => shift::<SHL>,
         Shr => shift::<SHR>,
@@ -52,31 +63,10 @@ fn shift<const OP: u8>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     }
     let msb = sign_bit(size);
     match OP {
-        SHL => {
-            let res = if cnt >= 64 { 0 } else { (dst << cnt) & m };
-            let cf = if cnt > bits {
-                0
-            } else {
-                (dst >> (bits - cnt)) & 1
-            };
+        SHL | SHR | SAR => {
+            let (res, aux) = shift_core::<OP>(size, dst, cnt);
             ex.loc_write(loc, res)?;
-            let of = ((res & msb != 0) as u64) ^ cf;
-            ex.c.flags.set_explicit(size, res, (cf * CF) | (of * OF));
-        }
-        SHR => {
-            let res = if cnt >= 64 { 0 } else { dst >> cnt };
-            let cf = if cnt > 64 { 0 } else { (dst >> (cnt - 1)) & 1 };
-            ex.loc_write(loc, res)?;
-            let of = (dst & msb != 0) as u64;
-            ex.c.flags.set_explicit(size, res, (cf * CF) | (of * OF));
-        }
-        SAR => {
-            let sh = 64 - bits;
-            let sdst = ((dst << sh) as i64) >> sh;
-            let res = (sdst >> cnt.min(63)) as u64 & m;
-            let cf = ((sdst >> (cnt - 1).min(63)) & 1) as u64;
-            ex.loc_write(loc, res)?;
-            ex.c.flags.set_explicit(size, res, cf * CF);
+            ex.c.flags.set_explicit(size, res, aux);
         }
         ROL | ROR => {
             let r = cnt % bits;
@@ -122,6 +112,61 @@ fn shift<const OP: u8>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
             set_cf_of(ex, cf, of);
         }
     }
+    Ok(())
+}
+
+/// SHL/SHR/SAR of `dst` by a non-zero, masked `cnt`: the result and its CF/OF bits.
+#[inline(always)]
+fn shift_core<const OP: u8>(size: u8, dst: u64, cnt: u32) -> (u64, u64) {
+    let bits = size as u32 * 8;
+    let m = size_mask(size);
+    let msb = sign_bit(size);
+    match OP {
+        SHL => {
+            let res = if cnt >= 64 { 0 } else { (dst << cnt) & m };
+            let cf = if cnt > bits {
+                0
+            } else {
+                (dst >> (bits - cnt)) & 1
+            };
+            let of = ((res & msb != 0) as u64) ^ cf;
+            (res, (cf * CF) | (of * OF))
+        }
+        SHR => {
+            let res = if cnt >= 64 { 0 } else { dst >> cnt };
+            let cf = if cnt > 64 { 0 } else { (dst >> (cnt - 1)) & 1 };
+            let of = (dst & msb != 0) as u64;
+            (res, (cf * CF) | (of * OF))
+        }
+        _ => {
+            let sh = 64 - bits;
+            let sdst = ((dst << sh) as i64) >> sh;
+            let res = (sdst >> cnt.min(63)) as u64 & m;
+            let cf = ((sdst >> (cnt - 1).min(63)) & 1) as u64;
+            (res, cf * CF)
+        }
+    }
+}
+
+/// SHL/SHR/SAR reg, imm|CL (the D0/D1 forms carry an immediate 1) with the size fixed.
+fn shift_reg<const OP: u8, const N: usize>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
+    let size = N as u8;
+    let c = match i.ops[1].kind {
+        super::K_IMM => i.imm,
+        super::K_NONE => 1,
+        _ => ex.s.gpr[1],
+    };
+    let cnt = (c & if N == 8 { 63 } else { 31 }) as u32;
+    let r = i.ops[0].reg;
+    let dst = ex.reg(r, size);
+    if cnt == 0 {
+        // Flags unchanged; a 32-bit destination is still zero-extended.
+        ex.set_reg(r, size, dst);
+        return Ok(());
+    }
+    let (res, aux) = shift_core::<OP>(size, dst, cnt);
+    ex.set_reg(r, size, res);
+    ex.c.flags.set_explicit(size, res, aux);
     Ok(())
 }
 
