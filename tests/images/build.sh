@@ -254,7 +254,10 @@ write_storage_init() {
 exec >/dev/ttyS0 2>&1
 
 for m in $(cat /lib/modules/order); do
-    insmod "/lib/modules/$m.ko" || echo "AERO-STORAGE-INSMOD-FAILED=$m"
+    # libata: SATA asynchronous notification of ATAPI media changes (off by default).
+    args=""
+    [ "$m" = libata ] && args="atapi_an=1"
+    insmod "/lib/modules/$m.ko" $args || echo "AERO-STORAGE-INSMOD-FAILED=$m"
 done
 # Drivers probe asynchronously: wait for the disk (up to ~20 s of guest time).
 i=0
@@ -342,6 +345,13 @@ for d in /sys/block/sr*; do
     [ -e "$d" ] && ! readable "${d##*/}" && cd_empty="$cd_empty ${d##*/}"
 done
 if [ -n "$cd_empty" ]; then
+    # A drive with asynchronous notification (AHCI) makes the kernel send an
+    # SDEV_MEDIA_CHANGE uevent per media change: log their devices.
+    printf '#!/bin/sh\n[ -n "$SDEV_MEDIA_CHANGE" ] && echo "$DEVPATH" >>/tmp/media-change\n' >/bin/uevent-log
+    chmod 0755 /bin/uevent-log
+    : >/tmp/media-change
+    uevent /bin/uevent-log &
+    sleep 0.2
     echo "AERO-STORAGE-CD2-WAIT=$cd_empty"
     for n in $cd_empty; do
         i=0
@@ -358,6 +368,11 @@ if [ -n "$cd_empty" ]; then
         while readable "$n" && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
         if readable "$n"; then gone=no; else gone=yes; fi
         echo "AERO-STORAGE-CD2-EJECTED-$n=$gone"
+    done
+    sleep 1
+    for n in $cd_empty; do
+        sdev=$(basename "$(readlink "/sys/block/$n/device")")
+        echo "AERO-STORAGE-CD2-AN-EVENTS-$n=$(grep -c "/$sdev\$" /tmp/media-change)"
     done
 fi
 sync

@@ -214,7 +214,8 @@ fn md5_head(file: &Path, len: usize) -> String {
 /// Media change as Linux sees it: two CD drives empty at boot (AHCI port 1 and the IDE
 /// secondary slave, next to the boot CD); a `--monitor` script inserts a disc into each once the guest waits,
 /// the guest (sr_mod over `ahci` and `ata_piix`) reads them, the script ejects them and the
-/// guest finds them gone.
+/// guest finds them gone. The AHCI drive also announces both changes by asynchronous
+/// notification, which Linux turns into media-change uevents.
 #[test]
 fn linux_sees_cd_insert_and_eject_from_the_monitor() {
     let dir = work_dir("media");
@@ -291,5 +292,25 @@ fn linux_sees_cd_insert_and_eject_from_the_monitor() {
             "{name}: the guest still reads a disc after the eject:\n{}",
             report.0
         );
+        // SATA asynchronous notification: the AHCI drive announced the insert and the
+        // eject itself (one SDEV_MEDIA_CHANGE uevent each); parallel ATA has no such thing.
+        let an_events = if path.contains("0000:00:05.0/ata") {
+            "2"
+        } else {
+            "0"
+        };
+        assert_eq!(
+            report.get(&format!("CD2-AN-EVENTS-{name}")),
+            Some(an_events),
+            "{name} ({path}): media change notifications:\n{}",
+            report.0
+        );
     }
+    // libata (atapi_an=1) enabled AN on the one AHCI CD drive ("ATAPI: ..., ATAPI AN").
+    assert_eq!(
+        report.0.matches(", ATAPI AN").count(),
+        1,
+        "AN on the AHCI CD drive only:\n{}",
+        report.0
+    );
 }
