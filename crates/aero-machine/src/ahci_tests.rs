@@ -112,6 +112,13 @@ fn h2d(command: u8, lba: u64, count: u16) -> [u8; 20] {
 }
 
 fn setup(m: &mut Machine) -> u8 {
+    let dev = setup_port0(m);
+    assert_eq!(abar_read(m, 0x124), 0x0000_0101, "disk signature");
+    dev
+}
+
+/// PCI set-up, HBA reset, port 0 started with interrupts on (whatever drive it has).
+fn setup_port0(m: &mut Machine) -> u8 {
     let dev = find_ahci(m);
     assert_eq!(cfg_read(m, dev, 0x08) >> 8, 0x01_06_01, "SATA AHCI class");
     cfg_write(m, dev, 0x24, 0xFFFF_FFFF);
@@ -129,8 +136,18 @@ fn setup(m: &mut Machine) -> u8 {
     m.handle_requests();
     abar_write(m, 0x110, u32::MAX);
     abar_write(m, 0x08, u32::MAX);
-    assert_eq!(abar_read(m, 0x124), 0x0000_0101, "disk signature");
     dev
+}
+
+/// Turns MSI on with vector `vector` and enables the local APIC.
+fn enable_msi(m: &mut Machine, dev: u8, vector: u32) {
+    m.platform.mmio_write(0xFEE0_00F0, 4, 0x1FF);
+    let cap = (cfg_read(m, dev, 0x34) & 0xFF) as u8;
+    assert_eq!(cfg_read(m, dev, cap) & 0xFF, 0x05, "MSI capability");
+    cfg_write(m, dev, cap + 4, 0xFEE0_0000);
+    cfg_write(m, dev, cap + 8, vector);
+    m.platform.io_write(0xCF8, 4, cfg_addr(dev, cap));
+    m.platform.io_write(0xCFE, 2, 1); // MSI enable
 }
 
 #[test]
@@ -198,13 +215,7 @@ fn guest_finds_controller_identifies_and_reads_with_intx() {
 fn msi_reaches_the_local_apic_and_bus_master_gates_dma() {
     let mut m = machine();
     let dev = setup(&mut m);
-    m.platform.mmio_write(0xFEE0_00F0, 4, 0x1FF);
-    let cap = (cfg_read(&mut m, dev, 0x34) & 0xFF) as u8;
-    assert_eq!(cfg_read(&mut m, dev, cap) & 0xFF, 0x05, "MSI capability");
-    cfg_write(&mut m, dev, cap + 4, 0xFEE0_0000);
-    cfg_write(&mut m, dev, cap + 8, 0x0000_0061);
-    m.platform.io_write(0xCF8, 4, cfg_addr(dev, cap));
-    m.platform.io_write(0xCFE, 2, 1); // MSI enable
+    enable_msi(&mut m, dev, 0x61);
     run_command(&mut m, h2d(0xEC, 0, 0), BUF, 512);
     assert_eq!(m.platform.lapic.pending_vector(), Some(0x61));
 
@@ -215,4 +226,45 @@ fn msi_reaches_the_local_apic_and_bus_master_gates_dma() {
     m.handle_requests();
     assert_eq!(abar_read(&mut m, 0x138), 1);
     assert_eq!(ram_read(&mut m, BUF, 2), vec![0, 0]);
+}
+
+/// SATA asynchronous notification through the machine: the guest enables it on an AHCI CD
+/// drive; a host insert then posts the Set Device Bits FIS and raises the MSI at once,
+/// with no AHCI register access by the (idle) guest in between.
+#[test]
+fn host_media_change_notifies_the_guest_at_once() {
+    let config = MachineConfig {
+        memory_bytes: 32 << 20,
+        boot_order: Vec::new(),
+        extra_drives: vec![(DriveSlot::Ahci(0), IdeDrive::Cdrom(None))],
+        ..Default::default()
+    };
+    let mut m = Machine::new(config).expect("machine");
+    let dev = setup_port0(&mut m);
+    assert_eq!(abar_read(&mut m, 0x124), 0xEB14_0101, "ATAPI signature");
+    enable_msi(&mut m, dev, 0x62);
+    let mut set_features = h2d(0xEF, 0, 0x05); // SATA feature 05h: asynchronous notification
+    set_features[3] = 0x10; // enable
+    run_command(&mut m, set_features, BUF, 512);
+    assert_eq!(abar_read(&mut m, 0x110) & (1 << 30), 0, "accepted");
+    abar_write(&mut m, 0x110, u32::MAX);
+    abar_write(&mut m, 0x08, u32::MAX);
+    assert_eq!(m.platform.lapic.acknowledge(), 0x62);
+    m.platform.mmio_write(0xFEE0_00B0, 4, 0); // EOI
+    assert_eq!(m.platform.lapic.pending_vector(), None);
+
+    let disc = MemoryDisk::new(vec![0x11; 16 * 2048], 2048, true).unwrap();
+    m.insert_cd(DriveSlot::Ahci(0), Box::new(disc)).unwrap();
+    assert_eq!(
+        ram_read(&mut m, FB + 0x58, 4),
+        vec![0xA1, 0xC0, 0x50, 0x00],
+        "SDB FIS with N and I"
+    );
+    assert_eq!(abar_read(&mut m, 0x110), 1 << 3, "P0IS.SDBS");
+    assert_eq!(abar_read(&mut m, 0x13C), 1, "P0SNTF");
+    assert_eq!(
+        m.platform.lapic.pending_vector(),
+        Some(0x62),
+        "MSI delivered"
+    );
 }
