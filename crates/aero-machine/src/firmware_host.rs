@@ -10,6 +10,8 @@ pub struct Disks {
     pub hda: Option<Box<dyn BlockDevice>>,
     pub cdrom: Option<Box<dyn BlockDevice>>,
     pub fda: Option<Box<dyn BlockDevice>>,
+    /// The floppy in drive A was changed since INT 13h last looked (AH=16h change line).
+    pub fda_changed: bool,
 }
 
 impl Disks {
@@ -68,6 +70,14 @@ impl FirmwareHost for Host<'_> {
             sector_size: disk.sector_size(),
             read_only: disk.read_only(),
         })
+    }
+
+    fn floppy_installed(&self, n: u8) -> bool {
+        self.platform.fdc.drive_installed(usize::from(n))
+    }
+
+    fn take_floppy_change(&mut self, n: u8) -> bool {
+        n == 0 && std::mem::take(&mut self.disks.fda_changed)
     }
 
     fn disk_read(&mut self, drive: DiskId, lba: u64, buf: &mut [u8]) -> Result<(), DiskIoError> {

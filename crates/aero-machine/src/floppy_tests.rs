@@ -2,6 +2,7 @@
 //! shared with the BIOS, port dispatch, 8237 channel 2 into guest RAM and IRQ 6.
 
 use super::*;
+use crate::FloppyStatus;
 use aero_cpu::Bus;
 use aero_storage::MemoryDisk;
 
@@ -108,4 +109,71 @@ fn dma_read_of_what_the_bios_wrote_reaches_ram_and_raises_irq6() {
     assert_eq!(&m.memory[0x10000..0x10200], &data[..]);
     assert_ne!(pic_irr(&mut m) & 0x40, 0, "completion interrupt missing");
     assert_eq!(results(&mut m), vec![0x04, 0, 0, 0, 1, 4, 2]);
+}
+
+/// The disk change line (DIR bit 7) of drive 0, selected with its motor on.
+fn change_line(m: &mut Machine) -> bool {
+    m.platform.io_write(0x3F2, 1, 0x1C);
+    m.platform.io_read(0x3F7, 1) & 0x80 != 0
+}
+
+/// Clears the change line the way a driver does: a seek with a disk in the drive.
+fn seek(m: &mut Machine, cylinder: u8) {
+    command(m, &[0x0F, 0x00, cylinder]);
+    command(m, &[0x08]);
+    results(m);
+}
+
+#[test]
+fn host_floppy_swap_reaches_the_controller_and_the_bios() {
+    let mut m = machine(None);
+    assert_eq!(m.floppy_drive(), None);
+    let disk = || MemoryDisk::new(vec![0xAA; 1_474_560], 512, false).unwrap();
+    let err = m.insert_floppy(Box::new(disk())).unwrap_err().to_string();
+    assert!(err.contains("no floppy drive"), "{err}");
+
+    let mut m = machine(Some(Box::new(disk())));
+    m.platform.io_write(0x3F2, 1, 0x00);
+    m.platform.io_write(0x3F2, 1, 0x1C);
+    for _ in 0..4 {
+        command(&mut m, &[0x08]);
+        results(&mut m);
+    }
+    seek(&mut m, 1);
+    assert!(
+        !change_line(&mut m),
+        "a seek with the disk in cleared the line"
+    );
+    assert!(!m.disks.fda_changed);
+
+    m.eject_floppy().unwrap();
+    assert_eq!(m.floppy_drive(), Some(FloppyStatus { medium: false }));
+    assert!(m.disks.fda.is_none(), "the BIOS lost the disk too");
+    assert!(m.disks.fda_changed);
+    assert!(change_line(&mut m));
+    seek(&mut m, 2);
+    assert!(
+        change_line(&mut m),
+        "no disk: a seek leaves the line active"
+    );
+    m.eject_floppy().unwrap(); // ejecting an empty drive is fine
+
+    let mut other = vec![0x55; 737_280]; // 720 KB
+    other[0] = 0x42;
+    m.insert_floppy(Box::new(MemoryDisk::new(other, 512, false).unwrap()))
+        .unwrap();
+    assert_eq!(m.floppy_drive(), Some(FloppyStatus { medium: true }));
+    let mut sector = [0u8; 512];
+    m.disks
+        .fda
+        .as_mut()
+        .unwrap()
+        .read_sectors(0, &mut sector)
+        .unwrap();
+    assert_eq!(sector[0], 0x42, "the BIOS sees the new disk");
+    seek(&mut m, 3);
+    assert!(!change_line(&mut m));
+    let cd = MemoryDisk::new(vec![0; 4096], 2048, true).unwrap();
+    assert!(m.insert_floppy(Box::new(cd)).is_err(), "2048-byte sectors");
+    assert_eq!(m.floppy_drive(), Some(FloppyStatus { medium: true }));
 }

@@ -13,5 +13,6 @@ mod platform;
 mod trace;
 
 pub use aero_storage::ide::{CdStatus, MediaError};
+pub use machine::floppy_media::FloppyStatus;
 pub use machine::host_io::GamepadInput;
 pub use machine::{BootDevice, DriveSlot, Frame, Machine, MachineConfig, MachineError, RunEvent};

@@ -25,6 +25,8 @@ mod display;
 #[cfg(test)]
 #[path = "floppy_tests.rs"]
 mod floppy_tests;
+#[path = "floppy_media.rs"]
+pub(crate) mod floppy_media;
 #[path = "host_io.rs"]
 pub(crate) mod host_io;
 #[path = "media.rs"]
@@ -289,6 +291,7 @@ impl Machine {
                 hda: boxed(hda),
                 cdrom: boxed(cdrom),
                 fda: fda.map(|d| Box::new(d) as Box<dyn BlockDevice>),
+                fda_changed: false,
             },
             bios,
             trace: crate::trace::TraceWindow::from_env(),

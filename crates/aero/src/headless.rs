@@ -110,7 +110,7 @@ impl Setup {
         let monitor = args
             .monitor
             .as_deref()
-            .map(|spec| Monitor::open(spec, args.machine.cd_files()))
+            .map(|spec| Monitor::open(spec, args.machine.media_files()))
             .transpose()?;
         let machine = Machine::new(config)?;
         Ok(Setup {

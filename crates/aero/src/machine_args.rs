@@ -11,6 +11,7 @@ use clap::Args;
 use serde::Deserialize;
 
 use crate::drives::{self, DriveSpec};
+use crate::monitor::MediaFiles;
 
 #[derive(Args, Debug)]
 pub struct MachineArgs {
@@ -250,7 +251,16 @@ impl MachineArgs {
 
     /// The CD images given on the command line, by slot (for the monitor's `info block`).
     /// Only `--cdrom` and `--drive` CDs with an explicit index have a known slot here.
-    pub fn cd_files(&self) -> HashMap<DriveSlot, PathBuf> {
+    /// The media the monitor starts with (CD/DVD images by drive, the floppy in drive A).
+    pub fn media_files(&self) -> MediaFiles {
+        MediaFiles {
+            cds: self.cd_files(),
+            floppy: self.fda.clone(),
+            snapshot: self.snapshot,
+        }
+    }
+
+    fn cd_files(&self) -> HashMap<DriveSlot, PathBuf> {
         let mut files = HashMap::new();
         if let Some(path) = &self.cdrom {
             let slot = DriveSlot::Ide {

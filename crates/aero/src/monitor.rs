@@ -1,11 +1,11 @@
-//! The machine monitor: QEMU-like line commands that change CD/DVD media while the guest
-//! runs. `aero headless --monitor FILE|stdio` reads them; the window's host key and file
-//! drops use the same operations.
+//! The machine monitor: QEMU-like line commands that change CD/DVD and floppy media while
+//! the guest runs. `aero headless --monitor FILE|stdio` reads them; the window's host key
+//! and file drops use the same operations.
 //!
 //! Commands (as in QEMU's monitor):
 //!   eject [-f] [DRIVE]            open the tray and take the disc out (-f: even if locked)
 //!   change DRIVE FILE [FORMAT]    put FILE in the drive (the old disc comes out)
-//!   info block                    the CD/DVD drives, their discs and trays
+//!   info block                    the CD/DVD and floppy drives, their media and trays
 //!   quit                          stop the emulator (exit 0)
 //!   help
 //! and two that say *when* the following lines run, so a script is deterministic:
@@ -13,15 +13,16 @@
 //!   wait-serial TEXT              wait until TEXT appears on COM1 (after what the previous
 //!                                 wait-serial matched)
 //! Drives are named like QEMU's: `ide1-cd0` is the IDE secondary master (where `--cdrom`
-//! goes), `ide0-cd1` the primary slave, `ahci2-cd0` AHCI port 2. DRIVE may be left out of
-//! `eject` when there is one CD drive. Errors are messages; the guest runs on.
+//! goes), `ide0-cd1` the primary slave, `ahci2-cd0` AHCI port 2, `floppy0` drive A (there
+//! when the machine started with `--fda`; a floppy taken out is flushed first). DRIVE may be
+//! left out of `eject` when there is one CD drive. Errors are messages; the guest runs on.
 
 use std::collections::{HashMap, VecDeque};
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, TryRecvError};
 
-use aero_machine::{CdStatus, DriveSlot, Machine, MachineError, MediaError};
+use aero_machine::{CdStatus, DriveSlot, FloppyStatus, Machine, MachineError, MediaError};
 use aero_storage::ImageFormat;
 
 use crate::drives;
@@ -54,12 +55,34 @@ pub enum Line {
 
 const HELP: &str = "\
 eject [-f] [DRIVE]          open the tray and take the disc out (-f: even if the guest locked it)
-change DRIVE FILE [FORMAT]  insert FILE (raw ISO, or qcow2/vhd) into DRIVE
-info block                  list the CD/DVD drives
+change DRIVE FILE [FORMAT]  insert FILE (raw ISO or floppy image, or qcow2/vhd) into DRIVE
+info block                  list the CD/DVD and floppy drives
 quit                        stop the emulator
 at SECONDS                  (scripts) run the next lines once the guest clock reaches SECONDS
 wait-serial TEXT            (scripts) run the next lines once TEXT appeared on COM1
-DRIVE: ide1-cd0 (IDE secondary master, --cdrom), ide0-cd1 (primary slave), ahci2-cd0 (AHCI port 2)";
+DRIVE: ide1-cd0 (IDE secondary master, --cdrom), ide0-cd1 (primary slave), ahci2-cd0 (AHCI port 2),
+       floppy0 (drive A, --fda)";
+
+/// QEMU's name for floppy drive A.
+const FLOPPY_NAME: &str = "floppy0";
+
+/// The media files the monitor starts with, and how new floppies are opened.
+#[derive(Debug, Default)]
+pub struct MediaFiles {
+    /// The disc image in each CD/DVD drive.
+    pub cds: HashMap<DriveSlot, PathBuf>,
+    /// The image in floppy drive A.
+    pub floppy: Option<PathBuf>,
+    /// `--snapshot`: floppies inserted later are never written either.
+    pub snapshot: bool,
+}
+
+/// A drive the monitor can change media in.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Target {
+    Cd(DriveSlot),
+    Floppy,
+}
 
 /// Splits a line into words; "double quotes" keep spaces (for file names).
 fn words(line: &str) -> anyhow::Result<Vec<String>> {
@@ -193,27 +216,32 @@ pub struct Monitor {
     files: HashMap<DriveSlot, PathBuf>,
     /// The last disc taken out of each drive (the window's eject key puts it back).
     ejected: HashMap<DriveSlot, PathBuf>,
+    /// The image in floppy drive A, as far as we know.
+    floppy: Option<PathBuf>,
+    snapshot: bool,
     quit: bool,
 }
 
 impl Monitor {
     /// A monitor without input, replying to stderr (the window's keys and drops).
-    pub fn new(files: HashMap<DriveSlot, PathBuf>) -> Monitor {
+    pub fn new(media: MediaFiles) -> Monitor {
         Monitor {
             pending: VecDeque::new(),
             input: None,
             out: Box::new(std::io::stderr()),
             serial: Vec::new(),
-            files,
+            files: media.cds,
             ejected: HashMap::new(),
+            floppy: media.floppy,
+            snapshot: media.snapshot,
             quit: false,
         }
     }
 
     /// `--monitor stdio` (lines typed while the guest runs, replies on stdout) or
     /// `--monitor FILE` (a script, checked now; replies on stderr).
-    pub fn open(spec: &str, files: HashMap<DriveSlot, PathBuf>) -> anyhow::Result<Monitor> {
-        let mut monitor = Monitor::new(files);
+    pub fn open(spec: &str, media: MediaFiles) -> anyhow::Result<Monitor> {
+        let mut monitor = Monitor::new(media);
         if spec == "stdio" {
             let (tx, rx) = std::sync::mpsc::channel();
             std::thread::Builder::new()
@@ -330,8 +358,10 @@ impl Monitor {
     pub fn execute(&mut self, machine: &mut Machine, cmd: &Command) -> anyhow::Result<String> {
         match cmd {
             Command::Eject { drive, force } => {
-                let slot = self.resolve(machine, drive.as_deref())?;
-                self.eject(machine, slot, *force)?;
+                match self.resolve(machine, drive.as_deref())? {
+                    Target::Cd(slot) => self.eject(machine, slot, *force)?,
+                    Target::Floppy => self.eject_floppy(machine)?,
+                }
                 Ok(String::new())
             }
             Command::Change {
@@ -339,8 +369,10 @@ impl Monitor {
                 file,
                 format,
             } => {
-                let slot = self.resolve(machine, Some(drive))?;
-                self.change(machine, slot, file.clone(), *format)?;
+                match self.resolve(machine, Some(drive))? {
+                    Target::Cd(slot) => self.change(machine, slot, file.clone(), *format)?,
+                    Target::Floppy => self.change_floppy(machine, file.clone(), *format)?,
+                }
                 Ok(String::new())
             }
             Command::InfoBlock => Ok(self.info_block(machine)),
@@ -352,28 +384,32 @@ impl Monitor {
         }
     }
 
-    fn resolve(&self, machine: &Machine, name: Option<&str>) -> anyhow::Result<DriveSlot> {
+    fn resolve(&self, machine: &Machine, name: Option<&str>) -> anyhow::Result<Target> {
         let drives = machine.cd_drives();
+        let has_floppy = machine.floppy_drive().is_some();
         let names = || {
             drives
                 .iter()
                 .map(|(s, _)| drive_name(*s))
+                .chain(has_floppy.then(|| FLOPPY_NAME.to_string()))
                 .collect::<Vec<_>>()
                 .join(", ")
         };
         match name {
+            Some(FLOPPY_NAME) if has_floppy => Ok(Target::Floppy),
+            Some(FLOPPY_NAME) => {
+                anyhow::bail!("this machine has no floppy drive (start it with --fda to have one)")
+            }
             None => match drives.as_slice() {
-                [(slot, _)] => Ok(*slot),
+                [(slot, _)] => Ok(Target::Cd(*slot)),
                 [] => anyhow::bail!("this machine has no CD/DVD drive"),
                 _ => anyhow::bail!("several CD/DVD drives, name one: {}", names()),
             },
             Some(name) => {
                 let slot = parse_drive_name(name)
                     .filter(|s| drives.iter().any(|(d, _)| d == s))
-                    .ok_or_else(|| {
-                        anyhow::anyhow!("no CD/DVD drive {name:?} (drives: {})", names())
-                    })?;
-                Ok(slot)
+                    .ok_or_else(|| anyhow::anyhow!("no drive {name:?} (drives: {})", names()))?;
+                Ok(Target::Cd(slot))
             }
         }
     }
@@ -419,6 +455,32 @@ impl Monitor {
             .insert_cd(slot, disc)
             .map_err(|e| Self::media_error(slot, e))?;
         self.files.insert(slot, file);
+        Ok(())
+    }
+
+    /// Takes the floppy out of drive A (what the guest wrote is flushed first).
+    fn eject_floppy(&mut self, machine: &mut Machine) -> anyhow::Result<()> {
+        machine
+            .eject_floppy()
+            .map_err(|e| anyhow::anyhow!("{FLOPPY_NAME}: {e}"))?;
+        self.floppy = None;
+        Ok(())
+    }
+
+    /// Puts `file` in drive A. The old disk comes out first, so the same image can go back
+    /// in (it is locked while inserted); if `file` cannot be opened the drive stays empty.
+    fn change_floppy(
+        &mut self,
+        machine: &mut Machine,
+        file: PathBuf,
+        format: Option<ImageFormat>,
+    ) -> anyhow::Result<()> {
+        self.eject_floppy(machine)?;
+        let disk = drives::open_disk(&file, self.snapshot, false, false, format)?;
+        machine
+            .insert_floppy(disk)
+            .map_err(|e| anyhow::anyhow!("{FLOPPY_NAME}: {e}"))?;
+        self.floppy = Some(file);
         Ok(())
     }
 
@@ -488,8 +550,19 @@ impl Monitor {
                 if tray_open { "open" } else { "closed" },
             ));
         }
+        if let Some(FloppyStatus { medium }) = machine.floppy_drive() {
+            let disk = match (medium, &self.floppy) {
+                (false, _) => "[not inserted]".to_string(),
+                (true, Some(f)) if self.snapshot => format!("{} (snapshot)", f.display()),
+                (true, Some(f)) => f.display().to_string(),
+                (true, None) => "(disk)".to_string(),
+            };
+            out.push_str(&format!(
+                "{FLOPPY_NAME} (drive A): {disk}\n    Removable device: not locked\n"
+            ));
+        }
         if out.is_empty() {
-            out.push_str("no CD/DVD drives\n");
+            out.push_str("no CD/DVD or floppy drives\n");
         }
         out.pop();
         out
@@ -581,6 +654,63 @@ mod machine_tests {
         path
     }
 
+    #[test]
+    fn floppies_are_swapped_and_the_same_image_can_go_back_in() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.img");
+        let b = dir.path().join("b.img");
+        std::fs::write(&a, vec![0xA0; 1_474_560]).unwrap();
+        std::fs::write(&b, vec![0xB0; 737_280]).unwrap();
+        let open = |p: &PathBuf| drives::open_disk(p, false, false, false, None).unwrap();
+        let config = MachineConfig {
+            memory_bytes: 16 << 20,
+            fda: Some(open(&a)),
+            ..Default::default()
+        };
+        let mut m = Machine::new(config).unwrap();
+        let mut mon = Monitor::new(MediaFiles {
+            floppy: Some(a.clone()),
+            ..Default::default()
+        });
+        let run = |mon: &mut Monitor, m: &mut Machine, line: &str| {
+            let Some(Line::Run(cmd)) = parse_line(line).unwrap() else {
+                panic!("{line}")
+            };
+            mon.execute(m, &cmd)
+        };
+        assert!(mon.info_block(&m).contains("floppy0 (drive A): "));
+        assert!(mon.info_block(&m).contains("a.img"));
+        // a.img is locked while inserted: a second opener is refused.
+        assert!(drives::open_disk(&a, false, false, false, None).is_err());
+        run(&mut mon, &mut m, "eject floppy0").unwrap();
+        assert_eq!(m.floppy_drive(), Some(FloppyStatus { medium: false }));
+        assert!(
+            mon.info_block(&m)
+                .contains("floppy0 (drive A): [not inserted]")
+        );
+        let b_arg = format!("change floppy0 {}", b.display());
+        run(&mut mon, &mut m, &b_arg).unwrap();
+        assert!(mon.info_block(&m).contains("b.img"));
+        // Changing back to the image that is in: it comes out first, so its lock is free.
+        run(&mut mon, &mut m, &b_arg).unwrap();
+        assert_eq!(m.floppy_drive(), Some(FloppyStatus { medium: true }));
+        // A file that cannot be opened leaves the drive empty, with a message.
+        let err = run(&mut mon, &mut m, "change floppy0 /no/such.img").unwrap_err();
+        assert!(err.to_string().contains("such.img"), "{err}");
+        assert_eq!(m.floppy_drive(), Some(FloppyStatus { medium: false }));
+        // The unknown drive names the known ones.
+        let err = run(&mut mon, &mut m, "eject floppy1").unwrap_err();
+        assert!(err.to_string().contains("floppy0"), "{err}");
+        // No drive A without --fda.
+        let mut plain = Machine::new(MachineConfig {
+            memory_bytes: 16 << 20,
+            ..Default::default()
+        })
+        .unwrap();
+        let err = run(&mut mon, &mut plain, "eject floppy0").unwrap_err();
+        assert!(err.to_string().contains("no floppy drive"), "{err}");
+    }
+
     fn status(m: &Machine, slot: DriveSlot) -> CdStatus {
         m.cd_drives()
             .into_iter()
@@ -613,7 +743,7 @@ mod machine_tests {
             channel: 1,
             slave: false,
         };
-        let mut mon = Monitor::open(script.to_str().unwrap(), HashMap::new()).unwrap();
+        let mut mon = Monitor::open(script.to_str().unwrap(), MediaFiles::default()).unwrap();
         mon.poll(&mut m, b"");
         // Power-on lines ran, the bad ones only reported: the AHCI drive has the disc.
         assert!(status(&m, DriveSlot::Ahci(1)).medium);
@@ -635,7 +765,7 @@ mod machine_tests {
         assert_eq!(mon.next_deadline(), None);
         // Syntax errors are found before the guest starts.
         std::fs::write(&script, "eject\nfrobnicate\n").unwrap();
-        let err = Monitor::open(script.to_str().unwrap(), HashMap::new()).err();
+        let err = Monitor::open(script.to_str().unwrap(), MediaFiles::default()).err();
         assert!(
             format!("{err:?}").contains(":2: unknown command"),
             "{err:?}"
@@ -657,7 +787,10 @@ mod machine_tests {
             channel: 1,
             slave: false,
         };
-        let mut mon = Monitor::new(HashMap::from([(slot, a.clone())]));
+        let mut mon = Monitor::new(MediaFiles {
+            cds: HashMap::from([(slot, a.clone())]),
+            ..Default::default()
+        });
         assert!(mon.toggle_first_drive(&mut m).unwrap().contains("ejected"));
         assert!(!status(&m, slot).medium);
         assert!(

@@ -17,6 +17,8 @@ pub const STATUS_OK: u8 = 0x00;
 pub const STATUS_BAD_COMMAND: u8 = 0x01;
 pub const STATUS_WRITE_PROTECTED: u8 = 0x03;
 pub const STATUS_SECTOR_NOT_FOUND: u8 = 0x04;
+/// AH=16h: the disk was changed (also "change line active" for a read after a change).
+pub const STATUS_MEDIA_CHANGED: u8 = 0x06;
 pub const STATUS_DMA_BOUNDARY: u8 = 0x09;
 pub const STATUS_CONTROLLER: u8 = 0x20;
 pub const STATUS_TIMEOUT: u8 = 0x80;
@@ -153,9 +155,7 @@ impl Bios {
     /// Floppy drives INT 13h answers for (an emulated one counts; at most two).
     pub(crate) fn floppy_count(&self, c: &Call) -> u8 {
         let emulated = self.state.emulation.is_some_and(|e| e.floppy);
-        let host = (0..2)
-            .filter(|i| c.host.disk_info(DiskId::Floppy(*i)).is_some())
-            .count() as u8;
+        let host = (0..2).filter(|i| c.host.floppy_installed(*i)).count() as u8;
         (host + u8::from(emulated)).min(2)
     }
 
@@ -182,7 +182,14 @@ impl Bios {
         }
         let hard_disks = self.hard_disk_count(c);
         let Some((drive, info, source)) = self.resolve(c, dl) else {
+            if let Some(n) = self.empty_floppy_drive(c, dl) {
+                return self.int13_empty_floppy(c, dl, n, hard_disks);
+            }
             return finish(c, dl, STATUS_BAD_COMMAND);
+        };
+        let host_floppy = match source {
+            Source::Host(DiskId::Floppy(n)) => Some(n),
+            _ => None,
         };
         match ah {
             0x00 | 0x0C | 0x0D | 0x10 | 0x11 | 0x14 | 0x44 | 0x47 => finish(c, dl, STATUS_OK),
@@ -192,11 +199,23 @@ impl Bios {
                 c.set_cf(status != 0)?;
                 Ok(Flow::Return)
             }
-            0x02..=0x04 => chs_transfer(c, dl, drive, &info, source, ah),
+            0x02..=0x04 => {
+                let flow = chs_transfer(c, dl, drive, &info, source, ah)?;
+                // Like a seek with a disk in the drive, an access resets the change line.
+                if let Some(n) = host_floppy
+                    && c.ah() == STATUS_OK
+                {
+                    c.host.take_floppy_change(n);
+                }
+                Ok(flow)
+            }
             0x08 => self.parameters(c, dl, drive, &info, source, hard_disks),
             0x15 => disk_type(c, drive, &info),
-            // Change line: never changed (images are swapped only across resets).
-            0x16 => finish(c, dl, STATUS_OK),
+            // Change line: hard disks and emulated floppies never change.
+            0x16 => match host_floppy {
+                Some(n) if c.host.take_floppy_change(n) => finish(c, dl, STATUS_MEDIA_CHANGED),
+                _ => finish(c, dl, STATUS_OK),
+            },
             0x17 | 0x18 if matches!(drive, DiskId::Floppy(_)) => {
                 if ah == 0x18 {
                     c.set_seg_real(Seg::Es, BIOS_SEGMENT);
@@ -211,6 +230,55 @@ impl Bios {
                 debug!(ah, dl, "INT 13h function not supported");
                 finish(c, dl, STATUS_BAD_COMMAND)
             }
+        }
+    }
+
+    /// The machine's floppy drive behind `dl` when it is installed but holds no disk.
+    fn empty_floppy_drive(&self, c: &Call, dl: u8) -> Option<u8> {
+        let DiskId::Floppy(n) = drive_id(dl, 0)? else {
+            return None;
+        };
+        let n = match self.state.emulation {
+            Some(e) if e.floppy => n.checked_sub(1)?,
+            _ => n,
+        };
+        (c.host.floppy_installed(n) && c.host.disk_info(DiskId::Floppy(n)).is_none()).then_some(n)
+    }
+
+    /// INT 13h on an empty floppy drive: the drive answers, transfers time out (not
+    /// ready), and the change line tells DOS when a disk comes back.
+    fn int13_empty_floppy(
+        &mut self,
+        c: &mut Call,
+        dl: u8,
+        n: u8,
+        hard_disks: u8,
+    ) -> Result<Flow, FirmwareError> {
+        match c.ah() {
+            0x00 => finish(c, dl, STATUS_OK),
+            0x01 => {
+                let status = c.mem.read_u8(status_addr(dl))?;
+                c.set_ah(status);
+                c.set_cf(status != 0)?;
+                Ok(Flow::Return)
+            }
+            // Parameters describe the drive (1.44 MB), not the missing disk.
+            0x08 => {
+                let drive_only = DiskInfo {
+                    sectors: 2880,
+                    sector_size: 512,
+                    read_only: false,
+                };
+                let drive = DiskId::Floppy(n);
+                self.parameters(c, dl, drive, &drive_only, Source::Host(drive), hard_disks)
+            }
+            0x15 => {
+                c.set_ah(0x02); // floppy with change-line support
+                c.set_cf(false)?;
+                Ok(Flow::Return)
+            }
+            0x16 if c.host.take_floppy_change(n) => finish(c, dl, STATUS_MEDIA_CHANGED),
+            _ => finish(c, dl, STATUS_TIMEOUT),
         }
     }
 

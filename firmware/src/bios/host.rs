@@ -31,6 +31,15 @@ pub trait FirmwareHost {
     /// Reads `buf.len() / sector_size` whole sectors starting at `lba`.
     fn disk_read(&mut self, drive: DiskId, lba: u64, buf: &mut [u8]) -> Result<(), DiskIoError>;
     fn disk_write(&mut self, drive: DiskId, lba: u64, buf: &[u8]) -> Result<(), DiskIoError>;
+    /// Floppy drive `n` exists, with or without a disk in it.
+    fn floppy_installed(&self, n: u8) -> bool {
+        self.disk_info(DiskId::Floppy(n)).is_some()
+    }
+    /// The change line of floppy drive `n`, taken: true once after a disk was inserted or
+    /// ejected (INT 13h AH=16h). Hosts that never change media never report one.
+    fn take_floppy_change(&mut self, _n: u8) -> bool {
+        false
+    }
     /// Virtual time in nanoseconds (deterministic in headless mode).
     fn now_ns(&self) -> u64;
 }

@@ -275,6 +275,16 @@ impl Fdc {
         d.disk.take()
     }
 
+    /// Drive `drive` is installed (it may be empty).
+    pub fn drive_installed(&self, drive: usize) -> bool {
+        self.drives.get(drive).is_some_and(|d| d.present)
+    }
+
+    /// Drive `drive` holds a disk.
+    pub fn has_disk(&self, drive: usize) -> bool {
+        self.drives.get(drive).is_some_and(|d| d.disk.is_some())
+    }
+
     /// The CMOS register 0x10 value: drive 0 type in the high nibble, drive 1 in the low.
     pub fn cmos_drive_types(&self) -> u8 {
         let kind = |d: &Drive| match (d.present, &d.disk) {

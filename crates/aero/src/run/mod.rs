@@ -175,10 +175,10 @@ impl Setup {
     fn new(args: &RunArgs) -> anyhow::Result<Setup> {
         // The window follows the host clock.
         let config = args.machine.machine_config(2048, false)?;
-        let files = args.machine.cd_files();
+        let media = args.machine.media_files();
         let monitor = match args.monitor.as_deref() {
-            Some(spec) => Monitor::open(spec, files)?,
-            None => Monitor::new(files),
+            Some(spec) => Monitor::open(spec, media)?,
+            None => Monitor::new(media),
         };
         let serial: Option<Box<dyn Write + Send>> = match args.serial.as_deref() {
             None => None,

@@ -97,6 +97,72 @@ fn floppy_chs_geometry_and_params() {
     assert_eq!(rig.get(Reg::Rdi) as u16, rig.bios.layout().diskette_params);
 }
 
+/// INT 13h AH=16h (change line) and the other functions on drive 00h.
+fn floppy_call(rig: &mut Rig, ax: u64) -> (bool, u8) {
+    rig.set(Reg::Rax, ax);
+    rig.set(Reg::Rdx, 0x00);
+    let ret = rig.int(0x13);
+    (cf(&ret), rig.ah())
+}
+
+#[test]
+fn floppy_change_line_follows_host_media_changes() {
+    let mut rig = rig_with_disks();
+    // The disk inserted before POST counts as a change until something reads it.
+    let ret = chs_read(&mut rig, 0x00, 1, 0, 0, 1, 0, 0x9000);
+    assert!(!cf(&ret));
+    assert_eq!(
+        floppy_call(&mut rig, 0x1600),
+        (false, 0x00),
+        "read reset the line"
+    );
+    assert_eq!(
+        floppy_call(&mut rig, 0x1500),
+        (false, 0x02),
+        "change line supported"
+    );
+
+    // Taken out: the drive is still there, reads time out, the change is reported once.
+    rig.host.remove_floppy(0);
+    assert_eq!(floppy_call(&mut rig, 0x1600), (true, 0x06));
+    assert_eq!(
+        floppy_call(&mut rig, 0x1600),
+        (true, 0x80),
+        "empty: not ready"
+    );
+    let ret = chs_read(&mut rig, 0x00, 1, 0, 0, 1, 0, 0x9000);
+    assert!(cf(&ret));
+    assert_eq!(rig.ah(), 0x80);
+    assert_eq!(floppy_call(&mut rig, 0x0000), (false, 0x00), "reset works");
+    assert_eq!(floppy_call(&mut rig, 0x1500), (false, 0x02));
+    let (carry, _) = floppy_call(&mut rig, 0x0800);
+    assert!(!carry);
+    assert_eq!(
+        rig.get(Reg::Rdx) & 0xFFFF,
+        0x0101,
+        "one drive, still listed"
+    );
+    assert_eq!(
+        rig.get(Reg::Rcx) & 0xFFFF,
+        0x4F12,
+        "the drive's 1.44 MB geometry"
+    );
+
+    // A new disk: the change shows once, then reads work.
+    rig.host.add_disk(DiskId::Floppy(0), 2880, 512);
+    rig.host.sector_mut(DiskId::Floppy(0), 0)[4] = 0x77;
+    assert_eq!(floppy_call(&mut rig, 0x1600), (true, 0x06));
+    assert_eq!(floppy_call(&mut rig, 0x1600), (false, 0x00));
+    let ret = chs_read(&mut rig, 0x00, 1, 0, 0, 1, 0, 0x9000);
+    assert!(!cf(&ret));
+    assert_eq!(rig.ram[0x9004], 0x77);
+    // Hard disks never report a change.
+    rig.set(Reg::Rax, 0x1600);
+    rig.set(Reg::Rdx, 0x80);
+    let ret = rig.int(0x13);
+    assert!(!cf(&ret));
+}
+
 #[test]
 fn hard_disk_params_and_type() {
     let mut rig = rig_with_disks();

@@ -63,6 +63,10 @@ pub struct FakeHost {
     time: std::cell::Cell<u64>,
     /// Virtual time advances by this much on every `now_ns` call.
     pub step_ns: u64,
+    /// Floppy drives that exist even when their disk is taken out (`remove_floppy`).
+    pub floppy_drives: u8,
+    /// Change lines of floppy drives 0 and 1 (set by `remove_floppy`/`add_disk`).
+    pub floppy_changed: [bool; 2],
 }
 
 impl FakeHost {
@@ -94,6 +98,8 @@ impl FakeHost {
             retrace: false,
             time: std::cell::Cell::new(0),
             step_ns: 0,
+            floppy_drives: 0,
+            floppy_changed: [false; 2],
         }
     }
 
@@ -110,6 +116,18 @@ impl FakeHost {
             read_only: matches!(id, DiskId::Cdrom(_)),
         };
         self.disks.insert(id, (info, data));
+        if let DiskId::Floppy(n) = id {
+            self.floppy_drives = self.floppy_drives.max(n + 1);
+            if let Some(line) = self.floppy_changed.get_mut(usize::from(n)) {
+                *line = true;
+            }
+        }
+    }
+
+    /// Takes the disk out of floppy drive `n`; the drive stays.
+    pub fn remove_floppy(&mut self, n: u8) {
+        self.disks.remove(&DiskId::Floppy(n));
+        self.floppy_changed[usize::from(n)] = true;
     }
 
     /// A byte the keyboard controller will hand out at port 0x60.
@@ -240,6 +258,16 @@ impl FirmwareHost for FakeHost {
 
     fn disk_info(&self, drive: DiskId) -> Option<DiskInfo> {
         self.disks.get(&drive).map(|(i, _)| *i)
+    }
+
+    fn floppy_installed(&self, n: u8) -> bool {
+        n < self.floppy_drives
+    }
+
+    fn take_floppy_change(&mut self, n: u8) -> bool {
+        self.floppy_changed
+            .get_mut(usize::from(n))
+            .is_some_and(std::mem::take)
     }
 
     fn disk_read(&mut self, drive: DiskId, lba: u64, buf: &mut [u8]) -> Result<(), DiskIoError> {
