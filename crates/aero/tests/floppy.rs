@@ -242,6 +242,15 @@ printf 'WRITTEN-BY-LINUX-FD' | dd of=/dev/fd0 bs=512 seek=1000 conv=sync,fsync 2
 for d in /sys/bus/pnp/devices/*; do
     grep -q PNP0700 "$d/id" && echo "AERO-FD-PNP=$(tr '\n' ' ' <"$d/resources")"
 done
+# The host swaps the disk (monitor script); the driver must see it on its change line.
+echo "AERO-FD-SWAP-NOW"
+i=0
+while [ $i -lt 50 ]; do
+    got=$(dd if=/dev/fd0 bs=512 skip=100 count=1 2>/dev/null | head -c 19)
+    [ "$got" = "SECOND-DISK-SECT100" ] && break
+    sleep 0.2; i=$((i + 1))
+done
+echo "AERO-FD-AFTER-SWAP=$got"
 echo "AERO-FD-DONE"
 poweroff -f
 while :; do sleep 3600; done
@@ -249,7 +258,8 @@ while :; do sleep 3600; done
 
 /// Linux's own floppy driver (floppy.ko: resets, probes the controller version, seeks,
 /// reads and writes by DMA) on our BIOS: the amd64 boot image with an initramfs that adds
-/// the module and a test /init.
+/// the module and a test /init. Then a monitor script swaps in a second disk and the driver
+/// reads it (the change line), while the first image keeps what was written to it.
 #[test]
 fn linux_floppy_driver_reads_and_writes() {
     let images = aero_cache().join("images");
@@ -293,11 +303,27 @@ fn linux_floppy_driver_reads_and_writes() {
     let mut floppy = vec![0xF6u8; 1_474_560];
     floppy[100 * 512..100 * 512 + 19].copy_from_slice(b"LINUX-FD-SECTOR-100");
     std::fs::write(&fd, &floppy).unwrap();
+    // The second disk (720 KB) goes in while the guest runs, through the monitor.
+    let fd2 = dir.join("fd2.img");
+    let mut second = vec![0x2Du8; 737_280];
+    second[100 * 512..100 * 512 + 19].copy_from_slice(b"SECOND-DISK-SECT100");
+    std::fs::write(&fd2, &second).unwrap();
+    let script = dir.join("swap.monitor");
+    std::fs::write(
+        &script,
+        format!(
+            "wait-serial AERO-FD-SWAP-NOW\nchange floppy0 \"{}\"\n",
+            fd2.display()
+        ),
+    )
+    .unwrap();
     let serial = dir.join("serial.txt");
     let _ = std::fs::remove_file(&serial);
     let out = Command::new(env!("CARGO_BIN_EXE_aero"))
         .args(["headless", "--fda"])
         .arg(&fd)
+        .arg("--monitor")
+        .arg(&script)
         .arg("--serial")
         .arg(&serial)
         .args(["--until-serial", "AERO-FD-DONE", "--timeout", "120"])
@@ -324,7 +350,16 @@ fn linux_floppy_driver_reads_and_writes() {
         serial.contains("AERO-FD-PNP=state = active io 0x3f0-0x3f5 io 0x3f7-0x3f7 irq 6 dma 2"),
         "FDC0 resources"
     );
+    assert!(
+        serial.contains("AERO-FD-AFTER-SWAP=SECOND-DISK-SECT100"),
+        "the driver did not read the swapped-in disk"
+    );
     assert_eq!(out.status.code(), Some(0), "run did not reach AERO-FD-DONE");
+    assert_eq!(
+        std::fs::read(&fd2).unwrap(),
+        second,
+        "the second disk was written"
+    );
     let written = std::fs::read(&fd).unwrap();
     assert_eq!(
         &written[1000 * 512..1000 * 512 + 19],
