@@ -4,6 +4,7 @@ use std::fs::{File, OpenOptions as FsOpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
+use crate::report::ReportHostErrors;
 use crate::{BlockDevice, MemoryOverlay, Qcow2Image, StorageError, VhdImage, check_range};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,11 +76,15 @@ pub fn probe_format(path: &Path) -> Result<ImageFormat, StorageError> {
 pub fn open_image(path: &Path, opts: &OpenOptions) -> Result<Box<dyn BlockDevice>, StorageError> {
     let writable = !opts.read_only && !opts.snapshot;
     let dev = open_file(path, opts.format, opts.sector_size, writable, 0)?;
-    if opts.snapshot {
-        Ok(Box::new(MemoryOverlay::new(dev)))
+    let dev: Box<dyn BlockDevice> = if opts.snapshot {
+        Box::new(MemoryOverlay::new(dev))
     } else {
-        Ok(dev)
-    }
+        dev
+    };
+    Ok(Box::new(ReportHostErrors::new(
+        dev,
+        path.display().to_string(),
+    )))
 }
 
 /// Opens a backing file (read-only, 512-byte sectors) at chain depth `depth`.

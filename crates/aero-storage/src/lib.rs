@@ -17,6 +17,7 @@ mod image;
 mod memdisk;
 mod overlay;
 mod qcow2;
+mod report;
 mod shared;
 mod vhd;
 
