@@ -1,5 +1,6 @@
 //! The UMD through its D3D9 DDI tables (OpenAdapter -> CreateDevice -> D3DDDI_DEVICEFUNCS)
-//! with a fake Windows 7 runtime: complete table, NOTAVAILABLE stubs, and a scene whose
+//! with a fake Windows 7 runtime: complete table, exactly the documented NOTAVAILABLE stubs,
+//! cached legacy state (round-trips, state blocks, nothing emitted), and a scene whose
 //! WDDM submissions (pfnRenderCb/pfnPresentCb + allocation lists) go through the KMD's
 //! staging/ring code into the Rust AeroGPU device with zero validation errors.
 
@@ -15,6 +16,7 @@ fn d3d9_ddi_scene_through_the_device_table_runs_on_the_device_model() {
             "umd/src/aerogpu_umd_caps.cpp",
             "umd/src/aerogpu_umd_core.cpp",
             "umd/src/aerogpu_umd_core_draw.cpp",
+            "umd/src/aerogpu_umd_legacy.cpp",
             "tests_host/agpu_trace.c",
             "kmd/portable/agpu_kmd_portable.c",
         ],

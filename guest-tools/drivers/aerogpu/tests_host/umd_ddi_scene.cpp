@@ -1,5 +1,7 @@
 // The UMD driven through its D3D9 DDI tables with a fake Windows 7 runtime: OpenAdapter ->
 // pfnCreateDevice, every device-table entry non-NULL, a stub answering D3DERR_NOTAVAILABLE,
+// exactly the documented entries left as stubs, the legacy fixed-function/resource state
+// cached through the table and its state blocks (nothing emitted), the bring-up no-ops,
 // then a small scene (VB/IB via CreateResource + Lock/Unlock, shaders, declaration, states,
 // draws, Present, EVENT query) whose WDDM submissions (pfnRenderCb/pfnPresentCb with the
 // allocation list) the fake runtime hands to the KMD's portable staging/ring code, recorded
@@ -21,6 +23,7 @@ extern "C" {
 #include "../protocol/aerogpu_dbgctl_escape.h"
 }
 #include "../umd/src/aerogpu_umd_ddi.h"
+#include "../umd/src/aerogpu_umd_legacy.h"
 
 static agpu_trace T;
 static agpu_ring R;
@@ -231,6 +234,47 @@ int main(int argc, char **argv) {
     size_t stub_logs = 0;
     for (auto &l : g_logs) if (l.find("stub pfnDrawRectPatch") != std::string::npos) stub_logs++;
     REQUIRE(stub_logs == 1);
+    // Exactly these entries are still stubs: the spec's patch DDIs and the video, overlay,
+    // content-protection and not-yet-implemented entries the UMD documents a reason for.
+    {
+        static const char *const kExpectedStubs[] = {
+            "pfnValidateDevice", "pfnDrawRectPatch", "pfnDrawTriPatch", "pfnDrawIndexedPrimitive2",
+            "pfnVolBlt", "pfnBufBlt", "pfnTexBlt", "pfnGetInfo", "pfnSetDisplayMode", "pfnComposeRects",
+            "pfnDepthFill", "pfnCreateDecodeDevice", "pfnDestroyDecodeDevice", "pfnSetDecodeRenderTarget",
+            "pfnDecodeBeginFrame", "pfnDecodeEndFrame", "pfnDecodeExecute", "pfnDecodeExtensionExecute",
+            "pfnCreateVideoProcessDevice", "pfnDestroyVideoProcessDevice", "pfnVideoProcessBeginFrame",
+            "pfnVideoProcessEndFrame", "pfnSetVideoProcessRenderTarget", "pfnVideoProcessBlt",
+            "pfnCreateExtensionDevice", "pfnDestroyExtensionDevice", "pfnExtensionExecute", "pfnCreateOverlay",
+            "pfnUpdateOverlay", "pfnFlipOverlay", "pfnGetOverlayColorControls", "pfnSetOverlayColorControls",
+            "pfnDestroyOverlay", "pfnQueryResourceResidency", "pfnGetCaptureAllocationHandle",
+            "pfnCaptureToSysMem", "pfnLockAsync", "pfnUnlockAsync", "pfnRename", "pfnCreateVideoProcessor",
+            "pfnSetVideoProcessBltState", "pfnGetVideoProcessBltStatePrivate", "pfnSetVideoProcessStreamState",
+            "pfnGetVideoProcessStreamStatePrivate", "pfnVideoProcessBltHD", "pfnDestroyVideoProcessor",
+            "pfnCreateAuthenticatedChannel", "pfnAuthenticatedChannelKeyExchange",
+            "pfnQueryAuthenticatedChannel", "pfnConfigureAuthenticatedChannel",
+            "pfnDestroyAuthenticatedChannel", "pfnCreateCryptoSession", "pfnCryptoSessionKeyExchange",
+            "pfnDestroyCryptoSession", "pfnEncryptionBlt", "pfnGetPitch", "pfnStartSessionKeyRefresh",
+            "pfnFinishSessionKeyRefresh", "pfnGetEncryptionBltKey", "pfnDecryptionBlt",
+            "pfnResolveSharedResource",
+        };
+        std::vector<std::string> stubs;
+        for (int i = 0; i < AEROGPU_D3DDDI_DEVICEFUNCS_COUNT; i++) {
+            bool stub = aerogpu_umd_is_stub(&f, i) != 0;
+            if (stub != (aerogpu_umd_stub_reason(i) != nullptr)) {
+                std::fprintf(stderr, "%s: stub %d but reason %s\n", aerogpu_umd_func_name(i), int(stub),
+                             aerogpu_umd_stub_reason(i) ? "listed" : "missing");
+                return 3;
+            }
+            if (stub) stubs.push_back(aerogpu_umd_func_name(i));
+        }
+        std::vector<std::string> want(std::begin(kExpectedStubs), std::end(kExpectedStubs));
+        if (stubs != want) {
+            for (auto &n : stubs) std::fprintf(stderr, "stub: %s\n", n.c_str());
+            REQUIRE(stubs == want);
+        }
+        // The bring-up no-ops and the legacy-state entries are real (not stubs).
+        REQUIRE(!aerogpu_umd_is_stub(&f, 53) && !aerogpu_umd_is_stub(&f, 64) && !aerogpu_umd_is_stub(&f, 26));
+    }
 
     // Render target, VB, IB.
     D3DDDI_SURFACEINFO rt_surf = {256, 256, 1, nullptr, 0, 0};
@@ -363,6 +407,141 @@ int main(int argc, char **argv) {
         pr.FlipInterval = 1;
         REQUIRE(f.pfnPresent(dev, &pr) == 0);
     }
+    // Legacy state: cached through the table, recorded/applied/captured by state blocks,
+    // never emitted (the flush after it submits nothing).
+    {
+        const uint32_t renders_before = F.renders;
+        const aerogpu::LegacyState *L = aerogpu::umd_legacy_state(dev);
+        REQUIRE(L);
+        D3DDDIARG_SETTRANSFORM st;
+        std::memset(&st, 0, sizeof(st));
+        st.TransformType = 256; // WORLD
+        for (int i = 0; i < 16; i++) st.Matrix.m[i / 4][i % 4] = float(i + 1);
+        D3DDDIARG_TEXTURESTAGESTATE colorop = {1, 1, 7}; // stage 1 COLOROP (fixed function)
+        D3DDDIARG_RENDERSTATE npatch = {164, 0x40400000u}; // N-patch segments 3.0
+        const INT ivals[4] = {4, 3, 2, 1};
+        D3DDDIARG_SETVERTEXSHADERCONSTI vci = {2, 1};
+        D3DDDIARG_SETLIGHT enable = {5, D3DDDI_SETLIGHT_ENABLE};
+        D3DDDIARG_CREATELIGHT cl = {5};
+        REQUIRE(f.pfnCreateLight(dev, &cl) == 0);
+        D3DDDIARG_STATESET lb = {D3DHAL_STATESETBEGIN, nullptr, 0};
+        REQUIRE(f.pfnStateSet(dev, &lb) == 0);
+        REQUIRE(f.pfnSetTransform(dev, &st) == 0);
+        REQUIRE(f.pfnSetTextureStageState(dev, &colorop) == 0);
+        REQUIRE(f.pfnSetRenderState(dev, &npatch) == 0);
+        REQUIRE(f.pfnSetVertexShaderConstI(dev, &vci, ivals) == 0);
+        REQUIRE(f.pfnSetLight(dev, &enable, nullptr) == 0);
+        lb.Operation = D3DHAL_STATESETEND;
+        REQUIRE(f.pfnStateSet(dev, &lb) == 0 && lb.hStateSet && lb.hStateSet != ss.hStateSet);
+        // Change all of it, then apply the block.
+        D3DDDIARG_SETTRANSFORM st2 = st;
+        st2.Matrix.m[3][0] = 99.0f;
+        REQUIRE(f.pfnSetTransform(dev, &st2) == 0);
+        colorop.Value = 1;
+        REQUIRE(f.pfnSetTextureStageState(dev, &colorop) == 0);
+        npatch.Value = 0;
+        REQUIRE(f.pfnSetRenderState(dev, &npatch) == 0);
+        const INT zeros[4] = {0, 0, 0, 0};
+        REQUIRE(f.pfnSetVertexShaderConstI(dev, &vci, zeros) == 0);
+        D3DDDIARG_SETLIGHT disable = {5, D3DDDI_SETLIGHT_DISABLE};
+        REQUIRE(f.pfnSetLight(dev, &disable, nullptr) == 0);
+        REQUIRE(L->transform(256).m[12] == 99.0f && L->texture_stage_state(1, 1) == 1 && !L->light_enabled(5));
+        lb.Operation = D3DHAL_STATESETEXECUTE;
+        REQUIRE(f.pfnStateSet(dev, &lb) == 0);
+        int32_t iv[4];
+        REQUIRE(L->transform(256).m[12] == 13.0f && L->transform(256).m[15] == 16.0f);
+        REQUIRE(L->texture_stage_state(1, 1) == 7 && L->render_state(164) == 0x40400000u);
+        REQUIRE(L->const_i(aerogpu::kLegacyStageVertex, 2, iv) && iv[0] == 4 && iv[3] == 1);
+        REQUIRE(L->light_enabled(5));
+        // Capture takes the current values into the block.
+        colorop.Value = 3;
+        REQUIRE(f.pfnSetTextureStageState(dev, &colorop) == 0);
+        lb.Operation = D3DHAL_STATESETCAPTURE;
+        REQUIRE(f.pfnStateSet(dev, &lb) == 0);
+        colorop.Value = 1;
+        REQUIRE(f.pfnSetTextureStageState(dev, &colorop) == 0);
+        lb.Operation = D3DHAL_STATESETEXECUTE;
+        REQUIRE(f.pfnStateSet(dev, &lb) == 0);
+        REQUIRE(L->texture_stage_state(1, 1) == 3);
+        lb.Operation = D3DHAL_STATESETDELETE;
+        REQUIRE(f.pfnStateSet(dev, &lb) == 0);
+        // A predefined block of the vertex state snapshots the light.
+        D3DDDIARG_STATESET vsb = {D3DHAL_STATESETCREATE, nullptr, 3};
+        REQUIRE(f.pfnStateSet(dev, &vsb) == 0 && vsb.hStateSet);
+        vsb.Operation = D3DHAL_STATESETDELETE;
+        REQUIRE(f.pfnStateSet(dev, &vsb) == 0);
+
+        // The other legacy entries round-trip into the cache.
+        D3DDDIARG_MULTIPLYTRANSFORM mt;
+        std::memset(&mt, 0, sizeof(mt));
+        mt.TransformType = 256;
+        for (int i = 0; i < 4; i++) mt.Matrix.m[i][i] = 2.0f;
+        REQUIRE(f.pfnMultiplyTransform(dev, &mt) == 0);
+        REQUIRE(L->transform(256).m[0] == 2.0f && L->transform(256).m[12] == 26.0f);
+        D3DDDIARG_SETCLIPPLANE cp = {1, {0.5f, 0.0f, -1.0f, 2.0f}};
+        REQUIRE(f.pfnSetClipPlane(dev, &cp) == 0);
+        float plane[4];
+        REQUIRE(L->clip_plane(1, plane) && plane[2] == -1.0f);
+        cp.Index = 40;
+        REQUIRE(f.pfnSetClipPlane(dev, &cp) == HRESULT(0x8876086C));
+        D3DDDIARG_SETSTREAMSOURCEFREQ fq = {0, 0x80000002u}; // D3DSTREAMSOURCE_INDEXEDDATA | 2
+        REQUIRE(f.pfnSetStreamSourceFreq(dev, &fq) == 0 && L->stream_source_freq(0) == 0x80000002u);
+        const BOOL bools[2] = {1, 0};
+        D3DDDIARG_SETPIXELSHADERCONSTB pcb = {7, 2};
+        REQUIRE(f.pfnSetPixelShaderConstB(dev, &pcb, bools) == 0 && L->const_b(aerogpu::kLegacyStagePixel, 7) == 1);
+        D3DDDIARG_SETVERTEXSHADERCONSTB vcb = {0, 1};
+        REQUIRE(f.pfnSetVertexShaderConstB(dev, &vcb, bools) == 0 && L->const_b(aerogpu::kLegacyStageVertex, 0) == 1);
+        D3DDDIARG_SETPIXELSHADERCONSTI pci = {15, 2}; // past register 15
+        REQUIRE(f.pfnSetPixelShaderConstI(dev, &pci, ivals) == HRESULT(0x8876086C));
+        D3DDDIARG_SETMATERIAL mat;
+        std::memset(&mat, 0, sizeof(mat));
+        mat.Diffuse = {0.25f, 0.5f, 0.75f, 1.0f};
+        mat.Power = 8.0f;
+        REQUIRE(f.pfnSetMaterial(dev, &mat) == 0 && L->material().diffuse.b == 0.75f && L->material().power == 8.0f);
+        D3DDDI_LIGHT li;
+        std::memset(&li, 0, sizeof(li));
+        li.Type = 2; // spot
+        li.Range = 50.0f;
+        li.Phi = 1.5f;
+        D3DDDIARG_SETLIGHT data = {5, D3DDDI_SETLIGHT_DATA};
+        REQUIRE(f.pfnSetLight(dev, &data, &li) == 0);
+        aerogpu::Light got;
+        REQUIRE(L->light(5, &got) && got.type == 2 && got.range == 50.0f && got.phi == 1.5f);
+        REQUIRE(f.pfnSetLight(dev, &data, nullptr) == HRESULT(0x8876086C));
+        D3DDDIARG_DESTROYLIGHT dl = {5};
+        REQUIRE(f.pfnDestroyLight(dev, &dl) == 0 && !L->light(5, &got));
+        D3DDDIARG_WINFO wi = {1.0f, 1000.0f};
+        REQUIRE(f.pfnUpdateWInfo(dev, &wi) == 0);
+        float wn = 0, wf = 0;
+        L->w_info(&wn, &wf);
+        REQUIRE(wn == 1.0f && wf == 1000.0f);
+        const PALETTEENTRY pal[2] = {{10, 20, 30, 0}, {40, 50, 60, 0}};
+        D3DDDIARG_UPDATEPALETTE upd = {3, 0, 2};
+        REQUIRE(f.pfnUpdatePalette(dev, &upd, pal) == 0);
+        aerogpu::PaletteEntry pe;
+        REQUIRE(L->palette_entry(3, 1, &pe) && pe.green == 50);
+        D3DDDIARG_SETPALETTE sp = {3, 1, rt};
+        REQUIRE(f.pfnSetPalette(dev, &sp) == 0 && L->resource_palette(uint32_t(uintptr_t(rt))) == 3);
+        D3DDDIARG_SETPRIORITY pri = {rt, 0x78000000u};
+        REQUIRE(f.pfnSetPriority(dev, &pri) == 0 && L->priority(uint32_t(uintptr_t(rt))) == 0x78000000u);
+        pri.hResource = H(0x7777); // not a resource of this device
+        REQUIRE(f.pfnSetPriority(dev, &pri) == HRESULT(0x8876086C));
+        // Bring-up no-ops: S_OK, logged once as no-ops (not as stubs).
+        D3DDDIARG_GENERATEMIPSUBLEVELS gm = {rt, 1}; // D3DTEXF_POINT
+        REQUIRE(f.pfnGenerateMipSubLevels(dev, &gm) == 0 && f.pfnGenerateMipSubLevels(dev, &gm) == 0);
+        REQUIRE(L->autogen_filter(uint32_t(uintptr_t(rt))) == 1);
+        D3DDDIARG_SETCONVOLUTIONKERNELMONO ck = {3, 3, nullptr, nullptr};
+        REQUIRE(f.pfnSetConvolutionKernelMono(dev, &ck) == 0 && f.pfnSetConvolutionKernelMono(dev, &ck) == 0);
+        size_t noop_logs = 0;
+        for (auto &l : g_logs) {
+            REQUIRE(l.find("stub pfnGenerateMipSubLevels") == std::string::npos);
+            REQUIRE(l.find("stub pfnSetConvolutionKernelMono") == std::string::npos);
+            if (l.find("no-op pfn") != std::string::npos) noop_logs++;
+        }
+        REQUIRE(noop_logs == 2);
+        REQUIRE(f.pfnFlush(dev) == 0 && F.renders == renders_before);
+    }
+
     // StretchRect into a second render target (linear), a ColorFill of part of it, and
     // DrawPrimitiveUP / DrawIndexedPrimitiveUP as the runtime sends them (user-memory stream 0
     // and indices, then ordinary draws); unsupported variants fail explicitly.

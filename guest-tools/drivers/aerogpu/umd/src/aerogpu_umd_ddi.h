@@ -20,4 +20,17 @@ HRESULT aerogpu_umd_open_adapter(D3DDDIARG_OPENADAPTER *args);
 // Index of the first NULL entry of a device table, -1 if complete.
 int aerogpu_umd_first_null_entry(const D3DDDI_DEVICEFUNCS *funcs);
 const char *aerogpu_umd_func_name(int index);
+// 1 if entry `index` of a filled table is the logging stub (D3DERR_NOTAVAILABLE).
+int aerogpu_umd_is_stub(const D3DDDI_DEVICEFUNCS *funcs, int index);
+// Why entry `index` is left a stub (the UMD's documented list), NULL if it is not meant to be.
+const char *aerogpu_umd_stub_reason(int index);
 }
+
+#ifdef __cplusplus
+namespace aerogpu {
+class LegacyState;
+// The cached legacy state of a device from pfnCreateDevice (host tests inspect it: the
+// D3D9 runtime answers Get* itself, so no DDI reads it back).
+const LegacyState *umd_legacy_state(HANDLE device);
+} // namespace aerogpu
+#endif
