@@ -386,7 +386,7 @@ fn fuse_with_prev(insns: &mut [Insn], jcc: &Insn) {
     if let Some(h) = exec::fused::lookup(&prev.raw, &jcc.raw) {
         prev.handler = h;
         prev.rel = jcc.rel;
-        prev.imm2 = jcc.len as u64;
+        prev.cc = (jcc.end - prev.end) as u8;
         prev.fuse = jcc.osize;
     }
 }
@@ -561,19 +561,17 @@ pub fn build(ins: &Instruction, bytes: &[u8], bitness: u32) -> Insn {
             index: NO_REG,
             scale: 0,
             disp: 0,
-            amask: size_mask(asize),
+            ashift: 64 - asize * 8,
         },
         imm: 0,
-        imm2: 0,
         rel: 0,
-        len: ins.len() as u8,
         end: ins.len() as u16,
         osize,
         asize,
         cc: 0,
         prefix: 0,
         fuse: 0,
-        raw: *ins,
+        raw: Box::new(*ins),
     };
     // Stack-width operations default to 64-bit in long mode.
     if bitness == 64 && osize == 4 && is_stack_default64(ins.code()) {
@@ -623,7 +621,7 @@ pub fn build(ins: &Instruction, bytes: &[u8], bitness: u32) -> Insn {
             }
             OpKind::FarBranch16 => {
                 out.imm = ins.far_branch16() as u64;
-                out.imm2 = ins.far_branch_selector() as u64;
+                out.rel = ins.far_branch_selector() as i64;
                 Opnd {
                     kind: K_NONE,
                     reg: 0,
@@ -632,7 +630,7 @@ pub fn build(ins: &Instruction, bytes: &[u8], bitness: u32) -> Insn {
             }
             OpKind::FarBranch32 => {
                 out.imm = ins.far_branch32() as u64;
-                out.imm2 = ins.far_branch_selector() as u64;
+                out.rel = ins.far_branch_selector() as i64;
                 Opnd {
                     kind: K_NONE,
                     reg: 0,
@@ -640,7 +638,7 @@ pub fn build(ins: &Instruction, bytes: &[u8], bitness: u32) -> Insn {
                 }
             }
             OpKind::Immediate8_2nd => {
-                out.imm2 = ins.immediate8_2nd() as u64;
+                out.rel = ins.immediate8_2nd() as i64;
                 Opnd {
                     kind: K_IMM,
                     reg: 0,
@@ -651,7 +649,7 @@ pub fn build(ins: &Instruction, bytes: &[u8], bitness: u32) -> Insn {
                 let sz = imm_size(k);
                 let v = ins.immediate(n) & size_mask(sz);
                 if imm_seen {
-                    out.imm2 = v;
+                    out.rel = v as i64;
                 } else {
                     out.imm = v;
                     imm_seen = true;

@@ -261,7 +261,7 @@ fn far_target(ex: &mut Exec<'_>, i: &Insn) -> XResult<(u16, u64, u8)> {
         )? as u16;
         Ok((sel, o, size))
     } else {
-        Ok((i.imm2 as u16, i.imm, i.ops[0].size))
+        Ok((i.imm2() as u16, i.imm, i.ops[0].size))
     }
 }
 

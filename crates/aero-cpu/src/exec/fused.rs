@@ -6,7 +6,7 @@
 //!
 //! The decoder fuses only the last two instructions of a block (a Jcc always ends one)
 //! and marks the CMP/TEST with [`Insn::fuse`] (the Jcc's operand size); the CMP/TEST's
-//! `rel` and `imm2` then hold the Jcc's displacement and length. The Jcc stays in the
+//! `rel` and `cc` then hold the Jcc's displacement and length. The Jcc stays in the
 //! block: when the run loop must stop between the two (single-step, budget), the CMP/TEST
 //! runs alone through its ordinary handler, and when the branch itself would fault or
 //! the compare asked to end the block (data breakpoint, device stop), the fused handler
@@ -112,7 +112,7 @@ fn cmp_jcc<const OP: u8, const CC: u8, const N: usize>(ex: &mut Exec<'_>, i: &In
         32 => 0xFFFF_FFFF,
         _ => u64::MAX,
     };
-    let fall = ex.c.next_rip.wrapping_add(i.imm2) & bits;
+    let fall = ex.c.next_rip.wrapping_add(i.cc as u64) & bits;
     if flags.cond(0, CC) {
         let target = fall.wrapping_add(i.rel as u64);
         let target = if ex.c.long64 {

@@ -98,27 +98,27 @@ pub struct MemRef {
     pub scale: u8,
     /// Displacement; RIP-relative: relative to the end of the instruction.
     pub disp: u64,
-    /// Address-size mask.
-    pub amask: u64,
+    /// The address-size mask is `u64::MAX >> ashift` (0, 32 or 48).
+    pub ashift: u8,
 }
 
 pub const PFX_REP: u8 = 1;
 pub const PFX_REPNE: u8 = 2;
 pub const PFX_LOCK: u8 = 4;
 
-/// One decoded instruction.
-#[derive(Clone, Copy)]
+/// One decoded instruction: one cache line (the interpreter's data stays small, so hot
+/// code stays in the host's L1 while the guest streams through memory).
+#[derive(Clone)]
+#[repr(align(64))]
 pub struct Insn {
     pub handler: Handler,
     pub ops: [Opnd; 3],
     pub mem: MemRef,
     /// First immediate, sign-extended as the encoding says, masked to its operand size.
     pub imm: u64,
-    /// Second immediate (ENTER nesting level, far pointer selector).
-    pub imm2: u64,
-    /// Branch target relative to the next instruction.
+    /// Branch target relative to the next instruction; the second immediate (ENTER
+    /// nesting level, far pointer selector) of instructions without one, see `imm2`.
     pub rel: i64,
-    pub len: u8,
     /// Offset of the next instruction from the start of the block (set by the decoder),
     /// so the run loop derives RIPs from the block start instead of a chain of updates.
     pub end: u16,
@@ -126,13 +126,25 @@ pub struct Insn {
     pub osize: u8,
     /// Address size in bytes.
     pub asize: u8,
-    /// Condition code 0 (O) .. 15 (G).
+    /// Condition code 0 (O) .. 15 (G). A fused CMP/TEST (no condition of its own): the
+    /// length of its Jcc.
     pub cc: u8,
     pub prefix: u8,
     /// Non-zero: `handler` also runs the Jcc that follows (see `fused.rs`); the Jcc's
     /// operand size.
     pub fuse: u8,
-    pub raw: Instruction,
+    /// The decoder's view, for rarely executed handlers (x87, SSE, system).
+    pub raw: Box<Instruction>,
+}
+
+const _: () = assert!(std::mem::size_of::<Insn>() == 64);
+
+impl Insn {
+    /// Second immediate (ENTER nesting level, far pointer selector), kept in `rel`.
+    #[inline(always)]
+    pub fn imm2(&self) -> u64 {
+        self.rel as u64
+    }
 }
 
 /// Everything a handler may touch.
@@ -415,7 +427,7 @@ impl Exec<'_> {
         if m.index != NO_REG {
             a = a.wrapping_add(self.s.gpr[m.index as usize & 15] << m.scale);
         }
-        a & m.amask
+        a & (u64::MAX >> m.ashift)
     }
 
     #[inline(always)]

@@ -139,7 +139,7 @@ fn popf(ex: &mut Exec<'_>, i: &Insn) -> XResult {
 fn enter(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     let size = i.osize;
     let alloc = i.imm & 0xFFFF;
-    let level = i.imm2 & 31;
+    let level = i.imm2() & 31;
     let spm = size_mask(ex.sp_size());
     let saved_sp = ex.s.gpr[4];
     let r = (|| -> XResult {
