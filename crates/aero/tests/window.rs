@@ -488,3 +488,84 @@ fn bad_arguments_are_one_sentence_and_exit_2() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("/nonexistent/disk.img"), "{err}");
 }
+
+/// A window manager on the test display, stopped on drop.
+struct WindowManager(Child);
+
+impl Drop for WindowManager {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A window manager resizing the window over and over (a live resize by its border,
+/// fullscreen switches) must never stall the window: the surface may be out of date for a
+/// while, and a frame that cannot be drawn is skipped, not retried forever. Afterwards the
+/// window still takes host keys, shows the guest and closes cleanly.
+#[test]
+fn window_keeps_working_through_live_resizes_under_a_window_manager() {
+    let dir = out_dir("window-resize");
+    let x = Xvfb::start(&dir);
+    let wm = x
+        .command("openbox")
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(dir.join("openbox.log")).unwrap())
+        .spawn()
+        .expect("openbox is missing: run `bash tests/install-deps.sh test`");
+    let _wm = WindowManager(wm);
+    let mut aero = start_guest(&x, &dir, None);
+    let window = wait_window(&x, &mut aero, &dir, "^Aero - demo");
+    wait_serial(&dir, "AERO-DEMO-READY", Duration::from_secs(60));
+    let id = window.to_string();
+    // Chained in one xdotool run, the resizes come as fast as the window manager applies
+    // them, racing every frame the window draws.
+    for round in 0..4u32 {
+        let mut args: Vec<String> = Vec::new();
+        for i in 0..500u32 {
+            let k = round * 500 + i;
+            let (w, h) = (300 + k * 37 % 900, 300 + k * 53 % 600);
+            args.extend([
+                "windowsize".into(),
+                id.clone(),
+                w.to_string(),
+                h.to_string(),
+            ]);
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        x.tool("xdotool", &args);
+    }
+    x.tool("xdotool", &["windowsize", "--sync", &id, "800", "600"])
+        .expect("final size");
+
+    x.tool("xdotool", &["windowactivate", "--sync", &id]);
+    x.tool("xdotool", &["key", "--clearmodifiers", "ctrl+alt+s"])
+        .expect("xdotool key");
+    let saved = wait_for("the Ctrl+Alt+S screenshot", Duration::from_secs(20), || {
+        std::fs::read_dir(&dir)
+            .ok()?
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("aero-"))
+                    && p.extension().is_some_and(|e| e == "png")
+            })
+    });
+    eprintln!("window answered after the resizes: {}", saved.display());
+    // The window shows the guest at its new size.
+    let shot = dir.join("window.png");
+    wait_for(
+        "the guest drawn at the new size",
+        Duration::from_secs(20),
+        || {
+            let picture = window_picture(&x, window, &shot)?;
+            ((picture.width, picture.height) == (800, 600) && lit_fraction(&shot) > 0.05)
+                .then_some(())
+        },
+    );
+
+    close_window(&x.display, window);
+    let status = wait_exit(&mut aero, Duration::from_secs(30));
+    assert!(status.success(), "{status}; stderr: {}", stderr_of(&dir));
+}

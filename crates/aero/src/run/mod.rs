@@ -10,6 +10,7 @@
 mod audio;
 mod gamepad;
 mod keymap;
+mod present;
 mod scaling;
 mod window;
 

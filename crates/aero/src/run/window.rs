@@ -1,4 +1,4 @@
-//! The window thread: winit events in, the guest picture out through pixels (wgpu).
+//! The window thread: winit events in, the guest picture out through wgpu (`present`).
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -6,7 +6,6 @@ use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use aero_machine::Frame;
-use pixels::{Pixels, PixelsBuilder, ScalingMode, SurfaceTexture};
 use winit::application::ApplicationHandler;
 use winit::dpi::PhysicalSize;
 use winit::event::{
@@ -17,6 +16,7 @@ use winit::keyboard::{KeyCode, PhysicalKey};
 use winit::window::{CursorGrabMode, Fullscreen, Window, WindowId};
 
 use super::keymap::{self, Mods};
+use super::present::{Drawn, Presenter};
 use super::{EXIT_FAILED, EXIT_OK};
 use super::{
     FrameSlot, Notify, Outcome, RunArgs, Setup, StopOnDrop, ToMachine, UserEvent, audio, gamepad,
@@ -103,32 +103,6 @@ pub fn run(args: RunArgs, setup: Setup) -> u8 {
     }
 }
 
-/// The GPU surface for `window`. Vulkan/Metal/DX12 first (Vulkan also runs on Mesa's
-/// software rasteriser where there is no GPU); OpenGL only if none of those works, so a
-/// working Vulkan does not log OpenGL probing errors. `WGPU_BACKEND` overrides the choice.
-fn new_pixels(window: &Arc<Window>) -> anyhow::Result<Pixels<'static>> {
-    use pixels::wgpu::Backends;
-    let size = window.inner_size();
-    let build = |backends: Backends| {
-        let surface = SurfaceTexture::new(size.width.max(1), size.height.max(1), window.clone());
-        PixelsBuilder::new(FIRST_FRAME.0, FIRST_FRAME.1, surface)
-            .wgpu_backend(backends)
-            // Tear-free without waiting for vblank (pixels falls back to vsync where the
-            // surface has no mailbox). Mesa's X11 FIFO path can wait forever under Xvfb.
-            .present_mode(pixels::wgpu::PresentMode::Mailbox)
-            .clear_color(pixels::wgpu::Color::BLACK)
-            .build()
-    };
-    let result = match Backends::from_env() {
-        Some(chosen) => build(chosen),
-        None => build(Backends::PRIMARY).or_else(|e| {
-            tracing::info!("no Vulkan/Metal/DX12 adapter ({e}); trying OpenGL");
-            build(Backends::all())
-        }),
-    };
-    result.map_err(|e| anyhow::anyhow!("cannot draw into the window: {e}"))
-}
-
 /// Ctrl+Alt+<key> actions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum HostKey {
@@ -164,8 +138,8 @@ struct App {
     to_machine: Sender<ToMachine>,
     slot: Arc<FrameSlot>,
     window: Option<Arc<Window>>,
-    pixels: Option<Pixels<'static>>,
-    /// Size of the picture in the pixels buffer.
+    presenter: Option<Presenter>,
+    /// Size of the picture on the GPU.
     frame_size: (u32, u32),
     /// The last picture shown, for screenshots.
     shown: Option<Frame>,
@@ -215,7 +189,7 @@ impl App {
             to_machine,
             slot,
             window: None,
-            pixels: None,
+            presenter: None,
             frame_size: FIRST_FRAME,
             shown: None,
             integer,
@@ -294,33 +268,26 @@ impl App {
             attrs = attrs.with_fullscreen(Some(Fullscreen::Borderless(None)));
         }
         let window = Arc::new(event_loop.create_window(attrs)?);
-        let mut pixels = new_pixels(&window)?;
+        let mut presenter = Presenter::new(window.clone())?;
         // Until the guest draws: black.
-        for px in pixels.frame_mut().chunks_exact_mut(4) {
-            px.copy_from_slice(&[0, 0, 0, 255]);
-        }
-        tracing::info!(adapter = ?pixels.adapter().get_info().name, present = ?pixels.present_mode(), "drawing with wgpu");
+        let black: Vec<u8> = [0, 0, 0, 255].repeat(FIRST_FRAME.0 as usize * FIRST_FRAME.1 as usize);
+        presenter.set_picture(FIRST_FRAME, &black);
+        tracing::info!(adapter = presenter.adapter_name(), present = ?presenter.present_mode(), "drawing with wgpu");
         self.window = Some(window);
-        self.pixels = Some(pixels);
+        self.presenter = Some(presenter);
         self.sync_surface();
         Ok(())
     }
 
-    /// Sizes the GPU surface to the window as it is now (asked of the window system, not
-    /// taken from the last resize event). pixels retries a frame until the surface matches
-    /// the window, and Mesa's software Vulkan compares the two on every frame, so drawing
-    /// with a stale size would spin forever on this thread.
+    /// Follows the window's size as it is now (asked of the window system, not taken from
+    /// the last resize event): the picture's rectangle and filter depend on it.
     fn sync_surface(&mut self) {
-        let (Some(window), Some(pixels)) = (&self.window, self.pixels.as_mut()) else {
+        let Some(window) = &self.window else {
             return;
         };
         let size = window.inner_size();
         let size = (size.width.max(1), size.height.max(1));
         if size != self.surface_size {
-            if let Err(e) = pixels.resize_surface(size.0, size.1) {
-                tracing::warn!("resizing the surface: {e}");
-                return;
-            }
             self.surface_size = size;
             self.apply_scaling_mode();
         }
@@ -328,34 +295,28 @@ impl App {
 
     /// Integer scaling while the picture fits 1:1; aspect-correct fill otherwise.
     fn apply_scaling_mode(&mut self) {
-        let Some(pixels) = self.pixels.as_mut() else {
+        let Some(presenter) = self.presenter.as_mut() else {
             return;
         };
         let rect = scaling::fit(self.frame_size, self.surface_size, self.integer);
         let whole = rect.width % self.frame_size.0.max(1) == 0 && rect.width >= self.frame_size.0;
-        pixels.set_scaling_mode(if self.integer && whole {
-            ScalingMode::PixelPerfect
-        } else {
-            ScalingMode::Fill
-        });
+        // Sharp pixels at whole-number scales, filtered otherwise.
+        presenter.set_smooth(!(self.integer && whole));
     }
 
     fn present_new_frame(&mut self) {
         let Some(frame) = self.slot.take() else {
             return;
         };
-        let Some(pixels) = self.pixels.as_mut() else {
+        let Some(presenter) = self.presenter.as_mut() else {
             return;
         };
         let size = (frame.width, frame.height);
         if frame.pixels.len() as u64 != u64::from(size.0) * u64::from(size.1) * 4 {
             return;
         }
+        presenter.set_picture(size, &frame.pixels);
         if size != self.frame_size {
-            if let Err(e) = pixels.resize_buffer(size.0, size.1) {
-                tracing::warn!("guest mode {}x{} cannot be shown: {e}", size.0, size.1);
-                return;
-            }
             let old = self.frame_size;
             self.frame_size = size;
             if let Some(window) = &self.window
@@ -374,10 +335,6 @@ impl App {
             }
             self.apply_scaling_mode();
         }
-        let Some(pixels) = self.pixels.as_mut() else {
-            return;
-        };
-        pixels.frame_mut().copy_from_slice(&frame.pixels);
         self.shown = Some(frame);
         // Drawn from about_to_wait, at the pace drawing allows.
         self.frame_pending = true;
@@ -605,7 +562,15 @@ impl ApplicationHandler<UserEvent> for App {
                 }
                 self.sync_surface();
                 let start = Instant::now();
-                let result = self.pixels.as_ref().map(|p| p.render());
+                let rect = scaling::fit(self.frame_size, self.surface_size, self.integer);
+                let result = self
+                    .presenter
+                    .as_mut()
+                    .map(|p| p.draw(self.surface_size, rect));
+                if let Some(Ok(Drawn::Skipped)) = result {
+                    // The window is changing size (or hidden): try again on the next round.
+                    self.frame_pending = true;
+                }
                 self.drawn_at = Instant::now();
                 self.draw_cost = (self.draw_cost * 3 + (self.drawn_at - start)) / 4;
                 self.frames += 1;
