@@ -55,7 +55,9 @@ pub struct Core {
     pub flags: LazyFlags,
     pub tlb: Tlb,
     pub code: CodePages,
-    pub segc: [SegCache; 6],
+    /// By segment index; 6 and 7 are never used (the memory path masks with 7 rather
+    /// than dividing by 6).
+    pub segc: [SegCache; 8],
     /// Code size of the current CS: 16, 32 or 64.
     pub bitness: u32,
     /// 64-bit mode (IA-32e with CS.L=1): segment bases/limits mostly ignored.
@@ -108,7 +110,7 @@ impl Core {
             flags: LazyFlags::default(),
             tlb: Tlb::default(),
             code: CodePages::default(),
-            segc: [SegCache::default(); 6],
+            segc: [SegCache::default(); 8],
             bitness: 16,
             long64: false,
             user: false,

@@ -18,18 +18,21 @@ const SLOT_BITS: u32 = 14;
 /// Index of the uncached scratch block.
 pub const SCRATCH: usize = usize::MAX;
 
+/// Fields in the order the run loop reads them, on cache-line boundaries: going from one
+/// block to the next touches the first line of each (key, instructions, first link).
+#[repr(C, align(64))]
 pub struct Block {
     key: u64,
+    pub insns: Vec<Insn>,
+    /// The blocks that ran next (most recent first): a lookup that needs no hashing.
+    next: [Link; 2],
     /// RAM page (offset >> 12) the code came from, and its generation at decode time.
     host_page: usize,
     code_gen: u32,
-    pub insns: Vec<Insn>,
     /// The code bytes decoded: after a write to the page, equal bytes mean the block is
     /// still right (GRUB and BIOS code keep variables, even patched opcodes, next to
     /// their instructions).
     bytes: Vec<u8>,
-    /// The blocks that ran next (most recent first): a lookup that needs no hashing.
-    next: [Link; 2],
 }
 
 /// A block reached by linear RIP, valid while the cache generation is unchanged (no TLB

@@ -95,6 +95,12 @@ pub fn lookup(ins: &Instruction) -> Option<Handler> {
         Mnemonic::Endbr32 | Mnemonic::Endbr64 | Mnemonic::Rdsspd | Mnemonic::Rdsspq => nop,
         Mnemonic::Clflush => clflush,
         Mnemonic::Salc => salc,
+        m if is_cmov(m) && super::is_plain_gpr(ins, 0) && super::is_plain_gpr(ins, 1) => {
+            super::sized!(ins.op0_register().size(), cmov_reg, super::SRC_REG)
+        }
+        m if is_cmov(m) && super::is_plain_gpr(ins, 0) && super::is_mem(ins, 1) => {
+            super::sized!(ins.op0_register().size(), cmov_reg, super::SRC_MEM)
+        }
         _ if ins.code() == Code::Cmovo_r16_rm16 || is_cmov(ins.mnemonic()) => cmov,
         _ if is_setcc(ins.mnemonic()) => setcc,
         _ => return None,
@@ -371,6 +377,20 @@ fn cmov(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     } else {
         Ok(())
     }
+}
+
+/// CMOVcc reg, reg|mem with the size fixed (the source is read, and may fault, either way).
+fn cmov_reg<const S: u8, const N: usize>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
+    let v = ex.src::<S, N>(i)?;
+    let r = i.ops[0].reg;
+    if ex.cond(i.cc) {
+        ex.set_reg(r, N as u8, v);
+    } else if N == 4 {
+        // A 32-bit CMOV zero-extends the destination even when the condition is false.
+        let cur = ex.reg(r, 4);
+        ex.set_reg(r, 4, cur);
+    }
+    Ok(())
 }
 
 fn setcc(ex: &mut Exec<'_>, i: &Insn) -> XResult {

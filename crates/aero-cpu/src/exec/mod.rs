@@ -531,7 +531,7 @@ impl Exec<'_> {
     /// Segment translation with limit and type checks.
     #[inline(always)]
     pub fn lin(&self, seg: u8, off: u64, size: u8, write: bool) -> XResult<u64> {
-        let sc = &self.c.segc[seg as usize % 6];
+        let sc = &self.c.segc[seg as usize & 7];
         if self.c.long64 {
             let l = sc.base.wrapping_add(off);
             if ((l as i64) << 16 >> 16) as u64 != l {

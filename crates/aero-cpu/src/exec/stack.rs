@@ -12,8 +12,8 @@ pub fn lookup(ins: &Instruction) -> Option<Handler> {
     use Mnemonic::*;
     let reg = super::is_plain_gpr(ins, 0);
     Some(match ins.mnemonic() {
-        Push if reg => push_reg,
-        Pop if reg => pop_reg,
+        Push if reg => super::sized!(ins.op0_register().size(), push_reg),
+        Pop if reg => super::sized!(ins.op0_register().size(), pop_reg),
         Push => push,
         Pop => pop,
         Pusha | Pushad => pusha,
@@ -26,17 +26,16 @@ pub fn lookup(ins: &Instruction) -> Option<Handler> {
     })
 }
 
-fn push_reg(ex: &mut Exec<'_>, i: &Insn) -> XResult {
-    let o = i.ops[0];
-    let v = ex.reg(o.reg, o.size);
-    ex.push(v, o.size)
+/// PUSH reg with the size fixed at decode time (the stack write inlines).
+fn push_reg<const N: usize>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
+    let v = ex.reg(i.ops[0].reg, N as u8);
+    ex.push(v, N as u8)
 }
 
-fn pop_reg(ex: &mut Exec<'_>, i: &Insn) -> XResult {
-    let o = i.ops[0];
-    let v = ex.peek(0, o.size)?;
-    ex.s.gpr[4] = ex.sp_add(o.size as i64);
-    ex.set_reg(o.reg, o.size, v);
+fn pop_reg<const N: usize>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
+    let v = ex.peek(0, N as u8)?;
+    ex.s.gpr[4] = ex.sp_add(N as i64);
+    ex.set_reg(i.ops[0].reg, N as u8, v);
     Ok(())
 }
 
