@@ -236,17 +236,7 @@ fn window_shows_the_guest_takes_host_keys_and_closes_cleanly() {
         .expect("focus the window");
     x.tool("xdotool", &["key", "--clearmodifiers", "ctrl+alt+s"])
         .expect("xdotool key");
-    let saved = wait_for("the Ctrl+Alt+S screenshot", Duration::from_secs(20), || {
-        std::fs::read_dir(&dir)
-            .ok()?
-            .flatten()
-            .map(|e| e.path())
-            .find(|p| {
-                p.file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with("aero-"))
-                    && p.extension().is_some_and(|e| e == "png")
-            })
-    });
+    let saved = wait_host_screenshot(&dir);
     std::thread::sleep(Duration::from_millis(300));
     let guest = aero::screenshot::read_png(&saved).unwrap();
     assert_eq!((guest.width, guest.height), (720, 400), "guest screen size");
@@ -259,6 +249,21 @@ fn window_shows_the_guest_takes_host_keys_and_closes_cleanly() {
         "closing the window: {status}; stderr: {}",
         stderr_of(&dir)
     );
+}
+
+/// The PNG that the Ctrl+Alt+S host key saved in the working directory `dir`.
+fn wait_host_screenshot(dir: &Path) -> PathBuf {
+    wait_for("the Ctrl+Alt+S screenshot", Duration::from_secs(20), || {
+        std::fs::read_dir(dir)
+            .ok()?
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("aero-"))
+                    && p.extension().is_some_and(|e| e == "png")
+            })
+    })
 }
 
 /// A screenshot of `window` as X shows it (None while X cannot take one).
@@ -541,17 +546,7 @@ fn window_keeps_working_through_live_resizes_under_a_window_manager() {
     x.tool("xdotool", &["windowactivate", "--sync", &id]);
     x.tool("xdotool", &["key", "--clearmodifiers", "ctrl+alt+s"])
         .expect("xdotool key");
-    let saved = wait_for("the Ctrl+Alt+S screenshot", Duration::from_secs(20), || {
-        std::fs::read_dir(&dir)
-            .ok()?
-            .flatten()
-            .map(|e| e.path())
-            .find(|p| {
-                p.file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with("aero-"))
-                    && p.extension().is_some_and(|e| e == "png")
-            })
-    });
+    let saved = wait_host_screenshot(&dir);
     eprintln!("window answered after the resizes: {}", saved.display());
     // The window shows the guest at its new size.
     let shot = dir.join("window.png");
