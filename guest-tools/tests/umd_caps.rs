@@ -16,6 +16,7 @@ fn getcaps_is_consistent_with_the_core_and_the_device_table() {
             "umd/src/aerogpu_umd_ddi.cpp",
             "umd/src/aerogpu_umd_core.cpp",
             "umd/src/aerogpu_umd_core_draw.cpp",
+            "umd/src/aerogpu_umd_core_copy.cpp",
             "umd/src/aerogpu_umd_legacy.cpp",
         ],
         true,

@@ -16,6 +16,7 @@ fn d3d9_ddi_scene_through_the_device_table_runs_on_the_device_model() {
             "umd/src/aerogpu_umd_caps.cpp",
             "umd/src/aerogpu_umd_core.cpp",
             "umd/src/aerogpu_umd_core_draw.cpp",
+            "umd/src/aerogpu_umd_core_copy.cpp",
             "umd/src/aerogpu_umd_legacy.cpp",
             "tests_host/agpu_trace.c",
             "kmd/portable/agpu_kmd_portable.c",
@@ -36,8 +37,9 @@ fn d3d9_ddi_scene_through_the_device_table_runs_on_the_device_model() {
     );
     let out = common::replay_clean(&path, 14);
     // 3 frames of 2 draws, 2 stretching Blts and a partial ColorFill (internal draws), 2
-    // user-memory draws, 2 ordinary draws.
-    assert_eq!(out.device.executor().draws, 6 + 3 + 2 + 2);
+    // user-memory draws, 2 ordinary draws, 2 DrawIndexedPrimitive2 and the fills of a
+    // Clear with 2 rectangles.
+    assert_eq!(out.device.executor().draws, 6 + 3 + 2 + 2 + 2 + 2);
     // RT 0x1000, VB 0x1001, IB 0x1002 (destroyed at the end).
     let objects = out.device.processor().objects();
     assert!(objects.resource(0x1000).is_ok());
@@ -50,10 +52,12 @@ fn d3d9_ddi_scene_through_the_device_table_runs_on_the_device_model() {
     assert!(objects.resource(handle).is_ok());
     assert_eq!(objects.refcount(handle), Some(1));
     assert_eq!(objects.shared_token_count(), 2);
-    // RT, VB, the two shared surfaces, the Blt target; the app's 2 shaders and declaration
-    // (the UMD's internal ones were destroyed with the device).
-    assert_eq!(objects.resource_count(), 5);
-    assert_eq!(objects.handle_count(), 5 + 2 + 1);
+    // RT, VB, the two shared surfaces, the Blt target, the TexBlt textures (system-memory
+    // source and two default-pool ones), the BufBlt buffers (one system-memory), the depth
+    // buffer and the primary; the app's 2 shaders and declaration (the UMD's internal ones
+    // were destroyed with the device).
+    assert_eq!(objects.resource_count(), 5 + 3 + 2 + 2);
+    assert_eq!(objects.handle_count(), 12 + 2 + 1);
     assert!(objects.shared_resource(token).is_some());
     assert!(objects.resource(0x20_1000).is_err());
 }

@@ -33,6 +33,7 @@ typedef uint32_t DWORD;
 typedef int32_t LONG;
 typedef uint32_t ULONG;
 typedef struct tagRECT { LONG left, top, right, bottom; } RECT;
+typedef struct tagPOINT { LONG x, y; } POINT;
 typedef struct tagPALETTEENTRY { BYTE peRed, peGreen, peBlue, peFlags; } PALETTEENTRY;
 #define _WINDEF_ 1
 #endif
@@ -396,6 +397,9 @@ typedef struct _D3DDDIARG_DRAWPRIMITIVE2 {
     UINT PrimitiveCount;
 } D3DDDIARG_DRAWPRIMITIVE2;
 
+/* Offsets in bytes (as DrawPrimitive2's FirstVertexOffset): BaseVertexOffset into stream 0
+ * (may be negative as long as offset + index * stride is not), StartIndexOffset into the
+ * index data passed by pointer with the call. */
 typedef struct _D3DDDIARG_DRAWINDEXEDPRIMITIVE2 {
     UINT PrimitiveType;
     INT BaseVertexOffset;
@@ -404,6 +408,7 @@ typedef struct _D3DDDIARG_DRAWINDEXEDPRIMITIVE2 {
     UINT StartIndexOffset;
     UINT PrimitiveCount;
 } D3DDDIARG_DRAWINDEXEDPRIMITIVE2;
+AEROGPU_DDI_ASSERT_SIZE(D3DDDIARG_DRAWINDEXEDPRIMITIVE2, 24, 24);
 
 /* D3DHAL_STATESETOP values (unverified ordering, from the public d3dhal documentation). */
 #define D3DHAL_STATESETBEGIN 0
@@ -700,6 +705,54 @@ typedef struct _D3DDDIARG_SETDEPTHSTENCIL {
     HANDLE hZBuffer;
 } D3DDDIARG_SETDEPTHSTENCIL;
 
+/* UpdateTexture/UpdateSurface: the runtime copies SrcRect of hSrcResource (usually a
+ * system-memory texture) to DstPoint of hDstResource. */
+typedef struct _D3DDDIARG_TEXBLT {
+    HANDLE hDstResource;
+    HANDLE hSrcResource;
+    UINT CubeMapFace;
+    POINT DstPoint;
+    RECT SrcRect;
+} D3DDDIARG_TEXBLT;
+AEROGPU_DDI_ASSERT_OFFSET(D3DDDIARG_TEXBLT, DstPoint, 12, 20);
+AEROGPU_DDI_ASSERT_SIZE(D3DDDIARG_TEXBLT, 36, 48);
+
+/* Vertex/index buffer copy: SrcRange (bytes) of hSrcResource to Offset (bytes) of hDstResource. */
+typedef struct _D3DDDIARG_BUFFERBLT {
+    HANDLE hDstResource;
+    HANDLE hSrcResource;
+    UINT Offset;
+    D3DDDIRANGE SrcRange;
+} D3DDDIARG_BUFFERBLT;
+AEROGPU_DDI_ASSERT_OFFSET(D3DDDIARG_BUFFERBLT, SrcRange, 12, 20);
+AEROGPU_DDI_ASSERT_SIZE(D3DDDIARG_BUFFERBLT, 20, 32);
+
+/* Depth is a pixel value in the depth surface's own format. */
+typedef struct _D3DDDIARG_DEPTHFILL {
+    HANDLE hResource;
+    UINT SubResourceIndex;
+    RECT DstRect;
+    UINT Depth;
+} D3DDDIARG_DEPTHFILL;
+AEROGPU_DDI_ASSERT_OFFSET(D3DDDIARG_DEPTHFILL, Depth, 24, 28);
+AEROGPU_DDI_ASSERT_SIZE(D3DDDIARG_DEPTHFILL, 28, 32);
+
+typedef struct _D3DDDIARG_SETDISPLAYMODE {
+    HANDLE hResource; /* the primary whose mode becomes the display mode */
+    UINT SubResourceIndex;
+} D3DDDIARG_SETDISPLAYMODE;
+AEROGPU_DDI_ASSERT_SIZE(D3DDDIARG_SETDISPLAYMODE, 8, 16);
+
+/* pfnGetInfo: DevInfoID D3DDDIDEVINFOID_VCACHE fills D3DDDIDEVINFO_VCACHE. */
+#define D3DDDIDEVINFOID_VCACHE 4
+typedef struct _D3DDDIDEVINFO_VCACHE {
+    UINT Pattern;     /* MAKEFOURCC('C','A','C','H') */
+    UINT OptMethod;   /* 0: longest strips, 1: vertex-cache based */
+    UINT CacheSize;   /* entries (OptMethod 1 only) */
+    UINT MagicNumber; /* strip restart heuristic (OptMethod 1 only) */
+} D3DDDIDEVINFO_VCACHE;
+AEROGPU_DDI_ASSERT_SIZE(D3DDDIDEVINFO_VCACHE, 16, 16);
+
 /* ---- Legacy (fixed-function / resource) state: cached by the UMD, never emitted ---------- */
 
 /* Same layouts as the SDK's d3d9types.h types (guarded by its own macros). */
@@ -856,7 +909,6 @@ AEROGPU_DDI_ASSERT_SIZE(D3DDDIARG_GENERATEMIPSUBLEVELS, 8, 16);
 
 /* Argument structs of DDIs the UMD only stubs: opaque here. */
 struct _D3DDDIARG_AUTHENTICATEDCHANNELKEYEXCHANGE;
-struct _D3DDDIARG_BUFFERBLT;
 struct _D3DDDIARG_CAPTURETOSYSMEM;
 struct _D3DDDIARG_COMPOSERECTS;
 struct _D3DDDIARG_CONFIGUREAUTHENTICATEDCHANNEL;
@@ -872,7 +924,6 @@ struct _D3DDDIARG_DECODEENDFRAME;
 struct _D3DDDIARG_DECODEEXECUTE;
 struct _D3DDDIARG_DECODEEXTENSIONEXECUTE;
 struct _D3DDDIARG_DECRYPTIONBLT;
-struct _D3DDDIARG_DEPTHFILL;
 struct _D3DDDIARG_DESTROYAUTHENTICATEDCHANNEL;
 struct _D3DDDIARG_DESTROYCRYPTOSESSION;
 struct _D3DDDIARG_DESTROYOVERLAY;
@@ -898,11 +949,9 @@ struct _D3DDDIARG_QUERYRESOURCERESIDENCY;
 struct _D3DDDIARG_RENAME;
 struct _D3DDDIARG_RESOLVESHAREDRESOURCE;
 struct _D3DDDIARG_SETDECODERENDERTARGET;
-struct _D3DDDIARG_SETDISPLAYMODE;
 struct _D3DDDIARG_SETOVERLAYCOLORCONTROLS;
 struct _D3DDDIARG_SETVIDEOPROCESSRENDERTARGET;
 struct _D3DDDIARG_STARTSESSIONKEYREFRESH;
-struct _D3DDDIARG_TEXBLT;
 struct _D3DDDIARG_UNLOCKASYNC;
 struct _D3DDDIARG_UPDATEOVERLAY;
 struct _D3DDDIARG_VALIDATETEXTURESTAGESTATE;

@@ -238,9 +238,8 @@ int main(int argc, char **argv) {
     // content-protection and not-yet-implemented entries the UMD documents a reason for.
     {
         static const char *const kExpectedStubs[] = {
-            "pfnValidateDevice", "pfnDrawRectPatch", "pfnDrawTriPatch", "pfnDrawIndexedPrimitive2",
-            "pfnVolBlt", "pfnBufBlt", "pfnTexBlt", "pfnGetInfo", "pfnSetDisplayMode", "pfnComposeRects",
-            "pfnDepthFill", "pfnCreateDecodeDevice", "pfnDestroyDecodeDevice", "pfnSetDecodeRenderTarget",
+            "pfnValidateDevice", "pfnDrawRectPatch", "pfnDrawTriPatch", "pfnVolBlt", "pfnComposeRects",
+            "pfnCreateDecodeDevice", "pfnDestroyDecodeDevice", "pfnSetDecodeRenderTarget",
             "pfnDecodeBeginFrame", "pfnDecodeEndFrame", "pfnDecodeExecute", "pfnDecodeExtensionExecute",
             "pfnCreateVideoProcessDevice", "pfnDestroyVideoProcessDevice", "pfnVideoProcessBeginFrame",
             "pfnVideoProcessEndFrame", "pfnSetVideoProcessRenderTarget", "pfnVideoProcessBlt",
@@ -601,6 +600,143 @@ int main(int argc, char **argv) {
     REQUIRE(f.pfnDrawPrimitive(dev, &dp2, nullptr) == 0);
     D3DDDIARG_DRAWINDEXEDPRIMITIVE dip2 = {4, 0, 0, 3, 0, 1};
     REQUIRE(f.pfnDrawIndexedPrimitive(dev, &dip2) == 0);
+
+    // UpdateTexture (TexBlt): a system-memory texture's levels uploaded into a default-pool
+    // one, which is then copied level by level (COPY_TEXTURE2D) into another.
+    std::vector<uint8_t> sys0(16 * 16 * 4), sys1(8 * 8 * 4);
+    for (size_t i = 0; i < sys0.size(); i++) sys0[i] = uint8_t(i);
+    for (size_t i = 0; i < sys1.size(); i++) sys1[i] = uint8_t(255 - i);
+    D3DDDI_SURFACEINFO sys_levels[2] = {{16, 16, 1, sys0.data(), 64, 0}, {8, 8, 1, sys1.data(), 32, 0}};
+    D3DDDI_SURFACEINFO tex_levels[2] = {{16, 16, 1, nullptr, 0, 0}, {8, 8, 1, nullptr, 0, 0}};
+    std::memset(&cr, 0, sizeof(cr));
+    cr.Format = D3DDDIFMT_A8R8G8B8;
+    cr.Pool = D3DDDIPOOL_SYSTEMMEM;
+    cr.pSurfList = sys_levels;
+    cr.SurfCount = 2;
+    cr.MipLevels = 2;
+    cr.hResource = H(0x507);
+    cr.Flags.Texture = 1;
+    REQUIRE(f.pfnCreateResource(dev, &cr) == 0);
+    HANDLE sys_tex = cr.hResource;
+    cr.Pool = D3DDDIPOOL_VIDEOMEMORY;
+    cr.pSurfList = tex_levels;
+    cr.hResource = H(0x508);
+    REQUIRE(f.pfnCreateResource(dev, &cr) == 0);
+    HANDLE tex_a = cr.hResource;
+    cr.hResource = H(0x509);
+    REQUIRE(f.pfnCreateResource(dev, &cr) == 0);
+    HANDLE tex_b = cr.hResource;
+    D3DDDIARG_TEXBLT tb;
+    std::memset(&tb, 0, sizeof(tb));
+    tb.hDstResource = tex_a;
+    tb.hSrcResource = sys_tex;
+    tb.SrcRect = {0, 0, 16, 16};
+    REQUIRE(f.pfnTexBlt(dev, &tb) == 0);
+    tb.hDstResource = tex_b;
+    tb.hSrcResource = tex_a;
+    tb.SrcRect = {4, 4, 12, 10}; // a dirty region, scaled for level 1
+    tb.DstPoint = {4, 4};
+    REQUIRE(f.pfnTexBlt(dev, &tb) == 0);
+    tb.CubeMapFace = 1;
+    REQUIRE(f.pfnTexBlt(dev, &tb) == HRESULT(0x8876086C)); // no cube maps
+    tb.CubeMapFace = 0;
+    tb.hDstResource = sys_tex; // into the runtime's memory: refused
+    REQUIRE(f.pfnTexBlt(dev, &tb) == HRESULT(0x8876086A));
+    // BufBlt: buffer to buffer (COPY_BUFFER) and from a system-memory buffer (upload).
+    std::vector<uint8_t> sys_vb(60);
+    std::memcpy(sys_vb.data(), up_verts, sizeof(up_verts));
+    D3DDDI_SURFACEINFO vb_sys_surf = {60, 1, 1, sys_vb.data(), 0, 0};
+    std::memset(&cr, 0, sizeof(cr));
+    cr.Format = D3DDDIFMT_VERTEXDATA;
+    cr.Pool = D3DDDIPOOL_VIDEOMEMORY;
+    cr.pSurfList = &vb_surf;
+    cr.SurfCount = 1;
+    cr.hResource = H(0x50A);
+    cr.Flags.VertexBuffer = 1;
+    REQUIRE(f.pfnCreateResource(dev, &cr) == 0);
+    HANDLE vb2 = cr.hResource;
+    cr.Pool = D3DDDIPOOL_SYSTEMMEM;
+    cr.pSurfList = &vb_sys_surf;
+    cr.hResource = H(0x50B);
+    REQUIRE(f.pfnCreateResource(dev, &cr) == 0);
+    HANDLE vb_sys = cr.hResource;
+    D3DDDIARG_BUFFERBLT bb = {vb2, vb, 0, {0, 60}};
+    REQUIRE(f.pfnBufBlt(dev, &bb) == 0);
+    bb = {vb2, vb_sys, 20, {20, 40}};
+    REQUIRE(f.pfnBufBlt(dev, &bb) == 0);
+    bb = {vb_sys, vb, 0, {0, 20}};
+    REQUIRE(f.pfnBufBlt(dev, &bb) == HRESULT(0x8876086A));
+    bb = {vb2, vb, 40, {0, 40}};
+    REQUIRE(f.pfnBufBlt(dev, &bb) == HRESULT(0x8876086C)); // past the end of vb2
+    // DrawIndexedPrimitive2: indices by pointer (byte offset 2), vertices from the bound VB
+    // and from user memory (byte offsets).
+    const uint16_t dip2_idx[4] = {7, 0, 1, 2};
+    D3DDDIARG_DRAWINDEXEDPRIMITIVE2 d2 = {4, 0, 0, 3, 2, 1};
+    REQUIRE(f.pfnDrawIndexedPrimitive2(dev, &d2, 2, dip2_idx, nullptr) == 0);
+    REQUIRE(f.pfnSetStreamSourceUm(dev, &um, up_verts) == 0);
+    d2 = {4, -20, 1, 3, 2, 1}; // indices 0..2 -> 1..3 with the base one vertex back
+    const uint16_t dip2_idx1[4] = {7, 1, 2, 3};
+    REQUIRE(f.pfnDrawIndexedPrimitive2(dev, &d2, 2, dip2_idx1, nullptr) == 0);
+    REQUIRE(f.pfnSetStreamSource(dev, &sss) == 0);
+    d2 = {4, 10, 0, 3, 0, 1}; // half a vertex into a buffer
+    REQUIRE(f.pfnDrawIndexedPrimitive2(dev, &d2, 2, dip2_idx, nullptr) == HRESULT(0x8876086C));
+    // Clear with rectangles: color fills (the second clipped to the viewport); depth in a
+    // partial rectangle has no protocol form.
+    const RECT crects[2] = {{10, 10, 50, 50}, {200, 200, 300, 300}};
+    D3DDDIARG_CLEAR rc = {1, 0xFF00FF00u, 1.0f, 0};
+    REQUIRE(f.pfnClear(dev, &rc, 2, crects) == 0);
+    rc.Flags = 3;
+    REQUIRE(f.pfnClear(dev, &rc, 2, crects) == HRESULT(0x8876086A));
+    // DepthFill of a whole depth buffer; part of one is refused.
+    D3DDDI_SURFACEINFO z_surf = {256, 256, 1, nullptr, 0, 0};
+    std::memset(&cr, 0, sizeof(cr));
+    cr.Format = D3DDDIFMT_D24S8;
+    cr.Pool = D3DDDIPOOL_VIDEOMEMORY;
+    cr.pSurfList = &z_surf;
+    cr.SurfCount = 1;
+    cr.hResource = H(0x50C);
+    cr.Flags.ZBuffer = 1;
+    cr.Flags.NotLockable = 1;
+    REQUIRE(f.pfnCreateResource(dev, &cr) == 0);
+    HANDLE zbuf = cr.hResource;
+    D3DDDIARG_DEPTHFILL df;
+    std::memset(&df, 0, sizeof(df));
+    df.hResource = zbuf;
+    df.DstRect = {0, 0, 256, 256};
+    df.Depth = 0xFFFFFF00u; // depth 1.0, stencil 0
+    REQUIRE(f.pfnDepthFill(dev, &df) == 0);
+    df.DstRect = {0, 0, 16, 16};
+    REQUIRE(f.pfnDepthFill(dev, &df) == HRESULT(0x8876086A));
+    // GetInfo: the vertex-cache answer; other types are not implemented.
+    D3DDDIDEVINFO_VCACHE vcache;
+    std::memset(&vcache, 0xCC, sizeof(vcache));
+    REQUIRE(f.pfnGetInfo(dev, D3DDDIDEVINFOID_VCACHE, &vcache, sizeof(vcache)) == 0);
+    REQUIRE(vcache.Pattern == 0x48434143u && vcache.OptMethod == 0 && vcache.CacheSize == 0);
+    REQUIRE(f.pfnGetInfo(dev, D3DDDIDEVINFOID_VCACHE, &vcache, 8) == HRESULT(0x80070057));
+    REQUIRE(f.pfnGetInfo(dev, 1, &vcache, sizeof(vcache)) == HRESULT(0x80004001));
+    // SetDisplayMode: the primary's own mode is accepted; a plain render target is not a primary.
+    std::memset(&cr, 0, sizeof(cr));
+    cr.Format = D3DDDIFMT_A8R8G8B8;
+    cr.Pool = D3DDDIPOOL_VIDEOMEMORY;
+    cr.pSurfList = &rt_surf;
+    cr.SurfCount = 1;
+    cr.hResource = H(0x50D);
+    cr.Flags.Primary = 1;
+    cr.Flags.RenderTarget = 1;
+    REQUIRE(f.pfnCreateResource(dev, &cr) == 0);
+    HANDLE primary = cr.hResource;
+    D3DDDIARG_SETDISPLAYMODE sdm = {primary, 0};
+    REQUIRE(f.pfnSetDisplayMode(dev, &sdm) == 0);
+    sdm.hResource = rt;
+    REQUIRE(f.pfnSetDisplayMode(dev, &sdm) == HRESULT(0x8876086C));
+    // ComposeRects stays refused: its A1 surfaces cannot be created.
+    REQUIRE(f.pfnComposeRects(dev, nullptr) == HRESULT(0x8876086A));
+    cr.Format = D3DDDIFMT_A1;
+    cr.Flags.Value = 0;
+    cr.Flags.Texture = 1;
+    cr.Flags.TextApi = 1;
+    cr.hResource = H(0x50E);
+    REQUIRE(f.pfnCreateResource(dev, &cr) == HRESULT(0x8876086C));
 
     D3DDDIARG_ISSUEQUERY iq = {cq.hQuery, D3DDDIISSUE_END};
     REQUIRE(f.pfnIssueQuery(dev, &iq) == 0);

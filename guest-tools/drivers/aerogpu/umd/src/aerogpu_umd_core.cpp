@@ -534,29 +534,6 @@ int32_t Device::destroy_vertex_decl(uint32_t handle) {
     return kS_OK;
 }
 
-int32_t Device::copy_texture2d(uint32_t dst, uint32_t dst_x, uint32_t dst_y, uint32_t src, uint32_t src_x,
-                               uint32_t src_y, uint32_t w, uint32_t h) {
-    Resource *d = find(dst), *s = find(src);
-    if (!d || !s || d->desc.kind != ResourceKind::Texture2D || s->desc.kind != ResourceKind::Texture2D ||
-        w == 0 || h == 0 || dst_x > d->desc.width || w > d->desc.width - dst_x || dst_y > d->desc.height ||
-        h > d->desc.height - dst_y || src_x > s->desc.width || w > s->desc.width - src_x ||
-        src_y > s->desc.height || h > s->desc.height - src_y)
-        return kD3DERR_INVALIDCALL;
-    auto *p = cmd_.append<aerogpu_cmd_copy_texture2d>(AEROGPU_CMD_COPY_TEXTURE2D);
-    if (!p) return kE_OUTOFMEMORY;
-    p->dst_texture = dst;
-    p->src_texture = src;
-    p->dst_x = dst_x;
-    p->dst_y = dst_y;
-    p->src_x = src_x;
-    p->src_y = src_y;
-    p->width = w;
-    p->height = h;
-    reference(src, false);
-    reference(dst, true);
-    return kS_OK;
-}
-
 void Device::emit_pipeline_state() {
     if (blend_dirty_) {
         auto *p = cmd_.append<aerogpu_cmd_set_blend_state>(AEROGPU_CMD_SET_BLEND_STATE);

@@ -127,6 +127,15 @@ bool resource_layout(const ResourceDesc &d, uint64_t *backing_bytes, uint32_t *r
 // The WDDM private-data blob for an allocation of `d`.
 aerogpu_wddm_alloc_priv make_alloc_priv(const ResourceDesc &d, uint32_t alloc_id, uint64_t share_token,
                                         uint64_t backing_bytes);
+// Where mip `level` of a 2D texture lives in its backing (and UPLOAD_RESOURCE offsets):
+// size in texels, byte offset of the level, row pitch and rows (block rows for BC formats).
+struct LevelLayout {
+    uint32_t width = 0, height = 0;
+    uint64_t offset = 0;
+    uint32_t row_pitch = 0, rows = 0;
+    uint32_t block = 1; // texels per block edge (4 for BC formats)
+};
+bool level_layout(const ResourceDesc &d, uint32_t level, LevelLayout *out);
 // Vertex count of a D3D9 DrawPrimitive call.
 uint32_t vertex_count_for(uint32_t prim_type, uint32_t prim_count);
 
@@ -203,9 +212,33 @@ public:
     int32_t set_viewport(float x, float y, float w, float h, float zmin, float zmax);
     int32_t set_scissor(int32_t x, int32_t y, int32_t w, int32_t h);
     int32_t destroy_vertex_decl(uint32_t handle);
-    // Same-size copy between two textures (Blt without stretching).
+    // Same-size copy between two textures (Blt without stretching), mip 0 or given levels.
     int32_t copy_texture2d(uint32_t dst, uint32_t dst_x, uint32_t dst_y, uint32_t src, uint32_t src_x,
-                           uint32_t src_y, uint32_t w, uint32_t h);
+                           uint32_t src_y, uint32_t w, uint32_t h) {
+        return copy_texture_level(dst, 0, dst_x, dst_y, src, 0, src_x, src_y, w, h);
+    }
+    int32_t copy_texture_level(uint32_t dst, uint32_t dst_level, uint32_t dst_x, uint32_t dst_y, uint32_t src,
+                               uint32_t src_level, uint32_t src_x, uint32_t src_y, uint32_t w, uint32_t h);
+    // BufBlt between two buffers: COPY_BUFFER, ranges checked against the buffers' sizes.
+    int32_t copy_buffer(uint32_t dst, uint64_t dst_offset, uint32_t src, uint64_t src_offset, uint64_t size);
+    // Host copies of CPU data (system-memory sources of BufBlt/TexBlt): UPLOAD_RESOURCE
+    // packets of at most kUploadBufferBytes. A guest-backed destination's backing is not
+    // written (it keeps what the guest last wrote there).
+    int32_t upload_buffer(uint32_t dst, uint64_t offset, const void *data, uint64_t size);
+    // Texels [x, x+w) x [y, y+h) of mip `level` from `data` (rows `pitch` bytes apart, first
+    // row at data). BC formats: the rectangle must be on 4x4 block edges (or the level's edge).
+    int32_t upload_texture(uint32_t dst, uint32_t level, uint32_t x, uint32_t y, uint32_t w, uint32_t h,
+                           const void *data, uint32_t pitch);
+    // TexBlt (UpdateTexture/UpdateSurface) between two textures of one format: src_rect of
+    // the top level to dst_point, and the same region scaled down in every lower level dst
+    // has (dst level l takes src level l + src.levels - dst.levels). `sysmem` (nullable)
+    // gives each src level's CPU data and pitch: uploaded from there; otherwise COPY_TEXTURE2D.
+    struct SysmemLevel {
+        const void *data;
+        uint32_t pitch;
+    };
+    int32_t tex_blt(uint32_t dst, int32_t dst_x, int32_t dst_y, uint32_t src, const Rect &src_rect,
+                    const SysmemLevel *sysmem, uint32_t sysmem_levels);
     uint32_t render_target(uint32_t index) const { return index < AEROGPU_MAX_RENDER_TARGETS ? rts_[index] : 0; }
     uint32_t depth_stencil() const { return ds_; }
 
@@ -216,6 +249,13 @@ public:
     int32_t blit(uint32_t dst, const Rect &dst_rect, uint32_t src, const Rect &src_rect, uint32_t flags);
     // ColorFill of a sub-rectangle (a draw, like blit). CLEAR clears whole targets.
     int32_t color_fill(uint32_t dst, const Rect &rect, const float rgba[4]);
+    // Clear of the color targets inside rectangles (clipped to each target; empty ones
+    // skipped): a color fill per bound render target and rectangle. Depth/stencil have no
+    // rectangle form in the protocol: callers clear those whole or refuse.
+    int32_t clear_color_rects(const float rgba[4], const Rect *rects, uint32_t n);
+    // DepthFill of a whole depth surface with a value in its own format (D16, D24S8/D24X8:
+    // depth in the top 24 bits, stencil in the low 8, D32F): CLEAR with it bound alone.
+    int32_t depth_fill(uint32_t ds, uint32_t native_value);
     // Destroys the internal shaders, declaration and upload buffers (device teardown).
     void release_internal_objects();
     // Largest batch the sink takes (the runtime's command buffer); 0 = unlimited. Uploads
@@ -236,6 +276,14 @@ public:
     int32_t draw_indexed_up(uint32_t prim_type, int32_t base_vertex, uint32_t min_index, uint32_t num_vertices,
                             uint32_t start_index, uint32_t prim_count, const void *indices, bool index32,
                             const void *vertices, uint32_t stride);
+    // DrawIndexedPrimitive2: indices from `indices` (index_size 2 or 4, the first at byte
+    // start_index_offset), vertices from stream 0 (user memory `vertices` or the bound
+    // buffer) with base_vertex_offset in bytes; the buffer case needs it to be a multiple
+    // of the stream's stride.
+    int32_t draw_indexed_primitive2(uint32_t prim_type, int32_t base_vertex_offset, uint32_t min_index,
+                                    uint32_t num_vertices, uint32_t start_index_offset, uint32_t prim_count,
+                                    const void *indices, uint32_t index_size, const void *vertices,
+                                    uint32_t stride);
 
     // Presentation (D3D9Ex): at most max_frame_latency() presents in flight. With
     // D3DPRESENT_DONOTWAIT a full queue returns D3DERR_WASSTILLDRAWING (nothing submitted);
@@ -269,6 +317,7 @@ private:
     int32_t draw_checks();
     int32_t emit_render_targets();
     int32_t upload_transient(const void *data, uint32_t bytes, uint32_t *handle, uint32_t *offset);
+    int32_t upload_range(uint32_t dst, uint64_t offset, const uint8_t *data, uint64_t size);
     void ensure_room(size_t bytes);
     int32_t ensure_internal_objects();
     int32_t internal_quad(uint32_t dst, const Rect &rect, uint32_t tex, bool linear, const float attr[4][4]);

@@ -9,13 +9,23 @@
 // each with an explicit error, not a silent success:
 //  - shared resources: alloc_ids from the cross-process counter (aerogpu_umd_set_shared_counter;
 //    a named file mapping on Windows), or from the KMD when the counter is unavailable;
-//  - user-memory data: stream 0 (SetStreamSourceUm) and indices (SetIndicesUm) are copied
-//    into the core's upload ring at each draw (DrawPrimitive/DrawPrimitive2/
-//    DrawIndexedPrimitive); other streams and DrawIndexedPrimitive2 (runtime-converted
-//    indices): NOTAVAILABLE. One draw's data is bounded (kUploadBufferBytes): E_OUTOFMEMORY;
+//  - user-memory data: stream 0 (SetStreamSourceUm) and indices (SetIndicesUm, or the
+//    pointer DrawIndexedPrimitive2 takes) are copied into the core's upload ring at each
+//    draw; other streams: NOTAVAILABLE. One draw's data is bounded (kUploadBufferBytes):
+//    E_OUTOFMEMORY. DrawIndexedPrimitive2's triangle-edge flags (wireframe) are ignored;
 //  - Blt: mip 0 only (sub-resource indices: NOTAVAILABLE); color keys, LinearToSrgb and
 //    Rotate: NOTAVAILABLE; stretching/format conversion/mirroring are draws of the core;
-//  - cube/volume textures, MSAA: NOTAVAILABLE; Clear with partial rects: NOTAVAILABLE;
+//  - TexBlt (UpdateTexture): every level of dst from the matching src level, scaled
+//    rectangle; system-memory sources (pSysMem) are uploaded with UPLOAD_RESOURCE, which
+//    leaves a guest-backed destination's own backing as it was; a destination in system
+//    memory, a region of textures with different level counts, or a moved BC region:
+//    NOTAVAILABLE. BufBlt likewise (COPY_BUFFER or an upload);
+//  - GetInfo: the vertex-cache query is answered "optimize for strips", other types
+//    E_NOTIMPL; SetDisplayMode accepts a primary (the VidPN's one mode);
+//  - Clear with rectangles: color through a scissored fill draw per target and rectangle;
+//    depth/stencil only when the rectangles cover the viewport (the protocol's CLEAR has
+//    no rectangles), else NOTAVAILABLE. DepthFill: whole surfaces only;
+//  - cube/volume textures, MSAA: NOTAVAILABLE;
 //  - fixed-function and resource state (texture stage states, transforms, clip planes,
 //    W range, N-patch mode, software vertex processing, stream frequency, int/bool shader
 //    constants, lights, material, palettes, priority, autogen filter) is cached only, in
@@ -33,6 +43,7 @@
 //    used: the command buffer comes from pfnCreateContextCb or from CreateDevice.
 #include "aerogpu_umd_ddi.h"
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
@@ -73,6 +84,7 @@ constexpr HRESULT kWasStillDrawing = HRESULT(0x8876021C);
 constexpr HRESULT kEInvalidArg = HRESULT(0x80070057);
 constexpr HRESULT kEOutOfMemory = HRESULT(0x8007000E);
 constexpr HRESULT kEFail = HRESULT(0x80004005);
+constexpr HRESULT kENotImpl = HRESULT(0x80004001);
 
 // Names of the table members, by index (for logs).
 const char *const kFuncNames[] = {
@@ -147,6 +159,9 @@ private:
 
 struct ResInfo {
     D3DKMT_HANDLE hAllocation = 0;
+    // D3DDDIPOOL_SYSTEMMEM resources: the runtime's memory of each surface (the contents
+    // BufBlt/TexBlt copy from).
+    std::vector<Device::SysmemLevel> sysmem;
     bool owns_allocation = false;
     bool index32 = false;
     uint64_t lock_offset = 0, lock_size = 0;
@@ -213,6 +228,8 @@ public:
 
     bool logged_tss = false, logged_clear_rects = false, logged_shared = false, logged_blt = false;
     bool logged_um = false, logged_um_size = false, logged_noop_mip = false, logged_noop_conv = false;
+    bool logged_edge_flags = false, logged_texblt = false, logged_depth_fill = false, logged_getinfo = false;
+    bool logged_sysmem_dst = false;
 
     void record(StateOp::Kind k, uint32_t a, uint32_t b = 0, uint32_t c = 0, uint32_t d = 0) {
         if (recording) rec.ops.push_back(StateOp{k, a, b, c, d});
@@ -514,6 +531,19 @@ HRESULT APIENTRY DrawIndexedPrimitive(HANDLE h, const D3DDDIARG_DRAWINDEXEDPRIMI
     return hr_of(d->core.draw_indexed(a->PrimitiveType, a->BaseVertexIndex, a->StartIndex, a->PrimitiveCount));
 }
 
+// Indices by pointer (converted by the runtime), offsets in bytes; vertices from stream 0.
+HRESULT APIENTRY DrawIndexedPrimitive2(HANDLE h, const D3DDDIARG_DRAWINDEXEDPRIMITIVE2 *a, UINT index_size,
+                                       const void *indices, const UINT *edge_flags) {
+    if (!a) return kEInvalidArg;
+    UmdDevice *d = dev(h);
+    if (edge_flags)
+        log_once(d->logged_edge_flags, "aerogpu-d3d9: DrawIndexedPrimitive2 edge flags ignored (all edges drawn)\n");
+    return um_result(d, d->core.draw_indexed_primitive2(a->PrimitiveType, a->BaseVertexOffset, a->MinIndex,
+                                                        a->NumVertices, a->StartIndexOffset, a->PrimitiveCount,
+                                                        indices, index_size, d->um_vb,
+                                                        d->um_vb ? d->um_stride : d->stream0_stride));
+}
+
 void apply_ops(UmdDevice *d, const std::vector<StateOp> &ops) {
     for (const StateOp &o : ops) {
         switch (o.kind) {
@@ -619,24 +649,53 @@ HRESULT APIENTRY StateSet(HANDLE h, D3DDDIARG_STATESET *a) {
     }
 }
 
+Rect rect_of(const RECT &r) {
+    Rect o;
+    o.left = r.left;
+    o.top = r.top;
+    o.right = r.right;
+    o.bottom = r.bottom;
+    return o;
+}
+
 HRESULT APIENTRY Clear(HANDLE h, const D3DDDIARG_CLEAR *a, UINT nrects, const RECT *rects) {
     if (!a) return kEInvalidArg;
     UmdDevice *d = dev(h);
-    if (nrects) {
-        // Only rectangles covering the whole viewport are served (the protocol's CLEAR has
-        // no rectangle list).
-        for (UINT i = 0; i < nrects; i++) {
-            if (!rects || rects[i].left > LONG(d->vp.X) || rects[i].top > LONG(d->vp.Y) ||
-                rects[i].right < LONG(d->vp.X + d->vp.Width) || rects[i].bottom < LONG(d->vp.Y + d->vp.Height)) {
-                log_once(d->logged_clear_rects, "aerogpu-d3d9: Clear with partial rects: D3DERR_NOTAVAILABLE\n");
-                return kNotAvailable;
-            }
-        }
-    }
+    if (nrects && !rects) return kInvalidCall;
     float rgba[4] = {float((a->FillColor >> 16) & 0xFF) / 255.0f, float((a->FillColor >> 8) & 0xFF) / 255.0f,
                      float(a->FillColor & 0xFF) / 255.0f, float((a->FillColor >> 24) & 0xFF) / 255.0f};
-    // D3DCLEAR_TARGET/ZBUFFER/STENCIL have the protocol's bit values.
-    return hr_of(d->core.clear(a->Flags & 7u, rgba, a->FillDepth, a->FillStencil));
+    const uint32_t flags = a->Flags & 7u; // D3DCLEAR_TARGET/ZBUFFER/STENCIL: the protocol's bits
+    bool covers = true;                    // some rectangle covers the whole viewport
+    if (nrects) {
+        covers = false;
+        for (UINT i = 0; i < nrects && !covers; i++)
+            covers = rects[i].left <= LONG(d->vp.X) && rects[i].top <= LONG(d->vp.Y) &&
+                     rects[i].right >= LONG(d->vp.X + d->vp.Width) && rects[i].bottom >= LONG(d->vp.Y + d->vp.Height);
+    }
+    if (covers) return hr_of(d->core.clear(flags, rgba, a->FillDepth, a->FillStencil));
+    if (flags & ~uint32_t(AEROGPU_CLEAR_COLOR)) {
+        // Depth/stencil inside rectangles: the protocol has no such clear (and the fill draw
+        // writes color only). Refused whole, so no half-done clear.
+        log_once(d->logged_clear_rects, "aerogpu-d3d9: Clear of depth/stencil in partial rects: D3DERR_NOTAVAILABLE\n");
+        return kNotAvailable;
+    }
+    if (!(flags & AEROGPU_CLEAR_COLOR)) return kOk;
+    // D3D9 clears the rectangles' intersection with the viewport.
+    std::vector<Rect> clipped;
+    clipped.reserve(nrects);
+    const int64_t vx0 = d->vp.X, vy0 = d->vp.Y, vx1 = vx0 + d->vp.Width, vy1 = vy0 + d->vp.Height;
+    const bool has_vp = d->vp.Width && d->vp.Height;
+    for (UINT i = 0; i < nrects; i++) {
+        Rect r = rect_of(rects[i]);
+        if (has_vp) {
+            r.left = int32_t(std::max<int64_t>(r.left, vx0));
+            r.top = int32_t(std::max<int64_t>(r.top, vy0));
+            r.right = int32_t(std::min<int64_t>(r.right, vx1));
+            r.bottom = int32_t(std::min<int64_t>(r.bottom, vy1));
+        }
+        if (r.left < r.right && r.top < r.bottom) clipped.push_back(r);
+    }
+    return hr_of(d->core.clear_color_rects(rgba, clipped.data(), uint32_t(clipped.size())));
 }
 
 HRESULT emit_viewport(UmdDevice *d) {
@@ -865,6 +924,14 @@ HRESULT APIENTRY CreateResource(HANDLE h, D3DDDIARG_CREATERESOURCE *a) {
     uint32_t handle = d->core.create_resource(desc);
     if (!handle) return kInvalidCall;
     ResInfo info;
+    if (a->Pool == D3DDDIPOOL_SYSTEMMEM) {
+        // The runtime owns these surfaces' memory (pSysMem): BufBlt/TexBlt read it there.
+        bool all = true;
+        for (UINT i = 0; i < a->SurfCount; i++) all = all && a->pSurfList[i].pSysMem;
+        if (all)
+            for (UINT i = 0; i < a->SurfCount; i++)
+                info.sysmem.push_back(Device::SysmemLevel{a->pSurfList[i].pSysMem, a->pSurfList[i].SysMemPitch});
+    }
     const Resource *r = d->core.resource(handle);
     if (r->alloc_id) {
         if (!d->cb.pfnAllocateCb) {
@@ -1012,15 +1079,6 @@ HRESULT APIENTRY DeleteVertexShaderDecl(HANDLE h, HANDLE decl) {
     return hr_of(d->core.destroy_vertex_decl(from_handle(decl)));
 }
 
-Rect rect_of(const RECT &r) {
-    Rect o;
-    o.left = r.left;
-    o.top = r.top;
-    o.right = r.right;
-    o.bottom = r.bottom;
-    return o;
-}
-
 HRESULT APIENTRY Blt(HANDLE h, const D3DDDIARG_BLT *a) {
     if (!a) return kEInvalidArg;
     UmdDevice *d = dev(h);
@@ -1071,6 +1129,94 @@ HRESULT APIENTRY ColorFill(HANDLE h, const D3DDDIARG_COLORFILL *a) {
         if (old_rts[i]) d->core.set_render_target(i, old_rts[i]);
     if (old_ds) d->core.set_depth_stencil(old_ds);
     return hr;
+}
+
+// A destination in the runtime's memory would need a CPU copy there (UpdateTexture and the
+// runtime's buffer copies always write video memory): refused.
+bool sysmem_destination(UmdDevice *d, HANDLE dst) {
+    auto it = d->res.find(from_handle(dst));
+    if (it == d->res.end() || it->second.sysmem.empty()) return false;
+    log_once(d->logged_sysmem_dst, "aerogpu-d3d9: TexBlt/BufBlt into system memory: D3DERR_NOTAVAILABLE\n");
+    return true;
+}
+
+HRESULT APIENTRY TexBlt(HANDLE h, const D3DDDIARG_TEXBLT *a) {
+    if (!a) return kEInvalidArg;
+    UmdDevice *d = dev(h);
+    if (a->CubeMapFace) return kInvalidCall; // CreateResource refuses cube maps
+    uint32_t src = from_handle(a->hSrcResource);
+    auto it = d->res.find(src);
+    if (it == d->res.end()) return kInvalidCall;
+    if (sysmem_destination(d, a->hDstResource)) return kNotAvailable;
+    const std::vector<Device::SysmemLevel> &sm = it->second.sysmem;
+    int32_t r = d->core.tex_blt(from_handle(a->hDstResource), a->DstPoint.x, a->DstPoint.y, src, rect_of(a->SrcRect),
+                                sm.empty() ? nullptr : sm.data(), uint32_t(sm.size()));
+    if (r == kD3DERR_NOTAVAILABLE)
+        log_once(d->logged_texblt, "aerogpu-d3d9: TexBlt of a region between textures with different level counts "
+                                   "(or a moved BC region): D3DERR_NOTAVAILABLE\n");
+    return hr_of(r);
+}
+
+HRESULT APIENTRY BufBlt(HANDLE h, const D3DDDIARG_BUFFERBLT *a) {
+    if (!a) return kEInvalidArg;
+    UmdDevice *d = dev(h);
+    uint32_t dst = from_handle(a->hDstResource), src = from_handle(a->hSrcResource);
+    auto it = d->res.find(src);
+    const Resource *s = d->core.resource(src);
+    if (it == d->res.end() || !s) return kInvalidCall;
+    if (sysmem_destination(d, a->hDstResource)) return kNotAvailable;
+    if (!it->second.sysmem.empty()) {
+        if (a->SrcRange.Offset > s->desc.size_bytes || a->SrcRange.Size > s->desc.size_bytes - a->SrcRange.Offset)
+            return kInvalidCall;
+        const uint8_t *p = static_cast<const uint8_t *>(it->second.sysmem[0].data) + a->SrcRange.Offset;
+        return hr_of(d->core.upload_buffer(dst, a->Offset, p, a->SrcRange.Size));
+    }
+    return hr_of(d->core.copy_buffer(dst, a->Offset, src, a->SrcRange.Offset, a->SrcRange.Size));
+}
+
+HRESULT APIENTRY DepthFill(HANDLE h, const D3DDDIARG_DEPTHFILL *a) {
+    if (!a) return kEInvalidArg;
+    UmdDevice *d = dev(h);
+    const Resource *r = d->core.resource(from_handle(a->hResource));
+    if (!r || r->desc.kind != ResourceKind::Texture2D) return kInvalidCall;
+    if (a->SubResourceIndex || a->DstRect.left > 0 || a->DstRect.top > 0 || a->DstRect.right < LONG(r->desc.width) ||
+        a->DstRect.bottom < LONG(r->desc.height)) {
+        // The protocol clears whole depth targets only (CLEAR has no rectangle).
+        log_once(d->logged_depth_fill, "aerogpu-d3d9: DepthFill of part of a surface: D3DERR_NOTAVAILABLE\n");
+        return kNotAvailable;
+    }
+    return hr_of(d->core.depth_fill(from_handle(a->hResource), a->Depth));
+}
+
+// D3D8-era device information: the vertex-cache query gets the conservative "optimize for
+// strips" answer (no cache size claimed); other types are not supported.
+HRESULT APIENTRY GetInfo(HANDLE h, UINT id, void *out, UINT size) {
+    if (id == D3DDDIDEVINFOID_VCACHE) {
+        if (!out || size < sizeof(D3DDDIDEVINFO_VCACHE)) return kEInvalidArg;
+        D3DDDIDEVINFO_VCACHE v;
+        v.Pattern = 'C' | ('A' << 8) | ('C' << 16) | (uint32_t('H') << 24);
+        v.OptMethod = 0;
+        v.CacheSize = 0;
+        v.MagicNumber = 0;
+        std::memcpy(out, &v, sizeof(v));
+        return kOk;
+    }
+    if (!dev(h)->logged_getinfo) {
+        dev(h)->logged_getinfo = true;
+        logf("aerogpu-d3d9: GetInfo type %u: E_NOTIMPL\n", id);
+    }
+    return kENotImpl;
+}
+
+// The KMD's VidPN has one source whose mode the primary was created with: a primary of this
+// device is accepted as the display mode (nothing to switch).
+HRESULT APIENTRY SetDisplayMode(HANDLE h, const D3DDDIARG_SETDISPLAYMODE *a) {
+    if (!a) return kEInvalidArg;
+    const Resource *r = dev(h)->core.resource(from_handle(a->hResource));
+    if (!r || r->desc.kind != ResourceKind::Texture2D || a->SubResourceIndex ||
+        !(r->desc.usage & AEROGPU_RESOURCE_USAGE_SCANOUT))
+        return kInvalidCall;
+    return kOk;
 }
 
 HRESULT APIENTRY CreateQuery(HANDLE h, D3DDDIARG_CREATEQUERY *a) {
@@ -1321,14 +1467,9 @@ const StubReason kStubbedEntries[] = {
     {"pfnDrawRectPatch", "spec: higher-order patches are not tessellated"},
     {"pfnDrawTriPatch", "spec: higher-order patches are not tessellated"},
     {"pfnValidateDevice", "would claim fixed-function stage setups render; the core renders shaders only"},
-    {"pfnDrawIndexedPrimitive2", "runtime-converted user-memory indices: not implemented yet"},
     {"pfnVolBlt", "no volume textures (caps: no D3DPTEXTURECAPS_VOLUMEMAP)"},
-    {"pfnBufBlt", "buffer-to-buffer copies: not implemented yet (not on DWM's path)"},
-    {"pfnTexBlt", "UpdateTexture copies: not implemented yet (D3D9Ex has no managed pool; not on DWM's path)"},
-    {"pfnGetInfo", "no D3DDEVINFOID_* statistics are collected"},
-    {"pfnSetDisplayMode", "exclusive fullscreen primaries: not implemented (DWM presents windowed)"},
-    {"pfnComposeRects", "D3D9Ex ComposeRects: not implemented yet"},
-    {"pfnDepthFill", "depth fills: not implemented yet (Clear covers depth)"},
+    {"pfnComposeRects", "D3D9Ex ComposeRects works on D3DFMT_A1 surfaces, which CreateResource refuses (the protocol "
+                        "has no 1-bit format), so no valid call can reach it"},
     {"pfnCreateDecodeDevice", "video decode (DXVA): none"},
     {"pfnDestroyDecodeDevice", "video decode (DXVA): none"},
     {"pfnSetDecodeRenderTarget", "video decode (DXVA): none"},
@@ -1398,6 +1539,12 @@ void fill_device_funcs(D3DDDI_DEVICEFUNCS *f) {
     f->pfnDrawPrimitive = DrawPrimitive;
     f->pfnDrawIndexedPrimitive = DrawIndexedPrimitive;
     f->pfnDrawPrimitive2 = DrawPrimitive2;
+    f->pfnDrawIndexedPrimitive2 = DrawIndexedPrimitive2;
+    f->pfnTexBlt = TexBlt;
+    f->pfnBufBlt = BufBlt;
+    f->pfnDepthFill = DepthFill;
+    f->pfnGetInfo = GetInfo;
+    f->pfnSetDisplayMode = SetDisplayMode;
     f->pfnStateSet = StateSet;
     f->pfnClear = Clear;
     f->pfnSetVertexShaderConst = SetVertexShaderConst;

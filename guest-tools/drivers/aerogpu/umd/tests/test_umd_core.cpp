@@ -766,7 +766,269 @@ static void test_upload_ring_wraps_and_batches() {
     for (size_t i = base; i < sc.sink.streams.size(); i++) CHECK(sc.sink.streams[i].size() <= 16384);
 }
 
+// TexBlt (UpdateTexture) between video-memory textures: one COPY_TEXTURE2D per dst level,
+// the rectangle scaled to each level and grown to whole texels.
+static void test_tex_blt_copy_levels() {
+    FakeSink sink;
+    Device d(sink, 100, 1);
+    ResourceDesc t;
+    t.kind = ResourceKind::Texture2D; t.d3d_format = 21; t.width = t.height = 16; t.levels = 3;
+    t.usage = AEROGPU_RESOURCE_USAGE_TEXTURE;
+    uint32_t dst = d.create_resource(t), src = d.create_resource(t);
+    ResourceDesc big = t;
+    big.width = big.height = 32; big.levels = 4;
+    uint32_t src4 = d.create_resource(big);
+    ResourceDesc other = t;
+    other.d3d_format = 23;
+    uint32_t r565 = d.create_resource(other);
+    d.flush();
+    CHECK(d.tex_blt(dst, 0, 0, src, Rect{0, 0, 16, 16}, nullptr, 0) == kS_OK);
+    d.flush();
+    auto ps = packets(sink.streams.back());
+    CHECK(ops_of(ps) == std::vector<uint32_t>(3, AEROGPU_CMD_COPY_TEXTURE2D));
+    for (uint32_t l = 0; l < 3 && l < ps.size(); l++) {
+        auto c = ps[l].as<aerogpu_cmd_copy_texture2d>();
+        CHECK(c.dst_texture == dst && c.src_texture == src && c.dst_mip_level == l && c.src_mip_level == l);
+        CHECK(c.src_x == 0 && c.dst_y == 0 && c.width == (16u >> l) && c.height == (16u >> l));
+    }
+    // Both allocations listed; dst written.
+    CHECK(sink.lists.back().size() == 2 && sink.lists.back()[0].alloc_id == d.resource(src)->alloc_id &&
+          !sink.lists.back()[0].write && sink.lists.back()[1].write);
+    // A dirty rectangle: level 0 as given, level 1 {1,1}-{5,5}, level 2 {0,0}-{3,3}.
+    CHECK(d.tex_blt(dst, 2, 3, src, Rect{2, 3, 10, 9}, nullptr, 0) == kS_OK);
+    d.flush();
+    ps = packets(sink.streams.back());
+    CHECK(ps.size() == 3);
+    if (ps.size() == 3) {
+        auto a = ps[0].as<aerogpu_cmd_copy_texture2d>(), b = ps[1].as<aerogpu_cmd_copy_texture2d>(),
+             c = ps[2].as<aerogpu_cmd_copy_texture2d>();
+        CHECK(a.src_x == 2 && a.src_y == 3 && a.dst_x == 2 && a.dst_y == 3 && a.width == 8 && a.height == 6);
+        CHECK(b.dst_mip_level == 1 && b.src_x == 1 && b.src_y == 1 && b.dst_x == 1 && b.width == 4 && b.height == 4);
+        CHECK(c.dst_mip_level == 2 && c.src_x == 0 && c.dst_x == 0 && c.width == 3 && c.height == 3);
+    }
+    // A source with more levels: dst level l from src level l + 1.
+    CHECK(d.tex_blt(dst, 0, 0, src4, Rect{0, 0, 32, 32}, nullptr, 0) == kS_OK);
+    d.flush();
+    ps = packets(sink.streams.back());
+    CHECK(ps.size() == 3 && ps[0].as<aerogpu_cmd_copy_texture2d>().src_mip_level == 1 &&
+          ps[2].as<aerogpu_cmd_copy_texture2d>().src_mip_level == 3 &&
+          ps[0].as<aerogpu_cmd_copy_texture2d>().width == 16);
+    // Refusals emit nothing.
+    size_t n = sink.streams.size();
+    CHECK(d.tex_blt(dst, 0, 0, src4, Rect{0, 0, 8, 8}, nullptr, 0) == kD3DERR_NOTAVAILABLE); // region, skip 1
+    CHECK(d.tex_blt(src4, 0, 0, dst, Rect{0, 0, 16, 16}, nullptr, 0) == kD3DERR_INVALIDCALL); // dst has more levels
+    CHECK(d.tex_blt(dst, 0, 0, r565, Rect{0, 0, 16, 16}, nullptr, 0) == kD3DERR_INVALIDCALL); // formats differ
+    CHECK(d.tex_blt(dst, 0, 0, src, Rect{0, 0, 17, 16}, nullptr, 0) == kD3DERR_INVALIDCALL);  // outside src
+    CHECK(d.tex_blt(dst, 0, 0, dst, Rect{0, 0, 16, 16}, nullptr, 0) == kD3DERR_INVALIDCALL);  // itself
+    d.flush();
+    CHECK(sink.streams.size() == n);
+}
+
+// TexBlt from a system-memory texture: the runtime's bytes uploaded into dst's layout (row by
+// row when the pitches differ, one span when they match), BC regions in whole blocks.
+static void test_tex_blt_sysmem_upload() {
+    FakeSink sink;
+    Device d(sink, 100, 1);
+    ResourceDesc t;
+    t.kind = ResourceKind::Texture2D; t.d3d_format = 21; t.width = t.height = 16; t.levels = 2;
+    t.usage = AEROGPU_RESOURCE_USAGE_TEXTURE;
+    uint32_t dst = d.create_resource(t), src = d.create_resource(t);
+    std::vector<uint8_t> l0(80 * 16), l1(32 * 8);
+    for (size_t i = 0; i < l0.size(); i++) l0[i] = uint8_t(i * 7);
+    for (size_t i = 0; i < l1.size(); i++) l1[i] = uint8_t(i * 3 + 1);
+    const Device::SysmemLevel sm[2] = {{l0.data(), 80}, {l1.data(), 32}};
+    d.flush();
+    CHECK(d.tex_blt(dst, 0, 0, src, Rect{0, 0, 16, 16}, sm, 2) == kS_OK);
+    d.flush();
+    auto ps = packets(sink.streams.back());
+    CHECK(ps.size() == 17);
+    for (size_t r = 0; r < 16 && r < ps.size(); r++) {
+        auto u = ps[r].as<aerogpu_cmd_upload_resource>();
+        CHECK(ps[r].op == AEROGPU_CMD_UPLOAD_RESOURCE && u.resource_handle == dst && u.offset_bytes == r * 64 &&
+              u.size_bytes == 64 && std::memcmp(ps[r].payload(sizeof(u)), l0.data() + r * 80, 64) == 0);
+    }
+    if (ps.size() == 17) {
+        auto u = ps[16].as<aerogpu_cmd_upload_resource>();
+        CHECK(u.offset_bytes == 16 * 64 && u.size_bytes == 256 &&
+              std::memcmp(ps[16].payload(sizeof(u)), l1.data(), 256) == 0);
+    }
+    CHECK(sink.lists.back().empty()); // host data: no allocation needed
+    // A region: rows 3..4 of level 0, texels 2..5, to (2,3); level 1 texels 1..2 of row 1..2.
+    CHECK(d.tex_blt(dst, 2, 3, src, Rect{2, 3, 6, 5}, sm, 2) == kS_OK);
+    d.flush();
+    ps = packets(sink.streams.back());
+    CHECK(ps.size() == 4);
+    if (ps.size() == 4) {
+        auto a = ps[0].as<aerogpu_cmd_upload_resource>(), c = ps[2].as<aerogpu_cmd_upload_resource>();
+        CHECK(a.offset_bytes == 3 * 64 + 2 * 4 && a.size_bytes == 16 &&
+              std::memcmp(ps[0].payload(sizeof(a)), l0.data() + 3 * 80 + 8, 16) == 0);
+        CHECK(c.offset_bytes == 1024 + 1 * 32 + 1 * 4 && c.size_bytes == 8 &&
+              std::memcmp(ps[2].payload(sizeof(c)), l1.data() + 32 + 4, 8) == 0);
+    }
+    // DXT1 (8-byte 4x4 blocks): the block at (4,4).
+    ResourceDesc bc = t;
+    bc.d3d_format = 0x31545844; bc.levels = 1;
+    uint32_t bdst = d.create_resource(bc), bsrc = d.create_resource(bc);
+    std::vector<uint8_t> blocks(32 * 4);
+    for (size_t i = 0; i < blocks.size(); i++) blocks[i] = uint8_t(0xA0 + i);
+    const Device::SysmemLevel bsm[1] = {{blocks.data(), 32}};
+    d.flush();
+    CHECK(d.tex_blt(bdst, 4, 4, bsrc, Rect{4, 4, 8, 8}, bsm, 1) == kS_OK);
+    d.flush();
+    ps = packets(sink.streams.back());
+    CHECK(ps.size() == 1 && ps[0].as<aerogpu_cmd_upload_resource>().offset_bytes == 40 &&
+          ps[0].as<aerogpu_cmd_upload_resource>().size_bytes == 8 &&
+          std::memcmp(ps[0].payload(sizeof(aerogpu_cmd_upload_resource)), blocks.data() + 40, 8) == 0);
+    CHECK(d.tex_blt(bdst, 8, 4, bsrc, Rect{4, 4, 8, 8}, bsm, 1) == kD3DERR_NOTAVAILABLE); // moved BC region
+    CHECK(d.upload_texture(bdst, 0, 2, 0, 4, 4, blocks.data(), 32) == kD3DERR_INVALIDCALL); // off a block edge
+    CHECK(d.tex_blt(dst, 0, 0, src, Rect{0, 0, 16, 16}, sm, 1) == kD3DERR_INVALIDCALL);   // levels missing
+}
+
+static void test_buffer_copy_and_upload() {
+    FakeSink sink;
+    Device d(sink, 100, 1);
+    ResourceDesc b;
+    b.size_bytes = 64; b.usage = AEROGPU_RESOURCE_USAGE_VERTEX_BUFFER;
+    uint32_t dst = d.create_resource(b), src = d.create_resource(b);
+    b.size_bytes = 200000;
+    uint32_t big = d.create_resource(b);
+    d.flush();
+    CHECK(d.copy_buffer(dst, 8, src, 4, 16) == kS_OK);
+    d.flush();
+    auto ps = packets(sink.streams.back());
+    CHECK(ps.size() == 1 && ps[0].op == AEROGPU_CMD_COPY_BUFFER);
+    if (ps.size() == 1) {
+        auto c = ps[0].as<aerogpu_cmd_copy_buffer>();
+        CHECK(c.dst_buffer == dst && c.src_buffer == src && c.dst_offset_bytes == 8 && c.src_offset_bytes == 4 &&
+              c.size_bytes == 16 && c.flags == 0);
+    }
+    CHECK(sink.lists.back().size() == 2 && sink.lists.back()[1].write);
+    CHECK(d.copy_buffer(dst, 60, src, 0, 8) == kD3DERR_INVALIDCALL);   // past dst
+    CHECK(d.copy_buffer(dst, 0, src, 0, 0) == kD3DERR_INVALIDCALL);    // empty
+    CHECK(d.copy_buffer(dst, 0, 999, 0, 4) == kD3DERR_INVALIDCALL);    // not a resource
+    std::vector<uint8_t> data(150000);
+    for (size_t i = 0; i < data.size(); i++) data[i] = uint8_t(i / 3);
+    CHECK(d.upload_buffer(dst, 0, data.data(), 40) == kS_OK);
+    CHECK(d.upload_buffer(big, 1000, data.data(), data.size()) == kS_OK); // split at one upload's size
+    d.flush();
+    ps = packets(sink.streams.back());
+    CHECK(ps.size() == 4);
+    uint64_t off = 1000, total = 0;
+    for (size_t i = 1; i < ps.size(); i++) {
+        auto u = ps[i].as<aerogpu_cmd_upload_resource>();
+        CHECK(u.resource_handle == big && u.offset_bytes == off && u.size_bytes <= kUploadBufferBytes &&
+              std::memcmp(ps[i].payload(sizeof(u)), data.data() + total, size_t(u.size_bytes)) == 0);
+        off += u.size_bytes;
+        total += u.size_bytes;
+    }
+    CHECK(total == data.size());
+    CHECK(d.upload_buffer(dst, 32, data.data(), 40) == kD3DERR_INVALIDCALL); // past the end
+    // Batches the runtime's buffer can hold: packets shrink, batches end early.
+    d.set_max_batch_bytes(16384);
+    size_t base = sink.streams.size();
+    CHECK(d.upload_buffer(big, 0, data.data(), 100000) == kS_OK);
+    d.flush();
+    CHECK(sink.streams.size() >= base + 7);
+    for (size_t i = base; i < sink.streams.size(); i++) CHECK(sink.streams[i].size() <= 16384);
+}
+
+static void test_clear_rects_and_depth_fill() {
+    Scene sc;
+    Tracked before;
+    for (auto &s : sc.sink.streams) before.apply(packets(s));
+    const float rgba[4] = {1.0f, 0.0f, 0.5f, 1.0f};
+    const Rect rects[3] = {{4, 4, 20, 12}, {100, 100, 200, 200}, {130, 0, 140, 10}};
+    CHECK(sc.d.clear_color_rects(rgba, rects, 3) == kS_OK);
+    sc.d.flush();
+    auto ps = packets(sc.sink.streams.back());
+    // One fill draw per rectangle inside render target 0 (the third lies outside it).
+    const Packet *d0 = first_of(ps, AEROGPU_CMD_DRAW, 0), *d1 = first_of(ps, AEROGPU_CMD_DRAW, 1);
+    CHECK(d0 && d1 && !first_of(ps, AEROGPU_CMD_DRAW, 2) && !first_of(ps, AEROGPU_CMD_CLEAR));
+    std::vector<aerogpu_cmd_set_scissor> fills;
+    for (size_t i = 0; i < ps.size(); i++)
+        if (ps[i].op == AEROGPU_CMD_DRAW && i >= 1 && ps[i - 1].op == AEROGPU_CMD_SET_SCISSOR)
+            fills.push_back(ps[i - 1].as<aerogpu_cmd_set_scissor>());
+    // The scissor set right before each draw is the rectangle (clipped to the target).
+    bool found0 = false, found1 = false;
+    for (auto &p : ps)
+        if (p.op == AEROGPU_CMD_SET_SCISSOR) {
+            auto s = p.as<aerogpu_cmd_set_scissor>();
+            found0 = found0 || (s.x == 4 && s.y == 4 && s.width == 16 && s.height == 8);
+            found1 = found1 || (s.x == 100 && s.y == 100 && s.width == 28 && s.height == 28);
+        }
+    CHECK(found0 && found1);
+    Tracked after = before;
+    after.apply(ps);
+    CHECK(after.same_bindings(before));
+
+    // DepthFill of the D24S8 surface: bound alone, CLEAR of depth and stencil, rebound.
+    CHECK(sc.d.depth_fill(sc.ds, 0x80000012u) == kS_OK);
+    sc.d.flush();
+    ps = packets(sc.sink.streams.back());
+    CHECK(ops_of(ps) == (std::vector<uint32_t>{AEROGPU_CMD_SET_RENDER_TARGETS, AEROGPU_CMD_CLEAR,
+                                                AEROGPU_CMD_SET_RENDER_TARGETS}));
+    if (ps.size() == 3) {
+        auto a = ps[0].as<aerogpu_cmd_set_render_targets>(), b = ps[2].as<aerogpu_cmd_set_render_targets>();
+        CHECK(a.color_count == 0 && a.depth_stencil == sc.ds);
+        CHECK(b.color_count == 1 && b.colors[0] == sc.rt && b.depth_stencil == sc.ds);
+        auto c = ps[1].as<aerogpu_cmd_clear>();
+        CHECK(c.flags == (AEROGPU_CLEAR_DEPTH | AEROGPU_CLEAR_STENCIL) && c.stencil == 0x12);
+        CHECK(f32(reinterpret_cast<const uint8_t *>(&c.depth_f32)) == float(0x800000) / 16777215.0f);
+    }
+    CHECK(sc.d.depth_fill(sc.rt, 0) == kD3DERR_INVALIDCALL); // not a depth surface
+}
+
+// DrawIndexedPrimitive2: byte offsets into stream 0 and the index data.
+static void test_draw_indexed_primitive2() {
+    Scene sc;
+    float verts[6 * 5];
+    for (int i = 0; i < 30; i++) verts[i] = float(i);
+    // Indices at byte 2: {3, 5, 4}; BaseVertexOffset -20 bytes (index i is vertex i - 1).
+    const uint16_t idx[4] = {0xFFFF, 3, 5, 4};
+    CHECK(sc.d.draw_indexed_primitive2(4, -20, 3, 3, 2, 1, idx, 2, verts, 20) == kS_OK);
+    sc.d.flush();
+    auto ps = packets(sc.sink.streams.back());
+    const Packet *uv = first_of(ps, AEROGPU_CMD_UPLOAD_RESOURCE), *ui = first_of(ps, AEROGPU_CMD_UPLOAD_RESOURCE, 1);
+    CHECK(uv && ui);
+    if (uv && ui) {
+        CHECK(uv->as<aerogpu_cmd_upload_resource>().size_bytes == 60 &&
+              std::memcmp(uv->payload(sizeof(aerogpu_cmd_upload_resource)), verts + 2 * 5, 60) == 0);
+        CHECK(ui->as<aerogpu_cmd_upload_resource>().size_bytes == 6 &&
+              std::memcmp(ui->payload(sizeof(aerogpu_cmd_upload_resource)), idx + 1, 6) == 0);
+    }
+    auto di = first_of(ps, AEROGPU_CMD_DRAW_INDEXED)->as<aerogpu_cmd_draw_indexed>();
+    CHECK(di.index_count == 3 && di.first_index == 0 && di.base_vertex == -3);
+    // Not a whole vertex: user memory still works (the upload starts at the byte).
+    CHECK(sc.d.draw_indexed_primitive2(4, -10, 1, 3, 0, 1, idx + 1, 2, verts, 20) == kS_OK);
+    sc.d.flush();
+    ps = packets(sc.sink.streams.back());
+    uv = first_of(ps, AEROGPU_CMD_UPLOAD_RESOURCE);
+    CHECK(uv && std::memcmp(uv->payload(sizeof(aerogpu_cmd_upload_resource)),
+                            reinterpret_cast<const uint8_t *>(verts) + 10, 60) == 0);
+    // The bound vertex buffer: base vertex in whole vertices; 32-bit indices.
+    const uint32_t idx32[3] = {0, 1, 2};
+    CHECK(sc.d.draw_indexed_primitive2(4, 40, 0, 3, 0, 1, idx32, 4, nullptr, 20) == kS_OK);
+    sc.d.flush();
+    ps = packets(sc.sink.streams.back());
+    di = first_of(ps, AEROGPU_CMD_DRAW_INDEXED)->as<aerogpu_cmd_draw_indexed>();
+    CHECK(di.base_vertex == 2 && first_of(ps, AEROGPU_CMD_SET_INDEX_BUFFER)->as<aerogpu_cmd_set_index_buffer>().format ==
+                                     AEROGPU_INDEX_FORMAT_UINT32);
+    size_t n = sc.sink.streams.size();
+    CHECK(sc.d.draw_indexed_primitive2(4, 30, 0, 3, 0, 1, idx32, 4, nullptr, 20) == kD3DERR_INVALIDCALL); // 1.5 vertices
+    CHECK(sc.d.draw_indexed_primitive2(4, 0, 0, 3, 2, 1, idx32, 4, nullptr, 20) == kD3DERR_INVALIDCALL);  // mid-index
+    CHECK(sc.d.draw_indexed_primitive2(4, 0, 0, 3, 0, 1, idx32, 3, nullptr, 20) == kD3DERR_INVALIDCALL);  // index size
+    CHECK(sc.d.draw_indexed_primitive2(4, -60, 1, 3, 0, 1, idx, 2, verts, 20) == kD3DERR_INVALIDCALL);    // before data
+    CHECK(sc.d.draw_indexed_primitive2(4, 0, 0, 3, 0, 1, nullptr, 2, verts, 20) == kD3DERR_INVALIDCALL);  // no indices
+    sc.d.flush();
+    CHECK(sc.sink.streams.size() == n);
+}
+
 int main() {
+    test_tex_blt_copy_levels();
+    test_tex_blt_sysmem_upload();
+    test_buffer_copy_and_upload();
+    test_clear_rects_and_depth_fill();
+    test_draw_indexed_primitive2();
     test_blit_stretch_packets_and_restore();
     test_blit_copy_path_and_errors();
     test_blit_restores_default_viewport();

@@ -1,0 +1,292 @@
+// Copies and fills of the UMD core (see aerogpu_umd_core.h): BufBlt/TexBlt as COPY_* packets
+// or UPLOAD_RESOURCE of system-memory data, Clear with rectangles, DepthFill and
+// DrawIndexedPrimitive2's byte offsets.
+#include "aerogpu_umd_core.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace aerogpu {
+
+namespace {
+
+constexpr size_t kUploadPacketBytes = sizeof(aerogpu_cmd_upload_resource);
+
+bool is_bc(uint32_t aerogpu_format) {
+    return aerogpu_format == AEROGPU_FORMAT_BC1_UNORM || aerogpu_format == AEROGPU_FORMAT_BC2_UNORM ||
+           aerogpu_format == AEROGPU_FORMAT_BC3_UNORM;
+}
+
+// D3DFORMAT values of the depth formats DepthFill understands.
+enum : uint32_t { FMT_D24S8 = 75, FMT_D24X8 = 77, FMT_D16 = 80, FMT_D32F_LOCKABLE = 82 };
+
+} // namespace
+
+bool level_layout(const ResourceDesc &d, uint32_t level, LevelLayout *out) {
+    if (d.kind != ResourceKind::Texture2D || level >= d.levels) return false;
+    const uint32_t fmt = d3d_format_to_aerogpu(d.d3d_format);
+    if (!fmt) return false;
+    LevelLayout l;
+    l.block = is_bc(fmt) ? 4 : 1;
+    uint64_t off = 0;
+    for (uint32_t i = 0; i <= level; i++) {
+        const uint32_t w = std::max(d.width >> i, 1u), h = std::max(d.height >> i, 1u);
+        const uint32_t pitch = row_pitch_for(d.d3d_format, w), rows = (h + l.block - 1) / l.block;
+        if (i == level) {
+            l.width = w;
+            l.height = h;
+            l.offset = off;
+            l.row_pitch = pitch;
+            l.rows = rows;
+        }
+        off += uint64_t(pitch) * rows;
+    }
+    *out = l;
+    return true;
+}
+
+int32_t Device::copy_texture_level(uint32_t dst, uint32_t dst_level, uint32_t dst_x, uint32_t dst_y, uint32_t src,
+                                   uint32_t src_level, uint32_t src_x, uint32_t src_y, uint32_t w, uint32_t h) {
+    Resource *d = find(dst), *s = find(src);
+    LevelLayout dl, sl;
+    if (!d || !s || !level_layout(d->desc, dst_level, &dl) || !level_layout(s->desc, src_level, &sl) || w == 0 ||
+        h == 0 || dst_x > dl.width || w > dl.width - dst_x || dst_y > dl.height || h > dl.height - dst_y ||
+        src_x > sl.width || w > sl.width - src_x || src_y > sl.height || h > sl.height - src_y ||
+        d3d_format_to_aerogpu(d->desc.d3d_format) != d3d_format_to_aerogpu(s->desc.d3d_format))
+        return kD3DERR_INVALIDCALL;
+    auto *p = cmd_.append<aerogpu_cmd_copy_texture2d>(AEROGPU_CMD_COPY_TEXTURE2D);
+    if (!p) return kE_OUTOFMEMORY;
+    p->dst_texture = dst;
+    p->src_texture = src;
+    p->dst_mip_level = dst_level;
+    p->src_mip_level = src_level;
+    p->dst_x = dst_x;
+    p->dst_y = dst_y;
+    p->src_x = src_x;
+    p->src_y = src_y;
+    p->width = w;
+    p->height = h;
+    reference(src, false);
+    reference(dst, true);
+    return kS_OK;
+}
+
+int32_t Device::copy_buffer(uint32_t dst, uint64_t dst_offset, uint32_t src, uint64_t src_offset, uint64_t size) {
+    Resource *d = find(dst), *s = find(src);
+    if (!d || !s || d->desc.kind != ResourceKind::Buffer || s->desc.kind != ResourceKind::Buffer || size == 0 ||
+        dst_offset > d->desc.size_bytes || size > d->desc.size_bytes - dst_offset || src_offset > s->desc.size_bytes ||
+        size > s->desc.size_bytes - src_offset)
+        return kD3DERR_INVALIDCALL;
+    auto *p = cmd_.append<aerogpu_cmd_copy_buffer>(AEROGPU_CMD_COPY_BUFFER);
+    if (!p) return kE_OUTOFMEMORY;
+    p->dst_buffer = dst;
+    p->src_buffer = src;
+    p->dst_offset_bytes = dst_offset;
+    p->src_offset_bytes = src_offset;
+    p->size_bytes = size;
+    reference(src, false);
+    reference(dst, true);
+    return kS_OK;
+}
+
+int32_t Device::upload_range(uint32_t dst, uint64_t offset, const uint8_t *data, uint64_t size) {
+    // One packet must fit an empty batch (the runtime's command buffer).
+    uint64_t chunk_max = kUploadBufferBytes;
+    if (max_batch_bytes_) {
+        const size_t fixed = sizeof(aerogpu_cmd_stream_header) + kUploadPacketBytes + 64;
+        if (max_batch_bytes_ <= fixed + 256) return kE_OUTOFMEMORY;
+        chunk_max = std::min<uint64_t>(chunk_max, (max_batch_bytes_ - fixed) & ~uint64_t(3));
+    }
+    while (size) {
+        const uint64_t n = std::min(size, chunk_max);
+        ensure_room(kUploadPacketBytes + size_t(n) + 4);
+        auto *p = cmd_.append<aerogpu_cmd_upload_resource>(AEROGPU_CMD_UPLOAD_RESOURCE, data, size_t(n));
+        if (!p) return kE_OUTOFMEMORY;
+        p->resource_handle = dst;
+        p->offset_bytes = offset;
+        p->size_bytes = n;
+        data += n;
+        offset += n;
+        size -= n;
+    }
+    return kS_OK;
+}
+
+int32_t Device::upload_buffer(uint32_t dst, uint64_t offset, const void *data, uint64_t size) {
+    Resource *d = find(dst);
+    if (!d || !data || d->desc.kind != ResourceKind::Buffer || size == 0 || offset > d->desc.size_bytes ||
+        size > d->desc.size_bytes - offset)
+        return kD3DERR_INVALIDCALL;
+    return upload_range(dst, offset, static_cast<const uint8_t *>(data), size);
+}
+
+int32_t Device::upload_texture(uint32_t dst, uint32_t level, uint32_t x, uint32_t y, uint32_t w, uint32_t h,
+                               const void *data, uint32_t pitch) {
+    Resource *d = find(dst);
+    LevelLayout l;
+    if (!d || !data || !level_layout(d->desc, level, &l) || w == 0 || h == 0 || x > l.width || w > l.width - x ||
+        y > l.height || h > l.height - y)
+        return kD3DERR_INVALIDCALL;
+    const uint32_t b = l.block;
+    if (x % b || y % b || ((x + w) % b && x + w != l.width) || ((y + h) % b && y + h != l.height))
+        return kD3DERR_INVALIDCALL;
+    const uint32_t elem = row_pitch_for(d->desc.d3d_format, b); // bytes per texel (per block for BC)
+    const uint32_t bx = x / b, by = y / b, bw = (w + b - 1) / b, bh = (h + b - 1) / b;
+    const uint64_t row_bytes = uint64_t(bw) * elem;
+    if (pitch < row_bytes) return kD3DERR_INVALIDCALL;
+    const uint8_t *src = static_cast<const uint8_t *>(data);
+    if (bx == 0 && row_bytes == l.row_pitch && pitch == l.row_pitch)
+        return upload_range(dst, l.offset + uint64_t(by) * l.row_pitch, src, uint64_t(bh) * l.row_pitch);
+    for (uint32_t r = 0; r < bh; r++) {
+        int32_t hr = upload_range(dst, l.offset + uint64_t(by + r) * l.row_pitch + uint64_t(bx) * elem,
+                                  src + uint64_t(r) * pitch, row_bytes);
+        if (hr != kS_OK) return hr;
+    }
+    return kS_OK;
+}
+
+int32_t Device::tex_blt(uint32_t dst, int32_t dst_x, int32_t dst_y, uint32_t src, const Rect &sr,
+                        const SysmemLevel *sysmem, uint32_t sysmem_levels) {
+    const Resource *d = find(dst), *s = find(src);
+    if (!d || !s || dst == src || d->desc.kind != ResourceKind::Texture2D || s->desc.kind != ResourceKind::Texture2D ||
+        d3d_format_to_aerogpu(d->desc.d3d_format) != d3d_format_to_aerogpu(s->desc.d3d_format) ||
+        s->desc.levels < d->desc.levels || (sysmem && sysmem_levels < s->desc.levels))
+        return kD3DERR_INVALIDCALL;
+    // UpdateTexture: dst level l corresponds to src level l + skip, of the same size.
+    const uint32_t skip = s->desc.levels - d->desc.levels;
+    LevelLayout top;
+    level_layout(s->desc, skip, &top);
+    if (top.width != d->desc.width || top.height != d->desc.height) return kD3DERR_INVALIDCALL;
+    const LevelLayout &s0 = top;
+    LevelLayout src0;
+    level_layout(s->desc, 0, &src0);
+    if (sr.left < 0 || sr.top < 0 || sr.left >= sr.right || sr.top >= sr.bottom || uint32_t(sr.right) > src0.width ||
+        uint32_t(sr.bottom) > src0.height || dst_x < 0 || dst_y < 0)
+        return kD3DERR_INVALIDCALL;
+    const bool whole = sr.left == 0 && sr.top == 0 && uint32_t(sr.right) == src0.width &&
+                       uint32_t(sr.bottom) == src0.height && dst_x == 0 && dst_y == 0;
+    // A region of a texture whose levels do not line up with dst's, or a block-compressed
+    // region moved elsewhere: no defined per-level mapping.
+    if (!whole && (skip || (s0.block > 1 && (dst_x != sr.left || dst_y != sr.top)))) return kD3DERR_NOTAVAILABLE;
+    for (uint32_t lv = 0; lv < d->desc.levels; lv++) {
+        LevelLayout dl, sl;
+        level_layout(d->desc, lv, &dl);
+        level_layout(s->desc, lv + skip, &sl);
+        uint32_t x0 = 0, y0 = 0, x1 = sl.width, y1 = sl.height, dx = 0, dy = 0;
+        if (!whole) {
+            // The rectangle scaled to the level, grown to whole texels (and BC blocks).
+            const uint32_t round = (1u << lv) - 1;
+            x0 = uint32_t(sr.left) >> lv;
+            y0 = uint32_t(sr.top) >> lv;
+            x1 = std::min((uint32_t(sr.right) + round) >> lv, sl.width);
+            y1 = std::min((uint32_t(sr.bottom) + round) >> lv, sl.height);
+            if (sl.block > 1) {
+                x0 &= ~3u;
+                y0 &= ~3u;
+                x1 = std::min((x1 + 3) & ~3u, sl.width);
+                y1 = std::min((y1 + 3) & ~3u, sl.height);
+                dx = x0;
+                dy = y0;
+            } else {
+                dx = uint32_t(dst_x) >> lv;
+                dy = uint32_t(dst_y) >> lv;
+            }
+            if (x1 <= x0) x1 = x0 + 1;
+            if (y1 <= y0) y1 = y0 + 1;
+            if (dx >= dl.width || dy >= dl.height) return kD3DERR_INVALIDCALL;
+        }
+        const uint32_t w = std::min(x1 - x0, dl.width - dx), h = std::min(y1 - y0, dl.height - dy);
+        int32_t hr;
+        if (sysmem) {
+            const SysmemLevel &m = sysmem[lv + skip];
+            if (!m.data) return kD3DERR_INVALIDCALL;
+            const uint32_t elem = row_pitch_for(s->desc.d3d_format, sl.block);
+            const uint8_t *p = static_cast<const uint8_t *>(m.data) + uint64_t(y0 / sl.block) * m.pitch +
+                               uint64_t(x0 / sl.block) * elem;
+            hr = upload_texture(dst, lv, dx, dy, w, h, p, m.pitch);
+        } else {
+            hr = copy_texture_level(dst, lv, dx, dy, src, lv + skip, x0, y0, w, h);
+        }
+        if (hr != kS_OK) return hr;
+    }
+    return kS_OK;
+}
+
+int32_t Device::clear_color_rects(const float rgba[4], const Rect *rects, uint32_t n) {
+    if (!rgba || (n && !rects)) return kD3DERR_INVALIDCALL;
+    uint32_t targets[AEROGPU_MAX_RENDER_TARGETS];
+    std::memcpy(targets, rts_, sizeof(targets)); // color_fill rebinds and restores rts_
+    for (uint32_t t : targets) {
+        const Resource *r = t ? find(t) : nullptr;
+        if (!r) continue;
+        // Copied: the fills may create internal resources (and move the resource table).
+        const int64_t w = r->desc.width, h = r->desc.height;
+        for (uint32_t i = 0; i < n; i++) {
+            Rect c = rects[i];
+            c.left = std::max(c.left, 0);
+            c.top = std::max(c.top, 0);
+            c.right = int32_t(std::min<int64_t>(c.right, w));
+            c.bottom = int32_t(std::min<int64_t>(c.bottom, h));
+            if (c.left >= c.right || c.top >= c.bottom) continue;
+            int32_t hr = color_fill(t, c, rgba);
+            if (hr != kS_OK) return hr;
+        }
+    }
+    return kS_OK;
+}
+
+int32_t Device::depth_fill(uint32_t ds, uint32_t v) {
+    const Resource *r = find(ds);
+    if (!r || r->desc.kind != ResourceKind::Texture2D || !(r->desc.usage & AEROGPU_RESOURCE_USAGE_DEPTH_STENCIL))
+        return kD3DERR_INVALIDCALL;
+    uint32_t flags = AEROGPU_CLEAR_DEPTH, stencil = 0;
+    float z;
+    switch (r->desc.d3d_format) {
+    case FMT_D16: z = float(v & 0xFFFFu) / 65535.0f; break;
+    case FMT_D24S8:
+        flags |= AEROGPU_CLEAR_STENCIL;
+        stencil = v & 0xFFu;
+        z = float(v >> 8) / 16777215.0f;
+        break;
+    case FMT_D24X8: z = float(v >> 8) / 16777215.0f; break;
+    case FMT_D32F_LOCKABLE: std::memcpy(&z, &v, 4); break;
+    default: return kD3DERR_NOTAVAILABLE;
+    }
+    // Bound alone: the color targets may differ in size from the depth surface.
+    uint32_t saved_rts[AEROGPU_MAX_RENDER_TARGETS];
+    std::memcpy(saved_rts, rts_, sizeof(rts_));
+    const uint32_t saved_ds = ds_;
+    std::memset(rts_, 0, sizeof(rts_));
+    ds_ = ds;
+    int32_t hr = emit_render_targets();
+    if (hr == kS_OK) hr = clear(flags, nullptr, z, stencil);
+    std::memcpy(rts_, saved_rts, sizeof(rts_));
+    ds_ = saved_ds;
+    const int32_t hr2 = emit_render_targets();
+    return hr != kS_OK ? hr : hr2;
+}
+
+int32_t Device::draw_indexed_primitive2(uint32_t prim, int32_t base_vertex_offset, uint32_t min_index,
+                                        uint32_t num_vertices, uint32_t start_index_offset, uint32_t count,
+                                        const void *indices, uint32_t index_size, const void *vertices,
+                                        uint32_t stride) {
+    if (!indices || (index_size != 2 && index_size != 4) || start_index_offset % index_size || !stride ||
+        stride > 0xFFFFu || min_index > 0x7FFFFFFFu)
+        return kD3DERR_INVALIDCALL;
+    const uint8_t *idx = static_cast<const uint8_t *>(indices) + start_index_offset;
+    if (vertices) {
+        // Vertex `i` is at vertices + base_vertex_offset + i * stride: upload from vertex
+        // min_index on, drawn with base vertex -min_index (any byte offset works here).
+        const int64_t first = int64_t(base_vertex_offset) + int64_t(min_index) * stride;
+        if (first < 0 || first > 0x7FFFFFFF) return kD3DERR_INVALIDCALL;
+        const uint8_t *v = static_cast<const uint8_t *>(vertices) + first;
+        return draw_indexed_up(prim, -int32_t(min_index), min_index, num_vertices, 0, count, idx, index_size == 4, v,
+                               stride);
+    }
+    // A buffer on stream 0: the offset must be whole vertices (DRAW_INDEXED's base_vertex).
+    if (base_vertex_offset % int32_t(stride)) return kD3DERR_INVALIDCALL;
+    return draw_indexed_up(prim, base_vertex_offset / int32_t(stride), min_index, num_vertices, 0, count, idx,
+                           index_size == 4, nullptr, stride);
+}
+
+} // namespace aerogpu
