@@ -29,6 +29,9 @@ mod floppy_tests;
 pub(crate) mod floppy_media;
 #[path = "host_io.rs"]
 pub(crate) mod host_io;
+#[cfg(test)]
+#[path = "ide_tests.rs"]
+mod ide_tests;
 #[path = "media.rs"]
 mod media;
 #[cfg(test)]

@@ -6,6 +6,7 @@ use crate::devices::ahci_pci::AhciConfig;
 use crate::devices::i440fx::PAM0;
 use crate::devices::pc_pci::PcPci;
 use crate::devices::pci::PciFunction;
+use crate::devices::piix3_ide::ChannelPorts;
 use crate::memory_map::PamMode;
 
 /// Bus 0 plus the generation of configuration writes already decoded.
@@ -25,8 +26,9 @@ pub struct Decoded {
     /// AeroGPU register block base (display function BAR0).
     pub aerogpu_mmio: Option<u64>,
     pub pm_io_base: Option<u16>,
-    /// IDE legacy channels decoding (primary, secondary) and the bus-master I/O base.
-    pub ide_channels: [bool; 2],
+    /// Where the IDE channels decode (primary, secondary; legacy ports or native-mode
+    /// BARs) and the bus-master I/O base.
+    pub ide_channels: [Option<ChannelPorts>; 2],
     pub ide_bus_master: Option<u16>,
     /// AHCI register block base (BAR5), when assigned and memory decoding is on.
     pub ahci_abar: Option<u64>,
@@ -77,10 +79,16 @@ impl PciBus {
             vga_rom: f.display.rom_base(),
             aerogpu_mmio: f.display.mmio_base(),
             pm_io_base: f.power_management.pm_io_base(),
-            ide_channels: [f.ide.channel_enabled(false), f.ide.channel_enabled(true)],
+            ide_channels: [f.ide.channel_decode(false), f.ide.channel_decode(true)],
             ide_bus_master: f.ide.bus_master_base(),
             ahci_abar: f.ahci.config().abar(),
         })
+    }
+
+    /// Both IDE channels back to compatibility mode (platform reset).
+    pub fn reset_ide_mode(&mut self) {
+        self.pci.functions.ide.reset_mode();
+        self.decoded_generation = None;
     }
 
     /// Sets the PAM registers directly (our BIOS shadows the VGA ROM without config cycles).

@@ -3,13 +3,13 @@
 
 use crate::devices::ahci_pci::AhciConfig;
 use crate::devices::lapic::DeliveryMode;
-use crate::devices::pc_pci::AHCI;
+use crate::devices::pc_pci::{AHCI, IDE};
 use crate::devices::pci::PciFunction;
 use aero_cpu::{Bus, PageMapping};
 use aero_gpu::Vga;
 use aero_gpu::aerogpu::{AeroGpu, AeroGpuConfig};
 use aero_storage::ahci::{ABAR_SIZE, Ahci, ICH9_PORTS};
-use aero_storage::ide::{IdeController, LEGACY_IRQS, LEGACY_PORTS};
+use aero_storage::ide::IdeController;
 
 use crate::clock::Clock;
 use crate::devices::acpi_pm::{AcpiPm, AcpiPmLayout, SleepRequest};
@@ -24,6 +24,7 @@ use crate::devices::lapic::LocalApic;
 use crate::devices::pc_pci::DISPLAY;
 use crate::devices::pic::DualPic;
 use crate::devices::piix3::{PIRQ_GSI_BASE, pirq_for};
+use crate::devices::piix3_ide::{ChannelInterrupt, ChannelPorts};
 use crate::devices::pit::Pit;
 use crate::devices::port92::Port92;
 use crate::devices::post_port::PostPort;
@@ -100,8 +101,9 @@ pub struct Platform {
     pub acpi_pm: AcpiPm,
     /// PIIX3 IDE (the PCI face is `pci.pci.functions.ide`).
     pub ide: IdeController,
-    /// Which IDE legacy channels decode, and where the bus-master block is.
-    ide_channels: [bool; 2],
+    /// Where each IDE channel decodes (legacy ports or native BARs), and where the
+    /// bus-master block is.
+    ide_channels: [Option<ChannelPorts>; 2],
     ide_bus_master: Option<u16>,
     /// ICH9 AHCI HBA (the PCI face is `pci.pci.functions.ahci`) and where ABAR maps it.
     pub ahci: Ahci,
@@ -157,7 +159,7 @@ impl Platform {
             ide: IdeController::new(),
             ahci: Ahci::new(ICH9_PORTS),
             ahci_abar: None,
-            ide_channels: [false; 2],
+            ide_channels: [None; 2],
             ide_bus_master: None,
             aerogpu: AeroGpu::new(AeroGpuConfig::default()),
             aerogpu_base: None,
@@ -180,8 +182,9 @@ impl Platform {
     /// mode, VBE off) at power-on values. Without this a rebooting guest's firmware would
     /// take the old OS's timer interrupts or find the old OS's video mode. Kept: CMOS RAM
     /// and time (battery), port 0x92's A20 bit, COM1 output already sent, PCI
-    /// configuration (the firmware reprograms it). Storage and AeroGPU are reset by the
-    /// machine.
+    /// configuration (the firmware reprograms it) except the IDE channel modes, which go
+    /// back to compatibility (our BIOS's disk services use the legacy ports). Storage and
+    /// AeroGPU are reset by the machine.
     pub fn reset_devices(&mut self) {
         self.rtc.reset();
         self.port92.reset();
@@ -199,6 +202,8 @@ impl Platform {
         self.nmi_pending = false;
         self.isa_levels = IrqLines::NONE;
         self.requests = Requests::default();
+        self.pci.reset_ide_mode();
+        self.apply_pci_decoding();
         // The new VGA is in text mode: the 0xA0000 window is the VGA's again.
         if self.map.set_vga_bank(None) {
             self.requests.vga_window_moved = true;
@@ -263,8 +268,11 @@ impl Platform {
         }
         levels.set(4, self.com1.irq_level());
         levels.set(FDC_IRQ, self.fdc.irq_level());
-        for (channel, &irq) in LEGACY_IRQS.iter().enumerate() {
-            if self.ide_channels[channel] && self.ide.irq_level(channel) {
+        let ide = &self.pci.pci.functions.ide;
+        for channel in 0..2 {
+            if let ChannelInterrupt::Isa(irq) = ide.channel_interrupt(channel == 1)
+                && self.ide.irq_level(channel)
+            {
                 levels.set(irq, true);
             }
         }
@@ -345,6 +353,15 @@ impl Platform {
         let display = &self.pci.pci.functions.display;
         if self.aerogpu.irq_level() && display.interrupt_pin() != 0 {
             pirqs[usize::from(pirq_for(DISPLAY.device, display.interrupt_pin()))] = true;
+        }
+        // Native-mode IDE channels share the IDE function's pin.
+        let ide = &self.pci.pci.functions.ide;
+        if (0..2).any(|channel| {
+            ide.channel_interrupt(channel == 1) == ChannelInterrupt::Intx
+                && self.ide.irq_level(channel)
+        }) && ide.interrupt_pin() != 0
+        {
+            pirqs[usize::from(pirq_for(IDE.device, ide.interrupt_pin()))] = true;
         }
         let ahci = self.pci.pci.functions.ahci.config();
         if self.ahci.irq_level() && ahci.intx_enabled() {
@@ -449,7 +466,10 @@ impl Platform {
             0x3F0..=0x3F5 | 0x3F7 => self.fdc.io_read(port, size),
             0x3B0..=0x3DF | 0x1CE..=0x1D0 => self.vga.io_read(port, size),
             0xCF8..=0xCFF => self.pci.io_read(port, size),
-            p if self.ide_claims(p) => self.ide.io_read(port, size).unwrap_or(0xFF),
+            p if let Some(register) = self.ide_register(p) => match register {
+                IdeRegister::Command(ch, offset) => self.ide.command_read(ch, offset, size),
+                IdeRegister::Control(ch) => self.ide.control_read(ch),
+            },
             p if let Some(off) = self.ide_bus_master_offset(p) => {
                 self.ide.bus_master_read(off, size)
             }
@@ -493,8 +513,13 @@ impl Platform {
                 self.pci.io_write(port, size, value);
                 self.apply_pci_decoding();
             }
-            p if self.ide_claims(p) => {
-                self.ide.io_write(port, size, value);
+            p if let Some(register) = self.ide_register(p) => {
+                match register {
+                    IdeRegister::Command(ch, offset) => {
+                        self.ide.command_write(ch, offset, size, value)
+                    }
+                    IdeRegister::Control(ch) => self.ide.control_write(ch, value),
+                }
                 self.requests.dma |= self.ide.dma_pending();
             }
             p if let Some(off) = self.ide_bus_master_offset(p) => {
@@ -507,12 +532,19 @@ impl Platform {
         self.collect_requests();
     }
 
-    /// Whether `port` is a legacy IDE register of a channel whose decoding is on.
-    fn ide_claims(&self, port: u16) -> bool {
-        LEGACY_PORTS
+    /// The IDE register at `port`, in whichever channel decodes it (legacy ports or native
+    /// BARs; the primary wins where a guest made them overlap).
+    fn ide_register(&self, port: u16) -> Option<IdeRegister> {
+        self.ide_channels
             .iter()
-            .zip(self.ide_channels)
-            .any(|(&(cmd, ctl), on)| on && ((cmd..cmd + 8).contains(&port) || port == ctl))
+            .enumerate()
+            .find_map(|(ch, ports)| {
+                let ports = (*ports)?;
+                match port.checked_sub(ports.command) {
+                    Some(offset) if offset < 8 => Some(IdeRegister::Command(ch, offset)),
+                    _ => (port == ports.control).then_some(IdeRegister::Control(ch)),
+                }
+            })
     }
 
     /// Offset into the IDE bus-master block, when `port` is in it.
@@ -758,6 +790,14 @@ pub struct RegisterWrite {
 }
 
 const MAX_QUEUED_REGISTER_WRITES: usize = 4096;
+
+/// An IDE register a port decodes to: command block (channel, offset 0..8) or the control
+/// register (channel).
+#[derive(Clone, Copy)]
+enum IdeRegister {
+    Command(usize, u16),
+    Control(usize),
+}
 
 #[derive(Clone, Copy)]
 enum MmioDevice {

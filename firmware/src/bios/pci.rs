@@ -178,9 +178,10 @@ pub fn enumerate(host: &mut dyn FirmwareHost, mmio_start: u64, mmio64: (u64, u64
             prefetch = bar.prefetchable,
             "PCI BAR"
         );
-        let low_flags =
-            pci.read32(bar.bdf, bar.reg) & if bar.kind == BarKind::Io { 0x3 } else { 0xF };
-        pci.write32(bar.bdf, bar.reg, (addr as u32 & !0xF) | low_flags);
+        // I/O BARs may be 4-byte aligned: only their two type bits are kept.
+        let flag_bits = if bar.kind == BarKind::Io { 0x3 } else { 0xF };
+        let low_flags = pci.read32(bar.bdf, bar.reg) & flag_bits;
+        pci.write32(bar.bdf, bar.reg, (addr as u32 & !flag_bits) | low_flags);
         if bar.kind == BarKind::Mem64 {
             pci.write32(bar.bdf, bar.reg + 4, (addr >> 32) as u32);
         }

@@ -76,8 +76,8 @@ pub fn pirq_for(slot: u8, pin: u8) -> u8 {
 
 /// PCI interrupts that bypass the PIRQ lines: the PIIX4 PM function (00:01.3, paired with
 /// the PIIX3 as on QEMU `pc`) reports INTA, but that is its SCI, hard-wired to ISA IRQ 9.
-/// It is the only INTA user in slot 1 (IDE uses IRQ 14/15, USB uses INTD), so the whole
-/// slot-1 INTA entry points at the SCI.
+/// It is the only INTA user in slot 1 (IDE uses IRQ 14/15, or INTB in PCI native mode;
+/// USB uses INTD), so the whole slot-1 INTA entry points at the SCI.
 pub fn hardwired_irq(slot: u8, pin: u8) -> Option<u8> {
     (slot == PIIX3_SLOT && pin == 0).then_some(SCI_IRQ)
 }

@@ -68,13 +68,10 @@ impl IdeController {
     /// Handles a read of a legacy port; `None` when the port is not ours.
     pub fn io_read(&mut self, port: u16, size: u8) -> Option<u32> {
         let (ch, control, reg) = Self::decode(port)?;
-        let channel = &mut self.channels[ch];
         Some(if control {
-            channel.read_alt_status() as u32
-        } else if reg == 0 {
-            channel.read_data(size)
+            self.control_read(ch)
         } else {
-            channel.read_register(reg as u8) as u32
+            self.command_read(ch, reg, size)
         })
     }
 
@@ -83,15 +80,45 @@ impl IdeController {
         let Some((ch, control, reg)) = Self::decode(port) else {
             return false;
         };
-        let channel = &mut self.channels[ch];
         if control {
-            channel.write_device_control(value as u8);
-        } else if reg == 0 {
-            channel.write_data(size, value);
+            self.control_write(ch, value);
         } else {
-            channel.write_register(reg as u8, value as u8);
+            self.command_write(ch, reg, size, value);
         }
         true
+    }
+
+    /// Reads command block register `offset` (0..8, 0 = data) of `channel`, wherever the
+    /// PCI function decodes it (legacy ports or a native-mode BAR). Out of range: all ones.
+    pub fn command_read(&mut self, channel: usize, offset: u16, size: u8) -> u32 {
+        match self.channels.get_mut(channel) {
+            Some(ch) if offset == 0 => ch.read_data(size),
+            Some(ch) if offset < 8 => u32::from(ch.read_register(offset as u8)),
+            _ => u32::MAX >> (32 - 8 * u32::from(size.clamp(1, 4))),
+        }
+    }
+
+    /// Writes command block register `offset` (0..8) of `channel`.
+    pub fn command_write(&mut self, channel: usize, offset: u16, size: u8, value: u32) {
+        match self.channels.get_mut(channel) {
+            Some(ch) if offset == 0 => ch.write_data(size, value),
+            Some(ch) if offset < 8 => ch.write_register(offset as u8, value as u8),
+            _ => {}
+        }
+    }
+
+    /// Reads the alternate status register of `channel` (control block).
+    pub fn control_read(&mut self, channel: usize) -> u32 {
+        self.channels
+            .get_mut(channel)
+            .map_or(0xFF, |ch| u32::from(ch.read_alt_status()))
+    }
+
+    /// Writes the device control register of `channel` (control block).
+    pub fn control_write(&mut self, channel: usize, value: u32) {
+        if let Some(ch) = self.channels.get_mut(channel) {
+            ch.write_device_control(value as u8);
+        }
     }
 
     /// Reads the bus-master block at `offset` (0..16).
@@ -136,7 +163,8 @@ impl IdeController {
         }
     }
 
-    /// Level of the channel's interrupt line (IRQ 14 / 15 in legacy mode).
+    /// Level of the channel's interrupt (IRQ 14 / 15 in legacy mode, the PCI function's
+    /// INTx pin in native mode: the machine routes it).
     pub fn irq_level(&self, channel: usize) -> bool {
         self.channels.get(channel).is_some_and(|c| c.irq_level())
     }

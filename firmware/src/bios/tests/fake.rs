@@ -155,7 +155,13 @@ impl FakeHost {
             .insert(0x0008, FakeFunction::new(0x8086, 0x7000, 0x0601, 0x80));
         self.pci.insert(
             0x0009,
-            FakeFunction::new(0x8086, 0x7010, 0x0101, 0).bar(4, 16, 1),
+            FakeFunction::new(0x8086, 0x7010, 0x0101, 0)
+                .bar(0, 8, 1)
+                .bar(1, 4, 1)
+                .bar(2, 8, 1)
+                .bar(3, 4, 1)
+                .bar(4, 16, 1)
+                .pin(2),
         );
         self.pci.insert(
             0x0010,

@@ -92,6 +92,21 @@ fn post_assigns_pci_resources_and_routes_irqs() {
     let ide = &pci[&0x0009];
     assert_eq!(u16::from_le_bytes([ide.cfg[0x40], ide.cfg[0x41]]), 0x8000);
     assert_eq!(ide.cfg[4] & 1, 1);
+    // Its 8- and 4-byte native-mode I/O BARs each get their own naturally aligned ports.
+    let mut io_ranges: Vec<(u32, u32)> = [(0x10, 8), (0x14, 4), (0x18, 8), (0x1C, 4), (0x20, 16)]
+        .iter()
+        .map(|&(reg, size)| (ide.reg32(reg) & !3, size))
+        .collect();
+    io_ranges.push((io & !3, 64));
+    io_ranges.sort();
+    for &(base, size) in &io_ranges {
+        assert!(base >= 0xC000 && base % size == 0, "{io_ranges:x?}");
+    }
+    for p in io_ranges.windows(2) {
+        assert!(p[0].0 + p[0].1 <= p[1].0, "{io_ranges:x?}");
+    }
+    // Slot 1 INTB → PIRQB → IRQ 10.
+    assert_eq!(ide.cfg[0x3C], 10);
     // No two BARs overlap.
     let mut ranges = vec![
         (vga.reg32(0x10) & !0xF, 16u32 << 20),
