@@ -403,13 +403,18 @@ pub(crate) fn command(disc: &mut Disc<'_>, cdb: &[u8; 12]) -> Result<Reply, Sens
 
 fn request_sense(disc: &mut Disc<'_>, alloc: usize) -> Result<Reply, Sense> {
     let stored = Sense(disc.state.sense_key, disc.state.asc, disc.state.ascq);
-    // Nothing stored (the last command succeeded, or its sense was read already): the
-    // drive's current condition, as SPC asks, so that a driver polling with REQUEST SENSE
-    // alone still sees an empty drive or an open tray.
-    let Sense(key, asc, ascq) = if stored == Sense::NONE {
-        disc.sectors().err().unwrap_or(Sense::NONE)
-    } else {
+    // The last command's sense first (SPC-3 5.9.7 a: the unit attention stays pending).
+    // Nothing stored (the last command succeeded, or its sense was read already): a
+    // pending unit attention, reported and cleared (SPC-3 5.9.7 b: drivers that poll with
+    // REQUEST SENSE see the media change once), else the drive's current condition, so
+    // that such a driver still sees an empty drive or an open tray.
+    let Sense(key, asc, ascq) = if stored != Sense::NONE {
         stored
+    } else if disc.state.unit_attention {
+        disc.state.unit_attention = false;
+        Sense::MEDIUM_CHANGED
+    } else {
+        disc.sectors().err().unwrap_or(Sense::NONE)
     };
     let mut d = vec![0u8; 18];
     d[0] = 0x70; // current error, fixed format

@@ -633,13 +633,51 @@ fn atapi_request_sense_reports_the_current_condition() {
     assert_eq!(packet(&mut ide, &[0x1B, 0, 0, 0, 0x03], 0).1 & 1, 0);
     assert_eq!(sense(&mut ide), (0x02, 0x3A, 0x01), "tray closed, no disc");
 
-    // REQUEST SENSE itself never fails and leaves a pending unit attention alone.
+    // REQUEST SENSE itself never fails; the unit attention of the new disc comes next.
     ide.channels[1]
         .insert_media(false, Box::new(BlankDisc(10)))
         .unwrap();
+    assert_eq!(sense(&mut ide), (0x06, 0x28, 0x00), "unit attention");
     assert_eq!(sense(&mut ide), (0, 0, 0), "a disc is loaded");
-    assert_eq!(packet(&mut ide, &[0x00], 0).2 >> 4, 0x06, "unit attention");
-    assert_eq!(sense(&mut ide), (0x06, 0x28, 0x00));
+    assert_eq!(
+        packet(&mut ide, &[0x00], 0).1 & 1,
+        0,
+        "no unit attention left"
+    );
+}
+
+/// A pending UNIT ATTENTION is reported by REQUEST SENSE and then cleared (SPC), after
+/// any sense the previous command left.
+#[test]
+fn atapi_request_sense_reports_and_clears_a_pending_unit_attention() {
+    let mut ide = controller();
+    ide.channels[1]
+        .insert_media(false, Box::new(BlankDisc(10)))
+        .unwrap();
+    assert_eq!(
+        sense(&mut ide),
+        (0x06, 0x28, 0x00),
+        "medium may have changed"
+    );
+    assert_eq!(sense(&mut ide), (0, 0, 0), "reported once");
+    let (_, st, _) = packet(&mut ide, &[0x00], 0);
+    assert_eq!(
+        st & 1,
+        0,
+        "TEST UNIT READY passes: the attention was cleared"
+    );
+    assert_eq!(capacity(&mut ide), 10);
+
+    // A stored sense (from a command that failed before the change) comes first, the unit
+    // attention after it.
+    assert_eq!(packet(&mut ide, &[0xFF], 0).2 >> 4, 0x05);
+    ide.channels[1]
+        .insert_media(false, Box::new(BlankDisc(20)))
+        .unwrap();
+    assert_eq!(sense(&mut ide), (0x05, 0x20, 0x00), "the stored sense");
+    assert_eq!(sense(&mut ide), (0x06, 0x28, 0x00), "then the attention");
+    assert_eq!(sense(&mut ide), (0, 0, 0));
+    assert_eq!(capacity(&mut ide), 20);
 }
 
 /// GET EVENT STATUS NOTIFICATION, media class, polled: (event code, media status byte).
