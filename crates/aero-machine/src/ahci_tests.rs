@@ -6,7 +6,6 @@
 use super::*;
 use aero_cpu::Bus;
 use aero_storage::MemoryDisk;
-use aero_storage::ide::GuestMemory;
 
 // Above the ECAM window (0xE0000000-0xEFFFFFFF), where the BIOS places BARs too.
 const ABAR: u64 = 0xF800_0000;
@@ -48,20 +47,6 @@ fn cfg_read(m: &mut Machine, dev: u8, reg: u8) -> u32 {
 fn cfg_write(m: &mut Machine, dev: u8, reg: u8, value: u32) {
     m.platform.io_write(0xCF8, 4, cfg_addr(dev, reg));
     m.platform.io_write(0xCFC, 4, value);
-}
-
-fn ram_write(m: &mut Machine, addr: u64, data: &[u8]) {
-    GuestRam::new(&mut m.memory, &m.platform.map)
-        .write(addr, data)
-        .unwrap();
-}
-
-fn ram_read(m: &mut Machine, addr: u64, len: usize) -> Vec<u8> {
-    let mut buf = vec![0u8; len];
-    GuestRam::new(&mut m.memory, &m.platform.map)
-        .read(addr, &mut buf)
-        .unwrap();
-    buf
 }
 
 fn abar_write(m: &mut Machine, off: u64, value: u32) {

@@ -8,7 +8,6 @@
 use super::*;
 use aero_cpu::Bus;
 use aero_storage::MemoryDisk;
-use aero_storage::ide::GuestMemory;
 
 const IDE_DEV: u32 = 1;
 const IDE_FN: u32 = 1;
@@ -51,20 +50,6 @@ fn cfg_read(m: &mut Machine, reg: u32) -> u32 {
 fn cfg_write(m: &mut Machine, function: u32, reg: u32, size: u8, value: u32) {
     cfg_select(m, function, reg);
     m.platform.io_write(0xCFC + (reg & 3) as u16, size, value);
-}
-
-fn ram_write(m: &mut Machine, addr: u64, data: &[u8]) {
-    GuestRam::new(&mut m.memory, &m.platform.map)
-        .write(addr, data)
-        .unwrap();
-}
-
-fn ram_read(m: &mut Machine, addr: u64, len: usize) -> Vec<u8> {
-    let mut buf = vec![0u8; len];
-    GuestRam::new(&mut m.memory, &m.platform.map)
-        .read(addr, &mut buf)
-        .unwrap();
-    buf
 }
 
 /// PIC IRR (OCW3 read IRR) bit of ISA line `irq`.

@@ -22,11 +22,11 @@ use crate::platform::Platform;
 mod ahci_tests;
 #[path = "display.rs"]
 mod display;
+#[path = "floppy_media.rs"]
+pub(crate) mod floppy_media;
 #[cfg(test)]
 #[path = "floppy_tests.rs"]
 mod floppy_tests;
-#[path = "floppy_media.rs"]
-pub(crate) mod floppy_media;
 #[path = "host_io.rs"]
 pub(crate) mod host_io;
 #[cfg(test)]
@@ -37,6 +37,25 @@ mod media;
 #[cfg(test)]
 #[path = "media_tests.rs"]
 mod media_tests;
+
+/// Guest RAM through the memory map, for the device test modules.
+#[cfg(test)]
+fn ram_write(m: &mut Machine, addr: u64, data: &[u8]) {
+    use aero_storage::ide::GuestMemory;
+    GuestRam::new(&mut m.memory, &m.platform.map)
+        .write(addr, data)
+        .unwrap();
+}
+
+#[cfg(test)]
+fn ram_read(m: &mut Machine, addr: u64, len: usize) -> Vec<u8> {
+    use aero_storage::ide::GuestMemory;
+    let mut buf = vec![0u8; len];
+    GuestRam::new(&mut m.memory, &m.platform.map)
+        .read(addr, &mut buf)
+        .unwrap();
+    buf
+}
 
 pub struct MachineConfig {
     pub memory_bytes: u64,
