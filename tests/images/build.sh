@@ -220,7 +220,7 @@ build_initramfs() {
 # The crc providers are loaded up front because the kernel would otherwise ask user space
 # (modprobe) for them by alias.
 STORAGE_MODULES=(crct10dif_generic crc64_rocksoft_generic ata_piix ahci sd_mod sr_mod
-                 vfat nls_cp437 nls_utf8 nls_ascii)
+                 vfat nls_cp437 nls_utf8 nls_ascii isofs)
 
 # Prints module names in load order, dependencies (from each .ko's .modinfo) first.
 # $1: directory holding the flat NAME.ko files; the rest: the modules wanted.
@@ -337,9 +337,22 @@ fi
 if [ -b /dev/sr0 ]; then
     echo "AERO-STORAGE-CD-SUM=$(dd if=/dev/sr0 bs=2048 count=32 2>/dev/null | md5sum | cut -d' ' -f1)"
 fi
+readable() { dd if="/dev/$1" of=/dev/null bs=2048 count=1 2>/dev/null; }
+# A disc with a manifest.json (the guest tools ISO): mount its file system (Joliet names)
+# and check every file it lists against its SHA-256.
+for d in /sys/block/sr*; do
+    n=${d##*/}
+    [ -e "$d" ] && readable "$n" || continue
+    mount -t iso9660 -o ro "/dev/$n" /mnt 2>/dev/null || continue
+    if [ -f /mnt/manifest.json ]; then
+        sed -n 's/.*"path": "\([^"]*\)".*"sha256": "\([^"]*\)".*/\2  \1/p' /mnt/manifest.json >/tmp/sums
+        echo "AERO-STORAGE-TOOLS-ENTRIES=$(wc -l </tmp/sums)"
+        (cd /mnt && sha256sum -c /tmp/sums 2>&1) | sed 's/^/AERO-STORAGE-TOOLS-CHECK /'
+    fi
+    umount /mnt
+done
 # Media change, when CD drives are empty at boot (the test adds them and a --monitor
 # script): once the host put discs in, read each; once it took them out, see them gone.
-readable() { dd if="/dev/$1" of=/dev/null bs=2048 count=1 2>/dev/null; }
 cd_empty=""
 for d in /sys/block/sr*; do
     [ -e "$d" ] && ! readable "${d##*/}" && cd_empty="$cd_empty ${d##*/}"
