@@ -505,7 +505,9 @@ impl Platform {
                 // A DMA-mode transfer needs guest RAM: the machine runs it.
                 self.requests.dma |= self.fdc.dma_pending();
             }
-            0x3B0..=0x3DF | 0x1CE..=0x1D0 => {
+            0x3B0..=0x3DF => self.vga.io_write(port, size, value),
+            // Only the DISPI registers move the bank window or set a mode.
+            0x1CE..=0x1D0 => {
                 self.vga.io_write(port, size, value);
                 self.sync_vga_memory();
             }
