@@ -16,6 +16,7 @@ c_consts! {
     pub const MAX_ARRAY_LAYERS: u32 = 2048 => "AEROGPU_MAX_ARRAY_LAYERS";
     pub const MAX_SHADER_BYTES: u32 = 0x10_0000 => "AEROGPU_MAX_SHADER_BYTES";
     pub const MAX_INPUT_LAYOUT_ELEMENTS: u32 = 65 => "AEROGPU_MAX_INPUT_LAYOUT_ELEMENTS";
+    pub const MAX_CLEAR_RECTS: u32 = 256 => "AEROGPU_MAX_CLEAR_RECTS";
 
     pub const RESOURCE_USAGE_VERTEX_BUFFER: u32 = 1 << 0 => "AEROGPU_RESOURCE_USAGE_VERTEX_BUFFER";
     pub const RESOURCE_USAGE_INDEX_BUFFER: u32 = 1 << 1 => "AEROGPU_RESOURCE_USAGE_INDEX_BUFFER";
@@ -70,6 +71,7 @@ c_enum! {
         Clear = "AEROGPU_CMD_CLEAR" 0x600,
         Draw = "AEROGPU_CMD_DRAW" 0x601,
         DrawIndexed = "AEROGPU_CMD_DRAW_INDEXED" 0x602,
+        ClearRects = "AEROGPU_CMD_CLEAR_RECTS" 0x603,
         Present = "AEROGPU_CMD_PRESENT" 0x700,
         PresentEx = "AEROGPU_CMD_PRESENT_EX" 0x701,
         ExportSharedSurface = "AEROGPU_CMD_EXPORT_SHARED_SURFACE" 0x710,
@@ -479,6 +481,29 @@ wire_struct! {
         color_rgba_f32: [u32; 4] = 12,
         depth_f32: u32 = 28,
         stencil: u32 = 32,
+    }
+}
+
+wire_struct! {
+    /// One rectangle of CLEAR_RECTS, in pixels.
+    pub struct ClearRect = "aerogpu_clear_rect", size 16 {
+        x: u32 = 0,
+        y: u32 = 4,
+        width: u32 = 8,
+        height: u32 = 12,
+    }
+}
+
+wire_struct! {
+    /// CLEAR inside rectangles (ABI 1.4+); followed by `rect_count` [`ClearRect`]s.
+    pub struct ClearRects = "aerogpu_cmd_clear_rects", size 44 {
+        hdr: CmdHdr = 0,
+        flags: u32 = 8,
+        color_rgba_f32: [u32; 4] = 12,
+        depth_f32: u32 = 28,
+        stencil: u32 = 32,
+        rect_count: u32 = 36,
+        reserved0: u32 = 40,
     }
 }
 

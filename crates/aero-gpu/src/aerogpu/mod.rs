@@ -25,7 +25,7 @@ pub use error::{AllocTableError, PacketError, SubmitError};
 pub use executor::{Executor, NullExecutor, SubmissionInfo};
 pub use memory::{GuestMemory, GuestMemoryError, VecMemory};
 pub use pci::{AEROGPU_PCI_DESCRIPTION, AeroGpuPciDescription};
-pub use processor::{Command, CommandProcessor, Limits, StreamSummary};
+pub use processor::{Command, CommandProcessor, Limits, StreamSummary, clear_rect_records};
 
 mod device;
 pub mod fence;

@@ -73,6 +73,7 @@ enum aerogpu_cmd_opcode {
     AEROGPU_CMD_CLEAR = 0x600,
     AEROGPU_CMD_DRAW = 0x601,
     AEROGPU_CMD_DRAW_INDEXED = 0x602,
+    AEROGPU_CMD_CLEAR_RECTS = 0x603, /* ABI 1.4+ */
 
     AEROGPU_CMD_PRESENT = 0x700,
     AEROGPU_CMD_PRESENT_EX = 0x701,
@@ -96,6 +97,7 @@ enum aerogpu_cmd_opcode {
 #define AEROGPU_MAX_ARRAY_LAYERS 2048u
 #define AEROGPU_MAX_SHADER_BYTES 0x100000u
 #define AEROGPU_MAX_INPUT_LAYOUT_ELEMENTS 65u /* D3D9 MAXD3DDECLLENGTH + D3DDECL_END */
+#define AEROGPU_MAX_CLEAR_RECTS 256u           /* rectangles of one CLEAR_RECTS packet */
 
 /* ---- Resources ---------------------------------------------------------------------- */
 /* usage_flags (immutable: part of the rebind check) */
@@ -488,6 +490,30 @@ struct aerogpu_cmd_clear {
     uint32_t stencil;
 };
 AEROGPU_ASSERT_SIZE(struct aerogpu_cmd_clear, 36);
+
+/* CLEAR_RECTS (ABI 1.4+): like CLEAR, but only inside the rectangles (pixels of the bound
+ * targets; each clipped to every target's extent). Like CLEAR it ignores the viewport,
+ * scissor and write masks: the guest intersects (D3D9 Clear does so with the viewport and
+ * scissor). Followed by rect_count aerogpu_clear_rect; rect_count <= AEROGPU_MAX_CLEAR_RECTS
+ * (0 is a no-op); flags holds only AEROGPU_CLEAR_* bits. */
+struct aerogpu_clear_rect {
+    uint32_t x;
+    uint32_t y;
+    uint32_t width;
+    uint32_t height;
+};
+AEROGPU_ASSERT_SIZE(struct aerogpu_clear_rect, 16);
+
+struct aerogpu_cmd_clear_rects {
+    struct aerogpu_cmd_hdr hdr;
+    uint32_t flags; /* AEROGPU_CLEAR_* */
+    uint32_t color_rgba_f32[4];
+    uint32_t depth_f32;
+    uint32_t stencil;
+    uint32_t rect_count;
+    uint32_t reserved0;
+};
+AEROGPU_ASSERT_SIZE(struct aerogpu_cmd_clear_rects, 44);
 
 struct aerogpu_cmd_draw {
     struct aerogpu_cmd_hdr hdr;

@@ -172,6 +172,12 @@ pub enum Command<'a> {
         texture: Option<ResourceId>,
     },
     Clear(cmd::Clear),
+    /// `rects`: `clear.rect_count` [`cmd::ClearRect`] records (read them with
+    /// [`clear_rect_records`]).
+    ClearRects {
+        clear: cmd::ClearRects,
+        rects: &'a [u8],
+    },
     Draw(cmd::Draw),
     DrawIndexed(cmd::DrawIndexed),
     Present {
@@ -192,4 +198,12 @@ pub enum Command<'a> {
         share_token: u64,
     },
     Flush,
+}
+
+/// The rectangles of a validated [`Command::ClearRects`].
+pub fn clear_rect_records(rects: &[u8]) -> impl Iterator<Item = cmd::ClearRect> + '_ {
+    use aero_protocol::Wire;
+    rects
+        .chunks_exact(cmd::ClearRect::SIZE)
+        .map(cmd::ClearRect::read_le)
 }

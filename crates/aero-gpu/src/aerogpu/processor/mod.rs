@@ -208,6 +208,7 @@ impl CommandProcessor {
             Opcode::Clear => decode(p).map(Command::Clear),
             Opcode::Draw => self.draw(p),
             Opcode::DrawIndexed => self.draw_indexed(p),
+            Opcode::ClearRects => self.clear_rects(p),
             Opcode::Present => self.present(p),
             Opcode::PresentEx => self.present_ex(p),
             Opcode::ExportSharedSurface => self.export_shared_surface(p),

@@ -251,4 +251,40 @@ impl CommandProcessor {
         }
         Ok(Command::DrawIndexed(c))
     }
+
+    /// CLEAR_RECTS: known clear bits only, a bounded rectangle count whose records are all
+    /// present, and rectangles whose far edges fit in u32 (the executor clips them to each
+    /// target).
+    pub(super) fn clear_rects<'a>(&mut self, p: &'a [u8]) -> Result<Command<'a>, PacketError> {
+        let c: cmd::ClearRects = decode(p)?;
+        let known = cmd::CLEAR_COLOR | cmd::CLEAR_DEPTH | cmd::CLEAR_STENCIL;
+        if c.flags & !known != 0 {
+            return Err(PacketError::InvalidValue {
+                what: "CLEAR_RECTS flags",
+                value: c.flags.into(),
+            });
+        }
+        if c.rect_count > cmd::MAX_CLEAR_RECTS {
+            return Err(PacketError::Limit {
+                what: "CLEAR_RECTS rectangles",
+            });
+        }
+        let rects = payload(
+            p,
+            cmd::ClearRects::SIZE,
+            u64::from(c.rect_count) * cmd::ClearRect::SIZE as u64,
+        )?;
+        for r in rects.chunks_exact(cmd::ClearRect::SIZE) {
+            let r = cmd::ClearRect::read_le(r);
+            let right = u64::from(r.x) + u64::from(r.width);
+            let bottom = u64::from(r.y) + u64::from(r.height);
+            if right > u64::from(u32::MAX) || bottom > u64::from(u32::MAX) {
+                return Err(PacketError::InvalidValue {
+                    what: "CLEAR_RECTS rectangle",
+                    value: right.max(bottom),
+                });
+            }
+        }
+        Ok(Command::ClearRects { clear: c, rects })
+    }
 }

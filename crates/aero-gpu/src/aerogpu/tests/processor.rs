@@ -1,5 +1,6 @@
 //! Command processor rules (seeds 002/003), positive and negative.
 
+use aero_protocol::Wire;
 use aero_protocol::cmd::{self, Opcode, ShaderStage};
 use aero_protocol::pci::{ErrorCode, Format};
 use aero_protocol::ring::{ALLOC_FLAG_READONLY, AllocEntry};
@@ -23,6 +24,7 @@ struct Recorder {
     writebacks: Vec<Option<ResolvedBacking>>,
     imported: Vec<ResourceId>,
     uploads: Vec<Vec<u8>>,
+    clear_rects: Vec<(u32, Vec<cmd::ClearRect>)>,
     unknown_seen: bool,
     fail_on_flush: bool,
 }
@@ -44,6 +46,10 @@ impl Executor for Recorder {
             }
             Command::ImportSharedSurface { resource, .. } => self.imported.push(resource),
             Command::UploadResource { data, .. } => self.uploads.push(data.to_vec()),
+            Command::ClearRects { clear, rects } => self.clear_rects.push((
+                clear.flags,
+                crate::aerogpu::clear_rect_records(rects).collect(),
+            )),
             Command::Flush if self.fail_on_flush => return Err("device lost".into()),
             _ => {}
         }
@@ -1220,6 +1226,95 @@ fn bindings_draws_and_destroy_scrubbing() {
     assert!(matches!(
         h.packet_err(one(|w| {
             w.push(Opcode::DrawIndexed, &di, &[]);
+        })),
+        PacketError::InvalidValue { .. }
+    ));
+}
+
+#[test]
+fn clear_rects_carry_their_rectangles_and_are_bounded() {
+    let mut h = Harness::new();
+    let rect = |x, y, width, height| cmd::ClearRect {
+        x,
+        y,
+        width,
+        height,
+    };
+    let rects_bytes = |rs: &[cmd::ClearRect]| -> Vec<u8> {
+        let mut out = vec![0u8; rs.len() * cmd::ClearRect::SIZE];
+        for (r, chunk) in rs.iter().zip(out.chunks_exact_mut(cmd::ClearRect::SIZE)) {
+            r.write_le(chunk);
+        }
+        out
+    };
+    let two = [rect(1, 2, 3, 4), rect(10, 20, 30, 40)];
+    let c = cmd::ClearRects {
+        flags: cmd::CLEAR_DEPTH | cmd::CLEAR_STENCIL,
+        depth_f32: 0.5f32.to_bits(),
+        stencil: 7,
+        rect_count: 2,
+        ..Default::default()
+    };
+    h.run(one(|w| {
+        w.push(Opcode::ClearRects, &c, &rects_bytes(&two));
+        // No rectangles: nothing to clear, still valid.
+        let none = cmd::ClearRects {
+            flags: cmd::CLEAR_COLOR,
+            ..Default::default()
+        };
+        w.push(Opcode::ClearRects, &none, &[]);
+    }))
+    .unwrap();
+    assert_eq!(
+        h.exec.clear_rects,
+        vec![
+            (cmd::CLEAR_DEPTH | cmd::CLEAR_STENCIL, two.to_vec()),
+            (cmd::CLEAR_COLOR, vec![])
+        ]
+    );
+
+    // Fewer rectangle records than rect_count.
+    assert_eq!(
+        h.packet_err(one(|w| {
+            w.push(Opcode::ClearRects, &c, &rects_bytes(&two[..1]));
+        })),
+        PacketError::PayloadTruncated
+    );
+    // Unknown clear bits, too many rectangles, a rectangle past u32.
+    let bad_flags = cmd::ClearRects {
+        flags: 1 << 3,
+        ..Default::default()
+    };
+    assert!(matches!(
+        h.packet_err(one(|w| {
+            w.push(Opcode::ClearRects, &bad_flags, &[]);
+        })),
+        PacketError::InvalidValue { .. }
+    ));
+    let many = cmd::ClearRects {
+        flags: cmd::CLEAR_COLOR,
+        rect_count: cmd::MAX_CLEAR_RECTS + 1,
+        ..Default::default()
+    };
+    let lots = vec![rect(0, 0, 1, 1); cmd::MAX_CLEAR_RECTS as usize + 1];
+    assert!(matches!(
+        h.packet_err(one(|w| {
+            w.push(Opcode::ClearRects, &many, &rects_bytes(&lots));
+        })),
+        PacketError::Limit { .. }
+    ));
+    let wrap = cmd::ClearRects {
+        flags: cmd::CLEAR_COLOR,
+        rect_count: 1,
+        ..Default::default()
+    };
+    assert!(matches!(
+        h.packet_err(one(|w| {
+            w.push(
+                Opcode::ClearRects,
+                &wrap,
+                &rects_bytes(&[rect(u32::MAX, 0, 2, 1)]),
+            );
         })),
         PacketError::InvalidValue { .. }
     ));
