@@ -251,6 +251,36 @@ fn mmx_maskmovq_pinsrw_pextrw_cvtpi2ps() {
     assert_eq!((x2 >> 32) as u32, (0x1234_6655u32 as i32 as f32).to_bits());
 }
 
+/// CVTPI2PS switches the x87 unit to MMX state (TOP = 0, all tags valid) with a memory
+/// source too; CVTPI2PD with a memory source does not (SDM vol. 2A).
+#[test]
+fn cvtpi2ps_from_memory_enters_mmx_state_cvtpi2pd_does_not() {
+    let code = program(&[
+        &[0xDB, 0xE3],                       // fninit
+        &[0xD9, 0xE8],                       // fld1: TOP = 7, R7 valid
+        &op_m(&[0x66, 0x0F, 0x2A], 1, DATA), // cvtpi2pd xmm1, [a]
+        &[0x0F, 0xAE, 0x05],                 // fxsave [save] (disp32)
+        &(DATA + 0x100).to_le_bytes(),
+        &op_m(&[0x0F, 0x2A], 0, DATA), // cvtpi2ps xmm0, [a]
+    ]);
+    let mut m = machine(&code);
+    m.w64(DATA as u64, 0xFFFF_FFFD_0000_0007);
+    assert_eq!(m.run(100), RunExit::Halted);
+    assert!(!stopped_in_handler(&m));
+    // After CVTPI2PD: still TOP = 7 with only R7 valid (abridged tag 0x80).
+    assert_eq!((m.r32(DATA as u64 + 0x100) >> (16 + 11)) & 7, 7);
+    assert_eq!(m.ram[DATA as usize + 0x104], 0x80);
+    let x1 = m.cpu.sse_state().xmm[1];
+    assert_eq!(x1 as u64, 7.0f64.to_bits());
+    assert_eq!((x1 >> 64) as u64, (-3.0f64).to_bits());
+    // After CVTPI2PS: MMX state.
+    assert_eq!(m.cpu.fpu().top(), 0);
+    assert_eq!(m.cpu.fpu().empty, 0);
+    let x0 = m.cpu.sse_state().xmm[0];
+    assert_eq!(x0 as u32, 7.0f32.to_bits());
+    assert_eq!((x0 >> 32) as u32, (-3.0f32).to_bits());
+}
+
 #[test]
 fn sse_unaligned_page_crossing_moves() {
     let code = program(&[

@@ -74,7 +74,9 @@ pub(super) fn v(i: &Insn, n: usize) -> V {
 /// #UD/#NM/#MF checks. Returns true when MMX registers are involved (width 8).
 pub(super) fn prologue(ex: &Exec<'_>, i: &Insn) -> XResult<bool> {
     let n = (i.raw.op_count() as usize).min(3);
-    let mmx = (0..n).any(|k| matches!(v(i, k), V::Mm(_)));
+    // CVTPI2PS switches to MMX state with a memory source too (SDM; unlike CVTPI2PD m64).
+    let mmx =
+        (0..n).any(|k| matches!(v(i, k), V::Mm(_))) || i.raw.code() == Code::Cvtpi2ps_xmm_mmm64;
     let xmm = (0..n).any(|k| matches!(v(i, k), V::Xmm(_)));
     if ex.s.cr0 & CR0_EM != 0 {
         return Err(Fault::ud());
