@@ -3,6 +3,8 @@
 //! are resolved through the current submission's allocation table.
 
 use aero_protocol::Handle;
+
+pub use super::shader_tokens::ConstantUse;
 use aero_protocol::cmd::{self, IndexFormat, PrimitiveTopology, ShaderStage};
 use aero_protocol::pci::Format;
 
@@ -109,6 +111,8 @@ pub enum Command<'a> {
         handle: Handle,
         stage: ShaderStage,
         tokens: &'a [u8],
+        /// The i#/b# registers the shader reads (its static flow control).
+        constants: ConstantUse,
     },
     DestroyShader {
         handle: Handle,

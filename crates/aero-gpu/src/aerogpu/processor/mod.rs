@@ -14,6 +14,7 @@ mod packets_pipeline;
 mod packets_present;
 mod packets_resource;
 mod packets_shader;
+mod shader_tokens;
 
 pub use bindings::Bindings;
 pub use command::*;

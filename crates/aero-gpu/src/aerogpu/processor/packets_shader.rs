@@ -4,7 +4,9 @@
 use aero_protocol::cmd::{self, ShaderStage};
 use aero_protocol::wire::read_u32;
 
-use super::{Command, CommandProcessor, ConstantKind, decode, payload, shader_stage};
+use super::{
+    Command, CommandProcessor, ConstantKind, decode, payload, shader_stage, shader_tokens,
+};
 use crate::aerogpu::error::PacketError;
 
 /// D3DSIO_END.
@@ -78,12 +80,14 @@ impl CommandProcessor {
         }
         let tokens = payload(p, cmd::CreateShader::SIZE, c.bytecode_size_bytes.into())?;
         check_d3d9_tokens(stage, tokens)?;
+        let constants = shader_tokens::constant_use(tokens)?;
         self.objects
             .create_shader(c.shader_handle, stage, self.limits.max_handles)?;
         Ok(Command::CreateShader {
             handle: c.shader_handle,
             stage,
             tokens,
+            constants,
         })
     }
 

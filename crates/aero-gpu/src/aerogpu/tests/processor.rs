@@ -567,8 +567,8 @@ fn shared_surface_collisions_and_bad_tokens_are_rejected() {
 // ---- handles, namespaces, limits ----------------------------------------------------------
 
 fn vs_tokens() -> Vec<u8> {
-    // vs_2_0, one dcl-ish token, END
-    [0xFFFE_0200u32, 0x0200_001F, 0x0000_FFFF]
+    // vs_2_0, dcl_position v0, END
+    [0xFFFE_0200u32, 0x0200_001F, 0x8000_0000, 0x900F_0000, 0x0000_FFFF]
         .iter()
         .flat_map(|t| t.to_le_bytes())
         .collect()
@@ -957,6 +957,26 @@ fn shaders_constants_and_input_layouts() {
             create_shader(w, 9, ShaderStage::Vertex, &vs_tokens()[..6]);
         })),
         PacketError::InvalidValue { .. }
+    ));
+    // Static flow control on an integer register the protocol does not carry (rep i16).
+    let rep_i16: Vec<u8> = [
+        0xFFFE_0200u32,
+        0x0100_0026,
+        0xF0E4_0010,
+        0x0000_0027,
+        0x0000_FFFF,
+    ]
+    .iter()
+    .flat_map(|t| t.to_le_bytes())
+    .collect();
+    assert!(matches!(
+        h.packet_err(one(|w| {
+            create_shader(w, 9, ShaderStage::Vertex, &rep_i16);
+        })),
+        PacketError::InvalidValue {
+            what: "D3D9 int/bool constant register",
+            value: 16
+        }
     ));
     // Binding a pixel shader as the vertex shader.
     assert!(matches!(
