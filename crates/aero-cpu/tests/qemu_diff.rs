@@ -2,7 +2,7 @@
 //!
 //! A deterministic generator makes single-instruction cases (integer ALU and flags,
 //! shifts/rotates, mul/div incl. #DE, string ops, BCD, bit ops, x87, SSE/SSE2, SSSE3,
-//! SSE/SSE2 on MMX registers) spread over real mode, 32-bit protected mode with paging and
+//! MMX, SSE/SSE2 on MMX registers) spread over real mode, 32-bit protected mode with paging and
 //! 64-bit long mode. They are packed into
 //! a multiboot image that QEMU runs once per batch (output cached in
 //! `~/.cache/aero/qemu-diff`), and the same image runs on `aero_cpu::Cpu`. Every record

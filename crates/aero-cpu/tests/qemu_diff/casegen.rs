@@ -104,6 +104,19 @@ const SSSE3: &[Mnemonic] = {
     ]
 };
 
+/// The MMX instruction set on MMX registers (the XMM forms of the same mnemonics belong
+/// to "sse"), and EMMS.
+const MMX: &[Mnemonic] = {
+    use Mnemonic::*;
+    &[
+        Movd, Movq, Paddb, Paddw, Paddd, Paddsb, Paddsw, Paddusb, Paddusw, Psubb, Psubw, Psubd,
+        Psubsb, Psubsw, Psubusb, Psubusw, Pmullw, Pmulhw, Pmaddwd, Pand, Pandn, Por, Pxor, Pcmpeqb,
+        Pcmpeqw, Pcmpeqd, Pcmpgtb, Pcmpgtw, Pcmpgtd, Packsswb, Packssdw, Packuswb, Punpcklbw,
+        Punpcklwd, Punpckldq, Punpckhbw, Punpckhwd, Punpckhdq, Psllw, Pslld, Psllq, Psrlw, Psrld,
+        Psrlq, Psraw, Psrad, Emms,
+    ]
+};
+
 /// SSE/SSE2 instructions on MMX registers: the SSE "MMX extensions", the SSE2 quadword
 /// ops on mm, MOVQ2DQ/MOVDQ2Q and the mm <-> xmm conversions. Only encodings with an MMX
 /// operand (the XMM forms belong to "sse").
@@ -134,6 +147,7 @@ const CATEGORIES: &[(&str, u64, &[Mnemonic])] = &[
     ("x87", 12, X87),
     ("sse", 12, SSE),
     ("ssse3", 8, SSSE3),
+    ("mmx", 6, MMX),
     ("mmxsse", 6, MMXSSE),
     ("string", 8, &[]),
     ("branch", 5, &[]),
@@ -176,11 +190,12 @@ impl Generator {
                 CATEGORIES
                     .iter()
                     .map(|&(name, weight, mnemonics)| {
-                        let mmx = matches!(name, "ssse3" | "mmxsse");
+                        let mmx = matches!(name, "ssse3" | "mmx" | "mmxsse");
                         let mut codes = usable_codes(mnemonics, mode, mmx);
-                        if name == "mmxsse" {
+                        if matches!(name, "mmx" | "mmxsse") {
                             codes.retain(|c| {
-                                c.op_code().op_kinds().iter().any(|k| MMX_KINDS.contains(k))
+                                c.mnemonic() == Mnemonic::Emms
+                                    || c.op_code().op_kinds().iter().any(|k| MMX_KINDS.contains(k))
                             });
                         }
                         (name, weight, codes)
@@ -447,10 +462,13 @@ impl Generator {
         }
         if category == "mmxsse" && MMX_CONVERSIONS.contains(&mnemonic) {
             self.mmx_conversion_inputs(&mut case, mem_size, mem_off);
-        } else if category == "ssse3" || category == "mmxsse" {
+        } else if matches!(category, "ssse3" | "mmx" | "mmxsse") {
             self.simd_int_inputs(&mut case, mem_size, mem_off);
         }
-        if category == "ssse3" || category == "mmxsse" {
+        if category == "mmx" {
+            self.mmx_shift_count(&mut case, &ops, mem_off);
+        }
+        if matches!(category, "ssse3" | "mmx" | "mmxsse") {
             if let Some(Op::R(r)) = ops.first() {
                 if r.is_mm() {
                     // See exclusions::MMX_WRITE_EXPONENT.
@@ -807,6 +825,34 @@ impl Generator {
         case.undefined.fsw = 0;
     }
 
+    /// MMX shifts by an mm/m64 count: mostly a small count (the packed-integer inputs are
+    /// nearly always >= 64, which only clears or fills the destination).
+    fn mmx_shift_count(&mut self, case: &mut Case, ops: &[Op], mem_off: Option<usize>) {
+        use Mnemonic::*;
+        let shift = matches!(
+            case.insn.mnemonic(),
+            Psllw | Pslld | Psllq | Psrlw | Psrld | Psrlq | Psraw | Psrad
+        );
+        if !shift || !self.rng.chance(70) {
+            return;
+        }
+        let count = self.rng.pick(&SHIFT_COUNTS).to_le_bytes();
+        match ops.get(1) {
+            Some(Op::R(r)) if r.is_mm() => {
+                if let Some(fx) = case.fx.as_mut() {
+                    let o = 32 + (*r as usize - Register::MM0 as usize) * 16;
+                    fx[o..o + 8].copy_from_slice(&count);
+                }
+            }
+            Some(Op::M(_)) => {
+                if let Some(off) = mem_off {
+                    case.mem[off..off + 8].copy_from_slice(&count);
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// mm <-> xmm conversions: the FP state of `fp_inputs` (edge values in the XMM
     /// registers and float memory operands), packed 32-bit integers at the edges in every
     /// MMX register and in integer memory operands (CVTPI2PS/PD m64).
@@ -1064,7 +1110,7 @@ fn build(code: Code, ops: &[Op]) -> Option<Instruction> {
     r.ok()
 }
 
-/// `mmx`: MMX register operands are allowed (only the ssse3 and mmxsse categories
+/// `mmx`: MMX register operands are allowed (only the ssse3, mmx and mmxsse categories
 /// generate them).
 fn usable_codes(mnemonics: &[Mnemonic], mode: Mode, mmx: bool) -> Vec<Code> {
     Code::values()
@@ -1367,7 +1413,9 @@ fn fsw_undefined(m: Mnemonic) -> u16 {
         | Fprem1 | Fcomi | Fcomip | Fucomi | Fucomip => 0,
         Fnstsw | Fnstcw | Fldcw | Fnclex | Ffree | Fnop => 0x4700,
         Ldmxcsr | Stmxcsr => return 0,
-        _ if SSE.contains(&m) || SSSE3.contains(&m) || MMXSSE.contains(&m) => return 0,
+        _ if SSE.contains(&m) || SSSE3.contains(&m) || MMX.contains(&m) || MMXSSE.contains(&m) => {
+            return 0;
+        }
         _ => 0x4500,
     }) | exclusions::FSW_IGNORED
 }
