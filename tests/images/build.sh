@@ -314,6 +314,36 @@ disk_bench() {
     echo "AERO-BENCH-UPTIME=$t1"
     echo "AERO-BENCH-DONE"
 }
+# Crash test (crates/aero/tests/storage.rs): a disk whose first sector starts with
+# AERO-CRASH-TEST gets numbered records, each made durable (fsync = FLUSH CACHE) before it
+# is reported on serial; the host kills Aero at random moments and checks that every
+# reported record is in the image. Record g is 256 KiB of the line "AERO-CRASH-GEN g" at
+# byte offset g MiB; sector 1 holds "AERO-CRASH-LAST g", the newest record, so that the
+# next boot continues after it. 30 records per boot.
+crash_records() {
+    dev=/dev/sda
+    echo "AERO-CRASH-CACHE=$(cat /sys/block/sda/device/scsi_disk/*/cache_type)"
+    last=$(dd if=$dev bs=512 skip=1 count=1 2>/dev/null | tr -d '\000' \
+        | sed -n 's/^AERO-CRASH-LAST \([0-9][0-9]*\)$/\1/p')
+    g=$((${last:-0} + 1))
+    end=$((g + 30))
+    echo "AERO-CRASH-START $g"
+    while [ $g -lt $end ]; do
+        yes "AERO-CRASH-GEN $g" | head -c 262144 >/tmp/record
+        dd if=/tmp/record of=$dev bs=65536 seek=$((g * 16)) conv=notrunc,fsync 2>/dev/null \
+            || echo "AERO-CRASH-WRITE-FAILED $g"
+        printf 'AERO-CRASH-LAST %d\n' $g >/tmp/last
+        dd if=/tmp/last of=$dev bs=512 seek=1 count=1 conv=sync,notrunc,fsync 2>/dev/null \
+            || echo "AERO-CRASH-WRITE-FAILED $g"
+        echo "AERO-CRASH-FLUSHED $g"
+        g=$((g + 1))
+    done
+    echo "AERO-CRASH-DONE"
+}
+if [ -b /dev/sda ] && [ "$(dd if=/dev/sda bs=512 count=1 2>/dev/null | head -c 15)" = AERO-CRASH-TEST ]; then
+    crash_records
+    poweroff -f
+fi
 if grep -q 'aero.bench=disk' /proc/cmdline; then
     if [ -b /dev/sda ]; then disk_bench; else echo "AERO-BENCH-NO-DISK"; fi
     poweroff -f

@@ -314,3 +314,233 @@ fn linux_sees_cd_insert_and_eject_from_the_monitor() {
         report.0
     );
 }
+
+/// Size of the crash-test disk; record `g` lives at byte `g` MiB (see `crash_record`).
+const CRASH_DISK: usize = 256 << 20;
+const CRASH_RECORD: usize = 256 << 10;
+
+/// Record `g` as the storage CD's `crash_records` writes it: `yes "AERO-CRASH-GEN g" | head -c 256K`.
+fn crash_record(g: u64) -> Vec<u8> {
+    let line = format!("AERO-CRASH-GEN {g}\n");
+    line.bytes().cycle().take(CRASH_RECORD).collect()
+}
+
+/// The guest's crash-test lines from one boot: the first record it wrote and the records it
+/// reported durable (flushed before the line was printed).
+fn crash_progress(serial: &Path) -> (Option<u64>, Vec<u64>, String) {
+    let text = String::from_utf8_lossy(&std::fs::read(serial).unwrap_or_default()).into_owned();
+    let num = |l: &str, p: &str| l.trim_end().strip_prefix(p).and_then(|n| n.parse().ok());
+    let start = text.lines().find_map(|l| num(l, "AERO-CRASH-START "));
+    let flushed = text
+        .lines()
+        .filter_map(|l| num(l, "AERO-CRASH-FLUSHED "))
+        .collect();
+    (start, flushed, text)
+}
+
+/// Checks a crash-test image after Aero died (or exited): `qemu-img check` finds no
+/// corruption (leaked clusters are allowed: a crash may leave allocated but unreferenced
+/// clusters, as with QEMU), and QEMU's reader sees every record up to the newest one
+/// sector 1 names, which is at least every record the guest reported flushed, nothing
+/// beyond the one record that may have been in flight, and no stray data anywhere.
+/// Returns the newest record number.
+fn check_crash_image(dir: &Path, disk: &Path, flushed: u64, what: &str) -> u64 {
+    let check = Command::new("qemu-img")
+        .args(["check", "-f", "qcow2", disk.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let report = format!(
+        "{}{}",
+        String::from_utf8_lossy(&check.stdout),
+        String::from_utf8_lossy(&check.stderr)
+    );
+    // 0: clean, 3: only leaked clusters.
+    assert!(
+        matches!(check.status.code(), Some(0 | 3)),
+        "{what}: qemu-img check found corruption ({:?}):\n{report}",
+        check.status.code()
+    );
+    let raw = dir.join("crash.raw");
+    let conv = Command::new("qemu-img")
+        .args(["convert", "-f", "qcow2", "-O", "raw"])
+        .args([disk, &raw])
+        .status();
+    assert!(
+        conv.is_ok_and(|s| s.success()),
+        "{what}: qemu-img convert failed"
+    );
+    let bytes = std::fs::read(&raw).unwrap();
+    std::fs::remove_file(&raw).unwrap();
+    assert_eq!(bytes.len(), CRASH_DISK);
+    assert!(
+        bytes.starts_with(b"AERO-CRASH-TEST"),
+        "{what}: sector 0 lost"
+    );
+    let sector1: Vec<u8> = bytes[512..1024]
+        .iter()
+        .copied()
+        .filter(|&b| b != 0)
+        .collect();
+    let newest: u64 = String::from_utf8_lossy(&sector1)
+        .trim_end()
+        .strip_prefix("AERO-CRASH-LAST ")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| {
+            assert_eq!(flushed, 0, "{what}: sector 1 lost: {sector1:?}");
+            0
+        });
+    assert!(
+        newest >= flushed,
+        "{what}: sector 1 names record {newest}, but record {flushed} was reported flushed"
+    );
+    for (mib, chunk) in bytes.chunks(1 << 20).enumerate() {
+        let g = mib as u64;
+        let (record, rest) = chunk.split_at(CRASH_RECORD);
+        if g == 0 {
+            // Sectors 0 and 1, checked above.
+            assert!(
+                record[1024..].iter().all(|&b| b == 0),
+                "{what}: stray data near sector 1"
+            );
+        } else if g <= newest {
+            assert!(
+                record == crash_record(g).as_slice(),
+                "{what}: record {g} is not intact (newest durable record: {newest}, reported flushed: {flushed})"
+            );
+        } else if g > newest + 1 {
+            // Record newest + 1 may have been in flight; nothing beyond it was written.
+            assert!(
+                record.iter().all(|&b| b == 0),
+                "{what}: stray data in record {g}"
+            );
+        }
+        assert!(
+            rest.iter().all(|&b| b == 0),
+            "{what}: stray data after record {g}"
+        );
+    }
+    newest
+}
+
+/// The crash test with the whole emulator: the guest (storage CD, `crash_records`)
+/// writes records to a qcow2 disk on AHCI, each followed by a flush (FLUSH CACHE through
+/// Linux's fsync) before it is reported on serial. Aero is killed with SIGKILL at
+/// different moments, several times; after each kill the image passes `qemu-img check`
+/// and holds every reported record, and the next boot continues writing the same image.
+/// 4 KiB clusters make the records keep allocating clusters, L2 tables and refcount
+/// blocks, so kills also land in metadata updates.
+#[test]
+fn sigkill_during_guest_writes_keeps_every_flushed_record() {
+    let dir = work_dir("crash");
+    let disk = dir.join("crash.qcow2");
+    let seed = dir.join("seed.raw");
+    // The guest looks for this mark in sector 0; the rest of the disk is blank.
+    std::fs::write(&seed, b"AERO-CRASH-TEST").unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&seed)
+        .and_then(|f| f.set_len(CRASH_DISK as u64))
+        .unwrap();
+    let made = Command::new("qemu-img")
+        .args([
+            "convert",
+            "-q",
+            "-f",
+            "raw",
+            "-O",
+            "qcow2",
+            "-o",
+            "cluster_size=4096",
+        ])
+        .args([&seed, &disk])
+        .status();
+    assert!(
+        made.is_ok_and(|s| s.success()),
+        "qemu-img convert failed (package qemu-utils)"
+    );
+    std::fs::remove_file(&seed).unwrap();
+
+    let iso = storage_iso();
+    let aero = |serial: &Path, until: bool| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_aero"));
+        cmd.arg("headless")
+            .args(["--cdrom", iso.to_str().unwrap(), "--boot", "d"])
+            .args(["--hda", disk.to_str().unwrap()])
+            .args(["--serial", serial.to_str().unwrap(), "--timeout", "300"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped());
+        if until {
+            cmd.args(["--until-serial", "AERO-CRASH-DONE"]);
+        }
+        cmd
+    };
+    // (records this boot reports flushed before the countdown starts, countdown in ms).
+    let kills = [(1, 0), (4, 230), (2, 470), (7, 90)];
+    let mut newest = 0;
+    let mut flushed_total = 0;
+    for (round, (after, delay_ms)) in kills.into_iter().enumerate() {
+        let what = format!("kill {round}");
+        let serial = dir.join(format!("serial-kill{round}.txt"));
+        let mut child = aero(&serial, false).spawn().expect("run aero");
+        let began = std::time::Instant::now();
+        loop {
+            let (_, flushed, text) = crash_progress(&serial);
+            if flushed.len() >= after {
+                break;
+            }
+            if let Some(status) = child.try_wait().unwrap() {
+                panic!("{what}: aero exited ({status}) before the guest wrote records:\n{text}");
+            }
+            if began.elapsed() > std::time::Duration::from_secs(600) {
+                child.kill().unwrap();
+                panic!("{what}: no records after 10 minutes:\n{text}");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        let (start, flushed, text) = crash_progress(&serial);
+        assert!(
+            text.contains("AERO-CRASH-CACHE=write back"),
+            "{what}: the guest does not see a write-back cache, so it never flushes:\n{text}"
+        );
+        assert_eq!(
+            start,
+            Some(newest + 1),
+            "{what}: the guest did not continue after the newest record:\n{text}"
+        );
+        assert!(!text.contains("WRITE-FAILED"), "{what}:\n{text}");
+        let reported = flushed.last().copied().unwrap_or(newest);
+        assert_eq!(
+            flushed,
+            (newest + 1..=reported).collect::<Vec<_>>(),
+            "{what}: records out of order"
+        );
+        flushed_total += flushed.len();
+        newest = check_crash_image(&dir, &disk, reported, &what);
+        eprintln!(
+            "{what}: {} records reported flushed, newest durable {newest}",
+            flushed.len()
+        );
+    }
+    // A last boot runs to the end: 30 more records, then a clean power-off.
+    let serial = dir.join("serial-final.txt");
+    let out = aero(&serial, true).output().expect("run aero");
+    let (start, flushed, text) = crash_progress(&serial);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "final boot: {}\n{text}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(start, Some(newest + 1), "final boot:\n{text}");
+    assert_eq!(
+        flushed,
+        (newest + 1..=newest + 30).collect::<Vec<_>>(),
+        "final boot:\n{text}"
+    );
+    let last = check_crash_image(&dir, &disk, newest + 30, "final boot");
+    assert_eq!(last, newest + 30);
+    assert!(flushed_total >= kills.iter().map(|k| k.0).sum::<usize>());
+}
