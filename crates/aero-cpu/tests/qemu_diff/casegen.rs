@@ -91,7 +91,8 @@ const SSE: &[Mnemonic] = {
         Punpcklbw, Punpcklwd, Punpckldq, Punpcklqdq, Punpckhbw, Punpckhwd, Punpckhdq, Punpckhqdq,
         Psllw, Pslld, Psllq, Psrlw, Psrld, Psrlq, Psraw, Psrad, Pslldq, Psrldq, Pavgb, Pavgw,
         Psadbw, Pmaxsw, Pmaxub, Pminsw, Pminub, Pmovmskb, Movmskps, Movmskpd, Pextrw, Pinsrw,
-        Ldmxcsr, Stmxcsr, Movntps, Movntpd, Movntdq, Movnti, Rcpps, Rcpss, Rsqrtps, Rsqrtss,
+        Ldmxcsr, Stmxcsr, Movntps, Movntpd, Movntdq, Movnti, Maskmovdqu, Rcpps, Rcpss, Rsqrtps,
+        Rsqrtss,
     ]
 };
 
@@ -124,8 +125,8 @@ const MMXSSE: &[Mnemonic] = {
     use Mnemonic::*;
     &[
         Pavgb, Pavgw, Pminub, Pmaxub, Pminsw, Pmaxsw, Pmulhuw, Psadbw, Pshufw, Pextrw, Pinsrw,
-        Pmovmskb, Movntq, Paddq, Psubq, Pmuludq, Movq2dq, Movdq2q, Cvtpi2ps, Cvtps2pi, Cvttps2pi,
-        Cvtpi2pd, Cvtpd2pi, Cvttpd2pi,
+        Pmovmskb, Movntq, Maskmovq, Paddq, Psubq, Pmuludq, Movq2dq, Movdq2q, Cvtpi2ps, Cvtps2pi,
+        Cvttps2pi, Cvtpi2pd, Cvtpd2pi, Cvttpd2pi,
     ]
 };
 
@@ -354,6 +355,17 @@ impl Generator {
                 | K::xmm_rm
                 | K::mm_reg
                 | K::mm_rm => Op::R(self.reg_for(kind, mode)),
+                K::seg_rDI => {
+                    // MASKMOVQ/MASKMOVDQU store through DS:rDI: point it into scratch.
+                    let max = SCRATCH_LEN as u64 - 16;
+                    let off = if self.rng.chance(50) {
+                        self.rng.below(max / 8 + 1) * 8
+                    } else {
+                        self.rng.below(max + 1)
+                    };
+                    case.gpr[7] = Self::scratch_addr(mode) + off;
+                    Op::Di(mode.bitness())
+                }
                 K::seg_reg => Op::R(*self.rng.pick(&[Register::ES, Register::FS, Register::GS])),
                 K::es => Op::R(Register::ES),
                 K::fs => Op::R(Register::FS),
@@ -587,7 +599,7 @@ impl Generator {
                                 case.mem[off..off + 2].copy_from_slice(&sel.to_le_bytes());
                             }
                         }
-                        Op::I(_) => {}
+                        Op::I(_) | Op::Di(_) => {}
                     }
                 }
             }
@@ -673,6 +685,7 @@ impl Generator {
                 u64::from_le_bytes(b)
             }
             Op::I(v) => *v as u64,
+            Op::Di(_) => 0,
         }
     }
 
@@ -1078,6 +1091,8 @@ enum Op {
     R(Register),
     M(MemoryOperand),
     I(i64),
+    /// The implicit DS:rDI operand of MASKMOVQ/MASKMOVDQU (address size).
+    Di(u32),
 }
 
 fn build(code: Code, ops: &[Op]) -> Option<Instruction> {
@@ -1105,6 +1120,11 @@ fn build(code: Code, ops: &[Op]) -> Option<Instruction> {
         [M(a), R(b), R(c)] => Instruction::with3(code, *a, *b, *c),
         [R(a), M(b), R(c)] => Instruction::with3(code, *a, *b, *c),
         [R(a), R(b), M(c)] => Instruction::with3(code, *a, *b, *c),
+        [Di(size), R(a), R(b)] => match code.mnemonic() {
+            Mnemonic::Maskmovq => Instruction::with_maskmovq(*size, *a, *b, Register::None),
+            Mnemonic::Maskmovdqu => Instruction::with_maskmovdqu(*size, *a, *b, Register::None),
+            _ => return None,
+        },
         _ => return None,
     };
     r.ok()
@@ -1190,6 +1210,7 @@ const SUPPORTED_KINDS: &[K] = &[
     K::imm32,
     K::imm32sex64,
     K::imm64,
+    K::seg_rDI,
 ];
 
 const MMX_KINDS: &[K] = &[K::mm_reg, K::mm_rm, K::mm_or_mem];
