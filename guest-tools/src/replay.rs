@@ -2,7 +2,9 @@
 //! [`AeroGpu`] over [`VecMemory`]: guest-RAM writes and BAR0 writes in program order, then
 //! reports what the device did next to what the C scenario expected.
 
-use aero_gpu::aerogpu::{AeroGpu, AeroGpuConfig, DeviceStats, ErrorLatch, GuestMemory, VecMemory};
+use aero_gpu::aerogpu::{
+    AeroGpu, AeroGpuConfig, DeviceStats, ErrorLatch, Executor, GuestMemory, NullExecutor, VecMemory,
+};
 use thiserror::Error;
 
 /// Guest RAM size the C recorder uses (`AGPU_TRACE_RAM_BYTES`).
@@ -32,17 +34,17 @@ pub struct Expectations {
 }
 
 #[derive(Debug)]
-pub struct ReplayOutcome {
+pub struct ReplayOutcome<E: Executor = NullExecutor> {
     pub expected: Expectations,
     pub completed_fence: u64,
     pub error: ErrorLatch,
     pub stats: DeviceStats,
     pub mmio_writes: u32,
-    pub device: AeroGpu,
+    pub device: AeroGpu<E>,
     pub memory: VecMemory,
 }
 
-impl ReplayOutcome {
+impl<E: Executor> ReplayOutcome<E> {
     /// Checks the device against the expectations; the message names every mismatch.
     pub fn check(&self) -> Result<(), String> {
         let mut problems = Vec::new();
@@ -112,6 +114,14 @@ impl<'a> Reader<'a> {
 
 /// Replays `trace` into a fresh device with the default configuration.
 pub fn replay(trace: &[u8]) -> Result<ReplayOutcome, ReplayError> {
+    replay_with(trace, NullExecutor::default())
+}
+
+/// Replays `trace` into a fresh device that runs its commands on `executor`.
+pub fn replay_with<E: Executor>(
+    trace: &[u8],
+    executor: E,
+) -> Result<ReplayOutcome<E>, ReplayError> {
     let mut r = Reader {
         bytes: trace,
         pos: 0,
@@ -121,7 +131,7 @@ pub fn replay(trace: &[u8]) -> Result<ReplayOutcome, ReplayError> {
     {
         return Err(ReplayError::BadHeader);
     }
-    let mut dev = AeroGpu::new(AeroGpuConfig::default());
+    let mut dev = AeroGpu::with_executor(AeroGpuConfig::default(), executor);
     let mut mem = VecMemory::new(TRACE_RAM_BYTES);
     let mut expected = Expectations::default();
     let mut mmio_writes = 0u32;

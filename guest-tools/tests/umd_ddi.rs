@@ -1,10 +1,102 @@
 //! The UMD through its D3D9 DDI tables (OpenAdapter -> CreateDevice -> D3DDDI_DEVICEFUNCS)
 //! with a fake Windows 7 runtime: complete table, exactly the documented NOTAVAILABLE stubs,
-//! cached legacy state (round-trips, state blocks, nothing emitted), and a scene whose
+//! cached legacy state (round-trips, state blocks; only int/bool shader constants emitted),
+//! static flow control on int/bool constants, Clear/DepthFill in rectangles, and a scene whose
 //! WDDM submissions (pfnRenderCb/pfnPresentCb + allocation lists) go through the KMD's
 //! staging/ring code into the Rust AeroGPU device with zero validation errors.
 
 mod common;
+
+use std::collections::HashMap;
+
+use aero_gpu::aerogpu::processor::{ConstantKind, ConstantUse};
+use aero_gpu::aerogpu::{Command, Executor, GuestMemory, clear_rect_records};
+use aero_protocol::cmd::ShaderStage;
+
+/// What a draw of a shader reading i#/b# registers saw: (register, value) of each one it
+/// reads.
+#[derive(Debug, PartialEq, Eq)]
+struct FlowDraw {
+    int_registers: Vec<(u32, [i32; 4])>,
+    bool_registers: Vec<(u32, u32)>,
+}
+
+/// Keeps the device's vertex-stage int/bool register files and the shaders' register use,
+/// and records each draw of a shader with static flow control, the CLEAR_RECTS packets and
+/// the counts the NullExecutor keeps.
+#[derive(Default)]
+struct Recorder {
+    draws: u64,
+    clears: u64,
+    shaders: HashMap<u32, ConstantUse>,
+    vs: u32,
+    int_regs: [[i32; 4]; 16],
+    bool_regs: [u32; 16],
+    flow_draws: Vec<FlowDraw>,
+    clear_rects: Vec<(u32, Vec<(u32, u32, u32, u32)>)>,
+}
+
+impl Executor for Recorder {
+    fn execute(&mut self, c: &Command<'_>, _mem: &mut dyn GuestMemory) -> Result<(), String> {
+        match c {
+            Command::CreateShader {
+                handle, constants, ..
+            } => {
+                self.shaders.insert(*handle, *constants);
+            }
+            Command::BindShaders { vs, .. } => self.vs = *vs,
+            Command::SetShaderConstants {
+                kind,
+                stage: ShaderStage::Vertex,
+                start_register,
+                data,
+                ..
+            } => {
+                let start = *start_register as usize;
+                match kind {
+                    ConstantKind::Int => {
+                        for (i, reg) in data.chunks_exact(16).enumerate() {
+                            for (j, v) in reg.chunks_exact(4).enumerate() {
+                                self.int_regs[start + i][j] =
+                                    i32::from_le_bytes(v.try_into().unwrap());
+                            }
+                        }
+                    }
+                    ConstantKind::Bool => {
+                        for (i, v) in data.chunks_exact(4).enumerate() {
+                            self.bool_regs[start + i] = u32::from_le_bytes(v.try_into().unwrap());
+                        }
+                    }
+                    ConstantKind::Float => {}
+                }
+            }
+            Command::Draw(_) | Command::DrawIndexed(_) => {
+                self.draws += 1;
+                let used = self.shaders.get(&self.vs).copied().unwrap_or_default();
+                if used != ConstantUse::default() {
+                    let regs = |mask: u16| (0..16u32).filter(move |r| mask & (1 << r) != 0);
+                    self.flow_draws.push(FlowDraw {
+                        int_registers: regs(used.int_registers)
+                            .map(|r| (r, self.int_regs[r as usize]))
+                            .collect(),
+                        bool_registers: regs(used.bool_registers)
+                            .map(|r| (r, self.bool_regs[r as usize]))
+                            .collect(),
+                    });
+                }
+            }
+            Command::Clear(_) => self.clears += 1,
+            Command::ClearRects { clear, rects } => self.clear_rects.push((
+                clear.flags,
+                clear_rect_records(rects)
+                    .map(|r| (r.x, r.y, r.width, r.height))
+                    .collect(),
+            )),
+            _ => {}
+        }
+        Ok(())
+    }
+}
 
 #[test]
 fn d3d9_ddi_scene_through_the_device_table_runs_on_the_device_model() {
@@ -27,19 +119,52 @@ fn d3d9_ddi_scene_through_the_device_table_runs_on_the_device_model() {
     .unwrap();
     let path = common::out_dir().join("umd_ddi_scene.trace");
     let stdout = common::run(&exe, &[path.to_str().unwrap()]);
-    // 11 render submissions (2 Lock flushes, 3 presents, the query (with the Blt/ColorFill/
-    // user-memory draws before it), the shared surface's create+export, DWM's import+fill
-    // and its alias destroy, the IB destroy, DestroyDevice releasing the internal blit
-    // objects and upload ring) + 3 DxgkDdiPresent ones.
+    // 12 render submissions (2 Lock flushes, 3 presents, the legacy state's int/bool
+    // constants, the query (with the flow-control/Blt/ColorFill/user-memory draws before
+    // it), the shared surface's create+export, DWM's import+fill and its alias destroy, the
+    // IB destroy, DestroyDevice releasing the internal blit objects and upload ring) + 3
+    // DxgkDdiPresent ones.
     assert!(
-        stdout.contains("submissions 14 renders 11 presents 3 fence 14"),
+        stdout.contains("submissions 15 renders 12 presents 3 fence 15"),
         "{stdout}"
     );
-    let out = common::replay_clean(&path, 14);
-    // 3 frames of 2 draws, 2 stretching Blts and a partial ColorFill (internal draws), 2
-    // user-memory draws, 2 ordinary draws, 2 DrawIndexedPrimitive2 and the fills of a
-    // Clear with 2 rectangles.
-    assert_eq!(out.device.executor().draws, 6 + 3 + 2 + 2 + 2 + 2);
+    let out = common::replay_clean_with(&path, 15, Recorder::default());
+    let rec = out.device.executor();
+    // 3 frames of 2 draws, 3 draws of the flow-control shader, 2 stretching Blts and a
+    // partial ColorFill (internal draws), 2 user-memory draws, 2 ordinary draws, 2
+    // DrawIndexedPrimitive2 and the fills of two Clears with rectangles (2, then 1 left by
+    // the scissor rect).
+    assert_eq!(rec.draws, 6 + 3 + 3 + 2 + 2 + 2 + 3);
+    // The flow-control shader's draws saw its i0/b0 as the app set them (3, TRUE), as set
+    // again after recording a block, and as the block set them (1, FALSE).
+    assert_eq!(
+        rec.flow_draws,
+        vec![
+            FlowDraw {
+                int_registers: vec![(0, [3, 0, 1, 0])],
+                bool_registers: vec![(0, 1)],
+            },
+            FlowDraw {
+                int_registers: vec![(0, [3, 0, 1, 0])],
+                bool_registers: vec![(0, 1)],
+            },
+            FlowDraw {
+                int_registers: vec![(0, [1, 0, 1, 0])],
+                bool_registers: vec![(0, 0)],
+            },
+        ]
+    );
+    // Depth/stencil clears in rectangles: Clear's rectangle cut by the scissor rect (the
+    // color part of it is one of the fills above), and a partial DepthFill (D24S8: depth
+    // and stencil). The whole-buffer depth clear and DepthFill are plain CLEARs.
+    let ds = aero_protocol::cmd::CLEAR_DEPTH | aero_protocol::cmd::CLEAR_STENCIL;
+    assert_eq!(
+        rec.clear_rects,
+        vec![(ds, vec![(10, 10, 30, 30)]), (ds, vec![(0, 0, 16, 16)])]
+    );
+    // CLEARs: the 3 frames, the whole-viewport depth Clear, the whole DepthFill and DWM's
+    // ColorFill of the whole shared surface.
+    assert_eq!(rec.clears, 3 + 1 + 1 + 1);
     // RT 0x1000, VB 0x1001, IB 0x1002 (destroyed at the end).
     let objects = out.device.processor().objects();
     assert!(objects.resource(0x1000).is_ok());

@@ -124,7 +124,17 @@ fn compile_c_object(name: &str, source: &str, m32: bool) -> PathBuf {
 /// Replays a driver trace file on the Rust device and checks it ran clean: no failed
 /// check, no latched error, no failed submission, and `fence` completed.
 pub fn replay_clean(trace: &Path, fence: u64) -> aero_guest_tools::replay::ReplayOutcome {
-    let out = aero_guest_tools::replay::replay(&std::fs::read(trace).unwrap()).unwrap();
+    replay_clean_with(trace, fence, aero_gpu::aerogpu::NullExecutor::default())
+}
+
+/// `replay_clean` with the device running its commands on `executor`.
+pub fn replay_clean_with<E: aero_gpu::aerogpu::Executor>(
+    trace: &Path,
+    fence: u64,
+    executor: E,
+) -> aero_guest_tools::replay::ReplayOutcome<E> {
+    let out =
+        aero_guest_tools::replay::replay_with(&std::fs::read(trace).unwrap(), executor).unwrap();
     out.check().unwrap();
     assert_eq!(
         out.error.count, 0,

@@ -1,7 +1,8 @@
 // The UMD driven through its D3D9 DDI tables with a fake Windows 7 runtime: OpenAdapter ->
 // pfnCreateDevice, every device-table entry non-NULL, a stub answering D3DERR_NOTAVAILABLE,
 // exactly the documented entries left as stubs, the legacy fixed-function/resource state
-// cached through the table and its state blocks (nothing emitted), the bring-up no-ops,
+// cached through the table and its state blocks (of it only the int/bool shader constants
+// are emitted), the bring-up no-ops,
 // then a small scene (VB/IB via CreateResource + Lock/Unlock, shaders, declaration, states,
 // draws, Present, EVENT query) whose WDDM submissions (pfnRenderCb/pfnPresentCb with the
 // allocation list) the fake runtime hands to the KMD's portable staging/ring code, recorded
@@ -47,6 +48,7 @@ struct FakeRuntime {
     bool failed = false;
     std::string why;
     uint8_t cmd[64 * 1024];
+    std::vector<uint32_t> last_ops; // opcodes of the last pfnRenderCb batch
     D3DDDI_ALLOCATIONLIST list[128];
     D3DDDI_PATCHLOCATIONLIST patches[4];
 
@@ -113,8 +115,21 @@ static HRESULT APIENTRY cb_deallocate(HANDLE, const D3DDDICB_DEALLOCATE *d) {
     F.deallocs++;
     return 0;
 }
+static std::vector<uint32_t> opcodes_of(const uint8_t *stream, uint32_t bytes) {
+    std::vector<uint32_t> ops;
+    uint32_t off = sizeof(aerogpu_cmd_stream_header);
+    while (off + sizeof(aerogpu_cmd_hdr) <= bytes) {
+        aerogpu_cmd_hdr h;
+        std::memcpy(&h, stream + off, sizeof(h));
+        if (h.size_bytes < sizeof(h)) break;
+        ops.push_back(h.opcode);
+        off += h.size_bytes;
+    }
+    return ops;
+}
 static HRESULT APIENTRY cb_render(HANDLE, D3DDDICB_RENDER *r) {
     F.renders++;
+    if (r->CommandLength <= sizeof(F.cmd)) F.last_ops = opcodes_of(F.cmd, r->CommandLength);
     if (r->CommandOffset != 0 || r->CommandLength > sizeof(F.cmd) || r->NumAllocations > 128 ||
         !F.push(F.cmd, r->CommandLength, F.list, r->NumAllocations, false)) {
         F.failed = true;
@@ -172,6 +187,20 @@ static HANDLE H(uintptr_t v) { return reinterpret_cast<HANDLE>(v); }
 static const uint32_t kVs[] = {0xFFFE0200u, 0x0200001Fu, 0x80000000u, 0x900F0000u,
                                0x02000001u, 0xC00F0000u, 0x90E40000u, 0x0000FFFFu};
 static const uint32_t kPs[] = {0xFFFF0200u, 0x02000001u, 0x800F0800u, 0xA0E40000u, 0x0000FFFFu};
+// vs_2_0 with static flow control: r0 = v0; rep i0 { r0 += c1 }; if b0 { r0 += c1 }; oPos = r0.
+static const uint32_t kFlowVs[] = {
+    0xFFFE0200u,
+    0x0200001Fu, 0x80000000u, 0x900F0000u,              // dcl_position v0
+    0x02000001u, 0x800F0000u, 0x90E40000u,              // mov r0, v0
+    0x01000026u, 0xF0E40000u,                           // rep i0
+    0x03000002u, 0x800F0000u, 0x80E40000u, 0xA0E40001u, //   add r0, r0, c1
+    0x00000027u,                                        // endrep
+    0x01000028u, 0xE0E40800u,                           // if b0
+    0x03000002u, 0x800F0000u, 0x80E40000u, 0xA0E40001u, //   add r0, r0, c1
+    0x0000002Bu,                                        // endif
+    0x02000001u, 0xC00F0000u, 0x80E40000u,              // mov oPos, r0
+    0x0000FFFFu,
+};
 
 int main(int argc, char **argv) {
     if (argc != 2 || !agpu_trace_open(&T, argv[1])) return 2;
@@ -406,8 +435,9 @@ int main(int argc, char **argv) {
         pr.FlipInterval = 1;
         REQUIRE(f.pfnPresent(dev, &pr) == 0);
     }
-    // Legacy state: cached through the table, recorded/applied/captured by state blocks,
-    // never emitted (the flush after it submits nothing).
+    // Legacy state: cached through the table, recorded/applied/captured by state blocks;
+    // of it only the int/bool shader constants are sent (the flush after it submits a
+    // batch of SET_SHADER_CONSTANTS_I/_B packets and nothing else).
     {
         const uint32_t renders_before = F.renders;
         const aerogpu::LegacyState *L = aerogpu::umd_legacy_state(dev);
@@ -538,7 +568,44 @@ int main(int argc, char **argv) {
             if (l.find("no-op pfn") != std::string::npos) noop_logs++;
         }
         REQUIRE(noop_logs == 2);
-        REQUIRE(f.pfnFlush(dev) == 0 && F.renders == renders_before);
+        REQUIRE(f.pfnFlush(dev) == 0 && F.renders == renders_before + 1);
+        REQUIRE(!F.last_ops.empty());
+        for (uint32_t op : F.last_ops)
+            REQUIRE(op == AEROGPU_CMD_SET_SHADER_CONSTANTS_I || op == AEROGPU_CMD_SET_SHADER_CONSTANTS_B);
+    }
+
+    // Static flow control: a vertex shader looping i0.x times and branching on b0, drawn
+    // with i0/b0 set through the table (3, TRUE as 5), again after resetting them by
+    // hand, then with the values of a state block (1, FALSE). The Rust side checks what
+    // the device held at each of these draws.
+    {
+        D3DDDIARG_CREATEVERTEXSHADERFUNC fva = {nullptr, sizeof(kFlowVs)};
+        REQUIRE(f.pfnCreateVertexShaderFunc(dev, &fva, kFlowVs) == 0 && fva.ShaderHandle);
+        REQUIRE(f.pfnSetVertexShaderFunc(dev, fva.ShaderHandle) == 0);
+        const INT three[4] = {3, 0, 1, 0}, one[4] = {1, 0, 1, 0};
+        const BOOL on[1] = {5}, off[1] = {0};
+        D3DDDIARG_SETVERTEXSHADERCONSTI ci = {0, 1};
+        D3DDDIARG_SETVERTEXSHADERCONSTB cb = {0, 1};
+        REQUIRE(f.pfnSetVertexShaderConstI(dev, &ci, three) == 0);
+        REQUIRE(f.pfnSetVertexShaderConstB(dev, &cb, on) == 0);
+        D3DDDIARG_DRAWPRIMITIVE fdp = {4, 0, 1};
+        REQUIRE(f.pfnDrawPrimitive(dev, &fdp, nullptr) == 0);
+        D3DDDIARG_STATESET fb = {D3DHAL_STATESETBEGIN, nullptr, 0};
+        REQUIRE(f.pfnStateSet(dev, &fb) == 0);
+        REQUIRE(f.pfnSetVertexShaderConstI(dev, &ci, one) == 0);
+        REQUIRE(f.pfnSetVertexShaderConstB(dev, &cb, off) == 0);
+        fb.Operation = D3DHAL_STATESETEND;
+        REQUIRE(f.pfnStateSet(dev, &fb) == 0 && fb.hStateSet);
+        REQUIRE(f.pfnSetVertexShaderConstI(dev, &ci, three) == 0);
+        REQUIRE(f.pfnSetVertexShaderConstB(dev, &cb, on) == 0);
+        REQUIRE(f.pfnDrawPrimitive(dev, &fdp, nullptr) == 0);
+        fb.Operation = D3DHAL_STATESETEXECUTE;
+        REQUIRE(f.pfnStateSet(dev, &fb) == 0);
+        REQUIRE(f.pfnDrawPrimitive(dev, &fdp, nullptr) == 0);
+        fb.Operation = D3DHAL_STATESETDELETE;
+        REQUIRE(f.pfnStateSet(dev, &fb) == 0);
+        REQUIRE(f.pfnSetVertexShaderFunc(dev, vsa.ShaderHandle) == 0);
+        REQUIRE(f.pfnDeleteVertexShaderFunc(dev, fva.ShaderHandle) == 0);
     }
 
     // StretchRect into a second render target (linear), a ColorFill of part of it, and
@@ -680,14 +747,14 @@ int main(int argc, char **argv) {
     REQUIRE(f.pfnSetStreamSource(dev, &sss) == 0);
     d2 = {4, 10, 0, 3, 0, 1}; // half a vertex into a buffer
     REQUIRE(f.pfnDrawIndexedPrimitive2(dev, &d2, 2, dip2_idx, nullptr) == HRESULT(0x8876086C));
-    // Clear with rectangles: color fills (the second clipped to the viewport); depth in a
-    // partial rectangle has no protocol form.
+    // Clear with rectangles: color fills (the second clipped to the viewport).
     const RECT crects[2] = {{10, 10, 50, 50}, {200, 200, 300, 300}};
     D3DDDIARG_CLEAR rc = {1, 0xFF00FF00u, 1.0f, 0};
     REQUIRE(f.pfnClear(dev, &rc, 2, crects) == 0);
-    rc.Flags = 3;
-    REQUIRE(f.pfnClear(dev, &rc, 2, crects) == HRESULT(0x8876086A));
-    // DepthFill of a whole depth buffer; part of one is refused.
+    // With a depth buffer bound and the scissor test on (scissor 0,0-40,40): color and
+    // depth/stencil only in {10,10,40,40} (one fill, one CLEAR_RECTS); the second
+    // rectangle falls outside the scissor. Without rectangles and scissor, a depth clear
+    // of the whole viewport (= the whole buffer) is a plain CLEAR.
     D3DDDI_SURFACEINFO z_surf = {256, 256, 1, nullptr, 0, 0};
     std::memset(&cr, 0, sizeof(cr));
     cr.Format = D3DDDIFMT_D24S8;
@@ -699,6 +766,24 @@ int main(int argc, char **argv) {
     cr.Flags.NotLockable = 1;
     REQUIRE(f.pfnCreateResource(dev, &cr) == 0);
     HANDLE zbuf = cr.hResource;
+    D3DDDIARG_SETDEPTHSTENCIL sds = {zbuf};
+    REQUIRE(f.pfnSetDepthStencil(dev, &sds) == 0);
+    RECT small_scissor = {0, 0, 40, 40};
+    REQUIRE(f.pfnSetScissorRect(dev, &small_scissor) == 0);
+    D3DDDIARG_RENDERSTATE scissor_on = {174, 1}; // SCISSORTESTENABLE
+    REQUIRE(f.pfnSetRenderState(dev, &scissor_on) == 0);
+    rc.Flags = 7; // TARGET | ZBUFFER | STENCIL
+    rc.FillDepth = 0.5f;
+    rc.FillStencil = 3;
+    REQUIRE(f.pfnClear(dev, &rc, 2, crects) == 0);
+    scissor_on.Value = 0;
+    REQUIRE(f.pfnSetRenderState(dev, &scissor_on) == 0);
+    REQUIRE(f.pfnSetScissorRect(dev, &sc) == 0);
+    rc.Flags = 2;
+    REQUIRE(f.pfnClear(dev, &rc, 0, nullptr) == 0);
+    sds.hZBuffer = nullptr;
+    REQUIRE(f.pfnSetDepthStencil(dev, &sds) == 0);
+    // DepthFill of a whole depth buffer (CLEAR) and of part of one (CLEAR_RECTS).
     D3DDDIARG_DEPTHFILL df;
     std::memset(&df, 0, sizeof(df));
     df.hResource = zbuf;
@@ -706,7 +791,9 @@ int main(int argc, char **argv) {
     df.Depth = 0xFFFFFF00u; // depth 1.0, stencil 0
     REQUIRE(f.pfnDepthFill(dev, &df) == 0);
     df.DstRect = {0, 0, 16, 16};
-    REQUIRE(f.pfnDepthFill(dev, &df) == HRESULT(0x8876086A));
+    REQUIRE(f.pfnDepthFill(dev, &df) == 0);
+    df.DstRect = {0, 0, 300, 16}; // past the surface
+    REQUIRE(f.pfnDepthFill(dev, &df) == HRESULT(0x8876086C));
     // GetInfo: the vertex-cache answer; other types are not implemented.
     D3DDDIDEVINFO_VCACHE vcache;
     std::memset(&vcache, 0xCC, sizeof(vcache));

@@ -568,10 +568,16 @@ fn shared_surface_collisions_and_bad_tokens_are_rejected() {
 
 fn vs_tokens() -> Vec<u8> {
     // vs_2_0, dcl_position v0, END
-    [0xFFFE_0200u32, 0x0200_001F, 0x8000_0000, 0x900F_0000, 0x0000_FFFF]
-        .iter()
-        .flat_map(|t| t.to_le_bytes())
-        .collect()
+    [
+        0xFFFE_0200u32,
+        0x0200_001F,
+        0x8000_0000,
+        0x900F_0000,
+        0x0000_FFFF,
+    ]
+    .iter()
+    .flat_map(|t| t.to_le_bytes())
+    .collect()
 }
 
 fn ps_tokens() -> Vec<u8> {

@@ -376,6 +376,32 @@ int32_t Device::set_shader_constants_f(uint32_t stage, uint32_t start, const flo
     return kS_OK;
 }
 
+int32_t Device::set_shader_constants_i(uint32_t stage, uint32_t start, const int32_t *v, uint32_t count) {
+    if (!v || count == 0 || start > AEROGPU_MAX_SHADER_CONSTANTS_I || count > AEROGPU_MAX_SHADER_CONSTANTS_I - start)
+        return kD3DERR_INVALIDCALL;
+    auto *p = cmd_.append<aerogpu_cmd_set_shader_constants>(AEROGPU_CMD_SET_SHADER_CONSTANTS_I, v,
+                                                            size_t(count) * 16);
+    if (!p) return kE_OUTOFMEMORY;
+    p->stage = stage;
+    p->start_register = start;
+    p->count = count;
+    return kS_OK;
+}
+
+int32_t Device::set_shader_constants_b(uint32_t stage, uint32_t start, const uint32_t *v, uint32_t count) {
+    if (!v || count == 0 || start > AEROGPU_MAX_SHADER_CONSTANTS_B || count > AEROGPU_MAX_SHADER_CONSTANTS_B - start)
+        return kD3DERR_INVALIDCALL;
+    uint32_t bits[AEROGPU_MAX_SHADER_CONSTANTS_B];
+    for (uint32_t i = 0; i < count; i++) bits[i] = v[i] ? 1u : 0u;
+    auto *p = cmd_.append<aerogpu_cmd_set_shader_constants>(AEROGPU_CMD_SET_SHADER_CONSTANTS_B, bits,
+                                                            size_t(count) * 4);
+    if (!p) return kE_OUTOFMEMORY;
+    p->stage = stage;
+    p->start_register = start;
+    p->count = count;
+    return kS_OK;
+}
+
 uint32_t Device::create_vertex_decl(const void *elements, size_t bytes) {
     if (!elements || bytes == 0 || bytes % 8 || bytes > AEROGPU_MAX_INPUT_LAYOUT_ELEMENTS * 8) return 0;
     uint32_t h = new_handle();

@@ -195,6 +195,10 @@ public:
     int32_t destroy_shader(uint32_t handle);
     int32_t set_shaders(uint32_t vs, uint32_t ps);
     int32_t set_shader_constants_f(uint32_t stage, uint32_t start, const float *v, uint32_t count);
+    // Integer (4 ints per register) and boolean constants (nonzero = true, sent as 0/1),
+    // which shaders read for loop/rep counts and static branches (SET_SHADER_CONSTANTS_I/_B).
+    int32_t set_shader_constants_i(uint32_t stage, uint32_t start, const int32_t *v, uint32_t count);
+    int32_t set_shader_constants_b(uint32_t stage, uint32_t start, const uint32_t *v, uint32_t count);
     uint32_t create_vertex_decl(const void *elements, size_t bytes);
     int32_t set_vertex_decl(uint32_t handle);
 
@@ -250,12 +254,23 @@ public:
     // ColorFill of a sub-rectangle (a draw, like blit). CLEAR clears whole targets.
     int32_t color_fill(uint32_t dst, const Rect &rect, const float rgba[4]);
     // Clear of the color targets inside rectangles (clipped to each target; empty ones
-    // skipped): a color fill per bound render target and rectangle. Depth/stencil have no
-    // rectangle form in the protocol: callers clear those whole or refuse.
+    // skipped): a color fill per bound render target and rectangle.
     int32_t clear_color_rects(const float rgba[4], const Rect *rects, uint32_t n);
-    // DepthFill of a whole depth surface with a value in its own format (D16, D24S8/D24X8:
-    // depth in the top 24 bits, stencil in the low 8, D32F): CLEAR with it bound alone.
-    int32_t depth_fill(uint32_t ds, uint32_t native_value);
+    // CLEAR_RECTS (ABI 1.4): `flags` (AEROGPU_CLEAR_*) of the bound targets inside the
+    // rectangles (negative edges cut at 0, empty rectangles skipped), in packets of at most
+    // AEROGPU_MAX_CLEAR_RECTS. Used for depth/stencil, which a fill draw cannot write.
+    int32_t clear_rects(uint32_t flags, const float rgba[4], float z, uint32_t stencil, const Rect *rects,
+                        uint32_t n);
+    // D3D9 Clear: `flags` inside the rectangles (n == 0: the whole viewport), each cut to
+    // the viewport and, with D3DRS_SCISSORTESTENABLE, to the scissor rect (D3D9 defaults:
+    // all of render target 0). A rectangle covering every bound target: one CLEAR;
+    // otherwise color through fill draws and depth/stencil through CLEAR_RECTS.
+    int32_t clear_d3d9(uint32_t flags, const float rgba[4], float z, uint32_t stencil, const Rect *rects,
+                       uint32_t n);
+    // DepthFill of a depth surface (all of it, or `rect` inside it) with a value in its
+    // own format (D16, D24S8/D24X8: depth in the top 24 bits, stencil in the low 8, D32F):
+    // CLEAR (or CLEAR_RECTS) with it bound alone.
+    int32_t depth_fill(uint32_t ds, uint32_t native_value, const Rect *rect = nullptr);
     // Destroys the internal shaders, declaration and upload buffers (device teardown).
     void release_internal_objects();
     // Largest batch the sink takes (the runtime's command buffer); 0 = unlimited. Uploads

@@ -4,7 +4,10 @@
 #include "aerogpu_umd_core.h"
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <cstring>
+#include <vector>
 
 namespace aerogpu {
 
@@ -19,6 +22,36 @@ bool is_bc(uint32_t aerogpu_format) {
 
 // D3DFORMAT values of the depth formats DepthFill understands.
 enum : uint32_t { FMT_D24S8 = 75, FMT_D24X8 = 77, FMT_D16 = 80, FMT_D32F_LOCKABLE = 82 };
+constexpr uint32_t RS_SCISSORTESTENABLE = 174;
+
+uint32_t float_bits(float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return u;
+}
+constexpr uint32_t kClearDepthStencil = AEROGPU_CLEAR_DEPTH | AEROGPU_CLEAR_STENCIL;
+
+// A viewport coordinate (D3D9 sets them from DWORDs) as a pixel edge; NaN and huge values
+// are pinned so the integer math below cannot overflow.
+int64_t pixel_edge(float f) {
+    if (!(f > -2147483648.0f)) return f != f ? 0 : INT32_MIN;
+    if (f > 2147483647.0f) return INT32_MAX;
+    return int64_t(f);
+}
+
+Rect intersect(const Rect &a, int64_t l, int64_t t, int64_t r, int64_t b) {
+    Rect o;
+    o.left = int32_t(std::max<int64_t>(a.left, l));
+    o.top = int32_t(std::max<int64_t>(a.top, t));
+    o.right = int32_t(std::min<int64_t>(a.right, r));
+    o.bottom = int32_t(std::min<int64_t>(a.bottom, b));
+    return o;
+}
+
+bool covers(const Rect &r, const Resource *res) {
+    return !res || (r.left <= 0 && r.top <= 0 && int64_t(r.right) >= int64_t(res->desc.width) &&
+                    int64_t(r.bottom) >= int64_t(res->desc.height));
+}
 
 } // namespace
 
@@ -235,10 +268,101 @@ int32_t Device::clear_color_rects(const float rgba[4], const Rect *rects, uint32
     return kS_OK;
 }
 
-int32_t Device::depth_fill(uint32_t ds, uint32_t v) {
+int32_t Device::clear_rects(uint32_t flags, const float rgba[4], float z, uint32_t stencil, const Rect *rects,
+                            uint32_t n) {
+    if (n && !rects) return kD3DERR_INVALIDCALL;
+    flags &= AEROGPU_CLEAR_COLOR | kClearDepthStencil;
+    std::vector<aerogpu_clear_rect> out;
+    for (uint32_t i = 0; i < n; i++) {
+        const Rect c = intersect(rects[i], 0, 0, INT32_MAX, INT32_MAX);
+        if (c.left >= c.right || c.top >= c.bottom) continue;
+        out.push_back(aerogpu_clear_rect{uint32_t(c.left), uint32_t(c.top), uint32_t(c.right - c.left),
+                                         uint32_t(c.bottom - c.top)});
+    }
+    if (!flags || out.empty()) return kS_OK;
+    for (size_t first = 0; first < out.size(); first += AEROGPU_MAX_CLEAR_RECTS) {
+        const uint32_t count = uint32_t(std::min<size_t>(out.size() - first, AEROGPU_MAX_CLEAR_RECTS));
+        auto *p = cmd_.append<aerogpu_cmd_clear_rects>(AEROGPU_CMD_CLEAR_RECTS, &out[first],
+                                                       size_t(count) * sizeof(aerogpu_clear_rect));
+        if (!p) return kE_OUTOFMEMORY;
+        p->flags = flags;
+        for (int i = 0; i < 4; i++) p->color_rgba_f32[i] = float_bits(rgba ? rgba[i] : 0.0f);
+        p->depth_f32 = float_bits(z);
+        p->stencil = stencil;
+        p->rect_count = count;
+    }
+    for (uint32_t h : rts_) if (h && (flags & AEROGPU_CLEAR_COLOR)) reference(h, true);
+    if (ds_ && (flags & kClearDepthStencil)) reference(ds_, true);
+    return kS_OK;
+}
+
+int32_t Device::clear_d3d9(uint32_t flags, const float rgba[4], float z, uint32_t stencil, const Rect *rects,
+                           uint32_t n) {
+    if (n && !rects) return kD3DERR_INVALIDCALL;
+    flags &= AEROGPU_CLEAR_COLOR | kClearDepthStencil;
+    if (!flags) return kS_OK;
+    // D3D9's default viewport and scissor: all of render target 0 (or of the depth
+    // surface when no color target is bound).
+    const Resource *base = rts_[0] ? find(rts_[0]) : (ds_ ? find(ds_) : nullptr);
+    if (!base) return kS_OK; // nothing bound: nothing to clear
+    int64_t l = 0, t = 0, r = base->desc.width, b = base->desc.height;
+    if (has_vp_) {
+        l = pixel_edge(vp_[0]);
+        t = pixel_edge(vp_[1]);
+        r = l + pixel_edge(vp_[2]);
+        b = t + pixel_edge(vp_[3]);
+    }
+    if (rs_[RS_SCISSORTESTENABLE] && has_scissor_) {
+        l = std::max<int64_t>(l, scissor_[0]);
+        t = std::max<int64_t>(t, scissor_[1]);
+        r = std::min<int64_t>(r, int64_t(scissor_[0]) + scissor_[2]);
+        b = std::min<int64_t>(b, int64_t(scissor_[1]) + scissor_[3]);
+    }
+    l = std::max<int64_t>(l, INT32_MIN);
+    t = std::max<int64_t>(t, INT32_MIN);
+    r = std::min<int64_t>(r, INT32_MAX);
+    b = std::min<int64_t>(b, INT32_MAX);
+    std::vector<Rect> clipped;
+    if (n == 0) {
+        Rect all;
+        all.left = INT32_MIN;
+        all.top = INT32_MIN;
+        all.right = INT32_MAX;
+        all.bottom = INT32_MAX;
+        clipped.push_back(intersect(all, l, t, r, b));
+    } else {
+        for (uint32_t i = 0; i < n; i++) clipped.push_back(intersect(rects[i], l, t, r, b));
+    }
+    clipped.erase(std::remove_if(clipped.begin(), clipped.end(),
+                                 [](const Rect &c) { return c.left >= c.right || c.top >= c.bottom; }),
+                  clipped.end());
+    if (clipped.empty()) return kS_OK;
+    // One rectangle covering every target the flags touch: a plain CLEAR.
+    for (const Rect &c : clipped) {
+        bool all = true;
+        if (flags & AEROGPU_CLEAR_COLOR)
+            for (uint32_t h : rts_) all = all && (!h || covers(c, find(h)));
+        if (flags & kClearDepthStencil) all = all && (!ds_ || covers(c, find(ds_)));
+        if (all) return clear(flags, rgba, z, stencil);
+    }
+    int32_t hr = kS_OK;
+    if (flags & AEROGPU_CLEAR_COLOR) hr = clear_color_rects(rgba, clipped.data(), uint32_t(clipped.size()));
+    if (hr == kS_OK && (flags & kClearDepthStencil) && ds_)
+        hr = clear_rects(flags & kClearDepthStencil, rgba, z, stencil, clipped.data(), uint32_t(clipped.size()));
+    return hr;
+}
+
+int32_t Device::depth_fill(uint32_t ds, uint32_t v, const Rect *rect) {
     const Resource *r = find(ds);
     if (!r || r->desc.kind != ResourceKind::Texture2D || !(r->desc.usage & AEROGPU_RESOURCE_USAGE_DEPTH_STENCIL))
         return kD3DERR_INVALIDCALL;
+    if (rect) {
+        if (rect->left < 0 || rect->top < 0 || rect->left > rect->right || rect->top > rect->bottom ||
+            uint32_t(rect->right) > r->desc.width || uint32_t(rect->bottom) > r->desc.height)
+            return kD3DERR_INVALIDCALL;
+        if (rect->left == rect->right || rect->top == rect->bottom) return kS_OK;
+        if (covers(*rect, r)) rect = nullptr; // the whole surface: CLEAR
+    }
     uint32_t flags = AEROGPU_CLEAR_DEPTH, stencil = 0;
     float z;
     switch (r->desc.d3d_format) {
@@ -259,7 +383,7 @@ int32_t Device::depth_fill(uint32_t ds, uint32_t v) {
     std::memset(rts_, 0, sizeof(rts_));
     ds_ = ds;
     int32_t hr = emit_render_targets();
-    if (hr == kS_OK) hr = clear(flags, nullptr, z, stencil);
+    if (hr == kS_OK) hr = rect ? clear_rects(flags, nullptr, z, stencil, rect, 1) : clear(flags, nullptr, z, stencil);
     std::memcpy(rts_, saved_rts, sizeof(rts_));
     ds_ = saved_ds;
     const int32_t hr2 = emit_render_targets();

@@ -22,15 +22,17 @@
 //    NOTAVAILABLE. BufBlt likewise (COPY_BUFFER or an upload);
 //  - GetInfo: the vertex-cache query is answered "optimize for strips", other types
 //    E_NOTIMPL; SetDisplayMode accepts a primary (the VidPN's one mode);
-//  - Clear with rectangles: color through a scissored fill draw per target and rectangle;
-//    depth/stencil only when the rectangles cover the viewport (the protocol's CLEAR has
-//    no rectangles), else NOTAVAILABLE. DepthFill: whole surfaces only;
+//  - Clear: the rectangles (or the viewport) cut to the viewport and, with
+//    D3DRS_SCISSORTESTENABLE, the scissor rect; color through a scissored fill draw per
+//    target and rectangle, depth/stencil with CLEAR_RECTS (ABI 1.4); one CLEAR when a
+//    rectangle covers every target. DepthFill: any rectangle of mip 0 (CLEAR_RECTS);
 //  - cube/volume textures, MSAA: NOTAVAILABLE;
 //  - fixed-function and resource state (texture stage states, transforms, clip planes,
-//    W range, N-patch mode, software vertex processing, stream frequency, int/bool shader
-//    constants, lights, material, palettes, priority, autogen filter) is cached only, in
-//    LegacyState (aerogpu_umd_legacy.cpp), and takes part in state blocks; none of it is
-//    emitted (the core renders shaders only);
+//    W range, N-patch mode, software vertex processing, stream frequency, lights, material,
+//    palettes, priority, autogen filter) is cached only, in LegacyState
+//    (aerogpu_umd_legacy.cpp), and takes part in state blocks; none of it is emitted (the
+//    core renders shaders only). Int/bool shader constants are cached there too and also
+//    sent (SET_SHADER_CONSTANTS_I/_B), again whenever a state block sets them;
 //  - SetConvolutionKernelMono and GenerateMipSubLevels are no-ops returning S_OK (logged
 //    once, not as stubs); the remaining stubs are listed in kStubbedEntries below;
 //  - fences: Windows 7's pfnRenderCb returns no fence, so the UMD asks the KMD
@@ -226,7 +228,7 @@ public:
     const uint8_t *um_ib = nullptr;
     bool um_index32 = false;
 
-    bool logged_tss = false, logged_clear_rects = false, logged_shared = false, logged_blt = false;
+    bool logged_tss = false, logged_shared = false, logged_blt = false;
     bool logged_um = false, logged_um_size = false, logged_noop_mip = false, logged_noop_conv = false;
     bool logged_edge_flags = false, logged_texblt = false, logged_depth_fill = false, logged_getinfo = false;
     bool logged_sysmem_dst = false;
@@ -583,10 +585,27 @@ void capture_ops(UmdDevice *d, std::vector<StateOp> &ops) {
 void apply_block(UmdDevice *d, const StateBlock &b) {
     apply_ops(d, b.ops);
     b.legacy.apply(d->legacy);
+    // Int/bool constants the block set: sent again, each stage's whole register file of
+    // that kind in one packet.
+    bool const_i[2] = {}, const_b[2] = {};
     for (const LegacyKey &k : b.legacy.slots()) {
+        if (k.kind == LegacyKind::ConstI && (k.index >> 16) < 2) const_i[k.index >> 16] = true;
+        if (k.kind == LegacyKind::ConstB && (k.index >> 16) < 2) const_b[k.index >> 16] = true;
         if (k.kind != LegacyKind::TextureStage) continue;
         uint32_t stage = k.index >> 8, state = k.index & 0xFF, samp = tss_to_sampler(state);
         if (samp) d->core.set_sampler_state(stage, samp, d->legacy.texture_stage_state(stage, state));
+    }
+    for (uint32_t stage = 0; stage < 2; stage++) {
+        if (const_i[stage]) {
+            int32_t v[LegacyState::kConstIRegisters][4];
+            for (uint32_t r = 0; r < LegacyState::kConstIRegisters; r++) d->legacy.const_i(stage, r, v[r]);
+            d->core.set_shader_constants_i(stage, 0, &v[0][0], LegacyState::kConstIRegisters);
+        }
+        if (const_b[stage]) {
+            uint32_t v[LegacyState::kConstBRegisters];
+            for (uint32_t r = 0; r < LegacyState::kConstBRegisters; r++) v[r] = d->legacy.const_b(stage, r);
+            d->core.set_shader_constants_b(stage, 0, v, LegacyState::kConstBRegisters);
+        }
     }
 }
 
@@ -665,37 +684,11 @@ HRESULT APIENTRY Clear(HANDLE h, const D3DDDIARG_CLEAR *a, UINT nrects, const RE
     float rgba[4] = {float((a->FillColor >> 16) & 0xFF) / 255.0f, float((a->FillColor >> 8) & 0xFF) / 255.0f,
                      float(a->FillColor & 0xFF) / 255.0f, float((a->FillColor >> 24) & 0xFF) / 255.0f};
     const uint32_t flags = a->Flags & 7u; // D3DCLEAR_TARGET/ZBUFFER/STENCIL: the protocol's bits
-    bool covers = true;                    // some rectangle covers the whole viewport
-    if (nrects) {
-        covers = false;
-        for (UINT i = 0; i < nrects && !covers; i++)
-            covers = rects[i].left <= LONG(d->vp.X) && rects[i].top <= LONG(d->vp.Y) &&
-                     rects[i].right >= LONG(d->vp.X + d->vp.Width) && rects[i].bottom >= LONG(d->vp.Y + d->vp.Height);
-    }
-    if (covers) return hr_of(d->core.clear(flags, rgba, a->FillDepth, a->FillStencil));
-    if (flags & ~uint32_t(AEROGPU_CLEAR_COLOR)) {
-        // Depth/stencil inside rectangles: the protocol has no such clear (and the fill draw
-        // writes color only). Refused whole, so no half-done clear.
-        log_once(d->logged_clear_rects, "aerogpu-d3d9: Clear of depth/stencil in partial rects: D3DERR_NOTAVAILABLE\n");
-        return kNotAvailable;
-    }
-    if (!(flags & AEROGPU_CLEAR_COLOR)) return kOk;
-    // D3D9 clears the rectangles' intersection with the viewport.
-    std::vector<Rect> clipped;
-    clipped.reserve(nrects);
-    const int64_t vx0 = d->vp.X, vy0 = d->vp.Y, vx1 = vx0 + d->vp.Width, vy1 = vy0 + d->vp.Height;
-    const bool has_vp = d->vp.Width && d->vp.Height;
-    for (UINT i = 0; i < nrects; i++) {
-        Rect r = rect_of(rects[i]);
-        if (has_vp) {
-            r.left = int32_t(std::max<int64_t>(r.left, vx0));
-            r.top = int32_t(std::max<int64_t>(r.top, vy0));
-            r.right = int32_t(std::min<int64_t>(r.right, vx1));
-            r.bottom = int32_t(std::min<int64_t>(r.bottom, vy1));
-        }
-        if (r.left < r.right && r.top < r.bottom) clipped.push_back(r);
-    }
-    return hr_of(d->core.clear_color_rects(rgba, clipped.data(), uint32_t(clipped.size())));
+    // The core cuts the rectangles to the viewport and the scissor rect (when enabled).
+    std::vector<Rect> rs;
+    rs.reserve(nrects);
+    for (UINT i = 0; i < nrects; i++) rs.push_back(rect_of(rects[i]));
+    return hr_of(d->core.clear_d3d9(flags, rgba, a->FillDepth, a->FillStencil, rs.data(), uint32_t(rs.size())));
 }
 
 HRESULT emit_viewport(UmdDevice *d) {
@@ -1179,13 +1172,12 @@ HRESULT APIENTRY DepthFill(HANDLE h, const D3DDDIARG_DEPTHFILL *a) {
     UmdDevice *d = dev(h);
     const Resource *r = d->core.resource(from_handle(a->hResource));
     if (!r || r->desc.kind != ResourceKind::Texture2D) return kInvalidCall;
-    if (a->SubResourceIndex || a->DstRect.left > 0 || a->DstRect.top > 0 || a->DstRect.right < LONG(r->desc.width) ||
-        a->DstRect.bottom < LONG(r->desc.height)) {
-        // The protocol clears whole depth targets only (CLEAR has no rectangle).
-        log_once(d->logged_depth_fill, "aerogpu-d3d9: DepthFill of part of a surface: D3DERR_NOTAVAILABLE\n");
+    if (a->SubResourceIndex) {
+        log_once(d->logged_depth_fill, "aerogpu-d3d9: DepthFill of a sub-resource: D3DERR_NOTAVAILABLE\n");
         return kNotAvailable;
     }
-    return hr_of(d->core.depth_fill(from_handle(a->hResource), a->Depth));
+    const Rect rect = rect_of(a->DstRect); // part of the surface: CLEAR_RECTS
+    return hr_of(d->core.depth_fill(from_handle(a->hResource), a->Depth, &rect));
 }
 
 // D3D8-era device information: the vertex-cache query gets the conservative "optimize for
@@ -1333,27 +1325,41 @@ HRESULT APIENTRY SetStreamSourceFreq(HANDLE h, const D3DDDIARG_SETSTREAMSOURCEFR
     return hr_of(dev(h)->legacy.set_stream_source_freq(a->Stream, a->Divider));
 }
 
+// Int/bool constants: cached (state blocks, Get*) and sent to the device, which shaders
+// read for loop/rep counts (i#) and static branches (b#).
+HRESULT set_const_i(UmdDevice *d, uint32_t stage, UINT reg, const INT *v, UINT count) {
+    HRESULT hr = hr_of(d->legacy.set_const_i(stage, reg, v, count));
+    if (hr < 0 || count == 0) return hr;
+    static_assert(sizeof(INT) == sizeof(int32_t), "INT");
+    return hr_of(d->core.set_shader_constants_i(stage, reg, reinterpret_cast<const int32_t *>(v), count));
+}
+
+HRESULT set_const_b(UmdDevice *d, uint32_t stage, UINT reg, const BOOL *v, UINT count) {
+    static_assert(sizeof(BOOL) == sizeof(uint32_t), "BOOL");
+    const uint32_t *b = reinterpret_cast<const uint32_t *>(v);
+    HRESULT hr = hr_of(d->legacy.set_const_b(stage, reg, b, count));
+    if (hr < 0 || count == 0) return hr;
+    return hr_of(d->core.set_shader_constants_b(stage, reg, b, count));
+}
+
 HRESULT APIENTRY SetVertexShaderConstI(HANDLE h, const D3DDDIARG_SETVERTEXSHADERCONSTI *a, const INT *v) {
     if (!a) return kEInvalidArg;
-    return hr_of(dev(h)->legacy.set_const_i(kLegacyStageVertex, a->Register, v, a->Count));
+    return set_const_i(dev(h), kLegacyStageVertex, a->Register, v, a->Count);
 }
 
 HRESULT APIENTRY SetVertexShaderConstB(HANDLE h, const D3DDDIARG_SETVERTEXSHADERCONSTB *a, const BOOL *v) {
     if (!a) return kEInvalidArg;
-    static_assert(sizeof(BOOL) == sizeof(uint32_t), "BOOL");
-    return hr_of(dev(h)->legacy.set_const_b(kLegacyStageVertex, a->Register, reinterpret_cast<const uint32_t *>(v),
-                                            a->Count));
+    return set_const_b(dev(h), kLegacyStageVertex, a->Register, v, a->Count);
 }
 
 HRESULT APIENTRY SetPixelShaderConstI(HANDLE h, const D3DDDIARG_SETPIXELSHADERCONSTI *a, const INT *v) {
     if (!a) return kEInvalidArg;
-    return hr_of(dev(h)->legacy.set_const_i(kLegacyStagePixel, a->Register, v, a->Count));
+    return set_const_i(dev(h), kLegacyStagePixel, a->Register, v, a->Count);
 }
 
 HRESULT APIENTRY SetPixelShaderConstB(HANDLE h, const D3DDDIARG_SETPIXELSHADERCONSTB *a, const BOOL *v) {
     if (!a) return kEInvalidArg;
-    return hr_of(dev(h)->legacy.set_const_b(kLegacyStagePixel, a->Register, reinterpret_cast<const uint32_t *>(v),
-                                            a->Count));
+    return set_const_b(dev(h), kLegacyStagePixel, a->Register, v, a->Count);
 }
 
 HRESULT APIENTRY SetMaterial(HANDLE h, const D3DDDIARG_SETMATERIAL *a) {

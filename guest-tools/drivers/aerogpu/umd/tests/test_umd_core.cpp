@@ -978,6 +978,127 @@ static void test_clear_rects_and_depth_fill() {
     CHECK(sc.d.depth_fill(sc.rt, 0) == kD3DERR_INVALIDCALL); // not a depth surface
 }
 
+static aerogpu_clear_rect clear_rect_of(const Packet &p, size_t i) {
+    aerogpu_clear_rect r;
+    std::memset(&r, 0, sizeof(r));
+    const size_t off = sizeof(aerogpu_cmd_clear_rects) + i * sizeof(r);
+    if (off + sizeof(r) <= p.bytes.size()) std::memcpy(&r, p.bytes.data() + off, sizeof(r));
+    return r;
+}
+
+// D3D9 Clear: the viewport bounds it, the scissor rect too while the scissor test is on;
+// depth/stencil in rectangles are CLEAR_RECTS, a rectangle covering every target a CLEAR.
+static void test_clear_d3d9_viewport_and_scissor() {
+    Scene sc; // viewport (8,8) 100x100, scissor (10,10) 50x50 with the test off
+    const float rgba[4] = {0.0f, 1.0f, 0.0f, 1.0f};
+    // No rectangles: the viewport's part of the 128x128 depth buffer.
+    CHECK(sc.d.clear_d3d9(AEROGPU_CLEAR_DEPTH, rgba, 0.25f, 0, nullptr, 0) == kS_OK);
+    sc.d.flush();
+    auto ps = packets(sc.sink.streams.back());
+    CHECK(ops_of(ps) == std::vector<uint32_t>{AEROGPU_CMD_CLEAR_RECTS});
+    if (ps.size() == 1) {
+        auto c = ps[0].as<aerogpu_cmd_clear_rects>();
+        auto r = clear_rect_of(ps[0], 0);
+        CHECK(c.flags == AEROGPU_CLEAR_DEPTH && c.rect_count == 1 && f32(reinterpret_cast<const uint8_t *>(&c.depth_f32)) == 0.25f);
+        CHECK(r.x == 8 && r.y == 8 && r.width == 100 && r.height == 100);
+    }
+    // Scissor test on: color and depth in rectangle ∩ viewport ∩ scissor = (10,10)-(30,30);
+    // the second rectangle lies outside the scissor rect.
+    sc.d.set_render_state(174 /* SCISSORTESTENABLE */, 1);
+    sc.d.flush();
+    const Rect rects[2] = {{0, 0, 30, 30}, {70, 70, 90, 90}};
+    CHECK(sc.d.clear_d3d9(AEROGPU_CLEAR_COLOR | AEROGPU_CLEAR_DEPTH, rgba, 1.0f, 0, rects, 2) == kS_OK);
+    sc.d.flush();
+    ps = packets(sc.sink.streams.back());
+    CHECK(first_of(ps, AEROGPU_CMD_DRAW) && !first_of(ps, AEROGPU_CMD_DRAW, 1) && !first_of(ps, AEROGPU_CMD_CLEAR));
+    // The fill's scissor (the last one set before its draw) is the cut rectangle.
+    bool fill_scissor = false;
+    for (const Packet &p : ps) {
+        if (p.op == AEROGPU_CMD_DRAW) break;
+        if (p.op != AEROGPU_CMD_SET_SCISSOR) continue;
+        auto s = p.as<aerogpu_cmd_set_scissor>();
+        fill_scissor = s.x == 10 && s.y == 10 && s.width == 20 && s.height == 20;
+    }
+    CHECK(fill_scissor);
+    const Packet *cr = first_of(ps, AEROGPU_CMD_CLEAR_RECTS);
+    CHECK(cr && !first_of(ps, AEROGPU_CMD_CLEAR_RECTS, 1));
+    if (cr) {
+        auto c = cr->as<aerogpu_cmd_clear_rects>();
+        auto r = clear_rect_of(*cr, 0);
+        CHECK(c.flags == AEROGPU_CLEAR_DEPTH && c.rect_count == 1);
+        CHECK(r.x == 10 && r.y == 10 && r.width == 20 && r.height == 20);
+    }
+    // Rectangles wholly outside: nothing at all.
+    const Rect outside = {200, 200, 210, 210};
+    const size_t streams = sc.sink.streams.size();
+    CHECK(sc.d.clear_d3d9(AEROGPU_CLEAR_COLOR | AEROGPU_CLEAR_DEPTH, rgba, 1.0f, 0, &outside, 1) == kS_OK);
+    sc.d.flush();
+    CHECK(sc.sink.streams.size() == streams); // empty batch: not submitted
+
+    // Default viewport and scissor (never set): the whole targets, one CLEAR.
+    Scene whole(false);
+    CHECK(whole.d.clear_d3d9(7, rgba, 1.0f, 5, nullptr, 0) == kS_OK);
+    whole.d.flush();
+    ps = packets(whole.sink.streams.back());
+    CHECK(ops_of(ps) == std::vector<uint32_t>{AEROGPU_CMD_CLEAR});
+    if (ps.size() == 1) CHECK(ps[0].as<aerogpu_cmd_clear>().flags == 7 && ps[0].as<aerogpu_cmd_clear>().stencil == 5);
+
+    // DepthFill of part of the surface: bound alone, CLEAR_RECTS, rebound.
+    const Rect part = {4, 4, 20, 12};
+    CHECK(sc.d.depth_fill(sc.ds, 0x80000012u, &part) == kS_OK);
+    sc.d.flush();
+    ps = packets(sc.sink.streams.back());
+    CHECK(ops_of(ps) == (std::vector<uint32_t>{AEROGPU_CMD_SET_RENDER_TARGETS, AEROGPU_CMD_CLEAR_RECTS,
+                                                AEROGPU_CMD_SET_RENDER_TARGETS}));
+    if (ps.size() == 3) {
+        auto c = ps[1].as<aerogpu_cmd_clear_rects>();
+        auto r = clear_rect_of(ps[1], 0);
+        CHECK(c.flags == (AEROGPU_CLEAR_DEPTH | AEROGPU_CLEAR_STENCIL) && c.stencil == 0x12 && c.rect_count == 1);
+        CHECK(r.x == 4 && r.y == 4 && r.width == 16 && r.height == 8);
+    }
+    const Rect past = {100, 0, 129, 8};
+    CHECK(sc.d.depth_fill(sc.ds, 0, &past) == kD3DERR_INVALIDCALL);
+
+    // Many rectangles: packets of at most AEROGPU_MAX_CLEAR_RECTS.
+    std::vector<Rect> many(AEROGPU_MAX_CLEAR_RECTS + 3);
+    for (size_t i = 0; i < many.size(); i++) many[i] = Rect{0, int32_t(i % 100), 5, int32_t(i % 100) + 1};
+    CHECK(sc.d.clear_rects(AEROGPU_CLEAR_STENCIL, nullptr, 0.0f, 1, many.data(), uint32_t(many.size())) == kS_OK);
+    sc.d.flush();
+    ps = packets(sc.sink.streams.back());
+    CHECK(ops_of(ps) == (std::vector<uint32_t>{AEROGPU_CMD_CLEAR_RECTS, AEROGPU_CMD_CLEAR_RECTS}));
+    if (ps.size() == 2)
+        CHECK(ps[0].as<aerogpu_cmd_clear_rects>().rect_count == AEROGPU_MAX_CLEAR_RECTS &&
+              ps[1].as<aerogpu_cmd_clear_rects>().rect_count == 3);
+}
+
+// Int/bool shader constants: SET_SHADER_CONSTANTS_I/_B, BOOLs sent as 0/1, ranges checked.
+static void test_int_bool_constants() {
+    FakeSink sink;
+    Device d(sink, 100, 1);
+    const int32_t iv[8] = {3, 0, 1, 0, -2, 7, 1, 0};
+    const uint32_t bv[2] = {7, 0};
+    CHECK(d.set_shader_constants_i(AEROGPU_SHADER_STAGE_PIXEL, 14, iv, 2) == kS_OK);
+    CHECK(d.set_shader_constants_b(AEROGPU_SHADER_STAGE_VERTEX, 3, bv, 2) == kS_OK);
+    CHECK(d.set_shader_constants_i(AEROGPU_SHADER_STAGE_VERTEX, 15, iv, 2) == kD3DERR_INVALIDCALL);
+    CHECK(d.set_shader_constants_b(AEROGPU_SHADER_STAGE_VERTEX, 0, bv, 17) == kD3DERR_INVALIDCALL);
+    CHECK(d.set_shader_constants_b(AEROGPU_SHADER_STAGE_VERTEX, 0, nullptr, 1) == kD3DERR_INVALIDCALL);
+    d.flush();
+    CHECK(sink.streams.size() == 1);
+    if (sink.streams.size() != 1) return;
+    auto ps = packets(sink.streams.back());
+    CHECK(ops_of(ps) == (std::vector<uint32_t>{AEROGPU_CMD_SET_SHADER_CONSTANTS_I, AEROGPU_CMD_SET_SHADER_CONSTANTS_B}));
+    if (ps.size() != 2) return;
+    const size_t fixed = sizeof(aerogpu_cmd_set_shader_constants);
+    auto i = ps[0].as<aerogpu_cmd_set_shader_constants>();
+    CHECK(i.stage == AEROGPU_SHADER_STAGE_PIXEL && i.start_register == 14 && i.count == 2);
+    CHECK(ps[0].bytes.size() == fixed + 32 && std::memcmp(ps[0].payload(fixed), iv, 32) == 0);
+    auto b = ps[1].as<aerogpu_cmd_set_shader_constants>();
+    CHECK(b.stage == AEROGPU_SHADER_STAGE_VERTEX && b.start_register == 3 && b.count == 2);
+    uint32_t sent[2] = {};
+    if (ps[1].bytes.size() == fixed + 8) std::memcpy(sent, ps[1].payload(fixed), 8);
+    CHECK(sent[0] == 1 && sent[1] == 0);
+}
+
 // DrawIndexedPrimitive2: byte offsets into stream 0 and the index data.
 static void test_draw_indexed_primitive2() {
     Scene sc;
@@ -1028,6 +1149,8 @@ int main() {
     test_tex_blt_sysmem_upload();
     test_buffer_copy_and_upload();
     test_clear_rects_and_depth_fill();
+    test_clear_d3d9_viewport_and_scissor();
+    test_int_bool_constants();
     test_draw_indexed_primitive2();
     test_blit_stretch_packets_and_restore();
     test_blit_copy_path_and_errors();
