@@ -69,6 +69,7 @@ declare -A HOST_TOOLS=(
 declare -A HOST_FILES=(
     [/usr/lib/syslinux/mbr/mbr.bin]=syslinux-common
     [/usr/lib/syslinux/modules/bios/ldlinux.c32]=syslinux-common
+    [/usr/lib/syslinux/memdisk]=syslinux-common
     [/usr/lib/ISOLINUX/isolinux.bin]=isolinux
     [/usr/lib/grub/i386-pc/boot.img]=grub-pc-bin
 )
@@ -588,6 +589,28 @@ build_iso() {
     rm -rf "$work"
 }
 
+# Builds $1: an isolinux CD whose only entry runs syslinux's memdisk on the floppy image $2.
+# memdisk copies the floppy into high memory, hooks INT 13h (and INT 15h to hide its
+# copy from the memory map) and boots it as drive 00h: a real-mode program that chains
+# the BIOS's own services.
+build_memdisk_iso() {
+    local iso="$1" floppy="$2" work
+    work="$(mktemp -d)"
+    mkdir -p "$work/iso/isolinux"
+    cp /usr/lib/ISOLINUX/isolinux.bin /usr/lib/syslinux/modules/bios/ldlinux.c32 "$work/iso/isolinux/"
+    cp /usr/lib/syslinux/memdisk "$work/iso/memdisk"
+    cp "$floppy" "$work/iso/floppy.img"
+    printf 'DEFAULT floppy\nLABEL floppy\n  KERNEL /memdisk\n  INITRD /floppy.img\n  APPEND floppy\n' \
+        >"$work/iso/isolinux/isolinux.cfg"
+    find "$work/iso" -exec touch -h -d @"$SOURCE_DATE_EPOCH" {} +
+    xorriso -as mkisofs -quiet -o "$iso.tmp" -V AERO_MEMDISK -J -R \
+        -b isolinux/isolinux.bin -c isolinux/boot.cat \
+        -no-emul-boot -boot-load-size 4 -boot-info-table "$work/iso" 2>/dev/null \
+        || die "xorriso failed"
+    mv "$iso.tmp" "$iso"
+    rm -rf "$work"
+}
+
 # --- main ----------------------------------------------------------------------------
 
 main() {
@@ -608,7 +631,7 @@ main() {
     stamp_inputs="$( {
         sha256sum "$0" | cut -d' ' -f1
         basename -a "$deb_kernel" "$deb_bb64" "$deb_bb32" "$deb_di" "$deb_memtest" "$deb_grub_rescue"
-        for f in /usr/lib/syslinux/mbr/mbr.bin /usr/lib/ISOLINUX/isolinux.bin \
+        for f in /usr/lib/syslinux/mbr/mbr.bin /usr/lib/ISOLINUX/isolinux.bin /usr/lib/syslinux/memdisk \
                  /usr/lib/grub/i386-pc/boot.img "$(command -v syslinux)"; do
             sha256sum "$f" | cut -d' ' -f1
         done
@@ -617,7 +640,7 @@ main() {
                    linux-amd64-diskbench.iso
                    vmlinuz-amd64 initrd-amd64.img initrd-amd64-storage.img vmlinuz-i386 initrd-i386.img
                    memtest86+x64.iso grub-rescue-floppy.img grub-rescue-cdrom.iso
-                   debian-installer-i386.iso)
+                   debian-installer-i386.iso memdisk-floppy.iso)
     local all_present=1 o
     for o in "${outputs[@]}"; do [[ -s "$OUT_DIR/$o" ]] || all_present=0; done
     if [[ $FORCE -eq 0 && $all_present -eq 1 && -f "$OUT_DIR/.stamp" \
@@ -656,6 +679,9 @@ main() {
         cp "$work/usr/lib/grub-rescue/$o" "$OUT_DIR/$o"
         touch -d @"$SOURCE_DATE_EPOCH" "$OUT_DIR/$o"
     done
+
+    log "building memdisk-floppy.iso"
+    build_memdisk_iso "$OUT_DIR/memdisk-floppy.iso" "$OUT_DIR/grub-rescue-floppy.img"
 
     log "building initramfs images"
     build_initramfs "$deb_bb64" "$OUT_DIR/initrd-amd64.img"

@@ -421,6 +421,15 @@ fn grub_rescue_cd_boots_to_its_menu_as_cd_and_as_disk() {
     grub_rescue("grub-rescue-hybrid", &["--hda", iso]);
 }
 
+/// syslinux's memdisk (isolinux CD) copies the GRUB rescue floppy into high memory, hooks
+/// INT 13h and INT 15h and boots it as drive 00h; GRUB then loads its modules through
+/// memdisk's hooked services, which chain to our BIOS for everything else.
+#[test]
+fn memdisk_boots_a_floppy_image_from_memory() {
+    let iso = image("memdisk-floppy.iso");
+    grub_rescue("memdisk", &["--cdrom", iso.to_str().unwrap(), "--boot", "d"]);
+}
+
 /// The Debian installer (i386, text frontend) from an isolinux CD: the kernel, its
 /// udev and module loading, then the installer's first dialog on the VGA console.
 #[test]
