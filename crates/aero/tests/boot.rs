@@ -427,7 +427,10 @@ fn grub_rescue_cd_boots_to_its_menu_as_cd_and_as_disk() {
 #[test]
 fn memdisk_boots_a_floppy_image_from_memory() {
     let iso = image("memdisk-floppy.iso");
-    grub_rescue("memdisk", &["--cdrom", iso.to_str().unwrap(), "--boot", "d"]);
+    grub_rescue(
+        "memdisk",
+        &["--cdrom", iso.to_str().unwrap(), "--boot", "d"],
+    );
 }
 
 /// The Debian installer (i386, text frontend) from an isolinux CD: the kernel, its

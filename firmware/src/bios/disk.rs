@@ -20,6 +20,8 @@ pub const STATUS_SECTOR_NOT_FOUND: u8 = 0x04;
 /// AH=16h: the disk was changed (also "change line active" for a read after a change).
 pub const STATUS_MEDIA_CHANGED: u8 = 0x06;
 pub const STATUS_DMA_BOUNDARY: u8 = 0x09;
+/// AH=18h: the drive cannot format this track count / sectors-per-track combination.
+pub const STATUS_MEDIA_TYPE_UNSUPPORTED: u8 = 0x0C;
 pub const STATUS_CONTROLLER: u8 = 0x20;
 pub const STATUS_TIMEOUT: u8 = 0x80;
 
@@ -216,11 +218,30 @@ impl Bios {
                 Some(n) if c.host.take_floppy_change(n) => finish(c, dl, STATUS_MEDIA_CHANGED),
                 _ => finish(c, dl, STATUS_OK),
             },
-            0x17 | 0x18 if matches!(drive, DiskId::Floppy(_)) => {
-                if ah == 0x18 {
-                    c.set_seg_real(Seg::Es, BIOS_SEGMENT);
-                    c.set_r16(Reg::Rdi, self.rom.layout.diskette_params);
+            0x05 if matches!(drive, DiskId::Floppy(_)) => {
+                let status = format_track(c, drive, &info, source)?;
+                if let Some(n) = host_floppy
+                    && status == STATUS_OK
+                {
+                    c.host.take_floppy_change(n);
                 }
+                finish(c, dl, status)
+            }
+            0x17 if matches!(drive, DiskId::Floppy(_)) => finish(c, dl, STATUS_OK),
+            // Set media type for format: only the inserted image's own geometry can be
+            // formatted (an image file has one layout), so DOS FORMAT learns early when a
+            // different size is asked for.
+            0x18 if matches!(drive, DiskId::Floppy(_)) => {
+                let cl = c.lo(Reg::Rcx) as u32;
+                let max_track = c.hi(Reg::Rcx) as u32 | (cl & 0xC0) << 2;
+                let fits = chs_of(drive, &info, source).is_some_and(|chs| {
+                    chs.cylinders == max_track + 1 && chs.sectors_per_track == cl & 0x3F
+                });
+                if !fits {
+                    return finish(c, dl, STATUS_MEDIA_TYPE_UNSUPPORTED);
+                }
+                c.set_seg_real(Seg::Es, BIOS_SEGMENT);
+                c.set_r16(Reg::Rdi, self.rom.layout.diskette_params);
                 finish(c, dl, STATUS_OK)
             }
             0x41 => edd_check(c, dl, drive),
@@ -388,6 +409,64 @@ fn chs_transfer(
     let (done, status) = transfer(c, source, info, lba, count, addr, dir);
     c.set_al(done as u8);
     finish(c, dl, status)
+}
+
+/// INT 13h AH=05h on a floppy: the AL sectors of track CH, head DH that the address fields
+/// at ES:BX name (cylinder, head, sector, size code; 4 bytes each) are written with the
+/// format fill byte of the diskette parameter table INT 1Eh points to. An image holds
+/// only sector data, not ID fields, so every field must name one of this track's own
+/// 512-byte sectors (N = 2); the fields are all checked before anything is written.
+/// Returns the INT 13h status.
+fn format_track(
+    c: &mut Call,
+    drive: DiskId,
+    info: &DiskInfo,
+    source: Source,
+) -> Result<u8, FirmwareError> {
+    let Some(chs) = chs_of(drive, info, source) else {
+        return Ok(STATUS_BAD_COMMAND);
+    };
+    let count = c.al() as u32;
+    let (cyl, head) = (c.hi(Reg::Rcx) as u32, c.hi(Reg::Rdx) as u32);
+    if count == 0 || count > chs.sectors_per_track || info.sector_size != 512 {
+        return Ok(STATUS_BAD_COMMAND);
+    }
+    if info.read_only {
+        return Ok(STATUS_WRITE_PROTECTED);
+    }
+    let mut fields = vec![0u8; count as usize * 4];
+    if c.mem
+        .read(c.linear(Seg::Es, c.r16(Reg::Rbx)), &mut fields)
+        .is_err()
+    {
+        return Ok(STATUS_DMA_BOUNDARY);
+    }
+    let mut lbas = Vec::with_capacity(count as usize);
+    for f in fields.chunks_exact(4) {
+        if f[0] as u32 != cyl || f[1] as u32 != head || f[3] != 2 {
+            debug!(
+                ?f,
+                cyl, head, "INT 13h format: ID field an image cannot hold"
+            );
+            return Ok(STATUS_BAD_COMMAND);
+        }
+        let Some(lba) = chs.lba(cyl, head, f[2] as u32) else {
+            return Ok(STATUS_SECTOR_NOT_FOUND);
+        };
+        lbas.push(lba);
+    }
+    // The parameter table's byte 8 is the fill byte (F6h in ours).
+    let dpt = c.mem.read_u16(0x78).and_then(|off| {
+        let seg = c.mem.read_u16(0x7A)?;
+        c.mem.read_u8(((seg as u64) << 4) + off as u64 + 8)
+    });
+    let sector = [dpt.unwrap_or(0xF6); 512];
+    for lba in lbas {
+        if let Err(e) = source.write(c.host, lba, &sector) {
+            return Ok(io_status(e));
+        }
+    }
+    Ok(STATUS_OK)
 }
 
 fn disk_type(c: &mut Call, drive: DiskId, info: &DiskInfo) -> Result<Flow, FirmwareError> {

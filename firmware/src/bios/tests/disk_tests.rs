@@ -338,3 +338,106 @@ fn hostile_edd_packets_do_not_escape() {
     rig.set(Reg::Rax, 0x4200);
     assert!(cf(&rig.int(0x13)));
 }
+
+/// INT 13h AH=05h with the address fields at 0000:9000 for `sectors` of track `cyl`/`head`.
+fn format_track(rig: &mut Rig, cyl: u8, head: u8, sectors: &[u8], size_code: u8) -> (bool, u8) {
+    for (k, &r) in sectors.iter().enumerate() {
+        rig.ram[0x9000 + k * 4..0x9004 + k * 4].copy_from_slice(&[cyl, head, r, size_code]);
+    }
+    rig.set(Reg::Rax, 0x0500 | sectors.len() as u64);
+    rig.set(Reg::Rcx, (cyl as u64) << 8);
+    rig.set(Reg::Rdx, (head as u64) << 8);
+    rig.set(Reg::Rbx, 0x9000);
+    rig.seg_real(Seg::Es, 0);
+    let ret = rig.int(0x13);
+    (cf(&ret), rig.ah())
+}
+
+/// DOS FORMAT's calls: AH=18h accepts only the inserted disk's geometry, and AH=05h fills
+/// the named sectors of one track with the parameter table's fill byte (F6h).
+#[test]
+fn floppy_format_track_and_media_type() {
+    let mut rig = rig_with_disks();
+    let media_type = |rig: &mut Rig, cx: u64| {
+        rig.set(Reg::Rax, 0x1800);
+        rig.set(Reg::Rcx, cx);
+        rig.set(Reg::Rdx, 0x00);
+        let ret = rig.int(0x13);
+        (cf(&ret), rig.ah())
+    };
+    assert_eq!(
+        media_type(&mut rig, 0x4F12),
+        (false, 0x00),
+        "80 tracks x 18: 1.44 MB"
+    );
+    assert_eq!(rig.cpu.seg(Seg::Es).selector, 0xF000);
+    assert_eq!(rig.get(Reg::Rdi) as u16, rig.bios.layout().diskette_params);
+    assert_eq!(
+        media_type(&mut rig, 0x4F09),
+        (true, 0x0C),
+        "720 KB on a 1.44 MB disk"
+    );
+    assert_eq!(
+        media_type(&mut rig, 0x2709),
+        (true, 0x0C),
+        "360 KB on a 1.44 MB disk"
+    );
+
+    // The rig's RAM stands in for the whole address space: put the ROM's F000 segment
+    // (where INT 1Eh points: our parameter table) in place, as the machine maps it.
+    let rom = rig.bios.rom().to_vec();
+    rig.ram[0xF0000..0x100000].copy_from_slice(&rom[rom.len() - 0x10000..]);
+    // Track 2, head 1 = LBAs (2 * 2 + 1) * 18 ..; its neighbours keep their data.
+    let first = (2 * 2 + 1) * 18;
+    let before = rig.host.sector(DiskId::Floppy(0), first - 1).to_vec();
+    let all: Vec<u8> = (1..=18).collect();
+    assert_eq!(format_track(&mut rig, 2, 1, &all, 2), (false, 0x00));
+    for lba in first..first + 18 {
+        assert!(
+            rig.host
+                .sector(DiskId::Floppy(0), lba)
+                .iter()
+                .all(|&b| b == 0xF6),
+            "sector {lba} not filled"
+        );
+    }
+    assert_eq!(rig.host.sector(DiskId::Floppy(0), first - 1), &before[..]);
+    assert_ne!(
+        rig.host.sector(DiskId::Floppy(0), first + 18)[..4],
+        [0xF6; 4]
+    );
+
+    // Fields an image cannot hold, or sectors past the track, change nothing.
+    let probe = first + 18 + 3; // track 3, head 0, sector 4
+    let untouched = rig.host.sector(DiskId::Floppy(0), probe).to_vec();
+    assert_eq!(
+        format_track(&mut rig, 3, 0, &[4], 3),
+        (true, 0x01),
+        "1 KiB sectors"
+    );
+    assert_eq!(
+        format_track(&mut rig, 3, 0, &[4, 19], 2),
+        (true, 0x04),
+        "sector 19"
+    );
+    assert_eq!(
+        format_track(&mut rig, 3, 0, &[], 2),
+        (true, 0x01),
+        "no sectors"
+    );
+    assert_eq!(rig.host.sector(DiskId::Floppy(0), probe), &untouched[..]);
+    // The fill byte comes from the table INT 1Eh points to.
+    rig.ram[0x7000 + 8] = 0xE5;
+    rig.ram[0x78..0x7C].copy_from_slice(&[0x00, 0x70, 0x00, 0x00]);
+    assert_eq!(format_track(&mut rig, 3, 0, &[4], 2), (false, 0x00));
+    assert!(
+        rig.host
+            .sector(DiskId::Floppy(0), probe)
+            .iter()
+            .all(|&b| b == 0xE5)
+    );
+    // Hard disks do not format tracks.
+    rig.set(Reg::Rax, 0x0501);
+    rig.set(Reg::Rdx, 0x80);
+    assert!(cf(&rig.int(0x13)));
+}
