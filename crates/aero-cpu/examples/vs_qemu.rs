@@ -1,5 +1,5 @@
 //! CPU benchmark against QEMU TCG: the same guest program (integer loop, memory copy,
-//! branchy code with calls, x87 loop) runs on `aero_cpu::Cpu` and, as a boot sector, in
+//! branchy code with calls, x87 loop, read-modify-write on memory) runs on `aero_cpu::Cpu` and, as a boot sector, in
 //! `qemu-system-x86_64 -accel tcg`. Each loop ends with a marker byte on COM1; the host
 //! times the markers. Prints instructions, MIPS and the Aero/QEMU time ratio per loop.
 //!
@@ -12,10 +12,16 @@ use iced_x86::code_asm::*;
 use std::io::Read;
 use std::time::{Duration, Instant};
 
-const LOOPS: [&str; 4] = ["integer loop", "memory copy", "branchy+calls", "x87 loop"];
+const LOOPS: [&str; 5] = [
+    "integer loop",
+    "memory copy",
+    "branchy+calls",
+    "x87 loop",
+    "memory RMW",
+];
 const PM_ENTRY: u64 = 0x7E00;
 
-/// The 32-bit program: four loops, each followed by `out 0x3F8, '1'..'4'`; starts with 'S'.
+/// The 32-bit program: five loops, each followed by `out 0x3F8, '1'..'5'`; starts with 'S'.
 fn program() -> Result<Vec<u8>, IcedError> {
     let mut a = CodeAssembler::new(32)?;
     let marker = |a: &mut CodeAssembler, c: u8| -> Result<(), IcedError> {
@@ -96,6 +102,27 @@ fn program() -> Result<Vec<u8>, IcedError> {
     a.dec(ecx)?;
     a.jnz(top)?;
     marker(&mut a, b'4')?;
+    // 5: read-modify-write ALU ops on memory (counters, bitmaps), 8 instructions per
+    // iteration over 4 KiB.
+    let mut outer = a.create_label();
+    let mut inner = a.create_label();
+    a.mov(ebp, 100_000u32)?;
+    a.mov(ebx, 0x0101_0101u32)?;
+    a.set_label(&mut outer)?;
+    a.mov(esi, 0x30_0000u32)?;
+    a.mov(ecx, 256u32)?;
+    a.set_label(&mut inner)?;
+    a.add(dword_ptr(esi), ebx)?;
+    a.sub(dword_ptr(esi + 4), ecx)?;
+    a.xor(dword_ptr(esi + 8), ebx)?;
+    a.or(dword_ptr(esi + 12), 0x10u32)?;
+    a.inc(dword_ptr(esi))?;
+    a.add(esi, 16u32)?;
+    a.dec(ecx)?;
+    a.jnz(inner)?;
+    a.dec(ebp)?;
+    a.jnz(outer)?;
+    marker(&mut a, b'5')?;
     a.cli()?;
     let mut halt = a.create_label();
     a.set_label(&mut halt)?;
@@ -270,7 +297,7 @@ fn run_qemu(disk: &[u8]) -> Option<Vec<(u8, Instant)>> {
             .ok()?;
         let now = Instant::now();
         for &c in &text[seen..] {
-            if c == b'S' || (b'1'..=b'4').contains(&c) {
+            if c == b'S' || (b'1'..=b'5').contains(&c) {
                 marks.push((c, now));
             }
         }

@@ -616,6 +616,7 @@ impl Exec<'_> {
     }
 
     /// RAM offset of `lin` if the TLB allows a fast-path access of this kind right now.
+    #[inline(always)]
     pub fn fast_host(&self, lin: u64, write: bool) -> Option<usize> {
         let e = &self.c.tlb.entries[Tlb::index(lin)];
         let need = if write { self.c.need_w } else { self.c.need_r };

@@ -516,3 +516,102 @@ fn remapping_a_code_page_with_invlpg_runs_the_new_code() {
     assert_eq!(m.cpu.state.reg(Reg::Rdx), 1);
     assert_eq!(m.cpu.state.reg(Reg::Rcx), 2);
 }
+
+/// Read-modify-write ALU ops on memory under paging: a TLB miss (slow path), the same
+/// op again (in place), a page whose TLB entry came from a read (the write must set the
+/// dirty bit), a page-crossing operand, flags, and a read-only page: #PF with a write
+/// error code after the read, memory and flags unchanged.
+#[test]
+fn read_modify_write_on_memory_under_paging() {
+    let code = asm(32, 0x8000, |a| {
+        paging_on(a, true)?;
+        a.mov(ecx, 2u32)?;
+        let mut again = a.create_label();
+        a.set_label(&mut again)?;
+        a.add(dword_ptr(0x20_0000), 0x10u32)?; // miss, then in place
+        a.dec(ecx)?;
+        a.jnz(again)?;
+        a.mov(eax, dword_ptr(0x30_0000))?; // read fills the TLB entry
+        a.sub(dword_ptr(0x30_0000), 1u32)?; // 0 - 1: CF, SF set
+        a.setc(bl)?;
+        a.sets(bh)?;
+        a.mov(edx, 0x8000_0001u32)?;
+        a.xor(dword_ptr(0x20_0FFE), edx)?; // crosses into the next page
+        a.not(word_ptr(0x20_0008))?;
+        a.neg(byte_ptr(0x20_000C))?;
+        a.stc()?;
+        a.adc(dword_ptr(0x20_0010), 0u32)?; // + carry
+        a.inc(dword_ptr(0x20_0014))?; // keeps the CF (1) of the ADC
+        a.setc(dh)?;
+        a.stc()?;
+        a.mov(ebp, dword_ptr(0x5000))?; // read-only page, readable
+        a.add(dword_ptr(0x5000), ebp)?; // #PF (write) after the read
+        a.mov(edi, 0x600Du32)?;
+        a.hlt()
+    });
+    let handler = asm(32, 0x9000, |a| {
+        a.pop(ecx)?;
+        a.mov(esi, cr2)?;
+        a.setc(al)?; // CF still from the STC before the faulting ADD
+        a.hlt()
+    });
+    let mut m = Machine::protected32_at(32 << 20, &code, 0x8000);
+    m.load(0x9000, &handler);
+    m.set_gate32(14, 0x9000, 0);
+    identity_paging(&mut m, false);
+    m.w32(0x11000 + 5 * 4, 0x5000 | 1); // present, read-only, supervisor
+    m.w32(0x5000, 0x1234);
+    m.w32(0x20_0000, 5);
+    m.w32(0x20_0FFC, 0xAABB_CCDD);
+    m.w32(0x20_1000, 0x1122_3344);
+    m.w32(0x20_0008, 0x00FF_0F0F);
+    m.w32(0x20_000C, 1);
+    m.w32(0x20_0010, 0xFFFF_FFFF);
+    m.w32(0x20_0014, 7);
+    assert_eq!(m.run(200), RunExit::Halted);
+    assert_eq!(m.r32(0x20_0000), 5 + 0x20);
+    assert_eq!(m.r32(0x30_0000), 0xFFFF_FFFF);
+    assert_eq!(m.cpu.state.reg(Reg::Rbx) & 0xFFFF, 0x0101, "SUB: CF and SF");
+    assert_eq!(
+        m.r32(0x11000 + 0x300 * 4) & 0x60,
+        0x60,
+        "the write after a read sets dirty"
+    );
+    // XOR of 0x8000_0001 at 0x20_0FFE: bytes FFE..1001.
+    assert_eq!(m.r32(0x20_0FFC), 0xAABB_CCDD ^ 0x0001_0000);
+    assert_eq!(m.r32(0x20_1000), 0x1122_3344 ^ 0x0000_8000);
+    assert_eq!(m.r32(0x20_0008), 0x00FF_F0F0, "NOT word");
+    assert_eq!(m.r32(0x20_000C), 0xFF, "NEG byte");
+    assert_eq!(m.r32(0x20_0010), 0, "ADC with carry wraps");
+    assert_eq!(m.r32(0x20_0014), 8);
+    assert_eq!(
+        (m.cpu.state.reg(Reg::Rdx) >> 8) & 0xFF,
+        1,
+        "INC keeps the CF that ADC produced"
+    );
+    assert_eq!(
+        m.cpu.state.reg(Reg::Rcx),
+        0b011,
+        "present, write, supervisor"
+    );
+    assert_eq!(m.cpu.state.reg(Reg::Rsi), 0x5000);
+    assert_eq!(m.r32(0x5000), 0x1234, "memory unchanged");
+    assert_eq!(m.cpu.state.reg(Reg::Rax) & 0xFF, 1, "flags unchanged");
+    assert_ne!(m.cpu.state.reg(Reg::Rdi), 0x600D);
+}
+
+/// A read-modify-write on the instruction bytes of the same block (self-modifying code):
+/// the patched instruction runs with its new immediate.
+#[test]
+fn read_modify_write_patches_code_in_the_same_block() {
+    let code = asm(32, 0x8000, |a| {
+        a.add(byte_ptr(0x8000 + 9), 0x10u32)?; // 7 bytes: 80 05 <addr32> 10
+        a.nop()?;
+        a.mov(al, 0x01u32)?; // at 0x8008: b0 01, the imm8 at 0x8009
+        a.hlt()
+    });
+    let mut m = Machine::protected32_at(1 << 20, &code, 0x8000);
+    assert_eq!(&m.ram[0x8008..0x800A], &[0xB0, 0x01]);
+    assert_eq!(m.run(100), RunExit::Halted);
+    assert_eq!(m.cpu.state.reg(Reg::Rax) & 0xFF, 0x11);
+}

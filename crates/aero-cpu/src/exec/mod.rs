@@ -48,6 +48,7 @@ pub mod fused;
 pub mod io;
 pub mod logic;
 pub mod msr;
+pub mod rmw;
 pub mod shift;
 pub mod sse;
 pub mod sse_float;
@@ -341,6 +342,7 @@ fn simd_unavailable(ex: &mut Exec<'_>, _: &Insn) -> XResult {
 pub fn implemented(ins: &Instruction) -> Option<Handler> {
     // SSE first: MOVSD/CMPSD share mnemonics with the string instructions.
     sse::lookup(ins)
+        .or_else(|| rmw::lookup(ins))
         .or_else(|| data::lookup(ins))
         .or_else(|| arith::lookup(ins))
         .or_else(|| logic::lookup(ins))
