@@ -261,6 +261,12 @@ public:
     // AEROGPU_MAX_CLEAR_RECTS. Used for depth/stencil, which a fill draw cannot write.
     int32_t clear_rects(uint32_t flags, const float rgba[4], float z, uint32_t stencil, const Rect *rects,
                         uint32_t n);
+    // The device's ABI_VERSION as the KMD reported it (0: unknown, taken as this header
+    // set's). Devices before ABI 1.4 skip CLEAR_RECTS as an unknown packet, so against
+    // them every clear that needs it is refused (D3DERR_NOTAVAILABLE) before any packet.
+    void set_device_abi(uint32_t abi_version_u32) { device_abi_ = abi_version_u32; }
+    bool has_clear_rects() const { return device_abi_ == 0 || (device_abi_ & 0xFFFFu) >= kAbiMinorClearRects; }
+    static constexpr uint32_t kAbiMinorClearRects = 4;
     // D3D9 Clear: `flags` inside the rectangles (n == 0: the whole viewport), each cut to
     // the viewport and, with D3DRS_SCISSORTESTENABLE, to the scissor rect (D3D9 defaults:
     // all of render target 0). A rectangle covering every bound target: one CLEAR;
@@ -369,6 +375,7 @@ private:
     uint32_t ring_[kUploadRingBuffers] = {};
     uint32_t ring_index_ = 0, ring_cursor_ = 0;
     size_t max_batch_bytes_ = 0;
+    uint32_t device_abi_ = 0;
 
     void retire_presents();
     struct InflightPresent {

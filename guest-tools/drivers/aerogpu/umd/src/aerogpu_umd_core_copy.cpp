@@ -271,6 +271,7 @@ int32_t Device::clear_color_rects(const float rgba[4], const Rect *rects, uint32
 int32_t Device::clear_rects(uint32_t flags, const float rgba[4], float z, uint32_t stencil, const Rect *rects,
                             uint32_t n) {
     if (n && !rects) return kD3DERR_INVALIDCALL;
+    if (!has_clear_rects()) return kD3DERR_NOTAVAILABLE;
     flags &= AEROGPU_CLEAR_COLOR | kClearDepthStencil;
     std::vector<aerogpu_clear_rect> out;
     for (uint32_t i = 0; i < n; i++) {
@@ -345,6 +346,8 @@ int32_t Device::clear_d3d9(uint32_t flags, const float rgba[4], float z, uint32_
         if (flags & kClearDepthStencil) all = all && (!ds_ || covers(c, find(ds_)));
         if (all) return clear(flags, rgba, z, stencil);
     }
+    // Refused whole rather than half done.
+    if ((flags & kClearDepthStencil) && ds_ && !has_clear_rects()) return kD3DERR_NOTAVAILABLE;
     int32_t hr = kS_OK;
     if (flags & AEROGPU_CLEAR_COLOR) hr = clear_color_rects(rgba, clipped.data(), uint32_t(clipped.size()));
     if (hr == kS_OK && (flags & kClearDepthStencil) && ds_)
@@ -362,6 +365,7 @@ int32_t Device::depth_fill(uint32_t ds, uint32_t v, const Rect *rect) {
             return kD3DERR_INVALIDCALL;
         if (rect->left == rect->right || rect->top == rect->bottom) return kS_OK;
         if (covers(*rect, r)) rect = nullptr; // the whole surface: CLEAR
+        else if (!has_clear_rects()) return kD3DERR_NOTAVAILABLE;
     }
     uint32_t flags = AEROGPU_CLEAR_DEPTH, stencil = 0;
     float z;

@@ -24,8 +24,9 @@
 //    E_NOTIMPL; SetDisplayMode accepts a primary (the VidPN's one mode);
 //  - Clear: the rectangles (or the viewport) cut to the viewport and, with
 //    D3DRS_SCISSORTESTENABLE, the scissor rect; color through a scissored fill draw per
-//    target and rectangle, depth/stencil with CLEAR_RECTS (ABI 1.4); one CLEAR when a
-//    rectangle covers every target. DepthFill: any rectangle of mip 0 (CLEAR_RECTS);
+//    target and rectangle, depth/stencil with CLEAR_RECTS (ABI 1.4; NOTAVAILABLE on an
+//    older device); one CLEAR when a rectangle covers every target. DepthFill: any
+//    rectangle of mip 0 (CLEAR_RECTS);
 //  - cube/volume textures, MSAA: NOTAVAILABLE;
 //  - fixed-function and resource state (texture stage states, transforms, clip planes,
 //    W range, N-patch mode, software vertex processing, stream frequency, lights, material,
@@ -1638,6 +1639,7 @@ HRESULT APIENTRY CreateDevice(HANDLE hAdapter, struct _D3DDDIARG_CREATEDEVICE *a
         }
     }
     d->core.set_max_batch_bytes(d->cmd_size);
+    d->core.set_device_abi(static_cast<Adapter *>(hAdapter)->device_info.abi_version_u32);
     fill_device_funcs(args->pDeviceFuncs);
     int missing = aerogpu_umd_first_null_entry(args->pDeviceFuncs);
     if (missing >= 0) {

@@ -1059,6 +1059,21 @@ static void test_clear_d3d9_viewport_and_scissor() {
     const Rect past = {100, 0, 129, 8};
     CHECK(sc.d.depth_fill(sc.ds, 0, &past) == kD3DERR_INVALIDCALL);
 
+    // A device before ABI 1.4 (no CLEAR_RECTS): refused before any packet; whole clears
+    // and color rectangles still work.
+    sc.d.set_device_abi((AEROGPU_ABI_MAJOR << 16) | 3u);
+    const size_t before_old = sc.sink.streams.size();
+    CHECK(sc.d.depth_fill(sc.ds, 0, &part) == kD3DERR_NOTAVAILABLE);
+    CHECK(sc.d.clear_d3d9(AEROGPU_CLEAR_COLOR | AEROGPU_CLEAR_DEPTH, rgba, 1.0f, 0, rects, 1) ==
+          kD3DERR_NOTAVAILABLE);
+    sc.d.flush();
+    CHECK(sc.sink.streams.size() == before_old);
+    CHECK(sc.d.clear_d3d9(AEROGPU_CLEAR_COLOR, rgba, 1.0f, 0, rects, 1) == kS_OK);
+    CHECK(sc.d.depth_fill(sc.ds, 0) == kS_OK);
+    sc.d.flush();
+    CHECK(sc.sink.streams.size() == before_old + 1 && !first_of(packets(sc.sink.streams.back()), AEROGPU_CMD_CLEAR_RECTS));
+    sc.d.set_device_abi(AEROGPU_ABI_VERSION_U32);
+
     // Many rectangles: packets of at most AEROGPU_MAX_CLEAR_RECTS.
     std::vector<Rect> many(AEROGPU_MAX_CLEAR_RECTS + 3);
     for (size_t i = 0; i < many.size(); i++) many[i] = Rect{0, int32_t(i % 100), 5, int32_t(i % 100) + 1};
