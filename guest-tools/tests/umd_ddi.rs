@@ -13,6 +13,9 @@ use aero_gpu::aerogpu::processor::{ConstantKind, ConstantUse};
 use aero_gpu::aerogpu::{Command, Executor, GuestMemory, clear_rect_records};
 use aero_protocol::cmd::ShaderStage;
 
+/// x, y, width, height of a CLEAR_RECTS rectangle.
+type Rect = (u32, u32, u32, u32);
+
 /// What a draw of a shader reading i#/b# registers saw: (register, value) of each one it
 /// reads.
 #[derive(Debug, PartialEq, Eq)]
@@ -33,7 +36,7 @@ struct Recorder {
     int_regs: [[i32; 4]; 16],
     bool_regs: [u32; 16],
     flow_draws: Vec<FlowDraw>,
-    clear_rects: Vec<(u32, Vec<(u32, u32, u32, u32)>)>,
+    clear_rects: Vec<(u32, Vec<Rect>)>,
 }
 
 impl Executor for Recorder {
