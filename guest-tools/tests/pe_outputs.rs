@@ -2,40 +2,16 @@
 //! files: machine, subsystem, entry point, exports (x86 undecorated), imports limited to
 //! what Windows 7 has (kernel images import only ntoskrnl/hal/dxgkrnl), determinism.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use aero_guest_tools::pe::{self, PeInfo};
 
+mod common;
+
 fn build_once() -> &'static PathBuf {
     static OUT: OnceLock<PathBuf> = OnceLock::new();
-    OUT.get_or_init(|| build_into("a"))
-}
-
-fn build_into(name: &str) -> PathBuf {
-    // Per process: nextest runs every test in its own process, and two processes building
-    // into one directory at once would mix their outputs.
-    let pid = std::process::id();
-    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("guest-tools-pe-{pid}-{name}"));
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("build.sh");
-    // Both builds sign with the same (build-time generated) key, so they can be compared.
-    let key_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("guest-tools-pe-{pid}-key"));
-    let _ = std::fs::remove_dir_all(&out);
-    let res = Command::new("sh")
-        .arg(&script)
-        .arg(&out)
-        .env("AERO_SIGN_DIR", &key_dir)
-        .output()
-        .expect("run build.sh");
-    assert!(
-        res.status.success(),
-        "build.sh failed (mingw-w64 packages: gcc-mingw-w64-i686 gcc-mingw-w64-x86-64 \
-         g++-mingw-w64-i686 g++-mingw-w64-x86-64):\n{}\n{}",
-        String::from_utf8_lossy(&res.stdout),
-        String::from_utf8_lossy(&res.stderr)
-    );
-    out
+    OUT.get_or_init(|| common::build_drivers("a"))
 }
 
 fn parse(rel: &str) -> PeInfo {
@@ -224,7 +200,7 @@ fn every_binary_carries_an_authenticode_signature_and_the_cert_ships() {
 #[test]
 fn builds_are_byte_identical() {
     let a = build_once();
-    let b = build_into("b");
+    let b = common::build_drivers("b");
     for rel in [
         "x86/aerogpu/aerogpu.sys",
         "amd64/aerogpu/aerogpu.sys",

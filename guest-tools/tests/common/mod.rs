@@ -145,3 +145,30 @@ pub fn replay_clean_with<E: aero_gpu::aerogpu::Executor>(
     assert_eq!(out.completed_fence, fence);
     out
 }
+
+/// Runs `guest-tools/build.sh` (mingw-w64) into a directory of its own, named by `name`
+/// and this process; returns it.
+pub fn build_drivers(name: &str) -> PathBuf {
+    // Per process: nextest runs every test in its own process, and two processes building
+    // into one directory at once would mix their outputs.
+    let pid = std::process::id();
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("guest-tools-pe-{pid}-{name}"));
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("build.sh");
+    // Both builds sign with the same (build-time generated) key, so they can be compared.
+    let key_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("guest-tools-pe-{pid}-key"));
+    let _ = std::fs::remove_dir_all(&out);
+    let res = Command::new("sh")
+        .arg(&script)
+        .arg(&out)
+        .env("AERO_SIGN_DIR", &key_dir)
+        .output()
+        .expect("run build.sh");
+    assert!(
+        res.status.success(),
+        "build.sh failed (mingw-w64 packages: gcc-mingw-w64-i686 gcc-mingw-w64-x86-64 \
+         g++-mingw-w64-i686 g++-mingw-w64-x86-64):\n{}\n{}",
+        String::from_utf8_lossy(&res.stdout),
+        String::from_utf8_lossy(&res.stderr)
+    );
+    out
+}

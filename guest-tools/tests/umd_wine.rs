@@ -1,0 +1,127 @@
+//! The shipped x64 UMD, as `build.sh` makes it, runs under Wine (Debian `wine64`): a
+//! Windows program (`tests_host/umd_wine_scene.cpp`, built with mingw-w64) loads
+//! `aerogpu_d3d9_x64.dll`, opens an adapter through the exported `OpenAdapter`, creates a
+//! device, draws and presents two frames, and takes shared alloc_ids from the DLL's
+//! cross-process counter, with a second process in between. Its submissions go through
+//! the KMD's portable ring code into a trace that the Rust device model replays.
+//! The 32-bit DLL does not run here: Debian's `wine32` (i386) is not installable next to
+//! the amd64 toolchain on this machine.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Debian puts the loader outside PATH.
+fn wine64() -> PathBuf {
+    ["/usr/lib/wine/wine64", "/usr/bin/wine64"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists())
+        .expect("wine64 not found (Debian package wine64; tests/install-deps.sh installs it)")
+}
+
+/// A Unix path as Wine's Z: drive sees it.
+fn windows_path(p: &Path) -> String {
+    format!("Z:{}", p.display()).replace('/', "\\")
+}
+
+/// Builds the scene with the mingw-w64 x64 toolchain: its C parts (trace recorder, KMD
+/// portable code) with gcc, then a static link so Wine needs no mingw runtime DLLs.
+fn build_scene() -> PathBuf {
+    let out = common::out_dir().join("wine");
+    std::fs::create_dir_all(&out).unwrap();
+    let drivers = common::drivers_dir();
+    let flags = ["-O1", "-Wall", "-Wextra", "-Werror"];
+    let mut objects = Vec::new();
+    for c in [
+        "tests_host/agpu_trace.c",
+        "kmd/portable/agpu_kmd_portable.c",
+    ] {
+        let obj = out.join(c.replace(['/', '.'], "_") + ".o");
+        let res = Command::new("x86_64-w64-mingw32-gcc")
+            .args(flags)
+            .args(["-std=c11", "-c"])
+            .arg(drivers.join(c))
+            .arg("-o")
+            .arg(&obj)
+            .output()
+            .expect("x86_64-w64-mingw32-gcc (gcc-mingw-w64-x86-64)");
+        assert!(
+            res.status.success(),
+            "{c}: {}",
+            String::from_utf8_lossy(&res.stderr)
+        );
+        objects.push(obj);
+    }
+    let exe = out.join("umd_wine_scene.exe");
+    let res = Command::new("x86_64-w64-mingw32-g++")
+        .args(flags)
+        .arg("-std=c++17")
+        .arg(drivers.join("tests_host/umd_wine_scene.cpp"))
+        .args(&objects)
+        .args(["-static", "-o"])
+        .arg(&exe)
+        .output()
+        .expect("x86_64-w64-mingw32-g++ (g++-mingw-w64-x86-64)");
+    assert!(
+        res.status.success(),
+        "umd_wine_scene.cpp: {}",
+        String::from_utf8_lossy(&res.stderr)
+    );
+    exe
+}
+
+#[test]
+fn shipped_x64_umd_draws_under_wine_and_its_submissions_replay_on_the_device() {
+    let drivers = common::build_drivers("wine");
+    let dll = drivers.join("amd64/aerogpu/aerogpu_d3d9_x64.dll");
+    let exe = build_scene();
+    let trace = common::out_dir().join("wine/umd_wine_scene.trace");
+    let _ = std::fs::remove_file(&trace);
+    // A prefix of our own (made on first use, a few seconds); no Wine debug chatter.
+    let prefix = Path::new(env!("CARGO_TARGET_TMPDIR")).join("wine-prefix");
+    let out = Command::new(wine64())
+        .arg(&exe)
+        .arg(windows_path(&trace))
+        .arg(windows_path(&dll))
+        .env("WINEPREFIX", &prefix)
+        .env("WINEDEBUG", "-all")
+        .env("WINEDLLOVERRIDES", "mscoree,mshtml=")
+        .output()
+        .expect("run wine64");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the scene failed under Wine ({}):\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Shared alloc_ids: consecutive values of one counter, the middle one taken by the
+    // child process, all in the UMD's range (below the KMD's).
+    let ids: Vec<u32> = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("shared alloc_ids "))
+        .expect("no shared alloc_ids line")
+        .split_whitespace()
+        .map(|v| v.parse().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 3, "{stdout}");
+    assert!(ids[0] > 0 && ids[2] < 0x8000_0000, "{ids:?}");
+    assert_eq!(ids, vec![ids[0], ids[0] + 1, ids[0] + 2]);
+    // Render submissions (pfnRenderCb) plus the two DxgkDdiPresent ones.
+    let summary = stdout
+        .lines()
+        .find(|l| l.starts_with("submissions "))
+        .expect("no summary line");
+    let fields: Vec<&str> = summary.split_whitespace().collect();
+    let submissions: u64 = fields[1].parse().unwrap();
+    let renders: u64 = fields[3].parse().unwrap();
+    assert_eq!(fields[5], "2", "presents: {summary}");
+    assert_eq!(submissions, renders + 2, "{summary}");
+    let replay = common::replay_clean(&trace, submissions);
+    let device = replay.device.executor();
+    assert_eq!(device.draws, 2, "one draw per frame");
+    assert_eq!(device.presents, 2);
+    assert_eq!(replay.stats.submissions, submissions);
+}
