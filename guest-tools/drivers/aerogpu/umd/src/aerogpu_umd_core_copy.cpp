@@ -319,10 +319,11 @@ int32_t Device::clear_d3d9(uint32_t flags, const float rgba[4], float z, uint32_
         r = std::min<int64_t>(r, int64_t(scissor_[0]) + scissor_[2]);
         b = std::min<int64_t>(b, int64_t(scissor_[1]) + scissor_[3]);
     }
-    l = std::max<int64_t>(l, INT32_MIN);
-    t = std::max<int64_t>(t, INT32_MIN);
-    r = std::min<int64_t>(r, INT32_MAX);
-    b = std::min<int64_t>(b, INT32_MAX);
+    // Kept in int32 range (the edges are narrowed below).
+    l = std::clamp<int64_t>(l, INT32_MIN, INT32_MAX);
+    t = std::clamp<int64_t>(t, INT32_MIN, INT32_MAX);
+    r = std::clamp<int64_t>(r, INT32_MIN, INT32_MAX);
+    b = std::clamp<int64_t>(b, INT32_MIN, INT32_MAX);
     std::vector<Rect> clipped;
     if (n == 0) {
         Rect all;
