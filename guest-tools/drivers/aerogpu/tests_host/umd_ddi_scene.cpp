@@ -9,184 +9,18 @@
 // as a trace the Rust device replays.
 //
 // usage: umd_ddi_scene OUT.trace
-#include <cstdio>
-#include <cstring>
-#include <map>
 #include <string>
 #include <vector>
 
-extern "C" {
-#include "agpu_trace.h"
-#include "../kmd/portable/agpu_device.h"
-#include "../kmd/portable/agpu_ring.h"
-#include "../kmd/portable/agpu_share.h"
-#include "../kmd/portable/agpu_submit.h"
-#include "../protocol/aerogpu_dbgctl_escape.h"
-}
+#include "fake_runtime.h"
 #include "../umd/src/aerogpu_umd_ddi.h"
 #include "../umd/src/aerogpu_umd_legacy.h"
 
-static agpu_trace T;
-static agpu_ring R;
-
-#define REQUIRE(c)                                                          \
-    do {                                                                    \
-        if (!(c)) {                                                         \
-            std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #c);    \
-            return 3;                                                       \
-        }                                                                   \
-    } while (0)
-
-// Plays dxgkrnl + the KMD for one device.
-struct FakeRuntime {
-    struct Alloc { uint32_t alloc_id; uint64_t gpa, size; aerogpu_wddm_alloc_priv priv; };
-    std::map<D3DKMT_HANDLE, Alloc> allocs;
-    D3DKMT_HANDLE next_handle = 0x40;
-    uint32_t next_kmd_id = AEROGPU_WDDM_ALLOC_ID_KMD_MIN;
-    uint64_t next_gpa = 0x400000, fence = 0, stage_off = 0;
-    uint32_t renders = 0, presents = 0, submissions = 0, locks = 0, deallocs = 0;
-    bool failed = false;
-    std::string why;
-    uint8_t cmd[64 * 1024];
-    std::vector<uint32_t> last_ops; // opcodes of the last pfnRenderCb batch
-    D3DDDI_ALLOCATIONLIST list[128];
-    D3DDDI_PATCHLOCATIONLIST patches[4];
-
-    bool push(const void *stream, uint32_t bytes, const D3DDDI_ALLOCATIONLIST *l, uint32_t n, bool present) {
-        agpu_alloc_ref refs[128];
-        for (uint32_t i = 0; i < n; i++) {
-            auto it = allocs.find(l[i].hAllocation);
-            if (it == allocs.end()) { why = "unknown hAllocation"; return false; }
-            refs[i] = agpu_alloc_ref{it->second.alloc_id, it->second.gpa, it->second.size, 1, int(l[i].WriteOperation)};
-        }
-        agpu_staging st;
-        st.va = T.ram + 0x100000 + stage_off;
-        st.gpa = 0x100000 + stage_off;
-        st.size_bytes = 0x4000;
-        stage_off = (stage_off + 0x4000) % 0x200000;
-        struct aerogpu_submit_desc d;
-        uint32_t conflict = 0;
-        if (agpu_submit_stage(stream, bytes, 16u << 20, refs, n, &st, fence + 1, present ? 1 : 0, &d, &conflict) != AGPU_OK ||
-            agpu_ring_push(&R, &d, &T.ops) != AGPU_OK) {
-            why = "stage/ring";
-            return false;
-        }
-        fence++;
-        submissions++;
-        return true;
-    }
-};
-static FakeRuntime F;
-static agpu_share_table g_shares; // the KMD's share_token table
 static uint64_t g_counter;        // the cross-process shared alloc_id counter
 static uint64_t next_shared() { return ++g_counter; }
-static uint32_t g_shared_allocs;
 static std::vector<std::string> g_logs;
 static void capture_log(const char *m) { g_logs.push_back(m); }
 
-static HRESULT APIENTRY cb_allocate(HANDLE, D3DDDICB_ALLOCATE *a) {
-    if (!a || a->NumAllocations != 1) return HRESULT(0x80070057);
-    D3DDDI_ALLOCATIONINFO &ai = a->pAllocationInfo[0];
-    aerogpu_wddm_alloc_priv p;
-    if (ai.PrivateDriverDataSize != sizeof(p)) return HRESULT(0x80070057);
-    std::memcpy(&p, ai.pPrivateDriverData, sizeof(p));
-    if (p.magic != AEROGPU_WDDM_ALLOC_PRIV_MAGIC || !p.size_bytes) return HRESULT(0x80070057);
-    if (!p.alloc_id) {
-        // DxgkDdiCreateAllocation assigns an ID from its own range, written back.
-        p.alloc_id = F.next_kmd_id++;
-        std::memcpy(ai.pPrivateDriverData, &p, sizeof(p));
-    }
-    uint64_t gpa = F.next_gpa;
-    F.next_gpa += (p.size_bytes + 0xFFF) & ~uint64_t(0xFFF);
-    if (F.next_gpa > AGPU_TRACE_RAM_BYTES) return HRESULT(0x80070057);
-    if (p.flags & AEROGPU_WDDM_ALLOC_PRIV_FLAG_IS_SHARED) {
-        // DxgkDdiCreateAllocation: a new token, written back into the preserved blob.
-        p.share_token = agpu_share_new_token(&g_shares);
-        if (agpu_share_open(&g_shares, p.share_token) != AGPU_OK) return HRESULT(0x80070057);
-        std::memcpy(ai.pPrivateDriverData, &p, sizeof(p));
-        g_shared_allocs++;
-    }
-    ai.hAllocation = F.next_handle++;
-    F.allocs[ai.hAllocation] = {p.alloc_id, gpa, p.size_bytes, p}; // dxgkrnl keeps the blob
-    return 0;
-}
-static HRESULT APIENTRY cb_deallocate(HANDLE, const D3DDDICB_DEALLOCATE *d) {
-    for (UINT i = 0; i < d->NumAllocations; i++) F.allocs.erase(d->HandleList[i]);
-    F.deallocs++;
-    return 0;
-}
-static std::vector<uint32_t> opcodes_of(const uint8_t *stream, uint32_t bytes) {
-    std::vector<uint32_t> ops;
-    uint32_t off = sizeof(aerogpu_cmd_stream_header);
-    while (off + sizeof(aerogpu_cmd_hdr) <= bytes) {
-        aerogpu_cmd_hdr h;
-        std::memcpy(&h, stream + off, sizeof(h));
-        if (h.size_bytes < sizeof(h)) break;
-        ops.push_back(h.opcode);
-        off += h.size_bytes;
-    }
-    return ops;
-}
-static HRESULT APIENTRY cb_render(HANDLE, D3DDDICB_RENDER *r) {
-    F.renders++;
-    if (r->CommandLength <= sizeof(F.cmd)) F.last_ops = opcodes_of(F.cmd, r->CommandLength);
-    if (r->CommandOffset != 0 || r->CommandLength > sizeof(F.cmd) || r->NumAllocations > 128 ||
-        !F.push(F.cmd, r->CommandLength, F.list, r->NumAllocations, false)) {
-        F.failed = true;
-        return HRESULT(0x80070057);
-    }
-    r->pNewCommandBuffer = F.cmd;
-    r->NewCommandBufferSize = sizeof(F.cmd);
-    r->pNewAllocationList = F.list;
-    r->NewAllocationListSize = 128;
-    return 0;
-}
-static HRESULT APIENTRY cb_present(HANDLE, D3DDDICB_PRESENT *p) {
-    // DxgkDdiPresent in our KMD: an empty present-flagged submission.
-    F.presents++;
-    if (!F.allocs.count(p->hSrcAllocation)) { F.failed = true; F.why = "present src"; return HRESULT(0x80070057); }
-    struct aerogpu_cmd_stream_header h;
-    std::memset(&h, 0, sizeof(h));
-    h.magic = AEROGPU_CMD_STREAM_MAGIC;
-    h.abi_version = AEROGPU_ABI_VERSION_U32;
-    h.size_bytes = sizeof(h);
-    if (!F.push(&h, sizeof(h), nullptr, 0, true)) { F.failed = true; return HRESULT(0x80070057); }
-    return 0;
-}
-static HRESULT APIENTRY cb_lock(HANDLE, D3DDDICB_LOCK *l) {
-    auto it = F.allocs.find(l->hAllocation);
-    if (it == F.allocs.end()) return HRESULT(0x80070057);
-    F.locks++;
-    l->pData = T.ram + it->second.gpa;
-    return 0;
-}
-static HRESULT APIENTRY cb_unlock(HANDLE, const D3DDDICB_UNLOCK *u) {
-    return (u->NumAllocations == 1 && F.allocs.count(u->phAllocations[0])) ? 0 : HRESULT(0x80070057);
-}
-static HRESULT APIENTRY cb_escape(HANDLE, const D3DDDICB_ESCAPE *e) {
-    aerogpu_escape_query_fence_out *q = static_cast<aerogpu_escape_query_fence_out *>(e->pPrivateDriverData);
-    if (e->PrivateDriverDataSize != sizeof(*q) || q->hdr.op != AEROGPU_ESCAPE_OP_QUERY_FENCE) return HRESULT(0x80070057);
-    q->last_submitted_fence = F.fence; // the device model completes synchronously
-    q->last_completed_fence = F.fence;
-    return 0;
-}
-static HRESULT APIENTRY cb_create_context(HANDLE, D3DDDICB_CREATECONTEXT *c) {
-    c->hContext = reinterpret_cast<HANDLE>(uintptr_t(0xC0));
-    c->pCommandBuffer = F.cmd;
-    c->CommandBufferSize = sizeof(F.cmd);
-    c->pAllocationList = F.list;
-    c->AllocationListSize = 128;
-    c->pPatchLocationList = F.patches;
-    c->PatchLocationListSize = 4;
-    return 0;
-}
-static HRESULT APIENTRY cb_destroy_context(HANDLE, const D3DDDICB_DESTROYCONTEXT *) { return 0; }
-
-static HANDLE H(uintptr_t v) { return reinterpret_cast<HANDLE>(v); }
-
-static const uint32_t kVs[] = {0xFFFE0200u, 0x0200001Fu, 0x80000000u, 0x900F0000u,
-                               0x02000001u, 0xC00F0000u, 0x90E40000u, 0x0000FFFFu};
-static const uint32_t kPs[] = {0xFFFF0200u, 0x02000001u, 0x800F0800u, 0xA0E40000u, 0x0000FFFFu};
 // vs_2_0 with static flow control: r0 = v0; rep i0 { r0 += c1 }; if b0 { r0 += c1 }; oPos = r0.
 static const uint32_t kFlowVs[] = {
     0xFFFE0200u,
@@ -203,12 +37,8 @@ static const uint32_t kFlowVs[] = {
 };
 
 int main(int argc, char **argv) {
-    if (argc != 2 || !agpu_trace_open(&T, argv[1])) return 2;
-    agpu_device_info info;
-    REQUIRE(agpu_probe(&T.ops, &info) == AGPU_OK);
-    REQUIRE(agpu_ring_init(&R, T.ram + 0x1000, 0x1000, 0x2000, 64, 0) == AGPU_OK);
-    agpu_ring_program(&R, &T.ops, 0x800);
-    agpu_wr(&T.ops, AEROGPU_MMIO_REG_IRQ_ENABLE, agpu_irq_mask(info.features, 1));
+    if (argc != 2) return 2;
+    if (int e = start_trace(argv[1])) return e;
     aerogpu_umd_set_log(capture_log);
 
     // OpenAdapter -> adapter table.
@@ -226,17 +56,7 @@ int main(int argc, char **argv) {
     REQUIRE(afuncs.pfnCreateDevice && afuncs.pfnGetCaps && afuncs.pfnCloseAdapter);
 
     // CreateDevice through the adapter table, into a table poisoned with NULLs.
-    D3DDDI_DEVICECALLBACKS cb;
-    std::memset(&cb, 0, sizeof(cb));
-    cb.pfnAllocateCb = cb_allocate;
-    cb.pfnDeallocateCb = cb_deallocate;
-    cb.pfnRenderCb = cb_render;
-    cb.pfnPresentCb = cb_present;
-    cb.pfnLockCb = cb_lock;
-    cb.pfnUnlockCb = cb_unlock;
-    cb.pfnEscapeCb = cb_escape;
-    cb.pfnCreateContextCb = cb_create_context;
-    cb.pfnDestroyContextCb = cb_destroy_context;
+    D3DDDI_DEVICECALLBACKS cb = device_callbacks();
     D3DDDI_DEVICEFUNCS f;
     std::memset(&f, 0, sizeof(f));
     D3DDDIARG_CREATEDEVICE cd;
@@ -336,7 +156,7 @@ int main(int argc, char **argv) {
     HANDLE ib = cr.hResource;
     REQUIRE(F.allocs.size() == 3);
     // Without the cross-process alloc_id counter the "KMD" assigns the shared alloc_id.
-    agpu_share_init(&g_shares, 0x5EED);
+    agpu_share_init(&F.shares, 0x5EED);
     cr.Flags.Value = 0;
     cr.Flags.SharedResource = 1;
     cr.Flags.RenderTarget = 1;
@@ -344,7 +164,7 @@ int main(int argc, char **argv) {
     cr.pSurfList = &rt_surf;
     cr.hResource = H(0x505);
     REQUIRE(f.pfnCreateResource(dev, &cr) == 0);
-    REQUIRE(F.allocs.size() == 4 && g_shared_allocs == 1 && F.next_kmd_id == AEROGPU_WDDM_ALLOC_ID_KMD_MIN + 1);
+    REQUIRE(F.allocs.size() == 4 && F.shared_allocs == 1 && F.next_kmd_id == AEROGPU_WDDM_ALLOC_ID_KMD_MIN + 1);
     // Shared vertex buffers are not supported (MVP: single-texture shared surfaces).
     D3DDDIARG_CREATERESOURCE shared_vb;
     std::memset(&shared_vb, 0, sizeof(shared_vb));
@@ -852,7 +672,7 @@ int main(int argc, char **argv) {
     cr.Flags.SharedResource = 1;
     REQUIRE(f.pfnCreateResource(dev, &cr) == 0);
     HANDLE shared = cr.hResource;
-    REQUIRE(g_shared_allocs == 2 && g_counter == 42);
+    REQUIRE(F.shared_allocs == 2 && g_counter == 42);
     D3DKMT_HANDLE sh_alloc = 0;
     for (auto &a : F.allocs)
         if (a.second.alloc_id == 0x40000000u + 42) sh_alloc = a.first;
@@ -867,7 +687,7 @@ int main(int argc, char **argv) {
     // What dxgkrnl hands the opening process: the creator's blob (with the KMD's token),
     // under a new allocation handle.
     aerogpu_wddm_alloc_priv blob = F.allocs[sh_alloc].priv;
-    REQUIRE(blob.share_token != 0 && agpu_share_refs(&g_shares, blob.share_token) == 1);
+    REQUIRE(blob.share_token != 0 && agpu_share_refs(&F.shares, blob.share_token) == 1);
     REQUIRE(blob.flags & AEROGPU_WDDM_ALLOC_PRIV_FLAG_IS_SHARED);
     D3DKMT_HANDLE dwm_alloc = F.next_handle++;
     F.allocs[dwm_alloc] = F.allocs[sh_alloc];
@@ -906,9 +726,6 @@ int main(int argc, char **argv) {
     if (F.failed) std::fprintf(stderr, "fake runtime: %s\n", F.why.c_str());
     REQUIRE(!F.failed);
     REQUIRE(F.presents == 3 && F.deallocs == 1 && F.locks == 2);
-    agpu_trace_expect(&T, F.fence, 0, 0, F.submissions);
-    agpu_trace_close(&T);
-    std::printf("submissions %u renders %u presents %u fence %llu\n", F.submissions, F.renders, F.presents,
-                (unsigned long long)F.fence);
+    finish_trace();
     return 0;
 }

@@ -2,177 +2,21 @@
 // program and run under Wine: LoadLibrary, the exported OpenAdapter, GetCaps,
 // CreateDevice through the adapter table, a complete device table, then a small scene
 // (render target, VB via Lock/Unlock, shaders, a declaration, Clear, DrawPrimitive,
-// Present) whose WDDM submissions a fake runtime hands to the KMD's portable staging and
-// ring code, recorded as a trace the Rust device replays (as umd_ddi_scene does with the
-// host build of the same sources). What only the DLL does is exercised here: its Win32
-// code (aerogpu_umd_win.cpp), the Windows x64 calling convention at the DDI boundary, and
-// the cross-process shared alloc_id counter in a named section, which a second instance of
-// this program (started with "child") draws from while the first keeps it open.
+// Present) whose WDDM submissions the fake runtime (fake_runtime.h, as in umd_ddi_scene
+// with the host build of the same sources) records as a trace the Rust device replays.
+// What only the DLL does is exercised here: its Win32 code (aerogpu_umd_win.cpp), the
+// Windows x64 calling convention at the DDI boundary, and the cross-process shared
+// alloc_id counter in a named section, which a second instance of this program (started
+// with "child") draws from while the first keeps it open.
 //
 // usage: umd_wine_scene OUT.trace DLL            (parent: the scene)
 //        umd_wine_scene child DLL                (prints one shared alloc_id)
 #include <windows.h>
 
-#include <cstdio>
-#include <cstring>
-#include <map>
-
-extern "C" {
-#include "agpu_trace.h"
-#include "../kmd/portable/agpu_device.h"
-#include "../kmd/portable/agpu_ring.h"
-#include "../kmd/portable/agpu_share.h"
-#include "../kmd/portable/agpu_submit.h"
-#include "../protocol/aerogpu_dbgctl_escape.h"
-}
+#include "fake_runtime.h"
 #include "../include/d3d9caps.h"
-#include "../include/d3dumddi.h"
-
-#define REQUIRE(c)                                                          \
-    do {                                                                    \
-        if (!(c)) {                                                         \
-            std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #c);    \
-            return 3;                                                       \
-        }                                                                   \
-    } while (0)
 
 typedef HRESULT(APIENTRY *OpenAdapterFn)(D3DDDIARG_OPENADAPTER *);
-
-static agpu_trace T;
-static agpu_ring R;
-static bool g_trace = false; // the child only allocates
-
-// dxgkrnl + the KMD for one device, reduced to what the scene submits.
-struct Runtime {
-    struct Alloc { uint32_t alloc_id; uint64_t gpa, size; };
-    std::map<D3DKMT_HANDLE, Alloc> allocs;
-    D3DKMT_HANDLE next_handle = 0x40;
-    uint32_t next_kmd_id = AEROGPU_WDDM_ALLOC_ID_KMD_MIN;
-    uint64_t next_gpa = 0x400000, fence = 0, stage_off = 0;
-    uint32_t renders = 0, presents = 0, submissions = 0, shared = 0, last_shared_id = 0;
-    bool failed = false;
-    uint8_t cmd[64 * 1024];
-    D3DDDI_ALLOCATIONLIST list[128];
-    D3DDDI_PATCHLOCATIONLIST patches[4];
-    agpu_share_table shares;
-
-    bool push(const void *stream, uint32_t bytes, const D3DDDI_ALLOCATIONLIST *l, uint32_t n, bool present) {
-        if (!g_trace) return true;
-        agpu_alloc_ref refs[128];
-        for (uint32_t i = 0; i < n; i++) {
-            auto it = allocs.find(l[i].hAllocation);
-            if (it == allocs.end()) return false;
-            refs[i] = agpu_alloc_ref{it->second.alloc_id, it->second.gpa, it->second.size, 1, int(l[i].WriteOperation)};
-        }
-        agpu_staging st;
-        st.va = T.ram + 0x100000 + stage_off;
-        st.gpa = 0x100000 + stage_off;
-        st.size_bytes = 0x4000;
-        stage_off = (stage_off + 0x4000) % 0x200000;
-        struct aerogpu_submit_desc d;
-        uint32_t conflict = 0;
-        if (agpu_submit_stage(stream, bytes, 16u << 20, refs, n, &st, fence + 1, present ? 1 : 0, &d, &conflict) != AGPU_OK ||
-            agpu_ring_push(&R, &d, &T.ops) != AGPU_OK)
-            return false;
-        fence++;
-        submissions++;
-        return true;
-    }
-};
-static Runtime F;
-static uint8_t g_lock_ram[1 << 20]; // Lock target for the child (no trace RAM)
-
-static HRESULT APIENTRY cb_allocate(HANDLE, D3DDDICB_ALLOCATE *a) {
-    if (!a || a->NumAllocations != 1) return E_INVALIDARG;
-    D3DDDI_ALLOCATIONINFO &ai = a->pAllocationInfo[0];
-    aerogpu_wddm_alloc_priv p;
-    if (ai.PrivateDriverDataSize != sizeof(p)) return E_INVALIDARG;
-    std::memcpy(&p, ai.pPrivateDriverData, sizeof(p));
-    if (p.magic != AEROGPU_WDDM_ALLOC_PRIV_MAGIC || !p.size_bytes) return E_INVALIDARG;
-    if (!p.alloc_id) {
-        p.alloc_id = F.next_kmd_id++;
-        std::memcpy(ai.pPrivateDriverData, &p, sizeof(p));
-    }
-    uint64_t gpa = F.next_gpa;
-    F.next_gpa += (p.size_bytes + 0xFFF) & ~uint64_t(0xFFF);
-    if (F.next_gpa > AGPU_TRACE_RAM_BYTES) return E_INVALIDARG;
-    if (p.flags & AEROGPU_WDDM_ALLOC_PRIV_FLAG_IS_SHARED) {
-        p.share_token = agpu_share_new_token(&F.shares);
-        if (agpu_share_open(&F.shares, p.share_token) != AGPU_OK) return E_INVALIDARG;
-        std::memcpy(ai.pPrivateDriverData, &p, sizeof(p));
-        F.shared++;
-        F.last_shared_id = p.alloc_id;
-    }
-    ai.hAllocation = F.next_handle++;
-    F.allocs[ai.hAllocation] = {p.alloc_id, gpa, p.size_bytes};
-    return S_OK;
-}
-static HRESULT APIENTRY cb_deallocate(HANDLE, const D3DDDICB_DEALLOCATE *d) {
-    for (UINT i = 0; i < d->NumAllocations; i++) F.allocs.erase(d->HandleList[i]);
-    return S_OK;
-}
-static HRESULT APIENTRY cb_render(HANDLE, D3DDDICB_RENDER *r) {
-    F.renders++;
-    if (r->CommandOffset != 0 || r->CommandLength > sizeof(F.cmd) || r->NumAllocations > 128 ||
-        !F.push(F.cmd, r->CommandLength, F.list, r->NumAllocations, false)) {
-        F.failed = true;
-        return E_INVALIDARG;
-    }
-    r->pNewCommandBuffer = F.cmd;
-    r->NewCommandBufferSize = sizeof(F.cmd);
-    r->pNewAllocationList = F.list;
-    r->NewAllocationListSize = 128;
-    return S_OK;
-}
-static HRESULT APIENTRY cb_present(HANDLE, D3DDDICB_PRESENT *p) {
-    F.presents++;
-    if (!F.allocs.count(p->hSrcAllocation)) { F.failed = true; return E_INVALIDARG; }
-    struct aerogpu_cmd_stream_header h;
-    std::memset(&h, 0, sizeof(h));
-    h.magic = AEROGPU_CMD_STREAM_MAGIC;
-    h.abi_version = AEROGPU_ABI_VERSION_U32;
-    h.size_bytes = sizeof(h);
-    if (!F.push(&h, sizeof(h), nullptr, 0, true)) { F.failed = true; return E_INVALIDARG; }
-    return S_OK;
-}
-static HRESULT APIENTRY cb_lock(HANDLE, D3DDDICB_LOCK *l) {
-    auto it = F.allocs.find(l->hAllocation);
-    if (it == F.allocs.end()) return E_INVALIDARG;
-    if (g_trace) {
-        l->pData = T.ram + it->second.gpa;
-    } else {
-        if (it->second.gpa + it->second.size > sizeof(g_lock_ram) + 0x400000) return E_INVALIDARG;
-        l->pData = g_lock_ram + (it->second.gpa - 0x400000);
-    }
-    return S_OK;
-}
-static HRESULT APIENTRY cb_unlock(HANDLE, const D3DDDICB_UNLOCK *u) {
-    return (u->NumAllocations == 1 && F.allocs.count(u->phAllocations[0])) ? S_OK : E_INVALIDARG;
-}
-static HRESULT APIENTRY cb_escape(HANDLE, const D3DDDICB_ESCAPE *e) {
-    aerogpu_escape_query_fence_out *q = static_cast<aerogpu_escape_query_fence_out *>(e->pPrivateDriverData);
-    if (e->PrivateDriverDataSize != sizeof(*q) || q->hdr.op != AEROGPU_ESCAPE_OP_QUERY_FENCE) return E_INVALIDARG;
-    q->last_submitted_fence = F.fence; // the device model completes synchronously
-    q->last_completed_fence = F.fence;
-    return S_OK;
-}
-static HRESULT APIENTRY cb_create_context(HANDLE, D3DDDICB_CREATECONTEXT *c) {
-    c->hContext = reinterpret_cast<HANDLE>(uintptr_t(0xC0));
-    c->pCommandBuffer = F.cmd;
-    c->CommandBufferSize = sizeof(F.cmd);
-    c->pAllocationList = F.list;
-    c->AllocationListSize = 128;
-    c->pPatchLocationList = F.patches;
-    c->PatchLocationListSize = 4;
-    return S_OK;
-}
-static HRESULT APIENTRY cb_destroy_context(HANDLE, const D3DDDICB_DESTROYCONTEXT *) { return S_OK; }
-
-static HANDLE H(uintptr_t v) { return reinterpret_cast<HANDLE>(v); }
-
-static const uint32_t kVs[] = {0xFFFE0200u, 0x0200001Fu, 0x80000000u, 0x900F0000u,
-                               0x02000001u, 0xC00F0000u, 0x90E40000u, 0x0000FFFFu};
-static const uint32_t kPs[] = {0xFFFF0200u, 0x02000001u, 0x800F0800u, 0xA0E40000u, 0x0000FFFFu};
 
 // An adapter and a device of the DLL through its exported OpenAdapter.
 struct Opened {
@@ -194,15 +38,7 @@ static int open_device(HMODULE dll, Opened &o) {
     o.oa.pAdapterFuncs = &o.afuncs;
     REQUIRE(open(&o.oa) == S_OK);
     REQUIRE(o.afuncs.pfnCreateDevice && o.afuncs.pfnGetCaps && o.afuncs.pfnCloseAdapter);
-    o.cb.pfnAllocateCb = cb_allocate;
-    o.cb.pfnDeallocateCb = cb_deallocate;
-    o.cb.pfnRenderCb = cb_render;
-    o.cb.pfnPresentCb = cb_present;
-    o.cb.pfnLockCb = cb_lock;
-    o.cb.pfnUnlockCb = cb_unlock;
-    o.cb.pfnEscapeCb = cb_escape;
-    o.cb.pfnCreateContextCb = cb_create_context;
-    o.cb.pfnDestroyContextCb = cb_destroy_context;
+    o.cb = device_callbacks();
     D3DDDIARG_CREATEDEVICE cd;
     std::memset(&cd, 0, sizeof(cd));
     cd.hDevice = H(0xDE);
@@ -227,14 +63,15 @@ static int create_shared_rt(Opened &o, HANDLE handle) {
     cr.hResource = handle;
     cr.Flags.RenderTarget = 1;
     cr.Flags.SharedResource = 1;
-    uint32_t before = F.shared;
+    uint32_t before = F.shared_allocs;
     REQUIRE(o.f.pfnCreateResource(o.dev, &cr) == S_OK);
-    REQUIRE(F.shared == before + 1);
+    REQUIRE(F.shared_allocs == before + 1);
     return 0;
 }
 
 static int child(HMODULE dll) {
     Opened o;
+    F.recording = false; // only the parent records a trace
     agpu_share_init(&F.shares, 0xC41D);
     if (int e = open_device(dll, o)) return e;
     if (int e = create_shared_rt(o, H(0x701))) return e;
@@ -287,13 +124,7 @@ int main(int argc, char **argv) {
         REQUIRE(GetProcAddress(dll, name));
     if (std::strcmp(argv[1], "child") == 0) return child(dll);
 
-    g_trace = true;
-    if (!agpu_trace_open(&T, argv[1])) return 2;
-    agpu_device_info info;
-    REQUIRE(agpu_probe(&T.ops, &info) == AGPU_OK);
-    REQUIRE(agpu_ring_init(&R, T.ram + 0x1000, 0x1000, 0x2000, 64, 0) == AGPU_OK);
-    agpu_ring_program(&R, &T.ops, 0x800);
-    agpu_wr(&T.ops, AEROGPU_MMIO_REG_IRQ_ENABLE, agpu_irq_mask(info.features, 1));
+    if (int e = start_trace(argv[1])) return e;
     agpu_share_init(&F.shares, 0x5EED);
 
     Opened o;
@@ -396,9 +227,6 @@ int main(int argc, char **argv) {
     REQUIRE(f.pfnDestroyDevice(dev) == S_OK);
     REQUIRE(o.afuncs.pfnCloseAdapter(o.oa.hAdapter) == S_OK);
     REQUIRE(!F.failed && F.presents == 2);
-    agpu_trace_expect(&T, F.fence, 0, 0, F.submissions);
-    agpu_trace_close(&T);
-    std::printf("submissions %u renders %u presents %u fence %llu\n", F.submissions, F.renders, F.presents,
-                (unsigned long long)F.fence);
+    finish_trace();
     return 0;
 }
