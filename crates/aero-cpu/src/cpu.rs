@@ -163,56 +163,75 @@ impl Cpu {
         let mut irq_line = false;
         let mut prev = SCRATCH;
         let exit = loop {
-            if ex.c.shutdown.is_some() {
-                break RunExit::Shutdown {
-                    reason: ex.c.shutdown.take().unwrap_or_default(),
-                    cs: ex.s.seg[1].selector,
-                    rip: ex.s.rip,
-                    last_exception: ex.c.last_exception,
-                };
-            }
-            if ex.c.stop {
-                ex.c.stop = false;
-                break RunExit::StopRequested;
-            }
-            if ex.c.retired >= end {
-                break RunExit::BudgetExhausted;
-            }
-            let shadow = ex.c.irq_shadow;
-            if shadow {
-                ex.c.irq_shadow = false;
-            }
-            if !shadow && ex.s.rflags & flags::IF != 0 && ex.bus.irq_stale {
-                ex.bus.irq_stale = false;
-                irq_line = ex.bus.interrupt_pending();
-            }
-            if !shadow && poll_events(&mut ex, irq_line) {
-                prev = SCRATCH;
-                continue;
-            }
-            if ex.s.halted {
-                break RunExit::Halted;
-            }
-            if ex.bus.stop_stale {
-                ex.bus.stop_stale = false;
-                if ex.bus.stop_requested() {
+            // Every condition the checks below act on, tested at once: the common block
+            // (nothing pending, no debug feature, budget left) skips them all. The slow
+            // path is exact; taking it when nothing is due changes nothing.
+            // (A stale or asserted INTR line matters only with IF set.)
+            let rare = ex.c.shutdown.is_some()
+                | ex.c.stop
+                | (ex.c.retired >= end)
+                | ex.c.irq_shadow
+                | ex.c.nmi_pending
+                | ((irq_line | ex.bus.irq_stale) & (ex.s.rflags & flags::IF != 0))
+                | ex.s.halted
+                | ex.bus.stop_stale
+                | ex.c.breakpoints.exec
+                | (ex.s.rflags & (flags::TF | flags::RF) != 0);
+            let (shadow, tf, rf, bp_exec) = if rare {
+                if ex.c.shutdown.is_some() {
+                    break RunExit::Shutdown {
+                        reason: ex.c.shutdown.take().unwrap_or_default(),
+                        cs: ex.s.seg[1].selector,
+                        rip: ex.s.rip,
+                        last_exception: ex.c.last_exception,
+                    };
+                }
+                if ex.c.stop {
+                    ex.c.stop = false;
                     break RunExit::StopRequested;
                 }
-            }
-            ex.c.end_block = false;
-            let tf = ex.s.rflags & flags::TF != 0;
-            let rf = ex.s.rflags & flags::RF != 0;
-            let bp_exec = ex.c.breakpoints.exec;
-            if bp_exec && ex.s.rflags & flags::RF == 0 {
-                let lin = ex.s.seg[1].base.wrapping_add(ex.s.rip) & ex.c.lin_mask;
-                let hits = ex.exec_breakpoint_hits(lin);
-                if hits != 0 {
-                    ex.s.dr[6] = (ex.s.dr[6] & !0xF) | hits;
-                    interrupts::raise_exception(&mut ex, Fault::new(crate::fault::DB));
+                if ex.c.retired >= end {
+                    break RunExit::BudgetExhausted;
+                }
+                let shadow = ex.c.irq_shadow;
+                if shadow {
+                    ex.c.irq_shadow = false;
+                }
+                if !shadow && ex.s.rflags & flags::IF != 0 && ex.bus.irq_stale {
+                    ex.bus.irq_stale = false;
+                    irq_line = ex.bus.interrupt_pending();
+                }
+                if !shadow && poll_events(&mut ex, irq_line) {
                     prev = SCRATCH;
                     continue;
                 }
-            }
+                if ex.s.halted {
+                    break RunExit::Halted;
+                }
+                if ex.bus.stop_stale {
+                    ex.bus.stop_stale = false;
+                    if ex.bus.stop_requested() {
+                        break RunExit::StopRequested;
+                    }
+                }
+                let tf = ex.s.rflags & flags::TF != 0;
+                let rf = ex.s.rflags & flags::RF != 0;
+                let bp_exec = ex.c.breakpoints.exec;
+                if bp_exec && ex.s.rflags & flags::RF == 0 {
+                    let lin = ex.s.seg[1].base.wrapping_add(ex.s.rip) & ex.c.lin_mask;
+                    let hits = ex.exec_breakpoint_hits(lin);
+                    if hits != 0 {
+                        ex.s.dr[6] = (ex.s.dr[6] & !0xF) | hits;
+                        interrupts::raise_exception(&mut ex, Fault::new(crate::fault::DB));
+                        prev = SCRATCH;
+                        continue;
+                    }
+                }
+                (shadow, tf, rf, bp_exec)
+            } else {
+                (false, false, false, false)
+            };
+            ex.c.end_block = false;
             let idx = match blocks.fetch(&mut ex, prev) {
                 Ok(i) => i,
                 Err(f) => {
@@ -232,11 +251,8 @@ impl Cpu {
                 let left = end - ex.c.retired;
                 &block.insns[..block.insns.len().min(left.min(u64::MAX >> 1) as usize)]
             };
-            let ip_mask = match ex.c.bitness {
-                16 => 0xFFFF,
-                32 => 0xFFFF_FFFF,
-                _ => u64::MAX,
-            };
+            // 0xFFFF, 0xFFFF_FFFF or all ones for 16-, 32- and 64-bit code.
+            let ip_mask = u64::MAX >> (64u32.wrapping_sub(ex.c.bitness) & 63);
             let mut faulted = false;
             // A fused CMP/TEST+Jcc whose Jcc is cut off (single-step, budget) runs alone.
             // (The length test first: the last instruction is not touched in the common case.)

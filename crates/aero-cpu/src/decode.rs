@@ -36,32 +36,46 @@ pub struct Block {
 }
 
 /// A block reached by linear RIP, valid while the cache generation is unchanged (no TLB
-/// flush, code write or clear since) and for the same privilege; `key` names the block
+/// flush, code write or clear since) and for the same privilege and code size (`ctx`,
+/// see [`BlockCache::ctx`]: one compare covers all three); `key` names the block
 /// (physical address and code size) so a replaced slot does not match.
 #[derive(Clone, Copy)]
 struct Link {
     lin: u64,
-    generation: u64,
+    ctx: u64,
     key: u64,
     slot: u32,
-    user: bool,
 }
 
-/// Never valid: generations start at 1.
+/// Never valid: generations start at 1, so no context is 0.
 const NO_LINK: Link = Link {
     lin: u64::MAX,
-    generation: 0,
+    ctx: 0,
     key: u64::MAX,
     slot: 0,
-    user: false,
 };
+
+/// Key of an empty slot: real keys have the code size (at most 64) in the top byte.
+const EMPTY_KEY: u64 = u64::MAX;
+
+fn empty_block() -> Block {
+    Block {
+        key: EMPTY_KEY,
+        insns: Vec::new(),
+        next: [NO_LINK; 2],
+        host_page: usize::MAX,
+        code_gen: 0,
+        bytes: Vec::new(),
+    }
+}
 
 const LIN_BITS: u32 = 10;
 
 pub struct BlockCache {
     /// Recently fetched blocks by linear RIP.
     lin_cache: Vec<Link>,
-    slots: Vec<Option<Block>>,
+    /// Empty slots hold a block with `EMPTY_KEY` (no `Option` to test on the hot path).
+    slots: Vec<Block>,
     /// Blocks that must not be cached (MMIO code, page-crossing first instruction).
     scratch: Option<Block>,
     /// Bumped whenever the TLB or any decoded code page changed, and by `clear`: links
@@ -74,7 +88,7 @@ pub struct BlockCache {
 impl Default for BlockCache {
     fn default() -> Self {
         let mut slots = Vec::new();
-        slots.resize_with(1 << SLOT_BITS, || None);
+        slots.resize_with(1 << SLOT_BITS, empty_block);
         BlockCache {
             lin_cache: vec![NO_LINK; 1 << LIN_BITS],
             slots,
@@ -95,7 +109,7 @@ fn slot_of(key: u64) -> usize {
 impl BlockCache {
     pub fn clear(&mut self) {
         self.lin_cache.fill(NO_LINK);
-        self.slots.iter_mut().for_each(|s| *s = None);
+        self.slots.iter_mut().for_each(|s| *s = empty_block());
         self.scratch = None;
         self.generation += 1;
     }
@@ -114,39 +128,40 @@ impl BlockCache {
             self.generation += 1;
         }
         let lin = ex.s.seg[1].base.wrapping_add(rip) & ex.c.lin_mask;
-        let user = ex.c.user;
-        let bitness = ex.c.bitness as u64;
-        if let Some(Some(p)) = self.slots.get(prev) {
+        let ctx = self.ctx(ex);
+        if let Some(p) = self.slots.get(prev) {
             for l in &p.next {
                 if l.lin == lin
-                    && l.generation == self.generation
-                    && l.user == user
-                    && l.key >> 56 == bitness
+                    && l.ctx == ctx
+                    && let Some(b) = self.slots.get(l.slot as usize)
+                    && b.key == l.key
                 {
-                    let slot = l.slot as usize;
-                    if let Some(Some(b)) = self.slots.get(slot)
-                        && b.key == l.key
-                    {
-                        return Ok(slot);
-                    }
+                    return Ok(l.slot as usize);
                 }
             }
         }
         let idx = self.fetch_unlinked(ex, lin)?;
+        // Stamped with the generation `fetch_unlinked` left (it may have moved).
+        let ctx = self.ctx(ex);
         if idx != SCRATCH
-            && let Some(key) = self.slots.get(idx).and_then(|b| b.as_ref()).map(|b| b.key)
-            && let Some(Some(p)) = self.slots.get_mut(prev)
+            && let Some(key) = self.slots.get(idx).map(|b| b.key)
+            && let Some(p) = self.slots.get_mut(prev)
         {
             p.next[1] = p.next[0];
             p.next[0] = Link {
                 lin,
-                generation: self.generation,
+                ctx,
                 key,
                 slot: idx as u32,
-                user,
             };
         }
         Ok(idx)
+    }
+
+    /// The generation, privilege and code size a link must have been made under.
+    #[inline(always)]
+    fn ctx(&self, ex: &Exec<'_>) -> u64 {
+        (self.generation << 8) | ((ex.c.user as u64) << 7) | ex.c.bitness as u64
     }
 
     fn fetch_unlinked(&mut self, ex: &mut Exec<'_>, lin: u64) -> XResult<usize> {
@@ -156,13 +171,10 @@ impl BlockCache {
         let li = ((lin ^ (lin >> LIN_BITS)) as usize) & ((1 << LIN_BITS) - 1);
         let le = self.lin_cache[li];
         if le.lin == lin
-            && le.generation == self.generation
-            && le.user == user
-            && le.key >> 56 == bitness as u64
+            && le.ctx == self.ctx(ex)
             && self
                 .slots
                 .get(le.slot as usize)
-                .and_then(|b| b.as_ref())
                 .is_some_and(|b| b.key == le.key)
         {
             return Ok(le.slot as usize);
@@ -186,7 +198,7 @@ impl BlockCache {
             let start = (lin & 0xFFF) as usize;
             let host_page = (e.host + start) >> 12;
             let host_off = e.host + start;
-            if let Some(b) = self.slots[slot].as_mut()
+            if let Some(b) = self.slots.get_mut(slot)
                 && b.key == key
                 && b.host_page == host_page
             {
@@ -205,7 +217,7 @@ impl BlockCache {
                     same
                 };
                 if valid {
-                    self.remember(li, lin, key, slot, user, ex);
+                    self.remember(li, lin, key, slot, ex);
                     return Ok(slot);
                 }
             }
@@ -213,15 +225,15 @@ impl BlockCache {
             if let Some(bytes) = bytes {
                 mark_code(ex, host_page, start, start + bytes.len());
                 let code_gen = ex.c.code.generation_of(host_page);
-                self.slots[slot] = Some(Block {
+                self.slots[slot] = Block {
                     key,
                     host_page,
                     code_gen,
                     insns,
                     bytes,
                     next: [NO_LINK; 2],
-                });
-                self.remember(li, lin, key, slot, user, ex);
+                };
+                self.remember(li, lin, key, slot, ex);
                 return Ok(slot);
             }
             self.scratch = Some(Block {
@@ -249,7 +261,7 @@ impl BlockCache {
     /// Marking code and filling the TLB may have bumped the epochs: the entry is
     /// stamped with the generation they give.
     #[inline(always)]
-    fn remember(&mut self, li: usize, lin: u64, key: u64, slot: usize, user: bool, ex: &Exec<'_>) {
+    fn remember(&mut self, li: usize, lin: u64, key: u64, slot: usize, ex: &Exec<'_>) {
         if ex.c.tlb.epoch != self.seen_tlb_epoch || ex.c.code.epoch != self.seen_code_epoch {
             self.seen_tlb_epoch = ex.c.tlb.epoch;
             self.seen_code_epoch = ex.c.code.epoch;
@@ -257,10 +269,9 @@ impl BlockCache {
         }
         self.lin_cache[li] = Link {
             lin,
-            generation: self.generation,
+            ctx: self.ctx(ex),
             key,
             slot: slot as u32,
-            user,
         };
     }
 
@@ -270,7 +281,7 @@ impl BlockCache {
         let b = if idx == SCRATCH {
             self.scratch.as_ref()
         } else {
-            self.slots.get(idx).and_then(|s| s.as_ref())
+            self.slots.get(idx)
         };
         b.unwrap_or_else(|| unreachable_block())
     }
