@@ -6,12 +6,18 @@
 //!   eject [-f] [DRIVE]            open the tray and take the disc out (-f: even if locked)
 //!   change DRIVE FILE [FORMAT]    put FILE in the drive (the old disc comes out)
 //!   info block                    the CD/DVD and floppy drives, their media and trays
+//!   sendkey KEYS [HOLD_MS]        press KEYS (QEMU names joined by '-': ctrl-alt-delete,
+//!                                 shift-a, ret, f1), hold them (100 ms), release them
+//!   type TEXT                     type TEXT on a US keyboard (\n is Enter, \t is Tab)
 //!   quit                          stop the emulator (exit 0)
 //!   help
-//! and two that say *when* the following lines run, so a script is deterministic:
+//! and three that say *when* the following lines run, so a script is deterministic:
 //!   at SECONDS                    wait until the guest clock reaches SECONDS
 //!   wait-serial TEXT              wait until TEXT appears on COM1 (after what the previous
 //!                                 wait-serial matched)
+//!   wait-screen TEXT              wait until TEXT is on the text-mode screen
+//! Keys go out one keyboard event every 10 ms of guest time, and the lines after a
+//! `sendkey` or `type` wait until its last key is released.
 //! Drives are named like QEMU's: `ide1-cd0` is the IDE secondary master (where `--cdrom`
 //! goes), `ide0-cd1` the primary slave, `ahci2-cd0` AHCI port 2, `floppy0` drive A (there
 //! when the machine started with `--fda`; a floppy taken out is flushed first). DRIVE may be
@@ -26,6 +32,8 @@ use aero_machine::{CdStatus, DriveSlot, FloppyStatus, Machine, MachineError, Med
 use aero_storage::ImageFormat;
 
 use crate::drives;
+use crate::run::keymap;
+use winit::keyboard::KeyCode;
 
 /// One monitor command.
 #[derive(Clone, Debug, PartialEq)]
@@ -40,6 +48,12 @@ pub enum Command {
         format: Option<ImageFormat>,
     },
     InfoBlock,
+    /// Keys pressed in order, held, released in reverse order.
+    SendKey {
+        keys: Vec<KeyCode>,
+        hold_ms: u64,
+    },
+    Type(String),
     Help,
     Quit,
 }
@@ -51,15 +65,19 @@ pub enum Line {
     /// Guest time in nanoseconds.
     At(u64),
     WaitSerial(String),
+    WaitScreen(String),
 }
 
 const HELP: &str = "\
 eject [-f] [DRIVE]          open the tray and take the disc out (-f: even if the guest locked it)
 change DRIVE FILE [FORMAT]  insert FILE (raw ISO or floppy image, or qcow2/vhd) into DRIVE
 info block                  list the CD/DVD and floppy drives
+sendkey KEYS [HOLD_MS]      press keys (QEMU names joined by '-', e.g. ctrl-alt-delete), hold, release
+type TEXT                   type TEXT on a US keyboard (\\n = Enter, \\t = Tab)
 quit                        stop the emulator
 at SECONDS                  (scripts) run the next lines once the guest clock reaches SECONDS
 wait-serial TEXT            (scripts) run the next lines once TEXT appeared on COM1
+wait-screen TEXT            (scripts) run the next lines once TEXT is on the text-mode screen
 DRIVE: ide1-cd0 (IDE secondary master, --cdrom), ide0-cd1 (primary slave), ahci2-cd0 (AHCI port 2),
        floppy0 (drive A, --fda)";
 
@@ -131,6 +149,24 @@ pub fn parse_line(line: &str) -> anyhow::Result<Option<Line>> {
         );
         return Ok(Some(Line::WaitSerial(text.to_string())));
     }
+    if let Some(text) = line.strip_prefix("wait-screen") {
+        let text = text.trim();
+        anyhow::ensure!(
+            !text.is_empty() && line.as_bytes().get(11).is_some_and(u8::is_ascii_whitespace),
+            "usage: wait-screen TEXT"
+        );
+        return Ok(Some(Line::WaitScreen(text.to_string())));
+    }
+    if let Some(text) = line.strip_prefix("type")
+        && text.starts_with(char::is_whitespace)
+    {
+        let text = text.trim();
+        let text = text
+            .strip_prefix('"')
+            .and_then(|t| t.strip_suffix('"'))
+            .unwrap_or(text);
+        return Ok(Some(Line::Run(Command::Type(unescape(text)?))));
+    }
     let w = words(line)?;
     let args: Vec<&str> = w.iter().map(String::as_str).collect();
     let line = match args.as_slice() {
@@ -160,6 +196,23 @@ pub fn parse_line(line: &str) -> anyhow::Result<Option<Line>> {
                 .transpose()?,
         }),
         ["change", ..] => anyhow::bail!("usage: change DRIVE FILE [FORMAT]"),
+        ["sendkey", keys, hold @ ..] if hold.len() <= 1 => {
+            let keys = keys
+                .split('-')
+                .map(|k| {
+                    keymap::qemu_key(k).ok_or_else(|| anyhow::anyhow!("sendkey: unknown key {k:?}"))
+                })
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            let hold_ms =
+                match hold.first() {
+                    Some(ms) => ms.parse().ok().filter(|ms| *ms <= 60_000).ok_or_else(|| {
+                        anyhow::anyhow!("sendkey: {ms:?} is not a hold time in ms")
+                    })?,
+                    None => 100,
+                };
+            Line::Run(Command::SendKey { keys, hold_ms })
+        }
+        ["sendkey", ..] => anyhow::bail!("usage: sendkey KEYS [HOLD_MS]"),
         ["info", "block"] => Line::Run(Command::InfoBlock),
         ["info", ..] => anyhow::bail!("usage: info block"),
         ["help"] | ["?"] => Line::Run(Command::Help),
@@ -168,6 +221,26 @@ pub fn parse_line(line: &str) -> anyhow::Result<Option<Line>> {
         [] => return Ok(None),
     };
     Ok(Some(line))
+}
+
+/// `type`'s text with `\n`, `\t`, `\"` and `\\` turned into the characters.
+fn unescape(text: &str) -> anyhow::Result<String> {
+    let mut out = String::new();
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        out.push(match chars.next() {
+            Some('n') => '\n',
+            Some('t') => '\t',
+            Some('"') => '"',
+            Some('\\') => '\\',
+            other => anyhow::bail!("type: unknown escape \\{}", other.unwrap_or(' ')),
+        });
+    }
+    Ok(out)
 }
 
 /// QEMU-style name of the CD drive in `slot`.
@@ -201,6 +274,10 @@ fn keep_tail(buf: &mut Vec<u8>, keep: usize) {
 
 /// Serial output a script may still wait for, at most.
 const SERIAL_BACKLOG: usize = 64 * 1024;
+/// Guest time between two keyboard events of `sendkey` / `type`.
+const KEY_GAP_NS: u64 = 10_000_000;
+/// Characters one `type` may send (each is up to four keyboard events).
+const MAX_TYPED: usize = 4096;
 
 pub struct Monitor {
     /// Lines waiting to run, with their origin for messages ("line 3" / "stdin").
@@ -220,6 +297,8 @@ pub struct Monitor {
     floppy: Option<PathBuf>,
     snapshot: bool,
     quit: bool,
+    /// Keyboard events (set-2 bytes) still to send, with the guest time each is due.
+    keys: VecDeque<(u64, Vec<u8>)>,
 }
 
 impl Monitor {
@@ -235,6 +314,7 @@ impl Monitor {
             floppy: media.floppy,
             snapshot: media.snapshot,
             quit: false,
+            keys: VecDeque::new(),
         }
     }
 
@@ -271,8 +351,12 @@ impl Monitor {
         Ok(monitor)
     }
 
-    /// Guest time the next script line waits for, so the caller can stop exactly there.
+    /// Guest time the next key event or script line waits for, so the caller can stop
+    /// exactly there.
     pub fn next_deadline(&self) -> Option<u64> {
+        if let Some((t, _)) = self.keys.front() {
+            return Some(*t);
+        }
         match self.pending.front() {
             Some((_, Ok(Line::At(t)))) => Some(*t),
             _ => None,
@@ -310,7 +394,21 @@ impl Monitor {
         if !self.pending.is_empty() {
             self.serial.extend_from_slice(serial);
         }
-        while let Some((origin, line)) = self.pending.front().cloned() {
+        loop {
+            while let Some((t, _)) = self.keys.front()
+                && *t <= machine.now_ns()
+            {
+                if let Some((_, bytes)) = self.keys.pop_front() {
+                    machine.key_event(&bytes);
+                }
+            }
+            // The next lines wait for the last key of a `sendkey` / `type`.
+            if !self.keys.is_empty() {
+                break;
+            }
+            let Some((origin, line)) = self.pending.front().cloned() else {
+                break;
+            };
             let line = match line {
                 Ok(line) => line,
                 Err(e) => {
@@ -332,6 +430,14 @@ impl Monitor {
                             keep_tail(&mut self.serial, needle.len() - 1);
                             break;
                         }
+                    }
+                }
+                Line::WaitScreen(text) => {
+                    if !machine
+                        .text_screen()
+                        .is_some_and(|screen| screen.contains(text.as_str()))
+                    {
+                        break;
                     }
                 }
                 Line::Run(cmd) => match self.execute(machine, &cmd) {
@@ -376,12 +482,88 @@ impl Monitor {
                 Ok(String::new())
             }
             Command::InfoBlock => Ok(self.info_block(machine)),
+            Command::SendKey { keys, hold_ms } => {
+                self.send_keys(machine.now_ns(), keys, *hold_ms)?;
+                Ok(String::new())
+            }
+            Command::Type(text) => {
+                self.type_text(machine.now_ns(), text)?;
+                Ok(String::new())
+            }
             Command::Help => Ok(HELP.to_string()),
             Command::Quit => {
                 self.quit = true;
                 Ok(String::new())
             }
         }
+    }
+
+    /// Queues `sendkey`: presses in order from `now`, releases in reverse `hold_ms` later.
+    fn send_keys(&mut self, now: u64, keys: &[KeyCode], hold_ms: u64) -> anyhow::Result<()> {
+        let codes = keys
+            .iter()
+            .map(|k| keymap::lookup(*k).ok_or_else(|| anyhow::anyhow!("{k:?} cannot be sent")))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let held = |c: &[KeyCode]| keys.iter().any(|k| c.contains(k));
+        let mods = keymap::Mods {
+            ctrl: held(&[KeyCode::ControlLeft, KeyCode::ControlRight]),
+            alt: held(&[KeyCode::AltLeft, KeyCode::AltRight]),
+        };
+        let mut at = now;
+        for key in &codes {
+            for bytes in keymap::press(*key, mods) {
+                self.keys.push_back((at, bytes));
+                at += KEY_GAP_NS;
+            }
+        }
+        at = at - KEY_GAP_NS + hold_ms.saturating_mul(1_000_000).max(KEY_GAP_NS);
+        for key in codes.iter().rev() {
+            for bytes in keymap::release(*key, mods) {
+                self.keys.push_back((at, bytes));
+                at += KEY_GAP_NS;
+            }
+        }
+        Ok(())
+    }
+
+    /// Queues `type`: each character as its key (with Shift when needed), pressed and
+    /// released.
+    fn type_text(&mut self, now: u64, text: &str) -> anyhow::Result<()> {
+        anyhow::ensure!(
+            text.chars().count() <= MAX_TYPED,
+            "type: at most {MAX_TYPED} characters at once"
+        );
+        let keys = text
+            .chars()
+            .map(|c| {
+                keymap::typed_char(c)
+                    .ok_or_else(|| anyhow::anyhow!("type: {c:?} has no key on a US keyboard"))
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let shift = keymap::lookup(KeyCode::ShiftLeft);
+        let mut at = now;
+        let mut push = |bytes: Vec<Vec<u8>>| {
+            for b in bytes {
+                self.keys.push_back((at, b));
+                at += KEY_GAP_NS;
+            }
+        };
+        let mods = keymap::Mods::default();
+        for (code, shifted) in keys {
+            let Some(key) = keymap::lookup(code) else {
+                continue;
+            };
+            let shift = shift.filter(|_| shifted);
+            if let Some(s) = shift {
+                push(keymap::press(s, mods));
+            }
+            push(keymap::press(key, mods));
+            push(keymap::release(key, mods));
+            if let Some(s) = shift {
+                push(keymap::release(s, mods));
+            }
+        }
+        Ok(())
     }
 
     fn resolve(&self, machine: &Machine, name: Option<&str>) -> anyhow::Result<Target> {
@@ -618,6 +800,91 @@ mod tests {
         ] {
             assert!(parse_line(bad).is_err(), "{bad:?} should be refused");
         }
+    }
+
+    #[test]
+    fn parses_keys_text_and_screen_waits() {
+        use KeyCode::*;
+        assert_eq!(
+            parse_line("sendkey ctrl-alt-delete").unwrap(),
+            Some(Line::Run(Command::SendKey {
+                keys: vec![ControlLeft, AltLeft, Delete],
+                hold_ms: 100
+            }))
+        );
+        assert_eq!(
+            parse_line("sendkey ret 250").unwrap(),
+            Some(Line::Run(Command::SendKey {
+                keys: vec![Enter],
+                hold_ms: 250
+            }))
+        );
+        assert_eq!(
+            parse_line(r#"type "ls -l /\n""#).unwrap(),
+            Some(Line::Run(Command::Type("ls -l /\n".into())))
+        );
+        assert_eq!(
+            parse_line("type  two  words").unwrap(),
+            Some(Line::Run(Command::Type("two  words".into())))
+        );
+        assert_eq!(
+            parse_line("wait-screen GNU GRUB").unwrap(),
+            Some(Line::WaitScreen("GNU GRUB".into()))
+        );
+        for bad in [
+            "sendkey",
+            "sendkey ctrl-frob",
+            "sendkey a 99999999",
+            "sendkey a b c",
+            "type \\q",
+            "typeX",
+            "wait-screen",
+        ] {
+            assert!(parse_line(bad).is_err(), "{bad:?} should be refused");
+        }
+    }
+
+    /// `sendkey` presses in order and releases in reverse after the hold time; `type`
+    /// adds Shift for capitals; one event per 10 ms of guest time, starting now.
+    #[test]
+    fn keys_are_scheduled_in_guest_time() {
+        let mut m = Monitor::new(MediaFiles::default());
+        m.send_keys(1_000, &[KeyCode::ShiftLeft, KeyCode::KeyA], 100)
+            .unwrap();
+        let got: Vec<_> = m.keys.drain(..).collect();
+        assert_eq!(
+            got,
+            vec![
+                (1_000, vec![0x12]),
+                (1_000 + KEY_GAP_NS, vec![0x1C]),
+                (1_000 + KEY_GAP_NS + 100_000_000, vec![0xF0, 0x1C]),
+                (1_000 + 2 * KEY_GAP_NS + 100_000_000, vec![0xF0, 0x12]),
+            ]
+        );
+        m.type_text(0, "aB\n").unwrap();
+        let bytes: Vec<_> = m.keys.iter().map(|(_, b)| b.clone()).collect();
+        assert_eq!(
+            bytes,
+            [
+                &[0x1C][..],
+                &[0xF0, 0x1C],
+                &[0x12],
+                &[0x32],
+                &[0xF0, 0x32],
+                &[0xF0, 0x12],
+                &[0x5A],
+                &[0xF0, 0x5A]
+            ]
+        );
+        assert!(
+            m.keys
+                .iter()
+                .enumerate()
+                .all(|(i, (t, _))| *t == i as u64 * KEY_GAP_NS)
+        );
+        assert_eq!(m.next_deadline(), Some(0));
+        assert!(m.type_text(0, "\u{e9}").is_err());
+        assert!(m.type_text(0, &"a".repeat(MAX_TYPED + 1)).is_err());
     }
 
     #[test]

@@ -118,6 +118,37 @@ fn demo_is_deterministic() {
     assert!(a.1 == b.1 && a.3 == b.3, "two runs of the demo differ");
 }
 
+/// Keys from a `--monitor` script (`sendkey`, `type`): the demo echoes each on COM1, the
+/// same lines QEMU's `sendkey` gives in `demo_runs_the_same_under_qemu`, and two runs are
+/// identical.
+#[test]
+fn demo_takes_keys_from_a_monitor_script() {
+    let dir = out_dir("keys");
+    let script = dir.join("keys.txt");
+    std::fs::write(
+        &script,
+        "wait-serial AERO-DEMO-READY\n\
+         sendkey a\n\
+         sendkey shift-b\n\
+         type \"1x&Y\"\n\
+         wait-serial AERO-DEMO-KEY=Y\n\
+         sendkey ret\n\
+         wait-serial AERO-DEMO-KEY=0x0D\n\
+         quit\n",
+    )
+    .unwrap();
+    let args = ["--monitor", script.to_str().unwrap(), "--timeout", "30"];
+    let (code, serial, stderr, _) = boot_demo("keys", &args);
+    assert_eq!(code, 0, "{stderr}\n{serial}");
+    let keys: Vec<&str> = serial
+        .lines()
+        .filter_map(|l| l.strip_prefix("AERO-DEMO-KEY="))
+        .collect();
+    assert_eq!(keys, ["a", "B", "1", "x", "&", "Y", "0x0D"], "{serial}");
+    let again = boot_demo("keys-2", &args);
+    assert_eq!(serial, again.1, "two runs with the same script differ");
+}
+
 #[test]
 fn demo_idles_in_hlt_and_animates() {
     let (code, serial, stderr, screen) = boot_demo("idle", &["--timeout", "3"]);

@@ -171,6 +171,179 @@ pub fn lookup(code: KeyCode) -> Option<Key> {
     KEYMAP.iter().find(|(c, _)| *c == code).map(|&(_, k)| k)
 }
 
+/// QEMU's key names (its monitor's `sendkey`), for our monitor's `sendkey`.
+const QEMU_NAMES: &[(&str, KeyCode)] = {
+    use KeyCode::*;
+    &[
+        ("shift", ShiftLeft),
+        ("shift_r", ShiftRight),
+        ("alt", AltLeft),
+        ("alt_r", AltRight),
+        ("altgr", AltRight),
+        ("ctrl", ControlLeft),
+        ("ctrl_r", ControlRight),
+        ("menu", ContextMenu),
+        ("meta_l", SuperLeft),
+        ("meta_r", SuperRight),
+        ("esc", Escape),
+        ("1", Digit1),
+        ("2", Digit2),
+        ("3", Digit3),
+        ("4", Digit4),
+        ("5", Digit5),
+        ("6", Digit6),
+        ("7", Digit7),
+        ("8", Digit8),
+        ("9", Digit9),
+        ("0", Digit0),
+        ("minus", Minus),
+        ("equal", Equal),
+        ("backspace", Backspace),
+        ("tab", Tab),
+        ("q", KeyQ),
+        ("w", KeyW),
+        ("e", KeyE),
+        ("r", KeyR),
+        ("t", KeyT),
+        ("y", KeyY),
+        ("u", KeyU),
+        ("i", KeyI),
+        ("o", KeyO),
+        ("p", KeyP),
+        ("bracket_left", BracketLeft),
+        ("bracket_right", BracketRight),
+        ("ret", Enter),
+        ("a", KeyA),
+        ("s", KeyS),
+        ("d", KeyD),
+        ("f", KeyF),
+        ("g", KeyG),
+        ("h", KeyH),
+        ("j", KeyJ),
+        ("k", KeyK),
+        ("l", KeyL),
+        ("semicolon", Semicolon),
+        ("apostrophe", Quote),
+        ("grave_accent", Backquote),
+        ("backslash", Backslash),
+        ("less", IntlBackslash),
+        ("z", KeyZ),
+        ("x", KeyX),
+        ("c", KeyC),
+        ("v", KeyV),
+        ("b", KeyB),
+        ("n", KeyN),
+        ("m", KeyM),
+        ("comma", Comma),
+        ("dot", Period),
+        ("slash", Slash),
+        ("spc", Space),
+        ("caps_lock", CapsLock),
+        ("f1", F1),
+        ("f2", F2),
+        ("f3", F3),
+        ("f4", F4),
+        ("f5", F5),
+        ("f6", F6),
+        ("f7", F7),
+        ("f8", F8),
+        ("f9", F9),
+        ("f10", F10),
+        ("f11", F11),
+        ("f12", F12),
+        ("num_lock", NumLock),
+        ("scroll_lock", ScrollLock),
+        ("kp_divide", NumpadDivide),
+        ("kp_multiply", NumpadMultiply),
+        ("asterisk", NumpadMultiply),
+        ("kp_subtract", NumpadSubtract),
+        ("kp_add", NumpadAdd),
+        ("kp_enter", NumpadEnter),
+        ("kp_decimal", NumpadDecimal),
+        ("kp_0", Numpad0),
+        ("kp_1", Numpad1),
+        ("kp_2", Numpad2),
+        ("kp_3", Numpad3),
+        ("kp_4", Numpad4),
+        ("kp_5", Numpad5),
+        ("kp_6", Numpad6),
+        ("kp_7", Numpad7),
+        ("kp_8", Numpad8),
+        ("kp_9", Numpad9),
+        ("print", PrintScreen),
+        ("sysrq", PrintScreen),
+        ("pause", Pause),
+        ("home", Home),
+        ("end", End),
+        ("pgup", PageUp),
+        ("pgdn", PageDown),
+        ("up", ArrowUp),
+        ("down", ArrowDown),
+        ("left", ArrowLeft),
+        ("right", ArrowRight),
+        ("insert", Insert),
+        ("delete", Delete),
+    ]
+};
+
+/// The key QEMU calls `name` (`ctrl`, `ret`, `f1`, `kp_5`, ...).
+pub fn qemu_key(name: &str) -> Option<KeyCode> {
+    QEMU_NAMES.iter().find(|(n, _)| *n == name).map(|&(_, c)| c)
+}
+
+/// The key that types `c` on a US keyboard, and whether Shift is held for it.
+pub fn typed_char(c: char) -> Option<(KeyCode, bool)> {
+    use KeyCode::*;
+    const SHIFTED: &[(char, char)] = &[
+        ('!', '1'),
+        ('@', '2'),
+        ('#', '3'),
+        ('$', '4'),
+        ('%', '5'),
+        ('^', '6'),
+        ('&', '7'),
+        ('*', '8'),
+        ('(', '9'),
+        (')', '0'),
+        ('_', '-'),
+        ('+', '='),
+        ('{', '['),
+        ('}', ']'),
+        ('|', '\\'),
+        (':', ';'),
+        ('"', '\''),
+        ('~', '`'),
+        ('<', ','),
+        ('>', '.'),
+        ('?', '/'),
+    ];
+    if let Some(&(_, base)) = SHIFTED.iter().find(|(s, _)| *s == c) {
+        return typed_char(base).map(|(k, _)| (k, true));
+    }
+    if c.is_ascii_uppercase() {
+        return typed_char(c.to_ascii_lowercase()).map(|(k, _)| (k, true));
+    }
+    let code = match c {
+        '\n' => Enter,
+        '\t' => Tab,
+        ' ' => Space,
+        '-' => Minus,
+        '=' => Equal,
+        '[' => BracketLeft,
+        ']' => BracketRight,
+        '\\' => Backslash,
+        ';' => Semicolon,
+        '\'' => Quote,
+        '`' => Backquote,
+        ',' => Comma,
+        '.' => Period,
+        '/' => Slash,
+        'a'..='z' | '0'..='9' => return qemu_key(c.encode_utf8(&mut [0; 4])).map(|k| (k, false)),
+        _ => return None,
+    };
+    Some((code, false))
+}
+
 /// Modifier state that changes what PrintScreen and Pause send.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Mods {
@@ -407,6 +580,29 @@ mod tests {
         // PrintScreen goes out as two keyboard events so the keyboard's typematic repeat
         // stops on its break.
         assert_eq!(press(Key::PrintScreen, Mods::default()).len(), 2);
+    }
+
+    #[test]
+    fn qemu_names_and_typed_characters() {
+        assert_eq!(qemu_key("ret"), Some(Enter));
+        assert_eq!(qemu_key("ctrl"), Some(ControlLeft));
+        assert_eq!(qemu_key("kp_5"), Some(Numpad5));
+        assert_eq!(qemu_key("Ret"), None);
+        // Every name maps to a key we can send.
+        for (name, code) in QEMU_NAMES {
+            assert!(lookup(*code).is_some(), "{name}");
+        }
+        assert_eq!(typed_char('a'), Some((KeyA, false)));
+        assert_eq!(typed_char('A'), Some((KeyA, true)));
+        assert_eq!(typed_char('7'), Some((Digit7, false)));
+        assert_eq!(typed_char('&'), Some((Digit7, true)));
+        assert_eq!(typed_char('"'), Some((Quote, true)));
+        assert_eq!(typed_char('|'), Some((Backslash, true)));
+        assert_eq!(typed_char('\n'), Some((Enter, false)));
+        assert_eq!(typed_char(' '), Some((Space, false)));
+        assert_eq!(typed_char('é'), None);
+        // All printable ASCII can be typed.
+        assert!((' '..='~').all(|c| typed_char(c).is_some()));
     }
 
     #[test]

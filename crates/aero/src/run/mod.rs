@@ -9,7 +9,7 @@
 
 mod audio;
 mod gamepad;
-mod keymap;
+pub(crate) mod keymap;
 mod present;
 mod scaling;
 mod window;
