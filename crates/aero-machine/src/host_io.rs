@@ -39,6 +39,12 @@ impl Machine {
         self.platform.i8042.key_event(set2_bytes);
     }
 
+    /// The guest has read every key byte sent so far (scripts pace their typing on it,
+    /// since a guest busy with interrupts off would otherwise lose keys).
+    pub fn keyboard_idle(&self) -> bool {
+        self.platform.i8042.keyboard_idle()
+    }
+
     /// Relative mouse motion: `dx` right-positive, `dy` down-positive, `dz` positive for
     /// the wheel turned away from the user; `buttons` bit 0 left, 1 right, 2 middle.
     pub fn mouse_move(&mut self, dx: i32, dy: i32, dz: i32, buttons: u8) {

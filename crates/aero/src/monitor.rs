@@ -16,8 +16,9 @@
 //!   wait-serial TEXT              wait until TEXT appears on COM1 (after what the previous
 //!                                 wait-serial matched)
 //!   wait-screen TEXT              wait until TEXT is on the text-mode screen
-//! Keys go out one keyboard event every 10 ms of guest time, and the lines after a
-//! `sendkey` or `type` wait until its last key is released.
+//! Keys go out one keyboard event every 10 ms of guest time, each only once the guest has
+//! read the one before, and the lines after a `sendkey` or `type` wait until its last key
+//! is released.
 //! Drives are named like QEMU's: `ide1-cd0` is the IDE secondary master (where `--cdrom`
 //! goes), `ide0-cd1` the primary slave, `ahci2-cd0` AHCI port 2, `floppy0` drive A (there
 //! when the machine started with `--fda`; a floppy taken out is flushed first). DRIVE may be
@@ -395,9 +396,17 @@ impl Monitor {
             self.serial.extend_from_slice(serial);
         }
         loop {
-            while let Some((t, _)) = self.keys.front()
-                && *t <= machine.now_ns()
+            let now = machine.now_ns();
+            while let Some(&(t, _)) = self.keys.front()
+                && t <= now
             {
+                // A guest that has not read the last key yet (busy, interrupts off) gets
+                // the rest later, all shifted by the same delay: nothing overflows.
+                if !machine.keyboard_idle() {
+                    let delay = now + KEY_GAP_NS - t;
+                    self.keys.iter_mut().for_each(|(at, _)| *at += delay);
+                    break;
+                }
                 if let Some((_, bytes)) = self.keys.pop_front() {
                     machine.key_event(&bytes);
                 }

@@ -421,6 +421,61 @@ fn grub_rescue_cd_boots_to_its_menu_as_cd_and_as_disk() {
     grub_rescue("grub-rescue-hybrid", &["--hda", iso]);
 }
 
+/// GRUB's own disk drivers instead of the BIOS: at the rescue CD's command line, typed
+/// through a `--monitor` script (`wait-screen`, `sendkey`, `type`), `insmod MODULE` brings
+/// up GRUB's native driver for one of our controllers, which must find the disk and list
+/// the files of its FAT partition. (Loading a native driver drops GRUB's BIOS disks, so
+/// the commands and file-system modules are loaded first, from the CD.)
+fn grub_native_driver(test: &str, module: &str, device: &str, disk: &[&str]) {
+    let dir = out_dir(test);
+    let script = dir.join("keys.txt");
+    std::fs::write(
+        &script,
+        format!(
+            "wait-screen direct boot\n\
+             sendkey c\n\
+             wait-screen grub>\n\
+             type \"insmod part_msdos\\ninsmod fat\\nls\\necho x\\nclear\\n\"\n\
+             type \"insmod {module}\\nset m=LISTED\\nls\\nls ({device},msdos1)/\\necho FILES-$m\\n\"\n\
+             wait-screen FILES-LISTED\n\
+             quit\n"
+        ),
+    )
+    .unwrap();
+    let iso = image("grub-rescue-cdrom.iso");
+    let mut args = vec!["--cdrom", iso.to_str().unwrap(), "--boot", "d"];
+    args.extend_from_slice(disk);
+    args.extend(["--monitor", script.to_str().unwrap()]);
+    // The script quits (exit 0) once GRUB has echoed FILES-LISTED after the listing.
+    let (code, _, _, screen) = boot_until_screen(test, &args, "NO-SUCH-TEXT", "60");
+    assert_eq!(code, 0, "the script did not reach its end:\n{screen}");
+    assert!(
+        screen.contains(&format!("({device}) ({device},msdos1)")),
+        "GRUB's {module} driver did not find the disk:\n{screen}"
+    );
+    assert!(
+        screen.contains("vmlinuz initrd.img syslinux.cfg ldlinux.sys ldlinux.c32"),
+        "the partition's files were not listed:\n{screen}"
+    );
+}
+
+#[test]
+fn grub_native_ahci_driver_reads_our_ahci_disk() {
+    let disk = image("linux-amd64.img");
+    grub_native_driver(
+        "grub-ahci",
+        "ahci",
+        "ahci0",
+        &["--hda", disk.to_str().unwrap()],
+    );
+}
+
+#[test]
+fn grub_native_pata_driver_reads_our_ide_disk() {
+    let disk = format!("file={},if=ide", image("linux-i386.img").display());
+    grub_native_driver("grub-pata", "pata", "ata0", &["--drive", disk.as_str()]);
+}
+
 /// syslinux's memdisk (isolinux CD) copies the GRUB rescue floppy into high memory, hooks
 /// INT 13h and INT 15h and boots it as drive 00h; GRUB then loads its modules through
 /// memdisk's hooked services, which chain to our BIOS for everything else.

@@ -123,6 +123,12 @@ impl I8042 {
         self.fill_output();
     }
 
+    /// Everything the keyboard sent has been read by the guest (nothing queued in the
+    /// keyboard or waiting in the output buffer).
+    pub fn keyboard_idle(&self) -> bool {
+        !self.keyboard.has_data() && !matches!(self.output, Some((_, Source::Keyboard)))
+    }
+
     /// Host mouse input (see [`Ps2Mouse::mouse_move`] for the sign conventions).
     pub fn mouse_move(&mut self, dx: i32, dy: i32, dz: i32, buttons: u8) {
         self.mouse.mouse_move(dx, dy, dz, buttons);
@@ -411,6 +417,23 @@ mod tests {
         c.key_event(&[0xF0, 0x1C]);
         assert_eq!(read(&mut c), 0xF0);
         assert_eq!(read(&mut c), 0x1C);
+    }
+
+    /// Idle once the guest has read every byte of the key: the monitor's typing waits
+    /// for that.
+    #[test]
+    fn keyboard_is_idle_once_every_key_byte_was_read() {
+        let mut c = ctl();
+        assert!(c.keyboard_idle());
+        c.key_event(&[0xE0, 0xF0, 0x75]);
+        assert!(!c.keyboard_idle());
+        assert_eq!(read(&mut c), 0xE0);
+        assert!(!c.keyboard_idle(), "the break code is still queued");
+        assert_eq!(read(&mut c), 0xC8);
+        assert!(c.keyboard_idle());
+        // Mouse data in the output buffer does not hold the keyboard up.
+        c.mouse_move(1, 0, 0, 0);
+        assert!(c.keyboard_idle());
     }
 
     #[test]
