@@ -7,7 +7,9 @@ use crate::platform::Platform;
 
 /// The machine's disks, by BIOS role.
 pub struct Disks {
-    pub hda: Option<Box<dyn BlockDevice>>,
+    /// INT 13h drives 80h, 81h, ...: `hda` first (the one our BIOS boots), then the other
+    /// hard disks in slot order.
+    pub hard: Vec<Box<dyn BlockDevice>>,
     pub cdrom: Option<Box<dyn BlockDevice>>,
     pub fda: Option<Box<dyn BlockDevice>>,
     /// The floppy in drive A was changed since INT 13h last looked (AH=16h change line).
@@ -17,7 +19,7 @@ pub struct Disks {
 impl Disks {
     fn get(&mut self, drive: DiskId) -> Option<&mut Box<dyn BlockDevice>> {
         match drive {
-            DiskId::HardDisk(0) => self.hda.as_mut(),
+            DiskId::HardDisk(n) => self.hard.get_mut(usize::from(n)),
             DiskId::Cdrom(0) => self.cdrom.as_mut(),
             DiskId::Floppy(0) => self.fda.as_mut(),
             _ => None,
@@ -26,7 +28,7 @@ impl Disks {
 
     /// Makes every write durable (the user's data must survive an exit).
     pub fn flush(&mut self) -> Result<(), StorageError> {
-        for disk in [&mut self.hda, &mut self.fda].into_iter().flatten() {
+        for disk in self.hard.iter_mut().chain(self.fda.as_mut()) {
             disk.flush()?;
         }
         Ok(())
@@ -60,7 +62,7 @@ impl FirmwareHost for Host<'_> {
 
     fn disk_info(&self, drive: DiskId) -> Option<DiskInfo> {
         let disk = match drive {
-            DiskId::HardDisk(0) => self.disks.hda.as_ref(),
+            DiskId::HardDisk(n) => self.disks.hard.get(usize::from(n)),
             DiskId::Cdrom(0) => self.disks.cdrom.as_ref(),
             DiskId::Floppy(0) => self.disks.fda.as_ref(),
             _ => None,

@@ -69,7 +69,9 @@ pub struct MachineConfig {
     /// Where `hda` is plugged in; our BIOS boots it from any slot. (`cdrom` is the IDE
     /// secondary master, as Windows 7 setup expects.)
     pub hda_slot: DriveSlot,
-    /// More drives on the storage controllers (not seen by our BIOS's INT 13h).
+    /// More drives on the storage controllers. Our BIOS's INT 13h sees their hard disks
+    /// as 81h, 82h, ... (after `hda`, in slot order: IDE, then AHCI); CD drives other
+    /// than the IDE secondary master are left to the guest's drivers.
     pub extra_drives: Vec<(DriveSlot, IdeDrive)>,
 }
 
@@ -267,7 +269,23 @@ impl Machine {
         if let Some(disk) = &hda {
             drives.push((config.hda_slot, IdeDrive::Disk(Box::new(disk.clone()))));
         }
-        let mut extra = config.extra_drives;
+        // Extra hard disks are shared with INT 13h too.
+        let mut extra = Vec::new();
+        let mut extra_hard = Vec::new();
+        for (slot, drive) in config.extra_drives {
+            match drive {
+                IdeDrive::Disk(d) => {
+                    let d = SharedDisk::new(d);
+                    extra_hard.push((slot, d.clone()));
+                    extra.push((slot, IdeDrive::Disk(Box::new(d))));
+                }
+                cd => extra.push((slot, cd)),
+            }
+        }
+        extra_hard.sort_by_key(|(slot, _)| match *slot {
+            DriveSlot::Ide { channel, slave } => u16::from(channel) * 2 + u16::from(slave),
+            DriveSlot::Ahci(port) => 0x100 + u16::from(port),
+        });
         // The CD drive is there even when empty, unless the user put something else in its slot.
         if cdrom.is_some()
             || !drives
@@ -310,7 +328,14 @@ impl Machine {
             memory,
             platform,
             disks: Disks {
-                hda: boxed(hda),
+                hard: boxed(hda)
+                    .into_iter()
+                    .chain(
+                        extra_hard
+                            .into_iter()
+                            .map(|(_, d)| Box::new(d) as Box<dyn BlockDevice>),
+                    )
+                    .collect(),
                 cdrom: boxed(cdrom),
                 fda: fda.map(|d| Box::new(d) as Box<dyn BlockDevice>),
                 fda_changed: false,

@@ -421,12 +421,10 @@ fn grub_rescue_cd_boots_to_its_menu_as_cd_and_as_disk() {
     grub_rescue("grub-rescue-hybrid", &["--hda", iso]);
 }
 
-/// GRUB's own disk drivers instead of the BIOS: at the rescue CD's command line, typed
-/// through a `--monitor` script (`wait-screen`, `sendkey`, `type`), `insmod MODULE` brings
-/// up GRUB's native driver for one of our controllers, which must find the disk and list
-/// the files of its FAT partition. (Loading a native driver drops GRUB's BIOS disks, so
-/// the commands and file-system modules are loaded first, from the CD.)
-fn grub_native_driver(test: &str, module: &str, device: &str, disk: &[&str]) {
+/// Types `commands` (GRUB syntax, `\\n`-separated) at the command line of GRUB's rescue CD
+/// through a `--monitor` script (`wait-screen`, `sendkey`, `type`), with the disks in
+/// `disk`; returns the text screen once GRUB has run them all (the script quits, exit 0).
+fn grub_command_line(test: &str, commands: &str, disk: &[&str]) -> String {
     let dir = out_dir(test);
     let script = dir.join("keys.txt");
     std::fs::write(
@@ -435,9 +433,8 @@ fn grub_native_driver(test: &str, module: &str, device: &str, disk: &[&str]) {
             "wait-screen direct boot\n\
              sendkey c\n\
              wait-screen grub>\n\
-             type \"insmod part_msdos\\ninsmod fat\\nls\\necho x\\nclear\\n\"\n\
-             type \"insmod {module}\\nset m=LISTED\\nls\\nls ({device},msdos1)/\\necho FILES-$m\\n\"\n\
-             wait-screen FILES-LISTED\n\
+             type \"set m=DONE\\n{commands}\\necho ALL-$m\\n\"\n\
+             wait-screen ALL-DONE\n\
              quit\n"
         ),
     )
@@ -446,15 +443,29 @@ fn grub_native_driver(test: &str, module: &str, device: &str, disk: &[&str]) {
     let mut args = vec!["--cdrom", iso.to_str().unwrap(), "--boot", "d"];
     args.extend_from_slice(disk);
     args.extend(["--monitor", script.to_str().unwrap()]);
-    // The script quits (exit 0) once GRUB has echoed FILES-LISTED after the listing.
     let (code, _, _, screen) = boot_until_screen(test, &args, "NO-SUCH-TEXT", "60");
     assert_eq!(code, 0, "the script did not reach its end:\n{screen}");
+    screen
+}
+
+/// The files syslinux puts on the test disks' FAT partition, as GRUB's `ls` lists them.
+const TEST_DISK_FILES: &str = "vmlinuz initrd.img syslinux.cfg ldlinux.sys ldlinux.c32";
+
+/// GRUB's own disk drivers instead of the BIOS: `insmod MODULE` brings up GRUB's native
+/// driver for one of our controllers, which must find the disk and list the files of its
+/// FAT partition. (A native driver drops GRUB's BIOS disks, so the commands and
+/// file-system modules are loaded first, from the CD.)
+fn grub_native_driver(test: &str, module: &str, device: &str, disk: &[&str]) {
+    let commands = format!(
+        "insmod part_msdos\\ninsmod fat\\nls\\necho x\\nclear\\ninsmod {module}\\nls\\nls ({device},msdos1)/"
+    );
+    let screen = grub_command_line(test, &commands, disk);
     assert!(
         screen.contains(&format!("({device}) ({device},msdos1)")),
         "GRUB's {module} driver did not find the disk:\n{screen}"
     );
     assert!(
-        screen.contains("vmlinuz initrd.img syslinux.cfg ldlinux.sys ldlinux.c32"),
+        screen.contains(TEST_DISK_FILES),
         "the partition's files were not listed:\n{screen}"
     );
 }
@@ -474,6 +485,24 @@ fn grub_native_ahci_driver_reads_our_ahci_disk() {
 fn grub_native_pata_driver_reads_our_ide_disk() {
     let disk = format!("file={},if=ide", image("linux-i386.img").display());
     grub_native_driver("grub-pata", "pata", "ata0", &["--drive", disk.as_str()]);
+}
+
+/// Our BIOS gives INT 13h every hard disk, not only the boot disk: with a second disk on
+/// IDE, GRUB's BIOS disk driver finds 80h and 81h and reads both partitions.
+#[test]
+fn bios_int13h_sees_every_hard_disk() {
+    let first = image("linux-amd64.img");
+    let second = format!("file={},if=ide", image("linux-i386.img").display());
+    let screen = grub_command_line(
+        "grub-two-disks",
+        "ls\\nls (hd0,msdos1)/\\nls (hd1,msdos1)/",
+        &["--hda", first.to_str().unwrap(), "--drive", second.as_str()],
+    );
+    assert!(
+        screen.contains("(hd0) (hd0,msdos1) (hd1) (hd1,msdos1)"),
+        "GRUB did not see both disks:\n{screen}"
+    );
+    assert_eq!(screen.matches(TEST_DISK_FILES).count(), 2, "{screen}");
 }
 
 /// syslinux's memdisk (isolinux CD) copies the GRUB rescue floppy into high memory, hooks
