@@ -1,6 +1,7 @@
 //! The UMD through its D3D9 DDI tables (OpenAdapter -> CreateDevice -> D3DDDI_DEVICEFUNCS)
 //! with a fake Windows 7 runtime: complete table, exactly the documented NOTAVAILABLE stubs,
 //! cached legacy state (round-trips, state blocks; only int/bool shader constants emitted),
+//! state blocks with viewport, scissor and float constants applied to the device,
 //! static flow control on int/bool constants, Clear/DepthFill in rectangles, and a scene whose
 //! WDDM submissions (pfnRenderCb/pfnPresentCb + allocation lists) go through the KMD's
 //! staging/ring code into the Rust AeroGPU device with zero validation errors.
@@ -37,6 +38,12 @@ struct Recorder {
     bool_regs: [u32; 16],
     flow_draws: Vec<FlowDraw>,
     clear_rects: Vec<(u32, Vec<Rect>)>,
+    viewport: [f32; 6],
+    scissor: [i32; 4],
+    vs_c5: [f32; 4],
+    /// Viewport, scissor and vertex c5 at each draw whose viewport is 64 wide (only the
+    /// state-block part of the scene sets such a viewport).
+    small_viewport_draws: Vec<([f32; 6], [i32; 4], [f32; 4])>,
 }
 
 impl Executor for Recorder {
@@ -70,11 +77,35 @@ impl Executor for Recorder {
                             self.bool_regs[start + i] = u32::from_le_bytes(v.try_into().unwrap());
                         }
                     }
-                    ConstantKind::Float => {}
+                    ConstantKind::Float => {
+                        for (i, reg) in data.chunks_exact(16).enumerate() {
+                            if start + i == 5 {
+                                for (j, v) in reg.chunks_exact(4).enumerate() {
+                                    self.vs_c5[j] = f32::from_le_bytes(v.try_into().unwrap());
+                                }
+                            }
+                        }
+                    }
                 }
             }
+            Command::SetViewport(v) => {
+                self.viewport = [
+                    v.x_f32,
+                    v.y_f32,
+                    v.width_f32,
+                    v.height_f32,
+                    v.min_depth_f32,
+                    v.max_depth_f32,
+                ]
+                .map(f32::from_bits);
+            }
+            Command::SetScissor(s) => self.scissor = [s.x, s.y, s.width, s.height],
             Command::Draw(_) | Command::DrawIndexed(_) => {
                 self.draws += 1;
+                if self.viewport[2] == 64.0 {
+                    self.small_viewport_draws
+                        .push((self.viewport, self.scissor, self.vs_c5));
+                }
                 let used = self.shaders.get(&self.vs).copied().unwrap_or_default();
                 if used != ConstantUse::default() {
                     let regs = |mask: u16| (0..16u32).filter(move |r| mask & (1 << r) != 0);
@@ -133,11 +164,24 @@ fn d3d9_ddi_scene_through_the_device_table_runs_on_the_device_model() {
     );
     let out = common::replay_clean_with(&path, 15, Recorder::default());
     let rec = out.device.executor();
-    // 3 frames of 2 draws, 3 draws of the flow-control shader, 2 stretching Blts and a
-    // partial ColorFill (internal draws), 2 user-memory draws, 2 ordinary draws, 2
-    // DrawIndexedPrimitive2 and the fills of two Clears with rectangles (2, then 1 left by
-    // the scissor rect).
-    assert_eq!(rec.draws, 6 + 3 + 3 + 2 + 2 + 2 + 3);
+    // 3 frames of 2 draws, 3 draws of the flow-control shader, 3 after state blocks, 2
+    // stretching Blts and a partial ColorFill (internal draws), 2 user-memory draws, 2
+    // ordinary draws, 2 DrawIndexedPrimitive2 and the fills of two Clears with rectangles
+    // (2, then 1 left by the scissor rect).
+    assert_eq!(rec.draws, 6 + 3 + 3 + 3 + 2 + 2 + 2 + 3);
+    // The state-block draws saw the block's viewport (8,8 64x64, z 0.25..0.75), scissor
+    // (4,4 96x96) and c5, although each block was applied after resetting all of them:
+    // the recorded block (c5 as recorded), the same after CAPTURE, then a D3DSBT_ALL block.
+    let vp = [8.0, 8.0, 64.0, 64.0, 0.25, 0.75];
+    let sc = [4, 4, 96, 96];
+    assert_eq!(
+        rec.small_viewport_draws,
+        vec![
+            (vp, sc, [5.0, 6.0, 7.0, 8.0]),
+            (vp, sc, [10.0, 11.0, 12.0, 13.0]),
+            (vp, sc, [10.0, 11.0, 12.0, 13.0]),
+        ]
+    );
     // The flow-control shader's draws saw its i0/b0 as the app set them (3, TRUE), as set
     // again after recording a block, and as the block set them (1, FALSE).
     assert_eq!(

@@ -428,6 +428,75 @@ int main(int argc, char **argv) {
         REQUIRE(f.pfnDeleteVertexShaderFunc(dev, fva.ShaderHandle) == 0);
     }
 
+    // State blocks with viewport, z range, scissor rect and float constants: a recorded
+    // block applied after changing them (draw 1), the same block after CAPTURE (draw 2), a
+    // D3DSBT_ALL block (draw 3), and a PIXELSTATE block, which holds none of the viewport.
+    // The Rust side checks the viewport/scissor/c5 the device held at the three draws.
+    {
+        aerogpu::UmdViewState v;
+        float c[4];
+        const float c5a[4] = {1, 2, 3, 4}, c5b[4] = {5, 6, 7, 8}, c5c[4] = {10, 11, 12, 13}, pc[4] = {9, 9, 9, 9};
+        D3DDDIARG_SETVERTEXSHADERCONST c5 = {5, 1};
+        D3DDDIARG_SETPIXELSHADERCONST p3 = {3, 1};
+        D3DDDIARG_VIEWPORTINFO full = {0, 0, 256, 256}, small = {8, 8, 64, 64};
+        D3DDDIARG_ZRANGE z01 = {0.0f, 1.0f}, zmid = {0.25f, 0.75f};
+        RECT sfull = {0, 0, 256, 256}, ssmall = {4, 4, 100, 100};
+        auto reset = [&]() -> bool {
+            return f.pfnSetViewport(dev, &full) == 0 && f.pfnSetZRange(dev, &z01) == 0 &&
+                   f.pfnSetScissorRect(dev, &sfull) == 0 && f.pfnSetVertexShaderConst(dev, &c5, c5a) == 0;
+        };
+        D3DDDIARG_DRAWPRIMITIVE dp = {4, 0, 1};
+        REQUIRE(reset());
+        D3DDDIARG_STATESET vb = {D3DHAL_STATESETBEGIN, nullptr, 0};
+        REQUIRE(f.pfnStateSet(dev, &vb) == 0);
+        REQUIRE(f.pfnSetViewport(dev, &small) == 0 && f.pfnSetZRange(dev, &zmid) == 0);
+        REQUIRE(f.pfnSetScissorRect(dev, &ssmall) == 0);
+        REQUIRE(f.pfnSetVertexShaderConst(dev, &c5, c5c) == 0); // replaced by the next one
+        REQUIRE(f.pfnSetVertexShaderConst(dev, &c5, c5b) == 0);
+        REQUIRE(f.pfnSetPixelShaderConst(dev, &p3, pc) == 0);
+        vb.Operation = D3DHAL_STATESETEND;
+        REQUIRE(f.pfnStateSet(dev, &vb) == 0 && vb.hStateSet);
+        REQUIRE(reset());
+        vb.Operation = D3DHAL_STATESETEXECUTE;
+        REQUIRE(f.pfnStateSet(dev, &vb) == 0);
+        REQUIRE(aerogpu::umd_view_state(dev, &v) && v.vp[0] == 8 && v.vp[2] == 64 && v.zmin == 0.25f);
+        REQUIRE(v.scissor[0] == 4 && v.scissor[3] == 100);
+        REQUIRE(aerogpu::umd_const_f(dev, 0, 5, c) && c[0] == 5.0f && c[3] == 8.0f);
+        REQUIRE(aerogpu::umd_const_f(dev, 1, 3, c) && c[0] == 9.0f);
+        REQUIRE(f.pfnDrawPrimitive(dev, &dp, nullptr) == 0); // draw 1: small, c5 = 5..8
+        // CAPTURE takes the current c5 (the rest is unchanged) into the block.
+        REQUIRE(f.pfnSetVertexShaderConst(dev, &c5, c5c) == 0);
+        vb.Operation = D3DHAL_STATESETCAPTURE;
+        REQUIRE(f.pfnStateSet(dev, &vb) == 0);
+        REQUIRE(reset());
+        vb.Operation = D3DHAL_STATESETEXECUTE;
+        REQUIRE(f.pfnStateSet(dev, &vb) == 0);
+        REQUIRE(f.pfnDrawPrimitive(dev, &dp, nullptr) == 0); // draw 2: small, c5 = 10..13
+        // D3DSBT_ALL holds the viewport, scissor and every float constant.
+        D3DDDIARG_STATESET all = {D3DHAL_STATESETCREATE, nullptr, 1};
+        REQUIRE(f.pfnStateSet(dev, &all) == 0 && all.hStateSet);
+        REQUIRE(reset());
+        all.Operation = D3DHAL_STATESETEXECUTE;
+        REQUIRE(f.pfnStateSet(dev, &all) == 0);
+        REQUIRE(aerogpu::umd_view_state(dev, &v) && v.vp[1] == 8 && v.vp[3] == 64 && v.zmax == 0.75f);
+        REQUIRE(f.pfnDrawPrimitive(dev, &dp, nullptr) == 0); // draw 3: as draw 2
+        // D3DSBT_PIXELSTATE: the pixel constants, not the viewport or vertex constants.
+        D3DDDIARG_STATESET pix = {D3DHAL_STATESETCREATE, nullptr, 2};
+        REQUIRE(f.pfnStateSet(dev, &pix) == 0 && pix.hStateSet);
+        REQUIRE(reset());
+        const float pz[4] = {0, 0, 0, 0};
+        REQUIRE(f.pfnSetPixelShaderConst(dev, &p3, pz) == 0);
+        pix.Operation = D3DHAL_STATESETEXECUTE;
+        REQUIRE(f.pfnStateSet(dev, &pix) == 0);
+        REQUIRE(aerogpu::umd_view_state(dev, &v) && v.vp[2] == 256 && v.scissor[2] == 256);
+        REQUIRE(aerogpu::umd_const_f(dev, 0, 5, c) && c[0] == 1.0f);
+        REQUIRE(aerogpu::umd_const_f(dev, 1, 3, c) && c[0] == 9.0f);
+        for (D3DDDIARG_STATESET *b : {&vb, &all, &pix}) {
+            b->Operation = D3DHAL_STATESETDELETE;
+            REQUIRE(f.pfnStateSet(dev, b) == 0);
+        }
+    }
+
     // StretchRect into a second render target (linear), a ColorFill of part of it, and
     // DrawPrimitiveUP / DrawIndexedPrimitiveUP as the runtime sends them (user-memory stream 0
     // and indices, then ordinary draws); unsupported variants fail explicitly.

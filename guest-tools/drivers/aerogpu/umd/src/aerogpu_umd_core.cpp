@@ -367,6 +367,9 @@ int32_t Device::set_shader_constants_f(uint32_t stage, uint32_t start, const flo
     if (!v || count == 0 || start > AEROGPU_MAX_SHADER_CONSTANTS_F ||
         count > AEROGPU_MAX_SHADER_CONSTANTS_F - start)
         return kD3DERR_INVALIDCALL;
+    // Up to 4 KiB (a state block applies whole register files): ends a batch that would
+    // not take it rather than overflow the runtime's command buffer.
+    ensure_room(sizeof(aerogpu_cmd_set_shader_constants) + size_t(count) * 16);
     auto *p = cmd_.append<aerogpu_cmd_set_shader_constants>(AEROGPU_CMD_SET_SHADER_CONSTANTS_F, v,
                                                             size_t(count) * 16);
     if (!p) return kE_OUTOFMEMORY;

@@ -173,9 +173,19 @@ struct ResInfo {
 
 // A recorded state block: the Set* calls made between BEGIN and END (core state, replayed
 // on EXECUTE) and the legacy slots set meanwhile (texture stage states included).
+// While recording, Set* calls are also applied to the device at once. D3D9 itself only
+// records them (the device state is unchanged until ApplyStateBlock); the DDI
+// documentation does not say what a driver must do with the state calls between
+// STATESETBEGIN and STATESETEND, and applying them is what this UMD has done so far.
+// Known difference, not yet changed (it needs a recording-only path for the legacy cache).
+// One slot per (kind, a) for the state kinds a block keys by slot (recording replaces an
+// earlier value of the same slot, so repeated Set* calls do not grow the block).
 struct StateOp {
-    enum Kind { RenderState, Texture, Shaders, Decl, Stream, Indices } kind;
+    // Viewport: a..d = X, Y, Width, Height; ZRange: f[0..1]; Scissor: a..d = left, top,
+    // right, bottom; ConstF: a = stage << 16 | register, f = the register.
+    enum Kind { RenderState, Texture, Vs, Ps, Decl, Stream, Indices, Viewport, ZRange, Scissor, ConstF } kind;
     uint32_t a, b, c, d;
+    float f[4];
 };
 
 struct StateBlock {
@@ -216,6 +226,13 @@ public:
     uint32_t stream0_stride = 0;
     D3DDDIARG_VIEWPORTINFO vp{0, 0, 0, 0};
     float zmin = 0.0f, zmax = 1.0f;
+    // Scissor rect as last set (left, top, right, bottom) and the float shader constants
+    // (vertex, pixel), cached for state-block capture.
+    int32_t scissor[4] = {0, 0, 0, 0};
+    // Never set: D3D9's defaults (all of render target 0) stay with the core, and blocks
+    // leave them out.
+    bool has_vp = false, has_scissor = false;
+    float const_f[2][kMaxShaderConstantsF][4] = {};
     LegacyState legacy;
 
     bool recording = false;
@@ -234,8 +251,25 @@ public:
     bool logged_edge_flags = false, logged_texblt = false, logged_depth_fill = false, logged_getinfo = false;
     bool logged_sysmem_dst = false;
 
-    void record(StateOp::Kind k, uint32_t a, uint32_t b = 0, uint32_t c = 0, uint32_t d = 0) {
-        if (recording) rec.ops.push_back(StateOp{k, a, b, c, d});
+    void record(StateOp::Kind k, uint32_t a, uint32_t b = 0, uint32_t c = 0, uint32_t d = 0,
+                const float *f = nullptr) {
+        if (!recording) return;
+        StateOp op{k, a, b, c, d, {0, 0, 0, 0}};
+        if (f) std::memcpy(op.f, f, sizeof(op.f));
+        put_op(rec.ops, op);
+    }
+    // Adds `op` to a block, replacing the op of the same slot (kind and, except for the
+    // single-slot kinds, `a`).
+    static void put_op(std::vector<StateOp> &ops, const StateOp &op) {
+        const bool single = op.kind == StateOp::Vs || op.kind == StateOp::Ps || op.kind == StateOp::Decl ||
+                            op.kind == StateOp::Indices || op.kind == StateOp::Viewport ||
+                            op.kind == StateOp::ZRange || op.kind == StateOp::Scissor;
+        for (StateOp &o : ops)
+            if (o.kind == op.kind && (single || o.a == op.a)) {
+                o = op;
+                return;
+            }
+        ops.push_back(op);
     }
     HRESULT flush_hr() {
         core.flush();
@@ -427,30 +461,41 @@ HRESULT APIENTRY SetTexture(HANDLE h, UINT stage, HANDLE tex) {
     return hr_of(dev(h)->core.set_texture(stage, from_handle(tex)));
 }
 
-HRESULT bind_shaders(UmdDevice *d) {
-    d->record(StateOp::Shaders, d->vs, d->ps);
-    return hr_of(d->core.set_shaders(d->vs, d->ps));
-}
+HRESULT bind_shaders(UmdDevice *d) { return hr_of(d->core.set_shaders(d->vs, d->ps)); }
 
 HRESULT APIENTRY SetPixelShader(HANDLE h, HANDLE s) {
     dev(h)->ps = from_handle(s);
+    dev(h)->record(StateOp::Ps, dev(h)->ps);
     return bind_shaders(dev(h));
 }
 
 HRESULT APIENTRY SetVertexShaderFunc(HANDLE h, HANDLE s) {
     dev(h)->vs = from_handle(s);
+    dev(h)->record(StateOp::Vs, dev(h)->vs);
     return bind_shaders(dev(h));
+}
+
+// Float constants: cached (and recorded per register), then sent as one packet.
+HRESULT set_const_f(UmdDevice *d, uint32_t stage, uint32_t start, const float *v, uint32_t count) {
+    if (!v || count == 0 || stage > 1 || start > kMaxShaderConstantsF || count > kMaxShaderConstantsF - start)
+        return kInvalidCall;
+    HRESULT hr = hr_of(d->core.set_shader_constants_f(stage, start, v, count));
+    if (hr < 0) return hr;
+    for (uint32_t i = 0; i < count; i++) {
+        std::memcpy(d->const_f[stage][start + i], v + 4 * i, sizeof(d->const_f[stage][start + i]));
+        d->record(StateOp::ConstF, stage << 16 | (start + i), 0, 0, 0, v + 4 * i);
+    }
+    return hr;
 }
 
 HRESULT APIENTRY SetPixelShaderConst(HANDLE h, const D3DDDIARG_SETPIXELSHADERCONST *a, const FLOAT *v) {
     if (!a) return kEInvalidArg;
-    return hr_of(dev(h)->core.set_shader_constants_f(AEROGPU_SHADER_STAGE_PIXEL, a->Register, v, a->Count));
+    return set_const_f(dev(h), AEROGPU_SHADER_STAGE_PIXEL, a->Register, v, a->Count);
 }
 
 HRESULT APIENTRY SetVertexShaderConst(HANDLE h, const D3DDDIARG_SETVERTEXSHADERCONST *a, const void *v) {
     if (!a) return kEInvalidArg;
-    return hr_of(dev(h)->core.set_shader_constants_f(AEROGPU_SHADER_STAGE_VERTEX, a->Register,
-                                                     static_cast<const float *>(v), a->Count));
+    return set_const_f(dev(h), AEROGPU_SHADER_STAGE_VERTEX, a->Register, static_cast<const float *>(v), a->Count);
 }
 
 HRESULT APIENTRY SetIndices(HANDLE h, const D3DDDIARG_SETINDICES *a) {
@@ -547,12 +592,23 @@ HRESULT APIENTRY DrawIndexedPrimitive2(HANDLE h, const D3DDDIARG_DRAWINDEXEDPRIM
                                                         d->um_vb ? d->um_stride : d->stream0_stride));
 }
 
+HRESULT emit_viewport(UmdDevice *d);
+
+// Applies a block's ops as the Set* DDIs would (cache and packets). Render states and float
+// constants equal to what was last sent are skipped (the device holds them already; a
+// D3DSBT_ALL block would otherwise resend ~20 KiB); changed float constants go as one
+// packet per run of consecutive registers.
 void apply_ops(UmdDevice *d, const std::vector<StateOp> &ops) {
+    bool viewport = false, shaders = false;
+    std::vector<bool> constf[2] = {std::vector<bool>(kMaxShaderConstantsF), std::vector<bool>(kMaxShaderConstantsF)};
     for (const StateOp &o : ops) {
         switch (o.kind) {
-        case StateOp::RenderState: d->core.set_render_state(o.a, o.b); break;
+        case StateOp::RenderState:
+            if (d->core.render_state(o.a) != o.b) d->core.set_render_state(o.a, o.b);
+            break;
         case StateOp::Texture: d->core.set_texture(o.a, o.b); break;
-        case StateOp::Shaders: d->vs = o.a; d->ps = o.b; d->core.set_shaders(o.a, o.b); break;
+        case StateOp::Vs: d->vs = o.a; shaders = true; break;
+        case StateOp::Ps: d->ps = o.a; shaders = true; break;
         case StateOp::Decl: d->decl = o.a; d->core.set_vertex_decl(o.a); break;
         case StateOp::Stream:
             if (o.a == 0) {
@@ -565,8 +621,45 @@ void apply_ops(UmdDevice *d, const std::vector<StateOp> &ops) {
             d->um_ib = nullptr;
             d->core.set_indices(o.a, o.b == 4);
             break;
+        case StateOp::Viewport:
+            d->vp = D3DDDIARG_VIEWPORTINFO{o.a, o.b, o.c, o.d};
+            d->has_vp = viewport = true;
+            break;
+        case StateOp::ZRange:
+            d->zmin = o.f[0];
+            d->zmax = o.f[1];
+            d->has_vp = viewport = true;
+            break;
+        case StateOp::Scissor:
+            d->scissor[0] = int32_t(o.a), d->scissor[1] = int32_t(o.b);
+            d->scissor[2] = int32_t(o.c), d->scissor[3] = int32_t(o.d);
+            d->has_scissor = true;
+            d->core.set_scissor(d->scissor[0], d->scissor[1], d->scissor[2] - d->scissor[0],
+                                d->scissor[3] - d->scissor[1]);
+            break;
+        case StateOp::ConstF: {
+            uint32_t stage = o.a >> 16, reg = o.a & 0xFFFF;
+            if (stage > 1 || reg >= kMaxShaderConstantsF || !std::memcmp(d->const_f[stage][reg], o.f, sizeof(o.f)))
+                break;
+            std::memcpy(d->const_f[stage][reg], o.f, sizeof(o.f));
+            constf[stage][reg] = true;
+            break;
+        }
         }
     }
+    if (shaders) d->core.set_shaders(d->vs, d->ps);
+    if (viewport) emit_viewport(d);
+    for (uint32_t stage = 0; stage < 2; stage++)
+        for (uint32_t r = 0; r < kMaxShaderConstantsF;) {
+            if (!constf[stage][r]) {
+                r++;
+                continue;
+            }
+            uint32_t n = 1;
+            while (r + n < kMaxShaderConstantsF && constf[stage][r + n]) n++;
+            d->core.set_shader_constants_f(stage, r, d->const_f[stage][r], n);
+            r += n;
+        }
 }
 
 // Re-reads the current value of every state a block holds (CAPTURE).
@@ -574,11 +667,43 @@ void capture_ops(UmdDevice *d, std::vector<StateOp> &ops) {
     for (StateOp &o : ops) {
         switch (o.kind) {
         case StateOp::RenderState: o.b = d->core.render_state(o.a); break;
-        case StateOp::Shaders: o.a = d->vs; o.b = d->ps; break;
+        case StateOp::Vs: o.a = d->vs; break;
+        case StateOp::Ps: o.a = d->ps; break;
         case StateOp::Decl: o.a = d->decl; break;
+        case StateOp::Viewport: o.a = d->vp.X, o.b = d->vp.Y, o.c = d->vp.Width, o.d = d->vp.Height; break;
+        case StateOp::ZRange: o.f[0] = d->zmin, o.f[1] = d->zmax; break;
+        case StateOp::Scissor:
+            o.a = uint32_t(d->scissor[0]), o.b = uint32_t(d->scissor[1]);
+            o.c = uint32_t(d->scissor[2]), o.d = uint32_t(d->scissor[3]);
+            break;
+        case StateOp::ConstF:
+            if ((o.a >> 16) <= 1 && (o.a & 0xFFFF) < kMaxShaderConstantsF)
+                std::memcpy(o.f, d->const_f[o.a >> 16][o.a & 0xFFFF], sizeof(o.f));
+            break;
         default: break; // bindings: kept as recorded (the core does not expose them)
         }
     }
+}
+
+// D3D9's render-state lists of the pixel and vertex state blocks (D3DRENDERSTATETYPE).
+bool pixel_render_state(uint32_t s) {
+    static const uint8_t kPixel[] = {7,   8,   9,   14,  15,  16,  19,  20,  23,  24,  25,  26,  27,  36,
+                                     37,  38,  52,  53,  54,  55,  56,  57,  58,  59,  60,  128, 129, 130,
+                                     131, 132, 133, 134, 135, 168, 171, 174, 175, 176, 185, 186, 187, 188,
+                                     189, 190, 191, 192, 193, 194, 195, 198, 199, 200, 201, 202, 203, 204,
+                                     205, 206, 207, 208, 209};
+    for (uint8_t v : kPixel)
+        if (v == s) return true;
+    return false;
+}
+bool vertex_render_state(uint32_t s) {
+    static const uint8_t kVertex[] = {22,  28,  29,  34,  35,  36,  37,  38,  48,  136, 137, 139, 140,
+                                      141, 142, 143, 145, 146, 147, 148, 151, 152, 154, 155, 156, 157,
+                                      158, 159, 160, 161, 162, 163, 166, 167, 170, 172, 173, 178, 179,
+                                      180, 181, 182, 183, 184};
+    for (uint8_t v : kVertex)
+        if (v == s) return true;
+    return false;
 }
 
 // EXECUTE: core ops, then the legacy slots; texture stage states in the sampler range go
@@ -594,7 +719,8 @@ void apply_block(UmdDevice *d, const StateBlock &b) {
         if (k.kind == LegacyKind::ConstB && (k.index >> 16) < 2) const_b[k.index >> 16] = true;
         if (k.kind != LegacyKind::TextureStage) continue;
         uint32_t stage = k.index >> 8, state = k.index & 0xFF, samp = tss_to_sampler(state);
-        if (samp) d->core.set_sampler_state(stage, samp, d->legacy.texture_stage_state(stage, state));
+        uint32_t v = d->legacy.texture_stage_state(stage, state);
+        if (samp && d->core.sampler_state(stage, samp) != v) d->core.set_sampler_state(stage, samp, v);
     }
     for (uint32_t stage = 0; stage < 2; stage++) {
         if (const_i[stage]) {
@@ -647,16 +773,36 @@ HRESULT APIENTRY StateSet(HANDLE h, D3DDDIARG_STATESET *a) {
     case D3DHAL_STATESETDELETE:
         return d->state_sets.erase(key) ? kOk : kInvalidCall;
     case D3DHAL_STATESETCREATE: {
-        // A predefined block: the current shader/declaration bindings and render states
-        // (core; the D3D9 ALL/PIXEL/VERTEX split is not modelled for these) and the legacy
-        // slots of the block's type with their current values.
+        // A predefined block with D3D9's contents for its type: PIXEL the pixel shader, its
+        // float constants and the pixel render states; VERTEX the vertex shader, the
+        // declaration, its float constants and the vertex render states; ALL those, every
+        // render state, the viewport and the scissor rect. Streams, indices and textures
+        // are left out: per the DDI, the runtime keeps those itself for D3DSBT_ALL. The
+        // legacy slots of the type come from LegacyState::slots_of_type. Values are filled
+        // in by the capture below.
+        const uint32_t type = a->StateBlockType;
+        const bool all = type != kStateBlockPixel && type != kStateBlockVertex;
+        const bool pixel = all || type == kStateBlockPixel, vertex = all || type == kStateBlockVertex;
         StateBlock b;
-        b.ops.push_back(StateOp{StateOp::Shaders, d->vs, d->ps, 0, 0});
-        b.ops.push_back(StateOp{StateOp::Decl, d->decl, 0, 0, 0});
+        if (vertex) b.ops.push_back(StateOp{StateOp::Vs, 0, 0, 0, 0, {0, 0, 0, 0}});
+        if (pixel) b.ops.push_back(StateOp{StateOp::Ps, 0, 0, 0, 0, {0, 0, 0, 0}});
+        if (vertex) b.ops.push_back(StateOp{StateOp::Decl, 0, 0, 0, 0, {0, 0, 0, 0}});
+        if (all && d->has_vp) {
+            b.ops.push_back(StateOp{StateOp::Viewport, 0, 0, 0, 0, {0, 0, 0, 0}});
+            b.ops.push_back(StateOp{StateOp::ZRange, 0, 0, 0, 0, {0, 0, 0, 0}});
+        }
+        if (all && d->has_scissor) b.ops.push_back(StateOp{StateOp::Scissor, 0, 0, 0, 0, {0, 0, 0, 0}});
         for (uint32_t s = 0; s < 256; s++)
-            if (!LegacyState::is_legacy_render_state(s))
-                b.ops.push_back(StateOp{StateOp::RenderState, s, d->core.render_state(s), 0, 0});
-        b.legacy.snapshot(d->legacy, a->StateBlockType);
+            if (!LegacyState::is_legacy_render_state(s) &&
+                (all || (pixel && pixel_render_state(s)) || (vertex && vertex_render_state(s))))
+                b.ops.push_back(StateOp{StateOp::RenderState, s, 0, 0, 0, {0, 0, 0, 0}});
+        for (uint32_t stage = 0; stage < 2; stage++) {
+            if (stage == AEROGPU_SHADER_STAGE_VERTEX ? !vertex : !pixel) continue;
+            for (uint32_t r = 0; r < kMaxShaderConstantsF; r++)
+                b.ops.push_back(StateOp{StateOp::ConstF, stage << 16 | r, 0, 0, 0, {0, 0, 0, 0}});
+        }
+        capture_ops(d, b.ops);
+        b.legacy.snapshot(d->legacy, type);
         if (!key) {
             key = d->next_state_set++;
             a->hStateSet = reinterpret_cast<HANDLE>(key);
@@ -700,6 +846,8 @@ HRESULT emit_viewport(UmdDevice *d) {
 HRESULT APIENTRY SetViewport(HANDLE h, const D3DDDIARG_VIEWPORTINFO *a) {
     if (!a) return kEInvalidArg;
     dev(h)->vp = *a;
+    dev(h)->has_vp = true;
+    dev(h)->record(StateOp::Viewport, a->X, a->Y, a->Width, a->Height);
     return emit_viewport(dev(h));
 }
 
@@ -707,12 +855,21 @@ HRESULT APIENTRY SetZRange(HANDLE h, const D3DDDIARG_ZRANGE *a) {
     if (!a) return kEInvalidArg;
     dev(h)->zmin = a->MinZ;
     dev(h)->zmax = a->MaxZ;
+    dev(h)->has_vp = true;
+    const float z[4] = {a->MinZ, a->MaxZ, 0.0f, 0.0f};
+    dev(h)->record(StateOp::ZRange, 0, 0, 0, 0, z);
     return emit_viewport(dev(h));
 }
 
 HRESULT APIENTRY SetScissorRect(HANDLE h, const RECT *r) {
     if (!r || r->right < r->left || r->bottom < r->top) return kInvalidCall;
-    return hr_of(dev(h)->core.set_scissor(r->left, r->top, r->right - r->left, r->bottom - r->top));
+    UmdDevice *d = dev(h);
+    HRESULT hr = hr_of(d->core.set_scissor(r->left, r->top, r->right - r->left, r->bottom - r->top));
+    if (hr < 0) return hr;
+    d->scissor[0] = r->left, d->scissor[1] = r->top, d->scissor[2] = r->right, d->scissor[3] = r->bottom;
+    d->has_scissor = true;
+    d->record(StateOp::Scissor, uint32_t(r->left), uint32_t(r->top), uint32_t(r->right), uint32_t(r->bottom));
+    return hr;
 }
 
 // Byte offset and pitch of subresource `sub` (mip level) of a 2D texture.
@@ -1660,6 +1817,22 @@ HRESULT APIENTRY CloseAdapter(HANDLE hAdapter) {
 
 namespace aerogpu {
 const LegacyState *umd_legacy_state(HANDLE device) { return device ? &dev(device)->legacy : nullptr; }
+
+bool umd_view_state(HANDLE device, UmdViewState *out) {
+    if (!device || !out) return false;
+    const UmdDevice *d = dev(device);
+    out->vp[0] = d->vp.X, out->vp[1] = d->vp.Y, out->vp[2] = d->vp.Width, out->vp[3] = d->vp.Height;
+    out->zmin = d->zmin, out->zmax = d->zmax;
+    std::memcpy(out->scissor, d->scissor, sizeof(out->scissor));
+    out->vs = d->vs, out->ps = d->ps, out->decl = d->decl;
+    return true;
+}
+
+bool umd_const_f(HANDLE device, uint32_t stage, uint32_t reg, float out[4]) {
+    if (!device || stage > 1 || reg >= kMaxShaderConstantsF) return false;
+    std::memcpy(out, dev(device)->const_f[stage][reg], sizeof(float) * 4);
+    return true;
+}
 } // namespace aerogpu
 
 extern "C" {

@@ -32,5 +32,15 @@ class LegacyState;
 // The cached legacy state of a device from pfnCreateDevice (host tests inspect it: the
 // D3D9 runtime answers Get* itself, so no DDI reads it back).
 const LegacyState *umd_legacy_state(HANDLE device);
+// The viewport/scissor/float-constant state the DDI layer caches (host tests inspect it).
+struct UmdViewState {
+    uint32_t vp[4];    // X, Y, Width, Height
+    float zmin, zmax;
+    int32_t scissor[4]; // left, top, right, bottom
+    uint32_t vs, ps, decl;
+};
+bool umd_view_state(HANDLE device, UmdViewState *out);
+// Float constant register `reg` of `stage` (0 vertex, 1 pixel) as cached; false if out of range.
+bool umd_const_f(HANDLE device, uint32_t stage, uint32_t reg, float out[4]);
 } // namespace aerogpu
 #endif
