@@ -429,7 +429,7 @@ int main(int argc, char **argv) {
     }
 
     // State blocks with viewport, z range, scissor rect and float constants: a recorded
-    // block applied after changing them (draw 1), the same block after CAPTURE (draw 2), a
+    // block (recording changes nothing) applied after changing them (draw 1), the same block after CAPTURE (draw 2), a
     // D3DSBT_ALL block (draw 3), and a PIXELSTATE block, which holds none of the viewport.
     // The Rust side checks the viewport/scissor/c5 the device held at the three draws.
     {
@@ -456,6 +456,9 @@ int main(int argc, char **argv) {
         REQUIRE(f.pfnSetPixelShaderConst(dev, &p3, pc) == 0);
         vb.Operation = D3DHAL_STATESETEND;
         REQUIRE(f.pfnStateSet(dev, &vb) == 0 && vb.hStateSet);
+        // Recording changed nothing (D3D9): the cached state is still the reset one.
+        REQUIRE(aerogpu::umd_view_state(dev, &v) && v.vp[2] == 256 && v.zmin == 0.0f && v.scissor[2] == 256);
+        REQUIRE(aerogpu::umd_const_f(dev, 0, 5, c) && c[0] == 1.0f);
         REQUIRE(reset());
         vb.Operation = D3DHAL_STATESETEXECUTE;
         REQUIRE(f.pfnStateSet(dev, &vb) == 0);

@@ -173,11 +173,9 @@ struct ResInfo {
 
 // A recorded state block: the Set* calls made between BEGIN and END (core state, replayed
 // on EXECUTE) and the legacy slots set meanwhile (texture stage states included).
-// While recording, Set* calls are also applied to the device at once. D3D9 itself only
-// records them (the device state is unchanged until ApplyStateBlock); the DDI
-// documentation does not say what a driver must do with the state calls between
-// STATESETBEGIN and STATESETEND, and applying them is what this UMD has done so far.
-// Known difference, not yet changed (it needs a recording-only path for the legacy cache).
+// While recording, Set* calls only go into the block: neither the caches nor the device
+// change. That is D3D9's rule (the runtime passes BEGIN/END and the state calls between
+// them to the driver, which holds the block), and what Wine's D3D9 does too.
 // One slot per (kind, a) for the state kinds a block keys by slot (recording replaces an
 // earlier value of the same slot, so repeated Set* calls do not grow the block).
 struct StateOp {
@@ -424,7 +422,11 @@ HRESULT APIENTRY SetRenderState(HANDLE h, const D3DDDIARG_RENDERSTATE *a) {
     // Software vertex processing and N-patch segments: cached, not forwarded.
     if (LegacyState::is_legacy_render_state(a->State))
         return hr_of(dev(h)->legacy.set_render_state(a->State, a->Value));
-    dev(h)->record(StateOp::RenderState, a->State, a->Value);
+    if (dev(h)->recording) {
+        if (a->State >= 256) return kInvalidCall;
+        dev(h)->record(StateOp::RenderState, a->State, a->Value);
+        return kOk;
+    }
     return hr_of(dev(h)->core.set_render_state(a->State, a->Value));
 }
 
@@ -451,27 +453,37 @@ HRESULT APIENTRY SetTextureStageState(HANDLE h, const D3DDDIARG_TEXTURESTAGESTAT
     // Cached (and recorded) for every state; the sampler range also reaches the core.
     if (a->State < LegacyState::kStageStates) d->legacy.set_texture_stage_state(a->Stage, a->State, a->Value);
     uint32_t samp = tss_to_sampler(a->State);
+    if (d->recording) return kOk;
     if (samp) return hr_of(d->core.set_sampler_state(a->Stage, samp, a->Value));
     log_once(d->logged_tss, "aerogpu-d3d9: fixed-function texture stage states are cached only\n");
     return kOk;
 }
 
 HRESULT APIENTRY SetTexture(HANDLE h, UINT stage, HANDLE tex) {
-    dev(h)->record(StateOp::Texture, stage, from_handle(tex));
+    if (dev(h)->recording) {
+        dev(h)->record(StateOp::Texture, stage, from_handle(tex));
+        return kOk;
+    }
     return hr_of(dev(h)->core.set_texture(stage, from_handle(tex)));
 }
 
 HRESULT bind_shaders(UmdDevice *d) { return hr_of(d->core.set_shaders(d->vs, d->ps)); }
 
 HRESULT APIENTRY SetPixelShader(HANDLE h, HANDLE s) {
+    if (dev(h)->recording) {
+        dev(h)->record(StateOp::Ps, from_handle(s));
+        return kOk;
+    }
     dev(h)->ps = from_handle(s);
-    dev(h)->record(StateOp::Ps, dev(h)->ps);
     return bind_shaders(dev(h));
 }
 
 HRESULT APIENTRY SetVertexShaderFunc(HANDLE h, HANDLE s) {
+    if (dev(h)->recording) {
+        dev(h)->record(StateOp::Vs, from_handle(s));
+        return kOk;
+    }
     dev(h)->vs = from_handle(s);
-    dev(h)->record(StateOp::Vs, dev(h)->vs);
     return bind_shaders(dev(h));
 }
 
@@ -479,12 +491,14 @@ HRESULT APIENTRY SetVertexShaderFunc(HANDLE h, HANDLE s) {
 HRESULT set_const_f(UmdDevice *d, uint32_t stage, uint32_t start, const float *v, uint32_t count) {
     if (!v || count == 0 || stage > 1 || start > kMaxShaderConstantsF || count > kMaxShaderConstantsF - start)
         return kInvalidCall;
+    if (d->recording) {
+        for (uint32_t i = 0; i < count; i++) d->record(StateOp::ConstF, stage << 16 | (start + i), 0, 0, 0, v + 4 * i);
+        return kOk;
+    }
     HRESULT hr = hr_of(d->core.set_shader_constants_f(stage, start, v, count));
     if (hr < 0) return hr;
-    for (uint32_t i = 0; i < count; i++) {
+    for (uint32_t i = 0; i < count; i++)
         std::memcpy(d->const_f[stage][start + i], v + 4 * i, sizeof(d->const_f[stage][start + i]));
-        d->record(StateOp::ConstF, stage << 16 | (start + i), 0, 0, 0, v + 4 * i);
-    }
     return hr;
 }
 
@@ -500,7 +514,10 @@ HRESULT APIENTRY SetVertexShaderConst(HANDLE h, const D3DDDIARG_SETVERTEXSHADERC
 
 HRESULT APIENTRY SetIndices(HANDLE h, const D3DDDIARG_SETINDICES *a) {
     if (!a) return kEInvalidArg;
-    dev(h)->record(StateOp::Indices, from_handle(a->hIndexBuffer), a->Stride);
+    if (dev(h)->recording) {
+        dev(h)->record(StateOp::Indices, from_handle(a->hIndexBuffer), a->Stride);
+        return kOk;
+    }
     dev(h)->um_ib = nullptr;
     return hr_of(dev(h)->core.set_indices(from_handle(a->hIndexBuffer), a->Stride == 4));
 }
@@ -508,7 +525,10 @@ HRESULT APIENTRY SetIndices(HANDLE h, const D3DDDIARG_SETINDICES *a) {
 HRESULT APIENTRY SetStreamSource(HANDLE h, const D3DDDIARG_SETSTREAMSOURCE *a) {
     if (!a) return kEInvalidArg;
     UmdDevice *d = dev(h);
-    d->record(StateOp::Stream, a->Stream, from_handle(a->hVertexBuffer), a->Offset, a->Stride);
+    if (d->recording) {
+        d->record(StateOp::Stream, a->Stream, from_handle(a->hVertexBuffer), a->Offset, a->Stride);
+        return kOk;
+    }
     if (a->Stream == 0) {
         d->stream0_stride = a->Stride;
         d->um_vb = nullptr;
@@ -845,30 +865,39 @@ HRESULT emit_viewport(UmdDevice *d) {
 
 HRESULT APIENTRY SetViewport(HANDLE h, const D3DDDIARG_VIEWPORTINFO *a) {
     if (!a) return kEInvalidArg;
+    if (dev(h)->recording) {
+        dev(h)->record(StateOp::Viewport, a->X, a->Y, a->Width, a->Height);
+        return kOk;
+    }
     dev(h)->vp = *a;
     dev(h)->has_vp = true;
-    dev(h)->record(StateOp::Viewport, a->X, a->Y, a->Width, a->Height);
     return emit_viewport(dev(h));
 }
 
 HRESULT APIENTRY SetZRange(HANDLE h, const D3DDDIARG_ZRANGE *a) {
     if (!a) return kEInvalidArg;
+    if (dev(h)->recording) {
+        const float z[4] = {a->MinZ, a->MaxZ, 0.0f, 0.0f};
+        dev(h)->record(StateOp::ZRange, 0, 0, 0, 0, z);
+        return kOk;
+    }
     dev(h)->zmin = a->MinZ;
     dev(h)->zmax = a->MaxZ;
     dev(h)->has_vp = true;
-    const float z[4] = {a->MinZ, a->MaxZ, 0.0f, 0.0f};
-    dev(h)->record(StateOp::ZRange, 0, 0, 0, 0, z);
     return emit_viewport(dev(h));
 }
 
 HRESULT APIENTRY SetScissorRect(HANDLE h, const RECT *r) {
     if (!r || r->right < r->left || r->bottom < r->top) return kInvalidCall;
     UmdDevice *d = dev(h);
+    if (d->recording) {
+        d->record(StateOp::Scissor, uint32_t(r->left), uint32_t(r->top), uint32_t(r->right), uint32_t(r->bottom));
+        return kOk;
+    }
     HRESULT hr = hr_of(d->core.set_scissor(r->left, r->top, r->right - r->left, r->bottom - r->top));
     if (hr < 0) return hr;
     d->scissor[0] = r->left, d->scissor[1] = r->top, d->scissor[2] = r->right, d->scissor[3] = r->bottom;
     d->has_scissor = true;
-    d->record(StateOp::Scissor, uint32_t(r->left), uint32_t(r->top), uint32_t(r->right), uint32_t(r->bottom));
     return hr;
 }
 
@@ -1219,8 +1248,11 @@ HRESULT APIENTRY CreateVertexShaderDecl(HANDLE h, D3DDDIARG_CREATEVERTEXSHADERDE
 
 HRESULT APIENTRY SetVertexShaderDecl(HANDLE h, HANDLE decl) {
     UmdDevice *d = dev(h);
+    if (d->recording) {
+        d->record(StateOp::Decl, from_handle(decl));
+        return kOk;
+    }
     d->decl = from_handle(decl);
-    d->record(StateOp::Decl, d->decl);
     return hr_of(d->core.set_vertex_decl(d->decl));
 }
 
@@ -1487,7 +1519,7 @@ HRESULT APIENTRY SetStreamSourceFreq(HANDLE h, const D3DDDIARG_SETSTREAMSOURCEFR
 // read for loop/rep counts (i#) and static branches (b#).
 HRESULT set_const_i(UmdDevice *d, uint32_t stage, UINT reg, const INT *v, UINT count) {
     HRESULT hr = hr_of(d->legacy.set_const_i(stage, reg, v, count));
-    if (hr < 0 || count == 0) return hr;
+    if (hr < 0 || count == 0 || d->recording) return hr;
     static_assert(sizeof(INT) == sizeof(int32_t), "INT");
     return hr_of(d->core.set_shader_constants_i(stage, reg, reinterpret_cast<const int32_t *>(v), count));
 }
@@ -1496,7 +1528,7 @@ HRESULT set_const_b(UmdDevice *d, uint32_t stage, UINT reg, const BOOL *v, UINT 
     static_assert(sizeof(BOOL) == sizeof(uint32_t), "BOOL");
     const uint32_t *b = reinterpret_cast<const uint32_t *>(v);
     HRESULT hr = hr_of(d->legacy.set_const_b(stage, reg, b, count));
-    if (hr < 0 || count == 0) return hr;
+    if (hr < 0 || count == 0 || d->recording) return hr;
     return hr_of(d->core.set_shader_constants_b(stage, reg, b, count));
 }
 

@@ -57,12 +57,14 @@ LegacyState::LegacyState() {
 }
 
 void LegacyState::record(LegacyKind kind, uint32_t index) {
-    if (recording_) recording_->add(*this, LegacyKey{kind, index});
+    if (recording_) recording_->slots_.insert(LegacyKey{kind, index});
 }
+
+LegacyState &LegacyState::target() { return recording_ ? recording_->values_ : *this; }
 
 int32_t LegacyState::set_texture_stage_state(uint32_t stage, uint32_t state, uint32_t value) {
     if (stage >= kStages || state >= kStageStates) return kD3DERR_INVALIDCALL;
-    tss_[stage][state] = value;
+    target().tss_[stage][state] = value;
     record(LegacyKind::TextureStage, stage << 8 | state);
     return kS_OK;
 }
@@ -72,8 +74,8 @@ uint32_t LegacyState::texture_stage_state(uint32_t stage, uint32_t state) const 
 }
 
 int32_t LegacyState::set_render_state(uint32_t state, uint32_t value) {
-    if (state == kRsSoftwareVertexProcessing) rs_swvp_ = value;
-    else if (state == kRsPatchSegments) rs_patch_segments_ = value;
+    if (state == kRsSoftwareVertexProcessing) target().rs_swvp_ = value;
+    else if (state == kRsPatchSegments) target().rs_patch_segments_ = value;
     else return kD3DERR_INVALIDCALL;
     record(LegacyKind::RenderState, state);
     return kS_OK;
@@ -85,7 +87,7 @@ uint32_t LegacyState::render_state(uint32_t state) const {
 
 int32_t LegacyState::set_transform(uint32_t type, const Matrix4 &m) {
     if (type >= kTransformTypes) return kD3DERR_INVALIDCALL;
-    transforms_[type] = m;
+    target().transforms_[type] = m;
     record(LegacyKind::Transform, type);
     return kS_OK;
 }
@@ -110,7 +112,7 @@ Matrix4 LegacyState::transform(uint32_t type) const {
 
 int32_t LegacyState::set_clip_plane(uint32_t index, const float plane[4]) {
     if (index >= kClipPlanes || !plane) return kD3DERR_INVALIDCALL;
-    std::memcpy(clip_planes_[index], plane, sizeof(clip_planes_[index]));
+    std::memcpy(target().clip_planes_[index], plane, sizeof(clip_planes_[index]));
     record(LegacyKind::ClipPlane, index);
     return kS_OK;
 }
@@ -123,7 +125,7 @@ bool LegacyState::clip_plane(uint32_t index, float plane[4]) const {
 
 int32_t LegacyState::set_stream_source_freq(uint32_t stream, uint32_t divider) {
     if (stream >= kStreams) return kD3DERR_INVALIDCALL;
-    stream_freq_[stream] = divider;
+    target().stream_freq_[stream] = divider;
     record(LegacyKind::StreamFreq, stream);
     return kS_OK;
 }
@@ -134,7 +136,7 @@ int32_t LegacyState::set_const_i(uint32_t stage, uint32_t start, const int32_t *
     if (stage > 1 || start > kConstIRegisters || count > kConstIRegisters - start || (count && !v))
         return kD3DERR_INVALIDCALL;
     for (uint32_t i = 0; i < count; i++) {
-        std::memcpy(const_i_[stage][start + i], v + 4 * i, sizeof(const_i_[stage][start + i]));
+        std::memcpy(target().const_i_[stage][start + i], v + 4 * i, sizeof(const_i_[stage][start + i]));
         record(LegacyKind::ConstI, stage << 16 | (start + i));
     }
     return kS_OK;
@@ -150,7 +152,7 @@ int32_t LegacyState::set_const_b(uint32_t stage, uint32_t start, const uint32_t 
     if (stage > 1 || start > kConstBRegisters || count > kConstBRegisters - start || (count && !v))
         return kD3DERR_INVALIDCALL;
     for (uint32_t i = 0; i < count; i++) {
-        const_b_[stage][start + i] = v[i] ? 1u : 0u; // BOOL: any non-zero is TRUE
+        target().const_b_[stage][start + i] = v[i] ? 1u : 0u; // BOOL: any non-zero is TRUE
         record(LegacyKind::ConstB, stage << 16 | (start + i));
     }
     return kS_OK;
@@ -179,7 +181,7 @@ int32_t LegacyState::destroy_light(uint32_t index) { return lights_.erase(index)
 
 int32_t LegacyState::set_light(uint32_t index, const Light &l) {
     LightSlot *s = nullptr;
-    int32_t r = ensure_light(index, &s);
+    int32_t r = target().ensure_light(index, &s);
     if (r != kS_OK) return r;
     s->light = l;
     record(LegacyKind::LightData, index);
@@ -188,7 +190,7 @@ int32_t LegacyState::set_light(uint32_t index, const Light &l) {
 
 int32_t LegacyState::set_light_enable(uint32_t index, bool enable) {
     LightSlot *s = nullptr;
-    int32_t r = ensure_light(index, &s);
+    int32_t r = target().ensure_light(index, &s);
     if (r != kS_OK) return r;
     s->enabled = enable;
     record(LegacyKind::LightEnable, index);
@@ -208,7 +210,7 @@ bool LegacyState::light_enabled(uint32_t index) const {
 }
 
 int32_t LegacyState::set_material(const Material &m) {
-    material_ = m;
+    target().material_ = m;
     record(LegacyKind::Material, 0);
     return kS_OK;
 }

@@ -101,7 +101,8 @@ public:
     // Setters return an HRESULT (kS_OK, kD3DERR_INVALIDCALL for out-of-range slots,
     // kE_OUTOFMEMORY past the light/palette bounds); getters return D3D9's defaults for
     // slots never set. While a recording block is attached, every successful device-state
-    // setter adds its slot (with the new value) to it.
+    // setter writes its slot into the block instead of the device (D3D9: recording does not
+    // change the device state).
     int32_t set_texture_stage_state(uint32_t stage, uint32_t state, uint32_t value);
     uint32_t texture_stage_state(uint32_t stage, uint32_t state) const;
     int32_t set_render_state(uint32_t state, uint32_t value);
@@ -147,7 +148,7 @@ public:
     void forget_resource(uint32_t resource);
 
     // State-block recording (BeginStateBlock .. EndStateBlock): the block collects the
-    // slots set meanwhile. The block must outlive the recording.
+    // slots set meanwhile, the device keeps its values. The block must outlive the recording.
     void begin_record(LegacyBlock *block) { recording_ = block; }
     void end_record() { recording_ = nullptr; }
     bool recording() const { return recording_ != nullptr; }
@@ -163,6 +164,8 @@ private:
         bool enabled;
     };
     void record(LegacyKind kind, uint32_t index);
+    // Where setters write: the recording block's values, else this state.
+    LegacyState &target();
     int32_t ensure_light(uint32_t index, LightSlot **out);
 
     uint32_t tss_[kStages][kStageStates];
@@ -201,6 +204,7 @@ public:
     const LegacyState &values() const { return values_; }
 
 private:
+    friend class LegacyState; // recording writes into the block directly
     std::set<LegacyKey> slots_;
     LegacyState values_;
 };

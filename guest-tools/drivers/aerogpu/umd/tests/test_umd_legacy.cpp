@@ -182,6 +182,12 @@ static void test_record_and_apply() {
     dev.multiply_transform(2, mat(1)); // not recorded (D3D9)
     dev.end_record();
     CHECK(!dev.recording());
+    // Recording left the device as it was (D3D9), except for MultiplyTransform.
+    float p0[4];
+    CHECK(dev.texture_stage_state(1, 1) == 1 && same(dev.transform(3), LegacyState().transform(3)));
+    CHECK(dev.clip_plane(2, p0) && p0[0] == 0 && dev.const_b(kLegacyStageVertex, 4) == 0);
+    CHECK(!dev.light_enabled(3) && dev.render_state(LegacyState::kRsPatchSegments) == 0);
+    CHECK(same(dev.transform(2), mat(1))); // identity * mat(1), applied while recording
     dev.set_texture_stage_state(0, 1, 8); // after the recording: not in the block
 
     CHECK(b.slots().size() == 6);
