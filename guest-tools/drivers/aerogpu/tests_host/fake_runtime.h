@@ -220,6 +220,18 @@ inline D3DDDI_DEVICECALLBACKS device_callbacks() {
 
 inline HANDLE H(uintptr_t v) { return reinterpret_cast<HANDLE>(v); }
 
+// pfnCreateResource arguments for one surface in video memory; `surf` must outlive them.
+inline D3DDDIARG_CREATERESOURCE one_surface(const D3DDDI_SURFACEINFO &surf, D3DDDIFORMAT format, HANDLE handle) {
+    D3DDDIARG_CREATERESOURCE cr;
+    std::memset(&cr, 0, sizeof(cr));
+    cr.Format = format;
+    cr.Pool = D3DDDIPOOL_VIDEOMEMORY;
+    cr.pSurfList = &surf;
+    cr.SurfCount = 1;
+    cr.hResource = handle;
+    return cr;
+}
+
 // The scenes' minimal shaders: vs_2_0 passing the position through, ps_2_0 writing c0.
 inline const uint32_t kVs[] = {0xFFFE0200u, 0x0200001Fu, 0x80000000u, 0x900F0000u,
                                0x02000001u, 0xC00F0000u, 0x90E40000u, 0x0000FFFFu};

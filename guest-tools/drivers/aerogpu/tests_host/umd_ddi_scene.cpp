@@ -126,23 +126,12 @@ int main(int argc, char **argv) {
 
     // Render target, VB, IB.
     D3DDDI_SURFACEINFO rt_surf = {256, 256, 1, nullptr, 0, 0};
-    D3DDDIARG_CREATERESOURCE cr;
-    std::memset(&cr, 0, sizeof(cr));
-    cr.Format = D3DDDIFMT_A8R8G8B8;
-    cr.Pool = D3DDDIPOOL_VIDEOMEMORY;
-    cr.pSurfList = &rt_surf;
-    cr.SurfCount = 1;
-    cr.hResource = H(0x501);
+    D3DDDIARG_CREATERESOURCE cr = one_surface(rt_surf, D3DDDIFMT_A8R8G8B8, H(0x501));
     cr.Flags.RenderTarget = 1;
     REQUIRE(f.pfnCreateResource(dev, &cr) == 0);
     HANDLE rt = cr.hResource;
     D3DDDI_SURFACEINFO vb_surf = {3 * 20, 1, 1, nullptr, 0, 0};
-    std::memset(&cr, 0, sizeof(cr));
-    cr.Format = D3DDDIFMT_VERTEXDATA;
-    cr.Pool = D3DDDIPOOL_VIDEOMEMORY;
-    cr.pSurfList = &vb_surf;
-    cr.SurfCount = 1;
-    cr.hResource = H(0x502);
+    cr = one_surface(vb_surf, D3DDDIFMT_VERTEXDATA, H(0x502));
     cr.Flags.VertexBuffer = 1;
     REQUIRE(f.pfnCreateResource(dev, &cr) == 0);
     HANDLE vb = cr.hResource;
@@ -504,12 +493,7 @@ int main(int argc, char **argv) {
     // DrawPrimitiveUP / DrawIndexedPrimitiveUP as the runtime sends them (user-memory stream 0
     // and indices, then ordinary draws); unsupported variants fail explicitly.
     D3DDDI_SURFACEINFO thumb_surf = {128, 128, 1, nullptr, 0, 0};
-    std::memset(&cr, 0, sizeof(cr));
-    cr.Format = D3DDDIFMT_A8R8G8B8;
-    cr.Pool = D3DDDIPOOL_VIDEOMEMORY;
-    cr.pSurfList = &thumb_surf;
-    cr.SurfCount = 1;
-    cr.hResource = H(0x506);
+    cr = one_surface(thumb_surf, D3DDDIFMT_A8R8G8B8, H(0x506));
     cr.Flags.RenderTarget = 1; // a plain render target surface: still a Blt source
     REQUIRE(f.pfnCreateResource(dev, &cr) == 0);
     HANDLE thumb = cr.hResource;
@@ -605,12 +589,7 @@ int main(int argc, char **argv) {
     std::vector<uint8_t> sys_vb(60);
     std::memcpy(sys_vb.data(), up_verts, sizeof(up_verts));
     D3DDDI_SURFACEINFO vb_sys_surf = {60, 1, 1, sys_vb.data(), 0, 0};
-    std::memset(&cr, 0, sizeof(cr));
-    cr.Format = D3DDDIFMT_VERTEXDATA;
-    cr.Pool = D3DDDIPOOL_VIDEOMEMORY;
-    cr.pSurfList = &vb_surf;
-    cr.SurfCount = 1;
-    cr.hResource = H(0x50A);
+    cr = one_surface(vb_surf, D3DDDIFMT_VERTEXDATA, H(0x50A));
     cr.Flags.VertexBuffer = 1;
     REQUIRE(f.pfnCreateResource(dev, &cr) == 0);
     HANDLE vb2 = cr.hResource;
@@ -648,12 +627,7 @@ int main(int argc, char **argv) {
     // rectangle falls outside the scissor. Without rectangles and scissor, a depth clear
     // of the whole viewport (= the whole buffer) is a plain CLEAR.
     D3DDDI_SURFACEINFO z_surf = {256, 256, 1, nullptr, 0, 0};
-    std::memset(&cr, 0, sizeof(cr));
-    cr.Format = D3DDDIFMT_D24S8;
-    cr.Pool = D3DDDIPOOL_VIDEOMEMORY;
-    cr.pSurfList = &z_surf;
-    cr.SurfCount = 1;
-    cr.hResource = H(0x50C);
+    cr = one_surface(z_surf, D3DDDIFMT_D24S8, H(0x50C));
     cr.Flags.ZBuffer = 1;
     cr.Flags.NotLockable = 1;
     REQUIRE(f.pfnCreateResource(dev, &cr) == 0);
@@ -694,12 +668,7 @@ int main(int argc, char **argv) {
     REQUIRE(f.pfnGetInfo(dev, D3DDDIDEVINFOID_VCACHE, &vcache, 8) == HRESULT(0x80070057));
     REQUIRE(f.pfnGetInfo(dev, 1, &vcache, sizeof(vcache)) == HRESULT(0x80004001));
     // SetDisplayMode: the primary's own mode is accepted; a plain render target is not a primary.
-    std::memset(&cr, 0, sizeof(cr));
-    cr.Format = D3DDDIFMT_A8R8G8B8;
-    cr.Pool = D3DDDIPOOL_VIDEOMEMORY;
-    cr.pSurfList = &rt_surf;
-    cr.SurfCount = 1;
-    cr.hResource = H(0x50D);
+    cr = one_surface(rt_surf, D3DDDIFMT_A8R8G8B8, H(0x50D));
     cr.Flags.Primary = 1;
     cr.Flags.RenderTarget = 1;
     REQUIRE(f.pfnCreateResource(dev, &cr) == 0);
@@ -733,12 +702,7 @@ int main(int argc, char **argv) {
     aerogpu_umd_set_shared_counter(next_shared);
     g_counter = 41; // other processes already took some values
     D3DDDI_SURFACEINFO sh_surf = {128, 64, 1, nullptr, 0, 0};
-    std::memset(&cr, 0, sizeof(cr));
-    cr.Format = D3DDDIFMT_A8R8G8B8;
-    cr.Pool = D3DDDIPOOL_VIDEOMEMORY;
-    cr.pSurfList = &sh_surf;
-    cr.SurfCount = 1;
-    cr.hResource = H(0x504);
+    cr = one_surface(sh_surf, D3DDDIFMT_A8R8G8B8, H(0x504));
     cr.Flags.RenderTarget = 1;
     cr.Flags.Texture = 1;
     cr.Flags.SharedResource = 1;

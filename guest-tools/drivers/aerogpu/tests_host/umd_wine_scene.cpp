@@ -54,13 +54,7 @@ static int open_device(HMODULE dll, Opened &o) {
 // A shared render target; returns its alloc_id through F.last_shared_id.
 static int create_shared_rt(Opened &o, HANDLE handle) {
     D3DDDI_SURFACEINFO surf = {64, 64, 1, nullptr, 0, 0};
-    D3DDDIARG_CREATERESOURCE cr;
-    std::memset(&cr, 0, sizeof(cr));
-    cr.Format = D3DDDIFMT_A8R8G8B8;
-    cr.Pool = D3DDDIPOOL_VIDEOMEMORY;
-    cr.pSurfList = &surf;
-    cr.SurfCount = 1;
-    cr.hResource = handle;
+    D3DDDIARG_CREATERESOURCE cr = one_surface(surf, D3DDDIFMT_A8R8G8B8, handle);
     cr.Flags.RenderTarget = 1;
     cr.Flags.SharedResource = 1;
     uint32_t before = F.shared_allocs;
@@ -150,23 +144,12 @@ int main(int argc, char **argv) {
     D3DDDI_DEVICEFUNCS &f = o.f;
 
     D3DDDI_SURFACEINFO rt_surf = {128, 128, 1, nullptr, 0, 0};
-    D3DDDIARG_CREATERESOURCE cr;
-    std::memset(&cr, 0, sizeof(cr));
-    cr.Format = D3DDDIFMT_A8R8G8B8;
-    cr.Pool = D3DDDIPOOL_VIDEOMEMORY;
-    cr.pSurfList = &rt_surf;
-    cr.SurfCount = 1;
-    cr.hResource = H(0x501);
+    D3DDDIARG_CREATERESOURCE cr = one_surface(rt_surf, D3DDDIFMT_A8R8G8B8, H(0x501));
     cr.Flags.RenderTarget = 1;
     REQUIRE(f.pfnCreateResource(dev, &cr) == S_OK);
     HANDLE rt = cr.hResource;
     D3DDDI_SURFACEINFO vb_surf = {3 * 20, 1, 1, nullptr, 0, 0};
-    std::memset(&cr, 0, sizeof(cr));
-    cr.Format = D3DDDIFMT_VERTEXDATA;
-    cr.Pool = D3DDDIPOOL_VIDEOMEMORY;
-    cr.pSurfList = &vb_surf;
-    cr.SurfCount = 1;
-    cr.hResource = H(0x502);
+    cr = one_surface(vb_surf, D3DDDIFMT_VERTEXDATA, H(0x502));
     cr.Flags.VertexBuffer = 1;
     REQUIRE(f.pfnCreateResource(dev, &cr) == S_OK);
     HANDLE vb = cr.hResource;
