@@ -27,6 +27,15 @@ extern "C" {
 
 #define AGPU_TRACE_RAM_BYTES (8u << 20)
 
+/* Scenario programs: a failed requirement names its location and ends main() with exit 3. */
+#define REQUIRE(c)                                                          \
+    do {                                                                    \
+        if (!(c)) {                                                         \
+            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #c);         \
+            return 3;                                                       \
+        }                                                                   \
+    } while (0)
+
 typedef struct agpu_trace {
     uint8_t *ram, *shadow;
     FILE *out;

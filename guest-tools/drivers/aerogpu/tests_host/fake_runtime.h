@@ -22,14 +22,6 @@ extern "C" {
 }
 #include "../include/d3dumddi.h"
 
-#define REQUIRE(c)                                                          \
-    do {                                                                    \
-        if (!(c)) {                                                         \
-            std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #c);    \
-            return 3;                                                       \
-        }                                                                   \
-    } while (0)
-
 inline agpu_trace T;
 inline agpu_ring R;
 

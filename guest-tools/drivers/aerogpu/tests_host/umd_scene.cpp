@@ -72,14 +72,6 @@ static const uint32_t kPs[] = {0xFFFF0200u, 0x02000001u, 0x800F0800u, 0xA0E40000
 static const uint8_t kDecl[] = {0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 16, 0, 4, 0, 10, 0,
                                 0xFF, 0, 0, 0, 17, 0, 0, 0};
 
-#define REQUIRE(c)                                                          \
-    do {                                                                    \
-        if (!(c)) {                                                         \
-            std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #c);    \
-            return 3;                                                       \
-        }                                                                   \
-    } while (0)
-
 int main(int argc, char **argv) {
     if (argc != 2 || !agpu_trace_open(&T, argv[1])) return 2;
     agpu_device_info info;

@@ -363,46 +363,43 @@ int32_t Device::set_shaders(uint32_t vs, uint32_t ps) {
     return kS_OK;
 }
 
-int32_t Device::set_shader_constants_f(uint32_t stage, uint32_t start, const float *v, uint32_t count) {
-    if (!v || count == 0 || start > AEROGPU_MAX_SHADER_CONSTANTS_F ||
-        count > AEROGPU_MAX_SHADER_CONSTANTS_F - start)
-        return kD3DERR_INVALIDCALL;
-    // Up to 4 KiB (a state block applies whole register files): ends a batch that would
-    // not take it rather than overflow the runtime's command buffer.
-    ensure_room(sizeof(aerogpu_cmd_set_shader_constants) + size_t(count) * 16);
-    auto *p = cmd_.append<aerogpu_cmd_set_shader_constants>(AEROGPU_CMD_SET_SHADER_CONSTANTS_F, v,
-                                                            size_t(count) * 16);
+// One SET_SHADER_CONSTANTS_* packet: `count` registers from `start` of `stage`, `bytes` of
+// payload. `max` is the register file's size; a range outside it is INVALIDCALL.
+int32_t Device::emit_constants(uint32_t opcode, uint32_t stage, uint32_t start, uint32_t count, uint32_t max,
+                               const void *data, size_t bytes) {
+    if (!data || count == 0 || start > max || count > max - start) return kD3DERR_INVALIDCALL;
+    auto *p = cmd_.append<aerogpu_cmd_set_shader_constants>(opcode, data, bytes);
     if (!p) return kE_OUTOFMEMORY;
     p->stage = stage;
     p->start_register = start;
     p->count = count;
     return kS_OK;
+}
+
+int32_t Device::set_shader_constants_f(uint32_t stage, uint32_t start, const float *v, uint32_t count) {
+    // Up to 4 KiB (a state block applies whole register files): ends a batch that would
+    // not take it rather than overflow the runtime's command buffer.
+    if (v && count != 0 && start <= AEROGPU_MAX_SHADER_CONSTANTS_F && count <= AEROGPU_MAX_SHADER_CONSTANTS_F - start)
+        ensure_room(sizeof(aerogpu_cmd_set_shader_constants) + size_t(count) * 16);
+    return emit_constants(AEROGPU_CMD_SET_SHADER_CONSTANTS_F, stage, start, count, AEROGPU_MAX_SHADER_CONSTANTS_F, v,
+                          size_t(count) * 16);
 }
 
 int32_t Device::set_shader_constants_i(uint32_t stage, uint32_t start, const int32_t *v, uint32_t count) {
-    if (!v || count == 0 || start > AEROGPU_MAX_SHADER_CONSTANTS_I || count > AEROGPU_MAX_SHADER_CONSTANTS_I - start)
-        return kD3DERR_INVALIDCALL;
-    auto *p = cmd_.append<aerogpu_cmd_set_shader_constants>(AEROGPU_CMD_SET_SHADER_CONSTANTS_I, v,
-                                                            size_t(count) * 16);
-    if (!p) return kE_OUTOFMEMORY;
-    p->stage = stage;
-    p->start_register = start;
-    p->count = count;
-    return kS_OK;
+    return emit_constants(AEROGPU_CMD_SET_SHADER_CONSTANTS_I, stage, start, count, AEROGPU_MAX_SHADER_CONSTANTS_I, v,
+                          size_t(count) * 16);
 }
 
 int32_t Device::set_shader_constants_b(uint32_t stage, uint32_t start, const uint32_t *v, uint32_t count) {
-    if (!v || count == 0 || start > AEROGPU_MAX_SHADER_CONSTANTS_B || count > AEROGPU_MAX_SHADER_CONSTANTS_B - start)
-        return kD3DERR_INVALIDCALL;
+    // BOOL registers go out as 0/1.
     uint32_t bits[AEROGPU_MAX_SHADER_CONSTANTS_B];
-    for (uint32_t i = 0; i < count; i++) bits[i] = v[i] ? 1u : 0u;
-    auto *p = cmd_.append<aerogpu_cmd_set_shader_constants>(AEROGPU_CMD_SET_SHADER_CONSTANTS_B, bits,
-                                                            size_t(count) * 4);
-    if (!p) return kE_OUTOFMEMORY;
-    p->stage = stage;
-    p->start_register = start;
-    p->count = count;
-    return kS_OK;
+    const uint32_t *data = nullptr;
+    if (v && count <= AEROGPU_MAX_SHADER_CONSTANTS_B) {
+        for (uint32_t i = 0; i < count; i++) bits[i] = v[i] ? 1u : 0u;
+        data = bits;
+    }
+    return emit_constants(AEROGPU_CMD_SET_SHADER_CONSTANTS_B, stage, start, count, AEROGPU_MAX_SHADER_CONSTANTS_B, data,
+                          size_t(count) * 4);
 }
 
 uint32_t Device::create_vertex_decl(const void *elements, size_t bytes) {

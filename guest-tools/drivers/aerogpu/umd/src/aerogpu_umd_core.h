@@ -340,6 +340,8 @@ private:
     int32_t upload_transient(const void *data, uint32_t bytes, uint32_t *handle, uint32_t *offset);
     int32_t upload_range(uint32_t dst, uint64_t offset, const uint8_t *data, uint64_t size);
     void ensure_room(size_t bytes);
+    int32_t emit_constants(uint32_t opcode, uint32_t stage, uint32_t start, uint32_t count, uint32_t max,
+                           const void *data, size_t bytes);
     int32_t ensure_internal_objects();
     int32_t internal_quad(uint32_t dst, const Rect &rect, uint32_t tex, bool linear, const float attr[4][4]);
 
