@@ -44,6 +44,10 @@ struct Recorder {
     /// Viewport, scissor and vertex c5 at each draw whose viewport is 64 wide (only the
     /// state-block part of the scene sets such a viewport).
     small_viewport_draws: Vec<([f32; 6], [i32; 4], [f32; 4])>,
+    /// Raw D3D9 render states as the device last received them, and as they were at the
+    /// first draw (later devices of the scene send their own defaults).
+    render_states: HashMap<u32, u32>,
+    first_draw_states: Option<HashMap<u32, u32>>,
 }
 
 impl Executor for Recorder {
@@ -100,8 +104,14 @@ impl Executor for Recorder {
                 .map(f32::from_bits);
             }
             Command::SetScissor(s) => self.scissor = [s.x, s.y, s.width, s.height],
+            Command::SetRenderState { state, value } => {
+                self.render_states.insert(*state, *value);
+            }
             Command::Draw(_) | Command::DrawIndexed(_) => {
                 self.draws += 1;
+                if self.first_draw_states.is_none() {
+                    self.first_draw_states = Some(self.render_states.clone());
+                }
                 if self.viewport[2] == 64.0 {
                     self.small_viewport_draws
                         .push((self.viewport, self.scissor, self.vs_c5));
@@ -164,6 +174,15 @@ fn d3d9_ddi_scene_through_the_device_table_runs_on_the_device_model() {
     );
     let out = common::replay_clean_with(&path, 15, Recorder::default());
     let rec = out.device.executor();
+    // At the first draw the device held D3D9's default of the states the scene never sets
+    // (the UMD sends them all ahead of its first packet) and LIGHTING = FALSE from a state
+    // block, a value equal to the old all-zero cache that the block's apply skipped.
+    let first = rec.first_draw_states.as_ref().expect("a draw");
+    let rs = |s: u32| first.get(&s).copied();
+    assert_eq!(rs(137), Some(0), "LIGHTING");
+    assert_eq!(rs(25), Some(8), "ALPHAFUNC = ALWAYS");
+    assert_eq!(rs(60), Some(0xFFFF_FFFF), "TEXTUREFACTOR = opaque white");
+    assert_eq!(rs(166), Some(64.0f32.to_bits()), "POINTSIZE_MAX = 64.0");
     // 3 frames of 2 draws, 3 draws of the flow-control shader, 3 after state blocks, 2
     // stretching Blts and a partial ColorFill (internal draws), 2 user-memory draws, 2
     // ordinary draws, 2 DrawIndexedPrimitive2 and the fills of two Clears with rectangles

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "fake_runtime.h"
+#include "../umd/src/aerogpu_umd_core.h"
 #include "../umd/src/aerogpu_umd_ddi.h"
 #include "../umd/src/aerogpu_umd_legacy.h"
 
@@ -212,6 +213,10 @@ int main(int argc, char **argv) {
     D3DDDIARG_RENDERSTATE rs = {27, 1}; // ALPHABLENDENABLE
     REQUIRE(f.pfnSetRenderState(dev, &rs) == 0);
     rs = {19, 5}; // SRCBLEND
+    REQUIRE(f.pfnSetRenderState(dev, &rs) == 0);
+    // LIGHTING = FALSE: a value the UMD's caches held before D3D9's defaults (all zero),
+    // when applying it was skipped and the device never heard of it.
+    rs = {137, 0};
     REQUIRE(f.pfnSetRenderState(dev, &rs) == 0);
     ss.Operation = D3DHAL_STATESETEND;
     REQUIRE(f.pfnStateSet(dev, &ss) == 0 && ss.hStateSet);
@@ -487,6 +492,54 @@ int main(int argc, char **argv) {
             b->Operation = D3DHAL_STATESETDELETE;
             REQUIRE(f.pfnStateSet(dev, b) == 0);
         }
+    }
+
+    // State blocks holding bindings (texture 0, stream 1, the indices): CAPTURE re-reads
+    // them (D3D9 Capture), EXECUTE binds what was captured, not what was recorded.
+    {
+        const aerogpu::Device *core = aerogpu::umd_core(dev);
+        REQUIRE(core);
+        auto stream1 = [&](uint32_t *h, uint32_t *off, uint32_t *stride) { return core->stream_source(1, h, off, stride); };
+        D3DDDIARG_SETSTREAMSOURCE s1 = {1, vb, 0, 20};
+        D3DDDIARG_SETINDICES ind = {ib, 2};
+        D3DDDIARG_STATESET bb = {D3DHAL_STATESETBEGIN, nullptr, 0};
+        REQUIRE(f.pfnStateSet(dev, &bb) == 0);
+        REQUIRE(f.pfnSetTexture(dev, 0, nullptr) == 0);
+        REQUIRE(f.pfnSetStreamSource(dev, &s1) == 0);
+        REQUIRE(f.pfnSetIndices(dev, &ind) == 0);
+        bb.Operation = D3DHAL_STATESETEND;
+        REQUIRE(f.pfnStateSet(dev, &bb) == 0 && bb.hStateSet);
+        // The current bindings when the block captures: rt as texture 0, stream 1 at another
+        // offset and stride, the indices read as 32-bit.
+        REQUIRE(f.pfnSetTexture(dev, 0, rt) == 0);
+        s1 = {1, vb, 8, 12};
+        REQUIRE(f.pfnSetStreamSource(dev, &s1) == 0);
+        ind = {ib, 4};
+        REQUIRE(f.pfnSetIndices(dev, &ind) == 0);
+        bb.Operation = D3DHAL_STATESETCAPTURE;
+        REQUIRE(f.pfnStateSet(dev, &bb) == 0);
+        // Unbind all three, then apply.
+        REQUIRE(f.pfnSetTexture(dev, 0, nullptr) == 0);
+        s1 = {1, nullptr, 0, 0};
+        REQUIRE(f.pfnSetStreamSource(dev, &s1) == 0);
+        ind = {nullptr, 2};
+        REQUIRE(f.pfnSetIndices(dev, &ind) == 0);
+        uint32_t h = 1, off = 1, stride = 1;
+        bool index32 = true;
+        REQUIRE(core->texture(0) == 0 && stream1(&h, &off, &stride) && h == 0 && core->indices(&index32) == 0);
+        bb.Operation = D3DHAL_STATESETEXECUTE;
+        REQUIRE(f.pfnStateSet(dev, &bb) == 0);
+        REQUIRE(core->texture(0) == uint32_t(uintptr_t(rt)));
+        REQUIRE(stream1(&h, &off, &stride) && h == uint32_t(uintptr_t(vb)) && off == 8 && stride == 12);
+        REQUIRE(core->indices(&index32) == uint32_t(uintptr_t(ib)) && index32);
+        bb.Operation = D3DHAL_STATESETDELETE;
+        REQUIRE(f.pfnStateSet(dev, &bb) == 0);
+        // Back to the scene's bindings (rt is drawn into below).
+        REQUIRE(f.pfnSetTexture(dev, 0, nullptr) == 0);
+        s1 = {1, nullptr, 0, 0};
+        REQUIRE(f.pfnSetStreamSource(dev, &s1) == 0);
+        ind = {ib, 2};
+        REQUIRE(f.pfnSetIndices(dev, &ind) == 0);
     }
 
     // StretchRect into a second render target (linear), a ColorFill of part of it, and

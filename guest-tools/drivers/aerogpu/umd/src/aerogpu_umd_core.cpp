@@ -28,6 +28,34 @@ enum : uint32_t {
     SAMP_SRGBTEXTURE = 11,
 };
 
+// D3D9's documented default of every render state the core forwards (Microsoft's
+// D3DRENDERSTATETYPE reference; floats as their bit patterns). Left out: the two states the
+// DDI layer keeps itself (D3DRS_SOFTWAREVERTEXPROCESSING 153, N-patch segments 164) and
+// D3DRS_DEBUGMONITORTOKEN (165, debug runtime only). D3DRS_ZENABLE defaults to TRUE only
+// with an automatic depth buffer; the runtime sends the application's setting.
+constexpr uint32_t kOne = 0x3F800000u, kSixtyFour = 0x42800000u; // 1.0f, 64.0f
+constexpr uint32_t kRenderStateDefaults[][2] = {
+    {7, 1},     {8, 3},           {9, 2},           {14, 1},    {15, 0},    {16, 1},    {19, 2},
+    {20, 1},    {22, 3},          {23, 4},          {24, 0},    {25, 8},    {26, 0},    {27, 0},
+    {28, 0},    {29, 0},          {34, 0},          {35, 0},    {36, 0},    {37, kOne}, {38, kOne},
+    {48, 0},    {52, 0},          {53, 1},          {54, 1},    {55, 1},    {56, 8},    {57, 0},
+    {58, ~0u},  {59, ~0u},        {60, ~0u},        {128, 0},   {129, 0},   {130, 0},   {131, 0},
+    {132, 0},   {133, 0},         {134, 0},         {135, 0},   {136, 1},   {137, 1},   {139, 0},
+    {140, 0},   {141, 1},         {142, 1},         {143, 0},   {145, 1},   {146, 2},   {147, 0},
+    {148, 0},   {151, 0},         {152, 0},         {154, kOne}, {155, kOne}, {156, 0},  {157, 0},
+    {158, kOne}, {159, 0},        {160, 0},         {161, 1},   {162, ~0u}, {163, 0},   {166, kSixtyFour},
+    {167, 0},   {168, 0xF},       {170, 0},         {171, 1},   {172, 3},   {173, 1},   {174, 0},
+    {175, 0},   {176, 0},         {178, kOne},      {179, kOne}, {180, 0},  {181, 0},   {182, kOne},
+    {183, 0},   {184, 0},         {185, 0},         {186, 1},   {187, 1},   {188, 1},   {189, 8},
+    {190, 0xF}, {191, 0xF},       {192, 0xF},       {193, ~0u}, {194, 0},   {195, 0},   {198, 0},
+    {199, 0},   {200, 0},         {201, 0},         {202, 0},   {203, 0},   {204, 0},   {205, 0},
+    {206, 0},   {207, 2},         {208, 1},         {209, 1},
+};
+
+// D3DSAMPLERSTATETYPE defaults, indexed by the state (0 unused): WRAP addressing, no
+// border color, point min/mag filtering, no mipmapping, anisotropy 1.
+constexpr uint32_t kSamplerStateDefaults[] = {0, 1, 1, 1, 0, 1, 1, 0, 0, 0, 1, 0, 0, 0};
+
 uint32_t f32_bits(float f) {
     uint32_t u;
     std::memcpy(&u, &f, 4);
@@ -120,26 +148,34 @@ uint32_t shared_alloc_id_from_counter(uint64_t counter_value) {
 Device::Device(SubmitSink &sink, uint32_t handle_base, uint32_t alloc_id_base)
     : sink_(sink), handle_base_(handle_base ? handle_base : 1), next_handle_(handle_base ? handle_base : 1),
       next_alloc_id_((alloc_id_base && alloc_id_base < kSharedAllocIdMin) ? alloc_id_base : 1) {
-    // D3D9 defaults.
-    rs_[RS_ZENABLE] = 1;
-    rs_[RS_ZWRITEENABLE] = 1;
-    rs_[RS_ZFUNC] = 4;
-    rs_[RS_SRCBLEND] = 2;
-    rs_[RS_DESTBLEND] = 1;
-    rs_[RS_CULLMODE] = 3;
-    rs_[RS_FILLMODE] = 3;
-    rs_[RS_COLORWRITEENABLE] = 0xF;
-    rs_[RS_BLENDOP] = 1;
-    rs_[RS_SRCBLENDALPHA] = 2;
-    rs_[RS_DESTBLENDALPHA] = 1;
-    rs_[RS_BLENDOPALPHA] = 1;
-    rs_[RS_STENCILMASK] = 0xFFFFFFFFu;
-    rs_[RS_STENCILWRITEMASK] = 0xFFFFFFFFu;
-    for (auto &stage : samp_) {
-        stage[SAMP_ADDRESSU] = stage[SAMP_ADDRESSV] = stage[SAMP_ADDRESSW] = 1; // WRAP
-        stage[SAMP_MAGFILTER] = stage[SAMP_MINFILTER] = 1;                      // POINT
-        stage[SAMP_MAXANISOTROPY] = 1;
-    }
+    // Choice: the caches start at D3D9's defaults and the device is told all of them before
+    // its first packet (emit_default_state), rather than caches marked "never sent". So
+    // the device never depends on defaults of its own, and the stream is the same for every
+    // device: a value equal to the cache is one the device already holds, never one it has
+    // not heard of (internal draws can also restore a state the app never set).
+    for (const auto &d : kRenderStateDefaults) rs_[d[0]] = d[1];
+    static_assert(sizeof(kSamplerStateDefaults) == sizeof(samp_[0]), "one default per sampler state");
+    for (auto &stage : samp_) std::memcpy(stage, kSamplerStateDefaults, sizeof(stage));
+}
+
+bool d3d9_render_state_default(uint32_t state, uint32_t *value) {
+    for (const auto &d : kRenderStateDefaults)
+        if (d[0] == state) {
+            *value = d[1];
+            return true;
+        }
+    return false;
+}
+
+// The default state, once, ahead of the device's first packet: every render state of the
+// table and every sampler state of every slot, as SET_RENDER_STATE / SET_SAMPLER_STATE
+// (about 7 KiB, split over batches like any other packets).
+void Device::emit_default_state() {
+    defaults_pending_ = false;
+    for (const auto &d : kRenderStateDefaults) set_render_state(d[0], d[1]);
+    for (uint32_t slot = 0; slot < AEROGPU_MAX_TEXTURE_SLOTS; slot++)
+        for (uint32_t state = 1; state < kSamplerStates; state++)
+            set_sampler_state(slot, state, kSamplerStateDefaults[state]);
 }
 
 Resource *Device::find(uint32_t handle) {
@@ -224,14 +260,14 @@ uint32_t Device::create_resource(const ResourceDesc &d, uint32_t shared_alloc_id
     r.handle = new_handle();
     r.alive = true;
     if (d.kind == ResourceKind::Buffer) {
-        auto *p = cmd_.append<aerogpu_cmd_create_buffer>(AEROGPU_CMD_CREATE_BUFFER);
+        auto *p = emit<aerogpu_cmd_create_buffer>(AEROGPU_CMD_CREATE_BUFFER);
         if (!p) return 0;
         p->buffer_handle = r.handle;
         p->usage_flags = d.usage;
         p->size_bytes = r.backing_bytes;
         p->backing_alloc_id = r.alloc_id;
     } else {
-        auto *p = cmd_.append<aerogpu_cmd_create_texture2d>(AEROGPU_CMD_CREATE_TEXTURE2D);
+        auto *p = emit<aerogpu_cmd_create_texture2d>(AEROGPU_CMD_CREATE_TEXTURE2D);
         if (!p) return 0;
         p->texture_handle = r.handle;
         p->usage_flags = d.usage;
@@ -247,7 +283,7 @@ uint32_t Device::create_resource(const ResourceDesc &d, uint32_t shared_alloc_id
     resources_[r.handle - handle_base_] = r;
     reference(r.handle, true);
     if (d.shared && share_token) {
-        auto *e = cmd_.append<aerogpu_cmd_export_shared_surface>(AEROGPU_CMD_EXPORT_SHARED_SURFACE);
+        auto *e = emit<aerogpu_cmd_export_shared_surface>(AEROGPU_CMD_EXPORT_SHARED_SURFACE);
         if (!e) return 0;
         e->resource_handle = r.handle;
         e->share_token = share_token;
@@ -258,7 +294,7 @@ uint32_t Device::create_resource(const ResourceDesc &d, uint32_t shared_alloc_id
 int32_t Device::export_shared(uint32_t handle, uint64_t share_token) {
     Resource *r = find(handle);
     if (!r || !r->desc.shared || !share_token || r->share_token) return kD3DERR_INVALIDCALL;
-    auto *e = cmd_.append<aerogpu_cmd_export_shared_surface>(AEROGPU_CMD_EXPORT_SHARED_SURFACE);
+    auto *e = emit<aerogpu_cmd_export_shared_surface>(AEROGPU_CMD_EXPORT_SHARED_SURFACE);
     if (!e) return kE_OUTOFMEMORY;
     e->resource_handle = handle;
     e->share_token = share_token;
@@ -275,7 +311,7 @@ uint32_t Device::open_shared(uint64_t share_token, const ResourceDesc &d, uint32
     if (!resource_layout(d, &r.backing_bytes, &r.row_pitch)) return 0;
     r.handle = new_handle();
     r.alive = true;
-    auto *p = cmd_.append<aerogpu_cmd_import_shared_surface>(AEROGPU_CMD_IMPORT_SHARED_SURFACE);
+    auto *p = emit<aerogpu_cmd_import_shared_surface>(AEROGPU_CMD_IMPORT_SHARED_SURFACE);
     if (!p) return 0;
     p->out_resource_handle = r.handle;
     p->share_token = share_token;
@@ -295,7 +331,7 @@ int32_t Device::destroy_resource(uint32_t handle) {
     if (!r) return kD3DERR_INVALIDCALL;
     // Shared surfaces: the KMD sends RELEASE on the last close across processes; the
     // per-process handle still drops its own reference.
-    auto *p = cmd_.append<aerogpu_cmd_destroy_resource>(AEROGPU_CMD_DESTROY_RESOURCE);
+    auto *p = emit<aerogpu_cmd_destroy_resource>(AEROGPU_CMD_DESTROY_RESOURCE);
     if (!p) return kE_OUTOFMEMORY;
     p->resource_handle = handle;
     r->alive = false;
@@ -313,7 +349,7 @@ int32_t Device::unlock(uint32_t handle, uint64_t offset, uint64_t size) {
     if (!r->alloc_id) return kS_OK; // host-allocated: uploads go through UPLOAD_RESOURCE
     if (offset > r->backing_bytes || size > r->backing_bytes - offset) return kD3DERR_INVALIDCALL;
     if (size == 0) size = r->backing_bytes - offset;
-    auto *p = cmd_.append<aerogpu_cmd_resource_dirty_range>(AEROGPU_CMD_RESOURCE_DIRTY_RANGE);
+    auto *p = emit<aerogpu_cmd_resource_dirty_range>(AEROGPU_CMD_RESOURCE_DIRTY_RANGE);
     if (!p) return kE_OUTOFMEMORY;
     p->resource_handle = handle;
     p->offset_bytes = offset;
@@ -335,7 +371,7 @@ uint32_t Device::create_shader(uint32_t stage, const void *tokens, size_t bytes)
         (version & 0xFFFF) > (max & 0xFFFF))
         return 0;
     uint32_t h = new_handle();
-    auto *p = cmd_.append<aerogpu_cmd_create_shader>(AEROGPU_CMD_CREATE_SHADER, tokens, bytes);
+    auto *p = emit<aerogpu_cmd_create_shader>(AEROGPU_CMD_CREATE_SHADER, tokens, bytes);
     if (!p) return 0;
     p->shader_handle = h;
     p->stage = stage;
@@ -344,7 +380,7 @@ uint32_t Device::create_shader(uint32_t stage, const void *tokens, size_t bytes)
 }
 
 int32_t Device::destroy_shader(uint32_t handle) {
-    auto *p = cmd_.append<aerogpu_cmd_destroy_shader>(AEROGPU_CMD_DESTROY_SHADER);
+    auto *p = emit<aerogpu_cmd_destroy_shader>(AEROGPU_CMD_DESTROY_SHADER);
     if (!p) return kE_OUTOFMEMORY;
     p->shader_handle = handle;
     // The device unbinds a destroyed shader; so does the core (never rebinds it later).
@@ -354,7 +390,7 @@ int32_t Device::destroy_shader(uint32_t handle) {
 }
 
 int32_t Device::set_shaders(uint32_t vs, uint32_t ps) {
-    auto *p = cmd_.append<aerogpu_cmd_bind_shaders>(AEROGPU_CMD_BIND_SHADERS);
+    auto *p = emit<aerogpu_cmd_bind_shaders>(AEROGPU_CMD_BIND_SHADERS);
     if (!p) return kE_OUTOFMEMORY;
     p->vs = vs;
     p->ps = ps;
@@ -368,7 +404,7 @@ int32_t Device::set_shaders(uint32_t vs, uint32_t ps) {
 int32_t Device::emit_constants(uint32_t opcode, uint32_t stage, uint32_t start, uint32_t count, uint32_t max,
                                const void *data, size_t bytes) {
     if (!data || count == 0 || start > max || count > max - start) return kD3DERR_INVALIDCALL;
-    auto *p = cmd_.append<aerogpu_cmd_set_shader_constants>(opcode, data, bytes);
+    auto *p = emit<aerogpu_cmd_set_shader_constants>(opcode, data, bytes);
     if (!p) return kE_OUTOFMEMORY;
     p->stage = stage;
     p->start_register = start;
@@ -405,7 +441,7 @@ int32_t Device::set_shader_constants_b(uint32_t stage, uint32_t start, const uin
 uint32_t Device::create_vertex_decl(const void *elements, size_t bytes) {
     if (!elements || bytes == 0 || bytes % 8 || bytes > AEROGPU_MAX_INPUT_LAYOUT_ELEMENTS * 8) return 0;
     uint32_t h = new_handle();
-    auto *p = cmd_.append<aerogpu_cmd_create_input_layout>(AEROGPU_CMD_CREATE_INPUT_LAYOUT, elements, bytes);
+    auto *p = emit<aerogpu_cmd_create_input_layout>(AEROGPU_CMD_CREATE_INPUT_LAYOUT, elements, bytes);
     if (!p) return 0;
     p->input_layout_handle = h;
     p->blob_size_bytes = static_cast<uint32_t>(bytes);
@@ -413,7 +449,7 @@ uint32_t Device::create_vertex_decl(const void *elements, size_t bytes) {
 }
 
 int32_t Device::set_vertex_decl(uint32_t handle) {
-    auto *p = cmd_.append<aerogpu_cmd_set_input_layout>(AEROGPU_CMD_SET_INPUT_LAYOUT);
+    auto *p = emit<aerogpu_cmd_set_input_layout>(AEROGPU_CMD_SET_INPUT_LAYOUT);
     if (!p) return kE_OUTOFMEMORY;
     p->input_layout_handle = handle;
     decl_ = handle;
@@ -421,6 +457,12 @@ int32_t Device::set_vertex_decl(uint32_t handle) {
 }
 
 int32_t Device::set_render_state(uint32_t state, uint32_t value) {
+    // Unknown/unsupported states are forwarded raw for the executor to interpret. The
+    // packet first: the first packet of a device sends the defaults, cache included.
+    auto *p = emit<aerogpu_cmd_set_render_state>(AEROGPU_CMD_SET_RENDER_STATE);
+    if (!p) return kE_OUTOFMEMORY;
+    p->state = state;
+    p->value = value;
     if (state < 256) {
         rs_[state] = value;
         switch (state) {
@@ -436,11 +478,6 @@ int32_t Device::set_render_state(uint32_t state, uint32_t value) {
         default: break;
         }
     }
-    // Unknown/unsupported states are forwarded raw for the executor to interpret.
-    auto *p = cmd_.append<aerogpu_cmd_set_render_state>(AEROGPU_CMD_SET_RENDER_STATE);
-    if (!p) return kE_OUTOFMEMORY;
-    p->state = state;
-    p->value = value;
     return kS_OK;
 }
 
@@ -448,7 +485,7 @@ uint32_t Device::render_state(uint32_t state) const { return state < 256 ? rs_[s
 
 int32_t Device::set_sampler_state(uint32_t stage, uint32_t state, uint32_t value) {
     if (stage >= AEROGPU_MAX_TEXTURE_SLOTS) return kD3DERR_INVALIDCALL;
-    auto *p = cmd_.append<aerogpu_cmd_set_sampler_state>(AEROGPU_CMD_SET_SAMPLER_STATE);
+    auto *p = emit<aerogpu_cmd_set_sampler_state>(AEROGPU_CMD_SET_SAMPLER_STATE);
     if (!p) return kE_OUTOFMEMORY;
     p->shader_stage = AEROGPU_SHADER_STAGE_PIXEL;
     p->slot = stage;
@@ -464,7 +501,7 @@ uint32_t Device::sampler_state(uint32_t stage, uint32_t state) const {
 
 int32_t Device::set_texture(uint32_t stage, uint32_t handle) {
     if (stage >= AEROGPU_MAX_TEXTURE_SLOTS || (handle && !find(handle))) return kD3DERR_INVALIDCALL;
-    auto *p = cmd_.append<aerogpu_cmd_set_texture>(AEROGPU_CMD_SET_TEXTURE);
+    auto *p = emit<aerogpu_cmd_set_texture>(AEROGPU_CMD_SET_TEXTURE);
     if (!p) return kE_OUTOFMEMORY;
     p->shader_stage = AEROGPU_SHADER_STAGE_PIXEL;
     p->slot = stage;
@@ -479,7 +516,7 @@ int32_t Device::set_stream_source(uint32_t stream, uint32_t handle, uint32_t off
     b.buffer = handle;
     b.stride_bytes = stride;
     b.offset_bytes = offset;
-    auto *p = cmd_.append<aerogpu_cmd_set_vertex_buffers>(AEROGPU_CMD_SET_VERTEX_BUFFERS, &b, sizeof(b));
+    auto *p = emit<aerogpu_cmd_set_vertex_buffers>(AEROGPU_CMD_SET_VERTEX_BUFFERS, &b, sizeof(b));
     if (!p) return kE_OUTOFMEMORY;
     p->start_slot = stream;
     p->buffer_count = 1;
@@ -489,12 +526,13 @@ int32_t Device::set_stream_source(uint32_t stream, uint32_t handle, uint32_t off
 
 int32_t Device::set_indices(uint32_t handle, bool index32, uint32_t offset) {
     if (handle && !find(handle)) return kD3DERR_INVALIDCALL;
-    auto *p = cmd_.append<aerogpu_cmd_set_index_buffer>(AEROGPU_CMD_SET_INDEX_BUFFER);
+    auto *p = emit<aerogpu_cmd_set_index_buffer>(AEROGPU_CMD_SET_INDEX_BUFFER);
     if (!p) return kE_OUTOFMEMORY;
     p->buffer = handle;
     p->format = index32 ? AEROGPU_INDEX_FORMAT_UINT32 : AEROGPU_INDEX_FORMAT_UINT16;
     p->offset_bytes = offset;
     ib_ = handle;
+    ib32_ = index32;
     return kS_OK;
 }
 
@@ -507,7 +545,7 @@ int32_t Device::set_render_target(uint32_t index, uint32_t handle) {
 int32_t Device::emit_render_targets() {
     uint32_t count = 0;
     for (uint32_t i = 0; i < AEROGPU_MAX_RENDER_TARGETS; i++) if (rts_[i]) count = i + 1;
-    auto *p = cmd_.append<aerogpu_cmd_set_render_targets>(AEROGPU_CMD_SET_RENDER_TARGETS);
+    auto *p = emit<aerogpu_cmd_set_render_targets>(AEROGPU_CMD_SET_RENDER_TARGETS);
     if (!p) return kE_OUTOFMEMORY;
     p->color_count = count;
     p->depth_stencil = ds_;
@@ -522,7 +560,7 @@ int32_t Device::set_depth_stencil(uint32_t handle) {
 }
 
 int32_t Device::set_viewport(float x, float y, float w, float h, float zmin, float zmax) {
-    auto *p = cmd_.append<aerogpu_cmd_set_viewport>(AEROGPU_CMD_SET_VIEWPORT);
+    auto *p = emit<aerogpu_cmd_set_viewport>(AEROGPU_CMD_SET_VIEWPORT);
     if (!p) return kE_OUTOFMEMORY;
     p->x_f32 = f32_bits(x);
     p->y_f32 = f32_bits(y);
@@ -538,7 +576,7 @@ int32_t Device::set_viewport(float x, float y, float w, float h, float zmin, flo
 
 int32_t Device::set_scissor(int32_t x, int32_t y, int32_t w, int32_t h) {
     if (w < 0 || h < 0) return kD3DERR_INVALIDCALL;
-    auto *p = cmd_.append<aerogpu_cmd_set_scissor>(AEROGPU_CMD_SET_SCISSOR);
+    auto *p = emit<aerogpu_cmd_set_scissor>(AEROGPU_CMD_SET_SCISSOR);
     if (!p) return kE_OUTOFMEMORY;
     p->x = x;
     p->y = y;
@@ -553,7 +591,7 @@ int32_t Device::set_scissor(int32_t x, int32_t y, int32_t w, int32_t h) {
 }
 
 int32_t Device::destroy_vertex_decl(uint32_t handle) {
-    auto *p = cmd_.append<aerogpu_cmd_destroy_input_layout>(AEROGPU_CMD_DESTROY_INPUT_LAYOUT);
+    auto *p = emit<aerogpu_cmd_destroy_input_layout>(AEROGPU_CMD_DESTROY_INPUT_LAYOUT);
     if (!p) return kE_OUTOFMEMORY;
     p->input_layout_handle = handle;
     if (decl_ == handle) decl_ = 0;
@@ -562,7 +600,7 @@ int32_t Device::destroy_vertex_decl(uint32_t handle) {
 
 void Device::emit_pipeline_state() {
     if (blend_dirty_) {
-        auto *p = cmd_.append<aerogpu_cmd_set_blend_state>(AEROGPU_CMD_SET_BLEND_STATE);
+        auto *p = emit<aerogpu_cmd_set_blend_state>(AEROGPU_CMD_SET_BLEND_STATE);
         if (p) {
             bool sep = rs_[RS_SEPARATEALPHABLENDENABLE] != 0;
             p->enable = rs_[RS_ALPHABLENDENABLE] ? 1 : 0;
@@ -577,7 +615,7 @@ void Device::emit_pipeline_state() {
         }
     }
     if (depth_dirty_) {
-        auto *p = cmd_.append<aerogpu_cmd_set_depth_stencil_state>(AEROGPU_CMD_SET_DEPTH_STENCIL_STATE);
+        auto *p = emit<aerogpu_cmd_set_depth_stencil_state>(AEROGPU_CMD_SET_DEPTH_STENCIL_STATE);
         if (p) {
             p->depth_enable = rs_[RS_ZENABLE] ? 1 : 0;
             p->depth_write_enable = rs_[RS_ZWRITEENABLE] ? 1 : 0;
@@ -589,7 +627,7 @@ void Device::emit_pipeline_state() {
         }
     }
     if (raster_dirty_) {
-        auto *p = cmd_.append<aerogpu_cmd_set_rasterizer_state>(AEROGPU_CMD_SET_RASTERIZER_STATE);
+        auto *p = emit<aerogpu_cmd_set_rasterizer_state>(AEROGPU_CMD_SET_RASTERIZER_STATE);
         if (p) {
             p->fill_mode = rs_[RS_FILLMODE] == 2 ? AEROGPU_FILL_WIREFRAME : AEROGPU_FILL_SOLID;
             // D3D9: clockwise triangles are front-facing; D3DCULL_CCW culls the back.
@@ -607,6 +645,10 @@ void Device::emit_pipeline_state() {
 
 int32_t Device::draw_checks() {
     if (!vs_ || !ps_ || !decl_) return kD3DERR_INVALIDCALL;
+    // The pipeline state, topology and draw packets in one batch with the references below.
+    ensure_room(sizeof(aerogpu_cmd_set_blend_state) + sizeof(aerogpu_cmd_set_depth_stencil_state) +
+                sizeof(aerogpu_cmd_set_rasterizer_state) + sizeof(aerogpu_cmd_set_primitive_topology) +
+                sizeof(aerogpu_cmd_draw_indexed));
     emit_pipeline_state();
     // Everything the draw touches must be resolvable in this batch's allocation table.
     for (uint32_t h : rts_) if (h) reference(h, true);
@@ -617,7 +659,7 @@ int32_t Device::draw_checks() {
 }
 
 int32_t Device::clear(uint32_t flags, const float rgba[4], float z, uint32_t stencil) {
-    auto *p = cmd_.append<aerogpu_cmd_clear>(AEROGPU_CMD_CLEAR);
+    auto *p = emit<aerogpu_cmd_clear>(AEROGPU_CMD_CLEAR);
     if (!p) return kE_OUTOFMEMORY;
     p->flags = flags;
     for (int i = 0; i < 4; i++) p->color_rgba_f32[i] = f32_bits(rgba ? rgba[i] : 0.0f);
@@ -634,12 +676,12 @@ int32_t Device::draw_primitive(uint32_t prim, uint32_t start, uint32_t count) {
     int32_t hr = draw_checks();
     if (hr != kS_OK) return hr;
     if (topology_ != prim) {
-        auto *t = cmd_.append<aerogpu_cmd_set_primitive_topology>(AEROGPU_CMD_SET_PRIMITIVE_TOPOLOGY);
+        auto *t = emit<aerogpu_cmd_set_primitive_topology>(AEROGPU_CMD_SET_PRIMITIVE_TOPOLOGY);
         if (!t) return kE_OUTOFMEMORY;
         t->topology = prim;
         topology_ = prim;
     }
-    auto *p = cmd_.append<aerogpu_cmd_draw>(AEROGPU_CMD_DRAW);
+    auto *p = emit<aerogpu_cmd_draw>(AEROGPU_CMD_DRAW);
     if (!p) return kE_OUTOFMEMORY;
     p->vertex_count = verts;
     p->instance_count = 1;
@@ -654,12 +696,12 @@ int32_t Device::draw_indexed(uint32_t prim, int32_t base_vertex, uint32_t start_
     if (hr != kS_OK) return hr;
     reference(ib_, false);
     if (topology_ != prim) {
-        auto *t = cmd_.append<aerogpu_cmd_set_primitive_topology>(AEROGPU_CMD_SET_PRIMITIVE_TOPOLOGY);
+        auto *t = emit<aerogpu_cmd_set_primitive_topology>(AEROGPU_CMD_SET_PRIMITIVE_TOPOLOGY);
         if (!t) return kE_OUTOFMEMORY;
         t->topology = prim;
         topology_ = prim;
     }
-    auto *p = cmd_.append<aerogpu_cmd_draw_indexed>(AEROGPU_CMD_DRAW_INDEXED);
+    auto *p = emit<aerogpu_cmd_draw_indexed>(AEROGPU_CMD_DRAW_INDEXED);
     if (!p) return kE_OUTOFMEMORY;
     p->index_count = idx;
     p->instance_count = 1;
@@ -738,7 +780,7 @@ int32_t Device::present_ex(uint32_t d3d9_flags, bool vsync) {
             if (inflight_presents_.size() == before) inflight_presents_.erase(inflight_presents_.begin());
         }
     }
-    auto *p = cmd_.append<aerogpu_cmd_present_ex>(AEROGPU_CMD_PRESENT_EX);
+    auto *p = emit<aerogpu_cmd_present_ex>(AEROGPU_CMD_PRESENT_EX);
     if (!p) return kE_OUTOFMEMORY;
     p->scanout_id = 0;
     p->flags = vsync ? AEROGPU_PRESENT_FLAG_VSYNC : 0;

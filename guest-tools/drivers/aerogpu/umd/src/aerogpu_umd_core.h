@@ -136,6 +136,9 @@ struct LevelLayout {
     uint32_t block = 1; // texels per block edge (4 for BC formats)
 };
 bool level_layout(const ResourceDesc &d, uint32_t level, LevelLayout *out);
+// D3D9's default of a render state the core sends at device creation; false for states
+// outside its table (unknown ones, and those the DDI layer keeps itself).
+bool d3d9_render_state_default(uint32_t state, uint32_t *value);
 // Vertex count of a D3D9 DrawPrimitive call.
 uint32_t vertex_count_for(uint32_t prim_type, uint32_t prim_count);
 
@@ -203,6 +206,9 @@ public:
     int32_t set_vertex_decl(uint32_t handle);
 
     // State.
+    // Render and sampler states: the caches start at D3D9's documented defaults, and the
+    // device's first batch sends every one of them (see emit_default_state), so the device
+    // always holds what the cache says and callers may skip a value equal to the cache.
     int32_t set_render_state(uint32_t state, uint32_t value);
     uint32_t render_state(uint32_t state) const;
     int32_t set_sampler_state(uint32_t stage, uint32_t state, uint32_t value);
@@ -211,6 +217,17 @@ public:
     int32_t set_texture(uint32_t stage, uint32_t handle);
     int32_t set_stream_source(uint32_t stream, uint32_t handle, uint32_t offset, uint32_t stride);
     int32_t set_indices(uint32_t handle, bool index32, uint32_t offset = 0);
+    // The bindings as last sent (state-block CAPTURE reads them).
+    uint32_t texture(uint32_t stage) const { return stage < AEROGPU_MAX_TEXTURE_SLOTS ? tex_[stage] : 0; }
+    bool stream_source(uint32_t stream, uint32_t *handle, uint32_t *offset, uint32_t *stride) const {
+        if (stream >= AEROGPU_MAX_VERTEX_BUFFERS) return false;
+        *handle = vb_[stream].handle, *offset = vb_[stream].offset, *stride = vb_[stream].stride;
+        return true;
+    }
+    uint32_t indices(bool *index32) const {
+        *index32 = ib32_;
+        return ib_;
+    }
     int32_t set_render_target(uint32_t index, uint32_t handle);
     int32_t set_depth_stencil(uint32_t handle);
     int32_t set_viewport(float x, float y, float w, float h, float zmin, float zmax);
@@ -279,8 +296,8 @@ public:
     int32_t depth_fill(uint32_t ds, uint32_t native_value, const Rect *rect = nullptr);
     // Destroys the internal shaders, declaration and upload buffers (device teardown).
     void release_internal_objects();
-    // Largest batch the sink takes (the runtime's command buffer); 0 = unlimited. Uploads
-    // end the batch early rather than overflow it.
+    // Largest batch the sink takes (the runtime's command buffer); 0 = unlimited. A packet
+    // that would not fit ends the batch first (every packet goes through emit()).
     void set_max_batch_bytes(size_t n) { max_batch_bytes_ = n; }
 
     // Drawing.
@@ -339,7 +356,16 @@ private:
     int32_t emit_render_targets();
     int32_t upload_transient(const void *data, uint32_t bytes, uint32_t *handle, uint32_t *offset);
     int32_t upload_range(uint32_t dst, uint64_t offset, const uint8_t *data, uint64_t size);
+    // Ends the open batch if `bytes` more would not fit it (sends the pending default
+    // state first). Multi-packet operations reserve their whole size up front, so that the
+    // allocations they reference land in the batch that holds their packets.
     void ensure_room(size_t bytes);
+    // Every packet goes through here: room for it first, then the writer.
+    template <class P> P *emit(uint32_t opcode, const void *payload = nullptr, size_t payload_len = 0) {
+        ensure_room((sizeof(P) + payload_len + 3) & ~size_t(3));
+        return cmd_.append<P>(opcode, payload, payload_len);
+    }
+    void emit_default_state();
     int32_t emit_constants(uint32_t opcode, uint32_t stage, uint32_t start, uint32_t count, uint32_t max,
                            const void *data, size_t bytes);
     int32_t ensure_internal_objects();
@@ -352,6 +378,7 @@ private:
     uint32_t handle_base_, next_handle_, next_alloc_id_;
 
     uint32_t rs_[256] = {};
+    bool defaults_pending_ = true; // the default state is not in a batch yet
     bool blend_dirty_ = true, depth_dirty_ = true, raster_dirty_ = true;
     static constexpr uint32_t kSamplerStates = 14; // D3DSAMP_ADDRESSU (1) .. DMAPOFFSET (13)
     uint32_t samp_[AEROGPU_MAX_TEXTURE_SLOTS][kSamplerStates] = {};
@@ -362,6 +389,7 @@ private:
     };
     StreamBinding vb_[AEROGPU_MAX_VERTEX_BUFFERS] = {};
     uint32_t ib_ = 0;
+    bool ib32_ = false;
     uint32_t tex_[AEROGPU_MAX_TEXTURE_SLOTS] = {};
     uint32_t topology_ = 0;
     uint32_t vs_ = 0, ps_ = 0, decl_ = 0;

@@ -87,7 +87,7 @@ int32_t Device::copy_texture_level(uint32_t dst, uint32_t dst_level, uint32_t ds
         src_x > sl.width || w > sl.width - src_x || src_y > sl.height || h > sl.height - src_y ||
         d3d_format_to_aerogpu(d->desc.d3d_format) != d3d_format_to_aerogpu(s->desc.d3d_format))
         return kD3DERR_INVALIDCALL;
-    auto *p = cmd_.append<aerogpu_cmd_copy_texture2d>(AEROGPU_CMD_COPY_TEXTURE2D);
+    auto *p = emit<aerogpu_cmd_copy_texture2d>(AEROGPU_CMD_COPY_TEXTURE2D);
     if (!p) return kE_OUTOFMEMORY;
     p->dst_texture = dst;
     p->src_texture = src;
@@ -110,7 +110,7 @@ int32_t Device::copy_buffer(uint32_t dst, uint64_t dst_offset, uint32_t src, uin
         dst_offset > d->desc.size_bytes || size > d->desc.size_bytes - dst_offset || src_offset > s->desc.size_bytes ||
         size > s->desc.size_bytes - src_offset)
         return kD3DERR_INVALIDCALL;
-    auto *p = cmd_.append<aerogpu_cmd_copy_buffer>(AEROGPU_CMD_COPY_BUFFER);
+    auto *p = emit<aerogpu_cmd_copy_buffer>(AEROGPU_CMD_COPY_BUFFER);
     if (!p) return kE_OUTOFMEMORY;
     p->dst_buffer = dst;
     p->src_buffer = src;
@@ -133,7 +133,7 @@ int32_t Device::upload_range(uint32_t dst, uint64_t offset, const uint8_t *data,
     while (size) {
         const uint64_t n = std::min(size, chunk_max);
         ensure_room(kUploadPacketBytes + size_t(n) + 4);
-        auto *p = cmd_.append<aerogpu_cmd_upload_resource>(AEROGPU_CMD_UPLOAD_RESOURCE, data, size_t(n));
+        auto *p = emit<aerogpu_cmd_upload_resource>(AEROGPU_CMD_UPLOAD_RESOURCE, data, size_t(n));
         if (!p) return kE_OUTOFMEMORY;
         p->resource_handle = dst;
         p->offset_bytes = offset;
@@ -283,17 +283,18 @@ int32_t Device::clear_rects(uint32_t flags, const float rgba[4], float z, uint32
     if (!flags || out.empty()) return kS_OK;
     for (size_t first = 0; first < out.size(); first += AEROGPU_MAX_CLEAR_RECTS) {
         const uint32_t count = uint32_t(std::min<size_t>(out.size() - first, AEROGPU_MAX_CLEAR_RECTS));
-        auto *p = cmd_.append<aerogpu_cmd_clear_rects>(AEROGPU_CMD_CLEAR_RECTS, &out[first],
-                                                       size_t(count) * sizeof(aerogpu_clear_rect));
+        auto *p = emit<aerogpu_cmd_clear_rects>(AEROGPU_CMD_CLEAR_RECTS, &out[first],
+                                                size_t(count) * sizeof(aerogpu_clear_rect));
         if (!p) return kE_OUTOFMEMORY;
         p->flags = flags;
         for (int i = 0; i < 4; i++) p->color_rgba_f32[i] = float_bits(rgba ? rgba[i] : 0.0f);
         p->depth_f32 = float_bits(z);
         p->stencil = stencil;
         p->rect_count = count;
+        // Each packet may start a new batch: list the targets in the one that holds it.
+        for (uint32_t h : rts_) if (h && (flags & AEROGPU_CLEAR_COLOR)) reference(h, true);
+        if (ds_ && (flags & kClearDepthStencil)) reference(ds_, true);
     }
-    for (uint32_t h : rts_) if (h && (flags & AEROGPU_CLEAR_COLOR)) reference(h, true);
-    if (ds_ && (flags & kClearDepthStencil)) reference(ds_, true);
     return kS_OK;
 }
 

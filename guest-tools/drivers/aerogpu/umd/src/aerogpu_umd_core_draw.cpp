@@ -80,6 +80,7 @@ bool rect_in(const Rect &r, const Resource &res) {
 } // namespace
 
 void Device::ensure_room(size_t bytes) {
+    if (defaults_pending_) emit_default_state();
     if (max_batch_bytes_ && !cmd_.empty() && cmd_.size() + bytes > max_batch_bytes_) flush();
 }
 
@@ -106,7 +107,7 @@ int32_t Device::upload_transient(const void *data, uint32_t bytes, uint32_t *han
         ring_[ring_index_] = create_resource(d);
         if (!ring_[ring_index_]) return kE_OUTOFMEMORY;
     }
-    auto *p = cmd_.append<aerogpu_cmd_upload_resource>(AEROGPU_CMD_UPLOAD_RESOURCE, data, bytes);
+    auto *p = emit<aerogpu_cmd_upload_resource>(AEROGPU_CMD_UPLOAD_RESOURCE, data, bytes);
     if (!p) return kE_OUTOFMEMORY;
     p->resource_handle = ring_[ring_index_];
     p->offset_bytes = ring_cursor_;

@@ -700,7 +700,19 @@ void capture_ops(UmdDevice *d, std::vector<StateOp> &ops) {
             if ((o.a >> 16) <= 1 && (o.a & 0xFFFF) < kMaxShaderConstantsF)
                 std::memcpy(o.f, d->const_f[o.a >> 16][o.a & 0xFFFF], sizeof(o.f));
             break;
-        default: break; // bindings: kept as recorded (the core does not expose them)
+        case StateOp::Texture: o.b = d->core.texture(o.a); break;
+        // User-memory stream 0 and indices are no resources: D3D9 leaves NULL there after
+        // a draw from user memory, and that is what the block takes.
+        case StateOp::Stream:
+            if (o.a == 0 && d->um_vb) o.b = o.c = o.d = 0;
+            else d->core.stream_source(o.a, &o.b, &o.c, &o.d);
+            break;
+        case StateOp::Indices: {
+            bool index32 = false;
+            o.a = d->um_ib ? 0 : d->core.indices(&index32);
+            o.b = index32 ? 4 : 2;
+            break;
+        }
         }
     }
 }
@@ -1849,6 +1861,7 @@ HRESULT APIENTRY CloseAdapter(HANDLE hAdapter) {
 
 namespace aerogpu {
 const LegacyState *umd_legacy_state(HANDLE device) { return device ? &dev(device)->legacy : nullptr; }
+const Device *umd_core(HANDLE device) { return device ? &dev(device)->core : nullptr; }
 
 bool umd_view_state(HANDLE device, UmdViewState *out) {
     if (!device || !out) return false;

@@ -29,6 +29,10 @@ const char *aerogpu_umd_stub_reason(int index);
 #ifdef __cplusplus
 namespace aerogpu {
 class LegacyState;
+class Device;
+// The portable core of a device from pfnCreateDevice (host tests read its caches: bindings,
+// render and sampler states as last sent).
+const Device *umd_core(HANDLE device);
 // The cached legacy state of a device from pfnCreateDevice (host tests inspect it: the
 // D3D9 runtime answers Get* itself, so no DDI reads it back).
 const LegacyState *umd_legacy_state(HANDLE device);

@@ -1,4 +1,5 @@
 // Host unit tests of the UMD translation core; run by guest-tools/tests/umd_core.rs.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -291,6 +292,15 @@ static std::vector<uint32_t> ops_of(const std::vector<Packet> &ps) {
     return v;
 }
 
+// A device's first batch opens with its default state (render and sampler states): the
+// packets after it.
+static std::vector<Packet> without_default_state(std::vector<Packet> ps) {
+    size_t n = 0;
+    while (n < ps.size() && (ps[n].op == AEROGPU_CMD_SET_RENDER_STATE || ps[n].op == AEROGPU_CMD_SET_SAMPLER_STATE)) n++;
+    ps.erase(ps.begin(), ps.begin() + long(n));
+    return ps;
+}
+
 static const Packet *first_of(const std::vector<Packet> &ps, uint32_t op, size_t n = 0) {
     for (auto &p : ps)
         if (p.op == op && n-- == 0) return &p;
@@ -347,31 +357,11 @@ struct Tracked {
             }
         }
     }
-    // Raw states never sent hold the D3D9 defaults the core starts from.
-    static uint32_t rs_default(uint32_t s) {
-        switch (s) {
-        case 7: case 14: return 1;  // ZENABLE, ZWRITEENABLE
-        case 8: case 22: return 3;  // FILLMODE SOLID, CULLMODE CCW
-        case 168: return 0xF;       // COLORWRITEENABLE
-        default: return 0;
-        }
-    }
-    static uint32_t samp_default(uint32_t s) { return (s >= 1 && s <= 3) || s == 5 || s == 6 || s == 10 ? 1 : 0; }
-    static bool same_states(const std::map<uint32_t, uint32_t> &a, const std::map<uint32_t, uint32_t> &b,
-                            uint32_t (*def)(uint32_t)) {
-        for (auto &kv : a) {
-            auto it = b.find(kv.first);
-            if (kv.second != (it == b.end() ? def(kv.first) : it->second)) return false;
-        }
-        for (auto &kv : b)
-            if (!a.count(kv.first) && kv.second != def(kv.first)) return false;
-        return true;
-    }
     // Bindings and raw states (restored by the internal draw itself).
     bool same_bindings(const Tracked &o) const {
         return vs == o.vs && ps == o.ps && decl == o.decl && tex0 == o.tex0 && vb0.buffer == o.vb0.buffer &&
                vb0.stride_bytes == o.vb0.stride_bytes && vb0.offset_bytes == o.vb0.offset_bytes &&
-               same_states(samp0, o.samp0, samp_default) && same_states(rs, o.rs, rs_default) && rts == o.rts &&
+               samp0 == o.samp0 && rs == o.rs && rts == o.rts &&
                vp == o.vp && scissor == o.scissor;
     }
     // Derived pipeline packets and topology (re-emitted by the next draw).
@@ -1100,7 +1090,7 @@ static void test_int_bool_constants() {
     d.flush();
     CHECK(sink.streams.size() == 1);
     if (sink.streams.size() != 1) return;
-    auto ps = packets(sink.streams.back());
+    auto ps = without_default_state(packets(sink.streams.back()));
     CHECK(ops_of(ps) == (std::vector<uint32_t>{AEROGPU_CMD_SET_SHADER_CONSTANTS_I, AEROGPU_CMD_SET_SHADER_CONSTANTS_B}));
     if (ps.size() != 2) return;
     const size_t fixed = sizeof(aerogpu_cmd_set_shader_constants);
@@ -1159,7 +1149,140 @@ static void test_draw_indexed_primitive2() {
     CHECK(sc.sink.streams.size() == n);
 }
 
+// The device learns D3D9's default of every render and sampler state ahead of the first
+// packet of the device, so a value equal to the cache is one it already holds: a first
+// SetRenderState(X, 0) can never be a state the device has not heard of.
+static void test_default_state_sent_first() {
+    FakeSink sink;
+    Device d(sink, 100, 1);
+    d.flush();
+    CHECK(sink.streams.empty()); // nothing to send yet
+    CHECK(d.set_render_state(137 /* LIGHTING */, 0) == kS_OK);
+    d.flush();
+    CHECK(sink.streams.size() == 1);
+    if (sink.streams.size() != 1) return;
+    auto ps = packets(sink.streams[0]);
+    std::map<uint32_t, uint32_t> rs, rs_count;
+    std::map<uint32_t, uint32_t> samp[AEROGPU_MAX_TEXTURE_SLOTS];
+    for (size_t i = 0; i + 1 < ps.size(); i++) {
+        if (ps[i].op == AEROGPU_CMD_SET_RENDER_STATE) {
+            auto r = ps[i].as<aerogpu_cmd_set_render_state>();
+            rs[r.state] = r.value;
+            rs_count[r.state]++;
+        } else if (ps[i].op == AEROGPU_CMD_SET_SAMPLER_STATE) {
+            auto r = ps[i].as<aerogpu_cmd_set_sampler_state>();
+            if (r.slot < AEROGPU_MAX_TEXTURE_SLOTS) samp[r.slot][r.state] = r.value;
+        } else {
+            CHECK(false); // only the default state precedes the app's packet
+        }
+    }
+    // The app's LIGHTING = FALSE comes last, after the default TRUE.
+    CHECK(!ps.empty() && ps.back().op == AEROGPU_CMD_SET_RENDER_STATE &&
+          ps.back().as<aerogpu_cmd_set_render_state>().state == 137 &&
+          ps.back().as<aerogpu_cmd_set_render_state>().value == 0 && d.render_state(137) == 0);
+    // A handful of D3D9's documented defaults (D3DRENDERSTATETYPE), floats as bits.
+    const uint32_t want[][2] = {
+        {137, 1},           {9, 2 /* GOURAUD */}, {16, 1},           {25, 8 /* ALWAYS */}, {56, 8},
+        {60, 0xFFFFFFFFu},  {37, 0x3F800000u},    {38, 0x3F800000u}, {166, 0x42800000u},   {155, 0x3F800000u},
+        {182, 0x3F800000u}, {183, 0},             {145, 1},          {146, 2},             {172, 3},
+        {173, 1},           {189, 8},             {193, 0xFFFFFFFFu}, {162, 0xFFFFFFFFu},  {191, 0xF},
+        {24, 0},            {36, 0},
+    };
+    for (const auto &w : want) {
+        CHECK(rs.count(w[0]) && rs[w[0]] == w[1]);
+        uint32_t v = 0;
+        CHECK(d3d9_render_state_default(w[0], &v) && v == w[1]);
+        if (w[0] != 137) CHECK(d.render_state(w[0]) == w[1]);
+    }
+    // Every state of the table sent once; the DDI layer's own states never.
+    size_t table = 0;
+    for (uint32_t st = 0; st < 256; st++) {
+        uint32_t v = 0;
+        if (!d3d9_render_state_default(st, &v)) {
+            CHECK(!rs.count(st));
+            continue;
+        }
+        table++;
+        CHECK(rs_count[st] == 1 && rs[st] == v);
+    }
+    CHECK(table == rs.size() && table > 100 && !rs.count(153) && !rs.count(164));
+    // Every sampler state of every slot: WRAP, point filtering, no mips, anisotropy 1.
+    for (uint32_t slot = 0; slot < AEROGPU_MAX_TEXTURE_SLOTS; slot++) {
+        CHECK(samp[slot].size() == 13);
+        for (auto &kv : samp[slot]) CHECK(d.sampler_state(slot, kv.first) == kv.second);
+        CHECK(samp[slot][1] == 1 && samp[slot][3] == 1 && samp[slot][5] == 1 && samp[slot][6] == 1 &&
+              samp[slot][7] == 0 && samp[slot][10] == 1 && samp[slot][11] == 0);
+    }
+    // Once only: the next batch has just the app's packet.
+    CHECK(d.set_render_state(24 /* ALPHAREF */, 0) == kS_OK);
+    d.flush();
+    CHECK(sink.streams.size() == 2 && packets(sink.streams[1]).size() == 1);
+}
+
+// A runtime command buffer smaller than the work: every packet that would not fit ends the
+// batch first, nothing is lost or reordered, and a draw's batch lists what it references.
+static void test_batches_end_before_overflow() {
+    FakeSink sink;
+    Device d(sink, 100, 1);
+    const size_t kMax = 1024;
+    d.set_max_batch_bytes(kMax);
+    for (uint32_t i = 0; i < 300; i++) CHECK(d.set_render_state(0x1000 + i, i) == kS_OK);
+    d.flush();
+    CHECK(d.writer_error() == CmdError::None && sink.streams.size() > 8);
+    std::vector<uint32_t> app;
+    for (auto &st : sink.streams) {
+        CHECK(st.size() <= kMax);
+        for (auto &p : packets(st)) {
+            auto r = p.as<aerogpu_cmd_set_render_state>();
+            if (p.op == AEROGPU_CMD_SET_RENDER_STATE && r.state >= 0x1000) app.push_back(r.state - 0x1000);
+        }
+    }
+    CHECK(app.size() == 300);
+    for (uint32_t i = 0; i < app.size(); i++) CHECK(app[i] == i);
+
+    // Draws behind a varying amount of filler: wherever the batch ends, the draw's packets
+    // and its render target / vertex buffer share one batch.
+    ResourceDesc rt;
+    rt.kind = ResourceKind::Texture2D; rt.d3d_format = 21; rt.width = 16; rt.height = 16;
+    rt.usage = AEROGPU_RESOURCE_USAGE_RENDER_TARGET;
+    ResourceDesc vb; vb.size_bytes = 48; vb.usage = AEROGPU_RESOURCE_USAGE_VERTEX_BUFFER;
+    uint32_t hrt = d.create_resource(rt), hvb = d.create_resource(vb);
+    d.set_shaders(d.create_shader(AEROGPU_SHADER_STAGE_VERTEX, kVs, sizeof(kVs)),
+                  d.create_shader(AEROGPU_SHADER_STAGE_PIXEL, kPs, sizeof(kPs)));
+    d.set_vertex_decl(d.create_vertex_decl(kDecl, sizeof(kDecl)));
+    d.set_render_target(0, hrt);
+    d.set_stream_source(0, hvb, 0, 16);
+    size_t first = sink.streams.size(), draws = 0;
+    for (uint32_t filler = 0; filler < 64; filler++) {
+        for (uint32_t i = 0; i < filler; i++) d.set_render_state(0x2000, i);
+        d.set_render_state(22 /* CULLMODE */, filler % 2 ? 1 : 3); // re-emits the rasterizer state
+        CHECK(d.draw_primitive(4, 0, 1) == kS_OK);
+    }
+    d.flush();
+    for (size_t i = first; i < sink.streams.size(); i++) {
+        CHECK(sink.streams[i].size() <= kMax);
+        auto ps = packets(sink.streams[i]);
+        bool draw = false, raster = false;
+        for (auto &p : ps) {
+            draw |= p.op == AEROGPU_CMD_DRAW;
+            raster |= p.op == AEROGPU_CMD_SET_RASTERIZER_STATE;
+        }
+        CHECK(!raster || draw); // a derived state packet shares the batch of its draw
+        if (!draw) continue;
+        draws += std::count_if(ps.begin(), ps.end(), [](const Packet &p) { return p.op == AEROGPU_CMD_DRAW; });
+        bool rt_w = false, vb_r = false;
+        for (auto &a : sink.lists[i]) {
+            rt_w |= a.alloc_id == d.resource(hrt)->alloc_id && a.write;
+            vb_r |= a.alloc_id == d.resource(hvb)->alloc_id;
+        }
+        CHECK(rt_w && vb_r);
+    }
+    CHECK(draws == 64);
+}
+
 int main() {
+    test_default_state_sent_first();
+    test_batches_end_before_overflow();
     test_tex_blt_copy_levels();
     test_tex_blt_sysmem_upload();
     test_buffer_copy_and_upload();
