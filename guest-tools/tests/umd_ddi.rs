@@ -163,16 +163,17 @@ fn d3d9_ddi_scene_through_the_device_table_runs_on_the_device_model() {
     .unwrap();
     let path = common::out_dir().join("umd_ddi_scene.trace");
     let stdout = common::run(&exe, &[path.to_str().unwrap()]);
-    // 12 render submissions (2 Lock flushes, 3 presents, the legacy state's int/bool
-    // constants, the query (with the flow-control/Blt/ColorFill/user-memory draws before
-    // it), the shared surface's create+export, DWM's import+fill and its alias destroy, the
-    // IB destroy, DestroyDevice releasing the internal blit objects and upload ring) + 3
-    // DxgkDdiPresent ones.
+    // 14 render submissions (2 Lock flushes, 3 presents, the legacy state's int/bool
+    // constants, the 2 batches of 80 KiB of render states between two draws, the query
+    // (with the flow-control/Blt/ColorFill/user-memory draws before it), the shared
+    // surface's create+export, DWM's import+fill and its alias destroy, the IB destroy,
+    // DestroyDevice releasing the internal blit objects and upload ring) + 3 DxgkDdiPresent
+    // ones.
     assert!(
-        stdout.contains("submissions 15 renders 12 presents 3 fence 15"),
+        stdout.contains("submissions 17 renders 14 presents 3 fence 17"),
         "{stdout}"
     );
-    let out = common::replay_clean_with(&path, 15, Recorder::default());
+    let out = common::replay_clean_with(&path, 17, Recorder::default());
     let rec = out.device.executor();
     // At the first draw the device held D3D9's default of the states the scene never sets
     // (the UMD sends them all ahead of its first packet) and LIGHTING = FALSE from a state
@@ -183,11 +184,11 @@ fn d3d9_ddi_scene_through_the_device_table_runs_on_the_device_model() {
     assert_eq!(rs(25), Some(8), "ALPHAFUNC = ALWAYS");
     assert_eq!(rs(60), Some(0xFFFF_FFFF), "TEXTUREFACTOR = opaque white");
     assert_eq!(rs(166), Some(64.0f32.to_bits()), "POINTSIZE_MAX = 64.0");
-    // 3 frames of 2 draws, 3 draws of the flow-control shader, 3 after state blocks, 2
-    // stretching Blts and a partial ColorFill (internal draws), 2 user-memory draws, 2
-    // ordinary draws, 2 DrawIndexedPrimitive2 and the fills of two Clears with rectangles
-    // (2, then 1 left by the scissor rect).
-    assert_eq!(rec.draws, 6 + 3 + 3 + 3 + 2 + 2 + 2 + 3);
+    // 3 frames of 2 draws, 3 draws of the flow-control shader, 3 after state blocks, the 2
+    // around the 80 KiB of render states, 2 stretching Blts and a partial ColorFill
+    // (internal draws), 2 user-memory draws, 2 ordinary draws, 2 DrawIndexedPrimitive2 and
+    // the fills of two Clears with rectangles (2, then 1 left by the scissor rect).
+    assert_eq!(rec.draws, 6 + 3 + 3 + 2 + 3 + 2 + 2 + 2 + 3);
     // The state-block draws saw the block's viewport (8,8 64x64, z 0.25..0.75), scissor
     // (4,4 96x96) and c5, although each block was applied after resetting all of them:
     // the recorded block (c5 as recorded), the same after CAPTURE, then a D3DSBT_ALL block.

@@ -40,6 +40,7 @@ struct FakeRuntime {
     std::string why;
     uint8_t cmd[64 * 1024];
     std::vector<uint32_t> last_ops; // opcodes of the last pfnRenderCb batch
+    uint32_t max_render_bytes = 0;  // largest pfnRenderCb batch
     D3DDDI_ALLOCATIONLIST list[128];
     D3DDDI_PATCHLOCATIONLIST patches[4];
     agpu_share_table shares; // the KMD's share_token table
@@ -52,11 +53,17 @@ struct FakeRuntime {
             if (it == allocs.end()) { why = "unknown hAllocation"; return false; }
             refs[i] = agpu_alloc_ref{it->second.alloc_id, it->second.gpa, it->second.size, 1, int(l[i].WriteOperation)};
         }
+        // Staging slots in [1 MiB, 3 MiB) of guest RAM, each as large as the KMD's staging
+        // of the fullest batch this runtime allows (the whole command buffer and list).
+        // (They were a fixed 16 KiB, a quarter of the buffer: a batch above that failed.)
+        // Reusing a slot is safe: the device consumes each submission at its doorbell.
+        const uint64_t slot = (agpu_submit_stage_bytes(sizeof(cmd), 128) + 0xFFFu) & ~uint64_t(0xFFF);
+        if (stage_off + slot > 0x200000) stage_off = 0;
         agpu_staging st;
         st.va = T.ram + 0x100000 + stage_off;
         st.gpa = 0x100000 + stage_off;
-        st.size_bytes = 0x4000;
-        stage_off = (stage_off + 0x4000) % 0x200000;
+        st.size_bytes = uint32_t(slot);
+        stage_off += slot;
         struct aerogpu_submit_desc d;
         uint32_t conflict = 0;
         if (agpu_submit_stage(stream, bytes, 16u << 20, refs, n, &st, fence + 1, present ? 1 : 0, &d, &conflict) != AGPU_OK ||
@@ -136,6 +143,7 @@ inline std::vector<uint32_t> opcodes_of(const uint8_t *stream, uint32_t bytes) {
 }
 inline HRESULT APIENTRY cb_render(HANDLE, D3DDDICB_RENDER *r) {
     F.renders++;
+    if (r->CommandLength > F.max_render_bytes) F.max_render_bytes = r->CommandLength;
     if (r->CommandLength <= sizeof(F.cmd)) F.last_ops = opcodes_of(F.cmd, r->CommandLength);
     if (r->CommandOffset != 0 || r->CommandLength > sizeof(F.cmd) || r->NumAllocations > 128 ||
         !F.push(F.cmd, r->CommandLength, F.list, r->NumAllocations, false)) {

@@ -542,6 +542,24 @@ int main(int argc, char **argv) {
         REQUIRE(f.pfnSetIndices(dev, &ind) == 0);
     }
 
+    // More state than the 64 KiB command buffer holds (5000 render states, 80 KiB) between
+    // two draws: the UMD ends each batch before a packet that would not fit, so every batch
+    // fits the buffer (and the KMD's staging of it), nothing fails and all of it is replayed.
+    {
+        const uint32_t renders_before = F.renders;
+        D3DDDIARG_DRAWPRIMITIVE dp = {4, 0, 1};
+        REQUIRE(f.pfnDrawPrimitive(dev, &dp, nullptr) == 0);
+        for (uint32_t i = 0; i < 5000; i++) {
+            D3DDDIARG_RENDERSTATE ar = {24, i & 0xFF}; // ALPHAREF
+            REQUIRE(f.pfnSetRenderState(dev, &ar) == 0);
+        }
+        D3DDDIARG_RENDERSTATE ar = {24, 0};
+        REQUIRE(f.pfnSetRenderState(dev, &ar) == 0);
+        REQUIRE(f.pfnDrawPrimitive(dev, &dp, nullptr) == 0);
+        REQUIRE(f.pfnFlush(dev) == 0 && !F.failed);
+        REQUIRE(F.renders == renders_before + 2 && F.max_render_bytes > sizeof(F.cmd) - 64);
+    }
+
     // StretchRect into a second render target (linear), a ColorFill of part of it, and
     // DrawPrimitiveUP / DrawIndexedPrimitiveUP as the runtime sends them (user-memory stream 0
     // and indices, then ordinary draws); unsupported variants fail explicitly.
