@@ -821,6 +821,33 @@ int main(int argc, char **argv) {
     fill.Color = 0xFF00FF00u;
     REQUIRE(g.pfnColorFill(dwm, &fill) == 0);
     REQUIRE(g.pfnFlush(dwm) == 0); // IMPORT_SHARED_SURFACE + CLEAR through the shared alloc_id
+    // The same surface as a DXGI producer describes it (v2 blob: DXGI format and pitch,
+    // reserved0 the producer's pitch encoding): opened as the D3D9 surface of that layout.
+    // A pitch other than the D3D9 layout's, or a format without a D3D9 equivalent, is
+    // refused before any packet.
+    aerogpu_wddm_alloc_priv_v2 v2;
+    std::memset(&v2, 0, sizeof(v2));
+    std::memcpy(&v2, &blob, sizeof(blob));
+    v2.version = AEROGPU_WDDM_ALLOC_PRIV_VERSION_2;
+    v2.reserved0 = 512;
+    v2.kind = AEROGPU_WDDM_ALLOC_KIND_TEXTURE2D;
+    v2.width = 128;
+    v2.height = 64;
+    v2.format = 87; // DXGI_FORMAT_B8G8R8A8_UNORM
+    v2.row_pitch_bytes = 512;
+    oai = {dwm_alloc, &v2, sizeof(v2)};
+    orr.hResource = H(0x602);
+    REQUIRE(g.pfnOpenResource(dwm, &orr) == 0 && orr.hResource != alias);
+    const aerogpu::Resource *opened = aerogpu::umd_core(dwm)->resource(uint32_t(uintptr_t(orr.hResource)));
+    REQUIRE(opened && opened->desc.d3d_format == D3DDDIFMT_A8R8G8B8 && opened->desc.width == 128 &&
+            opened->desc.height == 64 && opened->row_pitch == 512 && opened->alloc_id == blob.alloc_id);
+    HANDLE alias2 = orr.hResource;
+    v2.row_pitch_bytes = 640;
+    REQUIRE(g.pfnOpenResource(dwm, &orr) == HRESULT(0x8876086A));
+    v2.row_pitch_bytes = 512;
+    v2.format = 10; // DXGI_FORMAT_R16G16B16A16_FLOAT
+    REQUIRE(g.pfnOpenResource(dwm, &orr) == HRESULT(0x8876086A));
+    REQUIRE(g.pfnDestroyResource(dwm, alias2) == 0);
     REQUIRE(g.pfnDestroyResource(dwm, alias) == 0);
     REQUIRE(g.pfnDestroyDevice(dwm) == 0);
     std::printf("shared handle %u token %llu\n", unsigned(reinterpret_cast<uintptr_t>(shared)),

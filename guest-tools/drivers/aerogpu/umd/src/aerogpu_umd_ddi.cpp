@@ -1172,6 +1172,18 @@ HRESULT APIENTRY DestroyResource(HANDLE h, HANDLE hres) {
     return hr;
 }
 
+// The D3DFORMAT of the same memory layout as a DXGI format of a shared surface (the
+// BGRA/RGBA formats DXGI swap chains and DWM surfaces use; sRGB is sampler/render state in
+// D3D9), 0 for the others.
+uint32_t d3d_format_of_dxgi(uint32_t dxgi) {
+    switch (dxgi) {
+    case 87: case 91: return D3DDDIFMT_A8R8G8B8; // B8G8R8A8_UNORM(_SRGB)
+    case 88: case 93: return D3DDDIFMT_X8R8G8B8; // B8G8R8X8_UNORM(_SRGB)
+    case 28: case 29: return D3DDDIFMT_A8B8G8R8; // R8G8B8A8_UNORM(_SRGB)
+    default: return 0;
+    }
+}
+
 HRESULT APIENTRY OpenResource(HANDLE h, D3DDDIARG_OPENRESOURCE *a) {
     if (!a || a->NumAllocations != 1 || !a->pOpenAllocationInfo) return kInvalidCall;
     UmdDevice *d = dev(h);
@@ -1183,11 +1195,29 @@ HRESULT APIENTRY OpenResource(HANDLE h, D3DDDIARG_OPENRESOURCE *a) {
     if (p.magic != AEROGPU_WDDM_ALLOC_PRIV_MAGIC || !p.share_token || !p.alloc_id) return kInvalidCall;
     ResourceDesc desc;
     desc.kind = ResourceKind::Texture2D;
-    desc.d3d_format = uint32_t(p.reserved0 & 0xFFFFFFFFu);
-    desc.width = uint32_t((p.reserved0 >> 32) & 0xFFFF);
-    desc.height = uint32_t((p.reserved0 >> 48) & 0xFFFF);
     desc.usage = AEROGPU_RESOURCE_USAGE_TEXTURE | AEROGPU_RESOURCE_USAGE_RENDER_TARGET;
     desc.shared = true;
+    if (p.version == AEROGPU_WDDM_ALLOC_PRIV_VERSION_2) {
+        // A DXGI-shared surface (v2 blob, DWM opening a D3D10/11 app's surface): its layout
+        // comes from the v2 metadata, reserved0 is the producer's. Accepted when it is a
+        // single 2D texture whose rows sit where the D3D9 layout puts them.
+        aerogpu_wddm_alloc_priv_v2 v2;
+        if (oi.PrivateDriverDataSize < sizeof(v2)) return kInvalidCall;
+        std::memcpy(&v2, oi.pPrivateDriverData, sizeof(v2));
+        desc.d3d_format = d3d_format_of_dxgi(v2.format);
+        desc.width = v2.width;
+        desc.height = v2.height;
+        if (v2.kind != AEROGPU_WDDM_ALLOC_KIND_TEXTURE2D || !desc.d3d_format ||
+            (v2.row_pitch_bytes && v2.row_pitch_bytes != row_pitch_for(desc.d3d_format, desc.width))) {
+            logf("aerogpu-d3d9: OpenResource: v2 surface (kind %u, DXGI format %u, pitch %u) not supported\n",
+                 v2.kind, v2.format, v2.row_pitch_bytes);
+            return kNotAvailable;
+        }
+    } else {
+        desc.d3d_format = uint32_t(p.reserved0 & 0xFFFFFFFFu);
+        desc.width = uint32_t((p.reserved0 >> 32) & 0xFFFF);
+        desc.height = uint32_t((p.reserved0 >> 48) & 0xFFFF);
+    }
     if (!d3d_format_to_aerogpu(desc.d3d_format) || !desc.width || !desc.height) return kNotAvailable;
     uint32_t handle = d->core.open_shared(p.share_token, desc, p.alloc_id);
     if (!handle) return kInvalidCall;
