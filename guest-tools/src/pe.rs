@@ -27,6 +27,9 @@ pub struct Import {
     pub dll: String,
     /// Function names; ordinal imports appear as `#<ordinal>`.
     pub functions: Vec<String>,
+    /// RVA of this DLL's import address table: the loader writes the address of
+    /// `functions[k]` at `iat_rva + k * pointer size`.
+    pub iat_rva: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -38,6 +41,10 @@ pub struct PeInfo {
     pub major_subsystem_version: u16,
     pub minor_subsystem_version: u16,
     pub entry_point_rva: u32,
+    /// Preferred load address and mapped size (the loader's view of the image).
+    pub image_base: u64,
+    pub size_of_image: u32,
+    pub size_of_headers: u32,
     pub imports: Vec<Import>,
     pub exports: Vec<String>,
     /// Size of the certificate table (Authenticode), 0 when unsigned.
@@ -136,8 +143,6 @@ pub fn parse(bytes: &[u8]) -> Result<PeInfo, PeError> {
     }
     let coff = pe + 4;
     let machine = u16_at(bytes, coff, "machine")?;
-    let nsections = u16_at(bytes, coff + 2, "section count")?;
-    let opt_size = u16_at(bytes, coff + 16, "optional header size")? as usize;
     let characteristics = u16_at(bytes, coff + 18, "characteristics")?;
     let opt = coff + 20;
     let magic = u16_at(bytes, opt, "optional magic")?;
@@ -147,6 +152,13 @@ pub fn parse(bytes: &[u8]) -> Result<PeInfo, PeError> {
         _ => return Err(PeError::NotPe("unknown optional header magic")),
     };
     let entry_point_rva = u32_at(bytes, opt + 16, "entry point")?;
+    let image_base = if is_pe32_plus {
+        u64_at(bytes, opt + 24, "image base")?
+    } else {
+        u64::from(u32_at(bytes, opt + 28, "image base")?)
+    };
+    let size_of_image = u32_at(bytes, opt + 56, "size of image")?;
+    let size_of_headers = u32_at(bytes, opt + 60, "size of headers")?;
     let major_subsystem_version = u16_at(bytes, opt + 48, "subsystem version")?;
     let minor_subsystem_version = u16_at(bytes, opt + 50, "subsystem version")?;
     let subsystem = u16_at(bytes, opt + 68, "subsystem")?;
@@ -162,18 +174,10 @@ pub fn parse(bytes: &[u8]) -> Result<PeInfo, PeError> {
             u32_at(bytes, off + 4, "directory")?,
         ))
     };
-    let mut sections = Vec::new();
-    let sec0 = opt + opt_size;
-    for i in 0..usize::from(nsections) {
-        let s = sec0 + i * 40;
-        sections.push(Section {
-            vsize: u32_at(bytes, s + 8, "section")?,
-            va: u32_at(bytes, s + 12, "section")?,
-            raw_size: u32_at(bytes, s + 16, "section")?,
-            raw_ptr: u32_at(bytes, s + 20, "section")?,
-        });
-    }
-    let img = Image { bytes, sections };
+    let img = Image {
+        bytes,
+        sections: section_table(bytes)?,
+    };
 
     let mut imports = Vec::new();
     let (imp_rva, imp_size) = dir(1)?;
@@ -212,7 +216,11 @@ pub fn parse(bytes: &[u8]) -> Result<PeInfo, PeError> {
                     );
                 }
             }
-            imports.push(Import { dll, functions });
+            imports.push(Import {
+                dll,
+                functions,
+                iat_rva: iat,
+            });
         }
     }
 
@@ -239,11 +247,65 @@ pub fn parse(bytes: &[u8]) -> Result<PeInfo, PeError> {
         major_subsystem_version,
         minor_subsystem_version,
         entry_point_rva,
+        image_base,
+        size_of_image,
+        size_of_headers,
         imports,
         exports,
         certificate_bytes,
         relocation_bytes,
     })
+}
+
+/// Lays the image out as the Windows loader maps it at its preferred base: headers, then
+/// each section at its RVA with the zero-filled tail. Imports are left unresolved (the
+/// caller writes the IAT). Refuses images larger than `max_size` bytes.
+pub fn map_image(bytes: &[u8], max_size: u32) -> Result<(PeInfo, Vec<u8>), PeError> {
+    let info = parse(bytes)?;
+    if info.size_of_image == 0 || info.size_of_image > max_size {
+        return Err(PeError::OutOfRange("size of image"));
+    }
+    let mut image = vec![0u8; info.size_of_image as usize];
+    let headers = (info.size_of_headers as usize).min(bytes.len());
+    image
+        .get_mut(..headers)
+        .ok_or(PeError::OutOfRange("headers"))?
+        .copy_from_slice(&bytes[..headers]);
+    for s in section_table(bytes)? {
+        // Past the virtual size is file padding; the loader maps zeros there.
+        let raw = if s.vsize == 0 {
+            s.raw_size
+        } else {
+            s.raw_size.min(s.vsize)
+        } as usize;
+        let src = bytes
+            .get(s.raw_ptr as usize..(s.raw_ptr as usize).saturating_add(raw))
+            .ok_or(PeError::OutOfRange("section data"))?;
+        let dst = image
+            .get_mut(s.va as usize..(s.va as usize).saturating_add(raw))
+            .ok_or(PeError::OutOfRange("section placement"))?;
+        dst.copy_from_slice(src);
+    }
+    Ok((info, image))
+}
+
+fn section_table(bytes: &[u8]) -> Result<Vec<Section>, PeError> {
+    let pe = u32_at(bytes, 0x3C, "e_lfanew")? as usize;
+    let coff = pe + 4;
+    let nsections = u16_at(bytes, coff + 2, "section count")?;
+    let opt_size = u16_at(bytes, coff + 16, "optional header size")? as usize;
+    let sec0 = coff + 20 + opt_size;
+    (0..usize::from(nsections))
+        .map(|i| {
+            let s = sec0 + i * 40;
+            Ok(Section {
+                vsize: u32_at(bytes, s + 8, "section")?,
+                va: u32_at(bytes, s + 12, "section")?,
+                raw_size: u32_at(bytes, s + 16, "section")?,
+                raw_ptr: u32_at(bytes, s + 20, "section")?,
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -139,17 +139,24 @@ static void free_resources(agpu_adapter *a)
     a->started = 0;
 }
 
+/* Walks the translated resource list as it lies in memory: each full descriptor is
+ * followed directly by its Count partial descriptors. Both arrays are declared with one
+ * element, so indexing them past [0] is undefined and GCC really does drop the inner loop
+ * (found by running this driver on Aero's CPU): walk with a byte pointer instead. */
 static NTSTATUS find_bar0(agpu_adapter *a, PCM_RESOURCE_LIST list)
 {
-    ULONG i, j;
+    const UCHAR *p;
+    ULONG i, j, n;
     if (!list) return STATUS_DEVICE_CONFIGURATION_ERROR;
+    p = (const UCHAR *)list + FIELD_OFFSET(CM_RESOURCE_LIST, List);
     for (i = 0; i < list->Count; i++) {
-        PCM_PARTIAL_RESOURCE_LIST pl = &list->List[i].PartialResourceList;
-        for (j = 0; j < pl->Count; j++) {
-            PCM_PARTIAL_RESOURCE_DESCRIPTOR d = &pl->PartialDescriptors[j];
-            /* BAR0 is the first memory resource of exactly the register block size. */
-            if (d->Type == CmResourceTypeMemory && d->u.Memory.Length >= AEROGPU_PCI_BAR0_SIZE_BYTES &&
-                d->u.Memory.Length < 0x100000) {
+        n = ((const CM_FULL_RESOURCE_DESCRIPTOR *)p)->PartialResourceList.Count;
+        p += FIELD_OFFSET(CM_FULL_RESOURCE_DESCRIPTOR, PartialResourceList.PartialDescriptors);
+        for (j = 0; j < n; j++, p += sizeof(CM_PARTIAL_RESOURCE_DESCRIPTOR)) {
+            const CM_PARTIAL_RESOURCE_DESCRIPTOR *d = (const CM_PARTIAL_RESOURCE_DESCRIPTOR *)p;
+            /* BAR0 is the memory range of exactly the register block's size; the LFB BAR
+             * and the legacy VGA window (0xA0000, 128 KiB) are larger. */
+            if (d->Type == CmResourceTypeMemory && d->u.Memory.Length == AEROGPU_PCI_BAR0_SIZE_BYTES) {
                 a->bar0_pa = d->u.Memory.Start;
                 a->bar0_len = AEROGPU_PCI_BAR0_SIZE_BYTES;
                 return STATUS_SUCCESS;
@@ -159,14 +166,16 @@ static NTSTATUS find_bar0(agpu_adapter *a, PCM_RESOURCE_LIST list)
     return STATUS_DEVICE_CONFIGURATION_ERROR;
 }
 
-static void program_device(agpu_adapter *a)
+static NTSTATUS program_device(agpu_adapter *a)
 {
     uint32_t start = a->ring.tail;
-    agpu_ring_init(&a->ring, a->ring_va, (uint64_t)a->ring_pa.QuadPart, PAGE_SIZE * 4,
-                   AGPU_RING_ENTRIES, start);
+    agpu_status st = agpu_ring_init(&a->ring, a->ring_va, (uint64_t)a->ring_pa.QuadPart,
+                                    (uint32_t)AGPU_RING_ALLOC_BYTES, AGPU_RING_ENTRIES, start);
+    if (st != AGPU_OK) return agpu_status_to_nt(st);
     agpu_ring_program(&a->ring, &a->mmio,
                       (a->info.features & AEROGPU_FEATURE_FENCE_PAGE) ? (uint64_t)a->fence_pa.QuadPart : 0);
     agpu_wr(&a->mmio, AEROGPU_MMIO_REG_IRQ_ENABLE, a->irq_mask);
+    return STATUS_SUCCESS;
 }
 
 static NTSTATUS AEROGPU_DDI AgpuStartDevice(PVOID ctx, DXGK_START_INFO *start, DXGKRNL_INTERFACE *dxgk,
@@ -200,7 +209,7 @@ static NTSTATUS AEROGPU_DDI AgpuStartDevice(PVOID ctx, DXGK_START_INFO *start, D
     a->mode_count = agpu_build_mode_list(&em, a->config.preferred_width, a->config.preferred_height,
                                          a->config.max_width, a->config.max_height, a->modes, AGPU_MAX_MODES);
     a->shares = (agpu_share_table *)ExAllocatePoolWithTag(NonPagedPool, sizeof(agpu_share_table), AGPU_POOL_TAG);
-    a->ring_va = alloc_contiguous(PAGE_SIZE * 4, &a->ring_pa);
+    a->ring_va = alloc_contiguous(AGPU_RING_ALLOC_BYTES, &a->ring_pa);
     a->fence_page = (struct aerogpu_fence_page *)alloc_contiguous(PAGE_SIZE, &a->fence_pa);
     a->cursor_va = alloc_contiguous(AEROGPU_CURSOR_MAX_DIM * AEROGPU_CURSOR_MAX_DIM * 4, &a->cursor_pa);
     if (!a->shares || !a->ring_va || !a->fence_page || !a->cursor_va) {
@@ -214,7 +223,11 @@ static NTSTATUS AEROGPU_DDI AgpuStartDevice(PVOID ctx, DXGK_START_INFO *start, D
     }
     a->irq_mask = agpu_irq_mask(a->info.features, 0);
     a->in_d0 = 1;
-    program_device(a);
+    s = program_device(a);
+    if (!NT_SUCCESS(s)) {
+        free_resources(a);
+        return s;
+    }
     a->started = 1;
     *sources = 1;
     *children = 1;
@@ -353,7 +366,7 @@ static NTSTATUS AEROGPU_DDI AgpuSetPowerState(PVOID ctx, ULONG uid, DEVICE_POWER
         /* Virtual reset: in-flight work counts as done, the ring starts over at tail. */
         a->last_completed_fence = a->last_submitted_fence;
         agpu_retire_completed(a, 1);
-        program_device(a);
+        (void)program_device(a); /* cannot fail: the same ring StartDevice accepted */
         agpu_wr(&a->mmio, AEROGPU_MMIO_REG_RING_CONTROL, AEROGPU_RING_CONTROL_RESET | AEROGPU_RING_CONTROL_ENABLE);
         agpu_scanout_program(&a->mmio, &a->scanout);
         if (a->info.features & AEROGPU_FEATURE_CURSOR) agpu_cursor_program(&a->mmio, &a->cursor);

@@ -20,6 +20,11 @@
 
 #define AGPU_POOL_TAG 0x55504741u /* 'AGPU' */
 #define AGPU_RING_ENTRIES 256u
+/* The ring header plus AGPU_RING_ENTRIES descriptors, in whole pages (5 pages: 4 were once
+ * allocated, one descriptor short, and agpu_ring_init refused the ring). */
+#define AGPU_RING_ALLOC_BYTES                                                                   \
+    ((sizeof(struct aerogpu_ring_header) + AGPU_RING_ENTRIES * sizeof(struct aerogpu_submit_desc) + \
+      PAGE_SIZE - 1) & ~((SIZE_T)PAGE_SIZE - 1))
 #define AGPU_ALLOCATION_LIST_SIZE 256u
 #define AGPU_PENDING_PER_CONTEXT 64u
 #define AGPU_DMA_BUFFER_SIZE (256u * 1024u)

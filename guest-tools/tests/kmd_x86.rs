@@ -1,0 +1,1382 @@
+//! The shipped 32-bit `aerogpu.sys`, exactly as `build.sh` makes it, runs on Aero's own
+//! CPU against Aero's own AeroGPU device model. The test plays Windows: it loads the
+//! image, answers the driver's ntoskrnl/HAL/dxgkrnl imports (pool, contiguous memory,
+//! MmMapIoSpace, registry, spin locks, DxgkInitialize) and the dxgkrnl callbacks, and
+//! calls the DDIs in the order dxgkrnl does: DriverEntry, AddDevice, StartDevice, adapter
+//! queries, devices, contexts, allocations, paging, Render, SubmitCommand, the ISR and
+//! DPC, display and power. The driver's MMIO goes to the device model, which reads the
+//! ring, allocation tables and command streams the driver wrote into RAM.
+//!
+//! This checks what the host-compiled unit tests cannot: the real binary's DDI table,
+//! stdcall argument counts (ESP is checked after every call), structure layouts as the
+//! driver reads them, its BAR0 and ring programming, and pool/contiguous-memory balance.
+//! Not covered: the VidPN DDIs (they need dxgkrnl's VidPN interface), the x64 image, and
+//! anything about real Windows beyond the documented DDI contracts.
+
+mod common;
+#[path = "common/x86_host.rs"]
+mod x86_host;
+
+use std::collections::{BTreeMap, HashMap};
+
+use aero_gpu::aerogpu::{AeroGpu, AeroGpuConfig};
+use aero_protocol::cmd::{self, Opcode};
+use aero_protocol::escape::{self, EscapeHeader, QueryDeviceV2Out, QueryFenceOut};
+use aero_protocol::pci::reg;
+use aero_protocol::ring::{AllocEntry, AllocTableHeader, RingHeader, SubmitDesc};
+use aero_protocol::wddm_alloc::{self, WddmAllocPriv};
+use aero_protocol::writer::CmdStreamWriter;
+use x86_host::{BAR0, BAR0_SIZE, Conv, Emu, Layout, Return, Services};
+
+const STATUS_SUCCESS: u32 = 0;
+const STATUS_OBJECT_NAME_NOT_FOUND: u32 = 0xC000_0034;
+const STATUS_BUFFER_TOO_SMALL: u32 = 0xC000_0023;
+const STATUS_ACCESS_DENIED: u32 = 0xC000_0022;
+const STATUS_NOT_SUPPORTED: u32 = 0xC000_00BB;
+/// DXGK_QUERYADAPTERINFOTYPE
+const QAI_UMDRIVERPRIVATE: u32 = 0;
+const QAI_DRIVERCAPS: u32 = 1;
+const QAI_QUERYSEGMENT: u32 = 2;
+const DEVICE_HANDLE: u32 = 0xD6C0_0001;
+const PDO: u32 = 0x0000_F000; // an address the driver only passes back to us
+const SERVICE_KEY: &str = r"\Registry\Machine\System\CurrentControlSet\Services\aerogpu";
+const HKR: &str = r"<device driver key>";
+
+/// Every structure member the test reads or writes, laid out by mingw-w64 from the
+/// driver's own headers.
+const LAYOUT: &[&str] = &[
+    "UNICODE_STRING",
+    "DRIVER_INITIALIZATION_DATA",
+    "DRIVER_INITIALIZATION_DATA.Version",
+    "DXGKRNL_INTERFACE",
+    "DXGK_DEVICE_INFO",
+    "DXGK_DEVICE_INFO.MiniportDeviceContext",
+    "DXGK_DEVICE_INFO.PhysicalDeviceObject",
+    "DXGK_DEVICE_INFO.DeviceRegistryPath",
+    "DXGK_DEVICE_INFO.TranslatedResourceList",
+    "DXGK_START_INFO",
+    "CM_RESOURCE_LIST.Count",
+    "CM_RESOURCE_LIST.List[0].PartialResourceList.Count",
+    "CM_RESOURCE_LIST.List[0].PartialResourceList.PartialDescriptors",
+    "CM_PARTIAL_RESOURCE_DESCRIPTOR",
+    "CM_PARTIAL_RESOURCE_DESCRIPTOR.Type",
+    "CM_PARTIAL_RESOURCE_DESCRIPTOR.u.Memory.Start",
+    "CM_PARTIAL_RESOURCE_DESCRIPTOR.u.Memory.Length",
+    "OBJECT_ATTRIBUTES.RootDirectory",
+    "OBJECT_ATTRIBUTES.ObjectName",
+    "KEY_VALUE_PARTIAL_INFORMATION.Type",
+    "KEY_VALUE_PARTIAL_INFORMATION.DataLength",
+    "KEY_VALUE_PARTIAL_INFORMATION.Data",
+    "DXGKARG_QUERYADAPTERINFO",
+    "DXGKARG_QUERYADAPTERINFO.Type",
+    "DXGKARG_QUERYADAPTERINFO.pOutputData",
+    "DXGKARG_QUERYADAPTERINFO.OutputDataSize",
+    "DXGK_DRIVERCAPS",
+    "DXGK_DRIVERCAPS.MaxAllocationListSlotId",
+    "DXGK_DRIVERCAPS.ApertureSegmentCommitLimit",
+    "DXGK_DRIVERCAPS.MaxPointerWidth",
+    "DXGK_DRIVERCAPS.PointerCaps",
+    "DXGK_DRIVERCAPS.GpuEngineTopology",
+    "DXGK_QUERYSEGMENTOUT",
+    "DXGK_QUERYSEGMENTOUT.NbSegment",
+    "DXGK_QUERYSEGMENTOUT.pSegmentDescriptor",
+    "DXGK_SEGMENTDESCRIPTOR",
+    "DXGK_SEGMENTDESCRIPTOR.Size",
+    "DXGK_SEGMENTDESCRIPTOR.Flags",
+    "DXGK_CHILD_DESCRIPTOR",
+    "DXGK_CHILD_DESCRIPTOR.ChildDeviceType",
+    "DXGK_CHILD_DESCRIPTOR.ChildCapabilities.HpdAwareness",
+    "DXGK_DEVICE_DESCRIPTOR",
+    "DXGK_DEVICE_DESCRIPTOR.DescriptorOffset",
+    "DXGK_DEVICE_DESCRIPTOR.DescriptorLength",
+    "DXGK_DEVICE_DESCRIPTOR.DescriptorBuffer",
+    "DXGKARG_CREATEDEVICE",
+    "DXGKARG_CREATEDEVICE.hDevice",
+    "DXGKARG_CREATEDEVICE.pInfo",
+    "DXGK_DEVICEINFO",
+    "DXGK_DEVICEINFO.DmaBufferSize",
+    "DXGKARG_CREATECONTEXT",
+    "DXGKARG_CREATECONTEXT.hContext",
+    "DXGKARG_CREATECONTEXT.ContextInfo",
+    "DXGKARG_CREATEALLOCATION",
+    "DXGKARG_CREATEALLOCATION.NumAllocations",
+    "DXGKARG_CREATEALLOCATION.pAllocationInfo",
+    "DXGK_ALLOCATIONINFO",
+    "DXGK_ALLOCATIONINFO.pPrivateDriverData",
+    "DXGK_ALLOCATIONINFO.PrivateDriverDataSize",
+    "DXGK_ALLOCATIONINFO.Size",
+    "DXGK_ALLOCATIONINFO.hAllocation",
+    "DXGK_ALLOCATIONINFO.Flags",
+    "DXGKARG_DESTROYALLOCATION",
+    "DXGKARG_DESTROYALLOCATION.NumAllocations",
+    "DXGKARG_DESTROYALLOCATION.pAllocationList",
+    "DXGKARG_BUILDPAGINGBUFFER",
+    "DXGKARG_BUILDPAGINGBUFFER.MapApertureSegment.hAllocation",
+    "DXGKARG_BUILDPAGINGBUFFER.MapApertureSegment.NumberOfPages",
+    "DXGKARG_BUILDPAGINGBUFFER.MapApertureSegment.pMdl",
+    "DXGKARG_BUILDPAGINGBUFFER.MapApertureSegment.MdlOffset",
+    "DXGKARG_BUILDPAGINGBUFFER.Operation",
+    "MDL",
+    "DXGK_ALLOCATIONLIST",
+    "DXGK_ALLOCATIONLIST.hDeviceSpecificAllocation",
+    "DXGK_ALLOCATIONLIST.Value",
+    "DXGKARG_RENDER",
+    "DXGKARG_RENDER.pCommand",
+    "DXGKARG_RENDER.CommandLength",
+    "DXGKARG_RENDER.pDmaBuffer",
+    "DXGKARG_RENDER.DmaSize",
+    "DXGKARG_RENDER.pAllocationList",
+    "DXGKARG_RENDER.AllocationListSize",
+    "DXGKARG_SUBMITCOMMAND",
+    "DXGKARG_SUBMITCOMMAND.hContext",
+    "DXGKARG_SUBMITCOMMAND.SubmissionFenceId",
+    "DXGKARG_SUBMITCOMMAND.Flags",
+    "DXGKARGCB_NOTIFY_INTERRUPT_DATA.InterruptType",
+    "DXGKARGCB_NOTIFY_INTERRUPT_DATA.DmaCompleted.SubmissionFenceId",
+    "DXGKARGCB_NOTIFY_INTERRUPT_DATA.CrtcVsync.PhysicalAddress",
+    "DXGKARG_ESCAPE",
+    "DXGKARG_ESCAPE.pPrivateDriverData",
+    "DXGKARG_ESCAPE.PrivateDriverDataSize",
+    "DXGKARG_QUERYCURRENTFENCE",
+    "DXGKARG_QUERYCURRENTFENCE.CurrentFence",
+    "DXGKARG_SETVIDPNSOURCEADDRESS",
+    "DXGKARG_SETVIDPNSOURCEADDRESS.hAllocation",
+    "DXGKARG_SETVIDPNSOURCEVISIBILITY",
+    "DXGKARG_SETVIDPNSOURCEVISIBILITY.Visible",
+    "DXGKARG_SETPOINTERSHAPE",
+    "DXGKARG_SETPOINTERSHAPE.Flags",
+    "DXGKARG_SETPOINTERSHAPE.Width",
+    "DXGKARG_SETPOINTERSHAPE.Height",
+    "DXGKARG_SETPOINTERSHAPE.Pitch",
+    "DXGKARG_SETPOINTERSHAPE.pPixels",
+    "DXGKARG_SETPOINTERSHAPE.XHot",
+    "DXGKARG_SETPOINTERSHAPE.YHot",
+    "DXGKARG_SETPOINTERPOSITION",
+    "DXGKARG_SETPOINTERPOSITION.X",
+    "DXGKARG_SETPOINTERPOSITION.Y",
+    "DXGKARG_SETPOINTERPOSITION.Flags",
+    "DXGKARG_GETSCANLINE",
+    "DXGKARG_GETSCANLINE.InVerticalBlank",
+    "DXGKARG_GETSCANLINE.ScanLine",
+    "DXGKARG_GETSTANDARDALLOCATIONDRIVERDATA",
+    "DXGKARG_GETSTANDARDALLOCATIONDRIVERDATA.StandardAllocationType",
+    "DXGKARG_GETSTANDARDALLOCATIONDRIVERDATA.pCreateSharedPrimarySurfaceData",
+    "DXGKARG_GETSTANDARDALLOCATIONDRIVERDATA.pAllocationPrivateDriverData",
+    "DXGKARG_GETSTANDARDALLOCATIONDRIVERDATA.AllocationPrivateDriverDataSize",
+    "D3DKMDT_SHAREDPRIMARYSURFACEDATA",
+    "D3DKMDT_SHAREDPRIMARYSURFACEDATA.Width",
+    "D3DKMDT_SHAREDPRIMARYSURFACEDATA.Height",
+];
+
+/// The DDI table slots, in DRIVER_INITIALIZATION_DATA order after `Version`.
+const DDI_SLOTS: &[&str] = &[
+    "AddDevice",
+    "StartDevice",
+    "StopDevice",
+    "RemoveDevice",
+    "DispatchIoRequest",
+    "InterruptRoutine",
+    "DpcRoutine",
+    "QueryChildRelations",
+    "QueryChildStatus",
+    "QueryDeviceDescriptor",
+    "SetPowerState",
+    "NotifyAcpiEvent",
+    "ResetDevice",
+    "Unload",
+    "QueryInterface",
+    "ControlEtwLogging",
+    "QueryAdapterInfo",
+    "CreateDevice",
+    "CreateAllocation",
+    "DestroyAllocation",
+    "DescribeAllocation",
+    "GetStandardAllocationDriverData",
+    "AcquireSwizzlingRange",
+    "ReleaseSwizzlingRange",
+    "Patch",
+    "SubmitCommand",
+    "PreemptCommand",
+    "BuildPagingBuffer",
+    "SetPalette",
+    "SetPointerPosition",
+    "SetPointerShape",
+    "ResetFromTimeout",
+    "RestartFromTimeout",
+    "Escape",
+    "CollectDbgInfo",
+    "QueryCurrentFence",
+    "IsSupportedVidPn",
+    "RecommendFunctionalVidPn",
+    "EnumVidPnCofuncModality",
+    "SetVidPnSourceAddress",
+    "SetVidPnSourceVisibility",
+    "CommitVidPn",
+    "UpdateActiveVidPnPresentPath",
+    "RecommendMonitorModes",
+    "RecommendVidPnTopology",
+    "GetScanLine",
+    "StopCapture",
+    "ControlInterrupt",
+    "CreateOverlay",
+    "DestroyDevice",
+    "OpenAllocation",
+    "CloseAllocation",
+    "Render",
+    "Present",
+    "UpdateOverlay",
+    "FlipOverlay",
+    "DestroyOverlay",
+    "CreateContext",
+    "DestroyContext",
+    "LinkDevice",
+    "SetDisplayPrivateDriverFormat",
+    // Windows 7 tail: six reserved, RenderKm, one reserved, QueryVidPnHWCapability.
+    "-",
+    "-",
+    "-",
+    "-",
+    "-",
+    "-",
+    "RenderKm",
+    "-",
+    "QueryVidPnHWCapability",
+];
+
+/// The dxgkrnl callbacks, in DXGKRNL_INTERFACE order after Size, Version, DeviceHandle.
+const CALLBACKS: &[&str] = &[
+    "DxgkCbEvalAcpiMethod",
+    "DxgkCbGetDeviceInformation",
+    "DxgkCbIndicateChildStatus",
+    "DxgkCbMapMemory",
+    "DxgkCbQueueDpc",
+    "DxgkCbQueryServices",
+    "DxgkCbReadDeviceSpace",
+    "DxgkCbSynchronizeExecution",
+    "DxgkCbUnmapMemory",
+    "DxgkCbWriteDeviceSpace",
+    "DxgkCbIsDevicePresent",
+    "DxgkCbGetHandleData",
+    "DxgkCbGetHandleParent",
+    "DxgkCbEnumHandleChildren",
+    "DxgkCbNotifyInterrupt",
+    "DxgkCbNotifyDpc",
+    "DxgkCbQueryVidPnInterface",
+    "DxgkCbQueryMonitorInterface",
+    "DxgkCbGetCaptureAddress",
+    "DxgkCbLogEtwEvent",
+    "DxgkCbExcludeAdapterAccess",
+];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Notify {
+    DmaCompleted(u32),
+    Vsync(u64),
+}
+
+/// Windows, as far as aerogpu.sys can see it.
+struct Nt {
+    layout: Layout,
+    /// Live pool blocks: address -> (size, tag).
+    pool: BTreeMap<u32, (u32, u32)>,
+    /// Live MmAllocateContiguousMemory blocks: address -> size.
+    contiguous: BTreeMap<u32, u32>,
+    /// Live MmMapIoSpace views: address -> size.
+    io_views: BTreeMap<u32, u32>,
+    registry: HashMap<String, HashMap<String, u32>>,
+    open_keys: HashMap<u32, String>,
+    next_key: u32,
+    /// The DDI table DxgkInitialize received.
+    ddi: HashMap<&'static str, u32>,
+    ddi_version: u32,
+    /// Filled in once AddDevice returned.
+    device_info: Option<u32>,
+    resource_list: u32,
+    notifications: Vec<Notify>,
+    dpcs_queued: u32,
+    dpcs_notified: u32,
+    /// 100 ns units, as KeQueryInterruptTime reports.
+    interrupt_time: u64,
+    privileged: bool,
+    /// The driver's own uses of services that Windows would reject or bugcheck on.
+    misuse: Vec<String>,
+}
+
+impl Nt {
+    fn new(layout: Layout) -> Nt {
+        Nt {
+            layout,
+            pool: BTreeMap::new(),
+            contiguous: BTreeMap::new(),
+            io_views: BTreeMap::new(),
+            registry: HashMap::new(),
+            open_keys: HashMap::new(),
+            next_key: 0x100,
+            ddi: HashMap::new(),
+            ddi_version: 0,
+            device_info: None,
+            resource_list: 0,
+            notifications: Vec::new(),
+            dpcs_queued: 0,
+            dpcs_notified: 0,
+            interrupt_time: 1_000_000,
+            privileged: false,
+            misuse: Vec::new(),
+        }
+    }
+
+    fn l(&self, key: &str) -> u32 {
+        self.layout.get(key)
+    }
+
+    fn set_registry(&mut self, key: &str, value: &str, v: u32) {
+        self.registry
+            .entry(key.to_ascii_lowercase())
+            .or_default()
+            .insert(value.to_ascii_lowercase(), v);
+    }
+
+    fn read_unicode(&self, emu: &Emu, us: u32) -> Result<String, String> {
+        let len = emu.r16(us)?;
+        let buf = emu.r32(us + 4)?;
+        let bytes = emu.read(buf, u32::from(len))?;
+        let units: Vec<u16> = bytes
+            .chunks_exact(2)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]))
+            .collect();
+        Ok(String::from_utf16_lossy(&units))
+    }
+}
+
+impl Services for Nt {
+    fn service(&mut self, emu: &mut Emu, name: &str) -> Result<Return, String> {
+        let func = name.rsplit('!').next().unwrap_or(name);
+        let a = |k: u32| emu.arg(k);
+        Ok(match func {
+            "ExAllocatePoolWithTag" => {
+                let (size, tag) = (a(1)?, a(2)?);
+                let p = if size == 0 || size > 16 << 20 {
+                    0
+                } else {
+                    let p = emu.alloc(size, 16)?;
+                    // Pool is not zeroed: garbage catches a driver that forgets to clear.
+                    emu.write(p, &vec![0xCD; size as usize])?;
+                    self.pool.insert(p, (size, tag));
+                    p
+                };
+                Return::stdcall(p, 3)
+            }
+            "ExFreePoolWithTag" => {
+                let (p, tag) = (a(0)?, a(1)?);
+                match self.pool.remove(&p) {
+                    Some((_, t)) if t == tag => {}
+                    Some((_, t)) => self.misuse.push(format!(
+                        "pool {p:#x} freed with tag {tag:#x}, allocated with {t:#x}"
+                    )),
+                    None => self.misuse.push(format!(
+                        "ExFreePoolWithTag of {p:#x}, not a live pool block"
+                    )),
+                }
+                Return::stdcall(0, 2)
+            }
+            "MmAllocateContiguousMemory" => {
+                let size = a(0)?;
+                let p = if size == 0 || size > 16 << 20 {
+                    0
+                } else {
+                    let p = emu.alloc(size, 4096)?;
+                    emu.write(p, &vec![0xCD; size as usize])?;
+                    self.contiguous.insert(p, size);
+                    p
+                };
+                Return::stdcall(p, 3) // NumberOfBytes + a 64-bit PHYSICAL_ADDRESS
+            }
+            "MmFreeContiguousMemory" => {
+                let p = a(0)?;
+                if self.contiguous.remove(&p).is_none() {
+                    self.misuse.push(format!(
+                        "MmFreeContiguousMemory of {p:#x}, not a live block"
+                    ));
+                }
+                Return::stdcall(0, 1)
+            }
+            "MmGetPhysicalAddress" => Return {
+                eax: a(0)?, // no paging: virtual = physical
+                edx: 0,
+                pop: 4,
+            },
+            "MmMapIoSpace" => {
+                let (lo, hi, size) = (a(0)?, a(1)?, a(2)?);
+                let in_bar = lo >= BAR0
+                    && u64::from(lo) + u64::from(size) <= u64::from(BAR0) + u64::from(BAR0_SIZE);
+                let in_ram = u64::from(lo) + u64::from(size) <= u64::from(x86_host::RAM_SIZE);
+                let va = if hi == 0 && size != 0 && (in_bar || in_ram) {
+                    lo
+                } else {
+                    0
+                };
+                if va != 0 {
+                    if self.io_views.contains_key(&va) {
+                        self.misuse
+                            .push(format!("MmMapIoSpace of {va:#x} while already mapped"));
+                    }
+                    self.io_views.insert(va, size);
+                }
+                Return::stdcall(va, 4)
+            }
+            "MmUnmapIoSpace" => {
+                let (va, size) = (a(0)?, a(1)?);
+                match self.io_views.remove(&va) {
+                    Some(s) if s == size => {}
+                    other => self
+                        .misuse
+                        .push(format!("MmUnmapIoSpace({va:#x}, {size}) of view {other:?}")),
+                }
+                Return::stdcall(0, 2)
+            }
+            "KeQueryInterruptTime" => Return {
+                eax: self.interrupt_time as u32,
+                edx: (self.interrupt_time >> 32) as u32,
+                pop: 0,
+            },
+            "KeQuerySystemTime" => {
+                emu.w64(a(0)?, 132_000_000_000_000_000)?;
+                Return::stdcall(0, 1)
+            }
+            "RtlInitUnicodeString" => {
+                let (dst, src) = (a(0)?, a(1)?);
+                let len = if src == 0 {
+                    0
+                } else {
+                    2 * emu.wstr(src)?.encode_utf16().count() as u32
+                };
+                emu.w16(dst, len as u16)?;
+                emu.w16(dst + 2, if src == 0 { 0 } else { len as u16 + 2 })?;
+                emu.w32(dst + 4, src)?;
+                Return::stdcall(0, 2)
+            }
+            "RtlCopyUnicodeString" => {
+                let (dst, src) = (a(0)?, a(1)?);
+                let n = if src == 0 {
+                    0
+                } else {
+                    emu.r16(src)?.min(emu.r16(dst + 2)?)
+                };
+                if n > 0 {
+                    let bytes = emu.read(emu.r32(src + 4)?, u32::from(n))?;
+                    emu.write(emu.r32(dst + 4)?, &bytes)?;
+                }
+                emu.w16(dst, n)?;
+                Return::stdcall(0, 2)
+            }
+            "SeSinglePrivilegeCheck" => Return::stdcall(u32::from(self.privileged), 3),
+            "IoOpenDeviceRegistryKey" => {
+                let (pdo, kind, out) = (a(0)?, a(1)?, a(3)?);
+                if pdo != PDO || kind != 2 {
+                    self.misuse
+                        .push(format!("IoOpenDeviceRegistryKey({pdo:#x}, {kind})"));
+                }
+                let h = self.next_key;
+                self.next_key += 4;
+                self.open_keys.insert(h, HKR.to_ascii_lowercase());
+                emu.w32(out, h)?;
+                Return::stdcall(STATUS_SUCCESS, 4)
+            }
+            "ZwOpenKey" => {
+                let (out, oa) = (a(0)?, a(2)?);
+                let root = emu.r32(oa + self.l("OBJECT_ATTRIBUTES.RootDirectory"))?;
+                let name =
+                    self.read_unicode(emu, emu.r32(oa + self.l("OBJECT_ATTRIBUTES.ObjectName"))?)?;
+                let path = if root == 0 {
+                    name.to_ascii_lowercase()
+                } else {
+                    match self.open_keys.get(&root) {
+                        Some(p) => format!("{p}\\{}", name.to_ascii_lowercase()),
+                        None => {
+                            self.misuse
+                                .push(format!("ZwOpenKey under unknown handle {root:#x}"));
+                            return Ok(Return::stdcall(0xC000_0008, 3));
+                        }
+                    }
+                };
+                let status = if self.registry.contains_key(&path) {
+                    let h = self.next_key;
+                    self.next_key += 4;
+                    self.open_keys.insert(h, path);
+                    emu.w32(out, h)?;
+                    STATUS_SUCCESS
+                } else {
+                    STATUS_OBJECT_NAME_NOT_FOUND
+                };
+                Return::stdcall(status, 3)
+            }
+            "ZwQueryValueKey" => {
+                let (h, name, class, buf, len, result) = (a(0)?, a(1)?, a(2)?, a(3)?, a(4)?, a(5)?);
+                let name = self.read_unicode(emu, name)?.to_ascii_lowercase();
+                let Some(key) = self.open_keys.get(&h) else {
+                    self.misuse
+                        .push(format!("ZwQueryValueKey on unknown handle {h:#x}"));
+                    return Ok(Return::stdcall(0xC000_0008, 6));
+                };
+                if class != 2 {
+                    return Err(format!(
+                        "ZwQueryValueKey class {class}: only KeyValuePartialInformation is modelled"
+                    ));
+                }
+                let value = self.registry.get(key).and_then(|k| k.get(&name)).copied();
+                let status = match value {
+                    None => STATUS_OBJECT_NAME_NOT_FOUND,
+                    Some(v) => {
+                        let data = self.l("KEY_VALUE_PARTIAL_INFORMATION.Data");
+                        emu.w32(result, data + 4)?;
+                        if len < data + 4 {
+                            STATUS_BUFFER_TOO_SMALL
+                        } else {
+                            emu.w32(buf + self.l("KEY_VALUE_PARTIAL_INFORMATION.Type"), 4)?; // REG_DWORD
+                            emu.w32(buf + self.l("KEY_VALUE_PARTIAL_INFORMATION.DataLength"), 4)?;
+                            emu.w32(buf + data, v)?;
+                            STATUS_SUCCESS
+                        }
+                    }
+                };
+                Return::stdcall(status, 6)
+            }
+            "ZwClose" => {
+                let h = a(0)?;
+                if self.open_keys.remove(&h).is_none() {
+                    self.misuse
+                        .push(format!("ZwClose of unknown handle {h:#x}"));
+                }
+                Return::stdcall(STATUS_SUCCESS, 1)
+            }
+            "memcpy" | "memmove" => {
+                let (d, s, n) = (a(0)?, a(1)?, a(2)?);
+                let bytes = emu.read(s, n)?;
+                emu.write(d, &bytes)?;
+                Return::cdecl(d)
+            }
+            "memset" => {
+                let (d, c, n) = (a(0)?, a(1)?, a(2)?);
+                emu.write(d, &vec![c as u8; n as usize])?;
+                Return::cdecl(d)
+            }
+            // HAL spin locks are fastcall: the lock in ECX, the old IRQL back in AL / in DL.
+            "KfAcquireSpinLock" => {
+                let lock = emu.ecx();
+                if emu.r32(lock)? != 0 {
+                    return Err(format!("spin lock {lock:#x} acquired while held: deadlock"));
+                }
+                emu.w32(lock, 1)?;
+                Return {
+                    eax: 0,
+                    edx: 0,
+                    pop: 0,
+                } // PASSIVE_LEVEL was the old IRQL
+            }
+            "KfReleaseSpinLock" => {
+                let lock = emu.ecx();
+                if emu.r32(lock)? != 1 {
+                    self.misuse
+                        .push(format!("spin lock {lock:#x} released while free"));
+                }
+                if emu.edx() as u8 != 0 {
+                    self.misuse
+                        .push(format!("spin lock released to IRQL {}", emu.edx() as u8));
+                }
+                emu.w32(lock, 0)?;
+                Return {
+                    eax: 0,
+                    edx: 0,
+                    pop: 0,
+                }
+            }
+            "DxgkInitialize" => {
+                let init = a(2)?;
+                self.ddi_version = emu.r32(init + self.l("DRIVER_INITIALIZATION_DATA.Version"))?;
+                if self.l("DRIVER_INITIALIZATION_DATA") != 4 + 4 * DDI_SLOTS.len() as u32 {
+                    return Err("DRIVER_INITIALIZATION_DATA has a different slot count".into());
+                }
+                for (i, slot) in DDI_SLOTS.iter().enumerate() {
+                    let f = emu.r32(init + 4 + 4 * i as u32)?;
+                    if *slot != "-" {
+                        self.ddi.insert(slot, f);
+                    }
+                }
+                Return::stdcall(STATUS_SUCCESS, 3)
+            }
+            "DxgkCbGetDeviceInformation" => {
+                let (h, out) = (a(0)?, a(1)?);
+                if h != DEVICE_HANDLE {
+                    self.misuse.push(format!("{func} with handle {h:#x}"));
+                }
+                let info = self
+                    .device_info
+                    .ok_or("DxgkCbGetDeviceInformation before AddDevice")?;
+                let bytes = emu.read(info, self.l("DXGK_DEVICE_INFO"))?;
+                emu.write(out, &bytes)?;
+                Return::stdcall(STATUS_SUCCESS, 2)
+            }
+            "DxgkCbNotifyInterrupt" => {
+                let d = a(1)?;
+                let kind = emu.r32(d + self.l("DXGKARGCB_NOTIFY_INTERRUPT_DATA.InterruptType"))?;
+                self.notifications.push(match kind {
+                    1 => Notify::DmaCompleted(emu.r32(
+                        d
+                            + self.l(
+                                "DXGKARGCB_NOTIFY_INTERRUPT_DATA.DmaCompleted.SubmissionFenceId",
+                            ),
+                    )?),
+                    3 => Notify::Vsync(emu.r64(
+                        d + self.l("DXGKARGCB_NOTIFY_INTERRUPT_DATA.CrtcVsync.PhysicalAddress"),
+                    )?),
+                    k => return Err(format!("DxgkCbNotifyInterrupt type {k}")),
+                });
+                Return::stdcall(0, 2)
+            }
+            "DxgkCbQueueDpc" => {
+                self.dpcs_queued += 1;
+                Return::stdcall(1, 1)
+            }
+            "DxgkCbNotifyDpc" => {
+                self.dpcs_notified += 1;
+                Return::stdcall(0, 1)
+            }
+            other => {
+                return Err(format!(
+                    "the driver called {name} ({other}), which this test does not provide"
+                ));
+            }
+        })
+    }
+}
+
+/// The driver, loaded and started, with the test's Windows around it.
+struct Kmd {
+    emu: Emu,
+    nt: Nt,
+    adapter: u32,
+}
+
+impl Kmd {
+    fn l(&self, key: &str) -> u32 {
+        self.nt.l(key)
+    }
+
+    /// Calls DDI `name` (stdcall) and returns its NTSTATUS / result.
+    fn ddi(&mut self, name: &str, args: &[u32]) -> u32 {
+        let f = *self
+            .nt
+            .ddi
+            .get(name)
+            .unwrap_or_else(|| panic!("no DDI {name}"));
+        assert_ne!(f, 0, "DDI {name} is NULL");
+        let r = self
+            .emu
+            .call(&mut self.nt, f, args, Conv::Stdcall)
+            .unwrap_or_else(|e| panic!("DDI {name}: {e}"));
+        r as u32
+    }
+
+    fn alloc(&mut self, size: u32) -> u32 {
+        self.emu.alloc(size, 16).unwrap()
+    }
+    fn put(&mut self, base: u32, field: &str, v: u32) {
+        let off = self.l(field);
+        self.emu.w32(base + off, v).unwrap();
+    }
+    fn get(&self, base: u32, field: &str) -> u32 {
+        self.emu.r32(base + self.l(field)).unwrap()
+    }
+    fn reg(&self, off: u32) -> u32 {
+        self.emu.bus.gpu.read_reg(off)
+    }
+
+    /// Loads the driver, runs DriverEntry, AddDevice and StartDevice.
+    fn start(sys: &[u8], layout: Layout, configure: impl FnOnce(&mut Nt)) -> Kmd {
+        let mut emu = Emu::new(AeroGpu::new(AeroGpuConfig::default()));
+        let mut nt = Nt::new(layout);
+        nt.set_registry(SERVICE_KEY, "-", 0);
+        nt.set_registry(&format!("{SERVICE_KEY}\\Parameters"), "-", 0);
+        nt.set_registry(HKR, "-", 0);
+        nt.set_registry(&format!("{HKR}\\Parameters"), "-", 0);
+        configure(&mut nt);
+        let (_, entry) = emu.load_pe32(sys).expect("load aerogpu.sys");
+        let drv = emu.alloc(0x100, 16).unwrap();
+        let reg_path = emu.unicode_string(SERVICE_KEY).unwrap();
+        let st = emu
+            .call(&mut nt, entry, &[drv, reg_path], Conv::Stdcall)
+            .expect("DriverEntry") as u32;
+        assert_eq!(st, STATUS_SUCCESS, "DriverEntry");
+        assert_eq!(nt.ddi_version, 0x2005, "DXGKDDI_INTERFACE_VERSION_WIN7");
+        // dxgkrnl calls every slot it knows on Windows 7: none may be NULL.
+        for (slot, f) in &nt.ddi {
+            assert!(
+                *f >= x86_host::IMAGE_MIN && *f < x86_host::IMAGE_MAX,
+                "DDI {slot} = {f:#x}"
+            );
+        }
+        let mut k = Kmd {
+            emu,
+            nt,
+            adapter: 0,
+        };
+
+        let ctx_out = k.alloc(4);
+        assert_eq!(k.ddi("AddDevice", &[PDO, ctx_out]), STATUS_SUCCESS);
+        k.adapter = k.emu.r32(ctx_out).unwrap();
+
+        // What DxgkCbGetDeviceInformation returns, as Windows lists a VGA-compatible PCI
+        // display function: legacy VGA ports and window, the LFB BAR, then BAR0 (the
+        // driver must find BAR0 wherever it is).
+        let desc = k.l("CM_PARTIAL_RESOURCE_DESCRIPTOR");
+        let descs = k.l("CM_RESOURCE_LIST.List[0].PartialResourceList.PartialDescriptors");
+        let resources: [(u8, u32, u32); 4] = [
+            (1, 0x3C0, 0x20),           // CmResourceTypePort
+            (3, 0xA_0000, 0x2_0000),    // CmResourceTypeMemory: legacy VGA window
+            (3, 0xE000_0000, 16 << 20), // the LFB BAR
+            (3, BAR0, BAR0_SIZE),       // the registers
+        ];
+        let list = k.alloc(descs + resources.len() as u32 * desc);
+        k.put(list, "CM_RESOURCE_LIST.Count", 1);
+        k.put(
+            list,
+            "CM_RESOURCE_LIST.List[0].PartialResourceList.Count",
+            resources.len() as u32,
+        );
+        for (i, (kind, start, len)) in resources.into_iter().enumerate() {
+            let d = list + descs + i as u32 * desc;
+            k.emu
+                .w8(d + k.l("CM_PARTIAL_RESOURCE_DESCRIPTOR.Type"), kind)
+                .unwrap();
+            k.put(d, "CM_PARTIAL_RESOURCE_DESCRIPTOR.u.Memory.Start", start);
+            k.put(d, "CM_PARTIAL_RESOURCE_DESCRIPTOR.u.Memory.Length", len);
+        }
+        let info = k.alloc(k.l("DXGK_DEVICE_INFO"));
+        k.put(info, "DXGK_DEVICE_INFO.MiniportDeviceContext", k.adapter);
+        k.put(info, "DXGK_DEVICE_INFO.PhysicalDeviceObject", PDO);
+        k.put(info, "DXGK_DEVICE_INFO.TranslatedResourceList", list);
+        k.nt.device_info = Some(info);
+        k.nt.resource_list = list;
+
+        let dxgk_size = k.l("DXGKRNL_INTERFACE");
+        assert_eq!(
+            dxgk_size,
+            12 + 4 * CALLBACKS.len() as u32,
+            "DXGKRNL_INTERFACE slot count"
+        );
+        let dxgk = k.alloc(dxgk_size);
+        k.emu.w32(dxgk, dxgk_size).unwrap();
+        k.emu.w32(dxgk + 4, 0x2005).unwrap();
+        k.emu.w32(dxgk + 8, DEVICE_HANDLE).unwrap();
+        for (i, cb) in CALLBACKS.iter().enumerate() {
+            let t = k.emu.thunk(&format!("dxgkrnl!{cb}"));
+            k.emu.w32(dxgk + 12 + 4 * i as u32, t).unwrap();
+        }
+        let start_info = k.alloc(k.l("DXGK_START_INFO"));
+        let counts = k.alloc(8);
+        let adapter = k.adapter;
+        assert_eq!(
+            k.ddi(
+                "StartDevice",
+                &[adapter, start_info, dxgk, counts, counts + 4]
+            ),
+            STATUS_SUCCESS,
+            "StartDevice"
+        );
+        assert_eq!(k.emu.r32(counts).unwrap(), 1, "one VidPN source");
+        assert_eq!(k.emu.r32(counts + 4).unwrap(), 1, "one child");
+        k
+    }
+
+    /// Device interrupt line -> the driver's ISR (and DPC when it asked for one), as
+    /// dxgkrnl does. Returns whether the ISR claimed the interrupt.
+    fn service_interrupt(&mut self) -> bool {
+        if !self.emu.bus.gpu.irq_level() {
+            return false;
+        }
+        let queued = self.nt.dpcs_queued;
+        let adapter = self.adapter;
+        let claimed = self.ddi("InterruptRoutine", &[adapter, 0]) & 0xFF != 0;
+        assert!(
+            !self.emu.bus.gpu.irq_level(),
+            "the ISR acknowledged every pending cause"
+        );
+        if self.nt.dpcs_queued > queued {
+            let notified = self.nt.dpcs_notified;
+            let f = self.nt.ddi["DpcRoutine"];
+            self.emu
+                .call(&mut self.nt, f, &[adapter], Conv::Stdcall)
+                .expect("DpcRoutine");
+            assert_eq!(
+                self.nt.dpcs_notified,
+                notified + 1,
+                "the DPC calls DxgkCbNotifyDpc"
+            );
+        }
+        claimed
+    }
+
+    fn query_adapter_info(&mut self, kind: u32, out_size: u32) -> (u32, u32) {
+        let out = self.alloc(out_size);
+        let q = self.alloc(self.l("DXGKARG_QUERYADAPTERINFO"));
+        self.put(q, "DXGKARG_QUERYADAPTERINFO.Type", kind);
+        self.put(q, "DXGKARG_QUERYADAPTERINFO.pOutputData", out);
+        self.put(q, "DXGKARG_QUERYADAPTERINFO.OutputDataSize", out_size);
+        let adapter = self.adapter;
+        (self.ddi("QueryAdapterInfo", &[adapter, q]), out)
+    }
+
+    fn escape(&mut self, request: &[u8]) -> (u32, Vec<u8>) {
+        let buf = self.emu.alloc_bytes(request).unwrap();
+        let e = self.alloc(self.l("DXGKARG_ESCAPE"));
+        self.put(e, "DXGKARG_ESCAPE.pPrivateDriverData", buf);
+        self.put(
+            e,
+            "DXGKARG_ESCAPE.PrivateDriverDataSize",
+            request.len() as u32,
+        );
+        let adapter = self.adapter;
+        let st = self.ddi("Escape", &[adapter, e]);
+        (st, self.emu.read(buf, request.len() as u32).unwrap())
+    }
+
+    fn query_fence(&mut self) -> QueryFenceOut {
+        let mut req = QueryFenceOut::default();
+        req.hdr = EscapeHeader {
+            version: escape::ESCAPE_VERSION,
+            op: escape::OP_QUERY_FENCE,
+            size_bytes: QueryFenceOut::SIZE as u32,
+            reserved0: 0,
+        };
+        let (st, out) = self.escape(&req.to_bytes());
+        assert_eq!(st, STATUS_SUCCESS, "QUERY_FENCE escape");
+        QueryFenceOut::decode(&out).unwrap()
+    }
+
+    fn create_device(&mut self) -> u32 {
+        let info = self.alloc(self.l("DXGK_DEVICEINFO"));
+        let c = self.alloc(self.l("DXGKARG_CREATEDEVICE"));
+        self.put(c, "DXGKARG_CREATEDEVICE.hDevice", 0xDE71_CE00);
+        self.put(c, "DXGKARG_CREATEDEVICE.pInfo", info);
+        let adapter = self.adapter;
+        assert_eq!(self.ddi("CreateDevice", &[adapter, c]), STATUS_SUCCESS);
+        assert_eq!(self.get(info, "DXGK_DEVICEINFO.DmaBufferSize"), 256 << 10);
+        self.get(c, "DXGKARG_CREATEDEVICE.hDevice")
+    }
+
+    fn create_context(&mut self, device: u32) -> u32 {
+        let c = self.alloc(self.l("DXGKARG_CREATECONTEXT"));
+        assert_eq!(self.ddi("CreateContext", &[device, c]), STATUS_SUCCESS);
+        let dma = self
+            .emu
+            .r32(c + self.l("DXGKARG_CREATECONTEXT.ContextInfo"))
+            .unwrap();
+        assert_eq!(dma, 256 << 10, "context DMA buffer size");
+        self.get(c, "DXGKARG_CREATECONTEXT.hContext")
+    }
+
+    /// CreateAllocation of one allocation carrying `priv_data`; returns (handle, the
+    /// private data as the driver wrote it back).
+    fn create_allocation(&mut self, priv_data: &[u8], size: u32) -> (u32, WddmAllocPriv) {
+        let blob = self.emu.alloc_bytes(priv_data).unwrap();
+        let info = self.alloc(self.l("DXGK_ALLOCATIONINFO"));
+        self.put(info, "DXGK_ALLOCATIONINFO.pPrivateDriverData", blob);
+        self.put(
+            info,
+            "DXGK_ALLOCATIONINFO.PrivateDriverDataSize",
+            priv_data.len() as u32,
+        );
+        self.put(info, "DXGK_ALLOCATIONINFO.Size", size);
+        let c = self.alloc(self.l("DXGKARG_CREATEALLOCATION"));
+        self.put(c, "DXGKARG_CREATEALLOCATION.NumAllocations", 1);
+        self.put(c, "DXGKARG_CREATEALLOCATION.pAllocationInfo", info);
+        let adapter = self.adapter;
+        assert_eq!(
+            self.ddi("CreateAllocation", &[adapter, c]),
+            STATUS_SUCCESS,
+            "CreateAllocation"
+        );
+        let h = self.get(info, "DXGK_ALLOCATIONINFO.hAllocation");
+        assert_ne!(h, 0);
+        let flags = self.get(info, "DXGK_ALLOCATIONINFO.Flags");
+        assert_eq!(
+            flags & 1,
+            1,
+            "allocations are CPU-visible (system-memory aperture)"
+        );
+        let back = WddmAllocPriv::decode(&self.emu.read(blob, WddmAllocPriv::SIZE as u32).unwrap())
+            .unwrap();
+        (h, back)
+    }
+
+    /// DXGK_OPERATION_MAP_APERTURE_SEGMENT with an MDL of `pages` pages at `gpa`.
+    fn map_aperture(&mut self, allocation: u32, gpa: u32, pages: u32) {
+        let mdl_size = self.l("MDL");
+        let mdl = self.alloc(mdl_size + 4 * pages);
+        for i in 0..pages {
+            self.emu
+                .w32(mdl + mdl_size + 4 * i, (gpa >> 12) + i)
+                .unwrap();
+        }
+        let b = self.alloc(self.l("DXGKARG_BUILDPAGINGBUFFER"));
+        self.put(b, "DXGKARG_BUILDPAGINGBUFFER.Operation", 5);
+        self.put(
+            b,
+            "DXGKARG_BUILDPAGINGBUFFER.MapApertureSegment.hAllocation",
+            allocation,
+        );
+        self.put(
+            b,
+            "DXGKARG_BUILDPAGINGBUFFER.MapApertureSegment.NumberOfPages",
+            pages,
+        );
+        self.put(b, "DXGKARG_BUILDPAGINGBUFFER.MapApertureSegment.pMdl", mdl);
+        self.put(
+            b,
+            "DXGKARG_BUILDPAGINGBUFFER.MapApertureSegment.MdlOffset",
+            0,
+        );
+        let adapter = self.adapter;
+        assert_eq!(self.ddi("BuildPagingBuffer", &[adapter, b]), STATUS_SUCCESS);
+    }
+
+    /// Render (`stream` + allocation list of (handle, written)) then SubmitCommand with
+    /// `fence`. Returns Render's and SubmitCommand's status.
+    fn render_submit(
+        &mut self,
+        context: u32,
+        stream: &[u8],
+        list: &[(u32, bool)],
+        fence: u32,
+    ) -> (u32, u32) {
+        let cmd = self.emu.alloc_bytes(stream).unwrap();
+        let dma = self.alloc(256 << 10);
+        let entry = self.l("DXGK_ALLOCATIONLIST");
+        let alloc_list = self.alloc(entry * list.len().max(1) as u32);
+        for (i, (h, written)) in list.iter().enumerate() {
+            let e = alloc_list + i as u32 * entry;
+            self.put(e, "DXGK_ALLOCATIONLIST.hDeviceSpecificAllocation", *h);
+            self.put(e, "DXGK_ALLOCATIONLIST.Value", u32::from(*written));
+        }
+        let r = self.alloc(self.l("DXGKARG_RENDER"));
+        self.put(r, "DXGKARG_RENDER.pCommand", cmd);
+        self.put(r, "DXGKARG_RENDER.CommandLength", stream.len() as u32);
+        self.put(r, "DXGKARG_RENDER.pDmaBuffer", dma);
+        self.put(r, "DXGKARG_RENDER.DmaSize", 256 << 10);
+        self.put(r, "DXGKARG_RENDER.pAllocationList", alloc_list);
+        self.put(r, "DXGKARG_RENDER.AllocationListSize", list.len() as u32);
+        let render = self.ddi("Render", &[context, r]);
+        if render != STATUS_SUCCESS {
+            return (render, 0);
+        }
+        assert_eq!(
+            self.get(r, "DXGKARG_RENDER.pDmaBuffer"),
+            dma + stream.len() as u32,
+            "Render advances pDmaBuffer past what it consumed"
+        );
+        assert_eq!(
+            self.emu.read(dma, stream.len() as u32).unwrap(),
+            stream,
+            "DMA buffer holds the stream"
+        );
+        let s = self.alloc(self.l("DXGKARG_SUBMITCOMMAND"));
+        self.put(s, "DXGKARG_SUBMITCOMMAND.hContext", context);
+        self.put(s, "DXGKARG_SUBMITCOMMAND.SubmissionFenceId", fence);
+        let adapter = self.adapter;
+        (render, self.ddi("SubmitCommand", &[adapter, s]))
+    }
+
+    /// The submit descriptor the driver put in ring slot `slot`, and its allocation table.
+    fn ring_entry(&self, slot: u32) -> (SubmitDesc, Vec<AllocEntry>) {
+        let ring = self.reg(reg::RING_GPA_LO);
+        let header =
+            RingHeader::decode(&self.emu.read(ring, RingHeader::SIZE as u32).unwrap()).unwrap();
+        let at = ring
+            + RingHeader::SIZE as u32
+            + (slot % header.entry_count) * header.entry_stride_bytes;
+        let desc =
+            SubmitDesc::decode(&self.emu.read(at, SubmitDesc::SIZE as u32).unwrap()).unwrap();
+        let mut entries = Vec::new();
+        if desc.alloc_table_gpa != 0 {
+            let t = desc.alloc_table_gpa as u32;
+            let th =
+                AllocTableHeader::decode(&self.emu.read(t, AllocTableHeader::SIZE as u32).unwrap())
+                    .unwrap();
+            for i in 0..th.entry_count {
+                let e = t + AllocTableHeader::SIZE as u32 + i * th.entry_stride_bytes;
+                entries.push(
+                    AllocEntry::decode(&self.emu.read(e, AllocEntry::SIZE as u32).unwrap())
+                        .unwrap(),
+                );
+            }
+        }
+        (desc, entries)
+    }
+
+    fn destroy_allocation(&mut self, h: u32) {
+        let list = self.emu.alloc_bytes(&h.to_le_bytes()).unwrap();
+        let d = self.alloc(self.l("DXGKARG_DESTROYALLOCATION"));
+        self.put(d, "DXGKARG_DESTROYALLOCATION.NumAllocations", 1);
+        self.put(d, "DXGKARG_DESTROYALLOCATION.pAllocationList", list);
+        let adapter = self.adapter;
+        assert_eq!(self.ddi("DestroyAllocation", &[adapter, d]), STATUS_SUCCESS);
+    }
+
+    /// StopDevice + RemoveDevice, then every pool block, contiguous block and I/O view
+    /// the driver made must be gone.
+    fn stop_and_check_leaks(&mut self) {
+        let adapter = self.adapter;
+        assert_eq!(self.ddi("StopDevice", &[adapter]), STATUS_SUCCESS);
+        assert_eq!(
+            self.reg(reg::IRQ_ENABLE),
+            0,
+            "StopDevice masks the device's interrupts"
+        );
+        assert_eq!(self.ddi("RemoveDevice", &[adapter]), STATUS_SUCCESS);
+        assert!(
+            self.nt.pool.is_empty(),
+            "pool blocks leaked: {:x?}",
+            self.nt.pool
+        );
+        assert!(
+            self.nt.contiguous.is_empty(),
+            "contiguous memory leaked: {:x?}",
+            self.nt.contiguous
+        );
+        assert!(
+            self.nt.io_views.is_empty(),
+            "I/O views left mapped: {:x?}",
+            self.nt.io_views
+        );
+        assert!(
+            self.nt.open_keys.is_empty(),
+            "registry keys left open: {:?}",
+            self.nt.open_keys
+        );
+        assert!(
+            self.nt.misuse.is_empty(),
+            "driver misused kernel services: {:#?}",
+            self.nt.misuse
+        );
+    }
+}
+
+fn alloc_priv(alloc_id: u32, flags: u32, size: u64) -> Vec<u8> {
+    WddmAllocPriv {
+        magic: wddm_alloc::PRIV_MAGIC,
+        version: 1,
+        alloc_id,
+        flags,
+        size_bytes: size,
+        ..Default::default()
+    }
+    .to_bytes()
+    .to_vec()
+}
+
+/// The x86 driver as build.sh made it, and its structure layouts.
+fn driver() -> (Vec<u8>, Layout) {
+    let out = common::build_drivers("kmd-x86");
+    let sys = std::fs::read(out.join("x86/aerogpu/aerogpu.sys")).unwrap();
+    let header = common::drivers_dir().join("kmd/src/aerogpu_kmd.h");
+    let layout = Layout::probe(
+        "i686-w64-mingw32-gcc",
+        &[
+            "-std=gnu11",
+            "-ffreestanding",
+            "-D_WIN32_WINNT=0x0601",
+            "-DNTDDI_VERSION=0x06010000",
+            "-I/usr/share/mingw-w64/include/ddk",
+        ],
+        &header,
+        LAYOUT,
+        &out.join("layout-x86"),
+    );
+    (sys, layout)
+}
+
+#[test]
+fn kmd_x86_runs_on_aero_cpu_against_the_device_model() {
+    let (sys, layout) = driver();
+    let mut k = Kmd::start(&sys, layout, |nt| {
+        // HKR\Parameters\NonLocalMemorySizeMB above the x86 limit: clamped to 1024.
+        nt.set_registry(&format!("{HKR}\\Parameters"), "NonLocalMemorySizeMB", 4096);
+    });
+
+    // ---- StartDevice programmed the device -------------------------------------------
+    let ring_gpa = k.reg(reg::RING_GPA_LO);
+    assert!(
+        k.nt.contiguous.contains_key(&ring_gpa),
+        "ring in the driver's contiguous memory"
+    );
+    assert_eq!(k.reg(reg::RING_GPA_HI), 0);
+    assert_eq!(
+        k.reg(reg::RING_SIZE_BYTES),
+        64 + 256 * 64,
+        "header + 256 descriptors"
+    );
+    assert_eq!(k.reg(reg::RING_CONTROL) & 1, 1, "ring enabled");
+    let fence_page = k.reg(reg::FENCE_GPA_LO);
+    assert!(
+        k.nt.contiguous.contains_key(&fence_page),
+        "fence page in contiguous memory"
+    );
+    assert_eq!(
+        k.reg(reg::IRQ_ENABLE),
+        (1 << 0) | (1 << 31),
+        "FENCE and ERROR interrupts, no vblank yet"
+    );
+    let header = RingHeader::decode(&k.emu.read(ring_gpa, 64).unwrap()).unwrap();
+    assert_eq!(header.magic, aero_protocol::ring::RING_MAGIC);
+    assert_eq!(header.entry_count, 256);
+    assert_eq!(
+        k.nt.io_views.get(&BAR0),
+        Some(&BAR0_SIZE),
+        "BAR0 (the fourth resource) mapped"
+    );
+
+    // ---- Adapter queries ---------------------------------------------------------------
+    let caps_size = k.l("DXGK_DRIVERCAPS");
+    let (st, caps) = k.query_adapter_info(QAI_DRIVERCAPS, caps_size + 64);
+    assert_eq!(st, STATUS_SUCCESS);
+    assert_eq!(
+        k.get(caps, "DXGK_DRIVERCAPS.ApertureSegmentCommitLimit"),
+        1024 << 20,
+        "NonLocalMemorySizeMB clamped to 1024 on x86"
+    );
+    assert_eq!(k.get(caps, "DXGK_DRIVERCAPS.MaxAllocationListSlotId"), 256);
+    assert_eq!(
+        k.get(caps, "DXGK_DRIVERCAPS.MaxPointerWidth"),
+        aero_protocol::pci::CURSOR_MAX_DIM
+    );
+    assert_eq!(
+        k.get(caps, "DXGK_DRIVERCAPS.PointerCaps"),
+        0x2 | 0x4,
+        "colour and masked-colour cursors"
+    );
+    assert_eq!(k.get(caps, "DXGK_DRIVERCAPS.GpuEngineTopology"), 1);
+    let (st, _) = k.query_adapter_info(QAI_DRIVERCAPS, caps_size - 4);
+    assert_eq!(st, STATUS_BUFFER_TOO_SMALL);
+
+    let qs = k.l("DXGK_QUERYSEGMENTOUT");
+    let (st, seg) = k.query_adapter_info(QAI_QUERYSEGMENT, qs); // the count pass
+    assert_eq!(st, STATUS_SUCCESS);
+    assert_eq!(k.get(seg, "DXGK_QUERYSEGMENTOUT.NbSegment"), 1);
+    let descs = k.alloc(k.l("DXGK_SEGMENTDESCRIPTOR"));
+    let q = k.alloc(k.l("DXGKARG_QUERYADAPTERINFO"));
+    let out = k.alloc(qs);
+    k.put(out, "DXGK_QUERYSEGMENTOUT.pSegmentDescriptor", descs);
+    k.put(q, "DXGKARG_QUERYADAPTERINFO.Type", QAI_QUERYSEGMENT);
+    k.put(q, "DXGKARG_QUERYADAPTERINFO.pOutputData", out);
+    k.put(q, "DXGKARG_QUERYADAPTERINFO.OutputDataSize", qs);
+    let adapter = k.adapter;
+    assert_eq!(k.ddi("QueryAdapterInfo", &[adapter, q]), STATUS_SUCCESS);
+    assert_eq!(k.get(descs, "DXGK_SEGMENTDESCRIPTOR.Size"), 1024 << 20);
+    assert_eq!(
+        k.get(descs, "DXGK_SEGMENTDESCRIPTOR.Flags") & 0x1,
+        0x1,
+        "an aperture segment"
+    );
+
+    let (st, umd) = k.query_adapter_info(QAI_UMDRIVERPRIVATE, QueryDeviceV2Out::SIZE as u32);
+    assert_eq!(st, STATUS_SUCCESS);
+    let umd =
+        QueryDeviceV2Out::decode(&k.emu.read(umd, QueryDeviceV2Out::SIZE as u32).unwrap()).unwrap();
+    assert_eq!(umd.detected_mmio_magic, k.reg(reg::MAGIC));
+    assert_eq!(umd.abi_version_u32, k.reg(reg::ABI_VERSION));
+    assert_eq!(
+        umd.features,
+        u64::from(k.reg(reg::FEATURES_LO)) | u64::from(k.reg(reg::FEATURES_HI)) << 32
+    );
+
+    // ---- The monitor child and its EDID ------------------------------------------------
+    let child = k.l("DXGK_CHILD_DESCRIPTOR");
+    let rel = k.alloc(2 * child);
+    assert_eq!(
+        k.ddi("QueryChildRelations", &[adapter, rel, 2 * child]),
+        STATUS_SUCCESS
+    );
+    assert_eq!(
+        k.get(rel, "DXGK_CHILD_DESCRIPTOR.ChildDeviceType"),
+        1,
+        "TypeVideoOutput"
+    );
+    assert_eq!(
+        k.get(rel, "DXGK_CHILD_DESCRIPTOR.ChildCapabilities.HpdAwareness"),
+        1,
+        "always connected"
+    );
+    let edid = k.alloc(128);
+    let dd = k.alloc(k.l("DXGK_DEVICE_DESCRIPTOR"));
+    k.put(dd, "DXGK_DEVICE_DESCRIPTOR.DescriptorLength", 128);
+    k.put(dd, "DXGK_DEVICE_DESCRIPTOR.DescriptorBuffer", edid);
+    assert_eq!(
+        k.ddi("QueryDeviceDescriptor", &[adapter, 0, dd]),
+        STATUS_SUCCESS
+    );
+    let edid = k.emu.read(edid, 128).unwrap();
+    assert_eq!(
+        &edid[..8],
+        &[0, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0],
+        "EDID header"
+    );
+    assert_eq!(
+        edid.iter().fold(0u8, |s, b| s.wrapping_add(*b)),
+        0,
+        "EDID checksum"
+    );
+
+    // ---- Escape: what dbgctl and the UMD see ---------------------------------------------
+    let f = k.query_fence();
+    assert_eq!((f.last_submitted_fence, f.last_completed_fence), (0, 0));
+
+    // ---- A device, a context, an allocation backed by guest pages ------------------------
+    let device = k.create_device();
+    let context = k.create_context(device);
+    let (buffer, back) = k.create_allocation(&alloc_priv(7, 0, 0), 64 << 10);
+    assert_eq!(back.alloc_id, 7, "a UMD alloc_id is kept");
+    assert_eq!(
+        back.size_bytes,
+        64 << 10,
+        "the size is written back for every process"
+    );
+    let backing = k.emu.alloc(64 << 10, 4096).unwrap();
+    k.map_aperture(buffer, backing, 16);
+    let (other, back) = k.create_allocation(&alloc_priv(0, 0, 4096), 0);
+    assert!(
+        back.alloc_id >= wddm_alloc::ALLOC_ID_KMD_MIN,
+        "alloc_id 0 gets a KMD-range id"
+    );
+    let other_backing = k.emu.alloc(4096, 4096).unwrap();
+    k.map_aperture(other, other_backing, 1);
+
+    // ---- Submission 1: creates a buffer in the allocation and uploads into it -----------
+    let mut w = CmdStreamWriter::new();
+    w.create_buffer(1, cmd::RESOURCE_USAGE_VERTEX_BUFFER, 4096, 7, 0);
+    w.upload(1, 0, &[0xA5; 64]);
+    let stream = w.finish();
+    let (r, s) = k.render_submit(context, &stream, &[(buffer, true)], 1);
+    assert_eq!(
+        (r, s),
+        (STATUS_SUCCESS, STATUS_SUCCESS),
+        "Render / SubmitCommand"
+    );
+    assert_eq!(
+        k.emu.bus.gpu.completed_fence(),
+        1,
+        "the device ran the submission"
+    );
+    assert_eq!(
+        k.emu.bus.gpu.error().count,
+        0,
+        "the device found the submission valid"
+    );
+    let (desc, table) = k.ring_entry(0);
+    assert_eq!(desc.signal_fence, 1);
+    assert_eq!(desc.cmd_size_bytes as usize, stream.len());
+    assert_eq!(
+        k.emu
+            .read(desc.cmd_gpa as u32, desc.cmd_size_bytes)
+            .unwrap(),
+        stream,
+        "the ring names a copy of the stream"
+    );
+    assert_eq!(table.len(), 1);
+    assert_eq!(
+        (table[0].alloc_id, table[0].gpa, table[0].size_bytes),
+        (7, u64::from(backing), 64 << 10)
+    );
+    assert_eq!(table[0].flags & 1, 0, "written allocation is not READONLY");
+    assert!(k.service_interrupt(), "the fence interrupt is the driver's");
+    assert_eq!(k.nt.notifications, [Notify::DmaCompleted(1)]);
+    let page =
+        aero_protocol::ring::FencePage::decode(&k.emu.read(fence_page, 64).unwrap()).unwrap();
+    assert_eq!(page.completed_fence, 1, "fence page");
+    let qf = k.alloc(k.l("DXGKARG_QUERYCURRENTFENCE"));
+    assert_eq!(k.ddi("QueryCurrentFence", &[adapter, qf]), STATUS_SUCCESS);
+    assert_eq!(k.get(qf, "DXGKARG_QUERYCURRENTFENCE.CurrentFence"), 1);
+
+    // ---- Submission 2: a writeback into an allocation listed read-only ------------------
+    // The driver marks it READONLY (WriteOperation = 0), so the device must refuse the
+    // writeback, latch the error, complete the fence anyway and keep running.
+    let mut w = CmdStreamWriter::new();
+    w.create_buffer(2, cmd::RESOURCE_USAGE_VERTEX_BUFFER, 4096, back.alloc_id, 0);
+    w.push(
+        Opcode::CopyBuffer,
+        &cmd::CopyBuffer {
+            dst_buffer: 2,
+            src_buffer: 1,
+            size_bytes: 64,
+            flags: cmd::COPY_FLAG_WRITEBACK_DST,
+            ..Default::default()
+        },
+        &[],
+    );
+    let (r, s) = k.render_submit(context, &w.finish(), &[(buffer, false), (other, false)], 2);
+    assert_eq!((r, s), (STATUS_SUCCESS, STATUS_SUCCESS));
+    let (_, table) = k.ring_entry(1);
+    assert!(
+        table.iter().all(|e| e.flags & 1 == 1),
+        "unwritten allocations are READONLY: {table:?}"
+    );
+    assert_eq!(k.emu.bus.gpu.completed_fence(), 2);
+    assert_eq!(
+        k.emu.bus.gpu.error().count,
+        1,
+        "the device refused the read-only writeback"
+    );
+    assert!(k.service_interrupt());
+    assert_eq!(
+        k.nt.notifications[1],
+        Notify::DmaCompleted(2),
+        "the failing submission still completes"
+    );
+    let f = k.query_fence();
+    assert_eq!((f.last_submitted_fence, f.last_completed_fence), (2, 2));
+    assert_eq!(
+        (f.error_irq_count, f.last_error_fence),
+        (1, 2),
+        "the ISR recorded the device error"
+    );
+
+    // ---- Submission 3: the device still works; 32-bit fence ids widen --------------------
+    let (r, s) = k.render_submit(context, &CmdStreamWriter::new().finish(), &[], 3);
+    assert_eq!((r, s), (STATUS_SUCCESS, STATUS_SUCCESS));
+    assert_eq!(k.emu.bus.gpu.completed_fence(), 3);
+    assert!(k.service_interrupt());
+    assert_eq!(k.nt.notifications[2], Notify::DmaCompleted(3));
+    assert!(!k.service_interrupt(), "no interrupt left");
+
+    // A stream that is not an AeroGPU stream never reaches the ring.
+    let (r, _) = k.render_submit(context, &[0u8; 32], &[], 4);
+    assert_ne!(r, STATUS_SUCCESS, "Render refuses a malformed stream");
+    assert_eq!(k.query_fence().last_submitted_fence, 3);
+
+    // ---- Escapes that are off by default -------------------------------------------------
+    let mut req = vec![0u8; 4136];
+    req[..16].copy_from_slice(
+        &EscapeHeader {
+            version: escape::ESCAPE_VERSION,
+            op: escape::OP_READ_GPA,
+            size_bytes: 4136,
+            reserved0: 0,
+        }
+        .to_bytes(),
+    );
+    let (st, _) = k.escape(&req);
+    assert!(
+        st == STATUS_ACCESS_DENIED || st == STATUS_NOT_SUPPORTED,
+        "READ_GPA is off unless enabled: {st:#x}"
+    );
+
+    // ---- Teardown: everything the driver allocated goes back -----------------------------
+    k.destroy_allocation(buffer);
+    k.destroy_allocation(other);
+    assert_eq!(k.ddi("DestroyContext", &[context]), STATUS_SUCCESS);
+    assert_eq!(k.ddi("DestroyDevice", &[device]), STATUS_SUCCESS);
+    eprintln!(
+        "aerogpu.sys ran {} instructions on Aero's CPU",
+        k.emu.instructions
+    );
+    k.stop_and_check_leaks();
+}
