@@ -224,6 +224,9 @@ int main(int argc, char **argv) {
     REQUIRE(f.pfnSetRenderState(dev, &rs) == 0);
     D3DDDIARG_TEXTURESTAGESTATE ts = {0, 16, 2}; // MAGFILTER = LINEAR (sampler range)
     REQUIRE(f.pfnSetTextureStageState(dev, &ts) == 0);
+    // D3DTSS_SRGBTEXTURE (29) of stage 1 is the device's D3DSAMP_SRGBTEXTURE (11).
+    D3DDDIARG_TEXTURESTAGESTATE srgb = {1, 29, 1};
+    REQUIRE(f.pfnSetTextureStageState(dev, &srgb) == 0 && aerogpu::umd_core(dev)->sampler_state(1, 11) == 1);
     ss.Operation = D3DHAL_STATESETEXECUTE;
     REQUIRE(f.pfnStateSet(dev, &ss) == 0);
     D3DDDIARG_SETSTREAMSOURCE sss = {0, vb, 0, 20};
@@ -800,6 +803,7 @@ int main(int argc, char **argv) {
     F.allocs[dwm_alloc] = F.allocs[sh_alloc];
 
     aerogpu_umd_set_process_tag(2);
+    aerogpu_umd_set_trace(1); // DWM's device table is traced
     D3DDDI_DEVICEFUNCS g;
     std::memset(&g, 0, sizeof(g));
     cd.hDevice = H(0xDF);
@@ -849,7 +853,30 @@ int main(int argc, char **argv) {
     REQUIRE(g.pfnOpenResource(dwm, &orr) == HRESULT(0x8876086A));
     REQUIRE(g.pfnDestroyResource(dwm, alias2) == 0);
     REQUIRE(g.pfnDestroyResource(dwm, alias) == 0);
+    const size_t logs_before_destroy = g_logs.size();
     REQUIRE(g.pfnDestroyDevice(dwm) == 0);
+    aerogpu_umd_set_trace(0);
+    // DestroyDevice dumped the trace of DWM's calls, oldest first, with their results.
+    {
+        const std::vector<std::string> want = {
+            "aerogpu-d3d9 trace: last 9 of 9 calls\n",
+            "aerogpu-d3d9 trace: pfnOpenResource -> 0x00000000\n",
+            "aerogpu-d3d9 trace: pfnColorFill -> 0x00000000\n",
+            "aerogpu-d3d9 trace: pfnFlush -> 0x00000000\n",
+            "aerogpu-d3d9 trace: pfnOpenResource -> 0x00000000\n",
+            "aerogpu-d3d9 trace: pfnOpenResource -> 0x8876086a\n",
+            "aerogpu-d3d9 trace: pfnOpenResource -> 0x8876086a\n",
+            "aerogpu-d3d9 trace: pfnDestroyResource -> 0x00000000\n",
+            "aerogpu-d3d9 trace: pfnDestroyResource -> 0x00000000\n",
+            "aerogpu-d3d9 trace: pfnDestroyDevice -> 0x00000000\n",
+        };
+        std::vector<std::string> got;
+        for (size_t i = logs_before_destroy; i < g_logs.size(); i++)
+            if (g_logs[i].find("trace: ") != std::string::npos) got.push_back(g_logs[i]);
+        if (got != want)
+            for (auto &l : got) std::fprintf(stderr, "%s", l.c_str());
+        REQUIRE(got == want);
+    }
     std::printf("shared handle %u token %llu\n", unsigned(reinterpret_cast<uintptr_t>(shared)),
                 (unsigned long long)blob.share_token);
 

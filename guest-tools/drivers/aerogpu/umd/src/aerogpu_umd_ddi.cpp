@@ -42,6 +42,9 @@
 //  - Present: D3DDDIARG_PRESENT has no DONOTWAIT flag (the runtime owns D3D9Ex frame
 //    latency and present statistics), so the core's waiting path is used; it is bounded
 //    and never fails (the DDI allows only S_OK / E_OUTOFMEMORY);
+//  - call tracing (aerogpu_umd_set_trace): a ring of the last calls of the device table,
+//    dumped to the log at DestroyDevice; entries of a traced table are trampolines, so
+//    aerogpu_umd_is_stub answers for untraced tables only;
 //  - pfnGetCommandBufferCb / pfnSubmitCommandCb buffer models (Windows 8+ callbacks) are not
 //    used: the command buffer comes from pfnCreateContextCb or from CreateDevice.
 #include "aerogpu_umd_ddi.h"
@@ -126,6 +129,53 @@ enum FuncIndex : unsigned {
     HRESULT APIENTRY Stub_##name params { return stub_hit(kIdx_##name); }
 AEROGPU_D3DDDI_DEVICEFUNCS_LIST(AEROGPU_STUB)
 #undef AEROGPU_STUB
+
+// Optional call tracing (aerogpu_umd_set_trace, before CreateDevice): the device table's
+// entries are wrapped by trampolines recording each call (entry, HRESULT) in a ring of the
+// last kTraceCalls calls, which aerogpu_umd_dump_trace and DestroyDevice write to the log,
+// oldest first. Off (the default), the table holds the entries themselves. Bring-up aid:
+// the ring is process-wide and not synchronized between threads.
+constexpr uint32_t kTraceCalls = 128;
+struct TraceRecord {
+    uint16_t index;
+    HRESULT hr;
+};
+bool g_trace_on = false;
+TraceRecord g_trace[kTraceCalls];
+uint32_t g_trace_count = 0; // calls recorded since the last dump
+
+void dump_trace() {
+    const uint32_t n = g_trace_count < kTraceCalls ? g_trace_count : kTraceCalls;
+    logf("aerogpu-d3d9 trace: last %u of %u calls\n", n, g_trace_count);
+    for (uint32_t i = g_trace_count - n; i != g_trace_count; i++) {
+        const TraceRecord &r = g_trace[i % kTraceCalls];
+        logf("aerogpu-d3d9 trace: %s -> 0x%08x\n", kFuncNames[r.index], unsigned(r.hr));
+    }
+    g_trace_count = 0;
+}
+
+template <unsigned Index, class Fn> struct Traced;
+template <unsigned Index, class... A> struct Traced<Index, HRESULT(APIENTRY *)(A...)> {
+    static HRESULT(APIENTRY *real)(A...);
+    static HRESULT APIENTRY call(A... a) {
+        HRESULT hr = real(a...);
+        g_trace[g_trace_count++ % kTraceCalls] = TraceRecord{uint16_t(Index), hr};
+        if (Index == kIdx_DestroyDevice) dump_trace();
+        return hr;
+    }
+};
+template <unsigned Index, class... A> HRESULT(APIENTRY *Traced<Index, HRESULT(APIENTRY *)(A...)>::real)(A...) = nullptr;
+
+// Every entry is the same function in every device table, so one `real` per entry serves all.
+void wrap_for_trace(D3DDDI_DEVICEFUNCS *f) {
+#define AEROGPU_WRAP(name, upper, params)                                 \
+    if (f->pfn##name) {                                                   \
+        Traced<kIdx_##name, PFND3DDDI_##upper>::real = f->pfn##name;      \
+        f->pfn##name = Traced<kIdx_##name, PFND3DDDI_##upper>::call;      \
+    }
+    AEROGPU_D3DDDI_DEVICEFUNCS_LIST(AEROGPU_WRAP)
+#undef AEROGPU_WRAP
+}
 
 HANDLE to_handle(uint32_t h) { return reinterpret_cast<HANDLE>(static_cast<uintptr_t>(h)); }
 uint32_t from_handle(HANDLE h) {
@@ -443,6 +493,9 @@ uint32_t tss_to_sampler(uint32_t tss) {
     case 19: return 8;  // MIPMAPLODBIAS
     case 20: return 9;  // MAXMIPLEVEL
     case 21: return 10; // MAXANISOTROPY
+    case 29: return 11; // SRGBTEXTURE
+    case 30: return 12; // ELEMENTINDEX
+    case 31: return 13; // DMAPOFFSET
     default: return 0;
     }
 }
@@ -1872,6 +1925,7 @@ HRESULT APIENTRY CreateDevice(HANDLE hAdapter, struct _D3DDDIARG_CREATEDEVICE *a
     d->core.set_max_batch_bytes(d->cmd_size);
     d->core.set_device_abi(static_cast<Adapter *>(hAdapter)->device_info.abi_version_u32);
     fill_device_funcs(args->pDeviceFuncs);
+    if (g_trace_on) wrap_for_trace(args->pDeviceFuncs);
     int missing = aerogpu_umd_first_null_entry(args->pDeviceFuncs);
     if (missing >= 0) {
         logf("aerogpu-d3d9: CreateDevice: device table entry %d (%s) is NULL\n", missing, kFuncNames[missing]);
@@ -1917,6 +1971,10 @@ void aerogpu_umd_set_log(void (*fn)(const char *)) { g_log = fn; }
 void aerogpu_umd_set_process_tag(uint32_t tag) { g_process_tag = tag; }
 
 void aerogpu_umd_set_shared_counter(uint64_t (*next)(void)) { g_shared_counter = next; }
+
+void aerogpu_umd_set_trace(int enabled) { g_trace_on = enabled != 0; }
+
+void aerogpu_umd_dump_trace(void) { dump_trace(); }
 
 int aerogpu_umd_first_null_entry(const D3DDDI_DEVICEFUNCS *f) {
     // Walk the table as an array of pointers (all members are function pointers).

@@ -15,6 +15,11 @@ void aerogpu_umd_set_process_tag(uint32_t tag);
 // call, unique across all processes of the session (Windows: InterlockedIncrement64 on a
 // named file mapping). NULL: shared resources are refused with D3DERR_NOTAVAILABLE.
 void aerogpu_umd_set_shared_counter(uint64_t (*next)(void));
+// Call tracing of the device tables CreateDevice fills from now on (off by default): the
+// last 128 calls (entry, HRESULT), written to the log by aerogpu_umd_dump_trace and at
+// each DestroyDevice.
+void aerogpu_umd_set_trace(int enabled);
+void aerogpu_umd_dump_trace(void);
 // OpenAdapter/OpenAdapter2: fills the adapter table (GetCaps, CreateDevice, CloseAdapter).
 HRESULT aerogpu_umd_open_adapter(D3DDDIARG_OPENADAPTER *args);
 // Index of the first NULL entry of a device table, -1 if complete.

@@ -51,6 +51,10 @@ void map_shared_counter() {
 
 HRESULT open_adapter(D3DDDIARG_OPENADAPTER *args) {
     aerogpu_umd_set_log(debug_log);
+    // AEROGPU_D3D9_TRACE=1: trace the device tables' calls (dumped at DestroyDevice).
+    char trace[4] = {};
+    if (GetEnvironmentVariableA("AEROGPU_D3D9_TRACE", trace, sizeof(trace)) == 1 && trace[0] == '1')
+        aerogpu_umd_set_trace(1);
     aerogpu_umd_set_process_tag(GetCurrentProcessId());
     map_shared_counter();
     return aerogpu_umd_open_adapter(args);
