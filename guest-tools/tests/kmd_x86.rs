@@ -166,6 +166,35 @@ const LAYOUT: &[&str] = &[
     "D3DKMDT_SHAREDPRIMARYSURFACEDATA",
     "D3DKMDT_SHAREDPRIMARYSURFACEDATA.Width",
     "D3DKMDT_SHAREDPRIMARYSURFACEDATA.Height",
+    "DXGKARG_DESCRIBEALLOCATION",
+    "DXGKARG_DESCRIBEALLOCATION.hAllocation",
+    "DXGKARG_DESCRIBEALLOCATION.Width",
+    "DXGKARG_DESCRIBEALLOCATION.Height",
+    "DXGKARG_OPENALLOCATION",
+    "DXGKARG_OPENALLOCATION.NumAllocations",
+    "DXGKARG_OPENALLOCATION.pOpenAllocation",
+    "DXGK_OPENALLOCATIONINFO",
+    "DXGK_OPENALLOCATIONINFO.pPrivateDriverData",
+    "DXGK_OPENALLOCATIONINFO.PrivateDriverDataSize",
+    "DXGK_OPENALLOCATIONINFO.hDeviceSpecificAllocation",
+    "DXGKARG_CLOSEALLOCATION",
+    "DXGKARG_CLOSEALLOCATION.NumAllocations",
+    "DXGKARG_CLOSEALLOCATION.pOpenHandleList",
+    "DXGKARG_COMMITVIDPN",
+    "DXGKARG_COMMITVIDPN.hFunctionalVidPn",
+    "DXGKARG_COMMITVIDPN.AffectedVidPnSourceId",
+    "DXGKARG_COMMITVIDPN.hPrimaryAllocation",
+    "DXGK_VIDPN_INTERFACE",
+    "DXGK_VIDPN_INTERFACE.Version",
+    "DXGK_VIDPN_INTERFACE.pfnAcquireSourceModeSet",
+    "DXGK_VIDPN_INTERFACE.pfnReleaseSourceModeSet",
+    "DXGK_VIDPNSOURCEMODESET_INTERFACE",
+    "DXGK_VIDPNSOURCEMODESET_INTERFACE.pfnAcquirePinnedModeInfo",
+    "DXGK_VIDPNSOURCEMODESET_INTERFACE.pfnReleaseModeInfo",
+    "D3DKMDT_VIDPN_SOURCE_MODE",
+    "D3DKMDT_VIDPN_SOURCE_MODE.Format.Graphics.PrimSurfSize.cx",
+    "D3DKMDT_VIDPN_SOURCE_MODE.Format.Graphics.PrimSurfSize.cy",
+    "D3DKMDT_VIDPN_SOURCE_MODE.Format.Graphics.Stride",
 ];
 
 /// The DDI table slots, in DRIVER_INITIALIZATION_DATA order after `Version`.
@@ -274,6 +303,17 @@ enum Notify {
     Vsync(u64),
 }
 
+/// One functional VidPN with a pinned source mode.
+struct Vidpn {
+    handle: u32,
+    interface: u32,
+    source_mode_set: u32,
+    source_mode_set_interface: u32,
+    pinned_mode: u32,
+}
+
+const SOURCE_MODE_SET: u32 = 0x5E70_0001;
+
 /// Windows, as far as aerogpu.sys can see it.
 struct Nt {
     layout: Layout,
@@ -298,6 +338,10 @@ struct Nt {
     /// 100 ns units, as KeQueryInterruptTime reports.
     interrupt_time: u64,
     privileged: bool,
+    /// The VidPN dxgkrnl hands out in CommitVidPn: its interface tables and the pinned
+    /// source mode; acquisitions not yet released.
+    vidpn: Option<Vidpn>,
+    vidpn_acquired: i32,
     /// The driver's own uses of services that Windows would reject or bugcheck on.
     misuse: Vec<String>,
 }
@@ -321,6 +365,8 @@ impl Nt {
             dpcs_notified: 0,
             interrupt_time: 1_000_000,
             privileged: false,
+            vidpn: None,
+            vidpn_acquired: 0,
             misuse: Vec::new(),
         }
     }
@@ -640,6 +686,60 @@ impl Services for Nt {
             "DxgkCbNotifyDpc" => {
                 self.dpcs_notified += 1;
                 Return::stdcall(0, 1)
+            }
+            "DxgkCbQueryVidPnInterface" => {
+                let (h, version, out) = (a(0)?, a(1)?, a(2)?);
+                let v = self.vidpn.as_ref().ok_or("no VidPN")?;
+                let status = if h == v.handle && version == 1 {
+                    emu.w32(out, v.interface)?;
+                    STATUS_SUCCESS
+                } else {
+                    self.misuse
+                        .push(format!("DxgkCbQueryVidPnInterface({h:#x}, {version})"));
+                    0xC000_000D
+                };
+                Return::stdcall(status, 3)
+            }
+            "pfnAcquireSourceModeSet" => {
+                let (h, source, out_set, out_if) = (a(0)?, a(1)?, a(2)?, a(3)?);
+                let v = self.vidpn.as_ref().ok_or("no VidPN")?;
+                if h != v.handle || source != 0 {
+                    return Err(format!("pfnAcquireSourceModeSet({h:#x}, {source})"));
+                }
+                emu.w32(out_set, v.source_mode_set)?;
+                emu.w32(out_if, v.source_mode_set_interface)?;
+                self.vidpn_acquired += 1;
+                Return::stdcall(STATUS_SUCCESS, 4)
+            }
+            "pfnReleaseSourceModeSet" => {
+                let (h, set) = (a(0)?, a(1)?);
+                if set != SOURCE_MODE_SET || self.vidpn.as_ref().is_none_or(|v| v.handle != h) {
+                    self.misuse
+                        .push(format!("pfnReleaseSourceModeSet({h:#x}, {set:#x})"));
+                }
+                self.vidpn_acquired -= 1;
+                Return::stdcall(STATUS_SUCCESS, 2)
+            }
+            "pfnAcquirePinnedModeInfo" => {
+                let (set, out) = (a(0)?, a(1)?);
+                let v = self.vidpn.as_ref().ok_or("no VidPN")?;
+                if set != SOURCE_MODE_SET {
+                    return Err(format!("pfnAcquirePinnedModeInfo({set:#x})"));
+                }
+                emu.w32(out, v.pinned_mode)?;
+                self.vidpn_acquired += 1;
+                Return::stdcall(STATUS_SUCCESS, 2)
+            }
+            "pfnReleaseModeInfo" => {
+                let (set, mode) = (a(0)?, a(1)?);
+                if set != SOURCE_MODE_SET
+                    || self.vidpn.as_ref().is_none_or(|v| v.pinned_mode != mode)
+                {
+                    self.misuse
+                        .push(format!("pfnReleaseModeInfo({set:#x}, {mode:#x})"));
+                }
+                self.vidpn_acquired -= 1;
+                Return::stdcall(STATUS_SUCCESS, 2)
             }
             other => {
                 return Err(format!(
@@ -1013,6 +1113,186 @@ impl Kmd {
         (desc, entries)
     }
 
+    /// A function table of `size` bytes whose every slot is a thunk that fails the test,
+    /// then the named slots pointing at the services of the same name.
+    fn interface_table(&mut self, ty: &str, used: &[&str]) -> u32 {
+        let size = self.l(ty);
+        let t = self.alloc(size);
+        let trap = self
+            .emu
+            .thunk(&format!("{ty} (a slot this test does not model)"));
+        for off in (0..size).step_by(4) {
+            self.emu.w32(t + off, trap).unwrap();
+        }
+        for f in used {
+            let thunk = self.emu.thunk(&format!("dxgkrnl!{f}"));
+            self.put(t, &format!("{ty}.{f}"), thunk);
+        }
+        t
+    }
+
+    /// dxgkrnl's functional VidPN with source 0 pinned to `width` x `height`.
+    fn make_vidpn(&mut self, width: u32, height: u32, stride: u32) -> u32 {
+        let interface = self.interface_table(
+            "DXGK_VIDPN_INTERFACE",
+            &["pfnAcquireSourceModeSet", "pfnReleaseSourceModeSet"],
+        );
+        self.put(interface, "DXGK_VIDPN_INTERFACE.Version", 1);
+        let source_mode_set_interface = self.interface_table(
+            "DXGK_VIDPNSOURCEMODESET_INTERFACE",
+            &["pfnAcquirePinnedModeInfo", "pfnReleaseModeInfo"],
+        );
+        let mode = self.alloc(self.l("D3DKMDT_VIDPN_SOURCE_MODE"));
+        self.put(
+            mode,
+            "D3DKMDT_VIDPN_SOURCE_MODE.Format.Graphics.PrimSurfSize.cx",
+            width,
+        );
+        self.put(
+            mode,
+            "D3DKMDT_VIDPN_SOURCE_MODE.Format.Graphics.PrimSurfSize.cy",
+            height,
+        );
+        self.put(
+            mode,
+            "D3DKMDT_VIDPN_SOURCE_MODE.Format.Graphics.Stride",
+            stride,
+        );
+        let handle = 0x71D0_0001;
+        self.nt.vidpn = Some(Vidpn {
+            handle,
+            interface,
+            source_mode_set: SOURCE_MODE_SET,
+            source_mode_set_interface,
+            pinned_mode: mode,
+        });
+        handle
+    }
+
+    fn commit_vidpn(&mut self, vidpn: u32, primary: u32) -> u32 {
+        let c = self.alloc(self.l("DXGKARG_COMMITVIDPN"));
+        self.put(c, "DXGKARG_COMMITVIDPN.hFunctionalVidPn", vidpn);
+        self.put(c, "DXGKARG_COMMITVIDPN.AffectedVidPnSourceId", 0);
+        self.put(c, "DXGKARG_COMMITVIDPN.hPrimaryAllocation", primary);
+        let adapter = self.adapter;
+        self.ddi("CommitVidPn", &[adapter, c])
+    }
+
+    /// GetStandardAllocationDriverData for a shared primary: the size query, then the
+    /// private data.
+    fn standard_primary(&mut self, width: u32, height: u32) -> Vec<u8> {
+        let surf = self.alloc(self.l("D3DKMDT_SHAREDPRIMARYSURFACEDATA"));
+        self.put(surf, "D3DKMDT_SHAREDPRIMARYSURFACEDATA.Width", width);
+        self.put(surf, "D3DKMDT_SHAREDPRIMARYSURFACEDATA.Height", height);
+        let g = self.alloc(self.l("DXGKARG_GETSTANDARDALLOCATIONDRIVERDATA"));
+        self.put(
+            g,
+            "DXGKARG_GETSTANDARDALLOCATIONDRIVERDATA.StandardAllocationType",
+            1,
+        );
+        self.put(
+            g,
+            "DXGKARG_GETSTANDARDALLOCATIONDRIVERDATA.pCreateSharedPrimarySurfaceData",
+            surf,
+        );
+        let adapter = self.adapter;
+        assert_eq!(
+            self.ddi("GetStandardAllocationDriverData", &[adapter, g]),
+            STATUS_SUCCESS
+        );
+        let size = self.get(
+            g,
+            "DXGKARG_GETSTANDARDALLOCATIONDRIVERDATA.AllocationPrivateDriverDataSize",
+        );
+        assert_eq!(size as usize, WddmAllocPriv::SIZE, "size query");
+        let blob = self.alloc(size);
+        self.put(
+            g,
+            "DXGKARG_GETSTANDARDALLOCATIONDRIVERDATA.pAllocationPrivateDriverData",
+            blob,
+        );
+        assert_eq!(
+            self.ddi("GetStandardAllocationDriverData", &[adapter, g]),
+            STATUS_SUCCESS
+        );
+        self.emu.read(blob, size).unwrap()
+    }
+
+    fn describe(&mut self, allocation: u32) -> (u32, u32) {
+        let d = self.alloc(self.l("DXGKARG_DESCRIBEALLOCATION"));
+        self.put(d, "DXGKARG_DESCRIBEALLOCATION.hAllocation", allocation);
+        let adapter = self.adapter;
+        assert_eq!(
+            self.ddi("DescribeAllocation", &[adapter, d]),
+            STATUS_SUCCESS
+        );
+        (
+            self.get(d, "DXGKARG_DESCRIBEALLOCATION.Width"),
+            self.get(d, "DXGKARG_DESCRIBEALLOCATION.Height"),
+        )
+    }
+
+    fn open_allocation(&mut self, device: u32, priv_data: &[u8]) -> (u32, u32) {
+        let blob = self.emu.alloc_bytes(priv_data).unwrap();
+        let info = self.alloc(self.l("DXGK_OPENALLOCATIONINFO"));
+        self.put(info, "DXGK_OPENALLOCATIONINFO.pPrivateDriverData", blob);
+        self.put(
+            info,
+            "DXGK_OPENALLOCATIONINFO.PrivateDriverDataSize",
+            priv_data.len() as u32,
+        );
+        let o = self.alloc(self.l("DXGKARG_OPENALLOCATION"));
+        self.put(o, "DXGKARG_OPENALLOCATION.NumAllocations", 1);
+        self.put(o, "DXGKARG_OPENALLOCATION.pOpenAllocation", info);
+        let st = self.ddi("OpenAllocation", &[device, o]);
+        (
+            st,
+            self.get(info, "DXGK_OPENALLOCATIONINFO.hDeviceSpecificAllocation"),
+        )
+    }
+
+    fn close_allocation(&mut self, device: u32, h: u32) {
+        let list = self.emu.alloc_bytes(&h.to_le_bytes()).unwrap();
+        let c = self.alloc(self.l("DXGKARG_CLOSEALLOCATION"));
+        self.put(c, "DXGKARG_CLOSEALLOCATION.NumAllocations", 1);
+        self.put(c, "DXGKARG_CLOSEALLOCATION.pOpenHandleList", list);
+        assert_eq!(self.ddi("CloseAllocation", &[device, c]), STATUS_SUCCESS);
+    }
+
+    fn set_visibility(&mut self, visible: bool) {
+        let v = self.alloc(self.l("DXGKARG_SETVIDPNSOURCEVISIBILITY"));
+        self.emu
+            .w8(
+                v + self.l("DXGKARG_SETVIDPNSOURCEVISIBILITY.Visible"),
+                u8::from(visible),
+            )
+            .unwrap();
+        let adapter = self.adapter;
+        assert_eq!(
+            self.ddi("SetVidPnSourceVisibility", &[adapter, v]),
+            STATUS_SUCCESS
+        );
+    }
+
+    fn set_source_address(&mut self, allocation: u32) {
+        let s = self.alloc(self.l("DXGKARG_SETVIDPNSOURCEADDRESS"));
+        self.put(s, "DXGKARG_SETVIDPNSOURCEADDRESS.hAllocation", allocation);
+        let adapter = self.adapter;
+        assert_eq!(
+            self.ddi("SetVidPnSourceAddress", &[adapter, s]),
+            STATUS_SUCCESS
+        );
+    }
+
+    /// Advances virtual time by `ms` on both sides (device vblanks, KeQueryInterruptTime).
+    fn advance_ms(&mut self, ms: u64) {
+        self.nt.interrupt_time += ms * 10_000;
+        self.emu
+            .bus
+            .gpu
+            .tick(self.nt.interrupt_time * 100, &mut self.emu.ram);
+    }
+
     fn destroy_allocation(&mut self, h: u32) {
         let list = self.emu.alloc_bytes(&h.to_le_bytes()).unwrap();
         let d = self.alloc(self.l("DXGKARG_DESTROYALLOCATION"));
@@ -1368,6 +1648,217 @@ fn kmd_x86_runs_on_aero_cpu_against_the_device_model() {
         st == STATUS_ACCESS_DENIED || st == STATUS_NOT_SUPPORTED,
         "READ_GPA is off unless enabled: {st:#x}"
     );
+
+    // ---- Display: a primary, CommitVidPn, flips, the cursor, vblank ----------------------
+    let blob = k.standard_primary(1024, 768);
+    let (primary, back) = k.create_allocation(&blob, 0);
+    assert!(back.alloc_id >= wddm_alloc::ALLOC_ID_KMD_MIN);
+    assert_eq!(
+        back.flags & wddm_alloc::PRIV_FLAG_IS_PRIMARY,
+        wddm_alloc::PRIV_FLAG_IS_PRIMARY
+    );
+    assert_eq!(back.size_bytes, 4096 * 768, "pitch 4096 x 768 rows");
+    assert_eq!(
+        k.describe(primary),
+        (1024, 768),
+        "DescribeAllocation reports the primary's size"
+    );
+    let fb = k.emu.alloc(4096 * 768, 4096).unwrap();
+    k.map_aperture(primary, fb, 768);
+    k.set_visibility(true);
+    let vidpn = k.make_vidpn(1024, 768, 4096);
+    assert_eq!(
+        k.commit_vidpn(vidpn, primary),
+        STATUS_SUCCESS,
+        "CommitVidPn"
+    );
+    assert_eq!(
+        k.nt.vidpn_acquired, 0,
+        "every VidPN object acquired was released"
+    );
+    let sc = k.emu.bus.gpu.scanout();
+    assert_eq!(
+        (
+            k.reg(reg::SCANOUT0_ENABLE),
+            k.reg(reg::SCANOUT0_WIDTH),
+            k.reg(reg::SCANOUT0_HEIGHT)
+        ),
+        (1, 1024, 768),
+        "scanout on, in the committed mode: {sc:?}"
+    );
+    assert_eq!(k.reg(reg::SCANOUT0_PITCH_BYTES), 4096);
+    assert_eq!(k.reg(reg::SCANOUT0_FB_GPA_LO), fb);
+    // A flip to a second primary moves the scanout.
+    let blob = k.standard_primary(1024, 768);
+    let (back_buffer, _) = k.create_allocation(&blob, 0);
+    let fb2 = k.emu.alloc(4096 * 768, 4096).unwrap();
+    k.map_aperture(back_buffer, fb2, 768);
+    k.set_source_address(back_buffer);
+    assert_eq!(
+        (k.reg(reg::SCANOUT0_ENABLE), k.reg(reg::SCANOUT0_FB_GPA_LO)),
+        (1, fb2),
+        "flipped"
+    );
+    k.set_visibility(false);
+    assert_eq!(k.reg(reg::SCANOUT0_ENABLE), 0, "hidden source: scanout off");
+    k.set_visibility(true);
+    assert_eq!(k.reg(reg::SCANOUT0_ENABLE), 1);
+
+    // Hardware cursor: a 32x32 colour shape, then a position.
+    let pixels: Vec<u8> = (0..32 * 32 * 4).map(|i| (i * 7) as u8).collect();
+    let px = k.emu.alloc_bytes(&pixels).unwrap();
+    let shape = k.alloc(k.l("DXGKARG_SETPOINTERSHAPE"));
+    for (f, v) in [
+        ("Flags", 0x2),
+        ("Width", 32),
+        ("Height", 32),
+        ("Pitch", 128),
+        ("pPixels", px),
+        ("XHot", 3),
+        ("YHot", 4),
+    ] {
+        k.put(shape, &format!("DXGKARG_SETPOINTERSHAPE.{f}"), v);
+    }
+    assert_eq!(k.ddi("SetPointerShape", &[adapter, shape]), STATUS_SUCCESS);
+    let pos = k.alloc(k.l("DXGKARG_SETPOINTERPOSITION"));
+    k.put(pos, "DXGKARG_SETPOINTERPOSITION.X", 100);
+    k.put(pos, "DXGKARG_SETPOINTERPOSITION.Y", (-5i32) as u32);
+    k.put(pos, "DXGKARG_SETPOINTERPOSITION.Flags", 1);
+    assert_eq!(k.ddi("SetPointerPosition", &[adapter, pos]), STATUS_SUCCESS);
+    let c = k.emu.bus.gpu.cursor();
+    assert!(c.enable, "cursor visible: {c:?}");
+    assert_eq!(
+        (c.x, c.y, c.width, c.height, c.hot_x, c.hot_y),
+        (100, -5, 32, 32, 3, 4)
+    );
+    let cursor_gpa = c.fb_gpa as u32;
+    assert!(
+        k.nt.contiguous.contains_key(&cursor_gpa),
+        "cursor image in contiguous memory"
+    );
+    for row in [0u32, 31] {
+        assert_eq!(
+            k.emu.read(cursor_gpa + row * c.pitch_bytes, 128).unwrap(),
+            pixels[(row * 128) as usize..][..128],
+            "cursor row {row} copied"
+        );
+    }
+
+    // Vblank interrupts only while dxgkrnl asks for them.
+    k.advance_ms(50);
+    assert!(
+        !k.service_interrupt(),
+        "no vblank interrupt before ControlInterrupt"
+    );
+    assert_eq!(k.ddi("ControlInterrupt", &[adapter, 3, 1]), STATUS_SUCCESS); // CRTC_VSYNC on
+    assert_ne!(k.reg(reg::IRQ_ENABLE) & (1 << 1), 0, "vblank enabled");
+    k.advance_ms(17);
+    assert!(k.service_interrupt(), "vblank interrupt");
+    assert_eq!(
+        k.nt.notifications.last(),
+        Some(&Notify::Vsync(u64::from(fb2))),
+        "vsync names the scanned-out surface"
+    );
+    let gs = k.alloc(k.l("DXGKARG_GETSCANLINE"));
+    assert_eq!(k.ddi("GetScanLine", &[adapter, gs]), STATUS_SUCCESS);
+    assert!(
+        k.get(gs, "DXGKARG_GETSCANLINE.ScanLine") < 1024,
+        "scan line in range"
+    );
+    assert_eq!(k.ddi("ControlInterrupt", &[adapter, 3, 0]), STATUS_SUCCESS);
+    assert_eq!(
+        k.reg(reg::IRQ_ENABLE) & (1 << 1),
+        0,
+        "vblank disabled again"
+    );
+
+    // ---- Power: D3 then D0 keeps the display and the ring working ------------------------
+    assert_eq!(
+        k.ddi("SetPowerState", &[adapter, 0xFFFF_FFFF, 4, 0]),
+        STATUS_SUCCESS
+    ); // D3
+    assert_eq!(
+        (k.reg(reg::SCANOUT0_ENABLE), k.reg(reg::IRQ_ENABLE)),
+        (0, 0),
+        "D3: scanout and interrupts off"
+    );
+    let (r, s) = k.render_submit(context, &CmdStreamWriter::new().finish(), &[], 5);
+    assert_eq!(r, STATUS_SUCCESS);
+    assert_ne!(s, STATUS_SUCCESS, "no submission reaches a device in D3");
+    assert_eq!(
+        k.ddi("SetPowerState", &[adapter, 0xFFFF_FFFF, 1, 0]),
+        STATUS_SUCCESS
+    ); // D0
+    assert_eq!(
+        (k.reg(reg::SCANOUT0_ENABLE), k.reg(reg::SCANOUT0_FB_GPA_LO)),
+        (1, fb2),
+        "D0: scanout restored"
+    );
+    assert!(k.emu.bus.gpu.cursor().enable, "D0: cursor restored");
+    assert_eq!(k.reg(reg::RING_CONTROL) & 1, 1, "D0: ring running");
+    let (r, s) = k.render_submit(context, &CmdStreamWriter::new().finish(), &[], 6);
+    assert_eq!((r, s), (STATUS_SUCCESS, STATUS_SUCCESS));
+    assert_eq!(
+        k.emu.bus.gpu.completed_fence(),
+        6,
+        "submissions complete after resume"
+    );
+    while k.service_interrupt() {}
+    assert_eq!(k.nt.notifications.last(), Some(&Notify::DmaCompleted(6)));
+
+    // ---- A shared surface: the last close releases its token on the device --------------
+    let (shared, back) =
+        k.create_allocation(&alloc_priv(9, wddm_alloc::PRIV_FLAG_IS_SHARED, 0), 4096);
+    let token = back.share_token;
+    assert_ne!(token, 0, "a shared allocation gets a share token");
+    let device2 = k.create_device();
+    let (st, opened) = k.open_allocation(device2, &back.to_bytes());
+    assert_eq!(st, STATUS_SUCCESS, "another process opens it");
+    let ring_tail = |k: &Kmd| {
+        RingHeader::decode(&k.emu.read(k.reg(reg::RING_GPA_LO), 64).unwrap())
+            .unwrap()
+            .tail
+    };
+    let tail = ring_tail(&k);
+    k.close_allocation(device2, opened);
+    assert_eq!(
+        ring_tail(&k),
+        tail,
+        "not the last reference: nothing submitted"
+    );
+    k.destroy_allocation(shared);
+    assert_eq!(
+        ring_tail(&k),
+        tail + 1,
+        "the last close submits RELEASE_SHARED_SURFACE"
+    );
+    let (desc, _) = k.ring_entry(tail);
+    assert_ne!(
+        desc.flags & aero_protocol::ring::SUBMIT_FLAG_NO_IRQ,
+        0,
+        "an internal submission raises no interrupt"
+    );
+    let stream = k
+        .emu
+        .read(desc.cmd_gpa as u32, desc.cmd_size_bytes)
+        .unwrap();
+    let op = (Opcode::ReleaseSharedSurface as u32).to_le_bytes();
+    let at = stream
+        .windows(4)
+        .position(|w| w == op)
+        .expect("a RELEASE_SHARED_SURFACE packet");
+    assert!(
+        stream[at..].windows(8).any(|w| w == token.to_le_bytes()),
+        "for this token"
+    );
+    assert_eq!(
+        k.emu.bus.gpu.error().count,
+        1,
+        "the device accepted the release (the one error is submission 2's)"
+    );
+    assert_eq!(k.ddi("DestroyDevice", &[device2]), STATUS_SUCCESS);
+    k.destroy_allocation(primary);
+    k.destroy_allocation(back_buffer);
 
     // ---- Teardown: everything the driver allocated goes back -----------------------------
     k.destroy_allocation(buffer);

@@ -40,11 +40,13 @@ NTSTATUS AEROGPU_DDI AgpuCreateAllocation(HANDLE hAdapter, void *pArgs)
         struct aerogpu_wddm_alloc_priv priv;
         agpu_allocation *al;
         uint32_t flags_in = info->Flags;
+        int standard;
         if (!info->pPrivateDriverData || info->PrivateDriverDataSize < sizeof(priv))
             return STATUS_INVALID_PARAMETER;
         RtlCopyMemory(&priv, info->pPrivateDriverData, sizeof(priv));
         if (priv.magic != AEROGPU_WDDM_ALLOC_PRIV_MAGIC) return STATUS_INVALID_PARAMETER;
-        if (priv.alloc_id == 0) {
+        standard = priv.alloc_id == 0;
+        if (standard) {
             /* KMD-owned IDs (standard allocations: primaries, shadows, staging). */
             priv.alloc_id = a->next_kmd_alloc_id++;
             if (a->next_kmd_alloc_id == 0) a->next_kmd_alloc_id = AEROGPU_WDDM_ALLOC_ID_KMD_MIN;
@@ -60,6 +62,15 @@ NTSTATUS AEROGPU_DDI AgpuCreateAllocation(HANDLE hAdapter, void *pArgs)
         al->priv_flags = priv.flags;
         al->size_bytes = (info->Size + PAGE_SIZE - 1) & ~((SIZE_T)PAGE_SIZE - 1);
         if (al->size_bytes == 0) al->size_bytes = priv.size_bytes;
+        if (standard && priv.reserved0) {
+            /* The layout GetStandardAllocationDriverData chose (pitch << 32 | width), for
+             * DescribeAllocation and the scanout pitch of primaries. */
+            al->width = (uint32_t)priv.reserved0;
+            al->pitch = (uint32_t)(priv.reserved0 >> 32);
+            al->height = al->pitch ? (uint32_t)(priv.size_bytes / al->pitch) : 0;
+            al->format = D3DDDIFMT_X8R8G8B8;
+            al->is_primary = (priv.flags & AEROGPU_WDDM_ALLOC_PRIV_FLAG_IS_PRIMARY) != 0;
+        }
         if (priv.flags & AEROGPU_WDDM_ALLOC_PRIV_FLAG_IS_SHARED) {
             al->share_token = agpu_share_new_token(a->shares);
             if (agpu_share_open(a->shares, al->share_token) != AGPU_OK) {
