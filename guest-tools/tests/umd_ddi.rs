@@ -163,17 +163,17 @@ fn d3d9_ddi_scene_through_the_device_table_runs_on_the_device_model() {
     .unwrap();
     let path = common::out_dir().join("umd_ddi_scene.trace");
     let stdout = common::run(&exe, &[path.to_str().unwrap()]);
-    // 15 render submissions (2 Lock flushes, 3 presents, the legacy state's int/bool
+    // 18 render submissions (2 Lock flushes, 6 presents, the legacy state's int/bool
     // constants, the 2 batches of 80 KiB of render states between two draws, the query
     // (with the flow-control/Blt/ColorFill/user-memory draws before it), the shared
     // surface's create+export, DWM's import+fill and the destroys of its two aliases (one
     // opened from the v2 blob), the IB destroy, DestroyDevice releasing the internal blit
-    // objects and upload ring) + 3 DxgkDdiPresent ones.
+    // objects and upload ring) + 6 DxgkDdiPresent ones.
     assert!(
-        stdout.contains("submissions 18 renders 15 presents 3 fence 18"),
+        stdout.contains("submissions 24 renders 18 presents 6 fence 24"),
         "{stdout}"
     );
-    let out = common::replay_clean_with(&path, 18, Recorder::default());
+    let out = common::replay_clean_with(&path, 24, Recorder::default());
     let rec = out.device.executor();
     // At the first draw the device held D3D9's default of the states the scene never sets
     // (the UMD sends them all ahead of its first packet) and LIGHTING = FALSE from a state

@@ -33,6 +33,7 @@ struct FakeRuntime {
     uint64_t next_gpa = 0x400000, fence = 0, stage_off = 0;
     uint32_t renders = 0, presents = 0, submissions = 0, locks = 0, deallocs = 0;
     uint32_t shared_allocs = 0, last_shared_id = 0;
+    uint64_t completion_lag = 0; // fences the device is reported behind (slow GPU)
     // false: nothing is recorded (no trace open); Lock hands out `scratch` instead.
     bool recording = true;
     std::vector<uint8_t> scratch;
@@ -186,8 +187,8 @@ inline HRESULT APIENTRY cb_unlock(HANDLE, const D3DDDICB_UNLOCK *u) {
 inline HRESULT APIENTRY cb_escape(HANDLE, const D3DDDICB_ESCAPE *e) {
     aerogpu_escape_query_fence_out *q = static_cast<aerogpu_escape_query_fence_out *>(e->pPrivateDriverData);
     if (e->PrivateDriverDataSize != sizeof(*q) || q->hdr.op != AEROGPU_ESCAPE_OP_QUERY_FENCE) return HRESULT(0x80070057);
-    q->last_submitted_fence = F.fence; // the device model completes synchronously
-    q->last_completed_fence = F.fence;
+    q->last_submitted_fence = F.fence; // the device model completes synchronously (unless lagging)
+    q->last_completed_fence = F.fence > F.completion_lag ? F.fence - F.completion_lag : 0;
     return 0;
 }
 inline HRESULT APIENTRY cb_create_context(HANDLE, D3DDDICB_CREATECONTEXT *c) {

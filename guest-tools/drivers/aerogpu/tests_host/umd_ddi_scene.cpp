@@ -21,6 +21,8 @@ static uint64_t g_counter;        // the cross-process shared alloc_id counter
 static uint64_t next_shared() { return ++g_counter; }
 static std::vector<std::string> g_logs;
 static void capture_log(const char *m) { g_logs.push_back(m); }
+static uint32_t g_slept_ms;
+static void count_sleep(uint32_t ms) { g_slept_ms += ms; }
 
 // vs_2_0 with static flow control: r0 = v0; rep i0 { r0 += c1 }; if b0 { r0 += c1 }; oPos = r0.
 static const uint32_t kFlowVs[] = {
@@ -251,6 +253,23 @@ int main(int argc, char **argv) {
         pr.hSrcResource = rt;
         pr.FlipInterval = 1;
         REQUIRE(f.pfnPresent(dev, &pr) == 0);
+    }
+    // A device falling behind (no present reported complete): the third present in flight
+    // waits for the oldest, polling the KMD once a millisecond until kPresentWaitMs have
+    // passed, then goes on (Present never fails for a slow device).
+    {
+        aerogpu_umd_set_sleep(count_sleep);
+        F.completion_lag = 1000;
+        D3DDDIARG_PRESENT pr;
+        std::memset(&pr, 0, sizeof(pr));
+        pr.hSrcResource = rt;
+        for (int i = 0; i < 3; i++) {
+            REQUIRE(g_slept_ms == 0 || i == 2);
+            REQUIRE(f.pfnPresent(dev, &pr) == 0);
+        }
+        REQUIRE(g_slept_ms == aerogpu::Device::kPresentWaitMs);
+        F.completion_lag = 0;
+        aerogpu_umd_set_sleep(nullptr);
     }
     // Legacy state: cached through the table, recorded/applied/captured by state blocks;
     // of it only the int/bool shader constants are sent (the flush after it submits a
@@ -886,7 +905,7 @@ int main(int argc, char **argv) {
     REQUIRE(afuncs.pfnCloseAdapter(oa.hAdapter) == 0);
     if (F.failed) std::fprintf(stderr, "fake runtime: %s\n", F.why.c_str());
     REQUIRE(!F.failed);
-    REQUIRE(F.presents == 3 && F.deallocs == 1 && F.locks == 2);
+    REQUIRE(F.presents == 6 && F.deallocs == 1 && F.locks == 2);
     finish_trace();
     return 0;
 }

@@ -71,6 +71,7 @@ using namespace aerogpu;
 
 void (*g_log)(const char *) = nullptr;
 uint64_t (*g_shared_counter)() = nullptr;
+void (*g_sleep_ms)(uint32_t) = nullptr;
 
 void logf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void logf(const char *fmt, ...) {
@@ -454,13 +455,14 @@ uint64_t WddmSink::completed_fence() {
 }
 
 bool WddmSink::wait_fence(uint64_t fence, uint32_t timeout_ms) {
-    // Polls the KMD; a wait on a runtime synchronization object would avoid spinning
-    // (not implemented). Bounded by timeout_ms polls.
-    for (uint32_t i = 0; i <= timeout_ms; i++) {
+    // Polls the KMD once a millisecond (aerogpu_umd_set_sleep), so the bound is time, not
+    // a burst of escapes; a wait on a runtime synchronization object would avoid polling
+    // (not implemented).
+    for (uint32_t waited = 0;; waited++) {
         if (completed_fence() >= fence) return true;
-        if (!dev_.cb.pfnEscapeCb) return false;
+        if (!dev_.cb.pfnEscapeCb || waited >= timeout_ms) return false;
+        if (g_sleep_ms) g_sleep_ms(1);
     }
-    return false;
 }
 
 // ---- Device DDIs ------------------------------------------------------------------------
@@ -1973,6 +1975,8 @@ void aerogpu_umd_set_process_tag(uint32_t tag) { g_process_tag = tag; }
 void aerogpu_umd_set_shared_counter(uint64_t (*next)(void)) { g_shared_counter = next; }
 
 void aerogpu_umd_set_trace(int enabled) { g_trace_on = enabled != 0; }
+
+void aerogpu_umd_set_sleep(void (*sleep_ms)(uint32_t)) { g_sleep_ms = sleep_ms; }
 
 void aerogpu_umd_dump_trace(void) { dump_trace(); }
 

@@ -20,6 +20,8 @@ void aerogpu_umd_set_shared_counter(uint64_t (*next)(void));
 // each DestroyDevice.
 void aerogpu_umd_set_trace(int enabled);
 void aerogpu_umd_dump_trace(void);
+// How fence waits pause between polls of the KMD (Sleep on Windows); NULL: no pause.
+void aerogpu_umd_set_sleep(void (*sleep_ms)(uint32_t));
 // OpenAdapter/OpenAdapter2: fills the adapter table (GetCaps, CreateDevice, CloseAdapter).
 HRESULT aerogpu_umd_open_adapter(D3DDDIARG_OPENADAPTER *args);
 // Index of the first NULL entry of a device table, -1 if complete.

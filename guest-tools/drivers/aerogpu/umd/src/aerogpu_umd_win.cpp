@@ -13,6 +13,8 @@ namespace {
 
 void debug_log(const char *msg) { OutputDebugStringA(msg); }
 
+void sleep_ms(uint32_t ms) { Sleep(ms); }
+
 // Shared alloc_ids: 8 bytes of a named pagefile-backed section in the session namespace,
 // incremented atomically by every process (DWM and apps). Each process that opens the
 // adapter keeps its view for its lifetime, so the counter lives as long as DWM does and a
@@ -51,6 +53,7 @@ void map_shared_counter() {
 
 HRESULT open_adapter(D3DDDIARG_OPENADAPTER *args) {
     aerogpu_umd_set_log(debug_log);
+    aerogpu_umd_set_sleep(sleep_ms);
     // AEROGPU_D3D9_TRACE=1: trace the device tables' calls (dumped at DestroyDevice).
     char trace[4] = {};
     if (GetEnvironmentVariableA("AEROGPU_D3D9_TRACE", trace, sizeof(trace)) == 1 && trace[0] == '1')
