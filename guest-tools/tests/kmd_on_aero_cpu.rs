@@ -41,6 +41,43 @@ const DEVICE_HANDLE: u32 = 0xD6C0_0001;
 const PDO: u32 = 0x0000_F000; // an address the driver only passes back to us
 const SERVICE_KEY: &str = r"\Registry\Machine\System\CurrentControlSet\Services\aerogpu";
 const HKR: &str = r"<device driver key>";
+/// KeQuerySystemTime (100 ns since 1601): a fixed instant, for determinism.
+const SYSTEM_TIME: u64 = 132_000_000_000_000_000;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Arch {
+    X86,
+    X64,
+}
+
+impl Arch {
+    fn bits(self) -> u32 {
+        match self {
+            Arch::X86 => 32,
+            Arch::X64 => 64,
+        }
+    }
+    /// build.sh's output directory and compiler.
+    fn dir(self) -> &'static str {
+        match self {
+            Arch::X86 => "x86",
+            Arch::X64 => "amd64",
+        }
+    }
+    fn compiler(self) -> &'static str {
+        match self {
+            Arch::X86 => "i686-w64-mingw32-gcc",
+            Arch::X64 => "x86_64-w64-mingw32-gcc",
+        }
+    }
+    /// AGPU_NONLOCAL_MB_MAX_X86 / _X64.
+    fn nonlocal_mb_max(self) -> u32 {
+        match self {
+            Arch::X86 => 1024,
+            Arch::X64 => 2048,
+        }
+    }
+}
 
 /// Every structure member the test reads or writes, laid out by mingw-w64 from the
 /// driver's own headers.
@@ -384,7 +421,7 @@ impl Nt {
 
     fn read_unicode(&self, emu: &Emu, us: u32) -> Result<String, String> {
         let len = emu.r16(us)?;
-        let buf = emu.r32(us + 4)?;
+        let buf = emu.read_ptr(us + emu.ptr())?;
         let bytes = emu.read(buf, u32::from(len))?;
         let units: Vec<u16> = bytes
             .chunks_exact(2)
@@ -447,12 +484,18 @@ impl Services for Nt {
                 Return::stdcall(0, 1)
             }
             "MmGetPhysicalAddress" => Return {
-                eax: a(0)?, // no paging: virtual = physical
+                eax: a(0)?, // virtual = physical
                 edx: 0,
                 pop: 4,
             },
             "MmMapIoSpace" => {
-                let (lo, hi, size) = (a(0)?, a(1)?, a(2)?);
+                // PHYSICAL_ADDRESS by value: two stack slots on x86, one register on x64.
+                let (pa, size) = if emu.bits == 64 {
+                    (emu.arg64(0)?, a(1)?)
+                } else {
+                    (u64::from(a(0)?) | u64::from(a(1)?) << 32, a(2)?)
+                };
+                let (lo, hi) = (pa as u32, (pa >> 32) as u32);
                 let in_bar = lo >= BAR0
                     && u64::from(lo) + u64::from(size) <= u64::from(BAR0) + u64::from(BAR0_SIZE);
                 let in_ram = u64::from(lo) + u64::from(size) <= u64::from(x86_host::RAM_SIZE);
@@ -486,7 +529,7 @@ impl Services for Nt {
                 pop: 0,
             },
             "KeQuerySystemTime" => {
-                emu.w64(a(0)?, 132_000_000_000_000_000)?;
+                emu.w64(a(0)?, SYSTEM_TIME)?;
                 Return::stdcall(0, 1)
             }
             "RtlInitUnicodeString" => {
@@ -498,7 +541,7 @@ impl Services for Nt {
                 };
                 emu.w16(dst, len as u16)?;
                 emu.w16(dst + 2, if src == 0 { 0 } else { len as u16 + 2 })?;
-                emu.w32(dst + 4, src)?;
+                emu.write_ptr(dst + emu.ptr(), src)?;
                 Return::stdcall(0, 2)
             }
             "RtlCopyUnicodeString" => {
@@ -509,8 +552,8 @@ impl Services for Nt {
                     emu.r16(src)?.min(emu.r16(dst + 2)?)
                 };
                 if n > 0 {
-                    let bytes = emu.read(emu.r32(src + 4)?, u32::from(n))?;
-                    emu.write(emu.r32(dst + 4)?, &bytes)?;
+                    let bytes = emu.read(emu.read_ptr(src + emu.ptr())?, u32::from(n))?;
+                    emu.write(emu.read_ptr(dst + emu.ptr())?, &bytes)?;
                 }
                 emu.w16(dst, n)?;
                 Return::stdcall(0, 2)
@@ -525,7 +568,7 @@ impl Services for Nt {
                 let h = self.next_key;
                 self.next_key += 4;
                 self.open_keys.insert(h, HKR.to_ascii_lowercase());
-                emu.w32(out, h)?;
+                emu.write_ptr(out, h)?;
                 Return::stdcall(STATUS_SUCCESS, 4)
             }
             "ZwOpenKey" => {
@@ -549,7 +592,7 @@ impl Services for Nt {
                     let h = self.next_key;
                     self.next_key += 4;
                     self.open_keys.insert(h, path);
-                    emu.w32(out, h)?;
+                    emu.write_ptr(out, h)?;
                     STATUS_SUCCESS
                 } else {
                     STATUS_OBJECT_NAME_NOT_FOUND
@@ -606,47 +649,43 @@ impl Services for Nt {
                 emu.write(d, &vec![c as u8; n as usize])?;
                 Return::cdecl(d)
             }
-            // HAL spin locks are fastcall: the lock in ECX, the old IRQL back in AL / in DL.
-            "KfAcquireSpinLock" => {
-                let lock = emu.ecx();
+            // x86 HAL spin locks are fastcall (the lock in ECX, the old IRQL back in AL, the
+            // new one in DL); x64 ntoskrnl's take ordinary arguments.
+            "KfAcquireSpinLock" | "KeAcquireSpinLockRaiseToDpc" => {
+                let lock = if func.starts_with("Kf") {
+                    emu.ecx()
+                } else {
+                    a(0)?
+                };
                 if emu.r32(lock)? != 0 {
                     return Err(format!("spin lock {lock:#x} acquired while held: deadlock"));
                 }
                 emu.w32(lock, 1)?;
-                Return {
-                    eax: 0,
-                    edx: 0,
-                    pop: 0,
-                } // PASSIVE_LEVEL was the old IRQL
+                Return::cdecl(0) // PASSIVE_LEVEL was the old IRQL
             }
-            "KfReleaseSpinLock" => {
-                let lock = emu.ecx();
+            "KfReleaseSpinLock" | "KeReleaseSpinLock" => {
+                let (lock, irql) = if func.starts_with("Kf") {
+                    (emu.ecx(), emu.edx() as u8)
+                } else {
+                    (a(0)?, a(1)? as u8)
+                };
                 if emu.r32(lock)? != 1 {
                     self.misuse
                         .push(format!("spin lock {lock:#x} released while free"));
                 }
-                if emu.edx() as u8 != 0 {
+                if irql != 0 {
                     self.misuse
-                        .push(format!("spin lock released to IRQL {}", emu.edx() as u8));
+                        .push(format!("spin lock released to IRQL {irql}"));
                 }
                 emu.w32(lock, 0)?;
-                Return {
-                    eax: 0,
-                    edx: 0,
-                    pop: 0,
-                }
+                Return::stdcall(0, if func.starts_with("Kf") { 0 } else { 2 })
             }
             "DxgkInitialize" => {
                 let init = a(2)?;
                 self.ddi_version = emu.r32(init + self.l("DRIVER_INITIALIZATION_DATA.Version"))?;
-                if self.l("DRIVER_INITIALIZATION_DATA") != 4 + 4 * DDI_SLOTS.len() as u32 {
-                    return Err("DRIVER_INITIALIZATION_DATA has a different slot count".into());
-                }
-                for (i, slot) in DDI_SLOTS.iter().enumerate() {
-                    let f = emu.r32(init + 4 + 4 * i as u32)?;
-                    if *slot != "-" {
-                        self.ddi.insert(slot, f);
-                    }
+                for slot in DDI_SLOTS.iter().filter(|s| **s != "-") {
+                    let off = self.l(&format!("DRIVER_INITIALIZATION_DATA.DxgkDdi{slot}"));
+                    self.ddi.insert(slot, emu.read_ptr(init + off)?);
                 }
                 Return::stdcall(STATUS_SUCCESS, 3)
             }
@@ -691,7 +730,7 @@ impl Services for Nt {
                 let (h, version, out) = (a(0)?, a(1)?, a(2)?);
                 let v = self.vidpn.as_ref().ok_or("no VidPN")?;
                 let status = if h == v.handle && version == 1 {
-                    emu.w32(out, v.interface)?;
+                    emu.write_ptr(out, v.interface)?;
                     STATUS_SUCCESS
                 } else {
                     self.misuse
@@ -706,8 +745,8 @@ impl Services for Nt {
                 if h != v.handle || source != 0 {
                     return Err(format!("pfnAcquireSourceModeSet({h:#x}, {source})"));
                 }
-                emu.w32(out_set, v.source_mode_set)?;
-                emu.w32(out_if, v.source_mode_set_interface)?;
+                emu.write_ptr(out_set, v.source_mode_set)?;
+                emu.write_ptr(out_if, v.source_mode_set_interface)?;
                 self.vidpn_acquired += 1;
                 Return::stdcall(STATUS_SUCCESS, 4)
             }
@@ -726,7 +765,7 @@ impl Services for Nt {
                 if set != SOURCE_MODE_SET {
                     return Err(format!("pfnAcquirePinnedModeInfo({set:#x})"));
                 }
-                emu.w32(out, v.pinned_mode)?;
+                emu.write_ptr(out, v.pinned_mode)?;
                 self.vidpn_acquired += 1;
                 Return::stdcall(STATUS_SUCCESS, 2)
             }
@@ -792,15 +831,17 @@ impl Kmd {
     }
 
     /// Loads the driver, runs DriverEntry, AddDevice and StartDevice.
-    fn start(sys: &[u8], layout: Layout, configure: impl FnOnce(&mut Nt)) -> Kmd {
-        let mut emu = Emu::new(AeroGpu::new(AeroGpuConfig::default()));
+    fn start(arch: Arch, sys: &[u8], layout: Layout, configure: impl FnOnce(&mut Nt)) -> Kmd {
+        let mut emu = Emu::new(AeroGpu::new(AeroGpuConfig::default()), arch.bits());
         let mut nt = Nt::new(layout);
         nt.set_registry(SERVICE_KEY, "-", 0);
         nt.set_registry(&format!("{SERVICE_KEY}\\Parameters"), "-", 0);
         nt.set_registry(HKR, "-", 0);
         nt.set_registry(&format!("{HKR}\\Parameters"), "-", 0);
         configure(&mut nt);
-        let (_, entry) = emu.load_pe32(sys).expect("load aerogpu.sys");
+        emu.set_shared_times(nt.interrupt_time, SYSTEM_TIME)
+            .unwrap();
+        let (_, entry) = emu.load_pe(sys).expect("load aerogpu.sys");
         let drv = emu.alloc(0x100, 16).unwrap();
         let reg_path = emu.unicode_string(SERVICE_KEY).unwrap();
         let st = emu
@@ -823,7 +864,7 @@ impl Kmd {
 
         let ctx_out = k.alloc(4);
         assert_eq!(k.ddi("AddDevice", &[PDO, ctx_out]), STATUS_SUCCESS);
-        k.adapter = k.emu.r32(ctx_out).unwrap();
+        k.adapter = k.emu.read_ptr(ctx_out).unwrap();
 
         // What DxgkCbGetDeviceInformation returns, as Windows lists a VGA-compatible PCI
         // display function: legacy VGA ports and window, the LFB BAR, then BAR0 (the
@@ -859,18 +900,13 @@ impl Kmd {
         k.nt.resource_list = list;
 
         let dxgk_size = k.l("DXGKRNL_INTERFACE");
-        assert_eq!(
-            dxgk_size,
-            12 + 4 * CALLBACKS.len() as u32,
-            "DXGKRNL_INTERFACE slot count"
-        );
         let dxgk = k.alloc(dxgk_size);
         k.emu.w32(dxgk, dxgk_size).unwrap();
-        k.emu.w32(dxgk + 4, 0x2005).unwrap();
-        k.emu.w32(dxgk + 8, DEVICE_HANDLE).unwrap();
-        for (i, cb) in CALLBACKS.iter().enumerate() {
+        k.put(dxgk, "DXGKRNL_INTERFACE.Version", 0x2005);
+        k.put(dxgk, "DXGKRNL_INTERFACE.DeviceHandle", DEVICE_HANDLE);
+        for cb in CALLBACKS {
             let t = k.emu.thunk(&format!("dxgkrnl!{cb}"));
-            k.emu.w32(dxgk + 12 + 4 * i as u32, t).unwrap();
+            k.put(dxgk, &format!("DXGKRNL_INTERFACE.{cb}"), t);
         }
         let start_info = k.alloc(k.l("DXGK_START_INFO"));
         let counts = k.alloc(8);
@@ -1012,11 +1048,10 @@ impl Kmd {
     /// DXGK_OPERATION_MAP_APERTURE_SEGMENT with an MDL of `pages` pages at `gpa`.
     fn map_aperture(&mut self, allocation: u32, gpa: u32, pages: u32) {
         let mdl_size = self.l("MDL");
-        let mdl = self.alloc(mdl_size + 4 * pages);
+        let mdl = self.alloc(mdl_size + self.emu.ptr() * pages);
         for i in 0..pages {
-            self.emu
-                .w32(mdl + mdl_size + 4 * i, (gpa >> 12) + i)
-                .unwrap();
+            let pfn = mdl + mdl_size + self.emu.ptr() * i;
+            self.emu.write_ptr(pfn, (gpa >> 12) + i).unwrap();
         }
         let b = self.alloc(self.l("DXGKARG_BUILDPAGINGBUFFER"));
         self.put(b, "DXGKARG_BUILDPAGINGBUFFER.Operation", 5);
@@ -1121,8 +1156,8 @@ impl Kmd {
         let trap = self
             .emu
             .thunk(&format!("{ty} (a slot this test does not model)"));
-        for off in (0..size).step_by(4) {
-            self.emu.w32(t + off, trap).unwrap();
+        for off in (0..size).step_by(self.emu.ptr() as usize) {
+            self.emu.write_ptr(t + off, trap).unwrap();
         }
         for f in used {
             let thunk = self.emu.thunk(&format!("dxgkrnl!{f}"));
@@ -1252,7 +1287,8 @@ impl Kmd {
     }
 
     fn close_allocation(&mut self, device: u32, h: u32) {
-        let list = self.emu.alloc_bytes(&h.to_le_bytes()).unwrap();
+        let list = self.alloc(8);
+        self.emu.write_ptr(list, h).unwrap();
         let c = self.alloc(self.l("DXGKARG_CLOSEALLOCATION"));
         self.put(c, "DXGKARG_CLOSEALLOCATION.NumAllocations", 1);
         self.put(c, "DXGKARG_CLOSEALLOCATION.pOpenHandleList", list);
@@ -1288,13 +1324,17 @@ impl Kmd {
     fn advance_ms(&mut self, ms: u64) {
         self.nt.interrupt_time += ms * 10_000;
         self.emu
+            .set_shared_times(self.nt.interrupt_time, SYSTEM_TIME)
+            .unwrap();
+        self.emu
             .bus
             .gpu
             .tick(self.nt.interrupt_time * 100, &mut self.emu.ram);
     }
 
     fn destroy_allocation(&mut self, h: u32) {
-        let list = self.emu.alloc_bytes(&h.to_le_bytes()).unwrap();
+        let list = self.alloc(8);
+        self.emu.write_ptr(list, h).unwrap();
         let d = self.alloc(self.l("DXGKARG_DESTROYALLOCATION"));
         self.put(d, "DXGKARG_DESTROYALLOCATION.NumAllocations", 1);
         self.put(d, "DXGKARG_DESTROYALLOCATION.pAllocationList", list);
@@ -1354,13 +1394,24 @@ fn alloc_priv(alloc_id: u32, flags: u32, size: u64) -> Vec<u8> {
     .to_vec()
 }
 
-/// The x86 driver as build.sh made it, and its structure layouts.
-fn driver() -> (Vec<u8>, Layout) {
-    let out = common::build_drivers("kmd-x86");
-    let sys = std::fs::read(out.join("x86/aerogpu/aerogpu.sys")).unwrap();
+/// The driver as build.sh made it, and its structure layouts.
+fn driver(arch: Arch) -> (Vec<u8>, Layout) {
+    let out = common::build_drivers(&format!("kmd-{}", arch.dir()));
+    let sys = std::fs::read(out.join(arch.dir()).join("aerogpu/aerogpu.sys")).unwrap();
     let header = common::drivers_dir().join("kmd/src/aerogpu_kmd.h");
+    let mut entries: Vec<String> = LAYOUT.iter().map(|e| e.to_string()).collect();
+    entries.extend(
+        DDI_SLOTS
+            .iter()
+            .filter(|s| **s != "-")
+            .map(|s| format!("DRIVER_INITIALIZATION_DATA.DxgkDdi{s}")),
+    );
+    entries.extend(CALLBACKS.iter().map(|c| format!("DXGKRNL_INTERFACE.{c}")));
+    entries.push("DXGKRNL_INTERFACE.Version".into());
+    entries.push("DXGKRNL_INTERFACE.DeviceHandle".into());
+    let entries: Vec<&str> = entries.iter().map(String::as_str).collect();
     let layout = Layout::probe(
-        "i686-w64-mingw32-gcc",
+        arch.compiler(),
         &[
             "-std=gnu11",
             "-ffreestanding",
@@ -1369,17 +1420,29 @@ fn driver() -> (Vec<u8>, Layout) {
             "-I/usr/share/mingw-w64/include/ddk",
         ],
         &header,
-        LAYOUT,
-        &out.join("layout-x86"),
+        &entries,
+        &out.join(format!("layout-{}", arch.dir())),
     );
     (sys, layout)
 }
 
 #[test]
 fn kmd_x86_runs_on_aero_cpu_against_the_device_model() {
-    let (sys, layout) = driver();
-    let mut k = Kmd::start(&sys, layout, |nt| {
-        // HKR\Parameters\NonLocalMemorySizeMB above the x86 limit: clamped to 1024.
+    run_driver(Arch::X86);
+}
+
+#[test]
+fn kmd_x64_runs_on_aero_cpu_against_the_device_model() {
+    run_driver(Arch::X64);
+}
+
+/// dxgkrnl's life of the driver: start, queries, submissions (valid, refused by the
+/// device, malformed), display, power, shared surfaces, teardown.
+fn run_driver(arch: Arch) {
+    let (sys, layout) = driver(arch);
+    let mb_max = arch.nonlocal_mb_max();
+    let mut k = Kmd::start(arch, &sys, layout, |nt| {
+        // HKR\Parameters\NonLocalMemorySizeMB above the limit: clamped to 1024 / 2048.
         nt.set_registry(&format!("{HKR}\\Parameters"), "NonLocalMemorySizeMB", 4096);
     });
 
@@ -1421,8 +1484,8 @@ fn kmd_x86_runs_on_aero_cpu_against_the_device_model() {
     assert_eq!(st, STATUS_SUCCESS);
     assert_eq!(
         k.get(caps, "DXGK_DRIVERCAPS.ApertureSegmentCommitLimit"),
-        1024 << 20,
-        "NonLocalMemorySizeMB clamped to 1024 on x86"
+        mb_max << 20,
+        "NonLocalMemorySizeMB clamped to the per-architecture maximum"
     );
     assert_eq!(k.get(caps, "DXGK_DRIVERCAPS.MaxAllocationListSlotId"), 256);
     assert_eq!(
@@ -1451,7 +1514,7 @@ fn kmd_x86_runs_on_aero_cpu_against_the_device_model() {
     k.put(q, "DXGKARG_QUERYADAPTERINFO.OutputDataSize", qs);
     let adapter = k.adapter;
     assert_eq!(k.ddi("QueryAdapterInfo", &[adapter, q]), STATUS_SUCCESS);
-    assert_eq!(k.get(descs, "DXGK_SEGMENTDESCRIPTOR.Size"), 1024 << 20);
+    assert_eq!(k.get(descs, "DXGK_SEGMENTDESCRIPTOR.Size"), mb_max << 20);
     assert_eq!(
         k.get(descs, "DXGK_SEGMENTDESCRIPTOR.Flags") & 0x1,
         0x1,

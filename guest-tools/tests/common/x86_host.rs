@@ -1,13 +1,16 @@
-//! Runs 32-bit Windows code (the shipped `aerogpu.sys`) on Aero's own CPU, next to Aero's
-//! own AeroGPU device model, with the operating system played by the test.
+//! Runs Windows kernel code (the shipped x86 and x64 `aerogpu.sys`) on Aero's own CPU,
+//! next to Aero's own AeroGPU device model, with the operating system played by the test.
 //!
-//! The machine: flat 32-bit protected mode, ring 0, no paging (virtual = physical), RAM at
-//! 0, the device's BAR0 above RAM. Every import and every callback the test hands out is a
+//! The machine: ring 0 with virtual = physical for the low 4 GiB, either flat 32-bit
+//! protected mode without paging, or long mode with identity-mapped 2 MiB pages plus
+//! KUSER_SHARED_DATA at its fixed x64 address (x64 drivers read the interrupt time there).
+//! RAM at 0, the device's BAR0 above RAM. Every import and every callback the test hands out is a
 //! thunk: `out 0xE0, al` at a known address. The CPU stops on that OUT, the test's
 //! [`Services`] does the work on the host, and the harness returns to the caller as the
-//! calling convention says. Calling into the guest pushes the arguments and a return
-//! address that is itself a thunk, so a host call ends exactly when the guest function
-//! returns, and the stack pointer then proves the callee popped what stdcall says.
+//! calling convention says (stdcall/cdecl/fastcall on x86, the Microsoft x64 convention).
+//! Calling into the guest passes the arguments and a return address that is itself a
+//! thunk, so a host call ends exactly when the guest function returns; the stack pointer
+//! then proves the callee popped what stdcall says, and callee-saved registers are checked.
 
 #![allow(dead_code)]
 
@@ -17,8 +20,13 @@ use aero_cpu::{Bus, Cpu, DescriptorTable, PageMapping, RunExit, Seg, Segment};
 use aero_gpu::aerogpu::{AeroGpu, GuestMemory, VecMemory};
 
 pub const RAM_SIZE: u32 = 64 << 20;
+/// Long-mode page tables live in [0x1000, 0xA000).
+const PML4: u32 = 0x1000;
+/// The physical page behind KUSER_SHARED_DATA.
+const KUSD_PAGE: u32 = 0xA000;
+const KUSD_VA: u64 = 0xFFFF_F780_0000_0000;
 /// Thunks: 4 bytes each. Index 0 is "return to the host".
-pub const THUNK_BASE: u32 = 0x8000;
+pub const THUNK_BASE: u32 = 0xC000;
 pub const MAX_THUNKS: u32 = 1024;
 /// Images load at their preferred base inside [IMAGE_MIN, IMAGE_MAX).
 pub const IMAGE_MIN: u32 = 0x1_0000;
@@ -93,12 +101,13 @@ impl Bus for HostBus {
     }
 }
 
-/// What a host service returns to the guest.
+/// What a host service returns to the guest (a 64-bit result is EDX:EAX on x86, RAX on
+/// x64).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Return {
     pub eax: u32,
     pub edx: u32,
-    /// Argument bytes the callee pops (stdcall); 0 for cdecl and fastcall register args.
+    /// Argument bytes the callee pops (x86 stdcall); ignored on x64, where the caller pops.
     pub pop: u32,
 }
 
@@ -133,6 +142,8 @@ pub enum Conv {
 }
 
 pub struct Emu {
+    /// 32 (protected mode) or 64 (long mode).
+    pub bits: u32,
     pub cpu: Cpu,
     pub ram: VecMemory,
     pub bus: HostBus,
@@ -143,8 +154,10 @@ pub struct Emu {
 }
 
 impl Emu {
-    pub fn new(gpu: AeroGpu) -> Emu {
+    pub fn new(gpu: AeroGpu, bits: u32) -> Emu {
+        assert!(bits == 32 || bits == 64);
         let mut emu = Emu {
+            bits,
             cpu: Cpu::new(),
             ram: VecMemory::new(RAM_SIZE as usize),
             bus: HostBus {
@@ -159,16 +172,28 @@ impl Emu {
             instructions: 0,
         };
         emu.thunk("<return to host>");
+        if bits == 64 {
+            emu.long_mode_tables().expect("page tables fit in RAM");
+        }
         let s = &mut emu.cpu.state;
-        s.cr0 = 0x11; // PE + ET, no paging
         s.rflags = 0x2; // interrupts off: the host delivers them by calling the ISR
         // No IDT: any exception becomes a triple fault, which ends the call with an error.
         s.idtr = DescriptorTable { base: 0, limit: 0 };
+        // As Windows runs: NE + ET + MP + PE, SSE enabled (OSFXSR, OSXMMEXCPT); x64
+        // code saves XMM6-15 in every prologue.
+        s.cr0 = 0x33;
+        s.cr4 = 0x600;
+        if bits == 64 {
+            s.cr0 |= 0x8000_0000; // PG
+            s.cr3 = u64::from(PML4);
+            s.cr4 |= 0x20; // PAE
+            s.efer = 0x500; // LME + LMA
+        }
         s.seg[Seg::Cs as usize] = Segment {
             selector: 0x08,
             base: 0,
             limit: 0xFFFF_FFFF,
-            attr: 0xC9B,
+            attr: if bits == 64 { 0xA9B } else { 0xC9B }, // L or D/B
         };
         for sg in [Seg::Es, Seg::Ss, Seg::Ds, Seg::Fs, Seg::Gs] {
             s.seg[sg as usize] = Segment {
@@ -180,6 +205,60 @@ impl Emu {
         }
         s.gpr[4] = u64::from(STACK_TOP);
         emu
+    }
+
+    /// Identity map of the low 4 GiB in 2 MiB pages, and KUSER_SHARED_DATA.
+    fn long_mode_tables(&mut self) -> Result<(), String> {
+        const PRESENT_RW: u64 = 0x3;
+        let (pdpt, pd0) = (PML4 + 0x1000, PML4 + 0x2000);
+        self.w64(PML4, u64::from(pdpt) | PRESENT_RW)?;
+        for i in 0..4u32 {
+            self.w64(pdpt + 8 * i, u64::from(pd0 + 0x1000 * i) | PRESENT_RW)?;
+            for j in 0..512u32 {
+                let addr = (u64::from(i) << 30) | (u64::from(j) << 21);
+                self.w64(pd0 + 0x1000 * i + 8 * j, addr | PRESENT_RW | 0x80)?; // PS
+            }
+        }
+        let (pdpt_hi, pd_hi, pt_hi) = (PML4 + 0x6000, PML4 + 0x7000, PML4 + 0x8000);
+        let index = |shift: u32| ((KUSD_VA >> shift) & 511) as u32;
+        self.w64(PML4 + 8 * index(39), u64::from(pdpt_hi) | PRESENT_RW)?;
+        self.w64(pdpt_hi + 8 * index(30), u64::from(pd_hi) | PRESENT_RW)?;
+        self.w64(pd_hi + 8 * index(21), u64::from(pt_hi) | PRESENT_RW)?;
+        self.w64(pt_hi + 8 * index(12), u64::from(KUSD_PAGE) | PRESENT_RW)?;
+        Ok(())
+    }
+
+    /// KUSER_SHARED_DATA's InterruptTime (at 0x8) and SystemTime (at 0x14), in 100 ns
+    /// units, as KSYSTEM_TIME { LowPart, High1Time, High2Time }.
+    pub fn set_shared_times(&mut self, interrupt: u64, system: u64) -> Result<(), String> {
+        for (off, t) in [(0x8, interrupt), (0x14, system)] {
+            self.w32(KUSD_PAGE + off, t as u32)?;
+            self.w32(KUSD_PAGE + off + 4, (t >> 32) as u32)?;
+            self.w32(KUSD_PAGE + off + 8, (t >> 32) as u32)?;
+        }
+        Ok(())
+    }
+
+    /// Bytes in a pointer.
+    pub fn ptr(&self) -> u32 {
+        self.bits / 8
+    }
+
+    /// A pointer-sized value (addresses the test hands out stay below 4 GiB).
+    pub fn read_ptr(&self, addr: u32) -> Result<u32, String> {
+        let v = if self.bits == 64 {
+            self.r64(addr)?
+        } else {
+            u64::from(self.r32(addr)?)
+        };
+        u32::try_from(v).map_err(|_| format!("pointer {v:#x} at {addr:#x} is above 4 GiB"))
+    }
+    pub fn write_ptr(&mut self, addr: u32, v: u32) -> Result<(), String> {
+        if self.bits == 64 {
+            self.w64(addr, u64::from(v))
+        } else {
+            self.w32(addr, v)
+        }
     }
 
     // ---- memory ---------------------------------------------------------------------
@@ -262,16 +341,17 @@ impl Emu {
         Ok(p)
     }
 
-    /// A UNICODE_STRING (x86: Length, MaximumLength, Buffer) and its buffer.
+    /// A UNICODE_STRING (Length, MaximumLength, then Buffer pointer-aligned) and its
+    /// buffer.
     pub fn unicode_string(&mut self, s: &str) -> Result<u32, String> {
         let mut units: Vec<u8> = s.encode_utf16().flat_map(|u| u.to_le_bytes()).collect();
         let len = units.len() as u16;
         units.extend([0, 0]);
         let buf = self.alloc_bytes(&units)?;
-        let us = self.alloc(8, 16)?;
+        let us = self.alloc(16, 16)?;
         self.w16(us, len)?;
         self.w16(us + 2, len + 2)?;
-        self.w32(us + 4, buf)?;
+        self.write_ptr(us + self.ptr(), buf)?;
         Ok(us)
     }
 
@@ -294,13 +374,14 @@ impl Emu {
         addr
     }
 
-    /// Maps a PE32 image at its preferred base and points every import at the thunk
-    /// named `DLL!function`. Returns (image base, entry point).
-    pub fn load_pe32(&mut self, file: &[u8]) -> Result<(u32, u32), String> {
+    /// Maps a PE image (PE32 in 32-bit mode, PE32+ in 64-bit mode) at its preferred base
+    /// and points every import at the thunk named `dll!function`. Returns (image base,
+    /// entry point).
+    pub fn load_pe(&mut self, file: &[u8]) -> Result<(u32, u32), String> {
         let (info, image) = aero_guest_tools::pe::map_image(file, IMAGE_MAX - IMAGE_MIN)
             .map_err(|e| e.to_string())?;
-        if info.is_pe32_plus {
-            return Err("not a 32-bit image".into());
+        if info.is_pe32_plus != (self.bits == 64) {
+            return Err(format!("not a {}-bit image", self.bits));
         }
         let base = u32::try_from(info.image_base).map_err(|_| "image base above 4 GiB")?;
         let end = base
@@ -315,7 +396,7 @@ impl Emu {
         for imp in &info.imports {
             for (k, f) in imp.functions.iter().enumerate() {
                 let t = self.thunk(&format!("{}!{}", imp.dll.to_ascii_lowercase(), f));
-                self.w32(base + imp.iat_rva + 4 * k as u32, t)?;
+                self.write_ptr(base + imp.iat_rva + self.ptr() * k as u32, t)?;
             }
         }
         Ok((base, base + info.entry_point_rva))
@@ -324,18 +405,34 @@ impl Emu {
     // ---- running ------------------------------------------------------------------------
 
     fn push(&mut self, v: u32) -> Result<(), String> {
-        let esp = (self.cpu.state.gpr[4] as u32).wrapping_sub(4);
-        if esp < STACK_BOTTOM {
+        let sp = (self.cpu.state.gpr[4] as u32).wrapping_sub(self.ptr());
+        if sp < STACK_BOTTOM {
             return Err("guest stack overflow".into());
         }
-        self.cpu.state.gpr[4] = u64::from(esp);
-        self.w32(esp, v)
+        self.cpu.state.gpr[4] = u64::from(sp);
+        self.write_ptr(sp, v)
     }
 
-    /// The `k`th stack argument of the service being handled (after the return address).
-    pub fn arg(&self, k: u32) -> Result<u32, String> {
-        self.r32((self.cpu.state.gpr[4] as u32).wrapping_add(4 + 4 * k))
+    /// Argument `k` of the service being handled: on the stack after the return address
+    /// (x86), or RCX, RDX, R8, R9 then the stack above the 32-byte home area (x64).
+    pub fn arg64(&self, k: u32) -> Result<u64, String> {
+        let sp = self.cpu.state.gpr[4] as u32;
+        if self.bits == 32 {
+            return Ok(u64::from(self.r32(sp.wrapping_add(4 + 4 * k))?));
+        }
+        Ok(match k {
+            0 => self.cpu.state.gpr[1],
+            1 => self.cpu.state.gpr[2],
+            2 => self.cpu.state.gpr[8],
+            3 => self.cpu.state.gpr[9],
+            _ => self.r64(sp.wrapping_add(8 + 8 * k))?,
+        })
     }
+    /// [`arg64`](Self::arg64) truncated: pointers, handles and 32-bit values.
+    pub fn arg(&self, k: u32) -> Result<u32, String> {
+        Ok(self.arg64(k)? as u32)
+    }
+    /// x86 fastcall registers.
     pub fn ecx(&self) -> u32 {
         self.cpu.state.gpr[1] as u32
     }
@@ -365,12 +462,30 @@ impl Emu {
         conv: Conv,
     ) -> Result<u64, String> {
         let saved = self.cpu.state.clone();
-        let esp0 = saved.gpr[4] as u32;
-        for &a in args.iter().rev() {
-            self.push(a)?;
+        let sp0 = saved.gpr[4] as u32;
+        if self.bits == 64 {
+            // Stack arguments above a 32-byte home area; RSP is 16-byte aligned at the
+            // call, so the callee starts with RSP = 8 (mod 16).
+            let stack_args = args.len().saturating_sub(4) as u32;
+            let mut sp = (sp0 - 32 - 8 * stack_args) & !15;
+            for (k, &a) in args.iter().enumerate().skip(4) {
+                self.w64(sp + 32 + 8 * (k as u32 - 4), u64::from(a))?;
+            }
+            for (k, &a) in args.iter().take(4).enumerate() {
+                self.cpu.state.gpr[[1, 2, 8, 9][k]] = u64::from(a);
+            }
+            sp -= 8;
+            let ret = self.thunk("<return to host>");
+            self.w64(sp, u64::from(ret))?;
+            self.cpu.state.gpr[4] = u64::from(sp);
+        } else {
+            for &a in args.iter().rev() {
+                self.push(a)?;
+            }
+            let ret = self.thunk("<return to host>");
+            self.push(ret)?;
         }
-        let ret = self.thunk("<return to host>");
-        self.push(ret)?;
+        let entry_sp = self.cpu.state.gpr[4] as u32;
         self.cpu.state.rip = u64::from(func);
         let mut budget = MAX_INSTRUCTIONS_PER_CALL;
         loop {
@@ -392,22 +507,33 @@ impl Emu {
                         .cloned()
                         .ok_or_else(|| format!("OUT to the trap port from {eip:#x}"))?;
                     if idx == 0 {
-                        let esp = self.cpu.state.gpr[4] as u32;
-                        let want = match conv {
-                            Conv::Stdcall => esp0,
-                            Conv::Cdecl => esp0 - 4 * args.len() as u32,
+                        let sp = self.cpu.state.gpr[4] as u32;
+                        let want = match (self.bits, conv) {
+                            (64, _) => entry_sp + 8,
+                            (_, Conv::Stdcall) => sp0,
+                            (_, Conv::Cdecl) => sp0 - 4 * args.len() as u32,
                         };
-                        let result = (self.cpu.state.gpr[2] & 0xFFFF_FFFF) << 32
-                            | (self.cpu.state.gpr[0] & 0xFFFF_FFFF);
-                        // Callee-saved registers (EBX, ESI, EDI, EBP) must survive.
-                        let clobbered: Vec<usize> = [3, 5, 6, 7]
-                            .into_iter()
-                            .filter(|&r| self.cpu.state.gpr[r] as u32 != saved.gpr[r] as u32)
+                        let result = if self.bits == 64 {
+                            self.cpu.state.gpr[0]
+                        } else {
+                            (self.cpu.state.gpr[2] & 0xFFFF_FFFF) << 32
+                                | (self.cpu.state.gpr[0] & 0xFFFF_FFFF)
+                        };
+                        // Callee-saved: EBX, EBP, ESI, EDI (and R12-R15 on x64).
+                        let saved_regs: &[usize] = if self.bits == 64 {
+                            &[3, 5, 6, 7, 12, 13, 14, 15]
+                        } else {
+                            &[3, 5, 6, 7]
+                        };
+                        let clobbered: Vec<usize> = saved_regs
+                            .iter()
+                            .copied()
+                            .filter(|&r| self.cpu.state.gpr[r] != saved.gpr[r])
                             .collect();
                         self.cpu.state.gpr[4] = saved.gpr[4];
-                        if esp != want {
+                        if sp != want {
                             return Err(format!(
-                                "function at {func:#x} returned with ESP {esp:#x}, expected {want:#x} \
+                                "function at {func:#x} returned with SP {sp:#x}, expected {want:#x} \
                                  (wrong argument count or calling convention)"
                             ));
                         }
@@ -422,11 +548,16 @@ impl Emu {
                     if std::env::var_os("AERO_X86_TRACE").is_some() {
                         eprintln!("[x86] {name} -> {:#x}", r.eax);
                     }
-                    let esp = self.cpu.state.gpr[4] as u32;
-                    let back = self.r32(esp)?;
-                    self.cpu.state.gpr[4] = u64::from(esp.wrapping_add(4).wrapping_add(r.pop));
-                    self.cpu.state.gpr[0] = u64::from(r.eax);
-                    self.cpu.state.gpr[2] = u64::from(r.edx);
+                    let sp = self.cpu.state.gpr[4] as u32;
+                    let back = self.read_ptr(sp)?;
+                    if self.bits == 64 {
+                        self.cpu.state.gpr[4] = u64::from(sp + 8);
+                        self.cpu.state.gpr[0] = u64::from(r.edx) << 32 | u64::from(r.eax);
+                    } else {
+                        self.cpu.state.gpr[4] = u64::from(sp.wrapping_add(4).wrapping_add(r.pop));
+                        self.cpu.state.gpr[0] = u64::from(r.eax);
+                        self.cpu.state.gpr[2] = u64::from(r.edx);
+                    }
                     self.cpu.state.rip = u64::from(back);
                 }
                 RunExit::StopRequested | RunExit::BudgetExhausted => {
