@@ -168,11 +168,13 @@ static void test_d3d9_caps() {
         e.flush();
         uint32_t want = linear ? 2u /* D3DTEXF_LINEAR */ : 1u /* D3DTEXF_POINT */, mag = 0, min = 0;
         const std::vector<uint8_t> &st = s3.streams.back();
+        bool past_defaults = false; // the device's default state opens its first batch
         for (size_t off = sizeof(aerogpu_cmd_stream_header); off + 8 <= st.size();) {
             aerogpu_cmd_hdr h;
             std::memcpy(&h, st.data() + off, 8);
             if (h.size_bytes < 8) break;
-            if (h.opcode == AEROGPU_CMD_SET_SAMPLER_STATE && mag + min < 2) {
+            past_defaults |= h.opcode != AEROGPU_CMD_SET_SAMPLER_STATE && h.opcode != AEROGPU_CMD_SET_RENDER_STATE;
+            if (past_defaults && h.opcode == AEROGPU_CMD_SET_SAMPLER_STATE && mag + min < 2) {
                 aerogpu_cmd_set_sampler_state ss;
                 std::memcpy(&ss, st.data() + off, sizeof(ss));
                 if (ss.state == 5 /* MAGFILTER */ && ss.value == want) mag = 1;
