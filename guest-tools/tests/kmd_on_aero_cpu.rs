@@ -232,6 +232,36 @@ const LAYOUT: &[&str] = &[
     "D3DKMDT_VIDPN_SOURCE_MODE.Format.Graphics.PrimSurfSize.cx",
     "D3DKMDT_VIDPN_SOURCE_MODE.Format.Graphics.PrimSurfSize.cy",
     "D3DKMDT_VIDPN_SOURCE_MODE.Format.Graphics.Stride",
+    "D3DKMDT_VIDPN_SOURCE_MODE.Type",
+    "D3DKMDT_VIDPN_SOURCE_MODE.Format.Graphics.PixelFormat",
+    "D3DKMDT_VIDPN_TARGET_MODE",
+    "D3DKMDT_VIDPN_TARGET_MODE.VideoSignalInfo.ActiveSize.cx",
+    "D3DKMDT_VIDPN_TARGET_MODE.VideoSignalInfo.ActiveSize.cy",
+    "D3DKMDT_VIDPN_TARGET_MODE.VideoSignalInfo.VSyncFreq.Numerator",
+    "D3DKMDT_VIDPN_TARGET_MODE.VideoSignalInfo.VSyncFreq.Denominator",
+    "D3DKMDT_MONITOR_SOURCE_MODE",
+    "D3DKMDT_MONITOR_SOURCE_MODE.VideoSignalInfo.ActiveSize.cx",
+    "D3DKMDT_MONITOR_SOURCE_MODE.VideoSignalInfo.ActiveSize.cy",
+    "D3DKMDT_MONITOR_SOURCE_MODE.Preference",
+    "D3DKMDT_VIDPN_PRESENT_PATH",
+    "D3DKMDT_VIDPN_PRESENT_PATH.ImportanceOrdinal",
+    "D3DKMDT_VIDPN_PRESENT_PATH.ContentTransformation.Scaling",
+    "D3DKMDT_VIDPN_PRESENT_PATH.ContentTransformation.ScalingSupport",
+    "D3DKMDT_VIDPN_PRESENT_PATH.ContentTransformation.Rotation",
+    "D3DKMDT_VIDPN_PRESENT_PATH.ContentTransformation.RotationSupport",
+    "D3DKMDT_VIDPN_PRESENT_PATH.CopyProtection.CopyProtectionSupport",
+    "DXGK_VIDPNTOPOLOGY_INTERFACE",
+    "DXGK_VIDPNTARGETMODESET_INTERFACE",
+    "DXGK_MONITORSOURCEMODESET_INTERFACE",
+    "DXGKARG_ISSUPPORTEDVIDPN",
+    "DXGKARG_ISSUPPORTEDVIDPN.hDesiredVidPn",
+    "DXGKARG_ISSUPPORTEDVIDPN.IsVidPnSupported",
+    "DXGKARG_ENUMVIDPNCOFUNCMODALITY",
+    "DXGKARG_ENUMVIDPNCOFUNCMODALITY.hConstrainingVidPn",
+    "DXGKARG_ENUMVIDPNCOFUNCMODALITY.EnumPivotType",
+    "DXGKARG_RECOMMENDMONITORMODES",
+    "DXGKARG_RECOMMENDMONITORMODES.hMonitorSourceModeSet",
+    "DXGKARG_RECOMMENDMONITORMODES.pMonitorSourceModeSetInterface",
 ];
 
 /// The DDI table slots, in DRIVER_INITIALIZATION_DATA order after `Version`.
@@ -309,6 +339,61 @@ const DDI_SLOTS: &[&str] = &[
     "QueryVidPnHWCapability",
 ];
 
+/// The VidPN interface tables the test hands out: (type, service prefix, the functions it
+/// models; every other slot fails the test).
+const VIDPN_INTERFACES: &[(&str, &str, &[&str])] = &[
+    (
+        "DXGK_VIDPN_INTERFACE",
+        "vidpn",
+        &[
+            "pfnGetTopology",
+            "pfnAcquireSourceModeSet",
+            "pfnReleaseSourceModeSet",
+            "pfnCreateNewSourceModeSet",
+            "pfnAssignSourceModeSet",
+            "pfnAcquireTargetModeSet",
+            "pfnReleaseTargetModeSet",
+            "pfnCreateNewTargetModeSet",
+            "pfnAssignTargetModeSet",
+        ],
+    ),
+    (
+        "DXGK_VIDPNTOPOLOGY_INTERFACE",
+        "topology",
+        &[
+            "pfnGetNumPaths",
+            "pfnAcquirePathInfo",
+            "pfnUpdatePathSupportInfo",
+            "pfnReleasePathInfo",
+        ],
+    ),
+    (
+        "DXGK_VIDPNSOURCEMODESET_INTERFACE",
+        "source",
+        &[
+            "pfnAcquirePinnedModeInfo",
+            "pfnReleaseModeInfo",
+            "pfnCreateNewModeInfo",
+            "pfnAddMode",
+        ],
+    ),
+    (
+        "DXGK_VIDPNTARGETMODESET_INTERFACE",
+        "target",
+        &[
+            "pfnAcquirePinnedModeInfo",
+            "pfnReleaseModeInfo",
+            "pfnCreateNewModeInfo",
+            "pfnAddMode",
+        ],
+    ),
+    (
+        "DXGK_MONITORSOURCEMODESET_INTERFACE",
+        "monitor",
+        &["pfnCreateNewModeInfo", "pfnAddMode", "pfnReleaseModeInfo"],
+    ),
+];
+
 /// The dxgkrnl callbacks, in DXGKRNL_INTERFACE order after Size, Version, DeviceHandle.
 const CALLBACKS: &[&str] = &[
     "DxgkCbEvalAcpiMethod",
@@ -340,16 +425,42 @@ enum Notify {
     Vsync(u64),
 }
 
-/// One functional VidPN with a pinned source mode.
+/// dxgkrnl's VidPN objects as the driver sees them: one VidPN whose topology has at most
+/// one path (source 0 -> target 0), its source and target mode sets (each may have a
+/// pinned mode), the mode sets the driver creates and assigns, and a monitor source mode
+/// set. Every acquisition must be released.
+#[derive(Default)]
 struct Vidpn {
-    handle: u32,
     interface: u32,
-    source_mode_set: u32,
-    source_mode_set_interface: u32,
-    pinned_mode: u32,
+    topology_interface: u32,
+    source_interface: u32,
+    target_interface: u32,
+    paths: u32,
+    path: u32,
+    pinned_source: Option<u32>,
+    pinned_target: Option<u32>,
+    /// Modes the driver created and has neither added nor released.
+    loose_modes: Vec<u32>,
+    new_source_modes: Vec<u32>,
+    new_target_modes: Vec<u32>,
+    monitor_modes: Vec<u32>,
+    source_assigned: bool,
+    target_assigned: bool,
+    /// The paths the driver passed to pfnUpdatePathSupportInfo.
+    path_updates: Vec<Vec<u8>>,
+    acquired: i32,
 }
 
-const SOURCE_MODE_SET: u32 = 0x5E70_0001;
+const VIDPN: u32 = 0x71D0_0001;
+const TOPOLOGY: u32 = 0x7090_0001;
+const SOURCE_SET: u32 = 0x5E70_0001;
+const NEW_SOURCE_SET: u32 = 0x5E70_0002;
+const TARGET_SET: u32 = 0x7A70_0001;
+const NEW_TARGET_SET: u32 = 0x7A70_0002;
+const MONITOR_SET: u32 = 0x30A0_0001;
+const D3DDDIFMT_X8R8G8B8: u32 = 22;
+const STATUS_GRAPHICS_MODE_NOT_PINNED: u32 = 0x401E_0307;
+const STATUS_GRAPHICS_INVALID_VIDPN_PRESENT_PATH: u32 = 0xC01E_0319;
 
 /// Windows, as far as aerogpu.sys can see it.
 struct Nt {
@@ -375,10 +486,8 @@ struct Nt {
     /// 100 ns units, as KeQueryInterruptTime reports.
     interrupt_time: u64,
     privileged: bool,
-    /// The VidPN dxgkrnl hands out in CommitVidPn: its interface tables and the pinned
-    /// source mode; acquisitions not yet released.
+    /// The VidPN dxgkrnl hands out to the VidPN DDIs.
     vidpn: Option<Vidpn>,
-    vidpn_acquired: i32,
     /// The driver's own uses of services that Windows would reject or bugcheck on.
     misuse: Vec<String>,
 }
@@ -403,7 +512,6 @@ impl Nt {
             interrupt_time: 1_000_000,
             privileged: false,
             vidpn: None,
-            vidpn_acquired: 0,
             misuse: Vec::new(),
         }
     }
@@ -428,6 +536,163 @@ impl Nt {
             .map(|c| u16::from_le_bytes([c[0], c[1]]))
             .collect();
         Ok(String::from_utf16_lossy(&units))
+    }
+}
+
+impl Nt {
+    /// The VidPN interfaces (`vidpn.`, `topology.`, `source.`, `target.`, `monitor.`).
+    fn vidpn_service(&mut self, emu: &mut Emu, func: &str) -> Result<Return, String> {
+        // Every VidPN function takes at most four arguments.
+        let args = [emu.arg(0)?, emu.arg(1)?, emu.arg(2)?, emu.arg(3)?];
+        let a = |k: u32| -> Result<u32, String> { Ok(args[k as usize]) };
+        let (kind, f) = func.split_once('.').unwrap_or(("", func));
+        let mode_size = match kind {
+            "source" => self.l("D3DKMDT_VIDPN_SOURCE_MODE"),
+            "target" => self.l("D3DKMDT_VIDPN_TARGET_MODE"),
+            _ => self.l("D3DKMDT_MONITOR_SOURCE_MODE"),
+        };
+        let path_size = self.l("D3DKMDT_VIDPN_PRESENT_PATH");
+        let v = self.vidpn.as_mut().ok_or("no VidPN")?;
+        let ok = |args| Return::stdcall(STATUS_SUCCESS, args);
+        Ok(match (kind, f) {
+            ("vidpn", "pfnGetTopology") => {
+                emu.write_ptr(a(1)?, TOPOLOGY)?;
+                emu.write_ptr(a(2)?, v.topology_interface)?;
+                ok(3)
+            }
+            ("topology", "pfnGetNumPaths") => {
+                emu.write_ptr(a(1)?, v.paths)?;
+                ok(2)
+            }
+            ("topology", "pfnAcquirePathInfo") => {
+                if v.paths == 0 || a(1)? != 0 || a(2)? != 0 {
+                    return Ok(Return::stdcall(
+                        STATUS_GRAPHICS_INVALID_VIDPN_PRESENT_PATH,
+                        4,
+                    ));
+                }
+                emu.write_ptr(a(3)?, v.path)?;
+                v.acquired += 1;
+                ok(4)
+            }
+            ("topology", "pfnUpdatePathSupportInfo") => {
+                v.path_updates.push(emu.read(a(1)?, path_size)?);
+                ok(2)
+            }
+            ("topology", "pfnReleasePathInfo") => {
+                if a(1)? != v.path {
+                    self.misuse
+                        .push("pfnReleasePathInfo of a path not handed out".into());
+                }
+                v.acquired -= 1;
+                ok(2)
+            }
+            ("vidpn", "pfnAcquireSourceModeSet" | "pfnAcquireTargetModeSet") => {
+                let source = f.contains("Source");
+                let (set, interface) = if source {
+                    (SOURCE_SET, v.source_interface)
+                } else {
+                    (TARGET_SET, v.target_interface)
+                };
+                emu.write_ptr(a(2)?, set)?;
+                emu.write_ptr(a(3)?, interface)?;
+                v.acquired += 1;
+                ok(4)
+            }
+            ("vidpn", "pfnReleaseSourceModeSet" | "pfnReleaseTargetModeSet") => {
+                let want = if f.contains("Source") {
+                    SOURCE_SET
+                } else {
+                    TARGET_SET
+                };
+                if a(1)? != want {
+                    self.misuse.push(format!("{f} of set {:#x}", a(1)?));
+                }
+                v.acquired -= 1;
+                ok(2)
+            }
+            ("vidpn", "pfnCreateNewSourceModeSet" | "pfnCreateNewTargetModeSet") => {
+                let (set, interface) = if f.contains("Source") {
+                    (NEW_SOURCE_SET, v.source_interface)
+                } else {
+                    (NEW_TARGET_SET, v.target_interface)
+                };
+                emu.write_ptr(a(2)?, set)?;
+                emu.write_ptr(a(3)?, interface)?;
+                ok(4)
+            }
+            ("vidpn", "pfnAssignSourceModeSet" | "pfnAssignTargetModeSet") => {
+                let source = f.contains("Source");
+                if a(2)?
+                    != if source {
+                        NEW_SOURCE_SET
+                    } else {
+                        NEW_TARGET_SET
+                    }
+                {
+                    return Err(format!("{f} of a set the driver did not create"));
+                }
+                if source {
+                    v.source_assigned = true;
+                } else {
+                    v.target_assigned = true;
+                }
+                ok(3)
+            }
+            ("source" | "target", "pfnAcquirePinnedModeInfo") => {
+                let pinned = if kind == "source" {
+                    v.pinned_source
+                } else {
+                    v.pinned_target
+                };
+                emu.write_ptr(a(1)?, pinned.unwrap_or(0))?;
+                match pinned {
+                    Some(_) => {
+                        v.acquired += 1;
+                        ok(2)
+                    }
+                    None => Return::stdcall(STATUS_GRAPHICS_MODE_NOT_PINNED, 2),
+                }
+            }
+            ("source" | "target" | "monitor", "pfnCreateNewModeInfo") => {
+                let m = emu.alloc(mode_size, 16)?;
+                v.loose_modes.push(m);
+                emu.write_ptr(a(1)?, m)?;
+                ok(2)
+            }
+            ("source" | "target" | "monitor", "pfnAddMode") => {
+                let m = a(1)?;
+                let Some(i) = v.loose_modes.iter().position(|x| *x == m) else {
+                    return Err(format!(
+                        "{kind}.pfnAddMode of a mode not created by pfnCreateNewModeInfo"
+                    ));
+                };
+                v.loose_modes.swap_remove(i);
+                match kind {
+                    "source" => v.new_source_modes.push(m),
+                    "target" => v.new_target_modes.push(m),
+                    _ => v.monitor_modes.push(m),
+                }
+                ok(2)
+            }
+            ("source" | "target" | "monitor", "pfnReleaseModeInfo") => {
+                let m = a(1)?;
+                if Some(m) == v.pinned_source || Some(m) == v.pinned_target {
+                    v.acquired -= 1;
+                } else if let Some(i) = v.loose_modes.iter().position(|x| *x == m) {
+                    v.loose_modes.swap_remove(i);
+                } else {
+                    self.misuse
+                        .push(format!("{kind}.pfnReleaseModeInfo of {m:#x}"));
+                }
+                ok(2)
+            }
+            _ => {
+                return Err(format!(
+                    "the driver called VidPN function {func}, which this test does not model"
+                ));
+            }
+        })
     }
 }
 
@@ -729,57 +994,13 @@ impl Services for Nt {
             "DxgkCbQueryVidPnInterface" => {
                 let (h, version, out) = (a(0)?, a(1)?, a(2)?);
                 let v = self.vidpn.as_ref().ok_or("no VidPN")?;
-                let status = if h == v.handle && version == 1 {
-                    emu.write_ptr(out, v.interface)?;
-                    STATUS_SUCCESS
-                } else {
-                    self.misuse
-                        .push(format!("DxgkCbQueryVidPnInterface({h:#x}, {version})"));
-                    0xC000_000D
-                };
-                Return::stdcall(status, 3)
-            }
-            "pfnAcquireSourceModeSet" => {
-                let (h, source, out_set, out_if) = (a(0)?, a(1)?, a(2)?, a(3)?);
-                let v = self.vidpn.as_ref().ok_or("no VidPN")?;
-                if h != v.handle || source != 0 {
-                    return Err(format!("pfnAcquireSourceModeSet({h:#x}, {source})"));
+                if h != VIDPN || version != 1 {
+                    return Err(format!("DxgkCbQueryVidPnInterface({h:#x}, {version})"));
                 }
-                emu.write_ptr(out_set, v.source_mode_set)?;
-                emu.write_ptr(out_if, v.source_mode_set_interface)?;
-                self.vidpn_acquired += 1;
-                Return::stdcall(STATUS_SUCCESS, 4)
+                emu.write_ptr(out, v.interface)?;
+                Return::stdcall(STATUS_SUCCESS, 3)
             }
-            "pfnReleaseSourceModeSet" => {
-                let (h, set) = (a(0)?, a(1)?);
-                if set != SOURCE_MODE_SET || self.vidpn.as_ref().is_none_or(|v| v.handle != h) {
-                    self.misuse
-                        .push(format!("pfnReleaseSourceModeSet({h:#x}, {set:#x})"));
-                }
-                self.vidpn_acquired -= 1;
-                Return::stdcall(STATUS_SUCCESS, 2)
-            }
-            "pfnAcquirePinnedModeInfo" => {
-                let (set, out) = (a(0)?, a(1)?);
-                let v = self.vidpn.as_ref().ok_or("no VidPN")?;
-                if set != SOURCE_MODE_SET {
-                    return Err(format!("pfnAcquirePinnedModeInfo({set:#x})"));
-                }
-                emu.write_ptr(out, v.pinned_mode)?;
-                self.vidpn_acquired += 1;
-                Return::stdcall(STATUS_SUCCESS, 2)
-            }
-            "pfnReleaseModeInfo" => {
-                let (set, mode) = (a(0)?, a(1)?);
-                if set != SOURCE_MODE_SET
-                    || self.vidpn.as_ref().is_none_or(|v| v.pinned_mode != mode)
-                {
-                    self.misuse
-                        .push(format!("pfnReleaseModeInfo({set:#x}, {mode:#x})"));
-                }
-                self.vidpn_acquired -= 1;
-                Return::stdcall(STATUS_SUCCESS, 2)
-            }
+            _ if func.contains('.') => return self.vidpn_service(emu, func),
             other => {
                 return Err(format!(
                     "the driver called {name} ({other}), which this test does not provide"
@@ -1148,9 +1369,9 @@ impl Kmd {
         (desc, entries)
     }
 
-    /// A function table of `size` bytes whose every slot is a thunk that fails the test,
-    /// then the named slots pointing at the services of the same name.
-    fn interface_table(&mut self, ty: &str, used: &[&str]) -> u32 {
+    /// A function table whose every slot is a thunk that fails the test, then the named
+    /// slots pointing at the services `prefix.name`.
+    fn interface_table(&mut self, ty: &str, prefix: &str, used: &[&str]) -> u32 {
         let size = self.l(ty);
         let t = self.alloc(size);
         let trap = self
@@ -1160,48 +1381,116 @@ impl Kmd {
             self.emu.write_ptr(t + off, trap).unwrap();
         }
         for f in used {
-            let thunk = self.emu.thunk(&format!("dxgkrnl!{f}"));
+            let thunk = self.emu.thunk(&format!("dxgkrnl!{prefix}.{f}"));
             self.put(t, &format!("{ty}.{f}"), thunk);
         }
         t
     }
 
-    /// dxgkrnl's functional VidPN with source 0 pinned to `width` x `height`.
-    fn make_vidpn(&mut self, width: u32, height: u32, stride: u32) -> u32 {
-        let interface = self.interface_table(
-            "DXGK_VIDPN_INTERFACE",
-            &["pfnAcquireSourceModeSet", "pfnReleaseSourceModeSet"],
-        );
-        self.put(interface, "DXGK_VIDPN_INTERFACE.Version", 1);
-        let source_mode_set_interface = self.interface_table(
-            "DXGK_VIDPNSOURCEMODESET_INTERFACE",
-            &["pfnAcquirePinnedModeInfo", "pfnReleaseModeInfo"],
-        );
-        let mode = self.alloc(self.l("D3DKMDT_VIDPN_SOURCE_MODE"));
-        self.put(
-            mode,
-            "D3DKMDT_VIDPN_SOURCE_MODE.Format.Graphics.PrimSurfSize.cx",
-            width,
-        );
-        self.put(
-            mode,
-            "D3DKMDT_VIDPN_SOURCE_MODE.Format.Graphics.PrimSurfSize.cy",
-            height,
-        );
-        self.put(
-            mode,
-            "D3DKMDT_VIDPN_SOURCE_MODE.Format.Graphics.Stride",
-            stride,
-        );
-        let handle = 0x71D0_0001;
-        self.nt.vidpn = Some(Vidpn {
-            handle,
+    /// Interface table `i` of [`VIDPN_INTERFACES`].
+    fn vidpn_table(&mut self, i: usize) -> u32 {
+        let (ty, prefix, fns) = VIDPN_INTERFACES[i];
+        self.interface_table(ty, prefix, fns)
+    }
+
+    /// A source mode: graphics, `format`, `width` x `height`, `stride`.
+    fn source_mode(&mut self, width: u32, height: u32, stride: u32, format: u32) -> u32 {
+        let m = self.alloc(self.l("D3DKMDT_VIDPN_SOURCE_MODE"));
+        let f = "D3DKMDT_VIDPN_SOURCE_MODE";
+        self.put(m, &format!("{f}.Type"), 1); // D3DKMDT_RMT_GRAPHICS
+        self.put(m, &format!("{f}.Format.Graphics.PrimSurfSize.cx"), width);
+        self.put(m, &format!("{f}.Format.Graphics.PrimSurfSize.cy"), height);
+        self.put(m, &format!("{f}.Format.Graphics.Stride"), stride);
+        self.put(m, &format!("{f}.Format.Graphics.PixelFormat"), format);
+        m
+    }
+
+    /// dxgkrnl's VidPN: `paths` (0 or 1) paths with unpinned scaling and rotation, and
+    /// source 0 pinned to `pinned_source` (a mode from [`source_mode`]) or not.
+    fn make_vidpn(&mut self, paths: u32, pinned_source: Option<u32>) -> u32 {
+        let [
             interface,
-            source_mode_set: SOURCE_MODE_SET,
-            source_mode_set_interface,
-            pinned_mode: mode,
+            topology_interface,
+            source_interface,
+            target_interface,
+        ] = [0, 1, 2, 3].map(|i| self.vidpn_table(i));
+        self.put(interface, "DXGK_VIDPN_INTERFACE.Version", 1);
+        let path = self.alloc(self.l("D3DKMDT_VIDPN_PRESENT_PATH"));
+        self.put(path, "D3DKMDT_VIDPN_PRESENT_PATH.ImportanceOrdinal", 1);
+        self.put(
+            path,
+            "D3DKMDT_VIDPN_PRESENT_PATH.ContentTransformation.Scaling",
+            254,
+        ); // UNPINNED
+        self.put(
+            path,
+            "D3DKMDT_VIDPN_PRESENT_PATH.ContentTransformation.Rotation",
+            254,
+        );
+        self.nt.vidpn = Some(Vidpn {
+            interface,
+            topology_interface,
+            source_interface,
+            target_interface,
+            paths,
+            path,
+            pinned_source,
+            ..Default::default()
         });
-        handle
+        VIDPN
+    }
+
+    fn is_supported_vidpn(&mut self, vidpn: u32) -> bool {
+        let s = self.alloc(self.l("DXGKARG_ISSUPPORTEDVIDPN"));
+        self.put(s, "DXGKARG_ISSUPPORTEDVIDPN.hDesiredVidPn", vidpn);
+        let adapter = self.adapter;
+        assert_eq!(self.ddi("IsSupportedVidPn", &[adapter, s]), STATUS_SUCCESS);
+        assert_eq!(
+            self.nt.vidpn.as_ref().unwrap().acquired,
+            0,
+            "IsSupportedVidPn released what it acquired"
+        );
+        self.emu
+            .r8(s + self.l("DXGKARG_ISSUPPORTEDVIDPN.IsVidPnSupported"))
+            .unwrap()
+            != 0
+    }
+
+    fn enum_cofunc_modality(&mut self, vidpn: u32) {
+        let e = self.alloc(self.l("DXGKARG_ENUMVIDPNCOFUNCMODALITY"));
+        self.put(
+            e,
+            "DXGKARG_ENUMVIDPNCOFUNCMODALITY.hConstrainingVidPn",
+            vidpn,
+        );
+        self.put(e, "DXGKARG_ENUMVIDPNCOFUNCMODALITY.EnumPivotType", 5); // D3DKMDT_EPT_NOPIVOT
+        let adapter = self.adapter;
+        assert_eq!(
+            self.ddi("EnumVidPnCofuncModality", &[adapter, e]),
+            STATUS_SUCCESS
+        );
+        let v = self.nt.vidpn.as_ref().unwrap();
+        assert_eq!(
+            v.acquired, 0,
+            "EnumVidPnCofuncModality released what it acquired"
+        );
+        assert!(
+            v.loose_modes.is_empty(),
+            "every created mode was added or released"
+        );
+    }
+
+    /// (width, height) of the modes at `modes`, read through `cx`/`cy` members of `ty`.
+    fn mode_sizes(&self, modes: &[u32], ty: &str, size: &str) -> Vec<(u32, u32)> {
+        modes
+            .iter()
+            .map(|&m| {
+                (
+                    self.get(m, &format!("{ty}.{size}.cx")),
+                    self.get(m, &format!("{ty}.{size}.cy")),
+                )
+            })
+            .collect()
     }
 
     fn commit_vidpn(&mut self, vidpn: u32, primary: u32) -> u32 {
@@ -1407,6 +1696,9 @@ fn driver(arch: Arch) -> (Vec<u8>, Layout) {
             .map(|s| format!("DRIVER_INITIALIZATION_DATA.DxgkDdi{s}")),
     );
     entries.extend(CALLBACKS.iter().map(|c| format!("DXGKRNL_INTERFACE.{c}")));
+    for (ty, _, fns) in VIDPN_INTERFACES {
+        entries.extend(fns.iter().map(|f| format!("{ty}.{f}")));
+    }
     entries.push("DXGKRNL_INTERFACE.Version".into());
     entries.push("DXGKRNL_INTERFACE.DeviceHandle".into());
     let entries: Vec<&str> = entries.iter().map(String::as_str).collect();
@@ -1712,6 +2004,165 @@ fn run_driver(arch: Arch) {
         "READ_GPA is off unless enabled: {st:#x}"
     );
 
+    // ---- VidPN: what dxgkrnl asks before it sets a mode ---------------------------------
+    // Nothing pinned: the driver offers its mode list on both sides of the path, and
+    // reports the path's transformation and copy-protection support.
+    let vidpn = k.make_vidpn(1, None);
+    assert!(
+        k.is_supported_vidpn(vidpn),
+        "a VidPN with nothing pinned can be completed"
+    );
+    k.enum_cofunc_modality(vidpn);
+    let v = k.nt.vidpn.as_ref().unwrap();
+    assert!(
+        v.source_assigned && v.target_assigned,
+        "both mode sets assigned"
+    );
+    let (source_modes, target_modes) = (v.new_source_modes.clone(), v.new_target_modes.clone());
+    let updates = v.path_updates.clone();
+    let sizes = k.mode_sizes(
+        &source_modes,
+        "D3DKMDT_VIDPN_SOURCE_MODE",
+        "Format.Graphics.PrimSurfSize",
+    );
+    assert!(sizes.contains(&(1024, 768)), "1024x768 offered: {sizes:?}");
+    assert!(sizes.len() >= 3, "a mode list, not one mode: {sizes:?}");
+    for (&m, &(w, _)) in source_modes.iter().zip(&sizes) {
+        let f = "D3DKMDT_VIDPN_SOURCE_MODE";
+        assert_eq!(k.get(m, &format!("{f}.Type")), 1, "graphics mode");
+        assert_eq!(
+            k.get(m, &format!("{f}.Format.Graphics.PixelFormat")),
+            D3DDDIFMT_X8R8G8B8
+        );
+        assert_eq!(k.get(m, &format!("{f}.Format.Graphics.Stride")), 4 * w);
+    }
+    let target_sizes = k.mode_sizes(
+        &target_modes,
+        "D3DKMDT_VIDPN_TARGET_MODE",
+        "VideoSignalInfo.ActiveSize",
+    );
+    assert_eq!(
+        target_sizes, sizes,
+        "the identity path: the same sizes on the target"
+    );
+    for &m in &target_modes {
+        let f = "D3DKMDT_VIDPN_TARGET_MODE.VideoSignalInfo.VSyncFreq";
+        assert_eq!(
+            (
+                k.get(m, &format!("{f}.Numerator")),
+                k.get(m, &format!("{f}.Denominator"))
+            ),
+            (60, 1),
+            "60 Hz"
+        );
+    }
+    assert_eq!(
+        updates.len(),
+        1,
+        "pfnUpdatePathSupportInfo called for the path"
+    );
+    let field = |name: &str| {
+        let off = k.l(&format!("D3DKMDT_VIDPN_PRESENT_PATH.{name}")) as usize;
+        u32::from_le_bytes(updates[0][off..off + 4].try_into().unwrap())
+    };
+    assert_eq!(
+        field("ContentTransformation.ScalingSupport") & 1,
+        1,
+        "identity scaling supported"
+    );
+    assert_eq!(
+        field("ContentTransformation.RotationSupport") & 1,
+        1,
+        "identity rotation supported"
+    );
+    assert_eq!(
+        field("CopyProtection.CopyProtectionSupport") & 1,
+        1,
+        "no copy protection"
+    );
+    assert_eq!(
+        field("ContentTransformation.Scaling"),
+        254,
+        "scaling left unpinned"
+    );
+
+    // Source pinned to 1024x768: the target offers exactly that, the source set stays.
+    let mode = k.source_mode(1024, 768, 4096, D3DDDIFMT_X8R8G8B8);
+    let vidpn = k.make_vidpn(1, Some(mode));
+    assert!(k.is_supported_vidpn(vidpn), "a listed mode is supported");
+    k.enum_cofunc_modality(vidpn);
+    let v = k.nt.vidpn.as_ref().unwrap();
+    assert!(
+        !v.source_assigned,
+        "the pinned source's mode set is not replaced"
+    );
+    let target_modes = v.new_target_modes.clone();
+    assert_eq!(
+        k.mode_sizes(
+            &target_modes,
+            "D3DKMDT_VIDPN_TARGET_MODE",
+            "VideoSignalInfo.ActiveSize"
+        ),
+        [(1024, 768)],
+        "only the cofunctional target mode"
+    );
+    // Unsupported pins and topologies.
+    let odd = k.source_mode(1000, 700, 4000, D3DDDIFMT_X8R8G8B8);
+    let vidpn = k.make_vidpn(1, Some(odd));
+    assert!(
+        !k.is_supported_vidpn(vidpn),
+        "an unlisted size is not supported"
+    );
+    let pal = k.source_mode(1024, 768, 1024, 41); // D3DDDIFMT_P8
+    let vidpn = k.make_vidpn(1, Some(pal));
+    assert!(
+        !k.is_supported_vidpn(vidpn),
+        "a palettized format is not supported"
+    );
+    let vidpn = k.make_vidpn(0, None);
+    assert!(
+        k.is_supported_vidpn(vidpn),
+        "an empty topology is supported"
+    );
+
+    // The monitor's modes: the same list, the first one preferred.
+    k.nt.vidpn.as_mut().unwrap().loose_modes.clear();
+    let monitor_interface = k.vidpn_table(4);
+    let r = k.alloc(k.l("DXGKARG_RECOMMENDMONITORMODES"));
+    k.put(
+        r,
+        "DXGKARG_RECOMMENDMONITORMODES.hMonitorSourceModeSet",
+        MONITOR_SET,
+    );
+    k.put(
+        r,
+        "DXGKARG_RECOMMENDMONITORMODES.pMonitorSourceModeSetInterface",
+        monitor_interface,
+    );
+    assert_eq!(
+        k.ddi("RecommendMonitorModes", &[adapter, r]),
+        STATUS_SUCCESS
+    );
+    let monitor_modes = k.nt.vidpn.as_ref().unwrap().monitor_modes.clone();
+    assert_eq!(
+        k.mode_sizes(
+            &monitor_modes,
+            "D3DKMDT_MONITOR_SOURCE_MODE",
+            "VideoSignalInfo.ActiveSize"
+        ),
+        sizes,
+        "the monitor offers the adapter's modes"
+    );
+    let preference: Vec<u32> = monitor_modes
+        .iter()
+        .map(|&m| k.get(m, "D3DKMDT_MONITOR_SOURCE_MODE.Preference"))
+        .collect();
+    assert_eq!(preference[0], 1, "the first mode is preferred");
+    assert!(
+        preference[1..].iter().all(|&p| p == 2),
+        "the others are not: {preference:?}"
+    );
+
     // ---- Display: a primary, CommitVidPn, flips, the cursor, vblank ----------------------
     let blob = k.standard_primary(1024, 768);
     let (primary, back) = k.create_allocation(&blob, 0);
@@ -1729,14 +2180,16 @@ fn run_driver(arch: Arch) {
     let fb = k.emu.alloc(4096 * 768, 4096).unwrap();
     k.map_aperture(primary, fb, 768);
     k.set_visibility(true);
-    let vidpn = k.make_vidpn(1024, 768, 4096);
+    let mode = k.source_mode(1024, 768, 4096, D3DDDIFMT_X8R8G8B8);
+    let vidpn = k.make_vidpn(1, Some(mode));
     assert_eq!(
         k.commit_vidpn(vidpn, primary),
         STATUS_SUCCESS,
         "CommitVidPn"
     );
     assert_eq!(
-        k.nt.vidpn_acquired, 0,
+        k.nt.vidpn.as_ref().unwrap().acquired,
+        0,
         "every VidPN object acquired was released"
     );
     let sc = k.emu.bus.gpu.scanout();

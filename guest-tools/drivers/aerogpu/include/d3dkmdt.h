@@ -176,15 +176,53 @@ typedef enum _D3DKMDT_VIDPN_PRESENT_PATH_IMPORTANCE {
     D3DKMDT_VPPI_SECONDARY = 2
 } D3DKMDT_VIDPN_PRESENT_PATH_IMPORTANCE;
 
-/* The full D3DKMDT_VIDPN_PRESENT_PATH carries copy-protection and gamma members the
- * driver never touches; it is only read through this prefix (dxgkrnl owns the memory), so
- * its total size does not matter here. */
-typedef struct _D3DKMDT_VIDPN_PRESENT_PATH_PREFIX {
+typedef enum _D3DKMDT_VIDPN_PRESENT_PATH_CONTENT {
+    D3DKMDT_VPPC_UNINITIALIZED = 0,
+    D3DKMDT_VPPC_GRAPHICS = 1,
+    D3DKMDT_VPPC_VIDEO = 2,
+    D3DKMDT_VPPC_NOTSPECIFIED = 255
+} D3DKMDT_VIDPN_PRESENT_PATH_CONTENT;
+
+typedef struct _D3DKMDT_VIDPN_PRESENT_PATH_COPYPROTECTION_SUPPORT {
+    UINT NoProtection : 1;
+    UINT MacroVisionApsTrigger : 1;
+    UINT MacroVisionFull : 1;
+    UINT Reserved : 29;
+} D3DKMDT_VIDPN_PRESENT_PATH_COPYPROTECTION_SUPPORT;
+
+#define D3DKMDT_MACROVISION_OEMCOPYPROTECTION_SIZE 256
+
+typedef struct _D3DKMDT_VIDPN_PRESENT_PATH_COPYPROTECTION {
+    UINT CopyProtectionType; /* D3DKMDT_VIDPN_PRESENT_PATH_COPYPROTECTION_TYPE */
+    UINT APSTriggerBits;
+    UCHAR OEMCopyProtection[D3DKMDT_MACROVISION_OEMCOPYPROTECTION_SIZE];
+    D3DKMDT_VIDPN_PRESENT_PATH_COPYPROTECTION_SUPPORT CopyProtectionSupport;
+} D3DKMDT_VIDPN_PRESENT_PATH_COPYPROTECTION;
+
+typedef struct _D3DKMDT_GAMMA_RAMP {
+    UINT Type; /* D3DDDI_GAMMARAMP_TYPE */
+    SIZE_T DataSize;
+    void *Data; /* union of pointers to the ramp formats */
+} D3DKMDT_GAMMA_RAMP;
+
+/* The whole path, as dxgkrnl lays it out (member list from the documentation; the
+ * offsets follow from it). The driver copies it to report path support in
+ * EnumVidPnCofuncModality. */
+typedef struct _D3DKMDT_VIDPN_PRESENT_PATH {
     D3DDDI_VIDEO_PRESENT_SOURCE_ID VidPnSourceId;
     D3DDDI_VIDEO_PRESENT_TARGET_ID VidPnTargetId;
     D3DKMDT_VIDPN_PRESENT_PATH_IMPORTANCE ImportanceOrdinal;
     D3DKMDT_VIDPN_PRESENT_PATH_TRANSFORMATION ContentTransformation;
-} D3DKMDT_VIDPN_PRESENT_PATH_PREFIX;
-typedef struct _D3DKMDT_VIDPN_PRESENT_PATH D3DKMDT_VIDPN_PRESENT_PATH; /* opaque */
+    D3DKMDT_2DREGION VisibleFromActiveTLOffset; /* D3DKMDT_2DOFFSET */
+    D3DKMDT_2DREGION VisibleFromActiveBROffset;
+    D3DKMDT_COLOR_BASIS VidPnTargetColorBasis;
+    D3DKMDT_COLOR_COEFF_DYNAMIC_RANGES VidPnTargetColorCoeffDynamicRanges;
+    D3DKMDT_VIDPN_PRESENT_PATH_CONTENT Content;
+    D3DKMDT_VIDPN_PRESENT_PATH_COPYPROTECTION CopyProtection;
+    D3DKMDT_GAMMA_RAMP GammaRamp;
+} D3DKMDT_VIDPN_PRESENT_PATH;
+AEROGPU_DDI_ASSERT_OFFSET(D3DKMDT_VIDPN_PRESENT_PATH, ContentTransformation, 12, 12);
+AEROGPU_DDI_ASSERT_OFFSET(D3DKMDT_VIDPN_PRESENT_PATH, CopyProtection, 68, 68);
+AEROGPU_DDI_ASSERT_SIZE(D3DKMDT_VIDPN_PRESENT_PATH, 348, 360);
 
 #endif /* AEROGPU_D3DKMDT_H */

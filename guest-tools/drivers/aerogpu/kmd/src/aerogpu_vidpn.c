@@ -133,6 +133,50 @@ static void add_target_modes(agpu_adapter *a, D3DKMDT_HVIDPN h, const DXGK_VIDPN
     vi->pfnAssignTargetModeSet(h, 0, set);
 }
 
+static int scaling_pinned(D3DKMDT_VIDPN_PRESENT_PATH_SCALING s)
+{
+    return s == D3DKMDT_VPPS_IDENTITY || s == D3DKMDT_VPPS_CENTERED || s == D3DKMDT_VPPS_STRETCHED ||
+           s == D3DKMDT_VPPS_ASPECTRATIOCENTEREDMAX || s == D3DKMDT_VPPS_CUSTOM;
+}
+
+static int rotation_pinned(D3DKMDT_VIDPN_PRESENT_PATH_ROTATION r)
+{
+    return r == D3DKMDT_VPPR_IDENTITY || r == D3DKMDT_VPPR_ROTATE90 || r == D3DKMDT_VPPR_ROTATE180 ||
+           r == D3DKMDT_VPPR_ROTATE270;
+}
+
+/* EnumVidPnCofuncModality reports each path's transformation and copy-protection support
+ * through pfnUpdatePathSupportInfo: the one path supports identity scaling and rotation
+ * only, and no copy protection. */
+static void report_path_support(const DXGK_VIDPN_INTERFACE *vi, D3DKMDT_HVIDPN h)
+{
+    D3DKMDT_HVIDPNTOPOLOGY topo;
+    const DXGK_VIDPNTOPOLOGY_INTERFACE *ti;
+    const D3DKMDT_VIDPN_PRESENT_PATH *path = NULL;
+    D3DKMDT_VIDPN_PRESENT_PATH update;
+    int changed = 0;
+    if (!NT_SUCCESS(vi->pfnGetTopology(h, &topo, &ti))) return;
+    if (!NT_SUCCESS(ti->pfnAcquirePathInfo(topo, 0, 0, &path)) || !path) return;
+    update = *path;
+    if (!scaling_pinned(update.ContentTransformation.Scaling)) {
+        RtlZeroMemory(&update.ContentTransformation.ScalingSupport, sizeof(update.ContentTransformation.ScalingSupport));
+        update.ContentTransformation.ScalingSupport.Identity = 1;
+        changed = 1;
+    }
+    if (!rotation_pinned(update.ContentTransformation.Rotation)) {
+        RtlZeroMemory(&update.ContentTransformation.RotationSupport, sizeof(update.ContentTransformation.RotationSupport));
+        update.ContentTransformation.RotationSupport.Identity = 1;
+        changed = 1;
+    }
+    if (!update.CopyProtection.CopyProtectionSupport.NoProtection) {
+        RtlZeroMemory(&update.CopyProtection.CopyProtectionSupport, sizeof(update.CopyProtection.CopyProtectionSupport));
+        update.CopyProtection.CopyProtectionSupport.NoProtection = 1;
+        changed = 1;
+    }
+    if (changed) ti->pfnUpdatePathSupportInfo(topo, &update);
+    ti->pfnReleasePathInfo(topo, path);
+}
+
 NTSTATUS AEROGPU_DDI AgpuEnumVidPnCofuncModality(HANDLE hAdapter, const void *pArgs)
 {
     agpu_adapter *a = (agpu_adapter *)hAdapter;
@@ -163,6 +207,7 @@ NTSTATUS AEROGPU_DDI AgpuEnumVidPnCofuncModality(HANDLE hAdapter, const void *pA
         }
         vi->pfnReleaseTargetModeSet(h, tms);
     }
+    report_path_support(vi, h);
     /* Unpinned sides get the modes cofunctional with the other side (identity path: the
      * same size), or the whole list. */
     if (!sw && !(e->EnumPivotType == D3DKMDT_EPT_VIDPNSOURCE && e->EnumPivot.VidPnSourceId == 0))
