@@ -784,6 +784,12 @@ int main(int argc, char **argv) {
     BOOL done = 0;
     D3DDDIARG_GETQUERYDATA gq = {cq.hQuery, &done};
     REQUIRE(f.pfnGetQueryData(dev, &gq) == 0 && done);
+    // Destroyed, the query is gone (INVALIDCALL) and the next one takes its handle.
+    REQUIRE(f.pfnDestroyQuery(dev, cq.hQuery) == 0 && f.pfnDestroyQuery(dev, cq.hQuery) == HRESULT(0x8876086C));
+    REQUIRE(f.pfnGetQueryData(dev, &gq) == HRESULT(0x8876086C));
+    HANDLE old_query = cq.hQuery;
+    REQUIRE(f.pfnCreateQuery(dev, &cq) == 0 && cq.hQuery == old_query);
+    REQUIRE(f.pfnDestroyQuery(dev, cq.hQuery) == 0);
     // A draw without a bound index buffer fails cleanly instead of submitting garbage.
     D3DDDIARG_SETINDICES none = {nullptr, 2};
     REQUIRE(f.pfnSetIndices(dev, &none) == 0);

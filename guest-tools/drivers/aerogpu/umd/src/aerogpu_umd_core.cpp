@@ -792,25 +792,33 @@ int32_t Device::present_ex(uint32_t d3d9_flags, bool vsync) {
 }
 
 uint32_t Device::create_query() {
-    query_fence_.push_back(0);
-    query_issued_.push_back(false);
-    return static_cast<uint32_t>(query_fence_.size());
+    size_t i = 0;
+    while (i < queries_.size() && queries_[i].live) i++;
+    if (i == queries_.size()) queries_.emplace_back();
+    queries_[i] = Query{0, true, false};
+    return static_cast<uint32_t>(i + 1);
+}
+
+int32_t Device::destroy_query(uint32_t q) {
+    if (!query_exists(q)) return kD3DERR_INVALIDCALL;
+    queries_[q - 1] = Query{};
+    return kS_OK;
 }
 
 int32_t Device::issue_query(uint32_t q) {
-    if (q == 0 || q > query_fence_.size()) return kD3DERR_INVALIDCALL;
+    if (!query_exists(q)) return kD3DERR_INVALIDCALL;
     // EVENT: completes when everything submitted so far completes.
     uint64_t f = flush();
-    query_fence_[q - 1] = f ? f : last_fence_;
-    query_issued_[q - 1] = true;
+    queries_[q - 1].fence = f ? f : last_fence_;
+    queries_[q - 1].issued = true;
     return kS_OK;
 }
 
 int32_t Device::get_query_data(uint32_t q, uint32_t flags) {
-    if (q == 0 || q > query_fence_.size() || !query_issued_[q - 1]) return kD3DERR_INVALIDCALL;
+    if (!query_exists(q) || !queries_[q - 1].issued) return kD3DERR_INVALIDCALL;
     if (flags & kD3DGETDATA_FLUSH) flush();
     // Never blocks: DWM polls this while holding compositor locks.
-    return sink_.completed_fence() >= query_fence_[q - 1] ? kS_OK : kS_FALSE;
+    return sink_.completed_fence() >= queries_[q - 1].fence ? kS_OK : kS_FALSE;
 }
 
 } // namespace aerogpu

@@ -338,7 +338,10 @@ public:
     PresentStats present_stats();
 
     // EVENT queries: issue ends the batch, get_data never blocks.
+    // Query ids are reused after destroy_query (apps and DWM may create one per frame).
     uint32_t create_query();
+    int32_t destroy_query(uint32_t query);
+    bool query_exists(uint32_t query) const { return query && query <= queries_.size() && queries_[query - 1].live; }
     int32_t issue_query(uint32_t query);
     int32_t get_query_data(uint32_t query, uint32_t flags);
 
@@ -416,8 +419,11 @@ private:
     std::vector<InflightPresent> inflight_presents_;
     uint32_t present_count_ = 0;
     PresentStats stats_;
-    std::vector<uint64_t> query_fence_; // per query: 0 = not issued / pending
-    std::vector<bool> query_issued_;
+    struct Query {
+        uint64_t fence = 0; // the fence it waits for once issued
+        bool live = false, issued = false;
+    };
+    std::vector<Query> queries_; // query id - 1
     uint64_t last_fence_ = 0;
 };
 

@@ -269,7 +269,6 @@ public:
 
     std::map<uint32_t, ResInfo> res;             // core handle -> WDDM side
     std::map<uint32_t, D3DKMT_HANDLE> by_alloc;  // alloc_id -> allocation handle
-    std::vector<uint32_t> queries;               // DDI query handle - 1 -> core query
 
     uint32_t vs = 0, ps = 0, decl = 0;
     uint32_t stream0_stride = 0;
@@ -1502,23 +1501,16 @@ HRESULT APIENTRY CreateQuery(HANDLE h, D3DDDIARG_CREATEQUERY *a) {
     if (!a) return kEInvalidArg;
     if (a->QueryType != D3DDDIQUERYTYPE_EVENT) return kNotAvailable; // only EVENT queries
     UmdDevice *d = dev(h);
-    d->queries.push_back(d->core.create_query());
-    a->hQuery = to_handle(static_cast<uint32_t>(d->queries.size()));
+    a->hQuery = to_handle(d->core.create_query()); // the core's query id
     return kOk;
 }
 
 uint32_t query_of(UmdDevice *d, HANDLE q) {
     uint32_t i = from_handle(q);
-    return (i && i <= d->queries.size()) ? d->queries[i - 1] : 0;
+    return d->core.query_exists(i) ? i : 0;
 }
 
-HRESULT APIENTRY DestroyQuery(HANDLE h, HANDLE q) {
-    uint32_t i = from_handle(q);
-    UmdDevice *d = dev(h);
-    if (!query_of(d, q)) return kInvalidCall;
-    d->queries[i - 1] = 0; // core query slots are small and reused never
-    return kOk;
-}
+HRESULT APIENTRY DestroyQuery(HANDLE h, HANDLE q) { return hr_of(dev(h)->core.destroy_query(from_handle(q))); }
 
 HRESULT APIENTRY IssueQuery(HANDLE h, const D3DDDIARG_ISSUEQUERY *a) {
     if (!a) return kEInvalidArg;

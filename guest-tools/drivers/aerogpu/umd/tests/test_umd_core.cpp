@@ -257,6 +257,18 @@ static void test_present_throttle_and_queries() {
     CHECK(d.get_query_data(q, kD3DGETDATA_FLUSH) == kS_FALSE); // never blocks
     sink.completed = fence;
     CHECK(d.get_query_data(q, 0) == kS_OK);
+    // Destroyed queries are gone and their ids come back: a query per frame does not grow
+    // the table.
+    uint32_t q2 = d.create_query();
+    CHECK(q2 != q && d.destroy_query(q) == kS_OK && d.destroy_query(q) == kD3DERR_INVALIDCALL);
+    CHECK(d.get_query_data(q, 0) == kD3DERR_INVALIDCALL && d.issue_query(q) == kD3DERR_INVALIDCALL);
+    CHECK(d.destroy_query(0) == kD3DERR_INVALIDCALL && d.destroy_query(99) == kD3DERR_INVALIDCALL);
+    for (int i = 0; i < 1000; i++) {
+        uint32_t n = d.create_query();
+        CHECK(n == q && !d.query_exists(3));
+        d.destroy_query(n);
+    }
+    CHECK(d.query_exists(q2) && !d.query_exists(q));
 }
 
 // ---- Internal draws (blit, fill) and user-memory draws --------------------------------
