@@ -26,58 +26,12 @@ fn windows_path(p: &Path) -> String {
     format!("Z:{}", p.display()).replace('/', "\\")
 }
 
-/// Builds the scene with the mingw-w64 x64 toolchain: its C parts (trace recorder, KMD
-/// portable code) with gcc, then a static link so Wine needs no mingw runtime DLLs.
-fn build_scene() -> PathBuf {
-    let out = common::out_dir().join("wine");
-    std::fs::create_dir_all(&out).unwrap();
-    let drivers = common::drivers_dir();
-    let flags = ["-O1", "-Wall", "-Wextra", "-Werror"];
-    let mut objects = Vec::new();
-    for c in [
-        "tests_host/agpu_trace.c",
-        "kmd/portable/agpu_kmd_portable.c",
-    ] {
-        let obj = out.join(c.replace(['/', '.'], "_") + ".o");
-        let res = Command::new("x86_64-w64-mingw32-gcc")
-            .args(flags)
-            .args(["-std=c11", "-c"])
-            .arg(drivers.join(c))
-            .arg("-o")
-            .arg(&obj)
-            .output()
-            .expect("x86_64-w64-mingw32-gcc (gcc-mingw-w64-x86-64)");
-        assert!(
-            res.status.success(),
-            "{c}: {}",
-            String::from_utf8_lossy(&res.stderr)
-        );
-        objects.push(obj);
-    }
-    let exe = out.join("umd_wine_scene.exe");
-    let res = Command::new("x86_64-w64-mingw32-g++")
-        .args(flags)
-        .arg("-std=c++17")
-        .arg(drivers.join("tests_host/umd_wine_scene.cpp"))
-        .args(&objects)
-        .args(["-static", "-o"])
-        .arg(&exe)
-        .output()
-        .expect("x86_64-w64-mingw32-g++ (g++-mingw-w64-x86-64)");
-    assert!(
-        res.status.success(),
-        "umd_wine_scene.cpp: {}",
-        String::from_utf8_lossy(&res.stderr)
-    );
-    exe
-}
-
 #[test]
 fn shipped_x64_umd_draws_under_wine_and_its_submissions_replay_on_the_device() {
     let drivers = common::build_drivers("wine");
     let dll = drivers.join("amd64/aerogpu/aerogpu_d3d9_x64.dll");
-    let exe = build_scene();
-    let trace = common::out_dir().join("wine/umd_wine_scene.trace");
+    let exe = common::build_umd_scene("x86_64-w64-mingw32");
+    let trace = exe.with_file_name("umd_wine_scene.trace");
     let _ = std::fs::remove_file(&trace);
     // A prefix of our own (made on first use, a few seconds); no Wine debug chatter.
     let prefix = Path::new(env!("CARGO_TARGET_TMPDIR")).join("wine-prefix");

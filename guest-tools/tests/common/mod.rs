@@ -172,3 +172,51 @@ pub fn build_drivers(name: &str) -> PathBuf {
     );
     out
 }
+
+/// Builds `tests_host/umd_wine_scene.cpp` for Windows with the mingw-w64 toolchain of
+/// `triple` (x86_64-w64-mingw32 or i686-w64-mingw32): its C parts (trace recorder, KMD
+/// portable code) with gcc, then a static link so no mingw runtime DLLs are needed.
+/// Returns the program, in a directory of its own per triple.
+pub fn build_umd_scene(triple: &str) -> PathBuf {
+    let out = out_dir().join(format!("umd-scene-{triple}"));
+    std::fs::create_dir_all(&out).unwrap();
+    let drivers = drivers_dir();
+    let flags = ["-O1", "-Wall", "-Wextra", "-Werror"];
+    let mut objects = Vec::new();
+    for c in [
+        "tests_host/agpu_trace.c",
+        "kmd/portable/agpu_kmd_portable.c",
+    ] {
+        let obj = out.join(c.replace(['/', '.'], "_") + ".o");
+        let res = Command::new(format!("{triple}-gcc"))
+            .args(flags)
+            .args(["-std=c11", "-c"])
+            .arg(drivers.join(c))
+            .arg("-o")
+            .arg(&obj)
+            .output()
+            .unwrap_or_else(|e| panic!("{triple}-gcc (package gcc-mingw-w64): {e}"));
+        assert!(
+            res.status.success(),
+            "{c}: {}",
+            String::from_utf8_lossy(&res.stderr)
+        );
+        objects.push(obj);
+    }
+    let exe = out.join("umd_wine_scene.exe");
+    let res = Command::new(format!("{triple}-g++"))
+        .args(flags)
+        .arg("-std=c++17")
+        .arg(drivers.join("tests_host/umd_wine_scene.cpp"))
+        .args(&objects)
+        .args(["-static", "-o"])
+        .arg(&exe)
+        .output()
+        .unwrap_or_else(|e| panic!("{triple}-g++ (package g++-mingw-w64): {e}"));
+    assert!(
+        res.status.success(),
+        "umd_wine_scene.cpp: {}",
+        String::from_utf8_lossy(&res.stderr)
+    );
+    exe
+}

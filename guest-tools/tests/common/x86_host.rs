@@ -39,7 +39,8 @@ pub const HEAP_BASE: u32 = 0x40_0000;
 pub const BAR0: u32 = 0xFEB0_0000;
 pub const BAR0_SIZE: u32 = 0x1000;
 const TRAP_PORT: u16 = 0xE0;
-/// A guest function that runs longer than this is stuck.
+/// A guest function that runs longer than this is stuck (default of
+/// [`Emu::max_instructions_per_call`]).
 const MAX_INSTRUCTIONS_PER_CALL: u64 = 200_000_000;
 
 pub struct HostBus {
@@ -149,8 +150,29 @@ pub struct Emu {
     pub bus: HostBus,
     thunks: Vec<String>,
     heap_next: u32,
+    /// Where the next relocated image goes in the image window.
+    image_next: u32,
     /// Guest instructions retired by host calls, for the report.
     pub instructions: u64,
+    pub max_instructions_per_call: u64,
+    /// Set by a service when the guest ends its process (ExitProcess, exit): every
+    /// [`call`](Self::call) in progress then returns this code at once.
+    pub exited: Option<u32>,
+}
+
+/// A PE image mapped by [`Emu::load_pe_at`].
+#[derive(Clone, Debug, Default)]
+pub struct Image {
+    pub base: u32,
+    pub size: u32,
+    pub entry: u32,
+    /// Exported names and their addresses.
+    pub exports: BTreeMap<String, u32>,
+    /// Ordinal base of the export table and the address of each ordinal from it.
+    pub ordinal_base: u32,
+    pub ordinals: Vec<u32>,
+    /// Address of the TLS directory (IMAGE_TLS_DIRECTORY), 0 when there is none.
+    pub tls_directory: u32,
 }
 
 impl Emu {
@@ -169,7 +191,10 @@ impl Emu {
             },
             thunks: Vec::new(),
             heap_next: HEAP_BASE,
+            image_next: IMAGE_MIN,
             instructions: 0,
+            max_instructions_per_call: MAX_INSTRUCTIONS_PER_CALL,
+            exited: None,
         };
         emu.thunk("<return to host>");
         if bits == 64 {
@@ -317,6 +342,29 @@ impl Emu {
         Err(format!("unterminated UTF-16 string at {addr:#x}"))
     }
 
+    /// A NUL-terminated byte string (at most 64 KiB).
+    pub fn cstr_bytes(&self, addr: u32) -> Result<Vec<u8>, String> {
+        let mut out = Vec::new();
+        let mut p = addr;
+        while out.len() < 0x1_0000 {
+            // Up to the end of the page, so a string near the top of RAM still reads.
+            let chunk = 0x1000 - (p & 0xFFF);
+            let bytes = self.read(p, chunk)?;
+            match bytes.iter().position(|&b| b == 0) {
+                Some(n) => {
+                    out.extend_from_slice(&bytes[..n]);
+                    return Ok(out);
+                }
+                None => out.extend_from_slice(&bytes),
+            }
+            p = p.wrapping_add(chunk);
+        }
+        Err(format!("unterminated string at {addr:#x}"))
+    }
+    pub fn cstr(&self, addr: u32) -> Result<String, String> {
+        Ok(String::from_utf8_lossy(&self.cstr_bytes(addr)?).into_owned())
+    }
+
     /// Zeroed memory from the host heap (never freed: a test is short).
     pub fn alloc(&mut self, size: u32, align: u32) -> Result<u32, String> {
         let align = align.max(16);
@@ -378,28 +426,68 @@ impl Emu {
     /// and points every import at the thunk named `dll!function`. Returns (image base,
     /// entry point).
     pub fn load_pe(&mut self, file: &[u8]) -> Result<(u32, u32), String> {
-        let (info, image) = aero_guest_tools::pe::map_image(file, IMAGE_MAX - IMAGE_MIN)
+        let image = self.load_pe_at(file, None, &mut |emu, dll, f| {
+            Ok(emu.thunk(&format!("{dll}!{f}")))
+        })?;
+        Ok((image.base, image.entry))
+    }
+
+    /// Maps a PE image at its preferred base (`None`), at the next free place in the image
+    /// window (`Some(0)`) or at `Some(base)`, applying its base relocations when it moves. Each import's address comes from `resolve(emu, lowercase dll, function)`
+    /// (a thunk for code, or the address of a variable for data imports).
+    pub fn load_pe_at(
+        &mut self,
+        file: &[u8],
+        base: Option<u32>,
+        resolve: &mut dyn FnMut(&mut Emu, &str, &str) -> Result<u32, String>,
+    ) -> Result<Image, String> {
+        let (info, mut image) = aero_guest_tools::pe::map_image(file, IMAGE_MAX - IMAGE_MIN)
             .map_err(|e| e.to_string())?;
         if info.is_pe32_plus != (self.bits == 64) {
             return Err(format!("not a {}-bit image", self.bits));
         }
-        let base = u32::try_from(info.image_base).map_err(|_| "image base above 4 GiB")?;
-        let end = base
-            .checked_add(image.len() as u32)
-            .ok_or("image too large")?;
+        let preferred = u32::try_from(info.image_base).map_err(|_| "image base above 4 GiB");
+        let size = image.len() as u32;
+        let base = match base {
+            None => preferred?,
+            Some(0) => {
+                let b = (self.image_next + 0xFFFF) & !0xFFFF;
+                self.image_next = b.checked_add(size).ok_or("image too large")?;
+                b
+            }
+            Some(b) => b,
+        };
+        let end = base.checked_add(size).ok_or("image too large")?;
         if base < IMAGE_MIN || end > IMAGE_MAX {
             return Err(format!(
                 "image at {base:#x}..{end:#x} is outside the image window"
             ));
         }
+        let dirs = DataDirectories::of(&image, info.is_pe32_plus)?;
+        if u64::from(base) != info.image_base {
+            relocate(&mut image, &dirs, info.image_base, base, info.is_pe32_plus)?;
+        }
+        let exports = exports(&image, &dirs, base)?;
         self.write(base, &image)?;
         for imp in &info.imports {
             for (k, f) in imp.functions.iter().enumerate() {
-                let t = self.thunk(&format!("{}!{}", imp.dll.to_ascii_lowercase(), f));
-                self.write_ptr(base + imp.iat_rva + self.ptr() * k as u32, t)?;
+                let addr = resolve(self, &imp.dll.to_ascii_lowercase(), f)?;
+                self.write_ptr(base + imp.iat_rva + self.ptr() * k as u32, addr)?;
             }
         }
-        Ok((base, base + info.entry_point_rva))
+        Ok(Image {
+            base,
+            size,
+            entry: base + info.entry_point_rva,
+            exports: exports.0,
+            ordinal_base: exports.1,
+            ordinals: exports.2,
+            tls_directory: if dirs.tls.1 == 0 {
+                0
+            } else {
+                base + dirs.tls.0
+            },
+        })
     }
 
     // ---- running ------------------------------------------------------------------------
@@ -487,7 +575,7 @@ impl Emu {
         }
         let entry_sp = self.cpu.state.gpr[4] as u32;
         self.cpu.state.rip = u64::from(func);
-        let mut budget = MAX_INSTRUCTIONS_PER_CALL;
+        let mut budget = self.max_instructions_per_call;
         loop {
             let before = self.cpu.instructions_retired();
             let exit = self
@@ -545,6 +633,10 @@ impl Emu {
                         return Ok(result);
                     }
                     let r = os.service(self, &name)?;
+                    if let Some(code) = self.exited {
+                        self.cpu.state.gpr[4] = saved.gpr[4];
+                        return Ok(u64::from(code));
+                    }
                     if std::env::var_os("AERO_X86_TRACE").is_some() {
                         eprintln!("[x86] {name} -> {:#x}", r.eax);
                     }
@@ -563,9 +655,9 @@ impl Emu {
                 RunExit::StopRequested | RunExit::BudgetExhausted => {
                     if budget == 0 {
                         return Err(format!(
-                            "function at {func:#x} ran {MAX_INSTRUCTIONS_PER_CALL} instructions \
-                             without returning (EIP {:#x})",
-                            self.cpu.state.rip
+                            "function at {func:#x} ran {} instructions without returning \
+                             (EIP {:#x})",
+                            self.max_instructions_per_call, self.cpu.state.rip
                         ));
                     }
                 }
@@ -586,6 +678,157 @@ impl Emu {
             }
         }
     }
+}
+
+fn u32_at(image: &[u8], off: u32) -> Result<u32, String> {
+    let o = off as usize;
+    image
+        .get(o..o.saturating_add(4))
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .ok_or_else(|| format!("image offset {off:#x} out of range"))
+}
+fn u16_at(image: &[u8], off: u32) -> Result<u16, String> {
+    let o = off as usize;
+    image
+        .get(o..o.saturating_add(2))
+        .map(|b| u16::from_le_bytes([b[0], b[1]]))
+        .ok_or_else(|| format!("image offset {off:#x} out of range"))
+}
+
+/// The optional header's data directories a loader needs, as (RVA, size).
+struct DataDirectories {
+    export: (u32, u32),
+    reloc: (u32, u32),
+    tls: (u32, u32),
+    /// Offset of the ImageBase field in the mapped headers.
+    image_base_field: u32,
+}
+
+impl DataDirectories {
+    fn of(image: &[u8], pe32_plus: bool) -> Result<DataDirectories, String> {
+        let opt = u32_at(image, 0x3C)?.checked_add(24).ok_or("bad e_lfanew")?;
+        let dirs = opt + if pe32_plus { 112 } else { 96 };
+        let count = u32_at(image, dirs - 4)?;
+        let dir = |i: u32| -> Result<(u32, u32), String> {
+            if i >= count {
+                return Ok((0, 0));
+            }
+            Ok((
+                u32_at(image, dirs + 8 * i)?,
+                u32_at(image, dirs + 8 * i + 4)?,
+            ))
+        };
+        Ok(DataDirectories {
+            export: dir(0)?,
+            reloc: dir(5)?,
+            tls: dir(9)?,
+            image_base_field: opt + if pe32_plus { 24 } else { 28 },
+        })
+    }
+}
+
+/// Applies the base relocation table for a move from `from` to `to` (and records the new
+/// base in the headers, as the Windows loader does).
+fn relocate(
+    image: &mut [u8],
+    dirs: &DataDirectories,
+    from: u64,
+    to: u32,
+    pe32_plus: bool,
+) -> Result<(), String> {
+    let (rva, size) = dirs.reloc;
+    if size == 0 {
+        return Err("the image must move but has no base relocations".into());
+    }
+    let delta = u64::from(to).wrapping_sub(from);
+    let mut block = rva;
+    let end = rva.checked_add(size).ok_or("bad relocation directory")?;
+    while block < end {
+        let page = u32_at(image, block)?;
+        let len = u32_at(image, block + 4)?;
+        if len < 8 {
+            return Err(format!("relocation block at {block:#x} has size {len}"));
+        }
+        for k in 0..(len - 8) / 2 {
+            let e = u16_at(image, block + 8 + 2 * k)?;
+            let at = page.wrapping_add(u32::from(e & 0xFFF)) as usize;
+            let width = match e >> 12 {
+                0 => continue, // padding
+                3 => 4,        // HIGHLOW
+                10 => 8,       // DIR64
+                t => return Err(format!("relocation type {t} at {at:#x} not supported")),
+            };
+            let slot = image
+                .get_mut(at..at.saturating_add(width))
+                .ok_or_else(|| format!("relocation at {at:#x} out of range"))?;
+            if width == 4 {
+                let v = u32::from_le_bytes(slot[..4].try_into().unwrap());
+                slot.copy_from_slice(&v.wrapping_add(delta as u32).to_le_bytes());
+            } else {
+                let v = u64::from_le_bytes(slot[..8].try_into().unwrap());
+                slot.copy_from_slice(&v.wrapping_add(delta).to_le_bytes());
+            }
+        }
+        block = block.checked_add(len).ok_or("bad relocation block")?;
+    }
+    let field = dirs.image_base_field as usize;
+    let width = if pe32_plus { 8 } else { 4 };
+    let slot = image
+        .get_mut(field..field + width)
+        .ok_or("ImageBase field out of range")?;
+    slot.copy_from_slice(&u64::from(to).to_le_bytes()[..width]);
+    Ok(())
+}
+
+/// The export table: names to addresses, the ordinal base, and the address of every
+/// ordinal. Forwarded exports are refused.
+fn exports(
+    image: &[u8],
+    dirs: &DataDirectories,
+    base: u32,
+) -> Result<(BTreeMap<String, u32>, u32, Vec<u32>), String> {
+    let (dir, size) = dirs.export;
+    if size == 0 {
+        return Ok((BTreeMap::new(), 0, Vec::new()));
+    }
+    let ordinal_base = u32_at(image, dir + 16)?;
+    let functions = u32_at(image, dir + 20)?;
+    let names = u32_at(image, dir + 24)?;
+    let (funcs_rva, names_rva, ords_rva) = (
+        u32_at(image, dir + 28)?,
+        u32_at(image, dir + 32)?,
+        u32_at(image, dir + 36)?,
+    );
+    if functions > 0x1_0000 || names > functions {
+        return Err(format!(
+            "export table claims {functions} functions, {names} names"
+        ));
+    }
+    let mut ordinals = Vec::new();
+    for i in 0..functions {
+        let rva = u32_at(image, funcs_rva + 4 * i)?;
+        if rva >= dir && rva < dir + size {
+            return Err(format!(
+                "forwarded export #{} not supported",
+                ordinal_base + i
+            ));
+        }
+        ordinals.push(if rva == 0 { 0 } else { base + rva });
+    }
+    let mut by_name = BTreeMap::new();
+    for i in 0..names {
+        let name_rva = u32_at(image, names_rva + 4 * i)? as usize;
+        let name = image
+            .get(name_rva..)
+            .and_then(|s| s.split(|&b| b == 0).next())
+            .ok_or("export name out of range")?;
+        let index = u16_at(image, ords_rva + 2 * i)?;
+        let addr = *ordinals
+            .get(usize::from(index))
+            .ok_or("export ordinal out of range")?;
+        by_name.insert(String::from_utf8_lossy(name).into_owned(), addr);
+    }
+    Ok((by_name, ordinal_base, ordinals))
 }
 
 /// Offsets and sizes of the driver's C structures, as the mingw-w64 compiler lays them out

@@ -1,0 +1,980 @@
+//! A small 32-bit Windows user-mode personality for [`x86_host`](crate::x86_host): one
+//! process with one thread, whose kernel32 and msvcrt imports are answered in Rust from
+//! their documented contracts. Enough for a mingw-w64 program and the DLLs it loads:
+//! a loader (relocation, TLS, DllMain, exports), the CRT start and exit, a heap, string
+//! and memory functions, TLS slots, critical sections, named pagefile sections, and
+//! stdio to host files and to the test's output.
+//!
+//! Simplifications (all documented below where they matter): paths the guest passes are
+//! host paths; there is one address space without paging, so every view of a section is
+//! the same memory; a wait that would block the only thread is an error. Any function not
+//! answered here ends the test with its name.
+
+use std::collections::BTreeMap;
+
+use crate::x86_host::{Conv, Emu, Image, Return, Services, STACK_BOTTOM, STACK_TOP};
+
+const DLL_PROCESS_DETACH: u32 = 0;
+const DLL_PROCESS_ATTACH: u32 = 1;
+const ERROR_INVALID_HANDLE: u32 = 6;
+const ERROR_MOD_NOT_FOUND: u32 = 126;
+const ERROR_PROC_NOT_FOUND: u32 = 127;
+const ERROR_ALREADY_EXISTS: u32 = 183;
+const ERROR_ENVVAR_NOT_FOUND: u32 = 203;
+const ERROR_DLL_INIT_FAILED: u32 = 1114;
+const INVALID_HANDLE_VALUE: u32 = 0xFFFF_FFFF;
+const WAIT_OBJECT_0: u32 = 0;
+const WAIT_TIMEOUT: u32 = 0x102;
+const TLS_SLOTS: u32 = 64;
+/// msvcrt's 32-bit FILE, and the entries of `_iob` (stdin, stdout, stderr, ...).
+const FILE_SIZE: u32 = 32;
+const IOB_ENTRIES: u32 = 20;
+/// Largest single block the guest may ask the host to copy, write or allocate.
+const MAX_BLOCK: u32 = 32 << 20;
+
+pub struct Module {
+    /// Lower-case file name, as GetModuleHandle matches it.
+    pub name: String,
+    pub image: Image,
+    pub is_dll: bool,
+    refs: u32,
+}
+
+enum Handle {
+    Section { addr: u32 },
+    Semaphore { count: u32, max: u32 },
+}
+
+/// A file opened with fopen: written to the host when closed.
+struct HostFile {
+    path: String,
+    data: Vec<u8>,
+}
+
+pub struct Process {
+    pub modules: Vec<Module>,
+    /// Everything the guest wrote to stdout and to OutputDebugStringA.
+    pub stdout: String,
+    pub debug_output: String,
+    /// Milliseconds the guest asked to sleep (time does not pass otherwise).
+    pub slept_ms: u64,
+    pub environment: BTreeMap<String, String>,
+    args: Vec<String>,
+    stderr_line: String,
+    /// Live heap blocks (address to requested size) and freed ones by rounded size.
+    heap: BTreeMap<u32, u32>,
+    free: BTreeMap<u32, Vec<u32>>,
+    files: BTreeMap<u32, HostFile>,
+    handles: BTreeMap<u32, Handle>,
+    next_handle: u32,
+    sections: BTreeMap<String, (u32, u32)>,
+    views: BTreeMap<u32, u32>,
+    tls: Vec<Option<u32>>,
+    static_tls: u32,
+    critical_sections: BTreeMap<u32, u32>,
+    onexit: Vec<u32>,
+    exception_filter: u32,
+    last_error: u32,
+    teb: u32,
+    /// Addresses of the CRT's variables (data imports and __p__ accessors).
+    iob: u32,
+    errno: u32,
+    fmode: u32,
+    commode: u32,
+    mb_cur_max: u32,
+    initenv: u32,
+    acmdln: u32,
+}
+
+/// The service's argument words.
+fn args<const N: usize>(emu: &Emu) -> Result<[u32; N], String> {
+    let mut a = [0; N];
+    for (k, v) in a.iter_mut().enumerate() {
+        *v = emu.arg(k as u32)?;
+    }
+    Ok(a)
+}
+
+fn file_name(path: &str) -> String {
+    path.rsplit(['/', '\\']).next().unwrap_or(path).to_ascii_lowercase()
+}
+
+impl Process {
+    /// Sets up the thread (TEB with the stack and TLS array) and the CRT's variables;
+    /// `args` is the command line, `args[0]` the program.
+    pub fn new(emu: &mut Emu, args: Vec<String>) -> Result<Process, String> {
+        let teb = emu.alloc(0x1000, 0x1000)?;
+        let peb = emu.alloc(0x1000, 0x1000)?;
+        let tls_array = emu.alloc(4 * TLS_SLOTS, 16)?;
+        emu.w32(teb, 0xFFFF_FFFF)?; // no SEH frame
+        emu.w32(teb + 0x4, STACK_TOP)?;
+        emu.w32(teb + 0x8, STACK_BOTTOM)?;
+        emu.w32(teb + 0x18, teb)?; // NT_TIB.Self
+        emu.w32(teb + 0x20, 0x1234)?; // ClientId: process, thread
+        emu.w32(teb + 0x24, 0x5678)?;
+        emu.w32(teb + 0x2C, tls_array)?; // ThreadLocalStoragePointer
+        emu.w32(teb + 0x30, peb)?;
+        let fs = &mut emu.cpu.state.seg[aero_cpu::Seg::Fs as usize];
+        fs.base = u64::from(teb);
+        fs.limit = 0xFFF;
+        let iob = emu.alloc(FILE_SIZE * IOB_ENTRIES, 16)?;
+        for i in 0..IOB_ENTRIES {
+            emu.w32(iob + FILE_SIZE * i + 16, i)?; // _file
+        }
+        let vars = emu.alloc(64, 16)?;
+        let (errno, fmode, commode, mb_cur_max, initenv, acmdln) =
+            (vars, vars + 4, vars + 8, vars + 12, vars + 16, vars + 20);
+        emu.w32(mb_cur_max, 1)?;
+        let env = emu.alloc(4, 16)?; // an empty environment block
+        emu.w32(initenv, env)?;
+        let cmdline = args
+            .iter()
+            .map(|a| format!("\"{a}\""))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let cmdline = emu.alloc_bytes(format!("{cmdline}\0").as_bytes())?;
+        emu.w32(acmdln, cmdline)?;
+        Ok(Process {
+            modules: Vec::new(),
+            stdout: String::new(),
+            debug_output: String::new(),
+            slept_ms: 0,
+            environment: BTreeMap::new(),
+            args,
+            stderr_line: String::new(),
+            heap: BTreeMap::new(),
+            free: BTreeMap::new(),
+            files: BTreeMap::new(),
+            handles: BTreeMap::new(),
+            next_handle: 0x100,
+            sections: BTreeMap::new(),
+            views: BTreeMap::new(),
+            tls: Vec::new(),
+            static_tls: 0,
+            critical_sections: BTreeMap::new(),
+            onexit: Vec::new(),
+            exception_filter: 0,
+            last_error: 0,
+            teb,
+            iob,
+            errno,
+            fmode,
+            commode,
+            mb_cur_max,
+            initenv,
+            acmdln,
+        })
+    }
+
+    /// Loads the program `args[0]` and runs it from its entry point to `exit`; returns the
+    /// exit code.
+    pub fn run(&mut self, emu: &mut Emu) -> Result<u32, String> {
+        let path = self.args.first().ok_or("no program")?.clone();
+        let file = std::fs::read(&path).map_err(|e| format!("{path}: {e}"))?;
+        let exe = self.map(emu, &path, &file, false)?;
+        // mainCRTStartup takes no arguments and ends in exit().
+        let code = emu.call(self, exe.entry, &[], Conv::Stdcall)? as u32;
+        if emu.exited.is_none() {
+            return Err(format!("the program's entry point returned ({code}) without exit()"));
+        }
+        Ok(code)
+    }
+
+    /// Maps an image, gives it its static TLS block and runs its TLS callbacks with
+    /// DLL_PROCESS_ATTACH (before the entry point, as Windows does).
+    fn map(&mut self, emu: &mut Emu, path: &str, file: &[u8], is_dll: bool) -> Result<Image, String> {
+        let vars = [
+            ("_iob", self.iob),
+            ("__mb_cur_max", self.mb_cur_max),
+            ("__initenv", self.initenv),
+        ];
+        let image = emu.load_pe_at(file, Some(0), &mut |emu, dll, f| {
+            if dll != "kernel32.dll" && dll != "msvcrt.dll" {
+                return Err(format!("{path} imports {dll}!{f}: only kernel32 and msvcrt exist"));
+            }
+            Ok(match vars.iter().find(|(n, _)| *n == f) {
+                Some(&(_, addr)) => addr,
+                None => emu.thunk(&format!("{dll}!{f}")),
+            })
+        })?;
+        self.modules.push(Module {
+            name: file_name(path),
+            image: image.clone(),
+            is_dll,
+            refs: 1,
+        });
+        if image.tls_directory != 0 {
+            let d = image.tls_directory;
+            let (start, end, index_at, callbacks, zero_fill) = (
+                emu.r32(d)?,
+                emu.r32(d + 4)?,
+                emu.r32(d + 8)?,
+                emu.r32(d + 12)?,
+                emu.r32(d + 16)?,
+            );
+            let size = end
+                .checked_sub(start)
+                .filter(|&s| s <= MAX_BLOCK && zero_fill <= MAX_BLOCK)
+                .ok_or("bad TLS directory")?;
+            let block = emu.alloc(size + zero_fill, 16)?;
+            let template = emu.read(start, size)?;
+            emu.write(block, &template)?;
+            if self.static_tls >= TLS_SLOTS {
+                return Err("too many static TLS blocks".into());
+            }
+            let array = emu.r32(self.teb + 0x2C)?;
+            emu.w32(array + 4 * self.static_tls, block)?;
+            emu.w32(index_at, self.static_tls)?;
+            self.static_tls += 1;
+            if callbacks != 0 {
+                for k in 0..64 {
+                    let cb = emu.r32(callbacks + 4 * k)?;
+                    if cb == 0 {
+                        break;
+                    }
+                    emu.call(self, cb, &[image.base, DLL_PROCESS_ATTACH, 0], Conv::Stdcall)?;
+                }
+            }
+        }
+        Ok(image)
+    }
+
+    fn module_by_name(&self, name: &str) -> Option<&Module> {
+        let mut name = file_name(name);
+        if !name.contains('.') {
+            name += ".dll";
+        }
+        self.modules.iter().find(|m| m.name == name)
+    }
+
+    /// LoadLibrary: the guest's path is a host path.
+    fn load_library(&mut self, emu: &mut Emu, path: &str) -> Result<u32, String> {
+        if let Some(i) = self.modules.iter().position(|m| m.name == file_name(path)) {
+            self.modules[i].refs += 1;
+            return Ok(self.modules[i].image.base);
+        }
+        let Ok(file) = std::fs::read(path) else {
+            self.last_error = ERROR_MOD_NOT_FOUND;
+            return Ok(0);
+        };
+        let image = self.map(emu, path, &file, true)?;
+        let ok = emu.call(self, image.entry, &[image.base, DLL_PROCESS_ATTACH, 0], Conv::Stdcall)?;
+        if ok as u32 == 0 {
+            self.modules.retain(|m| m.image.base != image.base);
+            self.last_error = ERROR_DLL_INIT_FAILED;
+            return Ok(0);
+        }
+        Ok(image.base)
+    }
+
+    /// The CRT's exit work: _onexit functions (last registered first), then every DLL's
+    /// DllMain(DLL_PROCESS_DETACH) with lpReserved non-NULL (process termination).
+    fn exit_process(&mut self, emu: &mut Emu, code: u32) -> Result<(), String> {
+        self.run_onexit(emu)?;
+        let dlls: Vec<Image> = self
+            .modules
+            .iter()
+            .rev()
+            .filter(|m| m.is_dll)
+            .map(|m| m.image.clone())
+            .collect();
+        for image in dlls {
+            emu.call(self, image.entry, &[image.base, DLL_PROCESS_DETACH, 1], Conv::Stdcall)?;
+        }
+        self.flush_stderr();
+        emu.exited = Some(code);
+        Ok(())
+    }
+
+    fn run_onexit(&mut self, emu: &mut Emu) -> Result<(), String> {
+        while let Some(f) = self.onexit.pop() {
+            emu.call(self, f, &[], Conv::Cdecl)?;
+        }
+        Ok(())
+    }
+
+    // ---- heap -----------------------------------------------------------------------
+
+    fn malloc(&mut self, emu: &mut Emu, size: u32) -> Result<u32, String> {
+        if size > MAX_BLOCK {
+            emu.w32(self.errno, 12)?; // ENOMEM
+            return Ok(0);
+        }
+        let rounded = (size.max(1) + 15) & !15;
+        let p = match self.free.get_mut(&rounded).and_then(Vec::pop) {
+            Some(p) => p,
+            None => match emu.alloc(rounded, 16) {
+                Ok(p) => p,
+                Err(_) => {
+                    emu.w32(self.errno, 12)?;
+                    return Ok(0);
+                }
+            },
+        };
+        self.heap.insert(p, size);
+        Ok(p)
+    }
+
+    fn free(&mut self, p: u32) -> Result<(), String> {
+        if p == 0 {
+            return Ok(());
+        }
+        let size = self
+            .heap
+            .remove(&p)
+            .ok_or_else(|| format!("free({p:#x}): not a live heap block"))?;
+        self.free.entry((size.max(1) + 15) & !15).or_default().push(p);
+        Ok(())
+    }
+
+    // ---- stdio ----------------------------------------------------------------------
+
+    /// Writes to a FILE: stdout, stderr or a file opened with fopen.
+    fn fwrite_to(&mut self, stream: u32, bytes: &[u8]) -> Result<(), String> {
+        if stream == self.iob + FILE_SIZE {
+            self.stdout.push_str(&String::from_utf8_lossy(bytes));
+        } else if stream == self.iob + 2 * FILE_SIZE {
+            self.stderr_line.push_str(&String::from_utf8_lossy(bytes));
+            if self.stderr_line.contains('\n') {
+                self.flush_stderr();
+            }
+        } else {
+            self.files
+                .get_mut(&stream)
+                .ok_or_else(|| format!("write to FILE {stream:#x}, which is not open"))?
+                .data
+                .extend_from_slice(bytes);
+        }
+        Ok(())
+    }
+
+    fn flush_stderr(&mut self) {
+        for line in std::mem::take(&mut self.stderr_line).lines() {
+            eprintln!("[guest stderr] {line}");
+        }
+    }
+
+    fn wait(&mut self, h: u32, ms: u32) -> Result<u32, String> {
+        match self.handles.get_mut(&h) {
+            Some(Handle::Semaphore { count, .. }) if *count > 0 => {
+                *count -= 1;
+                Ok(WAIT_OBJECT_0)
+            }
+            Some(Handle::Semaphore { .. }) if ms == 0 => Ok(WAIT_TIMEOUT),
+            Some(Handle::Semaphore { .. }) => Err(format!(
+                "WaitForSingleObject({h:#x}, {ms}) would block the only thread forever"
+            )),
+            _ => Err(format!("WaitForSingleObject on handle {h:#x} not implemented")),
+        }
+    }
+
+    fn kernel32(&mut self, emu: &mut Emu, f: &str) -> Result<Option<Return>, String> {
+        let ret = |eax: u32, n: u32| Ok(Some(Return::stdcall(eax, n)));
+        match f {
+            "GetLastError" => ret(self.last_error, 0),
+            "SetLastError" => {
+                self.last_error = emu.arg(0)?;
+                ret(0, 1)
+            }
+            "GetCurrentProcessId" => ret(emu.r32(self.teb + 0x20)?, 0),
+            "GetCurrentThreadId" => ret(emu.r32(self.teb + 0x24)?, 0),
+            "Sleep" => {
+                self.slept_ms += u64::from(emu.arg(0)?);
+                ret(0, 1)
+            }
+            "OutputDebugStringA" => {
+                let s = emu.cstr(emu.arg(0)?)?;
+                eprint!("[guest debug] {s}");
+                self.debug_output.push_str(&s);
+                ret(0, 1)
+            }
+            "GetEnvironmentVariableA" => {
+                let [name, buf, size] = args(emu)?;
+                let name = emu.cstr(name)?;
+                let Some(value) = self.environment.get(&name).cloned() else {
+                    self.last_error = ERROR_ENVVAR_NOT_FOUND;
+                    return ret(0, 3);
+                };
+                // The length without NUL when it fits, else the size needed with it.
+                let n = value.len() as u32;
+                if n < size {
+                    emu.write(buf, format!("{value}\0").as_bytes())?;
+                    ret(n, 3)
+                } else {
+                    ret(n + 1, 3)
+                }
+            }
+            "GetStartupInfoA" => {
+                let p = emu.arg(0)?;
+                emu.write(p, &[0; 68])?;
+                emu.w32(p, 68)?;
+                ret(0, 1)
+            }
+            "SetUnhandledExceptionFilter" => {
+                let previous = std::mem::replace(&mut self.exception_filter, emu.arg(0)?);
+                ret(previous, 1)
+            }
+            "GetModuleHandleA" | "GetModuleHandleW" => {
+                let p = emu.arg(0)?;
+                if p == 0 {
+                    let exe = self.modules.iter().find(|m| !m.is_dll).ok_or("no program")?;
+                    return ret(exe.image.base, 1);
+                }
+                let name = if f.ends_with('W') { emu.wstr(p)? } else { emu.cstr(p)? };
+                match self.module_by_name(&name) {
+                    Some(m) => ret(m.image.base, 1),
+                    None => {
+                        self.last_error = ERROR_MOD_NOT_FOUND;
+                        ret(0, 1)
+                    }
+                }
+            }
+            "LoadLibraryA" | "LoadLibraryW" => {
+                let p = emu.arg(0)?;
+                let path = if f.ends_with('W') { emu.wstr(p)? } else { emu.cstr(p)? };
+                let base = self.load_library(emu, &path)?;
+                ret(base, 1)
+            }
+            "FreeLibrary" => {
+                let h = emu.arg(0)?;
+                let Some(i) = self.modules.iter().position(|m| m.is_dll && m.image.base == h)
+                else {
+                    self.last_error = ERROR_MOD_NOT_FOUND;
+                    return ret(0, 1);
+                };
+                self.modules[i].refs -= 1;
+                if self.modules[i].refs == 0 {
+                    let image = self.modules.remove(i).image;
+                    emu.call(self, image.entry, &[image.base, DLL_PROCESS_DETACH, 0], Conv::Stdcall)?;
+                }
+                ret(1, 1)
+            }
+            "GetProcAddress" => {
+                let [h, name] = args(emu)?;
+                let Some(m) = self.modules.iter().find(|m| m.image.base == h) else {
+                    self.last_error = ERROR_MOD_NOT_FOUND;
+                    return ret(0, 2);
+                };
+                let addr = if name < 0x1_0000 {
+                    name.checked_sub(m.image.ordinal_base)
+                        .and_then(|i| m.image.ordinals.get(i as usize).copied())
+                } else {
+                    m.image.exports.get(&emu.cstr(name)?).copied()
+                };
+                match addr {
+                    Some(a) if a != 0 => ret(a, 2),
+                    _ => {
+                        self.last_error = ERROR_PROC_NOT_FOUND;
+                        ret(0, 2)
+                    }
+                }
+            }
+            "TlsAlloc" => {
+                let i = match self.tls.iter().position(Option::is_none) {
+                    Some(i) => i,
+                    None if self.tls.len() < TLS_SLOTS as usize => {
+                        self.tls.push(None);
+                        self.tls.len() - 1
+                    }
+                    None => return ret(0xFFFF_FFFF, 0), // TLS_OUT_OF_INDEXES
+                };
+                self.tls[i] = Some(0);
+                ret(i as u32, 0)
+            }
+            "TlsFree" | "TlsGetValue" | "TlsSetValue" => {
+                let i = emu.arg(0)?;
+                let slot = self
+                    .tls
+                    .get_mut(i as usize)
+                    .filter(|s| s.is_some())
+                    .ok_or_else(|| format!("{f}({i}): index not allocated"))?;
+                match f {
+                    "TlsFree" => {
+                        *slot = None;
+                        ret(1, 1)
+                    }
+                    "TlsGetValue" => {
+                        let v = slot.unwrap_or(0);
+                        self.last_error = 0; // tells a stored 0 from a failure
+                        ret(v, 1)
+                    }
+                    _ => {
+                        *slot = Some(emu.arg(1)?);
+                        ret(1, 2)
+                    }
+                }
+            }
+            "InitializeCriticalSection" => {
+                self.critical_sections.insert(emu.arg(0)?, 0);
+                ret(0, 1)
+            }
+            "EnterCriticalSection" | "LeaveCriticalSection" | "DeleteCriticalSection" => {
+                let cs = emu.arg(0)?;
+                let depth = self
+                    .critical_sections
+                    .get_mut(&cs)
+                    .ok_or_else(|| format!("{f}({cs:#x}): not initialized"))?;
+                match f {
+                    "EnterCriticalSection" => *depth += 1,
+                    "LeaveCriticalSection" => {
+                        *depth = depth
+                            .checked_sub(1)
+                            .ok_or_else(|| format!("{f}({cs:#x}): not entered"))?
+                    }
+                    _ => {
+                        self.critical_sections.remove(&cs);
+                    }
+                }
+                ret(0, 1)
+            }
+            "CreateSemaphoreW" => {
+                let [_sa, initial, max, name] = args(emu)?;
+                if name != 0 || initial > max || max == 0 {
+                    return Err(format!("CreateSemaphoreW({initial}, {max}, name {name:#x}) not implemented"));
+                }
+                let h = self.new_handle(Handle::Semaphore { count: initial, max });
+                ret(h, 4)
+            }
+            "ReleaseSemaphore" => {
+                let [h, n, previous] = args(emu)?;
+                let Some(Handle::Semaphore { count, max }) = self.handles.get_mut(&h) else {
+                    self.last_error = ERROR_INVALID_HANDLE;
+                    return ret(0, 3);
+                };
+                let old = *count;
+                if n == 0 || old.checked_add(n).is_none_or(|c| c > *max) {
+                    return ret(0, 3); // ERROR_TOO_MANY_POSTS
+                }
+                *count += n;
+                if previous != 0 {
+                    emu.w32(previous, old)?;
+                }
+                ret(1, 3)
+            }
+            "WaitForSingleObject" => {
+                let [h, ms] = args(emu)?;
+                let r = self.wait(h, ms)?;
+                ret(r, 2)
+            }
+            "CloseHandle" => {
+                let h = emu.arg(0)?;
+                // A section lives on while a view of it is mapped (its memory is not reused).
+                if self.handles.remove(&h).is_none() {
+                    self.last_error = ERROR_INVALID_HANDLE;
+                    return ret(0, 1);
+                }
+                ret(1, 1)
+            }
+            "CreateFileMappingW" => {
+                let [file, _sa, _protect, size_hi, size_lo, name] = args(emu)?;
+                if file != INVALID_HANDLE_VALUE || size_hi != 0 || size_lo == 0 || size_lo > MAX_BLOCK {
+                    return Err(format!(
+                        "CreateFileMappingW(file {file:#x}, size {size_hi:#x}:{size_lo:#x}): only \
+                         pagefile-backed sections below 4 GiB are implemented"
+                    ));
+                }
+                let name = if name == 0 { String::new() } else { emu.wstr(name)? };
+                let existing = self.sections.get(&name).copied().filter(|_| !name.is_empty());
+                let addr = match existing {
+                    Some((addr, _)) => {
+                        self.last_error = ERROR_ALREADY_EXISTS;
+                        addr
+                    }
+                    None => {
+                        self.last_error = 0;
+                        let addr = emu.alloc(size_lo, 0x1_0000)?;
+                        if !name.is_empty() {
+                            self.sections.insert(name, (addr, size_lo));
+                        }
+                        addr
+                    }
+                };
+                let h = self.new_handle(Handle::Section { addr });
+                ret(h, 6)
+            }
+            "MapViewOfFile" => {
+                let [h, _access, off_hi, off_lo, _bytes] = args(emu)?;
+                let Some(&Handle::Section { addr }) = self.handles.get(&h) else {
+                    self.last_error = ERROR_INVALID_HANDLE;
+                    return ret(0, 5);
+                };
+                if off_hi != 0 || off_lo != 0 {
+                    return Err("MapViewOfFile at a non-zero offset not implemented".into());
+                }
+                *self.views.entry(addr).or_default() += 1;
+                ret(addr, 5)
+            }
+            "UnmapViewOfFile" => {
+                let addr = emu.arg(0)?;
+                match self.views.get_mut(&addr) {
+                    Some(n) if *n > 0 => {
+                        *n -= 1;
+                        ret(1, 1)
+                    }
+                    _ => Err(format!("UnmapViewOfFile({addr:#x}): not a mapped view")),
+                }
+            }
+            _ => Ok(None),
+        }
+    }
+
+    fn new_handle(&mut self, h: Handle) -> u32 {
+        self.next_handle += 4;
+        self.handles.insert(self.next_handle, h);
+        self.next_handle
+    }
+
+    fn msvcrt(&mut self, emu: &mut Emu, f: &str) -> Result<Option<Return>, String> {
+        let ret = |eax: u32| Ok(Some(Return::cdecl(eax)));
+        match f {
+            "__set_app_type" | "__setusermatherr" | "_lock" | "_unlock" => ret(0),
+            "__p__fmode" => ret(self.fmode),
+            "__p__commode" => ret(self.commode),
+            "__p__acmdln" => ret(self.acmdln),
+            "_errno" => ret(self.errno),
+            "__getmainargs" => {
+                let [argc_out, argv_out, envp_out] = args(emu)?;
+                let argv = emu.alloc(4 * (self.args.len() as u32 + 1), 16)?;
+                for (i, a) in self.args.clone().iter().enumerate() {
+                    let s = emu.alloc_bytes(format!("{a}\0").as_bytes())?;
+                    emu.w32(argv + 4 * i as u32, s)?;
+                }
+                emu.w32(argc_out, self.args.len() as u32)?;
+                emu.w32(argv_out, argv)?;
+                let env = emu.r32(self.initenv)?;
+                emu.w32(envp_out, env)?;
+                ret(0)
+            }
+            "_initterm" => {
+                let [start, end] = args(emu)?;
+                let mut p = start;
+                while p < end && emu.exited.is_none() {
+                    let func = emu.r32(p)?;
+                    if func != 0 {
+                        emu.call(self, func, &[], Conv::Cdecl)?;
+                    }
+                    p += 4;
+                }
+                ret(0)
+            }
+            "_onexit" => {
+                let func = emu.arg(0)?;
+                self.onexit.push(func);
+                ret(func)
+            }
+            "_cexit" => {
+                self.run_onexit(emu)?;
+                ret(0)
+            }
+            "exit" => {
+                let code = emu.arg(0)?;
+                self.exit_process(emu, code)?;
+                ret(code)
+            }
+            "abort" => Err("the guest called abort()".into()),
+            "_amsg_exit" => Err(format!("the CRT failed: _amsg_exit({})", emu.arg(0)?)),
+            "malloc" => {
+                let p = self.malloc(emu, emu.arg(0)?)?;
+                ret(p)
+            }
+            "calloc" => {
+                let [n, size] = args(emu)?;
+                let Some(total) = n.checked_mul(size) else {
+                    return ret(0);
+                };
+                let p = self.malloc(emu, total)?;
+                if p != 0 {
+                    emu.write(p, &vec![0; total as usize])?;
+                }
+                ret(p)
+            }
+            "realloc" => {
+                let [old, size] = args(emu)?;
+                if old != 0 && size == 0 {
+                    self.free(old)?;
+                    return ret(0);
+                }
+                let old_size = if old == 0 {
+                    0
+                } else {
+                    *self
+                        .heap
+                        .get(&old)
+                        .ok_or_else(|| format!("realloc({old:#x}): not a live heap block"))?
+                };
+                let p = self.malloc(emu, size)?;
+                if p != 0 && old != 0 {
+                    let data = emu.read(old, old_size.min(size))?;
+                    emu.write(p, &data)?;
+                    self.free(old)?;
+                }
+                ret(p)
+            }
+            "free" => {
+                self.free(emu.arg(0)?)?;
+                ret(0)
+            }
+            "memcpy" | "memmove" => {
+                let [dst, src, n] = args(emu)?;
+                if n > MAX_BLOCK {
+                    return Err(format!("{f} of {n} bytes"));
+                }
+                let data = emu.read(src, n)?;
+                emu.write(dst, &data)?;
+                ret(dst)
+            }
+            "memset" => {
+                let [dst, c, n] = args(emu)?;
+                if n > MAX_BLOCK {
+                    return Err(format!("memset of {n} bytes"));
+                }
+                emu.write(dst, &vec![c as u8; n as usize])?;
+                ret(dst)
+            }
+            "memcmp" | "strncmp" => {
+                let [a, b, n] = args(emu)?;
+                if n > MAX_BLOCK {
+                    return Err(format!("{f} of {n} bytes"));
+                }
+                let (mut x, mut y) = (emu.read(a, n)?, emu.read(b, n)?);
+                if f == "strncmp" {
+                    // Compare up to the first NUL of either, inclusive.
+                    if let Some(end) = x.iter().zip(&y).position(|(p, q)| *p == 0 || *q == 0) {
+                        x.truncate(end + 1);
+                        y.truncate(end + 1);
+                    }
+                }
+                ret(compare(&x, &y))
+            }
+            "memchr" => {
+                let [p, c, n] = args(emu)?;
+                if n > MAX_BLOCK {
+                    return Err(format!("memchr over {n} bytes"));
+                }
+                let hit = emu.read(p, n)?.iter().position(|&b| b == c as u8);
+                ret(hit.map_or(0, |i| p + i as u32))
+            }
+            "strlen" => {
+                let n = emu.cstr_bytes(emu.arg(0)?)?.len();
+                ret(n as u32)
+            }
+            "wcslen" => {
+                let n = emu.wstr(emu.arg(0)?)?.encode_utf16().count();
+                ret(n as u32)
+            }
+            "strcmp" => {
+                let [a, b] = args(emu)?;
+                let (x, y) = (emu.cstr_bytes(a)?, emu.cstr_bytes(b)?);
+                ret(compare(&x, &y))
+            }
+            "strchr" => {
+                let [p, c] = args(emu)?;
+                let s = emu.cstr_bytes(p)?;
+                // The terminating NUL counts as part of the string.
+                let hit = if c as u8 == 0 {
+                    Some(s.len())
+                } else {
+                    s.iter().position(|&b| b == c as u8)
+                };
+                ret(hit.map_or(0, |i| p + i as u32))
+            }
+            "fopen" => {
+                let [path, mode] = args(emu)?;
+                let (path, mode) = (emu.cstr(path)?, emu.cstr(mode)?);
+                if mode != "wb" && mode != "w" {
+                    return Err(format!("fopen(\"{path}\", \"{mode}\"): only writing is implemented"));
+                }
+                let stream = emu.alloc(FILE_SIZE, 16)?;
+                emu.w32(stream + 16, 3 + self.files.len() as u32)?;
+                self.files.insert(stream, HostFile { path, data: Vec::new() });
+                ret(stream)
+            }
+            "fclose" => {
+                let stream = emu.arg(0)?;
+                let file = self
+                    .files
+                    .remove(&stream)
+                    .ok_or_else(|| format!("fclose({stream:#x}): not an open file"))?;
+                std::fs::write(&file.path, &file.data).map_err(|e| format!("{}: {e}", file.path))?;
+                ret(0)
+            }
+            "fwrite" => {
+                let [p, size, n, stream] = args(emu)?;
+                let total = size
+                    .checked_mul(n)
+                    .filter(|&t| t <= MAX_BLOCK)
+                    .ok_or_else(|| format!("fwrite of {n} x {size} bytes"))?;
+                let data = emu.read(p, total)?;
+                self.fwrite_to(stream, &data)?;
+                ret(if size == 0 { 0 } else { n })
+            }
+            "fputc" => {
+                let [c, stream] = args(emu)?;
+                self.fwrite_to(stream, &[c as u8])?;
+                ret(c & 0xFF)
+            }
+            "fputs" => {
+                let [s, stream] = args(emu)?;
+                let data = emu.cstr_bytes(s)?;
+                self.fwrite_to(stream, &data)?;
+                ret(0)
+            }
+            "fprintf" | "vfprintf" => {
+                let [stream, fmt] = args(emu)?;
+                let sp = emu.cpu.state.gpr[4] as u32;
+                // fprintf's variadic words follow fmt; vfprintf gets a pointer to them.
+                let ap = if f == "fprintf" { sp + 12 } else { emu.arg(2)? };
+                let out = format_c(emu, &emu.cstr_bytes(fmt)?, ap)?;
+                self.fwrite_to(stream, &out)?;
+                ret(out.len() as u32)
+            }
+            _ => Ok(None),
+        }
+    }
+}
+
+fn compare(a: &[u8], b: &[u8]) -> u32 {
+    match a.cmp(b) {
+        std::cmp::Ordering::Less => -1i32 as u32,
+        std::cmp::Ordering::Equal => 0,
+        std::cmp::Ordering::Greater => 1,
+    }
+}
+
+/// printf formatting of the integer, character, string and pointer conversions
+/// (msvcrt's: `%p` is eight upper-case hex digits, `I64` is a length modifier).
+/// Floating point and `%n` are refused.
+fn format_c(emu: &Emu, fmt: &[u8], mut ap: u32) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    let mut next = |emu: &Emu, words: u32| -> Result<u64, String> {
+        let v = if words == 2 { emu.r64(ap)? } else { u64::from(emu.r32(ap)?) };
+        ap += 4 * words;
+        Ok(v)
+    };
+    let mut i = 0;
+    while i < fmt.len() {
+        if fmt[i] != b'%' {
+            out.push(fmt[i]);
+            i += 1;
+            continue;
+        }
+        i += 1;
+        let (mut left, mut plus, mut space, mut alt, mut zero) = (false, false, false, false, false);
+        while let Some(&c) = fmt.get(i) {
+            match c {
+                b'-' => left = true,
+                b'+' => plus = true,
+                b' ' => space = true,
+                b'#' => alt = true,
+                b'0' => zero = true,
+                _ => break,
+            }
+            i += 1;
+        }
+        let mut number = |i: &mut usize, emu: &Emu| -> Result<Option<usize>, String> {
+            if fmt.get(*i) == Some(&b'*') {
+                *i += 1;
+                return Ok(Some(next(emu, 1)? as i32 as usize));
+            }
+            let start = *i;
+            while fmt.get(*i).is_some_and(u8::is_ascii_digit) {
+                *i += 1;
+            }
+            Ok(std::str::from_utf8(&fmt[start..*i]).unwrap().parse().ok())
+        };
+        let width = number(&mut i, emu)?.unwrap_or(0).min(4096);
+        let precision = if fmt.get(i) == Some(&b'.') {
+            i += 1;
+            Some(number(&mut i, emu)?.unwrap_or(0).min(4096))
+        } else {
+            None
+        };
+        let mut words = 1;
+        loop {
+            match fmt.get(i..) {
+                Some([b'l', b'l', ..]) | Some([b'I', b'6', b'4', ..]) => {
+                    words = 2;
+                    i += if fmt[i] == b'l' { 2 } else { 3 };
+                }
+                Some([b'I', b'3', b'2', ..]) => i += 3,
+                Some([b'h' | b'l' | b'z' | b't' | b'j' | b'I', ..]) => i += 1,
+                _ => break,
+            }
+        }
+        let conv = *fmt.get(i).ok_or("format ends inside a conversion")?;
+        i += 1;
+        let (prefix, body): (Vec<u8>, Vec<u8>) = match conv {
+            b'%' => (vec![], b"%".to_vec()),
+            b'c' => (vec![], vec![next(emu, 1)? as u8]),
+            b's' => {
+                let p = next(emu, 1)? as u32;
+                let mut s = if p == 0 { b"(null)".to_vec() } else { emu.cstr_bytes(p)? };
+                if let Some(n) = precision {
+                    s.truncate(n);
+                }
+                (vec![], s)
+            }
+            b'd' | b'i' | b'u' | b'x' | b'X' | b'o' | b'p' => {
+                let raw = next(emu, if conv == b'p' { 1 } else { words })?;
+                let (negative, magnitude) = match conv {
+                    b'd' | b'i' if words == 2 => ((raw as i64) < 0, (raw as i64).unsigned_abs()),
+                    b'd' | b'i' => ((raw as i32) < 0, u64::from((raw as i32).unsigned_abs())),
+                    _ => (false, raw),
+                };
+                let mut digits = match conv {
+                    b'x' => format!("{magnitude:x}"),
+                    b'X' => format!("{magnitude:X}"),
+                    b'p' => format!("{magnitude:08X}"),
+                    b'o' => format!("{magnitude:o}"),
+                    _ => magnitude.to_string(),
+                };
+                if let Some(p) = precision {
+                    if p == 0 && magnitude == 0 {
+                        digits.clear();
+                    }
+                    while digits.len() < p {
+                        digits.insert(0, '0');
+                    }
+                }
+                let prefix = match conv {
+                    _ if negative => "-",
+                    b'd' | b'i' if plus => "+",
+                    b'd' | b'i' if space => " ",
+                    b'x' if alt && magnitude != 0 => "0x",
+                    b'X' if alt && magnitude != 0 => "0X",
+                    b'o' if alt && !digits.starts_with('0') => "0",
+                    _ => "",
+                };
+                (prefix.as_bytes().to_vec(), digits.into_bytes())
+            }
+            c => return Err(format!("printf conversion %{} not implemented", c as char)),
+        };
+        let len = prefix.len() + body.len();
+        let pad = width.saturating_sub(len);
+        let zero_pad = zero && !left && precision.is_none() && conv != b's' && conv != b'c';
+        if !left && !zero_pad {
+            out.extend(std::iter::repeat_n(b' ', pad));
+        }
+        out.extend(&prefix);
+        if zero_pad {
+            out.extend(std::iter::repeat_n(b'0', pad));
+        }
+        out.extend(&body);
+        if left {
+            out.extend(std::iter::repeat_n(b' ', pad));
+        }
+    }
+    Ok(out)
+}
+
+impl Services for Process {
+    fn service(&mut self, emu: &mut Emu, name: &str) -> Result<Return, String> {
+        let (dll, f) = name.split_once('!').unwrap_or(("", name));
+        let r = match dll {
+            "kernel32.dll" => self.kernel32(emu, f)?,
+            "msvcrt.dll" => self.msvcrt(emu, f)?,
+            _ => None,
+        };
+        r.ok_or_else(|| format!("{name} is not implemented by the test's Win32 personality"))
+    }
+}
