@@ -337,7 +337,8 @@ uint64_t WddmSink::submit(const Submission &s) {
         return 0;
     }
     if (!d.cmd_buf || s.cmd_bytes > d.cmd_size) {
-        // Batches larger than the runtime's buffer would need splitting (not implemented).
+        // The core ends its batches at the buffer's size (set_max_batch_bytes): only a
+        // missing buffer, or a single packet larger than the whole buffer, gets here.
         last_error = kEOutOfMemory;
         logf("aerogpu-d3d9: batch of %u bytes does not fit the command buffer (%u)\n",
              (unsigned)s.cmd_bytes, (unsigned)d.cmd_size);
