@@ -168,6 +168,8 @@ const LAYOUT: &[&str] = &[
     "DXGKARG_SUBMITCOMMAND.hContext",
     "DXGKARG_SUBMITCOMMAND.SubmissionFenceId",
     "DXGKARG_SUBMITCOMMAND.Flags",
+    "DXGKARG_PRESENT_PREFIX.pDmaBuffer",
+    "DXGKARG_PRESENT_PREFIX.DmaSize",
     "DXGKARGCB_NOTIFY_INTERRUPT_DATA.InterruptType",
     "DXGKARGCB_NOTIFY_INTERRUPT_DATA.DmaCompleted.SubmissionFenceId",
     "DXGKARGCB_NOTIFY_INTERRUPT_DATA.CrtcVsync.PhysicalAddress",
@@ -1120,6 +1122,14 @@ impl Kmd {
         k.nt.device_info = Some(info);
         k.nt.resource_list = list;
 
+        k.start_device();
+        k
+    }
+
+    /// DxgkDdiStartDevice with a fresh DXGKRNL_INTERFACE (dxgkrnl also restarts a
+    /// stopped adapter this way).
+    fn start_device(&mut self) {
+        let k = self;
         let dxgk_size = k.l("DXGKRNL_INTERFACE");
         let dxgk = k.alloc(dxgk_size);
         k.emu.w32(dxgk, dxgk_size).unwrap();
@@ -1142,7 +1152,6 @@ impl Kmd {
         );
         assert_eq!(k.emu.r32(counts).unwrap(), 1, "one VidPN source");
         assert_eq!(k.emu.r32(counts + 4).unwrap(), 1, "one child");
-        k
     }
 
     /// Device interrupt line -> the driver's ISR (and DPC when it asked for one), as
@@ -1667,6 +1676,15 @@ impl Kmd {
             "driver misused kernel services: {:#?}",
             self.nt.misuse
         );
+    }
+}
+
+fn escape_header(op: u32, size: usize) -> EscapeHeader {
+    EscapeHeader {
+        version: escape::ESCAPE_VERSION,
+        op,
+        size_bytes: size as u32,
+        reserved0: 0,
     }
 }
 
@@ -2298,6 +2316,15 @@ fn run_driver(arch: Arch) {
         (0, 0),
         "D3: scanout and interrupts off"
     );
+    let mut req = escape::SelftestInout::default();
+    req.hdr = escape_header(escape::OP_SELFTEST, escape::SelftestInout::SIZE);
+    let (_, out) = k.escape(&req.to_bytes());
+    let t = escape::SelftestInout::decode(&out).unwrap();
+    assert_eq!(
+        (t.passed, t.error_code),
+        (0, escape::DBGCTL_SELFTEST_ERR_NOT_READY),
+        "selftest refuses in D3"
+    );
     let (r, s) = k.render_submit(context, &CmdStreamWriter::new().finish(), &[], 5);
     assert_eq!(r, STATUS_SUCCESS);
     assert_ne!(s, STATUS_SUCCESS, "no submission reaches a device in D3");
@@ -2376,6 +2403,127 @@ fn run_driver(arch: Arch) {
     k.destroy_allocation(primary);
     k.destroy_allocation(back_buffer);
 
+    // ---- dbgctl's escapes, runtime presents, paging buffers, timeout recovery ----------
+    let selftest = |k: &mut Kmd| {
+        let mut req = escape::SelftestInout::default();
+        req.hdr = escape_header(escape::OP_SELFTEST, escape::SelftestInout::SIZE);
+        req.timeout_ms = 500;
+        let (st, out) = k.escape(&req.to_bytes());
+        assert_eq!(st, STATUS_SUCCESS, "SELFTEST escape");
+        escape::SelftestInout::decode(&out).unwrap()
+    };
+    let tail = ring_tail(&k);
+    let t = selftest(&mut k);
+    assert_eq!(
+        (t.passed, t.error_code),
+        (1, 0),
+        "selftest passes on a working device"
+    );
+    assert_eq!(
+        ring_tail(&k),
+        tail + 1,
+        "the selftest went through the ring"
+    );
+
+    let mut req = escape::DumpRingV2Inout::default();
+    req.hdr = escape_header(escape::OP_DUMP_RING_V2, escape::DumpRingV2Inout::SIZE);
+    let (st, out) = k.escape(&req.to_bytes());
+    assert_eq!(st, STATUS_SUCCESS, "DUMP_RING_V2");
+    let dump = escape::DumpRingV2Inout::decode(&out).unwrap();
+    assert_eq!(
+        (dump.head, dump.tail),
+        (tail + 1, tail + 1),
+        "the device consumed everything"
+    );
+    assert!(dump.desc_count >= 1 && dump.desc_count <= 32);
+    let newest = dump.desc[dump.desc_count as usize - 1];
+    let (desc, _) = k.ring_entry(tail);
+    assert_eq!(
+        (newest.signal_fence, newest.cmd_gpa),
+        (desc.signal_fence, desc.cmd_gpa),
+        "newest descriptor last"
+    );
+
+    let mut req = escape::QueryVblankOut::default();
+    req.hdr = escape_header(escape::OP_QUERY_VBLANK, escape::QueryVblankOut::SIZE);
+    let (st, out) = k.escape(&req.to_bytes());
+    assert_eq!(st, STATUS_SUCCESS, "QUERY_VBLANK");
+    let vb = escape::QueryVblankOut::decode(&out).unwrap();
+    assert_ne!(vb.flags & escape::DBGCTL_QUERY_VBLANK_FLAG_VALID, 0);
+    assert_eq!(
+        vb.vblank_seq,
+        u64::from(k.reg(reg::SCANOUT0_VBLANK_SEQ_LO)),
+        "the device's vblank count"
+    );
+    assert!(vb.vblank_seq > 0, "vblanks happened");
+    assert_eq!(vb.vblank_period_ns, k.reg(reg::SCANOUT0_VBLANK_PERIOD_NS));
+
+    let mut req = escape::DumpCreateAllocationInout::default();
+    req.hdr = escape_header(
+        escape::OP_DUMP_CREATEALLOCATION,
+        escape::DumpCreateAllocationInout::SIZE,
+    );
+    let (st, out) = k.escape(&req.to_bytes());
+    assert_eq!(st, STATUS_SUCCESS, "DUMP_CREATEALLOCATION");
+    let trace = escape::DumpCreateAllocationInout::decode(&out).unwrap();
+    let entries = &trace.entries[..trace.entry_count as usize];
+    assert_eq!(
+        trace.entry_count, 5,
+        "one entry per allocation created: {entries:?}"
+    );
+    assert!(
+        entries
+            .iter()
+            .any(|e| e.alloc_id == 7 && e.size_bytes == 64 << 10),
+        "the 64 KiB buffer is traced: {entries:?}"
+    );
+
+    // A runtime present (no stream of its own) and a paging buffer: both still carry a
+    // fence to completion.
+    let next = k.query_fence().last_submitted_fence as u32 + 1;
+    let dma = k.alloc(4096);
+    let present = k.alloc(512); // DXGKARG_PRESENT; the driver reads its documented prefix
+    k.put(present, "DXGKARG_PRESENT_PREFIX.pDmaBuffer", dma);
+    k.put(present, "DXGKARG_PRESENT_PREFIX.DmaSize", 4096);
+    assert_eq!(
+        k.ddi("Present", &[context, present]),
+        STATUS_SUCCESS,
+        "Present"
+    );
+    let s = k.alloc(k.l("DXGKARG_SUBMITCOMMAND"));
+    k.put(s, "DXGKARG_SUBMITCOMMAND.hContext", context);
+    k.put(s, "DXGKARG_SUBMITCOMMAND.SubmissionFenceId", next);
+    k.put(s, "DXGKARG_SUBMITCOMMAND.Flags", 2); // Present
+    assert_eq!(k.ddi("SubmitCommand", &[adapter, s]), STATUS_SUCCESS);
+    let (desc, _) = k.ring_entry(ring_tail(&k) - 1);
+    assert_ne!(
+        desc.flags & aero_protocol::ring::SUBMIT_FLAG_PRESENT,
+        0,
+        "a present submission"
+    );
+    let s = k.alloc(k.l("DXGKARG_SUBMITCOMMAND"));
+    k.put(s, "DXGKARG_SUBMITCOMMAND.SubmissionFenceId", next + 1);
+    k.put(s, "DXGKARG_SUBMITCOMMAND.Flags", 1); // Paging
+    assert_eq!(k.ddi("SubmitCommand", &[adapter, s]), STATUS_SUCCESS);
+    assert_eq!(k.emu.bus.gpu.completed_fence(), u64::from(next + 1));
+    while k.service_interrupt() {}
+    assert_eq!(
+        k.nt.notifications.last(),
+        Some(&Notify::DmaCompleted(next + 1))
+    );
+
+    // Timeout detection and recovery: the ring restarts and the next submission runs.
+    assert_eq!(k.ddi("ResetFromTimeout", &[adapter]), STATUS_SUCCESS);
+    assert_eq!(k.ddi("RestartFromTimeout", &[adapter]), STATUS_SUCCESS);
+    let (r, s) = k.render_submit(context, &CmdStreamWriter::new().finish(), &[], next + 2);
+    assert_eq!((r, s), (STATUS_SUCCESS, STATUS_SUCCESS));
+    assert_eq!(
+        k.emu.bus.gpu.completed_fence(),
+        u64::from(next + 2),
+        "work runs after a reset"
+    );
+    while k.service_interrupt() {}
+
     // ---- Teardown: everything the driver allocated goes back -----------------------------
     k.destroy_allocation(buffer);
     k.destroy_allocation(other);
@@ -2385,5 +2533,55 @@ fn run_driver(arch: Arch) {
         "aerogpu.sys ran {} instructions on Aero's CPU",
         k.emu.instructions
     );
+
+    // ---- Restart with the READ_GPA escape enabled: privileged callers read GPU-owned
+    // memory (the ring), and nothing else -----------------------------------------------
+    assert_eq!(k.ddi("StopDevice", &[adapter]), STATUS_SUCCESS);
+    k.nt.set_registry(
+        &format!("{SERVICE_KEY}\\Parameters"),
+        "EnableReadGpaEscape",
+        1,
+    );
+    k.start_device();
+    let ring = k.reg(reg::RING_GPA_LO);
+    let read_gpa = |k: &mut Kmd, gpa: u32, size: u32| {
+        let mut req = escape::ReadGpaInout::default();
+        req.hdr = escape_header(escape::OP_READ_GPA, escape::ReadGpaInout::SIZE);
+        req.gpa = u64::from(gpa);
+        req.size_bytes = size;
+        let (st, out) = k.escape(&req.to_bytes());
+        (st, escape::ReadGpaInout::decode(&out).unwrap())
+    };
+    let (st, _) = read_gpa(&mut k, ring, 64);
+    assert_eq!(
+        st, STATUS_ACCESS_DENIED,
+        "enabled, but the caller lacks SeDebugPrivilege"
+    );
+    k.nt.privileged = true;
+    let (st, r) = read_gpa(&mut k, ring, 64);
+    assert_eq!(st, STATUS_SUCCESS, "privileged READ_GPA of the ring");
+    assert_eq!(r.bytes_copied, 64);
+    assert_eq!(
+        &r.data[..64],
+        &k.emu.read(ring, 64).unwrap()[..],
+        "the ring header, as in RAM"
+    );
+    let (st, _) = read_gpa(&mut k, fence_page + 0x10_0000, 64);
+    assert_eq!(
+        st, STATUS_ACCESS_DENIED,
+        "memory the GPU does not own stays private"
+    );
+    let device = k.create_device();
+    let context = k.create_context(device);
+    let (r, s) = k.render_submit(context, &CmdStreamWriter::new().finish(), &[], next + 3);
+    assert_eq!(
+        (r, s),
+        (STATUS_SUCCESS, STATUS_SUCCESS),
+        "submissions work after a restart"
+    );
+    assert_eq!(k.emu.bus.gpu.completed_fence(), u64::from(next + 3));
+    while k.service_interrupt() {}
+    assert_eq!(k.ddi("DestroyContext", &[context]), STATUS_SUCCESS);
+    assert_eq!(k.ddi("DestroyDevice", &[device]), STATUS_SUCCESS);
     k.stop_and_check_leaks();
 }

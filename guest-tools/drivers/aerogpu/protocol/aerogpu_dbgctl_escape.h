@@ -90,6 +90,14 @@ struct aerogpu_escape_dump_ring_v2_inout {
 AEROGPU_ASSERT_SIZE(struct aerogpu_escape_dump_ring_v2_inout, 1328);
 AEROGPU_ASSERT_OFFSET(struct aerogpu_escape_dump_ring_v2_inout, desc, 48);
 
+/* SELFTEST: one empty submission through the ring; `passed` once the device consumed it
+ * without latching an error within timeout_ms (0 = 1000, at most 2000). */
+#define AEROGPU_DBGCTL_SELFTEST_ERR_NOT_READY 1u    /* not started or not in D0 */
+#define AEROGPU_DBGCTL_SELFTEST_ERR_SUBMIT 2u       /* the ring refused the submission */
+#define AEROGPU_DBGCTL_SELFTEST_ERR_TIMEOUT 3u      /* the device did not consume it in time */
+#define AEROGPU_DBGCTL_SELFTEST_ERR_DEVICE_ERROR 4u /* the device latched an error */
+#define AEROGPU_DBGCTL_SELFTEST_MAX_TIMEOUT_MS 2000u
+
 struct aerogpu_escape_selftest_inout {
     struct aerogpu_escape_header hdr;
     uint32_t timeout_ms;

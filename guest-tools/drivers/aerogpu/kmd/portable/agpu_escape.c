@@ -202,8 +202,8 @@ agpu_status agpu_escape_handle(const agpu_escape_state *s, void *buf, uint32_t s
         return AGPU_OK;
     }
     case AEROGPU_ESCAPE_OP_SELFTEST:
-        /* Needs the live device (ring round trip); the glue handles it before calling
-         * here. Reaching this point means the adapter cannot run it. */
+        /* Needs the live device (a ring round trip): the Windows glue runs it (selftest()
+         * in aerogpu_kmd.c) before calling here. */
         return AGPU_ERR_DEVICE_NOT_READY;
     default:
         return AGPU_ERR_NOT_SUPPORTED;

@@ -603,6 +603,52 @@ static int read_gpa_cb(void *ctx, uint64_t gpa, void *dst, uint32_t size)
     return 1;
 }
 
+/* SELFTEST needs the live device, so the glue runs it: an empty internal submission,
+ * then a wait (polling the ring head the device writes) until the device consumed it. */
+static NTSTATUS selftest(agpu_adapter *a, void *buf, UINT size)
+{
+    struct aerogpu_escape_selftest_inout *o = (struct aerogpu_escape_selftest_inout *)buf;
+    struct aerogpu_cmd_stream_header h;
+    volatile const uint32_t *head;
+    uint32_t errors, target, timeout_ms;
+    uint64_t deadline;
+    if (size < sizeof(*o)) return STATUS_BUFFER_TOO_SMALL;
+    timeout_ms = o->timeout_ms ? o->timeout_ms : 1000u;
+    if (timeout_ms > AEROGPU_DBGCTL_SELFTEST_MAX_TIMEOUT_MS) timeout_ms = AEROGPU_DBGCTL_SELFTEST_MAX_TIMEOUT_MS;
+    o->hdr.size_bytes = sizeof(*o);
+    o->passed = 0;
+    o->error_code = 0;
+    if (!a->started || !a->in_d0 || !a->ring_va) {
+        o->error_code = AEROGPU_DBGCTL_SELFTEST_ERR_NOT_READY;
+        return STATUS_SUCCESS;
+    }
+    errors = agpu_rd(&a->mmio, AEROGPU_MMIO_REG_ERROR_COUNT);
+    RtlZeroMemory(&h, sizeof(h));
+    h.magic = AEROGPU_CMD_STREAM_MAGIC;
+    h.abi_version = AEROGPU_ABI_VERSION_U32;
+    h.size_bytes = sizeof(h);
+    if (!NT_SUCCESS(agpu_submit_internal(a, &h, sizeof(h)))) {
+        o->error_code = AEROGPU_DBGCTL_SELFTEST_ERR_SUBMIT;
+        return STATUS_SUCCESS;
+    }
+    target = a->ring.tail;
+    /* Volatile: the device writes the head; the compiler must re-read it every pass. */
+    head = (volatile const uint32_t *)((const uint8_t *)a->ring_va + offsetof(struct aerogpu_ring_header, head));
+    deadline = (uint64_t)KeQueryInterruptTime() + (uint64_t)timeout_ms * 10000u;
+    while (*head != target) {
+        if ((uint64_t)KeQueryInterruptTime() > deadline) {
+            o->error_code = AEROGPU_DBGCTL_SELFTEST_ERR_TIMEOUT;
+            return STATUS_SUCCESS;
+        }
+    }
+    if (agpu_rd(&a->mmio, AEROGPU_MMIO_REG_ERROR_COUNT) != errors) {
+        o->error_code = AEROGPU_DBGCTL_SELFTEST_ERR_DEVICE_ERROR;
+        return STATUS_SUCCESS;
+    }
+    o->passed = 1;
+    return STATUS_SUCCESS;
+}
+
 static NTSTATUS AEROGPU_DDI AgpuEscape(HANDLE hAdapter, const void *pArgs)
 {
     agpu_adapter *a = (agpu_adapter *)hAdapter;
@@ -650,6 +696,11 @@ static NTSTATUS AEROGPU_DDI AgpuEscape(HANDLE hAdapter, const void *pArgs)
     }
     s.read_gpa = read_gpa_cb;
     if (!e->pPrivateDriverData) return STATUS_INVALID_PARAMETER;
+    if (e->PrivateDriverDataSize >= sizeof(struct aerogpu_escape_header)) {
+        const struct aerogpu_escape_header *h = (const struct aerogpu_escape_header *)e->pPrivateDriverData;
+        if (h->version == AEROGPU_ESCAPE_VERSION && h->op == AEROGPU_ESCAPE_OP_SELFTEST)
+            return selftest(a, e->pPrivateDriverData, e->PrivateDriverDataSize);
+    }
     return agpu_status_to_nt(agpu_escape_handle(&s, e->pPrivateDriverData, e->PrivateDriverDataSize));
 }
 

@@ -144,12 +144,32 @@ static int cmd_read_gpa(const wchar_t *gpa_s, const wchar_t *len_s)
     return 0;
 }
 
+static int cmd_selftest(void)
+{
+    struct aerogpu_escape_selftest_inout t;
+    static const char *why[] = {"", "device not started or not in D0", "ring refused the submission",
+                                "device did not consume the submission in time", "device latched an error"};
+    long s;
+    memset(&t, 0, sizeof(t));
+    t.timeout_ms = 1000;
+    if ((s = escape(&t, sizeof(t), AEROGPU_ESCAPE_OP_SELFTEST)) != 0) {
+        printf("SELFTEST failed: 0x%08lx\n", (unsigned long)s);
+        return 1;
+    }
+    if (t.passed) {
+        printf("selftest passed\n");
+        return 0;
+    }
+    printf("selftest FAILED: %s (code %u)\n", t.error_code < 5 ? why[t.error_code] : "unknown", t.error_code);
+    return 1;
+}
+
 int wmain(int argc, wchar_t **argv)
 {
     int rc;
     if (argc < 2) {
         printf("usage: aerogpu_dbgctl --status | --dump-ring | --dump-createalloc | --query-vblank |"
-               " --read-gpa <gpa> <bytes>\n");
+               " --read-gpa <gpa> <bytes> | --selftest\n");
         return 2;
     }
     if (!open_adapter()) {
@@ -161,6 +181,7 @@ int wmain(int argc, wchar_t **argv)
     else if (!wcscmp(argv[1], L"--dump-createalloc")) rc = cmd_dump_createalloc();
     else if (!wcscmp(argv[1], L"--query-vblank")) rc = cmd_query_vblank();
     else if (!wcscmp(argv[1], L"--read-gpa") && argc >= 4) rc = cmd_read_gpa(argv[2], argv[3]);
+    else if (!wcscmp(argv[1], L"--selftest")) rc = cmd_selftest();
     else { printf("unknown command\n"); rc = 2; }
     {
         D3DKMT_CLOSEADAPTER c;
