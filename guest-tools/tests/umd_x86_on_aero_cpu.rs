@@ -25,9 +25,215 @@ mod win32_user;
 #[path = "common/x86_host.rs"]
 mod x86_host;
 
+use std::path::Path;
+use std::process::Command;
+
 use aero_gpu::aerogpu::{AeroGpu, AeroGpuConfig};
-use win32_user::Process;
-use x86_host::Emu;
+use win32_user::{Process, Signature, TableHook};
+use x86_host::{Emu, Layout};
+
+const COMPILER: &str = "i686-w64-mingw32-gcc";
+
+/// Every function-pointer member the interposer follows: (structure, member), with the
+/// device table taken whole from the header's X-list.
+const CALLBACKS: [&str; 22] = [
+    "pfnAllocateCb",
+    "pfnDeallocateCb",
+    "pfnSetPriorityCb",
+    "pfnQueryResidencyCb",
+    "pfnSetDisplayModeCb",
+    "pfnPresentCb",
+    "pfnRenderCb",
+    "pfnLockCb",
+    "pfnUnlockCb",
+    "pfnEscapeCb",
+    "pfnCreateOverlayCb",
+    "pfnUpdateOverlayCb",
+    "pfnFlipOverlayCb",
+    "pfnDestroyOverlayCb",
+    "pfnCreateContextCb",
+    "pfnDestroyContextCb",
+    "pfnCreateSynchronizationObjectCb",
+    "pfnDestroySynchronizationObjectCb",
+    "pfnWaitForSynchronizationObjectCb",
+    "pfnSignalSynchronizationObjectCb",
+    "pfnSetAsyncCallbacksCb",
+    "pfnSetDisplayPrivateDriverFormatCb",
+];
+const ADAPTER_FUNCS: [&str; 3] = ["pfnGetCaps", "pfnCreateDevice", "pfnCloseAdapter"];
+const ADAPTER_CALLBACKS: [&str; 1] = ["pfnQueryAdapterInfoCb"];
+
+/// A function-pointer member: its offset in its table and the stack bytes of its
+/// arguments.
+struct Member {
+    ty: String,
+    name: String,
+    offset: u32,
+    arg_bytes: u32,
+}
+
+/// The DDI tables as mingw-w64 compiles `d3dumddi.h` for i686: a probe declares a
+/// function of each member's type, and the compiler's stdcall decoration of its name
+/// (`name@bytes`) is the argument size from the prototype. A member that is not stdcall
+/// has no decoration and fails the probe.
+fn probe_tables(dir: &Path) -> Vec<Member> {
+    let header = common::drivers_dir().join("include/d3dumddi.h");
+    let mut members: Vec<(&str, &str)> = Vec::new();
+    members.extend(CALLBACKS.iter().map(|m| ("D3DDDI_DEVICECALLBACKS", *m)));
+    members.extend(ADAPTER_FUNCS.iter().map(|m| ("D3DDDI_ADAPTERFUNCS", *m)));
+    members.extend(
+        ADAPTER_CALLBACKS
+            .iter()
+            .map(|m| ("D3DDDI_ADAPTERCALLBACKS", *m)),
+    );
+    let mut c = format!(
+        "#include \"{}\"\n#include <stddef.h>\n\
+         #define DECL(T, m) extern __typeof__(*((T *)0)->m) agpu_bytes_##T##__##m;\n\
+         #define REF(T, m) (const void *)&agpu_bytes_##T##__##m, (const void *)offsetof(T, m),\n\
+         #define DEV_DECL(name, upper, params) DECL(D3DDDI_DEVICEFUNCS, pfn##name)\n\
+         #define DEV_REF(name, upper, params) REF(D3DDDI_DEVICEFUNCS, pfn##name)\n\
+         AEROGPU_D3DDDI_DEVICEFUNCS_LIST(DEV_DECL)\n",
+        header.display()
+    );
+    for (t, m) in &members {
+        c += &format!("DECL({t}, {m})\n");
+    }
+    c += "const void *const agpu_ddi_probe[] = {\nAEROGPU_D3DDDI_DEVICEFUNCS_LIST(DEV_REF)\n";
+    for (t, m) in &members {
+        c += &format!("REF({t}, {m})\n");
+    }
+    c += "};\n";
+    std::fs::create_dir_all(dir).unwrap();
+    let (src, asm) = (dir.join("ddi_probe.c"), dir.join("ddi_probe.s"));
+    std::fs::write(&src, c).unwrap();
+    let out = Command::new(COMPILER)
+        .args(["-std=gnu11", "-S", "-O0", "-o"])
+        .arg(&asm)
+        .arg(&src)
+        .output()
+        .expect(COMPILER);
+    assert!(
+        out.status.success(),
+        "DDI probe: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&asm).unwrap();
+    let words: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("_agpu_ddi_probe:"))
+        .skip(1)
+        .map_while(|l| l.trim().strip_prefix(".long"))
+        .map(str::trim)
+        .collect();
+    let result: Vec<Member> = words
+        .chunks(2)
+        .map(|pair| {
+            let symbol = pair[0].strip_prefix("_agpu_bytes_").expect(pair[0]);
+            let (member, bytes) = symbol
+                .split_once('@')
+                .unwrap_or_else(|| panic!("{symbol} is not stdcall"));
+            let (ty, name) = member.split_once("__").unwrap();
+            Member {
+                ty: ty.into(),
+                name: name.into(),
+                offset: pair[1].parse().unwrap(),
+                arg_bytes: bytes.parse().unwrap(),
+            }
+        })
+        .collect();
+    assert_eq!(result.len(), 121 + members.len(), "probe output:\n{text}");
+    result
+}
+
+/// How the D3D9 runtime reaches the DLL: the exported OpenAdapter (one pointer, as
+/// documented), the adapter table it fills, the device table pfnCreateDevice fills, and
+/// the runtime's callback tables handed to both.
+fn umd_signatures(dir: &Path) -> Vec<Signature> {
+    let members = probe_tables(dir);
+    let layout = Layout::probe(
+        COMPILER,
+        &["-std=gnu11"],
+        &common::drivers_dir().join("include/d3dumddi.h"),
+        &[
+            "D3DDDIARG_OPENADAPTER.pAdapterCallbacks",
+            "D3DDDIARG_OPENADAPTER.pAdapterFuncs",
+            "D3DDDIARG_CREATEDEVICE.pCallbacks",
+            "D3DDDIARG_CREATEDEVICE.pDeviceFuncs",
+        ],
+        &dir.join("layout"),
+    );
+    let table =
+        |ty: &str, arg, field: &str, before, nested: &dyn Fn(&str) -> Vec<TableHook>| TableHook {
+            arg,
+            field: layout.get(field),
+            before,
+            entries: members
+                .iter()
+                .filter(|m| m.ty == ty)
+                .map(|m| {
+                    let name = m.name.trim_start_matches("pfn").to_string();
+                    let tables = nested(&name);
+                    (
+                        m.offset,
+                        Signature {
+                            name,
+                            arg_bytes: m.arg_bytes,
+                            tables,
+                        },
+                    )
+                })
+                .collect(),
+        };
+    let none = |_: &str| Vec::new();
+    let create_device = |name: &str| match name {
+        "CreateDevice" => vec![
+            table(
+                "D3DDDI_DEVICECALLBACKS",
+                1,
+                "D3DDDIARG_CREATEDEVICE.pCallbacks",
+                true,
+                &none,
+            ),
+            table(
+                "D3DDDI_DEVICEFUNCS",
+                1,
+                "D3DDDIARG_CREATEDEVICE.pDeviceFuncs",
+                false,
+                &none,
+            ),
+        ],
+        _ => Vec::new(),
+    };
+    let open_tables = vec![
+        table(
+            "D3DDDI_ADAPTERCALLBACKS",
+            0,
+            "D3DDDIARG_OPENADAPTER.pAdapterCallbacks",
+            true,
+            &none,
+        ),
+        table(
+            "D3DDDI_ADAPTERFUNCS",
+            0,
+            "D3DDDIARG_OPENADAPTER.pAdapterFuncs",
+            false,
+            &create_device,
+        ),
+    ];
+    [
+        "OpenAdapter",
+        "OpenAdapter2",
+        "OpenAdapterFromHdc",
+        "OpenAdapterFromLuid",
+    ]
+    .iter()
+    .map(|name| Signature {
+        name: name.to_string(),
+        arg_bytes: 4,
+        tables: open_tables.clone(),
+    })
+    .collect()
+}
 
 #[test]
 fn shipped_x86_umd_draws_on_aero_cpu_and_its_submissions_replay_on_the_device() {
@@ -45,9 +251,16 @@ fn shipped_x86_umd_draws_on_aero_cpu_and_its_submissions_replay_on_the_device() 
         .chain(["single".to_string()])
         .collect();
     let mut process = Process::new(&mut emu, args).unwrap();
+    let signatures = umd_signatures(&exe.with_file_name("probe"));
+    process
+        .interposed_exports
+        .insert("aerogpu_d3d9.dll".into(), signatures);
     let result = process.run(&mut emu);
     let stdout = process.stdout.clone();
-    eprintln!("guest stdout:\n{stdout}\n{} guest instructions", emu.instructions);
+    eprintln!(
+        "guest stdout:\n{stdout}\n{} guest instructions",
+        emu.instructions
+    );
     let code = result.unwrap_or_else(|e| panic!("the scene failed on Aero's CPU: {e}"));
     assert_eq!(code, 0, "scene exit code");
 
@@ -59,7 +272,10 @@ fn shipped_x86_umd_draws_on_aero_cpu_and_its_submissions_replay_on_the_device() 
         .map(|v| v.parse().unwrap())
         .collect();
     assert_eq!(ids.len(), 2, "{stdout}");
-    assert!(ids[0] > 0 && ids[1] == ids[0] + 1 && ids[1] < 0x8000_0000, "{ids:?}");
+    assert!(
+        ids[0] > 0 && ids[1] == ids[0] + 1 && ids[1] < 0x8000_0000,
+        "{ids:?}"
+    );
     let summary = stdout
         .lines()
         .find(|l| l.starts_with("submissions "))
@@ -69,6 +285,36 @@ fn shipped_x86_umd_draws_on_aero_cpu_and_its_submissions_replay_on_the_device() 
     let renders: u64 = fields[3].parse().unwrap();
     assert_eq!(fields[5], "2", "presents: {summary}");
     assert_eq!(submissions, renders + 2, "{summary}");
+    // Every DDI and callback of the scene went through the host's checked calls.
+    let calls = &process.interposed_calls;
+    eprintln!("interposed calls: {calls:?}");
+    let count = |name: &str| calls.get(name).copied().unwrap_or(0);
+    for (name, n) in [
+        ("OpenAdapter", 1),
+        ("GetCaps", 1),
+        ("CreateDevice", 1),
+        ("CreateResource", 4),
+        ("Lock", 1),
+        ("Unlock", 1),
+        ("CreateVertexShaderFunc", 1),
+        ("CreatePixelShader", 1),
+        ("CreateVertexShaderDecl", 1),
+        ("Clear", 2),
+        ("DrawPrimitive", 2),
+        ("Present", 2),
+        ("Flush", 1),
+        ("DestroyDevice", 1),
+        ("CloseAdapter", 1),
+        ("PresentCb", 2),
+        ("CreateContextCb", 1),
+    ] {
+        assert_eq!(count(name), n, "{name}: {calls:?}");
+    }
+    assert_eq!(count("RenderCb"), renders, "{calls:?}");
+    assert!(
+        count("AllocateCb") >= 4 && count("LockCb") >= 1,
+        "{calls:?}"
+    );
     let replay = common::replay_clean(&trace, submissions);
     let device = replay.device.executor();
     assert_eq!(device.draws, 2, "one draw per frame");

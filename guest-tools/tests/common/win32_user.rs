@@ -5,6 +5,10 @@
 //! and memory functions, TLS slots, critical sections, named pagefile sections, and
 //! stdio to host files and to the test's output.
 //!
+//! Calls between guest modules can be interposed ([`Signature`]): the guest then calls a
+//! thunk and the host makes the call with [`Emu::call`], so the callee's calling
+//! convention (stdcall, its argument bytes) and callee-saved registers are checked.
+//!
 //! Simplifications (all documented below where they matter): paths the guest passes are
 //! host paths; there is one address space without paging, so every view of a section is
 //! the same memory; a wait that would block the only thread is an error. Any function not
@@ -12,7 +16,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::x86_host::{Conv, Emu, Image, Return, Services, STACK_BOTTOM, STACK_TOP};
+use crate::x86_host::{
+    Conv, Emu, Image, MAX_THUNKS, Return, STACK_BOTTOM, STACK_TOP, Services, THUNK_BASE,
+};
 
 const DLL_PROCESS_DETACH: u32 = 0;
 const DLL_PROCESS_ATTACH: u32 = 1;
@@ -31,6 +37,27 @@ const FILE_SIZE: u32 = 32;
 const IOB_ENTRIES: u32 = 20;
 /// Largest single block the guest may ask the host to copy, write or allocate.
 const MAX_BLOCK: u32 = 32 << 20;
+
+/// A stdcall function the guest reaches through the host (see the module comment).
+#[derive(Clone, Debug)]
+pub struct Signature {
+    pub name: String,
+    /// Bytes of arguments on the stack, which the callee pops.
+    pub arg_bytes: u32,
+    /// Function tables reached through its arguments, interposed in turn.
+    pub tables: Vec<TableHook>,
+}
+
+/// A table of function pointers at `*(argument arg + field)`, interposed before the call
+/// (a table the caller hands over) or after a successful one (a table the callee fills).
+#[derive(Clone, Debug)]
+pub struct TableHook {
+    pub arg: u32,
+    pub field: u32,
+    pub before: bool,
+    /// Entries by byte offset in the table; NULL entries are left alone.
+    pub entries: Vec<(u32, Signature)>,
+}
 
 pub struct Module {
     /// Lower-case file name, as GetModuleHandle matches it.
@@ -59,6 +86,11 @@ pub struct Process {
     /// Milliseconds the guest asked to sleep (time does not pass otherwise).
     pub slept_ms: u64,
     pub environment: BTreeMap<String, String>,
+    /// Exports to interpose, by module file name; and how often each interposed
+    /// function was called.
+    pub interposed_exports: BTreeMap<String, Vec<Signature>>,
+    pub interposed_calls: BTreeMap<String, u64>,
+    forwards: BTreeMap<String, (Signature, u32)>,
     args: Vec<String>,
     stderr_line: String,
     /// Live heap blocks (address to requested size) and freed ones by rounded size.
@@ -96,7 +128,10 @@ fn args<const N: usize>(emu: &Emu) -> Result<[u32; N], String> {
 }
 
 fn file_name(path: &str) -> String {
-    path.rsplit(['/', '\\']).next().unwrap_or(path).to_ascii_lowercase()
+    path.rsplit(['/', '\\'])
+        .next()
+        .unwrap_or(path)
+        .to_ascii_lowercase()
 }
 
 impl Process {
@@ -140,6 +175,9 @@ impl Process {
             debug_output: String::new(),
             slept_ms: 0,
             environment: BTreeMap::new(),
+            interposed_exports: BTreeMap::new(),
+            interposed_calls: BTreeMap::new(),
+            forwards: BTreeMap::new(),
             args,
             stderr_line: String::new(),
             heap: BTreeMap::new(),
@@ -175,14 +213,22 @@ impl Process {
         // mainCRTStartup takes no arguments and ends in exit().
         let code = emu.call(self, exe.entry, &[], Conv::Stdcall)? as u32;
         if emu.exited.is_none() {
-            return Err(format!("the program's entry point returned ({code}) without exit()"));
+            return Err(format!(
+                "the program's entry point returned ({code}) without exit()"
+            ));
         }
         Ok(code)
     }
 
     /// Maps an image, gives it its static TLS block and runs its TLS callbacks with
     /// DLL_PROCESS_ATTACH (before the entry point, as Windows does).
-    fn map(&mut self, emu: &mut Emu, path: &str, file: &[u8], is_dll: bool) -> Result<Image, String> {
+    fn map(
+        &mut self,
+        emu: &mut Emu,
+        path: &str,
+        file: &[u8],
+        is_dll: bool,
+    ) -> Result<Image, String> {
         let vars = [
             ("_iob", self.iob),
             ("__mb_cur_max", self.mb_cur_max),
@@ -190,7 +236,9 @@ impl Process {
         ];
         let image = emu.load_pe_at(file, Some(0), &mut |emu, dll, f| {
             if dll != "kernel32.dll" && dll != "msvcrt.dll" {
-                return Err(format!("{path} imports {dll}!{f}: only kernel32 and msvcrt exist"));
+                return Err(format!(
+                    "{path} imports {dll}!{f}: only kernel32 and msvcrt exist"
+                ));
             }
             Ok(match vars.iter().find(|(n, _)| *n == f) {
                 Some(&(_, addr)) => addr,
@@ -232,7 +280,12 @@ impl Process {
                     if cb == 0 {
                         break;
                     }
-                    emu.call(self, cb, &[image.base, DLL_PROCESS_ATTACH, 0], Conv::Stdcall)?;
+                    emu.call(
+                        self,
+                        cb,
+                        &[image.base, DLL_PROCESS_ATTACH, 0],
+                        Conv::Stdcall,
+                    )?;
                 }
             }
         }
@@ -258,7 +311,12 @@ impl Process {
             return Ok(0);
         };
         let image = self.map(emu, path, &file, true)?;
-        let ok = emu.call(self, image.entry, &[image.base, DLL_PROCESS_ATTACH, 0], Conv::Stdcall)?;
+        let ok = emu.call(
+            self,
+            image.entry,
+            &[image.base, DLL_PROCESS_ATTACH, 0],
+            Conv::Stdcall,
+        )?;
         if ok as u32 == 0 {
             self.modules.retain(|m| m.image.base != image.base);
             self.last_error = ERROR_DLL_INIT_FAILED;
@@ -279,7 +337,12 @@ impl Process {
             .map(|m| m.image.clone())
             .collect();
         for image in dlls {
-            emu.call(self, image.entry, &[image.base, DLL_PROCESS_DETACH, 1], Conv::Stdcall)?;
+            emu.call(
+                self,
+                image.entry,
+                &[image.base, DLL_PROCESS_DETACH, 1],
+                Conv::Stdcall,
+            )?;
         }
         self.flush_stderr();
         emu.exited = Some(code);
@@ -289,6 +352,69 @@ impl Process {
     fn run_onexit(&mut self, emu: &mut Emu) -> Result<(), String> {
         while let Some(f) = self.onexit.pop() {
             emu.call(self, f, &[], Conv::Cdecl)?;
+        }
+        Ok(())
+    }
+
+    // ---- interposition --------------------------------------------------------------
+
+    /// The thunk through which the guest calls `target` as `sig`.
+    fn forwarder(&mut self, emu: &mut Emu, sig: &Signature, target: u32) -> u32 {
+        let name = format!("interposed!{}@{target:#x}", sig.name);
+        let thunk = emu.thunk(&name);
+        self.forwards.insert(name, (sig.clone(), target));
+        thunk
+    }
+
+    /// Calls the guest function behind an interposed thunk with the arguments the guest
+    /// pushed, checking it pops exactly `arg_bytes`.
+    fn interposed(&mut self, emu: &mut Emu, name: &str) -> Result<Return, String> {
+        let (sig, target) = self
+            .forwards
+            .get(name)
+            .cloned()
+            .ok_or_else(|| format!("{name}: unknown interposed function"))?;
+        let args = (0..sig.arg_bytes / 4)
+            .map(|k| emu.arg(k))
+            .collect::<Result<Vec<u32>, String>>()?;
+        self.hook_tables(emu, &sig, &args, true)?;
+        let r = emu
+            .call(self, target, &args, Conv::Stdcall)
+            .map_err(|e| format!("{}: {e}", sig.name))?;
+        *self.interposed_calls.entry(sig.name.clone()).or_default() += 1;
+        if (r as u32 as i32) >= 0 {
+            self.hook_tables(emu, &sig, &args, false)?;
+        }
+        Ok(Return {
+            eax: r as u32,
+            edx: (r >> 32) as u32,
+            pop: sig.arg_bytes,
+        })
+    }
+
+    fn hook_tables(
+        &mut self,
+        emu: &mut Emu,
+        sig: &Signature,
+        args: &[u32],
+        before: bool,
+    ) -> Result<(), String> {
+        for t in sig.tables.iter().filter(|t| t.before == before) {
+            let s = *args
+                .get(t.arg as usize)
+                .ok_or_else(|| format!("{}: no argument {}", sig.name, t.arg))?;
+            let table = if s == 0 { 0 } else { emu.r32(s + t.field)? };
+            if table == 0 {
+                continue;
+            }
+            for (off, entry) in &t.entries {
+                let f = emu.r32(table + off)?;
+                let is_thunk = (THUNK_BASE..THUNK_BASE + 4 * MAX_THUNKS).contains(&f);
+                if f != 0 && !is_thunk {
+                    let thunk = self.forwarder(emu, entry, f);
+                    emu.w32(table + off, thunk)?;
+                }
+            }
         }
         Ok(())
     }
@@ -323,7 +449,10 @@ impl Process {
             .heap
             .remove(&p)
             .ok_or_else(|| format!("free({p:#x}): not a live heap block"))?;
-        self.free.entry((size.max(1) + 15) & !15).or_default().push(p);
+        self.free
+            .entry((size.max(1) + 15) & !15)
+            .or_default()
+            .push(p);
         Ok(())
     }
 
@@ -364,7 +493,9 @@ impl Process {
             Some(Handle::Semaphore { .. }) => Err(format!(
                 "WaitForSingleObject({h:#x}, {ms}) would block the only thread forever"
             )),
-            _ => Err(format!("WaitForSingleObject on handle {h:#x} not implemented")),
+            _ => Err(format!(
+                "WaitForSingleObject on handle {h:#x} not implemented"
+            )),
         }
     }
 
@@ -417,10 +548,18 @@ impl Process {
             "GetModuleHandleA" | "GetModuleHandleW" => {
                 let p = emu.arg(0)?;
                 if p == 0 {
-                    let exe = self.modules.iter().find(|m| !m.is_dll).ok_or("no program")?;
+                    let exe = self
+                        .modules
+                        .iter()
+                        .find(|m| !m.is_dll)
+                        .ok_or("no program")?;
                     return ret(exe.image.base, 1);
                 }
-                let name = if f.ends_with('W') { emu.wstr(p)? } else { emu.cstr(p)? };
+                let name = if f.ends_with('W') {
+                    emu.wstr(p)?
+                } else {
+                    emu.cstr(p)?
+                };
                 match self.module_by_name(&name) {
                     Some(m) => ret(m.image.base, 1),
                     None => {
@@ -431,13 +570,20 @@ impl Process {
             }
             "LoadLibraryA" | "LoadLibraryW" => {
                 let p = emu.arg(0)?;
-                let path = if f.ends_with('W') { emu.wstr(p)? } else { emu.cstr(p)? };
+                let path = if f.ends_with('W') {
+                    emu.wstr(p)?
+                } else {
+                    emu.cstr(p)?
+                };
                 let base = self.load_library(emu, &path)?;
                 ret(base, 1)
             }
             "FreeLibrary" => {
                 let h = emu.arg(0)?;
-                let Some(i) = self.modules.iter().position(|m| m.is_dll && m.image.base == h)
+                let Some(i) = self
+                    .modules
+                    .iter()
+                    .position(|m| m.is_dll && m.image.base == h)
                 else {
                     self.last_error = ERROR_MOD_NOT_FOUND;
                     return ret(0, 1);
@@ -445,7 +591,12 @@ impl Process {
                 self.modules[i].refs -= 1;
                 if self.modules[i].refs == 0 {
                     let image = self.modules.remove(i).image;
-                    emu.call(self, image.entry, &[image.base, DLL_PROCESS_DETACH, 0], Conv::Stdcall)?;
+                    emu.call(
+                        self,
+                        image.entry,
+                        &[image.base, DLL_PROCESS_DETACH, 0],
+                        Conv::Stdcall,
+                    )?;
                 }
                 ret(1, 1)
             }
@@ -455,14 +606,28 @@ impl Process {
                     self.last_error = ERROR_MOD_NOT_FOUND;
                     return ret(0, 2);
                 };
+                let export = if name < 0x1_0000 {
+                    String::new()
+                } else {
+                    emu.cstr(name)?
+                };
                 let addr = if name < 0x1_0000 {
                     name.checked_sub(m.image.ordinal_base)
                         .and_then(|i| m.image.ordinals.get(i as usize).copied())
                 } else {
-                    m.image.exports.get(&emu.cstr(name)?).copied()
+                    m.image.exports.get(&export).copied()
                 };
-                match addr {
-                    Some(a) if a != 0 => ret(a, 2),
+                let sig = self
+                    .interposed_exports
+                    .get(&m.name)
+                    .and_then(|sigs| sigs.iter().find(|s| s.name == export))
+                    .cloned();
+                match (addr, sig) {
+                    (Some(a), Some(sig)) if a != 0 => {
+                        let thunk = self.forwarder(emu, &sig, a);
+                        ret(thunk, 2)
+                    }
+                    (Some(a), None) if a != 0 => ret(a, 2),
                     _ => {
                         self.last_error = ERROR_PROC_NOT_FOUND;
                         ret(0, 2)
@@ -530,9 +695,14 @@ impl Process {
             "CreateSemaphoreW" => {
                 let [_sa, initial, max, name] = args(emu)?;
                 if name != 0 || initial > max || max == 0 {
-                    return Err(format!("CreateSemaphoreW({initial}, {max}, name {name:#x}) not implemented"));
+                    return Err(format!(
+                        "CreateSemaphoreW({initial}, {max}, name {name:#x}) not implemented"
+                    ));
                 }
-                let h = self.new_handle(Handle::Semaphore { count: initial, max });
+                let h = self.new_handle(Handle::Semaphore {
+                    count: initial,
+                    max,
+                });
                 ret(h, 4)
             }
             "ReleaseSemaphore" => {
@@ -567,14 +737,26 @@ impl Process {
             }
             "CreateFileMappingW" => {
                 let [file, _sa, _protect, size_hi, size_lo, name] = args(emu)?;
-                if file != INVALID_HANDLE_VALUE || size_hi != 0 || size_lo == 0 || size_lo > MAX_BLOCK {
+                if file != INVALID_HANDLE_VALUE
+                    || size_hi != 0
+                    || size_lo == 0
+                    || size_lo > MAX_BLOCK
+                {
                     return Err(format!(
                         "CreateFileMappingW(file {file:#x}, size {size_hi:#x}:{size_lo:#x}): only \
                          pagefile-backed sections below 4 GiB are implemented"
                     ));
                 }
-                let name = if name == 0 { String::new() } else { emu.wstr(name)? };
-                let existing = self.sections.get(&name).copied().filter(|_| !name.is_empty());
+                let name = if name == 0 {
+                    String::new()
+                } else {
+                    emu.wstr(name)?
+                };
+                let existing = self
+                    .sections
+                    .get(&name)
+                    .copied()
+                    .filter(|_| !name.is_empty());
                 let addr = match existing {
                     Some((addr, _)) => {
                         self.last_error = ERROR_ALREADY_EXISTS;
@@ -782,11 +964,19 @@ impl Process {
                 let [path, mode] = args(emu)?;
                 let (path, mode) = (emu.cstr(path)?, emu.cstr(mode)?);
                 if mode != "wb" && mode != "w" {
-                    return Err(format!("fopen(\"{path}\", \"{mode}\"): only writing is implemented"));
+                    return Err(format!(
+                        "fopen(\"{path}\", \"{mode}\"): only writing is implemented"
+                    ));
                 }
                 let stream = emu.alloc(FILE_SIZE, 16)?;
                 emu.w32(stream + 16, 3 + self.files.len() as u32)?;
-                self.files.insert(stream, HostFile { path, data: Vec::new() });
+                self.files.insert(
+                    stream,
+                    HostFile {
+                        path,
+                        data: Vec::new(),
+                    },
+                );
                 ret(stream)
             }
             "fclose" => {
@@ -795,7 +985,8 @@ impl Process {
                     .files
                     .remove(&stream)
                     .ok_or_else(|| format!("fclose({stream:#x}): not an open file"))?;
-                std::fs::write(&file.path, &file.data).map_err(|e| format!("{}: {e}", file.path))?;
+                std::fs::write(&file.path, &file.data)
+                    .map_err(|e| format!("{}: {e}", file.path))?;
                 ret(0)
             }
             "fwrite" => {
@@ -847,7 +1038,11 @@ fn compare(a: &[u8], b: &[u8]) -> u32 {
 fn format_c(emu: &Emu, fmt: &[u8], mut ap: u32) -> Result<Vec<u8>, String> {
     let mut out = Vec::new();
     let mut next = |emu: &Emu, words: u32| -> Result<u64, String> {
-        let v = if words == 2 { emu.r64(ap)? } else { u64::from(emu.r32(ap)?) };
+        let v = if words == 2 {
+            emu.r64(ap)?
+        } else {
+            u64::from(emu.r32(ap)?)
+        };
         ap += 4 * words;
         Ok(v)
     };
@@ -859,7 +1054,8 @@ fn format_c(emu: &Emu, fmt: &[u8], mut ap: u32) -> Result<Vec<u8>, String> {
             continue;
         }
         i += 1;
-        let (mut left, mut plus, mut space, mut alt, mut zero) = (false, false, false, false, false);
+        let (mut left, mut plus, mut space, mut alt, mut zero) =
+            (false, false, false, false, false);
         while let Some(&c) = fmt.get(i) {
             match c {
                 b'-' => left = true,
@@ -908,7 +1104,11 @@ fn format_c(emu: &Emu, fmt: &[u8], mut ap: u32) -> Result<Vec<u8>, String> {
             b'c' => (vec![], vec![next(emu, 1)? as u8]),
             b's' => {
                 let p = next(emu, 1)? as u32;
-                let mut s = if p == 0 { b"(null)".to_vec() } else { emu.cstr_bytes(p)? };
+                let mut s = if p == 0 {
+                    b"(null)".to_vec()
+                } else {
+                    emu.cstr_bytes(p)?
+                };
                 if let Some(n) = precision {
                     s.truncate(n);
                 }
@@ -971,6 +1171,7 @@ impl Services for Process {
     fn service(&mut self, emu: &mut Emu, name: &str) -> Result<Return, String> {
         let (dll, f) = name.split_once('!').unwrap_or(("", name));
         let r = match dll {
+            "interposed" => Some(self.interposed(emu, name)?),
             "kernel32.dll" => self.kernel32(emu, f)?,
             "msvcrt.dll" => self.msvcrt(emu, f)?,
             _ => None,

@@ -479,9 +479,9 @@ impl Emu {
             base,
             size,
             entry: base + info.entry_point_rva,
-            exports: exports.0,
-            ordinal_base: exports.1,
-            ordinals: exports.2,
+            exports: exports.by_name,
+            ordinal_base: exports.ordinal_base,
+            ordinals: exports.ordinals,
             tls_directory: if dirs.tls.1 == 0 {
                 0
             } else {
@@ -780,16 +780,19 @@ fn relocate(
     Ok(())
 }
 
-/// The export table: names to addresses, the ordinal base, and the address of every
-/// ordinal. Forwarded exports are refused.
-fn exports(
-    image: &[u8],
-    dirs: &DataDirectories,
-    base: u32,
-) -> Result<(BTreeMap<String, u32>, u32, Vec<u32>), String> {
+/// An image's export table, as in [`Image`].
+#[derive(Default)]
+struct Exports {
+    by_name: BTreeMap<String, u32>,
+    ordinal_base: u32,
+    ordinals: Vec<u32>,
+}
+
+/// Reads the export table; forwarded exports are refused.
+fn exports(image: &[u8], dirs: &DataDirectories, base: u32) -> Result<Exports, String> {
     let (dir, size) = dirs.export;
     if size == 0 {
-        return Ok((BTreeMap::new(), 0, Vec::new()));
+        return Ok(Exports::default());
     }
     let ordinal_base = u32_at(image, dir + 16)?;
     let functions = u32_at(image, dir + 20)?;
@@ -828,7 +831,11 @@ fn exports(
             .ok_or("export ordinal out of range")?;
         by_name.insert(String::from_utf8_lossy(name).into_owned(), addr);
     }
-    Ok((by_name, ordinal_base, ordinals))
+    Ok(Exports {
+        by_name,
+        ordinal_base,
+        ordinals,
+    })
 }
 
 /// Offsets and sizes of the driver's C structures, as the mingw-w64 compiler lays them out
