@@ -237,6 +237,47 @@ fn umd_signatures(dir: &Path) -> Vec<Signature> {
 
 #[test]
 fn shipped_x86_umd_draws_on_aero_cpu_and_its_submissions_replay_on_the_device() {
+    run_scene(false);
+}
+
+/// With AEROGPU_D3D9_TRACE=1 the device table holds the UMD's recording trampolines,
+/// which forward every argument to the real entry: their stdcall frames are checked the
+/// same way, and the dump at DestroyDevice must list exactly the calls the host made.
+#[test]
+fn shipped_x86_umd_call_tracing_forwards_every_ddi_on_aero_cpu() {
+    let process = run_scene(true);
+    let log = &process.debug_output;
+    let header = log
+        .lines()
+        .find_map(|l| l.strip_prefix("aerogpu-d3d9 trace: last "))
+        .expect("no trace dump at DestroyDevice");
+    let (shown, total) = header
+        .strip_suffix(" calls")
+        .and_then(|h| h.split_once(" of "))
+        .expect(header);
+    let mut traced = std::collections::BTreeMap::<String, u64>::new();
+    for line in log
+        .lines()
+        .filter_map(|l| l.strip_prefix("aerogpu-d3d9 trace: pfn"))
+    {
+        let (name, hr) = line.split_once(" -> ").expect(line);
+        assert_eq!(hr, "0x00000000", "{line}");
+        *traced.entry(name.to_string()).or_default() += 1;
+    }
+    let n: u64 = traced.values().sum();
+    assert_eq!(
+        (shown, total),
+        (n.to_string().as_str(), n.to_string().as_str())
+    );
+    for (name, count) in &traced {
+        assert_eq!(process.interposed_calls.get(name), Some(count), "{name}");
+    }
+    assert!(traced.contains_key("DrawPrimitive") && traced.contains_key("DestroyDevice"));
+}
+
+/// Runs the scene (with the UMD's call tracing on or off), checks it and replays its
+/// trace; returns the process for further checks.
+fn run_scene(trace_calls: bool) -> Process {
     let drivers = common::build_drivers("umd-x86-cpu");
     let dll = drivers.join("x86/aerogpu/aerogpu_d3d9.dll");
     let exe = common::build_umd_scene("i686-w64-mingw32");
@@ -251,6 +292,11 @@ fn shipped_x86_umd_draws_on_aero_cpu_and_its_submissions_replay_on_the_device() 
         .chain(["single".to_string()])
         .collect();
     let mut process = Process::new(&mut emu, args).unwrap();
+    if trace_calls {
+        process
+            .environment
+            .insert("AEROGPU_D3D9_TRACE".into(), "1".into());
+    }
     let signatures = umd_signatures(&exe.with_file_name("probe"));
     process
         .interposed_exports
@@ -319,4 +365,5 @@ fn shipped_x86_umd_draws_on_aero_cpu_and_its_submissions_replay_on_the_device() 
     let device = replay.device.executor();
     assert_eq!(device.draws, 2, "one draw per frame");
     assert_eq!(device.presents, 2);
+    process
 }

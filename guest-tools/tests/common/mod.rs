@@ -176,9 +176,11 @@ pub fn build_drivers(name: &str) -> PathBuf {
 /// Builds `tests_host/umd_wine_scene.cpp` for Windows with the mingw-w64 toolchain of
 /// `triple` (x86_64-w64-mingw32 or i686-w64-mingw32): its C parts (trace recorder, KMD
 /// portable code) with gcc, then a static link so no mingw runtime DLLs are needed.
-/// Returns the program, in a directory of its own per triple.
+/// Returns the program, in a directory of its own per triple and process (nextest runs
+/// tests in parallel processes).
 pub fn build_umd_scene(triple: &str) -> PathBuf {
-    let out = out_dir().join(format!("umd-scene-{triple}"));
+    let pid = std::process::id();
+    let out = out_dir().join(format!("umd-scene-{triple}-{pid}"));
     std::fs::create_dir_all(&out).unwrap();
     let drivers = drivers_dir();
     let flags = ["-O1", "-Wall", "-Wextra", "-Werror"];
