@@ -1926,6 +1926,16 @@ fn run_driver(arch: Arch) {
     );
     let (desc, table) = k.ring_entry(0);
     assert_eq!(desc.signal_fence, 1);
+    let first_context_id = desc.context_id;
+    assert_ne!(
+        first_context_id, 0,
+        "a device context's submissions carry its own id"
+    );
+    assert_eq!(
+        k.emu.bus.gpu.processor().context(),
+        first_context_id,
+        "the device switched to it"
+    );
     assert_eq!(desc.cmd_size_bytes as usize, stream.len());
     assert_eq!(
         k.emu
@@ -2381,6 +2391,10 @@ fn run_driver(arch: Arch) {
         0,
         "an internal submission raises no interrupt"
     );
+    assert_eq!(
+        desc.context_id, 0,
+        "internal submissions are the KMD's context 0"
+    );
     let stream = k
         .emu
         .read(desc.cmd_gpa as u32, desc.cmd_size_bytes)
@@ -2578,6 +2592,11 @@ fn run_driver(arch: Arch) {
         (r, s),
         (STATUS_SUCCESS, STATUS_SUCCESS),
         "submissions work after a restart"
+    );
+    let (desc, _) = k.ring_entry(ring_tail(&k) - 1);
+    assert!(
+        desc.context_id != 0 && desc.context_id != first_context_id,
+        "a new context gets a new id"
     );
     assert_eq!(k.emu.bus.gpu.completed_fence(), u64::from(next + 3));
     while k.service_interrupt() {}

@@ -458,6 +458,7 @@ impl<E: Executor> AeroGpu<E> {
             flags: desc.flags,
         };
         self.executor.begin_submission(&info);
+        self.processor.switch_context(desc.context_id);
         let result = self.process_submission(desc, mem);
         self.executor.end_submission();
         let vsync = match result {

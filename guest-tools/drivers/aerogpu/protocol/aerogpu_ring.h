@@ -46,7 +46,7 @@ AEROGPU_ASSERT_OFFSET(struct aerogpu_ring_header, tail, 28);
 struct aerogpu_submit_desc {
     uint32_t desc_size_bytes; /* sizeof(struct aerogpu_submit_desc) or larger (minor ext) */
     uint32_t flags;           /* AEROGPU_SUBMIT_FLAG_* */
-    uint32_t context_id;      /* 0: one global handle namespace (MVP) */
+    uint32_t context_id;      /* whose pipeline state (bindings) applies; handles are global */
     uint32_t engine_id;       /* 0 */
     uint64_t cmd_gpa;         /* command stream (aerogpu_cmd.h); 0 with cmd_size 0 = empty */
     uint32_t cmd_size_bytes;

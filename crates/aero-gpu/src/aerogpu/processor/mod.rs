@@ -21,6 +21,8 @@ pub use command::*;
 pub use objects::{GuestBacking, ObjectTable, Resource};
 pub use packets_resource::texture_size;
 
+use std::collections::BTreeMap;
+
 use aero_protocol::cmd::{CMD_STREAM_MAGIC, CmdHdr, CmdStreamHeader, Opcode};
 use aero_protocol::{ABI_MAJOR, abi_major};
 
@@ -58,11 +60,24 @@ pub struct StreamSummary {
     pub vsync_present: bool,
 }
 
+/// Contexts whose pipeline bindings are kept while another context submits. Beyond this
+/// the least recently used one is forgotten (a guest cannot grow the table).
+pub const MAX_CONTEXTS: usize = 1024;
+
+/// Objects (resources, shaders, input layouts) live in one global handle namespace, but
+/// pipeline bindings belong to the submitting context (`aerogpu_submit_desc.context_id`):
+/// DWM and each application's device keep their own state however their submissions
+/// interleave.
 #[derive(Clone, Debug, Default)]
 pub struct CommandProcessor {
     limits: Limits,
     objects: ObjectTable,
+    /// The bindings of `context`, the context that submitted last.
     bindings: Bindings,
+    context: u32,
+    /// Other contexts' bindings, with the switch count of their last use.
+    parked: BTreeMap<u32, (Bindings, u64)>,
+    switches: u64,
 }
 
 /// Per-packet inputs shared by the handlers.
@@ -82,8 +97,46 @@ impl CommandProcessor {
         &self.objects
     }
 
+    /// The bindings of the context that submitted last.
     pub fn bindings(&self) -> &Bindings {
         &self.bindings
+    }
+
+    /// The context that submitted last.
+    pub fn context(&self) -> u32 {
+        self.context
+    }
+
+    /// Makes `context_id`'s bindings current (a context never seen starts with nothing
+    /// bound).
+    pub fn switch_context(&mut self, context_id: u32) {
+        if context_id == self.context {
+            return;
+        }
+        self.switches += 1;
+        let incoming = self
+            .parked
+            .remove(&context_id)
+            .map(|(b, _)| b)
+            .unwrap_or_default();
+        let outgoing = std::mem::replace(&mut self.bindings, incoming);
+        self.parked.insert(self.context, (outgoing, self.switches));
+        self.context = context_id;
+        if self.parked.len() > MAX_CONTEXTS {
+            let oldest = self.parked.iter().min_by_key(|(_, (_, used))| *used).map(|(c, _)| *c);
+            if let Some(c) = oldest {
+                tracing::debug!(context = c, "aerogpu: forgetting the bindings of an idle context");
+                self.parked.remove(&c);
+            }
+        }
+    }
+
+    /// A destroyed object is unbound in every context.
+    pub(crate) fn forget(&mut self, handle: aero_protocol::Handle) {
+        self.bindings.forget(handle);
+        for (b, _) in self.parked.values_mut() {
+            b.forget(handle);
+        }
     }
 
     pub fn limits(&self) -> &Limits {
@@ -94,6 +147,7 @@ impl CommandProcessor {
     pub fn reset(&mut self) {
         self.objects.clear();
         self.bindings = Bindings::default();
+        self.parked.clear();
     }
 
     /// Validates and executes one command stream (header + packets).

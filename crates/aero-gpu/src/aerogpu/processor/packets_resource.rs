@@ -211,7 +211,7 @@ impl CommandProcessor {
     pub(super) fn destroy_resource<'a>(&mut self, p: &'a [u8]) -> Result<Command<'a>, PacketError> {
         let c: cmd::DestroyResource = decode(p)?;
         let (resource, freed) = self.objects.destroy_resource(c.resource_handle)?;
-        self.bindings.forget(c.resource_handle);
+        self.forget(c.resource_handle);
         Ok(Command::DestroyResource { resource, freed })
     }
 

@@ -94,7 +94,7 @@ impl CommandProcessor {
     pub(super) fn destroy_shader<'a>(&mut self, p: &'a [u8]) -> Result<Command<'a>, PacketError> {
         let c: cmd::DestroyShader = decode(p)?;
         self.objects.destroy_shader(c.shader_handle)?;
-        self.bindings.forget(c.shader_handle);
+        self.forget(c.shader_handle);
         Ok(Command::DestroyShader {
             handle: c.shader_handle,
         })
@@ -173,7 +173,7 @@ impl CommandProcessor {
     ) -> Result<Command<'a>, PacketError> {
         let c: cmd::DestroyInputLayout = decode(p)?;
         self.objects.destroy_input_layout(c.input_layout_handle)?;
-        self.bindings.forget(c.input_layout_handle);
+        self.forget(c.input_layout_handle);
         Ok(Command::DestroyInputLayout {
             handle: c.input_layout_handle,
         })

@@ -1394,3 +1394,89 @@ fn executor_errors_stop_the_stream_with_backend_code() {
         "packets after the failure did not run"
     );
 }
+
+/// Bindings belong to the submitting context: interleaved submissions from two contexts
+/// (DWM and an application) never see each other's, while objects stay global.
+#[test]
+fn bindings_are_per_context_objects_are_global() {
+    let mut h = Harness::new();
+    let set_ib = |w: &mut CmdStreamWriter, buffer: u32| {
+        w.push(
+            Opcode::SetIndexBuffer,
+            &cmd::SetIndexBuffer {
+                buffer,
+                format: 0,
+                ..Default::default()
+            },
+            &[],
+        );
+    };
+    let draw_indexed = |w: &mut CmdStreamWriter| {
+        w.push(
+            Opcode::DrawIndexed,
+            &cmd::DrawIndexed {
+                index_count: 3,
+                instance_count: 1,
+                ..Default::default()
+            },
+            &[],
+        );
+    };
+    h.p.switch_context(1);
+    h.run(one(|w| {
+        w.create_buffer(30, cmd::RESOURCE_USAGE_INDEX_BUFFER, 64, 0, 0);
+        set_ib(w, 30);
+    }))
+    .unwrap();
+    // Context 2 sees the buffer (one namespace) but not context 1's index buffer.
+    h.p.switch_context(2);
+    assert_eq!(h.p.context(), 2);
+    assert_eq!(h.p.bindings().index_buffer, 0, "a new context starts with nothing bound");
+    assert!(h.run(one(draw_indexed)).is_err(), "no index buffer in context 2");
+    h.run(one(|w| set_ib(w, 30))).unwrap();
+    h.run(one(|w| set_ib(w, 0))).unwrap();
+    // Back in context 1, its binding is still there.
+    h.p.switch_context(1);
+    assert_eq!(h.p.bindings().index_buffer, 30);
+    h.run(one(draw_indexed)).unwrap();
+    // Destroying the buffer from context 2 unbinds it in context 1 too.
+    h.p.switch_context(2);
+    h.run(one(|w| {
+        w.destroy_resource(30);
+    }))
+    .unwrap();
+    h.p.switch_context(1);
+    assert_eq!(h.p.bindings().index_buffer, 0, "a destroyed buffer is unbound everywhere");
+    assert!(h.run(one(draw_indexed)).is_err());
+}
+
+/// A guest cannot grow the parked-context table without bound.
+#[test]
+fn parked_contexts_are_capped() {
+    let mut h = Harness::new();
+    h.run(one(|w| {
+        w.create_buffer(30, cmd::RESOURCE_USAGE_INDEX_BUFFER, 64, 0, 0);
+    }))
+    .unwrap();
+    h.p.switch_context(7);
+    h.run(one(|w| {
+        w.push(
+            Opcode::SetIndexBuffer,
+            &cmd::SetIndexBuffer {
+                buffer: 30,
+                ..Default::default()
+            },
+            &[],
+        );
+    }))
+    .unwrap();
+    for c in 1000..1000 + 2 * crate::aerogpu::processor::MAX_CONTEXTS as u32 {
+        h.p.switch_context(c);
+    }
+    h.p.switch_context(7);
+    assert_eq!(
+        h.p.bindings().index_buffer,
+        0,
+        "the least recently used context was forgotten, not kept forever"
+    );
+}

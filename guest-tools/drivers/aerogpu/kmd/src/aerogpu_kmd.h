@@ -56,6 +56,10 @@ typedef struct agpu_pending {
 
 typedef struct agpu_context {
     struct agpu_adapter *adapter;
+    /* aerogpu_submit_desc.context_id: the device keeps pipeline state per context, so
+     * DWM's and each application's device never see each other's bindings. 0 is the
+     * KMD's own (internal submissions). */
+    uint32_t id;
     agpu_pending *pending[AGPU_PENDING_PER_CONTEXT];
     uint32_t head, tail; /* FIFO of staged submissions */
 } agpu_context;
@@ -106,6 +110,7 @@ typedef struct agpu_adapter {
     agpu_createalloc_trace createalloc_trace;
     uint32_t createalloc_calls;
     uint32_t next_kmd_alloc_id;
+    uint32_t next_context_id;
 } agpu_adapter;
 
 extern UNICODE_STRING g_agpu_registry_path;

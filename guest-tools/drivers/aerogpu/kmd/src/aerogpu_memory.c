@@ -263,6 +263,8 @@ NTSTATUS AEROGPU_DDI AgpuCreateContext(HANDLE hDevice, void *pArgs)
     if (!ctx) return STATUS_NO_MEMORY;
     RtlZeroMemory(ctx, sizeof(*ctx));
     ctx->adapter = adapter_of_device(hDevice);
+    ctx->id = ++ctx->adapter->next_context_id;
+    if (ctx->id == 0) ctx->id = ++ctx->adapter->next_context_id; /* 0 is the KMD's */
     c->hContext = ctx;
     c->ContextInfo.DmaBufferSize = AGPU_DMA_BUFFER_SIZE;
     c->ContextInfo.DmaBufferSegmentSet = 0;
@@ -341,6 +343,7 @@ static NTSTATUS stage_submission(agpu_context *ctx, const void *cmd, UINT cmd_le
         free_pending(p);
         return agpu_status_to_nt(st);
     }
+    p->desc.context_id = ctx->id;
     ctx->pending[ctx->tail++ % AGPU_PENDING_PER_CONTEXT] = p;
     return STATUS_SUCCESS;
 }
@@ -424,6 +427,7 @@ NTSTATUS AEROGPU_DDI AgpuSubmitCommand(HANDLE hAdapter, const void *pArgs)
         /* Paging buffers (always empty) and submissions without staged work: an empty
          * descriptor still completes the fence. */
         agpu_submit_desc_fill(&desc, 0, 0, 0, 0, 0, 0);
+        if (ctx) desc.context_id = ctx->id;
     }
     desc.signal_fence = fence;
     st = push_locked(a, &desc, p);
