@@ -1,9 +1,10 @@
 /* AeroGPU WDDM 1.1 miniport: adapter/device/allocation state shared by the DDI files.
  *
  * UNTESTED ON WINDOWS: this glue compiles for x86 and x64 with mingw-w64 against the
- * project's own DDI headers, but has never been loaded by dxgkrnl. The OS-independent
- * logic it calls (../portable) is unit-tested on the host and replayed into the Rust
- * device model. */
+ * project's own DDI headers, but has never been loaded by the real dxgkrnl. The built
+ * .sys files run on Aero's own CPU against the AeroGPU device model and a modelled
+ * ntoskrnl/dxgkrnl (guest-tools/tests/kmd_on_aero_cpu.rs); the OS-independent logic it
+ * calls (../portable) is also unit-tested on the host. */
 #ifndef AEROGPU_KMD_H
 #define AEROGPU_KMD_H
 
