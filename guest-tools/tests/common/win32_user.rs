@@ -68,7 +68,7 @@ pub struct Module {
 }
 
 enum Handle {
-    Section { addr: u32 },
+    Section { addr: u32, size: u32 },
     Semaphore { count: u32, max: u32 },
 }
 
@@ -255,10 +255,10 @@ impl Process {
             let d = image.tls_directory;
             let (start, end, index_at, callbacks, zero_fill) = (
                 emu.r32(d)?,
-                emu.r32(d + 4)?,
-                emu.r32(d + 8)?,
-                emu.r32(d + 12)?,
-                emu.r32(d + 16)?,
+                emu.r32(d.wrapping_add(4))?,
+                emu.r32(d.wrapping_add(8))?,
+                emu.r32(d.wrapping_add(12))?,
+                emu.r32(d.wrapping_add(16))?,
             );
             let size = end
                 .checked_sub(start)
@@ -276,7 +276,7 @@ impl Process {
             self.static_tls += 1;
             if callbacks != 0 {
                 for k in 0..64 {
-                    let cb = emu.r32(callbacks + 4 * k)?;
+                    let cb = emu.r32(callbacks.wrapping_add(4 * k))?;
                     if cb == 0 {
                         break;
                     }
@@ -403,16 +403,21 @@ impl Process {
             let s = *args
                 .get(t.arg as usize)
                 .ok_or_else(|| format!("{}: no argument {}", sig.name, t.arg))?;
-            let table = if s == 0 { 0 } else { emu.r32(s + t.field)? };
+            let table = if s == 0 {
+                0
+            } else {
+                emu.r32(s.wrapping_add(t.field))?
+            };
             if table == 0 {
                 continue;
             }
             for (off, entry) in &t.entries {
-                let f = emu.r32(table + off)?;
+                let at = table.wrapping_add(*off);
+                let f = emu.r32(at)?;
                 let is_thunk = (THUNK_BASE..THUNK_BASE + 4 * MAX_THUNKS).contains(&f);
                 if f != 0 && !is_thunk {
                     let thunk = self.forwarder(emu, entry, f);
-                    emu.w32(table + off, thunk)?;
+                    emu.w32(at, thunk)?;
                 }
             }
         }
@@ -757,10 +762,11 @@ impl Process {
                     .get(&name)
                     .copied()
                     .filter(|_| !name.is_empty());
-                let addr = match existing {
-                    Some((addr, _)) => {
+                // An existing section keeps its size (the documented behaviour).
+                let (addr, size) = match existing {
+                    Some(section) => {
                         self.last_error = ERROR_ALREADY_EXISTS;
-                        addr
+                        section
                     }
                     None => {
                         self.last_error = 0;
@@ -768,20 +774,24 @@ impl Process {
                         if !name.is_empty() {
                             self.sections.insert(name, (addr, size_lo));
                         }
-                        addr
+                        (addr, size_lo)
                     }
                 };
-                let h = self.new_handle(Handle::Section { addr });
+                let h = self.new_handle(Handle::Section { addr, size });
                 ret(h, 6)
             }
             "MapViewOfFile" => {
-                let [h, _access, off_hi, off_lo, _bytes] = args(emu)?;
-                let Some(&Handle::Section { addr }) = self.handles.get(&h) else {
+                let [h, _access, off_hi, off_lo, bytes] = args(emu)?;
+                let Some(&Handle::Section { addr, size }) = self.handles.get(&h) else {
                     self.last_error = ERROR_INVALID_HANDLE;
                     return ret(0, 5);
                 };
                 if off_hi != 0 || off_lo != 0 {
                     return Err("MapViewOfFile at a non-zero offset not implemented".into());
+                }
+                if bytes > size {
+                    self.last_error = 8; // ERROR_NOT_ENOUGH_MEMORY: larger than the section
+                    return ret(0, 5);
                 }
                 *self.views.entry(addr).or_default() += 1;
                 ret(addr, 5)
@@ -835,7 +845,7 @@ impl Process {
                     if func != 0 {
                         emu.call(self, func, &[], Conv::Cdecl)?;
                     }
-                    p += 4;
+                    p = p.saturating_add(4);
                 }
                 ret(0)
             }
@@ -1014,7 +1024,11 @@ impl Process {
                 let [stream, fmt] = args(emu)?;
                 let sp = emu.cpu.state.gpr[4] as u32;
                 // fprintf's variadic words follow fmt; vfprintf gets a pointer to them.
-                let ap = if f == "fprintf" { sp + 12 } else { emu.arg(2)? };
+                let ap = if f == "fprintf" {
+                    sp.wrapping_add(12)
+                } else {
+                    emu.arg(2)?
+                };
                 let out = format_c(emu, &emu.cstr_bytes(fmt)?, ap)?;
                 self.fwrite_to(stream, &out)?;
                 ret(out.len() as u32)

@@ -472,20 +472,23 @@ impl Emu {
         for imp in &info.imports {
             for (k, f) in imp.functions.iter().enumerate() {
                 let addr = resolve(self, &imp.dll.to_ascii_lowercase(), f)?;
-                self.write_ptr(base + imp.iat_rva + self.ptr() * k as u32, addr)?;
+                let slot = base
+                    .wrapping_add(imp.iat_rva)
+                    .wrapping_add(self.ptr() * k as u32);
+                self.write_ptr(slot, addr)?;
             }
         }
         Ok(Image {
             base,
             size,
-            entry: base + info.entry_point_rva,
+            entry: base.wrapping_add(info.entry_point_rva),
             exports: exports.by_name,
             ordinal_base: exports.ordinal_base,
             ordinals: exports.ordinals,
             tls_directory: if dirs.tls.1 == 0 {
                 0
             } else {
-                base + dirs.tls.0
+                base.wrapping_add(dirs.tls.0)
             },
         })
     }
@@ -707,22 +710,20 @@ struct DataDirectories {
 impl DataDirectories {
     fn of(image: &[u8], pe32_plus: bool) -> Result<DataDirectories, String> {
         let opt = u32_at(image, 0x3C)?.checked_add(24).ok_or("bad e_lfanew")?;
-        let dirs = opt + if pe32_plus { 112 } else { 96 };
-        let count = u32_at(image, dirs - 4)?;
+        let dirs = opt.wrapping_add(if pe32_plus { 112 } else { 96 });
+        let count = u32_at(image, dirs.wrapping_sub(4))?;
         let dir = |i: u32| -> Result<(u32, u32), String> {
             if i >= count {
                 return Ok((0, 0));
             }
-            Ok((
-                u32_at(image, dirs + 8 * i)?,
-                u32_at(image, dirs + 8 * i + 4)?,
-            ))
+            let at = dirs.wrapping_add(8 * i);
+            Ok((u32_at(image, at)?, u32_at(image, at.wrapping_add(4))?))
         };
         Ok(DataDirectories {
             export: dir(0)?,
             reloc: dir(5)?,
             tls: dir(9)?,
-            image_base_field: opt + if pe32_plus { 24 } else { 28 },
+            image_base_field: opt.wrapping_add(if pe32_plus { 24 } else { 28 }),
         })
     }
 }
@@ -745,12 +746,12 @@ fn relocate(
     let end = rva.checked_add(size).ok_or("bad relocation directory")?;
     while block < end {
         let page = u32_at(image, block)?;
-        let len = u32_at(image, block + 4)?;
+        let len = u32_at(image, block.wrapping_add(4))?;
         if len < 8 {
             return Err(format!("relocation block at {block:#x} has size {len}"));
         }
         for k in 0..(len - 8) / 2 {
-            let e = u16_at(image, block + 8 + 2 * k)?;
+            let e = u16_at(image, block.wrapping_add(8 + 2 * k))?;
             let at = page.wrapping_add(u32::from(e & 0xFFF)) as usize;
             let width = match e >> 12 {
                 0 => continue, // padding
@@ -774,7 +775,7 @@ fn relocate(
     let field = dirs.image_base_field as usize;
     let width = if pe32_plus { 8 } else { 4 };
     let slot = image
-        .get_mut(field..field + width)
+        .get_mut(field..field.saturating_add(width))
         .ok_or("ImageBase field out of range")?;
     slot.copy_from_slice(&u64::from(to).to_le_bytes()[..width]);
     Ok(())
@@ -794,13 +795,13 @@ fn exports(image: &[u8], dirs: &DataDirectories, base: u32) -> Result<Exports, S
     if size == 0 {
         return Ok(Exports::default());
     }
-    let ordinal_base = u32_at(image, dir + 16)?;
-    let functions = u32_at(image, dir + 20)?;
-    let names = u32_at(image, dir + 24)?;
+    let ordinal_base = u32_at(image, dir.wrapping_add(16))?;
+    let functions = u32_at(image, dir.wrapping_add(20))?;
+    let names = u32_at(image, dir.wrapping_add(24))?;
     let (funcs_rva, names_rva, ords_rva) = (
-        u32_at(image, dir + 28)?,
-        u32_at(image, dir + 32)?,
-        u32_at(image, dir + 36)?,
+        u32_at(image, dir.wrapping_add(28))?,
+        u32_at(image, dir.wrapping_add(32))?,
+        u32_at(image, dir.wrapping_add(36))?,
     );
     if functions > 0x1_0000 || names > functions {
         return Err(format!(
@@ -809,23 +810,23 @@ fn exports(image: &[u8], dirs: &DataDirectories, base: u32) -> Result<Exports, S
     }
     let mut ordinals = Vec::new();
     for i in 0..functions {
-        let rva = u32_at(image, funcs_rva + 4 * i)?;
-        if rva >= dir && rva < dir + size {
+        let rva = u32_at(image, funcs_rva.wrapping_add(4 * i))?;
+        if rva >= dir && u64::from(rva) < u64::from(dir) + u64::from(size) {
             return Err(format!(
                 "forwarded export #{} not supported",
-                ordinal_base + i
+                ordinal_base.wrapping_add(i)
             ));
         }
-        ordinals.push(if rva == 0 { 0 } else { base + rva });
+        ordinals.push(if rva == 0 { 0 } else { base.wrapping_add(rva) });
     }
     let mut by_name = BTreeMap::new();
     for i in 0..names {
-        let name_rva = u32_at(image, names_rva + 4 * i)? as usize;
+        let name_rva = u32_at(image, names_rva.wrapping_add(4 * i))? as usize;
         let name = image
             .get(name_rva..)
             .and_then(|s| s.split(|&b| b == 0).next())
             .ok_or("export name out of range")?;
-        let index = u16_at(image, ords_rva + 2 * i)?;
+        let index = u16_at(image, ords_rva.wrapping_add(2 * i))?;
         let addr = *ordinals
             .get(usize::from(index))
             .ok_or("export ordinal out of range")?;
