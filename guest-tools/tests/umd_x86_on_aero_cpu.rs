@@ -367,3 +367,91 @@ fn run_scene(trace_calls: bool) -> Process {
     assert_eq!(device.presents, 2);
     process
 }
+
+/// The harness's own checks can fail: a tiny mingw program loads a tiny DLL and calls an
+/// export through the interposer. A stdcall export with the right size passes and the
+/// program's printf output arrives intact; a cdecl export declared stdcall is caught by
+/// the stack check; an import the personality does not answer ends the run with its name.
+#[test]
+fn win32_personality_catches_a_wrong_convention_and_names_missing_functions() {
+    let dir = common::out_dir().join(format!("win32-selftest-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sources = [
+        (
+            "selftest.c",
+            "__declspec(dllexport) int __stdcall add_one(int a) { return a + 1; }\n\
+             __declspec(dllexport) int __cdecl not_stdcall(int a) { return a + 1; }\n",
+        ),
+        (
+            "prog.c",
+            "#include <windows.h>\n#include <stdio.h>\n\
+             int main(int argc, char **argv) {\n\
+                 HMODULE m = LoadLibraryA(argv[1]);\n\
+                 int(__stdcall *f)(int) = (int(__stdcall *)(int))(void *)GetProcAddress(m, argv[2]);\n\
+                 if (!f) return 2;\n\
+                 fprintf(stdout, \"[%d|%5s|%-4x|%08X|%lld|%c|%%|%.3u]\\n\", -5, \"ab\", 255, 0xBEEFu, -3LL, 'z', 7u);\n\
+                 fprintf(stdout, \"result %d\\n\", f(41));\n\
+                 if (argc > 3) GetTickCount();\n\
+                 return 0;\n\
+             }\n",
+        ),
+    ];
+    for (name, text) in sources {
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+    let dll = dir.join("selftest.dll");
+    let exe = dir.join("prog.exe");
+    for (out, src, extra) in [
+        (&dll, "selftest.c", &["-shared", "-Wl,--kill-at"][..]),
+        (&exe, "prog.c", &[][..]),
+    ] {
+        let res = Command::new(COMPILER)
+            .args(["-O1", "-Wall", "-Werror"])
+            .args(extra)
+            .arg(dir.join(src))
+            .arg("-o")
+            .arg(out)
+            .output()
+            .expect(COMPILER);
+        assert!(
+            res.status.success(),
+            "{src}: {}",
+            String::from_utf8_lossy(&res.stderr)
+        );
+    }
+    let run = |export: &str, extra: bool| -> (Result<u32, String>, String) {
+        let mut emu = Emu::new(AeroGpu::new(AeroGpuConfig::default()), 32);
+        let mut args: Vec<String> = [&exe, &dll]
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        args.push(export.into());
+        if extra {
+            args.push("missing".into());
+        }
+        let mut process = Process::new(&mut emu, args).unwrap();
+        let sigs = ["add_one", "not_stdcall"].map(|name| Signature {
+            name: name.into(),
+            arg_bytes: 4,
+            tables: Vec::new(),
+        });
+        process
+            .interposed_exports
+            .insert("selftest.dll".into(), sigs.to_vec());
+        let result = process.run(&mut emu);
+        (result, process.stdout)
+    };
+    let (result, stdout) = run("add_one", false);
+    assert_eq!(result, Ok(0));
+    assert_eq!(stdout, "[-5|   ab|ff  |0000BEEF|-3|z|%|007]\nresult 42\n");
+    let err = run("not_stdcall", false).0.unwrap_err();
+    assert!(
+        err.starts_with("not_stdcall: ") && err.contains("wrong argument count"),
+        "{err}"
+    );
+    let err = run("add_one", true).0.unwrap_err();
+    assert!(
+        err.contains("kernel32.dll!GetTickCount is not implemented"),
+        "{err}"
+    );
+}
