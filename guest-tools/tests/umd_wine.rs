@@ -5,7 +5,8 @@
 //! cross-process counter, with a second process in between. Its submissions go through
 //! the KMD's portable ring code into a trace that the Rust device model replays.
 //! The 32-bit DLL does not run here: Debian's `wine32` (i386) is not installable next to
-//! the amd64 toolchain on this machine.
+//! the amd64 toolchain on this machine; the same scene runs it on Aero's own CPU instead
+//! (`umd_x86_on_aero_cpu.rs`).
 
 mod common;
 

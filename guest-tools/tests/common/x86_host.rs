@@ -69,11 +69,11 @@ impl Bus for HostBus {
         }
     }
     fn mmio_write(&mut self, paddr: u64, size: u8, value: u64) {
-        if let Some(off) = paddr.checked_sub(u64::from(BAR0)) {
-            if off < u64::from(BAR0_SIZE) {
-                self.writes.push((off, size, value));
-                self.stop = true;
-            }
+        if let Some(off) = paddr.checked_sub(u64::from(BAR0))
+            && off < u64::from(BAR0_SIZE)
+        {
+            self.writes.push((off, size, value));
+            self.stop = true;
         }
     }
     fn io_read(&mut self, _port: u16, _size: u8) -> u32 {
