@@ -15,9 +15,13 @@
 //! stdcall with the argument count of its d3dumddi.h prototype (ESP on return) and to
 //! keep EBX/ESI/EDI/EBP.
 //!
-//! Not covered: the second process of the Wine scene (the scene runs with `single`: one
-//! process takes two consecutive shared alloc_ids from the named section), threads, and
-//! anything of real Windows beyond the documented function contracts.
+//! The scene's second process (CreateProcessA of itself with "child", output through a
+//! pipe) runs too, on a machine of its own while the parent waits, with the named section
+//! holding the shared alloc_id counter handed over at its start and back at its end (see
+//! `win32_user.rs`): the three alloc_ids must be consecutive across the two processes.
+//!
+//! Not covered: processes or threads running at the same time, and anything of real
+//! Windows beyond the documented function contracts.
 
 mod common;
 #[path = "common/win32_user.rs"]
@@ -289,7 +293,6 @@ fn run_scene(trace_calls: bool) -> Process {
     let args = [exe.as_path(), trace.as_path(), dll.as_path()]
         .iter()
         .map(|p| p.display().to_string())
-        .chain(["single".to_string()])
         .collect();
     let mut process = Process::new(&mut emu, args).unwrap();
     if trace_calls {
@@ -310,6 +313,8 @@ fn run_scene(trace_calls: bool) -> Process {
     let code = result.unwrap_or_else(|e| panic!("the scene failed on Aero's CPU: {e}"));
     assert_eq!(code, 0, "scene exit code");
 
+    // Shared alloc_ids: consecutive values of one counter, the middle one taken by the
+    // child process, all in the UMD's range (below the KMD's).
     let ids: Vec<u32> = stdout
         .lines()
         .find_map(|l| l.strip_prefix("shared alloc_ids "))
@@ -317,11 +322,23 @@ fn run_scene(trace_calls: bool) -> Process {
         .split_whitespace()
         .map(|v| v.parse().unwrap())
         .collect();
-    assert_eq!(ids.len(), 2, "{stdout}");
-    assert!(
-        ids[0] > 0 && ids[1] == ids[0] + 1 && ids[1] < 0x8000_0000,
-        "{ids:?}"
-    );
+    assert_eq!(ids.len(), 3, "{stdout}");
+    assert!(ids[0] > 0 && ids[2] < 0x8000_0000, "{ids:?}");
+    assert_eq!(ids, vec![ids[0], ids[0] + 1, ids[0] + 2]);
+    // The child opened its own adapter and device through the checked DDIs.
+    let [child] = &process.children[..] else {
+        panic!("{} child processes", process.children.len());
+    };
+    assert_eq!((child.args[1].as_str(), child.exit_code), ("child", 0));
+    for name in [
+        "OpenAdapter",
+        "CreateDevice",
+        "CreateResource",
+        "DestroyDevice",
+        "CloseAdapter",
+    ] {
+        assert_eq!(child.interposed_calls.get(name), Some(&1), "child {name}");
+    }
     let summary = stdout
         .lines()
         .find(|l| l.starts_with("submissions "))

@@ -11,8 +11,11 @@
 //!
 //! Simplifications (all documented below where they matter): paths the guest passes are
 //! host paths; there is one address space without paging, so every view of a section is
-//! the same memory; a wait that would block the only thread is an error. Any function not
-//! answered here ends the test with its name.
+//! the same memory; a wait that would block the only thread is an error. A child process
+//! (CreateProcessA) runs to its end inside the call, on a machine of its own: the parent
+//! cannot run meanwhile, so handing the named sections' bytes to the child at its start
+//! and back at its end is the same as sharing them, and its output waits in the pipe.
+//! Any function not answered here ends the test with its name.
 
 use std::collections::BTreeMap;
 
@@ -23,6 +26,7 @@ use crate::x86_host::{
 const DLL_PROCESS_DETACH: u32 = 0;
 const DLL_PROCESS_ATTACH: u32 = 1;
 const ERROR_INVALID_HANDLE: u32 = 6;
+const ERROR_BROKEN_PIPE: u32 = 109;
 const ERROR_MOD_NOT_FOUND: u32 = 126;
 const ERROR_PROC_NOT_FOUND: u32 = 127;
 const ERROR_ALREADY_EXISTS: u32 = 183;
@@ -32,6 +36,9 @@ const INVALID_HANDLE_VALUE: u32 = 0xFFFF_FFFF;
 const WAIT_OBJECT_0: u32 = 0;
 const WAIT_TIMEOUT: u32 = 0x102;
 const TLS_SLOTS: u32 = 64;
+/// GetStdHandle's (DWORD)-10, -11, -12.
+const STD_HANDLES: [u32; 3] = [0xFFFF_FFF6, 0xFFFF_FFF5, 0xFFFF_FFF4];
+const STARTF_USESTDHANDLES: u32 = 0x100;
 /// msvcrt's 32-bit FILE, and the entries of `_iob` (stdin, stdout, stderr, ...).
 const FILE_SIZE: u32 = 32;
 const IOB_ENTRIES: u32 = 20;
@@ -60,16 +67,39 @@ pub struct TableHook {
 }
 
 pub struct Module {
-    /// Lower-case file name, as GetModuleHandle matches it.
+    /// Lower-case file name, as GetModuleHandle matches it, and the path it came from.
     pub name: String,
+    pub path: String,
     pub image: Image,
     pub is_dll: bool,
     refs: u32,
 }
 
 enum Handle {
-    Section { addr: u32, size: u32 },
-    Semaphore { count: u32, max: u32 },
+    Section {
+        addr: u32,
+        size: u32,
+    },
+    Semaphore {
+        count: u32,
+        max: u32,
+    },
+    /// Ends of pipe `pipes[index]`.
+    PipeRead(usize),
+    PipeWrite(usize),
+    /// A child that has run to its end, and its thread.
+    Process {
+        exit_code: u32,
+    },
+    Thread,
+}
+
+/// What a child process did, for the test.
+pub struct Child {
+    pub args: Vec<String>,
+    pub pid: u32,
+    pub exit_code: u32,
+    pub interposed_calls: BTreeMap<String, u64>,
 }
 
 /// A file opened with fopen: written to the host when closed.
@@ -90,7 +120,13 @@ pub struct Process {
     /// function was called.
     pub interposed_exports: BTreeMap<String, Vec<Signature>>,
     pub interposed_calls: BTreeMap<String, u64>,
+    pub children: Vec<Child>,
     forwards: BTreeMap<String, (Signature, u32)>,
+    /// Buffered bytes of each pipe.
+    pipes: Vec<Vec<u8>>,
+    /// Named sections of the parent, as the child starts.
+    inherited_sections: BTreeMap<String, Vec<u8>>,
+    pid: u32,
     args: Vec<String>,
     stderr_line: String,
     /// Live heap blocks (address to requested size) and freed ones by rounded size.
@@ -116,6 +152,8 @@ pub struct Process {
     mb_cur_max: u32,
     initenv: u32,
     acmdln: u32,
+    /// localeconv's answer, made on first use.
+    lconv: u32,
 }
 
 /// The service's argument words.
@@ -138,6 +176,10 @@ impl Process {
     /// Sets up the thread (TEB with the stack and TLS array) and the CRT's variables;
     /// `args` is the command line, `args[0]` the program.
     pub fn new(emu: &mut Emu, args: Vec<String>) -> Result<Process, String> {
+        Process::with_id(emu, args, 0x1234)
+    }
+
+    fn with_id(emu: &mut Emu, args: Vec<String>, pid: u32) -> Result<Process, String> {
         let teb = emu.alloc(0x1000, 0x1000)?;
         let peb = emu.alloc(0x1000, 0x1000)?;
         let tls_array = emu.alloc(4 * TLS_SLOTS, 16)?;
@@ -145,8 +187,8 @@ impl Process {
         emu.w32(teb + 0x4, STACK_TOP)?;
         emu.w32(teb + 0x8, STACK_BOTTOM)?;
         emu.w32(teb + 0x18, teb)?; // NT_TIB.Self
-        emu.w32(teb + 0x20, 0x1234)?; // ClientId: process, thread
-        emu.w32(teb + 0x24, 0x5678)?;
+        emu.w32(teb + 0x20, pid)?; // ClientId: process, thread
+        emu.w32(teb + 0x24, pid + 4)?;
         emu.w32(teb + 0x2C, tls_array)?; // ThreadLocalStoragePointer
         emu.w32(teb + 0x30, peb)?;
         let fs = &mut emu.cpu.state.seg[aero_cpu::Seg::Fs as usize];
@@ -177,7 +219,11 @@ impl Process {
             environment: BTreeMap::new(),
             interposed_exports: BTreeMap::new(),
             interposed_calls: BTreeMap::new(),
+            children: Vec::new(),
             forwards: BTreeMap::new(),
+            pipes: Vec::new(),
+            inherited_sections: BTreeMap::new(),
+            pid,
             args,
             stderr_line: String::new(),
             heap: BTreeMap::new(),
@@ -201,6 +247,7 @@ impl Process {
             mb_cur_max,
             initenv,
             acmdln,
+            lconv: 0,
         })
     }
 
@@ -247,6 +294,7 @@ impl Process {
         })?;
         self.modules.push(Module {
             name: file_name(path),
+            path: path.to_string(),
             image: image.clone(),
             is_dll,
             refs: 1,
@@ -498,6 +546,8 @@ impl Process {
             Some(Handle::Semaphore { .. }) => Err(format!(
                 "WaitForSingleObject({h:#x}, {ms}) would block the only thread forever"
             )),
+            Some(Handle::Process { .. }) => Ok(WAIT_OBJECT_0), // children have ended
+
             _ => Err(format!(
                 "WaitForSingleObject on handle {h:#x} not implemented"
             )),
@@ -769,12 +819,20 @@ impl Process {
                         section
                     }
                     None => {
-                        self.last_error = 0;
                         let addr = emu.alloc(size_lo, 0x1_0000)?;
-                        if !name.is_empty() {
-                            self.sections.insert(name, (addr, size_lo));
+                        self.last_error = 0;
+                        // A section a parent holds exists already, with its size.
+                        let mut size = size_lo;
+                        if let Some(bytes) = self.inherited_sections.get(&name) {
+                            size = bytes.len() as u32;
+                            let bytes = bytes[..bytes.len().min(size_lo as usize)].to_vec();
+                            emu.write(addr, &bytes)?;
+                            self.last_error = ERROR_ALREADY_EXISTS;
                         }
-                        (addr, size_lo)
+                        if !name.is_empty() {
+                            self.sections.insert(name, (addr, size));
+                        }
+                        (addr, size)
                     }
                 };
                 let h = self.new_handle(Handle::Section { addr, size });
@@ -806,8 +864,152 @@ impl Process {
                     _ => Err(format!("UnmapViewOfFile({addr:#x}): not a mapped view")),
                 }
             }
+            "GetStdHandle" => {
+                let n = emu.arg(0)?;
+                if !STD_HANDLES.contains(&n) {
+                    self.last_error = ERROR_INVALID_HANDLE;
+                    return ret(INVALID_HANDLE_VALUE, 1);
+                }
+                ret(n, 1)
+            }
+            "SetHandleInformation" => {
+                let h = emu.arg(0)?;
+                let known = self.handles.contains_key(&h) || STD_HANDLES.contains(&h);
+                ret(u32::from(known), 3)
+            }
+            "GetModuleFileNameA" => {
+                let [h, buf, size] = args(emu)?;
+                let module = if h == 0 {
+                    self.modules.iter().find(|m| !m.is_dll)
+                } else {
+                    self.modules.iter().find(|m| m.image.base == h)
+                };
+                let Some(m) = module else {
+                    self.last_error = ERROR_MOD_NOT_FOUND;
+                    return ret(0, 3);
+                };
+                // Truncated to the buffer, NUL included; the length copied without it.
+                let mut bytes = m.path.clone().into_bytes();
+                bytes.truncate((size as usize).saturating_sub(1));
+                let n = bytes.len() as u32;
+                bytes.push(0);
+                if size > 0 {
+                    emu.write(buf, &bytes)?;
+                }
+                ret(n, 3)
+            }
+            "CreatePipe" => {
+                let [read_out, write_out, _sa, _size] = args(emu)?;
+                self.pipes.push(Vec::new());
+                let index = self.pipes.len() - 1;
+                let rd = self.new_handle(Handle::PipeRead(index));
+                let wr = self.new_handle(Handle::PipeWrite(index));
+                emu.w32(read_out, rd)?;
+                emu.w32(write_out, wr)?;
+                ret(1, 4)
+            }
+            "ReadFile" => {
+                let [h, buf, n, read_out, overlapped] = args(emu)?;
+                let Some(&Handle::PipeRead(index)) = self.handles.get(&h) else {
+                    return Err(format!("ReadFile({h:#x}): only pipes are implemented"));
+                };
+                if overlapped != 0 {
+                    return Err("ReadFile: overlapped reads are not implemented".into());
+                }
+                let pipe = &mut self.pipes[index];
+                if pipe.is_empty() {
+                    let writer_open = self
+                        .handles
+                        .values()
+                        .any(|h| matches!(h, Handle::PipeWrite(i) if *i == index));
+                    if writer_open {
+                        return Err("ReadFile would block the only thread forever".into());
+                    }
+                    emu.w32(read_out, 0)?;
+                    self.last_error = ERROR_BROKEN_PIPE;
+                    return ret(0, 5);
+                }
+                let take = pipe.len().min(n.min(MAX_BLOCK) as usize);
+                let data: Vec<u8> = pipe.drain(..take).collect();
+                emu.write(buf, &data)?;
+                emu.w32(read_out, take as u32)?;
+                ret(1, 5)
+            }
+            "CreateProcessA" => {
+                let [app, cmdline, _psa, _tsa, _inherit, flags, env, _cwd, si, pi] = args(emu)?;
+                if app != 0 || flags != 0 || env != 0 || cmdline == 0 {
+                    return Err(format!(
+                        "CreateProcessA(app {app:#x}, flags {flags:#x}, env {env:#x}): only a \
+                         command line is implemented"
+                    ));
+                }
+                let args = split_command_line(&emu.cstr(cmdline)?);
+                let stdout = if emu.r32(si.wrapping_add(44))? & STARTF_USESTDHANDLES != 0 {
+                    emu.r32(si.wrapping_add(60))?
+                } else {
+                    STD_HANDLES[1]
+                };
+                let exit_code = self.run_child(emu, args, stdout)?;
+                let process = self.new_handle(Handle::Process { exit_code });
+                let thread = self.new_handle(Handle::Thread);
+                let pid = self.children.last().map_or(0, |c| c.pid);
+                for (k, v) in [process, thread, pid, pid + 4].into_iter().enumerate() {
+                    emu.w32(pi.wrapping_add(4 * k as u32), v)?;
+                }
+                ret(1, 10)
+            }
+            "GetExitCodeProcess" => {
+                let [h, out] = args(emu)?;
+                let Some(&Handle::Process { exit_code }) = self.handles.get(&h) else {
+                    self.last_error = ERROR_INVALID_HANDLE;
+                    return ret(0, 2);
+                };
+                emu.w32(out, exit_code)?;
+                ret(1, 2)
+            }
             _ => Ok(None),
         }
+    }
+
+    /// Runs a child process to its end on a machine of its own (see the module comment);
+    /// returns its exit code.
+    fn run_child(&mut self, emu: &mut Emu, args: Vec<String>, stdout: u32) -> Result<u32, String> {
+        let mut machine = Emu::new(
+            aero_gpu::aerogpu::AeroGpu::new(aero_gpu::aerogpu::AeroGpuConfig::default()),
+            32,
+        );
+        let pid = self.pid + 0x100 * (self.children.len() as u32 + 1);
+        let mut child = Process::with_id(&mut machine, args.clone(), pid)?;
+        child.environment = self.environment.clone();
+        child.interposed_exports = self.interposed_exports.clone();
+        for (name, &(addr, size)) in &self.sections {
+            child
+                .inherited_sections
+                .insert(name.clone(), emu.read(addr, size)?);
+        }
+        let exit_code = child
+            .run(&mut machine)
+            .map_err(|e| format!("child process {args:?}: {e}"))?;
+        for (name, &(addr, size)) in &self.sections {
+            if let Some(&(child_addr, _)) = child.sections.get(name) {
+                let bytes = machine.read(child_addr, size)?;
+                emu.write(addr, &bytes)?;
+            }
+        }
+        match self.handles.get(&stdout) {
+            Some(&Handle::PipeWrite(index)) => {
+                self.pipes[index].extend_from_slice(child.stdout.as_bytes())
+            }
+            _ if stdout == STD_HANDLES[1] => self.stdout.push_str(&child.stdout),
+            _ => return Err(format!("child stdout handle {stdout:#x} not implemented")),
+        }
+        self.children.push(Child {
+            args,
+            pid,
+            exit_code,
+            interposed_calls: child.interposed_calls,
+        });
+        Ok(exit_code)
     }
 
     fn new_handle(&mut self, h: Handle) -> u32 {
@@ -862,6 +1064,47 @@ impl Process {
                 let code = emu.arg(0)?;
                 self.exit_process(emu, code)?;
                 ret(code)
+            }
+            // The "C" locale's classes; EOF and values outside unsigned char are in none.
+            "isspace" | "isupper" | "islower" | "isxdigit" | "isdigit" | "isalpha" => {
+                let c = u8::try_from(emu.arg(0)?).ok();
+                let yes = c.is_some_and(|c| match f {
+                    "isspace" => c == b' ' || (9..=13).contains(&c),
+                    "isupper" => c.is_ascii_uppercase(),
+                    "islower" => c.is_ascii_lowercase(),
+                    "isxdigit" => c.is_ascii_hexdigit(),
+                    "isdigit" => c.is_ascii_digit(),
+                    _ => c.is_ascii_alphabetic(),
+                });
+                ret(u32::from(yes))
+            }
+            "tolower" | "toupper" => {
+                let c = emu.arg(0)?;
+                let mapped = match u8::try_from(c) {
+                    Ok(b) if f == "tolower" => u32::from(b.to_ascii_lowercase()),
+                    Ok(b) => u32::from(b.to_ascii_uppercase()),
+                    Err(_) => c,
+                };
+                ret(mapped)
+            }
+            "strtol" | "strtoul" => {
+                let [p, end_out, base] = args(emu)?;
+                let text = emu.cstr_bytes(p)?;
+                let (value, used, overflow) = parse_c_integer(&text, base, f == "strtol")
+                    .ok_or_else(|| format!("{f} with base {base}"))?;
+                if overflow {
+                    emu.w32(self.errno, 34)?; // ERANGE
+                }
+                if end_out != 0 {
+                    emu.w32(end_out, p.wrapping_add(used as u32))?;
+                }
+                ret(value)
+            }
+            "localeconv" => {
+                if self.lconv == 0 {
+                    self.lconv = c_locale_lconv(emu)?;
+                }
+                ret(self.lconv)
             }
             "abort" => Err("the guest called abort()".into()),
             "_amsg_exit" => Err(format!("the CRT failed: _amsg_exit({})", emu.arg(0)?)),
@@ -1036,6 +1279,94 @@ impl Process {
             _ => Ok(None),
         }
     }
+}
+
+/// strtol / strtoul: blanks, a sign, a base prefix (base 0 or 16), digits. Returns the
+/// value, the bytes consumed (0 when there are no digits), and whether it overflowed
+/// (the value is then clamped as the C standard says). None for an invalid base.
+fn parse_c_integer(text: &[u8], base: u32, signed: bool) -> Option<(u32, usize, bool)> {
+    if base == 1 || base > 36 {
+        return None;
+    }
+    let mut i = text.iter().take_while(|c| c.is_ascii_whitespace()).count();
+    let negative = text.get(i) == Some(&b'-');
+    if matches!(text.get(i), Some(b'-' | b'+')) {
+        i += 1;
+    }
+    let hex_prefix = text.get(i) == Some(&b'0')
+        && matches!(text.get(i + 1), Some(b'x' | b'X'))
+        && text.get(i + 2).is_some_and(u8::is_ascii_hexdigit);
+    let base = match base {
+        0 if hex_prefix => 16,
+        0 if text.get(i) == Some(&b'0') => 8,
+        0 => 10,
+        b => b,
+    };
+    if base == 16 && hex_prefix {
+        i += 2;
+    }
+    let start = i;
+    let mut magnitude: u64 = 0;
+    while let Some(d) = text.get(i).and_then(|c| (*c as char).to_digit(base)) {
+        magnitude = (magnitude * u64::from(base) + u64::from(d)).min(1 << 40);
+        i += 1;
+    }
+    if i == start {
+        return Some((0, 0, false));
+    }
+    Some(if signed {
+        let limit = if negative { 1u64 << 31 } else { (1 << 31) - 1 };
+        let clamped = magnitude.min(limit) as i64;
+        let v = if negative { -clamped } else { clamped };
+        (v as i32 as u32, i, magnitude > limit)
+    } else if magnitude > u64::from(u32::MAX) {
+        (u32::MAX, i, true)
+    } else {
+        let v = magnitude as u32;
+        (if negative { v.wrapping_neg() } else { v }, i, false)
+    })
+}
+
+/// The "C" locale's `struct lconv` (msvcrt, 32-bit): ten string pointers, decimal point
+/// "." and the rest empty, then eight `char` fields, all CHAR_MAX (not available).
+fn c_locale_lconv(emu: &mut Emu) -> Result<u32, String> {
+    let strings = emu.alloc_bytes(b".\0\0")?;
+    let lconv = emu.alloc(48, 16)?;
+    emu.w32(lconv, strings)?;
+    for k in 1..10 {
+        emu.w32(lconv + 4 * k, strings + 2)?;
+    }
+    emu.write(lconv + 40, &[127; 8])?;
+    Ok(lconv)
+}
+
+/// A command line's arguments: separated by blanks, double quotes group (no escapes: the
+/// programs here quote paths only).
+fn split_command_line(line: &str) -> Vec<String> {
+    let mut args = Vec::new();
+    let (mut current, mut quoted, mut any) = (String::new(), false, false);
+    for c in line.chars() {
+        match c {
+            '"' => {
+                quoted = !quoted;
+                any = true;
+            }
+            ' ' | '\t' if !quoted => {
+                if any {
+                    args.push(std::mem::take(&mut current));
+                }
+                any = false;
+            }
+            c => {
+                current.push(c);
+                any = true;
+            }
+        }
+    }
+    if any {
+        args.push(current);
+    }
+    args
 }
 
 fn compare(a: &[u8], b: &[u8]) -> u32 {

@@ -10,8 +10,6 @@
 // with "child") draws from while the first keeps it open.
 //
 // usage: umd_wine_scene OUT.trace DLL            (parent: the scene)
-//        umd_wine_scene OUT.trace DLL single     (the scene without the second process,
-//                                                 for hosts that run one process only)
 //        umd_wine_scene child DLL                (prints one shared alloc_id)
 #include <windows.h>
 
@@ -113,8 +111,7 @@ static int run_child(const char *dll_path, uint32_t *id) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 3 && !(argc == 4 && std::strcmp(argv[3], "single") == 0)) return 2;
-    const bool single = argc == 4;
+    if (argc != 3) return 2;
     HMODULE dll = LoadLibraryA(argv[2]);
     REQUIRE(dll);
     for (const char *name : {"OpenAdapter", "OpenAdapter2", "OpenAdapterFromHdc", "OpenAdapterFromLuid"})
@@ -203,18 +200,11 @@ int main(int argc, char **argv) {
     // Shared alloc_ids from the named section: this process, another one, this one again.
     if (int e = create_shared_rt(o, H(0x505))) return e;
     uint32_t mine = F.last_shared_id, theirs = 0;
-    if (single) {
-        if (int e = create_shared_rt(o, H(0x506))) return e;
-        uint32_t again = F.last_shared_id;
-        std::printf("shared alloc_ids %u %u\n", mine, again);
-        REQUIRE(mine < AEROGPU_WDDM_ALLOC_ID_KMD_MIN && again == mine + 1);
-    } else {
-        if (int e = run_child(argv[2], &theirs)) return e;
-        if (int e = create_shared_rt(o, H(0x506))) return e;
-        uint32_t again = F.last_shared_id;
-        std::printf("shared alloc_ids %u %u %u\n", mine, theirs, again);
-        REQUIRE(mine < AEROGPU_WDDM_ALLOC_ID_KMD_MIN && theirs == mine + 1 && again == mine + 2);
-    }
+    if (int e = run_child(argv[2], &theirs)) return e;
+    if (int e = create_shared_rt(o, H(0x506))) return e;
+    uint32_t again = F.last_shared_id;
+    std::printf("shared alloc_ids %u %u %u\n", mine, theirs, again);
+    REQUIRE(mine < AEROGPU_WDDM_ALLOC_ID_KMD_MIN && theirs == mine + 1 && again == mine + 2);
 
     REQUIRE(f.pfnFlush(dev) == S_OK);
     REQUIRE(f.pfnDestroyDevice(dev) == S_OK);
