@@ -1,5 +1,7 @@
-//! Runs Windows kernel code (the shipped x86 and x64 `aerogpu.sys`) on Aero's own CPU,
-//! next to Aero's own AeroGPU device model, with the operating system played by the test.
+//! Runs Windows kernel code (the shipped x86 and x64 `aerogpu.sys`) and, with
+//! `win32_user.rs`, 32-bit user-mode programs and DLLs on Aero's own CPU, next to Aero's
+//! own AeroGPU device model, with the operating system played by the test. Images load at
+//! their preferred base or, relocated, anywhere in the image window.
 //!
 //! The machine: ring 0 with virtual = physical for the low 4 GiB, either flat 32-bit
 //! protected mode without paging, or long mode with identity-mapped 2 MiB pages plus
