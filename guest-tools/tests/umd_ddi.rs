@@ -239,7 +239,7 @@ fn d3d9_ddi_scene_through_the_device_table_runs_on_the_device_model() {
     assert!(objects.resource(0x1002).is_err());
     // Two shared surfaces (one with a KMD-assigned alloc_id, one from the cross-process
     // counter). The second was imported and released again by another process (alias
-    // 0x201000 gone, one reference left, token still mapped).
+    // 0x2000, from DWM's chunk of handles, gone; one reference left, token still mapped).
     let (handle, token) = parse_shared(&stdout);
     assert!(objects.resource(handle).is_ok());
     assert_eq!(objects.refcount(handle), Some(1));
@@ -251,7 +251,62 @@ fn d3d9_ddi_scene_through_the_device_table_runs_on_the_device_model() {
     assert_eq!(objects.resource_count(), 5 + 3 + 2 + 2);
     assert_eq!(objects.handle_count(), 12 + 2 + 1);
     assert!(objects.shared_resource(token).is_some());
-    assert!(objects.resource(0x20_1000).is_err());
+    assert!(objects.resource(0x2000).is_err());
+}
+
+/// Six devices of one process (two with the cross-process handle counter, two in the
+/// process-local fallback range, one running through a chunk of handles into the next and
+/// one beside it), their submissions interleaved in one trace, and a seventh device whose
+/// creations fail once the counter is exhausted: the trace replays with zero errors and
+/// every device's objects are there, each under its own handles.
+#[test]
+fn devices_of_one_process_never_share_protocol_handles() {
+    let exe = common::build(
+        "umd_multi_device_scene",
+        &[
+            "tests_host/umd_multi_device_scene.cpp",
+            "umd/src/aerogpu_umd_ddi.cpp",
+            "umd/src/aerogpu_umd_caps.cpp",
+            "umd/src/aerogpu_umd_core.cpp",
+            "umd/src/aerogpu_umd_core_draw.cpp",
+            "umd/src/aerogpu_umd_core_copy.cpp",
+            "umd/src/aerogpu_umd_legacy.cpp",
+            "tests_host/agpu_trace.c",
+            "kmd/portable/agpu_kmd_portable.c",
+        ],
+        true,
+        false,
+    )
+    .unwrap();
+    let path = common::out_dir().join("umd_multi_device_scene.trace");
+    let stdout = common::run(&exe, &[path.to_str().unwrap()]);
+    let fence: u64 = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("submissions ")?.split(" fence ").nth(1))
+        .unwrap_or_else(|| panic!("no summary line in {stdout}"))
+        .trim()
+        .parse()
+        .unwrap();
+    let out = common::replay_clean(&path, fence);
+    // 13 frames of one draw each, every one on its device's own render target.
+    assert_eq!(out.device.executor().draws, 13);
+    let objects = out.device.processor().objects();
+    let mut handles = Vec::new();
+    for line in stdout.lines().filter(|l| l.starts_with("device rt ")) {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        for h in [words[2], words[4]] {
+            let h: u32 = h.parse().unwrap();
+            assert!(objects.resource(h).is_ok(), "{h:#x} missing");
+            handles.push(h);
+        }
+    }
+    handles.sort_unstable();
+    handles.dedup();
+    assert_eq!(handles.len(), 12, "{stdout}");
+    // Each device's render target and vertex buffer, 2 shaders and a declaration; the 4096
+    // declarations of the chunk-crossing device were destroyed again.
+    assert_eq!(objects.resource_count(), 12);
+    assert_eq!(objects.handle_count(), 6 * 5);
 }
 
 fn parse_shared(stdout: &str) -> (u32, u64) {

@@ -19,6 +19,8 @@
 
 static uint64_t g_counter;        // the cross-process shared alloc_id counter
 static uint64_t next_shared() { return ++g_counter; }
+static uint64_t g_handle_chunks;  // the cross-process protocol handle counter
+static uint64_t next_handle_chunk() { return ++g_handle_chunks; }
 static std::vector<std::string> g_logs;
 static void capture_log(const char *m) { g_logs.push_back(m); }
 static uint32_t g_slept_ms;
@@ -43,6 +45,7 @@ int main(int argc, char **argv) {
     if (argc != 2) return 2;
     if (int e = start_trace(argv[1])) return e;
     aerogpu_umd_set_log(capture_log);
+    aerogpu_umd_set_handle_counter(next_handle_chunk); // the app's handles: chunk 1, from 0x1000
 
     // OpenAdapter -> adapter table.
     D3DDDI_ADAPTERCALLBACKS acb;
@@ -843,6 +846,7 @@ int main(int argc, char **argv) {
     orr.hResource = H(0x601);
     REQUIRE(g.pfnOpenResource(dwm, &orr) == 0);
     HANDLE alias = orr.hResource;
+    REQUIRE(uintptr_t(alias) == 0x2000); // DWM's first handle: the counter's next chunk
     D3DDDIARG_COLORFILL fill;
     std::memset(&fill, 0, sizeof(fill));
     fill.hResource = alias;

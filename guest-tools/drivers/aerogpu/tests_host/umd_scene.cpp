@@ -81,8 +81,9 @@ int main(int argc, char **argv) {
     agpu_wr(&T.ops, AEROGPU_MMIO_REG_IRQ_ENABLE, agpu_irq_mask(info.features, 1));
 
     TraceSink sink;
-    Device app(sink, 0x1000, 1);        // process 1 (the app)
-    Device dwm(sink, 0x200000, 0x10000); // process 2 (DWM), its own handle/alloc ranges
+    CountingHandleChunks handles;           // the cross-process handle counter
+    Device app(sink, handles, 1);           // process 1 (the app): handles from 0x1000
+    Device dwm(sink, handles, 0x10000);     // process 2 (DWM), its own alloc_id range
 
     ResourceDesc rt;
     rt.kind = ResourceKind::Texture2D; rt.d3d_format = 21; rt.width = 256; rt.height = 256;

@@ -143,8 +143,13 @@ uint32_t shared_alloc_id_from_counter(uint64_t counter_value) {
     return kSharedAllocIdMin | uint32_t(counter_value & (AEROGPU_WDDM_ALLOC_ID_UMD_MAX - kSharedAllocIdMin));
 }
 
-Device::Device(SubmitSink &sink, uint32_t handle_base, uint32_t alloc_id_base)
-    : sink_(sink), handle_base_(handle_base ? handle_base : 1), next_handle_(handle_base ? handle_base : 1),
+uint32_t handle_chunk_from_counter(uint64_t counter_value) {
+    if (counter_value == 0 || counter_value >= kFallbackHandleMin / kHandleChunk) return 0;
+    return uint32_t(counter_value) * kHandleChunk;
+}
+
+Device::Device(SubmitSink &sink, HandleChunks &handles, uint32_t alloc_id_base)
+    : sink_(sink), handles_(handles),
       next_alloc_id_((alloc_id_base && alloc_id_base < kSharedAllocIdMin) ? alloc_id_base : 1) {
     // Choice: the caches start at D3D9's defaults and the device is told all of them before
     // its first packet (emit_default_state), rather than caches marked "never sent". So
@@ -176,11 +181,23 @@ void Device::emit_default_state() {
             set_sampler_state(slot, state, kSamplerStateDefaults[state]);
 }
 
+uint32_t Device::new_handle() {
+    if (handles_left_ == 0) {
+        uint32_t first = handles_.reserve();
+        if (!first) {
+            out_of_handles_ = true;
+            return 0;
+        }
+        next_handle_ = first;
+        handles_left_ = kHandleChunk;
+    }
+    handles_left_--;
+    return next_handle_++;
+}
+
 Resource *Device::find(uint32_t handle) {
-    if (handle < handle_base_) return nullptr;
-    size_t i = handle - handle_base_;
-    if (i >= resources_.size() || !resources_[i].alive) return nullptr;
-    return &resources_[i];
+    auto it = resources_.find(handle);
+    return it == resources_.end() ? nullptr : &it->second;
 }
 
 const Resource *Device::resource(uint32_t handle) const {
@@ -241,13 +258,17 @@ aerogpu_wddm_alloc_priv make_alloc_priv(const ResourceDesc &d, uint32_t alloc_id
 }
 
 uint32_t Device::create_resource(const ResourceDesc &d, uint32_t shared_alloc_id, uint64_t share_token) {
+    out_of_handles_ = false;
     Resource r;
     r.desc = d;
     if (!resource_layout(d, &r.backing_bytes, &r.row_pitch)) return 0;
+    // Shared alloc_ids come from the cross-process counter or the KMD's range: never a
+    // per-process ID.
+    if (d.guest_backed && d.shared && shared_alloc_id < kSharedAllocIdMin) return 0;
+    r.handle = new_handle();
+    if (!r.handle) return 0;
     if (d.guest_backed) {
         if (d.shared) {
-            // From the cross-process counter or the KMD's range: never a per-process ID.
-            if (shared_alloc_id < kSharedAllocIdMin) return 0;
             r.alloc_id = shared_alloc_id;
         } else {
             r.alloc_id = next_alloc_id_++;
@@ -255,8 +276,6 @@ uint32_t Device::create_resource(const ResourceDesc &d, uint32_t shared_alloc_id
         }
     }
     r.share_token = share_token;
-    r.handle = new_handle();
-    r.alive = true;
     if (d.kind == ResourceKind::Buffer) {
         auto *p = emit<aerogpu_cmd_create_buffer>(AEROGPU_CMD_CREATE_BUFFER);
         if (!p) return 0;
@@ -277,8 +296,7 @@ uint32_t Device::create_resource(const ResourceDesc &d, uint32_t shared_alloc_id
         p->row_pitch_bytes = r.row_pitch;
         p->backing_alloc_id = r.alloc_id;
     }
-    resources_.resize(r.handle - handle_base_ + 1);
-    resources_[r.handle - handle_base_] = r;
+    resources_[r.handle] = r;
     reference(r.handle, true);
     if (d.shared && share_token) {
         auto *e = emit<aerogpu_cmd_export_shared_surface>(AEROGPU_CMD_EXPORT_SHARED_SURFACE);
@@ -301,6 +319,7 @@ int32_t Device::export_shared(uint32_t handle, uint64_t share_token) {
 }
 
 uint32_t Device::open_shared(uint64_t share_token, const ResourceDesc &d, uint32_t alloc_id) {
+    out_of_handles_ = false;
     if (!share_token) return 0;
     Resource r;
     r.desc = d;
@@ -308,13 +327,12 @@ uint32_t Device::open_shared(uint64_t share_token, const ResourceDesc &d, uint32
     r.share_token = share_token;
     if (!resource_layout(d, &r.backing_bytes, &r.row_pitch)) return 0;
     r.handle = new_handle();
-    r.alive = true;
+    if (!r.handle) return 0;
     auto *p = emit<aerogpu_cmd_import_shared_surface>(AEROGPU_CMD_IMPORT_SHARED_SURFACE);
     if (!p) return 0;
     p->out_resource_handle = r.handle;
     p->share_token = share_token;
-    resources_.resize(r.handle - handle_base_ + 1);
-    resources_[r.handle - handle_base_] = r;
+    resources_[r.handle] = r;
     return r.handle;
 }
 
@@ -332,7 +350,7 @@ int32_t Device::destroy_resource(uint32_t handle) {
     auto *p = emit<aerogpu_cmd_destroy_resource>(AEROGPU_CMD_DESTROY_RESOURCE);
     if (!p) return kE_OUTOFMEMORY;
     p->resource_handle = handle;
-    r->alive = false;
+    resources_.erase(handle);
     for (auto &v : vb_) if (v.handle == handle) v = StreamBinding{};
     for (auto &t : tex_) if (t == handle) t = 0;
     for (auto &t : rts_) if (t == handle) t = 0;
@@ -358,6 +376,7 @@ int32_t Device::unlock(uint32_t handle, uint64_t offset, uint64_t size) {
 }
 
 uint32_t Device::create_shader(uint32_t stage, const void *tokens, size_t bytes) {
+    out_of_handles_ = false;
     if (!tokens || bytes < 8 || bytes % 4 || bytes > AEROGPU_MAX_SHADER_BYTES) return 0;
     // Versions above what GetCaps reports never come from a conforming runtime.
     uint32_t version;
@@ -369,6 +388,7 @@ uint32_t Device::create_shader(uint32_t stage, const void *tokens, size_t bytes)
         (version & 0xFFFF) > (max & 0xFFFF))
         return 0;
     uint32_t h = new_handle();
+    if (!h) return 0;
     auto *p = emit<aerogpu_cmd_create_shader>(AEROGPU_CMD_CREATE_SHADER, tokens, bytes);
     if (!p) return 0;
     p->shader_handle = h;
@@ -437,8 +457,10 @@ int32_t Device::set_shader_constants_b(uint32_t stage, uint32_t start, const uin
 }
 
 uint32_t Device::create_vertex_decl(const void *elements, size_t bytes) {
+    out_of_handles_ = false;
     if (!elements || bytes == 0 || bytes % 8 || bytes > AEROGPU_MAX_INPUT_LAYOUT_ELEMENTS * 8) return 0;
     uint32_t h = new_handle();
+    if (!h) return 0;
     auto *p = emit<aerogpu_cmd_create_input_layout>(AEROGPU_CMD_CREATE_INPUT_LAYOUT, elements, bytes);
     if (!p) return 0;
     p->input_layout_handle = h;

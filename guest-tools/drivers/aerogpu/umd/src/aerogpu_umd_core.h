@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "aerogpu_cmd_writer.h"
@@ -49,6 +50,38 @@ constexpr uint32_t kSharedAllocIdMin = 0x40000000u;
 // the shared range; wraps after 2^30 shared allocations).
 uint32_t shared_alloc_id_from_counter(uint64_t counter_value);
 constexpr uint32_t kD3DGETDATA_FLUSH = 0x00000001u;
+
+// Protocol handles (resources, shaders, input layouts) form ONE namespace on the device for
+// all guest processes, and re-creating a live handle is an error there. So a device takes
+// its handles in chunks of kHandleChunk that no other device (of any process) ever gets,
+// and a new chunk when its chunk is used up: a device's handles are sparse, never 0.
+// The u32 space is split in two: handles below kFallbackHandleMin come from a counter all
+// processes share (value n: [n, n + 1) * kHandleChunk, see handle_chunk_from_counter); the
+// rest is the fallback of processes without that counter (aerogpu_umd_ddi.cpp).
+constexpr uint32_t kHandleChunk = 0x1000u;
+constexpr uint32_t kFallbackHandleMin = 0x80000000u;
+// First handle of the chunk a value of the shared counter stands for (values from 1); 0 when
+// the value lies past the shared range: the space is exhausted and creation fails from then
+// on (handles are never reused, so they cannot collide).
+uint32_t handle_chunk_from_counter(uint64_t counter_value);
+
+// Where a device gets its handle chunks.
+class HandleChunks {
+public:
+    virtual ~HandleChunks() = default;
+    // First handle of a chunk of kHandleChunk handles no device has had, 0 when none is left.
+    virtual uint32_t reserve() = 0;
+};
+
+// Chunks from a counter of its own (values 1, 2, ...): one namespace for the devices given
+// it and nobody else (host tests).
+class CountingHandleChunks : public HandleChunks {
+public:
+    uint32_t reserve() override { return handle_chunk_from_counter(++counter_); }
+
+private:
+    uint64_t counter_ = 0;
+};
 
 // One allocation the current batch references (becomes the WDDM allocation list).
 struct AllocRef {
@@ -114,7 +147,6 @@ struct Resource {
     uint64_t backing_bytes = 0;
     uint32_t row_pitch = 0;
     uint64_t share_token = 0;
-    bool alive = false;
 };
 
 // AEROGPU_FORMAT for a D3DFORMAT (0 = unsupported).
@@ -173,9 +205,9 @@ constexpr uint32_t kUploadRingBuffers = 4;
 
 class Device {
 public:
-    // handle_base: first protocol handle (cross-process unique on Windows);
+    // handles: where protocol handles come from (shared by every device of the namespace);
     // alloc_id_base: first UMD alloc_id for non-shared resources.
-    Device(SubmitSink &sink, uint32_t handle_base, uint32_t alloc_id_base);
+    Device(SubmitSink &sink, HandleChunks &handles, uint32_t alloc_id_base);
 
     // Resources. Returns the protocol handle, 0 on failure. For shared resources the
     // caller (KMD via private data) supplies share_token; shared_alloc_id comes from the
@@ -349,9 +381,13 @@ public:
     uint64_t flush(bool present = false);
     uint64_t last_fence() const { return last_fence_; }
     CmdError writer_error() const { return cmd_.error(); }
+    // The last create_* / open_shared failed because no handle chunk was left (see
+    // HandleChunks), rather than for its arguments.
+    bool out_of_handles() const { return out_of_handles_; }
 
 private:
-    uint32_t new_handle() { return next_handle_++; }
+    // The next handle of the device's chunk (a new chunk when it is used up), 0 if none.
+    uint32_t new_handle();
     void reference(uint32_t handle, bool write);
     void emit_pipeline_state();
     Resource *find(uint32_t handle);
@@ -377,8 +413,10 @@ private:
     SubmitSink &sink_;
     CmdWriter cmd_;
     std::vector<AllocRef> allocs_;
-    std::vector<Resource> resources_; // indexed by handle - handle_base_
-    uint32_t handle_base_, next_handle_, next_alloc_id_;
+    std::map<uint32_t, Resource> resources_; // live resources by handle
+    HandleChunks &handles_;
+    uint32_t next_handle_ = 0, handles_left_ = 0, next_alloc_id_;
+    bool out_of_handles_ = false;
 
     uint32_t rs_[256] = {};
     bool defaults_pending_ = true; // the default state is not in a batch yet

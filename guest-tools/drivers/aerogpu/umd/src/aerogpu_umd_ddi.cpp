@@ -50,6 +50,7 @@
 #include "aerogpu_umd_ddi.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
@@ -244,8 +245,8 @@ struct StateBlock {
 
 class UmdDevice {
 public:
-    UmdDevice(HANDLE rt, const D3DDDIARG_CREATEDEVICE &args, uint32_t handle_base, uint32_t alloc_base)
-        : runtime(rt), cb(*args.pCallbacks), sink(*this), core(sink, handle_base, alloc_base) {
+    UmdDevice(HANDLE rt, const D3DDDIARG_CREATEDEVICE &args, HandleChunks &handles, uint32_t alloc_base)
+        : runtime(rt), cb(*args.pCallbacks), sink(*this), core(sink, handles, alloc_base) {
         cmd_buf = args.pCommandBuffer;
         cmd_size = args.CommandBufferSize;
         alloc_list = args.pAllocationList;
@@ -468,6 +469,10 @@ bool WddmSink::wait_fence(uint64_t fence, uint32_t timeout_ms) {
 // ---- Device DDIs ------------------------------------------------------------------------
 
 HRESULT hr_of(int32_t v) { return static_cast<HRESULT>(v); }
+
+// What a create DDI returns when the core made nothing: E_OUTOFMEMORY once the protocol
+// handles are exhausted, INVALIDCALL for arguments it refuses.
+HRESULT create_failed(const UmdDevice *d) { return d->core.out_of_handles() ? kEOutOfMemory : kInvalidCall; }
 
 HRESULT APIENTRY SetRenderState(HANDLE h, const D3DDDIARG_RENDERSTATE *a) {
     if (!a) return kEInvalidArg;
@@ -1119,7 +1124,7 @@ HRESULT create_shared_resource(UmdDevice *d, D3DDDIARG_CREATERESOURCE *a, Resour
     uint32_t handle = d->core.create_resource(desc, back.alloc_id);
     if (!handle) {
         deallocate_one(d, alloc);
-        return kInvalidCall;
+        return create_failed(d);
     }
     if (d->core.export_shared(handle, back.share_token) != kS_OK) {
         d->core.destroy_resource(handle);
@@ -1169,7 +1174,7 @@ HRESULT APIENTRY CreateResource(HANDLE h, D3DDDIARG_CREATERESOURCE *a) {
         return create_shared_resource(d, a, desc);
     }
     uint32_t handle = d->core.create_resource(desc);
-    if (!handle) return kInvalidCall;
+    if (!handle) return create_failed(d);
     ResInfo info;
     if (a->Pool == D3DDDIPOOL_SYSTEMMEM) {
         // The runtime owns these surfaces' memory (pSysMem): BufBlt/TexBlt read it there.
@@ -1275,7 +1280,7 @@ HRESULT APIENTRY OpenResource(HANDLE h, D3DDDIARG_OPENRESOURCE *a) {
     }
     if (!d3d_format_to_aerogpu(desc.d3d_format) || !desc.width || !desc.height) return kNotAvailable;
     uint32_t handle = d->core.open_shared(p.share_token, desc, p.alloc_id);
-    if (!handle) return kInvalidCall;
+    if (!handle) return create_failed(d);
     ResInfo info;
     info.hAllocation = oi.hAllocation;
     d->res[handle] = info;
@@ -1309,7 +1314,7 @@ HRESULT APIENTRY Flush(HANDLE h) { return dev(h)->flush_hr(); }
 HRESULT APIENTRY CreateVertexShaderFunc(HANDLE h, D3DDDIARG_CREATEVERTEXSHADERFUNC *a, const UINT *code) {
     if (!a) return kEInvalidArg;
     uint32_t s = dev(h)->core.create_shader(AEROGPU_SHADER_STAGE_VERTEX, code, a->Size);
-    if (!s) return kInvalidCall;
+    if (!s) return create_failed(dev(h));
     a->ShaderHandle = to_handle(s);
     return kOk;
 }
@@ -1317,7 +1322,7 @@ HRESULT APIENTRY CreateVertexShaderFunc(HANDLE h, D3DDDIARG_CREATEVERTEXSHADERFU
 HRESULT APIENTRY CreatePixelShader(HANDLE h, D3DDDIARG_CREATEPIXELSHADER *a, const UINT *code) {
     if (!a) return kEInvalidArg;
     uint32_t s = dev(h)->core.create_shader(AEROGPU_SHADER_STAGE_PIXEL, code, a->CodeSize);
-    if (!s) return kInvalidCall;
+    if (!s) return create_failed(dev(h));
     a->ShaderHandle = to_handle(s);
     return kOk;
 }
@@ -1338,7 +1343,7 @@ HRESULT APIENTRY CreateVertexShaderDecl(HANDLE h, D3DDDIARG_CREATEVERTEXSHADERDE
     D3DDDIVERTEXELEMENT end = {0xFF, 0, 17 /* D3DDECLTYPE_UNUSED */, 0, 0, 0};
     v.push_back(end);
     uint32_t decl = dev(h)->core.create_vertex_decl(v.data(), v.size() * sizeof(v[0]));
-    if (!decl) return kInvalidCall;
+    if (!decl) return create_failed(dev(h));
     a->ShaderHandle = to_handle(decl);
     return kOk;
 }
@@ -1887,12 +1892,48 @@ void fill_device_funcs(D3DDDI_DEVICEFUNCS *f) {
 
 uint32_t g_process_tag = 0;
 
+// Protocol handle chunks (see kHandleChunk): every device of every process takes them from
+// the cross-process counter (aerogpu_umd_set_handle_counter). Without it (a low-integrity
+// process cannot open the section) the process falls back to a window of its own in
+// [kFallbackHandleMin, 2^32): window tag % kFallbackWindows of kFallbackWindowChunks chunks,
+// handed out by a process-local counter. That keeps the devices of one process apart and
+// away from every process that has the counter, but two fallback processes whose tags are
+// equal modulo kFallbackWindows share a window, and a window is all such a process gets.
+uint64_t (*g_handle_counter)() = nullptr;
+constexpr uint32_t kFallbackWindowChunks = 256;
+constexpr uint32_t kFallbackWindows = (0u - kFallbackHandleMin) / (kFallbackWindowChunks * kHandleChunk);
+std::atomic<uint32_t> g_fallback_chunks{0};
+std::atomic<bool> g_handles_exhausted_logged{false};
+
+class ProcessHandleChunks final : public HandleChunks {
+public:
+    uint32_t reserve() override {
+        uint32_t first = 0;
+        if (g_handle_counter) {
+            first = handle_chunk_from_counter(g_handle_counter());
+        } else {
+            // Counts up to kFallbackWindowChunks and stays there (never wraps back into use).
+            uint32_t n = g_fallback_chunks.load();
+            while (n < kFallbackWindowChunks && !g_fallback_chunks.compare_exchange_weak(n, n + 1)) {
+            }
+            if (n < kFallbackWindowChunks)
+                first = kFallbackHandleMin +
+                        ((g_process_tag % kFallbackWindows) * kFallbackWindowChunks + n) * kHandleChunk;
+        }
+        if (!first && !g_handles_exhausted_logged.exchange(true))
+            logf("aerogpu-d3d9: protocol handles exhausted (%s): resource/shader creation fails\n",
+                 g_handle_counter ? "cross-process counter" : "process-local fallback range");
+        return first;
+    }
+};
+ProcessHandleChunks g_handle_chunks;
+
 HRESULT APIENTRY CreateDevice(HANDLE hAdapter, struct _D3DDDIARG_CREATEDEVICE *args) {
     if (!hAdapter || !args || !args->pCallbacks || !args->pDeviceFuncs) return kEInvalidArg;
-    // Per-process handle and alloc_id ranges keep protocol handles distinct across
-    // processes sharing the device (DWM + apps).
+    // Per-process alloc_id ranges for non-shared allocations (they only meet in one
+    // submission's allocation table); protocol handles come in chunks (above).
     uint32_t tag = g_process_tag % 0x7FFu;
-    UmdDevice *d = new (std::nothrow) UmdDevice(args->hDevice, *args, 0x1000u + tag * 0x100000u, 1u + tag * 0x10000u);
+    UmdDevice *d = new (std::nothrow) UmdDevice(args->hDevice, *args, g_handle_chunks, 1u + tag * 0x10000u);
     if (!d) return kEOutOfMemory;
     const D3DDDI_DEVICECALLBACKS &cb = *args->pCallbacks;
     logf("aerogpu-d3d9: CreateDevice callbacks: Allocate=%d Render=%d Present=%d Lock=%d Escape=%d CreateContext=%d\n",
@@ -1966,6 +2007,8 @@ void aerogpu_umd_set_log(void (*fn)(const char *)) { g_log = fn; }
 void aerogpu_umd_set_process_tag(uint32_t tag) { g_process_tag = tag; }
 
 void aerogpu_umd_set_shared_counter(uint64_t (*next)(void)) { g_shared_counter = next; }
+
+void aerogpu_umd_set_handle_counter(uint64_t (*next)(void)) { g_handle_counter = next; }
 
 void aerogpu_umd_set_trace(int enabled) { g_trace_on = enabled != 0; }
 

@@ -9,8 +9,15 @@
 extern "C" {
 // Where the UMD's diagnostics go (OutputDebugStringA on Windows); NULL drops them.
 void aerogpu_umd_set_log(void (*fn)(const char *));
-// Per-process tag (the process id on Windows) that spreads protocol handles and alloc_ids.
+// Per-process tag (the process id on Windows) that spreads non-shared alloc_ids, and
+// protocol handles without the handle counter.
 void aerogpu_umd_set_process_tag(uint32_t tag);
+// The cross-process counter protocol handles come from, in chunks: a new value on every
+// call, unique across all processes of the session (Windows: InterlockedIncrement64 on a
+// second named file mapping); value n is handles [n, n + 1) * 0x1000 (kHandleChunk), and
+// values past the shared range fail creation with E_OUTOFMEMORY. NULL: a process-local
+// fallback range (see aerogpu_umd_ddi.cpp).
+void aerogpu_umd_set_handle_counter(uint64_t (*next)(void));
 // The cross-process counter shared alloc_ids come from: returns a new value on every
 // call, unique across all processes of the session (Windows: InterlockedIncrement64 on a
 // named file mapping). NULL: shared resources are refused with D3DERR_NOTAVAILABLE.

@@ -14,6 +14,9 @@
 
 using namespace aerogpu;
 
+// The protocol handle namespace all the tests' devices share.
+static CountingHandleChunks g_handles;
+
 struct NullSink : SubmitSink {
     uint64_t n = 0;
     std::vector<std::vector<uint8_t>> streams;
@@ -58,7 +61,7 @@ static void test_d3d9_caps() {
     CHECK(c.VertexShaderVersion == kMaxVertexShaderVersion && c.PixelShaderVersion == kMaxPixelShaderVersion);
     CHECK(c.VertexShaderVersion == D3DVS_VERSION(2, 0) && c.PixelShaderVersion == D3DPS_VERSION(2, 0));
     NullSink sink;
-    Device d(sink, 1, 1);
+    Device d(sink, g_handles, 1);
     const uint32_t vs[] = {c.VertexShaderVersion, 0x0000FFFFu};
     const uint32_t vs_above[] = {c.VertexShaderVersion + 1, 0x0000FFFFu};
     const uint32_t ps[] = {c.PixelShaderVersion, 0x0000FFFFu};
@@ -112,7 +115,7 @@ static void test_d3d9_caps() {
         if (!(c.SrcBlendCaps & (1u << bit))) continue;
         uint32_t blend = bit + 1; // D3DBLEND value of D3DPBLENDCAPS bit `bit`
         NullSink s2;
-        Device e(s2, 1, 1);
+        Device e(s2, g_handles, 1);
         uint32_t hvs = e.create_shader(AEROGPU_SHADER_STAGE_VERTEX, vs, sizeof(vs));
         uint32_t hps = e.create_shader(AEROGPU_SHADER_STAGE_PIXEL, ps, sizeof(ps));
         const uint8_t decl[] = {0, 0, 0, 0, 2, 0, 0, 0, 0xFF, 0, 0, 0, 17, 0, 0, 0};
@@ -154,7 +157,7 @@ static void test_d3d9_caps() {
     CHECK(c.StretchRectFilterCaps == stretch && (c.TextureFilterCaps & stretch) == stretch);
     for (int linear = 0; linear < 2; linear++) {
         NullSink s3;
-        Device e(s3, 1, 1);
+        Device e(s3, g_handles, 1);
         ResourceDesc src, dst;
         src.kind = dst.kind = ResourceKind::Texture2D;
         src.d3d_format = dst.d3d_format = D3DDDIFMT_A8R8G8B8;
@@ -199,7 +202,7 @@ static void test_formats() {
     CHECK(past == 0xEEEEEEEEu); // nothing written past the size
     bool x8r8g8b8_display = false, a8r8g8b8_rt_tex = false;
     NullSink sink;
-    Device d(sink, 1, 1);
+    Device d(sink, g_handles, 1);
     for (UINT i = 0; i < n; i++) {
         const FORMATOP &f = ops[i];
         uint32_t agpu = d3d_format_to_aerogpu(f.Format);

@@ -10,6 +10,9 @@
 
 using namespace aerogpu;
 
+// The protocol handle namespace all the tests' devices share.
+static CountingHandleChunks g_handles;
+
 // A sink that records batches; completion is controlled by the test.
 struct FakeSink : SubmitSink {
     uint64_t next = 0, completed = 0;
@@ -89,13 +92,13 @@ static const uint8_t kDecl[] = {0, 0, 0, 0, 2, 0, 0, 0, 0xFF, 0, 0, 0, 17, 0, 0,
 
 static void test_draw_alloc_list() {
     FakeSink sink;
-    Device d(sink, 100, 1);
+    Device d(sink, g_handles, 1);
     ResourceDesc rt;
     rt.kind = ResourceKind::Texture2D; rt.d3d_format = 21; rt.width = 32; rt.height = 32;
     rt.usage = AEROGPU_RESOURCE_USAGE_RENDER_TARGET;
     ResourceDesc vb; vb.size_bytes = 48; vb.usage = AEROGPU_RESOURCE_USAGE_VERTEX_BUFFER;
     uint32_t hrt = d.create_resource(rt), hvb = d.create_resource(vb);
-    CHECK(hrt == 100 && hvb == 101);
+    CHECK(hrt && hvb == hrt + 1);
     CHECK(d.resource(hrt)->alloc_id == 1 && d.resource(hvb)->alloc_id == 2);
     CHECK(d.resource(hrt)->backing_bytes == 32 * 32 * 4);
     d.flush();
@@ -169,17 +172,70 @@ static void test_shared_alloc_ids() {
     CHECK(shared_alloc_id_from_counter(~uint64_t(0)) == AEROGPU_WDDM_ALLOC_ID_UMD_MAX);
     // Per-process IDs wrap before reaching the shared range.
     FakeSink sink;
-    Device d(sink, 1, kSharedAllocIdMin - 1);
+    Device d(sink, g_handles, kSharedAllocIdMin - 1);
     ResourceDesc vb; vb.size_bytes = 16;
     uint32_t a = d.create_resource(vb), b = d.create_resource(vb);
     CHECK(d.resource(a)->alloc_id == kSharedAllocIdMin - 1 && d.resource(b)->alloc_id == 1);
-    Device e(sink, 1, kSharedAllocIdMin); // a base inside the shared range is not used
+    Device e(sink, g_handles, kSharedAllocIdMin); // a base inside the shared range is not used
     CHECK(e.resource(e.create_resource(vb))->alloc_id == 1);
+}
+
+// Handle chunks a test hands out: the listed first handles, then none (0).
+struct ListedChunks : HandleChunks {
+    std::vector<uint32_t> firsts;
+    size_t taken = 0;
+    uint32_t reserve() override { return taken < firsts.size() ? firsts[taken++] : 0; }
+};
+
+static void test_handle_chunks() {
+    // Values of the shared counter: chunk n from 1 up, 0 past the shared range.
+    CHECK(handle_chunk_from_counter(0) == 0);
+    CHECK(handle_chunk_from_counter(1) == kHandleChunk);
+    CHECK(handle_chunk_from_counter(kFallbackHandleMin / kHandleChunk - 1) == kFallbackHandleMin - kHandleChunk);
+    CHECK(handle_chunk_from_counter(kFallbackHandleMin / kHandleChunk) == 0);
+    CHECK(handle_chunk_from_counter(uint64_t(1) << 32) == 0); // no wrap onto low chunks
+    CHECK(handle_chunk_from_counter(~uint64_t(0)) == 0);
+
+    // Two devices of one namespace take turns at the counter: disjoint, sparse handles.
+    FakeSink sink;
+    CountingHandleChunks shared;
+    Device a(sink, shared, 1), b(sink, shared, 1);
+    ResourceDesc vb; vb.size_bytes = 16; vb.usage = AEROGPU_RESOURCE_USAGE_VERTEX_BUFFER;
+    uint32_t a0 = a.create_resource(vb), b0 = b.create_resource(vb);
+    CHECK(a0 == kHandleChunk && b0 == 2 * kHandleChunk);
+
+    // A device runs through its chunk into the next, which lies far from the first: every
+    // resource stays reachable by its handle. Then no chunk is left: every create fails
+    // with out_of_handles() and emits nothing; what exists keeps working.
+    ListedChunks listed;
+    listed.firsts = {0x5000, 0x7FFFF000};
+    Device d(sink, listed, 1);
+    std::vector<uint32_t> handles;
+    for (uint32_t i = 0; i < kHandleChunk; i++) handles.push_back(d.create_vertex_decl(kDecl, sizeof(kDecl)));
+    CHECK(handles.front() == 0x5000 && handles.back() == 0x5FFF && listed.taken == 1);
+    uint32_t first = d.create_resource(vb);
+    CHECK(first == 0x7FFFF000 && listed.taken == 2 && !d.out_of_handles());
+    for (uint32_t i = 1; i < kHandleChunk; i++) CHECK(d.create_shader(AEROGPU_SHADER_STAGE_VERTEX, kVs, sizeof(kVs)));
+    d.flush();
+    size_t batches = sink.streams.size();
+    ResourceDesc tex;
+    tex.kind = ResourceKind::Texture2D; tex.d3d_format = 21; tex.width = 4; tex.height = 4;
+    CHECK(d.create_resource(tex) == 0 && d.out_of_handles());
+    CHECK(d.create_shader(AEROGPU_SHADER_STAGE_PIXEL, kPs, sizeof(kPs)) == 0);
+    CHECK(d.create_vertex_decl(kDecl, sizeof(kDecl)) == 0);
+    CHECK(d.open_shared(77, tex, shared_alloc_id_from_counter(3)) == 0);
+    CHECK(d.flush() == 0 && sink.streams.size() == batches); // nothing was emitted
+    CHECK(d.resource(first) && d.resource(first)->desc.size_bytes == 16);
+    CHECK(d.unlock(first, 0, 16) == kS_OK && d.destroy_resource(first) == kS_OK && !d.resource(first));
+    CHECK(d.destroy_resource(first) == kD3DERR_INVALIDCALL);
+    // A chunk granted again clears the state.
+    listed.firsts.push_back(0x9000);
+    CHECK(d.create_resource(vb) == 0x9000 && !d.out_of_handles());
 }
 
 static void test_caps_limits_enforced() {
     FakeSink sink;
-    Device d(sink, 1, 1);
+    Device d(sink, g_handles, 1);
     const uint32_t vs20[] = {kMaxVertexShaderVersion, 0x0000FFFFu};
     const uint32_t vs11[] = {0xFFFE0101u, 0x0000FFFFu};
     const uint32_t vs2x[] = {kMaxVertexShaderVersion + 1, 0x0000FFFFu};
@@ -207,7 +263,7 @@ static void test_caps_limits_enforced() {
 static void test_present_throttle_and_queries() {
     FakeSink sink;
     sink.auto_complete = false;
-    Device d(sink, 1, 1);
+    Device d(sink, g_handles, 1);
     CHECK(d.max_frame_latency() == 3);
     for (int i = 0; i < 3; i++) CHECK(d.present_ex(0, true) == kS_OK);
     CHECK(d.presents_in_flight() == 3 && sink.waits == 0);
@@ -392,7 +448,7 @@ static float f32(const uint8_t *p) {
 // linear magnification, alpha blending, a smaller viewport and scissor rect.
 struct Scene {
     FakeSink sink;
-    Device d{sink, 100, 1};
+    Device d{sink, g_handles, 1};
     uint32_t rt = 0, ds = 0, vb = 0, tex = 0, src = 0, dst = 0, vs = 0, ps = 0, decl = 0;
     Scene(bool set_viewport = true) {
         ResourceDesc t;
@@ -772,7 +828,7 @@ static void test_upload_ring_wraps_and_batches() {
 // the rectangle scaled to each level and grown to whole texels.
 static void test_tex_blt_copy_levels() {
     FakeSink sink;
-    Device d(sink, 100, 1);
+    Device d(sink, g_handles, 1);
     ResourceDesc t;
     t.kind = ResourceKind::Texture2D; t.d3d_format = 21; t.width = t.height = 16; t.levels = 3;
     t.usage = AEROGPU_RESOURCE_USAGE_TEXTURE;
@@ -830,7 +886,7 @@ static void test_tex_blt_copy_levels() {
 // row when the pitches differ, one span when they match), BC regions in whole blocks.
 static void test_tex_blt_sysmem_upload() {
     FakeSink sink;
-    Device d(sink, 100, 1);
+    Device d(sink, g_handles, 1);
     ResourceDesc t;
     t.kind = ResourceKind::Texture2D; t.d3d_format = 21; t.width = t.height = 16; t.levels = 2;
     t.usage = AEROGPU_RESOURCE_USAGE_TEXTURE;
@@ -888,7 +944,7 @@ static void test_tex_blt_sysmem_upload() {
 
 static void test_buffer_copy_and_upload() {
     FakeSink sink;
-    Device d(sink, 100, 1);
+    Device d(sink, g_handles, 1);
     ResourceDesc b;
     b.size_bytes = 64; b.usage = AEROGPU_RESOURCE_USAGE_VERTEX_BUFFER;
     uint32_t dst = d.create_resource(b), src = d.create_resource(b);
@@ -1091,7 +1147,7 @@ static void test_clear_d3d9_viewport_and_scissor() {
 // Int/bool shader constants: SET_SHADER_CONSTANTS_I/_B, BOOLs sent as 0/1, ranges checked.
 static void test_int_bool_constants() {
     FakeSink sink;
-    Device d(sink, 100, 1);
+    Device d(sink, g_handles, 1);
     const int32_t iv[8] = {3, 0, 1, 0, -2, 7, 1, 0};
     const uint32_t bv[2] = {7, 0};
     CHECK(d.set_shader_constants_i(AEROGPU_SHADER_STAGE_PIXEL, 14, iv, 2) == kS_OK);
@@ -1166,7 +1222,7 @@ static void test_draw_indexed_primitive2() {
 // SetRenderState(X, 0) can never be a state the device has not heard of.
 static void test_default_state_sent_first() {
     FakeSink sink;
-    Device d(sink, 100, 1);
+    Device d(sink, g_handles, 1);
     d.flush();
     CHECK(sink.streams.empty()); // nothing to send yet
     CHECK(d.set_render_state(137 /* LIGHTING */, 0) == kS_OK);
@@ -1235,7 +1291,7 @@ static void test_default_state_sent_first() {
 // batch first, nothing is lost or reordered, and a draw's batch lists what it references.
 static void test_batches_end_before_overflow() {
     FakeSink sink;
-    Device d(sink, 100, 1);
+    Device d(sink, g_handles, 1);
     const size_t kMax = 1024;
     d.set_max_batch_bytes(kMax);
     for (uint32_t i = 0; i < 300; i++) CHECK(d.set_render_state(0x1000 + i, i) == kS_OK);
@@ -1313,6 +1369,7 @@ int main() {
     test_draw_alloc_list();
     test_present_throttle_and_queries();
     test_shared_alloc_ids();
+    test_handle_chunks();
     test_caps_limits_enforced();
     return agpu_check_report();
 }
