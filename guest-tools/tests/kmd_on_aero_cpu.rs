@@ -1207,12 +1207,14 @@ impl Kmd {
     }
 
     fn query_fence(&mut self) -> QueryFenceOut {
-        let mut req = QueryFenceOut::default();
-        req.hdr = EscapeHeader {
-            version: escape::ESCAPE_VERSION,
-            op: escape::OP_QUERY_FENCE,
-            size_bytes: QueryFenceOut::SIZE as u32,
-            reserved0: 0,
+        let req = QueryFenceOut {
+            hdr: EscapeHeader {
+                version: escape::ESCAPE_VERSION,
+                op: escape::OP_QUERY_FENCE,
+                size_bytes: QueryFenceOut::SIZE as u32,
+                reserved0: 0,
+            },
+            ..Default::default()
         };
         let (st, out) = self.escape(&req.to_bytes());
         assert_eq!(st, STATUS_SUCCESS, "QUERY_FENCE escape");
@@ -2326,8 +2328,10 @@ fn run_driver(arch: Arch) {
         (0, 0),
         "D3: scanout and interrupts off"
     );
-    let mut req = escape::SelftestInout::default();
-    req.hdr = escape_header(escape::OP_SELFTEST, escape::SelftestInout::SIZE);
+    let req = escape::SelftestInout {
+        hdr: escape_header(escape::OP_SELFTEST, escape::SelftestInout::SIZE),
+        ..Default::default()
+    };
     let (_, out) = k.escape(&req.to_bytes());
     let t = escape::SelftestInout::decode(&out).unwrap();
     assert_eq!(
@@ -2419,9 +2423,11 @@ fn run_driver(arch: Arch) {
 
     // ---- dbgctl's escapes, runtime presents, paging buffers, timeout recovery ----------
     let selftest = |k: &mut Kmd| {
-        let mut req = escape::SelftestInout::default();
-        req.hdr = escape_header(escape::OP_SELFTEST, escape::SelftestInout::SIZE);
-        req.timeout_ms = 500;
+        let req = escape::SelftestInout {
+            hdr: escape_header(escape::OP_SELFTEST, escape::SelftestInout::SIZE),
+            timeout_ms: 500,
+            ..Default::default()
+        };
         let (st, out) = k.escape(&req.to_bytes());
         assert_eq!(st, STATUS_SUCCESS, "SELFTEST escape");
         escape::SelftestInout::decode(&out).unwrap()
@@ -2439,8 +2445,10 @@ fn run_driver(arch: Arch) {
         "the selftest went through the ring"
     );
 
-    let mut req = escape::DumpRingV2Inout::default();
-    req.hdr = escape_header(escape::OP_DUMP_RING_V2, escape::DumpRingV2Inout::SIZE);
+    let req = escape::DumpRingV2Inout {
+        hdr: escape_header(escape::OP_DUMP_RING_V2, escape::DumpRingV2Inout::SIZE),
+        ..Default::default()
+    };
     let (st, out) = k.escape(&req.to_bytes());
     assert_eq!(st, STATUS_SUCCESS, "DUMP_RING_V2");
     let dump = escape::DumpRingV2Inout::decode(&out).unwrap();
@@ -2458,8 +2466,10 @@ fn run_driver(arch: Arch) {
         "newest descriptor last"
     );
 
-    let mut req = escape::QueryVblankOut::default();
-    req.hdr = escape_header(escape::OP_QUERY_VBLANK, escape::QueryVblankOut::SIZE);
+    let req = escape::QueryVblankOut {
+        hdr: escape_header(escape::OP_QUERY_VBLANK, escape::QueryVblankOut::SIZE),
+        ..Default::default()
+    };
     let (st, out) = k.escape(&req.to_bytes());
     assert_eq!(st, STATUS_SUCCESS, "QUERY_VBLANK");
     let vb = escape::QueryVblankOut::decode(&out).unwrap();
@@ -2472,11 +2482,13 @@ fn run_driver(arch: Arch) {
     assert!(vb.vblank_seq > 0, "vblanks happened");
     assert_eq!(vb.vblank_period_ns, k.reg(reg::SCANOUT0_VBLANK_PERIOD_NS));
 
-    let mut req = escape::DumpCreateAllocationInout::default();
-    req.hdr = escape_header(
-        escape::OP_DUMP_CREATEALLOCATION,
-        escape::DumpCreateAllocationInout::SIZE,
-    );
+    let req = escape::DumpCreateAllocationInout {
+        hdr: escape_header(
+            escape::OP_DUMP_CREATEALLOCATION,
+            escape::DumpCreateAllocationInout::SIZE,
+        ),
+        ..Default::default()
+    };
     let (st, out) = k.escape(&req.to_bytes());
     assert_eq!(st, STATUS_SUCCESS, "DUMP_CREATEALLOCATION");
     let trace = escape::DumpCreateAllocationInout::decode(&out).unwrap();
@@ -2559,10 +2571,12 @@ fn run_driver(arch: Arch) {
     k.start_device();
     let ring = k.reg(reg::RING_GPA_LO);
     let read_gpa = |k: &mut Kmd, gpa: u32, size: u32| {
-        let mut req = escape::ReadGpaInout::default();
-        req.hdr = escape_header(escape::OP_READ_GPA, escape::ReadGpaInout::SIZE);
-        req.gpa = u64::from(gpa);
-        req.size_bytes = size;
+        let req = escape::ReadGpaInout {
+            hdr: escape_header(escape::OP_READ_GPA, escape::ReadGpaInout::SIZE),
+            gpa: u64::from(gpa),
+            size_bytes: size,
+            ..Default::default()
+        };
         let (st, out) = k.escape(&req.to_bytes());
         (st, escape::ReadGpaInout::decode(&out).unwrap())
     };
