@@ -152,6 +152,7 @@ const LAYOUT: &[&str] = &[
     "DXGKARG_BUILDPAGINGBUFFER.MapApertureSegment.NumberOfPages",
     "DXGKARG_BUILDPAGINGBUFFER.MapApertureSegment.pMdl",
     "DXGKARG_BUILDPAGINGBUFFER.MapApertureSegment.MdlOffset",
+    "DXGKARG_BUILDPAGINGBUFFER.MapApertureSegment.OffsetInPages",
     "DXGKARG_BUILDPAGINGBUFFER.Operation",
     "MDL",
     "DXGK_ALLOCATIONLIST",
@@ -1017,6 +1018,8 @@ struct Kmd {
     emu: Emu,
     nt: Nt,
     adapter: u32,
+    /// Next free page of the aperture segment (the test plays VidMm's allocator).
+    aperture_next: u32,
 }
 
 impl Kmd {
@@ -1083,6 +1086,7 @@ impl Kmd {
             emu,
             nt,
             adapter: 0,
+            aperture_next: 0,
         };
 
         let ctx_out = k.alloc(4);
@@ -1278,33 +1282,54 @@ impl Kmd {
     }
 
     /// DXGK_OPERATION_MAP_APERTURE_SEGMENT with an MDL of `pages` pages at `gpa`.
-    fn map_aperture(&mut self, allocation: u32, gpa: u32, pages: u32) {
+    /// `n` guest pages that are not physically contiguous (every other page of a block,
+    /// in reverse order), as system memory backing an aperture allocation usually is.
+    fn scattered_pages(&mut self, n: u32) -> Vec<u32> {
+        let block = self.emu.alloc(2 * n * 4096, 4096).unwrap();
+        (0..n).rev().map(|i| block + 2 * i * 4096).collect()
+    }
+
+    /// DXGK_OPERATION_MAP_APERTURE_SEGMENT of `pages` at the next free aperture offset
+    /// (the test plays VidMm); returns the allocation's device address in the aperture.
+    fn map_aperture(&mut self, allocation: u32, pages: &[u32]) -> u64 {
         let mdl_size = self.l("MDL");
-        let mdl = self.alloc(mdl_size + self.emu.ptr() * pages);
-        for i in 0..pages {
-            let pfn = mdl + mdl_size + self.emu.ptr() * i;
-            self.emu.write_ptr(pfn, (gpa >> 12) + i).unwrap();
+        let mdl = self.alloc(mdl_size + self.emu.ptr() * pages.len() as u32);
+        for (i, page) in pages.iter().enumerate() {
+            let pfn = mdl + mdl_size + self.emu.ptr() * i as u32;
+            self.emu.write_ptr(pfn, page >> 12).unwrap();
         }
-        let b = self.alloc(self.l("DXGKARG_BUILDPAGINGBUFFER"));
-        self.put(b, "DXGKARG_BUILDPAGINGBUFFER.Operation", 5);
-        self.put(
-            b,
-            "DXGKARG_BUILDPAGINGBUFFER.MapApertureSegment.hAllocation",
-            allocation,
-        );
-        self.put(
-            b,
-            "DXGKARG_BUILDPAGINGBUFFER.MapApertureSegment.NumberOfPages",
-            pages,
-        );
+        let offset = self.aperture_next;
+        self.aperture_next += pages.len() as u32;
+        let b = self.paging_buffer(5, allocation, offset, pages.len() as u32);
         self.put(b, "DXGKARG_BUILDPAGINGBUFFER.MapApertureSegment.pMdl", mdl);
-        self.put(
-            b,
-            "DXGKARG_BUILDPAGINGBUFFER.MapApertureSegment.MdlOffset",
-            0,
-        );
         let adapter = self.adapter;
         assert_eq!(self.ddi("BuildPagingBuffer", &[adapter, b]), STATUS_SUCCESS);
+        aero_protocol::pci::APERTURE_BASE + u64::from(offset) * 4096
+    }
+
+    /// DXGKARG_BUILDPAGINGBUFFER for MAP (5) or UNMAP (6) of an aperture range.
+    fn paging_buffer(&mut self, operation: u32, allocation: u32, offset: u32, pages: u32) -> u32 {
+        let b = self.alloc(self.l("DXGKARG_BUILDPAGINGBUFFER"));
+        let f = "DXGKARG_BUILDPAGINGBUFFER";
+        self.put(b, &format!("{f}.Operation"), operation);
+        self.put(
+            b,
+            &format!("{f}.MapApertureSegment.hAllocation"),
+            allocation,
+        );
+        self.put(b, &format!("{f}.MapApertureSegment.OffsetInPages"), offset);
+        self.put(b, &format!("{f}.MapApertureSegment.NumberOfPages"), pages);
+        b
+    }
+
+    fn scanout_fb(&self) -> u64 {
+        u64::from(self.reg(reg::SCANOUT0_FB_GPA_LO))
+            | u64::from(self.reg(reg::SCANOUT0_FB_GPA_HI)) << 32
+    }
+
+    /// The driver's GART entry for aperture page `page`.
+    fn gart_entry(&self, page: u32) -> u64 {
+        self.emu.r64(self.reg(reg::GART_GPA_LO) + 8 * page).unwrap()
     }
 
     /// Render (`stream` + allocation list of (handle, written)) then SubmitCommand with
@@ -1895,15 +1920,35 @@ fn run_driver(arch: Arch) {
         64 << 10,
         "the size is written back for every process"
     );
-    let backing = k.emu.alloc(64 << 10, 4096).unwrap();
-    k.map_aperture(buffer, backing, 16);
+    let backing = k.scattered_pages(16);
+    let buffer_ap = k.map_aperture(buffer, &backing);
     let (other, back) = k.create_allocation(&alloc_priv(0, 0, 4096), 0);
     assert!(
         back.alloc_id >= wddm_alloc::ALLOC_ID_KMD_MIN,
         "alloc_id 0 gets a KMD-range id"
     );
-    let other_backing = k.emu.alloc(4096, 4096).unwrap();
-    k.map_aperture(other, other_backing, 1);
+    let other_backing = k.scattered_pages(1);
+    let other_ap = k.map_aperture(other, &other_backing);
+    // The GART maps each aperture page onto its own scattered page.
+    let gart = k.reg(reg::GART_GPA_LO);
+    assert!(
+        k.nt.contiguous.contains_key(&gart),
+        "GART table in contiguous memory"
+    );
+    assert_eq!(
+        k.reg(reg::GART_ENTRIES),
+        mb_max * 256,
+        "one entry per aperture page"
+    );
+    for (i, page) in backing.iter().enumerate() {
+        assert_eq!(
+            k.gart_entry(i as u32),
+            u64::from(*page) | 1,
+            "GART entry {i}"
+        );
+    }
+    assert_eq!(k.gart_entry(16), u64::from(other_backing[0]) | 1);
+    assert_eq!(other_ap, buffer_ap + 16 * 4096);
 
     // ---- Submission 1: creates a buffer in the allocation and uploads into it -----------
     let mut w = CmdStreamWriter::new();
@@ -1949,7 +1994,7 @@ fn run_driver(arch: Arch) {
     assert_eq!(table.len(), 1);
     assert_eq!(
         (table[0].alloc_id, table[0].gpa, table[0].size_bytes),
-        (7, u64::from(backing), 64 << 10)
+        (7, buffer_ap, 64 << 10)
     );
     assert_eq!(table[0].flags & 1, 0, "written allocation is not READONLY");
     assert!(k.service_interrupt(), "the fence interrupt is the driver's");
@@ -2207,8 +2252,8 @@ fn run_driver(arch: Arch) {
         (1024, 768),
         "DescribeAllocation reports the primary's size"
     );
-    let fb = k.emu.alloc(4096 * 768, 4096).unwrap();
-    k.map_aperture(primary, fb, 768);
+    let fb_pages = k.scattered_pages(768);
+    let fb = k.map_aperture(primary, &fb_pages);
     k.set_visibility(true);
     let mode = k.source_mode(1024, 768, 4096, D3DDDIFMT_X8R8G8B8);
     let vidpn = k.make_vidpn(1, Some(mode));
@@ -2233,17 +2278,38 @@ fn run_driver(arch: Arch) {
         "scanout on, in the committed mode: {sc:?}"
     );
     assert_eq!(k.reg(reg::SCANOUT0_PITCH_BYTES), 4096);
-    assert_eq!(k.reg(reg::SCANOUT0_FB_GPA_LO), fb);
+    assert_eq!(
+        k.scanout_fb(),
+        fb,
+        "the scanout reads the primary through the aperture"
+    );
     // A flip to a second primary moves the scanout.
     let blob = k.standard_primary(1024, 768);
     let (back_buffer, _) = k.create_allocation(&blob, 0);
-    let fb2 = k.emu.alloc(4096 * 768, 4096).unwrap();
-    k.map_aperture(back_buffer, fb2, 768);
+    let fb2_pages = k.scattered_pages(768);
+    let fb2 = k.map_aperture(back_buffer, &fb2_pages);
     k.set_source_address(back_buffer);
     assert_eq!(
-        (k.reg(reg::SCANOUT0_ENABLE), k.reg(reg::SCANOUT0_FB_GPA_LO)),
+        (k.reg(reg::SCANOUT0_ENABLE), k.scanout_fb()),
         (1, fb2),
         "flipped"
+    );
+    // What the device shows comes from the scattered pages: row 0 is page 0, row 1 page 1.
+    k.emu.write(fb2_pages[0], &[0x11, 0x22, 0x33, 0]).unwrap();
+    k.emu.write(fb2_pages[1], &[0x44, 0x55, 0x66, 0]).unwrap();
+    let mut frame = aero_gpu::Frame::default();
+    k.emu
+        .bus
+        .gpu
+        .render_scanout(&k.emu.ram, &mut frame)
+        .unwrap();
+    assert_eq!((frame.width, frame.height), (1024, 768));
+    let row = |y: usize| frame.pixels[y * 1024 * 4..][..4].to_vec();
+    assert!(
+        row(0).contains(&0x33) && row(1).contains(&0x66),
+        "{:?} {:?}",
+        row(0),
+        row(1)
     );
     k.set_visibility(false);
     assert_eq!(k.reg(reg::SCANOUT0_ENABLE), 0, "hidden source: scanout off");
@@ -2302,7 +2368,7 @@ fn run_driver(arch: Arch) {
     assert!(k.service_interrupt(), "vblank interrupt");
     assert_eq!(
         k.nt.notifications.last(),
-        Some(&Notify::Vsync(u64::from(fb2))),
+        Some(&Notify::Vsync(fb2)),
         "vsync names the scanned-out surface"
     );
     let gs = k.alloc(k.l("DXGKARG_GETSCANLINE"));
@@ -2347,7 +2413,7 @@ fn run_driver(arch: Arch) {
         STATUS_SUCCESS
     ); // D0
     assert_eq!(
-        (k.reg(reg::SCANOUT0_ENABLE), k.reg(reg::SCANOUT0_FB_GPA_LO)),
+        (k.reg(reg::SCANOUT0_ENABLE), k.scanout_fb()),
         (1, fb2),
         "D0: scanout restored"
     );
@@ -2551,6 +2617,16 @@ fn run_driver(arch: Arch) {
     while k.service_interrupt() {}
 
     // ---- Teardown: everything the driver allocated goes back -----------------------------
+    // VidMm unmaps before it frees: the GART entry goes.
+    let b = k.paging_buffer(6, other, 16, 1);
+    assert_eq!(k.ddi("BuildPagingBuffer", &[adapter, b]), STATUS_SUCCESS);
+    assert_eq!(k.gart_entry(16), 0, "unmapped aperture page");
+    let b = k.paging_buffer(5, other, mb_max * 256, 1);
+    assert_ne!(
+        k.ddi("BuildPagingBuffer", &[adapter, b]),
+        STATUS_SUCCESS,
+        "a range past the aperture is refused"
+    );
     k.destroy_allocation(buffer);
     k.destroy_allocation(other);
     assert_eq!(k.ddi("DestroyContext", &[context]), STATUS_SUCCESS);

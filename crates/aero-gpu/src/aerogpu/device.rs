@@ -21,7 +21,7 @@ use super::error::{AllocTableError, SubmitError};
 use super::executor::{Executor, NullExecutor, SubmissionInfo};
 use super::fence::{FenceQueue, PendingFence};
 use super::irq::IrqState;
-use super::memory::{GuestMemory, GuestMemoryError};
+use super::memory::{DeviceMemory, DeviceMemoryRef, Gart, GuestMemory, GuestMemoryError};
 use super::processor::{CommandProcessor, Limits, StreamSummary};
 use super::ring::RingLayout;
 use super::scanout::{CursorConfig, ScanoutConfig, ScanoutError};
@@ -51,7 +51,8 @@ impl Default for AeroGpuConfig {
                 | pci::FEATURE_VBLANK
                 | pci::FEATURE_ERROR_INFO
                 | pci::FEATURE_SHARED_SURFACE
-                | pci::FEATURE_WRITEBACK,
+                | pci::FEATURE_WRITEBACK
+                | pci::FEATURE_GART,
             limits: Limits::default(),
             max_cmd_stream_bytes: 256 << 20,
             max_alloc_table_bytes: 4 << 20,
@@ -86,6 +87,8 @@ pub struct AeroGpu<E: Executor = NullExecutor> {
     /// Device-owned consumer index (mirrored into the ring header).
     ring_head: u32,
     fence_gpa: u64,
+    /// The aperture's page table (AEROGPU_FEATURE_GART); every DMA goes through it.
+    gart: Gart,
     completed_fence: u64,
     fences: FenceQueue,
     irq: IrqState,
@@ -135,6 +138,7 @@ impl<E: Executor> AeroGpu<E> {
             ring_enabled: false,
             ring_head: 0,
             fence_gpa: 0,
+            gart: Gart::default(),
             completed_fence: 0,
             fences: FenceQueue::default(),
             irq: IrqState::default(),
@@ -160,6 +164,7 @@ impl<E: Executor> AeroGpu<E> {
         self.ring_enabled = false;
         self.ring_head = 0;
         self.fence_gpa = 0;
+        self.gart = Gart::default();
         self.completed_fence = 0;
         self.fences = FenceQueue::default();
         self.irq = IrqState::default();
@@ -222,11 +227,20 @@ impl<E: Executor> AeroGpu<E> {
         mem: &dyn GuestMemory,
         frame: &mut Frame,
     ) -> Result<(), ScanoutError> {
-        self.scanout.render(&self.cursor, mem, frame)
+        let mem = DeviceMemoryRef {
+            ram: mem,
+            gart: self.gart,
+        };
+        self.scanout.render(&self.cursor, &mem, frame)
     }
 
     /// Advances virtual time: vblanks, vblank IRQ, VSYNC-held fences.
     pub fn tick(&mut self, now_ns: u64, mem: &mut dyn GuestMemory) {
+        let mut mem = DeviceMemory {
+            ram: mem,
+            gart: self.gart,
+        };
+        let mem = &mut mem;
         self.now_ns = self.now_ns.max(now_ns);
         let vblanks = self.vblank.advance(self.now_ns);
         if vblanks == 0 {
@@ -269,6 +283,11 @@ impl<E: Executor> AeroGpu<E> {
         let Ok(off) = u32::try_from(offset) else {
             return;
         };
+        let mut mem = DeviceMemory {
+            ram: mem,
+            gart: self.gart,
+        };
+        let mem = &mut mem;
         match size {
             4 if off % 4 == 0 => self.write_reg(off, value as u32, mem),
             8 if off % 4 == 0 => {
@@ -277,6 +296,10 @@ impl<E: Executor> AeroGpu<E> {
             }
             _ => tracing::debug!(offset, size, "aerogpu: ignoring non-dword register write"),
         }
+    }
+
+    fn has(&self, feature: u64) -> bool {
+        self.config.features & feature != 0
     }
 
     pub fn read_reg(&self, off: u32) -> u32 {
@@ -291,6 +314,9 @@ impl<E: Executor> AeroGpu<E> {
             reg::RING_GPA_HI => hi(self.ring_gpa),
             reg::RING_SIZE_BYTES => self.ring_size,
             reg::RING_CONTROL => u32::from(self.ring_enabled) * pci::RING_CONTROL_ENABLE,
+            reg::GART_GPA_LO if self.has(pci::FEATURE_GART) => lo(self.gart.table_gpa),
+            reg::GART_GPA_HI if self.has(pci::FEATURE_GART) => hi(self.gart.table_gpa),
+            reg::GART_ENTRIES if self.has(pci::FEATURE_GART) => self.gart.entries,
             reg::FENCE_GPA_LO => lo(self.fence_gpa),
             reg::FENCE_GPA_HI => hi(self.fence_gpa),
             reg::COMPLETED_FENCE_LO => lo(self.completed_fence),
@@ -338,6 +364,11 @@ impl<E: Executor> AeroGpu<E> {
             reg::RING_GPA_HI => set_hi(&mut self.ring_gpa, v),
             reg::RING_SIZE_BYTES => self.ring_size = v,
             reg::RING_CONTROL => self.write_ring_control(v, mem),
+            reg::GART_GPA_LO if self.has(pci::FEATURE_GART) => set_lo(&mut self.gart.table_gpa, v),
+            reg::GART_GPA_HI if self.has(pci::FEATURE_GART) => set_hi(&mut self.gart.table_gpa, v),
+            reg::GART_ENTRIES if self.has(pci::FEATURE_GART) => {
+                self.gart.entries = v.min(pci::GART_MAX_ENTRIES)
+            }
             reg::FENCE_GPA_LO => set_lo(&mut self.fence_gpa, v),
             reg::FENCE_GPA_HI => set_hi(&mut self.fence_gpa, v),
             reg::DOORBELL => self.doorbell(mem),

@@ -67,3 +67,133 @@ impl GuestMemory for VecMemory {
             .is_some()
     }
 }
+
+/// The device's GART (`AEROGPU_FEATURE_GART`): `entries` 64-bit entries at `table_gpa`,
+/// entry i mapping aperture page i (device address `APERTURE_BASE + i * 4096`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Gart {
+    pub table_gpa: u64,
+    pub entries: u32,
+}
+
+const PAGE: u64 = 4096;
+
+impl Gart {
+    /// Calls `f(ram_gpa, offset, len)` for each guest-RAM piece of the device range
+    /// `[addr, addr + len)`, in order: identity below the aperture, through the table in it.
+    fn for_each_piece(
+        &self,
+        ram: &dyn GuestMemory,
+        addr: u64,
+        len: u64,
+        mut f: impl FnMut(u64, usize, usize) -> Result<(), GuestMemoryError>,
+    ) -> Result<(), GuestMemoryError> {
+        let err = GuestMemoryError { gpa: addr, len };
+        if addr < aero_protocol::pci::APERTURE_BASE {
+            if addr.checked_add(len).is_none_or(|end| end > aero_protocol::pci::APERTURE_BASE) {
+                return Err(err);
+            }
+            let n = usize::try_from(len).map_err(|_| err)?;
+            return f(addr, 0, n);
+        }
+        let mut done = 0u64;
+        while done < len {
+            let at = addr + done;
+            let page = (at - aero_protocol::pci::APERTURE_BASE) / PAGE;
+            if page >= u64::from(self.entries.min(aero_protocol::pci::GART_MAX_ENTRIES)) {
+                return Err(err);
+            }
+            let mut entry = [0u8; 8];
+            ram.read(self.table_gpa.wrapping_add(page * 8), &mut entry)?;
+            let entry = u64::from_le_bytes(entry);
+            if entry & aero_protocol::pci::GART_ENTRY_VALID == 0 {
+                return Err(err);
+            }
+            let in_page = at % PAGE;
+            let n = (PAGE - in_page).min(len - done);
+            f((entry & !(PAGE - 1)) + in_page, done as usize, n as usize)?;
+            done += n;
+        }
+        Ok(())
+    }
+}
+
+/// Guest memory as the device addresses it: guest-physical below the aperture, through the
+/// GART above. Every DMA the device does for the guest goes through this.
+pub struct DeviceMemory<'a> {
+    pub ram: &'a mut dyn GuestMemory,
+    pub gart: Gart,
+}
+
+impl GuestMemory for DeviceMemory<'_> {
+    fn read(&self, gpa: u64, buf: &mut [u8]) -> Result<(), GuestMemoryError> {
+        let ram: &dyn GuestMemory = &*self.ram;
+        let len = buf.len() as u64;
+        self.gart.for_each_piece(ram, gpa, len, |at, off, n| {
+            ram.read(at, &mut buf[off..off + n])
+        })
+    }
+
+    fn write(&mut self, gpa: u64, data: &[u8]) -> Result<(), GuestMemoryError> {
+        // Translate first (reads only), then write: a failing range writes nothing.
+        let mut pieces = Vec::new();
+        self.gart
+            .for_each_piece(&*self.ram, gpa, data.len() as u64, |at, off, n| {
+                pieces.push((at, off, n));
+                Ok(())
+            })?;
+        for (at, off, n) in pieces {
+            self.ram.write(at, &data[off..off + n])?;
+        }
+        Ok(())
+    }
+
+    fn contains(&self, gpa: u64, len: u64) -> bool {
+        let ram: &dyn GuestMemory = &*self.ram;
+        self.gart
+            .for_each_piece(ram, gpa, len, |at, _, n| {
+                if ram.contains(at, n as u64) {
+                    Ok(())
+                } else {
+                    Err(GuestMemoryError { gpa: at, len: n as u64 })
+                }
+            })
+            .is_ok()
+    }
+}
+
+/// [`DeviceMemory`] for reading only (scanout).
+pub struct DeviceMemoryRef<'a> {
+    pub ram: &'a dyn GuestMemory,
+    pub gart: Gart,
+}
+
+impl GuestMemory for DeviceMemoryRef<'_> {
+    fn read(&self, gpa: u64, buf: &mut [u8]) -> Result<(), GuestMemoryError> {
+        let ram = self.ram;
+        let len = buf.len() as u64;
+        self.gart.for_each_piece(ram, gpa, len, |at, off, n| {
+            ram.read(at, &mut buf[off..off + n])
+        })
+    }
+
+    fn write(&mut self, gpa: u64, data: &[u8]) -> Result<(), GuestMemoryError> {
+        Err(GuestMemoryError {
+            gpa,
+            len: data.len() as u64,
+        })
+    }
+
+    fn contains(&self, gpa: u64, len: u64) -> bool {
+        let ram = self.ram;
+        self.gart
+            .for_each_piece(ram, gpa, len, |at, _, n| {
+                if ram.contains(at, n as u64) {
+                    Ok(())
+                } else {
+                    Err(GuestMemoryError { gpa: at, len: n as u64 })
+                }
+            })
+            .is_ok()
+    }
+}

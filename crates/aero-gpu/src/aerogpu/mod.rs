@@ -23,7 +23,7 @@ pub mod processor;
 pub use alloc_table::{AllocTable, Allocation};
 pub use error::{AllocTableError, PacketError, SubmitError};
 pub use executor::{Executor, NullExecutor, SubmissionInfo};
-pub use memory::{GuestMemory, GuestMemoryError, VecMemory};
+pub use memory::{DeviceMemory, DeviceMemoryRef, Gart, GuestMemory, GuestMemoryError, VecMemory};
 pub use pci::{AEROGPU_PCI_DESCRIPTION, AeroGpuPciDescription};
 pub use processor::{Command, CommandProcessor, Limits, StreamSummary, clear_rect_records};
 

@@ -46,6 +46,7 @@
 #define AEROGPU_FEATURE_ERROR_INFO (1ull << 4)     /* ERROR_CODE/FENCE/COUNT (ABI 1.3+) */
 #define AEROGPU_FEATURE_SHARED_SURFACE (1ull << 5) /* EXPORT/IMPORT/RELEASE_SHARED_SURFACE */
 #define AEROGPU_FEATURE_WRITEBACK (1ull << 6)      /* COPY_* with WRITEBACK_DST */
+#define AEROGPU_FEATURE_GART (1ull << 7)           /* GART_* registers, the aperture (ABI 1.5) */
 
 /* ---- Ring (see aerogpu_ring.h) ----------------------------------------------------- */
 #define AEROGPU_MMIO_REG_RING_GPA_LO 0x100u
@@ -59,6 +60,23 @@
  * cached ring state. Latched error info and IRQ_STATUS are kept. */
 #define AEROGPU_RING_CONTROL_ENABLE (1u << 0)
 #define AEROGPU_RING_CONTROL_RESET (1u << 1)
+
+/* ---- GART (AEROGPU_FEATURE_GART, ABI 1.5+) ------------------------------------------
+ * WDDM maps an allocation's pages into the aperture segment page by page, and system pages
+ * are rarely physically contiguous. The driver keeps GART_ENTRIES 64-bit entries at
+ * GART_GPA (contiguous guest memory, 8-byte aligned); entry i maps aperture page i:
+ * AEROGPU_GART_ENTRY_VALID plus the 4 KiB-aligned guest-physical page address. Every
+ * device address in [AEROGPU_APERTURE_BASE, AEROGPU_APERTURE_BASE + GART_ENTRIES * 4096)
+ * (allocation-table GPAs, the scanout and cursor GPAs) is translated page by page; an
+ * access through an invalid entry, or past GART_ENTRIES, is a DMA error. The device reads
+ * the entries at each access, so a change needs no flush; GART_ENTRIES = 0 turns the
+ * aperture off. Addresses below AEROGPU_APERTURE_BASE are guest-physical as before. */
+#define AEROGPU_MMIO_REG_GART_GPA_LO 0x140u
+#define AEROGPU_MMIO_REG_GART_GPA_HI 0x144u
+#define AEROGPU_MMIO_REG_GART_ENTRIES 0x148u
+#define AEROGPU_GART_ENTRY_VALID 1ull
+#define AEROGPU_GART_MAX_ENTRIES (1u << 20) /* 4 GiB of aperture */
+#define AEROGPU_APERTURE_BASE 0x0000010000000000ull /* 1 TiB: above any guest RAM */
 
 /* ---- Fences ---------------------------------------------------------------------- */
 /* Optional fence page GPA (4-byte aligned, 0 = none); see aerogpu_fence_page. */

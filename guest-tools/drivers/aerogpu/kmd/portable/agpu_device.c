@@ -86,4 +86,9 @@ void agpu_power_down(const agpu_mmio_ops *mmio, uint64_t features)
     agpu_wr(mmio, AEROGPU_MMIO_REG_SCANOUT0_FB_GPA_LO, 0);
     agpu_wr(mmio, AEROGPU_MMIO_REG_SCANOUT0_FB_GPA_HI, 0);
     agpu_ring_stop(mmio);
+    if (features & AEROGPU_FEATURE_GART) {
+        agpu_wr(mmio, AEROGPU_MMIO_REG_GART_ENTRIES, 0);
+        agpu_wr(mmio, AEROGPU_MMIO_REG_GART_GPA_LO, 0);
+        agpu_wr(mmio, AEROGPU_MMIO_REG_GART_GPA_HI, 0);
+    }
 }

@@ -133,6 +133,9 @@ static void free_resources(agpu_adapter *a)
     if (a->ring_va) MmFreeContiguousMemory(a->ring_va);
     if (a->fence_page) MmFreeContiguousMemory(a->fence_page);
     if (a->cursor_va) MmFreeContiguousMemory(a->cursor_va);
+    if (a->gart) MmFreeContiguousMemory(a->gart);
+    a->gart = NULL;
+    a->gart_entries = 0;
     if (a->bar0) MmUnmapIoSpace((PVOID)a->bar0, a->bar0_len);
     if (a->shares) ExFreePoolWithTag(a->shares, AGPU_POOL_TAG);
     a->ring_va = NULL; a->fence_page = NULL; a->cursor_va = NULL; a->bar0 = NULL; a->shares = NULL;
@@ -174,6 +177,11 @@ static NTSTATUS program_device(agpu_adapter *a)
     if (st != AGPU_OK) return agpu_status_to_nt(st);
     agpu_ring_program(&a->ring, &a->mmio,
                       (a->info.features & AEROGPU_FEATURE_FENCE_PAGE) ? (uint64_t)a->fence_pa.QuadPart : 0);
+    if (a->gart) {
+        agpu_wr(&a->mmio, AEROGPU_MMIO_REG_GART_GPA_LO, (uint32_t)a->gart_pa.QuadPart);
+        agpu_wr(&a->mmio, AEROGPU_MMIO_REG_GART_GPA_HI, (uint32_t)((uint64_t)a->gart_pa.QuadPart >> 32));
+        agpu_wr(&a->mmio, AEROGPU_MMIO_REG_GART_ENTRIES, a->gart_entries);
+    }
     agpu_wr(&a->mmio, AEROGPU_MMIO_REG_IRQ_ENABLE, a->irq_mask);
     return STATUS_SUCCESS;
 }
@@ -212,7 +220,15 @@ static NTSTATUS AEROGPU_DDI AgpuStartDevice(PVOID ctx, DXGK_START_INFO *start, D
     a->ring_va = alloc_contiguous(AGPU_RING_ALLOC_BYTES, &a->ring_pa);
     a->fence_page = (struct aerogpu_fence_page *)alloc_contiguous(PAGE_SIZE, &a->fence_pa);
     a->cursor_va = alloc_contiguous(AEROGPU_CURSOR_MAX_DIM * AEROGPU_CURSOR_MAX_DIM * 4, &a->cursor_pa);
-    if (!a->shares || !a->ring_va || !a->fence_page || !a->cursor_va) {
+    if (a->info.features & AEROGPU_FEATURE_GART) {
+        /* One entry per page of the aperture segment (NonLocalMemorySizeMB). */
+        uint32_t entries = a->config.non_local_memory_size_mb * (1024u * 1024u / PAGE_SIZE);
+        if (entries > AEROGPU_GART_MAX_ENTRIES) entries = AEROGPU_GART_MAX_ENTRIES;
+        a->gart = (uint64_t *)alloc_contiguous((SIZE_T)entries * sizeof(uint64_t), &a->gart_pa);
+        a->gart_entries = a->gart ? entries : 0;
+    }
+    if (!a->shares || !a->ring_va || !a->fence_page || !a->cursor_va ||
+        ((a->info.features & AEROGPU_FEATURE_GART) && !a->gart)) {
         free_resources(a);
         return STATUS_INSUFFICIENT_RESOURCES;
     }
@@ -435,7 +451,9 @@ static NTSTATUS AEROGPU_DDI AgpuQueryAdapterInfo(HANDLE hAdapter, const void *pA
         }
         /* One aperture segment backed by guest RAM: the budget is NonLocalMemorySizeMB. */
         RtlZeroMemory(o->pSegmentDescriptor, sizeof(DXGK_SEGMENTDESCRIPTOR));
-        o->pSegmentDescriptor[0].BaseAddress.QuadPart = 0x100000000LL; /* aperture space */
+        /* With a GART the segment's GPU addresses are the device's aperture window. */
+        o->pSegmentDescriptor[0].BaseAddress.QuadPart =
+            a->gart ? (LONGLONG)AEROGPU_APERTURE_BASE : 0x100000000LL;
         o->pSegmentDescriptor[0].Size = (SIZE_T)a->config.non_local_memory_size_mb << 20;
         o->pSegmentDescriptor[0].CommitLimit = o->pSegmentDescriptor[0].Size;
         o->pSegmentDescriptor[0].Flags = DXGK_SEGMENTFLAGS_APERTURE | DXGK_SEGMENTFLAGS_CPUVISIBLE |

@@ -83,6 +83,12 @@ typedef struct agpu_adapter {
     uint32_t mode_count;
     uint8_t edid[AGPU_EDID_SIZE];
 
+    /* The aperture's page table (AEROGPU_FEATURE_GART): entry i maps aperture page i.
+     * Without it, allocations need physically contiguous pages. */
+    uint64_t *gart;
+    PHYSICAL_ADDRESS gart_pa;
+    uint32_t gart_entries;
+
     agpu_ring ring;
     void *ring_va;
     PHYSICAL_ADDRESS ring_pa;

@@ -230,29 +230,44 @@ NTSTATUS AEROGPU_DDI AgpuCloseAllocation(HANDLE hDevice, const void *pArgs)
     return STATUS_SUCCESS;
 }
 
-/* The aperture segment is backed by the MDL dxgkrnl maps here. The device needs one
- * contiguous GPA per allocation: record it when the pages are contiguous. KNOWN GAP:
- * non-contiguous backing leaves gpa = 0 and submissions naming it are rejected. */
+/* The aperture segment is backed by the MDL dxgkrnl maps here. With the device's GART the
+ * KMD writes one entry per page and the allocation's device address is its place in the
+ * aperture window, however scattered the pages are. Without it (an older device) the
+ * device needs one contiguous GPA: recorded when the pages are contiguous, else gpa = 0
+ * and submissions naming the allocation are rejected. */
 NTSTATUS AEROGPU_DDI AgpuBuildPagingBuffer(HANDLE hAdapter, void *pArgs)
 {
+    agpu_adapter *a = (agpu_adapter *)hAdapter;
     DXGKARG_BUILDPAGINGBUFFER *b = (DXGKARG_BUILDPAGINGBUFFER *)pArgs;
-    (void)hAdapter;
-    if (b->Operation == DXGK_OPERATION_MAP_APERTURE_SEGMENT) {
-        agpu_allocation *al = agpu_allocation_from_handle(b->MapApertureSegment.hAllocation);
-        PMDL mdl = b->MapApertureSegment.pMdl;
-        if (al && mdl && b->MapApertureSegment.NumberOfPages) {
-            PPFN_NUMBER pfn = MmGetMdlPfnArray(mdl) + b->MapApertureSegment.MdlOffset;
-            SIZE_T i, n = b->MapApertureSegment.NumberOfPages;
+    const DXGK_BUILDPAGINGBUFFER_MAPAPERTURESEGMENT *m = &b->MapApertureSegment;
+    agpu_allocation *al;
+    SIZE_T i, n = m->NumberOfPages;
+    if (b->Operation != DXGK_OPERATION_MAP_APERTURE_SEGMENT &&
+        b->Operation != DXGK_OPERATION_UNMAP_APERTURE_SEGMENT)
+        return STATUS_SUCCESS; /* nothing for the GPU to do: the paging buffer stays empty */
+    al = agpu_allocation_from_handle(m->hAllocation);
+    if (a->gart && (m->OffsetInPages > a->gart_entries || n > a->gart_entries - m->OffsetInPages))
+        return STATUS_INVALID_PARAMETER;
+    if (b->Operation == DXGK_OPERATION_UNMAP_APERTURE_SEGMENT) {
+        if (a->gart)
+            for (i = 0; i < n; i++) a->gart[m->OffsetInPages + i] = 0;
+        if (al) al->gpa = 0;
+        return STATUS_SUCCESS;
+    }
+    if (!al || !m->pMdl || !n) return STATUS_SUCCESS;
+    {
+        PPFN_NUMBER pfn = MmGetMdlPfnArray(m->pMdl) + m->MdlOffset;
+        if (a->gart) {
+            for (i = 0; i < n; i++)
+                a->gart[m->OffsetInPages + i] = ((uint64_t)pfn[i] << PAGE_SHIFT) | AEROGPU_GART_ENTRY_VALID;
+            al->gpa = AEROGPU_APERTURE_BASE + (uint64_t)m->OffsetInPages * PAGE_SIZE;
+        } else {
             int contiguous = 1;
             for (i = 1; i < n; i++)
                 if (pfn[i] != pfn[0] + i) { contiguous = 0; break; }
             al->gpa = contiguous ? ((uint64_t)pfn[0] << PAGE_SHIFT) : 0;
         }
-    } else if (b->Operation == DXGK_OPERATION_UNMAP_APERTURE_SEGMENT) {
-        agpu_allocation *al = agpu_allocation_from_handle(b->MapApertureSegment.hAllocation);
-        if (al) al->gpa = 0;
     }
-    /* Nothing for the GPU to do: the paging buffer stays empty. */
     return STATUS_SUCCESS;
 }
 
