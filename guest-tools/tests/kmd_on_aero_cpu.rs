@@ -489,6 +489,9 @@ struct Nt {
     /// 100 ns units, as KeQueryInterruptTime reports.
     interrupt_time: u64,
     privileged: bool,
+    /// The calling process's handle table (handle -> object) and references taken.
+    handles: HashMap<u32, u32>,
+    object_refs: i32,
     /// The VidPN dxgkrnl hands out to the VidPN DDIs.
     vidpn: Option<Vidpn>,
     /// The driver's own uses of services that Windows would reject or bugcheck on.
@@ -514,6 +517,8 @@ impl Nt {
             dpcs_notified: 0,
             interrupt_time: 1_000_000,
             privileged: false,
+            handles: HashMap::new(),
+            object_refs: 0,
             vidpn: None,
             misuse: Vec::new(),
         }
@@ -827,6 +832,34 @@ impl Services for Nt {
                 Return::stdcall(0, 2)
             }
             "SeSinglePrivilegeCheck" => Return::stdcall(u32::from(self.privileged), 3),
+            "ObReferenceObjectByHandle" => {
+                let (h, mode, out) = (a(0)?, a(3)?, a(4)?);
+                if mode != 1 {
+                    self.misuse.push(format!(
+                        "ObReferenceObjectByHandle in mode {mode} (not UserMode)"
+                    ));
+                }
+                let status = match self.handles.get(&h) {
+                    Some(&object) => {
+                        emu.write_ptr(out, object)?;
+                        self.object_refs += 1;
+                        STATUS_SUCCESS
+                    }
+                    None => 0xC000_0008, // STATUS_INVALID_HANDLE
+                };
+                Return::stdcall(status, 6)
+            }
+            // Fastcall on x86 (the object in ECX), the first argument on x64.
+            "ObfDereferenceObject" => {
+                let object = if emu.bits == 32 { emu.ecx() } else { a(0)? };
+                if !self.handles.values().any(|&o| o == object) || self.object_refs == 0 {
+                    self.misuse.push(format!(
+                        "ObfDereferenceObject({object:#x}) without a reference"
+                    ));
+                }
+                self.object_refs -= 1;
+                Return::cdecl(0)
+            }
             "IoOpenDeviceRegistryKey" => {
                 let (pdo, kind, out) = (a(0)?, a(1)?, a(3)?);
                 if pdo != PDO || kind != 2 {
@@ -1208,6 +1241,25 @@ impl Kmd {
         let adapter = self.adapter;
         let st = self.ddi("Escape", &[adapter, e]);
         (st, self.emu.read(buf, request.len() as u32).unwrap())
+    }
+
+    /// MAP_SHARED_HANDLE of `handle`: (status, debug token).
+    fn map_shared_handle(&mut self, handle: u64) -> (u32, u32) {
+        let req = escape::MapSharedHandleInout {
+            hdr: escape_header(
+                escape::OP_MAP_SHARED_HANDLE,
+                escape::MapSharedHandleInout::SIZE,
+            ),
+            shared_handle: handle,
+            ..Default::default()
+        };
+        let (st, out) = self.escape(&req.to_bytes());
+        (
+            st,
+            escape::MapSharedHandleInout::decode(&out)
+                .unwrap()
+                .debug_token,
+        )
     }
 
     fn query_fence(&mut self) -> QueryFenceOut {
@@ -2078,6 +2130,11 @@ fn run_driver(arch: Arch) {
         st == STATUS_ACCESS_DENIED || st == STATUS_NOT_SUPPORTED,
         "READ_GPA is off unless enabled: {st:#x}"
     );
+    let (st, _) = k.map_shared_handle(0x44);
+    assert_eq!(
+        st, STATUS_NOT_SUPPORTED,
+        "MAP_SHARED_HANDLE is off unless enabled"
+    );
 
     // ---- VidPN: what dxgkrnl asks before it sets a mode ---------------------------------
     // Nothing pinned: the driver offers its mode list on both sides of the path, and
@@ -2644,6 +2701,11 @@ fn run_driver(arch: Arch) {
         "EnableReadGpaEscape",
         1,
     );
+    k.nt.set_registry(
+        &format!("{SERVICE_KEY}\\Parameters"),
+        "EnableMapSharedHandleEscape",
+        1,
+    );
     k.start_device();
     let ring = k.reg(reg::RING_GPA_LO);
     let read_gpa = |k: &mut Kmd, gpa: u32, size: u32| {
@@ -2675,6 +2737,36 @@ fn run_driver(arch: Arch) {
         st, STATUS_ACCESS_DENIED,
         "memory the GPU does not own stays private"
     );
+    // MAP_SHARED_HANDLE: two handles to one object get one token, another object another.
+    k.nt.handles.extend([
+        (0x44, 0x00AB_C000),
+        (0x48, 0x00AB_C000),
+        (0x4C, 0x00DE_F000),
+    ]);
+    k.nt.privileged = false;
+    assert_eq!(
+        k.map_shared_handle(0x44).0,
+        STATUS_ACCESS_DENIED,
+        "unprivileged"
+    );
+    k.nt.privileged = true;
+    let (st, t1) = k.map_shared_handle(0x44);
+    assert_eq!(st, STATUS_SUCCESS, "MAP_SHARED_HANDLE");
+    assert_ne!(t1, 0);
+    assert_eq!(
+        k.map_shared_handle(0x48),
+        (STATUS_SUCCESS, t1),
+        "the same object, the same token"
+    );
+    let (st, t2) = k.map_shared_handle(0x4C);
+    assert_eq!(st, STATUS_SUCCESS);
+    assert_ne!(t2, t1, "another object, another token");
+    assert_ne!(
+        k.map_shared_handle(0x99).0,
+        STATUS_SUCCESS,
+        "not a handle of the caller"
+    );
+    assert_eq!(k.nt.object_refs, 0, "every object reference was dropped");
     let device = k.create_device();
     let context = k.create_context(device);
     let (r, s) = k.render_submit(context, &CmdStreamWriter::new().finish(), &[], next + 3);

@@ -667,6 +667,29 @@ static NTSTATUS selftest(agpu_adapter *a, void *buf, UINT size)
     return STATUS_SUCCESS;
 }
 
+/* MAP_SHARED_HANDLE: the object behind a handle of the calling process (the escape runs
+ * in its context) gets a small token that is the same from every process holding a
+ * handle to it, so bring-up tools can match shared surfaces across DWM and apps. */
+static int map_shared_handle_cb(void *ctx, uint64_t handle, uint32_t *token)
+{
+    agpu_adapter *a = (agpu_adapter *)ctx;
+    PVOID object = NULL;
+    uint32_t i, slot = AGPU_MAX_MAPPED_HANDLES;
+    if (handle == 0 || handle != (uint64_t)(ULONG_PTR)handle) return 0;
+    if (!NT_SUCCESS(ObReferenceObjectByHandle((HANDLE)(ULONG_PTR)handle, 0, NULL, UserMode, &object, NULL)))
+        return 0;
+    for (i = 0; i < AGPU_MAX_MAPPED_HANDLES; i++) {
+        if (a->mapped_objects[i] == object) { slot = i; break; }
+        if (!a->mapped_objects[i] && slot == AGPU_MAX_MAPPED_HANDLES) slot = i;
+    }
+    if (slot < AGPU_MAX_MAPPED_HANDLES) {
+        a->mapped_objects[slot] = object;
+        *token = slot + 1;
+    }
+    ObDereferenceObject(object);
+    return slot < AGPU_MAX_MAPPED_HANDLES;
+}
+
 static NTSTATUS AEROGPU_DDI AgpuEscape(HANDLE hAdapter, const void *pArgs)
 {
     agpu_adapter *a = (agpu_adapter *)hAdapter;
@@ -696,7 +719,9 @@ static NTSTATUS AEROGPU_DDI AgpuEscape(HANDLE hAdapter, const void *pArgs)
     s.vblank_interrupt_type = DXGK_INTERRUPT_CRTC_VSYNC;
     s.createalloc = &a->createalloc_trace;
     s.read_gpa_enabled = a->config.enable_read_gpa_escape;
-    s.map_shared_handle_enabled = 0; /* needs object-manager plumbing: not implemented */
+    s.map_shared_handle_enabled = a->config.enable_map_shared_handle_escape;
+    s.map_shared_handle = map_shared_handle_cb;
+    s.map_ctx = a;
     debug_priv.LowPart = 20; /* SE_DEBUG_PRIVILEGE */
     debug_priv.HighPart = 0;
     s.caller_privileged = SeSinglePrivilegeCheck(debug_priv, UserMode) ? 1 : 0;

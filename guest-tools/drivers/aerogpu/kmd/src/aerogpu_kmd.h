@@ -29,6 +29,7 @@
 #define AGPU_ALLOCATION_LIST_SIZE 256u
 #define AGPU_PENDING_PER_CONTEXT 64u
 #define AGPU_DMA_BUFFER_SIZE (256u * 1024u)
+#define AGPU_MAX_MAPPED_HANDLES 64u /* MAP_SHARED_HANDLE token table */
 
 #if DBG
 #define AGPU_LOG(...) DbgPrintEx(DPFLTR_IHVVIDEO_ID, DPFLTR_ERROR_LEVEL, "aerogpu-kmd: " __VA_ARGS__)
@@ -118,6 +119,9 @@ typedef struct agpu_adapter {
     uint32_t createalloc_calls;
     uint32_t next_kmd_alloc_id;
     uint32_t next_context_id;
+    /* MAP_SHARED_HANDLE (debug escape): object i's token is i + 1. Identity only: the
+     * pointers are never dereferenced, and a freed object's slot may alias a new one. */
+    PVOID mapped_objects[AGPU_MAX_MAPPED_HANDLES];
 } agpu_adapter;
 
 extern UNICODE_STRING g_agpu_registry_path;
