@@ -2708,23 +2708,23 @@ fn run_driver(arch: Arch) {
     );
     k.start_device();
     let ring = k.reg(reg::RING_GPA_LO);
-    let read_gpa = |k: &mut Kmd, gpa: u32, size: u32| {
+    let read_gpa = |k: &mut Kmd, gpa: u64, size: u32| {
         let req = escape::ReadGpaInout {
             hdr: escape_header(escape::OP_READ_GPA, escape::ReadGpaInout::SIZE),
-            gpa: u64::from(gpa),
+            gpa,
             size_bytes: size,
             ..Default::default()
         };
         let (st, out) = k.escape(&req.to_bytes());
         (st, escape::ReadGpaInout::decode(&out).unwrap())
     };
-    let (st, _) = read_gpa(&mut k, ring, 64);
+    let (st, _) = read_gpa(&mut k, u64::from(ring), 64);
     assert_eq!(
         st, STATUS_ACCESS_DENIED,
         "enabled, but the caller lacks SeDebugPrivilege"
     );
     k.nt.privileged = true;
-    let (st, r) = read_gpa(&mut k, ring, 64);
+    let (st, r) = read_gpa(&mut k, u64::from(ring), 64);
     assert_eq!(st, STATUS_SUCCESS, "privileged READ_GPA of the ring");
     assert_eq!(r.bytes_copied, 64);
     assert_eq!(
@@ -2732,7 +2732,7 @@ fn run_driver(arch: Arch) {
         &k.emu.read(ring, 64).unwrap()[..],
         "the ring header, as in RAM"
     );
-    let (st, _) = read_gpa(&mut k, fence_page + 0x10_0000, 64);
+    let (st, _) = read_gpa(&mut k, u64::from(fence_page + 0x10_0000), 64);
     assert_eq!(
         st, STATUS_ACCESS_DENIED,
         "memory the GPU does not own stays private"
@@ -2767,6 +2767,25 @@ fn run_driver(arch: Arch) {
         "not a handle of the caller"
     );
     assert_eq!(k.nt.object_refs, 0, "every object reference was dropped");
+    // READ_GPA of the scanned-out primary reads through the GART, as the device does.
+    let blob = k.standard_primary(1024, 768);
+    let (primary, _) = k.create_allocation(&blob, 0);
+    let pages = k.scattered_pages(768);
+    let fb = k.map_aperture(primary, &pages);
+    k.set_source_address(primary);
+    assert_eq!(k.scanout_fb(), fb);
+    k.emu.write(pages[0] + 4064, &[0x5A; 32]).unwrap();
+    k.emu.write(pages[1], &[0xA5; 32]).unwrap();
+    let (st, r) = read_gpa(&mut k, fb + 4064, 64);
+    assert_eq!(st, STATUS_SUCCESS, "READ_GPA of the primary");
+    assert_eq!(r.status, 0);
+    assert_eq!(&r.data[..32], &[0x5A; 32], "the end of aperture page 0");
+    assert_eq!(
+        &r.data[32..64],
+        &[0xA5; 32],
+        "the start of page 1, elsewhere in RAM"
+    );
+    k.destroy_allocation(primary);
     let device = k.create_device();
     let context = k.create_context(device);
     let (r, s) = k.render_submit(context, &CmdStreamWriter::new().finish(), &[], next + 3);

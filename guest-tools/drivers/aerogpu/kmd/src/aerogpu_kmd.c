@@ -608,16 +608,37 @@ static NTSTATUS AEROGPU_DDI AgpuQueryCurrentFence(HANDLE hAdapter, void *pArgs)
     return STATUS_SUCCESS;
 }
 
-static int read_gpa_cb(void *ctx, uint64_t gpa, void *dst, uint32_t size)
+static int read_phys(uint64_t gpa, void *dst, uint32_t size)
 {
     PHYSICAL_ADDRESS pa;
     void *va;
-    (void)ctx;
     pa.QuadPart = (LONGLONG)gpa;
     va = MmMapIoSpace(pa, size, MmCached);
     if (!va) return 0;
     RtlCopyMemory(dst, va, size);
     MmUnmapIoSpace(va, size);
+    return 1;
+}
+
+/* READ_GPA: device addresses, so aperture ones (a primary's scanout) go through the GART
+ * page by page, as the device reads them. */
+static int read_gpa_cb(void *ctx, uint64_t gpa, void *dst, uint32_t size)
+{
+    agpu_adapter *a = (agpu_adapter *)ctx;
+    uint8_t *out = (uint8_t *)dst;
+    if (gpa < AEROGPU_APERTURE_BASE) return read_phys(gpa, dst, size);
+    while (size) {
+        uint64_t page = (gpa - AEROGPU_APERTURE_BASE) / PAGE_SIZE, entry;
+        uint32_t in_page = (uint32_t)(gpa % PAGE_SIZE), n = PAGE_SIZE - in_page;
+        if (!a->gart || page >= a->gart_entries) return 0;
+        entry = a->gart[page];
+        if (!(entry & AEROGPU_GART_ENTRY_VALID)) return 0;
+        if (n > size) n = size;
+        if (!read_phys((entry & ~(uint64_t)(PAGE_SIZE - 1)) + in_page, out, n)) return 0;
+        out += n;
+        gpa += n;
+        size -= n;
+    }
     return 1;
 }
 
@@ -738,6 +759,7 @@ static NTSTATUS AEROGPU_DDI AgpuEscape(HANDLE hAdapter, const void *pArgs)
         s.regions[s.region_count++].size = AEROGPU_CURSOR_MAX_DIM * AEROGPU_CURSOR_MAX_DIM * 4;
     }
     s.read_gpa = read_gpa_cb;
+    s.read_gpa_ctx = a;
     if (!e->pPrivateDriverData) return STATUS_INVALID_PARAMETER;
     if (e->PrivateDriverDataSize >= sizeof(struct aerogpu_escape_header)) {
         const struct aerogpu_escape_header *h = (const struct aerogpu_escape_header *)e->pPrivateDriverData;
