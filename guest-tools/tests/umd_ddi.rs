@@ -161,97 +161,114 @@ fn d3d9_ddi_scene_through_the_device_table_runs_on_the_device_model() {
         false,
     )
     .unwrap();
-    let path = common::out_dir().join("umd_ddi_scene.trace");
-    let stdout = common::run(&exe, &[path.to_str().unwrap()]);
-    // 18 render submissions (2 Lock flushes, 6 presents, the legacy state's int/bool
-    // constants, the 2 batches of 80 KiB of render states between two draws, the query
-    // (with the flow-control/Blt/ColorFill/user-memory draws before it), the shared
-    // surface's create+export, DWM's import+fill and the destroys of its two aliases (one
-    // opened from the v2 blob), the IB destroy, DestroyDevice releasing the internal blit
-    // objects and upload ring) + 6 DxgkDdiPresent ones.
-    assert!(
-        stdout.contains("submissions 24 renders 18 presents 6 fence 24"),
-        "{stdout}"
-    );
-    let out = common::replay_clean_with(&path, 24, Recorder::default());
-    let rec = out.device.executor();
-    // At the first draw the device held D3D9's default of the states the scene never sets
-    // (the UMD sends them all ahead of its first packet) and LIGHTING = FALSE from a state
-    // block, a value equal to the old all-zero cache that the block's apply skipped.
-    let first = rec.first_draw_states.as_ref().expect("a draw");
-    let rs = |s: u32| first.get(&s).copied();
-    assert_eq!(rs(137), Some(0), "LIGHTING");
-    assert_eq!(rs(25), Some(8), "ALPHAFUNC = ALWAYS");
-    assert_eq!(rs(60), Some(0xFFFF_FFFF), "TEXTUREFACTOR = opaque white");
-    assert_eq!(rs(166), Some(64.0f32.to_bits()), "POINTSIZE_MAX = 64.0");
-    // 3 frames of 2 draws, 3 draws of the flow-control shader, 3 after state blocks, the 2
-    // around the 80 KiB of render states, 2 stretching Blts and a partial ColorFill
-    // (internal draws), 2 user-memory draws, 2 ordinary draws, 2 DrawIndexedPrimitive2 and
-    // the fills of two Clears with rectangles (2, then 1 left by the scissor rect).
-    assert_eq!(rec.draws, 6 + 3 + 3 + 2 + 3 + 2 + 2 + 2 + 3);
-    // The state-block draws saw the block's viewport (8,8 64x64, z 0.25..0.75), scissor
-    // (4,4 96x96) and c5, although each block was applied after resetting all of them:
-    // the recorded block (c5 as recorded), the same after CAPTURE, then a D3DSBT_ALL block.
-    let vp = [8.0, 8.0, 64.0, 64.0, 0.25, 0.75];
-    let sc = [4, 4, 96, 96];
-    assert_eq!(
-        rec.small_viewport_draws,
-        vec![
-            (vp, sc, [5.0, 6.0, 7.0, 8.0]),
-            (vp, sc, [10.0, 11.0, 12.0, 13.0]),
-            (vp, sc, [10.0, 11.0, 12.0, 13.0]),
-        ]
-    );
-    // The flow-control shader's draws saw its i0/b0 as the app set them (3, TRUE), as set
-    // again after recording a block, and as the block set them (1, FALSE).
-    assert_eq!(
-        rec.flow_draws,
-        vec![
-            FlowDraw {
-                int_registers: vec![(0, [3, 0, 1, 0])],
-                bool_registers: vec![(0, 1)],
-            },
-            FlowDraw {
-                int_registers: vec![(0, [3, 0, 1, 0])],
-                bool_registers: vec![(0, 1)],
-            },
-            FlowDraw {
-                int_registers: vec![(0, [1, 0, 1, 0])],
-                bool_registers: vec![(0, 0)],
-            },
-        ]
-    );
-    // Depth/stencil clears in rectangles: Clear's rectangle cut by the scissor rect (the
-    // color part of it is one of the fills above), and a partial DepthFill (D24S8: depth
-    // and stencil). The whole-buffer depth clear and DepthFill are plain CLEARs.
-    let ds = aero_protocol::cmd::CLEAR_DEPTH | aero_protocol::cmd::CLEAR_STENCIL;
-    assert_eq!(
-        rec.clear_rects,
-        vec![(ds, vec![(10, 10, 30, 30)]), (ds, vec![(0, 0, 16, 16)])]
-    );
-    // CLEARs: the 3 frames, the whole-viewport depth Clear, the whole DepthFill and DWM's
-    // ColorFill of the whole shared surface.
-    assert_eq!(rec.clears, 3 + 1 + 1 + 1);
-    // RT 0x1000, VB 0x1001, IB 0x1002 (destroyed at the end).
-    let objects = out.device.processor().objects();
-    assert!(objects.resource(0x1000).is_ok());
-    assert!(objects.resource(0x1001).is_ok());
-    assert!(objects.resource(0x1002).is_err());
-    // Two shared surfaces (one with a KMD-assigned alloc_id, one from the cross-process
-    // counter). The second was imported and released again by another process (alias
-    // 0x2000, from DWM's chunk of handles, gone; one reference left, token still mapped).
-    let (handle, token) = parse_shared(&stdout);
-    assert!(objects.resource(handle).is_ok());
-    assert_eq!(objects.refcount(handle), Some(1));
-    assert_eq!(objects.shared_token_count(), 2);
-    // RT, VB, the two shared surfaces, the Blt target, the TexBlt textures (system-memory
-    // source and two default-pool ones), the BufBlt buffers (one system-memory), the depth
-    // buffer and the primary; the app's 2 shaders and declaration (the UMD's internal ones
-    // were destroyed with the device).
-    assert_eq!(objects.resource_count(), 5 + 3 + 2 + 2);
-    assert_eq!(objects.handle_count(), 12 + 2 + 1);
-    assert!(objects.shared_resource(token).is_some());
-    assert!(objects.resource(0x2000).is_err());
+    // The runtime hands out whole buffers at pfnCreateContextCb, none, or a one-entry
+    // allocation list (fake_runtime.h): the scene and its replay are the same in each.
+    for (mode, requests, empty_submissions) in
+        [("full", 0, 0), ("none", 2, 0), ("small-list", 1, 1)]
+    {
+        let path = common::out_dir().join(format!("umd_ddi_scene-{mode}.trace"));
+        let stdout = common::run(&exe, &[path.to_str().unwrap(), mode]);
+        // 18 render submissions (2 Lock flushes, 6 presents, the legacy state's int/bool
+        // constants, the 2 batches of 80 KiB of render states between two draws, the query
+        // (with the flow-control/Blt/ColorFill/user-memory draws before it), the shared
+        // surface's create+export, DWM's import+fill and the destroys of its two aliases (one
+        // opened from the v2 blob), the IB destroy, DestroyDevice releasing the internal blit
+        // objects and upload ring) + 6 DxgkDdiPresent ones.
+        // Buffer requests of the modes without whole buffers (the UMD asking pfnRenderCb with
+        // the Resize* flags): with none, each of the 2 contexts' first batch; with a one-entry
+        // allocation list, the app's context once (DWM's batches reference one allocation at
+        // most). A request on a context with a command buffer submits an empty stream.
+        let fence = 24 + empty_submissions;
+        assert!(
+            stdout.contains(&format!(
+                "submissions {fence} renders 18 presents 6 fence {fence}"
+            )),
+            "{mode}: {stdout}"
+        );
+        assert!(
+            stdout.contains(&format!("buffer requests {requests} contexts 2")),
+            "{mode}: {stdout}"
+        );
+        let out = common::replay_clean_with(&path, fence, Recorder::default());
+        let rec = out.device.executor();
+        // At the first draw the device held D3D9's default of the states the scene never sets
+        // (the UMD sends them all ahead of its first packet) and LIGHTING = FALSE from a state
+        // block, a value equal to the old all-zero cache that the block's apply skipped.
+        let first = rec.first_draw_states.as_ref().expect("a draw");
+        let rs = |s: u32| first.get(&s).copied();
+        assert_eq!(rs(137), Some(0), "LIGHTING");
+        assert_eq!(rs(25), Some(8), "ALPHAFUNC = ALWAYS");
+        assert_eq!(rs(60), Some(0xFFFF_FFFF), "TEXTUREFACTOR = opaque white");
+        assert_eq!(rs(166), Some(64.0f32.to_bits()), "POINTSIZE_MAX = 64.0");
+        // 3 frames of 2 draws, 3 draws of the flow-control shader, 3 after state blocks, the 2
+        // around the 80 KiB of render states, 2 stretching Blts and a partial ColorFill
+        // (internal draws), 2 user-memory draws, 2 ordinary draws, 2 DrawIndexedPrimitive2 and
+        // the fills of two Clears with rectangles (2, then 1 left by the scissor rect).
+        assert_eq!(rec.draws, 6 + 3 + 3 + 2 + 3 + 2 + 2 + 2 + 3);
+        // The state-block draws saw the block's viewport (8,8 64x64, z 0.25..0.75), scissor
+        // (4,4 96x96) and c5, although each block was applied after resetting all of them:
+        // the recorded block (c5 as recorded), the same after CAPTURE, then a D3DSBT_ALL block.
+        let vp = [8.0, 8.0, 64.0, 64.0, 0.25, 0.75];
+        let sc = [4, 4, 96, 96];
+        assert_eq!(
+            rec.small_viewport_draws,
+            vec![
+                (vp, sc, [5.0, 6.0, 7.0, 8.0]),
+                (vp, sc, [10.0, 11.0, 12.0, 13.0]),
+                (vp, sc, [10.0, 11.0, 12.0, 13.0]),
+            ]
+        );
+        // The flow-control shader's draws saw its i0/b0 as the app set them (3, TRUE), as set
+        // again after recording a block, and as the block set them (1, FALSE).
+        assert_eq!(
+            rec.flow_draws,
+            vec![
+                FlowDraw {
+                    int_registers: vec![(0, [3, 0, 1, 0])],
+                    bool_registers: vec![(0, 1)],
+                },
+                FlowDraw {
+                    int_registers: vec![(0, [3, 0, 1, 0])],
+                    bool_registers: vec![(0, 1)],
+                },
+                FlowDraw {
+                    int_registers: vec![(0, [1, 0, 1, 0])],
+                    bool_registers: vec![(0, 0)],
+                },
+            ]
+        );
+        // Depth/stencil clears in rectangles: Clear's rectangle cut by the scissor rect (the
+        // color part of it is one of the fills above), and a partial DepthFill (D24S8: depth
+        // and stencil). The whole-buffer depth clear and DepthFill are plain CLEARs.
+        let ds = aero_protocol::cmd::CLEAR_DEPTH | aero_protocol::cmd::CLEAR_STENCIL;
+        assert_eq!(
+            rec.clear_rects,
+            vec![(ds, vec![(10, 10, 30, 30)]), (ds, vec![(0, 0, 16, 16)])]
+        );
+        // CLEARs: the 3 frames, the whole-viewport depth Clear, the whole DepthFill and DWM's
+        // ColorFill of the whole shared surface.
+        assert_eq!(rec.clears, 3 + 1 + 1 + 1);
+        // RT 0x1000, VB 0x1001, IB 0x1002 (destroyed at the end).
+        let objects = out.device.processor().objects();
+        assert!(objects.resource(0x1000).is_ok());
+        assert!(objects.resource(0x1001).is_ok());
+        assert!(objects.resource(0x1002).is_err());
+        // Two shared surfaces (one with a KMD-assigned alloc_id, one from the cross-process
+        // counter). The second was imported and released again by another process (alias
+        // 0x2000, from DWM's chunk of handles, gone; one reference left, token still mapped).
+        let (handle, token) = parse_shared(&stdout);
+        assert!(objects.resource(handle).is_ok());
+        assert_eq!(objects.refcount(handle), Some(1));
+        assert_eq!(objects.shared_token_count(), 2);
+        // RT, VB, the two shared surfaces, the Blt target, the TexBlt textures (system-memory
+        // source and two default-pool ones), the BufBlt buffers (one system-memory), the depth
+        // buffer and the primary; the app's 2 shaders and declaration (the UMD's internal ones
+        // were destroyed with the device).
+        assert_eq!(objects.resource_count(), 5 + 3 + 2 + 2);
+        assert_eq!(objects.handle_count(), 12 + 2 + 1);
+        assert!(objects.shared_resource(token).is_some());
+        assert!(objects.resource(0x2000).is_err());
+    }
 }
 
 /// Six devices of one process (two with the cross-process handle counter, two in the

@@ -6,6 +6,7 @@
 // program includes it once.
 #pragma once
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -44,6 +45,15 @@ struct FakeRuntime {
     uint32_t max_render_bytes = 0;  // largest pfnRenderCb batch
     D3DDDI_ALLOCATIONLIST list[128];
     D3DDDI_PATCHLOCATIONLIST patches[4];
+    // What pfnCreateContextCb hands out: the whole buffers (Full), no buffers at all (None),
+    // or a one-entry allocation list (SmallList). pfnRenderCb grants what the UMD asks for
+    // with the Resize* flags (up to the arrays above) and counts those requests.
+    enum class Buffers { Full, None, SmallList } buffers = Buffers::Full;
+    // The sizes last handed out to each context (they share the arrays; contexts are
+    // 0xC0, 0xC1, ...).
+    struct Granted { uint32_t cmd, list; };
+    std::map<HANDLE, Granted> granted;
+    uint32_t buffer_requests = 0;
     agpu_share_table shares; // the KMD's share_token table
 
     bool push(const void *stream, uint32_t bytes, const D3DDDI_ALLOCATIONLIST *l, uint32_t n, bool present) {
@@ -142,19 +152,51 @@ inline std::vector<uint32_t> opcodes_of(const uint8_t *stream, uint32_t bytes) {
     }
     return ops;
 }
+// Hands out the command buffer and allocation list for the next batch, as dxgkrnl does at
+// each pfnRenderCb: the sizes asked for when the UMD set a Resize* flag, else the current
+// ones. The command buffer comes back filled with garbage, so a batch relying on stale
+// bytes of an earlier one fails to replay.
+inline void hand_out_buffers(D3DDDICB_RENDER *r, FakeRuntime::Granted &g) {
+    if (r->Flags.ResizeCommandBuffer) g.cmd = std::min<uint32_t>(r->NewCommandBufferSize, sizeof(F.cmd));
+    if (r->Flags.ResizeAllocationList) g.list = std::min<uint32_t>(r->NewAllocationListSize, 128);
+    std::memset(F.cmd, 0xCD, sizeof(F.cmd));
+    r->pNewCommandBuffer = F.cmd;
+    r->NewCommandBufferSize = g.cmd;
+    r->pNewAllocationList = F.list;
+    r->NewAllocationListSize = g.list;
+}
 inline HRESULT APIENTRY cb_render(HANDLE, D3DDDICB_RENDER *r) {
+    auto ctx = F.granted.find(r->hContext);
+    if (ctx == F.granted.end()) {
+        F.failed = true;
+        F.why = "render on an unknown context";
+        return HRESULT(0x80070057);
+    }
+    FakeRuntime::Granted &g = ctx->second;
+    if (r->Flags.ResizeCommandBuffer || r->Flags.ResizeAllocationList) {
+        // A request for buffers: it carries no work (an empty stream, or nothing when the
+        // context has no buffer yet: then dxgkrnl has nothing to hand the KMD).
+        F.buffer_requests++;
+        if (r->CommandLength && (r->CommandLength > g.cmd || r->NumAllocations ||
+                                 !opcodes_of(F.cmd, r->CommandLength).empty() ||
+                                 !F.push(F.cmd, r->CommandLength, F.list, 0, false))) {
+            F.failed = true;
+            F.why = "buffer request with work";
+            return HRESULT(0x80070057);
+        }
+        hand_out_buffers(r, g);
+        return 0;
+    }
     F.renders++;
     if (r->CommandLength > F.max_render_bytes) F.max_render_bytes = r->CommandLength;
     if (r->CommandLength <= sizeof(F.cmd)) F.last_ops = opcodes_of(F.cmd, r->CommandLength);
-    if (r->CommandOffset != 0 || r->CommandLength > sizeof(F.cmd) || r->NumAllocations > 128 ||
+    if (r->CommandOffset != 0 || r->CommandLength > g.cmd || r->NumAllocations > g.list ||
         !F.push(F.cmd, r->CommandLength, F.list, r->NumAllocations, false)) {
         F.failed = true;
+        if (F.why.empty()) F.why = "render beyond the buffers handed out";
         return HRESULT(0x80070057);
     }
-    r->pNewCommandBuffer = F.cmd;
-    r->NewCommandBufferSize = sizeof(F.cmd);
-    r->pNewAllocationList = F.list;
-    r->NewAllocationListSize = 128;
+    hand_out_buffers(r, g);
     return 0;
 }
 inline HRESULT APIENTRY cb_present(HANDLE, D3DDDICB_PRESENT *p) {
@@ -192,11 +234,17 @@ inline HRESULT APIENTRY cb_escape(HANDLE, const D3DDDICB_ESCAPE *e) {
     return 0;
 }
 inline HRESULT APIENTRY cb_create_context(HANDLE, D3DDDICB_CREATECONTEXT *c) {
-    c->hContext = reinterpret_cast<HANDLE>(uintptr_t(0xC0));
+    c->hContext = reinterpret_cast<HANDLE>(uintptr_t(0xC0 + F.granted.size()));
+    FakeRuntime::Granted &g = F.granted[c->hContext];
+    if (F.buffers == FakeRuntime::Buffers::None) {
+        g = {0, 0}; // buffers come with the first pfnRenderCb
+        return 0;
+    }
+    g = {uint32_t(sizeof(F.cmd)), F.buffers == FakeRuntime::Buffers::SmallList ? 1u : 128u};
     c->pCommandBuffer = F.cmd;
-    c->CommandBufferSize = sizeof(F.cmd);
+    c->CommandBufferSize = g.cmd;
     c->pAllocationList = F.list;
-    c->AllocationListSize = 128;
+    c->AllocationListSize = g.list;
     c->pPatchLocationList = F.patches;
     c->PatchLocationListSize = 4;
     return 0;

@@ -8,7 +8,12 @@
 // allocation list) the fake runtime hands to the KMD's portable staging/ring code, recorded
 // as a trace the Rust device replays.
 //
-// usage: umd_ddi_scene OUT.trace
+// The scene runs with the runtime's three ways of handing out submission buffers
+// (fake_runtime.h): the whole buffers at pfnCreateContextCb (full), none (none: the UMD asks
+// pfnRenderCb for them) or a one-entry allocation list (small-list: asked for when a batch
+// needs more).
+//
+// usage: umd_ddi_scene OUT.trace [full|none|small-list]
 #include <string>
 #include <vector>
 
@@ -42,7 +47,15 @@ static const uint32_t kFlowVs[] = {
 };
 
 int main(int argc, char **argv) {
-    if (argc != 2) return 2;
+    if (argc < 2 || argc > 3) return 2;
+    const std::string mode = argc == 3 ? argv[2] : "full";
+    if (mode == "none") {
+        F.buffers = FakeRuntime::Buffers::None;
+    } else if (mode == "small-list") {
+        F.buffers = FakeRuntime::Buffers::SmallList;
+    } else if (mode != "full") {
+        return 2;
+    }
     if (int e = start_trace(argv[1])) return e;
     aerogpu_umd_set_log(capture_log);
     aerogpu_umd_set_handle_counter(next_handle_chunk); // the app's handles: chunk 1, from 0x1000
@@ -916,6 +929,11 @@ int main(int argc, char **argv) {
     if (F.failed) std::fprintf(stderr, "fake runtime: %s\n", F.why.c_str());
     REQUIRE(!F.failed);
     REQUIRE(F.presents == 6 && F.deallocs == 1 && F.locks == 2);
+    // Buffers asked for (pfnRenderCb with Resize* flags): never when pfnCreateContextCb
+    // handed out whole ones, else at least once (the Rust test checks how often).
+    std::printf("buffer requests %u contexts %u\n", F.buffer_requests, unsigned(F.granted.size()));
+    if (F.buffers == FakeRuntime::Buffers::Full) REQUIRE(F.buffer_requests == 0);
+    if (F.buffers != FakeRuntime::Buffers::Full) REQUIRE(F.buffer_requests > 0);
     finish_trace();
     return 0;
 }

@@ -45,8 +45,13 @@
 //  - call tracing (aerogpu_umd_set_trace): a ring of the last calls of the device table,
 //    dumped to the log at DestroyDevice; entries of a traced table are trampolines, so
 //    aerogpu_umd_is_stub answers for untraced tables only;
-//  - pfnGetCommandBufferCb / pfnSubmitCommandCb buffer models (Windows 8+ callbacks) are not
-//    used: the command buffer comes from pfnCreateContextCb or from CreateDevice.
+//  - submission buffers: the command buffer and allocation list come from pfnCreateContextCb
+//    (or CreateDevice) and from each pfnRenderCb. When they are missing or too small for a
+//    batch, the UMD asks pfnRenderCb for larger ones (ResizeCommandBuffer /
+//    ResizeAllocationList), the only way Windows 7's D3D9 DDI offers: it has no
+//    pfnGetCommandBufferCb, pfnAllocateCb makes allocations, not command buffers, and
+//    pfnSubmitCommandCb is Windows 10. No Windows 7 callback struct hands the UMD DMA buffer
+//    private data (it is the KMD's, at DxgkDdiRender/Present), so there is none to stamp.
 #include "aerogpu_umd_ddi.h"
 
 #include <algorithm>
@@ -207,10 +212,18 @@ public:
 
 private:
     bool query_fences(uint64_t *submitted, uint64_t *completed);
+    bool ensure_buffers(size_t cmd_bytes, size_t allocs);
+    void adopt_buffers(const D3DDDICB_RENDER &r);
     UmdDevice &dev_;
     uint64_t local_fence_ = 0;
     bool no_escape_logged_ = false;
+    bool resize_logged_ = false;
 };
+
+// What the UMD asks for when the runtime's buffers are missing or too small (at least what
+// the batch needs): the fake runtime's and a typical runtime's command buffer size.
+constexpr UINT kWantCommandBufferBytes = 64 * 1024;
+constexpr UINT kWantAllocationListEntries = 128;
 
 struct ResInfo {
     D3DKMT_HANDLE hAllocation = 0;
@@ -330,6 +343,62 @@ public:
 
 UmdDevice *dev(HANDLE h) { return static_cast<UmdDevice *>(h); }
 
+// Adopts the buffers a pfnRenderCb handed back (the runtime may rotate them).
+void WddmSink::adopt_buffers(const D3DDDICB_RENDER &r) {
+    UmdDevice &d = dev_;
+    if (r.pNewCommandBuffer) {
+        d.cmd_buf = r.pNewCommandBuffer;
+        d.cmd_size = r.NewCommandBufferSize;
+        d.core.set_max_batch_bytes(d.cmd_size);
+    }
+    if (r.pNewAllocationList) {
+        d.alloc_list = r.pNewAllocationList;
+        d.alloc_list_size = r.NewAllocationListSize;
+    }
+    if (r.pNewPatchLocationList) {
+        d.patch_list = r.pNewPatchLocationList;
+        d.patch_list_size = r.NewPatchLocationListSize;
+    }
+}
+
+// Makes sure the command buffer holds `cmd_bytes` and the allocation list `allocs` entries.
+// When not, asks the runtime for larger ones: a pfnRenderCb with the Resize* flags and the
+// wanted sizes, which carries no work: a stream of only its header when there is a buffer
+// to write it in (an empty batch for the KMD and the device), else nothing (CommandLength
+// 0, for a context created without buffers).
+bool WddmSink::ensure_buffers(size_t cmd_bytes, size_t allocs) {
+    UmdDevice &d = dev_;
+    auto cmd_fits = [&] { return d.cmd_buf && cmd_bytes <= d.cmd_size; };
+    auto list_fits = [&] { return allocs <= d.alloc_list_size && (!allocs || d.alloc_list); };
+    if (cmd_fits() && list_fits()) return true;
+    if (cmd_bytes > 0xFFFFFFFFu || allocs > 0xFFFFFFFFu) return false;
+    D3DDDICB_RENDER r;
+    std::memset(&r, 0, sizeof(r));
+    if (d.cmd_buf && d.cmd_size >= sizeof(aerogpu_cmd_stream_header)) {
+        CmdWriter empty(static_cast<uint8_t *>(d.cmd_buf), d.cmd_size);
+        r.CommandLength = static_cast<UINT>(empty.size());
+    }
+    r.Flags.ResizeCommandBuffer = cmd_fits() ? 0 : 1;
+    r.Flags.ResizeAllocationList = list_fits() ? 0 : 1;
+    r.NewCommandBufferSize = cmd_fits() ? d.cmd_size : std::max<UINT>(UINT(cmd_bytes), kWantCommandBufferBytes);
+    r.NewAllocationListSize = list_fits() ? d.alloc_list_size : std::max<UINT>(UINT(allocs), kWantAllocationListEntries);
+    r.NewPatchLocationListSize = d.patch_list_size;
+    r.hContext = d.context;
+    if (!resize_logged_) {
+        resize_logged_ = true;
+        logf("aerogpu-d3d9: asking the runtime for buffers (command buffer %u of %u bytes, allocation list %u of %u)\n",
+             d.cmd_buf ? d.cmd_size : 0, r.NewCommandBufferSize, d.alloc_list ? d.alloc_list_size : 0,
+             r.NewAllocationListSize);
+    }
+    HRESULT hr = d.cb.pfnRenderCb(d.runtime, &r);
+    if (hr < 0) {
+        logf("aerogpu-d3d9: pfnRenderCb (buffer request) failed 0x%08x\n", (unsigned)hr);
+        return false;
+    }
+    adopt_buffers(r);
+    return cmd_fits() && list_fits();
+}
+
 uint64_t WddmSink::submit(const Submission &s) {
     UmdDevice &d = dev_;
     if (!d.cb.pfnRenderCb) {
@@ -337,18 +406,13 @@ uint64_t WddmSink::submit(const Submission &s) {
         logf("aerogpu-d3d9: no pfnRenderCb: cannot submit\n");
         return 0;
     }
-    if (!d.cmd_buf || s.cmd_bytes > d.cmd_size) {
+    if (!ensure_buffers(s.cmd_bytes, s.allocs->size())) {
         // The core ends its batches at the buffer's size (set_max_batch_bytes): only a
-        // missing buffer, or a single packet larger than the whole buffer, gets here.
+        // runtime refusing buffers, or a single packet larger than it grants, gets here.
         last_error = kEOutOfMemory;
-        logf("aerogpu-d3d9: batch of %u bytes does not fit the command buffer (%u)\n",
-             (unsigned)s.cmd_bytes, (unsigned)d.cmd_size);
-        return 0;
-    }
-    if (s.allocs->size() > d.alloc_list_size || (s.allocs->size() && !d.alloc_list)) {
-        last_error = kEOutOfMemory;
-        logf("aerogpu-d3d9: %u allocations exceed the allocation list (%u)\n",
-             (unsigned)s.allocs->size(), d.alloc_list_size);
+        logf("aerogpu-d3d9: batch of %u bytes / %u allocations does not fit the runtime's buffers (%u bytes / %u)\n",
+             (unsigned)s.cmd_bytes, (unsigned)s.allocs->size(), d.cmd_buf ? d.cmd_size : 0,
+             d.alloc_list ? d.alloc_list_size : 0);
         return 0;
     }
     std::memcpy(d.cmd_buf, s.cmd, s.cmd_bytes);
@@ -381,20 +445,7 @@ uint64_t WddmSink::submit(const Submission &s) {
         logf("aerogpu-d3d9: pfnRenderCb failed 0x%08x\n", (unsigned)hr);
         return 0;
     }
-    // The runtime may rotate buffers: use the ones it handed back.
-    if (r.pNewCommandBuffer) {
-        d.cmd_buf = r.pNewCommandBuffer;
-        d.cmd_size = r.NewCommandBufferSize;
-        d.core.set_max_batch_bytes(d.cmd_size);
-    }
-    if (r.pNewAllocationList) {
-        d.alloc_list = r.pNewAllocationList;
-        d.alloc_list_size = r.NewAllocationListSize;
-    }
-    if (r.pNewPatchLocationList) {
-        d.patch_list = r.pNewPatchLocationList;
-        d.patch_list_size = r.NewPatchLocationListSize;
-    }
+    adopt_buffers(r);
     if (s.present) {
         // The stream above carries PRESENT_EX; pfnPresentCb routes the runtime's present
         // through DxgkDdiPresent (an empty, present-flagged submission in our KMD).
@@ -1949,16 +2000,17 @@ HRESULT APIENTRY CreateDevice(HANDLE hAdapter, struct _D3DDDIARG_CREATEDEVICE *a
             return hr;
         }
         d->context = cc.hContext;
-        if (cc.pCommandBuffer) {
-            d->cmd_buf = cc.pCommandBuffer;
-            d->cmd_size = cc.CommandBufferSize;
-            d->alloc_list = cc.pAllocationList;
-            d->alloc_list_size = cc.AllocationListSize;
-            d->patch_list = cc.pPatchLocationList;
-            d->patch_list_size = cc.PatchLocationListSize;
-        }
+        // The context's buffers replace CreateDevice's; missing or small ones are asked
+        // for at the first submission (WddmSink::ensure_buffers).
+        d->cmd_buf = cc.pCommandBuffer;
+        d->cmd_size = cc.pCommandBuffer ? cc.CommandBufferSize : 0;
+        d->alloc_list = cc.pAllocationList;
+        d->alloc_list_size = cc.pAllocationList ? cc.AllocationListSize : 0;
+        d->patch_list = cc.pPatchLocationList;
+        d->patch_list_size = cc.pPatchLocationList ? cc.PatchLocationListSize : 0;
     }
-    d->core.set_max_batch_bytes(d->cmd_size);
+    // Without a command buffer yet, batches are cut at the size the UMD will ask for.
+    d->core.set_max_batch_bytes(d->cmd_buf ? d->cmd_size : kWantCommandBufferBytes);
     d->core.set_device_abi(static_cast<Adapter *>(hAdapter)->device_info.abi_version_u32);
     fill_device_funcs(args->pDeviceFuncs);
     if (g_trace_on) wrap_for_trace(args->pDeviceFuncs);
