@@ -239,7 +239,12 @@ typedef struct _D3DDDICB_RENDERFLAGS {
     };
 } D3DDDICB_RENDERFLAGS;
 
-/* pfnRenderCb (Windows 7 layout: the members after QueuedBufferCount are WDDM 2.0+). */
+/* pfnRenderCb (Windows 7 layout: the members after QueuedBufferCount are WDDM 2.0+; one old
+ * MSDN revision shows NewCommandBuffer, pPrivateDriverData and PrivateDriverDataSize under a
+ * WIN7 interface guard, but NewCommandBuffer's D3DGPU_VIRTUAL_ADDRESS is a WDDM 2.0 type:
+ * unverified, left out, so the UMD sees no DMA buffer private data on Windows 7).
+ * A missing or too small command buffer / allocation list is asked for with the Resize*
+ * flags and the wanted sizes in NewCommandBufferSize / NewAllocationListSize. */
 typedef struct _D3DDDICB_RENDER {
     UINT CommandLength;
     UINT CommandOffset;
@@ -260,7 +265,9 @@ typedef struct _D3DDDICB_RENDER {
 AEROGPU_DDI_ASSERT_OFFSET(D3DDDICB_RENDER, hContext, 44, 64);
 AEROGPU_DDI_ASSERT_SIZE(D3DDDICB_RENDER, 312, 600);
 
-/* pfnPresentCb (Windows 7 layout). */
+/* pfnPresentCb (Windows 7 layout, unverified: the members documented after BroadcastContext,
+ * broadcast allocations, private driver data and composition hints, are left out; the public
+ * page does not say which Windows added them). */
 typedef struct _D3DDDICB_PRESENT {
     D3DKMT_HANDLE hSrcAllocation;
     D3DKMT_HANDLE hDstAllocation;
