@@ -142,25 +142,27 @@ impl Executor for Recorder {
     }
 }
 
+/// A scene program `tests_host/NAME.cpp` linked with the whole UMD and the KMD's portable
+/// submission code.
+fn build_scene(name: &str) -> std::path::PathBuf {
+    let scene = format!("tests_host/{name}.cpp");
+    let sources = [
+        scene.as_str(),
+        "umd/src/aerogpu_umd_ddi.cpp",
+        "umd/src/aerogpu_umd_caps.cpp",
+        "umd/src/aerogpu_umd_core.cpp",
+        "umd/src/aerogpu_umd_core_draw.cpp",
+        "umd/src/aerogpu_umd_core_copy.cpp",
+        "umd/src/aerogpu_umd_legacy.cpp",
+        "tests_host/agpu_trace.c",
+        "kmd/portable/agpu_kmd_portable.c",
+    ];
+    common::build(name, &sources, true, false).expect("host C++ compiler")
+}
+
 #[test]
 fn d3d9_ddi_scene_through_the_device_table_runs_on_the_device_model() {
-    let exe = common::build(
-        "umd_ddi_scene",
-        &[
-            "tests_host/umd_ddi_scene.cpp",
-            "umd/src/aerogpu_umd_ddi.cpp",
-            "umd/src/aerogpu_umd_caps.cpp",
-            "umd/src/aerogpu_umd_core.cpp",
-            "umd/src/aerogpu_umd_core_draw.cpp",
-            "umd/src/aerogpu_umd_core_copy.cpp",
-            "umd/src/aerogpu_umd_legacy.cpp",
-            "tests_host/agpu_trace.c",
-            "kmd/portable/agpu_kmd_portable.c",
-        ],
-        true,
-        false,
-    )
-    .unwrap();
+    let exe = build_scene("umd_ddi_scene");
     // The runtime hands out whole buffers at pfnCreateContextCb, none, or a one-entry
     // allocation list (fake_runtime.h): the scene and its replay are the same in each.
     for (mode, requests, empty_submissions) in
@@ -278,23 +280,7 @@ fn d3d9_ddi_scene_through_the_device_table_runs_on_the_device_model() {
 /// every device's objects are there, each under its own handles.
 #[test]
 fn devices_of_one_process_never_share_protocol_handles() {
-    let exe = common::build(
-        "umd_multi_device_scene",
-        &[
-            "tests_host/umd_multi_device_scene.cpp",
-            "umd/src/aerogpu_umd_ddi.cpp",
-            "umd/src/aerogpu_umd_caps.cpp",
-            "umd/src/aerogpu_umd_core.cpp",
-            "umd/src/aerogpu_umd_core_draw.cpp",
-            "umd/src/aerogpu_umd_core_copy.cpp",
-            "umd/src/aerogpu_umd_legacy.cpp",
-            "tests_host/agpu_trace.c",
-            "kmd/portable/agpu_kmd_portable.c",
-        ],
-        true,
-        false,
-    )
-    .unwrap();
+    let exe = build_scene("umd_multi_device_scene");
     let path = common::out_dir().join("umd_multi_device_scene.trace");
     let stdout = common::run(&exe, &[path.to_str().unwrap()]);
     let fence: u64 = stdout

@@ -52,28 +52,8 @@ fn shipped_x64_umd_draws_under_wine_and_its_submissions_replay_on_the_device() {
         out.status,
         String::from_utf8_lossy(&out.stderr)
     );
-    // Shared alloc_ids: consecutive values of one counter, the middle one taken by the
-    // child process, all in the UMD's range (below the KMD's).
-    let ids: Vec<u32> = stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("shared alloc_ids "))
-        .expect("no shared alloc_ids line")
-        .split_whitespace()
-        .map(|v| v.parse().unwrap())
-        .collect();
-    assert_eq!(ids.len(), 3, "{stdout}");
-    assert!(ids[0] > 0 && ids[2] < 0x8000_0000, "{ids:?}");
-    assert_eq!(ids, vec![ids[0], ids[0] + 1, ids[0] + 2]);
-    // Render submissions (pfnRenderCb) plus the two DxgkDdiPresent ones.
-    let summary = stdout
-        .lines()
-        .find(|l| l.starts_with("submissions "))
-        .expect("no summary line");
-    let fields: Vec<&str> = summary.split_whitespace().collect();
-    let submissions: u64 = fields[1].parse().unwrap();
-    let renders: u64 = fields[3].parse().unwrap();
-    assert_eq!(fields[5], "2", "presents: {summary}");
-    assert_eq!(submissions, renders + 2, "{summary}");
+    common::check_shared_alloc_ids(&stdout);
+    let (submissions, _) = common::scene_submissions(&stdout);
     let replay = common::replay_clean(&trace, submissions);
     let device = replay.device.executor();
     assert_eq!(device.draws, 2, "one draw per frame");

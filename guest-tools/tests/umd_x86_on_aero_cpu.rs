@@ -313,18 +313,7 @@ fn run_scene(trace_calls: bool) -> Process {
     let code = result.unwrap_or_else(|e| panic!("the scene failed on Aero's CPU: {e}"));
     assert_eq!(code, 0, "scene exit code");
 
-    // Shared alloc_ids: consecutive values of one counter, the middle one taken by the
-    // child process, all in the UMD's range (below the KMD's).
-    let ids: Vec<u32> = stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("shared alloc_ids "))
-        .expect("no shared alloc_ids line")
-        .split_whitespace()
-        .map(|v| v.parse().unwrap())
-        .collect();
-    assert_eq!(ids.len(), 3, "{stdout}");
-    assert!(ids[0] > 0 && ids[2] < 0x8000_0000, "{ids:?}");
-    assert_eq!(ids, vec![ids[0], ids[0] + 1, ids[0] + 2]);
+    common::check_shared_alloc_ids(&stdout);
     // The child opened its own adapter and device through the checked DDIs.
     let [child] = &process.children[..] else {
         panic!("{} child processes", process.children.len());
@@ -339,15 +328,7 @@ fn run_scene(trace_calls: bool) -> Process {
     ] {
         assert_eq!(child.interposed_calls.get(name), Some(&1), "child {name}");
     }
-    let summary = stdout
-        .lines()
-        .find(|l| l.starts_with("submissions "))
-        .expect("no summary line");
-    let fields: Vec<&str> = summary.split_whitespace().collect();
-    let submissions: u64 = fields[1].parse().unwrap();
-    let renders: u64 = fields[3].parse().unwrap();
-    assert_eq!(fields[5], "2", "presents: {summary}");
-    assert_eq!(submissions, renders + 2, "{summary}");
+    let (submissions, renders) = common::scene_submissions(&stdout);
     // Every DDI and callback of the scene went through the host's checked calls.
     let calls = &process.interposed_calls;
     eprintln!("interposed calls: {calls:?}");

@@ -222,3 +222,33 @@ pub fn build_umd_scene(triple: &str) -> PathBuf {
     );
     exe
 }
+
+/// The scene's "shared alloc_ids A B C" line: consecutive values of one cross-process
+/// counter (the middle one taken by the child process), all in the UMD's range.
+pub fn check_shared_alloc_ids(stdout: &str) {
+    let ids: Vec<u32> = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("shared alloc_ids "))
+        .expect("no shared alloc_ids line")
+        .split_whitespace()
+        .map(|v| v.parse().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 3, "{stdout}");
+    assert!(ids[0] > 0 && ids[2] < 0x8000_0000, "{ids:?}");
+    assert_eq!(ids, vec![ids[0], ids[0] + 1, ids[0] + 2]);
+}
+
+/// The scene's "submissions N renders R presents P" line: render submissions
+/// (pfnRenderCb) plus its two presents. Returns (N, R).
+pub fn scene_submissions(stdout: &str) -> (u64, u64) {
+    let summary = stdout
+        .lines()
+        .find(|l| l.starts_with("submissions "))
+        .expect("no summary line");
+    let fields: Vec<&str> = summary.split_whitespace().collect();
+    let submissions: u64 = fields[1].parse().unwrap();
+    let renders: u64 = fields[3].parse().unwrap();
+    assert_eq!(fields[5], "2", "presents: {summary}");
+    assert_eq!(submissions, renders + 2, "{summary}");
+    (submissions, renders)
+}

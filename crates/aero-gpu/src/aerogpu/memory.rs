@@ -90,7 +90,10 @@ impl Gart {
     ) -> Result<(), GuestMemoryError> {
         let err = GuestMemoryError { gpa: addr, len };
         if addr < aero_protocol::pci::APERTURE_BASE {
-            if addr.checked_add(len).is_none_or(|end| end > aero_protocol::pci::APERTURE_BASE) {
+            if addr
+                .checked_add(len)
+                .is_none_or(|end| end > aero_protocol::pci::APERTURE_BASE)
+            {
                 return Err(err);
             }
             let n = usize::try_from(len).map_err(|_| err)?;
@@ -118,6 +121,36 @@ impl Gart {
     }
 }
 
+impl Gart {
+    /// Reads device addresses `[gpa, gpa + buf.len())` from `ram`.
+    fn read(
+        &self,
+        ram: &dyn GuestMemory,
+        gpa: u64,
+        buf: &mut [u8],
+    ) -> Result<(), GuestMemoryError> {
+        let len = buf.len() as u64;
+        self.for_each_piece(ram, gpa, len, |at, off, n| {
+            ram.read(at, &mut buf[off..off + n])
+        })
+    }
+
+    /// Whether every byte of the device range is mapped guest RAM.
+    fn contains(&self, ram: &dyn GuestMemory, gpa: u64, len: u64) -> bool {
+        self.for_each_piece(ram, gpa, len, |at, _, n| {
+            if ram.contains(at, n as u64) {
+                Ok(())
+            } else {
+                Err(GuestMemoryError {
+                    gpa: at,
+                    len: n as u64,
+                })
+            }
+        })
+        .is_ok()
+    }
+}
+
 /// Guest memory as the device addresses it: guest-physical below the aperture, through the
 /// GART above. Every DMA the device does for the guest goes through this.
 pub struct DeviceMemory<'a> {
@@ -127,11 +160,7 @@ pub struct DeviceMemory<'a> {
 
 impl GuestMemory for DeviceMemory<'_> {
     fn read(&self, gpa: u64, buf: &mut [u8]) -> Result<(), GuestMemoryError> {
-        let ram: &dyn GuestMemory = &*self.ram;
-        let len = buf.len() as u64;
-        self.gart.for_each_piece(ram, gpa, len, |at, off, n| {
-            ram.read(at, &mut buf[off..off + n])
-        })
+        self.gart.read(&*self.ram, gpa, buf)
     }
 
     fn write(&mut self, gpa: u64, data: &[u8]) -> Result<(), GuestMemoryError> {
@@ -149,16 +178,7 @@ impl GuestMemory for DeviceMemory<'_> {
     }
 
     fn contains(&self, gpa: u64, len: u64) -> bool {
-        let ram: &dyn GuestMemory = &*self.ram;
-        self.gart
-            .for_each_piece(ram, gpa, len, |at, _, n| {
-                if ram.contains(at, n as u64) {
-                    Ok(())
-                } else {
-                    Err(GuestMemoryError { gpa: at, len: n as u64 })
-                }
-            })
-            .is_ok()
+        self.gart.contains(&*self.ram, gpa, len)
     }
 }
 
@@ -170,11 +190,7 @@ pub struct DeviceMemoryRef<'a> {
 
 impl GuestMemory for DeviceMemoryRef<'_> {
     fn read(&self, gpa: u64, buf: &mut [u8]) -> Result<(), GuestMemoryError> {
-        let ram = self.ram;
-        let len = buf.len() as u64;
-        self.gart.for_each_piece(ram, gpa, len, |at, off, n| {
-            ram.read(at, &mut buf[off..off + n])
-        })
+        self.gart.read(self.ram, gpa, buf)
     }
 
     fn write(&mut self, gpa: u64, data: &[u8]) -> Result<(), GuestMemoryError> {
@@ -185,15 +201,6 @@ impl GuestMemory for DeviceMemoryRef<'_> {
     }
 
     fn contains(&self, gpa: u64, len: u64) -> bool {
-        let ram = self.ram;
-        self.gart
-            .for_each_piece(ram, gpa, len, |at, _, n| {
-                if ram.contains(at, n as u64) {
-                    Ok(())
-                } else {
-                    Err(GuestMemoryError { gpa: at, len: n as u64 })
-                }
-            })
-            .is_ok()
+        self.gart.contains(self.ram, gpa, len)
     }
 }
