@@ -2805,3 +2805,31 @@ fn run_driver(arch: Arch) {
     assert_eq!(k.ddi("DestroyDevice", &[device]), STATUS_SUCCESS);
     k.stop_and_check_leaks();
 }
+
+/// The harness's call checks can fail: a callee that changes a callee-saved register
+/// (EBX on x86; XMM6 on x64) without restoring it is caught, one that saves and restores
+/// it passes.
+#[test]
+fn harness_catches_clobbered_callee_saved_registers() {
+    struct NoServices;
+    impl Services for NoServices {
+        fn service(&mut self, _: &mut Emu, name: &str) -> Result<Return, String> {
+            Err(format!("unexpected service {name}"))
+        }
+    }
+    let run = |bits: u32, code: &[u8]| {
+        let mut emu = Emu::new(AeroGpu::new(AeroGpuConfig::default()), bits);
+        emu.write(x86_host::IMAGE_MIN, code).unwrap();
+        emu.call(&mut NoServices, x86_host::IMAGE_MIN, &[], Conv::Stdcall)
+    };
+    // mov ebx, 1; ret
+    let e = run(32, &[0xBB, 1, 0, 0, 0, 0xC3]).unwrap_err();
+    assert!(e.contains("gpr3"), "{e}");
+    // push ebx; mov ebx, 1; pop ebx; ret
+    run(32, &[0x53, 0xBB, 1, 0, 0, 0, 0x5B, 0xC3]).unwrap();
+    // movaps xmm6, xmm0; ret
+    let e = run(64, &[0x0F, 0x28, 0xF0, 0xC3]).unwrap_err();
+    assert!(e.contains("xmm6"), "{e}");
+    // push rbx; mov ebx, 1; pop rbx; ret
+    run(64, &[0x53, 0xBB, 1, 0, 0, 0, 0x5B, 0xC3]).unwrap();
+}

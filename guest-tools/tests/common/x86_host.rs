@@ -156,6 +156,8 @@ pub struct Emu {
     image_next: u32,
     /// Guest instructions retired by host calls, for the report.
     pub instructions: u64,
+    /// Host calls into the guest so far (varies the callee-saved register sentinels).
+    calls: u64,
     pub max_instructions_per_call: u64,
     /// Set by a service when the guest ends its process (ExitProcess, exit): every
     /// [`call`](Self::call) in progress then returns this code at once.
@@ -195,6 +197,7 @@ impl Emu {
             heap_next: HEAP_BASE,
             image_next: IMAGE_MIN,
             instructions: 0,
+            calls: 0,
             max_instructions_per_call: MAX_INSTRUCTIONS_PER_CALL,
             exited: None,
         };
@@ -555,7 +558,28 @@ impl Emu {
         conv: Conv,
     ) -> Result<u64, String> {
         let saved = self.cpu.state.clone();
+        let saved_xmm = self.cpu.sse().xmm;
         let sp0 = saved.gpr[4] as u32;
+        // Callee-saved: EBX, EBP, ESI, EDI (and R12-R15, XMM6-XMM15 on x64). They get
+        // distinct values for the call, so a callee that changes one and does not restore
+        // it is caught, then the caller's values come back.
+        let saved_regs: &[usize] = if self.bits == 64 {
+            &[3, 5, 6, 7, 12, 13, 14, 15]
+        } else {
+            &[3, 5, 6, 7]
+        };
+        self.calls += 1;
+        let call = self.calls & 0xFFF;
+        let sentinel = move |r: usize| 0x5AC0_0000 | (r as u64) << 12 | call;
+        let xmm_sentinel = |i: usize| u128::from(sentinel(i)) << 64 | 0xA5A5_0000 | i as u128;
+        for &r in saved_regs {
+            self.cpu.state.gpr[r] = sentinel(r);
+        }
+        if self.bits == 64 {
+            for i in 6..16 {
+                self.cpu.sse_mut().xmm[i] = xmm_sentinel(i);
+            }
+        }
         if self.bits == 64 {
             // Stack arguments above a 32-byte home area; RSP is 16-byte aligned at the
             // call, so the callee starts with RSP = 8 (mod 16).
@@ -612,17 +636,22 @@ impl Emu {
                             (self.cpu.state.gpr[2] & 0xFFFF_FFFF) << 32
                                 | (self.cpu.state.gpr[0] & 0xFFFF_FFFF)
                         };
-                        // Callee-saved: EBX, EBP, ESI, EDI (and R12-R15 on x64).
-                        let saved_regs: &[usize] = if self.bits == 64 {
-                            &[3, 5, 6, 7, 12, 13, 14, 15]
-                        } else {
-                            &[3, 5, 6, 7]
-                        };
-                        let clobbered: Vec<usize> = saved_regs
+                        let mut clobbered: Vec<String> = saved_regs
                             .iter()
-                            .copied()
-                            .filter(|&r| self.cpu.state.gpr[r] != saved.gpr[r])
+                            .filter(|&&r| self.cpu.state.gpr[r] != sentinel(r))
+                            .map(|r| format!("gpr{r}"))
                             .collect();
+                        if self.bits == 64 {
+                            clobbered.extend(
+                                (6..16)
+                                    .filter(|&i| self.cpu.sse().xmm[i] != xmm_sentinel(i))
+                                    .map(|i| format!("xmm{i}")),
+                            );
+                        }
+                        for &r in saved_regs {
+                            self.cpu.state.gpr[r] = saved.gpr[r];
+                        }
+                        self.cpu.sse_mut().xmm[6..].copy_from_slice(&saved_xmm[6..]);
                         self.cpu.state.gpr[4] = saved.gpr[4];
                         if sp != want {
                             return Err(format!(
