@@ -1833,6 +1833,19 @@ fn run_driver(arch: Arch) {
     let mut k = Kmd::start(arch, &sys, layout, |nt| {
         // HKR\Parameters\NonLocalMemorySizeMB above the limit: clamped to 1024 / 2048.
         nt.set_registry(&format!("{HKR}\\Parameters"), "NonLocalMemorySizeMB", 4096);
+        // The x86 run also sets the mode overrides (Services\aerogpu\Parameters); the x64
+        // run keeps the EDID's defaults, so both paths of the mode list run.
+        if arch == Arch::X86 {
+            let params = format!("{SERVICE_KEY}\\Parameters");
+            for (name, v) in [
+                ("PreferredWidth", 1280),
+                ("PreferredHeight", 720),
+                ("MaxWidth", 1600),
+                ("MaxHeight", 1200),
+            ] {
+                nt.set_registry(&params, name, v);
+            }
+        }
     });
 
     // ---- StartDevice programmed the device -------------------------------------------
@@ -2158,6 +2171,23 @@ fn run_driver(arch: Arch) {
         "Format.Graphics.PrimSurfSize",
     );
     assert!(sizes.contains(&(1024, 768)), "1024x768 offered: {sizes:?}");
+    if arch == Arch::X86 {
+        assert_eq!(
+            sizes[0],
+            (1280, 720),
+            "PreferredWidth/Height first: {sizes:?}"
+        );
+        assert!(
+            sizes.iter().all(|&(w, h)| w <= 1600 && h <= 1200),
+            "MaxWidth/MaxHeight cap the list: {sizes:?}"
+        );
+    } else {
+        assert_eq!(
+            sizes[0],
+            (1920, 1080),
+            "the EDID's preferred mode first: {sizes:?}"
+        );
+    }
     assert!(sizes.len() >= 3, "a mode list, not one mode: {sizes:?}");
     for (&m, &(w, _)) in source_modes.iter().zip(&sizes) {
         let f = "D3DKMDT_VIDPN_SOURCE_MODE";
@@ -2255,6 +2285,13 @@ fn run_driver(arch: Arch) {
     assert!(
         k.is_supported_vidpn(vidpn),
         "an empty topology is supported"
+    );
+    let full_hd = k.source_mode(1920, 1080, 7680, D3DDDIFMT_X8R8G8B8);
+    let vidpn = k.make_vidpn(1, Some(full_hd));
+    assert_eq!(
+        k.is_supported_vidpn(vidpn),
+        arch == Arch::X64,
+        "1920x1080: supported by default, refused above MaxWidth/MaxHeight"
     );
 
     // The monitor's modes: the same list, the first one preferred.
