@@ -332,4 +332,76 @@ mod tests {
             let _ = parse(&b[..n]);
         }
     }
+
+    /// A PE32 image with one section: headers in the first 0x200 bytes, the section's
+    /// 0x200 raw bytes (virtual size 0x100) at file offset 0x200, RVA 0x1000.
+    fn tiny_image() -> Vec<u8> {
+        let mut b = vec![0u8; 0x400];
+        b[0..2].copy_from_slice(b"MZ");
+        b[0x3C..0x40].copy_from_slice(&0x40u32.to_le_bytes());
+        b[0x40..0x44].copy_from_slice(b"PE\0\0");
+        let coff = 0x44;
+        b[coff..coff + 2].copy_from_slice(&MACHINE_I386.to_le_bytes());
+        b[coff + 2..coff + 4].copy_from_slice(&1u16.to_le_bytes());
+        b[coff + 16..coff + 18].copy_from_slice(&224u16.to_le_bytes());
+        let opt = coff + 20;
+        b[opt..opt + 2].copy_from_slice(&0x10Bu16.to_le_bytes());
+        b[opt + 28..opt + 32].copy_from_slice(&0x40_0000u32.to_le_bytes()); // image base
+        b[opt + 56..opt + 60].copy_from_slice(&0x2000u32.to_le_bytes()); // size of image
+        b[opt + 60..opt + 64].copy_from_slice(&0x200u32.to_le_bytes()); // size of headers
+        b[opt + 92..opt + 96].copy_from_slice(&16u32.to_le_bytes());
+        let sec = opt + 224;
+        b[sec..sec + 5].copy_from_slice(b".text");
+        b[sec + 8..sec + 12].copy_from_slice(&0x100u32.to_le_bytes()); // virtual size
+        b[sec + 12..sec + 16].copy_from_slice(&0x1000u32.to_le_bytes()); // RVA
+        b[sec + 16..sec + 20].copy_from_slice(&0x200u32.to_le_bytes()); // raw size
+        b[sec + 20..sec + 24].copy_from_slice(&0x200u32.to_le_bytes()); // raw pointer
+        for (i, v) in b[0x200..0x400].iter_mut().enumerate() {
+            *v = i as u8 | 1;
+        }
+        b
+    }
+
+    #[test]
+    fn map_image_lays_out_sections_and_rejects_bad_ones() {
+        let file = tiny_image();
+        let (info, image) = map_image(&file, 1 << 20).unwrap();
+        assert_eq!((info.image_base, image.len()), (0x40_0000, 0x2000));
+        assert_eq!(&image[..0x200], &file[..0x200], "headers");
+        assert_eq!(
+            &image[0x1000..0x1100],
+            &file[0x200..0x300],
+            "the section at its RVA"
+        );
+        assert!(
+            image[0x1100..].iter().all(|&v| v == 0),
+            "padding past the virtual size is zero"
+        );
+        assert!(
+            map_image(&file, 0x1000).is_err(),
+            "larger than the caller allows"
+        );
+        let patch = |off: usize, v: u32| {
+            let mut f = file.clone();
+            f[off..off + 4].copy_from_slice(&v.to_le_bytes());
+            f
+        };
+        let sec = 0x44 + 20 + 224;
+        assert!(
+            map_image(&patch(sec + 20, 0x380), 1 << 20).is_err(),
+            "raw data past the end of the file"
+        );
+        assert!(
+            map_image(&patch(sec + 12, 0x1F80), 1 << 20).is_err(),
+            "section past the image"
+        );
+        assert!(
+            map_image(&patch(sec + 12, u32::MAX), 1 << 20).is_err(),
+            "RVA at the top of the address space"
+        );
+        // Every truncation fails cleanly.
+        for n in 0..file.len() {
+            let _ = map_image(&file[..n], 1 << 20);
+        }
+    }
 }
