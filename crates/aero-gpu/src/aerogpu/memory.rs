@@ -79,8 +79,38 @@ pub struct Gart {
 const PAGE: u64 = 4096;
 
 impl Gart {
+    /// The guest-RAM address of the device address `at` and how many bytes from there on
+    /// (at most `left`) are contiguous: identity below the aperture, through the table in
+    /// it (to the end of the page).
+    fn piece(
+        &self,
+        ram: &dyn GuestMemory,
+        at: u64,
+        left: u64,
+    ) -> Result<(u64, u64), GuestMemoryError> {
+        let err = GuestMemoryError { gpa: at, len: left };
+        if at < aero_protocol::pci::APERTURE_BASE {
+            return match at.checked_add(left) {
+                Some(end) if end <= aero_protocol::pci::APERTURE_BASE => Ok((at, left)),
+                _ => Err(err),
+            };
+        }
+        let page = (at - aero_protocol::pci::APERTURE_BASE) / PAGE;
+        if page >= u64::from(self.entries.min(aero_protocol::pci::GART_MAX_ENTRIES)) {
+            return Err(err);
+        }
+        let mut entry = [0u8; 8];
+        ram.read(self.table_gpa.wrapping_add(page * 8), &mut entry)?;
+        let entry = u64::from_le_bytes(entry);
+        if entry & aero_protocol::pci::GART_ENTRY_VALID == 0 {
+            return Err(err);
+        }
+        let in_page = at % PAGE;
+        Ok(((entry & !(PAGE - 1)) + in_page, (PAGE - in_page).min(left)))
+    }
+
     /// Calls `f(ram_gpa, offset, len)` for each guest-RAM piece of the device range
-    /// `[addr, addr + len)`, in order: identity below the aperture, through the table in it.
+    /// `[addr, addr + len)`, in order.
     fn for_each_piece(
         &self,
         ram: &dyn GuestMemory,
@@ -88,40 +118,27 @@ impl Gart {
         len: u64,
         mut f: impl FnMut(u64, usize, usize) -> Result<(), GuestMemoryError>,
     ) -> Result<(), GuestMemoryError> {
-        let err = GuestMemoryError { gpa: addr, len };
-        if addr < aero_protocol::pci::APERTURE_BASE {
-            if addr
-                .checked_add(len)
-                .is_none_or(|end| end > aero_protocol::pci::APERTURE_BASE)
-            {
-                return Err(err);
-            }
-            let n = usize::try_from(len).map_err(|_| err)?;
-            return f(addr, 0, n);
+        if len == 0 {
+            // An empty range still has to name guest RAM (what `ram` says of it).
+            let (ram_gpa, _) = self.piece(ram, addr, 0)?;
+            return f(ram_gpa, 0, 0);
         }
         let mut done = 0u64;
         while done < len {
-            let at = addr + done;
-            let page = (at - aero_protocol::pci::APERTURE_BASE) / PAGE;
-            if page >= u64::from(self.entries.min(aero_protocol::pci::GART_MAX_ENTRIES)) {
-                return Err(err);
-            }
-            let mut entry = [0u8; 8];
-            ram.read(self.table_gpa.wrapping_add(page * 8), &mut entry)?;
-            let entry = u64::from_le_bytes(entry);
-            if entry & aero_protocol::pci::GART_ENTRY_VALID == 0 {
-                return Err(err);
-            }
-            let in_page = at % PAGE;
-            let n = (PAGE - in_page).min(len - done);
-            f((entry & !(PAGE - 1)) + in_page, done as usize, n as usize)?;
-            done += n;
+            let at = addr
+                .checked_add(done)
+                .ok_or(GuestMemoryError { gpa: addr, len })?;
+            let (ram_gpa, n) = self.piece(ram, at, len - done)?;
+            let (off, n) = (usize::try_from(done), usize::try_from(n));
+            let (Ok(off), Ok(n)) = (off, n) else {
+                return Err(GuestMemoryError { gpa: addr, len });
+            };
+            f(ram_gpa, off, n)?;
+            done += n as u64;
         }
         Ok(())
     }
-}
 
-impl Gart {
     /// Reads device addresses `[gpa, gpa + buf.len())` from `ram`.
     fn read(
         &self,
@@ -164,15 +181,23 @@ impl GuestMemory for DeviceMemory<'_> {
     }
 
     fn write(&mut self, gpa: u64, data: &[u8]) -> Result<(), GuestMemoryError> {
-        // Translate first (reads only), then write: a failing range writes nothing.
-        let mut pieces = Vec::new();
-        self.gart
-            .for_each_piece(&*self.ram, gpa, data.len() as u64, |at, off, n| {
-                pieces.push((at, off, n));
-                Ok(())
-            })?;
-        for (at, off, n) in pieces {
-            self.ram.write(at, &data[off..off + n])?;
+        // Check the whole range first (reads only), then write: a failing range writes
+        // nothing.
+        let ram: &dyn GuestMemory = &*self.ram;
+        if !self.gart.contains(ram, gpa, data.len() as u64) {
+            return Err(GuestMemoryError {
+                gpa,
+                len: data.len() as u64,
+            });
+        }
+        let mut done = 0u64;
+        while done < data.len() as u64 {
+            let (at, n) = self
+                .gart
+                .piece(&*self.ram, gpa + done, data.len() as u64 - done)?;
+            self.ram
+                .write(at, &data[done as usize..(done + n) as usize])?;
+            done += n;
         }
         Ok(())
     }
