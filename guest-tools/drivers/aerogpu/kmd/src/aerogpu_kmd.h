@@ -43,10 +43,9 @@ typedef struct agpu_allocation {
     uint32_t priv_flags;
     uint64_t share_token;
     uint64_t size_bytes;
-    uint64_t gpa;        /* from MAP_APERTURE_SEGMENT; 0 until mapped or if not contiguous */
+    uint64_t gpa;        /* device address from MAP_APERTURE_SEGMENT (aperture with a GART); 0 unmapped */
     uint32_t pitch;
-    uint32_t width, height, format;
-    int is_primary;
+    uint32_t width, height; /* standard allocations (DescribeAllocation) */
 } agpu_allocation;
 
 /* A submission staged at Render/Present time, consumed by SubmitCommand in order. */

@@ -68,8 +68,6 @@ NTSTATUS AEROGPU_DDI AgpuCreateAllocation(HANDLE hAdapter, void *pArgs)
             al->width = (uint32_t)priv.reserved0;
             al->pitch = (uint32_t)(priv.reserved0 >> 32);
             al->height = al->pitch ? (uint32_t)(priv.size_bytes / al->pitch) : 0;
-            al->format = D3DDDIFMT_X8R8G8B8;
-            al->is_primary = (priv.flags & AEROGPU_WDDM_ALLOC_PRIV_FLAG_IS_PRIMARY) != 0;
         }
         if (priv.flags & AEROGPU_WDDM_ALLOC_PRIV_FLAG_IS_SHARED) {
             al->share_token = agpu_share_new_token(a->shares);
@@ -126,7 +124,7 @@ NTSTATUS AEROGPU_DDI AgpuDescribeAllocation(HANDLE hAdapter, void *pArgs)
     if (!al) return STATUS_INVALID_PARAMETER;
     d->Width = al->width;
     d->Height = al->height;
-    d->Format = (D3DDDIFORMAT)(al->format ? al->format : D3DDDIFMT_X8R8G8B8);
+    d->Format = D3DDDIFMT_X8R8G8B8; /* the only format standard allocations get */
     d->MultisampleMethod.NumSamples = 0;
     d->MultisampleMethod.NumQualityLevels = 0;
     d->RefreshRate.Numerator = 60;
