@@ -13,6 +13,12 @@ use serde::Deserialize;
 use crate::drives::{self, DriveSpec};
 use crate::monitor::MediaFiles;
 
+/// The IDE secondary master: where `--cdrom` goes and the CD drive our BIOS boots.
+const BIOS_CD_SLOT: DriveSlot = DriveSlot::Ide {
+    channel: 1,
+    slave: false,
+};
+
 #[derive(Args, Debug)]
 pub struct MachineArgs {
     /// First hard disk (same as --hda); the built-in demo guest when no disk, CD or floppy
@@ -201,24 +207,36 @@ impl MachineArgs {
                 hda = Some(d);
             }
         }
-        let mut taken = vec![DriveSlot::Ide {
-            channel: 1,
-            slave: false,
-        }];
+        // `--cdrom` is the IDE secondary master (QEMU's ide index 2). Without it that slot
+        // is free for `--drive` like any other, and the machine adds its default empty CD
+        // drive there only if no drive took it (as QEMU leaves its default CD out).
+        let mut taken = Vec::new();
+        if self.cdrom.is_some() {
+            taken.push(BIOS_CD_SLOT);
+        }
         if hda.is_some() {
             taken.push(hda_slot);
         }
-        let extra_drives = drives::open_drives(&specs, self.snapshot, &taken)?;
-        if hda.is_none() && self.cdrom.is_none() && self.fda.is_none() && extra_drives.is_empty() {
-            tracing::info!("no disk given: booting the built-in demo guest");
-            hda = Some(demo_disk()?);
-        }
+        let mut extra_drives = drives::open_drives(&specs, self.snapshot, &taken)?;
         // CD-ROMs are read-only media; nothing is ever written to the ISO.
-        let cdrom = self
+        let mut cdrom = self
             .cdrom
             .as_ref()
             .map(|p| drives::open_disk(p, false, true, true, None))
             .transpose()?;
+        // A `--drive` disc in that slot is the CD our BIOS boots, just as `--cdrom` would be.
+        if cdrom.is_none()
+            && let Some(i) = extra_drives.iter().position(|(slot, drive)| {
+                *slot == BIOS_CD_SLOT && matches!(drive, IdeDrive::Cdrom(Some(_)))
+            })
+            && let (_, IdeDrive::Cdrom(disc)) = extra_drives.remove(i)
+        {
+            cdrom = disc;
+        }
+        if hda.is_none() && cdrom.is_none() && self.fda.is_none() && extra_drives.is_empty() {
+            tracing::info!("no disk given: booting the built-in demo guest");
+            hda = Some(demo_disk()?);
+        }
         let fda = self
             .fda
             .as_ref()
@@ -263,11 +281,7 @@ impl MachineArgs {
     fn cd_files(&self) -> HashMap<DriveSlot, PathBuf> {
         let mut files = HashMap::new();
         if let Some(path) = &self.cdrom {
-            let slot = DriveSlot::Ide {
-                channel: 1,
-                slave: false,
-            };
-            files.insert(slot, path.clone());
+            files.insert(BIOS_CD_SLOT, path.clone());
         }
         for spec in self.drives.iter().filter_map(|d| DriveSpec::parse(d).ok()) {
             if let (true, Some(file), Ok(Some(slot))) = (spec.cdrom, &spec.file, spec.slot()) {
@@ -378,6 +392,72 @@ drive = ["file=extra.img,if=ide,index=1", "if=ide,index=3,media=cdrom"]
         assert_eq!(a.hda, None);
         // Not on the command line: from the file.
         assert_eq!(a.boot.as_deref(), Some("dc"));
+    }
+
+    /// QEMU's four-IDE-drive line: disk, disk, CD, disk in indexes 0-3. The default
+    /// empty CD drive gives way, and the CD in its slot is the one our BIOS boots.
+    #[test]
+    fn four_ide_drives_take_every_slot() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = |name: &str, len: usize| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, vec![0u8; len]).unwrap();
+            p.to_str().unwrap().to_string()
+        };
+        let (a, b, iso, d) = (
+            file("a.img", 1 << 20),
+            file("b.img", 1 << 20),
+            file("cd.iso", 64 << 11),
+            file("d.img", 1 << 20),
+        );
+        let drives = [
+            format!("file={a},if=ide"),
+            format!("file={b},if=ide"),
+            format!("file={iso},if=ide,media=cdrom"),
+            format!("file={d},if=ide"),
+        ];
+        let flags: Vec<&str> = drives
+            .iter()
+            .flat_map(|d| ["--drive", d.as_str()])
+            .collect();
+        let config = args(&flags).machine_config(64, true).unwrap();
+        let ide = |channel, slave| DriveSlot::Ide { channel, slave };
+        assert_eq!(config.hda_slot, ide(0, false));
+        assert!(config.hda.is_some());
+        assert_eq!(config.cdrom.as_ref().map(|c| c.sector_count()), Some(64));
+        let extra: Vec<_> = config.extra_drives.iter().map(|(s, _)| *s).collect();
+        assert_eq!(extra, [ide(0, true), ide(1, true)]);
+        assert!(
+            config
+                .extra_drives
+                .iter()
+                .all(|(_, d)| matches!(d, IdeDrive::Disk(_)))
+        );
+        // The machine takes that layout (no second drive in the CD slot).
+        aero_machine::Machine::new(config).unwrap();
+        // Four disks: the fourth lands where the CD would be; a fifth has no slot.
+        let four: Vec<String> = [&a, &b, &iso, &d]
+            .iter()
+            .map(|f| format!("file={f},if=ide"))
+            .collect();
+        let mut flags: Vec<&str> = four.iter().flat_map(|d| ["--drive", d.as_str()]).collect();
+        let config = args(&flags).machine_config(64, true).unwrap();
+        assert!(config.cdrom.is_none());
+        let extra: Vec<_> = config.extra_drives.iter().map(|(s, _)| *s).collect();
+        assert_eq!(extra, [ide(0, true), ide(1, false), ide(1, true)]);
+        drop(config); // the images are locked while open
+        flags.extend(["--drive", "media=cdrom,if=ide"]);
+        let Err(e) = args(&flags).machine_config(64, true) else {
+            panic!("accepted {flags:?}")
+        };
+        assert!(e.to_string().contains("no free Ide slot"), "{e}");
+        // With --cdrom the slot stays the CD's: a fourth IDE drive no longer fits.
+        let mut flags: Vec<&str> = four.iter().flat_map(|d| ["--drive", d.as_str()]).collect();
+        flags.extend(["--cdrom", iso.as_str()]);
+        let Err(e) = args(&flags).machine_config(64, true) else {
+            panic!("accepted {flags:?}")
+        };
+        assert!(e.to_string().contains("no free Ide slot"), "{e}");
     }
 
     #[test]
