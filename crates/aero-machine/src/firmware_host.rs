@@ -1,8 +1,10 @@
 //! What our BIOS sees of the machine while it handles a trap: port I/O and the disks.
 
-use aero_firmware::bios::{DiskId, DiskInfo, DiskIoError, FirmwareHost};
+use aero_firmware::bios::{DiskId, DiskInfo, DiskIoError, DiskLocation, DiskPort, FirmwareHost};
 use aero_storage::{BlockDevice, StorageError};
 
+use crate::DriveSlot;
+use crate::devices::pc_pci;
 use crate::platform::Platform;
 
 /// The machine's disks, by BIOS role.
@@ -10,6 +12,8 @@ pub struct Disks {
     /// INT 13h drives 80h, 81h, ...: `hda` first (the one our BIOS boots), then the other
     /// hard disks in slot order.
     pub hard: Vec<Box<dyn BlockDevice>>,
+    /// Where each of `hard` is plugged in (same order).
+    pub hard_slots: Vec<DriveSlot>,
     pub cdrom: Option<Box<dyn BlockDevice>>,
     pub fda: Option<Box<dyn BlockDevice>>,
     /// The floppy in drive A was changed since INT 13h last looked (AH=16h change line).
@@ -32,6 +36,20 @@ impl Disks {
             disk.flush()?;
         }
         Ok(())
+    }
+}
+
+/// A drive slot as EDD 3.0 names it: the controller's PCI function and the port.
+fn location(slot: DriveSlot) -> DiskLocation {
+    let (pci, port) = match slot {
+        DriveSlot::Ide { channel, slave } => (pc_pci::IDE, DiskPort::Ide { channel, slave }),
+        DriveSlot::Ahci(port) => (pc_pci::AHCI, DiskPort::Sata { port }),
+    };
+    DiskLocation {
+        pci_bus: pci.bus,
+        pci_device: pci.device,
+        pci_function: pci.function,
+        port,
     }
 }
 
@@ -61,16 +79,27 @@ impl FirmwareHost for Host<'_> {
     }
 
     fn disk_info(&self, drive: DiskId) -> Option<DiskInfo> {
-        let disk = match drive {
-            DiskId::HardDisk(n) => self.disks.hard.get(usize::from(n)),
-            DiskId::Cdrom(0) => self.disks.cdrom.as_ref(),
-            DiskId::Floppy(0) => self.disks.fda.as_ref(),
-            _ => None,
-        }?;
+        let (disk, slot) = match drive {
+            DiskId::HardDisk(n) => {
+                let n = usize::from(n);
+                (
+                    self.disks.hard.get(n),
+                    self.disks.hard_slots.get(n).copied(),
+                )
+            }
+            DiskId::Cdrom(0) => (
+                self.disks.cdrom.as_ref(),
+                Some(crate::machine::media::BIOS_CD_SLOT),
+            ),
+            DiskId::Floppy(0) => (self.disks.fda.as_ref(), None),
+            _ => (None, None),
+        };
+        let disk = disk?;
         Some(DiskInfo {
             sectors: disk.sector_count(),
             sector_size: disk.sector_size(),
             read_only: disk.read_only(),
+            location: slot.map(location),
         })
     }
 

@@ -33,7 +33,7 @@ pub(crate) mod host_io;
 #[path = "ide_tests.rs"]
 mod ide_tests;
 #[path = "media.rs"]
-mod media;
+pub(crate) mod media;
 #[cfg(test)]
 #[path = "media_tests.rs"]
 mod media_tests;
@@ -328,6 +328,12 @@ impl Machine {
             memory,
             platform,
             disks: Disks {
+                hard_slots: hda
+                    .as_ref()
+                    .map(|_| config.hda_slot)
+                    .into_iter()
+                    .chain(extra_hard.iter().map(|(slot, _)| *slot))
+                    .collect(),
                 hard: boxed(hda)
                     .into_iter()
                     .chain(

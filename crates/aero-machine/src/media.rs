@@ -11,7 +11,7 @@ use crate::devices::pci::PciFunction;
 use crate::guest_ram::GuestRam;
 
 /// The slot whose disc our BIOS boots from (El Torito) and serves through INT 13h.
-pub(super) const BIOS_CD_SLOT: DriveSlot = DriveSlot::Ide {
+pub(crate) const BIOS_CD_SLOT: DriveSlot = DriveSlot::Ide {
     channel: 1,
     slave: false,
 };

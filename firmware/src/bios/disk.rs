@@ -9,7 +9,7 @@ use super::call::{Call, Flow};
 use super::eltorito::{Emulation, read_emulated};
 use super::error::{DiskIoError, FirmwareError};
 use super::geometry::{self, Chs};
-use super::host::{DiskId, DiskInfo, FirmwareHost};
+use super::host::{DiskId, DiskInfo, DiskLocation, DiskPort, FirmwareHost};
 use super::mem::real_addr;
 use super::rom::BIOS_SEGMENT;
 
@@ -167,7 +167,12 @@ impl Bios {
     fn resolve(&self, c: &Call, dl: u8) -> Option<(DiskId, DiskInfo, Source)> {
         let drive = drive_id(dl, self.hard_disk_count(c))?;
         let host_drive = match (self.state.emulation, drive) {
-            (Some(e), d) if d == e.disk_id() => return Some((d, e.info(), Source::Emulated(e))),
+            (Some(e), d) if d == e.disk_id() => {
+                // The image lives on the CD: EDD's device path is the CD drive's.
+                let mut info = e.info();
+                info.location = c.host.disk_info(DiskId::Cdrom(0)).and_then(|i| i.location);
+                return Some((d, info, Source::Emulated(e)));
+            }
             (Some(e), DiskId::Floppy(n)) if e.floppy => DiskId::Floppy(n.checked_sub(1)?),
             (Some(e), DiskId::HardDisk(n)) if !e.floppy => DiskId::HardDisk(n.checked_sub(1)?),
             (_, d) => d,
@@ -289,6 +294,7 @@ impl Bios {
                     sectors: 2880,
                     sector_size: 512,
                     read_only: false,
+                    location: None,
                 };
                 let drive = DiskId::Floppy(n);
                 self.parameters(c, dl, drive, &drive_only, Source::Host(drive), hard_disks)
@@ -490,8 +496,9 @@ fn edd_check(c: &mut Call, dl: u8, drive: DiskId) -> Result<Flow, FirmwareError>
         return finish(c, dl, STATUS_BAD_COMMAND);
     }
     c.set_r16(Reg::Rbx, 0xAA55);
-    // Fixed-disk access subset (42h–44h, 47h, 48h).
-    c.set_r16(Reg::Rcx, 0x0001);
+    // Fixed-disk access subset (42h–44h, 47h, 48h) and EDD support (48h with the device
+    // path, see `edd_drive_parameters`).
+    c.set_r16(Reg::Rcx, 0x0005);
     finish(c, dl, STATUS_OK)?;
     c.set_ah(0x30); // EDD 3.0
     Ok(Flow::Return)
@@ -536,12 +543,26 @@ fn edd_transfer(
     finish(c, dl, status)
 }
 
-/// EDD 48h result buffer, v2.x layout (0x1E bytes; DPTE pointer FFFF:FFFF = none).
+/// EDD 48h result buffer sizes, by version.
+const EDD_1X_LEN: usize = 0x1A;
+const EDD_2X_LEN: usize = 0x1E;
+/// Phoenix EDD 3.0: an 8-byte device path, 36 bytes of device path information.
+const EDD_30_LEN: usize = 0x42;
+/// T13 EDD-3 (D1386/D1572): a 16-byte device path, 44 bytes of device path information;
+/// the layout Linux's `edd` driver reads (it passes a 0x4A-byte buffer).
+const EDD_30_T13_LEN: usize = 0x4A;
+
+/// EDD 48h result buffer, the largest layout the caller's `buffer_size` holds: 1.x
+/// (0x1A), 2.x (0x1E, DPTE pointer FFFF:FFFF = none), or 3.0 with the device path
+/// (0x42 Phoenix, 0x4A T13) when the drive's location is known. `None`: too small.
 pub fn edd_drive_parameters(drive: DiskId, info: &DiskInfo, buffer_size: u16) -> Option<Vec<u8>> {
-    let len = match buffer_size {
-        0..=0x19 => return None,
-        0x1A..=0x1D => 0x1A,
-        _ => 0x1E,
+    let fits = |len: usize| usize::from(buffer_size) >= len;
+    let len = match info.location {
+        Some(_) if fits(EDD_30_T13_LEN) => EDD_30_T13_LEN,
+        Some(_) if fits(EDD_30_LEN) => EDD_30_LEN,
+        _ if fits(EDD_2X_LEN) => EDD_2X_LEN,
+        _ if fits(EDD_1X_LEN) => EDD_1X_LEN,
+        _ => return None,
     };
     let mut b = vec![0u8; len];
     b[0..2].copy_from_slice(&(len as u16).to_le_bytes());
@@ -564,10 +585,40 @@ pub fn edd_drive_parameters(drive: DiskId, info: &DiskInfo, buffer_size: u16) ->
     b[12..16].copy_from_slice(&spt.to_le_bytes());
     b[16..24].copy_from_slice(&info.sectors.to_le_bytes());
     b[24..26].copy_from_slice(&(info.sector_size as u16).to_le_bytes());
-    if len >= 0x1E {
+    if len >= EDD_2X_LEN {
         b[26..30].copy_from_slice(&0xFFFF_FFFFu32.to_le_bytes());
     }
+    if let Some(location) = info.location.filter(|_| len >= EDD_30_LEN) {
+        edd_device_path(&mut b, drive, location);
+    }
     Some(b)
+}
+
+/// Fills EDD 3.0's device path information (offset 1Eh to the end): the controller's PCI
+/// function and the drive's place on it, closed by a checksum over those bytes.
+fn edd_device_path(b: &mut [u8], drive: DiskId, location: DiskLocation) {
+    let t13 = b.len() == EDD_30_T13_LEN;
+    b[0x1E..0x20].copy_from_slice(&0xBEDDu16.to_le_bytes());
+    b[0x20] = (b.len() - 0x1E) as u8; // 44 (T13) or 36 (Phoenix), key to checksum
+    b[0x24..0x28].copy_from_slice(b"PCI ");
+    let (interface, device_path): (&[u8; 8], [u8; 2]) = match (location.port, drive) {
+        (DiskPort::Ide { slave, .. }, DiskId::Cdrom(_)) => (b"ATAPI   ", [u8::from(slave), 0]),
+        (DiskPort::Ide { slave, .. }, _) => (b"ATA     ", [u8::from(slave), 0]),
+        // Port number, then the port multiplier port (none).
+        (DiskPort::Sata { port }, _) => (b"SATA    ", [port, 0]),
+    };
+    b[0x28..0x30].copy_from_slice(interface);
+    b[0x30] = location.pci_bus;
+    b[0x31] = location.pci_device;
+    b[0x32] = location.pci_function;
+    // T13 names the IDE channel next to the function; Phoenix leaves it reserved.
+    if let (true, DiskPort::Ide { channel, .. }) = (t13, location.port) {
+        b[0x33] = channel;
+    }
+    b[0x38..0x3A].copy_from_slice(&device_path);
+    let last = b.len() - 1;
+    let sum = b[0x1E..last].iter().fold(0u8, |s, x| s.wrapping_add(*x));
+    b[last] = sum.wrapping_neg();
 }
 
 fn edd_parameters(

@@ -137,6 +137,7 @@ impl Emulation {
             sectors: self.sectors,
             sector_size: 512,
             read_only: true,
+            location: None,
         }
     }
 }

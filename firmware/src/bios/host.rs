@@ -18,6 +18,26 @@ pub struct DiskInfo {
     /// 512 for floppies and hard disks, 2048 for CD-ROMs.
     pub sector_size: u32,
     pub read_only: bool,
+    /// The controller and port the drive hangs on (EDD 3.0 device path); `None` when the
+    /// machine does not say.
+    pub location: Option<DiskLocation>,
+}
+
+/// Where a drive sits: its controller's PCI function and the port on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DiskLocation {
+    pub pci_bus: u8,
+    pub pci_device: u8,
+    pub pci_function: u8,
+    pub port: DiskPort,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DiskPort {
+    /// A parallel ATA channel (0 primary, 1 secondary), master or slave.
+    Ide { channel: u8, slave: bool },
+    /// A SATA (AHCI) port.
+    Sata { port: u8 },
 }
 
 /// Implemented by the machine. Every call happens synchronously inside

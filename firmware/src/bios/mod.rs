@@ -55,7 +55,7 @@ pub use disk::{CDROM_DRIVE, drive_id, edd_drive_parameters};
 pub use e820::{E820Entry, E820Kind, MemoryPlan};
 pub use eltorito::{BootImage, ElToritoError, catalog_lba, parse_catalog};
 pub use error::{DiskIoError, FirmwareError};
-pub use host::{DiskId, DiskInfo, FirmwareHost};
+pub use host::{DiskId, DiskInfo, DiskLocation, DiskPort, FirmwareHost};
 pub use keyboard::{KeyEvent, process_scancode, translate};
 pub use trap::{TrapId, TrapOutcome};
 

@@ -274,6 +274,7 @@ fn edd_parameter_packet_sizes() {
         sectors: 1 << 40,
         sector_size: 512,
         read_only: false,
+        location: None,
     };
     assert!(edd_drive_parameters(DiskId::HardDisk(0), &info, 0x19).is_none());
     let v1 = edd_drive_parameters(DiskId::HardDisk(0), &info, 0x1A).unwrap();
@@ -285,11 +286,131 @@ fn edd_parameter_packet_sizes() {
         sectors: 1000,
         sector_size: 2048,
         read_only: true,
+        location: None,
     };
     let p = edd_drive_parameters(DiskId::Cdrom(0), &cd, 0xFFFF).unwrap();
     assert_eq!(p.len(), 0x1E);
     assert_eq!(u16::from_le_bytes([p[24], p[25]]), 2048);
     assert_eq!(p[2] & 4, 4, "removable");
+}
+
+fn at(pci_device: u8, pci_function: u8, port: DiskPort) -> Option<DiskLocation> {
+    Some(DiskLocation {
+        pci_bus: 0,
+        pci_device,
+        pci_function,
+        port,
+    })
+}
+
+/// Sum of the device path information (key to checksum) is zero, as EDD 3.0 asks.
+fn device_path_sums_to_zero(b: &[u8]) -> bool {
+    b[0x1E..].iter().fold(0u8, |s, x| s.wrapping_add(*x)) == 0
+}
+
+/// INT 13h 48h with a buffer of `size` bytes on drive `dl`; what the BIOS wrote (up to
+/// the length it reports) and the sentinel byte after it, which must stay untouched.
+fn edd_48h(rig: &mut Rig, dl: u8, size: u16) -> (Vec<u8>, u8) {
+    rig.ram[0x700..0x7A0].fill(0xCC);
+    rig.ram[0x700..0x702].copy_from_slice(&size.to_le_bytes());
+    rig.set(Reg::Rax, 0x4800);
+    rig.set(Reg::Rdx, u64::from(dl));
+    rig.set(Reg::Rsi, 0x700);
+    rig.seg_real(Seg::Ds, 0);
+    assert!(
+        !cf(&rig.int(0x13)),
+        "48h on {dl:#x} with {size:#x} bytes failed"
+    );
+    let len = usize::from(u16::from_le_bytes([rig.ram[0x700], rig.ram[0x701]]));
+    (rig.ram[0x700..0x700 + len].to_vec(), rig.ram[0x700 + len])
+}
+
+#[test]
+fn edd_30_device_path_for_sata_ata_and_atapi() {
+    let mut host = FakeHost::new();
+    host.add_disk(DiskId::HardDisk(0), 2 * 16 * 63 * 10, 512);
+    host.add_disk(DiskId::HardDisk(1), 20000, 512);
+    host.add_disk(DiskId::Cdrom(0), 64, 2048);
+    let locations = [
+        (DiskId::HardDisk(0), at(5, 0, DiskPort::Sata { port: 2 })),
+        (
+            DiskId::HardDisk(1),
+            at(
+                1,
+                1,
+                DiskPort::Ide {
+                    channel: 1,
+                    slave: true,
+                },
+            ),
+        ),
+        (
+            DiskId::Cdrom(0),
+            at(
+                1,
+                1,
+                DiskPort::Ide {
+                    channel: 1,
+                    slave: false,
+                },
+            ),
+        ),
+    ];
+    for (id, location) in locations {
+        host.disks.get_mut(&id).unwrap().0.location = location;
+    }
+    let mut rig = Rig::new(host);
+    rig.post();
+    // 41h: version 3.0, with fixed-disk access and EDD (device path) support.
+    rig.set(Reg::Rax, 0x4100);
+    rig.set(Reg::Rbx, 0x55AA);
+    rig.set(Reg::Rdx, 0x80);
+    assert!(!cf(&rig.int(0x13)));
+    assert_eq!(rig.ah(), 0x30);
+    assert_eq!(rig.get(Reg::Rcx) & 0x5, 0x5);
+
+    // T13 layout (Linux's 0x4A-byte buffer): AHCI port 2 at 00:05.0.
+    let (b, after) = edd_48h(&mut rig, 0x80, 0x4A);
+    assert_eq!((b.len(), after), (0x4A, 0xCC));
+    assert_eq!(u64::from_le_bytes(b[16..24].try_into().unwrap()), 20160);
+    assert_eq!(&b[0x1E..0x20], &0xBEDDu16.to_le_bytes());
+    assert_eq!(b[0x20], 44);
+    assert_eq!(&b[0x24..0x28], b"PCI ");
+    assert_eq!(&b[0x28..0x30], b"SATA    ");
+    assert_eq!(&b[0x30..0x34], &[0, 5, 0, 0]);
+    assert_eq!(
+        &b[0x38..0x48],
+        &[2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+    );
+    assert!(device_path_sums_to_zero(&b));
+
+    // IDE secondary slave disk: ATA, channel 1 in the interface path, slave in the device path.
+    let (b, _) = edd_48h(&mut rig, 0x81, 0xFFFF);
+    assert_eq!(b.len(), 0x4A, "a larger buffer gets the largest layout");
+    assert_eq!(&b[0x28..0x30], b"ATA     ");
+    assert_eq!(&b[0x30..0x34], &[0, 1, 1, 1]);
+    assert_eq!(b[0x38], 1);
+    assert!(device_path_sums_to_zero(&b));
+
+    // Phoenix layout (0x42 bytes, 8-byte device path): the CD on the secondary master.
+    let (b, after) = edd_48h(&mut rig, 0xE0, 0x49);
+    assert_eq!((b.len(), after), (0x42, 0xCC));
+    assert_eq!(b[0x20], 36);
+    assert_eq!(&b[0x28..0x30], b"ATAPI   ");
+    assert_eq!(
+        &b[0x30..0x34],
+        &[0, 1, 1, 0],
+        "channel byte reserved in Phoenix"
+    );
+    assert_eq!(b[0x38], 0, "master");
+    assert_eq!(u16::from_le_bytes([b[24], b[25]]), 2048);
+    assert!(device_path_sums_to_zero(&b));
+
+    // Smaller buffers get the older layouts, never more than they hold.
+    for (size, len) in [(0x41, 0x1E), (0x1E, 0x1E), (0x1D, 0x1A), (0x1A, 0x1A)] {
+        let (b, after) = edd_48h(&mut rig, 0x80, size);
+        assert_eq!((b.len(), after), (len, 0xCC), "buffer {size:#x}");
+    }
 }
 
 #[test]

@@ -114,6 +114,7 @@ impl FakeHost {
             sectors,
             sector_size,
             read_only: matches!(id, DiskId::Cdrom(_)),
+            location: None,
         };
         self.disks.insert(id, (info, data));
         if let DiskId::Floppy(n) = id {
