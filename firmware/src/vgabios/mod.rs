@@ -38,6 +38,8 @@ mod vga_modes;
 #[cfg(test)]
 mod exec_tests;
 #[cfg(test)]
+mod hal_emu_tests;
+#[cfg(test)]
 mod tests;
 
 pub use edid::{EDID_LEN, build_edid};
