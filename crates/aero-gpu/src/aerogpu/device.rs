@@ -231,6 +231,18 @@ impl<E: Executor> AeroGpu<E> {
             ram: mem,
             gart: self.gart,
         };
+        if self.scanout.enable
+            && let Some(presented) = self.executor.presented_frame()
+        {
+            // A host-only render target was presented (see the PRESENT rule).
+            frame.clone_from(presented);
+            if self.cursor.enable
+                && let Err(e) = self.cursor.composite(&mem, frame)
+            {
+                tracing::debug!(error = %e, "aerogpu: cursor not drawn");
+            }
+            return Ok(());
+        }
         self.scanout.render(&self.cursor, &mem, frame)
     }
 
@@ -357,6 +369,15 @@ impl<E: Executor> AeroGpu<E> {
     }
 
     pub fn write_reg(&mut self, off: u32, v: u32, mem: &mut dyn GuestMemory) {
+        let scanout_before = self.scanout;
+        self.write_reg_inner(off, v, mem);
+        if self.scanout != scanout_before {
+            // Reprogramming the scanout makes guest memory what it shows again.
+            self.executor.scanout_reprogrammed();
+        }
+    }
+
+    fn write_reg_inner(&mut self, off: u32, v: u32, mem: &mut dyn GuestMemory) {
         let set_lo = |r: &mut u64, v: u32| *r = (*r & !0xFFFF_FFFF) | u64::from(v);
         let set_hi = |r: &mut u64, v: u32| *r = (*r & 0xFFFF_FFFF) | (u64::from(v) << 32);
         match off {

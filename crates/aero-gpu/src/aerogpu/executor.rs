@@ -3,6 +3,7 @@
 
 use super::memory::GuestMemory;
 use super::processor::Command;
+use crate::Frame;
 
 /// Facts about the submission being executed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,6 +24,43 @@ pub trait Executor {
 
     /// The device was reset: drop every object.
     fn reset(&mut self) {}
+
+    /// A presented frame guest memory does not hold (a host-only render target): scanout 0
+    /// shows it instead of the guest framebuffer while enabled.
+    fn presented_frame(&self) -> Option<&Frame> {
+        None
+    }
+
+    /// The guest changed a SCANOUT0 register: guest memory is shown again (until the next
+    /// present of a host-only target).
+    fn scanout_reprogrammed(&mut self) {}
+}
+
+/// Boxed executors (the machine picks one at run time).
+impl<E: Executor + ?Sized> Executor for Box<E> {
+    fn begin_submission(&mut self, info: &SubmissionInfo) {
+        (**self).begin_submission(info)
+    }
+
+    fn execute(&mut self, command: &Command<'_>, mem: &mut dyn GuestMemory) -> Result<(), String> {
+        (**self).execute(command, mem)
+    }
+
+    fn end_submission(&mut self) {
+        (**self).end_submission()
+    }
+
+    fn reset(&mut self) {
+        (**self).reset()
+    }
+
+    fn presented_frame(&self) -> Option<&Frame> {
+        (**self).presented_frame()
+    }
+
+    fn scanout_reprogrammed(&mut self) {
+        (**self).scanout_reprogrammed()
+    }
 }
 
 /// Executes nothing: fences complete, nothing is drawn. Counts what it saw.

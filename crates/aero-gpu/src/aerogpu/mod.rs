@@ -19,6 +19,7 @@ pub mod executor;
 pub mod memory;
 pub mod pci;
 pub mod processor;
+pub mod soft_executor;
 
 pub use alloc_table::{AllocTable, Allocation};
 pub use error::{AllocTableError, PacketError, SubmitError};
@@ -26,6 +27,7 @@ pub use executor::{Executor, NullExecutor, SubmissionInfo};
 pub use memory::{DeviceMemory, DeviceMemoryRef, Gart, GuestMemory, GuestMemoryError, VecMemory};
 pub use pci::{AEROGPU_PCI_DESCRIPTION, AeroGpuPciDescription};
 pub use processor::{Command, CommandProcessor, Limits, StreamSummary, clear_rect_records};
+pub use soft_executor::{SoftError, SoftExecutor, SoftExecutorConfig, SoftStats};
 
 mod device;
 pub mod fence;

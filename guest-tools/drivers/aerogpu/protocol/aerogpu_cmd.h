@@ -9,6 +9,9 @@
  *
  * Handles (aerogpu_handle_t) are guest-chosen, nonzero, and share one global namespace
  * per device: a resource, a shader and an input layout can never have the same handle.
+ * The guest drivers split that namespace: [1, 0x1000) is the KMD's (the textures it
+ * creates for runtime presents and destroys in the same stream, kmd/portable/
+ * agpu_present.h); the UMD takes 0x1000-handle chunks from 0x1000 up.
  * backing_alloc_id refers to the stable alloc_id of the per-submit allocation table
  * (aerogpu_ring.h), never to a table position; 0 means "host-allocated".
  */
@@ -536,7 +539,16 @@ struct aerogpu_cmd_draw_indexed {
 AEROGPU_ASSERT_SIZE(struct aerogpu_cmd_draw_indexed, 32);
 
 /* ---- Presentation ------------------------------------------------------------------- */
-/* With VSYNC the submission's fence completes at the next vblank of the scanout (at once
+/* PRESENT / PRESENT_EX show the submitting context's render target 0 on the scanout:
+ * - a guest-backed target: what the device changed in it since its backing last matched
+ *   (clears, draws, copies without WRITEBACK_DST, uploads) is written into the backing
+ *   before the fence completes (through the GART; READONLY does not stop it, the data are
+ *   results of earlier commands that wrote the target), bytes the device did not change
+ *   are left as the guest wrote them; scanout 0 shows guest memory at SCANOUT0_FB_GPA;
+ * - a host-allocated target: the device shows its pixels on scanout 0 instead of guest
+ *   memory while scanout 0 is enabled, until the guest changes a SCANOUT0 register or
+ *   presents a guest-backed target.
+ * With VSYNC the submission's fence completes at the next vblank of the scanout (at once
  * when the scanout is disabled). */
 #define AEROGPU_PRESENT_FLAG_VSYNC (1u << 0)
 

@@ -184,10 +184,15 @@ pub enum Command<'a> {
     },
     Draw(cmd::Draw),
     DrawIndexed(cmd::DrawIndexed),
+    /// PRESENT / PRESENT_EX: shows the context's render target 0 (`target`, `None` when
+    /// nothing is bound) on the scanout. `target_backing` is its guest backing resolved
+    /// through this submission's table (`None` when host-allocated or not listed).
     Present {
         scanout_id: u32,
         flags: u32,
         d3d9_present_flags: Option<u32>,
+        target: Option<ResourceId>,
+        target_backing: Option<ResolvedBacking>,
     },
     ExportSharedSurface {
         resource: ResourceId,

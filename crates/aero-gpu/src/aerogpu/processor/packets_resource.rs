@@ -14,7 +14,7 @@ use crate::aerogpu::error::PacketError;
 
 /// Resolves a guest backing through this submission's table: the alloc_id must be
 /// listed and `offset + size <= alloc.size_bytes` (seed 002 rule 3).
-fn resolve(
+pub(super) fn resolve(
     table: &AllocTable,
     backing: GuestBacking,
     size_bytes: u64,

@@ -5,3 +5,4 @@ mod device;
 mod fuzz;
 mod guest;
 mod processor;
+mod soft;
