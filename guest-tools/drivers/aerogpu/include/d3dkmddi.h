@@ -280,19 +280,80 @@ typedef struct _DXGKARG_RENDER {
 AEROGPU_DDI_ASSERT_OFFSET(DXGKARG_RENDER, pAllocationList, 24, 48);
 AEROGPU_DDI_ASSERT_OFFSET(DXGKARG_RENDER, DmaBufferPhysicalAddress, 56, 104);
 
-/* Windows 7 DXGKARG_PRESENT prefix through the allocation lists (the blt/flip
- * rectangles that follow are not used: AeroGPU presents through the command stream). */
-typedef struct _DXGKARG_PRESENT_PREFIX {
-    void *pDmaBuffer;
+/* RECT as windef.h declares it (kernel-mode headers do not). */
+#if !defined(_WINDEF_) && !defined(_WINDEF_H)
+typedef struct tagRECT {
+    LONG left, top, right, bottom;
+} RECT;
+#endif
+
+/* DxgkDdiPresent's allocation list: the source and destination at these fixed indices
+ * (the list has no size member; index 0 is not used by a present). */
+#define DXGK_PRESENT_SOURCE_INDEX 1u
+#define DXGK_PRESENT_DESTINATION_INDEX 2u
+#define DXGK_PRESENT_MAX_INDEX DXGK_PRESENT_DESTINATION_INDEX
+
+typedef struct _DXGK_PRESENTFLAGS {
+    union {
+        struct {
+            UINT Blt : 1;            /* 0x01 */
+            UINT ColorFill : 1;      /* 0x02 */
+            UINT Flip : 1;           /* 0x04 */
+            UINT FlipWithNoWait : 1; /* 0x08 */
+            UINT SrcColorKey : 1;    /* 0x10 */
+            UINT DstColorKey : 1;    /* 0x20 */
+            UINT LinearToSrgb : 1;   /* 0x40 */
+            UINT Rotate : 1;         /* 0x80 */
+            UINT Reserved : 24;      /* later Windows versions define more bits */
+        };
+        UINT Value;
+    };
+} DXGK_PRESENTFLAGS;
+AEROGPU_DDI_ASSERT_SIZE(DXGK_PRESENTFLAGS, 4, 4);
+#define DXGK_PRESENTFLAGS_BLT 0x1u
+#define DXGK_PRESENTFLAGS_COLORFILL 0x2u
+#define DXGK_PRESENTFLAGS_FLIP 0x4u
+#define DXGK_PRESENTFLAGS_FLIPWITHNOWAIT 0x8u
+
+/* DxgkDdiPresent's argument, Windows 7 members only (WDDM 1.3 appends Reserved and WDDM
+ * 2.0 more; dxgkrnl on Windows 7 allocates exactly this). Unlike DXGKARG_RENDER it has no
+ * allocation list size and no patch list input: the list holds the source and destination
+ * at DXGK_PRESENT_*_INDEX. MultipassOffset is the driver's: dxgkrnl passes it back
+ * unchanged when the driver returned STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER after
+ * writing part of the present (it starts at 0). pDstSubRects are in destination space
+ * (inside DstRect); SubRectCnt 0 means DstRect alone. Color is a D3DCOLOR (A8R8G8B8). */
+typedef struct _DXGKARG_PRESENT {
+    void *pDmaBuffer; /* in/out: advanced past what the driver wrote */
     UINT DmaSize;
     void *pDmaBufferPrivateData;
     UINT DmaBufferPrivateDataSize;
     DXGK_ALLOCATIONLIST *pAllocationList;
-    UINT AllocationListSize;
-    D3DDDI_PATCHLOCATIONLIST *pPatchLocationList;
-    UINT PatchLocationListSize;
-} DXGKARG_PRESENT_PREFIX;
-typedef struct _DXGKARG_PRESENT DXGKARG_PRESENT; /* opaque beyond the prefix */
+    D3DDDI_PATCHLOCATIONLIST *pPatchLocationListOut;
+    UINT PatchLocationListOutSize;
+    UINT MultipassOffset; /* in/out */
+    UINT Color;
+    RECT DstRect;
+    RECT SrcRect;
+    UINT SubRectCnt;
+    const RECT *pDstSubRects;
+    UINT FlipInterval; /* D3DDDI_FLIPINTERVAL_TYPE */
+    DXGK_PRESENTFLAGS Flags;
+    UINT DmaBufferSegmentId;
+    PHYSICAL_ADDRESS DmaBufferPhysicalAddress;
+} DXGKARG_PRESENT;
+AEROGPU_DDI_ASSERT_SIZE(RECT, 16, 16);
+AEROGPU_DDI_ASSERT_OFFSET(DXGKARG_PRESENT, pAllocationList, 16, 32);
+AEROGPU_DDI_ASSERT_OFFSET(DXGKARG_PRESENT, PatchLocationListOutSize, 24, 48);
+AEROGPU_DDI_ASSERT_OFFSET(DXGKARG_PRESENT, MultipassOffset, 28, 52);
+AEROGPU_DDI_ASSERT_OFFSET(DXGKARG_PRESENT, Color, 32, 56);
+AEROGPU_DDI_ASSERT_OFFSET(DXGKARG_PRESENT, DstRect, 36, 60);
+AEROGPU_DDI_ASSERT_OFFSET(DXGKARG_PRESENT, SrcRect, 52, 76);
+AEROGPU_DDI_ASSERT_OFFSET(DXGKARG_PRESENT, SubRectCnt, 68, 92);
+AEROGPU_DDI_ASSERT_OFFSET(DXGKARG_PRESENT, pDstSubRects, 72, 96);
+AEROGPU_DDI_ASSERT_OFFSET(DXGKARG_PRESENT, FlipInterval, 76, 104);
+AEROGPU_DDI_ASSERT_OFFSET(DXGKARG_PRESENT, Flags, 80, 108);
+AEROGPU_DDI_ASSERT_OFFSET(DXGKARG_PRESENT, DmaBufferPhysicalAddress, 88, 120);
+AEROGPU_DDI_ASSERT_SIZE(DXGKARG_PRESENT, 96, 128);
 
 typedef struct _DXGKARG_SUBMITCOMMAND {
     HANDLE hContext;

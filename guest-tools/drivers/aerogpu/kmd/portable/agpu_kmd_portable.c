@@ -6,3 +6,4 @@
 #include "agpu_share.c"
 #include "agpu_escape.c"
 #include "agpu_device.c"
+#include "agpu_present.c"

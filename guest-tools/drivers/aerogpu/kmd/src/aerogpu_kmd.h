@@ -15,6 +15,7 @@
 #include "../portable/agpu_device.h"
 #include "../portable/agpu_escape.h"
 #include "../portable/agpu_modes.h"
+#include "../portable/agpu_present.h"
 #include "../portable/agpu_ring.h"
 #include "../portable/agpu_share.h"
 #include "../portable/agpu_submit.h"
@@ -118,12 +119,17 @@ typedef struct agpu_adapter {
     uint32_t createalloc_calls;
     uint32_t next_kmd_alloc_id;
     uint32_t next_context_id;
+    volatile LONG present_seq; /* picks each runtime present's KMD handles */
     /* MAP_SHARED_HANDLE (debug escape): object i's token is i + 1. Identity only: the
      * pointers are never dereferenced, and a freed object's slot may alias a new one. */
     PVOID mapped_objects[AGPU_MAX_MAPPED_HANDLES];
 } agpu_adapter;
 
 extern UNICODE_STRING g_agpu_registry_path;
+
+/* DxgkDdiPresent's rectangles are read as agpu_rect. */
+AEROGPU_DDI_STATIC_ASSERT(sizeof(RECT) == sizeof(agpu_rect) && offsetof(RECT, bottom) == offsetof(agpu_rect, bottom),
+                          "RECT layout");
 
 /* aerogpu_vidpn.c */
 NTSTATUS AEROGPU_DDI AgpuIsSupportedVidPn(HANDLE hAdapter, void *pArgs);

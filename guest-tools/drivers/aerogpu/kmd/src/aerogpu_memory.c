@@ -29,6 +29,29 @@ static void trace_createalloc(agpu_adapter *a, uint32_t index, const agpu_alloca
     agpu_trace_createalloc(&a->createalloc_trace, &d);
 }
 
+/* The pixel layout of an allocation, for DescribeAllocation, the scanout pitch of primaries
+ * and runtime presents. Standard allocations carry what GetStandardAllocationDriverData
+ * chose (pitch << 32 | width); the UMD's 2D textures its D3D9 descriptor (format | width
+ * << 32 | height << 48), whose 32-bit formats have rows of width * 4 bytes. Anything else
+ * keeps width 0: no known layout. */
+static void set_layout(agpu_allocation *al, const struct aerogpu_wddm_alloc_priv *priv, int standard)
+{
+    uint32_t format = (uint32_t)priv->reserved0;
+    if (!priv->reserved0) return;
+    if (standard) {
+        al->width = (uint32_t)priv->reserved0;
+        al->pitch = (uint32_t)(priv->reserved0 >> 32);
+        al->height = al->pitch ? (uint32_t)(priv->size_bytes / al->pitch) : 0;
+    } else if (format == D3DDDIFMT_A8R8G8B8 || format == D3DDDIFMT_X8R8G8B8) {
+        uint32_t w = (uint32_t)(priv->reserved0 >> 32) & 0xFFFFu, h = (uint32_t)(priv->reserved0 >> 48);
+        if (w && h && (uint64_t)w * 4u * h <= al->size_bytes) {
+            al->width = w;
+            al->height = h;
+            al->pitch = w * 4u;
+        }
+    }
+}
+
 NTSTATUS AEROGPU_DDI AgpuCreateAllocation(HANDLE hAdapter, void *pArgs)
 {
     agpu_adapter *a = (agpu_adapter *)hAdapter;
@@ -62,13 +85,7 @@ NTSTATUS AEROGPU_DDI AgpuCreateAllocation(HANDLE hAdapter, void *pArgs)
         al->priv_flags = priv.flags;
         al->size_bytes = (info->Size + PAGE_SIZE - 1) & ~((SIZE_T)PAGE_SIZE - 1);
         if (al->size_bytes == 0) al->size_bytes = priv.size_bytes;
-        if (standard && priv.reserved0) {
-            /* The layout GetStandardAllocationDriverData chose (pitch << 32 | width), for
-             * DescribeAllocation and the scanout pitch of primaries. */
-            al->width = (uint32_t)priv.reserved0;
-            al->pitch = (uint32_t)(priv.reserved0 >> 32);
-            al->height = al->pitch ? (uint32_t)(priv.size_bytes / al->pitch) : 0;
-        }
+        set_layout(al, &priv, standard);
         if (priv.flags & AEROGPU_WDDM_ALLOC_PRIV_FLAG_IS_SHARED) {
             al->share_token = agpu_share_new_token(a->shares);
             if (agpu_share_open(a->shares, al->share_token) != AGPU_OK) {
@@ -205,6 +222,7 @@ NTSTATUS AEROGPU_DDI AgpuOpenAllocation(HANDLE hDevice, void *pArgs)
         al->priv_flags = priv.flags;
         al->share_token = priv.share_token;
         al->size_bytes = priv.size_bytes;
+        set_layout(al, &priv, priv.alloc_id >= AEROGPU_WDDM_ALLOC_ID_KMD_MIN);
         if (al->share_token && agpu_share_open(a->shares, al->share_token) != AGPU_OK) {
             ExFreePoolWithTag(al, AGPU_POOL_TAG);
             return STATUS_INSUFFICIENT_RESOURCES;
@@ -302,20 +320,65 @@ NTSTATUS AEROGPU_DDI AgpuDestroyContext(HANDLE hContext)
     return STATUS_SUCCESS;
 }
 
-/* Render and Present: copy the UMD stream into the DMA buffer (dxgkrnl requires it) and
- * stage it with its allocation table in contiguous memory for SubmitCommand. */
-static NTSTATUS stage_submission(agpu_context *ctx, const void *cmd, UINT cmd_len, void *dma,
-                                 UINT dma_size, const DXGK_ALLOCATIONLIST *list, UINT list_size,
-                                 int is_present)
+/* Queues `stream` (eff bytes, already in the DMA buffer) and the allocation table built
+ * from refs for SubmitCommand: staged in contiguous memory, since the runtime reuses the
+ * DMA buffer. context_id is the device context whose bindings the stream uses. */
+static NTSTATUS stage_stream(agpu_context *ctx, const void *stream, UINT eff, const agpu_alloc_ref *refs,
+                             UINT nrefs, int is_present, uint32_t context_id)
 {
     agpu_adapter *a = ctx->adapter;
-    agpu_alloc_ref *refs = NULL;
     agpu_pending *p;
     PHYSICAL_ADDRESS pa;
-    UINT i, eff = 0;
+    UINT i;
     uint32_t conflict = 0, bytes;
     agpu_status st;
     if (ctx->tail - ctx->head >= AGPU_PENDING_PER_CONTEXT) return STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER;
+    for (i = 0; i < nrefs; i++) {
+        if (refs[i].alloc_id && refs[i].gpa == 0) {
+            AGPU_LOG("alloc_id %u has no contiguous backing\n", refs[i].alloc_id);
+            return STATUS_INVALID_PARAMETER;
+        }
+    }
+    p = (agpu_pending *)ExAllocatePoolWithTag(NonPagedPool, sizeof(*p), AGPU_POOL_TAG);
+    if (!p) return STATUS_NO_MEMORY;
+    RtlZeroMemory(p, sizeof(*p));
+    bytes = agpu_submit_stage_bytes(eff, nrefs);
+    p->stage.va = (uint8_t *)MmAllocateContiguousMemory(bytes, (PHYSICAL_ADDRESS){.QuadPart = -1});
+    if (!p->stage.va) { ExFreePoolWithTag(p, AGPU_POOL_TAG); return STATUS_NO_MEMORY; }
+    pa = MmGetPhysicalAddress(p->stage.va);
+    p->stage.gpa = (uint64_t)pa.QuadPart;
+    p->stage.size_bytes = bytes;
+    p->is_present = is_present;
+    st = agpu_submit_stage(stream, eff, a->config.max_dma_buffer_bytes, refs, nrefs, &p->stage, 0,
+                           is_present, &p->desc, &conflict);
+    if (st != AGPU_OK) {
+        AGPU_LOG("stage failed %d (conflicting alloc_id %u)\n", (int)st, conflict);
+        free_pending(p);
+        return agpu_status_to_nt(st);
+    }
+    p->desc.context_id = context_id;
+    ctx->pending[ctx->tail++ % AGPU_PENDING_PER_CONTEXT] = p;
+    return STATUS_SUCCESS;
+}
+
+static void fill_ref(agpu_alloc_ref *r, const agpu_allocation *al, int written)
+{
+    r->alloc_id = al ? al->alloc_id : 0;
+    r->gpa = al ? al->gpa : 0;
+    r->size_bytes = al ? al->size_bytes : 0;
+    r->write_known = 1;
+    r->write_operation = written;
+}
+
+/* Render: copy the UMD stream into the DMA buffer (dxgkrnl requires it) and stage it. */
+static NTSTATUS stage_submission(agpu_context *ctx, const void *cmd, UINT cmd_len, void *dma,
+                                 UINT dma_size, const DXGK_ALLOCATIONLIST *list, UINT list_size)
+{
+    agpu_adapter *a = ctx->adapter;
+    agpu_alloc_ref *refs = NULL;
+    UINT i, eff = 0;
+    agpu_status st;
+    NTSTATUS s;
     if (list_size > AGPU_ALLOCATION_LIST_SIZE) return STATUS_INVALID_PARAMETER;
     st = agpu_cmd_stream_check(cmd, cmd_len, a->config.max_dma_buffer_bytes, &eff);
     if (st != AGPU_OK) return agpu_status_to_nt(st);
@@ -324,48 +387,20 @@ static NTSTATUS stage_submission(agpu_context *ctx, const void *cmd, UINT cmd_le
     if (list_size) {
         refs = (agpu_alloc_ref *)ExAllocatePoolWithTag(NonPagedPool, sizeof(*refs) * list_size, AGPU_POOL_TAG);
         if (!refs) return STATUS_NO_MEMORY;
-        for (i = 0; i < list_size; i++) {
-            agpu_allocation *al = agpu_allocation_from_handle(list[i].hDeviceSpecificAllocation);
-            refs[i].alloc_id = al ? al->alloc_id : 0;
-            refs[i].gpa = al ? al->gpa : 0;
-            refs[i].size_bytes = al ? al->size_bytes : 0;
-            refs[i].write_known = 1;
-            refs[i].write_operation = list[i].WriteOperation;
-            if (al && al->gpa == 0) {
-                AGPU_LOG("alloc_id %u has no contiguous backing\n", al->alloc_id);
-                ExFreePoolWithTag(refs, AGPU_POOL_TAG);
-                return STATUS_INVALID_PARAMETER;
-            }
-        }
+        for (i = 0; i < list_size; i++)
+            fill_ref(&refs[i], agpu_allocation_from_handle(list[i].hDeviceSpecificAllocation),
+                     list[i].WriteOperation);
     }
-    p = (agpu_pending *)ExAllocatePoolWithTag(NonPagedPool, sizeof(*p), AGPU_POOL_TAG);
-    if (!p) { if (refs) ExFreePoolWithTag(refs, AGPU_POOL_TAG); return STATUS_NO_MEMORY; }
-    RtlZeroMemory(p, sizeof(*p));
-    bytes = agpu_submit_stage_bytes(eff, list_size);
-    p->stage.va = (uint8_t *)MmAllocateContiguousMemory(bytes, (PHYSICAL_ADDRESS){.QuadPart = -1});
-    if (!p->stage.va) { ExFreePoolWithTag(p, AGPU_POOL_TAG); if (refs) ExFreePoolWithTag(refs, AGPU_POOL_TAG); return STATUS_NO_MEMORY; }
-    pa = MmGetPhysicalAddress(p->stage.va);
-    p->stage.gpa = (uint64_t)pa.QuadPart;
-    p->stage.size_bytes = bytes;
-    p->is_present = is_present;
-    st = agpu_submit_stage(cmd, eff, a->config.max_dma_buffer_bytes, refs, list_size, &p->stage, 0,
-                           is_present, &p->desc, &conflict);
+    s = stage_stream(ctx, dma, eff, refs, list_size, 0, ctx->id);
     if (refs) ExFreePoolWithTag(refs, AGPU_POOL_TAG);
-    if (st != AGPU_OK) {
-        AGPU_LOG("stage failed %d (conflicting alloc_id %u)\n", (int)st, conflict);
-        free_pending(p);
-        return agpu_status_to_nt(st);
-    }
-    p->desc.context_id = ctx->id;
-    ctx->pending[ctx->tail++ % AGPU_PENDING_PER_CONTEXT] = p;
-    return STATUS_SUCCESS;
+    return s;
 }
 
 NTSTATUS AEROGPU_DDI AgpuRender(HANDLE hContext, void *pArgs)
 {
     DXGKARG_RENDER *r = (DXGKARG_RENDER *)pArgs;
     NTSTATUS s = stage_submission((agpu_context *)hContext, r->pCommand, r->CommandLength, r->pDmaBuffer,
-                                  r->DmaSize, r->pAllocationList, r->AllocationListSize, 0);
+                                  r->DmaSize, r->pAllocationList, r->AllocationListSize);
     if (NT_SUCCESS(s)) {
         /* Everything was consumed: advance the output pointers past the copied bytes. */
         r->pDmaBuffer = (UCHAR *)r->pDmaBuffer + r->CommandLength;
@@ -373,18 +408,91 @@ NTSTATUS AEROGPU_DDI AgpuRender(HANDLE hContext, void *pArgs)
     return s;
 }
 
+static void surface_of(const agpu_allocation *al, agpu_surface *s)
+{
+    if (!al) return;
+    s->alloc_id = al->alloc_id;
+    s->width = al->width;
+    s->height = al->height;
+    s->pitch = al->pitch;
+    s->size_bytes = al->size_bytes;
+}
+
+static agpu_rect rect_of(const RECT *r)
+{
+    agpu_rect a;
+    a.left = r->left;
+    a.top = r->top;
+    a.right = r->right;
+    a.bottom = r->bottom;
+    return a;
+}
+
+/* DxgkDdiPresent: the runtime's own presents (GDI without DWM: blits from GDI's shadow
+ * surface or a windowed application's back buffer to the primary, colour fills, flips),
+ * written into the DMA buffer as AeroGPU commands (agpu_present.h) and staged like a
+ * Render. They run in the KMD's device context 0, whose bindings no UMD context sees, so
+ * ColorFill's render target binding disturbs nobody and nothing is restored.
+ * - Patch locations: none. Streams name allocations by alloc_id, resolved through the
+ *   submission's allocation table, which lists the present's source (read) and
+ *   destination (written) from DXGK_PRESENT_*_INDEX, so nothing depends on where VidMm
+ *   puts the allocations.
+ * - Multipass: when the DMA buffer holds only part of the rectangles, the part is staged,
+ *   MultipassOffset names the first rectangle left and STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER
+ *   makes dxgkrnl submit it and call again. A buffer too small for even one rectangle is
+ *   an error (the same call would never make progress).
+ * - Flip: the new primary already holds its pixels (the UMD's PRESENT_EX wrote them back
+ *   into its guest memory before this present was queued behind it), and the flip itself
+ *   is dxgkrnl calling DxgkDdiSetVidPnSourceAddress, paced by the vsync interrupts that
+ *   report the new address. So a flip is a header-only stream whose fence orders it.
+ * - Not supported (explicit errors): stretching blits, colour keys, rotation,
+ *   linear-to-sRGB; the driver advertises none of them. */
 NTSTATUS AEROGPU_DDI AgpuPresent(HANDLE hContext, void *pArgs)
 {
-    /* Presents travel in the UMD's command stream (PRESENT_EX); a runtime present with
-     * no stream is an empty submission that still gets its fence. */
-    DXGKARG_PRESENT_PREFIX *p = (DXGKARG_PRESENT_PREFIX *)pArgs;
-    struct aerogpu_cmd_stream_header h;
-    RtlZeroMemory(&h, sizeof(h));
-    h.magic = AEROGPU_CMD_STREAM_MAGIC;
-    h.abi_version = AEROGPU_ABI_VERSION_U32;
-    h.size_bytes = sizeof(h);
-    return stage_submission((agpu_context *)hContext, &h, sizeof(h), p->pDmaBuffer, p->DmaSize,
-                            p->pAllocationList, p->AllocationListSize, 1);
+    agpu_context *ctx = (agpu_context *)hContext;
+    DXGKARG_PRESENT *p = (DXGKARG_PRESENT *)pArgs;
+    const UINT supported = DXGK_PRESENTFLAGS_BLT | DXGK_PRESENTFLAGS_COLORFILL | DXGK_PRESENTFLAGS_FLIP |
+                           DXGK_PRESENTFLAGS_FLIPWITHNOWAIT;
+    agpu_allocation *src = NULL, *dst = NULL;
+    agpu_present_req req;
+    agpu_alloc_ref refs[2];
+    UINT nrefs = 0;
+    uint32_t bytes = 0, next = 0;
+    agpu_status st;
+    NTSTATUS s;
+    if (!p->pDmaBuffer) return STATUS_INVALID_PARAMETER;
+    if (p->Flags.Value & ~supported) return STATUS_NOT_SUPPORTED;
+    RtlZeroMemory(&req, sizeof(req));
+    req.op = p->Flags.Flip ? AGPU_PRESENT_FLIP
+             : p->Flags.Blt ? AGPU_PRESENT_BLT
+             : p->Flags.ColorFill ? AGPU_PRESENT_COLORFILL : 0;
+    if (p->pAllocationList) {
+        src = agpu_allocation_from_handle(p->pAllocationList[DXGK_PRESENT_SOURCE_INDEX].hDeviceSpecificAllocation);
+        dst = agpu_allocation_from_handle(p->pAllocationList[DXGK_PRESENT_DESTINATION_INDEX].hDeviceSpecificAllocation);
+    }
+    if (req.op != AGPU_PRESENT_COLORFILL) surface_of(src, &req.src);
+    if (req.op != AGPU_PRESENT_FLIP) surface_of(dst, &req.dst);
+    req.src_rect = rect_of(&p->SrcRect);
+    req.dst_rect = rect_of(&p->DstRect);
+    /* RECT and agpu_rect are the same four 32-bit LONGs. */
+    req.sub_rects = (const agpu_rect *)p->pDstSubRects;
+    req.sub_rect_count = p->SubRectCnt;
+    req.color = p->Color;
+    req.handle_base = agpu_present_handle_base((uint32_t)InterlockedIncrement(&ctx->adapter->present_seq));
+    st = agpu_present_check(&req);
+    if (st != AGPU_OK) return agpu_status_to_nt(st);
+    st = agpu_present_build(&req, p->MultipassOffset, p->pDmaBuffer, p->DmaSize, &bytes, &next);
+    if (st != AGPU_OK) return st == AGPU_ERR_BUFFER_TOO_SMALL ? STATUS_INVALID_PARAMETER : agpu_status_to_nt(st);
+    if (req.op == AGPU_PRESENT_BLT) fill_ref(&refs[nrefs++], src, 0);
+    if (req.op != AGPU_PRESENT_FLIP) fill_ref(&refs[nrefs++], dst, 1);
+    s = stage_stream(ctx, p->pDmaBuffer, bytes, refs, nrefs, 1, 0);
+    if (!NT_SUCCESS(s)) return s;
+    p->pDmaBuffer = (UCHAR *)p->pDmaBuffer + bytes;
+    if (next < agpu_present_rect_count(&req)) {
+        p->MultipassOffset = next;
+        return STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER;
+    }
+    return STATUS_SUCCESS;
 }
 
 /* Frees staged submissions whose fence completed (all = teardown/reset). Caller holds

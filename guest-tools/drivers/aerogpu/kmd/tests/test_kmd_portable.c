@@ -7,6 +7,7 @@
 #include "../portable/agpu_device.h"
 #include "../portable/agpu_escape.h"
 #include "../portable/agpu_modes.h"
+#include "../portable/agpu_present.h"
 #include "../portable/agpu_ring.h"
 #include "../portable/agpu_share.h"
 #include "../portable/agpu_submit.h"
@@ -348,6 +349,173 @@ static void test_escape(void)
     CHECK(ca->entries[0].alloc_id == 9 && ca->entries[31].alloc_id == 40 && ca->entries[31].seq == 39);
 }
 
+/* ---- runtime presents ------------------------------------------------------------------ */
+/* Opcodes of a stream's packets in order (at most max); returns the count, -1 if malformed. */
+static int stream_ops(const uint8_t *s, uint32_t bytes, uint32_t *ops, uint32_t *offs, int max)
+{
+    struct aerogpu_cmd_stream_header h;
+    uint32_t off = sizeof(h);
+    int n = 0;
+    memcpy(&h, s, sizeof(h));
+    if (h.magic != AEROGPU_CMD_STREAM_MAGIC || h.size_bytes != bytes) return -1;
+    while (off < bytes) {
+        struct aerogpu_cmd_hdr p;
+        memcpy(&p, s + off, sizeof(p));
+        if (p.size_bytes < 8 || p.size_bytes % 4 || p.size_bytes > bytes - off || n >= max) return -1;
+        ops[n] = p.opcode;
+        offs[n++] = off;
+        off += p.size_bytes;
+    }
+    return n;
+}
+
+static agpu_present_req blt_req(const agpu_rect *subs, uint32_t n)
+{
+    agpu_present_req r;
+    memset(&r, 0, sizeof(r));
+    r.op = AGPU_PRESENT_BLT;
+    r.src.alloc_id = 7; r.src.width = 640; r.src.height = 480; r.src.pitch = 2560; r.src.size_bytes = 2560 * 480;
+    r.dst.alloc_id = 0x80000001u; r.dst.width = 1024; r.dst.height = 768; r.dst.pitch = 4096;
+    r.dst.size_bytes = 4096 * 768;
+    r.src_rect.left = 10; r.src_rect.top = 20; r.src_rect.right = 110; r.src_rect.bottom = 70;
+    r.dst_rect.left = 500; r.dst_rect.top = 600; r.dst_rect.right = 600; r.dst_rect.bottom = 650;
+    r.sub_rects = subs; r.sub_rect_count = n;
+    r.handle_base = agpu_present_handle_base(5);
+    return r;
+}
+
+static void test_present(void)
+{
+    agpu_rect subs[3] = {{490, 590, 520, 610}, {550, 620, 560, 640}, {0, 0, 10, 10}};
+    agpu_present_req r = blt_req(subs, 3), bad;
+    uint8_t buf[2048];
+    uint32_t ops[16], offs[16], bytes = 0, next = 0, i, base;
+    struct aerogpu_cmd_create_texture2d ct;
+    struct aerogpu_cmd_copy_texture2d cp;
+    struct aerogpu_cmd_clear cl;
+    int n, ok = 1;
+
+    /* Colour channels as floats, exactly what the compiler's division gives. */
+    for (i = 0; i <= 255; i++) {
+        float f = (float)i / 255.0f;
+        uint32_t bits;
+        memcpy(&bits, &f, 4);
+        if (agpu_unorm8_to_f32_bits(i) != bits) ok = 0;
+    }
+    CHECK(ok);
+    /* KMD handles stay in [1, 0x1000) and roll over. */
+    ok = 1;
+    for (i = 0; i < 5000; i++) {
+        base = agpu_present_handle_base(i);
+        if (base < AGPU_KMD_HANDLE_FIRST || base + AGPU_PRESENT_HANDLES > AGPU_KMD_HANDLE_LIMIT) ok = 0;
+        if (base == agpu_present_handle_base(i + 1)) ok = 0;
+    }
+    CHECK(ok);
+    CHECK(agpu_present_handle_base(0) == 1 && agpu_present_handle_base(1365) == 1);
+
+    /* Checks. */
+    CHECK(agpu_present_check(&r) == AGPU_OK);
+    bad = r; bad.src.alloc_id = 0; CHECK(agpu_present_check(&bad) == AGPU_ERR_INVALID_PARAMETER);
+    bad = r; bad.dst.alloc_id = 0; CHECK(agpu_present_check(&bad) == AGPU_ERR_INVALID_PARAMETER);
+    bad = r; bad.src.width = 0; CHECK(agpu_present_check(&bad) == AGPU_ERR_NOT_SUPPORTED);
+    bad = r; bad.dst.size_bytes = 4096; CHECK(agpu_present_check(&bad) == AGPU_ERR_NOT_SUPPORTED);
+    bad = r; bad.dst.pitch = 1000; CHECK(agpu_present_check(&bad) == AGPU_ERR_NOT_SUPPORTED);
+    bad = r; bad.dst_rect.right = 1025; bad.src_rect.right = 110 + 525; /* outside dst */
+    CHECK(agpu_present_check(&bad) == AGPU_ERR_INVALID_PARAMETER);
+    bad = r; bad.src_rect.left = -1; bad.src_rect.right = 99; CHECK(agpu_present_check(&bad) == AGPU_ERR_INVALID_PARAMETER);
+    bad = r; bad.dst_rect.left = 601; CHECK(agpu_present_check(&bad) == AGPU_ERR_INVALID_PARAMETER);
+    bad = r; bad.src_rect.right = 111; CHECK(agpu_present_check(&bad) == AGPU_ERR_NOT_SUPPORTED); /* stretch */
+    bad = r; bad.sub_rect_count = AGPU_PRESENT_MAX_SUBRECTS + 1; CHECK(agpu_present_check(&bad) == AGPU_ERR_INVALID_PARAMETER);
+    bad = r; bad.sub_rect_count = 0xFFFFFFFFu; CHECK(agpu_present_check(&bad) == AGPU_ERR_INVALID_PARAMETER);
+    bad = r; bad.sub_rects = NULL; CHECK(agpu_present_check(&bad) == AGPU_ERR_INVALID_PARAMETER);
+    bad = r; bad.op = 9; CHECK(agpu_present_check(&bad) == AGPU_ERR_NOT_SUPPORTED);
+    bad = r; bad.handle_base = 0x0FFE; CHECK(agpu_present_check(&bad) == AGPU_ERR_INVALID_PARAMETER);
+    subs[1].right = 540; /* inverted */
+    CHECK(agpu_present_check(&r) == AGPU_ERR_INVALID_PARAMETER);
+    subs[1].right = 560;
+
+    /* Blt: the first sub-rect is clipped to DstRect, the third lies outside it (skipped). */
+    CHECK(agpu_present_build(&r, 0, buf, sizeof(buf), &bytes, &next) == AGPU_OK);
+    CHECK(next == 3);
+    n = stream_ops(buf, bytes, ops, offs, 16);
+    CHECK(n == 6 && bytes == 16 + 2 * 64 + 2 * 64 + 2 * 16);
+    if (n == 6) {
+        CHECK(ops[0] == AEROGPU_CMD_CREATE_TEXTURE2D && ops[1] == AEROGPU_CMD_CREATE_TEXTURE2D &&
+              ops[2] == AEROGPU_CMD_COPY_TEXTURE2D && ops[3] == AEROGPU_CMD_COPY_TEXTURE2D &&
+              ops[4] == AEROGPU_CMD_DESTROY_RESOURCE && ops[5] == AEROGPU_CMD_DESTROY_RESOURCE);
+        memcpy(&ct, buf + offs[0], sizeof(ct));
+        CHECK(ct.texture_handle == r.handle_base + 1 && ct.backing_alloc_id == 0x80000001u && ct.width == 1024 &&
+              ct.height == 768 && ct.row_pitch_bytes == 4096 && ct.format == AEROGPU_FORMAT_B8G8R8A8_UNORM &&
+              ct.mip_levels == 1 && ct.array_layers == 1);
+        memcpy(&ct, buf + offs[1], sizeof(ct));
+        CHECK(ct.texture_handle == r.handle_base && ct.backing_alloc_id == 7 && ct.width == 640 &&
+              ct.row_pitch_bytes == 2560);
+        memcpy(&cp, buf + offs[2], sizeof(cp));
+        CHECK(cp.dst_texture == r.handle_base + 1 && cp.src_texture == r.handle_base);
+        CHECK(cp.dst_x == 500 && cp.dst_y == 600 && cp.width == 20 && cp.height == 10);
+        CHECK(cp.src_x == 10 && cp.src_y == 20 && cp.flags == AEROGPU_COPY_FLAG_WRITEBACK_DST);
+        memcpy(&cp, buf + offs[3], sizeof(cp));
+        CHECK(cp.dst_x == 550 && cp.dst_y == 620 && cp.src_x == 60 && cp.src_y == 40 && cp.width == 10 &&
+              cp.height == 20);
+    }
+    /* No sub-rects: DstRect whole. */
+    r.sub_rect_count = 0;
+    CHECK(agpu_present_build(&r, 0, buf, sizeof(buf), &bytes, &next) == AGPU_OK && next == 1);
+    n = stream_ops(buf, bytes, ops, offs, 16);
+    CHECK(n == 5);
+    if (n == 5) {
+        memcpy(&cp, buf + offs[2], sizeof(cp));
+        CHECK(cp.dst_x == 500 && cp.dst_y == 600 && cp.src_x == 10 && cp.src_y == 20 && cp.width == 100 &&
+              cp.height == 50);
+    }
+    CHECK(agpu_present_build(&r, 2, buf, sizeof(buf), &bytes, &next) == AGPU_ERR_INVALID_PARAMETER);
+
+    /* Multipass: room for one copy per stream. */
+    r.sub_rect_count = 3;
+    CHECK(agpu_present_build(&r, 0, buf, 16 + 160 + 64 + 63, &bytes, &next) == AGPU_OK);
+    CHECK(next == 1 && bytes == 16 + 160 + 64);
+    CHECK(agpu_present_build(&r, next, buf, 16 + 160 + 64, &bytes, &next) == AGPU_OK);
+    CHECK(next == 3 && bytes == 16 + 160 + 64); /* the empty third one costs nothing */
+    CHECK(agpu_present_build(&r, 0, buf, 16 + 160 + 63, &bytes, &next) == AGPU_ERR_BUFFER_TOO_SMALL);
+    CHECK(agpu_present_build(&r, 0, buf, 8, &bytes, &next) == AGPU_ERR_BUFFER_TOO_SMALL);
+    CHECK(agpu_present_build(&r, 4, buf, sizeof(buf), &bytes, &next) == AGPU_ERR_INVALID_PARAMETER);
+    /* Only empty rectangles left: a header-only stream. */
+    CHECK(agpu_present_build(&r, 2, buf, 16, &bytes, &next) == AGPU_OK && next == 3 && bytes == 16);
+
+    /* ColorFill: a host texture as big as the largest rectangle, cleared, copied from (0,0). */
+    r.op = AGPU_PRESENT_COLORFILL;
+    r.src.alloc_id = 0;
+    r.color = 0x80FF4000u;
+    CHECK(agpu_present_check(&r) == AGPU_OK);
+    CHECK(agpu_present_build(&r, 0, buf, sizeof(buf), &bytes, &next) == AGPU_OK && next == 3);
+    n = stream_ops(buf, bytes, ops, offs, 16);
+    CHECK(n == 8);
+    if (n == 8) {
+        CHECK(ops[0] == AEROGPU_CMD_CREATE_TEXTURE2D && ops[1] == AEROGPU_CMD_CREATE_TEXTURE2D &&
+              ops[2] == AEROGPU_CMD_SET_RENDER_TARGETS && ops[3] == AEROGPU_CMD_CLEAR &&
+              ops[4] == AEROGPU_CMD_COPY_TEXTURE2D && ops[5] == AEROGPU_CMD_COPY_TEXTURE2D &&
+              ops[6] == AEROGPU_CMD_DESTROY_RESOURCE && ops[7] == AEROGPU_CMD_DESTROY_RESOURCE);
+        memcpy(&ct, buf + offs[1], sizeof(ct));
+        CHECK(ct.texture_handle == r.handle_base + 2 && ct.backing_alloc_id == 0 && ct.width == 20 &&
+              ct.height == 20 && ct.row_pitch_bytes == 0);
+        memcpy(&cl, buf + offs[3], sizeof(cl));
+        CHECK(cl.flags == AEROGPU_CLEAR_COLOR && cl.color_rgba_f32[0] == 0x3F800000u &&
+              cl.color_rgba_f32[1] == agpu_unorm8_to_f32_bits(0x40) && cl.color_rgba_f32[2] == 0 &&
+              cl.color_rgba_f32[3] == agpu_unorm8_to_f32_bits(0x80));
+        memcpy(&cp, buf + offs[5], sizeof(cp));
+        CHECK(cp.src_texture == r.handle_base + 2 && cp.src_x == 0 && cp.src_y == 0 && cp.dst_x == 550 &&
+              cp.width == 10 && cp.height == 20 && cp.flags == AEROGPU_COPY_FLAG_WRITEBACK_DST);
+    }
+
+    /* Flip: nothing to draw (see AgpuPresent), only the source must exist. */
+    r.op = AGPU_PRESENT_FLIP;
+    r.src.alloc_id = 9;
+    CHECK(agpu_present_check(&r) == AGPU_OK && agpu_present_rect_count(&r) == 0);
+    CHECK(agpu_present_build(&r, 0, buf, sizeof(buf), &bytes, &next) == AGPU_OK && bytes == 16 && next == 0);
+    r.src.alloc_id = 0;
+    CHECK(agpu_present_check(&r) == AGPU_ERR_INVALID_PARAMETER);
+}
+
 int main(void)
 {
     test_config();
@@ -359,5 +527,6 @@ int main(void)
     test_ring();
     test_device();
     test_escape();
+    test_present();
     return agpu_check_report();
 }
