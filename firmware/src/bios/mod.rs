@@ -32,6 +32,7 @@ mod e820;
 mod eltorito;
 mod geometry;
 mod keyboard;
+pub(crate) mod mtrr;
 mod pcibios;
 mod post;
 mod scancode;

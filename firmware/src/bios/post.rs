@@ -8,6 +8,7 @@ use super::Bios;
 use super::bda;
 use super::call::{Call, Flow};
 use super::error::FirmwareError;
+use super::mtrr;
 use super::pci;
 use super::rom::BIOS_SEGMENT;
 
@@ -24,6 +25,8 @@ impl Bios {
         init_pics(c);
         init_pit(c);
         check_cmos(self, c);
+        let hole = self.config.pci_hole_start;
+        mtrr::write_list(c, self.config.ram_size.min(hole), hole)?;
         // A20 on: boot loaders expect it and it costs nothing.
         let p92 = c.host.io_read(0x92, 1);
         c.host.io_write(0x92, 1, (p92 | 2) & !1);

@@ -181,6 +181,31 @@ pub(crate) fn emit(a: &mut CodeAssembler) -> R<Labels> {
     })
 }
 
+/// The MTRR writes POST listed at `mtrr::MSR_LIST` (index, value; index 0 ends), done
+/// with WRMSR so that the CPU takes them as from any firmware; skipped without MTRRs.
+fn emit_mtrr_setup(a: &mut CodeAssembler) -> R {
+    let mut next = here(a);
+    let mut done = here(a);
+    a.mov(eax, 1)?;
+    a.cpuid()?;
+    a.test(edx, 1 << 12)?;
+    a.jz(done)?;
+    a.xor(ax, ax)?;
+    a.mov(ds, ax)?;
+    a.mov(si, i32::from(crate::bios::mtrr::MSR_LIST))?;
+    bind(a, &mut next)?;
+    a.mov(ecx, dword_ptr(si))?;
+    a.test(ecx, ecx)?;
+    a.jz(done)?;
+    a.mov(eax, dword_ptr(si + 4))?;
+    a.mov(edx, dword_ptr(si + 8))?;
+    a.wrmsr()?;
+    a.add(si, 12)?;
+    a.jmp(next)?;
+    bind(a, &mut done)?;
+    Ok(())
+}
+
 /// Reset path: set up a stack, let Rust do POST, run option ROMs, boot.
 fn emit_post(
     a: &mut CodeAssembler,
@@ -197,6 +222,7 @@ fn emit_post(
     a.mov(ds, ax)?;
     a.mov(es, ax)?;
     trap(a, traps, TrapId::Post, None)?;
+    emit_mtrr_setup(a)?;
     // The keyboard controller answers at its own pace (virtual time must pass between
     // bytes), so it is initialised by real code rather than inside the POST trap.
     let kbd_init = a.create_label();

@@ -366,3 +366,54 @@ fn vga_option_rom_hooks_int10_before_boot() {
     );
     assert_eq!(memory[0x449], 3, "VGA BIOS set mode 3");
 }
+
+/// POST programs the MTRRs through the CPU's own WRMSR (SeaBIOS's layout): the boot
+/// sector reads them back with RDMSR and prints the raw values on port E9h.
+#[test]
+fn post_programs_the_mtrrs_like_seabios() {
+    const MSRS: [u32; 9] = [
+        0x2FF, 0x250, 0x258, 0x259, 0x268, 0x26F, 0x200, 0x201, 0x277,
+    ];
+    let mut a = CodeAssembler::new(16).unwrap();
+    let mut fail = a.create_label();
+    a.xor(ax, ax).unwrap();
+    a.mov(ds, ax).unwrap();
+    a.mov(di, 0x9000).unwrap();
+    for msr in MSRS {
+        a.mov(ecx, msr).unwrap();
+        a.rdmsr().unwrap();
+        a.mov(dword_ptr(di), eax).unwrap();
+        a.mov(dword_ptr(di + 4), edx).unwrap();
+        a.add(di, 8).unwrap();
+    }
+    let mut out = a.create_label();
+    a.mov(si, 0x9000).unwrap();
+    a.mov(cx, (MSRS.len() * 8) as i32).unwrap();
+    a.set_label(&mut out).unwrap();
+    a.lodsb().unwrap();
+    a.out(0xE9, al).unwrap();
+    a.loop_(out).unwrap();
+    let sector = finish(a, &mut fail);
+    let bus = boot(&sector, |_, _| false);
+    let out = &bus.host.debug_out;
+    let raw = &out[out.len() - MSRS.len() * 8..];
+    let values: Vec<u64> = raw
+        .chunks_exact(8)
+        .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
+        .collect();
+    assert_eq!(
+        values,
+        [
+            0xC06,                 // MTRRs and fixed ranges on, default write-back
+            0x0606_0606_0606_0606, // 0-7FFFF WB
+            0x0606_0606_0606_0606, // 80000-9FFFF WB
+            0,                     // A0000-BFFFF UC
+            0x0505_0505_0505_0505, // C0000-C7FFF WP
+            0x0505_0505_0505_0505, // F8000-FFFFF WP
+            0xE000_0000,           // PCI hole from 3.5 GiB ...
+            0xFF_E000_0800,        // ... 512 MiB, uncachable
+            0x0007_0406_0007_0406, // PAT at its reset value
+        ],
+        "{values:x?}"
+    );
+}
