@@ -9,7 +9,18 @@ use aero_protocol::writer::{CmdStreamWriter, encode_alloc_table};
 
 use super::guest::{BACKING_GPA, Guest, RAM_SIZE};
 use crate::Frame;
-use crate::aerogpu::{CommandProcessor, GuestMemory, Limits, NullExecutor, VecMemory};
+use crate::aerogpu::{
+    CommandProcessor, Executor, GuestMemory, Limits, NullExecutor, SoftExecutor,
+    SoftExecutorConfig, VecMemory,
+};
+
+/// The CPU executor with a small host-memory cap (random sizes hit it instead of
+/// allocating hundreds of MiB).
+fn small_soft_executor() -> SoftExecutor {
+    SoftExecutor::new(SoftExecutorConfig {
+        max_host_bytes: 16 << 20,
+    })
+}
 
 /// xorshift64*: deterministic, no dependencies.
 struct Rng(u64);
@@ -112,20 +123,28 @@ fn random_table(rng: &mut Rng) -> Vec<u8> {
 
 #[test]
 fn random_streams_never_panic_the_processor() {
+    random_streams(&mut NullExecutor::default());
+    let mut soft = small_soft_executor();
+    random_streams(&mut soft);
+    // The CPU executor really ran commands, and stayed within its cap.
+    assert!(soft.stats().commands > 300, "{:?}", soft.stats());
+    assert!(soft.host_bytes() <= 16 << 20);
+}
+
+fn random_streams(exec: &mut dyn Executor) {
     let mut rng = Rng(0x5EED_0001);
     let mut mem = VecMemory::new(1 << 20);
     let mut p = CommandProcessor::new(Limits {
         max_handles: 64,
         ..Limits::default()
     });
-    let mut exec = NullExecutor::default();
     let mut table = crate::aerogpu::AllocTable::new();
     let mut ok = 0;
     for _ in 0..3000 {
         let t = random_table(&mut rng);
         let _ = table.parse(&t, &mem);
         let s = random_stream(&mut rng);
-        if p.process(&s, &table, &mut mem, &mut exec).is_ok() {
+        if p.process(&s, &table, &mut mem, exec).is_ok() {
             ok += 1;
         }
         assert!(p.objects().handle_count() <= 64);
@@ -136,8 +155,14 @@ fn random_streams_never_panic_the_processor() {
 
 #[test]
 fn random_rings_descriptors_and_registers_never_panic_the_device() {
+    random_device_traffic(Guest::new(8, 0));
+    let g = random_device_traffic(Guest::with_executor(8, 0, small_soft_executor()));
+    let stats = g.dev.executor().stats();
+    assert!(stats.commands > 0 && stats.submissions > 100, "{stats:?}");
+}
+
+fn random_device_traffic<E: Executor>(mut g: Guest<E>) -> Guest<E> {
     let mut rng = Rng(0x5EED_0002);
-    let mut g = Guest::new(8, 0);
     let mut frame = Frame::new();
     let mut now = 0u64;
     for i in 0..1500 {
@@ -219,4 +244,5 @@ fn random_rings_descriptors_and_registers_never_panic_the_device() {
     let mut probe = [0u8; 4];
     assert!(g.mem.read(RAM_SIZE as u64 - 2, &mut probe).is_err());
     let _ = cmd::MAX_TEXTURE_DIM;
+    g
 }

@@ -5,7 +5,7 @@ use aero_protocol::pci::{self, reg};
 use aero_protocol::ring::{AllocEntry, RING_MAGIC, RingHeader, SubmitDesc};
 use aero_protocol::writer::encode_alloc_table;
 
-use crate::aerogpu::{AeroGpu, AeroGpuConfig, GuestMemory, VecMemory};
+use crate::aerogpu::{AeroGpu, AeroGpuConfig, Executor, GuestMemory, NullExecutor, VecMemory};
 
 pub const RAM_SIZE: usize = 8 << 20;
 pub const RING_GPA: u64 = 0x1000;
@@ -16,8 +16,8 @@ pub const SCRATCH_END: u64 = 0x40_0000;
 /// Resource backings live here.
 pub const BACKING_GPA: u64 = 0x40_0000;
 
-pub struct Guest {
-    pub dev: AeroGpu,
+pub struct Guest<E: Executor = NullExecutor> {
+    pub dev: AeroGpu<E>,
     pub mem: VecMemory,
     pub entry_count: u32,
     pub tail: u32,
@@ -25,6 +25,14 @@ pub struct Guest {
 }
 
 impl Guest {
+    /// Ring of `entry_count` entries at RING_GPA with head = tail = `start`, enabled,
+    /// fence page programmed, all IRQs enabled.
+    pub fn new(entry_count: u32, start: u32) -> Self {
+        Guest::with_executor(entry_count, start, NullExecutor::default())
+    }
+}
+
+impl<E: Executor> Guest<E> {
     /// What a driver does on resume: rewrite the ring header (head = tail = current
     /// tail), reprogram the registers, reset and enable the ring.
     pub fn reinit_ring(&mut self) {
@@ -60,11 +68,10 @@ impl Guest {
         self.write(reg::FENCE_GPA_LO, FENCE_GPA as u32);
     }
 
-    /// Ring of `entry_count` entries at RING_GPA with head = tail = `start`, enabled,
-    /// fence page programmed, all IRQs enabled.
-    pub fn new(entry_count: u32, start: u32) -> Self {
+    /// [`Guest::new`] with the device running `executor`.
+    pub fn with_executor(entry_count: u32, start: u32, executor: E) -> Self {
         let mut g = Guest {
-            dev: AeroGpu::new(AeroGpuConfig::default()),
+            dev: AeroGpu::with_executor(AeroGpuConfig::default(), executor),
             mem: VecMemory::new(RAM_SIZE),
             entry_count,
             tail: start,

@@ -690,3 +690,129 @@ fn an_executor_error_reports_backend_to_the_guest() {
     };
     assert_eq!(e.code(), ErrorCode::Backend);
 }
+
+// ---- through the device ---------------------------------------------------------------
+
+mod device {
+    use aero_protocol::cmd::CLEAR_COLOR;
+    use aero_protocol::pci::{ErrorCode, Format, reg};
+    use aero_protocol::writer::CmdStreamWriter;
+
+    use super::super::guest::{BACKING_GPA, Guest};
+    use super::{clear, entry, targets, texture};
+    use crate::Frame;
+    use crate::aerogpu::{GuestMemory, SoftExecutor, SoftExecutorConfig};
+
+    const W: u32 = 4;
+    const H: u32 = 2;
+
+    fn guest() -> Guest<SoftExecutor> {
+        let mut g = Guest::with_executor(
+            8,
+            0,
+            SoftExecutor::new(SoftExecutorConfig {
+                max_host_bytes: 1 << 20,
+            }),
+        );
+        // Scanout 0: a 4x2 B8G8R8X8 framebuffer at BACKING_GPA.
+        g.write(reg::SCANOUT0_WIDTH, W);
+        g.write(reg::SCANOUT0_HEIGHT, H);
+        g.write(reg::SCANOUT0_FORMAT, Format::B8G8R8X8Unorm as u32);
+        g.write(reg::SCANOUT0_PITCH_BYTES, W * 4);
+        g.write(reg::SCANOUT0_FB_GPA_LO, BACKING_GPA as u32);
+        g.write(reg::SCANOUT0_ENABLE, 1);
+        g
+    }
+
+    fn screen(g: &Guest<SoftExecutor>) -> Frame {
+        let mut f = Frame::new();
+        g.dev.render_scanout(&g.mem, &mut f).unwrap();
+        f
+    }
+
+    fn stream(f: impl FnOnce(&mut CmdStreamWriter)) -> Vec<u8> {
+        let mut w = CmdStreamWriter::new();
+        f(&mut w);
+        w.finish()
+    }
+
+    #[test]
+    fn clear_and_present_through_the_ring_reach_the_scanout() {
+        let mut g = guest();
+        let fb_table = |g: &mut Guest<SoftExecutor>| {
+            g.table(&[entry(1, BACKING_GPA, u64::from(W * H * 4), 0)])
+        };
+        let s = stream(|w| {
+            texture(w, 1, Format::B8G8R8X8Unorm, W, H, 1, 1, 1);
+            targets(w, &[1], 0);
+            clear(w, CLEAR_COLOR, [0.0, 0.0, 1.0, 1.0], 0.0, 0);
+            w.present(0);
+        });
+        let t = fb_table(&mut g);
+        g.submit(&s, Some(t), 1, 0);
+        assert_eq!(g.completed_fence(), 1);
+        assert_eq!(g.read(reg::ERROR_CODE), 0);
+        let f = screen(&g);
+        assert_eq!((f.width, f.height), (W, H));
+        for (x, y) in [(0, 0), (3, 1)] {
+            assert_eq!(f.pixel(x, y), Some([0, 0, 255, 255]));
+        }
+
+        // The guest's CPU draws a pixel and presents again: its pixel stays.
+        g.mem.write(BACKING_GPA + 4, &[0, 255, 0, 0]).unwrap();
+        let s = stream(|w| {
+            w.present(0);
+        });
+        g.submit(&s, None, 2, 0);
+        assert_eq!(g.completed_fence(), 2);
+        let f = screen(&g);
+        assert_eq!(f.pixel(1, 0), Some([0, 255, 0, 255]));
+        assert_eq!(f.pixel(0, 0), Some([0, 0, 255, 255]));
+    }
+
+    #[test]
+    fn a_host_only_target_is_shown_until_the_scanout_is_reprogrammed() {
+        let mut g = guest();
+        g.mem
+            .write(BACKING_GPA, &[0x40; (W * H * 4) as usize])
+            .unwrap();
+        let s = stream(|w| {
+            texture(w, 7, Format::R8G8B8A8Unorm, 2, 2, 1, 1, 0);
+            targets(w, &[7], 0);
+            clear(w, CLEAR_COLOR, [1.0, 1.0, 0.0, 1.0], 0.0, 0);
+            w.present(0);
+        });
+        g.submit(&s, None, 1, 0);
+        let f = screen(&g);
+        assert_eq!((f.width, f.height), (2, 2), "the presented surface's size");
+        assert_eq!(f.pixel(1, 1), Some([255, 255, 0, 255]));
+        // The same value written again changes nothing; a new framebuffer address does.
+        g.write(reg::SCANOUT0_FB_GPA_LO, BACKING_GPA as u32);
+        assert_eq!(screen(&g).width, 2);
+        g.write(reg::SCANOUT0_FB_GPA_LO, BACKING_GPA as u32 + 4);
+        g.write(reg::SCANOUT0_FB_GPA_LO, BACKING_GPA as u32);
+        let f = screen(&g);
+        assert_eq!((f.width, f.pixel(0, 0)), (W, Some([0x40, 0x40, 0x40, 255])));
+    }
+
+    #[test]
+    fn exceeding_the_host_memory_cap_is_a_backend_error_and_the_device_goes_on() {
+        let mut g = guest();
+        let s = stream(|w| {
+            w.create_buffer(1, 0, 2 << 20, 0, 0);
+        });
+        g.submit(&s, None, 1, 0);
+        assert_eq!(g.completed_fence(), 1, "the fence completes anyway");
+        assert_eq!(g.read(reg::ERROR_CODE), ErrorCode::Backend as u32);
+        let s = stream(|w| {
+            w.create_buffer(2, 0, 1 << 20, 0, 0);
+        });
+        g.submit(&s, None, 2, 0);
+        assert_eq!(g.completed_fence(), 2);
+        assert_eq!(g.read(reg::ERROR_COUNT), 1);
+        assert_eq!(g.dev.executor().host_bytes(), 1 << 20);
+        // Device reset drops every host copy.
+        g.dev.reset();
+        assert_eq!(g.dev.executor().resource_count(), 0);
+    }
+}
