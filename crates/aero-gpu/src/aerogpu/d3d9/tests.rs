@@ -1,0 +1,1115 @@
+//! Translator tests: every module through naga's validator, shaders executed on a
+//! wgpu device (Mesa lavapipe in CI) with exact pixel read-back, malformed streams.
+
+use std::sync::OnceLock;
+
+use super::asm::assemble;
+use super::*;
+
+// ---- translation + naga ---------------------------------------------------------------
+
+fn validate(wgsl: &str) {
+    let module = naga::front::wgsl::parse_str(wgsl)
+        .unwrap_or_else(|e| panic!("WGSL parse: {}\n{wgsl}", e.emit_to_string(wgsl)));
+    naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::default(),
+    )
+    .validate(&module)
+    .unwrap_or_else(|e| panic!("naga validation: {e:?}\n{wgsl}"));
+}
+
+fn translate_with(src: &str, key: &VariantKey) -> Translated {
+    let tokens = assemble(src).unwrap_or_else(|e| panic!("{e}\n{src}"));
+    let t = translate(&tokens, key).unwrap_or_else(|e| panic!("{e}\n{src}"));
+    validate(&t.wgsl);
+    t
+}
+
+fn tr(src: &str) -> Translated {
+    translate_with(src, &VariantKey::default())
+}
+
+// ---- the wgpu harness -------------------------------------------------------------------
+
+struct Gpu {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+}
+
+fn gpu() -> &'static Gpu {
+    static GPU: OnceLock<Gpu> = OnceLock::new();
+    GPU.get_or_init(|| {
+        let backends = wgpu::Backends::from_env().unwrap_or(wgpu::Backends::VULKAN);
+        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+            backends,
+            ..wgpu::InstanceDescriptor::new_without_display_handle()
+        });
+        let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
+            power_preference: wgpu::PowerPreference::LowPower,
+            force_fallback_adapter: false,
+            compatible_surface: None,
+        }))
+        .unwrap_or_else(|e| {
+            panic!(
+                "\n\n*** NO WGPU ADAPTER ({e}) ***\nThe D3D9 shader execution tests need a Vulkan \
+                 device; on Debian that is Mesa lavapipe: apt-get install mesa-vulkan-drivers \
+                 (tests/install-deps.sh installs it).\n"
+            )
+        });
+        let (device, queue) =
+            // The adapter's own limits: four Rgba32Float targets exceed WebGPU's defaults.
+            pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+                required_limits: adapter.limits(),
+                ..Default::default()
+            }))
+            .expect("wgpu device");
+        Gpu { device, queue }
+    })
+}
+
+struct Texture {
+    slot: u32,
+    kind: TextureKind,
+    /// Width, height, depth (or 6 faces for cubes).
+    size: [u32; 3],
+    /// Mip levels, each texel RGBA8, level 0 first; layers/slices in order.
+    levels: Vec<Vec<[u8; 4]>>,
+}
+
+/// One draw into a `SIZE`×`SIZE` Rgba32Float target (cleared to CLEAR).
+struct Draw<'a> {
+    vs: &'a Translated,
+    ps: &'a Translated,
+    /// Per vertex location, one vec4 per vertex.
+    attributes: Vec<(u32, Vec<[f32; 4]>)>,
+    vs_consts: Vec<(usize, [f32; 4])>,
+    ps_consts: Vec<(usize, [f32; 4])>,
+    vs_int_bool: [u8; IntBoolConstants::SIZE],
+    ps_int_bool: [u8; IntBoolConstants::SIZE],
+    fixup: [f32; 4],
+    textures: Vec<Texture>,
+    linear: bool,
+    targets: u32,
+    /// Some(clear value): a Depth32Float attachment, test Less.
+    depth: Option<f32>,
+}
+
+const SIZE: u32 = 4;
+const CLEAR: [f32; 4] = [9.0, 9.0, 9.0, 9.0];
+
+fn quad() -> Vec<[f32; 4]> {
+    let (a, b, c, d) = (
+        [-1.0, -1.0, 0.0, 1.0],
+        [1.0, -1.0, 0.0, 1.0],
+        [1.0, 1.0, 0.0, 1.0],
+        [-1.0, 1.0, 0.0, 1.0],
+    );
+    vec![a, b, c, a, c, d]
+}
+
+impl<'a> Draw<'a> {
+    fn new(vs: &'a Translated, ps: &'a Translated) -> Self {
+        Draw {
+            vs,
+            ps,
+            attributes: vec![(0, quad())],
+            vs_consts: Vec::new(),
+            ps_consts: Vec::new(),
+            vs_int_bool: [0; IntBoolConstants::SIZE],
+            ps_int_bool: [0; IntBoolConstants::SIZE],
+            fixup: [0.0; 4],
+            textures: Vec::new(),
+            linear: false,
+            targets: 1,
+            depth: None,
+        }
+    }
+
+    fn int(mut self, ps: bool, n: usize, v: [i32; 4]) -> Self {
+        let buf = if ps {
+            &mut self.ps_int_bool
+        } else {
+            &mut self.vs_int_bool
+        };
+        for (k, x) in v.iter().enumerate() {
+            let o = IntBoolConstants::int_offset(n) + 4 * k;
+            buf[o..o + 4].copy_from_slice(&x.to_le_bytes());
+        }
+        self
+    }
+
+    fn bool(mut self, ps: bool, n: usize, v: bool) -> Self {
+        let buf = if ps {
+            &mut self.ps_int_bool
+        } else {
+            &mut self.vs_int_bool
+        };
+        let o = IntBoolConstants::bool_offset(n);
+        buf[o..o + 4].copy_from_slice(&u32::from(v).to_le_bytes());
+        self
+    }
+
+    /// Renders and returns each target's pixels, row by row.
+    fn run(&self) -> Vec<Vec<[f32; 4]>> {
+        let g = gpu();
+        let dev = &g.device;
+        let uniform = |data: &[u8]| {
+            let buf = dev.create_buffer(&wgpu::BufferDescriptor {
+                label: None,
+                size: data.len() as u64,
+                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            g.queue.write_buffer(&buf, 0, data);
+            buf
+        };
+        let floats = |consts: &[(usize, [f32; 4])]| {
+            let mut data = vec![0u8; 4096];
+            for (n, v) in consts {
+                for (k, x) in v.iter().enumerate() {
+                    data[n * 16 + k * 4..n * 16 + k * 4 + 4].copy_from_slice(&x.to_le_bytes());
+                }
+            }
+            data
+        };
+        let fixup: Vec<u8> = self.fixup.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let buffers = [
+            uniform(&floats(&self.vs_consts)),
+            uniform(&self.vs_int_bool),
+            uniform(&fixup),
+            uniform(&floats(&self.ps_consts)),
+            uniform(&self.ps_int_bool),
+        ];
+        let group0_layout = dev.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: None,
+            entries: &(0..5)
+                .map(|b| wgpu::BindGroupLayoutEntry {
+                    binding: b,
+                    visibility: wgpu::ShaderStages::VERTEX_FRAGMENT,
+                    ty: wgpu::BindingType::Buffer {
+                        ty: wgpu::BufferBindingType::Uniform,
+                        has_dynamic_offset: false,
+                        min_binding_size: None,
+                    },
+                    count: None,
+                })
+                .collect::<Vec<_>>(),
+        });
+        let group0 = dev.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: None,
+            layout: &group0_layout,
+            entries: &buffers
+                .iter()
+                .enumerate()
+                .map(|(i, b)| wgpu::BindGroupEntry {
+                    binding: i as u32,
+                    resource: b.as_entire_binding(),
+                })
+                .collect::<Vec<_>>(),
+        });
+        // Group 1: the textures both shaders name.
+        let mut layout_entries = Vec::new();
+        let mut views = Vec::new();
+        for (stage_vs, t) in [(true, self.vs), (false, self.ps)] {
+            for s in &t.samplers {
+                let tex = self
+                    .textures
+                    .iter()
+                    .find(|x| x.slot == s.slot && x.kind == s.kind)
+                    .expect("test supplies every sampled texture");
+                let binding = if stage_vs {
+                    bindings::vs_texture(s.slot)
+                } else {
+                    bindings::ps_texture(s.slot)
+                };
+                let dim = match s.kind {
+                    TextureKind::Tex2d => wgpu::TextureViewDimension::D2,
+                    TextureKind::Cube => wgpu::TextureViewDimension::Cube,
+                    TextureKind::Volume => wgpu::TextureViewDimension::D3,
+                };
+                layout_entries.push(wgpu::BindGroupLayoutEntry {
+                    binding,
+                    visibility: wgpu::ShaderStages::VERTEX_FRAGMENT,
+                    ty: wgpu::BindingType::Texture {
+                        sample_type: wgpu::TextureSampleType::Float { filterable: true },
+                        view_dimension: dim,
+                        multisampled: false,
+                    },
+                    count: None,
+                });
+                layout_entries.push(wgpu::BindGroupLayoutEntry {
+                    binding: binding + 1,
+                    visibility: wgpu::ShaderStages::VERTEX_FRAGMENT,
+                    ty: wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Filtering),
+                    count: None,
+                });
+                views.push((binding, self.upload(tex, dim)));
+            }
+        }
+        let filter = if self.linear {
+            wgpu::FilterMode::Linear
+        } else {
+            wgpu::FilterMode::Nearest
+        };
+        let sampler = dev.create_sampler(&wgpu::SamplerDescriptor {
+            mag_filter: filter,
+            min_filter: filter,
+            mipmap_filter: wgpu::MipmapFilterMode::Nearest,
+            ..Default::default()
+        });
+        let group1_layout = dev.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: None,
+            entries: &layout_entries,
+        });
+        let mut group1_entries = Vec::new();
+        for (binding, view) in &views {
+            group1_entries.push(wgpu::BindGroupEntry {
+                binding: *binding,
+                resource: wgpu::BindingResource::TextureView(view),
+            });
+            group1_entries.push(wgpu::BindGroupEntry {
+                binding: binding + 1,
+                resource: wgpu::BindingResource::Sampler(&sampler),
+            });
+        }
+        let group1 = dev.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: None,
+            layout: &group1_layout,
+            entries: &group1_entries,
+        });
+        let layout = dev.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: None,
+            bind_group_layouts: &[Some(&group0_layout), Some(&group1_layout)],
+            immediate_size: 0,
+        });
+        let module = |t: &Translated| {
+            dev.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: None,
+                source: wgpu::ShaderSource::Wgsl(t.wgsl.clone().into()),
+            })
+        };
+        let (vs_module, ps_module) = (module(self.vs), module(self.ps));
+        let vertex_count = self.attributes[0].1.len() as u32;
+        let attribute_descs: Vec<[wgpu::VertexAttribute; 1]> = self
+            .attributes
+            .iter()
+            .map(|(loc, _)| {
+                [wgpu::VertexAttribute {
+                    format: wgpu::VertexFormat::Float32x4,
+                    offset: 0,
+                    shader_location: *loc,
+                }]
+            })
+            .collect();
+        let vertex_layouts: Vec<wgpu::VertexBufferLayout> = attribute_descs
+            .iter()
+            .map(|a| wgpu::VertexBufferLayout {
+                array_stride: 16,
+                step_mode: wgpu::VertexStepMode::Vertex,
+                attributes: a,
+            })
+            .collect();
+        let format = wgpu::TextureFormat::Rgba32Float;
+        // Targets the pixel shader does not write keep their contents (write mask 0).
+        let color_targets: Vec<Option<wgpu::ColorTargetState>> = (0..self.targets)
+            .map(|i| {
+                let written = self.ps.color_outputs & (1 << i) != 0;
+                Some(wgpu::ColorTargetState {
+                    format,
+                    blend: None,
+                    write_mask: if written {
+                        wgpu::ColorWrites::ALL
+                    } else {
+                        wgpu::ColorWrites::empty()
+                    },
+                })
+            })
+            .collect();
+        let pipeline = dev.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: None,
+            layout: Some(&layout),
+            vertex: wgpu::VertexState {
+                module: &vs_module,
+                entry_point: Some("vs_main"),
+                compilation_options: Default::default(),
+                buffers: &vertex_layouts,
+            },
+            primitive: wgpu::PrimitiveState::default(),
+            depth_stencil: self.depth.map(|_| wgpu::DepthStencilState {
+                format: wgpu::TextureFormat::Depth32Float,
+                depth_write_enabled: Some(true),
+                depth_compare: Some(wgpu::CompareFunction::Less),
+                stencil: Default::default(),
+                bias: Default::default(),
+            }),
+            multisample: Default::default(),
+            fragment: Some(wgpu::FragmentState {
+                module: &ps_module,
+                entry_point: Some("fs_main"),
+                compilation_options: Default::default(),
+                targets: &color_targets,
+            }),
+            multiview_mask: None,
+            cache: None,
+        });
+        let vertex_buffers: Vec<wgpu::Buffer> = self
+            .attributes
+            .iter()
+            .map(|(_, data)| {
+                let bytes: Vec<u8> = data
+                    .iter()
+                    .flatten()
+                    .flat_map(|x| x.to_le_bytes())
+                    .collect();
+                let buf = dev.create_buffer(&wgpu::BufferDescriptor {
+                    label: None,
+                    size: bytes.len() as u64,
+                    usage: wgpu::BufferUsages::VERTEX | wgpu::BufferUsages::COPY_DST,
+                    mapped_at_creation: false,
+                });
+                g.queue.write_buffer(&buf, 0, &bytes);
+                buf
+            })
+            .collect();
+        let extent = wgpu::Extent3d {
+            width: SIZE,
+            height: SIZE,
+            depth_or_array_layers: 1,
+        };
+        let targets: Vec<wgpu::Texture> = (0..self.targets)
+            .map(|_| {
+                dev.create_texture(&wgpu::TextureDescriptor {
+                    label: None,
+                    size: extent,
+                    mip_level_count: 1,
+                    sample_count: 1,
+                    dimension: wgpu::TextureDimension::D2,
+                    format,
+                    usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+                    view_formats: &[],
+                })
+            })
+            .collect();
+        let target_views: Vec<wgpu::TextureView> = targets
+            .iter()
+            .map(|t| t.create_view(&Default::default()))
+            .collect();
+        let depth_view = self.depth.map(|_| {
+            dev.create_texture(&wgpu::TextureDescriptor {
+                label: None,
+                size: extent,
+                mip_level_count: 1,
+                sample_count: 1,
+                dimension: wgpu::TextureDimension::D2,
+                format: wgpu::TextureFormat::Depth32Float,
+                usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
+                view_formats: &[],
+            })
+            .create_view(&Default::default())
+        });
+        let mut encoder = dev.create_command_encoder(&Default::default());
+        {
+            let attachments: Vec<Option<wgpu::RenderPassColorAttachment>> = target_views
+                .iter()
+                .map(|view| {
+                    Some(wgpu::RenderPassColorAttachment {
+                        view,
+                        depth_slice: None,
+                        resolve_target: None,
+                        ops: wgpu::Operations {
+                            load: wgpu::LoadOp::Clear(wgpu::Color {
+                                r: CLEAR[0].into(),
+                                g: CLEAR[1].into(),
+                                b: CLEAR[2].into(),
+                                a: CLEAR[3].into(),
+                            }),
+                            store: wgpu::StoreOp::Store,
+                        },
+                    })
+                })
+                .collect();
+            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: None,
+                color_attachments: &attachments,
+                depth_stencil_attachment: depth_view.as_ref().map(|view| {
+                    wgpu::RenderPassDepthStencilAttachment {
+                        view,
+                        depth_ops: Some(wgpu::Operations {
+                            load: wgpu::LoadOp::Clear(self.depth.unwrap_or(1.0)),
+                            store: wgpu::StoreOp::Store,
+                        }),
+                        stencil_ops: None,
+                    }
+                }),
+                timestamp_writes: None,
+                occlusion_query_set: None,
+                multiview_mask: None,
+            });
+            pass.set_pipeline(&pipeline);
+            pass.set_bind_group(0, &group0, &[]);
+            pass.set_bind_group(1, &group1, &[]);
+            for (i, b) in vertex_buffers.iter().enumerate() {
+                pass.set_vertex_buffer(i as u32, b.slice(..));
+            }
+            pass.draw(0..vertex_count, 0..1);
+        }
+        let row_bytes = 256u32; // SIZE * 16 rounded to the copy alignment
+        let readbacks: Vec<wgpu::Buffer> = targets
+            .iter()
+            .map(|t| {
+                let buf = dev.create_buffer(&wgpu::BufferDescriptor {
+                    label: None,
+                    size: u64::from(row_bytes * SIZE),
+                    usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
+                    mapped_at_creation: false,
+                });
+                encoder.copy_texture_to_buffer(
+                    t.as_image_copy(),
+                    wgpu::TexelCopyBufferInfo {
+                        buffer: &buf,
+                        layout: wgpu::TexelCopyBufferLayout {
+                            offset: 0,
+                            bytes_per_row: Some(row_bytes),
+                            rows_per_image: None,
+                        },
+                    },
+                    extent,
+                );
+                buf
+            })
+            .collect();
+        g.queue.submit([encoder.finish()]);
+        readbacks
+            .iter()
+            .map(|buf| {
+                buf.slice(..)
+                    .map_async(wgpu::MapMode::Read, |r| r.expect("map"));
+                dev.poll(wgpu::PollType::wait_indefinitely()).expect("poll");
+                let data = buf.slice(..).get_mapped_range();
+                let mut pixels = Vec::new();
+                for y in 0..SIZE as usize {
+                    for x in 0..SIZE as usize {
+                        let o = y * row_bytes as usize + x * 16;
+                        let f = |k: usize| {
+                            f32::from_le_bytes(data[o + 4 * k..o + 4 * k + 4].try_into().unwrap())
+                        };
+                        pixels.push([f(0), f(1), f(2), f(3)]);
+                    }
+                }
+                pixels
+            })
+            .collect()
+    }
+
+    fn upload(&self, tex: &Texture, dim: wgpu::TextureViewDimension) -> wgpu::TextureView {
+        let g = gpu();
+        let dimension = if tex.kind == TextureKind::Volume {
+            wgpu::TextureDimension::D3
+        } else {
+            wgpu::TextureDimension::D2
+        };
+        let texture = g.device.create_texture(&wgpu::TextureDescriptor {
+            label: None,
+            size: wgpu::Extent3d {
+                width: tex.size[0],
+                height: tex.size[1],
+                depth_or_array_layers: tex.size[2],
+            },
+            mip_level_count: tex.levels.len() as u32,
+            sample_count: 1,
+            dimension,
+            format: wgpu::TextureFormat::Rgba8Unorm,
+            usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+            view_formats: &[],
+        });
+        for (level, texels) in tex.levels.iter().enumerate() {
+            let w = (tex.size[0] >> level).max(1);
+            let h = (tex.size[1] >> level).max(1);
+            let d = if tex.kind == TextureKind::Volume {
+                (tex.size[2] >> level).max(1)
+            } else {
+                tex.size[2]
+            };
+            let bytes: Vec<u8> = texels.iter().flatten().copied().collect();
+            g.queue.write_texture(
+                wgpu::TexelCopyTextureInfo {
+                    texture: &texture,
+                    mip_level: level as u32,
+                    origin: wgpu::Origin3d::ZERO,
+                    aspect: wgpu::TextureAspect::All,
+                },
+                &bytes,
+                wgpu::TexelCopyBufferLayout {
+                    offset: 0,
+                    bytes_per_row: Some(4 * w),
+                    rows_per_image: Some(h),
+                },
+                wgpu::Extent3d {
+                    width: w,
+                    height: h,
+                    depth_or_array_layers: d,
+                },
+            );
+        }
+        texture.create_view(&wgpu::TextureViewDescriptor {
+            dimension: Some(dim),
+            ..Default::default()
+        })
+    }
+}
+
+/// The vertex shader for pixel-shader tests: a full-screen quad.
+const PASS_VS: &str = "vs_2_0\ndcl_position v0\nmov oPos, v0\n";
+
+fn assert_close(got: [f32; 4], want: [f32; 4], tolerance: f32, what: &str) {
+    for k in 0..4 {
+        let ok = if want[k].is_infinite() {
+            got[k] == want[k]
+        } else {
+            (got[k] - want[k]).abs() <= tolerance * want[k].abs().max(1.0)
+        };
+        assert!(ok, "{what}: got {got:?}, want {want:?}");
+    }
+}
+
+/// Runs a pixel shader over the quad; every pixel must equal the first.
+fn run_ps(ps: &str, consts: &[(usize, [f32; 4])]) -> [f32; 4] {
+    let vs = tr(PASS_VS);
+    let ps = tr(ps);
+    let mut d = Draw::new(&vs, &ps);
+    d.ps_consts = consts.to_vec();
+    let pixels = d.run().remove(0);
+    for p in &pixels {
+        assert_eq!(p, &pixels[0], "pixels differ for\n{}", ps.wgsl);
+    }
+    pixels[0]
+}
+
+// ---- 1. arithmetic ----------------------------------------------------------------------
+
+const C0: [f32; 4] = [1.5, -2.0, 0.25, 4.0];
+const C1: [f32; 4] = [0.5, 3.0, -1.0, 2.0];
+const C2: [f32; 4] = [2.0, 0.5, 8.0, -0.25];
+
+#[test]
+fn ps_2_0_arithmetic_on_the_gpu() {
+    let consts = [
+        (0, C0),
+        (1, C1),
+        (2, C2),
+        (3, [0.5, 2.0, 0.0, 3.0]),
+        (4, [0.25; 4]),
+        (5, [1.0, 0.0, 0.0, 0.0]),
+        (6, [0.0, 1.0, 0.0, 0.0]),
+        (7, [3.0, 0.0, 4.0, 10.0]),
+        (8, [0.0; 4]),
+        (9, [-0.5, 0.0, 0.0, 0.0]),
+    ];
+    // (body writing r0, expected r0), each computed by hand from c0..c9.
+    let cases: &[(&str, [f32; 4])] = &[
+        ("add r0, c0, c1", [2.0, 1.0, -0.75, 6.0]),
+        ("sub r0, c0, c1", [1.0, -5.0, 1.25, 2.0]),
+        ("mul r0, c0, c1", [0.75, -6.0, -0.25, 8.0]),
+        ("mad r0, c0, c1, c2", [2.75, -5.5, 7.75, 7.75]),
+        ("dp3 r0, c0, c1", [-5.5; 4]),
+        ("dp4 r0, c0, c1", [2.5; 4]),
+        ("rcp r0, c0.w", [0.25; 4]),
+        ("rcp r0, c8.x", [f32::INFINITY; 4]),
+        ("rsq r0, -c0.w", [0.5; 4]),
+        ("min r0, c0, c1", [0.5, -2.0, -1.0, 2.0]),
+        ("max r0, c0, c1", [1.5, 3.0, 0.25, 4.0]),
+        ("slt r0, c0, c1", [0.0, 1.0, 0.0, 0.0]),
+        ("sge r0, c0, c1", [1.0, 0.0, 1.0, 1.0]),
+        ("exp r0, c2.x", [4.0; 4]),
+        ("log r0, c2.z", [3.0; 4]),
+        ("log r0, -c2.z", [3.0; 4]),
+        ("dst r0, c0, c1", [1.0, -6.0, 0.25, 2.0]),
+        ("lrp r0, c4, c0, c1", [0.75, 1.75, -0.6875, 2.5]),
+        ("frc r0, c0", [0.5, 0.0, 0.25, 0.0]),
+        ("pow r0, c2.x, c2.z", [256.0; 4]),
+        ("mov r0, c0\ncrs r0.xyz, c5, c6", [0.0, 0.0, 1.0, 4.0]),
+        ("abs r0, c0", [1.5, 2.0, 0.25, 4.0]),
+        ("nrm r0, c7", [0.6, 0.0, 0.8, 2.0]),
+        (
+            "mov r0, c0\nsincos r0.xy, c8.x, c8, c8",
+            [1.0, 0.0, 0.25, 4.0],
+        ),
+        ("cmp r0, c1, c0, c2", [1.5, -2.0, 8.0, 4.0]),
+        ("dp2add r0, c0, c1, c2.x", [-3.25; 4]),
+        // Source modifiers and swizzles.
+        ("mov r0, -c0", [-1.5, 2.0, -0.25, -4.0]),
+        ("mov r0, c0_abs", [1.5, 2.0, 0.25, 4.0]),
+        ("mov r0, -c0_abs", [-1.5, -2.0, -0.25, -4.0]),
+        ("mov r0, c1_bias", [0.0, 2.5, -1.5, 1.5]),
+        ("mov r0, c1_bx2", [0.0, 5.0, -3.0, 3.0]),
+        ("mov r0, 1-c1", [0.5, -2.0, 2.0, -1.0]),
+        ("mov r0, c1_x2", [1.0, 6.0, -2.0, 4.0]),
+        ("mov r0, c0.wzyx", [4.0, 0.25, -2.0, 1.5]),
+        ("mov r0, c0.y", [-2.0; 4]),
+        ("mov r0, c0.xy", [1.5, -2.0, -2.0, -2.0]),
+        // Write masks and saturate.
+        ("mov r0, c1\nmov r0.yw, c0", [0.5, -2.0, -1.0, 4.0]),
+        ("mov_sat r0, c0", [1.0, 0.0, 0.25, 1.0]),
+        ("mov r0, c0\nmul_sat r0.xz, c0, c1", [0.75, -2.0, 0.0, 4.0]),
+    ];
+    for (body, want) in cases {
+        let ps = format!("ps_2_0\n{body}\nmov oC0, r0\n");
+        let got = run_ps(&ps, &consts);
+        assert_close(got, *want, 1e-6, body);
+    }
+}
+
+#[test]
+fn ps_3_0_arithmetic_forms_and_def() {
+    // SM3's one-operand sincos and sgn; def overrides the constant buffer.
+    let ps = "ps_3_0\ndef c0, 0, 0.5, -3, 2\nsincos r0.xy, c0.x\nmov r0.zw, c0\nmov oC0, r0\n";
+    let got = run_ps(ps, &[(0, [7.0; 4])]);
+    assert_close(got, [1.0, 0.0, -3.0, 2.0], 1e-6, "sincos/def");
+}
+
+#[test]
+fn vs_matrix_ops_and_outputs_reach_the_pixel_shader() {
+    // Rows c4..c7 = a matrix with distinct rows; v1 = (1, 2, 3, 4) from the vertices.
+    let rows = [
+        [1.0, 0.0, 0.0, 1.0],
+        [0.0, 2.0, 0.0, 0.0],
+        [0.0, 0.0, 1.0, -1.0],
+        [1.0, 1.0, 1.0, 1.0],
+    ];
+    let cases: &[(&str, [f32; 4])] = &[
+        ("m4x4 oT0, v1, c4", [5.0, 4.0, -1.0, 10.0]),
+        ("mov oT0, c8\nm4x3 oT0.xyz, v1, c4", [5.0, 4.0, -1.0, 0.5]),
+        ("m3x4 oT0, v1, c4", [1.0, 4.0, 3.0, 6.0]),
+        ("mov oT0, c8\nm3x3 oT0.xyz, v1, c4", [1.0, 4.0, 3.0, 0.5]),
+        ("mov oT0, c8\nm3x2 oT0.xy, v1, c4", [1.0, 4.0, 0.5, 0.5]),
+        // vs_2_0 relative addressing: a0.x = round(1.6) = 2 → c[a0.x + 4] = c6.
+        (
+            "mova a0.x, c9.x\nmov oT0, c[a0.x + 4]",
+            [0.0, 0.0, 1.0, -1.0],
+        ),
+        // expp/logp in vs_2_0 are exp/log.
+        ("expp oT0, c9.y", [8.0; 4]),
+        ("lit oT0, c11", [1.0, 0.5, 8.0, 1.0]),
+        ("lit oT0, c12", [1.0, 0.0, 0.0, 1.0]),
+        // vs_2_0 sgn has two scratch temps.
+        ("sgn r2, c13, r0, r1\nmov oT0, r2", [0.0, 1.0, -1.0, 1.0]),
+    ];
+    for (body, want) in cases {
+        let vs = tr(&format!(
+            "vs_2_0\ndcl_position v0\ndcl_texcoord0 v1\nmov oPos, v0\n{body}\n"
+        ));
+        let ps = tr("ps_2_0\ndcl t0\nmov oC0, t0\n");
+        let mut d = Draw::new(&vs, &ps);
+        d.attributes.push((1, vec![[1.0, 2.0, 3.0, 4.0]; 6]));
+        d.vs_consts = (0..4).map(|k| (4 + k, rows[k])).collect();
+        d.vs_consts.push((8, [0.5; 4]));
+        d.vs_consts.push((9, [1.6, 3.0, 0.0, 0.0]));
+        d.vs_consts.push((11, [0.5, 2.0, 0.0, 3.0]));
+        d.vs_consts.push((12, [-0.5, 0.0, 0.0, 0.0]));
+        d.vs_consts.push((13, [0.0, 2.0, -3.0, 0.5]));
+        let got = d.run().remove(0)[5];
+        assert_close(got, *want, 1e-5, body);
+    }
+}
+
+#[test]
+fn vertex_inputs_use_their_register_number_and_colours_are_clamped() {
+    let vs = tr(
+        "vs_2_0\ndcl_position v0\ndcl_color0 v3\ndcl_texcoord2 v7\nmov oPos, v0\nmov oD0, v3\nmov oT2, v7\n",
+    );
+    assert_eq!(
+        vs.vertex_inputs,
+        vec![
+            VertexInput {
+                location: 0,
+                usage: Usage::Position,
+                usage_index: 0
+            },
+            VertexInput {
+                location: 3,
+                usage: Usage::Color,
+                usage_index: 0
+            },
+            VertexInput {
+                location: 7,
+                usage: Usage::TexCoord,
+                usage_index: 2
+            },
+        ]
+    );
+    assert_eq!(vs.varyings, 1 << 0 | 1 << 4);
+    let ps = tr("ps_2_0\ndcl v0\ndcl t2\nadd oC0, v0, t2\n");
+    assert_eq!(ps.varyings, 1 << 0 | 1 << 4);
+    let mut d = Draw::new(&vs, &ps);
+    d.attributes.push((3, vec![[2.0, 0.25, -1.0, 0.5]; 6]));
+    d.attributes.push((7, vec![[10.0, 20.0, 30.0, 40.0]; 6]));
+    let got = d.run().remove(0)[0];
+    assert_close(got, [11.0, 20.25, 30.0, 40.5], 1e-5, "v3 clamped + v7");
+}
+
+#[test]
+fn vs_3_0_semantics_link_to_ps_3_0_and_key_fills_unwritten_outputs() {
+    let vs = "vs_3_0\ndcl_position v0\ndcl_position o0\ndcl_texcoord3 o5\ndcl_normal o2\nmov o0, v0\nmov o5, c0\nmov o2, c1\n";
+    let ps = tr(
+        "ps_3_0\ndcl_normal v0\ndcl_texcoord3 v1\ndcl_color1 v2\nadd r0, v0, v1\nadd oC0, r0, v2\n",
+    );
+    // The pixel shader also reads COLOR1, which the vertex shader never writes: the
+    // key makes the VS output it as zero so the stages link.
+    let vs = translate_with(
+        vs,
+        &VariantKey {
+            vs_outputs: Some(ps.varyings),
+            ..Default::default()
+        },
+    );
+    assert_eq!(ps.varyings, 1 << 11 | 1 << 5 | 1 << 1);
+    assert_eq!(vs.varyings, ps.varyings);
+    let mut d = Draw::new(&vs, &ps);
+    d.vs_consts = vec![(0, [1.0, 2.0, 3.0, 4.0]), (1, [0.5, 0.25, 0.125, 2.0])];
+    let got = d.run().remove(0)[9];
+    assert_close(got, [1.5, 2.25, 3.125, 6.0], 1e-5, "semantic linking");
+}
+
+#[test]
+fn half_pixel_offset_moves_geometry_to_d3d9_pixel_centres() {
+    // A quad from window x = 0.25 to 2.25 (width 4): D3D9 samples pixel centres at
+    // x = 0, 1, 2, 3, so it covers pixels 1 and 2. WebGPU's centres are at +0.5,
+    // so without the fix-up it would cover pixels 0 and 1.
+    let vs = tr("vs_2_0\ndcl_position v0\nmov oPos, v0\n");
+    let ps = tr("ps_2_0\ndef c0, 1, 1, 1, 1\nmov oC0, c0\n");
+    let x0 = 0.25 / 4.0 * 2.0 - 1.0;
+    let x1 = 2.25 / 4.0 * 2.0 - 1.0;
+    let (a, b, c, e) = (
+        [x0, -1.0, 0.0, 1.0],
+        [x1, -1.0, 0.0, 1.0],
+        [x1, 1.0, 0.0, 1.0],
+        [x0, 1.0, 0.0, 1.0],
+    );
+    let mut d = Draw::new(&vs, &ps);
+    d.attributes = vec![(0, vec![a, b, c, a, c, e])];
+    let covered =
+        |d: &Draw| -> Vec<bool> { d.run().remove(0)[..4].iter().map(|p| p[0] == 1.0).collect() };
+    assert_eq!(
+        covered(&d),
+        [true, true, false, false],
+        "no fix-up: WebGPU rule"
+    );
+    d.fixup = [1.0 / SIZE as f32, -1.0 / SIZE as f32, 0.0, 0.0];
+    assert_eq!(covered(&d), [false, true, true, false], "fix-up: D3D9 rule");
+}
+
+// ---- 1. textures and pixel-shader specials ------------------------------------------------
+
+const RED: [u8; 4] = [255, 0, 0, 255];
+const GREEN: [u8; 4] = [0, 255, 0, 255];
+const BLUE: [u8; 4] = [0, 0, 255, 255];
+const WHITE: [u8; 4] = [255, 255, 255, 255];
+const GREY: [u8; 4] = [51, 102, 153, 204];
+
+fn unorm(t: [u8; 4]) -> [f32; 4] {
+    t.map(|x| f32::from(x) / 255.0)
+}
+
+fn mipped_2d(slot: u32) -> Texture {
+    Texture {
+        slot,
+        kind: TextureKind::Tex2d,
+        size: [2, 2, 1],
+        levels: vec![vec![RED, GREEN, BLUE, WHITE], vec![GREY]],
+    }
+}
+
+fn run_tex(ps: &str, consts: &[(usize, [f32; 4])], textures: Vec<Texture>) -> [f32; 4] {
+    let vs = tr(PASS_VS);
+    let ps = tr(ps);
+    let mut d = Draw::new(&vs, &ps);
+    d.ps_consts = consts.to_vec();
+    d.textures = textures;
+    d.run().remove(0)[0]
+}
+
+#[test]
+fn texld_variants_sample_the_right_texel_and_level() {
+    let c = [
+        (0, [0.75, 0.25, 0.0, 0.0]), // texel (1, 0): green
+        (1, [1.5, 1.5, 0.0, 2.0]),   // projected: (0.75, 0.75) → white
+        (2, [0.25, 0.75, 0.0, 1.0]), // LOD/bias 1 → the 1×1 level
+        (3, [4.0, 4.0, 0.0, 0.0]),   // gradients spanning the texture → level 1
+    ];
+    let cases: &[(&str, [u8; 4])] = &[
+        ("texld r0, c0, s0", GREEN),
+        ("texldp r0, c1, s0", WHITE),
+        ("texld r0, c2, s0", BLUE),
+        // The sampler's swizzle applies to the result (ps_2_x and up).
+        ("texld r0, c0, s0.yxzw", [255, 0, 0, 255]),
+    ];
+    for (body, want) in cases {
+        let version = if body.contains("s0.") {
+            "ps_2_x"
+        } else {
+            "ps_2_0"
+        };
+        let ps = format!("{version}\ndcl_2d s0\n{body}\nmov oC0, r0\n");
+        let got = run_tex(&ps, &c, vec![mipped_2d(0)]);
+        assert_close(got, unorm(*want), 1e-6, body);
+    }
+    let ps3: &[(&str, [u8; 4])] = &[
+        ("texldl r0, c2, s0", GREY),
+        ("texldd r0, c0, s0, c3, c3", GREY),
+        ("texldd r0, c0, s0, c8, c8", GREEN),
+    ];
+    for (body, want) in ps3 {
+        let ps = format!("ps_3_0\ndcl_2d s0\n{body}\nmov oC0, r0\n");
+        let got = run_tex(&ps, &c, vec![mipped_2d(0)]);
+        assert_close(got, unorm(*want), 1e-6, body);
+    }
+}
+
+#[test]
+fn cube_and_volume_samplers() {
+    // Cube faces +X -X +Y -Y +Z -Z, 1×1 each.
+    let cube = Texture {
+        slot: 1,
+        kind: TextureKind::Cube,
+        size: [1, 1, 6],
+        levels: vec![vec![RED, GREEN, BLUE, WHITE, GREY, [1, 2, 3, 4]]],
+    };
+    // 2×2×2 volume: slice 0 red/green/blue/white, slice 1 grey everywhere.
+    let volume = Texture {
+        slot: 2,
+        kind: TextureKind::Volume,
+        size: [2, 2, 2],
+        levels: vec![vec![RED, GREEN, BLUE, WHITE, GREY, GREY, GREY, GREY]],
+    };
+    let ps = "ps_2_0\ndcl_cube s1\ndcl_volume s2\ntexld r0, c0, s1\ntexld r1, c1, s1\ntexld r2, c2, s2\nmov oC0, r0\nmov oC1, r1\nmov oC2, r2\n";
+    let vs = tr(PASS_VS);
+    let ps = tr(ps);
+    let mut d = Draw::new(&vs, &ps);
+    d.targets = 3;
+    d.ps_consts = vec![
+        (0, [-1.0, 0.1, 0.2, 0.0]),   // -X face
+        (1, [0.1, -0.2, -1.0, 0.0]),  // -Z face
+        (2, [0.75, 0.75, 0.25, 0.0]), // slice 0, texel (1, 1)
+    ];
+    d.textures = vec![cube, volume];
+    let out = d.run();
+    assert_close(out[0][0], unorm(GREEN), 1e-6, "cube -X");
+    assert_close(out[1][0], unorm([1, 2, 3, 4]), 1e-6, "cube -Z");
+    assert_close(out[2][0], unorm(WHITE), 1e-6, "volume");
+}
+
+#[test]
+fn texkill_discards_and_keeps_the_clear_colour() {
+    let body = |r0: [f32; 4]| {
+        let ps = "ps_2_0\nmov r0, c0\ntexkill r0\nmov oC0, c1\n";
+        run_ps(ps, &[(0, r0), (1, [1.0; 4])])
+    };
+    assert_eq!(body([0.0, 1.0, 2.0, 3.0]), [1.0; 4], "nothing negative");
+    assert_eq!(body([0.0, -0.5, 2.0, 1.0]), CLEAR, "negative y kills");
+    // SM2+ tests all four components (shader model 1 only x, y, z).
+    assert_eq!(body([0.0, 1.0, 2.0, -5.0]), CLEAR, "negative w kills");
+    // With a write mask only the named components count.
+    let masked = run_ps(
+        "ps_2_0\nmov r0, c0\ntexkill r0.xw\nmov oC0, c1\n",
+        &[(0, [1.0, -1.0, -1.0, 1.0]), (1, [1.0; 4])],
+    );
+    assert_eq!(masked, [1.0; 4]);
+}
+
+#[test]
+fn vpos_vface_and_derivatives() {
+    let vs = tr(PASS_VS);
+    let ps = tr(
+        "ps_3_0\ndcl vPos.xy\ndcl vFace\nmov r0, vPos\nmov r0.z, vFace\ndsx r1, vPos.x\ndsy r2, vPos.y\nmov r0.w, r1.x\nadd r0.w, r0.w, r2.x\nmov oC0, r0\n",
+    );
+    let d = Draw::new(&vs, &ps);
+    let px = d.run().remove(0);
+    for y in 0..SIZE as usize {
+        for x in 0..SIZE as usize {
+            // Integer pixel centres, front facing, d/dx + d/dy = 2.
+            assert_eq!(
+                px[y * 4 + x],
+                [x as f32, y as f32, 1.0, 2.0],
+                "pixel {x},{y}"
+            );
+        }
+    }
+    // A clockwise quad is back facing for WebGPU's default (CCW front).
+    let mut d = Draw::new(&vs, &ps);
+    let mut q = quad();
+    q.reverse();
+    d.attributes = vec![(0, q)];
+    assert_eq!(d.run().remove(0)[0][2], -1.0);
+}
+
+#[test]
+fn multiple_render_targets_and_depth_output() {
+    let vs = tr(PASS_VS);
+    let ps = tr("ps_2_0\nmov oC0, c0\nmov oC1, c1\nmov oC3, c2\nmov oDepth, c3.x\n");
+    assert_eq!(ps.color_outputs, 0b1011);
+    assert!(ps.writes_depth);
+    let mut d = Draw::new(&vs, &ps);
+    d.targets = 4;
+    d.ps_consts = vec![(0, C0), (1, C1), (2, C2), (3, [0.25; 4])];
+    d.depth = Some(0.5);
+    let out = d.run();
+    assert_eq!(out[0][0], C0);
+    assert_eq!(out[1][0], C1);
+    assert_eq!(out[2][0], CLEAR, "oC2 not written");
+    assert_eq!(out[3][0], C2);
+    // oDepth 0.75 fails the Less test against 0.5 (the vertices' z of 0 would pass).
+    d.ps_consts[3] = (3, [0.75; 4]);
+    assert_eq!(d.run()[0][0], CLEAR);
+}
+
+#[test]
+fn texldb_biases_the_computed_lod() {
+    // A 4×4 texture over the 4×4 target: one texel per pixel, LOD 0. Levels: red,
+    // green, blue.
+    let tex = Texture {
+        slot: 0,
+        kind: TextureKind::Tex2d,
+        size: [4, 4, 1],
+        levels: vec![vec![RED; 16], vec![GREEN; 4], vec![BLUE]],
+    };
+    let vs = tr("vs_2_0\ndcl_position v0\ndcl_texcoord0 v1\nmov oPos, v0\nmov oT0, v1\n");
+    for (body, want) in [
+        ("texld r0, t0, s0", RED),
+        ("mov r1, t0\nmov r1.w, c0.x\ntexldb r0, r1, s0", GREEN),
+        ("mov r1, t0\nmov r1.w, c0.y\ntexldb r0, r1, s0", BLUE),
+    ] {
+        let ps = tr(&format!("ps_2_0\ndcl t0\ndcl_2d s0\n{body}\nmov oC0, r0\n"));
+        let mut d = Draw::new(&vs, &ps);
+        let uv: Vec<[f32; 4]> = quad()
+            .iter()
+            .map(|p| [(p[0] + 1.0) / 2.0, (1.0 - p[1]) / 2.0, 0.0, 0.0])
+            .collect();
+        d.attributes.push((1, uv));
+        d.ps_consts = vec![(0, [1.0, 2.0, 0.0, 0.0])];
+        d.textures = vec![Texture {
+            levels: tex.levels.clone(),
+            ..tex
+        }];
+        for p in d.run().remove(0) {
+            assert_close(p, unorm(want), 1e-6, body);
+        }
+    }
+}
+
+// ---- 2. flow control ----------------------------------------------------------------------
+
+/// A pixel shader run with int/bool constants set by `setup`.
+fn run_ps_with(ps: &str, consts: &[(usize, [f32; 4])], setup: impl Fn(Draw) -> Draw) -> [f32; 4] {
+    let vs = tr(PASS_VS);
+    let ps = tr(ps);
+    let mut d = Draw::new(&vs, &ps);
+    d.ps_consts = consts.to_vec();
+    let d = setup(d);
+    let pixels = d.run().remove(0);
+    assert!(pixels.iter().all(|p| *p == pixels[0]));
+    pixels[0]
+}
+
+#[test]
+fn if_else_on_bool_constants() {
+    let ps = "ps_3_0\nif b3\nmov r0, c0\nelse\nmov r0, c1\nendif\nmov oC0, r0\n";
+    let consts = [(0, C0), (1, C1)];
+    assert_eq!(run_ps_with(ps, &consts, |d| d.bool(true, 3, true)), C0);
+    assert_eq!(run_ps_with(ps, &consts, |d| d.bool(true, 3, false)), C1);
+    // A bool the shader defines wins over the buffer.
+    let defined =
+        "ps_3_0\ndefb b3, false\nif b3\nmov r0, c0\nelse\nmov r0, c1\nendif\nmov oC0, r0\n";
+    assert_eq!(run_ps_with(defined, &consts, |d| d.bool(true, 3, true)), C1);
+}
+
+#[test]
+fn loop_with_al_relative_constants_and_nesting() {
+    // c10+k = (k, k², 1, 0); i0 = (count 3, start 1, step 2): aL = 1, 3, 5.
+    let consts: Vec<(usize, [f32; 4])> = (0..8)
+        .map(|k| (10 + k, [k as f32, (k * k) as f32, 1.0, 0.0]))
+        .collect();
+    let ps = "ps_3_0\nmov r0, c0\nloop aL, i0\nadd r0, r0, c[aL + 10]\nendloop\nmov oC0, r0\n";
+    let got = run_ps_with(ps, &consts, |d| d.int(true, 0, [3, 1, 2, 0]));
+    assert_eq!(got, [9.0, 35.0, 3.0, 0.0]);
+    // Zero iterations, and counts past 255 are clamped (not run forever).
+    assert_eq!(
+        run_ps_with(ps, &consts, |d| d.int(true, 0, [0, 1, 2, 0])),
+        [0.0; 4]
+    );
+    // Nested: the inner loop (aL = 0, 1) restores the outer aL (= 4, then 5) after it.
+    let nested = "ps_3_0\ndefi i1, 2, 0, 1, 0\nmov r0, c0\nloop aL, i0\nloop aL, i1\nadd r0, r0, c[aL + 10]\nendloop\nadd r0, r0, c[aL + 10]\nendloop\nmov oC0, r0\n";
+    let got = run_ps_with(nested, &consts, |d| d.int(true, 0, [2, 4, 1, 0]));
+    // Inner twice: 2 × (c10 + c11) = (2, 2, 4, 0); outer: c14 + c15 = (9, 41, 2, 0).
+    assert_eq!(got, [11.0, 43.0, 6.0, 0.0]);
+}
+
+#[test]
+fn rep_break_and_breakc() {
+    let consts = [(1, [1.0; 4]), (2, [2.5; 4])];
+    let rep = "ps_2_x\nmov r0, c0\nrep i1\nadd r0, r0, c1\nendrep\nmov oC0, r0\n";
+    assert_eq!(
+        run_ps_with(rep, &consts, |d| d.int(true, 1, [4, 0, 0, 0])),
+        [4.0; 4]
+    );
+    assert_eq!(
+        run_ps_with(rep, &consts, |d| d.int(true, 1, [-3, 0, 0, 0])),
+        [0.0; 4]
+    );
+    assert_eq!(
+        run_ps_with(rep, &consts, |d| d.int(true, 1, [1000, 0, 0, 0])),
+        [255.0; 4]
+    );
+    let breakc =
+        "ps_2_x\nmov r0, c0\nrep i1\nadd r0, r0, c1\nbreak_ge r0.x, c2.x\nendrep\nmov oC0, r0\n";
+    assert_eq!(
+        run_ps_with(breakc, &consts, |d| d.int(true, 1, [10, 0, 0, 0])),
+        [3.0; 4]
+    );
+    let brk = "ps_2_x\nmov r0, c0\nrep i1\nif_lt r0.x, c2.x\nadd r0, r0, c1\nelse\nbreak\nendif\nendrep\nmov oC0, r0\n";
+    assert_eq!(
+        run_ps_with(brk, &consts, |d| d.int(true, 1, [10, 0, 0, 0])),
+        [3.0; 4]
+    );
+}
+
+#[test]
+fn subroutines_call_callnz_and_ret() {
+    let ps = "ps_3_0\nmov r0, c0\ncall l0\ncallnz l1, b1\ncall l0\nmov oC0, r0\nret\nlabel l0\nadd r0, r0, c1\nret\nlabel l1\nmul r0, r0, c2\ncall l0\nret\n";
+    let consts = [(0, [1.0; 4]), (1, [1.0; 4]), (2, [10.0; 4])];
+    // (1 + 1) × 10 + 1 + 1 = 22 with b1; 1 + 1 + 1 = 3 without.
+    assert_eq!(
+        run_ps_with(ps, &consts, |d| d.bool(true, 1, true)),
+        [22.0; 4]
+    );
+    assert_eq!(
+        run_ps_with(ps, &consts, |d| d.bool(true, 1, false)),
+        [3.0; 4]
+    );
+}
+
+#[test]
+fn setp_predication_and_breakp() {
+    let consts = [(0, C0), (1, C1), (2, [7.0; 4])];
+    // p0 = c0 > c1 = (true, false, true, true).
+    let ps = "ps_3_0\nmov r0, c0\nsetp_gt p0, c0, c1\n(p0) mov r0, c2\n(!p0.y) add r0.xy, r0, c2\nmov oC0, r0\n";
+    // (7, -2, 7, 7) then xy += 7 where !p0.y (true): (14, 5).
+    assert_eq!(run_ps_with(ps, &consts, |d| d), [14.0, 5.0, 7.0, 7.0]);
+    let brk = "ps_3_0\nmov r0, c3\nrep i0\nadd r0, r0, c4\nsetp_ge p0, r0, c5\nbreakp p0.x\nendrep\nif p0.x\nadd r0, r0, c4\nendif\nmov oC0, r0\n";
+    let consts = [(3, [0.0; 4]), (4, [1.0; 4]), (5, [3.0; 4])];
+    assert_eq!(
+        run_ps_with(brk, &consts, |d| d.int(true, 0, [10, 0, 0, 0])),
+        [4.0; 4]
+    );
+}
+
+#[test]
+fn relative_addressing_out_of_range_reads_zero() {
+    let vs = tr("vs_2_0\ndcl_position v0\nmova a0.x, c0.x\nmov oPos, v0\nmov oT0, c[a0.x + 250]\n");
+    let ps = tr("ps_2_0\ndcl t0\nmov oC0, t0\n");
+    for (index, want) in [(5.0, [5.0; 4]), (6.0, [0.0; 4]), (-300.0, [0.0; 4])] {
+        let mut d = Draw::new(&vs, &ps);
+        d.vs_consts = vec![(0, [index; 4]), (255, [5.0; 4])];
+        assert_close(d.run().remove(0)[0], want, 1e-6, "c[a0.x + 250]");
+    }
+}
