@@ -37,6 +37,13 @@ pub struct Msrs {
     pub tsc_offset: u64,
     pub bios_sign: u64,
     pub debugctl: u64,
+    pub feature_control: u64,
+    pub mcg_status: u64,
+    pub mcg_ctl: u64,
+    /// IA32_MCi_CTL/STATUS/ADDR/MISC of each bank (MSRs 0x400 + 4 * i + k).
+    pub mc_banks: [[u64; 4]; crate::exec::cpuid::MC_BANKS],
+    /// MSR indexes whose unknown access was already logged (bounded).
+    pub unknown_logged: std::collections::BTreeSet<u32>,
 }
 
 impl Msrs {
@@ -46,6 +53,10 @@ impl Msrs {
             apic_base: 0xFEE0_0000 | (1 << 11) | (1 << 8),
             pat: 0x0007_0406_0007_0406,
             misc_enable: 1, // fast strings
+            bios_sign: (crate::exec::cpuid::MICROCODE_REVISION as u64) << 32,
+            // Every error-reporting control enabled, as QEMU resets them.
+            mcg_ctl: u64::MAX,
+            mc_banks: [[u64::MAX, 0, 0, 0]; crate::exec::cpuid::MC_BANKS],
             ..Default::default()
         }
     }

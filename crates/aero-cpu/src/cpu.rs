@@ -66,6 +66,11 @@ impl Cpu {
         self.core.msr.mtrr_cap_def = msr.mtrr_cap_def;
         self.core.msr.mtrr_fixed = msr.mtrr_fixed;
         self.core.msr.mtrr_var = msr.mtrr_var;
+        self.core.msr.feature_control = msr.feature_control;
+        self.core.msr.mc_banks = msr.mc_banks;
+        self.core.msr.mcg_status = msr.mcg_status;
+        self.core.msr.mcg_ctl = msr.mcg_ctl;
+        self.core.msr.misc_enable = msr.misc_enable;
         self.core.wait_for_sipi = true;
         self.state.halted = true;
     }

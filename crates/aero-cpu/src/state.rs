@@ -120,7 +120,7 @@ impl CpuState {
         };
         let mut gpr = [0u64; 16];
         // EDX holds the processor signature after reset (family 6).
-        gpr[Reg::Rdx as usize] = 0x0000_0663;
+        gpr[Reg::Rdx as usize] = crate::exec::cpuid::SIGNATURE as u64;
         CpuState {
             gpr,
             rip: 0xFFF0,

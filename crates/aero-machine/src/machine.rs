@@ -205,6 +205,14 @@ impl Machine {
                     end_bus: (memory_map::ECAM_BUSES - 1) as u8,
                 });
                 bios_config.floppy_controller = config.fda.is_some();
+                // SMBIOS and the MP table name the CPU the way CPUID does.
+                let leaf1 = aero_cpu::exec::cpuid::cpuid_values(
+                    &aero_cpu::exec::cpuid::Wired::probe(),
+                    1,
+                    0,
+                );
+                bios_config.cpuid_signature = leaf1[0];
+                bios_config.cpuid_features_edx = leaf1[3];
                 let bios =
                     Bios::new(bios_config).map_err(|e| MachineError::Firmware(e.to_string()))?;
                 let rom = bios.rom().to_vec();

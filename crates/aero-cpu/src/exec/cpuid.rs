@@ -1,5 +1,6 @@
-//! CPUID: one family-6 profile that advertises only what is implemented. x87/MMX/SSE
-//! feature bits are derived from whether handlers for those instructions are wired in.
+//! CPUID: an Intel Core 2 Duo T7700 (as QEMU's `core2duo` model) that advertises only
+//! what is implemented. x87/MMX/SSE feature bits are derived from whether handlers for
+//! those instructions are wired in. `tests/cpu_model.rs` compares every leaf with QEMU.
 
 use super::{Exec, Handler, Insn};
 use crate::fault::XResult;
@@ -77,35 +78,69 @@ const SSSE3_OPCODES: &[(u8, u8)] = &[
 ];
 
 pub const VENDOR: &[u8; 12] = b"GenuineIntel";
-/// Family 6, model 6, stepping 3 (matches EDX after reset).
-pub const SIGNATURE: u32 = 0x0000_0663;
+/// Intel Core 2 Duo T7700 (Merom, 65 nm): family 6, model 15, stepping 11 (G0). Merom is
+/// the Core 2 without SSE4.1 (Penryn added it; Aero does not implement it), so its real
+/// feature set is the closest to Aero's. Also in EDX after reset.
+pub const SIGNATURE: u32 = 0x0000_06FB;
+/// The brand string of that part (CPUID 0x80000002-4), as QEMU's `core2duo` model has it.
+pub const BRAND: &[u8; 48] = b"Intel(R) Core(TM)2 Duo CPU     T7700  @ 2.40GHz\0";
+/// Microcode revision in IA32_BIOS_SIGN_ID[63:32] (QEMU's default for Intel models).
+pub const MICROCODE_REVISION: u32 = 1;
+/// Highest basic and extended leaves (Merom: 0xA and 0x80000008).
+pub const MAX_BASIC_LEAF: u32 = 0xA;
+pub const MAX_EXTENDED_LEAF: u32 = 0x8000_0008;
+/// The hypervisor leaves: "AeroAeroAero", no further leaves defined (like QEMU's TCG leaf).
+pub const HYPERVISOR_VENDOR: &[u8; 12] = b"AeroAeroAero";
+/// Aero does not advertise RDTSCP (Merom lacks it): RDTSCP raises #UD, IA32_TSC_AUX #GP.
+pub const HAS_RDTSCP: bool = false;
 
-pub fn cpuid_values(w: &Wired, leaf: u32, _sub: u32) -> [u32; 4] {
-    let word = |k: usize| {
-        u32::from_le_bytes([
-            VENDOR[4 * k],
-            VENDOR[4 * k + 1],
-            VENDOR[4 * k + 2],
-            VENDOR[4 * k + 3],
-        ])
+/// IA32_MCG_CAP: 10 banks, MCG_CTL present, software error recovery (as QEMU's TCG).
+pub const MCG_CAP: u64 = (1 << 24) | (1 << 8) | MC_BANKS as u64;
+pub const MC_BANKS: usize = 10;
+
+fn words(bytes: &[u8]) -> impl Iterator<Item = u32> + '_ {
+    bytes
+        .chunks(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+}
+
+/// CPUID of the T7700 as Aero has it. Deviations from the real part, each because Aero
+/// lacks the feature or is one CPU: leaf 1 EDX without VME (virtual-8086 extensions), DE
+/// (I/O breakpoints), ACPI (thermal-control MSRs), TM, PBE, DTS and HTT; ECX without
+/// MONITOR/MWAIT, VMX, EST, TM2, xTPR, PDCM, DTES64 and DS-CPL, and with the hypervisor
+/// bit (31); one core, one thread (leaf 1 EBX[23:16] = 0 and leaf 4 EAX[31:14] = 0, as
+/// QEMU with `-smp 1`); leaves 2 and 4 list the caches only, no TLBs; leaves 5, 6 and
+/// 0xA as QEMU's model has them (no power management, no performance monitoring).
+pub fn cpuid_values(w: &Wired, leaf: u32, sub: u32) -> [u32; 4] {
+    let vendor: Vec<u32> = words(VENDOR).collect();
+    // Intel: a leaf above the maximum returns the highest basic leaf.
+    let leaf = match leaf {
+        0x4000_0000..=0x4000_0001 => leaf,
+        0x8000_0000..=MAX_EXTENDED_LEAF => leaf,
+        l if l > MAX_BASIC_LEAF => MAX_BASIC_LEAF,
+        l => l,
     };
     match leaf {
-        0 => [1, word(0), word(2), word(1)],
+        0 => [MAX_BASIC_LEAF, vendor[0], vendor[2], vendor[1]],
         1 => {
             let mut edx: u32 = (1 << 3) // PSE
                 | (1 << 4) // TSC
                 | (1 << 5) // MSR
                 | (1 << 6) // PAE
+                | (1 << 7) // MCE: #MC never happens, CR4.MCE is accepted
                 | (1 << 8) // CX8
                 | (1 << 9) // APIC
                 | (1 << 11) // SEP
                 | (1 << 12) // MTRR
                 | (1 << 13) // PGE
+                | (1 << 14) // MCA: MCG_CAP and the banks exist (never report errors)
                 | (1 << 15) // CMOV
                 | (1 << 16) // PAT
                 | (1 << 17) // PSE-36
-                | (1 << 19); // CLFLUSH
-            let mut ecx: u32 = 1 << 13; // CMPXCHG16B
+                | (1 << 19) // CLFLUSH
+                | (1 << 27); // SS: self snoop (a cache property, nothing to emulate)
+            let mut ecx: u32 = (1 << 13) // CMPXCHG16B
+                | (1 << 31); // running under a hypervisor
             if w.x87 {
                 edx |= 1;
             }
@@ -127,24 +162,44 @@ pub fn cpuid_values(w: &Wired, leaf: u32, _sub: u32) -> [u32; 4] {
             if w.ssse3 && w.sse3 && w.sse2 {
                 ecx |= 1 << 9;
             }
-            // CLFLUSH line 8*8 bytes, one logical processor, APIC ID 0.
-            [SIGNATURE, (8 << 8) | (1 << 16), ecx, edx]
+            // CLFLUSH line 8*8 bytes; APIC ID 0 (bits 31:24); no HTT, so no logical count.
+            [SIGNATURE, 8 << 8, ecx, edx]
         }
-        0x8000_0000 => [0x8000_0008, 0, 0, 0],
+        // One descriptor-list iteration: 0x2C L1D 32 KiB 8-way, 0x30 L1I 32 KiB 8-way,
+        // 0x49 L2 4 MiB 16-way (all 64-byte lines), the T7700's caches.
+        2 => [1, 0, 0, 0x002C_3049],
+        // Deterministic cache parameters, the same caches: type, level, self-initializing;
+        // ways-1 << 22 | line-1; sets-1. EDX 1: WBINVD does not flush lower levels' sharers.
+        4 => match sub {
+            0 => [0x121, (7 << 22) | 63, 63, 1],
+            1 => [0x122, (7 << 22) | 63, 63, 1],
+            2 => [0x143, (15 << 22) | 63, 4095, 1],
+            _ => [0; 4],
+        },
+        // MONITOR/MWAIT line sizes unset, ECX as QEMU's model (MONITOR is not advertised).
+        5 => [0, 0, 3, 0],
+        0x4000_0000 => {
+            let h: Vec<u32> = words(HYPERVISOR_VENDOR).collect();
+            [0x4000_0001, h[0], h[1], h[2]]
+        }
+        0x8000_0000 => [MAX_EXTENDED_LEAF, 0, 0, 0],
         0x8000_0001 => {
-            let edx = (1 << 11) | (1 << 20) | (1 << 27) | (1 << 29); // SYSCALL, NX, RDTSCP, LM
+            let mut edx = (1 << 11) | (1 << 20) | (1 << 29); // SYSCALL, NX, LM
+            if HAS_RDTSCP {
+                edx |= 1 << 27;
+            }
             [0, 0, 1, edx] // ECX bit 0: LAHF/SAHF in 64-bit mode
         }
         0x8000_0002..=0x8000_0004 => {
-            let brand = b"Aero Virtual CPU\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0";
             let base = (leaf - 0x8000_0002) as usize * 16;
             let mut out = [0u32; 4];
-            for (k, o) in out.iter_mut().enumerate() {
-                let p = base + 4 * k;
-                *o = u32::from_le_bytes([brand[p], brand[p + 1], brand[p + 2], brand[p + 3]]);
+            for (o, w) in out.iter_mut().zip(words(&BRAND[base..base + 16])) {
+                *o = w;
             }
             out
         }
+        // L2: 4096 KiB, 16-way (encoded 8), 64-byte lines.
+        0x8000_0006 => [0, 0, (4096 << 16) | (8 << 12) | 64, 0],
         // 40 physical address bits, 48 linear.
         0x8000_0008 => [0x3028, 0, 0, 0],
         _ => [0, 0, 0, 0],
@@ -155,6 +210,10 @@ fn cpuid(ex: &mut Exec<'_>, _: &Insn) -> XResult {
     let leaf = ex.s.gpr[0] as u32;
     let sub = ex.s.gpr[1] as u32;
     let v = cpuid_values(&ex.c.wired, leaf, sub);
+    if leaf == 1 {
+        // Like a real CPU: CPUID 1 loads the microcode revision into IA32_BIOS_SIGN_ID.
+        ex.c.msr.bios_sign = (MICROCODE_REVISION as u64) << 32;
+    }
     ex.set_reg(0, 4, v[0] as u64);
     ex.set_reg(3, 4, v[1] as u64);
     ex.set_reg(1, 4, v[2] as u64);

@@ -703,6 +703,10 @@ fn rdtsc(ex: &mut Exec<'_>, _: &Insn) -> XResult {
 }
 
 fn rdtscp(ex: &mut Exec<'_>, i: &Insn) -> XResult {
+    // The advertised model has no RDTSCP.
+    if !super::cpuid::HAS_RDTSCP {
+        return Err(Fault::ud());
+    }
     rdtsc(ex, i)?;
     let aux = ex.c.msr.tsc_aux;
     ex.set_reg(1, 4, aux);
