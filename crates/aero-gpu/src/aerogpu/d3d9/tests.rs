@@ -1113,3 +1113,165 @@ fn relative_addressing_out_of_range_reads_zero() {
         assert_close(d.run().remove(0)[0], want, 1e-6, "c[a0.x + 250]");
     }
 }
+
+// ---- malformed streams ----------------------------------------------------------------------
+
+/// Shaders covering most of the translator, the seeds of the fuzz loop.
+const SEEDS: &[&str] = &[
+    "ps_2_0\ndef c0, 1, 0.5, -2, 4\ndcl t0.xy\ndcl v0\ndcl_2d s0\ntexld r0, t0, s0\nmad_sat r1, r0, c0, v0\ntexkill t0\ncmp r1.xy, -r1, c0, c1_abs\nmov oC0, r1\n",
+    "ps_3_0\ndefi i0, 3, 0, 1, 0\ndefb b2, true\ndcl_texcoord0 v0\ndcl_cube s1\ndcl vPos.xy\nloop aL, i0\nadd r0, r0, c[aL + 2]\nbreak_gt r0.x, c1.x\nendloop\nif b2\ntexldl r1, v0, s1\nelse\nsetp_lt p0, r0, c3\n(p0) mov r1, vPos\nendif\ncall l3\nmov oC0, r1\nmov oDepth, r0.x\nret\nlabel l3\ndsx r2, r1\nrep i1\nbreakp !p0.y\nendrep\nret\n",
+    "vs_2_0\ndcl_position v0\ndcl_normal v3\ndcl_texcoord1 v4\nmova a0.x, v3.x\nm4x4 oPos, v0, c[a0.x + 4]\nlit r0, v3\nsincos r1.xy, v4.x, c0, c1\nsgn r2, v3, r3, r4\nmov oD0, r0\nmov oT1, r1\nexpp oFog, r2.x\n",
+    "vs_3_0\ndcl_position v0\ndcl_2d s0\ndcl_position o0\ndcl_texcoord2 o3\ndcl_psize o4\ntexldl r0, v0, s0\nmov o0, v0\nmov o3, r0\nmov o4, c0.x\n",
+    "vs_1_1\ndcl_position v0\ndcl_color v1\nmov a0.x, v1.x\nm4x4 oPos, v0, c[a0.x + 2]\nexpp r0, v1.y\nlogp r1, v1.z\nadd oD0, r0, r1\n",
+    "ps_1_4\ntexld r0, t0\ntexcrd r1.xyz, t1_dz\nphase\nmul r0.rgb, r0, r1_bx2\n+mov r0.a, c0\ncnd r0, r1, r0, c1\n",
+    "ps_1_1\ntex t0\ntexcoord t1\nmul_x2 r0, t0, t1\nadd_sat r0.rgb, r0, v0\n+mul r0.a, 1-r0, v1\n",
+];
+
+/// Translating must never panic; what translates must pass naga.
+fn check_stream(tokens: &[u32]) {
+    if let Ok(t) = translate(tokens, &VariantKey::default()) {
+        validate(&t.wgsl);
+    }
+}
+
+#[test]
+fn seeds_translate_and_validate() {
+    for s in SEEDS {
+        tr(s);
+    }
+}
+
+#[test]
+fn malformed_streams_are_errors() {
+    let ps = assemble(SEEDS[1]).unwrap();
+    // Every truncation loses END (or cuts an instruction): an error, never a panic.
+    for len in 0..ps.len() {
+        assert!(
+            translate(&ps[..len], &VariantKey::default()).is_err(),
+            "prefix {len}"
+        );
+        let mut cut = ps[..len].to_vec();
+        cut.push(0xFFFF);
+        check_stream(&cut);
+    }
+    let err = |src: &str| {
+        let tokens = assemble(src).unwrap();
+        translate(&tokens, &VariantKey::default()).unwrap_err()
+    };
+    assert!(matches!(
+        err("ps_2_0\nmov r40, c0\n"),
+        TranslateError::Register { .. }
+    ));
+    assert!(matches!(
+        err("ps_2_0\nmov r0, c300\n"),
+        TranslateError::Register { .. }
+    ));
+    assert!(matches!(
+        err("ps_3_0\nif b16\nendif\n"),
+        TranslateError::Register { .. }
+    ));
+    assert!(matches!(
+        err("ps_2_0\ntexld r0, t0, s0\n"),
+        TranslateError::Malformed(_)
+    ));
+    assert!(matches!(
+        err("ps_3_0\ncall l1\nret\nlabel l1\ncall l2\nret\nlabel l2\ncall l1\nret\n"),
+        TranslateError::Malformed(_)
+    ));
+    assert!(matches!(
+        err("ps_2_x\nbreak\n"),
+        TranslateError::Malformed(_)
+    ));
+    assert!(matches!(
+        err("ps_2_x\nrep i0\n"),
+        TranslateError::Malformed(_)
+    ));
+    assert!(matches!(
+        err("ps_2_x\nendif\n"),
+        TranslateError::Malformed(_)
+    ));
+    assert!(matches!(
+        err("ps_3_0\nmov p0, c0\n"),
+        TranslateError::Malformed(_)
+    ));
+    assert!(
+        matches!(err("vs_2_0\nmov r0, c0\n"), TranslateError::Malformed(_)),
+        "no oPos"
+    );
+    assert!(
+        matches!(err("ps_2_0\nlit r0, c0\n"), TranslateError::Opcode(_)),
+        "lit is vs-only"
+    );
+    assert!(matches!(
+        err("ps_1_3\ntexbem t1, t0\n"),
+        TranslateError::Unsupported(_)
+    ));
+    let raw = |tokens: &[u32]| translate(tokens, &VariantKey::default()).unwrap_err();
+    assert!(matches!(
+        raw(&[0xFFFF_0400, 0xFFFF]),
+        TranslateError::Version(_)
+    ));
+    assert!(matches!(
+        raw(&[0xFFFF_0200, 0x0000_0077, 0xFFFF]),
+        TranslateError::Opcode(0x77)
+    ));
+    // Lengths and comment sizes past the end.
+    assert!(matches!(
+        raw(&[0xFFFF_0200, 0x0F00_0001, 0xFFFF]),
+        TranslateError::Malformed(_)
+    ));
+    assert!(matches!(
+        raw(&[0xFFFF_0200, 0x7FFF_FFFE, 0xFFFF]),
+        TranslateError::Malformed(_)
+    ));
+    // An instruction length shorter than its operands.
+    assert!(matches!(
+        raw(&[0xFFFF_0200, 0x0100_0002, 0x800F_0000, 0xFFFF]),
+        TranslateError::Malformed(_)
+    ));
+    // Tokens after END, odd byte counts, and a huge stream.
+    assert!(
+        raw(&[0xFFFF_0200, 0xFFFF, 0])
+            .to_string()
+            .contains("after END")
+    );
+    assert!(translate_bytes(&[0, 2, 0xFF, 0xFF, 0xFF], &VariantKey::default()).is_err());
+    let mut huge = vec![0xFFFF_0200];
+    huge.extend(std::iter::repeat_n(0u32, 40_000)); // 40000 NOPs
+    huge.push(0xFFFF);
+    assert_eq!(raw(&huge), TranslateError::TooLarge("instruction count"));
+}
+
+#[test]
+fn fuzzed_streams_never_panic_and_valid_output_passes_naga() {
+    let mut state = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let seeds: Vec<Vec<u32>> = SEEDS.iter().map(|s| assemble(s).unwrap()).collect();
+    let mut translated = 0;
+    for round in 0..3000 {
+        let mut t = seeds[round % seeds.len()].clone();
+        for _ in 0..1 + next() % 3 {
+            let i = 1 + (next() as usize) % (t.len() - 1);
+            match next() % 4 {
+                0 => t[i] ^= 1 << (next() % 32),
+                1 => t[i] = next() as u32,
+                2 => t[i] = (t[i] & !0x7FF) | (next() as u32 & 0x7FF), // register number
+                _ => t[i] = (t[i] & 0xF000_0000) | (next() as u32 & 0x0FFF_FFFF),
+            }
+        }
+        if translate(&t, &VariantKey::default()).is_ok() {
+            translated += 1;
+        }
+        check_stream(&t);
+    }
+    // The mutations are mostly small: a good share still translates (and validated).
+    assert!(
+        translated > 100,
+        "only {translated} mutated streams translated"
+    );
+}

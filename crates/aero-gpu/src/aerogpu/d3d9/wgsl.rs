@@ -85,8 +85,19 @@ fn swizzle_text(sw: [u8; 4]) -> String {
     sw.iter().map(|&c| COMPONENTS[usize::from(c & 3)]).collect()
 }
 
+/// An i32 literal WGSL accepts (`-2147483648` would negate an out-of-range literal).
+fn int(v: i32) -> String {
+    if v == i32::MIN {
+        "(-2147483647i - 1i)".into()
+    } else {
+        format!("{v}i")
+    }
+}
+
 fn float(v: f32) -> String {
-    if v.is_finite() {
+    if v.is_subnormal() {
+        "0.0".into()
+    } else if v.is_finite() {
         // `{:?}` always prints a decimal point or an exponent, so WGSL reads an f32.
         format!("{v:?}")
     } else if v.is_nan() {
@@ -358,9 +369,9 @@ impl<'a> Writer<'a> {
             }
             if ins.op == Op::Label
                 && let Some(s) = ins.srcs.first()
-                && !self.labels.insert(s.reg.number)
+                && (s.reg.ty != RegType::Label || !self.labels.insert(s.reg.number))
             {
-                return Err(malformed("label defined twice"));
+                return Err(malformed("label operand or label defined twice"));
             }
         }
         // ps_1_x: the final colour is r0.
@@ -436,7 +447,13 @@ impl<'a> Writer<'a> {
 
     fn int_const(&self, n: u32) -> String {
         match self.shader.defs.int.iter().find(|d| d.0 == n) {
-            Some((_, v)) => format!("vec4<i32>({}, {}, {}, {})", v[0], v[1], v[2], v[3]),
+            Some((_, v)) => format!(
+                "vec4<i32>({}, {}, {}, {})",
+                int(v[0]),
+                int(v[1]),
+                int(v[2]),
+                int(v[3])
+            ),
             None => format!("cib.i[{n}]"),
         }
     }
@@ -522,6 +539,9 @@ impl<'a> Writer<'a> {
         }
         if dst.saturate {
             value = format!("clamp({value}, vec4<f32>(0.0), vec4<f32>(1.0))");
+        }
+        if dst.reg.ty == RegType::Predicate {
+            return Err(malformed("p0 written by an instruction other than setp"));
         }
         let target = self.dst_name(dst)?;
         if dst.reg.ty == RegType::AddrOrTexture && !self.ps() {
@@ -1294,6 +1314,10 @@ impl<'a> Writer<'a> {
         let mut copies = String::new();
         let mut locations = BTreeSet::new();
         for (&(ty, n), &loc) in &self.ps_inputs {
+            // Declared but never read: not an input (the vertex shader need not write it).
+            if !self.regs.contains(&(ty, n)) {
+                continue;
+            }
             if !locations.insert(loc) {
                 return Err(malformed("two inputs of one semantic"));
             }
