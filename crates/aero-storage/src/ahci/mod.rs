@@ -154,6 +154,8 @@ struct Ending {
     error: u8,
     lba: u64,
     count: u16,
+    /// Device register (echoes the command's).
+    device: u8,
     /// Bytes moved (PRDBC).
     bytes: u32,
     /// Data went through the PIO protocol (PIO Setup FIS).
@@ -493,9 +495,10 @@ impl Ahci {
                 p.sctl = merge(p.sctl) & 0xFFF;
                 let det = p.sctl & 0xF;
                 if det == 1 && old_det != 1 {
-                    // COMRESET asserted: the link is down until it is released.
+                    // COMRESET asserted: the link is down until it is released, and
+                    // PxTFD.STS reads 7Fh meanwhile (AHCI 1.3 §10.4.2).
                     p.ssts = 0;
-                    p.tfd = 0x80 | 0x7F; // BSY while the device resets
+                    p.tfd = (p.tfd & !0xFF) | 0x7F;
                 } else if det == 0 && old_det == 1 {
                     // COMRESET: a hard reset of the device, which forgets asynchronous
                     // notification (we do not offer software settings preservation).
@@ -547,7 +550,8 @@ impl Ahci {
                     ..Ending::default()
                 };
                 let lba = if p.sig == SIG_ATAPI { 0xEB1401 } else { 1 };
-                let fis = d2h_fis(&Ending { lba, ..ending }, false);
+                // Its I bit is set: that is what PxIS.DHRS reports (as on QEMU's ich9-ahci).
+                let fis = d2h_fis(&Ending { lba, ..ending }, true);
                 if memory.write(p.fb + RFIS_D2H, &fis).is_ok() {
                     self.raise(index, PXIS_DHRS);
                 }
@@ -705,6 +709,10 @@ impl Port {
                 cdrom_command(drive, &cfis, &cdb, &mut sg, memory)
             }
         };
+        let ending = Ending {
+            device: cfis[7],
+            ..ending
+        };
         if ending.failed() {
             return self.fail(bit, ending, memory);
         }
@@ -716,6 +724,7 @@ impl Port {
             fis[0] = 0x5F;
             fis[1] = 0x20 | 0x40; // device to host, interrupt
             fis[2] = ST_DRDY | ST_DSC | ST_DRQ;
+            fis[7] = ending.device;
             fis[15] = ending.status; // E_Status
             fis[16..18].copy_from_slice(&(ending.bytes.min(0xFFFF) as u16).to_le_bytes());
             self.post_fis(RFIS_PIO_SETUP, &fis, memory);
@@ -738,6 +747,15 @@ impl Port {
         sg: &mut Scatter,
         memory: &mut dyn GuestMemory,
     ) -> u32 {
+        // The device accepts the command before any data moves: a Register D2H FIS with
+        // BSY clear and no interrupt (I = 0), which the HBA copies to PxTFD and RFIS.
+        self.ci &= !bit;
+        let accepted = Ending {
+            device: cfis[7],
+            ..Ending::ok()
+        };
+        self.tfd = u32::from(accepted.status);
+        self.post_fis(RFIS_D2H, &d2h_fis(&accepted, false), memory);
         let Some(drive) = self.drive.as_mut() else {
             return 0;
         };
@@ -748,8 +766,6 @@ impl Port {
             n => n,
         };
         let lba = lba48(cfis);
-        // The command is accepted (BSY cleared) before any data moves.
-        self.ci &= !bit;
         let ending = match (&drive.kind, drive.media.as_mut()) {
             (Kind::Disk, Some(media)) => {
                 transfer_sectors(media.as_mut(), lba, count, write, sg, memory)
@@ -842,6 +858,7 @@ fn d2h_fis(e: &Ending, interrupt: bool) -> [u8; 20] {
     fis[3] = e.error;
     let lba = e.lba.to_le_bytes();
     fis[4..7].copy_from_slice(&lba[..3]);
+    fis[7] = e.device;
     fis[8..11].copy_from_slice(&lba[3..6]);
     fis[12..14].copy_from_slice(&e.count.to_le_bytes());
     fis

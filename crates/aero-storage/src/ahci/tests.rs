@@ -815,3 +815,71 @@ fn atapi_asynchronous_notification_of_host_media_changes() {
     assert!(!g.hba.command_pending());
     assert_eq!(g.r(port(P_SNTF)), 0);
 }
+
+#[test]
+fn comreset_asserted_reads_status_7f_until_released() {
+    let mut g = Guest::new();
+    g.start();
+    g.w(Guest::p(0, P_SCTL), 1);
+    assert_eq!(g.r(Guest::p(0, P_SSTS)) & 0xF, 0, "link down while DET = 1");
+    assert_eq!(
+        g.r(Guest::p(0, P_TFD)) & 0xFF,
+        0x7F,
+        "PxTFD.STS 7Fh during COMRESET (AHCI 1.3 10.4.2)"
+    );
+    g.w(Guest::p(0, P_SCTL), 0);
+    assert_eq!(g.r(Guest::p(0, P_SSTS)) & 0xF, 3);
+    assert_eq!(
+        g.r(Guest::p(0, P_TFD)),
+        0x150,
+        "signature status after the reset"
+    );
+}
+
+#[test]
+fn signature_fis_sets_its_interrupt_bit_with_dhrs() {
+    let mut g = Guest::new();
+    g.w(Guest::p(0, P_FB), FB as u32);
+    g.w(Guest::p(0, P_IE), PXIS_DHRS);
+    g.w(Guest::p(0, P_CMD), CMD_FRE);
+    assert!(g.hba.command_pending(), "the signature FIS waits for FRE");
+    g.hba.process(&mut g.ram);
+    assert_ne!(g.r(Guest::p(0, P_IS)) & PXIS_DHRS, 0);
+    // Type, I bit, status 50h, error 01h, LBA 000001h, count 1.
+    assert_eq!(g.mem(FB + 0x40, 4), &[0x34, 0x40, 0x50, 0x01]);
+    assert_eq!(g.mem(FB + 0x44, 1), &[0x01]);
+    assert_eq!(g.mem(FB + 0x4C, 1), &[0x01]);
+}
+
+#[test]
+fn ncq_command_is_accepted_with_a_d2h_fis_without_interrupt() {
+    let mut g = Guest::new();
+    g.start();
+    g.ram.write(FB + 0x40, &[0xEE; 20]).unwrap();
+    g.command(7, fpdma(0x60, 10, 1, 7), false, &[(BUF, 512)]);
+    g.w(Guest::p(0, P_SACT), 1 << 7);
+    g.issue(1 << 7);
+    // The acceptance FIS: BSY clear, I = 0, device register echoed; completion by SDB.
+    assert_eq!(g.mem(FB + 0x40, 4), &[0x34, 0x00, 0x50, 0x00]);
+    assert_eq!(g.mem(FB + 0x47, 1), &[0x40]);
+    let is = g.r(Guest::p(0, P_IS));
+    assert_eq!(is & PXIS_DHRS, 0, "no DHRS for a FIS without its I bit");
+    assert_ne!(is & PXIS_SDBS, 0);
+    assert_eq!(g.mem(FB + 0x58, 8), &[0xA1, 0x40, 0x50, 0, 0x80, 0, 0, 0]);
+    assert_eq!(g.r(Guest::p(0, P_TFD)), 0x50);
+}
+
+#[test]
+fn completion_fises_echo_the_device_register() {
+    let mut g = Guest::new();
+    g.start();
+    let mut fis = h2d(0xEC, 0, 0);
+    fis[7] = 0xE0;
+    g.command(0, fis, false, &[(BUF, 512)]);
+    g.issue(1);
+    assert_eq!(g.mem(FB + 0x27, 1), &[0xE0], "PIO Setup FIS device");
+    assert_eq!(g.mem(FB + 0x47, 1), &[0xE0], "D2H FIS device");
+    g.command(1, h2d(0x25, 3, 1), false, &[(BUF, 512)]);
+    g.issue(2);
+    assert_eq!(g.mem(FB + 0x47, 1), &[0x40]);
+}
