@@ -973,7 +973,7 @@ fn random_port_traffic_never_panics() {
             }
             14 => ide.channels[channel as usize].service_dma(&mut mem),
             // Now and then the host changes the disc, also in the middle of a transfer.
-            _ if (x >> 8) % 64 == 0 => {
+            _ if (x >> 8).is_multiple_of(64) => {
                 if x & 0x4000 != 0 {
                     let _ = ide.channels[1].eject_media(false, x & 0x8000 != 0);
                 } else {
