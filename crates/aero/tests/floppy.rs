@@ -2,6 +2,8 @@
 //! 2, IRQ 6), boots a diskette image built here whose boot sector talks on COM1 and reads
 //! and writes more sectors through INT 13h.
 
+mod common;
+use common::cpio_entry;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -163,34 +165,6 @@ fn aero_cache() -> PathBuf {
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
         .expect("HOME or XDG_CACHE_HOME")
         .join("aero")
-}
-
-/// One file of a cpio "newc" archive (what the kernel unpacks as initramfs).
-fn cpio_entry(out: &mut Vec<u8>, ino: u32, name: &str, mode: u32, data: &[u8]) {
-    let fields = [
-        ino,
-        mode,
-        0,
-        0,
-        1,
-        0,
-        data.len() as u32,
-        0,
-        0,
-        0,
-        0,
-        name.len() as u32 + 1,
-        0,
-    ];
-    out.extend_from_slice(b"070701");
-    for f in fields {
-        out.extend_from_slice(format!("{f:08X}").as_bytes());
-    }
-    out.extend_from_slice(name.as_bytes());
-    out.push(0);
-    out.resize(out.len().next_multiple_of(4), 0);
-    out.extend_from_slice(data);
-    out.resize(out.len().next_multiple_of(4), 0);
 }
 
 /// The floppy driver module of the Debian kernel the boot images use.

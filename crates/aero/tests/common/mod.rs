@@ -59,3 +59,31 @@ pub fn differing_rows(
     }
     (count, rows)
 }
+
+/// One file of a cpio "newc" archive (what the kernel unpacks as initramfs).
+pub fn cpio_entry(out: &mut Vec<u8>, ino: u32, name: &str, mode: u32, data: &[u8]) {
+    let fields = [
+        ino,
+        mode,
+        0,
+        0,
+        1,
+        0,
+        data.len() as u32,
+        0,
+        0,
+        0,
+        0,
+        name.len() as u32 + 1,
+        0,
+    ];
+    out.extend_from_slice(b"070701");
+    for f in fields {
+        out.extend_from_slice(format!("{f:08X}").as_bytes());
+    }
+    out.extend_from_slice(name.as_bytes());
+    out.push(0);
+    out.resize(out.len().next_multiple_of(4), 0);
+    out.extend_from_slice(data);
+    out.resize(out.len().next_multiple_of(4), 0);
+}
