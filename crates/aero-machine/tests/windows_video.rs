@@ -1,14 +1,16 @@
-//! Windows' boot video driver (bootvid) on Aero's VGA, with QEMU's std-vga as the oracle.
+//! Windows' own video paths on Aero, each with QEMU's std-vga as the oracle.
 //!
-//! bootvid does not ask the BIOS for anything: it checks for a VGA by writing
-//! graphics-controller and sequencer registers and reading them back, programs mode 12h
-//! (640x480, 16 colours, planar) register by register, loads its own palette and draws
-//! through the planar machinery: write mode 2 with the bit mask and latches, write mode 0
-//! with the map mask and set/reset, write mode 1 latch copies and colour-compare reads.
-//! A boot-disk program does the same here; on Aero and on `qemu-system-x86_64 -vga std`
-//! the screens must be identical pixel for pixel. QEMU expands the DAC's 6-bit values
-//! to 8 bits by its own rule (Aero replicates the top bits), so pixels are compared at
-//! the DAC's 6-bit precision, which is exact for what the palette holds.
+//! bootvid (the boot video driver) does not ask the BIOS for anything: it checks for a
+//! VGA by writing graphics-controller and sequencer registers and reading them back,
+//! programs mode 12h (640x480, 16 colours, planar) register by register, loads its own
+//! palette and draws through the planar machinery: write mode 2 with the bit mask and
+//! latches, write mode 0 with the map mask and set/reset, write mode 1 latch copies and
+//! colour-compare reads. A boot-disk program does the same here; on Aero and on
+//! `qemu-system-x86_64 -vga std` the screens must be identical pixel for pixel. QEMU
+//! expands the DAC's 6-bit values to 8 bits by its own rule (Aero replicates the top
+//! bits), so pixels are compared at the DAC's 6-bit precision, exact for what it holds.
+//!
+//! The x86 kernel's video port calls INT 10h from a V86 task: see the `v86` module.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -69,7 +71,7 @@ fn serial_out(a: &mut CodeAssembler, text: &[u8]) {
 }
 
 /// Boot sector: loads the main program behind it with INT 13h and jumps there.
-fn loader() -> Vec<u8> {
+fn loader(sectors: u32) -> Vec<u8> {
     let mut a = CodeAssembler::new(16).unwrap();
     let mut fail = a.create_label();
     a.cli().unwrap();
@@ -78,7 +80,7 @@ fn loader() -> Vec<u8> {
     a.mov(es, ax).unwrap();
     a.mov(ss, ax).unwrap();
     a.mov(sp, 0x7C00u32).unwrap();
-    a.mov(ax, 0x0200 | MAIN_SECTORS).unwrap();
+    a.mov(ax, 0x0200 | sectors).unwrap();
     a.mov(cx, 0x0002u32).unwrap();
     a.xor(dh, dh).unwrap();
     a.mov(bx, MAIN as u32).unwrap();
@@ -386,8 +388,8 @@ fn main_program() -> Vec<u8> {
     code
 }
 
-fn disk_image() -> Vec<u8> {
-    let mut image = loader();
+fn bootvid_disk() -> Vec<u8> {
+    let mut image = loader(MAIN_SECTORS);
     image.extend_from_slice(&main_program());
     image.resize(64 * 512, 0);
     image
@@ -400,8 +402,10 @@ struct Picture {
     rgb: Vec<u8>,
 }
 
-fn run_on_aero() -> Picture {
-    let disk = MemoryDisk::new(disk_image(), 512, false).unwrap();
+/// Boots `image` on Aero until COM1 shows `done` or a failure mark ('!'); returns
+/// the serial output and the screen.
+fn run_on_aero(image: Vec<u8>, done: &str) -> (String, Picture) {
+    let disk = MemoryDisk::new(image, 512, false).unwrap();
     let mut m = Machine::new(MachineConfig {
         memory_bytes: 64 << 20,
         hda: Some(Box::new(disk)),
@@ -417,13 +421,12 @@ fn run_on_aero() -> Picture {
     for _ in 0..300 {
         assert_eq!(m.run_for(10_000_000), RunEvent::Running);
         serial.push_str(&String::from_utf8_lossy(&m.take_serial_output()));
-        if serial.contains("BOOTVID-OK") || serial.contains('!') {
+        if serial.contains(done) || serial.contains('!') {
             break;
         }
     }
-    assert!(serial.contains("BOOTVID-OK"), "Aero: {serial:?}");
     let f = m.screen();
-    Picture {
+    let picture = Picture {
         width: f.width,
         height: f.height,
         rgb: f
@@ -431,11 +434,12 @@ fn run_on_aero() -> Picture {
             .chunks(4)
             .flat_map(|p| [p[0], p[1], p[2]])
             .collect(),
-    }
+    };
+    (serial, picture)
 }
 
 fn out_dir() -> PathBuf {
-    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bootvid_qemu");
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("windows_video");
     std::fs::create_dir_all(&d).unwrap();
     d
 }
@@ -466,18 +470,24 @@ fn read_ppm(path: &Path) -> Option<Picture> {
     Some(Picture { width, height, rgb })
 }
 
-/// The same disk on QEMU's std-vga; None (after a note) when QEMU is not installed.
-fn run_on_qemu() -> Option<Picture> {
+/// `image` on QEMU's std-vga until COM1 shows `done` or '!': the serial output and,
+/// if `screen`, QEMU's screendump then. None (after a note) when QEMU is not installed.
+fn run_on_qemu(
+    image: Vec<u8>,
+    name: &str,
+    done: &str,
+    screen: bool,
+) -> Option<(String, Option<Picture>)> {
     let qemu = "qemu-system-x86_64";
     if Command::new(qemu).arg("--version").output().is_err() {
         eprintln!("NOTE: {qemu} is not installed; skipping (tests/install-deps.sh installs it)");
         return None;
     }
     let dir = out_dir();
-    let img = dir.join("bootvid.img");
-    std::fs::write(&img, disk_image()).unwrap();
-    let serial = dir.join("serial.txt");
-    let shot = dir.join("qemu.ppm");
+    let img = dir.join(format!("{name}.img"));
+    std::fs::write(&img, image).unwrap();
+    let serial = dir.join(format!("{name}-qemu-serial.txt"));
+    let shot = dir.join(format!("{name}-qemu.ppm"));
     let _ = std::fs::remove_file(&serial);
     let _ = std::fs::remove_file(&shot);
     let mut child = Command::new(qemu)
@@ -491,7 +501,7 @@ fn run_on_qemu() -> Option<Picture> {
         .arg(format!("file:{}", serial.display()))
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
+        .stderr(Stdio::null())
         .spawn()
         .expect("start qemu");
     let mut stdin = child.stdin.take().unwrap();
@@ -499,12 +509,12 @@ fn run_on_qemu() -> Option<Picture> {
     let text = loop {
         let text =
             String::from_utf8_lossy(&std::fs::read(&serial).unwrap_or_default()).into_owned();
-        if text.contains("BOOTVID-OK") || text.contains('!') || Instant::now() > deadline {
+        if text.contains(done) || text.contains('!') || Instant::now() > deadline {
             break text;
         }
         std::thread::sleep(Duration::from_millis(50));
     };
-    let picture = if text.contains("BOOTVID-OK") {
+    let picture = if screen && text.contains(done) {
         writeln!(stdin, "screendump {}", shot.display()).unwrap();
         stdin.flush().unwrap();
         let deadline = Instant::now() + Duration::from_secs(20);
@@ -528,8 +538,7 @@ fn run_on_qemu() -> Option<Picture> {
     }
     let _ = child.kill();
     let _ = child.wait();
-    assert!(text.contains("BOOTVID-OK"), "QEMU: {text:?}");
-    Some(picture.expect("QEMU wrote its screendump"))
+    Some((text, picture))
 }
 
 fn write_ppm(path: &Path, p: &Picture) {
@@ -545,7 +554,8 @@ fn dac_bits(v: u8) -> u8 {
 
 #[test]
 fn bootvid_presence_check_and_mode_12h_drawing_match_qemu_std_vga() {
-    let aero = run_on_aero();
+    let (serial, aero) = run_on_aero(bootvid_disk(), "BOOTVID-OK");
+    assert!(serial.contains("BOOTVID-OK"), "Aero: {serial:?}");
     assert_eq!((aero.width, aero.height), (640, 480), "mode 12h");
     // The picture holds what was drawn (so an all-black pair cannot pass).
     let at = |x: u32, y: u32| {
@@ -555,10 +565,12 @@ fn bootvid_presence_check_and_mode_12h_drawing_match_qemu_std_vga() {
     assert_eq!(at(3, 10), PALETTE[0], "band 0 keeps colour 0");
     assert_eq!(at(5 * 15 + 3, 12 * 15 + 10), PALETTE[15], "band 15");
     assert_eq!(at(0, 479), PALETTE[0], "cleared");
-    write_ppm(&out_dir().join("aero.ppm"), &aero);
-    let Some(qemu) = run_on_qemu() else {
+    write_ppm(&out_dir().join("bootvid-aero.ppm"), &aero);
+    let Some((serial, qemu)) = run_on_qemu(bootvid_disk(), "bootvid", "BOOTVID-OK", true) else {
         return;
     };
+    assert!(serial.contains("BOOTVID-OK"), "QEMU: {serial:?}");
+    let qemu = qemu.expect("QEMU wrote its screendump");
     assert_eq!((qemu.width, qemu.height), (aero.width, aero.height));
     let mut differing = Vec::new();
     for (i, (a, q)) in aero.rgb.chunks(3).zip(qemu.rgb.chunks(3)).enumerate() {
@@ -581,4 +593,602 @@ fn bootvid_presence_check_and_mode_12h_drawing_match_qemu_std_vga() {
         &differing[..differing.len().min(8)],
         out_dir().display()
     );
+}
+
+// ---- INT 10h from a V86 task ----------------------------------------------------------
+//
+// The x86 kernel's video port calls the video BIOS from a V86 task. The program runs the
+// same INT 10h sequence three times: in real mode, in V86 mode with IOPL 3 (INT goes
+// through the IDT; the monitor reflects it to the real-mode vector, the ROM's IRET runs
+// natively) and in V86 mode with IOPL 0 (INT, IRET, CLI/STI and PUSHF/POPF fault with
+// #GP and the monitor emulates them, as NT's V86 monitor does). The three runs' result
+// records (registers, the VBE info blocks) must be identical byte for byte.
+
+mod v86 {
+    use super::*;
+
+    pub const SECTORS: u32 = 20;
+    /// Results of the three runs: registers at +300h, buffers below.
+    pub const R1: u32 = 0x3000;
+    pub const R2: u32 = 0x4000;
+    pub const R3: u32 = 0x5000;
+    const RECORD: u32 = 16;
+    pub const CALLS: u32 = 12;
+    pub const LEN: u32 = 0x300 + RECORD * CALLS;
+    /// Where the ROM writes its blocks (the same in every run: blocks may point into
+    /// themselves); copied into the run's results.
+    const SCRATCH: u32 = 0x2000;
+    const RES_BASE: u32 = 0x0600;
+    const REC_PTR: u32 = 0x0602;
+    const RUN: u32 = 0x0610;
+    /// Reflected INTs (IOPL 3), emulated INTs and IRETs (IOPL 0).
+    pub const COUNTS: u32 = 0x0620;
+    const V86_STACK: u32 = 0x7000;
+    const MONITOR_STACK: u32 = 0x70000;
+    const TSS: u32 = 0x20000;
+    /// TSS with an I/O permission bitmap allowing every port, and its terminator.
+    const TSS_LIMIT: u32 = 0x68 + 0x2000;
+    const VM: u32 = 1 << 17;
+
+    // Fixed places of the 32-bit pieces (each assembled on its own).
+    const PM_ENTRY: u64 = 0x9000;
+    const ENTER_V86: u64 = 0x9080;
+    const REFLECT: u64 = 0x9100;
+    const GP: u64 = 0x9200;
+    const DONE: u64 = 0x9500;
+    const PRINT_HEX: u64 = 0x9700;
+    const FAIL_STUBS: u64 = 0x9780;
+    const FAIL: u64 = 0x9900;
+    const GDT: u64 = 0x9A00;
+    const GDTR: u64 = 0x9A40;
+    const IDTR: u64 = 0x9A48;
+    const IDT: u64 = 0xA000;
+    const IDT_VECTORS: u64 = 0x21;
+
+    /// Stores AX, BX, CX, DX, ES, BP, SI at [REC_PTR] and advances it.
+    fn emit_record(a: &mut CodeAssembler, record: &mut CodeLabel) {
+        a.set_label(record).unwrap();
+        a.push(di).unwrap();
+        a.mov(di, word_ptr(REC_PTR)).unwrap();
+        a.mov(word_ptr(di), ax).unwrap();
+        a.mov(word_ptr(di + 2), bx).unwrap();
+        a.mov(word_ptr(di + 4), cx).unwrap();
+        a.mov(word_ptr(di + 6), dx).unwrap();
+        a.mov(word_ptr(di + 8), es).unwrap();
+        a.mov(word_ptr(di + 10), bp).unwrap();
+        a.mov(word_ptr(di + 12), si).unwrap();
+        a.add(word_ptr(REC_PTR), RECORD).unwrap();
+        a.pop(di).unwrap();
+        a.ret().unwrap();
+    }
+
+    /// Copies `len` bytes from SCRATCH+`from` to the run's results +`to`.
+    fn copy_out(a: &mut CodeAssembler, from: u32, to: u32, len: u32) {
+        a.mov(si, SCRATCH + from).unwrap();
+        a.mov(di, word_ptr(RES_BASE)).unwrap();
+        a.add(di, to).unwrap();
+        a.mov(cx, len).unwrap();
+        a.rep().movsb().unwrap();
+    }
+
+    /// One INT 10h with the given AX, BX, CX, DX (DI = `di`), recorded.
+    fn call(a: &mut CodeAssembler, record: CodeLabel, regs: [u32; 4], di_value: u32) {
+        a.xor(bp, bp).unwrap();
+        a.xor(si, si).unwrap();
+        a.mov(di, di_value).unwrap();
+        for (r, v) in [ax, bx, cx, dx].into_iter().zip(regs) {
+            a.mov(r, v).unwrap();
+        }
+        a.int(0x10).unwrap();
+        a.call(record).unwrap();
+        a.xor(ax, ax).unwrap();
+        a.mov(es, ax).unwrap();
+    }
+
+    /// The INT 10h sequence (DS = ES = 0), results at [RES_BASE]: VBE controller and mode
+    /// info, a VBE mode set with LFB and its read-back, DDC, mode 12h, the font pointer,
+    /// a DAC read, mode 3 and the cursor.
+    fn emit_sequence(a: &mut CodeAssembler, sequence: &mut CodeLabel, record: CodeLabel) {
+        a.set_label(sequence).unwrap();
+        a.cld().unwrap();
+        a.mov(ax, word_ptr(RES_BASE)).unwrap();
+        a.add(ax, 0x300u32).unwrap();
+        a.mov(word_ptr(REC_PTR), ax).unwrap();
+        a.mov(dword_ptr(SCRATCH), u32::from_le_bytes(*b"VBE2"))
+            .unwrap();
+        call(a, record, [0x4F00, 0, 0, 0], SCRATCH);
+        copy_out(a, 0, 0, 0x200);
+        call(a, record, [0x4F01, 0, 0x101, 0], SCRATCH + 0x200);
+        copy_out(a, 0x200, 0x200, 0x100);
+        call(a, record, [0x4F02, 0x4101, 0, 0], 0);
+        call(a, record, [0x4F03, 0, 0, 0], 0);
+        call(a, record, [0x4F15, 0, 0, 0], 0);
+        call(a, record, [0x0012, 0, 0, 0], 0);
+        call(a, record, [0x0F00, 0, 0, 0], 0);
+        call(a, record, [0x1130, 0x0600, 0, 0], 0);
+        call(a, record, [0x1015, 0x0007, 0, 0], 0);
+        call(a, record, [0x0003, 0, 0, 0], 0);
+        call(a, record, [0x0F00, 0, 0, 0], 0);
+        call(a, record, [0x0300, 0, 0, 0], 0);
+        a.ret().unwrap();
+    }
+
+    /// Real mode: the first run, then protected mode. Also the V86 task's entry.
+    fn real_mode_part() -> Vec<u8> {
+        let mut a = CodeAssembler::new(16).unwrap();
+        let mut record = a.create_label();
+        let mut sequence = a.create_label();
+        let mut start = a.create_label();
+        let mut fail = a.create_label();
+        a.jmp(start).unwrap();
+        emit_record(&mut a, &mut record);
+        emit_sequence(&mut a, &mut sequence, record);
+        // The V86 task: the sequence, then INT 20h back to the monitor.
+        let mut v86_entry = a.create_label();
+        a.set_label(&mut v86_entry).unwrap();
+        a.call(sequence).unwrap();
+        a.int(0x20).unwrap();
+        a.set_label(&mut fail).unwrap();
+        serial_out(&mut a, b"!V");
+        a.cli().unwrap();
+        a.hlt().unwrap();
+
+        a.set_label(&mut start).unwrap();
+        a.cli().unwrap();
+        // No interrupts reach the V86 task: both PICs masked.
+        a.mov(al, 0xFFu32).unwrap();
+        a.out(0x21, al).unwrap();
+        a.out(0xA1, al).unwrap();
+        for i in 0..3 {
+            a.mov(dword_ptr(COUNTS + 4 * i), 0u32).unwrap();
+        }
+        a.mov(word_ptr(RES_BASE), R1).unwrap();
+        a.call(sequence).unwrap();
+        // The real-mode run is the reference: it must have worked.
+        a.cmp(dword_ptr(R1), u32::from_le_bytes(*b"VESA")).unwrap();
+        a.jne(fail).unwrap();
+        a.cmp(word_ptr(R1 + 0x300), 0x004Fu32).unwrap();
+        a.jne(fail).unwrap();
+        a.lgdt(ptr(GDTR as u32)).unwrap();
+        a.lidt(ptr(IDTR as u32)).unwrap();
+        a.mov(eax, cr0).unwrap();
+        a.or(eax, 1u32).unwrap();
+        a.mov(cr0, eax).unwrap();
+        // jmp far dword 08h:PM_ENTRY
+        a.db(&[0x66, 0xEA]).unwrap();
+        a.db(&(PM_ENTRY as u32).to_le_bytes()).unwrap();
+        a.db(&[0x08, 0x00]).unwrap();
+        let code = a
+            .assemble_options(
+                MAIN,
+                iced_x86::BlockEncoderOptions::RETURN_NEW_INSTRUCTION_OFFSETS,
+            )
+            .unwrap();
+        let entry = code.label_ip(&v86_entry).unwrap();
+        let mut bytes = code.inner.code_buffer;
+        // The V86 entry offset goes where ENTER_V86 expects it: a word at the image end.
+        bytes.extend_from_slice(&(entry as u16).to_le_bytes());
+        bytes
+    }
+
+    fn serial32(a: &mut CodeAssembler, text: &[u8]) {
+        a.mov(dx, 0x3F8u32).unwrap();
+        for &b in text {
+            a.mov(al, u32::from(b)).unwrap();
+            a.out(dx, al).unwrap();
+        }
+    }
+
+    fn flat_segments(a: &mut CodeAssembler) {
+        a.mov(ax, 0x10u32).unwrap();
+        a.mov(ds, ax).unwrap();
+        a.mov(es, ax).unwrap();
+        a.mov(ss, ax).unwrap();
+        a.mov(esp, MONITOR_STACK).unwrap();
+    }
+
+    fn pm_entry() -> Vec<u8> {
+        let mut a = CodeAssembler::new(32).unwrap();
+        flat_segments(&mut a);
+        a.cld().unwrap();
+        a.mov(edi, TSS).unwrap();
+        a.xor(eax, eax).unwrap();
+        a.mov(ecx, (TSS_LIMIT + 4) / 4).unwrap();
+        a.rep().stosd().unwrap();
+        a.mov(dword_ptr(TSS + 4), MONITOR_STACK).unwrap();
+        a.mov(dword_ptr(TSS + 8), 0x10u32).unwrap();
+        a.mov(word_ptr(TSS + 0x66), 0x68u32).unwrap();
+        a.mov(byte_ptr(TSS + TSS_LIMIT), 0xFFu32).unwrap();
+        a.mov(ax, 0x18u32).unwrap();
+        a.ltr(ax).unwrap();
+        a.mov(dword_ptr(RUN), 1u32).unwrap();
+        a.jmp(ENTER_V86).unwrap();
+        a.assemble(PM_ENTRY).unwrap()
+    }
+
+    /// IRETD into the V86 task: run 1 with IOPL 3, run 2 with IOPL 0.
+    fn enter_v86(v86_entry_word: u32) -> Vec<u8> {
+        let mut a = CodeAssembler::new(32).unwrap();
+        let mut second = a.create_label();
+        let mut go = a.create_label();
+        a.mov(esp, MONITOR_STACK).unwrap();
+        a.cmp(dword_ptr(RUN), 1u32).unwrap();
+        a.jne(second).unwrap();
+        a.mov(word_ptr(RES_BASE), R2).unwrap();
+        a.mov(ebx, VM | 0x3000 | 0x2).unwrap();
+        a.jmp(go).unwrap();
+        a.set_label(&mut second).unwrap();
+        a.mov(word_ptr(RES_BASE), R3).unwrap();
+        a.mov(ebx, VM | 0x2).unwrap();
+        a.set_label(&mut go).unwrap();
+        for _ in 0..5 {
+            a.push(0u32).unwrap(); // GS, FS, DS, ES, SS
+        }
+        a.push(V86_STACK).unwrap();
+        a.push(ebx).unwrap();
+        a.push(0u32).unwrap(); // CS
+        a.movzx(eax, word_ptr(v86_entry_word)).unwrap();
+        a.push(eax).unwrap();
+        a.iretd().unwrap();
+        a.assemble(ENTER_V86).unwrap()
+    }
+
+    /// Pushes FLAGS, CS, IP (frame at EBP+`fo`: IP, CS, FLAGS, SP, SS dwords) on the V86
+    /// stack and points CS:IP at the real-mode vector EDX, clearing IF and TF: what INT
+    /// does in real mode.
+    fn reflect_into(a: &mut CodeAssembler, fo: i32) {
+        a.movzx(eax, word_ptr(ebp + fo + 16)).unwrap();
+        a.shl(eax, 4).unwrap();
+        a.movzx(ebx, word_ptr(ebp + fo + 12)).unwrap();
+        a.sub(bx, 6).unwrap();
+        a.mov(word_ptr(ebp + fo + 12), bx).unwrap();
+        a.add(eax, ebx).unwrap();
+        for (from, to) in [(8, 4), (4, 2), (0, 0)] {
+            a.mov(cx, word_ptr(ebp + fo + from)).unwrap();
+            a.mov(word_ptr(eax + to), cx).unwrap();
+        }
+        a.mov(ecx, dword_ptr(edx * 4)).unwrap();
+        a.movzx(ebx, cx).unwrap();
+        a.mov(dword_ptr(ebp + fo), ebx).unwrap();
+        a.shr(ecx, 16).unwrap();
+        a.mov(dword_ptr(ebp + fo + 4), ecx).unwrap();
+        a.and(dword_ptr(ebp + fo + 8), !0x300u32).unwrap();
+    }
+
+    fn save(a: &mut CodeAssembler) {
+        a.push(ebp).unwrap();
+        a.mov(ebp, esp).unwrap();
+        for r in [eax, ebx, ecx, edx] {
+            a.push(r).unwrap();
+        }
+        a.mov(ax, 0x10u32).unwrap();
+        a.mov(ds, ax).unwrap();
+    }
+
+    fn restore(a: &mut CodeAssembler) {
+        for r in [edx, ecx, ebx, eax] {
+            a.pop(r).unwrap();
+        }
+        a.pop(ebp).unwrap();
+    }
+
+    /// Fails with code `code` (printed as !E00cc) unless the frame's EFLAGS has VM.
+    fn require_v86(a: &mut CodeAssembler, eflags_at: i32, code: u32) {
+        let mut ok = a.create_label();
+        a.test(dword_ptr(ebp + eflags_at), VM).unwrap();
+        a.jnz(ok).unwrap();
+        a.push(code).unwrap();
+        a.jmp(FAIL).unwrap();
+        a.set_label(&mut ok).unwrap();
+    }
+
+    /// IDT vector 10h, DPL 3: INT 10h from the IOPL-3 V86 task.
+    fn reflect() -> Vec<u8> {
+        let mut a = CodeAssembler::new(32).unwrap();
+        save(&mut a);
+        require_v86(&mut a, 12, 0x30);
+        a.inc(dword_ptr(COUNTS)).unwrap();
+        a.mov(edx, 0x10u32).unwrap();
+        reflect_into(&mut a, 4);
+        restore(&mut a);
+        a.iretd().unwrap();
+        a.assemble(REFLECT).unwrap()
+    }
+
+    /// #GP from the IOPL-0 V86 task: emulates INT n, IRET, CLI, STI, PUSHF, POPF (16-bit
+    /// and with the 66h prefix); INT 20h ends the run.
+    fn gp() -> Vec<u8> {
+        let mut a = CodeAssembler::new(32).unwrap();
+        let mut out = a.create_label();
+        let mut int_n = a.create_label();
+        let mut iret = a.create_label();
+        let mut cli_ = a.create_label();
+        let mut sti_ = a.create_label();
+        let mut pushf = a.create_label();
+        let mut popf = a.create_label();
+        let mut unknown = a.create_label();
+        save(&mut a);
+        require_v86(&mut a, 16, 0x31);
+        // EBP+8: IP, +12 CS, +16 FLAGS, +20 SP, +24 SS (an error code at +4).
+        a.movzx(eax, word_ptr(ebp + 12)).unwrap();
+        a.shl(eax, 4).unwrap();
+        a.movzx(ebx, word_ptr(ebp + 8)).unwrap();
+        a.add(eax, ebx).unwrap();
+        a.movzx(ecx, word_ptr(eax)).unwrap();
+        for (opcode, target) in [(0xCDu32, int_n), (0xCF, iret), (0xFA, cli_), (0xFB, sti_)] {
+            a.cmp(cl, opcode).unwrap();
+            a.je(target).unwrap();
+        }
+        // PUSHF/POPF (the 66h forms move 32 bits: the upper half is written as 0 and
+        // ignored when read, VM and IOPL stay the monitor's).
+        a.xor(edx, edx).unwrap();
+        a.cmp(cl, 0x66u32).unwrap();
+        let mut plain = a.create_label();
+        a.jne(plain).unwrap();
+        a.mov(edx, 2u32).unwrap();
+        a.mov(cl, ch).unwrap();
+        a.inc(word_ptr(ebp + 8)).unwrap();
+        a.set_label(&mut plain).unwrap();
+        a.cmp(cl, 0x9Cu32).unwrap();
+        a.je(pushf).unwrap();
+        a.cmp(cl, 0x9Du32).unwrap();
+        a.je(popf).unwrap();
+        a.jmp(unknown).unwrap();
+
+        a.set_label(&mut int_n).unwrap();
+        a.movzx(edx, byte_ptr(eax + 1)).unwrap();
+        a.add(word_ptr(ebp + 8), 2).unwrap();
+        a.cmp(dl, 0x20u32).unwrap();
+        a.je(DONE).unwrap();
+        a.inc(dword_ptr(COUNTS + 4)).unwrap();
+        reflect_into(&mut a, 8);
+        a.jmp(out).unwrap();
+
+        a.set_label(&mut iret).unwrap();
+        a.inc(dword_ptr(COUNTS + 8)).unwrap();
+        a.movzx(eax, word_ptr(ebp + 24)).unwrap();
+        a.shl(eax, 4).unwrap();
+        a.movzx(ebx, word_ptr(ebp + 20)).unwrap();
+        a.add(eax, ebx).unwrap();
+        a.add(word_ptr(ebp + 20), 6).unwrap();
+        a.movzx(ecx, word_ptr(eax)).unwrap();
+        a.mov(dword_ptr(ebp + 8), ecx).unwrap();
+        a.movzx(ecx, word_ptr(eax + 2)).unwrap();
+        a.mov(dword_ptr(ebp + 12), ecx).unwrap();
+        a.movzx(ecx, word_ptr(eax + 4)).unwrap();
+        let set_flags = |a: &mut CodeAssembler| {
+            // Arithmetic flags, TF, IF, DF from the guest; IOPL, NT, VM stay.
+            a.and(ecx, 0x0FFFu32).unwrap();
+            a.mov(ebx, dword_ptr(ebp + 16)).unwrap();
+            a.and(ebx, 0xFFFF_7000u32).unwrap();
+            a.or(ebx, ecx).unwrap();
+            a.mov(dword_ptr(ebp + 16), ebx).unwrap();
+        };
+        set_flags(&mut a);
+        a.jmp(out).unwrap();
+
+        a.set_label(&mut cli_).unwrap();
+        a.and(dword_ptr(ebp + 16), !0x200u32).unwrap();
+        a.inc(word_ptr(ebp + 8)).unwrap();
+        a.jmp(out).unwrap();
+        a.set_label(&mut sti_).unwrap();
+        a.or(dword_ptr(ebp + 16), 0x200u32).unwrap();
+        a.inc(word_ptr(ebp + 8)).unwrap();
+        a.jmp(out).unwrap();
+
+        // EDX = 2 for the 32-bit forms, 0 for the 16-bit ones.
+        a.set_label(&mut pushf).unwrap();
+        a.inc(word_ptr(ebp + 8)).unwrap();
+        a.movzx(eax, word_ptr(ebp + 24)).unwrap();
+        a.shl(eax, 4).unwrap();
+        a.movzx(ebx, word_ptr(ebp + 20)).unwrap();
+        a.sub(bx, 2).unwrap();
+        a.sub(bx, dx).unwrap();
+        a.mov(word_ptr(ebp + 20), bx).unwrap();
+        a.add(eax, ebx).unwrap();
+        a.mov(ecx, dword_ptr(ebp + 16)).unwrap();
+        a.mov(word_ptr(eax), cx).unwrap();
+        a.test(edx, edx).unwrap();
+        a.jz(out).unwrap();
+        a.mov(word_ptr(eax + 2), 0u32).unwrap();
+        a.jmp(out).unwrap();
+
+        a.set_label(&mut popf).unwrap();
+        a.inc(word_ptr(ebp + 8)).unwrap();
+        a.movzx(eax, word_ptr(ebp + 24)).unwrap();
+        a.shl(eax, 4).unwrap();
+        a.movzx(ebx, word_ptr(ebp + 20)).unwrap();
+        a.add(eax, ebx).unwrap();
+        a.add(bx, 2).unwrap();
+        a.add(bx, dx).unwrap();
+        a.mov(word_ptr(ebp + 20), bx).unwrap();
+        a.movzx(ecx, word_ptr(eax)).unwrap();
+        set_flags(&mut a);
+        a.jmp(out).unwrap();
+
+        a.set_label(&mut unknown).unwrap();
+        // !E + 1xxxx: the opcode bytes that faulted.
+        a.or(ecx, 0x1_0000u32).unwrap();
+        a.push(ecx).unwrap();
+        a.jmp(FAIL).unwrap();
+
+        a.set_label(&mut out).unwrap();
+        restore(&mut a);
+        a.add(esp, 4).unwrap();
+        a.iretd().unwrap();
+        a.assemble(GP).unwrap()
+    }
+
+    /// End of a V86 run: start the next, or compare and report.
+    fn done() -> Vec<u8> {
+        let mut a = CodeAssembler::new(32).unwrap();
+        flat_segments(&mut a);
+        let mut compare = a.create_label();
+        a.cmp(dword_ptr(RUN), 1u32).unwrap();
+        a.jne(compare).unwrap();
+        a.mov(dword_ptr(RUN), 2u32).unwrap();
+        a.jmp(ENTER_V86).unwrap();
+        a.set_label(&mut compare).unwrap();
+        a.cld().unwrap();
+        for (other, mark) in [(R2, b'A'), (R3, b'B')] {
+            let mut same = a.create_label();
+            a.mov(esi, R1).unwrap();
+            a.mov(edi, other).unwrap();
+            a.mov(ecx, LEN).unwrap();
+            a.repe().cmpsb().unwrap();
+            a.je(same).unwrap();
+            // !A / !B and the offset of the first differing byte.
+            serial32(&mut a, &[b'!', mark]);
+            a.lea(eax, dword_ptr(esi - (R1 + 1))).unwrap();
+            a.call(PRINT_HEX).unwrap();
+            a.cli().unwrap();
+            a.hlt().unwrap();
+            a.set_label(&mut same).unwrap();
+        }
+        for (i, mark) in [b'C', b'D', b'E'].into_iter().enumerate() {
+            let mut ok = a.create_label();
+            a.cmp(dword_ptr(COUNTS + 4 * i as u32), CALLS).unwrap();
+            a.je(ok).unwrap();
+            serial32(&mut a, &[b'!', mark]);
+            a.mov(eax, dword_ptr(COUNTS + 4 * i as u32)).unwrap();
+            a.call(PRINT_HEX).unwrap();
+            a.cli().unwrap();
+            a.hlt().unwrap();
+            a.set_label(&mut ok).unwrap();
+        }
+        serial32(&mut a, b"V86-OK\r\n");
+        a.cli().unwrap();
+        a.hlt().unwrap();
+        a.assemble(DONE).unwrap()
+    }
+
+    /// Prints AX as four hex digits on COM1.
+    fn print_hex() -> Vec<u8> {
+        let mut a = CodeAssembler::new(32).unwrap();
+        let mut digit = a.create_label();
+        let mut below = a.create_label();
+        a.mov(ebx, eax).unwrap();
+        a.mov(ecx, 4u32).unwrap();
+        a.mov(dx, 0x3F8u32).unwrap();
+        a.set_label(&mut digit).unwrap();
+        a.rol(bx, 4).unwrap();
+        a.mov(al, bl).unwrap();
+        a.and(al, 0x0Fu32).unwrap();
+        a.add(al, u32::from(b'0')).unwrap();
+        a.cmp(al, u32::from(b'9')).unwrap();
+        a.jbe(below).unwrap();
+        a.add(al, 7u32).unwrap();
+        a.set_label(&mut below).unwrap();
+        a.out(dx, al).unwrap();
+        a.dec(ecx).unwrap();
+        a.jnz(digit).unwrap();
+        a.ret().unwrap();
+        a.assemble(PRINT_HEX).unwrap()
+    }
+
+    /// Stub v: push v, jump to the common failure (8 bytes each).
+    fn fail_stub(vector: u64) -> Vec<u8> {
+        let mut a = CodeAssembler::new(32).unwrap();
+        a.push(vector as u32).unwrap();
+        a.jmp(FAIL).unwrap();
+        a.assemble(FAIL_STUBS + 8 * vector).unwrap()
+    }
+
+    /// Common failure: !E and the code on the stack (a vector, or a monitor's code).
+    fn fail() -> Vec<u8> {
+        let mut a = CodeAssembler::new(32).unwrap();
+        a.mov(ax, 0x10u32).unwrap();
+        a.mov(ds, ax).unwrap();
+        a.pop(eax).unwrap();
+        a.push(eax).unwrap();
+        serial32(&mut a, b"!E");
+        a.pop(eax).unwrap();
+        a.call(PRINT_HEX).unwrap();
+        a.cli().unwrap();
+        a.hlt().unwrap();
+        a.assemble(FAIL).unwrap()
+    }
+
+    fn gate(handler: u64, dpl3: bool) -> u64 {
+        let kind: u64 = if dpl3 { 0xEE } else { 0x8E };
+        (handler & 0xFFFF) | 0x08 << 16 | kind << 40 | (handler >> 16) << 48
+    }
+
+    pub fn disk() -> Vec<u8> {
+        let real = real_mode_part();
+        let entry_word = MAIN + real.len() as u64 - 2;
+        assert!(
+            MAIN + (real.len() as u64) <= PM_ENTRY,
+            "real-mode part too large"
+        );
+        let mut mem = vec![0u8; (IDT + 8 * IDT_VECTORS - MAIN) as usize];
+        let mut put = |at: u64, bytes: &[u8], room: u64| {
+            assert!(bytes.len() as u64 <= room, "piece at {at:#x} too large");
+            let o = (at - MAIN) as usize;
+            mem[o..o + bytes.len()].copy_from_slice(bytes);
+        };
+        put(MAIN, &real, PM_ENTRY - MAIN);
+        put(PM_ENTRY, &pm_entry(), ENTER_V86 - PM_ENTRY);
+        put(
+            ENTER_V86,
+            &enter_v86(entry_word as u32),
+            REFLECT - ENTER_V86,
+        );
+        put(REFLECT, &reflect(), GP - REFLECT);
+        put(GP, &gp(), DONE - GP);
+        put(DONE, &done(), PRINT_HEX - DONE);
+        put(PRINT_HEX, &print_hex(), FAIL_STUBS - PRINT_HEX);
+        for v in 0..IDT_VECTORS {
+            put(FAIL_STUBS + 8 * v, &fail_stub(v), 8);
+        }
+        put(FAIL, &fail(), GDT - FAIL);
+        let tss = u64::from(TSS);
+        let tss_desc = u64::from(TSS_LIMIT & 0xFFFF)
+            | (tss & 0xFF_FFFF) << 16
+            | 0x89 << 40
+            | u64::from(TSS_LIMIT >> 16) << 48
+            | (tss >> 24) << 56;
+        let gdt: Vec<u8> = [0u64, 0x00CF_9A00_0000_FFFF, 0x00CF_9200_0000_FFFF, tss_desc]
+            .iter()
+            .flat_map(|d| d.to_le_bytes())
+            .collect();
+        put(GDT, &gdt, GDTR - GDT);
+        let mut gdtr = 31u16.to_le_bytes().to_vec();
+        gdtr.extend_from_slice(&(GDT as u32).to_le_bytes());
+        put(GDTR, &gdtr, 8);
+        let mut idtr = ((8 * IDT_VECTORS - 1) as u16).to_le_bytes().to_vec();
+        idtr.extend_from_slice(&(IDT as u32).to_le_bytes());
+        put(IDTR, &idtr, 8);
+        let idt: Vec<u8> = (0..IDT_VECTORS)
+            .flat_map(|v| {
+                match v {
+                    0x0D => gate(GP, false),
+                    0x10 => gate(REFLECT, true),
+                    0x20 => gate(DONE, true),
+                    _ => gate(FAIL_STUBS + 8 * v, false),
+                }
+                .to_le_bytes()
+            })
+            .collect();
+        put(IDT, &idt, 8 * IDT_VECTORS);
+        assert!(mem.len() <= SECTORS as usize * 512);
+        let mut image = loader(SECTORS);
+        image.extend_from_slice(&mem);
+        image.resize(64 * 512, 0);
+        image
+    }
+}
+
+#[test]
+fn int10_from_a_v86_task_matches_real_mode() {
+    let (serial, screen) = run_on_aero(v86::disk(), "V86-OK");
+    assert!(serial.contains("V86-OK"), "Aero: {serial:?}");
+    assert_eq!(
+        (screen.width, screen.height),
+        (720, 400),
+        "back in text mode 3"
+    );
+    if let Some((serial, _)) = run_on_qemu(v86::disk(), "v86", "V86-OK", false) {
+        assert!(serial.contains("V86-OK"), "QEMU: {serial:?}");
+    }
 }
