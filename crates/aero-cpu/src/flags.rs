@@ -267,7 +267,7 @@ mod tests {
         f.aux = 1;
         let r = f.read(0);
         assert_eq!(r & STATUS, CF | OF | SF | AF | PF);
-        assert!(f.cond(0, 12) == false); // L: SF != OF -> false
+        assert!(!f.cond(0, 12)); // L: SF != OF -> false
         assert!(f.cond(0, 2)); // B
     }
 }

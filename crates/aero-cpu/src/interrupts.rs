@@ -296,7 +296,7 @@ fn enter_handler(
         } else {
             let (ss_sel, esp) = crate::task::stack_from_tss(ex, new_cpl)?;
             load_stack_for_cpl(ex, ss_sel, new_cpl)?;
-            ex.s.gpr[4] = esp;
+            ex.set_sp_for_new_ss(esp);
         }
         // The new stack is written with supervisor rights at the new CPL.
         ex.s.cpl = new_cpl;
@@ -501,11 +501,7 @@ pub fn iret(ex: &mut Exec<'_>, i: &Insn) -> XResult {
                 ss.attr = 0x93 | ((rpl as u16) << 5);
             }
         }
-        ex.s.gpr[4] = if size == 2 {
-            (ex.s.gpr[4] & !0xFFFF) | (new_sp & 0xFFFF)
-        } else {
-            new_sp
-        };
+        ex.set_sp_for_new_ss(new_sp);
         if rpl > cpl {
             ex.invalidate_segs_for_cpl();
         }

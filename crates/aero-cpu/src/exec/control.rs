@@ -464,7 +464,7 @@ fn call_gate(ex: &mut Exec<'_>, gsel: u16, g: &Descriptor, call: bool) -> XResul
             } else {
                 let (ss, esp) = task::stack_from_tss(ex, new_cpl)?;
                 interrupts::load_stack_for_cpl(ex, ss, new_cpl)?;
-                ex.s.gpr[4] = esp;
+                ex.set_sp_for_new_ss(esp);
             }
             ex.set_cs(tsel, &d, new_cpl)?;
             ex.push(old_ss, size)?;
@@ -548,8 +548,8 @@ fn ret_far(ex: &mut Exec<'_>, i: &Insn) -> XResult {
             ex.set_cpl(saved.2);
             return Err(e);
         }
-        ex.s.gpr[4] = sp;
-        ex.s.gpr[4] = ex.sp_add(extra as i64);
+        // The outer stack pointer plus the parameter bytes, at the outer SS's width.
+        ex.set_sp_for_new_ss(sp.wrapping_add(extra));
         ex.invalidate_segs_for_cpl();
     } else {
         ex.s.gpr[4] = ex.sp_add(2 * size as i64 + extra as i64);

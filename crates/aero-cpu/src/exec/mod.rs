@@ -633,6 +633,18 @@ impl Exec<'_> {
         }
     }
 
+    /// Load the stack pointer for a stack segment that was just loaded (outer-level
+    /// RET/IRET, stack switches through gates): with a 16-bit stack (SS.B=0) only SP
+    /// changes and ESP's upper half keeps its value, as for every other stack access.
+    #[inline]
+    pub fn set_sp_for_new_ss(&mut self, sp: u64) {
+        self.s.gpr[4] = match self.sp_size() {
+            8 => sp,
+            4 => sp & 0xFFFF_FFFF,
+            _ => (self.s.gpr[4] & !0xFFFF) | (sp & 0xFFFF),
+        };
+    }
+
     #[inline(always)]
     pub fn push(&mut self, v: u64, size: u8) -> XResult {
         let nsp = self.sp_add(-(size as i64));

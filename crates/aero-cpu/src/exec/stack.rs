@@ -58,8 +58,11 @@ fn pop(ex: &mut Exec<'_>, i: &Insn) -> XResult {
         K_SEG => {
             let size = i.osize;
             let v = ex.peek(0, size)? as u16;
+            // The increment uses the stack size of the SS the value was popped from:
+            // POP SS may load a segment with another B bit (test386 POST 09).
+            let nsp = ex.sp_add(size as i64);
             ex.load_seg(o.reg, v)?;
-            ex.s.gpr[4] = ex.sp_add(size as i64);
+            ex.s.gpr[4] = nsp;
             if o.reg == SS {
                 ex.c.shadow_armed = true;
                 ex.c.end_block = true;
@@ -90,8 +93,8 @@ fn pusha(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     let size = i.osize;
     let sp = ex.s.gpr[4];
     let regs = ex.s.gpr;
-    for r in 0..8 {
-        let v = if r == 4 { sp } else { regs[r] };
+    for (r, &reg) in regs.iter().take(8).enumerate() {
+        let v = if r == 4 { sp } else { reg };
         if let Err(e) = ex.push(v & size_mask(size), size) {
             ex.s.gpr[4] = sp;
             return Err(e);
