@@ -7,7 +7,7 @@
 //! (ring head, fence page, writebacks).
 
 use aero_gpu::Frame;
-use aero_gpu::aerogpu::ScanoutError;
+use aero_gpu::aerogpu::{Executor, ScanoutError};
 
 use super::Machine;
 use crate::guest_ram::GuestRam;
@@ -50,8 +50,16 @@ impl Machine {
         }
     }
 
+    /// Replaces AeroGPU's executor (the CPU one, `SoftExecutor`, by default): a GPU
+    /// executor, or `NullExecutor` for tests that want nothing drawn. Call it before the
+    /// guest uses the device: objects the previous executor held are not carried over.
+    pub fn set_aerogpu_executor(&mut self, executor: Box<dyn Executor + Send>) {
+        *self.platform.aerogpu.executor_mut() = executor;
+    }
+
     /// The current screen as RGBA pixels: AeroGPU's scanout 0 (with the cursor composited)
-    /// while the guest has it enabled, otherwise the VGA/VBE output.
+    /// while the guest has it enabled — guest memory at SCANOUT0_FB_GPA, or the frame the
+    /// executor presented from a host-only render target — otherwise the VGA/VBE output.
     pub fn screen(&mut self) -> Frame {
         let mut frame = Frame::new();
         if self.platform.aerogpu.scanout().enable {
@@ -67,5 +75,157 @@ impl Machine {
         let lfb = &self.memory[self.platform.map.lfb_range()];
         self.platform.vga.render(lfb, &mut frame);
         frame
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use aero_gpu::aerogpu::GuestMemory;
+    use aero_protocol::cmd::{self, Opcode};
+    use aero_protocol::pci::{Format, reg};
+    use aero_protocol::ring::{AllocEntry, RING_MAGIC, RingHeader, SubmitDesc};
+    use aero_protocol::writer::{CmdStreamWriter, encode_alloc_table};
+    use aero_protocol::ABI_VERSION_U32;
+
+    use crate::guest_ram::GuestRam;
+    use crate::machine::{Machine, MachineConfig};
+    use crate::platform::RegisterWrite;
+
+    const RING: u64 = 0x9000;
+    const STREAM: u64 = 0xA000;
+    const TABLE: u64 = 0xB000;
+    const FB: u64 = 0x10_0000;
+
+    fn machine() -> Machine {
+        Machine::new(MachineConfig {
+            memory_bytes: 16 << 20,
+            boot_order: Vec::new(),
+            ..Default::default()
+        })
+        .unwrap()
+    }
+
+    fn ram_write(m: &mut Machine, gpa: u64, bytes: &[u8]) {
+        let mut ram = GuestRam::new(&mut m.memory, &m.platform.map);
+        GuestMemory::write(&mut ram, gpa, bytes).unwrap();
+    }
+
+    fn ram_read(m: &mut Machine, gpa: u64, len: usize) -> Vec<u8> {
+        let ram = GuestRam::new(&mut m.memory, &m.platform.map);
+        let mut out = vec![0; len];
+        GuestMemory::read(&ram, gpa, &mut out).unwrap();
+        out
+    }
+
+    /// Register writes as the guest's MMIO would queue them, then applied.
+    fn regs(m: &mut Machine, writes: &[(u32, u32)]) {
+        for &(offset, value) in writes {
+            m.platform.aerogpu_writes.push(RegisterWrite {
+                offset: offset.into(),
+                size: 4,
+                value: value.into(),
+            });
+        }
+        m.apply_display_writes();
+    }
+
+    /// Scanout 0 on a 4x2 BGRX framebuffer at FB, a one-entry ring at RING, then one
+    /// submission of `stream` with FB as alloc_id 1.
+    fn submit(m: &mut Machine, stream: &[u8]) {
+        let header = RingHeader {
+            magic: RING_MAGIC,
+            abi_version: ABI_VERSION_U32,
+            size_bytes: (RingHeader::SIZE + SubmitDesc::SIZE) as u32,
+            entry_count: 1,
+            entry_stride_bytes: SubmitDesc::SIZE as u32,
+            tail: 1,
+            ..Default::default()
+        };
+        let table = encode_alloc_table(&[AllocEntry {
+            alloc_id: 1,
+            flags: 0,
+            gpa: FB,
+            size_bytes: 0x1000,
+            reserved0: 0,
+        }]);
+        let desc = SubmitDesc {
+            desc_size_bytes: SubmitDesc::SIZE as u32,
+            cmd_gpa: STREAM,
+            cmd_size_bytes: stream.len() as u32,
+            alloc_table_gpa: TABLE,
+            alloc_table_size_bytes: table.len() as u32,
+            signal_fence: 1,
+            ..Default::default()
+        };
+        ram_write(m, RING, &header.to_bytes());
+        ram_write(m, RING + RingHeader::SIZE as u64, &desc.to_bytes());
+        ram_write(m, STREAM, stream);
+        ram_write(m, TABLE, &table);
+        regs(
+            m,
+            &[
+                (reg::SCANOUT0_WIDTH, 4),
+                (reg::SCANOUT0_HEIGHT, 2),
+                (reg::SCANOUT0_FORMAT, Format::B8G8R8X8Unorm as u32),
+                (reg::SCANOUT0_PITCH_BYTES, 16),
+                (reg::SCANOUT0_FB_GPA_LO, FB as u32),
+                (reg::SCANOUT0_ENABLE, 1),
+                (reg::RING_GPA_LO, RING as u32),
+                (reg::RING_SIZE_BYTES, header.size_bytes),
+                (reg::RING_CONTROL, aero_protocol::pci::RING_CONTROL_ENABLE),
+                (reg::DOORBELL, 1),
+            ],
+        );
+        assert_eq!(m.platform.aerogpu.completed_fence(), 1);
+        assert_eq!(m.platform.aerogpu.error().code, 0);
+    }
+
+    fn texture(w: &mut CmdStreamWriter, handle: u32, alloc_id: u32) {
+        let p = cmd::CreateTexture2d {
+            texture_handle: handle,
+            usage_flags: cmd::RESOURCE_USAGE_RENDER_TARGET,
+            format: Format::B8G8R8X8Unorm as u32,
+            width: 4,
+            height: 2,
+            mip_levels: 1,
+            array_layers: 1,
+            backing_alloc_id: alloc_id,
+            ..Default::default()
+        };
+        w.push(Opcode::CreateTexture2d, &p, &[]);
+        let mut colors = [0; 8];
+        colors[0] = handle;
+        let rt = cmd::SetRenderTargets {
+            color_count: 1,
+            colors,
+            ..Default::default()
+        };
+        w.push(Opcode::SetRenderTargets, &rt, &[]);
+    }
+
+    #[test]
+    fn the_cpu_executor_writes_a_presented_clear_into_guest_ram_and_the_screen_shows_it() {
+        let mut m = machine();
+        let mut w = CmdStreamWriter::new();
+        texture(&mut w, 1, 1);
+        w.clear([1.0, 0.0, 0.0, 1.0]).present(0);
+        submit(&mut m, &w.finish());
+        assert_eq!(ram_read(&mut m, FB, 4), [0, 0, 255, 255]);
+        let screen = m.screen();
+        assert_eq!((screen.width, screen.height), (4, 2));
+        assert_eq!(screen.pixel(3, 1), Some([255, 0, 0, 255]));
+    }
+
+    #[test]
+    fn a_host_only_render_target_is_the_screen_until_the_scanout_moves() {
+        let mut m = machine();
+        let mut w = CmdStreamWriter::new();
+        texture(&mut w, 1, 0);
+        w.clear([0.0, 0.0, 1.0, 1.0]).present(0);
+        submit(&mut m, &w.finish());
+        assert_eq!(ram_read(&mut m, FB, 4), [0; 4], "guest RAM untouched");
+        assert_eq!(m.screen().pixel(0, 0), Some([0, 0, 255, 255]));
+        regs(&mut m, &[(reg::SCANOUT0_FB_GPA_LO, FB as u32 + 0x1000)]);
+        assert_eq!(m.screen().pixel(0, 0), Some([0, 0, 0, 255]));
     }
 }

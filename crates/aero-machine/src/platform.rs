@@ -7,7 +7,7 @@ use crate::devices::pc_pci::{AHCI, IDE};
 use crate::devices::pci::PciFunction;
 use aero_cpu::{Bus, PageMapping};
 use aero_gpu::Vga;
-use aero_gpu::aerogpu::{AeroGpu, AeroGpuConfig};
+use aero_gpu::aerogpu::{AeroGpu, AeroGpuConfig, Executor, SoftExecutor};
 use aero_storage::ahci::{ABAR_SIZE, Ahci, ICH9_PORTS};
 use aero_storage::ide::IdeController;
 
@@ -109,8 +109,9 @@ pub struct Platform {
     pub ahci: Ahci,
     ahci_abar: Option<u64>,
     /// Where the display function's BAR2 maps the VGA linear framebuffer.
-    /// AeroGPU, the display function's BAR0 (see `display.rs` for the RAM side).
-    pub aerogpu: AeroGpu,
+    /// AeroGPU, the display function's BAR0 (see `display.rs` for the RAM side). The
+    /// executor is chosen at run time; the CPU one by default.
+    pub aerogpu: AeroGpu<Box<dyn Executor + Send>>,
     aerogpu_base: Option<u64>,
     /// BAR0 writes waiting for the machine, in guest order.
     pub aerogpu_writes: Vec<RegisterWrite>,
@@ -161,7 +162,10 @@ impl Platform {
             ahci_abar: None,
             ide_channels: [None; 2],
             ide_bus_master: None,
-            aerogpu: AeroGpu::new(AeroGpuConfig::default()),
+            aerogpu: AeroGpu::with_executor(
+                AeroGpuConfig::default(),
+                Box::new(SoftExecutor::default()),
+            ),
             aerogpu_base: None,
             aerogpu_writes: Vec::new(),
             vga_rom: Vec::new(),

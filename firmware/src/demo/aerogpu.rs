@@ -2,9 +2,10 @@
 //! configuration mechanism #1, checks MAGIC and the ABI major version in BAR0, sets up
 //! a submission ring and a fence page in low RAM, takes the fence interrupt on the PCI
 //! interrupt line (an IVT handler, the line unmasked in the BIOS-programmed PICs) and
-//! shows a 640×480 B8G8R8X8 framebuffer in RAM through scanout 0. The picture itself is
-//! drawn by the CPU (the executor may be a null one); command streams mark, clear and
-//! present it, and every redraw is presented (VSYNC paced).
+//! shows a 640×480 B8G8R8X8 framebuffer in RAM through scanout 0. The first frame is a
+//! device clear + present (an executor writes the cleared framebuffer back at PRESENT);
+//! the picture is then drawn by the CPU over it, and every redraw is presented (VSYNC
+//! paced) without device drawing, so presents leave the CPU's pixels alone.
 //!
 //! MMIO is reached through the flat ES of `enter_flat`, so every register access runs
 //! with interrupts off between `enter_flat` and the next STI.

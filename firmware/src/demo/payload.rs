@@ -100,8 +100,10 @@ fn emit_main(a: &mut Asm) -> Result<(), DemoError> {
     a.jnc(have_video)?;
     a.call_sym("video_init")?;
     a.set(&mut have_video)?;
-    a.call_sym("draw_all")?;
+    // The device's first frame (clear + present, written into the framebuffer by an
+    // executor) comes before the CPU draws the picture over it.
     a.call_sym("gpu_first_frame")?;
+    a.call_sym("draw_all")?;
     puts(a, "s_ready")?;
 
     // Idle: sleep until the next interrupt (timer tick or key), then look at both.

@@ -152,3 +152,48 @@ fn aerogpu_streams_validate() {
         assert_eq!((usize::from(LOAD_SEGMENT) * 16 + at) % 8, 0);
     }
 }
+
+/// With the CPU executor the first frame's clear reaches the framebuffer at PRESENT; a later
+/// present (after the CPU drew) leaves the CPU's pixels alone.
+#[test]
+fn aerogpu_first_frame_is_written_back_and_later_presents_keep_cpu_pixels() {
+    use aero_gpu::aerogpu::{
+        AllocTable, CommandProcessor, Executor, GuestMemory, Limits, SoftExecutor, VecMemory,
+    };
+    let fb = u64::from(aerogpu::FB);
+    let fb_bytes = 640 * 480 * 4;
+    let mut exec = SoftExecutor::default();
+    let mut cp = CommandProcessor::new(Limits::default());
+    let mut mem = VecMemory::new(fb as usize + fb_bytes);
+    mem.write(fb, &vec![0x11; fb_bytes]).unwrap();
+    let mut fb_table = AllocTable::new();
+    fb_table.parse(&aerogpu::alloc_table(), &mem).unwrap();
+    cp.process(
+        &aerogpu::stream_first_frame(),
+        &fb_table,
+        &mut mem,
+        &mut exec,
+    )
+    .unwrap();
+    let top: Vec<u8> = super::draw::GRADIENT.iter().map(|g| g.1 as u8).collect();
+    let cleared = [top[2], top[1], top[0], 0xFF];
+    let pixel = |mem: &VecMemory, i: u64| {
+        let mut p = [0u8; 4];
+        mem.read(fb + 4 * i, &mut p).unwrap();
+        p
+    };
+    assert_eq!(pixel(&mem, 0), cleared);
+    assert_eq!(pixel(&mem, 640 * 480 - 1), cleared);
+    // The CPU draws; the next present (no allocation table) changes nothing in memory.
+    mem.write(fb, &[1, 2, 3, 4]).unwrap();
+    cp.process(
+        &aerogpu::stream_present(),
+        &AllocTable::new(),
+        &mut mem,
+        &mut exec,
+    )
+    .unwrap();
+    assert_eq!(pixel(&mem, 0), [1, 2, 3, 4]);
+    assert_eq!(pixel(&mem, 1), cleared);
+    assert!(exec.presented_frame().is_none());
+}
