@@ -347,3 +347,61 @@ fn rdtscp_is_undefined_like_on_the_advertised_model() {
     assert_eq!(m.run(100), RunExit::Halted);
     assert_eq!(m.cpu.state.gpr[5], 0x66, "#UD");
 }
+
+/// Counts `unknown MSR` warnings (the CPU's log for accesses it answers with #GP).
+struct WarnCounter(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl tracing::Subscriber for WarnCounter {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        struct Message(bool);
+        impl tracing::field::Visit for Message {
+            fn record_debug(&mut self, _: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+                self.0 |= format!("{value:?}").contains("unknown MSR");
+            }
+        }
+        let mut m = Message(false);
+        event.record(&mut m);
+        if m.0 && *event.metadata().level() == tracing::Level::WARN {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+/// Each unknown MSR is logged once however often it is touched, and a guest sweeping
+/// the index space cannot grow the log (or the set behind it) without bound.
+#[test]
+fn unknown_msrs_are_logged_once_each() {
+    let count = |actions: &[Action]| {
+        let n = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let recs = tracing::subscriber::with_default(WarnCounter(n.clone()), || aero_only(actions));
+        (n.load(std::sync::atomic::Ordering::Relaxed), recs)
+    };
+    let (n, recs) = count(&[
+        Action::Rdmsr(0xCE),
+        Action::Rdmsr(0xCE),
+        Action::Wrmsr(0xCE, 0),
+        Action::Rdmsr(0x35),
+        Action::Rdmsr(0x35),
+        Action::Rdmsr(0x10), // known: not logged
+    ]);
+    assert_eq!(n, 2, "0xCE and 0x35 once each");
+    assert_eq!(
+        recs[0],
+        Record::Rdmsr {
+            msr: 0xCE,
+            value: None
+        }
+    );
+    let (n, _) = count(&[Action::RdmsrRange(0x3000, 0x3400)]);
+    assert_eq!(n, 256, "at most 256 different MSRs are logged");
+}
