@@ -51,8 +51,9 @@ pub const DEFAULT_MAX_HOST_BYTES: u64 = 2 << 30;
 /// the UMD cuts D3D9 Clear rectangles to it).
 const RS_SCISSORTESTENABLE: u32 = 174;
 
-/// Dirty ranges kept per resource before they collapse into one covering range.
-const MAX_DIRTY_RANGES: usize = 4096;
+/// Dirty ranges kept per resource before they collapse into one covering range (one
+/// partial-width rectangle of the tallest texture stays exact).
+const MAX_DIRTY_RANGES: usize = cmd::MAX_TEXTURE_DIM as usize;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SoftExecutorConfig {
@@ -729,9 +730,6 @@ impl SoftExecutor {
         let desc = self.texture_desc(id)?;
         let sub = subresource(&desc, 0, 0).ok_or(SoftError::OutOfRange(id))?;
         let bpp = u64::from(sub.bytes_per_block);
-        let r = self.get_mut(id)?;
-        let len = r.bytes.len();
-        let mut changed = Vec::new();
         let mut scratch = vec![0u8; bpp as usize];
         for &(x, y, w, h) in rects {
             let x1 = x.saturating_add(w).min(sub.width);
@@ -739,6 +737,9 @@ impl SoftExecutor {
             if x >= x1 || y >= y1 {
                 continue;
             }
+            let r = self.get_mut(id)?;
+            let len = r.bytes.len();
+            let mut changed = Vec::new();
             for row in y..y1 {
                 let start = sub.offset + u64::from(row) * sub.pitch + u64::from(x) * bpp;
                 let span = range(start, u64::from(x1 - x) * bpp, len, id)?;
@@ -748,8 +749,10 @@ impl SoftExecutor {
                 }
                 changed.push((start, start + u64::from(x1 - x) * bpp));
             }
+            // Per rectangle: the pending list stays one rectangle's rows long.
+            self.host_changed(id, changed, None, mem)?;
         }
-        self.host_changed(id, changed, None, mem)
+        Ok(())
     }
 
     fn clear(
@@ -1048,8 +1051,8 @@ mod unit {
         assert_eq!(d.0, vec![(0, 8), (10, 12), (14, 30)]);
         d.remove(0, 100);
         assert!(d.is_empty());
-        d.add((0..10_000u64).map(|i| (i * 4, i * 4 + 1)));
-        assert_eq!(d.0, vec![(0, 39_997)]);
+        d.add((0..20_000u64).map(|i| (i * 4, i * 4 + 1)));
+        assert_eq!(d.0, vec![(0, 79_997)]);
     }
 
     #[test]
