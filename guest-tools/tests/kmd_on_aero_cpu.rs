@@ -1,17 +1,18 @@
-//! The shipped 32-bit `aerogpu.sys`, exactly as `build.sh` makes it, runs on Aero's own
+//! The shipped `aerogpu.sys` (x86 and x64), exactly as `build.sh` makes it, runs on Aero's own
 //! CPU against Aero's own AeroGPU device model. The test plays Windows: it loads the
 //! image, answers the driver's ntoskrnl/HAL/dxgkrnl imports (pool, contiguous memory,
 //! MmMapIoSpace, registry, spin locks, DxgkInitialize) and the dxgkrnl callbacks, and
 //! calls the DDIs in the order dxgkrnl does: DriverEntry, AddDevice, StartDevice, adapter
-//! queries, devices, contexts, allocations, paging, Render, SubmitCommand, the ISR and
-//! DPC, display and power. The driver's MMIO goes to the device model, which reads the
-//! ring, allocation tables and command streams the driver wrote into RAM.
+//! queries, devices, contexts, allocations, paging, Render, Present, SubmitCommand, the
+//! ISR and DPC, display and power. The driver's MMIO goes to the device model, which
+//! reads the ring, allocation tables and command streams the driver wrote into RAM and
+//! executes them with its CPU executor, so runtime presents are checked by the pixels
+//! the scanout shows.
 //!
 //! This checks what the host-compiled unit tests cannot: the real binary's DDI table,
 //! stdcall argument counts (ESP is checked after every call), structure layouts as the
 //! driver reads them, its BAR0 and ring programming, and pool/contiguous-memory balance.
-//! Not covered: the VidPN DDIs (they need dxgkrnl's VidPN interface), the x64 image, and
-//! anything about real Windows beyond the documented DDI contracts.
+//! Not covered: anything about real Windows beyond the documented DDI contracts.
 
 mod common;
 #[path = "common/x86_host.rs"]
@@ -19,7 +20,6 @@ mod x86_host;
 
 use std::collections::{BTreeMap, HashMap};
 
-use aero_gpu::aerogpu::{AeroGpu, AeroGpuConfig};
 use aero_protocol::cmd::{self, Opcode};
 use aero_protocol::escape::{self, EscapeHeader, QueryDeviceV2Out, QueryFenceOut};
 use aero_protocol::pci::reg;
@@ -34,7 +34,7 @@ const STATUS_BUFFER_TOO_SMALL: u32 = 0xC000_0023;
 const STATUS_ACCESS_DENIED: u32 = 0xC000_0022;
 const STATUS_NOT_SUPPORTED: u32 = 0xC000_00BB;
 const STATUS_INVALID_PARAMETER: u32 = 0xC000_000D;
-const STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER: u32 = 0xC01E_0000;
+const STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER: u32 = 0xC01E_0001;
 /// DXGK_PRESENTFLAGS
 const PRESENT_BLT: u32 = 0x1;
 const PRESENT_COLORFILL: u32 = 0x2;
@@ -1144,7 +1144,7 @@ impl Kmd {
 
     /// Loads the driver, runs DriverEntry, AddDevice and StartDevice.
     fn start(arch: Arch, sys: &[u8], layout: Layout, configure: impl FnOnce(&mut Nt)) -> Kmd {
-        let mut emu = Emu::new(AeroGpu::new(AeroGpuConfig::default()), arch.bits());
+        let mut emu = Emu::new(x86_host::host_gpu(), arch.bits());
         let mut nt = Nt::new(layout);
         nt.set_registry(SERVICE_KEY, "-", 0);
         nt.set_registry(&format!("{SERVICE_KEY}\\Parameters"), "-", 0);
@@ -1546,6 +1546,12 @@ impl Kmd {
                 u64::from(next),
                 "the present ran"
             );
+            while self.service_interrupt() {}
+            assert_eq!(
+                self.nt.notifications.last(),
+                Some(&Notify::DmaCompleted(next)),
+                "dxgkrnl hears of the present's fence"
+            );
         }
         (st, stream, self.get(a, &format!("{f}.MultipassOffset")))
     }
@@ -1943,7 +1949,6 @@ fn alloc_priv(alloc_id: u32, flags: u32, size: u64) -> Vec<u8> {
 }
 
 /// The scanned-out frame must equal `model` (B, G, R, X bytes per pixel) exactly.
-#[allow(dead_code)]
 fn check_frame(k: &Kmd, model: &[[u8; 4]], width: u32, what: &str) {
     let mut frame = aero_gpu::Frame::default();
     k.emu
@@ -1969,7 +1974,6 @@ fn check_frame(k: &Kmd, model: &[[u8; 4]], width: u32, what: &str) {
 /// application's back buffer, colour fills, a multipass blit, a flip; then hostile
 /// arguments, each refused with nothing submitted. After every present the whole
 /// scanned-out frame is compared with a model of what must be on screen.
-#[allow(dead_code)]
 fn check_runtime_presents(k: &mut Kmd, context: u32, primary: u32, fb_pages: &[u32]) {
     const W: u32 = 1024;
     const H: u32 = 768;
@@ -2894,7 +2898,7 @@ fn run_driver(arch: Arch) {
     assert_eq!(k.reg(reg::SCANOUT0_ENABLE), 0, "hidden source: scanout off");
     k.set_visibility(true);
     assert_eq!(k.reg(reg::SCANOUT0_ENABLE), 1);
-    // PENDING check_runtime_presents(&mut k, context, back_buffer, &fb2_pages);
+    check_runtime_presents(&mut k, context, back_buffer, &fb2_pages);
 
     // Hardware cursor: a 32x32 colour shape, then a position.
     let pixels: Vec<u8> = (0..32 * 32 * 4).map(|i| (i * 7) as u8).collect();
@@ -2985,7 +2989,8 @@ fn run_driver(arch: Arch) {
         (0, escape::DBGCTL_SELFTEST_ERR_NOT_READY),
         "selftest refuses in D3"
     );
-    let (r, s) = k.render_submit(context, &CmdStreamWriter::new().finish(), &[], 5);
+    let fence = k.query_fence().last_submitted_fence as u32;
+    let (r, s) = k.render_submit(context, &CmdStreamWriter::new().finish(), &[], fence + 1);
     assert_eq!(r, STATUS_SUCCESS);
     assert_ne!(s, STATUS_SUCCESS, "no submission reaches a device in D3");
     assert_eq!(
@@ -2999,15 +3004,18 @@ fn run_driver(arch: Arch) {
     );
     assert!(k.emu.bus.gpu.cursor().enable, "D0: cursor restored");
     assert_eq!(k.reg(reg::RING_CONTROL) & 1, 1, "D0: ring running");
-    let (r, s) = k.render_submit(context, &CmdStreamWriter::new().finish(), &[], 6);
+    let (r, s) = k.render_submit(context, &CmdStreamWriter::new().finish(), &[], fence + 2);
     assert_eq!((r, s), (STATUS_SUCCESS, STATUS_SUCCESS));
     assert_eq!(
         k.emu.bus.gpu.completed_fence(),
-        6,
+        u64::from(fence + 2),
         "submissions complete after resume"
     );
     while k.service_interrupt() {}
-    assert_eq!(k.nt.notifications.last(), Some(&Notify::DmaCompleted(6)));
+    assert_eq!(
+        k.nt.notifications.last(),
+        Some(&Notify::DmaCompleted(fence + 2))
+    );
 
     // ---- A shared surface: the last close releases its token on the device --------------
     let (shared, back) =
@@ -3140,8 +3148,8 @@ fn run_driver(arch: Arch) {
     let trace = escape::DumpCreateAllocationInout::decode(&out).unwrap();
     let entries = &trace.entries[..trace.entry_count as usize];
     assert_eq!(
-        trace.entry_count, 5,
-        "one entry per allocation created: {entries:?}"
+        trace.entry_count, 8,
+        "one entry per allocation created (3 by the runtime presents): {entries:?}"
     );
     assert!(
         entries
@@ -3334,7 +3342,7 @@ fn harness_catches_clobbered_callee_saved_registers() {
         }
     }
     let run = |bits: u32, code: &[u8]| {
-        let mut emu = Emu::new(AeroGpu::new(AeroGpuConfig::default()), bits);
+        let mut emu = Emu::new(x86_host::host_gpu(), bits);
         emu.write(x86_host::IMAGE_MIN, code).unwrap();
         emu.call(&mut NoServices, x86_host::IMAGE_MIN, &[], Conv::Stdcall)
     };

@@ -32,7 +32,6 @@ mod x86_host;
 use std::path::Path;
 use std::process::Command;
 
-use aero_gpu::aerogpu::{AeroGpu, AeroGpuConfig};
 use win32_user::{Process, Signature, TableHook};
 use x86_host::{Emu, Layout};
 
@@ -288,7 +287,7 @@ fn run_scene(trace_calls: bool) -> Process {
     let trace = exe.with_file_name("umd_x86_scene.trace");
     let _ = std::fs::remove_file(&trace);
 
-    let mut emu = Emu::new(AeroGpu::new(AeroGpuConfig::default()), 32);
+    let mut emu = Emu::new(x86_host::host_gpu(), 32);
     emu.max_instructions_per_call = 4_000_000_000;
     let args = [exe.as_path(), trace.as_path(), dll.as_path()]
         .iter()
@@ -418,7 +417,7 @@ fn win32_personality_catches_a_wrong_convention_and_names_missing_functions() {
         );
     }
     let run = |export: &str, extra: bool| -> (Result<u32, String>, String) {
-        let mut emu = Emu::new(AeroGpu::new(AeroGpuConfig::default()), 32);
+        let mut emu = Emu::new(x86_host::host_gpu(), 32);
         let mut args: Vec<String> = [&exe, &dll]
             .iter()
             .map(|p| p.display().to_string())

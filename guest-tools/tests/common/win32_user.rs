@@ -974,10 +974,7 @@ impl Process {
     /// Runs a child process to its end on a machine of its own (see the module comment);
     /// returns its exit code.
     fn run_child(&mut self, emu: &mut Emu, args: Vec<String>, stdout: u32) -> Result<u32, String> {
-        let mut machine = Emu::new(
-            aero_gpu::aerogpu::AeroGpu::new(aero_gpu::aerogpu::AeroGpuConfig::default()),
-            32,
-        );
+        let mut machine = Emu::new(crate::x86_host::host_gpu(), 32);
         let pid = self.pid + 0x100 * (self.children.len() as u32 + 1);
         let mut child = Process::with_id(&mut machine, args.clone(), pid)?;
         child.environment = self.environment.clone();

@@ -19,7 +19,7 @@
 use std::collections::BTreeMap;
 
 use aero_cpu::{Bus, Cpu, DescriptorTable, PageMapping, RunExit, Seg, Segment};
-use aero_gpu::aerogpu::{AeroGpu, GuestMemory, VecMemory};
+use aero_gpu::aerogpu::{AeroGpu, AeroGpuConfig, GuestMemory, SoftExecutor, VecMemory};
 
 pub const RAM_SIZE: u32 = 64 << 20;
 /// Long-mode page tables live in [0x1000, 0xA000).
@@ -45,8 +45,17 @@ const TRAP_PORT: u16 = 0xE0;
 /// [`Emu::max_instructions_per_call`]).
 const MAX_INSTRUCTIONS_PER_CALL: u64 = 200_000_000;
 
+/// The device the guest code drives: AeroGPU with the CPU executor, so copies, clears and
+/// write-backs really happen and what the scanout shows can be checked.
+pub type HostGpu = AeroGpu<SoftExecutor>;
+
+/// A fresh device with the default configuration.
+pub fn host_gpu() -> HostGpu {
+    AeroGpu::with_executor(AeroGpuConfig::default(), SoftExecutor::default())
+}
+
 pub struct HostBus {
-    pub gpu: AeroGpu,
+    pub gpu: HostGpu,
     /// Register writes wait for the CPU to stop: they may need RAM (doorbell).
     writes: Vec<(u64, u8, u64)>,
     trapped: bool,
@@ -180,7 +189,7 @@ pub struct Image {
 }
 
 impl Emu {
-    pub fn new(gpu: AeroGpu, bits: u32) -> Emu {
+    pub fn new(gpu: HostGpu, bits: u32) -> Emu {
         assert!(bits == 32 || bits == 64);
         let mut emu = Emu {
             bits,

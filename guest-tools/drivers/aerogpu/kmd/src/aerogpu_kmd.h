@@ -3,8 +3,11 @@
  * UNTESTED ON WINDOWS: this glue compiles for x86 and x64 with mingw-w64 against the
  * project's own DDI headers, but has never been loaded by the real dxgkrnl. The built
  * .sys files run on Aero's own CPU against the AeroGPU device model and a modelled
- * ntoskrnl/dxgkrnl (guest-tools/tests/kmd_on_aero_cpu.rs); the OS-independent logic it
- * calls (../portable) is also unit-tested on the host. */
+ * ntoskrnl/dxgkrnl (guest-tools/tests/kmd_on_aero_cpu.rs): DDIs in dxgkrnl's order,
+ * submissions through the ring, display and power, escapes, and runtime presents (Blt,
+ * ColorFill, multipass, Flip, hostile arguments) checked by the pixels the device's CPU
+ * executor puts on the scanout. The OS-independent logic it calls (../portable) is also
+ * unit-tested on the host. */
 #ifndef AEROGPU_KMD_H
 #define AEROGPU_KMD_H
 
