@@ -343,6 +343,10 @@ impl Exec<'_> {
         let mut us = true;
         let mut nx = false;
         let (leaf_addr, leaf, page_mask, wide);
+        // Upper-level entries whose A bit gets set once the walk succeeds: a walk that
+        // faults leaves every A bit alone, as the 386 does (test386 POST 11 checks the PDE).
+        let mut upper: [(u64, u64); 3] = [(0, 0); 3];
+        let mut n_upper = 0usize;
 
         if cr4 & CR4_PAE == 0 {
             // 2-level, 4-byte entries.
@@ -361,7 +365,8 @@ impl Exec<'_> {
                 page_mask = 0x3F_FFFF;
                 wide = false;
             } else {
-                self.touch_entry(pde_addr, pde, false, false);
+                upper[0] = (pde_addr, pde);
+                n_upper = 1;
                 let pte_addr = (pde & 0xFFFF_F000) + ((lin >> 12) & 0x3FF) * 4;
                 let pte = self.phys_read(pte_addr, 4);
                 if pte & P == 0 {
@@ -410,7 +415,10 @@ impl Exec<'_> {
                     wide = true;
                     break;
                 }
-                self.touch_entry(addr, e, true, false);
+                if let Some(slot) = upper.get_mut(n_upper) {
+                    *slot = (addr, e);
+                    n_upper += 1;
+                }
                 table = e & ADDR_MASK;
                 level -= 1;
             }
@@ -430,6 +438,9 @@ impl Exec<'_> {
         };
         if !ok {
             return Err(self.pf(lin, acc, user, true, false));
+        }
+        for &(addr, e) in &upper[..n_upper] {
+            self.touch_entry(addr, e, cr4 & CR4_PAE != 0, false);
         }
         let leaf = self.touch_entry(leaf_addr, leaf, wide, write);
         let dirty = leaf & DIRTY != 0;
@@ -591,12 +602,14 @@ impl Exec<'_> {
     pub fn read_lin<const N: usize>(&mut self, lin: u64) -> XResult<u64> {
         let e = &self.c.tlb.entries[Tlb::index(lin)];
         let off = (lin & 0xFFF) as usize;
-        if e.tag == lin >> 12 && e.fast & self.c.need_r != 0 && off + N <= 4096 {
-            if let Some(b) = self.ram.get(e.host + off..e.host + off + N) {
-                let mut buf = [0u8; 8];
-                buf[..N].copy_from_slice(b);
-                return Ok(u64::from_le_bytes(buf));
-            }
+        if e.tag == lin >> 12
+            && e.fast & self.c.need_r != 0
+            && off + N <= 4096
+            && let Some(b) = self.ram.get(e.host + off..e.host + off + N)
+        {
+            let mut buf = [0u8; 8];
+            buf[..N].copy_from_slice(b);
+            return Ok(u64::from_le_bytes(buf));
         }
         self.read_lin_slow(lin, N as u8, self.c.user)
     }

@@ -237,6 +237,45 @@ fn read_only_pte_under_writable_pde_faults_with_wp() {
     assert_eq!(m.r32(0x5000), 0);
 }
 
+/// A walk that faults sets no accessed bit, not even in the PDE it went through (the 386
+/// sets A in both levels only for an access that succeeds; test386 POST 11 checks it).
+#[test]
+fn faulting_walks_leave_accessed_bits_clear() {
+    // (PTE for 4 MiB + 0x1000, write?, expected error code)
+    for (pte, write, code) in [(0u32, false, 0b000), (1, true, 0b011)] {
+        let kernel = asm(32, 0x8000, |a| {
+            paging_on(a, true)?;
+            if write {
+                a.mov(dword_ptr(0x40_1000), 1u32)?;
+            } else {
+                a.mov(ebx, dword_ptr(0x40_1000))?;
+            }
+            a.hlt()
+        });
+        let handler = asm(32, 0x9000, |a| {
+            a.pop(ecx)?;
+            a.hlt()
+        });
+        let mut m = Machine::protected32_at(32 << 20, &kernel, 0x8000);
+        m.load(0x9000, &handler);
+        m.set_gate32(14, 0x9000, 0);
+        identity_paging(&mut m, false);
+        // 4..8 MiB: a present PDE (A clear) over a page table whose one entry is
+        // not present or read-only.
+        m.w32(0x10004, 0x12000 | 3);
+        m.w32(0x12000 + 4, pte.wrapping_mul(0x40_1000) | pte);
+        assert_eq!(m.run(100), RunExit::Halted);
+        assert_eq!(m.cpu.state.reg(Reg::Rcx), code, "#PF error code");
+        assert_eq!(m.r32(0x10004) & 0x20, 0, "PDE accessed bit after a fault");
+        assert_eq!(m.r32(0x12004) & 0x60, 0, "PTE accessed/dirty after a fault");
+        assert_ne!(
+            m.r32(0x10000) & 0x20,
+            0,
+            "the code's PDE was used and is accessed"
+        );
+    }
+}
+
 /// INVLPG of any address inside a 4 MiB page forgets every 4 KiB piece of it the TLB holds.
 #[test]
 fn invlpg_drops_all_pieces_of_a_large_page() {
