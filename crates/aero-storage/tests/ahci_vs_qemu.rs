@@ -306,6 +306,8 @@ struct Snapshot {
 struct Results {
     identify: Vec<u16>,
     identify_after_set_features: Vec<u16>,
+    /// PxTFD and the 512 bytes READ LOG EXT page 10h (NCQ command error) returned.
+    ncq_error_log: (u32, Vec<u8>),
 }
 
 struct Driver<'a> {
@@ -443,11 +445,21 @@ impl<'a> Driver<'a> {
         self.hba.mem_write(table, &t);
     }
 
-    /// Issues non-queued `cmd` in `slot` and waits for PxCI to clear (or an error).
+    /// Issues non-queued `cmd` in `slot` and waits for it to complete (PxCI clear) or
+    /// fail (PxIS.TFES); returns PxTFD.
     fn run(&mut self, slot: u32, cmd: &Cmd) -> u32 {
         self.build(slot, cmd);
         self.w(PX_CI, 1 << slot);
-        self.wait(PX_CI, "the command to complete", |ci| ci & (1 << slot) == 0);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while self.r(PX_CI) & (1 << slot) != 0 && self.r(PX_IS) & IS_TFES == 0 {
+            assert!(
+                Instant::now() < deadline,
+                "{}: command {:#04x} never completed",
+                self.hba.name(),
+                cmd.command
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
         self.r(PX_TFD)
     }
 
@@ -700,6 +712,54 @@ impl<'a> Driver<'a> {
         self.snapshot("error-recovered");
         self.acknowledge();
 
+        // NCQ error: READ FPDMA QUEUED past the end in tag 8. The port reports TFES; the
+        // driver stops the engine (dropping SACT and CI), clears the errors, restarts, and
+        // asks the device which tag failed with READ LOG EXT page 10h.
+        self.build(8, &Cmd::fpdma(false, 8, DISK_SECTORS, 1, BUF));
+        self.w(PX_SACT, 1 << 8);
+        self.w(PX_CI, 1 << 8);
+        self.wait(PX_IS, "PxIS.TFES for a queued command", |v| {
+            v & IS_TFES != 0
+        });
+        assert_ne!(
+            self.r(PX_TFD) & TFD_ERR,
+            0,
+            "{name}: the failed queued command sets ERR"
+        );
+        self.snapshot("ncq-error");
+        let cmd = self.r(PX_CMD);
+        self.w(PX_CMD, cmd & !CMD_ST);
+        self.wait(PX_CMD, "PxCMD.CR clear after an NCQ error", |v| {
+            v & CMD_CR == 0
+        });
+        self.w(PX_SERR, u32::MAX);
+        self.acknowledge();
+        let cmd = self.r(PX_CMD);
+        self.w(PX_CMD, cmd | CMD_ST);
+        self.wait(PX_CMD, "PxCMD.CR set after NCQ recovery", |v| {
+            v & CMD_CR != 0
+        });
+        assert_eq!(
+            self.r(PX_SACT),
+            0,
+            "{name}: stopping the engine cleared PxSACT"
+        );
+        self.snapshot("ncq-error-stopped");
+        self.hba.mem_write(BUF, &[0xAA; 512]);
+        let tfd = self.run(0, &Cmd::ata(0x2F, 0x10, 1, BUF, 512));
+        self.results.ncq_error_log = (tfd, self.hba.mem_read(BUF, 512));
+        self.snapshot("read-log-ext-10h");
+        self.acknowledge();
+        if tfd & TFD_ERR != 0 {
+            // A port left stalled by an unsupported command: restart it.
+            let cmd = self.r(PX_CMD);
+            self.w(PX_CMD, cmd & !CMD_ST);
+            self.wait(PX_CMD, "PxCMD.CR clear", |v| v & CMD_CR == 0);
+            self.acknowledge();
+            let cmd = self.r(PX_CMD);
+            self.w(PX_CMD, cmd | CMD_ST);
+        }
+
         // Shutdown: flush, stop the port.
         let tfd = self.run(0, &Cmd::ata(0xEA, 0, 0, 0, 0));
         assert_eq!(tfd & TFD_ERR, 0, "{name}: FLUSH CACHE EXT");
@@ -720,7 +780,7 @@ fn identify_sectors(id: &[u16]) -> u64 {
 
 /// IDENTIFY words Windows' disk stack reads: what the device is, its capacity, its
 /// features (LBA48, write cache, FLUSH EXT, NCQ and its depth) and its DMA modes.
-const IDENTIFY_WORDS: [(usize, &str); 20] = [
+const IDENTIFY_WORDS: [(usize, &str); 22] = [
     (0, "general configuration"),
     (47, "max sectors per DRQ block"),
     (49, "capabilities (LBA, DMA)"),
@@ -733,8 +793,10 @@ const IDENTIFY_WORDS: [(usize, &str); 20] = [
     (80, "major version"),
     (82, "command sets supported"),
     (83, "command sets supported (LBA48, FLUSH EXT)"),
+    (84, "command sets supported (GPL)"),
     (85, "command sets enabled"),
     (86, "command sets enabled (LBA48, FLUSH EXT)"),
+    (87, "command sets enabled (GPL)"),
     (88, "Ultra DMA modes"),
     (100, "LBA48 capacity 0"),
     (101, "LBA48 capacity 1"),
@@ -764,6 +826,8 @@ const SIGNATURE_FIS: [&str; 6] = [
 
 const WHY_SIGNATURE_STATUS: &str = "after reset Aero's disk reports DRDY|DSC (50h) as ATA \
     disks do; QEMU's 30h has no DRDY (Windows only waits for BSY clear)";
+const WHY_NCQ_LOG: &str = "READ LOG EXT: Aero keeps the NCQ Command Error log (page 10h) \
+    that NCQ error recovery reads, and says so in IDENTIFY 84/87 (GPL); QEMU aborts it";
 const WHY_IDNF: &str = "READ past the end: Aero sets IDNF with ABRT (as disks do, ACS allows \
     both), QEMU ABRT alone; both are an error Windows handles";
 
@@ -801,7 +865,12 @@ fn known_register_difference(
         "P0TFD" if SIGNATURE_FIS.contains(&step) && aero == 0x150 && qemu == 0x130 => {
             Some(WHY_SIGNATURE_STATUS)
         }
-        "P0TFD" if step.starts_with("error-") && diff == 0x1000 => Some(WHY_IDNF),
+        "P0TFD" if diff == 0x1000 && aero & TFD_ERR != 0 => Some(WHY_IDNF),
+        "P0IS" | "P0TFD" | "P0CI" if step == "read-log-ext-10h" => Some(WHY_NCQ_LOG),
+        "P0IS" if step == "ncq-error" && diff == IS_SDBS => Some(
+            "NCQ error: the Set Device Bits FIS has its I bit, so Aero raises SDBS with TFES \
+             (AHCI PxIS.SDBS); QEMU raises TFES alone",
+        ),
         "P0CMD" if diff & !(0x1F << 8) == 0 => Some(
             "PxCMD.CCS: Aero leaves the last slot it ran, QEMU 0 (the spec leaves it to the HBA)",
         ),
@@ -830,7 +899,8 @@ fn known_fis_difference(step: &str, offset: usize, aero: u8, qemu: u8) -> Option
         0x47 if SIGNATURE_FIS.contains(&step) && aero == 0 && qemu == 0xA0 => {
             Some("signature FIS device byte: QEMU sets the obsolete bits 7 and 5")
         }
-        0x43 if step.starts_with("error-") && aero == 0x14 && qemu == 0x04 => Some(WHY_IDNF),
+        0x43 | 0x5B if aero == 0x14 && qemu == 0x04 => Some(WHY_IDNF),
+        0x42 | 0x43 if step == "read-log-ext-10h" => Some(WHY_NCQ_LOG),
         0x44..=0x46 | 0x48..=0x4A | 0x4C | 0x4D if !SIGNATURE_FIS.contains(&step) => Some(
             "D2H FIS LBA/count of a command that does not define them as outputs: QEMU \
              echoes its task file, Aero returns 0",
@@ -859,6 +929,7 @@ fn known_identify_difference(word: usize, aero: u16, qemu: u16) -> Option<&'stat
             "IDENTIFY 82/85: Aero has the power-management set, QEMU SMART (disk.sys only \
              polls SMART when it is offered)",
         ),
+        (84 | 87, 0x0020) => Some(WHY_NCQ_LOG),
         (106, _) if aero == 0 => Some(
             "IDENTIFY 106: QEMU states 1 logical sector per physical, Aero leaves the word \
              invalid; Windows assumes 512-byte physical sectors then",
@@ -895,6 +966,21 @@ fn windows_ahci_sequence_matches_qemu_ich9() {
     );
     assert_eq!(aero_register("comreset-asserted", "P0TFD") & 0xFF, 0x7F);
     assert_eq!(aero_register("comreset-asserted", "P0SSTS") & 0xF, 0);
+    let (tfd, log) = &aero_results.ncq_error_log;
+    assert_eq!(tfd & TFD_ERR, 0, "READ LOG EXT 10h works on Aero");
+    assert_eq!(log[0], 8, "NCQ error log: queued (NQ = 0), tag 8");
+    assert_eq!(
+        &log[2..4],
+        &[0x41, 0x14],
+        "status and error of the failed command"
+    );
+    let lba = u64::from_le_bytes([log[4], log[5], log[6], log[8], log[9], log[10], 0, 0]);
+    assert_eq!(lba, DISK_SECTORS, "LBA of the failed command");
+    assert_eq!(
+        log.iter().fold(0u8, |a, &b| a.wrapping_add(b)),
+        0,
+        "log checksum"
+    );
 
     let mut qemu = QemuHba::start(&path);
     let mut qemu_driver = Driver::new(&mut qemu);
@@ -912,6 +998,16 @@ fn windows_ahci_sequence_matches_qemu_ich9() {
     };
     for (a, q) in aero_snaps.iter().zip(&qemu_snaps) {
         assert_eq!(a.step, q.step);
+        if std::env::var_os("AHCI_DUMP").is_some() {
+            println!(
+                "{}\n aero {:08x?}\n qemu {:08x?}\n aero {:02x?}\n qemu {:02x?}",
+                a.step,
+                a.registers,
+                q.registers,
+                &a.fis[..0x60],
+                &q.fis[..0x60]
+            );
+        }
         for (i, &(register, _)) in REGISTERS.iter().enumerate() {
             let (av, qv) = (a.registers[i], q.registers[i]);
             if av == qv {

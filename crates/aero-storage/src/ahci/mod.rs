@@ -121,6 +121,16 @@ struct Drive {
     transfer_mode: u8,
     /// ATAPI: the host enabled asynchronous notification (SET FEATURES 10h/05h).
     an_enabled: bool,
+    /// The queued command that failed, for the NCQ Command Error log (page 10h) until
+    /// software reads it or resets the device.
+    ncq_error: Option<NcqError>,
+}
+
+/// What the NCQ Command Error log reports about a failed queued command.
+#[derive(Clone, Copy)]
+struct NcqError {
+    tag: u8,
+    ending: Ending,
 }
 
 #[derive(Default)]
@@ -232,6 +242,7 @@ impl Ahci {
             write_cache: true,
             transfer_mode: 0x45,
             an_enabled: false,
+            ncq_error: None,
         });
         p.link_reset();
     }
@@ -325,6 +336,7 @@ impl Ahci {
             if let Some(d) = drive.as_mut() {
                 d.atapi.locked = false;
                 d.an_enabled = false;
+                d.ncq_error = None;
             }
             *p = Port {
                 clb,
@@ -504,6 +516,7 @@ impl Ahci {
                     // notification (we do not offer software settings preservation).
                     if let Some(d) = p.drive.as_mut() {
                         d.an_enabled = false;
+                        d.ncq_error = None;
                     }
                     p.notify_pending = false;
                     p.link_reset();
@@ -773,8 +786,7 @@ impl Port {
             _ => Ending::error(ERR_ABRT),
         };
         if ending.failed() {
-            self.ci |= bit; // restore so fail() sees the slot as the failing one
-            return self.fail(bit, ending, memory);
+            return self.fail_queued(tag, Ending { lba, ..ending }, memory);
         }
         let done = 1u32 << (tag & 31);
         self.sact &= !done;
@@ -786,6 +798,27 @@ impl Port {
         fis[4..8].copy_from_slice(&done.to_le_bytes());
         self.post_fis(RFIS_SDB, &fis, memory);
         PXIS_SDBS
+    }
+
+    /// A queued command failed (SATA NCQ error protocol): a Set Device Bits FIS with ERR,
+    /// the error register and no completed tags; PxSACT keeps its bits, PxCI stays clear
+    /// (the command was accepted), PxTFD takes the error and the port stops until software
+    /// restarts it. The device keeps the details for the NCQ Command Error log.
+    fn fail_queued(&mut self, tag: u8, ending: Ending, memory: &mut dyn GuestMemory) -> u32 {
+        let ending = Ending {
+            status: ending.status | ST_ERR,
+            device: 0x40,
+            ..ending
+        };
+        tracing::debug!(tag, error = ending.error, "AHCI queued command failed");
+        if let Some(d) = self.drive.as_mut() {
+            d.ncq_error = Some(NcqError { tag, ending });
+        }
+        self.tfd = u32::from(ending.error) << 8 | u32::from(ending.status);
+        let fis = [0xA1, 0x40, ending.status & 0x77, ending.error, 0, 0, 0, 0];
+        self.post_fis(RFIS_SDB, &fis, memory);
+        self.stalled = true;
+        PXIS_TFES | PXIS_SDBS
     }
 
     /// Control FIS (C = 0): software reset through the device control register.
@@ -1005,6 +1038,24 @@ fn disk_command(
                 Ending::ok()
             }
         }
+        // READ LOG EXT (PIO) / READ LOG DMA EXT: the log directory and the NCQ Command
+        // Error log, one page each.
+        0x2F | 0x47 => {
+            let Some(page) = general_purpose_log(cfis[4], &mut drive.ncq_error) else {
+                return Ending::error(ERR_ABRT);
+            };
+            if count48 != 1 || u16::from_le_bytes([cfis[5], cfis[9]]) != 0 {
+                return Ending::error(ERR_ABRT);
+            }
+            match sg.write_out(memory, &page) {
+                Ok(()) => Ending {
+                    bytes: 512,
+                    pio: command == 0x2F,
+                    ..Ending::ok()
+                },
+                Err(_) => Ending::error(ERR_ABRT),
+            }
+        }
         0xE7 | 0xEA => match media.flush() {
             Ok(()) => Ending::ok(),
             Err(e) => {
@@ -1053,6 +1104,36 @@ fn disk_command(
             Ending::error(ERR_ABRT)
         }
     }
+}
+
+/// Log `address` of the general-purpose logs a disk keeps, one 512-byte page: the
+/// directory (00h) and the NCQ Command Error log (10h), which reading clears. Other logs
+/// are not kept (None: the command is aborted).
+fn general_purpose_log(address: u8, ncq_error: &mut Option<NcqError>) -> Option<[u8; 512]> {
+    let mut page = [0u8; 512];
+    match address {
+        0x00 => {
+            page[0] = 0x01; // general-purpose logging version 1
+            page[0x10 * 2] = 1; // log 10h: one page
+        }
+        0x10 => {
+            if let Some(e) = ncq_error.take() {
+                // NQ = 0: a queued command failed, its tag in bits 4:0.
+                page[0] = e.tag & 0x1F;
+                page[2] = e.ending.status;
+                page[3] = e.ending.error;
+                let lba = e.ending.lba.to_le_bytes();
+                page[4..7].copy_from_slice(&lba[..3]);
+                page[7] = e.ending.device;
+                page[8..11].copy_from_slice(&lba[3..6]);
+                page[12..14].copy_from_slice(&e.ending.count.to_le_bytes());
+            }
+            let sum = page[..511].iter().fold(0u8, |a, &b| a.wrapping_add(b));
+            page[511] = sum.wrapping_neg();
+        }
+        _ => return None,
+    }
+    Some(page)
 }
 
 /// ATA commands of an ATAPI drive, including PACKET with the CDB from the command table.

@@ -883,3 +883,74 @@ fn completion_fises_echo_the_device_register() {
     g.issue(2);
     assert_eq!(g.mem(FB + 0x47, 1), &[0x40]);
 }
+
+#[test]
+fn ncq_error_uses_set_device_bits_and_the_error_log_names_the_tag() {
+    let mut g = Guest::new();
+    g.start();
+    // Tag 2 reads past the end of the disk.
+    g.command(
+        2,
+        fpdma(0x60, SECTORS as u64 - 1, 2, 2),
+        false,
+        &[(BUF, 1024)],
+    );
+    g.w(Guest::p(0, P_SACT), 1 << 2);
+    g.issue(1 << 2);
+    let is = g.r(Guest::p(0, P_IS));
+    assert_eq!(is & (PXIS_TFES | PXIS_SDBS), PXIS_TFES | PXIS_SDBS);
+    assert_eq!(is & PXIS_DHRS, 0, "no D2H FIS reports a queued error");
+    assert_eq!(g.r(Guest::p(0, P_CI)), 0, "the command was accepted");
+    assert_eq!(
+        g.r(Guest::p(0, P_SACT)),
+        1 << 2,
+        "the failed tag stays active"
+    );
+    assert_eq!(g.r(Guest::p(0, P_TFD)), 0x1441);
+    // SDB FIS: I bit, status 41h, error, no tag completed.
+    assert_eq!(g.mem(FB + 0x58, 8), &[0xA1, 0x40, 0x41, 0x14, 0, 0, 0, 0]);
+    // The port is stopped until software restarts it; then READ LOG EXT page 10h.
+    g.w(Guest::p(0, P_CMD), CMD_FRE);
+    assert_eq!(g.r(Guest::p(0, P_SACT)), 0);
+    g.w(Guest::p(0, P_IS), u32::MAX);
+    g.w(Guest::p(0, P_CMD), CMD_FRE | CMD_ST);
+    let mut log_cmd = h2d(0x2F, 0x10, 1);
+    log_cmd[7] = 0;
+    g.command(0, log_cmd, false, &[(BUF, 512)]);
+    g.issue(1);
+    assert_eq!(g.r(Guest::p(0, P_TFD)) & 1, 0, "READ LOG EXT accepted");
+    assert_ne!(g.r(Guest::p(0, P_IS)) & PXIS_PSS, 0, "PIO data in");
+    let log = g.mem(BUF, 512).to_vec();
+    assert_eq!(log[0], 2, "NQ = 0, tag 2");
+    assert_eq!(&log[2..4], &[0x41, 0x14]);
+    assert_eq!(
+        &log[4..7],
+        &((SECTORS - 1) as u32).to_le_bytes()[..3],
+        "LBA"
+    );
+    assert_eq!(
+        log.iter().fold(0u8, |a, &b| a.wrapping_add(b)),
+        0,
+        "checksum"
+    );
+    // Reading the log cleared it; READ LOG DMA EXT of the directory lists page 10h.
+    g.command(0, h2d(0x47, 0x10, 1), false, &[(BUF, 512)]);
+    g.issue(1);
+    assert_eq!(g.mem(BUF, 1), &[0], "no error left");
+    g.command(0, h2d(0x47, 0x00, 1), false, &[(BUF, 512)]);
+    g.issue(1);
+    assert_eq!(g.mem(BUF, 2), &[1, 0], "GPL version 1");
+    assert_eq!(g.mem(BUF + 0x20, 2), &[1, 0], "log 10h: one page");
+    // An unknown log is aborted.
+    g.command(0, h2d(0x2F, 0x80, 1), false, &[(BUF, 512)]);
+    g.issue(1);
+    assert_ne!(g.r(Guest::p(0, P_IS)) & PXIS_TFES, 0);
+    // IDENTIFY says general-purpose logging is there (words 84/87 bit 5).
+    let mut g = Guest::new();
+    g.start();
+    g.command(0, h2d(0xEC, 0, 0), false, &[(BUF, 512)]);
+    g.issue(1);
+    let id = g.mem(BUF, 512).to_vec();
+    assert_ne!(u16::from_le_bytes([id[168], id[169]]) & 0x20, 0);
+    assert_ne!(u16::from_le_bytes([id[174], id[175]]) & 0x20, 0);
+}

@@ -419,6 +419,9 @@ pub(crate) fn identify_data(p: &IdentifyParams) -> Vec<u8> {
         if !packet {
             w[75] = u16::from(depth.clamp(1, 32) - 1);
             w[76] |= 0x0100;
+            // General-purpose logging (READ LOG EXT): NCQ error recovery reads log 10h.
+            w[84] |= 1 << 5;
+            w[87] |= 1 << 5;
         }
         // Words 78/79: SATA features supported / enabled.
         let an = 1u16 << 5;
