@@ -15,8 +15,14 @@
 //! - Flow control: if/else/endif on b# or p0, ifc, loop (aL) / rep with i#, break,
 //!   breakc, breakp, call/callnz/label/ret (each label a WGSL function; recursion is an
 //!   error), predication (`(p0) op`), relative addressing `c[a0.x + n]`, `c[aL + n]`.
-//! - vPos, vFace, oC0–oC3, oDepth; vs_1_1 and ps_1_x arithmetic with `tex`/`texcoord`
-//!   (the other ps_1_x texture-address instructions are [`TranslateError::Unsupported`]).
+//! - vPos, vFace, oC0–oC3, oDepth.
+//! - Shader model 1: vs_1_1 (a0 by `mov`, four-component expp/logp), ps_1_1–1_3 (tex,
+//!   texcoord, texkill, texreg2ar/gb/rgb, texm3x2pad/tex/depth, texm3x3pad/tex/spec/
+//!   vspec, texm3x3, texdp3, texdp3tex, texbem/texbeml, cnd on r0.a, result shifts,
+//!   constants clamped to [-1, 1]) and ps_1_4 (texld/texcrd with _dz/_dw, phase, bem,
+//!   texdepth); r0 is the colour output. Sampler kinds come from [`VariantKey`].
+//!   Co-issued (`+`) pairs run one after the other (they write disjoint components);
+//!   register values are not clamped to the ps_1_x range.
 //!
 //! # Binding contract (the executor creates its pipeline layout from this)
 //! - `@group(0)`: binding 0 = VS float constants (`array<vec4<f32>, 256>`, 4096 bytes),
@@ -135,6 +141,10 @@ pub mod bindings {
     pub const VS_FIXUP: u32 = 2;
     pub const PS_FLOAT: u32 = 3;
     pub const PS_INT_BOOL: u32 = 4;
+    /// ps_1_x bump mapping (texbem/texbeml/bem): per texture stage s, `m[s]` =
+    /// (BUMPENVMAT00, 01, 10, 11) then `l[s]` = (BUMPENVLSCALE, BUMPENVLOFFSET, 0, 0);
+    /// 8 + 8 vec4<f32>, 256 bytes.
+    pub const PS_BUMP_ENV: u32 = 5;
     pub const TEXTURE_GROUP: u32 = 1;
     pub const fn ps_texture(slot: u32) -> u32 {
         2 * slot

@@ -88,6 +88,8 @@ struct Draw<'a> {
     vs_int_bool: [u8; IntBoolConstants::SIZE],
     ps_int_bool: [u8; IntBoolConstants::SIZE],
     fixup: [f32; 4],
+    /// ps_1_x bump environment (group 0 binding 5).
+    bump: [f32; 64],
     textures: Vec<Texture>,
     linear: bool,
     targets: u32,
@@ -119,6 +121,7 @@ impl<'a> Draw<'a> {
             vs_int_bool: [0; IntBoolConstants::SIZE],
             ps_int_bool: [0; IntBoolConstants::SIZE],
             fixup: [0.0; 4],
+            bump: [0.0; 64],
             textures: Vec::new(),
             linear: false,
             targets: 1,
@@ -174,16 +177,18 @@ impl<'a> Draw<'a> {
             data
         };
         let fixup: Vec<u8> = self.fixup.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let bump: Vec<u8> = self.bump.iter().flat_map(|x| x.to_le_bytes()).collect();
         let buffers = [
             uniform(&floats(&self.vs_consts)),
             uniform(&self.vs_int_bool),
             uniform(&fixup),
             uniform(&floats(&self.ps_consts)),
             uniform(&self.ps_int_bool),
+            uniform(&bump),
         ];
         let group0_layout = dev.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: None,
-            entries: &(0..5)
+            entries: &(0..6)
                 .map(|b| wgpu::BindGroupLayoutEntry {
                     binding: b,
                     visibility: wgpu::ShaderStages::VERTEX_FRAGMENT,
@@ -1203,7 +1208,7 @@ fn malformed_streams_are_errors() {
         "lit is vs-only"
     );
     assert!(matches!(
-        err("ps_1_3\ntexbem t1, t0\n"),
+        err("vs_3_0\ndcl_position o0\nmov o0[aL], c0\n"),
         TranslateError::Unsupported(_)
     ));
     let raw = |tokens: &[u32]| translate(tokens, &VariantKey::default()).unwrap_err();
@@ -1274,4 +1279,180 @@ fn fuzzed_streams_never_panic_and_valid_output_passes_naga() {
         translated > 100,
         "only {translated} mutated streams translated"
     );
+}
+
+// ---- 3. shader model 1 ------------------------------------------------------------------------
+
+/// vs_1_1 feeding oT0–oT3 from c0–c3 and oD0 from c4; then a ps_1_x.
+fn run_sm1(ps: &str, vs_consts: &[(usize, [f32; 4])], setup: impl Fn(&mut Draw)) -> [f32; 4] {
+    let ps = tr(ps);
+    let vs = translate_with(
+        "vs_1_1\ndcl_position v0\nmov oPos, v0\nmov oT0, c0\nmov oT1, c1\nmov oT2, c2\nmov oT3, c3\nmov oD0, c4\n",
+        &VariantKey {
+            vs_outputs: Some(ps.varyings),
+            ..Default::default()
+        },
+    );
+    let mut d = Draw::new(&vs, &ps);
+    d.vs_consts = vs_consts.to_vec();
+    setup(&mut d);
+    d.run().remove(0)[0]
+}
+
+/// A 1×1 texture holding `texel`.
+fn texel(slot: u32, texel: [u8; 4]) -> Texture {
+    Texture {
+        slot,
+        kind: TextureKind::Tex2d,
+        size: [1, 1, 1],
+        levels: vec![vec![texel]],
+    }
+}
+
+fn quadrants(slot: u32) -> Texture {
+    Texture {
+        slot,
+        kind: TextureKind::Tex2d,
+        size: [2, 2, 1],
+        levels: vec![vec![RED, GREEN, BLUE, WHITE]],
+    }
+}
+
+#[test]
+fn ps_1_1_tex_texcoord_arithmetic_and_cnd() {
+    let tc = [(0, [0.75, 0.25, 0.0, 1.0]), (1, [0.5, 2.0, -1.0, 7.0])];
+    let got = run_sm1("ps_1_1\ntex t0\nmov r0, t0\n", &tc, |d| {
+        d.textures = vec![quadrants(0)]
+    });
+    assert_close(got, unorm(GREEN), 1e-6, "tex t0");
+    let got = run_sm1("ps_1_1\ntexcoord t1\nmov r0, t1\n", &tc, |_| {});
+    assert_close(
+        got,
+        [0.5, 1.0, 0.0, 1.0],
+        1e-6,
+        "texcoord clamps to [0, 1], w = 1",
+    );
+    // Constants are clamped to [-1, 1]; _x2 shift; co-issued alpha; bx2 and 1-x sources.
+    let ps =
+        "ps_1_1\ndef c0, 0.125, 0.25, -0.5, 2\nadd_x2 r0.rgb, v0, c0\n+mul r0.a, 1-v0, c0_bx2\n";
+    let got = run_sm1(ps, &[(4, [0.25, 0.5, 0.125, 0.25])], |_| {});
+    assert_close(got, [0.75, 1.5, -0.75, 0.75], 1e-6, "ps_1_1 arithmetic");
+    // cnd on r0.a > 0.5.
+    let cnd = "ps_1_1\ndef c1, 1, 0, 0, 1\ndef c2, 0, 1, 0, 1\nmov r0, v0\ncnd r0, r0.a, c1, c2\n";
+    assert_close(
+        run_sm1(cnd, &[(4, [0.0, 0.0, 0.0, 0.75])], |_| {}),
+        [1.0, 0.0, 0.0, 1.0],
+        1e-6,
+        "cnd >",
+    );
+    assert_close(
+        run_sm1(cnd, &[(4, [0.0, 0.0, 0.0, 0.25])], |_| {}),
+        [0.0, 1.0, 0.0, 1.0],
+        1e-6,
+        "cnd <=",
+    );
+}
+
+#[test]
+fn ps_1_x_texture_address_instructions() {
+    // t0 samples (r, g, b, a) = (191, 64, 0, 64)/255 ≈ (0.749, 0.251, 0, 0.251).
+    let lookup = [191, 64, 0, 64];
+    let tc = [
+        (0, [0.5, 0.5, 0.0, 0.0]),
+        (1, [1.0, 0.0, 0.0, 0.0]),
+        (2, [0.0, 1.0, 0.0, 0.0]),
+        (3, [0.0, 0.0, 1.0, 0.0]),
+    ];
+    let textures = |d: &mut Draw| {
+        d.textures = vec![texel(0, lookup), quadrants(1), quadrants(2), quadrants(3)];
+    };
+    // texreg2ar: (a, r) = (0.251, 0.749) → texel (0, 1) blue; texreg2gb: (g, b) → red.
+    let got = run_sm1(
+        "ps_1_1\ntex t0\ntexreg2ar t1, t0\nmov r0, t1\n",
+        &tc,
+        textures,
+    );
+    assert_close(got, unorm(BLUE), 1e-6, "texreg2ar");
+    let got = run_sm1(
+        "ps_1_1\ntex t0\ntexreg2gb t1, t0\nmov r0, t1\n",
+        &tc,
+        textures,
+    );
+    assert_close(got, unorm(RED), 1e-6, "texreg2gb");
+    // texm3x2: (dot(tc1, t0), dot(tc2, t0)) = (0.749, 0.251) → green from stage 2.
+    let got = run_sm1(
+        "ps_1_1\ntex t0\ntexm3x2pad t1, t0\ntexm3x2tex t2, t0\nmov r0, t2\n",
+        &tc,
+        textures,
+    );
+    assert_close(got, unorm(GREEN), 1e-6, "texm3x2tex");
+    // texm3x3 (no lookup): the three dot products and 1.
+    let got = run_sm1(
+        "ps_1_2\ntex t0\ntexm3x3pad t1, t0\ntexm3x3pad t2, t0\ntexm3x3 t3, t0\nmov r0, t3\n",
+        &tc,
+        textures,
+    );
+    assert_close(
+        got,
+        [191.0 / 255.0, 64.0 / 255.0, 0.0, 1.0],
+        1e-6,
+        "texm3x3",
+    );
+    // texdp3: dot(tc1, t0) replicated.
+    let got = run_sm1("ps_1_2\ntex t0\ntexdp3 t1, t0\nmov r0, t1\n", &tc, textures);
+    assert_close(got, [191.0 / 255.0; 4], 1e-6, "texdp3");
+    // texbem: tc1 = (0, 0.5) plus the matrix times (0.749, 0.251). Identity: (0.749,
+    // 0.751), white from stage 1; a zero matrix leaves (0, 0.5): blue.
+    let bem = "ps_1_1\ntex t0\ntexbem t1, t0\nmov r0, t1\n";
+    let bem_tc = [(0, [0.5, 0.5, 0.0, 0.0]), (1, [0.0, 0.5, 0.0, 0.0])];
+    let identity = |d: &mut Draw| {
+        textures(d);
+        d.bump[4..8].copy_from_slice(&[1.0, 0.0, 0.0, 1.0]);
+    };
+    assert_close(
+        run_sm1(bem, &bem_tc, identity),
+        unorm(WHITE),
+        1e-6,
+        "texbem identity",
+    );
+    assert_close(
+        run_sm1(bem, &bem_tc, textures),
+        unorm(BLUE),
+        1e-6,
+        "texbem zero matrix",
+    );
+}
+
+#[test]
+fn ps_1_4_phases_dependent_reads_and_vs_1_1() {
+    let tc = [(0, [0.75, 0.75, 0.0, 0.0]), (1, [0.25, 0.75, 0.0, 2.0])];
+    let ps = "ps_1_4\ntexcrd r1.xyz, t1\ntexld r0, t0\nphase\ntexld r2, r1\nadd r0, r0, r2\n";
+    let got = run_sm1(ps, &tc, |d| d.textures = vec![quadrants(0), quadrants(2)]);
+    // white (stage 0 at (0.75, 0.75)) + blue (stage 2 at (0.25, 0.75)).
+    assert_close(got, [1.0, 1.0, 2.0, 2.0], 1e-6, "ps_1_4 phase 2 read");
+    // _dw projection: (0.25, 0.75) / 2 → (0.125, 0.375): red.
+    let got = run_sm1("ps_1_4\ntexld r0, t1_dw\n", &tc, |d| {
+        d.textures = vec![quadrants(0)]
+    });
+    assert_close(got, unorm(RED), 1e-6, "texld _dw");
+    // ps_1_4 cnd compares every component with 0.5.
+    let cnd = "ps_1_4\ndef c0, 0.75, 0.25, 0.5, 1\ndef c1, 1, 1, 1, 1\ndef c2, -1, -1, -1, -1\ncnd r0, c0, c1, c2\n";
+    assert_close(
+        run_sm1(cnd, &[], |_| {}),
+        [1.0, -1.0, -1.0, 1.0],
+        1e-6,
+        "ps_1_4 cnd",
+    );
+    // vs_1_1: mov to a0 floors; expp/logp are the four-component forms.
+    let vs = tr(
+        "vs_1_1\ndcl_position v0\nmov a0.x, c0.x\nmov oPos, v0\nmov oT0, c[a0.x + 2]\nexpp oT1, c1.x\nlogp oT2, c1.y\n",
+    );
+    let ps = tr("ps_2_0\ndcl t0\ndcl t1\ndcl t2\nmov oC0, t0\nmov oC1, t1\nmov oC2, t2\n");
+    let mut d = Draw::new(&vs, &ps);
+    d.targets = 3;
+    d.vs_consts = vec![(0, [1.7; 4]), (1, [2.5, 8.0, 0.0, 0.0]), (3, C1)];
+    let out = d.run();
+    assert_close(out[0][0], C1, 1e-6, "c[a0.x + 2] with a0.x = floor(1.7)");
+    assert_close(out[1][0], [4.0, 0.5, 2f32.powf(2.5), 1.0], 1e-5, "expp");
+    assert_close(out[2][0], [3.0, 1.0, 3.0, 1.0], 1e-5, "logp");
 }

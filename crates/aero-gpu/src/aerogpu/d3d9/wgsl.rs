@@ -797,26 +797,134 @@ impl<'a> Writer<'a> {
         let dst = ins.dst.ok_or(malformed("no destination"))?;
         let ps14 = self.shader.version.minor == 4;
         let n = dst.reg.number;
+        // The interpolated coordinate of a t# destination (ps_1_1–1_3 address ops).
+        let tc = |k: u32| format!("tc{k}");
+        let first = ins.srcs.first().map(|s| self.src(s));
+        let src0 = || first.clone().unwrap_or(Err(malformed("operand")));
         let value = match (ins.op, ps14) {
-            (Op::Tex, false) => {
-                // tex tN: sampler N at texture coordinate N (still in tN).
-                self.sm1_sample(n, &format!("t{n}"))?
-            }
+            (Op::Tex, false) => self.sm1_sample(n, &tc(n))?,
             (Op::Tex, true) => {
                 // texld rN, src: sampler N at src (with _dz/_dw projection).
                 let coord = self.sm1_coord(&ins.srcs[0])?;
                 self.sm1_sample(n, &coord)?
             }
-            (Op::TexCoord, false) => {
-                format!("vec4<f32>(clamp(t{n}.xyz, vec3<f32>(0.0), vec3<f32>(1.0)), 1.0)")
-            }
+            (Op::TexCoord, false) => format!(
+                "vec4<f32>(clamp({}.xyz, vec3<f32>(0.0), vec3<f32>(1.0)), 1.0)",
+                tc(n)
+            ),
             (Op::TexCoord, true) => {
                 let c = self.sm1_coord(&ins.srcs[0])?;
                 format!("vec4<f32>(({c}).xyz, 1.0)")
             }
+            (Op::TexReg2Ar, _) => {
+                let s = src0()?;
+                self.sm1_sample(n, &format!("vec4<f32>(({s}).w, ({s}).x, 0.0, 0.0)"))?
+            }
+            (Op::TexReg2Gb, _) => {
+                let s = src0()?;
+                self.sm1_sample(n, &format!("vec4<f32>(({s}).y, ({s}).z, 0.0, 0.0)"))?
+            }
+            (Op::TexReg2Rgb, _) => self.sm1_sample(n, &src0()?)?,
+            (Op::TexDp3, _) | (Op::TexM3x2Pad, _) | (Op::TexM3x3Pad, _) => {
+                // The pads keep their row's dot product in .x for the final row.
+                format!("vec4<f32>(dot({}.xyz, ({}).xyz))", tc(n), src0()?)
+            }
+            (Op::TexDp3Tex, _) => {
+                let u = format!("dot({}.xyz, ({}).xyz)", tc(n), src0()?);
+                self.sm1_sample(n, &format!("vec4<f32>({u}, 0.0, 0.0, 0.0)"))?
+            }
+            (Op::TexM3x2Tex | Op::TexM3x2Depth, _) => {
+                let pad = self.pad_row(n, 1)?;
+                let last = format!("dot({}.xyz, ({}).xyz)", tc(n), src0()?);
+                if ins.op == Op::TexM3x2Depth {
+                    // Depth = z / w of the two dot products (1 where w is 0).
+                    writeln!(
+                        out,
+                        "tf = vec4<f32>({pad}.x, {last}, 0.0, 0.0);\no_depth = vec4<f32>(select(tf.x / tf.y, 1.0, tf.y == 0.0));"
+                    )
+                    .ok();
+                    "tf".into()
+                } else {
+                    let c = format!("vec4<f32>({pad}.x, {last}, 0.0, 0.0)");
+                    self.sm1_sample(n, &c)?
+                }
+            }
+            (Op::TexM3x3 | Op::TexM3x3Tex | Op::TexM3x3Spec | Op::TexM3x3VSpec, _) => {
+                let (r0, r1) = (self.pad_row(n, 2)?, self.pad_row(n, 1)?);
+                let normal = format!(
+                    "vec3<f32>({r0}.x, {r1}.x, dot({}.xyz, ({}).xyz))",
+                    tc(n),
+                    src0()?
+                );
+                match ins.op {
+                    Op::TexM3x3 => format!("vec4<f32>({normal}, 1.0)"),
+                    Op::TexM3x3Tex => self.sm1_sample(n, &format!("vec4<f32>({normal}, 0.0)"))?,
+                    _ => {
+                        let eye = if ins.op == Op::TexM3x3Spec {
+                            format!(
+                                "({}).xyz",
+                                self.src(ins.srcs.get(1).ok_or(malformed("operand"))?)?
+                            )
+                        } else {
+                            format!("vec3<f32>({}.w, {}.w, {}.w)", tc(n - 2), tc(n - 1), tc(n))
+                        };
+                        writeln!(out, "tf = vec4<f32>(d3d_reflect({normal}, {eye}), 0.0);").ok();
+                        self.sm1_sample(n, "tf")?
+                    }
+                }
+            }
+            (Op::TexBem | Op::TexBemL, false) => {
+                let s = src0()?;
+                let c = format!(
+                    "vec4<f32>({0}.xy + bump.m[{1}].xy * ({2}).x + bump.m[{1}].zw * ({2}).y, 0.0, 0.0)",
+                    tc(n),
+                    n,
+                    s
+                );
+                let sample = self.sm1_sample(n, &c)?;
+                if ins.op == Op::TexBemL {
+                    format!(
+                        "({sample} * vec4<f32>(vec3<f32>(clamp(({s}).z * bump.l[{n}].x + bump.l[{n}].y, 0.0, 1.0)), 1.0))"
+                    )
+                } else {
+                    sample
+                }
+            }
+            (Op::Bem, true) => {
+                let a = src0()?;
+                let b = self.src(ins.srcs.get(1).ok_or(malformed("operand"))?)?;
+                if n >= 8 {
+                    return Err(malformed("bem destination"));
+                }
+                format!(
+                    "vec4<f32>(({a}).xy + bump.m[{n}].xy * ({b}).x + bump.m[{n}].zw * ({b}).y, 0.0, 0.0)"
+                )
+            }
+            (Op::TexDepth, true) => {
+                if dst.reg.ty != RegType::Temp || n != 5 {
+                    return Err(malformed("texdepth takes r5"));
+                }
+                writeln!(
+                    out,
+                    "o_depth = vec4<f32>(select(r5.x / r5.y, 1.0, r5.y == 0.0));"
+                )
+                .ok();
+                return Ok(());
+            }
             _ => return Err(unsupported("ps_1_x texture-address instruction")),
         };
         self.store(out, ins, value)
+    }
+
+    /// The t# a texm3x2/texm3x3 pad wrote `back` rows before `n`.
+    fn pad_row(&self, n: u32, back: u32) -> Result<String, TranslateError> {
+        let row = n
+            .checked_sub(back)
+            .ok_or(malformed("texm without its pad rows"))?;
+        if !self.regs.contains(&(RegType::AddrOrTexture as u8, row)) {
+            return Err(malformed("texm without its pad rows"));
+        }
+        Ok(format!("t{row}"))
     }
 
     fn sm1_coord(&self, s: &Src) -> Result<String, TranslateError> {
@@ -1017,7 +1125,29 @@ impl<'a> Writer<'a> {
                     }
                     self.assign(&mut out, ins, dst, "p0", "tb")?;
                 }
-                Op::Tex | Op::TexCoord if self.sm1 => self.sm1_texture(&mut out, ins)?,
+                Op::Tex
+                | Op::TexCoord
+                | Op::TexBem
+                | Op::TexBemL
+                | Op::TexReg2Ar
+                | Op::TexReg2Gb
+                | Op::TexReg2Rgb
+                | Op::TexM3x2Pad
+                | Op::TexM3x2Tex
+                | Op::TexM3x3Pad
+                | Op::TexM3x3Tex
+                | Op::TexM3x3Spec
+                | Op::TexM3x3VSpec
+                | Op::TexDp3Tex
+                | Op::TexM3x2Depth
+                | Op::TexDp3
+                | Op::TexM3x3
+                | Op::TexDepth
+                | Op::Bem
+                    if self.sm1 =>
+                {
+                    self.sm1_texture(&mut out, ins)?
+                }
                 _ => {
                     let value = self.value(ins)?;
                     self.store(&mut out, ins, value)?;
@@ -1130,6 +1260,20 @@ impl<'a> Writer<'a> {
             )
             .ok();
         }
+        // ps_1_x texbem/texbeml/bem read the bump-environment uniform.
+        let uses_bump_env = self
+            .shader
+            .instructions
+            .iter()
+            .any(|i| matches!(i.op, Op::TexBem | Op::TexBemL | Op::Bem));
+        if uses_bump_env {
+            writeln!(
+                m,
+                "struct BumpEnv {{ m: array<vec4<f32>, 8>, l: array<vec4<f32>, 8> }}\n@group(0) @binding({}) var<uniform> bump: BumpEnv;",
+                bindings::PS_BUMP_ENV
+            )
+            .ok();
+        }
         let mut samplers = Vec::new();
         for (&slot, &kind) in &self.samplers {
             let ty = match kind {
@@ -1153,7 +1297,10 @@ impl<'a> Writer<'a> {
                 t if t == RegType::Temp as u8 => format!("r{n}: vec4<f32>"),
                 t if t == RegType::Input as u8 => format!("v{n}: vec4<f32>"),
                 t if t == RegType::AddrOrTexture as u8 => {
-                    if ps {
+                    if ps && self.sm1 {
+                        // t# and the coordinate it was interpolated with.
+                        format!("t{n}: vec4<f32>;\nvar<private> tc{n}: vec4<f32>")
+                    } else if ps {
                         format!("t{n}: vec4<f32>")
                     } else {
                         "a0: vec4<i32>".into()
@@ -1183,6 +1330,9 @@ impl<'a> Writer<'a> {
         }
         if self.uses_vpos {
             m.push_str("var<private> v_pos: vec4<f32>;\n");
+        }
+        if self.sm1_writes_depth() {
+            m.push_str("var<private> o_depth: vec4<f32>;\n");
         }
         if self.uses_vface {
             m.push_str("var<private> v_face: vec4<f32>;\n");
@@ -1328,6 +1478,9 @@ impl<'a> Writer<'a> {
                 format!("t{n}")
             };
             writeln!(copies, "{name} = in_{loc};").ok();
+            if self.sm1 && ty == RegType::AddrOrTexture as u8 {
+                writeln!(copies, "tc{n} = in_{loc};").ok();
+            }
             t.varyings |= 1 << loc;
         }
         if self.uses_vpos {
@@ -1343,6 +1496,13 @@ impl<'a> Writer<'a> {
                 "out.c0 = r0;".to_string(),
             ));
             t.color_outputs = 1;
+            if self.sm1_writes_depth() {
+                outputs.push((
+                    "@builtin(frag_depth) depth: f32".into(),
+                    "out.depth = clamp(o_depth.x, 0.0, 1.0);".into(),
+                ));
+                t.writes_depth = true;
+            }
         }
         for &(ty, n) in &self.regs {
             if ty == RegType::ColorOut as u8 {
@@ -1384,6 +1544,17 @@ impl<'a> Writer<'a> {
     }
 }
 
+impl Writer<'_> {
+    fn sm1_writes_depth(&self) -> bool {
+        self.sm1
+            && self
+                .shader
+                .instructions
+                .iter()
+                .any(|i| matches!(i.op, Op::TexM3x2Depth | Op::TexDepth))
+    }
+}
+
 fn matrix_rows(op: Op) -> Option<u32> {
     match op {
         Op::M4x4 | Op::M3x4 => Some(4),
@@ -1403,6 +1574,12 @@ fn d3d_log(x: f32) -> f32 {
 fn d3d_pow(x: f32, y: f32) -> f32 {
     if (y == 0.0) { return 1.0; }
     return exp2(y * log2(abs(x)));
+}
+// texm3x3spec/vspec: the eye vector reflected about the normal.
+fn d3d_reflect(n: vec3<f32>, e: vec3<f32>) -> vec3<f32> {
+    let nn = dot(n, n);
+    if (nn == 0.0) { return -e; }
+    return 2.0 * n * dot(n, e) / nn - e;
 }
 fn d3d_nrm(v: vec4<f32>) -> vec4<f32> {
     let d = dot(v.xyz, v.xyz);
