@@ -330,6 +330,18 @@ fn f16_bits(v: f32) -> u16 {
     sign | round(value, man & 0x1FFF, 0x1000) as u16
 }
 
+/// The value of an IEEE binary16.
+fn f16_value(h: u16) -> f32 {
+    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let man = f32::from(h & 0x3FF);
+    match (h >> 10) & 0x1F {
+        0 => sign * man * 2f32.powi(-24),
+        0x1F if man == 0.0 => sign * f32::INFINITY,
+        0x1F => f32::NAN,
+        e => sign * (1.0 + man / 1024.0) * 2f32.powi(i32::from(e) - 15),
+    }
+}
+
 /// One texel of `format` holding `rgba`; `None` for formats a colour clear cannot fill.
 fn encode_color(format: Format, rgba: [f32; 4]) -> Option<Vec<u8>> {
     let [r, g, b, a] = rgba;
@@ -392,6 +404,7 @@ fn decode_rgba(format: Format, px: &[u8]) -> Option<[u8; 4]> {
         }
         Format::R8Unorm => [px[0], px[0], px[0], 0xFF],
         Format::R8G8Unorm => [px[0], px[1], 0, 0xFF],
+        Format::R16G16B16A16Float => [0, 2, 4, 6].map(|i| float(f16_value(word(i)))),
         Format::R32G32B32A32Float => [
             float(f32_at(0)),
             float(f32_at(4)),
@@ -1040,6 +1053,19 @@ mod unit {
         assert_eq!(f16_bits(2f32.powi(-24)), 1);
         assert_eq!(f16_bits(1.0 + 2f32.powi(-11)), 0x3C00);
         assert_eq!(f16_bits(1.0 + 3.0 * 2f32.powi(-11)), 0x3C02);
+        for v in [
+            0.0,
+            0.25,
+            0.5,
+            1.0,
+            -2.0,
+            65504.0,
+            2f32.powi(-24),
+            1.0 + 2f32.powi(-10),
+        ] {
+            assert_eq!(f16_value(f16_bits(v)), v, "{v}");
+        }
+        assert!(f16_value(0x7E00).is_nan());
     }
 
     #[test]

@@ -621,6 +621,23 @@ fn host_only_target_becomes_the_presented_frame() {
     assert_eq!(h.exec.stats().host_presents, 1);
     h.exec.scanout_reprogrammed();
     assert!(h.exec.presented_frame().is_none());
+
+    // Float and single-channel targets are shown too; a depth target cannot be.
+    h.run(|w| {
+        texture(w, 2, Format::R16G16B16A16Float, 1, 1, 1, 1, 0);
+        targets(w, &[2], 0);
+        clear(w, CLEAR_COLOR, [0.5, 1.0, 2.0, 1.0], 0.0, 0);
+        w.present(0);
+    })
+    .unwrap();
+    let f = h.exec.presented_frame().unwrap();
+    assert_eq!(f.pixel(0, 0), Some([128, 255, 255, 255]));
+    let e = h.backend_error(|w| {
+        texture(w, 3, Format::D16Unorm, 1, 1, 1, 1, 0);
+        targets(w, &[3], 0);
+        w.present(0);
+    });
+    assert!(e.contains("present"), "{e}");
 }
 
 #[test]
