@@ -4,6 +4,10 @@
 #[derive(Clone, Debug)]
 pub(crate) struct Dac {
     palette: [[u8; 3]; 256],
+    /// Components written so far for the entry at `write_index`: the RAMDAC latches
+    /// red and green and updates the entry only when blue arrives, so a partial
+    /// write never shows (or reads back) half a colour.
+    pending: [u8; 3],
     write_index: u8,
     read_index: u8,
     component: usize,
@@ -18,6 +22,7 @@ impl Dac {
     pub(crate) fn new() -> Self {
         Dac {
             palette: default_palette(),
+            pending: [0; 3],
             write_index: 0,
             read_index: 0,
             component: 0,
@@ -62,9 +67,10 @@ impl Dac {
 
     pub(crate) fn write_data(&mut self, value: u8) {
         let mask = self.component_mask();
-        self.palette[usize::from(self.write_index)][self.component] = value & mask;
+        self.pending[self.component] = value & mask;
         self.component += 1;
         if self.component == 3 {
+            self.palette[usize::from(self.write_index)] = self.pending;
             self.component = 0;
             self.write_index = self.write_index.wrapping_add(1);
         }

@@ -134,6 +134,36 @@ fn dac_auto_increments_and_keeps_six_bits() {
     assert_eq!(vga.dac.rgba(0x11), [0x08, 0x0C, 0x10, 0xFF]);
 }
 
+/// The RAMDAC latches red and green and writes the entry with blue (as QEMU's std-vga
+/// does): an unfinished write leaves the entry as it was, and a new index drops it.
+#[test]
+fn dac_entry_changes_only_when_all_three_components_arrived() {
+    let mut vga = Vga::new();
+    let before = vga.dac.rgba(0x80);
+    outb(&mut vga, 0x3C8, 0x80);
+    outb(&mut vga, 0x3C9, 0x3F);
+    outb(&mut vga, 0x3C9, 0x3F);
+    assert_eq!(
+        vga.dac.rgba(0x80),
+        before,
+        "red and green alone change nothing"
+    );
+    outb(&mut vga, 0x3C7, 0x80);
+    let read: Vec<u8> = (0..3).map(|_| inb(&mut vga, 0x3C9)).collect();
+    assert_eq!(read, vec![0, 0, 0], "nor read back");
+    outb(&mut vga, 0x3C8, 0x80);
+    outb(&mut vga, 0x3C9, 0x01);
+    outb(&mut vga, 0x3C9, 0x02);
+    assert_eq!(vga.dac.rgba(0x80), before);
+    outb(&mut vga, 0x3C9, 0x03);
+    assert_eq!(
+        vga.dac.rgba(0x80),
+        [0x04, 0x08, 0x0C, 0xFF],
+        "blue writes all three"
+    );
+    assert_eq!(inb(&mut vga, 0x3C8), 0x81);
+}
+
 #[test]
 fn misc_feature_and_enable_ports_read_back() {
     let mut vga = Vga::new();
