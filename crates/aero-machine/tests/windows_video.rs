@@ -1192,3 +1192,250 @@ fn int10_from_a_v86_task_matches_real_mode() {
         assert!(serial.contains("V86-OK"), "QEMU: {serial:?}");
     }
 }
+
+// ---- The register file as software reads it back ------------------------------------
+//
+// bootvid's presence check is one instance of a general rule: what a register keeps of a
+// write is visible to software. Every sequencer, graphics-controller, CRTC and attribute
+// register gets four patterns written and read back, the index ports too, plus the CRTC
+// write protection, the DAC's data/index/state/mask registers and the misc and feature
+// registers; COM1 carries the read-backs and must be the same text on Aero and QEMU.
+
+mod readback {
+    use super::*;
+
+    pub const DONE: &str = "READBACK-DONE";
+    const PATTERNS: [u8; 4] = [0xFF, 0x00, 0xA5, 0x5A];
+    const SAVED: u32 = 0x0600;
+
+    /// `print_hex8`: AL as two hex digits on COM1 (DX, AX kept).
+    fn emit_print_hex8(a: &mut CodeAssembler, label: &mut CodeLabel) {
+        let mut low = a.create_label();
+        a.set_label(label).unwrap();
+        a.push(ax).unwrap();
+        a.push(cx).unwrap();
+        a.push(dx).unwrap();
+        a.mov(ah, al).unwrap();
+        a.mov(dx, 0x3F8u32).unwrap();
+        a.mov(cx, 2u32).unwrap();
+        let mut digit = a.create_label();
+        a.set_label(&mut digit).unwrap();
+        a.rol(ax, 4).unwrap();
+        a.push(ax).unwrap();
+        a.and(al, 0x0Fu32).unwrap();
+        a.add(al, u32::from(b'0')).unwrap();
+        a.cmp(al, u32::from(b'9')).unwrap();
+        a.jbe(low).unwrap();
+        a.add(al, 7u32).unwrap();
+        a.set_label(&mut low).unwrap();
+        a.out(dx, al).unwrap();
+        a.pop(ax).unwrap();
+        a.mov(al, ah).unwrap();
+        let mut next = a.create_label();
+        a.loop_(digit).unwrap_or_else(|_| panic!("loop"));
+        a.set_label(&mut next).unwrap();
+        a.pop(dx).unwrap();
+        a.pop(cx).unwrap();
+        a.pop(ax).unwrap();
+        a.ret().unwrap();
+        let _ = next;
+    }
+
+    fn text(a: &mut CodeAssembler, s: &[u8]) {
+        a.push(dx).unwrap();
+        serial_out(a, s);
+        a.pop(dx).unwrap();
+    }
+
+    /// For an index/data pair: "XX-II:" then the read-back of each pattern; the
+    /// original value is put back.
+    fn indexed(a: &mut CodeAssembler, hex: CodeLabel, index_port: u16, count: u8) {
+        for i in 0..count {
+            text(a, format!("{:02X}-{i:02X}:", index_port & 0xFF).as_bytes());
+            a.mov(dx, u32::from(index_port)).unwrap();
+            a.mov(al, u32::from(i)).unwrap();
+            a.out(dx, al).unwrap();
+            a.inc(dx).unwrap();
+            a.in_(al, dx).unwrap();
+            a.mov(byte_ptr(SAVED), al).unwrap();
+            for p in PATTERNS {
+                a.mov(al, u32::from(p)).unwrap();
+                a.out(dx, al).unwrap();
+                a.in_(al, dx).unwrap();
+                a.call(hex).unwrap();
+            }
+            a.mov(al, byte_ptr(SAVED)).unwrap();
+            a.out(dx, al).unwrap();
+            text(a, b"\r\n");
+        }
+        // The index register itself.
+        text(a, format!("{:02X}-ix:", index_port & 0xFF).as_bytes());
+        a.mov(dx, u32::from(index_port)).unwrap();
+        for p in PATTERNS {
+            a.mov(al, u32::from(p)).unwrap();
+            a.out(dx, al).unwrap();
+            a.in_(al, dx).unwrap();
+            a.call(hex).unwrap();
+        }
+        text(a, b"\r\n");
+    }
+
+    fn port_read(a: &mut CodeAssembler, hex: CodeLabel, port: u16) {
+        a.mov(dx, u32::from(port)).unwrap();
+        a.in_(al, dx).unwrap();
+        a.call(hex).unwrap();
+    }
+
+    fn out(a: &mut CodeAssembler, port: u16, value: u8) {
+        a.mov(dx, u32::from(port)).unwrap();
+        a.mov(al, u32::from(value)).unwrap();
+        a.out(dx, al).unwrap();
+    }
+
+    pub fn disk() -> Vec<u8> {
+        let mut a = CodeAssembler::new(16).unwrap();
+        let mut hex = a.create_label();
+        let mut start = a.create_label();
+        a.jmp(start).unwrap();
+        emit_print_hex8(&mut a, &mut hex);
+        a.set_label(&mut start).unwrap();
+        a.cli().unwrap();
+        // Unlock CRTC 0–7 so the loop below reaches them.
+        out(&mut a, 0x3D4, 0x11);
+        out(&mut a, 0x3D5, 0x0E);
+        indexed(&mut a, hex, 0x3C4, 8);
+        indexed(&mut a, hex, 0x3CE, 16);
+        indexed(&mut a, hex, 0x3D4, 0x19);
+        // CRTC write protection: CR0–6 ignore writes, CR7 keeps all but its bit 4.
+        text(&mut a, b"protect:");
+        for (index, value) in [(0x11u8, 0x00u8), (0x01, 0x4F), (0x07, 0x00), (0x11, 0x80)] {
+            out(&mut a, 0x3D4, index);
+            out(&mut a, 0x3D5, value);
+        }
+        for (index, value) in [(0x01u8, 0x11u8), (0x07, 0xFF)] {
+            out(&mut a, 0x3D4, index);
+            out(&mut a, 0x3D5, value);
+            port_read(&mut a, hex, 0x3D5);
+        }
+        out(&mut a, 0x3D4, 0x11);
+        out(&mut a, 0x3D5, 0x0E);
+        text(&mut a, b"\r\n");
+        // Attribute controller: index (with PAS) through 3C0, data read at 3C1.
+        for i in 0..0x15u8 {
+            text(&mut a, format!("C0-{i:02X}:").as_bytes());
+            for p in PATTERNS {
+                // Input status 1 (its retrace bits follow time) resets the flip-flop.
+                a.mov(dx, 0x3DAu32).unwrap();
+                a.in_(al, dx).unwrap();
+                out(&mut a, 0x3C0, i | 0x20);
+                out(&mut a, 0x3C0, p);
+                port_read(&mut a, hex, 0x3C1);
+                port_read(&mut a, hex, 0x3C0);
+            }
+            text(&mut a, b"\r\n");
+        }
+        // Input status 1's retrace bits follow time: only the flip-flop reset is used.
+        a.mov(dx, 0x3DAu32).unwrap();
+        a.in_(al, dx).unwrap();
+        out(&mut a, 0x3C0, 0x20);
+        // DAC: write entry 10h, read it back; the indexes and state as they move.
+        text(&mut a, b"dac:");
+        out(&mut a, 0x3C8, 0x10);
+        port_read(&mut a, hex, 0x3C7);
+        for v in [0x3Fu8, 0x15, 0x2A, 0xFF] {
+            out(&mut a, 0x3C9, v);
+        }
+        port_read(&mut a, hex, 0x3C8);
+        out(&mut a, 0x3C7, 0x10);
+        port_read(&mut a, hex, 0x3C7);
+        for _ in 0..4 {
+            port_read(&mut a, hex, 0x3C9);
+        }
+        port_read(&mut a, hex, 0x3C8);
+        text(&mut a, b"\r\npel:");
+        for p in PATTERNS {
+            out(&mut a, 0x3C6, p);
+            port_read(&mut a, hex, 0x3C6);
+        }
+        out(&mut a, 0x3C6, 0xFF);
+        text(&mut a, b"\r\nmisc:");
+        for v in [0x67u8, 0xE3, 0x23] {
+            out(&mut a, 0x3C2, v);
+            port_read(&mut a, hex, 0x3CC);
+        }
+        out(&mut a, 0x3C2, 0x67);
+        text(&mut a, b"\r\nfcr:");
+        for v in [0x00u8, 0x08] {
+            out(&mut a, 0x3DA, v);
+            port_read(&mut a, hex, 0x3CA);
+        }
+        out(&mut a, 0x3DA, 0x00);
+        text(&mut a, b"\r\n");
+        text(&mut a, format!("{DONE}\r\n").as_bytes());
+        let mut hang = a.create_label();
+        a.set_label(&mut hang).unwrap();
+        a.hlt().unwrap();
+        a.jmp(hang).unwrap();
+        let code = a.assemble(MAIN).unwrap();
+        let sectors = code.len().div_ceil(512) as u32;
+        let mut image = loader(sectors);
+        image.extend_from_slice(&code);
+        image.resize(64 * 512, 0);
+        image
+    }
+}
+
+/// Where QEMU's std-vga is not a VGA, Aero follows the VGA (checked below instead).
+const QEMU_QUIRKS: [(&str, &str); 4] = [
+    (
+        "C4-07:",
+        "QEMU keeps an 8-bit SR07 (a Bochs extension); the VGA has SR0-4 only",
+    ),
+    (
+        "D4-ix:",
+        "QEMU keeps all 8 bits of the CRTC index; the VGA decodes 6",
+    ),
+    (
+        "pel:",
+        "QEMU ignores the PEL mask (writes dropped, reads 0)",
+    ),
+    (
+        "fcr:",
+        "QEMU keeps only bit 4 of the feature control register",
+    ),
+];
+
+#[test]
+fn vga_register_read_back_matches_qemu_std_vga() {
+    let (aero, _) = run_on_aero(readback::disk(), readback::DONE);
+    assert!(aero.contains(readback::DONE), "Aero: {aero:?}");
+    // The VGA's answers where QEMU differs: patterns FF, 00, A5, 5A.
+    for expected in [
+        "C4-07:00000000",
+        "D4-ix:3F00251A",
+        "pel:FF00A55A",
+        "fcr:0008",
+    ] {
+        assert!(
+            aero.lines().any(|l| l == expected),
+            "{expected} missing: {aero}"
+        );
+    }
+    let Some((qemu, _)) = run_on_qemu(readback::disk(), "readback", readback::DONE, false) else {
+        return;
+    };
+    assert!(qemu.contains(readback::DONE), "QEMU: {qemu:?}");
+    let differing: Vec<String> = aero
+        .lines()
+        .zip(qemu.lines())
+        .filter(|(a, q)| a != q && !QEMU_QUIRKS.iter().any(|(line, _)| a.starts_with(line)))
+        .map(|(a, q)| format!("aero {a} / qemu {q}"))
+        .collect();
+    assert!(
+        differing.is_empty(),
+        "{} registers read back differently:\n{}",
+        differing.len(),
+        differing.join("\n")
+    );
+    assert_eq!(aero.lines().count(), qemu.lines().count());
+}
