@@ -1,4 +1,4 @@
-//! Hardware task switching through 32-bit TSSs (task gates, JMP/CALL to a TSS, IRET with
+//! Hardware task switching through 32-bit and 16-bit TSSs (task gates, JMP/CALL to a TSS, IRET with
 //! NT) and the inner-stack lookup used by privilege-changing interrupts and calls.
 
 use crate::exec::Exec;
@@ -63,7 +63,99 @@ fn gdt_desc_addr(ex: &Exec<'_>, sel: u16) -> u64 {
     ex.s.gdtr.base.wrapping_add((sel & !7) as u64) & 0xFFFF_FFFF
 }
 
-/// Switch to the 32-bit TSS `sel`. `ret` is the EIP saved in the outgoing TSS.
+/// The register image of a task as stored in its TSS (either format).
+struct TaskImage {
+    eip: u64,
+    eflags: u64,
+    gpr: [u64; 8],
+    /// ES, CS, SS, DS, FS, GS (a 16-bit TSS has no FS/GS: they load as null).
+    sels: [u16; 6],
+    ldt: u16,
+    /// CR3 of a 32-bit TSS; a 16-bit TSS leaves CR3 alone.
+    cr3: Option<u64>,
+}
+
+/// Offsets of the dynamic fields; a 16-bit (286) TSS keeps them as words.
+fn is_tss16(typ: u8) -> bool {
+    typ & 8 == 0
+}
+
+fn read_task_image(ex: &mut Exec<'_>, base: u64, tss16: bool) -> XResult<TaskImage> {
+    let at = |off: u64| base.wrapping_add(off) & 0xFFFF_FFFF;
+    if tss16 {
+        let mut w = [0u16; 22];
+        for (k, v) in w.iter_mut().enumerate() {
+            *v = ex.read_sys(at(2 * k as u64), 2)? as u16;
+        }
+        // The 386 loads the word registers of a 286 task with ones in the upper halves
+        // (test386 POST 22 checks EAX..EDI = FFFFxxxx).
+        let mut gpr = [0u64; 8];
+        for (r, g) in gpr.iter_mut().enumerate() {
+            *g = 0xFFFF_0000 | w[9 + r] as u64;
+        }
+        Ok(TaskImage {
+            eip: w[7] as u64,
+            eflags: w[8] as u64,
+            gpr,
+            sels: [w[17], w[18], w[19], w[20], 0, 0],
+            ldt: w[21],
+            cr3: None,
+        })
+    } else {
+        let mut t = [0u32; 26];
+        for (k, v) in t.iter_mut().enumerate() {
+            *v = ex.read_sys(at(4 * k as u64), 4)? as u32;
+        }
+        let mut gpr = [0u64; 8];
+        for (r, g) in gpr.iter_mut().enumerate() {
+            *g = t[10 + r] as u64;
+        }
+        Ok(TaskImage {
+            eip: t[8] as u64,
+            eflags: t[9] as u64,
+            gpr,
+            sels: [
+                t[18] as u16,
+                t[19] as u16,
+                t[20] as u16,
+                t[21] as u16,
+                t[22] as u16,
+                t[23] as u16,
+            ],
+            ldt: t[24] as u16,
+            cr3: Some(t[7] as u64),
+        })
+    }
+}
+
+/// Save the outgoing task's dynamic fields in its own TSS format.
+fn save_task_image(ex: &mut Exec<'_>, base: u64, tss16: bool, eip: u64, eflags: u64) -> XResult {
+    let at = |off: u64| base.wrapping_add(off) & 0xFFFF_FFFF;
+    let regs = ex.s.gpr;
+    let sels: [u64; 6] = std::array::from_fn(|s| ex.s.seg[s].selector as u64);
+    if tss16 {
+        ex.write_sys(at(0x0E), 2, eip & 0xFFFF)?;
+        ex.write_sys(at(0x10), 2, eflags & 0xFFFF)?;
+        for (r, v) in regs.iter().take(8).enumerate() {
+            ex.write_sys(at(0x12 + 2 * r as u64), 2, v & 0xFFFF)?;
+        }
+        for (s, v) in sels.iter().take(4).enumerate() {
+            ex.write_sys(at(0x22 + 2 * s as u64), 2, *v)?;
+        }
+    } else {
+        ex.write_sys(at(0x20), 4, eip)?;
+        ex.write_sys(at(0x24), 4, eflags)?;
+        for (r, v) in regs.iter().take(8).enumerate() {
+            ex.write_sys(at(0x28 + 4 * r as u64), 4, *v)?;
+        }
+        for (s, v) in sels.iter().enumerate() {
+            ex.write_sys(at(0x48 + 4 * s as u64), 2, *v)?;
+        }
+    }
+    Ok(())
+}
+
+/// Switch to the TSS `sel` (32-bit or 16-bit). `ret` is the EIP saved in the outgoing TSS.
 pub fn switch_task(
     ex: &mut Exec<'_>,
     sel: u16,
@@ -79,11 +171,12 @@ pub fn switch_task(
     let d = ex.read_descriptor(sel).map_err(|_| Fault::ts(err))?;
     let typ = d.typ();
     let want_busy = kind == SwitchKind::Iret;
-    let ok_type = if want_busy { typ == 0xB } else { typ == 0x9 };
+    let ok_type = if want_busy {
+        typ == 0xB || typ == 0x3
+    } else {
+        typ == 0x9 || typ == 0x1
+    };
     if d.is_code_data() || !ok_type {
-        if typ == 0x1 || typ == 0x3 {
-            tracing::warn!("16-bit TSS task switch is not implemented");
-        }
         return Err(if kind == SwitchKind::Iret {
             Fault::ts(err)
         } else {
@@ -93,43 +186,29 @@ pub fn switch_task(
     if !d.present() {
         return Err(Fault::np(err));
     }
-    if d.limit() < 0x67 {
+    let new16 = is_tss16(typ);
+    if d.limit() < if new16 { 0x2B } else { 0x67 } {
         return Err(Fault::ts(err));
     }
     let new_base = d.base();
     // Read the whole incoming TSS first so a fault leaves the old task intact.
-    let mut t = [0u32; 26];
-    for (k, v) in t.iter_mut().enumerate() {
-        *v = ex.read_sys(new_base.wrapping_add(4 * k as u64) & 0xFFFF_FFFF, 4)? as u32;
-    }
+    let t = read_task_image(ex, new_base, new16)?;
     // Save the outgoing task.
     let old = ex.s.tr;
     let mut fl = ex.rflags();
-    if kind != SwitchKind::Call {
+    // Only IRET clears NT in the saved image; JMP leaves it as it was (SDM "Task
+    // Switching"; the 386/486 manuals' "JMP clears NT" is a misprint, test386 POST 22).
+    if kind == SwitchKind::Iret {
         fl &= !NT;
     }
-    let ob = old.base;
-    let regs = ex.s.gpr;
-    ex.write_sys(ob.wrapping_add(0x20) & 0xFFFF_FFFF, 4, ret)?;
-    ex.write_sys(ob.wrapping_add(0x24) & 0xFFFF_FFFF, 4, fl)?;
-    for r in 0..8 {
-        ex.write_sys(
-            ob.wrapping_add(0x28 + 4 * r as u64) & 0xFFFF_FFFF,
-            4,
-            regs[r],
-        )?;
-    }
-    for s in 0..6 {
-        let v = ex.s.seg[s].selector as u64;
-        ex.write_sys(ob.wrapping_add(0x48 + 4 * s as u64) & 0xFFFF_FFFF, 2, v)?;
-    }
+    save_task_image(ex, old.base, is_tss16(old.attr as u8 & 0xF), ret, fl)?;
     if kind != SwitchKind::Call {
         // Clear the old TSS's busy bit.
         let a = gdt_desc_addr(ex, old.selector) + 4;
         let hi = ex.read_sys(a, 4)?;
         ex.write_sys(a, 4, hi & !(1 << 9))?;
     }
-    let mut new_flags = t[9] as u64;
+    let mut new_flags = t.eflags;
     if kind == SwitchKind::Call {
         ex.write_sys(new_base & 0xFFFF_FFFF, 2, old.selector as u64)?;
         new_flags |= NT;
@@ -145,27 +224,20 @@ pub fn switch_task(
         limit: d.limit(),
         attr: d.attr() | 0x2,
     };
-    if ex.s.cr0 & CR0_PG != 0 {
-        ex.s.cr3 = t[7] as u64;
+    if let Some(cr3) = t.cr3
+        && ex.s.cr0 & CR0_PG != 0
+    {
+        ex.s.cr3 = cr3;
         ex.c.tlb.flush_non_global();
     }
     ex.s.cr0 |= CR0_TS;
-    for r in 0..8 {
-        ex.s.gpr[r] = t[10 + r] as u64;
-    }
+    ex.s.gpr[..8].copy_from_slice(&t.gpr);
     ex.set_rflags(new_flags | 2);
-    ex.s.rip = t[8] as u64;
+    ex.s.rip = t.eip;
     ex.c.next_rip = ex.s.rip;
     let v86 = new_flags & VM != 0;
-    let sels = [
-        t[18] as u16,
-        t[19] as u16,
-        t[20] as u16,
-        t[21] as u16,
-        t[22] as u16,
-        t[23] as u16,
-    ];
-    let ldt = t[24] as u16;
+    let sels = t.sels;
+    let ldt = t.ldt;
     // Load LDTR first: segment selectors may refer to it.
     if ldt & !3 == 0 {
         ex.s.ldtr = Segment {

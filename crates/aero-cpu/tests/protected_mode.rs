@@ -499,6 +499,111 @@ fn call_to_tss_and_iret_back_through_the_nested_task_link() {
     assert_ne!(s.cr0 & 8, 0, "CR0.TS set by the task switch");
 }
 
+/// A 16-bit (286) TSS: CALL from a 32-bit task loads the word registers with ones in
+/// the upper halves and FS/GS null; IRET back saves the 286 task in its word layout
+/// (test386 POST 22, which also runs 286 tasks).
+#[test]
+fn call_to_a_16_bit_tss_and_iret_back() {
+    let task_a = asm(32, 0x8000, |a| {
+        a.mov(eax, 0xAAAA_0001u32)?;
+        a.call_far(0x38, 0)?; // 16-bit TSS descriptor
+        a.hlt()
+    });
+    let task_b = asm(32, 0xA000, |a| {
+        a.mov(dword_ptr(0x700), eax)?;
+        a.mov(dword_ptr(0x704), esp)?;
+        a.mov(dword_ptr(0x708), edi)?;
+        a.mov(ax, fs)?;
+        a.mov(word_ptr(0x70C), ax)?;
+        a.mov(ax, ss)?;
+        a.mov(word_ptr(0x70E), ax)?;
+        a.mov(ax, 0x5555u32)?;
+        a.iretd()
+    });
+    let mut m = Machine::protected32_at(1 << 20, &task_a, 0x8000);
+    m.load(0xA000, &task_b);
+    m.w64(GDT + 0x28, descriptor(TSS as u32, 0x67, 0x8B, 0));
+    m.w64(GDT + 0x38, descriptor(0x3100, 0x2B, 0x81, 0));
+    let t16: [(u64, u16); 12] = [
+        (0x0E, 0xA000), // IP
+        (0x10, 0x0002), // FLAGS
+        (0x12, 0x1234), // AX
+        (0x1A, 0x7000), // SP
+        (0x20, 0x7788), // DI
+        (0x22, KDATA),  // ES
+        (0x24, KCODE),  // CS
+        (0x26, KDATA),  // SS
+        (0x28, KDATA),  // DS
+        (0x2A, 0),      // LDT
+        (0x14, 0x5678), // CX
+        (0x1C, 0x3344), // BP
+    ];
+    for (off, v) in t16 {
+        m.ram[0x3100 + off as usize..0x3102 + off as usize].copy_from_slice(&v.to_le_bytes());
+    }
+    assert_eq!(m.run(100), RunExit::Halted);
+    assert_eq!(m.r32(0x700), 0xFFFF_1234, "EAX from a 286 TSS");
+    assert_eq!(m.r32(0x704), 0xFFFF_7000, "ESP from a 286 TSS");
+    assert_eq!(m.r32(0x708), 0xFFFF_7788, "EDI from a 286 TSS");
+    assert_eq!(m.r32(0x70C) & 0xFFFF, 0, "FS is null in a 286 task");
+    assert_eq!(m.r32(0x70C) >> 16, KDATA as u32, "SS");
+    let w =
+        |m: &Machine, off: usize| u16::from_le_bytes([m.ram[0x3100 + off], m.ram[0x3101 + off]]);
+    assert_eq!(w(&m, 0), TSS_SEL, "back link");
+    assert_eq!(w(&m, 0x12), 0x5555, "AX saved as a word at 0x12");
+    assert_eq!(
+        w(&m, 0x0E) as u64,
+        0xA000 + task_b.len() as u64,
+        "IP after IRET"
+    );
+    assert_eq!(
+        w(&m, 0x10) & (1 << 14),
+        0,
+        "IRET clears NT in the saved FLAGS"
+    );
+    assert_eq!(w(&m, 0x24), KCODE, "CS saved at 0x24");
+    let s = &m.cpu.state;
+    assert_eq!(s.reg(Reg::Rax), 0xAAAA_0001, "task A's EAX back");
+    assert_eq!(s.tr.selector, TSS_SEL);
+    assert_eq!(
+        m.ram[GDT as usize + 0x38 + 5] & 0x0F,
+        0x1,
+        "286 TSS no longer busy"
+    );
+}
+
+/// JMP to another task leaves NT as it was in the outgoing task's saved EFLAGS; only
+/// IRET clears it (SDM "Task Switching"; test386 POST 22).
+#[test]
+fn jmp_task_switch_keeps_nt_in_the_saved_eflags() {
+    let task_a = asm(32, 0x8000, |a| {
+        a.pushfd()?;
+        a.or(dword_ptr(esp), 1 << 14)?;
+        a.popfd()?;
+        a.jmp_far(0x38, 0)
+    });
+    let task_c = asm(32, 0xA000, |a| a.hlt());
+    let mut m = Machine::protected32_at(1 << 20, &task_a, 0x8000);
+    m.load(0xA000, &task_c);
+    m.w64(GDT + 0x28, descriptor(TSS as u32, 0x67, 0x8B, 0));
+    m.w64(GDT + 0x38, descriptor(0x3200, 0x67, 0x89, 0));
+    m.w32(0x3200 + 0x20, 0xA000);
+    m.w32(0x3200 + 0x24, 0x2);
+    m.w32(0x3200 + 0x38, 0x7_0000);
+    for off in [0x48, 0x50, 0x54, 0x58, 0x5C] {
+        m.w32(0x3200 + off, KDATA as u32);
+    }
+    m.w32(0x3200 + 0x4C, KCODE as u32);
+    assert_eq!(m.run(100), RunExit::Halted);
+    assert_eq!(m.cpu.state.tr.selector, 0x38);
+    assert_ne!(m.r32(TSS + 0x24) & (1 << 14), 0, "NT kept in task A's TSS");
+    assert_eq!(
+        m.ram[GDT as usize + 0x28 + 5] & 0x0F,
+        0x9,
+        "task A not busy"
+    );
+}
+
 #[test]
 fn cr3_edited_between_runs_takes_effect_without_a_flush() {
     let code = asm(32, 0x8000, |a| {
