@@ -221,7 +221,7 @@ build_initramfs() {
 # The crc providers are loaded up front because the kernel would otherwise ask user space
 # (modprobe) for them by alias.
 STORAGE_MODULES=(crct10dif_generic crc64_rocksoft_generic ata_piix ahci sd_mod sr_mod
-                 vfat nls_cp437 nls_utf8 nls_ascii isofs)
+                 vfat nls_cp437 nls_utf8 nls_ascii isofs edd)
 
 # Prints module names in load order, dependencies (from each .ko's .modinfo) first.
 # $1: directory holding the flat NAME.ko files; the rest: the modules wanted.
@@ -269,6 +269,20 @@ echo "AERO-STORAGE-AHCI=$(bound ahci)"
 echo "AERO-STORAGE-BLOCK=$(ls /sys/block | grep -v '^loop' | grep -v '^ram' | tr '\n' ' ')"
 # The PCI function behind sda (00:01.1 PIIX3 IDE, 00:05.0 AHCI).
 echo "AERO-STORAGE-SDA-PATH=$(readlink /sys/block/sda)"
+# Every disk's place (PCI function, ATA port, SCSI target).
+for d in /sys/block/sd* /sys/block/sr*; do
+    [ -e "$d" ] && echo "AERO-STORAGE-PATH-${d##*/}=$(readlink "$d")"
+done
+# EDD (edd.ko): what INT 13h 41h/48h told the kernel's real-mode setup about each BIOS
+# hard disk; host_bus and interface exist only for a valid EDD 3.0 device path.
+one_line() { [ -e "$1" ] && tr '\t\n' '  ' <"$1" | tr -s ' '; }
+for d in /sys/firmware/edd/int13_dev*; do
+    [ -e "$d" ] || continue
+    echo "AERO-STORAGE-EDD-${d##*int13_dev}=version $(one_line "$d/version")| bus $(one_line "$d/host_bus")| if $(one_line "$d/interface")"
+done
+# Caching as the firmware left it: the MTRRs and whether the kernel turned PAT on.
+echo "AERO-STORAGE-MTRR=$(tr '\n' ';' </proc/mtrr 2>/dev/null)"
+echo "AERO-STORAGE-PAT=$(dmesg | grep -o 'x86/PAT: .*' | head -n1)"
 # Disk benchmark (kernel command line aero.bench=disk, tests/bench/disk-io.sh): the first
 # disk is a blank scratch disk. Each phase prints its start and end guest uptime; the host
 # turns them into rates, so the guest clock must follow the host's (Aero --realtime).

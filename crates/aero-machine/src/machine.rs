@@ -264,6 +264,18 @@ impl Machine {
         platform
             .rtc
             .set_cmos(0x14, equipment | u8::from(fda.is_some()));
+        // The boot order where QEMU keeps it for SeaBIOS (which has no fw_cfg here): one
+        // nibble per device (1 floppy, 2 hard disk, 3 CD), first two in 0x3D, third in
+        // 0x38's high nibble. Our BIOS takes `boot_order` directly.
+        let nibble = |i: usize| match config.boot_order.get(i) {
+            Some(BootDevice::Floppy) => 1u8,
+            Some(BootDevice::HardDisk) => 2,
+            Some(BootDevice::Cdrom) => 3,
+            None => 0,
+        };
+        platform.rtc.set_cmos(0x3D, nibble(0) | nibble(1) << 4);
+        let flags = platform.rtc.cmos(0x38) & 0x0F;
+        platform.rtc.set_cmos(0x38, flags | nibble(2) << 4);
         platform
             .rtc
             .set_memory_size(platform.map.ram_below_4g(), platform.map.ram_above_4g());

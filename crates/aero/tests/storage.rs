@@ -40,16 +40,12 @@ enum Bus {
     Ide,
 }
 
-/// Boots the storage CD with `disk` as the first hard disk; returns the guest's report.
-fn boot(dir: &Path, run: &str, disk: &Path, bus: Bus, extra: &[&str]) -> Report {
+/// Runs `aero headless` with `drives` (and the boot order, BIOS, ...) until the storage
+/// guest is done; returns its report.
+fn run_storage_guest(dir: &Path, run: &str, drives: &[&str]) -> Report {
     let serial = dir.join(format!("serial-{run}.txt"));
-    let iso = storage_iso();
     let mut args = vec![
         "headless",
-        "--cdrom",
-        iso.to_str().unwrap(),
-        "--boot",
-        "d",
         "--serial",
         serial.to_str().unwrap(),
         "--until-serial",
@@ -57,12 +53,7 @@ fn boot(dir: &Path, run: &str, disk: &Path, bus: Bus, extra: &[&str]) -> Report 
         "--timeout",
         "200",
     ];
-    let drive = format!("file={},if=ide", disk.display());
-    match bus {
-        Bus::Ahci => args.extend(["--hda", disk.to_str().unwrap()]),
-        Bus::Ide => args.extend(["--drive", drive.as_str()]),
-    }
-    args.extend_from_slice(extra);
+    args.extend_from_slice(drives);
     let out = Command::new(env!("CARGO_BIN_EXE_aero"))
         .args(&args)
         .output()
@@ -74,7 +65,20 @@ fn boot(dir: &Path, run: &str, disk: &Path, bus: Bus, extra: &[&str]) -> Report 
         "aero {args:?}\nstderr: {}\nserial:\n{text}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let report = Report(text);
+    Report(text)
+}
+
+/// Boots the storage CD with `disk` as the first hard disk; returns the guest's report.
+fn boot(dir: &Path, run: &str, disk: &Path, bus: Bus, extra: &[&str]) -> Report {
+    let iso = storage_iso();
+    let mut args = vec!["--cdrom", iso.to_str().unwrap(), "--boot", "d"];
+    let drive = format!("file={},if=ide", disk.display());
+    match bus {
+        Bus::Ahci => args.extend(["--hda", disk.to_str().unwrap()]),
+        Bus::Ide => args.extend(["--drive", drive.as_str()]),
+    }
+    args.extend_from_slice(extra);
+    let report = run_storage_guest(dir, run, &args);
     // ata_piix always binds (the CD is on IDE); ahci binds its controller.
     assert_eq!(
         report.get("ATA-PIIX"),
@@ -199,6 +203,83 @@ fn snapshot_never_writes_the_image() {
         std::fs::read(&disk).unwrap().iter().all(|&b| b == 0),
         "--snapshot wrote to the image"
     );
+}
+
+/// QEMU's four-IDE-drive command line (disk, disk, `media=cdrom`, disk): the CD lands
+/// on the secondary master in place of the default empty drive and boots; Linux's
+/// `ata_piix` finds all four in their slots, and the kernel's EDD (edd.ko) got a valid
+/// EDD 3.0 device path from our INT 13h 48h for each BIOS hard disk. The same boot also
+/// reports the caching our BIOS set up: PAT on and the MTRRs SeaBIOS programs on the
+/// same machine (a second boot with `--bios` SeaBIOS).
+#[test]
+fn four_ide_drives_edd_and_mtrrs() {
+    let dir = work_dir("four-ide");
+    let disks: Vec<PathBuf> = (0..3).map(|i| dir.join(format!("disk{i}.img"))).collect();
+    for (i, d) in disks.iter().enumerate() {
+        std::fs::write(d, vec![0u8; (8 + i) << 20]).unwrap();
+    }
+    let iso = storage_iso();
+    let drives = [
+        format!("file={},if=ide", disks[0].display()),
+        format!("file={},if=ide", disks[1].display()),
+        format!("file={},if=ide,media=cdrom", iso.display()),
+        format!("file={},if=ide", disks[2].display()),
+    ];
+    let mut args: Vec<&str> = drives
+        .iter()
+        .flat_map(|d| ["--drive", d.as_str()])
+        .collect();
+    args.extend(["--boot", "d"]);
+    let ours = run_storage_guest(&dir, "aero-bios", &args);
+    let block = ours.get("BLOCK").unwrap_or_default();
+    assert_eq!(block.trim(), "sda sdb sdc sr0", "{}", ours.0);
+    // Primary master/slave, secondary master (the CD), secondary slave: the two ATA
+    // ports of 00:01.1 (ata_piix loads before ahci, so they are ata1 and ata2), SCSI
+    // target 0 or 1 on each.
+    for (dev, port, unit) in [("sda", 1, 0), ("sdb", 1, 1), ("sr0", 2, 0), ("sdc", 2, 1)] {
+        let p = ours.get(&format!("PATH-{dev}")).unwrap_or_default();
+        assert!(
+            p.contains(&format!("0000:00:01.1/ata{port}/"))
+                && p.contains(&format!(":0:{unit}:0/block/{dev}")),
+            "{dev}: {p}\n{}",
+            ours.0
+        );
+    }
+    // The guest formatted the first disk and read the boot CD.
+    assert_eq!(ours.get("MODE"), Some("write"), "{}", ours.0);
+    assert!(ours.get("CD-SUM").is_some());
+    // EDD: 80h-82h are the three disks, each behind the PIIX3 IDE function.
+    for (drive, channel, device) in [("80", 0, 0), ("81", 0, 1), ("82", 1, 1)] {
+        let edd = ours
+            .get(&format!("EDD-{drive}"))
+            .unwrap_or_else(|| panic!("no EDD for {drive}h:\n{}", ours.0));
+        assert!(edd.starts_with("version 0x30 |"), "{drive}h: {edd}");
+        assert!(
+            edd.contains(&format!("bus PCI 00:01.1 channel: {channel}")),
+            "{drive}h: {edd}"
+        );
+        assert!(
+            edd.contains(&format!("if ATA device: {device}")),
+            "{drive}h: {edd}"
+        );
+    }
+    assert!(ours.get("EDD-83").is_none(), "{}", ours.0);
+    // Caching: PAT on (Linux keeps it off when the firmware left the MTRRs disabled),
+    // and the MTRRs as SeaBIOS programs them.
+    let pat = ours.get("PAT").unwrap_or_default();
+    assert!(
+        pat.starts_with("x86/PAT: Configuration [0-7]:"),
+        "PAT: {pat:?}"
+    );
+    let mtrr = ours.get("MTRR").unwrap_or_default();
+    assert!(
+        mtrr.contains("reg00: base=0x080000000 ( 2048MB), size= 2048MB, count=1: uncachable"),
+        "{mtrr:?}"
+    );
+    args.extend(["--bios", "/usr/share/seabios/bios.bin"]);
+    let seabios = run_storage_guest(&dir, "seabios", &args);
+    assert_eq!(seabios.get("MTRR"), Some(mtrr), "{}", seabios.0);
+    assert_eq!(seabios.get("PAT"), Some(pat));
 }
 
 /// md5 (hex) of the first `len` bytes of `file`, as the guest's `dd | md5sum` prints it.

@@ -1,7 +1,7 @@
 //! Memory type range registers, programmed at POST the way SeaBIOS leaves them on QEMU's
 //! PC: RAM write-back (the default type), the legacy VGA window uncachable, the option ROM
-//! and BIOS area (C0000h–FFFFFh) write-protected, and the PCI hole up to 4 GiB uncachable
-//! through variable ranges. Operating systems keep what the firmware set: Linux enables
+//! and BIOS area (C0000h–FFFFFh) write-protected, and everything from the end of RAM (at
+//! 2 GiB, 3 GiB or the PCI hole) up to 4 GiB uncachable through a variable range. Operating systems keep what the firmware set: Linux enables
 //! PAT only when the MTRRs are on, and Windows expects a BIOS to have done this.
 //! PAT itself stays at its reset value.
 
@@ -58,7 +58,8 @@ pub fn msr_writes(ram_below_4g: u64, pci_hole_start: u64) -> Vec<(u32, u64)> {
     out.extend(FIXED[3..].iter().map(|&msr| (msr, all(WP))));
     // Variable ranges: the PCI hole uncachable; everything else takes the default (WB).
     let phys_mask = (1u64 << PHYS_ADDR_BITS) - 1;
-    let mut ranges = aligned_blocks(pci_hole_start, FOUR_GIB).into_iter();
+    let mut ranges =
+        aligned_blocks(uncachable_from(ram_below_4g, pci_hole_start), FOUR_GIB).into_iter();
     for n in 0..VARIABLE_RANGES {
         let (base, mask) = match ranges.next() {
             Some((base, size)) => (
@@ -91,6 +92,17 @@ pub fn write_list(
     bytes.extend_from_slice(&[0; 12]);
     c.mem.write(u64::from(MSR_LIST), &bytes)?;
     Ok(())
+}
+
+/// Where the uncachable range up to 4 GiB starts: 2 GiB or 3 GiB when RAM ends below
+/// them, else the PCI hole. As SeaBIOS places its PCI window on the i440FX, so that one
+/// aligned variable range covers every address above RAM, whatever BARs land there later.
+fn uncachable_from(ram_below_4g: u64, pci_hole_start: u64) -> u64 {
+    [0x8000_0000, 0xC000_0000]
+        .into_iter()
+        .find(|&at| ram_below_4g <= at)
+        .unwrap_or(pci_hole_start)
+        .min(pci_hole_start)
 }
 
 /// `[start, end)` as naturally aligned power-of-two blocks (what one variable MTRR can
@@ -139,9 +151,10 @@ mod tests {
         assert!(aligned_blocks(0xE000_0001, FOUR_GIB).is_empty());
     }
 
-    /// SeaBIOS's layout on QEMU's PC with the hole at 3.5 GiB: def type WB with both
-    /// enables, the fixed ranges WB/UC/WP, one variable range E0000000/512 MiB UC, with
-    /// the mask as wide as the CPU's 40 physical address bits, the other ranges cleared.
+    /// SeaBIOS's layout on QEMU's PC: def type WB with both enables, the fixed ranges
+    /// WB/UC/WP, one variable range UC from 2 GiB (RAM up to 2 GiB), 3 GiB (up to 3 GiB)
+    /// or the hole at 3.5 GiB, its mask as wide as the CPU's 40 physical address bits, the
+    /// other ranges cleared.
     #[test]
     fn writes_seabios_layout() {
         let w = msr_writes(512 << 20, 0xE000_0000);
@@ -152,14 +165,23 @@ mod tests {
         assert_eq!(w[3], (0x259, 0));
         assert!(w[4..12].iter().all(|&(_, v)| v == 0x0505_0505_0505_0505));
         assert_eq!(w[11].0, 0x26F);
-        assert_eq!(w[12], (0x200, 0xE000_0000));
-        assert_eq!(w[13], (0x201, 0xFF_E000_0800));
+        assert_eq!(w[12], (0x200, 0x8000_0000));
+        assert_eq!(w[13], (0x201, 0xFF_8000_0800));
         assert!(w[14..28].iter().all(|&(_, v)| v == 0));
         assert_eq!(w[27].0, 0x20F);
         assert_eq!(w[28], (0x2FF, 0xC06));
-        // A hole at 3.25 GiB (and a tiny RAM) take what they need.
-        let w = msr_writes(0x9_0000, 0xD000_0000);
+        let uc = |ram| msr_writes(ram, 0xE000_0000)[12..14].to_vec();
+        assert_eq!(uc(2 << 30), [(0x200, 0x8000_0000), (0x201, 0xFF_8000_0800)]);
+        assert_eq!(uc(3 << 30), [(0x200, 0xC000_0000), (0x201, 0xFF_C000_0800)]);
+        assert_eq!(
+            uc(0xE000_0000),
+            [(0x200, 0xE000_0000), (0x201, 0xFF_E000_0800)]
+        );
+        // A tiny RAM leaves the top of conventional memory UC; a hole at 3.25 GiB with
+        // 3.25 GiB of RAM below it takes two ranges.
+        let w = msr_writes(0x9_0000, 0xE000_0000);
         assert_eq!(w[2], (0x258, 0x0000_0000_0606_0606));
+        let w = msr_writes(0xD000_0000, 0xD000_0000);
         assert_eq!(
             w[12..16],
             [

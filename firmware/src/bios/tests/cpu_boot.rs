@@ -410,8 +410,8 @@ fn post_programs_the_mtrrs_like_seabios() {
             0,                     // A0000-BFFFF UC
             0x0505_0505_0505_0505, // C0000-C7FFF WP
             0x0505_0505_0505_0505, // F8000-FFFFF WP
-            0xE000_0000,           // PCI hole from 3.5 GiB ...
-            0xFF_E000_0800,        // ... 512 MiB, uncachable
+            0x8000_0000,           // above RAM (16 MiB): from 2 GiB ...
+            0xFF_8000_0800,        // ... 2 GiB, uncachable
             0x0007_0406_0007_0406, // PAT at its reset value
         ],
         "{values:x?}"
