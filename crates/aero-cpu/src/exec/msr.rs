@@ -10,9 +10,12 @@ use crate::mmu::{CR0_PG, EFER_LMA, EFER_LME, EFER_NXE, EFER_SCE};
 use crate::seg::{FS, GS};
 use iced_x86::{Instruction, Mnemonic};
 
+pub const IA32_P5_MC_ADDR: u32 = 0x0;
+pub const IA32_P5_MC_TYPE: u32 = 0x1;
 pub const IA32_TSC: u32 = 0x10;
 pub const IA32_PLATFORM_ID: u32 = 0x17;
 pub const IA32_APIC_BASE: u32 = 0x1B;
+pub const MSR_EBL_CR_POWERON: u32 = 0x2A;
 pub const IA32_FEATURE_CONTROL: u32 = 0x3A;
 pub const IA32_BIOS_UPDT_TRIG: u32 = 0x79;
 pub const IA32_BIOS_SIGN_ID: u32 = 0x8B;
@@ -26,6 +29,9 @@ pub const IA32_MCG_CTL: u32 = 0x17B;
 pub const IA32_PERF_STATUS: u32 = 0x198;
 pub const IA32_MISC_ENABLE: u32 = 0x1A0;
 pub const IA32_DEBUGCTL: u32 = 0x1D9;
+/// Last branch / last exception record (P6 numbering, as KVM answers them): 0x1DB-0x1DE.
+pub const MSR_LASTBRANCH_FROM_IP: u32 = 0x1DB;
+pub const MSR_LASTINT_TO_IP: u32 = 0x1DE;
 pub const IA32_MTRR_PHYS_FIRST: u32 = 0x200;
 pub const IA32_MTRR_PHYS_LAST: u32 = 0x20F;
 pub const IA32_PAT: u32 = 0x277;
@@ -102,6 +108,10 @@ impl Exec<'_> {
         let m = &self.c.msr;
         Ok(match idx {
             IA32_TSC => return Ok(self.read_tsc()),
+            // Read as 0, as KVM answers them (guests probe them; QEMU's TCG reads 0 too):
+            // no P5-style machine check, no bus configuration, no branch recorded.
+            IA32_P5_MC_ADDR | IA32_P5_MC_TYPE | MSR_EBL_CR_POWERON => 0,
+            MSR_LASTBRANCH_FROM_IP..=MSR_LASTINT_TO_IP => 0,
             IA32_PLATFORM_ID => 0,
             IA32_APIC_BASE => m.apic_base,
             IA32_FEATURE_CONTROL => m.feature_control,
@@ -155,6 +165,8 @@ impl Exec<'_> {
             IA32_PLATFORM_ID | IA32_MTRRCAP | IA32_MCG_CAP | IA32_PERF_STATUS => {
                 return Err(Fault::gp0());
             }
+            IA32_P5_MC_ADDR | IA32_P5_MC_TYPE | MSR_EBL_CR_POWERON => return Err(Fault::gp0()),
+            MSR_LASTBRANCH_FROM_IP..=MSR_LASTINT_TO_IP => return Err(Fault::gp0()),
             IA32_APIC_BASE => {
                 // BSP (8), enable (11) and the base; x2APIC (10) is not supported.
                 if v & !(PHYS_MASK & !0xFFF | (1 << 11) | (1 << 8)) != 0 {

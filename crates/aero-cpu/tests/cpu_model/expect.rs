@@ -145,3 +145,11 @@ pub fn msr_actions() -> Vec<Action> {
     v.push(Action::Rdmsr(0x8B));
     v
 }
+
+/// MSRs KVM answers for an Intel guest beyond QEMU's TCG list (so Windows, tested on
+/// KVM for years, may read them) that a Core 2 has: P5_MC_ADDR/TYPE, PLATFORM_ID,
+/// EBL_CR_POWERON, FEATURE_CONTROL, the microcode trigger, DEBUGCTL and the last-branch/
+/// last-exception records. Aero must answer each (QEMU's TCG reads them as 0).
+pub const KVM_ALSO_ANSWERS: &[u32] = &[
+    0x0, 0x1, 0x17, 0x2A, 0x3A, 0x79, 0x1D9, 0x1DB, 0x1DC, 0x1DD, 0x1DE,
+];
