@@ -377,6 +377,24 @@ fn main_program() -> Vec<u8> {
     a.pop(ds).unwrap();
     outw(&mut a, 0x3CE, 0x05, 0x00);
 
+    // 6. Read mode 0 with read map select, plane by plane, written back through the map
+    // mask: row 100 (x 0..320) copied to row 470 the way bootvid saves and restores
+    // screen areas.
+    for plane in 0..4u8 {
+        outw(&mut a, 0x3CE, 0x04, plane);
+        for col in 0..40u32 {
+            a.mov(al, byte_ptr(100 * 80 + col).es()).unwrap();
+            a.mov(byte_ptr(COMPARE_BUF + 0x80 + col), al).unwrap();
+        }
+        outw(&mut a, 0x3C4, 0x02, 1 << plane);
+        a.mov(si, COMPARE_BUF + 0x80).unwrap();
+        a.mov(di, 470 * 80u32).unwrap();
+        a.mov(cx, 40u32).unwrap();
+        a.rep().movsb().unwrap();
+    }
+    outw(&mut a, 0x3C4, 0x02, 0x0F);
+    outw(&mut a, 0x3CE, 0x04, 0x00);
+
     serial_out(&mut a, b"BOOTVID-OK\r\n");
     a.jmp(hang).unwrap();
     let code = a.assemble(MAIN).unwrap();
@@ -565,6 +583,10 @@ fn bootvid_presence_check_and_mode_12h_drawing_match_qemu_std_vga() {
     assert_eq!(at(3, 10), PALETTE[0], "band 0 keeps colour 0");
     assert_eq!(at(5 * 15 + 3, 12 * 15 + 10), PALETTE[15], "band 15");
     assert_eq!(at(0, 479), PALETTE[0], "cleared");
+    for x in 0..320 {
+        assert_eq!(at(x, 470), at(x, 100), "plane-by-plane copy at x {x}");
+    }
+    assert_eq!(at(100, 470), PALETTE[7], "the copy holds band 7");
     write_ppm(&out_dir().join("bootvid-aero.ppm"), &aero);
     let Some((serial, qemu)) = run_on_qemu(bootvid_disk(), "bootvid", "BOOTVID-OK", true) else {
         return;
