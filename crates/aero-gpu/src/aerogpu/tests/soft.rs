@@ -813,6 +813,36 @@ mod device {
     }
 
     #[test]
+    fn each_context_clears_its_own_render_targets() {
+        let mut g = guest();
+        let submit_as = |g: &mut Guest<SoftExecutor>, context_id: u32, fence: u64, s: &[u8]| {
+            let mut d = g.desc(s, None, fence, 0);
+            d.context_id = context_id;
+            g.push_desc(&d);
+            g.doorbell();
+        };
+        // Context 1 binds texture 1, context 2 texture 2; then each clears in turn.
+        let bind = |handle| {
+            stream(|w| {
+                texture(w, handle, Format::R8Unorm, 1, 1, 1, 1, 0);
+                targets(w, &[handle], 0);
+            })
+        };
+        submit_as(&mut g, 1, 1, &bind(1));
+        submit_as(&mut g, 2, 2, &bind(2));
+        let clear_to = |v: f32| stream(|w| clear(w, CLEAR_COLOR, [v; 4], 0.0, 0));
+        submit_as(&mut g, 1, 3, &clear_to(1.0));
+        submit_as(&mut g, 2, 4, &clear_to(0.2));
+        assert_eq!(g.completed_fence(), 4);
+        let bytes = |g: &Guest<SoftExecutor>, handle| {
+            let id = g.dev.processor().objects().resource(handle).unwrap().0;
+            g.dev.executor().resource_bytes(id).unwrap().to_vec()
+        };
+        assert_eq!(bytes(&g, 1), [255]);
+        assert_eq!(bytes(&g, 2), [51]);
+    }
+
+    #[test]
     fn exceeding_the_host_memory_cap_is_a_backend_error_and_the_device_goes_on() {
         let mut g = guest();
         let s = stream(|w| {
