@@ -1285,7 +1285,16 @@ fn fuzzed_streams_never_panic_and_valid_output_passes_naga() {
 
 /// vs_1_1 feeding oT0–oT3 from c0–c3 and oD0 from c4; then a ps_1_x.
 fn run_sm1(ps: &str, vs_consts: &[(usize, [f32; 4])], setup: impl Fn(&mut Draw)) -> [f32; 4] {
-    let ps = tr(ps);
+    run_sm1_key(ps, &VariantKey::default(), vs_consts, setup)
+}
+
+fn run_sm1_key(
+    ps: &str,
+    key: &VariantKey,
+    vs_consts: &[(usize, [f32; 4])],
+    setup: impl Fn(&mut Draw),
+) -> [f32; 4] {
+    let ps = translate_with(ps, key);
     let vs = translate_with(
         "vs_1_1\ndcl_position v0\nmov oPos, v0\nmov oT0, c0\nmov oT1, c1\nmov oT2, c2\nmov oT3, c3\nmov oD0, c4\n",
         &VariantKey {
@@ -1455,4 +1464,169 @@ fn ps_1_4_phases_dependent_reads_and_vs_1_1() {
     assert_close(out[0][0], C1, 1e-6, "c[a0.x + 2] with a0.x = floor(1.7)");
     assert_close(out[1][0], [4.0, 0.5, 2f32.powf(2.5), 1.0], 1e-5, "expp");
     assert_close(out[2][0], [3.0, 1.0, 3.0, 1.0], 1e-5, "logp");
+}
+
+#[test]
+fn ps_1_x_reflection_depth_and_bump_luminance() {
+    // t0 = normal (0, 0, 1); rows tc1..tc3 = identity with the eye vector in .w.
+    let tc = [
+        (0, [0.5, 0.5, 0.0, 0.0]),
+        (1, [1.0, 0.0, 0.0, 2.0]),
+        (2, [0.0, 1.0, 0.0, 0.0]),
+        (3, [0.0, 0.0, 1.0, 1.0]),
+    ];
+    let mut kinds = [TextureKind::Tex2d; 8];
+    kinds[3] = TextureKind::Cube;
+    let key = VariantKey {
+        ps1_sampler_kinds: kinds,
+        ..Default::default()
+    };
+    let cube = Texture {
+        slot: 3,
+        kind: TextureKind::Cube,
+        size: [1, 1, 6],
+        levels: vec![vec![RED, GREEN, BLUE, WHITE, GREY, [1, 2, 3, 4]]],
+    };
+    let setup = |d: &mut Draw| {
+        d.textures = vec![
+            texel(0, [0, 0, 255, 255]),
+            Texture {
+                levels: cube.levels.clone(),
+                ..cube
+            },
+        ];
+        d.ps_consts = vec![(0, [2.0, 0.0, 1.0, 0.0])];
+    };
+    let pads = "ps_1_1\ntex t0\ntexm3x3pad t1, t0\ntexm3x3pad t2, t0\n";
+    // The normal itself: +Z (grey).
+    let got = run_sm1_key(
+        &format!("{pads}texm3x3tex t3, t0\nmov r0, t3\n"),
+        &key,
+        &tc,
+        setup,
+    );
+    assert_close(got, unorm(GREY), 1e-6, "texm3x3tex");
+    // vspec: the eye (2, 0, 1) from the rows' w reflects about +Z to (-2, 0, 1): -X.
+    let got = run_sm1_key(
+        &format!("{pads}texm3x3vspec t3, t0\nmov r0, t3\n"),
+        &key,
+        &tc,
+        setup,
+    );
+    assert_close(got, unorm(GREEN), 1e-6, "texm3x3vspec");
+    let spec = |d: &mut Draw| {
+        setup(d);
+        d.ps_consts = vec![(0, [0.5, 0.0, 0.25, 0.0])]; // reflects to (-0.5, 0, 0.25): -X
+    };
+    let got = run_sm1_key(
+        &format!("{pads}texm3x3spec t3, t0, c0\nmov r0, t3\n"),
+        &key,
+        &tc,
+        spec,
+    );
+    assert_close(got, unorm(GREEN), 1e-6, "texm3x3spec");
+
+    // texm3x2depth: depth = dot(tc1, t0) / dot(tc2, t0) against a 0.5 depth buffer.
+    let lookup = [191, 64, 0, 64];
+    let depth_ps =
+        "ps_1_3\ndef c0, 1, 1, 1, 1\ntex t0\ntexm3x2pad t1, t0\ntexm3x2depth t2, t0\nmov r0, c0\n";
+    let depth = |row1: [f32; 4]| {
+        let tc = [(1, row1), (2, [1.0, 1.0, 0.0, 0.0])];
+        run_sm1(depth_ps, &tc, |d| {
+            d.textures = vec![texel(0, lookup)];
+            d.depth = Some(0.5);
+        })
+    };
+    assert_eq!(
+        depth([0.0, 1.0, 0.0, 0.0]),
+        [1.0; 4],
+        "0.251 passes Less 0.5"
+    );
+    assert_eq!(depth([1.0, 0.0, 0.0, 0.0]), CLEAR, "0.749 fails");
+    // texdepth (ps_1_4): r5.r / r5.g.
+    let texdepth = |r: f32| {
+        let ps = "ps_1_4\ndef c0, 1, 1, 1, 1\ntexcrd r5.rgb, t0\ntexdepth r5\nphase\nmov r0, c0\n";
+        run_sm1(ps, &[(0, [r, 1.0, 0.0, 0.0])], |d| d.depth = Some(0.5))
+    };
+    assert_eq!(texdepth(0.25), [1.0; 4]);
+    assert_eq!(texdepth(0.75), CLEAR);
+
+    // texdp3tex: (dot(tc1, t0), 0) = (0.749, 0) → green; texreg2rgb: (0.749, 0.251) → green.
+    let tc2 = [(0, [0.5, 0.5, 0.0, 0.0]), (1, [1.0, 0.0, 0.0, 0.0])];
+    let two = |d: &mut Draw| d.textures = vec![texel(0, lookup), quadrants(1)];
+    let got = run_sm1("ps_1_2\ntex t0\ntexdp3tex t1, t0\nmov r0, t1\n", &tc2, two);
+    assert_close(got, unorm(GREEN), 1e-6, "texdp3tex");
+    let got = run_sm1("ps_1_2\ntex t0\ntexreg2rgb t1, t0\nmov r0, t1\n", &tc2, two);
+    assert_close(got, unorm(GREEN), 1e-6, "texreg2rgb");
+    // texbeml: the identity bump matrix, luminance scale 0, offset 0.5: half of white.
+    let bem_tc = [(0, [0.5, 0.5, 0.0, 0.0]), (1, [0.0, 0.5, 0.0, 0.0])];
+    let got = run_sm1(
+        "ps_1_1\ntex t0\ntexbeml t1, t0\nmov r0, t1\n",
+        &bem_tc,
+        |d| {
+            d.textures = vec![texel(0, lookup), quadrants(1)];
+            d.bump[4..8].copy_from_slice(&[1.0, 0.0, 0.0, 1.0]);
+            d.bump[32 + 4..32 + 6].copy_from_slice(&[0.0, 0.5]);
+        },
+    );
+    assert_close(got, [0.5, 0.5, 0.5, 1.0], 1e-6, "texbeml");
+    // bem (ps_1_4): r1.xy = r0.xy + M(stage 1) · r2.xy with M = [[1, 0], [0, 2]].
+    let bem = "ps_1_4\ntexcrd r0.xyz, t0\ntexcrd r2.xyz, t1\nbem r1.xy, r0, r2\nmov r0, r1\n";
+    let got = run_sm1(
+        bem,
+        &[(0, [0.25, 0.5, 0.0, 0.0]), (1, [0.5, 0.125, 0.0, 0.0])],
+        |d| {
+            d.bump[4..8].copy_from_slice(&[1.0, 0.0, 0.0, 2.0]);
+        },
+    );
+    assert_close(got, [0.75, 0.75, 0.0, 0.0], 1e-6, "bem");
+    // ps_1_x texkill tests the coordinate, not the sampled colour.
+    let kill = "ps_1_1\ndef c0, 1, 1, 1, 1\ntex t0\ntexkill t0\nmov r0, c0\n";
+    let k = |tc0: [f32; 4]| run_sm1(kill, &[(0, tc0)], |d| d.textures = vec![texel(0, WHITE)]);
+    assert_eq!(
+        k([0.5, 0.5, 0.5, -1.0]),
+        [1.0; 4],
+        "w is not tested in ps_1_x"
+    );
+    assert_eq!(k([0.5, -0.5, 0.5, 1.0]), CLEAR);
+}
+
+#[test]
+fn predicated_texkill_and_negated_callnz() {
+    // p0 = (c0 > 0) = (false, true, false, false): only y's test counts.
+    let ps = "ps_3_0\nmov r1, c1\nsetp_gt p0, c0, c2\n(p0) texkill r1\nmov oC0, c3\n";
+    let run = |c1: [f32; 4]| {
+        run_ps_with(
+            ps,
+            &[(0, [-1.0, 1.0, -1.0, -1.0]), (1, c1), (3, [1.0; 4])],
+            |d| d,
+        )
+    };
+    assert_eq!(
+        run([-1.0, 1.0, 1.0, 1.0]),
+        [1.0; 4],
+        "x negative but not predicated"
+    );
+    assert_eq!(
+        run([1.0, -1.0, 1.0, 1.0]),
+        CLEAR,
+        "y negative and predicated"
+    );
+    let call =
+        "ps_3_0\nmov r0, c0\ncallnz l2, !b0\nmov oC0, r0\nret\nlabel l2\nadd r0, r0, c1\nret\n";
+    let consts = [(0, [1.0; 4]), (1, [2.0; 4])];
+    assert_eq!(
+        run_ps_with(call, &consts, |d| d.bool(true, 0, false)),
+        [3.0; 4]
+    );
+    assert_eq!(
+        run_ps_with(call, &consts, |d| d.bool(true, 0, true)),
+        [1.0; 4]
+    );
+    // A predicate on a flow-control instruction is refused, not ignored.
+    let tokens = assemble("ps_3_0\nrep i0\n(p0) break\nendrep\nmov oC0, c0\n").unwrap();
+    assert!(matches!(
+        translate(&tokens, &VariantKey::default()),
+        Err(TranslateError::Unsupported(_))
+    ));
 }

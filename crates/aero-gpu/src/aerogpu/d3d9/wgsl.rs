@@ -483,7 +483,12 @@ impl<'a> Writer<'a> {
     /// A boolean condition source: b#, or p0 with a component and an optional `!`.
     fn condition(&self, s: &Src) -> Result<String, TranslateError> {
         match s.reg.ty {
-            RegType::ConstBool => Ok(self.bool_const(s.reg.number)),
+            RegType::ConstBool => Ok(match s.modifier {
+                // callnz l#, !b#
+                SrcMod::Not => format!("!{}", self.bool_const(s.reg.number)),
+                SrcMod::None => self.bool_const(s.reg.number),
+                _ => return Err(malformed("bool modifier")),
+            }),
             RegType::Predicate => {
                 let c = COMPONENTS[usize::from(s.swizzle[0] & 3)];
                 Ok(match s.modifier {
@@ -989,6 +994,10 @@ impl<'a> Writer<'a> {
             };
             let mut out = String::new();
             let depth = blocks.len();
+            // Only value-writing instructions and texkill honour a predicate here.
+            if ins.predicate.is_some() && ins.dst.is_none() {
+                return Err(unsupported("predicated flow-control instruction"));
+            }
             match ins.op {
                 Op::Ret if depth == 0 => {
                     if let Some(f) = current.take() {
@@ -1103,7 +1112,12 @@ impl<'a> Writer<'a> {
                         modifier: SrcMod::None,
                         rel: None,
                     };
-                    let e = self.base(&reg)?;
+                    // Shader model 1 tests a t# register's texture coordinate.
+                    let e = if self.sm1 && dst.reg.ty == RegType::AddrOrTexture {
+                        format!("tc{}", dst.reg.number)
+                    } else {
+                        self.base(&reg)?
+                    };
                     let mask = if self.sm1 || dst.mask == 0 {
                         0x7
                     } else {
@@ -1111,8 +1125,18 @@ impl<'a> Writer<'a> {
                     };
                     let tests: Vec<String> = (0..4)
                         .filter(|i| mask & (1 << i) != 0)
-                        .map(|i| format!("{e}.{} < 0.0", COMPONENTS[i]))
+                        .map(|i| {
+                            let c = COMPONENTS[i];
+                            if ins.predicate.is_some() {
+                                format!("({e}.{c} < 0.0 && pr.{c})")
+                            } else {
+                                format!("{e}.{c} < 0.0")
+                            }
+                        })
                         .collect();
+                    if let Some(p) = &ins.predicate {
+                        writeln!(out, "pr = {};", self.predicate_vec(p)?).ok();
+                    }
                     writeln!(out, "if ({}) {{ discard; }}", tests.join(" || ")).ok();
                 }
                 Op::Setp => {
