@@ -534,6 +534,18 @@ impl SoftExecutor {
         Ok(())
     }
 
+    fn unbind(&mut self, id: ResourceId) {
+        let states =
+            std::iter::once(&mut self.state).chain(self.parked.values_mut().map(|(s, _)| s));
+        for state in states {
+            for slot in state.colors.iter_mut().chain([&mut state.depth_stencil]) {
+                if *slot == Some(id) {
+                    *slot = None;
+                }
+            }
+        }
+    }
+
     fn destroy(&mut self, id: ResourceId) {
         if let Some(r) = self.resources.remove(&id) {
             self.host_bytes = self.host_bytes.saturating_sub(r.bytes.len() as u64);
@@ -921,11 +933,16 @@ impl SoftExecutor {
                 backing,
                 ..
             } => self.create(resource, desc, size_bytes, backing, mem)?,
-            // Only the last reference frees the host copy.
-            Command::DestroyResource {
-                resource,
-                freed: true,
-            } => self.destroy(resource),
+            Command::DestroyResource { resource, freed } => {
+                // The processor unbinds the destroyed handle in every context; outputs
+                // here are resource ids, so unbind the resource (an alias handle bound as
+                // a target elsewhere is the one case this unbinds more than it does).
+                self.unbind(resource);
+                // Only the last reference frees the host copy.
+                if freed {
+                    self.destroy(resource);
+                }
+            }
             Command::ResourceDirtyRange {
                 resource,
                 offset_bytes,

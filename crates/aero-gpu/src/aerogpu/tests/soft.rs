@@ -699,6 +699,31 @@ fn shared_surface_aliases_free_on_the_last_reference() {
 }
 
 #[test]
+fn a_destroyed_target_handle_is_unbound_even_while_an_alias_keeps_the_surface() {
+    let mut h = Harness::new();
+    h.run(|w| {
+        texture(w, 1, Format::R8Unorm, 2, 1, 1, 1, 0);
+        w.export_shared(1, 0x55);
+        w.import_shared(2, 0x55);
+        targets(w, &[1], 0);
+        w.destroy_resource(1);
+        clear(w, CLEAR_COLOR, [1.0; 4], 0.0, 0);
+    })
+    .unwrap();
+    assert_eq!(
+        h.bytes(2),
+        [0, 0],
+        "nothing bound: the clear touched nothing"
+    );
+    h.run(|w| {
+        targets(w, &[2], 0);
+        clear(w, CLEAR_COLOR, [1.0; 4], 0.0, 0);
+    })
+    .unwrap();
+    assert_eq!(h.bytes(2), [255, 255]);
+}
+
+#[test]
 fn an_executor_error_reports_backend_to_the_guest() {
     let e = SubmitError::Packet {
         offset: 0,
