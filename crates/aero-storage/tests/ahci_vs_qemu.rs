@@ -113,6 +113,8 @@ trait Hba {
     fn read32(&mut self, offset: u64) -> u32;
     fn write32(&mut self, offset: u64, value: u32);
     fn mem_read(&mut self, addr: u64, len: usize) -> Vec<u8>;
+    /// The HBA's INTx line is asserted.
+    fn intx(&mut self) -> bool;
     fn mem_write(&mut self, addr: u64, data: &[u8]);
     fn name(&self) -> &'static str;
 }
@@ -169,6 +171,9 @@ impl Hba for AeroHba {
             self.hba.process(&mut self.ram);
         }
     }
+    fn intx(&mut self) -> bool {
+        self.hba.irq_level()
+    }
     fn mem_read(&mut self, addr: u64, len: usize) -> Vec<u8> {
         let mut buf = vec![0; len];
         self.ram.read(addr, &mut buf).expect("test RAM read");
@@ -187,6 +192,8 @@ struct QemuHba {
     child: Child,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
+    /// Interrupt-controller inputs QEMU reported raised (`irq_intercept_in ioapic`).
+    raised_irqs: std::collections::BTreeSet<u32>,
 }
 
 impl QemuHba {
@@ -214,7 +221,9 @@ impl QemuHba {
             child,
             stdin,
             stdout,
+            raised_irqs: Default::default(),
         };
+        q.command("irq_intercept_in ioapic");
         // The ABAR, memory decoding and bus mastering, as the BIOS would leave them.
         q.pci_write32(0x24, ABAR as u32);
         q.pci_write32(0x04, 0x0006);
@@ -238,7 +247,16 @@ impl QemuHba {
                 return rest.trim().to_string();
             }
             assert!(!reply.starts_with("FAIL"), "qemu: `{line}` -> {reply}");
-            // Anything else is an asynchronous event line (IRQ ...): skip it.
+            // Asynchronous interrupt events, reported before the reply they precede.
+            let mut words = reply.split_whitespace();
+            if words.next() == Some("IRQ") {
+                let (how, irq) = (words.next(), words.next().and_then(|n| n.parse().ok()));
+                match (how, irq) {
+                    (Some("raise"), Some(n)) => self.raised_irqs.insert(n),
+                    (Some("lower"), Some(n)) => self.raised_irqs.remove(&n),
+                    _ => panic!("qemu: unexpected event {reply}"),
+                };
+            }
         }
     }
 
@@ -272,6 +290,11 @@ impl Hba for QemuHba {
     }
     fn write32(&mut self, offset: u64, value: u32) {
         self.command(&format!("writel {:#x} {value:#x}", ABAR + offset));
+    }
+    fn intx(&mut self) -> bool {
+        // A register read first: any interrupt change before it has been reported.
+        self.read32(IS);
+        !self.raised_irqs.is_empty()
     }
     fn mem_read(&mut self, addr: u64, len: usize) -> Vec<u8> {
         let reply = self.command(&format!("read {addr:#x} {len:#x}"));
@@ -389,7 +412,8 @@ impl<'a> Driver<'a> {
     }
 
     fn snapshot(&mut self, step: &'static str) {
-        let registers = REGISTERS.iter().map(|&(_, o)| self.r(o)).collect();
+        let mut registers: Vec<u32> = REGISTERS.iter().map(|&(_, o)| self.r(o)).collect();
+        registers.push(u32::from(self.hba.intx()));
         let fis = self.hba.mem_read(FB, 0x100);
         self.snapshots.push(Snapshot {
             step,
@@ -1008,7 +1032,8 @@ fn windows_ahci_sequence_matches_qemu_ich9() {
                 &q.fis[..0x60]
             );
         }
-        for (i, &(register, _)) in REGISTERS.iter().enumerate() {
+        let names = REGISTERS.iter().map(|&(n, _)| n).chain(["INTx"]);
+        for (i, register) in names.enumerate() {
             let (av, qv) = (a.registers[i], q.registers[i]);
             if av == qv {
                 continue;
