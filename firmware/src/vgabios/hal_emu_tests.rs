@@ -637,6 +637,50 @@ fn script() -> Vec<Step> {
     ]
 }
 
+/// One call on both machines: nothing outside the HAL's model touched, and everything
+/// a caller or the screen sees the same. Returns the outcome.
+fn step(full: &mut Emu, hal: &mut Emu, name: &str, regs: Regs) -> Outcome {
+    let expected = full.call(name, regs);
+    let got = hal.call(name, regs);
+    assert!(
+        hal.bus.violations.is_empty(),
+        "outside the HAL emulator's memory model: {:#?}",
+        hal.bus.violations
+    );
+    assert!(
+        full.bus.violations.is_empty(),
+        "ports the video BIOS has no business with: {:#?}",
+        full.bus.violations
+    );
+    assert_eq!(expected.regs, got.regs, "{name}: EAX..EBP");
+    assert_eq!(expected.segs, got.segs, "{name}: DS, ES");
+    assert_eq!(expected.flags, got.flags, "{name}: FLAGS");
+    assert_eq!(
+        first_difference(&expected.low_memory, &got.low_memory),
+        None,
+        "{name}: IVT/BDA byte differs"
+    );
+    assert_eq!(
+        first_difference(&expected.transfer_page, &got.transfer_page),
+        None,
+        "{name}: transfer page byte differs"
+    );
+    let (a, b) = (vga_registers(&full.bus.vga), vga_registers(&hal.bus.vga));
+    let differing: Vec<_> = a.iter().zip(&b).filter(|(x, y)| x != y).take(8).collect();
+    assert!(differing.is_empty(), "{name}: VGA registers {differing:?}");
+    assert_eq!(
+        first_difference(full.bus.vga.planes(), hal.bus.vga.planes()),
+        None,
+        "{name}: VGA memory byte differs"
+    );
+    assert_eq!(
+        first_difference(&full.bus.lfb, &hal.bus.lfb),
+        None,
+        "{name}: framebuffer byte differs"
+    );
+    expected
+}
+
 #[test]
 fn vgabios_runs_in_the_x64_hal_emulator_memory_model() {
     let mut full = Emu::booted(Model::Full);
@@ -652,45 +696,56 @@ fn vgabios_runs_in_the_x64_hal_emulator_memory_model() {
             full.write_mem(at, bytes);
             hal.write_mem(at, bytes);
         }
-        let expected = full.call(name, regs);
-        let got = hal.call(name, regs);
-        assert!(
-            hal.bus.violations.is_empty(),
-            "outside the HAL emulator's memory model: {:#?}",
-            hal.bus.violations
-        );
-        assert!(
-            full.bus.violations.is_empty(),
-            "ports the video BIOS has no business with: {:#?}",
-            full.bus.violations
-        );
-        assert_eq!(expected.regs, got.regs, "{name}: EAX..EBP");
-        assert_eq!(expected.segs, got.segs, "{name}: DS, ES");
-        assert_eq!(expected.flags, got.flags, "{name}: FLAGS");
-        assert_eq!(
-            first_difference(&expected.low_memory, &got.low_memory),
-            None,
-            "{name}: IVT/BDA byte differs"
-        );
-        assert_eq!(
-            first_difference(&expected.transfer_page, &got.transfer_page),
-            None,
-            "{name}: transfer page byte differs"
-        );
-        let (a, b) = (vga_registers(&full.bus.vga), vga_registers(&hal.bus.vga));
-        let differing: Vec<_> = a.iter().zip(&b).filter(|(x, y)| x != y).take(8).collect();
-        assert!(differing.is_empty(), "{name}: VGA registers {differing:?}");
-        assert_eq!(
-            first_difference(full.bus.vga.planes(), hal.bus.vga.planes()),
-            None,
-            "{name}: VGA memory byte differs"
-        );
-        assert_eq!(
-            first_difference(&full.bus.lfb, &hal.bus.lfb),
-            None,
-            "{name}: framebuffer byte differs"
-        );
+        step(&mut full, &mut hal, name, regs);
     }
+    // Every mode of 4F00h's list, as a video driver enumerates them: mode info, then a
+    // mode set with the linear framebuffer (or without, for the 4-bit planar modes).
+    for e in [&mut full, &mut hal] {
+        e.write_mem(TRANSFER_PAGE, b"VBE2");
+    }
+    step(&mut full, &mut hal, "4F00 again", r(0x4F00, 0, 0, 0));
+    let list = {
+        let ptr = |o: usize| u16::from_le_bytes([full.ram[o], full.ram[o + 1]]);
+        let base = TRANSFER_PAGE as usize;
+        let at = usize::from(ptr(base + 0x10)) * 16 + usize::from(ptr(base + 0x0E));
+        let modes: Vec<u16> = (0..)
+            .map(|i| ptr(at + 2 * i))
+            .take_while(|&m| m != 0xFFFF)
+            .take(256)
+            .collect();
+        assert!(modes.len() > 20, "4F00h mode list: {modes:x?}");
+        modes
+    };
+    for mode in list {
+        let info = step(
+            &mut full,
+            &mut hal,
+            &format!("4F01 mode {mode:#x}"),
+            r(0x4F01, 0, mode, 0).di(0xC00),
+        );
+        assert_eq!(info.regs[0] as u16, 0x004F, "4F01 mode {mode:#x}");
+        let attributes = full.ram[TRANSFER_PAGE as usize + 0xC00];
+        let lfb = if attributes & 0x80 != 0 { 0x4000 } else { 0 };
+        let set = step(
+            &mut full,
+            &mut hal,
+            &format!("4F02 mode {mode:#x}"),
+            r(0x4F02, lfb | mode, 0, 0),
+        );
+        assert_eq!(set.regs[0] as u16, 0x004F, "4F02 mode {mode:#x}");
+    }
+    step(
+        &mut full,
+        &mut hal,
+        "00h mode 3 at the end",
+        r(0x0003, 0, 0, 0),
+    );
+    step(
+        &mut full,
+        &mut hal,
+        "0Eh at the end",
+        r(0x0E4F, 0x0007, 0, 0),
+    );
     // The stack stayed clear of the stub at 500h..502h (the HAL's 0800h stack is short).
     assert!(
         hal.bus.lowest_stack_write >= HAL_STUB + 3,
