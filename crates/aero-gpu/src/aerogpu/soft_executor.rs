@@ -21,6 +21,11 @@
 //!   enabled, until the guest changes a SCANOUT0 register or presents a guest-backed
 //!   target.
 //!
+//! CLEAR and CLEAR_RECTS ignore the viewport and scissor, as `aerogpu_cmd.h` says: the UMD
+//! applies D3D9's Clear rules (rectangles cut to the viewport, and to the scissor while
+//! D3DRS_SCISSORTESTENABLE is set) before it sends them, and sends CLEAR only when one
+//! rectangle covers every target.
+//!
 //! Formats: every `aerogpu_format`. D24_UNORM_S8_UINT is D3D9's D24S8 word (depth in
 //! bits 31..8, stencil in bits 7..0, what a guest locking the surface sees). There are no
 //! sRGB formats in the ABI: colours are stored as given.
