@@ -30,8 +30,13 @@ const AHCI_BDF: u32 = (0x1F << 11) | (2 << 8);
 // Guest memory layout (above 1 MiB, inside QEMU's default RAM).
 const CLB: u64 = 0x20_0000;
 const FB: u64 = 0x20_1000;
-const CTBA: u64 = 0x20_2000; // slot n's table at CTBA + n * 0x100
+const CTBA: u64 = 0x20_2000; // slot n's table at CTBA + n * TABLE_STRIDE
+const TABLE_STRIDE: u64 = 0x400; // room for 56 PRDs
 const BUF: u64 = 0x30_0000;
+/// Physical pages of a page-split buffer, in reverse order with gaps between them.
+const PAGES: u64 = 0x38_0000;
+/// Where a page-split buffer starts in its first page (even, as PRD addresses must be).
+const PAGE_OFFSET: u64 = 0x234;
 const RAM_BYTES: usize = 0x40_0000;
 
 // HBA and port-0 registers.
@@ -349,6 +354,24 @@ struct Cmd {
     write: bool,
     buffer: u64,
     bytes: u32,
+    /// The buffer is a virtual one split at 4 KiB pages, as Windows' scatter/gather lists
+    /// give it (`page_split`), instead of `buffer`.
+    pages: bool,
+}
+
+/// A buffer of `bytes` starting PAGE_OFFSET into a page, each page somewhere else in
+/// physical memory: the PRDs Windows builds for one I/O. Sectors straddle PRDs.
+fn page_split(bytes: u32) -> Vec<(u64, u32)> {
+    let mut prds = Vec::new();
+    let (mut done, mut page) = (0u32, 0u64);
+    while done < bytes {
+        let offset = if page == 0 { PAGE_OFFSET } else { 0 };
+        let len = (0x1000 - offset as u32).min(bytes - done);
+        prds.push((PAGES + (15 - page) * 0x2000 + offset, len));
+        done += len;
+        page += 1;
+    }
+    prds
 }
 
 impl Cmd {
@@ -362,6 +385,7 @@ impl Cmd {
             write: matches!(command, 0x35 | 0x61 | 0xCA),
             buffer,
             bytes,
+            pages: false,
         }
     }
     /// READ/WRITE FPDMA QUEUED: the sector count in FEATURES, the tag in COUNT bits 7:3.
@@ -375,6 +399,7 @@ impl Cmd {
             write,
             buffer,
             bytes: u32::from(sectors) * 512,
+            pages: false,
         }
     }
 }
@@ -441,15 +466,20 @@ impl<'a> Driver<'a> {
 
     /// Builds the command header, table and PRDT of `slot`.
     fn build(&mut self, slot: u32, cmd: &Cmd) {
-        let table = CTBA + u64::from(slot) * 0x100;
+        let table = CTBA + u64::from(slot) * TABLE_STRIDE;
         let mut header = [0u8; 32];
-        // CFL = 5 dwords, W, one PRD when there is data.
-        let prdtl = u32::from(cmd.bytes > 0);
+        let prds = match (cmd.bytes, cmd.pages) {
+            (0, _) => Vec::new(),
+            (n, true) => page_split(n),
+            (n, false) => vec![(cmd.buffer, n)],
+        };
+        // CFL = 5 dwords, W, the PRD count.
+        let prdtl = prds.len() as u32;
         let dw0 = 5 | if cmd.write { 1 << 6 } else { 0 } | prdtl << 16;
         header[0..4].copy_from_slice(&dw0.to_le_bytes());
         header[8..12].copy_from_slice(&(table as u32).to_le_bytes());
         self.hba.mem_write(CLB + u64::from(slot) * 32, &header);
-        let mut t = [0u8; 0x90];
+        let mut t = vec![0u8; 0x80 + 16 * prds.len()];
         let lba = cmd.lba.to_le_bytes();
         t[0] = 0x27;
         t[1] = 0x80; // C: command register
@@ -460,13 +490,29 @@ impl<'a> Driver<'a> {
         t[8..11].copy_from_slice(&lba[3..6]);
         t[11] = (cmd.features >> 8) as u8;
         t[12..14].copy_from_slice(&cmd.count.to_le_bytes());
-        if cmd.bytes > 0 {
-            t[0x80..0x84].copy_from_slice(&(cmd.buffer as u32).to_le_bytes());
+        for (i, &(addr, len)) in prds.iter().enumerate() {
+            let e = &mut t[0x80 + 16 * i..0x90 + 16 * i];
+            e[0..4].copy_from_slice(&(addr as u32).to_le_bytes());
             // DBC is bytes - 1; I (interrupt on completion) as Windows sets on the last PRD.
-            let dw3 = (cmd.bytes - 1) | 1 << 31;
-            t[0x8C..0x90].copy_from_slice(&dw3.to_le_bytes());
+            let last = if i + 1 == prds.len() { 1 << 31 } else { 0 };
+            e[12..16].copy_from_slice(&((len - 1) | last).to_le_bytes());
         }
         self.hba.mem_write(table, &t);
+    }
+
+    fn write_pages(&mut self, data: &[u8]) {
+        let mut at = 0;
+        for (addr, len) in page_split(data.len() as u32) {
+            self.hba.mem_write(addr, &data[at..at + len as usize]);
+            at += len as usize;
+        }
+    }
+
+    fn read_pages(&mut self, bytes: u32) -> Vec<u8> {
+        page_split(bytes)
+            .into_iter()
+            .flat_map(|(addr, len)| self.hba.mem_read(addr, len as usize))
+            .collect()
     }
 
     /// Issues non-queued `cmd` in `slot` and waits for it to complete (PxCI clear) or
@@ -661,6 +707,45 @@ impl<'a> Driver<'a> {
             self.hba.mem_read(BUF, 64 * 512) == image[at..at + 64 * 512],
             "{name}: the last 64 sectors read back as the image holds them"
         );
+        self.acknowledge();
+
+        // Page-split buffers (sectors straddle PRDs): READ DMA EXT of LBA 96-119 around
+        // what was written, WRITE FPDMA QUEUED of 20 sectors at LBA 400, read back whole.
+        self.write_pages(&[0xAA; 24 * 512]);
+        let mut read = Cmd::ata(0x25, 96, 24, 0, 24 * 512);
+        read.pages = true;
+        let tfd = self.run(7, &read);
+        assert_eq!(tfd & TFD_ERR, 0, "{name}: READ DMA EXT into pages");
+        assert_eq!(self.prdbc(7), 24 * 512, "{name}: PRDBC over five PRDs");
+        let mut expected = image[96 * 512..120 * 512].to_vec();
+        expected[4 * 512..12 * 512].copy_from_slice(&data);
+        assert!(
+            self.read_pages(24 * 512) == expected,
+            "{name}: READ DMA EXT through a page-split PRDT"
+        );
+        self.snapshot("read-dma-ext-pages");
+        self.acknowledge();
+        let paged = pattern(0x77, 20 * 512);
+        self.write_pages(&paged);
+        let mut write = Cmd::fpdma(true, 9, 400, 20, 0);
+        write.pages = true;
+        self.build(9, &write);
+        self.w(PX_SACT, 1 << 9);
+        self.w(PX_CI, 1 << 9);
+        self.wait(PX_SACT, "PxSACT bit 9 clear", |v| v & (1 << 9) == 0);
+        self.acknowledge();
+        self.hba.mem_write(BUF, &[0; 20 * 512]);
+        let tfd = self.run(0, &Cmd::ata(0x25, 400, 20, BUF, 20 * 512));
+        assert_eq!(
+            tfd & TFD_ERR,
+            0,
+            "{name}: READ DMA EXT after a paged queued write"
+        );
+        assert!(
+            self.hba.mem_read(BUF, 20 * 512) == paged,
+            "{name}: WRITE FPDMA QUEUED from a page-split PRDT"
+        );
+        self.snapshot("write-fpdma-pages");
         self.acknowledge();
 
         // NCQ: WRITE FPDMA QUEUED in tag 3, then two READ FPDMA QUEUED at once (tags 4, 5).
