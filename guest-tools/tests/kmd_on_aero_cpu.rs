@@ -1966,7 +1966,12 @@ fn check_frame(k: &Kmd, model: &[[u8; 4]], width: u32, what: &str) {
             first.get_or_insert((x, y, got, *m));
         }
     }
-    assert_eq!(wrong, 0, "{what}: {wrong} pixels differ, first {first:?}");
+    assert_eq!(
+        wrong,
+        0,
+        "{what}: {wrong} pixels differ, first {first:?}; device error {:?}",
+        k.emu.bus.gpu.error()
+    );
 }
 
 /// Runtime presents (DxgkDdiPresent) into the primary being scanned out, as Windows 7
@@ -1993,7 +1998,7 @@ fn check_runtime_presents(k: &mut Kmd, context: u32, primary: u32, fb_pages: &[u
     assert_eq!(back.flags & wddm_alloc::PRIV_FLAG_IS_PRIMARY, 0);
     let base = k.emu.alloc(W * 4 * H, 4096).unwrap();
     let pages: Vec<u32> = (0..H).map(|i| base + i * 4096).collect();
-    k.map_aperture(shadow, &pages);
+    let shadow_at = k.map_aperture(shadow, &pages);
     let shadow_px = |x: u32, y: u32| {
         [
             x as u8,
@@ -2264,7 +2269,68 @@ fn check_runtime_presents(k: &mut Kmd, context: u32, primary: u32, fb_pages: &[u
     );
     // Still working afterwards.
     assert_eq!(k.present_all(context, &fill), 1);
-    for a in [shadow, app, unmapped] {
+    check_frame(k, &model, W, "ColorFill again");
+
+    // A present the device refuses part-way: the shadow's first aperture page vanishes
+    // from the GART behind the driver's back, so the device cannot read the source after
+    // it created the destination's texture. Its fence still completes; nothing changes on
+    // screen.
+    let page = ((shadow_at - aero_protocol::pci::APERTURE_BASE) / 4096) as u32;
+    let gart_entry = k.gart_entry(page);
+    let gart = k.reg(reg::GART_GPA_LO);
+    k.emu.write(gart + 8 * page, &[0; 8]).unwrap();
+    let one_row = PresentCall {
+        sub_rects: vec![[0, 0, 64, 1]],
+        ..blt.clone()
+    };
+    let (st, stream, _) = k.present(context, &one_row);
+    assert_eq!(st, STATUS_SUCCESS, "the driver cannot know");
+    assert_eq!(
+        k.emu.bus.gpu.error().count,
+        errors + 1,
+        "the device refused it"
+    );
+    // The first packet creates the destination's texture: handle slot base + 1.
+    let handle_at = |stream: &[u8]| u32::from_le_bytes(stream[24..28].try_into().unwrap());
+    let lost = handle_at(&stream) - 1;
+    k.emu
+        .write(gart + 8 * page, &gart_entry.to_le_bytes())
+        .unwrap();
+    check_frame(k, &model, W, "after a refused present");
+    // Its textures may still live on the device, so the driver never uses that handle
+    // slot again: small blits (the back buffer into a small surface) go round all 1365
+    // slots once more, and re-creating a live handle with another size would have been a
+    // device error.
+    let mut small_priv = WddmAllocPriv::decode(&alloc_priv(0x1236, 0, 4096)).unwrap();
+    small_priv.reserved0 = u64::from(D3DDDIFMT_X8R8G8B8) | 16 << 32 | 16 << 48;
+    let (small, _) = k.create_allocation(&small_priv.to_bytes(), 4096);
+    let small_page = k.emu.alloc(4096, 4096).unwrap();
+    k.map_aperture(small, &[small_page]);
+    let round = PresentCall {
+        flags: PRESENT_BLT,
+        src: app,
+        dst: small,
+        src_rect: [0, 0, 8, 8],
+        dst_rect: [8, 8, 16, 16],
+        dma_size: 1024,
+        ..Default::default()
+    };
+    for i in 0..1366 {
+        let (st, stream, _) = k.present(context, &round);
+        assert_eq!(st, STATUS_SUCCESS, "round {i}");
+        assert_ne!(
+            handle_at(&stream) - 1,
+            lost,
+            "round {i} reused the lost slot"
+        );
+    }
+    assert_eq!(k.emu.bus.gpu.error().count, errors + 1, "no further errors");
+    assert_eq!(
+        k.emu.read(small_page + 8 * 64 + 8 * 4, 4).unwrap(),
+        app_px(0, 0),
+        "the small blits landed"
+    );
+    for a in [shadow, app, unmapped, small] {
         k.destroy_allocation(a);
     }
 }
@@ -2505,9 +2571,10 @@ fn run_driver(arch: Arch) {
     assert_eq!(other_ap, buffer_ap + 16 * 4096);
 
     // ---- Submission 1: creates a buffer in the allocation and uploads into it -----------
+    // Handles from the UMD's range (its first chunk starts at 0x1000; below is the KMD's).
     let mut w = CmdStreamWriter::new();
-    w.create_buffer(1, cmd::RESOURCE_USAGE_VERTEX_BUFFER, 4096, 7, 0);
-    w.upload(1, 0, &[0xA5; 64]);
+    w.create_buffer(0x1000, cmd::RESOURCE_USAGE_VERTEX_BUFFER, 4096, 7, 0);
+    w.upload(0x1000, 0, &[0xA5; 64]);
     let stream = w.finish();
     let (r, s) = k.render_submit(context, &stream, &[(buffer, true)], 1);
     assert_eq!(
@@ -2564,12 +2631,18 @@ fn run_driver(arch: Arch) {
     // The driver marks it READONLY (WriteOperation = 0), so the device must refuse the
     // writeback, latch the error, complete the fence anyway and keep running.
     let mut w = CmdStreamWriter::new();
-    w.create_buffer(2, cmd::RESOURCE_USAGE_VERTEX_BUFFER, 4096, back.alloc_id, 0);
+    w.create_buffer(
+        0x1001,
+        cmd::RESOURCE_USAGE_VERTEX_BUFFER,
+        4096,
+        back.alloc_id,
+        0,
+    );
     w.push(
         Opcode::CopyBuffer,
         &cmd::CopyBuffer {
-            dst_buffer: 2,
-            src_buffer: 1,
+            dst_buffer: 0x1001,
+            src_buffer: 0x1000,
             size_bytes: 64,
             flags: cmd::COPY_FLAG_WRITEBACK_DST,
             ..Default::default()
@@ -3068,8 +3141,8 @@ fn run_driver(arch: Arch) {
     );
     assert_eq!(
         k.emu.bus.gpu.error().count,
-        1,
-        "the device accepted the release (the one error is submission 2's)"
+        2,
+        "the device accepted the release (the errors are submission 2's and the refused present's)"
     );
     assert_eq!(k.ddi("DestroyDevice", &[device2]), STATUS_SUCCESS);
     k.destroy_allocation(primary);
@@ -3148,8 +3221,8 @@ fn run_driver(arch: Arch) {
     let trace = escape::DumpCreateAllocationInout::decode(&out).unwrap();
     let entries = &trace.entries[..trace.entry_count as usize];
     assert_eq!(
-        trace.entry_count, 8,
-        "one entry per allocation created (3 by the runtime presents): {entries:?}"
+        trace.entry_count, 9,
+        "one entry per allocation created (4 by the runtime presents): {entries:?}"
     );
     assert!(
         entries

@@ -13,10 +13,27 @@
  * the allocation calls its fourth byte (X8R8G8B8 primaries ignore it). */
 #define PRESENT_FORMAT AEROGPU_FORMAT_B8G8R8A8_UNORM
 
-uint32_t agpu_present_handle_base(uint32_t seq)
+uint32_t agpu_present_slots_take(agpu_present_slots *s)
 {
-    const uint32_t slots = (AGPU_KMD_HANDLE_LIMIT - AGPU_KMD_HANDLE_FIRST) / AGPU_PRESENT_HANDLES;
-    return AGPU_KMD_HANDLE_FIRST + (seq % slots) * AGPU_PRESENT_HANDLES;
+    uint32_t i;
+    if (s->lost_count >= AGPU_PRESENT_SLOTS) return 0;
+    for (i = 0; i < AGPU_PRESENT_SLOTS; i++) {
+        uint32_t slot = s->next % AGPU_PRESENT_SLOTS;
+        s->next = slot + 1;
+        if (!(s->lost[slot / 8] & (1u << (slot % 8))))
+            return AGPU_KMD_HANDLE_FIRST + slot * AGPU_PRESENT_HANDLES;
+    }
+    return 0;
+}
+
+void agpu_present_slots_lose(agpu_present_slots *s, uint32_t handle_base)
+{
+    uint32_t slot;
+    if (handle_base < AGPU_KMD_HANDLE_FIRST) return;
+    slot = (handle_base - AGPU_KMD_HANDLE_FIRST) / AGPU_PRESENT_HANDLES;
+    if (slot >= AGPU_PRESENT_SLOTS || (s->lost[slot / 8] & (1u << (slot % 8)))) return;
+    s->lost[slot / 8] |= (uint8_t)(1u << (slot % 8));
+    s->lost_count++;
 }
 
 uint32_t agpu_unorm8_to_f32_bits(uint32_t v)

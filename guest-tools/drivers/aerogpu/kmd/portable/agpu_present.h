@@ -10,8 +10,12 @@
  *
  * Handles: the KMD owns protocol handles [AGPU_KMD_HANDLE_FIRST, AGPU_KMD_HANDLE_LIMIT)
  * (aerogpu_cmd.h says so); the UMD's come in 0x1000-handle chunks from 0x1000 up. Each
- * present takes AGPU_PRESENT_HANDLES consecutive handles chosen by a rolling sequence
- * number, so presents staged by different contexts never share one.
+ * present takes a slot of AGPU_PRESENT_HANDLES consecutive handles, round robin, so
+ * presents staged by different contexts never share one. A present the device refuses
+ * part-way may leave its textures alive (the device ran the packets before the failing
+ * one), and re-creating a live handle with another size fails: such a slot is lost for
+ * good. The KMD's checks mirror the device's, so only executor failures (its host memory
+ * cap, unreadable guest memory) should ever lose one.
  *
  * Everything here is host-tested (kmd/tests/test_kmd_portable.c) and bounds-checks every
  * value, since the rectangles come from the runtime on behalf of user mode. */
@@ -60,11 +64,23 @@ typedef struct agpu_present_req {
     const agpu_rect *sub_rects; /* destination space, clipped to dst_rect; NULL when count 0 */
     uint32_t sub_rect_count;    /* 0: dst_rect alone */
     uint32_t color;             /* COLORFILL: D3DCOLOR (A8R8G8B8) */
-    uint32_t handle_base;       /* agpu_present_handle_base() */
+    uint32_t handle_base;       /* agpu_present_slots_take() */
 } agpu_present_req;
 
-/* First of the AGPU_PRESENT_HANDLES handles of the present with sequence number seq. */
-uint32_t agpu_present_handle_base(uint32_t seq);
+#define AGPU_PRESENT_SLOTS ((AGPU_KMD_HANDLE_LIMIT - AGPU_KMD_HANDLE_FIRST) / AGPU_PRESENT_HANDLES)
+
+/* The handle slots of runtime presents (callers serialize access). */
+typedef struct agpu_present_slots {
+    uint32_t next;
+    uint32_t lost_count;
+    uint8_t lost[(AGPU_PRESENT_SLOTS + 7) / 8];
+} agpu_present_slots;
+
+/* First handle of the next slot not lost; 0 when every slot is lost. */
+uint32_t agpu_present_slots_take(agpu_present_slots *s);
+
+/* The device refused the present that used the slot starting at handle_base. */
+void agpu_present_slots_lose(agpu_present_slots *s, uint32_t handle_base);
 
 /* The IEEE-754 binary32 bits of v / 255 (v <= 255), exactly what (float)v / 255.0f gives,
  * computed without floating point (the x86 kernel must not touch the FPU unsaved). */

@@ -57,6 +57,7 @@ typedef struct agpu_pending {
     agpu_staging stage;
     struct aerogpu_submit_desc desc; /* signal_fence filled at SubmitCommand */
     int is_present;
+    uint32_t present_handles; /* a runtime present's KMD handle slot, 0 if none */
 } agpu_pending;
 
 typedef struct agpu_context {
@@ -122,7 +123,7 @@ typedef struct agpu_adapter {
     uint32_t createalloc_calls;
     uint32_t next_kmd_alloc_id;
     uint32_t next_context_id;
-    volatile LONG present_seq; /* picks each runtime present's KMD handles */
+    agpu_present_slots present_slots; /* runtime presents' KMD handles (submit_lock) */
     /* MAP_SHARED_HANDLE (debug escape): object i's token is i + 1. Identity only: the
      * pointers are never dereferenced, and a freed object's slot may alias a new one. */
     PVOID mapped_objects[AGPU_MAX_MAPPED_HANDLES];

@@ -324,7 +324,7 @@ NTSTATUS AEROGPU_DDI AgpuDestroyContext(HANDLE hContext)
  * from refs for SubmitCommand: staged in contiguous memory, since the runtime reuses the
  * DMA buffer. context_id is the device context whose bindings the stream uses. */
 static NTSTATUS stage_stream(agpu_context *ctx, const void *stream, UINT eff, const agpu_alloc_ref *refs,
-                             UINT nrefs, int is_present, uint32_t context_id)
+                             UINT nrefs, int is_present, uint32_t context_id, uint32_t present_handles)
 {
     agpu_adapter *a = ctx->adapter;
     agpu_pending *p;
@@ -357,6 +357,7 @@ static NTSTATUS stage_stream(agpu_context *ctx, const void *stream, UINT eff, co
         return agpu_status_to_nt(st);
     }
     p->desc.context_id = context_id;
+    p->present_handles = present_handles;
     ctx->pending[ctx->tail++ % AGPU_PENDING_PER_CONTEXT] = p;
     return STATUS_SUCCESS;
 }
@@ -391,7 +392,7 @@ static NTSTATUS stage_submission(agpu_context *ctx, const void *cmd, UINT cmd_le
             fill_ref(&refs[i], agpu_allocation_from_handle(list[i].hDeviceSpecificAllocation),
                      list[i].WriteOperation);
     }
-    s = stage_stream(ctx, dma, eff, refs, list_size, 0, ctx->id);
+    s = stage_stream(ctx, dma, eff, refs, list_size, 0, ctx->id, 0);
     if (refs) ExFreePoolWithTag(refs, AGPU_POOL_TAG);
     return s;
 }
@@ -460,6 +461,7 @@ NTSTATUS AEROGPU_DDI AgpuPresent(HANDLE hContext, void *pArgs)
     uint32_t bytes = 0, next = 0;
     agpu_status st;
     NTSTATUS s;
+    KIRQL irql;
     if (!p->pDmaBuffer) return STATUS_INVALID_PARAMETER;
     if (p->Flags.Value & ~supported) return STATUS_NOT_SUPPORTED;
     RtlZeroMemory(&req, sizeof(req));
@@ -478,14 +480,18 @@ NTSTATUS AEROGPU_DDI AgpuPresent(HANDLE hContext, void *pArgs)
     req.sub_rects = (const agpu_rect *)p->pDstSubRects;
     req.sub_rect_count = p->SubRectCnt;
     req.color = p->Color;
-    req.handle_base = agpu_present_handle_base((uint32_t)InterlockedIncrement(&ctx->adapter->present_seq));
+    KeAcquireSpinLock(&ctx->adapter->submit_lock, &irql);
+    req.handle_base = agpu_present_slots_take(&ctx->adapter->present_slots);
+    KeReleaseSpinLock(&ctx->adapter->submit_lock, irql);
+    if (!req.handle_base) return STATUS_INSUFFICIENT_RESOURCES; /* every slot lost (agpu_present.h) */
     st = agpu_present_check(&req);
     if (st != AGPU_OK) return agpu_status_to_nt(st);
     st = agpu_present_build(&req, p->MultipassOffset, p->pDmaBuffer, p->DmaSize, &bytes, &next);
     if (st != AGPU_OK) return st == AGPU_ERR_BUFFER_TOO_SMALL ? STATUS_INVALID_PARAMETER : agpu_status_to_nt(st);
     if (req.op == AGPU_PRESENT_BLT) fill_ref(&refs[nrefs++], src, 0);
     if (req.op != AGPU_PRESENT_FLIP) fill_ref(&refs[nrefs++], dst, 1);
-    s = stage_stream(ctx, p->pDmaBuffer, bytes, refs, nrefs, 1, 0);
+    s = stage_stream(ctx, p->pDmaBuffer, bytes, refs, nrefs, 1, 0,
+                     bytes > sizeof(struct aerogpu_cmd_stream_header) ? req.handle_base : 0);
     if (!NT_SUCCESS(s)) return s;
     p->pDmaBuffer = (UCHAR *)p->pDmaBuffer + bytes;
     if (next < agpu_present_rect_count(&req)) {
@@ -503,6 +509,9 @@ void agpu_retire_completed(agpu_adapter *a, int all)
     while (i < a->inflight_count) {
         agpu_pending *p = a->inflight[i];
         if (all || p->desc.signal_fence <= a->last_completed_fence) {
+            /* A runtime present the device refused may have left textures behind. */
+            if (p->present_handles && a->error_irq_count && p->desc.signal_fence == a->last_error_fence)
+                agpu_present_slots_lose(&a->present_slots, p->present_handles);
             free_pending(p);
             a->inflight[i] = a->inflight[--a->inflight_count];
         } else {

@@ -380,7 +380,7 @@ static agpu_present_req blt_req(const agpu_rect *subs, uint32_t n)
     r.src_rect.left = 10; r.src_rect.top = 20; r.src_rect.right = 110; r.src_rect.bottom = 70;
     r.dst_rect.left = 500; r.dst_rect.top = 600; r.dst_rect.right = 600; r.dst_rect.bottom = 650;
     r.sub_rects = subs; r.sub_rect_count = n;
-    r.handle_base = agpu_present_handle_base(5);
+    r.handle_base = 1 + 5 * AGPU_PRESENT_HANDLES;
     return r;
 }
 
@@ -403,15 +403,34 @@ static void test_present(void)
         if (agpu_unorm8_to_f32_bits(i) != bits) ok = 0;
     }
     CHECK(ok);
-    /* KMD handles stay in [1, 0x1000) and roll over. */
-    ok = 1;
-    for (i = 0; i < 5000; i++) {
-        base = agpu_present_handle_base(i);
-        if (base < AGPU_KMD_HANDLE_FIRST || base + AGPU_PRESENT_HANDLES > AGPU_KMD_HANDLE_LIMIT) ok = 0;
-        if (base == agpu_present_handle_base(i + 1)) ok = 0;
+    /* KMD handle slots stay in [1, 0x1000), go round, and skip lost slots. */
+    {
+        agpu_present_slots slots;
+        uint32_t first, prev = 0;
+        memset(&slots, 0, sizeof(slots));
+        ok = 1;
+        for (i = 0; i < 5000; i++) {
+            base = agpu_present_slots_take(&slots);
+            if (base < AGPU_KMD_HANDLE_FIRST || base + AGPU_PRESENT_HANDLES > AGPU_KMD_HANDLE_LIMIT || base == prev) ok = 0;
+            prev = base;
+        }
+        CHECK(ok);
+        CHECK(AGPU_PRESENT_SLOTS == 1365);
+        memset(&slots, 0, sizeof(slots));
+        first = agpu_present_slots_take(&slots);
+        CHECK(first == 1 && agpu_present_slots_take(&slots) == 4);
+        agpu_present_slots_lose(&slots, 4);
+        agpu_present_slots_lose(&slots, 4); /* twice: counted once */
+        agpu_present_slots_lose(&slots, 0); /* not a KMD handle */
+        agpu_present_slots_lose(&slots, 0x1000);
+        CHECK(slots.lost_count == 1);
+        ok = 1;
+        for (i = 0; i < 3 * AGPU_PRESENT_SLOTS; i++)
+            if (agpu_present_slots_take(&slots) == 4) ok = 0;
+        CHECK(ok); /* never handed out again */
+        for (i = 0; i < AGPU_PRESENT_SLOTS; i++) agpu_present_slots_lose(&slots, 1 + i * AGPU_PRESENT_HANDLES);
+        CHECK(slots.lost_count == AGPU_PRESENT_SLOTS && agpu_present_slots_take(&slots) == 0);
     }
-    CHECK(ok);
-    CHECK(agpu_present_handle_base(0) == 1 && agpu_present_handle_base(1365) == 1);
 
     /* Checks. */
     CHECK(agpu_present_check(&r) == AGPU_OK);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "../src/aerogpu_umd_core.h"
+#include "../../kmd/portable/agpu_present.h"
 #include "../../tests_host/agpu_check.h"
 
 using namespace aerogpu;
@@ -195,6 +196,9 @@ static void test_handle_chunks() {
     CHECK(handle_chunk_from_counter(kFallbackHandleMin / kHandleChunk) == 0);
     CHECK(handle_chunk_from_counter(uint64_t(1) << 32) == 0); // no wrap onto low chunks
     CHECK(handle_chunk_from_counter(~uint64_t(0)) == 0);
+    // The KMD's own handles (runtime presents) lie below every chunk the UMD can take.
+    CHECK(AGPU_KMD_HANDLE_FIRST > 0 && AGPU_KMD_HANDLE_LIMIT <= handle_chunk_from_counter(1));
+    CHECK(AGPU_KMD_HANDLE_LIMIT <= kFallbackHandleMin);
 
     // Two devices of one namespace take turns at the counter: disjoint, sparse handles.
     FakeSink sink;
