@@ -269,6 +269,26 @@ fn rect(a: &mut CodeAssembler, fill: CodeLabel, x0: u16, x1: u16, y0: u16, y1: u
     a.call(fill).unwrap();
 }
 
+/// Read (loading the latches) then write `value` at every byte of a block of rows
+/// `row0..` and byte columns `col0..` (ES = A000h).
+fn rmw_block(a: &mut CodeAssembler, row0: u32, rows: u32, col0: u32, cols: u32, value: u8) {
+    let mut row = a.create_label();
+    let mut col = a.create_label();
+    a.mov(bx, rows).unwrap();
+    a.mov(si, row0 * 80 + col0).unwrap();
+    a.set_label(&mut row).unwrap();
+    a.mov(di, si).unwrap();
+    a.mov(cx, cols).unwrap();
+    a.set_label(&mut col).unwrap();
+    a.mov(al, byte_ptr(di).es()).unwrap();
+    a.mov(byte_ptr(di).es(), u32::from(value)).unwrap();
+    a.inc(di).unwrap();
+    a.loop_(col).unwrap();
+    a.add(si, 80u32).unwrap();
+    a.dec(bx).unwrap();
+    a.jnz(row).unwrap();
+}
+
 fn main_program() -> Vec<u8> {
     let mut a = CodeAssembler::new(16).unwrap();
     let mut fail = a.create_label();
@@ -330,13 +350,7 @@ fn main_program() -> Vec<u8> {
     outw(&mut a, 0x3CE, 0x00, 0x0C);
     outw(&mut a, 0x3CE, 0x01, 0x0C);
     outw(&mut a, 0x3CE, 0x08, 0x3C);
-    for row in 230..250u32 {
-        for col in 15..35u32 {
-            a.mov(di, row * 80 + col).unwrap();
-            a.mov(al, byte_ptr(di).es()).unwrap();
-            a.mov(byte_ptr(di).es(), 0x5Au32).unwrap();
-        }
-    }
+    rmw_block(&mut a, 230, 20, 15, 20, 0x5A);
     outw(&mut a, 0x3CE, 0x01, 0x00);
     outw(&mut a, 0x3CE, 0x08, 0xFF);
 
@@ -394,6 +408,21 @@ fn main_program() -> Vec<u8> {
     }
     outw(&mut a, 0x3C4, 0x02, 0x0F);
     outw(&mut a, 0x3CE, 0x04, 0x00);
+
+    // 7. What vga.sys-style drivers add: write mode 3 (set/reset colour, the rotated
+    // CPU byte ANDed with the bit mask) with OR, and write mode 0 with a rotate count and
+    // the AND function, over the bands.
+    outw(&mut a, 0x3CE, 0x05, 0x03);
+    outw(&mut a, 0x3CE, 0x00, 0x0C);
+    outw(&mut a, 0x3CE, 0x03, 0x10 | 3); // OR, rotate right 3
+    outw(&mut a, 0x3CE, 0x08, 0xF7);
+    rmw_block(&mut a, 140, 20, 5, 25, 0x96);
+    outw(&mut a, 0x3CE, 0x05, 0x00);
+    outw(&mut a, 0x3CE, 0x03, 0x08 | 5); // AND, rotate right 5
+    outw(&mut a, 0x3CE, 0x08, 0x7E);
+    rmw_block(&mut a, 165, 20, 20, 30, 0x3C);
+    outw(&mut a, 0x3CE, 0x03, 0x00);
+    outw(&mut a, 0x3CE, 0x08, 0xFF);
 
     serial_out(&mut a, b"BOOTVID-OK\r\n");
     a.jmp(hang).unwrap();
