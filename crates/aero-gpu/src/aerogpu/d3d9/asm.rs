@@ -465,10 +465,11 @@ impl Assembler {
             return self.err("unclosed [");
         };
         let name = &head[..open];
-        let (ty, mut number) = if name == "c" {
-            (CONST, 0)
-        } else {
-            self.register(name)?
+        let (ty, mut number) = match name {
+            "c" => (CONST, 0),
+            "v" => (INPUT, 0),
+            "o" => (OUTPUT, 0),
+            _ => self.register(name)?,
         };
         let mut rel = None;
         for term in inner.split('+').map(str::trim) {

@@ -14,7 +14,9 @@
 //! - Textures: texld/texldp/texldb/texldl/texldd, texkill, 2D/cube/volume samplers.
 //! - Flow control: if/else/endif on b# or p0, ifc, loop (aL) / rep with i#, break,
 //!   breakc, breakp, call/callnz/label/ret (each label a WGSL function; recursion is an
-//!   error), predication (`(p0) op`), relative addressing `c[a0.x + n]`, `c[aL + n]`.
+//!   error), predication (`(p0) op`, predicated texkill), relative addressing
+//!   `c[a0.x + n]`, `c[aL + n]` (out-of-range reads are zero) and SM3's `v[aL + n]`,
+//!   `o[aL + n]`.
 //! - vPos, vFace, oC0–oC3, oDepth.
 //! - Shader model 1: vs_1_1 (a0 by `mov`, four-component expp/logp), ps_1_1–1_3 (tex,
 //!   texcoord, texkill, texreg2ar/gb/rgb, texm3x2pad/tex/depth, texm3x3pad/tex/spec/
@@ -23,6 +25,15 @@
 //!   texdepth); r0 is the colour output. Sampler kinds come from [`VariantKey`].
 //!   Co-issued (`+`) pairs run one after the other (they write disjoint components);
 //!   register values are not clamped to the ps_1_x range.
+//!
+//! # Not modelled (yet)
+//! - `_centroid` and `_pp` are ignored; colours interpolate smoothly (flat shading,
+//!   D3DRS_SHADEMODE, would be a variant); oPts/PSIZE and SM1/2 fog are dropped.
+//! - vFace is +1 where WebGPU reports front facing: the executor's `front_face` must
+//!   follow D3D9's winding rule (D3DCULL) for the sign to match.
+//! - log(0) and logp(0) give -FLT_MAX rather than -infinity; pow(x, 0) is 1.
+//! - Relative addressing of temps, and of o# or v# before SM3, is
+//!   [`TranslateError::Unsupported`] (D3D9 has none of them either).
 //!
 //! # Binding contract (the executor creates its pipeline layout from this)
 //! - `@group(0)`: binding 0 = VS float constants (`array<vec4<f32>, 256>`, 4096 bytes),

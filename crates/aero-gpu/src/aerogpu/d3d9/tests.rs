@@ -1208,7 +1208,7 @@ fn malformed_streams_are_errors() {
         "lit is vs-only"
     );
     assert!(matches!(
-        err("vs_3_0\ndcl_position o0\nmov o0[aL], c0\n"),
+        err("ps_3_0\nmov r0[aL], c0\nmov oC0, c0\n"),
         TranslateError::Unsupported(_)
     ));
     let raw = |tokens: &[u32]| translate(tokens, &VariantKey::default()).unwrap_err();
@@ -1629,4 +1629,30 @@ fn predicated_texkill_and_negated_callnz() {
         translate(&tokens, &VariantKey::default()),
         Err(TranslateError::Unsupported(_))
     ));
+}
+
+#[test]
+fn sm3_relative_inputs_and_outputs_through_al() {
+    // The VS writes o[aL + 1] = c[aL + 4] for aL = 0..2 (texcoords 0..2); the PS sums
+    // v[aL] × c[aL] with weights 1, 10, 100, so each register must land in its place.
+    let vs = tr(
+        "vs_3_0\ndefi i0, 3, 0, 1, 0\ndcl_position v0\ndcl_position o0\ndcl_texcoord0 o1\ndcl_texcoord1 o2\ndcl_texcoord2 o3\nmov o0, v0\nloop aL, i0\nmov o[aL + 1].xy, c[aL + 4]\nendloop\n",
+    );
+    let ps = tr(
+        "ps_3_0\ndefi i0, 3, 0, 1, 0\ndcl_texcoord0 v0\ndcl_texcoord1 v1\ndcl_texcoord2 v2\nmov r0, c3\nloop aL, i0\nmad r0, v[aL], c[aL], r0\nendloop\nmov oC0, r0\n",
+    );
+    let mut d = Draw::new(&vs, &ps);
+    d.vs_consts = vec![
+        (4, [1.0, 2.0, 5.0, 5.0]),
+        (5, [3.0, 4.0, 5.0, 5.0]),
+        (6, [5.0, 6.0, 5.0, 5.0]),
+    ];
+    d.ps_consts = vec![(0, [1.0; 4]), (1, [10.0; 4]), (2, [100.0; 4])];
+    // x: 1 + 30 + 500, y: 2 + 40 + 600; z, w were never written (masked .xy).
+    assert_close(
+        d.run().remove(0)[0],
+        [531.0, 642.0, 0.0, 0.0],
+        1e-5,
+        "o[aL]/v[aL]",
+    );
 }

@@ -71,6 +71,8 @@ struct Writer<'a> {
     uses_vpos: bool,
     uses_vface: bool,
     needs_read_c: bool,
+    /// SM3 `v[aL + n]`: every declared input is loaded and read through read_v.
+    needs_read_v: bool,
     functions: Vec<Function>,
     labels: BTreeSet<u32>,
     next_id: usize,
@@ -163,6 +165,7 @@ impl<'a> Writer<'a> {
             uses_vpos: false,
             uses_vface: false,
             needs_read_c: false,
+            needs_read_v: false,
             functions: Vec::new(),
             labels: BTreeSet::new(),
             next_id: 0,
@@ -329,18 +332,26 @@ impl<'a> Writer<'a> {
         for ins in &shader.instructions {
             if let Some(d) = &ins.dst {
                 self.touch(d.reg, ins.op != Op::TexKill)?;
-                if d.rel.is_some() {
-                    return Err(unsupported("relative addressing of a destination"));
+                if let Some(rel) = d.rel {
+                    // vs_3_0 `o[aL + n]`: written through an if-chain over o#.
+                    if d.reg.ty != RegType::Output || shader.version.major < 3 {
+                        return Err(unsupported("relative addressing of this destination"));
+                    }
+                    self.touch(rel.reg, false)?;
+                    for key in self.vs_outputs.keys().copied().collect::<Vec<_>>() {
+                        self.regs.insert(key);
+                    }
                 }
             }
             for s in ins.srcs.iter().chain(ins.predicate.iter()) {
                 self.touch(s.reg, false)?;
                 if let Some(rel) = s.rel {
                     self.touch(rel.reg, false)?;
-                    if s.reg.ty != RegType::Const {
-                        return Err(unsupported("relative addressing of non-constants"));
+                    match s.reg.ty {
+                        RegType::Const => self.needs_read_c = true,
+                        RegType::Input if shader.version.major >= 3 => self.needs_read_v = true,
+                        _ => return Err(unsupported("relative addressing of this register")),
                     }
-                    self.needs_read_c = true;
                 }
             }
             // The matrix rows after the named one.
@@ -374,6 +385,15 @@ impl<'a> Writer<'a> {
                 return Err(malformed("label operand or label defined twice"));
             }
         }
+        if self.needs_read_v {
+            for d in &shader.decls {
+                if let Decl::Semantic { dst, .. } = d
+                    && dst.reg.ty == RegType::Input
+                {
+                    self.touch(dst.reg, false)?;
+                }
+            }
+        }
         // ps_1_x: the final colour is r0.
         if self.ps() && self.sm1 {
             self.touch(
@@ -398,19 +418,25 @@ impl<'a> Writer<'a> {
             .map(|d| d.1)
     }
 
+    fn rel_index(&self, rel: super::parse::RelAddr) -> String {
+        match rel.reg.ty {
+            RegType::Loop => "aL".to_string(),
+            _ => format!("a0.{}", COMPONENTS[usize::from(rel.component & 3)]),
+        }
+    }
+
     /// The register as a vec4<f32>, before swizzle and modifier.
     fn base(&self, s: &Src) -> Result<String, TranslateError> {
         let n = s.reg.number;
         Ok(match s.reg.ty {
             RegType::Temp => format!("r{n}"),
-            RegType::Input => format!("v{n}"),
+            RegType::Input => match s.rel {
+                Some(rel) => format!("read_v({} + {n})", self.rel_index(rel)),
+                None => format!("v{n}"),
+            },
             RegType::Const => {
                 if let Some(rel) = s.rel {
-                    let index = match rel.reg.ty {
-                        RegType::Loop => "aL".to_string(),
-                        _ => format!("a0.{}", COMPONENTS[usize::from(rel.component & 3)]),
-                    };
-                    format!("read_c({index} + {n})")
+                    format!("read_c({} + {n})", self.rel_index(rel))
                 } else if let Some(v) = self.defined_float(n) {
                     let v = if self.sm1 && self.ps() {
                         // ps_1_x constants live in [-1, 1].
@@ -560,6 +586,19 @@ impl<'a> Writer<'a> {
             return self.assign(out, ins, dst, &target, "ti");
         }
         writeln!(out, "tf = {value};").ok();
+        if let Some(rel) = dst.rel {
+            // o[aL + n]: one branch per declared output (others are not written).
+            let index = format!("{} + {}", self.rel_index(rel), dst.reg.number);
+            for &(ty, k) in self.vs_outputs.keys() {
+                if ty != RegType::Output as u8 {
+                    continue;
+                }
+                writeln!(out, "if ({index} == {k}) {{").ok();
+                self.assign(out, ins, dst, &format!("o{k}"), "tf")?;
+                out.push_str("}\n");
+            }
+            return Ok(());
+        }
         self.assign(out, ins, dst, &target, "tf")
     }
 
@@ -1362,6 +1401,15 @@ impl<'a> Writer<'a> {
             m.push_str("var<private> v_face: vec4<f32>;\n");
         }
         m.push_str(HELPERS);
+        if self.needs_read_v {
+            m.push_str("fn read_v(i: i32) -> vec4<f32> {\n");
+            for &(ty, n) in &self.regs {
+                if ty == RegType::Input as u8 {
+                    writeln!(m, "if (i == {n}) {{ return v{n}; }}").ok();
+                }
+            }
+            m.push_str("return vec4<f32>(0.0);\n}\n");
+        }
         if self.needs_read_c {
             m.push_str("fn read_c(i: i32) -> vec4<f32> {\n");
             for (n, val) in &self.shader.defs.float {
