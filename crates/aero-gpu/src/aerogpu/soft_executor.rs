@@ -246,6 +246,14 @@ struct ClearValues {
 /// A rectangle in pixels (x, y, width, height).
 type Rect = (u32, u32, u32, u32);
 
+/// What a fill writes into each texel.
+#[derive(Clone, Copy)]
+enum Texel<'a> {
+    Constant(&'a [u8]),
+    /// `update(old, new)`.
+    Update(&'a dyn Fn(&[u8], &mut [u8])),
+}
+
 /// The CPU executor (see the module documentation).
 pub struct SoftExecutor {
     config: SoftExecutorConfig,
@@ -748,36 +756,48 @@ impl SoftExecutor {
         self.host_changed(dst, ranges, writeback, mem)
     }
 
-    /// Fills `rects` (clipped to mip 0 of layer 0, the render target view) of one target
-    /// with `texel` bytes produced per existing texel by `texel_of`.
+    /// Fills `rects` (clipped to mip 0 of layer 0, the render target view) of one target:
+    /// every texel becomes `texel`, or `update(old, new)` of itself (D24S8 keeping one part).
     fn fill(
         &mut self,
         id: ResourceId,
         rects: &[Rect],
-        texel_of: &dyn Fn(&[u8], &mut [u8]),
+        texel: Texel<'_>,
         mem: &mut dyn GuestMemory,
     ) -> Result<(), SoftError> {
         let desc = self.texture_desc(id)?;
         let sub = subresource(&desc, 0, 0).ok_or(SoftError::OutOfRange(id))?;
         let bpp = u64::from(sub.bytes_per_block);
         let mut scratch = vec![0u8; bpp as usize];
+        // One row of the constant texel, copied into each row (the common case).
+        let row_pattern = match texel {
+            Texel::Constant(t) => t.repeat(sub.width as usize),
+            Texel::Update(_) => Vec::new(),
+        };
         for &(x, y, w, h) in rects {
             let x1 = x.saturating_add(w).min(sub.width);
             let y1 = y.saturating_add(h).min(sub.height);
             if x >= x1 || y >= y1 {
                 continue;
             }
+            let row_len = u64::from(x1 - x) * bpp;
             let r = self.get_mut(id)?;
             let len = r.bytes.len();
             let mut changed = Vec::new();
             for row in y..y1 {
                 let start = sub.offset + u64::from(row) * sub.pitch + u64::from(x) * bpp;
-                let span = range(start, u64::from(x1 - x) * bpp, len, id)?;
-                for px in r.bytes[span].chunks_exact_mut(bpp as usize) {
-                    texel_of(px, &mut scratch);
-                    px.copy_from_slice(&scratch);
+                let span = range(start, row_len, len, id)?;
+                let dst = &mut r.bytes[span];
+                match texel {
+                    Texel::Constant(_) => dst.copy_from_slice(&row_pattern[..dst.len()]),
+                    Texel::Update(update) => {
+                        for px in dst.chunks_exact_mut(bpp as usize) {
+                            update(px, &mut scratch);
+                            px.copy_from_slice(&scratch);
+                        }
+                    }
                 }
-                changed.push((start, start + u64::from(x1 - x) * bpp));
+                changed.push((start, start + row_len));
             }
             // Per rectangle: the pending list stays one rectangle's rows long.
             self.host_changed(id, changed, None, mem)?;
@@ -804,7 +824,7 @@ impl SoftExecutor {
                     what: "colour clear",
                     format: desc.format,
                 })?;
-                self.fill(*id, rects, &|_, out| out.copy_from_slice(&texel), mem)?;
+                self.fill(*id, rects, Texel::Constant(&texel), mem)?;
             }
         }
         if v.flags & (CLEAR_DEPTH | CLEAR_STENCIL) != 0
@@ -820,7 +840,7 @@ impl SoftExecutor {
                     self.fill(
                         id,
                         rects,
-                        &|old, out| {
+                        Texel::Update(&|old, out| {
                             let mut word = u32::from_le_bytes([old[0], old[1], old[2], old[3]]);
                             if depth {
                                 word = (word & 0xFF) | z << 8;
@@ -829,17 +849,17 @@ impl SoftExecutor {
                                 word = (word & !0xFF) | s;
                             }
                             out.copy_from_slice(&word.to_le_bytes());
-                        },
+                        }),
                         mem,
                     )?;
                 }
                 Format::D16Unorm if depth => {
                     let z = (unorm(d, 0xFFFF) as u16).to_le_bytes();
-                    self.fill(id, rects, &|_, out| out.copy_from_slice(&z), mem)?;
+                    self.fill(id, rects, Texel::Constant(&z), mem)?;
                 }
                 Format::D32Float if depth => {
                     let z = d.to_le_bytes();
-                    self.fill(id, rects, &|_, out| out.copy_from_slice(&z), mem)?;
+                    self.fill(id, rects, Texel::Constant(&z), mem)?;
                 }
                 // No stencil in these formats: a stencil-only clear has nothing to do.
                 Format::D16Unorm | Format::D32Float => {}
