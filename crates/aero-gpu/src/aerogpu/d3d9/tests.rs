@@ -1656,3 +1656,115 @@ fn sm3_relative_inputs_and_outputs_through_al() {
         "o[aL]/v[aL]",
     );
 }
+
+/// The assembler's encodings against the D3D9 token format (tokens as the Microsoft
+/// assembler emits them), so the translator is not only tested against itself.
+#[test]
+fn assembler_matches_the_d3d9_token_format() {
+    let cases: &[(&str, &[u32])] = &[
+        (
+            "ps_2_0\nmov oC0, c0\n",
+            &[0xFFFF_0200, 0x0200_0001, 0x800F_0800, 0xA0E4_0000],
+        ),
+        (
+            "ps_2_0\ndcl_cube s1\ntexldp r0, t1, s1\n",
+            &[
+                0xFFFF_0200,
+                0x0200_001F,
+                0x9800_0000,
+                0xA00F_0801,
+                0x0301_0042,
+                0x800F_0000,
+                0xB0E4_0001,
+                0xA0E4_0801,
+            ],
+        ),
+        (
+            "ps_1_3\nmov_x4_sat r0.a, -r1_bx2.a\n",
+            &[0xFFFF_0103, 0x0000_0001, 0x8218_0000, 0x85FF_0001],
+        ),
+        (
+            "ps_1_3\ntexbem_d4 t1, t0\n",
+            &[0xFFFF_0103, 0x0000_0043, 0xBE0F_0001, 0xB0E4_0000],
+        ),
+        (
+            "ps_1_4\nadd r0.rgb, r1, r2\n+add r0.a, r1, r2_dz\n",
+            &[
+                0xFFFF_0104,
+                0x0000_0002,
+                0x8007_0000,
+                0x80E4_0001,
+                0x80E4_0002,
+                0x4000_0002,
+                0x8008_0000,
+                0x80E4_0001,
+                0x89E4_0002,
+            ],
+        ),
+        (
+            "vs_2_0\nmov r0, -c[a0.w + 5].x\n",
+            &[
+                0xFFFE_0200,
+                0x0300_0001,
+                0x800F_0000,
+                0xA100_2005,
+                0xB0FF_0000,
+            ],
+        ),
+        (
+            "vs_2_0\ndefi i1, -1, 40, 30, 10\nloop aL, i1\nendloop\ncallnz l3, !b2\n",
+            &[
+                0xFFFE_0200,
+                0x0500_0030,
+                0xF00F_0001,
+                0xFFFF_FFFF,
+                40,
+                30,
+                10,
+                0x0200_001B,
+                0xF0E4_0800,
+                0xF0E4_0001,
+                0x0000_001D,
+                0x0200_001A,
+                0xA0E4_1003,
+                0xEDE4_0802,
+            ],
+        ),
+        (
+            "vs_2_x\nsetp_le p0, r0, r1\n(!p0.y) add r2.xz, r2, r3\nif_ne r0.x, c0.y\nendif\n",
+            &[
+                0xFFFE_0201,
+                0x0306_005E,
+                0xB00F_1000,
+                0x80E4_0000,
+                0x80E4_0001,
+                0x1400_0002,
+                0x8005_0002,
+                0xBD55_1000,
+                0x80E4_0002,
+                0x80E4_0003,
+                0x0205_0029,
+                0x8000_0000,
+                0xA055_0000,
+                0x0000_002B,
+            ],
+        ),
+        (
+            "vs_1_1\ndcl_position v0\nmov oPos, v0\n",
+            &[
+                0xFFFE_0101,
+                0x0000_001F,
+                0x8000_0000,
+                0x900F_0000,
+                0x0000_0001,
+                0xC00F_0000,
+                0x90E4_0000,
+            ],
+        ),
+    ];
+    for (src, want) in cases {
+        let mut want = want.to_vec();
+        want.push(0x0000_FFFF);
+        assert_eq!(assemble(src).unwrap(), want, "{src}");
+    }
+}
