@@ -130,17 +130,25 @@ impl DirtyRanges {
         self.0.is_empty()
     }
 
-    /// Adds ranges (any order), merging overlapping and adjacent ones.
-    fn add(&mut self, ranges: impl IntoIterator<Item = (u64, u64)>) {
-        self.0.extend(ranges.into_iter().filter(|(s, e)| s < e));
-        self.0.sort_unstable();
-        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(self.0.len());
-        for &(s, e) in &self.0 {
+    /// Sorted, disjoint form of `ranges` (overlapping and adjacent ones merged).
+    fn normalized(mut ranges: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
+        ranges.retain(|(s, e)| s < e);
+        ranges.sort_unstable();
+        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(ranges.len());
+        for (s, e) in ranges {
             match merged.last_mut() {
                 Some(last) if s <= last.1 => last.1 = last.1.max(e),
                 _ => merged.push((s, e)),
             }
         }
+        merged
+    }
+
+    /// Adds ranges (any order).
+    fn add(&mut self, ranges: impl IntoIterator<Item = (u64, u64)>) {
+        let mut all = std::mem::take(&mut self.0);
+        all.extend(ranges);
+        let mut merged = Self::normalized(all);
         // Bounded whatever the guest does: too many pieces become one covering range.
         if merged.len() > MAX_DIRTY_RANGES
             && let (Some(first), Some(last)) = (merged.first(), merged.last())
@@ -152,17 +160,35 @@ impl DirtyRanges {
 
     /// Removes `[start, end)` (guest memory matches the host copy there again).
     fn remove(&mut self, start: u64, end: u64) {
+        self.remove_all(vec![(start, end)]);
+    }
+
+    /// Removes every range of `cut` (any order), in one pass over both lists.
+    fn remove_all(&mut self, cut: Vec<(u64, u64)>) {
+        let cut = Self::normalized(cut);
         let mut out = Vec::with_capacity(self.0.len() + 1);
-        for &(s, e) in &self.0 {
-            if e <= start || s >= end {
+        let mut c = cut.iter().peekable();
+        for &(mut s, e) in &self.0 {
+            // Cuts ending before this range cannot touch later ones either.
+            while c.peek().is_some_and(|&&(_, ce)| ce <= s) {
+                c.next();
+            }
+            let mut rest = c.clone();
+            while let Some(&&(cs, ce)) = rest.peek() {
+                if cs >= e {
+                    break;
+                }
+                if cs > s {
+                    out.push((s, cs));
+                }
+                s = s.max(ce);
+                if ce >= e {
+                    break;
+                }
+                rest.next();
+            }
+            if s < e {
                 out.push((s, e));
-                continue;
-            }
-            if s < start {
-                out.push((s, start));
-            }
-            if e > end {
-                out.push((end, e));
             }
         }
         self.0 = out;
@@ -630,9 +656,7 @@ impl SoftExecutor {
             .ok_or(SoftError::UnknownResource(id))?;
         if let Some(b) = writeback {
             let n = Self::write_back(r, &b, &ranges, mem)?;
-            for &(s, e) in &ranges {
-                r.dirty.remove(s, e);
-            }
+            r.dirty.remove_all(ranges);
             self.stats.written_back_bytes += n;
         } else if r.guest_backed {
             r.dirty.add(ranges);
@@ -1119,6 +1143,10 @@ mod unit {
         assert_eq!(d.0, vec![(0, 8), (10, 12), (14, 30)]);
         d.remove(0, 100);
         assert!(d.is_empty());
+        // Several cuts at once, overlapping ranges and each other, any order.
+        d.add([(0, 10), (20, 30), (40, 50)]);
+        d.remove_all(vec![(45, 60), (2, 4), (8, 22), (3, 5), (25, 26)]);
+        assert_eq!(d.0, vec![(0, 2), (5, 8), (22, 25), (26, 30), (40, 45)]);
         d.add((0..20_000u64).map(|i| (i * 4, i * 4 + 1)));
         assert_eq!(d.0, vec![(0, 79_997)]);
     }
