@@ -2041,6 +2041,14 @@ fn check_runtime_presents(k: &mut Kmd, context: u32, primary: u32, fb_pages: &[u
     assert_eq!(desc.context_id, 0, "runtime presents use the KMD's context");
     assert_eq!(table.len(), 2, "source and destination listed: {table:?}");
     assert_eq!(
+        (table[0].alloc_id, table[0].gpa),
+        (back.alloc_id, shadow_at),
+        "the source by its alloc_id and aperture address"
+    );
+    assert!(
+        table[1].alloc_id >= wddm_alloc::ALLOC_ID_KMD_MIN && table[1].alloc_id != back.alloc_id
+    );
+    assert_eq!(
         table[0].flags & aero_protocol::ring::ALLOC_FLAG_READONLY,
         aero_protocol::ring::ALLOC_FLAG_READONLY,
         "the source is read-only"
