@@ -668,3 +668,29 @@ fn vgabios_exec_scan_line_selection_for_text_modes() {
     assert_eq!(m.word(0x485), 16);
     assert_eq!(m.bus.vga.io_read(0x3CC, 1), 0x67);
 }
+
+/// AH=03h after a colour text mode set reports the CGA-style cursor type 0607h (what
+/// IBM's and SeaBIOS's VGA BIOS return), while the CRTC holds the mode table's cursor
+/// for the cell: 0D/0E for 16 lines, 0B/0C for 14.
+#[test]
+fn vgabios_exec_mode_set_reports_the_cga_cursor_type() {
+    let mut m = Machine::booted();
+    m.int10(0x0300, 0, 0, 0, 0, 0);
+    assert_eq!(m.reg16(Reg::Rcx), 0x0607);
+    assert_eq!(
+        (m.vga_reg(0x3D4, 0x0A), m.vga_reg(0x3D4, 0x0B)),
+        (0x0D, 0x0E)
+    );
+    m.int10(0x1201, 0x0030, 0, 0, 0, 0);
+    m.int10(0x0003, 0, 0, 0, 0, 0);
+    m.int10(0x0300, 0, 0, 0, 0, 0);
+    assert_eq!(m.reg16(Reg::Rcx), 0x0607, "350 lines");
+    assert_eq!(
+        (m.vga_reg(0x3D4, 0x0A) & 0x1F, m.vga_reg(0x3D4, 0x0B) & 0x1F),
+        (0x0B, 0x0C)
+    );
+    // Mode 7 keeps the monochrome adapter's own type.
+    m.int10(0x0007, 0, 0, 0, 0, 0);
+    m.int10(0x0300, 0, 0, 0, 0, 0);
+    assert_eq!(m.reg16(Reg::Rcx), 0x0B0C);
+}

@@ -300,8 +300,18 @@ fn emit_set_mode(asm: &mut Asm) -> Result<(), VgaBiosError> {
     asm.mov(ax, 0x3B4)?;
     asm.set(&mut colour)?;
     asm.mov(word_ptr(bda::CRTC_PORT as u32), ax)?;
+    // The BDA cursor type is what AH=03h returns: the CGA-style request 0607h that the
+    // colour text modes' tables scale to their cell (as IBM's and SeaBIOS's VGA BIOS
+    // report it); mode 7 and the graphics modes keep their table's CRTC values.
     asm.mov(al, cs_byte(bx + (P_CRTC + 0x0B) as i32))?;
     asm.mov(ah, cs_byte(bx + (P_CRTC + 0x0A) as i32))?;
+    let mut shape_done = asm.create_label();
+    asm.cmp(byte_ptr(si + m::KIND as i32).cs(), ModeKind::Text as i32)?;
+    asm.jne(shape_done)?;
+    asm.test(cs_byte(bx + P_MISC as i32), 0x01)?;
+    asm.jz(shape_done)?;
+    asm.mov(ax, 0x0607)?;
+    asm.set(&mut shape_done)?;
     asm.mov(word_ptr(bda::CURSOR_SHAPE as u32), ax)?;
     asm.mov(al, cs_byte(si + m::CGA_MODE_CTL as i32))?;
     asm.mov(byte_ptr(bda::CGA_MODE_CTL as u32), al)?;
