@@ -1260,7 +1260,7 @@ mod readback {
     const SAVED: u32 = 0x0600;
 
     /// `print_hex8`: AL as two hex digits on COM1 (DX, AX kept).
-    fn emit_print_hex8(a: &mut CodeAssembler, label: &mut CodeLabel) {
+    pub fn emit_print_hex8(a: &mut CodeAssembler, label: &mut CodeLabel) {
         let mut low = a.create_label();
         a.set_label(label).unwrap();
         a.push(ax).unwrap();
@@ -1489,4 +1489,193 @@ fn vga_register_read_back_matches_qemu_std_vga() {
         differing.join("\n")
     );
     assert_eq!(aero.lines().count(), qemu.lines().count());
+}
+
+// ---- INT 10h answers next to SeaVGABIOS -------------------------------------------------
+//
+// Windows' VGA drivers read back what the BIOS reports (current mode, font metrics,
+// display combination, palette and DAC, the state table). A boot-disk program calls
+// those functions and prints the returned registers; Aero's VGA BIOS must answer like
+// QEMU's (SeaVGABIOS on std-vga) wherever the VGA BIOS interface fixes the answer.
+
+mod answers {
+    use super::*;
+
+    pub const DONE: &str = "ANSWERS-DONE";
+
+    /// Prints "name:AX BX CX DX" (registers kept).
+    fn dump(a: &mut CodeAssembler, hex: CodeLabel, name: &str) {
+        a.pushf().unwrap();
+        for r in [ax, bx, cx, dx] {
+            a.push(r).unwrap();
+        }
+        a.mov(bp, sp).unwrap();
+        serial_out(a, format!("{name}:").as_bytes());
+        for slot in [6u32, 4, 2, 0] {
+            a.mov(ax, word_ptr(bp + slot)).unwrap();
+            a.xchg(al, ah).unwrap();
+            a.call(hex).unwrap();
+            a.xchg(al, ah).unwrap();
+            a.call(hex).unwrap();
+            serial_out(a, b" ");
+        }
+        serial_out(a, b"\r\n");
+        for r in [dx, cx, bx, ax] {
+            a.pop(r).unwrap();
+        }
+        a.popf().unwrap();
+    }
+
+    /// INT 10h with AX, BX, CX, DX (ES = 0, DI = 5000h), then the dump.
+    fn call(a: &mut CodeAssembler, hex: CodeLabel, name: &str, regs: [u32; 4]) {
+        a.xor(si, si).unwrap();
+        a.mov(es, si).unwrap();
+        a.mov(di, 0x5000u32).unwrap();
+        for (r, v) in [ax, bx, cx, dx].into_iter().zip(regs) {
+            a.mov(r, v).unwrap();
+        }
+        a.int(0x10).unwrap();
+        dump(a, hex, name);
+    }
+
+    pub fn disk() -> Vec<u8> {
+        let mut a = CodeAssembler::new(16).unwrap();
+        let mut hex = a.create_label();
+        let mut start = a.create_label();
+        a.jmp(start).unwrap();
+        super::readback::emit_print_hex8(&mut a, &mut hex);
+        a.set_label(&mut start).unwrap();
+        a.xor(ax, ax).unwrap();
+        a.mov(ds, ax).unwrap();
+        let c = |a: &mut CodeAssembler, name: &str, regs: [u32; 4]| call(a, hex, name, regs);
+        c(&mut a, "03h-mode", [0x0003, 0, 0, 0]);
+        c(&mut a, "0Fh", [0x0F00, 0, 0, 0]);
+        c(&mut a, "03h-cursor", [0x0300, 0, 0, 0]);
+        c(&mut a, "02h", [0x0200, 0, 0, 0x0510]);
+        c(&mut a, "03h-moved", [0x0300, 0, 0, 0]);
+        c(&mut a, "09h", [0x0941, 0x001E, 3, 0]);
+        c(&mut a, "08h", [0x0800, 0, 0, 0]);
+        c(&mut a, "01h", [0x0100, 0, 0x0E0F, 0]);
+        c(&mut a, "03h-shape", [0x0300, 0, 0, 0]);
+        c(&mut a, "1130-bh2", [0x1130, 0x0200, 0, 0]);
+        c(&mut a, "1130-bh6", [0x1130, 0x0600, 0, 0]);
+        c(&mut a, "1130-bh0", [0x1130, 0x0000, 0, 0]);
+        c(&mut a, "12h-bl10", [0x1200, 0x0010, 0, 0]);
+        c(&mut a, "1Ah", [0x1A00, 0, 0, 0]);
+        c(&mut a, "1007-3", [0x1007, 0x0003, 0, 0]);
+        c(&mut a, "1008", [0x1008, 0, 0, 0]);
+        c(&mut a, "1015-7", [0x1015, 0x0007, 0, 0]);
+        c(&mut a, "1015-38", [0x1015, 0x0038, 0, 0]);
+        c(&mut a, "1019", [0x1019, 0, 0, 0]);
+        c(&mut a, "101A", [0x101A, 0, 0, 0]);
+        c(&mut a, "1007-10", [0x1007, 0x0010, 0, 0]);
+        c(&mut a, "1003-0", [0x1003, 0x0000, 0, 0]);
+        c(&mut a, "1007-10b", [0x1007, 0x0010, 0, 0]);
+        c(&mut a, "1C00", [0x1C00, 0, 7, 0]);
+        c(&mut a, "0Eh", [0x0E41, 0x0007, 0, 0]);
+        c(&mut a, "03h-after", [0x0300, 0, 0, 0]);
+        c(&mut a, "12h-mode", [0x0012, 0, 0, 0]);
+        c(&mut a, "0Fh-12", [0x0F00, 0, 0, 0]);
+        c(&mut a, "0Ch-12", [0x0C05, 0, 10, 10]);
+        c(&mut a, "0Dh-12", [0x0D00, 0, 10, 10]);
+        c(&mut a, "1130-12", [0x1130, 0x0000, 0, 0]);
+        c(&mut a, "1007-12", [0x1007, 0x0006, 0, 0]);
+        c(&mut a, "1015-12", [0x1015, 0x0014, 0, 0]);
+        c(&mut a, "13h-mode", [0x0013, 0, 0, 0]);
+        c(&mut a, "0Fh-13", [0x0F00, 0, 0, 0]);
+        c(&mut a, "0Ch-13", [0x0C2A, 0, 10, 10]);
+        c(&mut a, "0Dh-13", [0x0D00, 0, 10, 10]);
+        c(&mut a, "1130-13", [0x1130, 0x0000, 0, 0]);
+        c(&mut a, "1015-13", [0x1015, 0x0028, 0, 0]);
+        c(&mut a, "04h-mode", [0x0004, 0, 0, 0]);
+        c(&mut a, "0Fh-04", [0x0F00, 0, 0, 0]);
+        c(&mut a, "0Ch-04", [0x0C03, 0, 5, 3]);
+        c(&mut a, "0Dh-04", [0x0D00, 0, 5, 3]);
+        c(&mut a, "07h-mode", [0x0007, 0, 0, 0]);
+        c(&mut a, "0Fh-07", [0x0F00, 0, 0, 0]);
+        c(&mut a, "12h-scan", [0x1201, 0x0030, 0, 0]);
+        c(&mut a, "03h-350", [0x0003, 0, 0, 0]);
+        c(&mut a, "1130-350", [0x1130, 0x0000, 0, 0]);
+        c(&mut a, "03h-cursor-350", [0x0300, 0, 0, 0]);
+        c(&mut a, "12h-scan400", [0x1202, 0x0030, 0, 0]);
+        c(&mut a, "1112", [0x1112, 0, 0, 0]);
+        c(&mut a, "1130-8x8", [0x1130, 0x0000, 0, 0]);
+        c(&mut a, "03h-cursor-8x8", [0x0300, 0, 0, 0]);
+        c(&mut a, "03h-back", [0x0003, 0, 0, 0]);
+        c(&mut a, "4F03-vga", [0x4F03, 0, 0, 0]);
+        c(&mut a, "4F02-101", [0x4F02, 0x4101, 0, 0]);
+        c(&mut a, "4F03-vbe", [0x4F03, 0, 0, 0]);
+        c(&mut a, "4F06-get", [0x4F06, 0x0001, 0, 0]);
+        c(&mut a, "4F07-get", [0x4F07, 0x0001, 0, 0]);
+        c(&mut a, "4F05-get", [0x4F05, 0x0100, 0, 0]);
+        c(&mut a, "4F08-get", [0x4F08, 0x0001, 0, 0]);
+        c(&mut a, "0Fh-vbe", [0x0F00, 0, 0, 0]);
+        c(&mut a, "03h-end", [0x0003, 0, 0, 0]);
+        serial_out(&mut a, format!("{DONE}\r\n").as_bytes());
+        let mut hang = a.create_label();
+        a.set_label(&mut hang).unwrap();
+        a.hlt().unwrap();
+        a.jmp(hang).unwrap();
+        let code = a.assemble(MAIN).unwrap();
+        let sectors = code.len().div_ceil(512) as u32;
+        let mut image = loader(sectors);
+        image.extend_from_slice(&code);
+        image.resize(64 * 512, 0);
+        image
+    }
+}
+
+/// Answers the VGA BIOS interface leaves to the implementation, or where SeaVGABIOS
+/// does not do what IBM's BIOS does (Aero's answers there are checked in
+/// firmware/src/vgabios/exec_tests.rs).
+const SEAVGABIOS_DIFFERENCES: [(&str, &str); 6] = [
+    (
+        "1019:",
+        "QEMU's std-vga ignores the PEL mask, so SeaVGABIOS reads 00h",
+    ),
+    ("1C00:", "save-state buffer sizes are the BIOS's own layout"),
+    (
+        "1130-350:",
+        "SeaVGABIOS keeps 400-line text after AH=12h BL=30h AL=01h",
+    ),
+    (
+        "1130-8x8:",
+        "the 8x8 font in a 350-line mode gives 43 rows (SeaVGABIOS: 400 lines)",
+    ),
+    (
+        "4F05-get:",
+        "SeaVGABIOS refuses the bank window after a mode set with the LFB bit",
+    ),
+    (
+        "0Fh-vbe:",
+        "the BDA mode byte during a VBE mode is the BIOS's own marker",
+    ),
+];
+
+#[test]
+fn int10_answers_match_seavgabios() {
+    let (aero, _) = run_on_aero(answers::disk(), answers::DONE);
+    assert!(aero.contains(answers::DONE), "Aero: {aero:?}");
+    let Some((qemu, _)) = run_on_qemu(answers::disk(), "answers", answers::DONE, false) else {
+        return;
+    };
+    assert!(qemu.contains(answers::DONE), "QEMU: {qemu:?}");
+    let differing: Vec<String> = aero
+        .lines()
+        .zip(qemu.lines())
+        .filter(|(a, q)| {
+            a != q
+                && !SEAVGABIOS_DIFFERENCES
+                    .iter()
+                    .any(|(line, _)| a.starts_with(line))
+        })
+        .map(|(a, q)| format!("aero {a} / qemu {q}"))
+        .collect();
+    assert_eq!(aero.lines().count(), qemu.lines().count());
+    assert!(
+        differing.is_empty(),
+        "{} answers differ:\n{}",
+        differing.len(),
+        differing.join("\n")
+    );
 }
