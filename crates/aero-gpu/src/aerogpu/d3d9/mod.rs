@@ -17,7 +17,8 @@
 //!   error), predication (`(p0) op`, predicated texkill), relative addressing
 //!   `c[a0.x + n]`, `c[aL + n]` (out-of-range reads are zero) and SM3's `v[aL + n]`,
 //!   `o[aL + n]`.
-//! - vPos, vFace, oC0–oC3, oDepth.
+//! - vPos, vFace, oC0–oC3, oDepth; D3D9's alpha test as a pixel-shader variant
+//!   ([`VariantKey::alpha_test`]).
 //! - Shader model 1: vs_1_1 (a0 by `mov`, four-component expp/logp), ps_1_1–1_3 (tex,
 //!   texcoord, texkill, texreg2ar/gb/rgb, texm3x2pad/tex/depth, texm3x3pad/tex/spec/
 //!   vspec, texm3x3, texdp3, texdp3tex, texbem/texbeml, cnd on r0.a, result shifts,
@@ -100,6 +101,29 @@ pub struct VariantKey {
     /// Vertex shaders: the varying locations to write (bit n = location n), normally
     /// the pixel shader's [`Translated::varyings`]. None: the ones the shader writes.
     pub vs_outputs: Option<u16>,
+    /// Pixel shaders: D3DRS_ALPHATESTENABLE with its function and reference.
+    pub alpha_test: Option<AlphaTest>,
+}
+
+/// D3D9's alpha test: the pixel survives when `alpha FUNC reference`, alpha taken as
+/// the 8-bit value of oC0.a (r0.a in ps_1_x) as the D3DRS_ALPHAREF scale is 0–255.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct AlphaTest {
+    pub func: CompareFunc,
+    pub reference: u8,
+}
+
+/// D3DCMPFUNC.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CompareFunc {
+    Never,
+    Less,
+    Equal,
+    LessEqual,
+    Greater,
+    NotEqual,
+    GreaterEqual,
+    Always,
 }
 
 /// Layout of the int/bool constant buffer (group 0 binding 1 or 4), as bytes.

@@ -1768,3 +1768,39 @@ fn assembler_matches_the_d3d9_token_format() {
         assert_eq!(assemble(src).unwrap(), want, "{src}");
     }
 }
+
+#[test]
+fn alpha_test_variant_discards_by_the_8_bit_alpha() {
+    // oC0.a = 0.5 is 128 in 8 bits (127.5 rounds up).
+    let vs = tr(PASS_VS);
+    let run = |func: CompareFunc, reference: u8| {
+        let key = VariantKey {
+            alpha_test: Some(AlphaTest { func, reference }),
+            ..Default::default()
+        };
+        let ps = translate_with("ps_2_0\nmov oC0, c0\n", &key);
+        let mut d = Draw::new(&vs, &ps);
+        d.ps_consts = vec![(0, [1.0, 1.0, 1.0, 0.5])];
+        d.run().remove(0)[0] != CLEAR
+    };
+    assert!(run(CompareFunc::Equal, 128));
+    assert!(!run(CompareFunc::Equal, 127));
+    assert!(run(CompareFunc::Greater, 127));
+    assert!(!run(CompareFunc::Greater, 128));
+    assert!(run(CompareFunc::LessEqual, 128));
+    assert!(!run(CompareFunc::Less, 128));
+    assert!(!run(CompareFunc::Never, 0));
+    assert!(run(CompareFunc::Always, 255));
+    // ps_1_x tests r0.a.
+    let key = VariantKey {
+        alpha_test: Some(AlphaTest {
+            func: CompareFunc::GreaterEqual,
+            reference: 200,
+        }),
+        ..Default::default()
+    };
+    let ps = translate_with("ps_1_1\nmov r0, c0\n", &key);
+    let mut d = Draw::new(&vs, &ps);
+    d.ps_consts = vec![(0, [1.0, 1.0, 1.0, 0.75])];
+    assert_eq!(d.run().remove(0)[0], CLEAR, "191 < 200");
+}

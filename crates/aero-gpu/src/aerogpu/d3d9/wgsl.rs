@@ -1606,9 +1606,37 @@ impl<'a> Writer<'a> {
             b.push_str("return out;\n");
             (" -> PsOut".to_string(), b)
         };
+        let alpha_test = match self.key.alpha_test {
+            None => String::new(),
+            Some(test) => {
+                use super::CompareFunc as F;
+                let colour = if self.sm1 { "r0" } else { "oc0" };
+                if !self.sm1 && t.color_outputs & 1 == 0 {
+                    return Err(malformed("alpha test without an oC0 write"));
+                }
+                let op = match test.func {
+                    F::Never => None,
+                    F::Always => Some("".to_string()),
+                    F::Less => Some("<".into()),
+                    F::Equal => Some("==".into()),
+                    F::LessEqual => Some("<=".into()),
+                    F::Greater => Some(">".into()),
+                    F::NotEqual => Some("!=".into()),
+                    F::GreaterEqual => Some(">=".into()),
+                };
+                match op {
+                    None => "discard;\n".into(),
+                    Some(op) if op.is_empty() => String::new(),
+                    Some(op) => format!(
+                        "if (!(u32(round(clamp({colour}.a, 0.0, 1.0) * 255.0)) {op} {}u)) {{ discard; }}\n",
+                        test.reference
+                    ),
+                }
+            }
+        };
         writeln!(
             m,
-            "@fragment\nfn fs_main({}){ret} {{\n{copies}shader_main();\n{build}}}",
+            "@fragment\nfn fs_main({}){ret} {{\n{copies}shader_main();\n{alpha_test}{build}}}",
             params.join(", ")
         )
         .ok();
