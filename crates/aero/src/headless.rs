@@ -106,7 +106,9 @@ impl Setup {
                 "--timeout must be a positive number of seconds"
             );
         }
-        let config = args.machine.machine_config(512, !args.realtime)?;
+        let config = args
+            .machine
+            .machine_config(crate::machine_args::HEADLESS_MEMORY_MIB, !args.realtime)?;
         let monitor = args
             .monitor
             .as_deref()

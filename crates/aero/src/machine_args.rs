@@ -19,6 +19,11 @@ const BIOS_CD_SLOT: DriveSlot = DriveSlot::Ide {
     slave: false,
 };
 
+/// Guest RAM without `-m` under `aero headless`: a contract with scripts and tests.
+pub const HEADLESS_MEMORY_MIB: u64 = 512;
+/// Guest RAM without `-m` in the window (`aero run`): what Windows 7 x64 needs at least.
+pub const WINDOW_MEMORY_MIB: u64 = 2048;
+
 #[derive(Args, Debug)]
 pub struct MachineArgs {
     /// First hard disk (same as --hda); the built-in demo guest when no disk, CD or floppy
@@ -334,6 +339,18 @@ mod tests {
         }
         let argv = std::iter::once("aero").chain(flags.iter().copied());
         <Cli as clap::Parser>::try_parse_from(argv).unwrap().machine
+    }
+
+    #[test]
+    fn memory_defaults_per_front_end() {
+        let headless = args(&[]).machine_config(HEADLESS_MEMORY_MIB, true).unwrap();
+        assert_eq!(headless.memory_bytes, 512 << 20);
+        let window = args(&[]).machine_config(WINDOW_MEMORY_MIB, false).unwrap();
+        assert_eq!(window.memory_bytes, 2048 << 20);
+        let given = args(&["-m", "3072"])
+            .machine_config(WINDOW_MEMORY_MIB, false)
+            .unwrap();
+        assert_eq!(given.memory_bytes, 3072 << 20);
     }
 
     const FILE: &str = r#"

@@ -175,7 +175,9 @@ pub struct Setup {
 impl Setup {
     fn new(args: &RunArgs) -> anyhow::Result<Setup> {
         // The window follows the host clock.
-        let config = args.machine.machine_config(2048, false)?;
+        let config = args
+            .machine
+            .machine_config(crate::machine_args::WINDOW_MEMORY_MIB, false)?;
         let media = args.machine.media_files();
         let monitor = match args.monitor.as_deref() {
             Some(spec) => Monitor::open(spec, media)?,

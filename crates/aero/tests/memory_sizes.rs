@@ -1,0 +1,206 @@
+//! Guest RAM sizes Windows needs (1 GiB for x86, 2 GiB for x64, more in practice): Linux
+//! guests boot with large `-m` on both BIOSes and see the RAM the map promises.
+//!
+//! Aero's map: RAM up to the PCI hole at 0xE000_0000 (3.5 GiB), the rest remapped at
+//! 4 GiB; CMOS 0x34/0x35 and 0x5B–0x5D carry both parts. QEMU's `pc` machine cuts low RAM
+//! at 3 GiB instead once RAM exceeds 3.5 GiB (so 4096 MiB is 3 GiB + 1 GiB there, 3.5 GiB +
+//! 0.5 GiB here); both are valid PC layouts and the guest's view differs only in where the
+//! hole starts.
+//!
+//! Boots chosen to cover what differs, one each (a boot is ~30 s of CPU):
+//! - 4096 MiB, amd64, our BIOS: E820 RAM above 4 GiB, the PCI hole, MemTotal.
+//! - 4096 MiB, amd64, SeaBIOS: SeaBIOS reads RAM above 4 GiB from CMOS only when QEMU's
+//!   fw_cfg is present, which Aero does not have; it reports the RAM below the hole, and
+//!   the test holds it to that (the known limit, documented in the README).
+//! - 3072 MiB, i386 (the 686 kernel with HIGHMEM: most RAM is highmem), both BIOSes: all
+//!   of it below the hole. The i386 test image has no PAE kernel (Debian's installer
+//!   kernel is `686`), so i386 PAE above 4 GiB is not covered here.
+//!
+//! 1024 and 2048 MiB add nothing these do not: they are below the hole like 3072 (and
+//! `aero run`'s 2048 MiB default is checked in machine_args' unit tests).
+
+mod common;
+use common::*;
+use std::path::PathBuf;
+use std::process::Command;
+
+const MIB: u64 = 1 << 20;
+const GIB: u64 = 1 << 30;
+const FOUR_GIB: u64 = 4 * GIB;
+const SEABIOS: &str = "/usr/share/seabios/bios.bin";
+
+/// One `BIOS-e820: [mem 0x...-0x...] usable` line: (start, end exclusive, kind).
+fn e820(serial: &str) -> Vec<(u64, u64, String)> {
+    serial
+        .lines()
+        .filter_map(|l| {
+            let rest = l.split_once("BIOS-e820: [mem ")?.1;
+            let (range, kind) = rest.split_once("] ")?;
+            let (a, b) = range.split_once('-')?;
+            let hex = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).ok();
+            Some((hex(a)?, hex(b)? + 1, kind.trim().to_string()))
+        })
+        .collect()
+}
+
+/// Boots `image` with `-m mib` (and `extra`) until the guest's report; returns the serial text.
+fn boot(test: &str, image_name: &str, mib: u64, extra: &[&str]) -> String {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("memory-{test}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let serial = dir.join("serial.txt");
+    let _ = std::fs::remove_file(&serial);
+    let img = image(image_name);
+    let m = mib.to_string();
+    let mut args = vec![
+        "headless",
+        "--snapshot",
+        "-m",
+        m.as_str(),
+        "--serial",
+        serial.to_str().unwrap(),
+        "--until-serial",
+        "AERO-BOOT-DONE",
+        "--timeout",
+        "240",
+    ];
+    args.extend_from_slice(extra);
+    args.push(img.to_str().unwrap());
+    let out = Command::new(env!("CARGO_BIN_EXE_aero"))
+        .args(&args)
+        .output()
+        .expect("run aero");
+    let text = String::from_utf8_lossy(&std::fs::read(&serial).unwrap_or_default()).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "aero {args:?}\nstderr: {}\nserial:\n{text}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
+}
+
+/// What the guest saw: usable E820 RAM below and above 4 GiB, and MemTotal.
+struct Seen {
+    usable_low: u64,
+    usable_high: u64,
+    highest_low_ram_end: u64,
+    mem_total: u64,
+}
+
+fn seen(serial: &str) -> Seen {
+    let map = e820(serial);
+    assert!(map.len() >= 4, "no E820 map in the kernel log:\n{serial}");
+    let usable = map.iter().filter(|e| e.2 == "usable");
+    let (mut usable_low, mut usable_high, mut highest_low_ram_end) = (0, 0, 0);
+    for (a, b, _) in usable {
+        if *a >= FOUR_GIB {
+            usable_high += b - a;
+        } else {
+            assert!(*b <= FOUR_GIB, "usable range crosses 4 GiB: {a:#x}-{b:#x}");
+            usable_low += b - a;
+            highest_low_ram_end = highest_low_ram_end.max(*b);
+        }
+    }
+    let mem_total = serial
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("AERO-MEM-KB="))
+        .and_then(|v| {
+            let digits: String = v.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse::<u64>().ok()
+        })
+        .unwrap_or_else(|| panic!("no AERO-MEM-KB in:\n{serial}"))
+        * 1024;
+    Seen {
+        usable_low,
+        usable_high,
+        highest_low_ram_end,
+        mem_total,
+    }
+}
+
+/// MemTotal is the usable RAM minus what the kernel keeps for itself (its image, page
+/// structures, early allocations): a few percent, never more than the map offers.
+fn assert_mem_total(s: &Seen, serial: &str) {
+    let usable = s.usable_low + s.usable_high;
+    assert!(
+        s.mem_total <= usable && s.mem_total >= usable - usable / 16 - 64 * MIB,
+        "MemTotal {} MiB for {} MiB of usable E820 RAM:\n{serial}",
+        s.mem_total / MIB,
+        usable / MIB
+    );
+}
+
+#[test]
+fn amd64_with_4096_mib_on_our_bios_has_ram_above_4_gib() {
+    let serial = boot("4096-aero", "linux-amd64.img", 4096, &[]);
+    let s = seen(&serial);
+    // Low RAM runs to the ACPI tables just under the hole at 0xE000_0000, the rest at 4 GiB.
+    assert_eq!(
+        s.usable_high,
+        4096 * MIB - 0xE000_0000,
+        "RAM above 4 GiB:\n{serial}"
+    );
+    assert!(
+        (0xDFF0_0000..=0xE000_0000).contains(&s.highest_low_ram_end),
+        "low RAM ends at {:#x}",
+        s.highest_low_ram_end
+    );
+    assert!(s.usable_low > 0xDF00_0000, "{serial}");
+    assert!(
+        serial.contains("[mem 0x00000000e0000000-0x00000000efffffff] reserved"),
+        "the ECAM part of the hole is reserved:\n{serial}"
+    );
+    assert_mem_total(&s, &serial);
+    assert!(s.mem_total > 3800 * MIB, "MemTotal {}", s.mem_total);
+}
+
+#[test]
+fn amd64_with_4096_mib_on_seabios_has_the_ram_below_the_hole() {
+    let serial = boot(
+        "4096-seabios",
+        "linux-amd64.img",
+        4096,
+        &["--bios", SEABIOS],
+    );
+    let s = seen(&serial);
+    // SeaBIOS without fw_cfg takes RAM size from CMOS 0x34/0x35 only (see the module doc).
+    assert_eq!(
+        s.usable_high, 0,
+        "SeaBIOS reported RAM above 4 GiB:\n{serial}"
+    );
+    assert!(
+        (0xDFF0_0000..=0xE000_0000).contains(&s.highest_low_ram_end),
+        "low RAM ends at {:#x}:\n{serial}",
+        s.highest_low_ram_end
+    );
+    assert_mem_total(&s, &serial);
+}
+
+fn i386_with_3072_mib(test: &str, extra: &[&str]) {
+    let serial = boot(test, "linux-i386.img", 3072, extra);
+    assert!(serial.contains("AERO-UNAME-M=i686"), "{serial}");
+    let s = seen(&serial);
+    assert_eq!(s.usable_high, 0, "{serial}");
+    assert!(
+        (3072 * MIB - MIB..=3072 * MIB).contains(&s.highest_low_ram_end),
+        "low RAM ends at {:#x}:\n{serial}",
+        s.highest_low_ram_end
+    );
+    // A 32-bit kernel maps 896 MiB directly; the rest is highmem and still counts.
+    assert!(
+        serial.contains("HighMem zone") || serial.contains("highmem"),
+        "no highmem in the kernel log:\n{serial}"
+    );
+    assert_mem_total(&s, &serial);
+    assert!(s.mem_total > 2900 * MIB, "MemTotal {}", s.mem_total);
+}
+
+#[test]
+fn i386_with_3072_mib_on_our_bios() {
+    i386_with_3072_mib("3072-aero", &[]);
+}
+
+#[test]
+fn i386_with_3072_mib_on_seabios() {
+    i386_with_3072_mib("3072-seabios", &["--bios", SEABIOS]);
+}
