@@ -85,7 +85,7 @@ fn vgabios_vbe_mode_records_describe_each_mode() {
     let (rom, symbols) = build_with_symbols().unwrap();
     let base = usize::from(symbols["vbe_mode_table"]);
     let modes = vbe_modes();
-    assert_eq!(modes.len(), 4 * 5 + 7 * 2);
+    assert_eq!(modes.len(), 4 * 5 + 4 + 7 * 2);
     let mut numbers: Vec<u16> = modes.iter().map(|m| m.number).collect();
     numbers.sort_unstable();
     numbers.dedup();
@@ -110,7 +110,10 @@ fn vgabios_vbe_mode_records_describe_each_mode() {
             u16_at(info, 0x10),
             "linear bytes per line"
         );
-        assert_eq!(info[0] & 0x81, 0x81, "supported + LFB");
+        assert_eq!(
+            info[0], 0xBB,
+            "supported, extended info, colour, graphics, not VGA compatible, LFB"
+        );
         assert_eq!(
             u16_at(info, 0x0C),
             symbols["vbe_bank_far"],
@@ -131,6 +134,8 @@ fn vgabios_vbe_mode_records_describe_each_mode() {
     assert_eq!(u16_at(&rom, end), 0xFFFF);
     // The required standard numbers are present.
     for (n, w, h, bpp) in [
+        (0x100, 640, 400, 8),
+        (0x10E, 320, 200, 16),
         (0x101, 640, 480, 8),
         (0x118, 1024, 768, 24),
         (0x11A, 1280, 1024, 16),

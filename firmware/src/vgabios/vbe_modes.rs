@@ -58,6 +58,21 @@ pub fn vbe_modes() -> Vec<VbeMode> {
             });
         }
     }
+    // The remaining VESA-numbered modes a std-vga BIOS offers: 640x400x8 and 320x200
+    // in direct colour.
+    for (number, width, height, bpp) in [
+        (0x100, 640, 400, 8),
+        (0x10D, 320, 200, 15),
+        (0x10E, 320, 200, 16),
+        (0x10F, 320, 200, 24),
+    ] {
+        modes.push(VbeMode {
+            number,
+            width,
+            height,
+            bpp,
+        });
+    }
     let wide: [(u16, u16); 7] = [
         (1280, 720),
         (1280, 800),
@@ -103,9 +118,11 @@ pub(crate) fn mode_info_template(
     let mut t = [0u8; MODE_INFO_TEMPLATE_LEN];
     let bpl = u16::try_from(mode.bytes_per_line()).unwrap_or(u16::MAX);
     let put16 = |t: &mut [u8], at: usize, v: u16| t[at..at + 2].copy_from_slice(&v.to_le_bytes());
-    // Supported, extended info present, colour, graphics, LFB available. Bit 2 (BIOS
-    // text output) stays clear: INT 10h text functions do not draw in VBE modes.
-    t[0x00] = 0x9B;
+    // Supported, extended info present, colour, graphics, not VGA-register compatible
+    // (the DISPI registers run the mode; SeaVGABIOS says the same of these modes), LFB
+    // available. Bit 2 (BIOS text output) stays clear: INT 10h text functions do not draw
+    // in VBE modes. Bit 6 clear: the bank window at A0000h works.
+    t[0x00] = 0xBB;
     t[0x02] = 0x07; // window A: exists, readable, writable
     t[0x03] = 0x00; // window B absent
     put16(&mut t, 0x04, 64); // granularity, KiB
