@@ -1526,6 +1526,19 @@ mod answers {
         a.popf().unwrap();
     }
 
+    /// Prints "name:" and the bytes at 0:5000h + each range.
+    fn dump_buffer(a: &mut CodeAssembler, hex: CodeLabel, name: &str, ranges: &[(u32, u32)]) {
+        serial_out(a, format!("{name}:").as_bytes());
+        for &(from, to) in ranges {
+            for at in from..to {
+                a.mov(al, byte_ptr(0x5000 + at)).unwrap();
+                a.call(hex).unwrap();
+            }
+            serial_out(a, b" ");
+        }
+        serial_out(a, b"\r\n");
+    }
+
     /// INT 10h with AX, BX, CX, DX (ES = 0, DI = 5000h), then the dump.
     fn call(a: &mut CodeAssembler, hex: CodeLabel, name: &str, regs: [u32; 4]) {
         a.xor(si, si).unwrap();
@@ -1611,6 +1624,32 @@ mod answers {
         c(&mut a, "4F08-get", [0x4F08, 0x0001, 0, 0]);
         c(&mut a, "0Fh-vbe", [0x0F00, 0, 0, 0]);
         c(&mut a, "03h-end", [0x0003, 0, 0, 0]);
+        // The state table (after its pointer to the static table).
+        c(&mut a, "1Bh", [0x1B00, 0, 0, 0]);
+        for (from, to) in [
+            (0x04, 0x20),
+            (0x20, 0x22),
+            (0x22, 0x23),
+            (0x23, 0x2D),
+            (0x2D, 0x2E),
+        ] {
+            dump_buffer(&mut a, hex, &format!("1Bh-{from:02X}"), &[(from, to)]);
+        }
+        dump_buffer(&mut a, hex, "1Bh-2E", &[(0x2E, 0x33)]);
+        // ModeInfoBlocks of the standard VESA modes as drivers read them: attributes,
+        // window A attributes, granularity and size, bytes per line, resolution, character
+        // cell, planes, bits per pixel, memory model, colour masks.
+        for mode in [
+            0x100u32, 0x101, 0x103, 0x105, 0x107, 0x10E, 0x111, 0x114, 0x117, 0x11A,
+        ] {
+            c(&mut a, &format!("4F01-{mode:03X}"), [0x4F01, 0, mode, 0]);
+            dump_buffer(
+                &mut a,
+                hex,
+                &format!("4F01-{mode:03X}-info"),
+                &[(0x00, 0x03), (0x04, 0x08), (0x10, 0x1C), (0x1F, 0x27)],
+            );
+        }
         serial_out(&mut a, format!("{DONE}\r\n").as_bytes());
         let mut hang = a.create_label();
         a.set_label(&mut hang).unwrap();
@@ -1628,7 +1667,19 @@ mod answers {
 /// Answers the VGA BIOS interface leaves to the implementation, or where SeaVGABIOS
 /// does not do what IBM's BIOS does (Aero's answers there are checked in
 /// firmware/src/vgabios/exec_tests.rs).
-const SEAVGABIOS_DIFFERENCES: [(&str, &str); 6] = [
+const SEAVGABIOS_DIFFERENCES: [(&str, &str); 9] = [
+    (
+        "1Bh-20:",
+        "SeaVGABIOS leaves the CGA mode/palette bytes 0 (Aero: 29h 30h as IBM)",
+    ),
+    (
+        "1Bh-22:",
+        "state table rows: SeaVGABIOS gives rows-1 (24), IBM and Aero 25",
+    ),
+    (
+        "1Bh-2D:",
+        "SeaVGABIOS leaves the misc flags 0 (Aero: cursor emulation, blink)",
+    ),
     (
         "1019:",
         "QEMU's std-vga ignores the PEL mask, so SeaVGABIOS reads 00h",
