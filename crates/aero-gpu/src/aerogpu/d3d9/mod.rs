@@ -53,7 +53,9 @@
 //!   v0/v1), TEXCOORD0–7 → 2–9 (oT#, ps t#), FOG → 10, NORMAL0 11, TANGENT0 12, BINORMAL0
 //!   13, BLENDWEIGHT0 14, BLENDINDICES0 15. A ps_3_0 input of another semantic is an
 //!   error; a vs_3_0 output of another semantic cannot reach any pixel shader and is
-//!   dropped. [`VariantKey::vs_outputs`] makes a vertex shader write exactly the
+//!   dropped. SM3 may pack semantics into one register by write mask (`dcl_texcoord1
+//!   o1.zw`): each keeps its component positions on its location, on both sides.
+//!   [`VariantKey::vs_outputs`] makes a vertex shader write exactly the
 //!   locations its pixel shader reads (zero where it writes nothing), so stages link.
 //! - Position: D3D9 samples pixels at integer window coordinates, WebGPU at +0.5. The
 //!   vertex epilogue adds `fixup.xy * w` to the clip position; the executor stores

@@ -1804,3 +1804,36 @@ fn alpha_test_variant_discards_by_the_8_bit_alpha() {
     d.ps_consts = vec![(0, [1.0, 1.0, 1.0, 0.75])];
     assert_eq!(d.run().remove(0)[0], CLEAR, "191 < 200");
 }
+
+#[test]
+fn sm3_semantics_packed_in_one_register_keep_their_components() {
+    // The VS packs TEXCOORD0 into o1.xy and TEXCOORD1 into o1.zw; the PS reads them
+    // back unpacked (v0.xy, v1.zw) and packed again (v2.xy/.zw): positions are kept.
+    let vs = "vs_3_0\ndcl_position v0\ndcl_position o0\ndcl_texcoord0 o1.xy\ndcl_texcoord1 o1.zw\nmov o0, v0\nmov o1, c0\n";
+    for (ps, want) in [
+        (
+            "ps_3_0\ndcl_texcoord0 v0.xy\ndcl_texcoord1 v1.zw\nadd oC0, v0, v1\n",
+            [1.0, 2.0, 3.0, 4.0],
+        ),
+        (
+            "ps_3_0\ndcl_texcoord0 v2.xy\ndcl_texcoord1 v2.zw\nmov oC0, v2\n",
+            [1.0, 2.0, 3.0, 4.0],
+        ),
+        (
+            "ps_3_0\ndcl_texcoord1 v0\nmov oC0, v0\n",
+            [0.0, 0.0, 3.0, 4.0],
+        ),
+    ] {
+        let ps = tr(ps);
+        let vs = translate_with(
+            vs,
+            &VariantKey {
+                vs_outputs: Some(ps.varyings),
+                ..Default::default()
+            },
+        );
+        let mut d = Draw::new(&vs, &ps);
+        d.vs_consts = vec![(0, [1.0, 2.0, 3.0, 4.0])];
+        assert_close(d.run().remove(0)[0], want, 1e-5, &ps.wgsl);
+    }
+}

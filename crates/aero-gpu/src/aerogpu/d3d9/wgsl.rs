@@ -65,9 +65,11 @@ struct Writer<'a> {
     regs: BTreeSet<(u8, u32)>,
     samplers: BTreeMap<u32, TextureKind>,
     /// Pixel inputs: register (type, number) → location.
-    ps_inputs: BTreeMap<(u8, u32), u32>,
+    /// SM3 may pack several semantics into one register, each in its own
+    /// components (kept in place: `dcl_texcoord1 v0.zw` reads texcoord 1's .zw).
+    ps_inputs: BTreeMap<(u8, u32), Vec<(u32, u8)>>,
     /// Vertex shader output registers → slot.
-    vs_outputs: BTreeMap<(u8, u32), OutputSlot>,
+    vs_outputs: BTreeMap<(u8, u32), Vec<(OutputSlot, u8)>>,
     uses_vpos: bool,
     uses_vface: bool,
     needs_read_c: bool,
@@ -202,12 +204,18 @@ impl<'a> Writer<'a> {
                                 None => OutputSlot::Dropped,
                             },
                         };
-                        self.vs_outputs.insert(reg_key(dst.reg), slot);
+                        self.vs_outputs
+                            .entry(reg_key(dst.reg))
+                            .or_default()
+                            .push((slot, full_mask(dst.mask)));
                     }
                     (Stage::Pixel, RegType::Input) if v.major >= 3 => {
                         let loc = varying_location(usage, index)
                             .ok_or(unsupported("ps_3_0 input semantic without a location"))?;
-                        self.ps_inputs.insert(reg_key(dst.reg), loc);
+                        self.ps_inputs
+                            .entry(reg_key(dst.reg))
+                            .or_default()
+                            .push((loc, full_mask(dst.mask)));
                     }
                     // ps_2_x `dcl v0`/`dcl t0`: the register decides the semantic.
                     (Stage::Pixel, RegType::Input | RegType::AddrOrTexture) => {}
@@ -287,10 +295,11 @@ impl<'a> Writer<'a> {
             return Err(malformed("read of an output register"));
         }
         if ps && reg.ty == RegType::Input && v.major < 3 {
-            self.ps_inputs.insert(reg_key(reg), reg.number);
+            self.ps_inputs.insert(reg_key(reg), vec![(reg.number, 0xF)]);
         }
         if ps && reg.ty == RegType::AddrOrTexture {
-            self.ps_inputs.insert(reg_key(reg), 2 + reg.number);
+            self.ps_inputs
+                .insert(reg_key(reg), vec![(2 + reg.number, 0xF)]);
         }
         if reg.ty == RegType::Misc {
             if reg.number == 0 {
@@ -309,7 +318,7 @@ impl<'a> Writer<'a> {
                 _ => None,
             };
             if let Some(slot) = slot {
-                self.vs_outputs.insert(reg_key(reg), slot);
+                self.vs_outputs.insert(reg_key(reg), vec![(slot, 0xF)]);
             }
         }
         self.regs.insert(reg_key(reg));
@@ -1463,10 +1472,11 @@ impl<'a> Writer<'a> {
                 usage_index: index,
             });
         }
-        let mut written: BTreeMap<u32, String> = BTreeMap::new();
+        // Location → (register expression, components it supplies).
+        let mut written: BTreeMap<u32, Vec<(String, u8)>> = BTreeMap::new();
         let mut position = None;
         let sm3 = self.shader.version.major >= 3;
-        for (&(ty, n), &slot) in &self.vs_outputs {
+        for (&(ty, n), slots) in &self.vs_outputs {
             let name = self.dst_name(&Dst {
                 reg: Reg {
                     ty: match ty {
@@ -1482,18 +1492,20 @@ impl<'a> Writer<'a> {
                 shift: 0,
                 rel: None,
             })?;
-            match slot {
-                OutputSlot::Position => position = Some(name),
-                OutputSlot::Varying(loc) => {
-                    // D3D9 clamps vs_1/2 colour outputs to [0, 1].
-                    let e = if !sm3 && ty == RegType::AttrOut as u8 {
-                        format!("clamp({name}, vec4<f32>(0.0), vec4<f32>(1.0))")
-                    } else {
-                        name
-                    };
-                    written.insert(loc, e);
+            for &(slot, mask) in slots {
+                match slot {
+                    OutputSlot::Position => position = Some(name.clone()),
+                    OutputSlot::Varying(loc) => {
+                        // D3D9 clamps vs_1/2 colour outputs to [0, 1].
+                        let e = if !sm3 && ty == RegType::AttrOut as u8 {
+                            format!("clamp({name}, vec4<f32>(0.0), vec4<f32>(1.0))")
+                        } else {
+                            name.clone()
+                        };
+                        written.entry(loc).or_default().push((e, mask));
+                    }
+                    OutputSlot::Dropped => {}
                 }
-                OutputSlot::Dropped => {}
             }
         }
         let position = position.ok_or(malformed("vertex shader without a position output"))?;
@@ -1516,10 +1528,23 @@ impl<'a> Writer<'a> {
         .ok();
         for l in 0..16u32 {
             if locations & (1 << l) != 0 {
-                let e = written
-                    .get(&l)
-                    .cloned()
-                    .unwrap_or_else(|| "vec4<f32>(0.0)".into());
+                let e = match written.get(&l).map(Vec::as_slice) {
+                    None | Some([]) => "vec4<f32>(0.0)".to_string(),
+                    Some([(e, 0xF)]) => e.clone(),
+                    // Packed: each component from the register that declared it.
+                    Some(parts) => {
+                        let comps: Vec<String> = (0..4)
+                            .map(|c| {
+                                parts
+                                    .iter()
+                                    .find(|(_, mask)| mask & (1 << c) != 0)
+                                    .map(|(e, _)| format!("{e}.{}", COMPONENTS[c]))
+                                    .unwrap_or_else(|| "0.0".into())
+                            })
+                            .collect();
+                        format!("vec4<f32>({})", comps.join(", "))
+                    }
+                };
                 writeln!(m, "out.l{l} = {e};").ok();
             }
         }
@@ -1535,25 +1560,35 @@ impl<'a> Writer<'a> {
         }
         let mut copies = String::new();
         let mut locations = BTreeSet::new();
-        for (&(ty, n), &loc) in &self.ps_inputs {
+        for (&(ty, n), parts) in &self.ps_inputs {
             // Declared but never read: not an input (the vertex shader need not write it).
             if !self.regs.contains(&(ty, n)) {
                 continue;
             }
-            if !locations.insert(loc) {
-                return Err(malformed("two inputs of one semantic"));
-            }
-            params.push(format!("@location({loc}) in_{loc}: vec4<f32>"));
             let name = if ty == RegType::Input as u8 {
                 format!("v{n}")
             } else {
                 format!("t{n}")
             };
-            writeln!(copies, "{name} = in_{loc};").ok();
-            if self.sm1 && ty == RegType::AddrOrTexture as u8 {
-                writeln!(copies, "tc{n} = in_{loc};").ok();
+            for &(loc, mask) in parts {
+                if !locations.insert(loc) {
+                    return Err(malformed("two inputs of one semantic"));
+                }
+                params.push(format!("@location({loc}) in_{loc}: vec4<f32>"));
+                if mask == 0xF {
+                    writeln!(copies, "{name} = in_{loc};").ok();
+                } else {
+                    for (c, comp) in COMPONENTS.iter().enumerate() {
+                        if mask & (1 << c) != 0 {
+                            writeln!(copies, "{name}.{comp} = in_{loc}.{comp};").ok();
+                        }
+                    }
+                }
+                t.varyings |= 1 << loc;
             }
-            t.varyings |= 1 << loc;
+            if self.sm1 && ty == RegType::AddrOrTexture as u8 {
+                writeln!(copies, "tc{n} = {name};").ok();
+            }
         }
         if self.uses_vpos {
             copies.push_str("v_pos = vec4<f32>(frag_pos.xy - 0.5, 0.0, 0.0);\n");
@@ -1653,6 +1688,11 @@ impl Writer<'_> {
                 .iter()
                 .any(|i| matches!(i.op, Op::TexM3x2Depth | Op::TexDepth))
     }
+}
+
+/// A DCL write mask, where 0 (never emitted by assemblers) means all four.
+fn full_mask(mask: u8) -> u8 {
+    if mask == 0 { 0xF } else { mask }
 }
 
 fn matrix_rows(op: Op) -> Option<u32> {
