@@ -1624,6 +1624,16 @@ mod answers {
         c(&mut a, "4F08-get", [0x4F08, 0x0001, 0, 0]);
         c(&mut a, "0Fh-vbe", [0x0F00, 0, 0, 0]);
         c(&mut a, "03h-end", [0x0003, 0, 0, 0]);
+        // VbeInfoBlock: version, capabilities, total memory (the rest names the BIOS).
+        a.mov(dword_ptr(0x5000u32), u32::from_le_bytes(*b"VBE2"))
+            .unwrap();
+        c(&mut a, "4F00", [0x4F00, 0, 0, 0]);
+        dump_buffer(
+            &mut a,
+            hex,
+            "4F00-info",
+            &[(0x00, 0x06), (0x0A, 0x0E), (0x12, 0x14)],
+        );
         // The state table (after its pointer to the static table).
         c(&mut a, "1Bh", [0x1B00, 0, 0, 0]);
         for (from, to) in [
