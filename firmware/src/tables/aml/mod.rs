@@ -83,6 +83,7 @@ mod op {
     pub const AND: u8 = 0x7B;
     pub const OR: u8 = 0x7D;
     pub const DEREF_OF: u8 = 0x83;
+    pub const SIZE_OF: u8 = 0x87;
     pub const INDEX: u8 = 0x88;
     pub const CREATE_DWORD_FIELD: u8 = 0x8A;
     pub const LAND: u8 = 0x90;
@@ -432,6 +433,10 @@ pub fn index(source: Aml, idx: Aml, target: Aml) -> Aml {
 }
 pub fn deref_of(reference: Aml) -> Aml {
     Aml::from_parts(&[&[op::DEREF_OF], reference.bytes()])
+}
+/// `SizeOf(object)`: elements of a package, bytes of a buffer or string.
+pub fn size_of(object: Aml) -> Aml {
+    Aml::from_parts(&[&[op::SIZE_OF], object.bytes()])
 }
 pub fn lnot(a: Aml) -> Aml {
     Aml::from_parts(&[&[op::LNOT], a.bytes()])

@@ -71,36 +71,36 @@ fn helper_methods() -> Result<Vec<Aml>, AmlError> {
                 ret(int(STA_ENABLED)),
             ],
         )?,
-        // LCRS(reg) → current resource template (IRQ 0 when the link is disabled). The
-        // template lives in Local0 and the IRQ byte is patched through Index(), so the
-        // method creates no named objects and needs no serialization. IRQs are < 16, so
-        // the low byte of the descriptor's first interrupt number is enough.
+        // LCRS(reg) → current resource template (IRQ 0 when the link is disabled). As
+        // QEMU's and SeaBIOS's tables have done for Windows for years: a Serialized method
+        // with the template in a Name and its IRQ patched through CreateDWordField. IRQs
+        // are < 16, so the descriptor's first interrupt number holds the whole value.
         method(
             "LCRS",
             1,
-            false,
+            true,
             &[
-                store(resource_template(&[pci_interrupt(vec![0])])?, local(0)),
+                name("RTPL", resource_template(&[pci_interrupt(vec![0])])?)?,
+                create_dword_field(name_ref("RTPL")?, int(EXT_IRQ_NUMBER_OFFSET), "IRQN")?,
                 if_(
                     lnot(disabled(arg(0))),
                     &[store(
                         and(arg(0), int(PIRQ_IRQ_MASK), no_target()),
-                        index(local(0), int(EXT_IRQ_NUMBER_OFFSET), no_target()),
+                        name_ref("IRQN")?,
                     )],
                 )?,
-                ret(local(0)),
+                ret(name_ref("RTPL")?),
             ],
         )?,
         // LSRS(template) → route register value for the IRQ the OS chose.
         method(
             "LSRS",
             1,
-            false,
-            &[ret(and(
-                deref_of(index(arg(0), int(EXT_IRQ_NUMBER_OFFSET), no_target())),
-                int(PIRQ_IRQ_MASK),
-                no_target(),
-            ))],
+            true,
+            &[
+                create_dword_field(arg(0), int(EXT_IRQ_NUMBER_OFFSET), "IRQN")?,
+                ret(and(name_ref("IRQN")?, int(PIRQ_IRQ_MASK), no_target())),
+            ],
         )?,
     ])
 }
