@@ -21,6 +21,7 @@ pub mod memory;
 pub mod pci;
 pub mod processor;
 pub mod soft_executor;
+pub mod wgpu_executor;
 
 pub use alloc_table::{AllocTable, Allocation};
 pub use error::{AllocTableError, PacketError, SubmitError};
@@ -29,6 +30,7 @@ pub use memory::{DeviceMemory, DeviceMemoryRef, Gart, GuestMemory, GuestMemoryEr
 pub use pci::{AEROGPU_PCI_DESCRIPTION, AeroGpuPciDescription};
 pub use processor::{Command, CommandProcessor, Limits, StreamSummary, clear_rect_records};
 pub use soft_executor::{SoftError, SoftExecutor, SoftExecutorConfig, SoftStats};
+pub use wgpu_executor::{WgpuError, WgpuExecutor};
 
 mod device;
 pub mod fence;

@@ -123,10 +123,10 @@ pub enum SoftError {
 
 /// Sorted, disjoint byte ranges `[start, end)`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-struct DirtyRanges(Vec<(u64, u64)>);
+pub(crate) struct DirtyRanges(pub(crate) Vec<(u64, u64)>);
 
 impl DirtyRanges {
-    fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 
@@ -145,7 +145,7 @@ impl DirtyRanges {
     }
 
     /// Adds ranges (any order).
-    fn add(&mut self, ranges: impl IntoIterator<Item = (u64, u64)>) {
+    pub(crate) fn add(&mut self, ranges: impl IntoIterator<Item = (u64, u64)>) {
         let mut all = std::mem::take(&mut self.0);
         all.extend(ranges);
         let mut merged = Self::normalized(all);
@@ -159,12 +159,12 @@ impl DirtyRanges {
     }
 
     /// Removes `[start, end)` (guest memory matches the host copy there again).
-    fn remove(&mut self, start: u64, end: u64) {
+    pub(crate) fn remove(&mut self, start: u64, end: u64) {
         self.remove_all(vec![(start, end)]);
     }
 
     /// Removes every range of `cut` (any order), in one pass over both lists.
-    fn remove_all(&mut self, cut: Vec<(u64, u64)>) {
+    pub(crate) fn remove_all(&mut self, cut: Vec<(u64, u64)>) {
         let cut = Self::normalized(cut);
         let mut out = Vec::with_capacity(self.0.len() + 1);
         let mut c = cut.iter().peekable();
@@ -205,18 +205,18 @@ struct HostResource {
 
 /// Where one mip of one layer lives in the backing layout, in blocks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Subresource {
-    offset: u64,
-    pitch: u64,
-    width: u32,
-    height: u32,
-    block_width: u32,
-    block_height: u32,
-    bytes_per_block: u32,
+pub(crate) struct Subresource {
+    pub(crate) offset: u64,
+    pub(crate) pitch: u64,
+    pub(crate) width: u32,
+    pub(crate) height: u32,
+    pub(crate) block_width: u32,
+    pub(crate) block_height: u32,
+    pub(crate) bytes_per_block: u32,
 }
 
 /// The layout `aerogpu_cmd.h` documents (and the processor's `texture_size` sizes).
-fn subresource(desc: &TextureDesc, mip: u32, layer: u32) -> Option<Subresource> {
+pub(crate) fn subresource(desc: &TextureDesc, mip: u32, layer: u32) -> Option<Subresource> {
     let layout = desc.format.block_layout()?;
     if mip >= desc.mip_levels || layer >= desc.array_layers {
         return None;
@@ -311,7 +311,7 @@ impl core::fmt::Debug for SoftExecutor {
     }
 }
 
-fn alloc_zeroed(len: u64) -> Result<Vec<u8>, SoftError> {
+pub(crate) fn alloc_zeroed(len: u64) -> Result<Vec<u8>, SoftError> {
     let n = usize::try_from(len).map_err(|_| SoftError::Allocation(len))?;
     let mut v = Vec::new();
     v.try_reserve_exact(n)
@@ -320,7 +320,7 @@ fn alloc_zeroed(len: u64) -> Result<Vec<u8>, SoftError> {
     Ok(v)
 }
 
-fn range(
+pub(crate) fn range(
     offset: u64,
     len: u64,
     total: usize,
@@ -334,7 +334,7 @@ fn range(
     }
 }
 
-fn unorm(c: f32, max: u32) -> u32 {
+pub(crate) fn unorm(c: f32, max: u32) -> u32 {
     // In f64: 24-bit maxima do not fit an f32 product. NaN becomes 0 (saturating cast).
     ((f64::from(c.clamp(0.0, 1.0)) * f64::from(max) + 0.5) as u32).min(max)
 }
@@ -382,7 +382,7 @@ fn f16_value(h: u16) -> f32 {
 }
 
 /// One texel of `format` holding `rgba`; `None` for formats a colour clear cannot fill.
-fn encode_color(format: Format, rgba: [f32; 4]) -> Option<Vec<u8>> {
+pub(crate) fn encode_color(format: Format, rgba: [f32; 4]) -> Option<Vec<u8>> {
     let [r, g, b, a] = rgba;
     let u8c = |c| unorm(c, 255) as u8;
     Some(match format {
@@ -411,7 +411,7 @@ fn encode_color(format: Format, rgba: [f32; 4]) -> Option<Vec<u8>> {
 }
 
 /// RGBA8 of one texel for the presented frame; `None` for formats that cannot be shown.
-fn decode_rgba(format: Format, px: &[u8]) -> Option<[u8; 4]> {
+pub(crate) fn decode_rgba(format: Format, px: &[u8]) -> Option<[u8; 4]> {
     let expand5 = |v: u16| ((v << 3) | (v >> 2)) as u8;
     let expand6 = |v: u16| ((v << 2) | (v >> 4)) as u8;
     let float = |v: f32| unorm(v, 255) as u8;

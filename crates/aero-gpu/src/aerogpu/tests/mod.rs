@@ -6,3 +6,4 @@ mod fuzz;
 mod guest;
 mod processor;
 mod soft;
+mod twin;

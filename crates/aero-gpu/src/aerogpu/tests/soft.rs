@@ -8,10 +8,11 @@ use aero_protocol::pci::{ErrorCode, Format};
 use aero_protocol::ring::{ALLOC_FLAG_READONLY, AllocEntry};
 use aero_protocol::writer::{CmdStreamWriter, encode_alloc_table};
 
+use super::twin::Twin;
 use crate::aerogpu::processor::ResourceId;
 use crate::aerogpu::{
-    AllocTable, CommandProcessor, Executor, GuestMemory, Limits, PacketError, SoftExecutor,
-    SoftExecutorConfig, SubmitError, VecMemory,
+    AllocTable, CommandProcessor, Executor, GuestMemory, Limits, PacketError, SoftExecutorConfig,
+    SubmitError, VecMemory,
 };
 
 const BGRA: u32 = Format::B8G8R8A8Unorm as u32;
@@ -20,7 +21,8 @@ struct Harness {
     p: CommandProcessor,
     mem: VecMemory,
     table: AllocTable,
-    exec: SoftExecutor,
+    /// Both executors, compared after every command (`twin.rs`); reads go to the CPU one.
+    exec: Twin,
 }
 
 fn entry(alloc_id: u32, gpa: u64, size: u64, flags: u32) -> AllocEntry {
@@ -43,7 +45,7 @@ impl Harness {
             p: CommandProcessor::new(Limits::default()),
             mem: VecMemory::new(1 << 20),
             table: AllocTable::new(),
-            exec: SoftExecutor::new(config),
+            exec: Twin::new(config, 1 << 20),
         }
     }
 

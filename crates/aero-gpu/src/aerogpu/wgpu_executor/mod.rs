@@ -1,0 +1,1362 @@
+//! The GPU executor: AeroGPU resources as wgpu textures and buffers (issue 17 §1). It is
+//! the twin of the CPU executor ([`super::SoftExecutor`]) and must leave guest memory and
+//! presented frames byte for byte as that one does (the tests in `tests/wgpu.rs` run the
+//! same streams through both).
+//!
+//! Resources:
+//! - Buffers are wgpu buffers with a host mirror: D3D9 buffers are only changed by the
+//!   guest (uploads, dirty ranges) and by COPY_BUFFER, never by the GPU, so copies run on
+//!   the mirror and the changed bytes go to the GPU buffer (wgpu copies need 4-byte
+//!   alignment the ABI does not promise).
+//! - Textures are GPU-only. Formats map to a wgpu format holding the same bytes, except
+//!   B5G6R5/B5G5R5A1 (expanded to RGBA8 on upload, packed back on read-back) and the
+//!   depth formats, stored raw as R32Uint (D24S8 word), R32Float and R16Uint so that
+//!   uploads, copies and write-backs keep the guest's bits (wgpu cannot copy into
+//!   Depth24Plus/Depth32Float). BC1-3 are wgpu BC textures (mip 0 rounded up to whole
+//!   blocks, which keeps every mip's block count); without TEXTURE_COMPRESSION_BC creating
+//!   one is an executor error.
+//! - Byte offsets (dirty ranges, UPLOAD_RESOURCE, write-back) are in the guest backing
+//!   layout of `aerogpu_cmd.h`, as in the CPU executor; a range that covers only part of a
+//!   row reads the rows back first. Row padding (`row_pitch_bytes` beyond the texels) is
+//!   not stored: write-backs leave guest padding alone.
+//!
+//! Clears are written as the same encoded texels the CPU executor computes (no GPU float
+//! conversion, so both executors agree to the bit); PRESENT follows the CPU executor's
+//! rule (host-changed bytes of a guest-backed target written back, a host-only target
+//! becomes the presented frame). Host memory is capped like the CPU executor's, counted
+//! in guest layout bytes (expanded formats use up to twice that in VRAM).
+//!
+//! wgpu validation errors never panic: they are caught by the device's error handler and
+//! fail the command as an executor error.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+
+use aero_protocol::cmd::{self, CLEAR_COLOR, CLEAR_DEPTH, CLEAR_STENCIL};
+use aero_protocol::pci::Format;
+use thiserror::Error;
+
+use super::executor::{Executor, SubmissionInfo};
+use super::memory::{GuestMemory, GuestMemoryError};
+use super::processor::{
+    Command, MAX_CONTEXTS, ResolvedBacking, ResourceDesc, ResourceId, TextureDesc,
+    clear_rect_records,
+};
+use super::scanout::MAX_SCANOUT_DIM;
+use super::soft_executor::{
+    DirtyRanges, SoftError, SoftExecutorConfig, SoftStats, Subresource, alloc_zeroed, decode_rgba,
+    encode_color, range, subresource, unorm,
+};
+use crate::Frame;
+
+
+/// Why the GPU executor failed a command (reported as AEROGPU_ERROR_BACKEND).
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum WgpuError {
+    #[error("no wgpu adapter: {0}")]
+    NoAdapter(String),
+    #[error("wgpu device request failed: {0}")]
+    Device(String),
+    #[error("wgpu: {0}")]
+    Gpu(String),
+    #[error("{what} is not supported by this adapter")]
+    Unsupported { what: String },
+    #[error(transparent)]
+    Shared(#[from] SoftError),
+}
+
+impl From<GuestMemoryError> for WgpuError {
+    fn from(e: GuestMemoryError) -> Self {
+        WgpuError::Shared(SoftError::Memory(e))
+    }
+}
+
+/// How a texture's guest bytes become GPU texels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Repr {
+    /// Same bytes.
+    Direct,
+    /// B5G6R5 as RGBA8.
+    Rgb565,
+    /// B5G5R5A1 as RGBA8.
+    Rgba5551,
+}
+
+impl Repr {
+    /// GPU bytes per guest texel byte pair (expanded formats double).
+    fn gpu_bytes_per_block(self, guest: u32) -> u32 {
+        match self {
+            Repr::Direct => guest,
+            Repr::Rgb565 | Repr::Rgba5551 => 4,
+        }
+    }
+
+    fn to_gpu(self, guest: &[u8]) -> Vec<u8> {
+        let expand5 = |v: u16| ((v << 3) | (v >> 2)) as u8;
+        let expand6 = |v: u16| ((v << 2) | (v >> 4)) as u8;
+        match self {
+            Repr::Direct => guest.to_vec(),
+            Repr::Rgb565 => guest
+                .chunks_exact(2)
+                .flat_map(|p| {
+                    let v = u16::from_le_bytes([p[0], p[1]]);
+                    [
+                        expand5(v >> 11),
+                        expand6((v >> 5) & 0x3F),
+                        expand5(v & 0x1F),
+                        0xFF,
+                    ]
+                })
+                .collect(),
+            Repr::Rgba5551 => guest
+                .chunks_exact(2)
+                .flat_map(|p| {
+                    let v = u16::from_le_bytes([p[0], p[1]]);
+                    [
+                        expand5((v >> 10) & 0x1F),
+                        expand5((v >> 5) & 0x1F),
+                        expand5(v & 0x1F),
+                        if v & 0x8000 != 0 { 0xFF } else { 0 },
+                    ]
+                })
+                .collect(),
+        }
+    }
+
+    /// Packs GPU texels back (rounding, so rendered values land on the nearest code and
+    /// uploaded ones come back unchanged).
+    fn to_guest(self, gpu: &[u8]) -> Vec<u8> {
+        let q = |v: u8, max: u32| (u32::from(v) * max + 127) / 255;
+        match self {
+            Repr::Direct => gpu.to_vec(),
+            Repr::Rgb565 => gpu
+                .chunks_exact(4)
+                .flat_map(|p| {
+                    let v = q(p[0], 31) << 11 | q(p[1], 63) << 5 | q(p[2], 31);
+                    (v as u16).to_le_bytes()
+                })
+                .collect(),
+            Repr::Rgba5551 => gpu
+                .chunks_exact(4)
+                .flat_map(|p| {
+                    let v = q(p[3], 1) << 15 | q(p[0], 31) << 10 | q(p[1], 31) << 5 | q(p[2], 31);
+                    (v as u16).to_le_bytes()
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The wgpu format storing an AeroGPU format, and how.
+fn gpu_format(format: Format) -> Option<(wgpu::TextureFormat, Repr)> {
+    use wgpu::TextureFormat as T;
+    Some(match format {
+        Format::B8G8R8A8Unorm | Format::B8G8R8X8Unorm => (T::Bgra8Unorm, Repr::Direct),
+        Format::R8G8B8A8Unorm | Format::R8G8B8X8Unorm => (T::Rgba8Unorm, Repr::Direct),
+        Format::B5G6R5Unorm => (T::Rgba8Unorm, Repr::Rgb565),
+        Format::B5G5R5A1Unorm => (T::Rgba8Unorm, Repr::Rgba5551),
+        Format::R8Unorm => (T::R8Unorm, Repr::Direct),
+        Format::R8G8Unorm => (T::Rg8Unorm, Repr::Direct),
+        Format::R16G16B16A16Float => (T::Rgba16Float, Repr::Direct),
+        Format::R32G32B32A32Float => (T::Rgba32Float, Repr::Direct),
+        Format::R32Float | Format::D32Float => (T::R32Float, Repr::Direct),
+        Format::D24UnormS8Uint => (T::R32Uint, Repr::Direct),
+        Format::D16Unorm => (T::R16Uint, Repr::Direct),
+        Format::Bc1Unorm => (T::Bc1RgbaUnorm, Repr::Direct),
+        Format::Bc2Unorm => (T::Bc2RgbaUnorm, Repr::Direct),
+        Format::Bc3Unorm => (T::Bc3RgbaUnorm, Repr::Direct),
+        Format::Invalid => return None,
+    })
+}
+
+enum Storage {
+    Buffer {
+        gpu: wgpu::Buffer,
+        mirror: Vec<u8>,
+    },
+    Texture {
+        gpu: wgpu::Texture,
+        view: wgpu::TextureView,
+        repr: Repr,
+    },
+}
+
+struct GpuResource {
+    desc: ResourceDesc,
+    size_bytes: u64,
+    guest_backed: bool,
+    /// Bytes (guest layout) the host changed since guest memory last matched.
+    dirty: DirtyRanges,
+    storage: Storage,
+}
+
+/// The bound outputs of one context.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Outputs {
+    pub colors: [Option<ResourceId>; 8],
+    pub depth_stencil: Option<ResourceId>,
+}
+
+type Rect = (u32, u32, u32, u32);
+
+/// Rewrites one texel from its old value (`update(old, new)`).
+type TexelUpdate<'a> = &'a dyn Fn(&[u8], &mut [u8]);
+
+/// The GPU executor (see the module documentation).
+pub struct WgpuExecutor {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    bc: bool,
+    config: SoftExecutorConfig,
+    resources: HashMap<ResourceId, GpuResource>,
+    host_bytes: u64,
+    outputs: Outputs,
+    context: u32,
+    parked: BTreeMap<u32, (Outputs, u64)>,
+    switches: u64,
+    presented: Option<Frame>,
+    stats: SoftStats,
+    warned_draws: bool,
+    /// wgpu validation errors caught by the device's handler since the last check.
+    gpu_errors: Arc<Mutex<Vec<String>>>,
+}
+
+impl std::fmt::Debug for WgpuExecutor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WgpuExecutor")
+            .field("resources", &self.resources.len())
+            .field("host_bytes", &self.host_bytes)
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
+}
+
+impl WgpuExecutor {
+    /// Whatever adapter wgpu finds (WGPU_BACKEND picks the backend; Vulkan by default,
+    /// Mesa lavapipe on machines without a GPU).
+    pub fn new_headless(config: SoftExecutorConfig) -> Result<Self, WgpuError> {
+        let backends = wgpu::Backends::from_env().unwrap_or(wgpu::Backends::VULKAN);
+        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+            backends,
+            ..wgpu::InstanceDescriptor::new_without_display_handle()
+        });
+        let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
+            power_preference: wgpu::PowerPreference::LowPower,
+            force_fallback_adapter: false,
+            compatible_surface: None,
+        }))
+        .map_err(|e| WgpuError::NoAdapter(e.to_string()))?;
+        let info = adapter.get_info();
+        tracing::info!(
+            "aerogpu: GPU executor on {} ({:?})",
+            info.name,
+            info.backend
+        );
+        let features = adapter.features() & wgpu::Features::TEXTURE_COMPRESSION_BC;
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            label: Some("aerogpu"),
+            required_features: features,
+            // The adapter's own limits: D3D9 targets and samplers exceed WebGPU's defaults.
+            required_limits: adapter.limits(),
+            ..Default::default()
+        }))
+        .map_err(|e| WgpuError::Device(e.to_string()))?;
+        Ok(Self::with_device(device, queue, config))
+    }
+
+    /// Shares a device (the window presenter's, for `aero run`).
+    pub fn with_device(
+        device: wgpu::Device,
+        queue: wgpu::Queue,
+        config: SoftExecutorConfig,
+    ) -> Self {
+        let gpu_errors: Arc<Mutex<Vec<String>>> = Arc::default();
+        let sink = gpu_errors.clone();
+        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
+            tracing::error!("aerogpu: wgpu error: {e}");
+            if let Ok(mut v) = sink.lock() {
+                v.push(e.to_string());
+            }
+        }));
+        let bc = device
+            .features()
+            .contains(wgpu::Features::TEXTURE_COMPRESSION_BC);
+        Self {
+            device,
+            queue,
+            bc,
+            config,
+            resources: HashMap::new(),
+            host_bytes: 0,
+            outputs: Outputs::default(),
+            context: 0,
+            parked: BTreeMap::new(),
+            switches: 0,
+            presented: None,
+            stats: SoftStats::default(),
+            warned_draws: false,
+            gpu_errors,
+        }
+    }
+
+    pub fn device(&self) -> &wgpu::Device {
+        &self.device
+    }
+
+    pub fn queue(&self) -> &wgpu::Queue {
+        &self.queue
+    }
+
+    pub fn stats(&self) -> SoftStats {
+        self.stats
+    }
+
+    pub fn host_bytes(&self) -> u64 {
+        self.host_bytes
+    }
+
+    pub fn resource_count(&self) -> usize {
+        self.resources.len()
+    }
+
+    /// The current context's bound render targets (for the draw path).
+    pub fn outputs(&self) -> Outputs {
+        self.outputs
+    }
+
+    /// A texture's view (all mips and layers), for binding.
+    pub fn texture_view(&self, id: ResourceId) -> Option<&wgpu::TextureView> {
+        match &self.resources.get(&id)?.storage {
+            Storage::Texture { view, .. } => Some(view),
+            Storage::Buffer { .. } => None,
+        }
+    }
+
+    pub fn texture(&self, id: ResourceId) -> Option<&wgpu::Texture> {
+        match &self.resources.get(&id)?.storage {
+            Storage::Texture { gpu, .. } => Some(gpu),
+            Storage::Buffer { .. } => None,
+        }
+    }
+
+    pub fn buffer(&self, id: ResourceId) -> Option<&wgpu::Buffer> {
+        match &self.resources.get(&id)?.storage {
+            Storage::Buffer { gpu, .. } => Some(gpu),
+            Storage::Texture { .. } => None,
+        }
+    }
+
+    /// The draw path rendered into mip 0 / layer 0 of `id`: its guest bytes changed.
+    pub fn mark_render_target_changed(&mut self, id: ResourceId) {
+        let Some(r) = self.resources.get_mut(&id) else {
+            return;
+        };
+        let ResourceDesc::Texture2d(desc) = r.desc else {
+            return;
+        };
+        if let (true, Some(sub)) = (r.guest_backed, subresource(&desc, 0, 0)) {
+            let rows = u64::from(sub.height.div_ceil(sub.block_height));
+            r.dirty.add([(sub.offset, sub.offset + sub.pitch * rows)]);
+        }
+    }
+
+    /// A resource's bytes in the guest backing layout (row padding reads as zero).
+    pub fn resource_bytes(&self, id: ResourceId) -> Option<Vec<u8>> {
+        let r = self.resources.get(&id)?;
+        match &r.storage {
+            Storage::Buffer { mirror, .. } => Some(mirror.clone()),
+            Storage::Texture { .. } => {
+                let mut out = alloc_zeroed(r.size_bytes).ok()?;
+                self.overlay_texels(id, &mut out).ok()?;
+                Some(out)
+            }
+        }
+    }
+
+    fn get(&self, id: ResourceId) -> Result<&GpuResource, WgpuError> {
+        self.resources
+            .get(&id)
+            .ok_or(WgpuError::Shared(SoftError::UnknownResource(id)))
+    }
+
+    fn texture_desc(&self, id: ResourceId) -> Result<TextureDesc, WgpuError> {
+        match self.get(id)?.desc {
+            ResourceDesc::Texture2d(d) => Ok(d),
+            ResourceDesc::Buffer(_) => Err(SoftError::NotATexture(id).into()),
+        }
+    }
+
+    fn texture_parts(&self, id: ResourceId) -> Result<(&wgpu::Texture, Repr), WgpuError> {
+        match &self.get(id)?.storage {
+            Storage::Texture { gpu, repr, .. } => Ok((gpu, *repr)),
+            Storage::Buffer { .. } => Err(SoftError::NotATexture(id).into()),
+        }
+    }
+
+    fn take_gpu_errors(&self) -> Result<(), WgpuError> {
+        let mut errors = self
+            .gpu_errors
+            .lock()
+            .map_err(|_| WgpuError::Gpu("error handler poisoned".into()))?;
+        if errors.is_empty() {
+            return Ok(());
+        }
+        let all = std::mem::take(&mut *errors).join("; ");
+        Err(WgpuError::Gpu(all))
+    }
+
+    fn switch_context(&mut self, context_id: u32) {
+        if context_id == self.context {
+            return;
+        }
+        self.switches += 1;
+        let incoming = self
+            .parked
+            .remove(&context_id)
+            .map(|(s, _)| s)
+            .unwrap_or_default();
+        let outgoing = std::mem::replace(&mut self.outputs, incoming);
+        self.parked.insert(self.context, (outgoing, self.switches));
+        self.context = context_id;
+        if self.parked.len() > MAX_CONTEXTS
+            && let Some(c) = self
+                .parked
+                .iter()
+                .min_by_key(|(_, (_, used))| *used)
+                .map(|(c, _)| *c)
+        {
+            self.parked.remove(&c);
+        }
+    }
+
+    fn make_storage(&self, desc: &ResourceDesc, size_bytes: u64) -> Result<Storage, WgpuError> {
+        let limits = self.device.limits();
+        match *desc {
+            ResourceDesc::Buffer(_) => {
+                if size_bytes > limits.max_buffer_size {
+                    return Err(WgpuError::Unsupported {
+                        what: format!("a {size_bytes}-byte buffer"),
+                    });
+                }
+                let mirror = alloc_zeroed(size_bytes)?;
+                let gpu = self.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: None,
+                    size: size_bytes.next_multiple_of(4).max(4),
+                    usage: wgpu::BufferUsages::VERTEX
+                        | wgpu::BufferUsages::INDEX
+                        | wgpu::BufferUsages::COPY_DST
+                        | wgpu::BufferUsages::COPY_SRC,
+                    mapped_at_creation: false,
+                });
+                Ok(Storage::Buffer { gpu, mirror })
+            }
+            ResourceDesc::Texture2d(d) => {
+                let (format, repr) = gpu_format(d.format).ok_or(SoftError::Format {
+                    what: "texture",
+                    format: d.format,
+                })?;
+                let block = format.block_dimensions();
+                let compressed = block.0 > 1;
+                if compressed && !self.bc {
+                    // TODO(issue 17): decompress on the CPU for adapters without BC.
+                    return Err(WgpuError::Unsupported {
+                        what: format!("{:?} (no TEXTURE_COMPRESSION_BC)", d.format),
+                    });
+                }
+                let (w, h) = (
+                    d.width.next_multiple_of(block.0),
+                    d.height.next_multiple_of(block.1),
+                );
+                if w > limits.max_texture_dimension_2d
+                    || h > limits.max_texture_dimension_2d
+                    || d.array_layers > limits.max_texture_array_layers
+                {
+                    return Err(WgpuError::Unsupported {
+                        what: format!("a {w}x{h}x{} texture", d.array_layers),
+                    });
+                }
+                let mut usage = wgpu::TextureUsages::TEXTURE_BINDING
+                    | wgpu::TextureUsages::COPY_SRC
+                    | wgpu::TextureUsages::COPY_DST;
+                if !compressed {
+                    usage |= wgpu::TextureUsages::RENDER_ATTACHMENT;
+                }
+                let gpu = self.device.create_texture(&wgpu::TextureDescriptor {
+                    label: None,
+                    size: wgpu::Extent3d {
+                        width: w,
+                        height: h,
+                        depth_or_array_layers: d.array_layers,
+                    },
+                    mip_level_count: d.mip_levels,
+                    sample_count: 1,
+                    dimension: wgpu::TextureDimension::D2,
+                    format,
+                    usage,
+                    view_formats: &[],
+                });
+                let view = gpu.create_view(&wgpu::TextureViewDescriptor {
+                    dimension: Some(wgpu::TextureViewDimension::D2Array),
+                    ..Default::default()
+                });
+                Ok(Storage::Texture { gpu, view, repr })
+            }
+        }
+    }
+
+    fn create(
+        &mut self,
+        id: ResourceId,
+        desc: ResourceDesc,
+        size_bytes: u64,
+        backing: Option<ResolvedBacking>,
+        mem: &dyn GuestMemory,
+    ) -> Result<(), WgpuError> {
+        if let Some(r) = self.resources.get_mut(&id) {
+            // Rebind: same properties, new backing; guest memory is the content again.
+            r.guest_backed = backing.is_some();
+            r.dirty = DirtyRanges::default();
+            let size = r.size_bytes;
+            if let Some(b) = backing {
+                let mut bytes = alloc_zeroed(size)?;
+                mem.read(b.gpa, &mut bytes)?;
+                self.write_bytes(id, 0, &bytes)?;
+                self.stats.uploaded_bytes += size;
+            }
+            return Ok(());
+        }
+        let in_use = self.host_bytes;
+        if in_use.saturating_add(size_bytes) > self.config.max_host_bytes {
+            return Err(SoftError::HostMemory {
+                requested: size_bytes,
+                in_use,
+                cap: self.config.max_host_bytes,
+            }
+            .into());
+        }
+        let storage = self.make_storage(&desc, size_bytes)?;
+        self.host_bytes += size_bytes;
+        self.resources.insert(
+            id,
+            GpuResource {
+                desc,
+                size_bytes,
+                guest_backed: backing.is_some(),
+                dirty: DirtyRanges::default(),
+                storage,
+            },
+        );
+        if let Some(b) = backing {
+            let mut bytes = alloc_zeroed(size_bytes)?;
+            mem.read(b.gpa, &mut bytes)?;
+            self.write_bytes(id, 0, &bytes)?;
+            self.stats.uploaded_bytes += size_bytes;
+        }
+        Ok(())
+    }
+
+    fn unbind(&mut self, id: ResourceId) {
+        let all =
+            std::iter::once(&mut self.outputs).chain(self.parked.values_mut().map(|(s, _)| s));
+        for o in all {
+            for slot in o.colors.iter_mut().chain([&mut o.depth_stencil]) {
+                if *slot == Some(id) {
+                    *slot = None;
+                }
+            }
+        }
+    }
+
+    fn destroy(&mut self, id: ResourceId) {
+        if let Some(r) = self.resources.remove(&id) {
+            self.host_bytes = self.host_bytes.saturating_sub(r.size_bytes);
+            match r.storage {
+                Storage::Buffer { gpu, .. } => gpu.destroy(),
+                Storage::Texture { gpu, .. } => gpu.destroy(),
+            }
+        }
+    }
+
+    /// Every (mip, layer) of a texture with its layout.
+    fn subresources(desc: &TextureDesc) -> impl Iterator<Item = (u32, u32, Subresource)> + '_ {
+        (0..desc.array_layers).flat_map(move |layer| {
+            (0..desc.mip_levels)
+                .filter_map(move |mip| subresource(desc, mip, layer).map(|s| (mip, layer, s)))
+        })
+    }
+
+    /// Reads block rows `[row0, row0 + rows)` of one subresource as tightly packed guest
+    /// bytes.
+    fn read_rows(
+        &self,
+        id: ResourceId,
+        (mip, layer, sub): (u32, u32, &Subresource),
+        row0: u32,
+        rows: u32,
+    ) -> Result<Vec<u8>, WgpuError> {
+        let (texture, repr) = self.texture_parts(id)?;
+        let blocks_w = sub.width.div_ceil(sub.block_width);
+        let gpu_row =
+            u64::from(blocks_w) * u64::from(repr.gpu_bytes_per_block(sub.bytes_per_block));
+        let padded = gpu_row.next_multiple_of(u64::from(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT));
+        let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("aerogpu read-back"),
+            size: (padded * u64::from(rows)).max(4),
+            usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
+            mapped_at_creation: false,
+        });
+        let mut enc = self.device.create_command_encoder(&Default::default());
+        enc.copy_texture_to_buffer(
+            wgpu::TexelCopyTextureInfo {
+                texture,
+                mip_level: mip,
+                origin: wgpu::Origin3d {
+                    x: 0,
+                    y: row0 * sub.block_height,
+                    z: layer,
+                },
+                aspect: wgpu::TextureAspect::All,
+            },
+            wgpu::TexelCopyBufferInfo {
+                buffer: &staging,
+                layout: wgpu::TexelCopyBufferLayout {
+                    offset: 0,
+                    bytes_per_row: Some(padded as u32),
+                    rows_per_image: Some(rows),
+                },
+            },
+            wgpu::Extent3d {
+                width: blocks_w * sub.block_width,
+                height: rows * sub.block_height,
+                depth_or_array_layers: 1,
+            },
+        );
+        self.queue.submit([enc.finish()]);
+        self.take_gpu_errors()?;
+        let slice = staging.slice(..);
+        let mapped: Arc<Mutex<Option<Result<(), wgpu::BufferAsyncError>>>> = Arc::default();
+        let done = mapped.clone();
+        slice.map_async(wgpu::MapMode::Read, move |r| {
+            if let Ok(mut d) = done.lock() {
+                *d = Some(r);
+            }
+        });
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| WgpuError::Gpu(e.to_string()))?;
+        match mapped.lock().ok().and_then(|mut m| m.take()) {
+            Some(Ok(())) => {}
+            Some(Err(e)) => return Err(WgpuError::Gpu(e.to_string())),
+            None => return Err(WgpuError::Gpu("read-back was not mapped".into())),
+        }
+        let data = slice.get_mapped_range();
+        let mut out = Vec::with_capacity(
+            (u64::from(blocks_w) * u64::from(sub.bytes_per_block) * u64::from(rows)) as usize,
+        );
+        for row in data.chunks(padded as usize).take(rows as usize) {
+            out.extend(repr.to_guest(&row[..gpu_row as usize]));
+        }
+        drop(data);
+        staging.unmap();
+        Ok(out)
+    }
+
+    /// Writes tightly packed guest bytes over block rows `[row0, row0 + rows)`, block
+    /// columns `[col0, col0 + cols)` of one subresource.
+    #[allow(clippy::too_many_arguments)]
+    fn write_region(
+        &self,
+        id: ResourceId,
+        (mip, layer, sub): (u32, u32, &Subresource),
+        (col0, row0): (u32, u32),
+        (cols, rows): (u32, u32),
+        guest: &[u8],
+    ) -> Result<(), WgpuError> {
+        let (texture, repr) = self.texture_parts(id)?;
+        let gpu = repr.to_gpu(guest);
+        let gpu_row = cols * repr.gpu_bytes_per_block(sub.bytes_per_block);
+        self.queue.write_texture(
+            wgpu::TexelCopyTextureInfo {
+                texture,
+                mip_level: mip,
+                origin: wgpu::Origin3d {
+                    x: col0 * sub.block_width,
+                    y: row0 * sub.block_height,
+                    z: layer,
+                },
+                aspect: wgpu::TextureAspect::All,
+            },
+            &gpu,
+            wgpu::TexelCopyBufferLayout {
+                offset: 0,
+                bytes_per_row: Some(gpu_row),
+                rows_per_image: Some(rows),
+            },
+            wgpu::Extent3d {
+                width: cols * sub.block_width,
+                height: rows * sub.block_height,
+                depth_or_array_layers: 1,
+            },
+        );
+        self.take_gpu_errors()
+    }
+
+    /// Writes guest-layout bytes at `offset` of a resource (partial rows are merged with
+    /// the texture's current rows; row padding is dropped).
+    fn write_bytes(&mut self, id: ResourceId, offset: u64, data: &[u8]) -> Result<(), WgpuError> {
+        let end = offset.saturating_add(data.len() as u64);
+        let r = self
+            .resources
+            .get_mut(&id)
+            .ok_or(SoftError::UnknownResource(id))?;
+        if let Storage::Buffer { gpu, mirror } = &mut r.storage {
+            let span = range(offset, data.len() as u64, mirror.len(), id)?;
+            mirror[span].copy_from_slice(data);
+            // Whole aligned words from the mirror (wgpu writes 4-byte multiples).
+            let start = offset & !3;
+            let stop = end.next_multiple_of(4);
+            let mut words = mirror[start as usize..(stop as usize).min(mirror.len())].to_vec();
+            words.resize((stop - start) as usize, 0);
+            self.queue.write_buffer(gpu, start, &words);
+            return self.take_gpu_errors();
+        }
+        let desc = self.texture_desc(id)?;
+        range(
+            offset,
+            data.len() as u64,
+            self.get(id)?.size_bytes as usize,
+            id,
+        )?;
+        for (mip, layer, sub) in Self::subresources(&desc) {
+            let rows_total = sub.height.div_ceil(sub.block_height);
+            let sub_end = sub.offset + sub.pitch * u64::from(rows_total);
+            let (s, e) = (offset.max(sub.offset), end.min(sub_end));
+            if s >= e {
+                continue;
+            }
+            let tight =
+                u64::from(sub.width.div_ceil(sub.block_width)) * u64::from(sub.bytes_per_block);
+            let row0 = ((s - sub.offset) / sub.pitch) as u32;
+            let row1 = ((e - sub.offset).div_ceil(sub.pitch) as u32).min(rows_total);
+            if row0 >= row1 {
+                continue;
+            }
+            // Covered whole rows need no read-back.
+            let whole = (row0..row1).all(|row| {
+                let rs = sub.offset + u64::from(row) * sub.pitch;
+                s <= rs && rs + tight <= e
+            });
+            let mut rows = if whole {
+                vec![0u8; (tight * u64::from(row1 - row0)) as usize]
+            } else {
+                self.read_rows(id, (mip, layer, &sub), row0, row1 - row0)?
+            };
+            for row in row0..row1 {
+                let rs = sub.offset + u64::from(row) * sub.pitch;
+                let (cs, ce) = (s.max(rs), e.min(rs + tight));
+                if cs >= ce {
+                    continue;
+                }
+                let at = (u64::from(row - row0) * tight + (cs - rs)) as usize;
+                let from = (cs - offset) as usize;
+                let n = (ce - cs) as usize;
+                rows[at..at + n].copy_from_slice(&data[from..from + n]);
+            }
+            let cols = sub.width.div_ceil(sub.block_width);
+            self.write_region(
+                id,
+                (mip, layer, &sub),
+                (0, row0),
+                (cols, row1 - row0),
+                &rows,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Copies every texel of a texture over `image` (its guest layout).
+    fn overlay_texels(&self, id: ResourceId, image: &mut [u8]) -> Result<(), WgpuError> {
+        let desc = self.texture_desc(id)?;
+        for (mip, layer, sub) in Self::subresources(&desc) {
+            self.overlay_subresource(id, (mip, layer, &sub), image)?;
+        }
+        Ok(())
+    }
+
+    fn overlay_subresource(
+        &self,
+        id: ResourceId,
+        (mip, layer, sub): (u32, u32, &Subresource),
+        image: &mut [u8],
+    ) -> Result<(), WgpuError> {
+        let rows = sub.height.div_ceil(sub.block_height);
+        let tight = (u64::from(sub.width.div_ceil(sub.block_width))
+            * u64::from(sub.bytes_per_block)) as usize;
+        let data = self.read_rows(id, (mip, layer, sub), 0, rows)?;
+        for (row, bytes) in data.chunks_exact(tight).enumerate() {
+            let at = sub.offset + row as u64 * sub.pitch;
+            let span = range(at, tight as u64, image.len(), id)?;
+            image[span].copy_from_slice(bytes);
+        }
+        Ok(())
+    }
+
+    /// Writes `ranges` of a resource into its backing (texture row padding keeps the
+    /// guest's bytes).
+    fn write_back(
+        &mut self,
+        id: ResourceId,
+        backing: &ResolvedBacking,
+        ranges: &[(u64, u64)],
+        mem: &mut dyn GuestMemory,
+    ) -> Result<(), WgpuError> {
+        if ranges.is_empty() {
+            return Ok(());
+        }
+        let r = self.get(id)?;
+        let image = match &r.storage {
+            Storage::Buffer { mirror, .. } => std::borrow::Cow::Borrowed(mirror.as_slice()),
+            Storage::Texture { .. } => {
+                let mut image = alloc_zeroed(r.size_bytes)?;
+                mem.read(backing.gpa, &mut image)?;
+                let desc = self.texture_desc(id)?;
+                // Only the subresources the ranges touch are read back.
+                for (mip, layer, sub) in Self::subresources(&desc) {
+                    let rows = u64::from(sub.height.div_ceil(sub.block_height));
+                    let (s0, s1) = (sub.offset, sub.offset + sub.pitch * rows);
+                    if ranges.iter().any(|&(s, e)| s < s1 && e > s0) {
+                        self.overlay_subresource(id, (mip, layer, &sub), &mut image)?;
+                    }
+                }
+                std::borrow::Cow::Owned(image)
+            }
+        };
+        let mut written = 0;
+        for &(s, e) in ranges {
+            let Some(bytes) = usize::try_from(s)
+                .ok()
+                .zip(usize::try_from(e).ok())
+                .and_then(|(s, e)| image.get(s..e))
+            else {
+                continue;
+            };
+            mem.write(backing.gpa.wrapping_add(s), bytes)?;
+            written += e - s;
+        }
+        self.stats.written_back_bytes += written;
+        Ok(())
+    }
+
+    fn host_changed(
+        &mut self,
+        id: ResourceId,
+        ranges: Vec<(u64, u64)>,
+        writeback: Option<ResolvedBacking>,
+        mem: &mut dyn GuestMemory,
+    ) -> Result<(), WgpuError> {
+        if let Some(b) = writeback {
+            self.write_back(id, &b, &ranges, mem)?;
+            if let Some(r) = self.resources.get_mut(&id) {
+                r.dirty.remove_all(ranges);
+            }
+        } else if let Some(r) = self.resources.get_mut(&id)
+            && r.guest_backed
+        {
+            r.dirty.add(ranges);
+        }
+        Ok(())
+    }
+
+    fn dirty_range(
+        &mut self,
+        id: ResourceId,
+        offset: u64,
+        size: u64,
+        backing: Option<ResolvedBacking>,
+        mem: &dyn GuestMemory,
+    ) -> Result<(), WgpuError> {
+        let Some(b) = backing else {
+            return Ok(());
+        };
+        let total = self.get(id)?.size_bytes;
+        range(offset, size, total as usize, id)?;
+        let mut bytes = alloc_zeroed(size)?;
+        mem.read(b.gpa.wrapping_add(offset), &mut bytes)?;
+        self.write_bytes(id, offset, &bytes)?;
+        if let Some(r) = self.resources.get_mut(&id) {
+            r.dirty.remove(offset, offset.saturating_add(size));
+        }
+        self.stats.uploaded_bytes += size;
+        Ok(())
+    }
+
+    fn upload(&mut self, id: ResourceId, offset: u64, data: &[u8]) -> Result<(), WgpuError> {
+        self.write_bytes(id, offset, data)?;
+        if let Some(r) = self.resources.get_mut(&id)
+            && r.guest_backed
+        {
+            r.dirty.add([(offset, offset + data.len() as u64)]);
+        }
+        Ok(())
+    }
+
+    fn copy_buffer(
+        &mut self,
+        dst: ResourceId,
+        src: ResourceId,
+        (dst_offset, src_offset, size): (u64, u64, u64),
+        writeback: Option<ResolvedBacking>,
+        mem: &mut dyn GuestMemory,
+    ) -> Result<(), WgpuError> {
+        let bytes = match &self.get(src)?.storage {
+            Storage::Buffer { mirror, .. } => {
+                mirror[range(src_offset, size, mirror.len(), src)?].to_vec()
+            }
+            Storage::Texture { .. } => return Err(SoftError::OutOfRange(src).into()),
+        };
+        if !matches!(self.get(dst)?.storage, Storage::Buffer { .. }) {
+            return Err(SoftError::OutOfRange(dst).into());
+        }
+        self.write_bytes(dst, dst_offset, &bytes)?;
+        self.stats.copies += 1;
+        self.host_changed(dst, vec![(dst_offset, dst_offset + size)], writeback, mem)
+    }
+
+    fn copy_texture(
+        &mut self,
+        dst: ResourceId,
+        src: ResourceId,
+        c: &cmd::CopyTexture2d,
+        writeback: Option<ResolvedBacking>,
+        mem: &mut dyn GuestMemory,
+    ) -> Result<(), WgpuError> {
+        let (sd, dd) = (self.texture_desc(src)?, self.texture_desc(dst)?);
+        let missing = SoftError::OutOfRange(dst);
+        let s = subresource(&sd, c.src_mip_level, c.src_array_layer).ok_or(missing.clone())?;
+        let d = subresource(&dd, c.dst_mip_level, c.dst_array_layer).ok_or(missing)?;
+        if c.width == 0 || c.height == 0 {
+            return Ok(());
+        }
+        // The CPU executor's rule: whole blocks, a partial block only at both mips' edges.
+        let (bw, bh) = (s.block_width, s.block_height);
+        let aligned = |v: u32, b: u32| v.is_multiple_of(b);
+        let edge_ok = |len: u32, b: u32, s_at: u32, s_len: u32, d_at: u32, d_len: u32| {
+            aligned(len, b) || (s_at + len == s_len && d_at + len == d_len)
+        };
+        if !aligned(c.src_x, bw)
+            || !aligned(c.src_y, bh)
+            || !aligned(c.dst_x, bw)
+            || !aligned(c.dst_y, bh)
+            || !edge_ok(c.width, bw, c.src_x, s.width, c.dst_x, d.width)
+            || !edge_ok(c.height, bh, c.src_y, s.height, c.dst_y, d.height)
+        {
+            return Err(SoftError::BlockAlignment.into());
+        }
+        let bpb = u64::from(s.bytes_per_block);
+        let (cols, rows) = (c.width.div_ceil(bw), c.height.div_ceil(bh));
+        let row_bytes = u64::from(cols) * bpb;
+        let row_at = |sub: &Subresource, x: u32, y: u32, i: u32| {
+            sub.offset + u64::from(y / bh + i) * sub.pitch + u64::from(x / bw) * bpb
+        };
+        // Byte offsets the CPU executor copies, checked the same way.
+        let (ssize, dsize) = (self.get(src)?.size_bytes, self.get(dst)?.size_bytes);
+        let pairs: Vec<(u64, u64)> = (0..rows)
+            .map(|i| {
+                (
+                    row_at(&s, c.src_x, c.src_y, i),
+                    row_at(&d, c.dst_x, c.dst_y, i),
+                )
+            })
+            .collect();
+        for &(f, t) in &pairs {
+            range(f, row_bytes, ssize as usize, src)?;
+            range(t, row_bytes, dsize as usize, dst)?;
+        }
+        let within = |sub: &Subresource, x: u32, y: u32| {
+            x / bw + cols <= sub.width.div_ceil(bw) && y / bh + rows <= sub.height.div_ceil(bh)
+        };
+        let same_format = gpu_format(sd.format).map(|f| f.0) == gpu_format(dd.format).map(|f| f.0);
+        if src != dst && same_format && within(&s, c.src_x, c.src_y) && within(&d, c.dst_x, c.dst_y)
+        {
+            let (st, _) = self.texture_parts(src)?;
+            let (dt, _) = self.texture_parts(dst)?;
+            let mut enc = self.device.create_command_encoder(&Default::default());
+            enc.copy_texture_to_texture(
+                wgpu::TexelCopyTextureInfo {
+                    texture: st,
+                    mip_level: c.src_mip_level,
+                    origin: wgpu::Origin3d {
+                        x: c.src_x,
+                        y: c.src_y,
+                        z: c.src_array_layer,
+                    },
+                    aspect: wgpu::TextureAspect::All,
+                },
+                wgpu::TexelCopyTextureInfo {
+                    texture: dt,
+                    mip_level: c.dst_mip_level,
+                    origin: wgpu::Origin3d {
+                        x: c.dst_x,
+                        y: c.dst_y,
+                        z: c.dst_array_layer,
+                    },
+                    aspect: wgpu::TextureAspect::All,
+                },
+                wgpu::Extent3d {
+                    width: cols * bw,
+                    height: rows * bh,
+                    depth_or_array_layers: 1,
+                },
+            );
+            self.queue.submit([enc.finish()]);
+            self.take_gpu_errors()?;
+        } else {
+            // Same texture (wgpu cannot copy a subresource onto itself) or formats that
+            // differ: the CPU executor's byte copy, through read-back and upload.
+            let mut src_image = alloc_zeroed(ssize)?;
+            let src_sub = (c.src_mip_level, c.src_array_layer, &s);
+            self.overlay_subresource(src, src_sub, &mut src_image)?;
+            let moved: Vec<(u64, Vec<u8>)> = pairs
+                .iter()
+                .map(|&(f, t)| (t, src_image[f as usize..(f + row_bytes) as usize].to_vec()))
+                .collect();
+            for (t, bytes) in moved {
+                self.write_bytes(dst, t, &bytes)?;
+            }
+        }
+        self.stats.copies += 1;
+        let ranges = pairs.iter().map(|&(_, t)| (t, t + row_bytes)).collect();
+        self.host_changed(dst, ranges, writeback, mem)
+    }
+
+    /// Fills rectangles of mip 0 / layer 0 with one texel, or (`update`) rewrites each
+    /// texel from its old value.
+    fn fill(
+        &mut self,
+        id: ResourceId,
+        rects: &[Rect],
+        texel: &[u8],
+        update: Option<TexelUpdate<'_>>,
+        mem: &mut dyn GuestMemory,
+    ) -> Result<(), WgpuError> {
+        let desc = self.texture_desc(id)?;
+        let sub = subresource(&desc, 0, 0).ok_or(SoftError::OutOfRange(id))?;
+        let bpp = u64::from(sub.bytes_per_block);
+        for &(x, y, w, h) in rects {
+            let x1 = x.saturating_add(w).min(sub.width);
+            let y1 = y.saturating_add(h).min(sub.height);
+            if x >= x1 || y >= y1 {
+                continue;
+            }
+            let (cols, rows) = (x1 - x, y1 - y);
+            let data = match update {
+                None => texel.repeat(cols as usize * rows as usize),
+                Some(update) => {
+                    let old = self.read_rows(id, (0, 0, &sub), y, rows)?;
+                    let tight = sub.width as usize * bpp as usize;
+                    let mut out = Vec::with_capacity(cols as usize * rows as usize * bpp as usize);
+                    let mut scratch = vec![0u8; bpp as usize];
+                    for row in old.chunks_exact(tight) {
+                        let part = &row[x as usize * bpp as usize..x1 as usize * bpp as usize];
+                        for px in part.chunks_exact(bpp as usize) {
+                            update(px, &mut scratch);
+                            out.extend_from_slice(&scratch);
+                        }
+                    }
+                    out
+                }
+            };
+            self.write_region(id, (0, 0, &sub), (x, y), (cols, rows), &data)?;
+            let row_len = u64::from(cols) * bpp;
+            let changed = (y..y1)
+                .map(|row| {
+                    let start = sub.offset + u64::from(row) * sub.pitch + u64::from(x) * bpp;
+                    (start, start + row_len)
+                })
+                .collect();
+            self.host_changed(id, changed, None, mem)?;
+        }
+        Ok(())
+    }
+
+    fn clear(
+        &mut self,
+        flags: u32,
+        rgba: [f32; 4],
+        depth: f32,
+        stencil: u8,
+        rects: Option<&[Rect]>,
+        mem: &mut dyn GuestMemory,
+    ) -> Result<(), WgpuError> {
+        let whole = [(0, 0, u32::MAX, u32::MAX)];
+        let rects = rects.unwrap_or(&whole);
+        let outputs = self.outputs;
+        self.stats.clears += 1;
+        if flags & CLEAR_COLOR != 0 {
+            for id in outputs.colors.iter().flatten() {
+                let Ok(desc) = self.texture_desc(*id) else {
+                    continue; // destroyed since it was bound
+                };
+                let texel = encode_color(desc.format, rgba).ok_or(SoftError::Format {
+                    what: "colour clear",
+                    format: desc.format,
+                })?;
+                self.fill(*id, rects, &texel, None, mem)?;
+            }
+        }
+        if flags & (CLEAR_DEPTH | CLEAR_STENCIL) != 0
+            && let Some(id) = outputs.depth_stencil
+            && let Ok(desc) = self.texture_desc(id)
+        {
+            let (depth_on, stencil_on) = (flags & CLEAR_DEPTH != 0, flags & CLEAR_STENCIL != 0);
+            let d = depth.clamp(0.0, 1.0);
+            match desc.format {
+                Format::D24UnormS8Uint => {
+                    let z = unorm(d, 0xFF_FFFF);
+                    let s = u32::from(stencil);
+                    let update = move |old: &[u8], out: &mut [u8]| {
+                        let mut word = u32::from_le_bytes([old[0], old[1], old[2], old[3]]);
+                        if depth_on {
+                            word = (word & 0xFF) | z << 8;
+                        }
+                        if stencil_on {
+                            word = (word & !0xFF) | s;
+                        }
+                        out.copy_from_slice(&word.to_le_bytes());
+                    };
+                    if depth_on && stencil_on {
+                        let word = (z << 8 | s).to_le_bytes();
+                        self.fill(id, rects, &word, None, mem)?;
+                    } else {
+                        self.fill(id, rects, &[], Some(&update), mem)?;
+                    }
+                }
+                Format::D16Unorm if depth_on => {
+                    let z = (unorm(d, 0xFFFF) as u16).to_le_bytes();
+                    self.fill(id, rects, &z, None, mem)?;
+                }
+                Format::D32Float if depth_on => {
+                    self.fill(id, rects, &d.to_le_bytes(), None, mem)?;
+                }
+                Format::D16Unorm | Format::D32Float => {}
+                format => {
+                    return Err(SoftError::Format {
+                        what: "depth/stencil clear",
+                        format,
+                    }
+                    .into());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The presented frame of a target: mip 0 / layer 0 as RGBA8.
+    fn frame_of(&self, id: ResourceId) -> Result<Frame, WgpuError> {
+        let desc = self.texture_desc(id)?;
+        if desc.width > MAX_SCANOUT_DIM || desc.height > MAX_SCANOUT_DIM {
+            return Err(SoftError::PresentTooLarge(desc.width, desc.height).into());
+        }
+        let sub = subresource(&desc, 0, 0).ok_or(SoftError::OutOfRange(id))?;
+        if sub.block_width != 1 || decode_rgba(desc.format, &[0; 16]).is_none() {
+            return Err(SoftError::Format {
+                what: "present",
+                format: desc.format,
+            }
+            .into());
+        }
+        let rows = self.read_rows(id, (0, 0, &sub), 0, desc.height)?;
+        let bpp = sub.bytes_per_block as usize;
+        let mut frame = Frame::new();
+        frame.reset(desc.width, desc.height);
+        for (y, row) in rows.chunks_exact(desc.width as usize * bpp).enumerate() {
+            for (px, out) in row
+                .chunks_exact(bpp)
+                .zip(frame.row_mut(y as u32).chunks_exact_mut(4))
+            {
+                out.copy_from_slice(&decode_rgba(desc.format, px).unwrap_or([0, 0, 0, 0xFF]));
+            }
+        }
+        Ok(frame)
+    }
+
+    fn present(
+        &mut self,
+        target: Option<ResourceId>,
+        backing: Option<ResolvedBacking>,
+        mem: &mut dyn GuestMemory,
+    ) -> Result<(), WgpuError> {
+        self.stats.presents += 1;
+        let Some(id) = target else {
+            return Ok(());
+        };
+        let r = self.get(id)?;
+        let (guest_backed, clean) = (r.guest_backed, r.dirty.is_empty());
+        if !guest_backed {
+            self.presented = Some(self.frame_of(id)?);
+            self.stats.host_presents += 1;
+            return Ok(());
+        }
+        self.presented = None;
+        if clean {
+            return Ok(());
+        }
+        match backing {
+            Some(b) => {
+                let ranges = self
+                    .resources
+                    .get_mut(&id)
+                    .map(|r| std::mem::take(&mut r.dirty.0))
+                    .unwrap_or_default();
+                self.write_back(id, &b, &ranges, mem)?;
+            }
+            None => {
+                self.presented = Some(self.frame_of(id)?);
+                self.stats.host_presents += 1;
+            }
+        }
+        Ok(())
+    }
+
+    fn run(&mut self, command: &Command<'_>, mem: &mut dyn GuestMemory) -> Result<(), WgpuError> {
+        match *command {
+            Command::CreateResource {
+                resource,
+                desc,
+                size_bytes,
+                backing,
+                ..
+            } => self.create(resource, desc, size_bytes, backing, mem)?,
+            Command::DestroyResource { resource, freed } => {
+                self.unbind(resource);
+                if freed {
+                    self.destroy(resource);
+                }
+            }
+            Command::ResourceDirtyRange {
+                resource,
+                offset_bytes,
+                size_bytes,
+                backing,
+            } => self.dirty_range(resource, offset_bytes, size_bytes, backing, mem)?,
+            Command::UploadResource {
+                resource,
+                offset_bytes,
+                data,
+            } => self.upload(resource, offset_bytes, data)?,
+            Command::CopyBuffer {
+                dst,
+                src,
+                dst_offset_bytes,
+                src_offset_bytes,
+                size_bytes,
+                writeback,
+            } => self.copy_buffer(
+                dst,
+                src,
+                (dst_offset_bytes, src_offset_bytes, size_bytes),
+                writeback,
+                mem,
+            )?,
+            Command::CopyTexture2d {
+                dst,
+                src,
+                ref region,
+                writeback,
+            } => self.copy_texture(dst, src, region, writeback, mem)?,
+            Command::SetRenderTargets {
+                colors,
+                depth_stencil,
+                ..
+            } => {
+                self.outputs.colors = colors;
+                self.outputs.depth_stencil = depth_stencil;
+            }
+            Command::Clear(c) => self.clear(
+                c.flags,
+                c.color_rgba_f32.map(f32::from_bits),
+                f32::from_bits(c.depth_f32),
+                c.stencil as u8,
+                None,
+                mem,
+            )?,
+            Command::ClearRects { clear, rects } => {
+                let rects: Vec<Rect> = clear_rect_records(rects)
+                    .map(|r| (r.x, r.y, r.width, r.height))
+                    .collect();
+                self.clear(
+                    clear.flags,
+                    clear.color_rgba_f32.map(f32::from_bits),
+                    f32::from_bits(clear.depth_f32),
+                    clear.stencil as u8,
+                    Some(&rects),
+                    mem,
+                )?;
+            }
+            Command::Draw(_) | Command::DrawIndexed(_) => {
+                // TODO(issue 17): draw::execute_draw once the pipeline path lands.
+                if !self.warned_draws {
+                    self.warned_draws = true;
+                    tracing::warn!("aerogpu: the GPU executor does not draw yet; draws skipped");
+                }
+                self.stats.draws_skipped += 1;
+            }
+            Command::Present {
+                target,
+                target_backing,
+                ..
+            } => self.present(target, target_backing, mem)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl Executor for WgpuExecutor {
+    fn begin_submission(&mut self, info: &SubmissionInfo) {
+        self.stats.submissions += 1;
+        self.switch_context(info.context_id);
+    }
+
+    fn execute(&mut self, command: &Command<'_>, mem: &mut dyn GuestMemory) -> Result<(), String> {
+        self.stats.commands += 1;
+        let result = self.run(command, mem).and_then(|()| self.take_gpu_errors());
+        result.map_err(|e| e.to_string())
+    }
+
+    fn reset(&mut self) {
+        for id in self.resources.keys().copied().collect::<Vec<_>>() {
+            self.destroy(id);
+        }
+        self.outputs = Outputs::default();
+        self.parked.clear();
+        self.context = 0;
+        self.presented = None;
+        self.stats = SoftStats::default();
+    }
+
+    fn presented_frame(&self) -> Option<&Frame> {
+        self.presented.as_ref()
+    }
+
+    fn scanout_reprogrammed(&mut self) {
+        self.presented = None;
+    }
+}
+
+#[cfg(test)]
+mod unit {
+    use super::*;
+
+    #[test]
+    fn expanded_16_bit_formats_round_trip_every_value() {
+        for v in 0..=u16::MAX {
+            let bytes = v.to_le_bytes();
+            assert_eq!(Repr::Rgb565.to_guest(&Repr::Rgb565.to_gpu(&bytes)), bytes);
+            assert_eq!(
+                Repr::Rgba5551.to_guest(&Repr::Rgba5551.to_gpu(&bytes)),
+                bytes
+            );
+        }
+    }
+}
