@@ -10,8 +10,10 @@
 //! what the SDM leaves undefined for that instruction; other exclusions are listed in
 //! `qemu_diff/exclusions.rs`.
 //!
-//! `AERO_DIFF_CASES=N` runs N cases (default 5000), `AERO_DIFF_SEED=S` another seed,
-//! `AERO_DIFF_ONLY=ID` just that case (for debugging a mismatch). All mismatches are
+//! `AERO_DIFF_CASES=N` runs N cases (default 5000) plus `AERO_DIFF_STACK_CASES` stack
+//! cases (default 1200, `qemu_diff/stackgen.rs`), `AERO_DIFF_SEED=S` another seed,
+//! `AERO_DIFF_ONLY=ID` just that case (for debugging a mismatch; `AERO_DIFF_VERBOSE=1` prints
+//! every record), `AERO_DIFF_QEMU_TIMEOUT=S` gives up on QEMU sooner. All mismatches are
 //! written to `target/tmp/qemu_diff_mismatches.txt`.
 //! Skips (with a message) only when qemu-system-x86_64 is not installed.
 
@@ -39,6 +41,8 @@ mod qemu;
 mod record;
 #[path = "qemu_diff/rng.rs"]
 mod rng;
+#[path = "qemu_diff/stackgen.rs"]
+mod stackgen;
 
 use std::collections::BTreeMap;
 
@@ -48,6 +52,8 @@ use record::Record;
 
 const DEFAULT_SEED: u64 = 0xAE50_D1FF_0000_0001;
 const DEFAULT_CASES: usize = 5000;
+/// Stack cases (`stackgen.rs`) run after the main ones (`AERO_DIFF_STACK_CASES`).
+const DEFAULT_STACK_CASES: usize = 1200;
 /// Cases per image (one QEMU run each); keeps the image below its size limit.
 const BATCH: usize = 6000;
 
@@ -84,7 +90,12 @@ fn qemu_records(image: &image::Image, cases: &[Case]) -> BTreeMap<u32, Record> {
     let (out, cached) = match qemu::run(&image.bytes) {
         Ok(r) => r,
         Err(f) => {
-            let done = record::parse(&f.partial).records.len();
+            let partial = record::parse(&f.partial).records;
+            // A case that sends the run back into earlier code repeats ids: name the
+            // case after the last record before the first repeat.
+            let mut seen = std::collections::BTreeSet::new();
+            let first_repeat = partial.iter().position(|r| !seen.insert(r.id));
+            let done = first_repeat.unwrap_or(partial.len());
             let order: Vec<u32> = image
                 .chunks
                 .iter()
@@ -137,6 +148,14 @@ fn cpu_matches_qemu() {
         eprintln!("  encodings: {:<14} {:<6} {codes}", mode.name(), cat);
     }
     let mut cases: Vec<Case> = (0..n as u32).map(|id| generator.case(id)).collect();
+    let n_stack = env_number("AERO_DIFF_STACK_CASES", DEFAULT_STACK_CASES as u64) as usize;
+    let mut stack_generator = stackgen::StackGen::new(seed);
+    eprintln!(
+        "  stack cases:  {n_stack} over {} push/pop/call/ret/enter/leave/iret/int forms",
+        stackgen::StackGen::forms()
+    );
+    cases.extend((0..n_stack as u32).map(|k| stack_generator.case(n as u32 + k)));
+    let n = cases.len();
     // AERO_DIFF_ONLY=id re-runs a single case (same inputs, its own tiny image) for debugging.
     if let Ok(only) = std::env::var("AERO_DIFF_ONLY") {
         let id: u32 = only
@@ -164,7 +183,9 @@ fn cpu_matches_qemu() {
             let entry = per_category.entry((case.category, case.mode)).or_default();
             entry.0 += 1;
             let q = &qemu[&case.id];
-            if std::env::var_os("AERO_DIFF_ONLY").is_some() {
+            if std::env::var_os("AERO_DIFF_ONLY").is_some()
+                || std::env::var_os("AERO_DIFF_VERBOSE").is_some()
+            {
                 eprintln!(
                     "case {} {}\n  qemu: {:x?}\n  aero: {:x?}",
                     case.id,
@@ -325,5 +346,6 @@ fn known_case(mode: Mode, id: u32) -> Case {
         fx: None,
         undefined: Undefined::default(),
         raw: None,
+        stack: None,
     }
 }

@@ -2,7 +2,7 @@
 
 use iced_x86::Instruction;
 
-use super::layout::SCRATCH_LEN;
+use super::layout::{SCRATCH_LEN, STACK_LEN};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Mode {
@@ -68,4 +68,49 @@ pub struct Case {
     /// Encoded body when it is more than `insn` (branch cases: the branch plus the
     /// instruction it may skip). `insn` is then the decoded first instruction, for reports.
     pub raw: Option<Vec<u8>>,
+    /// Runs on a stack of its own (`stackgen.rs`); every other case uses the harness's.
+    pub stack: Option<Box<StackCase>>,
+}
+
+/// A case with its own SS:ESP and stack contents: 16-bit stacks under 32-bit code and
+/// 32-bit stacks under 16-bit code, SP near the 64 KiB wrap (Prot32 chunks only).
+#[derive(Clone, Debug)]
+pub struct StackCase {
+    /// The instruction (`raw`) runs in a 16-bit code segment (CS.D=0).
+    pub code16: bool,
+    pub ss: u16,
+    pub esp: u64,
+    /// Initial contents of the dumped stack window (`layout::STACK_BELOW` below the
+    /// window's anchor and `STACK_ABOVE` above; see `stackgen::window_index`).
+    pub window: [u8; STACK_LEN],
+    /// Values only known once the chunk is assembled.
+    pub links: Vec<Link>,
+}
+
+/// What a link writes: the return point (the offset right after the instruction in its
+/// code segment) or the selector of the instruction's code segment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkValue {
+    Ret,
+    Cs,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub enum Link {
+    /// `size` bytes at this index of the stack window.
+    Window {
+        at: usize,
+        size: u8,
+        value: LinkValue,
+    },
+    /// `size` bytes at this offset of scratch memory.
+    Scratch {
+        at: usize,
+        size: u8,
+        value: LinkValue,
+    },
+    /// A GPR (by number) holds the value.
+    Gpr { reg: usize, value: LinkValue },
+    /// A far pointer immediate in `raw` at byte `at`: offset (`size` bytes), selector.
+    FarImm { at: usize, size: u8 },
 }

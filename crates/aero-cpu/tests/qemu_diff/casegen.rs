@@ -289,6 +289,7 @@ impl Generator {
             fx: None,
             undefined: Undefined::default(),
             raw: None,
+            stack: None,
         }
     }
 

@@ -6,11 +6,15 @@
 //! load RFLAGS and the GPRs, run the instruction, store the GPRs, switch back, store
 //! RFLAGS, then `emit` writes the record. Exceptions go to per-vector stubs that note
 //! vector, error code and faulting IP, and IRET to the case's "after" point.
+//!
+//! Stack cases (`stackgen.rs`) also start from their own stack window image, load their
+//! SS:ESP right before the instruction (a `code16` one then far-jumps into a 16-bit code
+//! segment pointed at its code, and back), store SS and give the harness its SS back.
 
 use iced_x86::code_asm::*;
 use iced_x86::{BlockEncoderOptions, Code, Instruction, MemoryOperand, Register, RepPrefixKind};
 
-use super::case::{Case, Mode};
+use super::case::{Case, Link, LinkValue, Mode};
 use super::layout::*;
 
 /// Addresses learned in the first assembly pass.
@@ -19,6 +23,45 @@ struct Addrs {
     after: Vec<u64>,
     stubs: Vec<u64>,
     rm_entry: u64,
+    /// Start of each case's 16-bit code (stack cases with `code16`; 0 otherwise).
+    code16: Vec<u64>,
+}
+
+/// Base of the 16-bit code segment a `code16` case runs in: its code's page, so IP
+/// stays far from the 64 KiB wrap.
+fn code16_base(start: u64) -> u64 {
+    start & !0xFFF
+}
+
+/// The return point of case `k` as the instruction sees it, and its code selector.
+fn link_value(c: &Case, k: usize, a: &Addrs, v: LinkValue) -> u64 {
+    let code16 = c.stack.as_ref().is_some_and(|s| s.code16);
+    match (v, code16) {
+        (LinkValue::Ret, false) => a.after.get(k).copied().unwrap_or(0),
+        (LinkValue::Ret, true) => {
+            let start = a.code16.get(k).copied().unwrap_or(0);
+            start - code16_base(start) + c.raw.as_ref().map_or(0, |r| r.len() as u64)
+        }
+        (LinkValue::Cs, false) => SEL_CODE32 as u64,
+        (LinkValue::Cs, true) => SEL_CODE16_CASE as u64,
+    }
+}
+
+/// `raw` with far-pointer immediates filled in.
+fn linked_raw(c: &Case, k: usize, a: Option<&Addrs>) -> Vec<u8> {
+    let mut raw = c.raw.clone().unwrap_or_default();
+    if let (Some(st), Some(a)) = (&c.stack, a) {
+        for l in &st.links {
+            if let Link::FarImm { at, size } = *l {
+                let off = link_value(c, k, a, LinkValue::Ret).to_le_bytes();
+                let sel = link_value(c, k, a, LinkValue::Cs) as u16;
+                let n = size as usize;
+                raw[at..at + n].copy_from_slice(&off[..n]);
+                raw[at + n..at + n + 2].copy_from_slice(&sel.to_le_bytes());
+            }
+        }
+    }
+    raw
 }
 
 pub struct Chunk {
@@ -137,6 +180,12 @@ fn data_bytes(mode: Mode, cases: &[&Case], lay: &Layout, addrs: Option<&Addrs>) 
     d[r..r + 2].copy_from_slice(&(limit as u16).to_le_bytes());
     d[r + 2..r + 10].copy_from_slice(&idt_linear.to_le_bytes());
     d[C_DEFAULT_FX as usize..C_DEFAULT_FX as usize + 512].copy_from_slice(&default_fx());
+    let harness_ss = if mode == Mode::Real {
+        RM_STACK_SEG
+    } else {
+        SEL_DATA32
+    };
+    d[C_HARNESS_SS as usize..C_HARNESS_SS as usize + 2].copy_from_slice(&harness_ss.to_le_bytes());
     for (i, c) in cases.iter().enumerate() {
         let o = lay.inputs[i] as usize;
         d[o..o + 8].copy_from_slice(&c.rflags.to_le_bytes());
@@ -146,6 +195,24 @@ fn data_bytes(mode: Mode, cases: &[&Case], lay: &Layout, addrs: Option<&Addrs>) 
         }
         let m = o + IN_MEM as usize;
         d[m..m + SCRATCH_LEN].copy_from_slice(&c.mem);
+        if let Some(st) = &c.stack {
+            let w = o + IN_STACK as usize;
+            d[w..w + STACK_LEN].copy_from_slice(&st.window);
+            d[o + IN_SS as usize..o + IN_SS as usize + 2].copy_from_slice(&st.ss.to_le_bytes());
+            d[o + IN_ESP as usize..o + IN_ESP as usize + 8].copy_from_slice(&st.esp.to_le_bytes());
+            if let Some(a) = addrs {
+                for l in &st.links {
+                    let (at, size, v) = match *l {
+                        Link::Window { at, size, value } => (w + at, size as usize, value),
+                        Link::Scratch { at, size, value } => (m + at, size as usize, value),
+                        Link::Gpr { reg, value } => (o + IN_GPR as usize + 8 * reg, 8, value),
+                        Link::FarImm { .. } => continue,
+                    };
+                    let bytes = link_value(c, i, a, v).to_le_bytes();
+                    d[at..at + size].copy_from_slice(&bytes[..size]);
+                }
+            }
+        }
         if let (Some(fx), Some(off)) = (&c.fx, lay.fx[i]) {
             d[off as usize..off as usize + 512].copy_from_slice(&fx[..]);
         }
@@ -207,6 +274,7 @@ fn assemble(
     // ---- cases ----
     let mut emit = a.create_label();
     let mut after_labels = Vec::new();
+    let mut code16_labels = Vec::new();
     for (k, c) in cases.iter().enumerate() {
         let mut next = a.create_label();
         let mut after = a.create_label();
@@ -228,7 +296,19 @@ fn assemble(
         for off in [OUT_EXC_ERR, OUT_EXC_ERR + 4, OUT_EXC_IP, OUT_EXC_IP + 4] {
             a.mov(dword_ptr(at(C_OUT + off)), 0u32)?;
         }
-        a.mov(dword_ptr(at(C_AFTER_PTR)), got(&|x| x.after[k]) as u32)?;
+        let after_ptr = addrs.map_or(0, |x| link_value(c, k, x, LinkValue::Ret));
+        a.mov(dword_ptr(at(C_AFTER_PTR)), after_ptr as u32)?;
+        let stack = c.stack.as_deref();
+        let code16 = stack.is_some_and(|s| s.code16);
+        if code16 {
+            // Point the case's 16-bit code segment at the page of its code.
+            let base = code16_base(got(&|x| x.code16[k]));
+            let lo = 0xFFFF | ((base & 0xFFFF) << 16);
+            let hi = ((base >> 16) & 0xFF) | (0x9B << 8) | (base & 0xFF00_0000);
+            let gdt = IMAGE_BASE + GDT as u64 + SEL_CODE16_CASE as u64;
+            a.mov(dword_ptr(gdt), lo as u32)?;
+            a.mov(dword_ptr(gdt + 4), hi as u32)?;
+        }
         // Scratch memory from the input block.
         a.cld()?;
         a.mov(esi, at(lay.inputs[k] + IN_MEM) as u32)?;
@@ -243,20 +323,25 @@ fn assemble(
                 RepPrefixKind::Repe,
             )?)?;
         }
-        // Zero the dumped stack window so one case's leftovers never show up in the next.
+        // The dumped stack window starts from the case's image (zeros unless it is a stack
+        // case), so one case's leftovers never show up in the next.
         let case_sp_window = case_sp - STACK_BELOW;
         if mode == Mode::Real {
             a.push(es)?;
             a.push(RM_STACK_SEG as i32)?;
             a.pop(es)?;
         }
-        a.xor(eax, eax)?;
+        a.mov(esi, at(lay.inputs[k] + IN_STACK) as u32)?;
         a.mov(edi, case_sp_window as u32)?;
         a.mov(ecx, (STACK_LEN / 4) as u32)?;
         if mode == Mode::Long64 {
-            a.rep().stosd()?;
+            a.rep().movsd()?;
         } else {
-            a.add_instruction(Instruction::with_stosd(bits, RepPrefixKind::Repe)?)?;
+            a.add_instruction(Instruction::with_movsd(
+                bits,
+                Register::None,
+                RepPrefixKind::Repe,
+            )?)?;
         }
         if mode == Mode::Real {
             a.pop(es)?;
@@ -265,10 +350,11 @@ fn assemble(
         a.fxrstor(ptr(at(fx)))?;
         // Case stack, flags, registers.
         if mode == Mode::Long64 {
+            // Flags go through the harness stack: the case's window stays as given.
             a.mov(qword_ptr(harness_sp_store), rsp)?;
-            a.mov(esp, case_sp as u32)?;
             a.push(qword_ptr(at(lay.inputs[k] + IN_FLAGS)))?;
             a.popfq()?;
+            a.mov(esp, case_sp as u32)?;
             for (i, r) in GPR64.iter().enumerate() {
                 if i != 4 {
                     a.mov(*r, qword_ptr(at(lay.inputs[k] + IN_GPR + 8 * i as u64)))?;
@@ -276,31 +362,60 @@ fn assemble(
             }
         } else {
             a.mov(dword_ptr(harness_sp_store), esp)?;
-            a.mov(esp, case_sp as u32)?;
             a.push(dword_ptr(at(lay.inputs[k] + IN_FLAGS)))?;
             a.popfd()?;
+            a.mov(esp, case_sp as u32)?;
             for (i, r) in GPR32.iter().enumerate() {
                 if i != 4 {
                     a.mov(*r, dword_ptr(at(lay.inputs[k] + IN_GPR + 8 * i as u64)))?;
                 }
             }
         }
-        match &c.raw {
-            Some(bytes) => a.db(bytes)?,
-            None => a.add_instruction(c.insn)?,
+        let mut start16 = a.create_label();
+        if stack.is_some() {
+            // MOV SS blocks interrupts for one instruction: the next one sets ESP.
+            a.mov(ss, word_ptr(at(lay.inputs[k] + IN_SS)))?;
+            a.mov(esp, dword_ptr(at(lay.inputs[k] + IN_ESP)))?;
+        }
+        if code16 {
+            let start = got(&|x| x.code16[k]);
+            a.add_instruction(Instruction::with_far_branch(
+                Code::Jmp_ptr1632,
+                SEL_CODE16_CASE,
+                (start - code16_base(start)) as u32,
+            )?)?;
+            a.set_label(&mut start16)?;
+            a.db(&linked_raw(c, k, addrs))?;
+            // Back to 32-bit code: JMP FAR ptr16:32 with an operand-size prefix.
+            let back = got(&|x| x.after[k]) as u32;
+            let mut jmp = vec![0x66, 0xEA];
+            jmp.extend_from_slice(&back.to_le_bytes());
+            jmp.extend_from_slice(&SEL_CODE32.to_le_bytes());
+            a.db(&jmp)?;
+        } else {
+            match &c.raw {
+                Some(_) => a.db(&linked_raw(c, k, addrs))?,
+                None => a.add_instruction(c.insn)?,
+            }
         }
         a.set_label(&mut after)?;
         after_labels.push(after);
+        code16_labels.push(code16.then_some(start16));
         if mode == Mode::Long64 {
             for (i, r) in GPR64.iter().enumerate() {
                 a.mov(qword_ptr(at(C_OUT + OUT_GPR + 8 * i as u64)), *r)?;
             }
+            a.mov(word_ptr(at(C_OUT + OUT_SEGS + 4)), ss)?;
             a.mov(rsp, qword_ptr(harness_sp_store))?;
             a.pushfq()?;
             a.pop(qword_ptr(at(C_OUT + OUT_FLAGS)))?;
         } else {
             for (i, r) in GPR32.iter().enumerate() {
                 a.mov(dword_ptr(at(C_OUT + OUT_GPR + 8 * i as u64)), *r)?;
+            }
+            a.mov(word_ptr(at(C_OUT + OUT_SEGS + 4)), ss)?;
+            if stack.is_some() {
+                a.mov(ss, word_ptr(at(C_HARNESS_SS)))?;
             }
             a.mov(esp, dword_ptr(harness_sp_store))?;
             a.pushfd()?;
@@ -375,6 +490,12 @@ fn assemble(
     for l in &after_labels {
         out.after.push(result.label_ip(l)?);
     }
+    for l in &code16_labels {
+        out.code16.push(match l {
+            Some(l) => result.label_ip(l)?,
+            None => 0,
+        });
+    }
     for l in &stub_labels {
         out.stubs.push(result.label_ip(l)?);
     }
@@ -395,8 +516,11 @@ fn assemble(
 fn emit_body(a: &mut CodeAssembler, mode: Mode, at: impl Fn(u64) -> u64) -> Result<(), IcedError> {
     let bits = mode.bitness();
     a.cld()?;
+    // SS is stored by the case itself, before a stack case gives the harness's back.
     for (i, s) in [es, cs, ss, ds, fs, gs].into_iter().enumerate() {
-        a.mov(word_ptr(at(C_OUT + OUT_SEGS + 2 * i as u64)), s)?;
+        if i != 2 {
+            a.mov(word_ptr(at(C_OUT + OUT_SEGS + 2 * i as u64)), s)?;
+        }
     }
     a.fxsave(ptr(at(C_OUT_FX)))?;
     a.mov(edx, DEBUGCON_PORT as u32)?;

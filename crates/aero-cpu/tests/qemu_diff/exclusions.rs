@@ -116,6 +116,18 @@ pub const FCOMI_FLAGS_IGNORED: u64 = 0x800 | 0x80 | 0x10;
 /// reference for them (or the SDM leaves the result undefined). (what, why)
 pub const GENERATOR_CONSTRAINTS: &[(&str, &str)] = &[
     (
+        "stack cases: a 32-bit ENTER on a 16-bit stack with SP below 4*(level+1) gets level 0 and EBP is not compared",
+        "QEMU computes ENTER's frame pointer as ESP-4 over all 32 bits and borrows from ESP's upper half (ESP 0x10000 gives EBP 0xFFFC); the 386 keeps the upper half (EBP 0x1FFFC, test386 POST 1A), as Aero does",
+    ),
+    (
+        "stack cases: ESP is not compared after RET/RETF imm16 >= 0x8000 on a 32-bit stack",
+        "QEMU 7.2 sign-extends the imm16 (RET 0FFFEh leaves ESP 2 lower); the SDM releases imm16 bytes unsigned, as Aero does",
+    ),
+    (
+        "stack cases in 32-bit code use 32-bit operands for CALL/RET/RETF/IRET",
+        "a 16-bit return address there is IP & 0xFFFF, outside the chunk: the case could not come back",
+    ),
+    (
         "x87 cases start with a full register stack (7 valid registers before a push; pushes never read ST(7))",
         "QEMU TCG ignores the tag word for arithmetic: stack overflow/underflow (#IS, masked QNaN results) cannot be compared",
     ),

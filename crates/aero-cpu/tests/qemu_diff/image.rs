@@ -71,7 +71,7 @@ pub fn build(cases: &[Case]) -> Result<Image, String> {
     let mut bytes = vec![0u8; CHUNKS];
     // Chunk blobs and the table.
     for (i, c) in chunks.iter().enumerate() {
-        while bytes.len() % 16 != 0 {
+        while !bytes.len().is_multiple_of(16) {
             bytes.push(0);
         }
         let src = IMAGE_BASE as usize + bytes.len();
@@ -131,15 +131,20 @@ fn write_multiboot_header(b: &mut [u8], entry: u32) {
 
 fn write_gdt(b: &mut [u8]) {
     // Accessed bits preset (see exclusions: QEMU does not set it when loading CS).
-    let entries: [u64; 6] = [
+    let entries: [u64; 9] = [
         0,
         0x00CF_9B00_0000_FFFF, // 0x08 code32 flat
         0x00CF_9300_0000_FFFF, // 0x10 data32 flat
         0x0000_9B01_0000_FFFF, // 0x18 code16, base RM_BASE (0x10000), limit 64 KiB
         0x0000_9300_0000_FFFF, // 0x20 data16, base 0, limit 64 KiB
         0x00AF_9B00_0000_FFFF, // 0x28 code64
+        0x008F_93BE_0000_FFFF, // 0x30 stack16: base STACK_SEG_BASE, 4 GiB, B=0
+        0x00CF_93BE_0000_FFFF, // 0x38 stack32: base STACK_SEG_BASE, 4 GiB, B=1
+        0,                     // 0x40 code16 of the running stack case (written by it)
     ];
     debug_assert_eq!(RM_BASE, 0x1_0000);
+    debug_assert_eq!(STACK_SEG_BASE, 0xBE_0000);
+    debug_assert_eq!(SEL_CODE16_CASE as usize, 8 * (entries.len() - 1));
     for (i, e) in entries.iter().enumerate() {
         put64(b, GDT + i * 8, *e);
     }
@@ -157,6 +162,11 @@ fn write_page_tables(b: &mut [u8]) {
             put32(b, PT32 + t * 0x1000 + j * 4, (page | 3) as u32);
         }
     }
+    // A 16-bit stack case's SP wraps from 0 to FFFF inside its segment: offsets 0..0xFFF
+    // (linear STACK_SEG_BASE) alias the page at PM_CASE_SP, so both sides of the wrap
+    // land in the dumped stack window.
+    let alias = (STACK_SEG_BASE >> 12) as usize;
+    put32(b, PT32 + alias * 4, (PM_CASE_SP | 3) as u32);
     put64(b, PML4, abs(PDPT) | 3);
     put64(b, PDPT, abs(PD64) | 3);
     for i in 0..8 {

@@ -40,6 +40,13 @@ pub const SEL_DATA32: u16 = 0x10;
 pub const SEL_CODE16: u16 = 0x18; // base RM_BASE, 64 KiB: the step between PM and RM
 pub const SEL_DATA16: u16 = 0x20; // base 0, 64 KiB: real-mode compatible hidden limits
 pub const SEL_CODE64: u16 = 0x28;
+/// Stack cases (`stackgen.rs`): a 16-bit (B=0) and a 32-bit (B=1) stack segment, both
+/// based so that offset 0x10000 is `PM_CASE_SP` (4 GiB limit), and a 16-bit code segment
+/// each 16-bit-code case points at its own code before jumping there.
+pub const SEL_STACK16: u16 = 0x30;
+pub const SEL_STACK32: u16 = 0x38;
+pub const SEL_CODE16_CASE: u16 = 0x40;
+pub const STACK_SEG_BASE: u64 = PM_CASE_SP - 0x1_0000;
 
 pub const DRIVER_SP: u64 = 0x8_0000;
 
@@ -62,16 +69,22 @@ pub const C_AFTER_PTR: u64 = 0x308;
 pub const C_START: u64 = 0x310;
 pub const C_RET_FAR: u64 = 0x318;
 pub const C_IDTR: u64 = 0x320;
+/// The harness's SS selector (stack cases reload it after the instruction).
+pub const C_HARNESS_SS: u64 = 0x330;
 pub const C_SCRATCH: u64 = 0x340;
 pub const C_IDT: u64 = 0x400;
 pub const C_DEFAULT_FX: u64 = 0x600;
 pub const C_INPUTS: u64 = 0x800;
 
-/// Per-case input block: rflags (8), 16 GPRs (128), pad (8), scratch memory image.
+/// Per-case input block: rflags (8), 16 GPRs (128), pad (8), scratch memory image, the
+/// stack window's initial contents, then SS (8) and ESP (8) of a stack case.
 pub const IN_FLAGS: u64 = 0;
 pub const IN_GPR: u64 = 8;
 pub const IN_MEM: u64 = 144;
-pub const IN_LEN: u64 = IN_MEM + SCRATCH_LEN as u64;
+pub const IN_STACK: u64 = IN_MEM + SCRATCH_LEN as u64;
+pub const IN_SS: u64 = IN_STACK + STACK_LEN as u64;
+pub const IN_ESP: u64 = IN_SS + 8;
+pub const IN_LEN: u64 = IN_ESP + 8;
 
 /// Memory the cases may touch; dumped after every case.
 pub const SCRATCH_LEN: usize = 128;

@@ -128,7 +128,14 @@ pub fn run(image: &[u8]) -> Result<(Vec<u8>, bool), Failure> {
         if let Some(s) = child.try_wait().map_err(|e| Failure::from(e.to_string()))? {
             break s;
         }
-        if start.elapsed() > Duration::from_secs(300) {
+        if start.elapsed()
+            > Duration::from_secs(
+                std::env::var("AERO_DIFF_QEMU_TIMEOUT")
+                    .ok()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(300),
+            )
+        {
             let _ = child.kill();
             let _ = child.wait();
             let _ = std::fs::remove_file(&kernel);
