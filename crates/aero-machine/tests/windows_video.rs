@@ -10,7 +10,9 @@
 //! expands the DAC's 6-bit values to 8 bits by its own rule (Aero replicates the top
 //! bits), so pixels are compared at the DAC's 6-bit precision, exact for what it holds.
 //!
-//! The x86 kernel's video port calls INT 10h from a V86 task: see the `v86` module.
+//! The x86 kernel's video port calls INT 10h from a V86 task (the `v86` module); VGA
+//! drivers read registers back (`readback`) and ask the BIOS for modes, fonts, palette
+//! and state (`answers`): each is compared with QEMU and SeaVGABIOS the same way.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -1282,14 +1284,11 @@ mod readback {
         a.out(dx, al).unwrap();
         a.pop(ax).unwrap();
         a.mov(al, ah).unwrap();
-        let mut next = a.create_label();
-        a.loop_(digit).unwrap_or_else(|_| panic!("loop"));
-        a.set_label(&mut next).unwrap();
+        a.loop_(digit).unwrap();
         a.pop(dx).unwrap();
         a.pop(cx).unwrap();
         a.pop(ax).unwrap();
         a.ret().unwrap();
-        let _ = next;
     }
 
     fn text(a: &mut CodeAssembler, s: &[u8]) {

@@ -296,10 +296,8 @@ impl Emu {
             e.bus.low_page[..LOW_COPY_END as usize]
                 .copy_from_slice(&e.ram[..LOW_COPY_END as usize]);
             // What the HAL model cannot see is not there.
-            let ram_len = e.ram.len();
             e.ram[0..TRANSFER_PAGE as usize].fill(0xCC);
             e.ram[TRANSFER_PAGE as usize + 0x1000..HIGH_RAM as usize].fill(0xCC);
-            debug_assert_eq!(ram_len, RAM_SIZE);
             e.bus.model = model;
             e.cpu.flush_all_caches();
         }
