@@ -114,7 +114,8 @@ impl Setup {
             .as_deref()
             .map(|spec| Monitor::open(spec, args.machine.media_files()))
             .transpose()?;
-        let machine = Machine::new(config)?;
+        let mut machine = Machine::new(config)?;
+        machine.set_aerogpu_executor(crate::machine_args::aerogpu_executor(args.machine.gpu)?);
         Ok(Setup {
             machine,
             serial: args.serial.as_deref().map(open_sink).transpose()?,

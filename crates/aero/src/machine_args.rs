@@ -4,10 +4,11 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use aero_gpu::aerogpu::{Executor, NullExecutor, SoftExecutor, SoftExecutorConfig, WgpuExecutor};
 use aero_machine::{BootDevice, DriveSlot, MachineConfig};
 use aero_storage::ide::IdeDrive;
 use aero_storage::{BlockDevice, MemoryDisk};
-use clap::Args;
+use clap::{Args, ValueEnum};
 use serde::Deserialize;
 
 use crate::drives::{self, DriveSpec};
@@ -63,6 +64,39 @@ pub struct MachineArgs {
     /// Relative paths in the file are relative to the file.
     #[arg(long, value_name = "FILE.toml")]
     pub config: Option<PathBuf>,
+    /// What runs AeroGPU's commands: wgpu (the GPU, lavapipe without one), cpu (copies,
+    /// clears and presents on the CPU, no 3D draws), null (nothing), or auto (wgpu when an
+    /// adapter exists, else cpu).
+    #[arg(long, value_enum, default_value_t = GpuChoice::Auto)]
+    pub gpu: GpuChoice,
+}
+
+/// `--gpu`: AeroGPU's executor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum GpuChoice {
+    Auto,
+    Wgpu,
+    Cpu,
+    Null,
+}
+
+/// The executor `--gpu` asks for; `auto` falls back to the CPU one with one log line.
+pub fn aerogpu_executor(gpu: GpuChoice) -> anyhow::Result<Box<dyn Executor + Send>> {
+    let config = SoftExecutorConfig::default();
+    Ok(match gpu {
+        GpuChoice::Cpu => Box::new(SoftExecutor::new(config)),
+        GpuChoice::Null => Box::new(NullExecutor::default()),
+        GpuChoice::Wgpu => Box::new(
+            WgpuExecutor::new_headless(config).map_err(|e| anyhow::anyhow!("--gpu wgpu: {e}"))?,
+        ),
+        GpuChoice::Auto => match WgpuExecutor::new_headless(config) {
+            Ok(e) => Box::new(e),
+            Err(e) => {
+                tracing::warn!("aerogpu: {e}; using the CPU executor (no 3D draws)");
+                Box::new(SoftExecutor::new(config))
+            }
+        },
+    })
 }
 
 /// `--config` file contents: the same settings as the flags.

@@ -118,6 +118,27 @@ fn demo_is_deterministic() {
     assert!(a.1 == b.1 && a.3 == b.3, "two runs of the demo differ");
 }
 
+/// `--gpu wgpu` (lavapipe in CI) and `--gpu cpu` run AeroGPU's commands on different
+/// executors: the demo's serial log and picture are identical, and a bad choice is refused.
+#[test]
+fn demo_screen_is_the_same_on_the_gpu_and_cpu_executors() {
+    let args = ["--until-serial", "AERO-DEMO-READY", "--timeout", "20"];
+    let gpu = boot_demo("gpu-wgpu", &[&args[..], &["--gpu", "wgpu"]].concat());
+    assert_eq!(
+        gpu.0, 0,
+        "--gpu wgpu (no Vulkan adapter? install mesa-vulkan-drivers): {}",
+        gpu.2
+    );
+    assert_aerogpu_path(&gpu.1);
+    let cpu = boot_demo("gpu-cpu", &[&args[..], &["--gpu", "cpu"]].concat());
+    assert_eq!(cpu.0, 0);
+    assert!(gpu.1 == cpu.1, "serial differs: {:?} vs {:?}", gpu.1, cpu.1);
+    assert!(gpu.3 == cpu.3, "the two executors' screens differ");
+    let bad = aero(&["headless", "--gpu", "vulkan"]);
+    assert_ne!(bad.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--gpu"));
+}
+
 /// Keys from a `--monitor` script (`sendkey`, `type`): the demo echoes each on COM1, the
 /// same lines QEMU's `sendkey` gives in `demo_runs_the_same_under_qemu`, and two runs are
 /// identical.

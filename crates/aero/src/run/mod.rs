@@ -166,6 +166,7 @@ impl FrameSlot {
 /// Everything opened before the window, so bad arguments fail early.
 pub struct Setup {
     config: MachineConfig,
+    gpu: crate::machine_args::GpuChoice,
     monitor: Monitor,
     serial: Option<Box<dyn Write + Send>>,
     /// Shown in the title bar.
@@ -195,6 +196,7 @@ impl Setup {
         let name = format!("Aero - {}", args.machine.display_name());
         Ok(Setup {
             config,
+            gpu: args.machine.gpu,
             monitor,
             serial,
             name,
@@ -371,8 +373,10 @@ enum ControlFlow {
 
 /// Builds the machine on its own thread and runs it there. Returns once the machine
 /// exists (or failed to), with the thread's handle that yields the outcome.
+#[allow(clippy::too_many_arguments)]
 fn spawn_machine<N: Notify>(
     config: MachineConfig,
+    gpu: crate::machine_args::GpuChoice,
     monitor: Monitor,
     serial: Option<Box<dyn Write + Send>>,
     speaker: Option<audio::SpeakerFeed>,
@@ -384,7 +388,16 @@ fn spawn_machine<N: Notify>(
     let handle = std::thread::Builder::new()
         .name("aero-machine".into())
         .spawn(move || {
-            let machine = match Machine::new(config) {
+            let executor = crate::machine_args::aerogpu_executor(gpu);
+            let machine = match Machine::new(config)
+                .map_err(anyhow::Error::from)
+                .and_then(|m| {
+                    executor.map(|e| {
+                        let mut m = m;
+                        m.set_aerogpu_executor(e);
+                        m
+                    })
+                }) {
                 Ok(m) => {
                     let _ = ready_tx.send(Ok(()));
                     m

@@ -59,6 +59,7 @@ pub fn run(args: RunArgs, setup: Setup) -> u8 {
     };
     let machine = match super::spawn_machine(
         setup.config,
+        setup.gpu,
         setup.monitor,
         setup.serial,
         speaker,
