@@ -1837,3 +1837,27 @@ fn sm3_semantics_packed_in_one_register_keep_their_components() {
         assert_close(d.run().remove(0)[0], want, 1e-5, &ps.wgsl);
     }
 }
+
+#[test]
+fn vs_3_0_samples_a_vertex_texture_with_texldl() {
+    // Vertex texture fetch (D3DVERTEXTEXTURESAMPLER1): level 1 of the mipped texture
+    // at LOD 1 is grey, level 0 at (0.75, 0.25) green.
+    let vs = tr(
+        "vs_3_0\ndcl_position v0\ndcl_2d s1\ndcl_position o0\ndcl_texcoord0 o1\ndcl_texcoord1 o2\nmov o0, v0\ntexldl o1, c0, s1\ntexldl o2, c1, s1\n",
+    );
+    assert_eq!(
+        vs.samplers,
+        vec![SamplerUse {
+            slot: 1,
+            kind: TextureKind::Tex2d
+        }]
+    );
+    let ps = tr("ps_3_0\ndcl_texcoord0 v0\ndcl_texcoord1 v1\nmov oC0, v0\nmov oC1, v1\n");
+    let mut d = Draw::new(&vs, &ps);
+    d.targets = 2;
+    d.vs_consts = vec![(0, [0.75, 0.25, 0.0, 0.0]), (1, [0.25, 0.25, 0.0, 1.0])];
+    d.textures = vec![mipped_2d(1)];
+    let out = d.run();
+    assert_close(out[0][0], unorm(GREEN), 1e-5, "vertex texldl level 0");
+    assert_close(out[1][0], unorm(GREY), 1e-5, "vertex texldl level 1");
+}
