@@ -1106,3 +1106,7 @@ pub fn fan_to_list(fan: &[u32]) -> Vec<u32> {
     }
     out
 }
+
+#[cfg(test)]
+#[path = "draw_tests.rs"]
+mod tests;

@@ -1,0 +1,585 @@
+//! The draw path on lavapipe with its own textures and buffers (until it runs inside the
+//! executor's store): pixels read back and compared with hand-computed D3D9 results.
+
+use std::collections::HashMap;
+
+use aero_protocol::cmd::{self, BlendFactor, BlendOp, IndexFormat, PrimitiveTopology, ShaderStage};
+
+use super::pipeline::{self, rs, zeroed};
+use super::{DrawPath, DrawResources, Target};
+use crate::aerogpu::d3d9::asm::assemble;
+use crate::aerogpu::processor::{Command, ConstantUse, ResourceId, VertexBufferBinding};
+
+const W: u32 = 8;
+const H: u32 = 8;
+const COLOR: ResourceId = 100;
+const DEPTH: ResourceId = 101;
+const VB: ResourceId = 200;
+const IB: ResourceId = 201;
+
+struct Res {
+    buffers: HashMap<ResourceId, (wgpu::Buffer, Vec<u8>)>,
+    targets: HashMap<ResourceId, (wgpu::Texture, wgpu::TextureView)>,
+}
+
+impl DrawResources for Res {
+    fn buffer(&self, id: ResourceId) -> Option<&wgpu::Buffer> {
+        self.buffers.get(&id).map(|b| &b.0)
+    }
+    fn buffer_bytes(&self, id: ResourceId) -> Option<&[u8]> {
+        self.buffers.get(&id).map(|b| b.1.as_slice())
+    }
+    fn target(&self, id: ResourceId) -> Option<Target<'_>> {
+        self.targets.get(&id).map(|(t, v)| Target {
+            view: v,
+            format: t.format(),
+            width: t.width(),
+            height: t.height(),
+        })
+    }
+    fn sampled_view(&self, id: ResourceId) -> Option<&wgpu::TextureView> {
+        self.targets.get(&id).map(|t| &t.1)
+    }
+}
+
+struct Rig {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    path: DrawPath,
+    res: Res,
+}
+
+fn device() -> (wgpu::Device, wgpu::Queue) {
+    let backends = wgpu::Backends::from_env().unwrap_or(wgpu::Backends::VULKAN);
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+        backends,
+        ..wgpu::InstanceDescriptor::new_without_display_handle()
+    });
+    let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
+        power_preference: wgpu::PowerPreference::LowPower,
+        force_fallback_adapter: false,
+        compatible_surface: None,
+    }))
+    .expect("a wgpu adapter (lavapipe: mesa-vulkan-drivers, installed by tests/install-deps.sh)");
+    pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+        required_limits: adapter.limits(),
+        ..Default::default()
+    }))
+    .expect("wgpu device")
+}
+
+const VS: &str = "vs_2_0\ndcl_position v0\ndcl_color v1\nmov oPos, v0\nmov oD0, v1\n";
+const PS: &str = "ps_2_0\ndcl v0\nmov oC0, v0\n";
+
+/// A vertex: clip position (x, y, z, w) then a D3DCOLOR; 20 bytes.
+fn vertex(x: f32, y: f32, z: f32, color: u32) -> Vec<u8> {
+    [x, y, z, 1.0]
+        .iter()
+        .flat_map(|f| f.to_le_bytes())
+        .chain(color.to_le_bytes())
+        .collect()
+}
+
+/// D3D9 screen coordinates → clip space of a W×H viewport. D3D9 maps clip −1 to the
+/// viewport's edge *and* puts pixel centres at integers, so pixel 0's centre is on the
+/// edge (WebGPU puts it half a pixel inside).
+fn clip(xs: f32, ys: f32) -> (f32, f32) {
+    (xs / W as f32 * 2.0 - 1.0, 1.0 - ys / H as f32 * 2.0)
+}
+
+/// Corners of the screen rectangle [x0, x1) × [y0, y1), clockwise on screen from the
+/// top left.
+fn quad(x0: f32, y0: f32, x1: f32, y1: f32, z: f32, color: u32) -> Vec<u8> {
+    [(x0, y0), (x1, y0), (x1, y1), (x0, y1)]
+        .iter()
+        .flat_map(|&(x, y)| {
+            let (cx, cy) = clip(x, y);
+            vertex(cx, cy, z, color)
+        })
+        .collect()
+}
+
+fn decl() -> Vec<u8> {
+    let mut d = Vec::new();
+    // POSITION FLOAT4 at 0, COLOR0 D3DCOLOR at 16, END.
+    for (offset, ty, usage) in [(0u16, 3u8, 0u8), (16, 4, 10)] {
+        d.extend_from_slice(&0u16.to_le_bytes());
+        d.extend_from_slice(&offset.to_le_bytes());
+        d.extend_from_slice(&[ty, 0, usage, 0]);
+    }
+    d.extend_from_slice(&[0xFF, 0, 0, 0, 17, 0, 0, 0]);
+    d
+}
+
+impl Rig {
+    fn new(depth: bool) -> Rig {
+        let (device, queue) = device();
+        let mut path = DrawPath::new(device.clone(), queue.clone());
+        let tokens = |src: &str| -> Vec<u8> {
+            assemble(src)
+                .unwrap()
+                .iter()
+                .flat_map(|t| t.to_le_bytes())
+                .collect()
+        };
+        let (vs, ps) = (tokens(VS), tokens(PS));
+        for (handle, stage, t) in [(1, ShaderStage::Vertex, &vs), (2, ShaderStage::Pixel, &ps)] {
+            path.apply(&Command::CreateShader {
+                handle,
+                stage,
+                tokens: t,
+                constants: ConstantUse::default(),
+            })
+            .unwrap();
+        }
+        let d = decl();
+        path.apply(&Command::CreateInputLayout {
+            handle: 3,
+            elements: &d,
+        })
+        .unwrap();
+        for c in [
+            Command::BindShaders { vs: 1, ps: 2 },
+            Command::SetInputLayout { handle: 3 },
+            Command::SetRenderTargets {
+                colors: [Some(COLOR), None, None, None, None, None, None, None],
+                color_count: 1,
+                depth_stencil: depth.then_some(DEPTH),
+            },
+        ] {
+            assert!(path.apply(&c).unwrap());
+        }
+        let mut targets = HashMap::new();
+        let make = |format, usage| {
+            let t = device.create_texture(&wgpu::TextureDescriptor {
+                label: None,
+                size: wgpu::Extent3d {
+                    width: W,
+                    height: H,
+                    depth_or_array_layers: 1,
+                },
+                mip_level_count: 1,
+                sample_count: 1,
+                dimension: wgpu::TextureDimension::D2,
+                format,
+                usage: wgpu::TextureUsages::RENDER_ATTACHMENT
+                    | wgpu::TextureUsages::COPY_SRC
+                    | usage,
+                view_formats: &[],
+            });
+            let v = t.create_view(&Default::default());
+            (t, v)
+        };
+        targets.insert(
+            COLOR,
+            make(
+                wgpu::TextureFormat::Rgba8Unorm,
+                wgpu::TextureUsages::COPY_DST,
+            ),
+        );
+        if depth {
+            targets.insert(
+                DEPTH,
+                make(
+                    wgpu::TextureFormat::Depth24PlusStencil8,
+                    wgpu::TextureUsages::empty(),
+                ),
+            );
+        }
+        let mut rig = Rig {
+            device,
+            queue,
+            path,
+            res: Res {
+                buffers: HashMap::new(),
+                targets,
+            },
+        };
+        rig.clear([0x10, 0x10, 0x10, 0x10], 1.0, 0);
+        rig
+    }
+
+    fn clear(&mut self, rgba: [u8; 4], depth: f32, stencil: u32) {
+        let (t, _) = &self.res.targets[&COLOR];
+        self.queue.write_texture(
+            t.as_image_copy(),
+            &rgba.repeat((W * H) as usize),
+            wgpu::TexelCopyBufferLayout {
+                offset: 0,
+                bytes_per_row: Some(4 * W),
+                rows_per_image: None,
+            },
+            t.size(),
+        );
+        if let Some((_, v)) = self.res.targets.get(&DEPTH) {
+            let mut enc = self.device.create_command_encoder(&Default::default());
+            enc.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: None,
+                color_attachments: &[],
+                depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                    view: v,
+                    depth_ops: Some(wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(depth),
+                        store: wgpu::StoreOp::Store,
+                    }),
+                    stencil_ops: Some(wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(stencil),
+                        store: wgpu::StoreOp::Store,
+                    }),
+                }),
+                timestamp_writes: None,
+                occlusion_query_set: None,
+                multiview_mask: None,
+            });
+            self.queue.submit([enc.finish()]);
+        }
+    }
+
+    fn buffer(&mut self, id: ResourceId, bytes: Vec<u8>) {
+        let b = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: None,
+            size: bytes.len().next_multiple_of(4) as u64,
+            usage: wgpu::BufferUsages::VERTEX
+                | wgpu::BufferUsages::INDEX
+                | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut padded = bytes.clone();
+        padded.resize(bytes.len().next_multiple_of(4), 0);
+        self.queue.write_buffer(&b, 0, &padded);
+        self.res.buffers.insert(id, (b, bytes));
+    }
+
+    fn vertices(&mut self, bytes: Vec<u8>) {
+        self.buffer(VB, bytes);
+        let mut bindings = [VertexBufferBinding::default(); 16];
+        bindings[0] = VertexBufferBinding {
+            buffer: Some(VB),
+            stride_bytes: 20,
+            offset_bytes: 0,
+        };
+        self.apply(Command::SetVertexBuffers {
+            start_slot: 0,
+            count: 1,
+            bindings,
+        });
+    }
+
+    fn apply(&mut self, c: Command<'_>) {
+        assert!(self.path.apply(&c).unwrap());
+    }
+
+    fn draw(&mut self, topology: PrimitiveTopology, count: u32) {
+        self.apply(Command::SetPrimitiveTopology(topology));
+        let changed = self
+            .path
+            .draw(
+                &Command::Draw(cmd::Draw {
+                    vertex_count: count,
+                    instance_count: 1,
+                    ..zeroed()
+                }),
+                &self.res,
+            )
+            .unwrap();
+        assert!(changed.contains(&COLOR));
+    }
+
+    fn read(&self, id: ResourceId, aspect: wgpu::TextureAspect, bpp: u32) -> Vec<u8> {
+        let (t, _) = &self.res.targets[&id];
+        let buf = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: None,
+            size: u64::from(256 * H),
+            usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
+            mapped_at_creation: false,
+        });
+        let mut enc = self.device.create_command_encoder(&Default::default());
+        enc.copy_texture_to_buffer(
+            wgpu::TexelCopyTextureInfo {
+                texture: t,
+                mip_level: 0,
+                origin: wgpu::Origin3d::ZERO,
+                aspect,
+            },
+            wgpu::TexelCopyBufferInfo {
+                buffer: &buf,
+                layout: wgpu::TexelCopyBufferLayout {
+                    offset: 0,
+                    bytes_per_row: Some(256),
+                    rows_per_image: None,
+                },
+            },
+            t.size(),
+        );
+        self.queue.submit([enc.finish()]);
+        buf.slice(..)
+            .map_async(wgpu::MapMode::Read, |r| r.expect("map"));
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .expect("poll");
+        let data = buf.slice(..).get_mapped_range();
+        (0..H as usize)
+            .flat_map(|y| data[y * 256..y * 256 + (W * bpp) as usize].to_vec())
+            .collect()
+    }
+
+    fn pixels(&self) -> Vec<[u8; 4]> {
+        self.read(COLOR, wgpu::TextureAspect::All, 4)
+            .chunks_exact(4)
+            .map(|p| [p[0], p[1], p[2], p[3]])
+            .collect()
+    }
+}
+
+/// The expected image: `inside` where (x, y) is in [x0, x1) × [y0, y1), `outside` elsewhere.
+fn rect_image(
+    (x0, y0, x1, y1): (u32, u32, u32, u32),
+    inside: [u8; 4],
+    outside: [u8; 4],
+) -> Vec<[u8; 4]> {
+    (0..H)
+        .flat_map(|y| (0..W).map(move |x| (x, y)))
+        .map(|(x, y)| {
+            if (x0..x1).contains(&x) && (y0..y1).contains(&y) {
+                inside
+            } else {
+                outside
+            }
+        })
+        .collect()
+}
+
+const BG: [u8; 4] = [0x10, 0x10, 0x10, 0x10];
+/// D3DCOLOR 0xAARRGGBB.
+const ARGB: u32 = 0x8020_4060;
+const RGBA: [u8; 4] = [0x20, 0x40, 0x60, 0x80];
+
+#[test]
+fn fan_quad_covers_d3d9_pixel_centres_with_bgra_colours_and_clockwise_front_faces() {
+    let mut rig = Rig::new(false);
+    // Screen x 2.25..6.25, y 1.25..5.25: D3D9 centres (integers) 3..6 × 2..5 are inside;
+    // without the half-pixel fix-up wgpu's centres (x.5) would give 2..5 × 1..4.
+    rig.vertices(quad(2.25, 1.25, 6.25, 5.25, 0.5, ARGB));
+    rig.draw(PrimitiveTopology::TriangleFan, 4);
+    assert_eq!(rig.pixels(), rect_image((3, 2, 7, 6), RGBA, BG));
+
+    // The same quad counter-clockwise is a back face: D3DCULL_CCW (default) culls it.
+    let mut rig = Rig::new(false);
+    let v = quad(2.25, 1.25, 6.25, 5.25, 0.5, ARGB);
+    let reversed: Vec<u8> = v.chunks_exact(20).rev().flatten().copied().collect();
+    rig.vertices(reversed);
+    rig.draw(PrimitiveTopology::TriangleFan, 4);
+    assert_eq!(rig.pixels(), rect_image((0, 0, 0, 0), RGBA, BG));
+    // D3DCULL_NONE draws it.
+    rig.apply(Command::SetRasterizerState(cmd::SetRasterizerState {
+        cull_mode: cmd::CullMode::None as u32,
+        ..pipeline::default_rasterizer()
+    }));
+    rig.draw(PrimitiveTopology::TriangleFan, 4);
+    assert_eq!(rig.pixels(), rect_image((3, 2, 7, 6), RGBA, BG));
+}
+
+#[test]
+fn indexed_draw_uses_base_vertex_start_index_and_index_buffer_offset() {
+    let mut rig = Rig::new(false);
+    // Four vertices off to the top left, then the quad at 1..3 × 4..8 (edges on centres:
+    // top-left rule takes x = 1, y = 4, drops x = 3).
+    let mut v = quad(-4.0, -4.0, -2.0, -2.0, 0.5, 0xFFFF_FFFF);
+    v.extend(quad(1.0, 4.0, 3.0, 8.0, 0.5, ARGB));
+    rig.vertices(v);
+    // Offset 4 bytes of padding, a junk index, then the list.
+    let indices: Vec<u16> = vec![0xEEEE, 0xEEEE, 7, 0, 1, 2, 0, 2, 3];
+    rig.buffer(IB, indices.iter().flat_map(|i| i.to_le_bytes()).collect());
+    rig.apply(Command::SetIndexBuffer {
+        buffer: Some(IB),
+        format: IndexFormat::Uint16,
+        offset_bytes: 4,
+    });
+    rig.apply(Command::SetPrimitiveTopology(
+        PrimitiveTopology::TriangleList,
+    ));
+    rig.path
+        .draw(
+            &Command::DrawIndexed(cmd::DrawIndexed {
+                index_count: 6,
+                instance_count: 1,
+                first_index: 1,
+                base_vertex: 4,
+                ..zeroed()
+            }),
+            &rig.res,
+        )
+        .unwrap();
+    assert_eq!(rig.pixels(), rect_image((1, 4, 3, 8), RGBA, BG));
+
+    // An indexed fan over the same indices 0, 1, 2, 3 (expanded on the CPU).
+    rig.clear(BG, 1.0, 0);
+    rig.buffer(
+        IB,
+        [0u16, 1, 2, 3]
+            .iter()
+            .flat_map(|i| i.to_le_bytes())
+            .collect(),
+    );
+    rig.apply(Command::SetIndexBuffer {
+        buffer: Some(IB),
+        format: IndexFormat::Uint16,
+        offset_bytes: 0,
+    });
+    rig.apply(Command::SetPrimitiveTopology(
+        PrimitiveTopology::TriangleFan,
+    ));
+    rig.path
+        .draw(
+            &Command::DrawIndexed(cmd::DrawIndexed {
+                index_count: 4,
+                instance_count: 1,
+                base_vertex: 4,
+                ..zeroed()
+            }),
+            &rig.res,
+        )
+        .unwrap();
+    assert_eq!(rig.pixels(), rect_image((1, 4, 3, 8), RGBA, BG));
+}
+
+#[test]
+fn blend_separate_alpha_write_mask_and_scissor() {
+    let mut rig = Rig::new(false);
+    rig.vertices(quad(-0.5, -0.5, 7.5, 7.5, 0.5, ARGB));
+    // Colour: dst − src reversed (src − dst) = 0x20−0x10 …; alpha: Zero/Zero → 0.
+    rig.apply(Command::SetBlendState(cmd::SetBlendState {
+        enable: 1,
+        src_factor: BlendFactor::One as u32,
+        dst_factor: BlendFactor::One as u32,
+        blend_op: BlendOp::Subtract as u32,
+        src_factor_alpha: BlendFactor::Zero as u32,
+        dst_factor_alpha: BlendFactor::Zero as u32,
+        blend_op_alpha: BlendOp::Add as u32,
+        color_write_mask: 0xF,
+        ..pipeline::default_blend()
+    }));
+    // Scissor 2..5 × 1..3, enabled through the rasterizer state.
+    rig.apply(Command::SetScissor(cmd::SetScissor {
+        x: 2,
+        y: 1,
+        width: 3,
+        height: 2,
+        ..zeroed()
+    }));
+    rig.apply(Command::SetRasterizerState(cmd::SetRasterizerState {
+        scissor_enable: 1,
+        ..pipeline::default_rasterizer()
+    }));
+    rig.draw(PrimitiveTopology::TriangleFan, 4);
+    assert_eq!(
+        rig.pixels(),
+        rect_image((2, 1, 5, 3), [0x10, 0x30, 0x50, 0x00], BG)
+    );
+
+    // Write mask red|alpha with additive blending, scissor off.
+    rig.clear(BG, 1.0, 0);
+    rig.apply(Command::SetRasterizerState(pipeline::default_rasterizer()));
+    rig.apply(Command::SetBlendState(cmd::SetBlendState {
+        enable: 1,
+        src_factor: BlendFactor::One as u32,
+        dst_factor: BlendFactor::One as u32,
+        blend_op: BlendOp::Add as u32,
+        src_factor_alpha: BlendFactor::One as u32,
+        dst_factor_alpha: BlendFactor::One as u32,
+        blend_op_alpha: BlendOp::Max as u32,
+        color_write_mask: 0x9,
+        ..pipeline::default_blend()
+    }));
+    rig.draw(PrimitiveTopology::TriangleFan, 4);
+    assert_eq!(
+        rig.pixels(),
+        rect_image((0, 0, 8, 8), [0x30, 0x10, 0x10, 0x80], BG)
+    );
+}
+
+#[test]
+fn depth_test_and_two_sided_stencil_count_by_winding() {
+    let mut rig = Rig::new(true);
+    rig.clear(BG, 0.5, 1);
+    rig.apply(Command::SetRasterizerState(cmd::SetRasterizerState {
+        cull_mode: cmd::CullMode::None as u32,
+        ..pipeline::default_rasterizer()
+    }));
+    rig.apply(Command::SetDepthStencilState(cmd::SetDepthStencilState {
+        stencil_enable: 1,
+        ..pipeline::default_depth_stencil()
+    }));
+    for (state, value) in [
+        (rs::TWOSIDEDSTENCILMODE, 1),
+        (rs::STENCILPASS, 7),     // INCR for clockwise
+        (rs::CCW_STENCILPASS, 3), // REPLACE for counter-clockwise
+        (rs::STENCILREF, 9),
+        (rs::STENCILZFAIL, 2), // ZERO when the depth test fails (clockwise)
+    ] {
+        rig.apply(Command::SetRenderState { state, value });
+    }
+    // Clockwise quad at z 0.25 (passes LESSEQUAL against 0.5) over 0..4 × 0..8;
+    // counter-clockwise one at z 0.25 over 4..8 × 0..4; a clockwise quad at z 0.75
+    // (fails: ZFAIL ZERO) over 4..8 × 4..8; the stencil starts at 1.
+    let mut v = quad(0.0, 0.0, 4.0, 8.0, 0.25, ARGB);
+    let ccw: Vec<u8> = quad(4.0, 0.0, 8.0, 4.0, 0.25, ARGB)
+        .chunks_exact(20)
+        .rev()
+        .flatten()
+        .copied()
+        .collect();
+    v.extend(ccw);
+    v.extend(quad(4.0, 4.0, 8.0, 8.0, 0.75, ARGB));
+    rig.vertices(v);
+    rig.apply(Command::SetPrimitiveTopology(
+        PrimitiveTopology::TriangleFan,
+    ));
+    for first in [0, 4, 8] {
+        rig.path
+            .draw(
+                &Command::Draw(cmd::Draw {
+                    vertex_count: 4,
+                    instance_count: 1,
+                    first_vertex: first,
+                    ..zeroed()
+                }),
+                &rig.res,
+            )
+            .unwrap();
+    }
+    // A second clockwise pass over the left half: INCR again.
+    rig.path
+        .draw(
+            &Command::Draw(cmd::Draw {
+                vertex_count: 4,
+                instance_count: 1,
+                first_vertex: 0,
+                ..zeroed()
+            }),
+            &rig.res,
+        )
+        .unwrap();
+    let stencil = rig.read(DEPTH, wgpu::TextureAspect::StencilOnly, 1);
+    let expect: Vec<u8> = (0..H)
+        .flat_map(|y| {
+            (0..W).map(move |x| {
+                if x < 4 {
+                    3
+                } else if y < 4 {
+                    9
+                } else {
+                    0
+                }
+            })
+        })
+        .collect();
+    assert_eq!(stencil, expect);
+    // Colour: the failed quad left the background.
+    assert_eq!(
+        rig.pixels(),
+        (0..H)
+            .flat_map(|y| (0..W).map(move |x| if x >= 4 && y >= 4 { BG } else { RGBA }))
+            .collect::<Vec<_>>()
+    );
+}
