@@ -32,7 +32,8 @@
 //!   D3DRS_SHADEMODE, would be a variant); oPts/PSIZE and SM1/2 fog are dropped.
 //! - vFace is +1 where WebGPU reports front facing: the executor's `front_face` must
 //!   follow D3D9's winding rule (D3DCULL) for the sign to match.
-//! - log(0) and logp(0) give -FLT_MAX rather than -infinity; pow(x, 0) is 1.
+//! - log(0) and logp(0) give -FLT_MAX rather than -infinity; pow(x, 0) is 1; nrm of
+//!   a zero vector is zero.
 //! - Relative addressing of temps, and of o# or v# before SM3, is
 //!   [`TranslateError::Unsupported`] (D3D9 has none of them either).
 //!
@@ -40,7 +41,8 @@
 //! - `@group(0)`: binding 0 = VS float constants (`array<vec4<f32>, 256>`, 4096 bytes),
 //!   binding 1 = VS int/bool constants ([`IntBoolConstants`] layout: 16 × `vec4<i32>`
 //!   then 16 × `u32` booleans, 320 bytes), binding 2 = VS viewport fix-up (one
-//!   `vec4<f32>`: see below); binding 3 = PS float constants, binding 4 = PS int/bool.
+//!   `vec4<f32>`: see below); binding 3 = PS float constants, binding 4 = PS int/bool,
+//!   binding 5 = ps_1_x bump environment ([`bindings::PS_BUMP_ENV`]).
 //!   Constants a shader defines with def/defi/defb take precedence over these buffers.
 //! - `@group(1)`: pixel sampler slot s at binding 2s (texture) and 2s+1 (sampler);
 //!   vertex sampler slot s (D3DVERTEXTEXTURESAMPLERs) at 32+2s and 33+2s. Texture view
