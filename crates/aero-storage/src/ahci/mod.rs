@@ -712,6 +712,9 @@ impl Port {
         if command == 0x60 || command == 0x61 {
             return self.run_ncq(bit, &cfis, &mut sg, memory);
         }
+        if command == 0xA0 && matches!(self.drive.as_ref().map(|d| &d.kind), Some(Kind::Cdrom)) {
+            self.post_fis(RFIS_PIO_SETUP, &packet_request_fis(&cfis), memory);
+        }
         let Some(drive) = self.drive.as_mut() else {
             return 0;
         };
@@ -872,6 +875,22 @@ impl Port {
             let _ = memory.write(self.fb + offset, fis);
         }
     }
+}
+
+/// The PIO Setup FIS with which an ATAPI device asks for the PACKET command's CDB:
+/// host to device, 12 bytes, interrupt reason C/D = 1, the byte count limit echoed, no
+/// interrupt (so no PxIS.PSS); the HBA copies it to the received-FIS area.
+fn packet_request_fis(cfis: &[u8; 20]) -> [u8; 20] {
+    let mut fis = [0u8; 20];
+    fis[0] = 0x5F;
+    fis[2] = ST_DRDY | ST_DSC | ST_DRQ;
+    fis[5] = cfis[5];
+    fis[6] = cfis[6];
+    fis[7] = cfis[7];
+    fis[12] = 1; // C/D: command packet
+    fis[15] = ST_DRDY | ST_DSC; // E_Status
+    fis[16] = 12;
+    fis
 }
 
 fn lba48(cfis: &[u8; 20]) -> u64 {

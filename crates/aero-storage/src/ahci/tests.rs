@@ -954,3 +954,15 @@ fn ncq_error_uses_set_device_bits_and_the_error_log_names_the_tag() {
     assert_ne!(u16::from_le_bytes([id[168], id[169]]) & 0x20, 0);
     assert_ne!(u16::from_le_bytes([id[174], id[175]]) & 0x20, 0);
 }
+
+#[test]
+fn packet_command_receives_the_cdb_request_pio_setup_fis() {
+    let mut g = cd_guest(None);
+    g.ram.write(FB + 0x20, &[0xEE; 20]).unwrap();
+    let _ = cd_packet(&mut g, &[0x00], 0); // TEST UNIT READY, no data
+    // Host to device (D = 0), no I bit, status 58h, byte count limit, C/D = 1, 12 bytes.
+    let fis = g.mem(FB + 0x20, 20).to_vec();
+    assert_eq!(&fis[..3], &[0x5F, 0x00, 0x58]);
+    assert_eq!(fis[12], 1, "interrupt reason C/D");
+    assert_eq!(&fis[16..18], &[12, 0], "transfer count: the CDB");
+}
