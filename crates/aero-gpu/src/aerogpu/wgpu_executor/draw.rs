@@ -1053,7 +1053,7 @@ impl DrawPath {
                 let b = st.vertex_buffers[s.slot as usize];
                 let id = b.buffer.ok_or(DrawError::Missing("a vertex buffer"))?;
                 let buf = res.buffer(id).ok_or(DrawError::Resource(id))?;
-                if u64::from(b.offset_bytes) > buf.size() || b.offset_bytes % 4 != 0 {
+                if u64::from(b.offset_bytes) > buf.size() || !b.offset_bytes.is_multiple_of(4) {
                     return Err(DrawError::Resource(id));
                 }
                 pass.set_vertex_buffer(s.slot, buf.slice(u64::from(b.offset_bytes)..));

@@ -534,7 +534,7 @@ pub fn vertex_layouts(
         let stride = strides[usize::from(el.stream)];
         let offset = u64::from(el.offset);
         // WebGPU's alignment rules (D3D9 has none; real drivers align anyway).
-        if stride % 4 != 0 || offset % 4 != 0 {
+        if !stride.is_multiple_of(4) || !offset.is_multiple_of(4) {
             return Err(PipelineError::Unsupported(format!(
                 "vertex stride {stride} / offset {offset} not 4-byte aligned"
             )));
