@@ -1861,3 +1861,26 @@ fn vs_3_0_samples_a_vertex_texture_with_texldl() {
     assert_close(out[0][0], unorm(GREEN), 1e-5, "vertex texldl level 0");
     assert_close(out[1][0], unorm(GREY), 1e-5, "vertex texldl level 1");
 }
+
+#[test]
+fn largest_streams_are_bounded() {
+    // 32767 four-row matrix products with relative addressing: the biggest output
+    // per token the translator writes. It must stop at the WGSL cap, quickly.
+    let mut src = String::from("vs_2_0\ndcl_position v0\nmov oPos, v0\n");
+    for _ in 0..32_000 {
+        src.push_str("m4x4 r0, r1, c[a0.x + 4]\n");
+    }
+    let tokens = assemble(&src).unwrap();
+    let start = std::time::Instant::now();
+    let result = translate(&tokens, &VariantKey::default());
+    assert_eq!(result.unwrap_err(), TranslateError::TooLarge("WGSL output"));
+    assert!(start.elapsed().as_secs() < 5, "took {:?}", start.elapsed());
+    // The same count of small instructions fits, and naga accepts it.
+    let mut src = String::from("ps_2_0\n");
+    for _ in 0..8_000 {
+        src.push_str("add r0, r0, c1\n");
+    }
+    src.push_str("mov oC0, r0\n");
+    let t = tr(&src);
+    assert!(t.wgsl.len() < MAX_WGSL_BYTES);
+}
