@@ -199,6 +199,63 @@ impl Rig {
         rig
     }
 
+    /// Replaces the shader pair and declaration (handles 10, 11, 12).
+    fn shaders(&mut self, vs: &str, ps: &str, decl: &[u8]) {
+        for (handle, stage, src) in [(10, ShaderStage::Vertex, vs), (11, ShaderStage::Pixel, ps)] {
+            let tokens: Vec<u8> = assemble(src)
+                .unwrap()
+                .iter()
+                .flat_map(|t| t.to_le_bytes())
+                .collect();
+            self.apply(Command::CreateShader {
+                handle,
+                stage,
+                tokens: &tokens,
+                constants: ConstantUse::default(),
+            });
+        }
+        self.apply(Command::CreateInputLayout {
+            handle: 12,
+            elements: decl,
+        });
+        self.apply(Command::BindShaders { vs: 10, ps: 11 });
+        self.apply(Command::SetInputLayout { handle: 12 });
+    }
+
+    /// An RGBA8 texture (sampled, or a render target) of `w`×`h` texels.
+    fn texture(&mut self, id: ResourceId, w: u32, h: u32, texels: &[[u8; 4]]) {
+        let t = self.device.create_texture(&wgpu::TextureDescriptor {
+            label: None,
+            size: wgpu::Extent3d {
+                width: w,
+                height: h,
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: wgpu::TextureFormat::Rgba8Unorm,
+            usage: wgpu::TextureUsages::RENDER_ATTACHMENT
+                | wgpu::TextureUsages::COPY_SRC
+                | wgpu::TextureUsages::COPY_DST
+                | wgpu::TextureUsages::TEXTURE_BINDING,
+            view_formats: &[],
+        });
+        let bytes: Vec<u8> = texels.iter().flatten().copied().collect();
+        self.queue.write_texture(
+            t.as_image_copy(),
+            &bytes,
+            wgpu::TexelCopyBufferLayout {
+                offset: 0,
+                bytes_per_row: Some(4 * w),
+                rows_per_image: None,
+            },
+            t.size(),
+        );
+        let v = t.create_view(&Default::default());
+        self.res.targets.insert(id, (t, v));
+    }
+
     fn clear(&mut self, rgba: [u8; 4], depth: f32, stencil: u32) {
         let (t, _) = &self.res.targets[&COLOR];
         self.queue.write_texture(
@@ -324,7 +381,11 @@ impl Rig {
     }
 
     fn pixels(&self) -> Vec<[u8; 4]> {
-        self.read(COLOR, wgpu::TextureAspect::All, 4)
+        self.pixels_of(COLOR)
+    }
+
+    fn pixels_of(&self, id: ResourceId) -> Vec<[u8; 4]> {
+        self.read(id, wgpu::TextureAspect::All, 4)
             .chunks_exact(4)
             .map(|p| [p[0], p[1], p[2], p[3]])
             .collect()
@@ -581,5 +642,139 @@ fn depth_test_and_two_sided_stencil_count_by_winding() {
         (0..H)
             .flat_map(|y| (0..W).map(move |x| if x >= 4 && y >= 4 { BG } else { RGBA }))
             .collect::<Vec<_>>()
+    );
+}
+
+/// A declaration of (stream 0, offset, D3DDECLTYPE, D3DDECLUSAGE) elements.
+fn decl_of(elements: &[(u16, u8, u8)]) -> Vec<u8> {
+    let mut d = Vec::new();
+    for &(offset, ty, usage) in elements {
+        d.extend_from_slice(&0u16.to_le_bytes());
+        d.extend_from_slice(&offset.to_le_bytes());
+        d.extend_from_slice(&[ty, 0, usage, 0]);
+    }
+    d.extend_from_slice(&[0xFF, 0, 0, 0, 17, 0, 0, 0]);
+    d
+}
+
+#[test]
+fn textured_quad_point_and_linear_filtering() {
+    let mut rig = Rig::new(false);
+    rig.shaders(
+        "vs_2_0\ndcl_position v0\ndcl_texcoord v1\nmov oPos, v0\nmov oT0, v1\n",
+        "ps_2_0\ndcl t0.xy\ndcl_2d s0\ntexld r0, t0, s0\nmov oC0, r0\n",
+        &decl_of(&[(0, 3, 0), (16, 1, 5)]),
+    );
+    // A 2×1 texture: black, white; the quad covers the target with u 0..1 from the
+    // left edge (screen −0.5) to the right (7.5).
+    rig.texture(300, 2, 1, &[[0, 0, 0, 255], [255, 255, 255, 255]]);
+    rig.apply(Command::SetTexture {
+        stage: ShaderStage::Pixel,
+        slot: 0,
+        texture: Some(300),
+    });
+    let mut v = Vec::new();
+    for (xs, ys, u, t) in [
+        (-0.5, -0.5, 0.0, 0.0),
+        (7.5, -0.5, 1.0, 0.0),
+        (7.5, 7.5, 1.0, 1.0),
+        (-0.5, 7.5, 0.0, 1.0),
+    ] {
+        let (x, y) = clip(xs, ys);
+        for f in [x, y, 0.5, 1.0, u, t] {
+            v.extend_from_slice(&f32::to_le_bytes(f));
+        }
+    }
+    rig.buffer(VB, v);
+    let mut bindings = [VertexBufferBinding::default(); 16];
+    bindings[0] = VertexBufferBinding {
+        buffer: Some(VB),
+        stride_bytes: 24,
+        offset_bytes: 0,
+    };
+    rig.apply(Command::SetVertexBuffers {
+        start_slot: 0,
+        count: 1,
+        bindings,
+    });
+    // Point sampling (the default MAG/MINFILTER), clamped (ADDRESSU = CLAMP).
+    rig.apply(Command::SetSamplerState {
+        stage: ShaderStage::Pixel,
+        slot: 0,
+        state: 1,
+        value: 3,
+    });
+    rig.draw(PrimitiveTopology::TriangleFan, 4);
+    let row: Vec<u8> = rig.pixels()[..8].iter().map(|p| p[0]).collect();
+    assert_eq!(row, [0, 0, 0, 0, 255, 255, 255, 255]);
+    // Linear: u = (x + 0.5) / 8, texel position 2u − 0.5, clamped at both ends; the
+    // weights land on 1/8ths, so 255 × k/8 up to the filter's rounding.
+    for state in [5, 6] {
+        rig.apply(Command::SetSamplerState {
+            stage: ShaderStage::Pixel,
+            slot: 0,
+            state,
+            value: 2,
+        });
+    }
+    rig.draw(PrimitiveTopology::TriangleFan, 4);
+    let row: Vec<u8> = rig.pixels()[..8].iter().map(|p| p[0]).collect();
+    let expect = [0.0, 0.0, 31.875, 95.625, 159.375, 223.125, 255.0, 255.0];
+    for (x, (got, want)) in row.iter().zip(expect).enumerate() {
+        assert!(
+            (f64::from(*got) - want).abs() <= 1.0,
+            "pixel {x}: {got} vs {want} ({row:?})"
+        );
+    }
+}
+
+#[test]
+fn two_targets_constants_and_alpha_test() {
+    let mut rig = Rig::new(false);
+    rig.shaders(VS, "ps_2_0\ndcl v0\nmov oC0, v0\nmov oC1, c1\n", &decl());
+    rig.texture(102, W, H, &[[1, 2, 3, 4]; (W * H) as usize]);
+    rig.apply(Command::SetRenderTargets {
+        colors: [Some(COLOR), Some(102), None, None, None, None, None, None],
+        color_count: 2,
+        depth_stencil: None,
+    });
+    // c1 = (0, 1, 1, 0) through SET_SHADER_CONSTANTS_F.
+    let c1: Vec<u8> = [0.0f32, 1.0, 1.0, 0.0]
+        .iter()
+        .flat_map(|f| f.to_le_bytes())
+        .collect();
+    rig.apply(Command::SetShaderConstants {
+        kind: crate::aerogpu::processor::ConstantKind::Float,
+        stage: ShaderStage::Pixel,
+        start_register: 1,
+        count: 1,
+        data: &c1,
+    });
+    rig.vertices(quad(0.0, 0.0, 4.0, 8.0, 0.5, ARGB));
+    // Alpha test GREATER 0x80 against alpha 0x80: every pixel is discarded, in both
+    // targets.
+    for (state, value) in [
+        (rs::ALPHATESTENABLE, 1),
+        (rs::ALPHAFUNC, 5),
+        (rs::ALPHAREF, 0x80),
+    ] {
+        rig.apply(Command::SetRenderState { state, value });
+    }
+    rig.draw(PrimitiveTopology::TriangleFan, 4);
+    assert_eq!(rig.pixels(), rect_image((0, 0, 0, 0), RGBA, BG));
+    assert_eq!(
+        rig.pixels_of(102),
+        rect_image((0, 0, 0, 0), RGBA, [1, 2, 3, 4])
+    );
+    // GREATEREQUAL passes them.
+    rig.apply(Command::SetRenderState {
+        state: rs::ALPHAFUNC,
+        value: 7,
+    });
+    rig.draw(PrimitiveTopology::TriangleFan, 4);
+    assert_eq!(rig.pixels(), rect_image((0, 0, 4, 8), RGBA, BG));
+    assert_eq!(
+        rig.pixels_of(102),
+        rect_image((0, 0, 4, 8), [0, 255, 255, 0], [1, 2, 3, 4])
     );
 }
