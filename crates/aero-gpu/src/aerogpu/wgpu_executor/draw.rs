@@ -1097,6 +1097,52 @@ impl DrawPath {
     }
 }
 
+/// The executor's resource store as the draw path sees it.
+impl DrawResources for super::WgpuExecutor {
+    fn buffer(&self, id: ResourceId) -> Option<&wgpu::Buffer> {
+        super::WgpuExecutor::buffer(self, id)
+    }
+
+    fn buffer_bytes(&self, id: ResourceId) -> Option<&[u8]> {
+        super::WgpuExecutor::buffer_bytes(self, id)
+    }
+
+    fn target(&self, id: ResourceId) -> Option<Target<'_>> {
+        super::WgpuExecutor::target(self, id).map(|t| Target {
+            view: t.view,
+            format: t.format,
+            width: t.width,
+            height: t.height,
+        })
+    }
+
+    fn sampled_view(&self, id: ResourceId) -> Option<&wgpu::TextureView> {
+        self.texture_view(id)
+    }
+}
+
+/// Runs the draw-path part of one command on the executor: shader, input-layout and
+/// state commands update the draw path (the current context's shadow), DRAW and
+/// DRAW_INDEXED render and mark their targets host-changed. Ok(false): not a draw-path
+/// command. SET_RENDER_TARGETS is draw state *and* executor state: the executor keeps
+/// handling it too. The executor holds `path` apart from itself (e.g. taken out of an
+/// `Option` for the call) since the draw reads the executor's resources.
+pub fn execute_draw(
+    exec: &mut super::WgpuExecutor,
+    path: &mut DrawPath,
+    command: &Command<'_>,
+) -> Result<bool, DrawError> {
+    match command {
+        Command::Draw(_) | Command::DrawIndexed(_) => {
+            for id in path.draw(command, exec)? {
+                exec.mark_render_target_changed(id);
+            }
+            Ok(true)
+        }
+        _ => path.apply(command),
+    }
+}
+
 /// A fan's vertex (or index) sequence as a triangle list: (v0, vi, vi+1), keeping the
 /// fan's winding.
 pub fn fan_to_list(fan: &[u32]) -> Vec<u32> {
