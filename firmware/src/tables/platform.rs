@@ -51,6 +51,9 @@ pub const SCI_IRQ: u8 = 9;
 
 /// SLP_TYP value that the ACPI PM device treats as S5 (soft off) when SLP_EN is written.
 pub const SLP_TYP_S5: u8 = 0;
+/// SLP_TYP value of S4 (hibernate): the OS saved its memory to disk, and the ACPI PM
+/// device powers off as for S5 (QEMU's PIIX4 uses the same value).
+pub const SLP_TYP_S4: u8 = 2;
 
 /// Reset register: I/O port 0xCF9 (PIIX3 reset control), value 0x06 = hard reset.
 pub const RESET_PORT: u16 = 0xCF9;

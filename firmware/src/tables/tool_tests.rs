@@ -618,7 +618,13 @@ fn every_pnp_object_evaluates_in_pic_and_apic_mode() {
             links.extend(["\\_SB.GSIA", "\\_SB.GSIB", "\\_SB.GSIC", "\\_SB.GSID"]);
         }
         links.push("\\_SB.LNKS");
-        for p in ["\\_PIC", "\\_S5", "\\_SB.PCI0._PRT", "\\_SB.PCI0._CRS"] {
+        for p in [
+            "\\_PIC",
+            "\\_S5",
+            "\\_S4",
+            "\\_SB.PCI0._PRT",
+            "\\_SB.PCI0._CRS",
+        ] {
             assert!(has(p), "{label}: {p} missing from {found:?}");
         }
         for link in &links {
@@ -655,10 +661,14 @@ fn every_pnp_object_evaluates_in_pic_and_apic_mode() {
                             prs.insert(parent(path).to_string(), b.clone());
                         }
                     }
-                    ("\\_S5" | "\\_S4", Evaluated::Package(p)) => assert!(
-                        p.starts_with("[Package] Contains 4 Elements: [Integer] ="),
-                        "{what}"
-                    ),
+                    // SLP_TYP 0 for S5 and 2 for S4, as the PM device takes them.
+                    ("\\_S5" | "\\_S4", Evaluated::Package(p)) => {
+                        let typ = if path == "\\_S5" { 0 } else { 2 };
+                        let head = format!(
+                            "[Package] Contains 4 Elements: [Integer] = {typ:016X} [Integer] = {typ:016X}"
+                        );
+                        assert!(p.starts_with(&head), "{what}")
+                    }
                     ("\\PRTN", Evaluated::Integer(n)) => entries = *n,
                     _ => panic!("unexpected {what}"),
                 }

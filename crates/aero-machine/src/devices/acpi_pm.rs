@@ -51,6 +51,8 @@ pub struct AcpiPmLayout {
     pub acpi_disable: u8,
     /// SLP_TYP value of `_S5` (soft off).
     pub s5_slp_typ: u8,
+    /// SLP_TYP value of `_S4` (hibernate: the OS saved itself; off as for S5).
+    pub s4_slp_typ: u8,
 }
 
 impl Default for AcpiPmLayout {
@@ -65,6 +67,7 @@ impl Default for AcpiPmLayout {
             acpi_enable: 0xF1,
             acpi_disable: 0xF0,
             s5_slp_typ: 0,
+            s4_slp_typ: 2,
         }
     }
 }
@@ -230,6 +233,9 @@ impl AcpiPm {
         if value & lane & CNT_SLP_EN != 0 {
             let slp_typ = ((self.pm1_cnt >> CNT_SLP_TYP_SHIFT) & 7) as u8;
             self.sleep_request = Some(if slp_typ == self.layout.s5_slp_typ {
+                SleepRequest::PowerOff
+            } else if slp_typ == self.layout.s4_slp_typ {
+                tracing::info!("acpi: S4 (hibernate) requested; powering off");
                 SleepRequest::PowerOff
             } else {
                 tracing::warn!(

@@ -51,6 +51,7 @@ fn acpi_pm_layout_matches_fadt() {
     assert_eq!(layout.acpi_enable, fw::ACPI_ENABLE);
     assert_eq!(layout.acpi_disable, fw::ACPI_DISABLE);
     assert_eq!(layout.s5_slp_typ, fw::SLP_TYP_S5);
+    assert_eq!(layout.s4_slp_typ, fw::SLP_TYP_S4);
     assert_eq!(acpi_pm::SCI_IRQ, fw::SCI_IRQ);
     // The OS's S5 sequence with the table's values powers off.
     let mut pm = AcpiPm::new(layout);
@@ -61,6 +62,18 @@ fn acpi_pm_layout_matches_fadt() {
         u32::from(fw::SLP_TYP_S5) << 10 | 1 << 13,
     );
     assert_eq!(pm.take_sleep_request(), Some(SleepRequest::PowerOff));
+    // S4 (hibernate) powers off too; S3 is not supported.
+    pm.io_write(
+        fw::PM1A_CNT_BLK,
+        2,
+        u32::from(fw::SLP_TYP_S4) << 10 | 1 << 13,
+    );
+    assert_eq!(pm.take_sleep_request(), Some(SleepRequest::PowerOff));
+    pm.io_write(fw::PM1A_CNT_BLK, 2, 1 << 10 | 1 << 13);
+    assert_eq!(
+        pm.take_sleep_request(),
+        Some(SleepRequest::Sleep { slp_typ: 1 })
+    );
 }
 
 #[test]

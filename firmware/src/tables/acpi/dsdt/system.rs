@@ -5,13 +5,23 @@ use crate::tables::aml::resource::Resource;
 use crate::tables::aml::*;
 use crate::tables::platform::*;
 
-/// `\PICM`, `\_PIC` and `\_S5`.
+/// `\PICM`, `\_PIC`, `\_S4` and `\_S5`.
 pub fn root_objects() -> Result<Vec<Aml>, AmlError> {
     Ok(vec![
         // 0 until the OS calls _PIC(1) on switching to the IOAPIC.
         name("PICM", int(0))?,
         method("_PIC", 1, false, &[store(arg(0), name_ref("PICM")?)])?,
-        // {SLP_TYPa, SLP_TYPb, reserved, reserved}: the PM device powers off on SLP_TYP 0.
+        // {SLP_TYPa, SLP_TYPb, reserved, reserved}. S4 lets an OS hibernate (Windows
+        // offers it only with _S4); the PM device powers off for S4 and S5 alike.
+        name(
+            "_S4",
+            package(&[
+                int(SLP_TYP_S4.into()),
+                int(SLP_TYP_S4.into()),
+                int(0),
+                int(0),
+            ])?,
+        )?,
         name(
             "_S5",
             package(&[
