@@ -24,7 +24,7 @@ fn random_segment(r: &mut Rng) -> Segment {
         0 => 0x93,
         1 => 0xC93,
         2 => 0xF3,
-        _ => r.next() as u16 & 0xFFFF,
+        _ => r.next() as u16,
     };
     Segment {
         selector: r.next() as u16,

@@ -179,7 +179,7 @@ fn instruction_and_data_breakpoints() {
     let handler = asm(32, 0x9000, |a| {
         a.inc(ebp)?;
         a.mov(ecx, dr6)?;
-        a.mov(dword_ptr(0x800 + 4 * 0), ecx)?; // overwritten by the second hit
+        a.mov(dword_ptr(0x800), ecx)?; // overwritten by the second hit
         a.or(dword_ptr(esp + 8), 0x10000u32)?; // set RF in the saved EFLAGS
         a.iretd()
     });

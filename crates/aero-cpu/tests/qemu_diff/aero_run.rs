@@ -34,13 +34,12 @@ impl Bus for TestBus {
     }
     fn io_write(&mut self, port: u16, size: u8, value: u32) {
         match port {
-            DEBUGCON_PORT => {
+            DEBUGCON_PORT
                 // Bounded: a runaway guest cannot grow this without limit.
-                if self.out.len() < 256 << 20 {
+                if self.out.len() < 256 << 20 => {
                     self.out
                         .extend_from_slice(&value.to_le_bytes()[..(size as usize).min(4)]);
                 }
-            }
             EXIT_PORT => self.exit = true,
             _ => {}
         }

@@ -481,53 +481,52 @@ impl Generator {
         if category == "mmx" {
             self.mmx_shift_count(&mut case, &ops, mem_off);
         }
-        if matches!(category, "ssse3" | "mmx" | "mmxsse") {
-            if let Some(Op::R(r)) = ops.first() {
-                if r.is_mm() {
-                    // See exclusions::MMX_WRITE_EXPONENT.
-                    case.undefined.st_high |= 1 << (*r as usize - Register::MM0 as usize);
-                }
-            }
+        if matches!(category, "ssse3" | "mmx" | "mmxsse")
+            && let Some(Op::R(r)) = ops.first()
+            && r.is_mm()
+        {
+            // See exclusions::MMX_WRITE_EXPONENT.
+            case.undefined.st_high |= 1 << (*r as usize - Register::MM0 as usize);
         }
         if category == "x87" || category == "sse" {
             self.fp_inputs(&mut case, mem_size, mem_off);
-            if mnemonic == Mnemonic::Ldmxcsr {
-                if let Some(off) = mem_off {
-                    // Keep SIMD exceptions masked (see exclusions: #XM is not compared).
-                    let v = 0x1F80
-                        | (self.rng.below(4) << 13) as u32
-                        | (self.rng.below(2) << 15) as u32
-                        | (self.rng.below(2) << 6) as u32
-                        | self.rng.below(64) as u32;
-                    case.mem[off..off + 4].copy_from_slice(&v.to_le_bytes());
-                }
+            if mnemonic == Mnemonic::Ldmxcsr
+                && let Some(off) = mem_off
+            {
+                // Keep SIMD exceptions masked (see exclusions: #XM is not compared).
+                let v = 0x1F80
+                    | (self.rng.below(4) << 13) as u32
+                    | (self.rng.below(2) << 15) as u32
+                    | (self.rng.below(2) << 6) as u32
+                    | self.rng.below(64) as u32;
+                case.mem[off..off + 4].copy_from_slice(&v.to_le_bytes());
             }
-            if mnemonic == Mnemonic::Fldcw {
-                if let Some(off) = mem_off {
-                    // Exceptions masked, random rounding and (valid) precision control.
-                    let v: u16 = 0x007F
-                        | ((self.rng.below(4) as u16) << 10)
-                        | ((*self.rng.pick(&[0u16, 2, 3])) << 8);
-                    case.mem[off..off + 2].copy_from_slice(&v.to_le_bytes());
-                }
+            if mnemonic == Mnemonic::Fldcw
+                && let Some(off) = mem_off
+            {
+                // Exceptions masked, random rounding and (valid) precision control.
+                let v: u16 = 0x007F
+                    | ((self.rng.below(4) as u16) << 10)
+                    | ((*self.rng.pick(&[0u16, 2, 3])) << 8);
+                case.mem[off..off + 2].copy_from_slice(&v.to_le_bytes());
             }
             case.undefined.fsw = fsw_undefined(mnemonic);
             avoid_nan_pairs(&mut case, &ops, mem_off);
         }
-        if mnemonic == Mnemonic::Cmpxchg && mode == Mode::Long64 {
-            if let (Op::R(dest), Op::R(_)) = (ops[0], ops[1]) {
-                if dest.size() == 4 && reg_value(&case.gpr, dest) != case.gpr[0] & 0xFFFF_FFFF {
-                    case.undefined.gprs |= 1 << reg_index(dest);
-                }
-            }
+        if mnemonic == Mnemonic::Cmpxchg
+            && mode == Mode::Long64
+            && let (Op::R(dest), Op::R(_)) = (ops[0], ops[1])
+            && dest.size() == 4
+            && reg_value(&case.gpr, dest) != case.gpr[0] & 0xFFFF_FFFF
+        {
+            case.undefined.gprs |= 1 << reg_index(dest);
         }
-        if mnemonic == Mnemonic::Bswap {
-            if let Some(Op::R(r)) = ops.first() {
-                if r.size() == 2 {
-                    // SDM: BSWAP of a 16-bit register leaves it undefined.
-                    case.undefined.gprs |= 1 << reg_index(*r);
-                }
-            }
+        if mnemonic == Mnemonic::Bswap
+            && let Some(Op::R(r)) = ops.first()
+            && r.size() == 2
+        {
+            // SDM: BSWAP of a 16-bit register leaves it undefined.
+            case.undefined.gprs |= 1 << reg_index(*r);
         }
         if matches!(
             mnemonic,
@@ -590,19 +589,18 @@ impl Generator {
                 }
                 _ => {}
             }
-        } else if m == Mnemonic::Mov {
-            if let (Some(Op::R(dst)), Some(src)) = (ops.first(), ops.get(1)) {
-                if dst.is_segment_register() {
-                    match src {
-                        Op::R(r) => set_reg(&mut case.gpr, *r, sel as u64),
-                        Op::M(_) => {
-                            if let Some(off) = mem_off {
-                                case.mem[off..off + 2].copy_from_slice(&sel.to_le_bytes());
-                            }
-                        }
-                        Op::I(_) | Op::Di(_) => {}
+        } else if m == Mnemonic::Mov
+            && let (Some(Op::R(dst)), Some(src)) = (ops.first(), ops.get(1))
+            && dst.is_segment_register()
+        {
+            match src {
+                Op::R(r) => set_reg(&mut case.gpr, *r, sel as u64),
+                Op::M(_) => {
+                    if let Some(off) = mem_off {
+                        case.mem[off..off + 2].copy_from_slice(&sel.to_le_bytes());
                     }
                 }
+                Op::I(_) | Op::Di(_) => {}
             }
         }
     }
@@ -1522,10 +1520,11 @@ fn avoid_nan_pairs(case: &mut Case, ops: &[Op], mem_off: Option<usize>) {
             if f80_is_nan(&fx[a..a + 10]) && f80_is_nan(&fx[b..b + 10]) {
                 fx[b..b + 10].copy_from_slice(&one_point_five(10));
             }
-        } else if let (Some(off), true) = (mem_off, mem_len > 0) {
-            if f80_is_nan(&fx[first..first + 10]) && lane_is_nan(&case.mem[off..off + mem_len]) {
-                case.mem[off..off + mem_len].copy_from_slice(&one_point_five(mem_len));
-            }
+        } else if let (Some(off), true) = (mem_off, mem_len > 0)
+            && f80_is_nan(&fx[first..first + 10])
+            && lane_is_nan(&case.mem[off..off + mem_len])
+        {
+            case.mem[off..off + mem_len].copy_from_slice(&one_point_five(mem_len));
         }
         return;
     }

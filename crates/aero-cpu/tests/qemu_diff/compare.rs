@@ -37,15 +37,12 @@ pub fn diff(case: &Case, q: &Record, a: &Record) -> Vec<String> {
             ));
         }
     }
-    for i in 0..case.mode.gpr_count() {
+    for (i, name) in GPR_NAMES.iter().enumerate().take(case.mode.gpr_count()) {
         if case.undefined.gprs & (1 << i) != 0 {
             continue;
         }
         if q.gpr[i] != a.gpr[i] {
-            d.push(format!(
-                "{}: qemu {:#x} aero {:#x}",
-                GPR_NAMES[i], q.gpr[i], a.gpr[i]
-            ));
+            d.push(format!("{name}: qemu {:#x} aero {:#x}", q.gpr[i], a.gpr[i]));
         }
     }
     let mask = FLAGS_COMPARED & !case.undefined.flags;
@@ -58,11 +55,11 @@ pub fn diff(case: &Case, q: &Record, a: &Record) -> Vec<String> {
             case.undefined.flags
         ));
     }
-    for i in 0..6 {
+    for (i, name) in SEG_NAMES.iter().enumerate() {
         if q.segs[i] != a.segs[i] {
             d.push(format!(
-                "{}: qemu {:#x} aero {:#x}",
-                SEG_NAMES[i], q.segs[i], a.segs[i]
+                "{name}: qemu {:#x} aero {:#x}",
+                q.segs[i], a.segs[i]
             ));
         }
     }
@@ -190,9 +187,9 @@ fn xmm_hex(b: &[u8]) -> String {
 /// The inputs of a case, for mismatch reports.
 pub fn describe_inputs(case: &Case) -> String {
     let mut s = String::new();
-    for i in 0..case.mode.gpr_count() {
+    for (i, name) in GPR_NAMES.iter().enumerate().take(case.mode.gpr_count()) {
         if i != 4 {
-            let _ = write!(s, "{}={:#x} ", GPR_NAMES[i], case.gpr[i]);
+            let _ = write!(s, "{name}={:#x} ", case.gpr[i]);
         }
     }
     let _ = write!(s, "rflags={:#x}", case.rflags);
