@@ -44,6 +44,9 @@ const PAGES: u64 = 0x38_0000;
 /// Where a page-split buffer starts in its first page (even, as PRD addresses must be).
 const PAGE_OFFSET: u64 = 0x234;
 const RAM_BYTES: usize = 0x40_0000;
+/// Guest RAM above 4 GiB (QEMU's q35 with `-m 4608` maps 2.5 GiB there), where a 64-bit
+/// Windows puts command lists, tables and buffers on a machine with that much memory.
+const HIGH: u64 = 0x1_0000_0000;
 
 // HBA and port-0 registers.
 const CAP: u64 = 0x00;
@@ -138,25 +141,33 @@ struct AeroHba {
     ram: Ram,
 }
 
-struct Ram(Vec<u8>);
+/// RAM_BYTES of RAM at 0 and as much again at HIGH.
+struct Ram {
+    low: Vec<u8>,
+    high: Vec<u8>,
+}
+
+impl Ram {
+    fn bytes(&mut self, addr: u64, len: usize) -> Result<&mut [u8], DmaError> {
+        let (window, at) = if addr >= HIGH {
+            (&mut self.high, addr - HIGH)
+        } else {
+            (&mut self.low, addr)
+        };
+        let at = usize::try_from(at).map_err(|_| DmaError::BadAddress(addr))?;
+        window
+            .get_mut(at..at.saturating_add(len))
+            .ok_or(DmaError::BadAddress(addr))
+    }
+}
 
 impl GuestMemory for Ram {
     fn read(&mut self, addr: u64, buf: &mut [u8]) -> Result<(), DmaError> {
-        let at = usize::try_from(addr).map_err(|_| DmaError::BadAddress(addr))?;
-        let src = self
-            .0
-            .get(at..at.saturating_add(buf.len()))
-            .ok_or(DmaError::BadAddress(addr))?;
-        buf.copy_from_slice(src);
+        buf.copy_from_slice(self.bytes(addr, buf.len())?);
         Ok(())
     }
     fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), DmaError> {
-        let at = usize::try_from(addr).map_err(|_| DmaError::BadAddress(addr))?;
-        let dst = self
-            .0
-            .get_mut(at..at.saturating_add(data.len()))
-            .ok_or(DmaError::BadAddress(addr))?;
-        dst.copy_from_slice(data);
+        self.bytes(addr, data.len())?.copy_from_slice(data);
         Ok(())
     }
 }
@@ -170,7 +181,10 @@ impl AeroHba {
         hba.attach(1, IdeDrive::Cdrom(Some(Box::new(disc))));
         AeroHba {
             hba,
-            ram: Ram(vec![0; RAM_BYTES]),
+            ram: Ram {
+                low: vec![0; RAM_BYTES],
+                high: vec![0; RAM_BYTES],
+            },
         }
     }
 }
@@ -217,7 +231,16 @@ impl QemuHba {
         let drive = format!("if=none,id=d,file={},format=raw", image.display());
         let cd = format!("if=none,id=cd,file={},format=raw,media=cdrom", cd.display());
         let spawned = Command::new(QEMU)
-            .args(["-machine", "q35", "-S", "-nodefaults", "-display", "none"])
+            .args([
+                "-machine",
+                "q35",
+                "-m",
+                "4608",
+                "-S",
+                "-nodefaults",
+                "-display",
+                "none",
+            ])
             .args(["-qtest", "stdio", "-qtest-log", "/dev/null"])
             .args(["-drive", &drive, "-device", "ide-hd,drive=d,bus=ide.0"])
             .args(["-drive", &cd, "-device", "ide-cd,drive=cd,bus=ide.1"])
@@ -373,6 +396,8 @@ struct Results {
 struct Driver<'a> {
     /// The port being driven (0: the disk, 1: the CD drive).
     port: u64,
+    /// Where the command list, tables and FIS area are: 0, or HIGH for the run above 4 GiB.
+    base: u64,
     hba: &'a mut dyn Hba,
     snapshots: Vec<Snapshot>,
     results: Results,
@@ -462,6 +487,7 @@ impl<'a> Driver<'a> {
     fn new(hba: &'a mut dyn Hba) -> Driver<'a> {
         Driver {
             port: 0,
+            base: 0,
             hba,
             snapshots: Vec::new(),
             results: Results::default(),
@@ -491,7 +517,7 @@ impl<'a> Driver<'a> {
         }
         let mut registers: Vec<u32> = REGISTERS.iter().map(|&(_, o)| self.r(o)).collect();
         registers.push(u32::from(self.hba.intx()));
-        let fis = self.hba.mem_read(FB, 0x100);
+        let fis = self.hba.mem_read(self.base + FB, 0x100);
         self.snapshots.push(Snapshot {
             step,
             registers,
@@ -518,7 +544,7 @@ impl<'a> Driver<'a> {
 
     /// Builds the command header, table and PRDT of `slot`.
     fn build(&mut self, slot: u32, cmd: &Cmd) {
-        let table = CTBA + u64::from(slot) * TABLE_STRIDE;
+        let table = self.base + CTBA + u64::from(slot) * TABLE_STRIDE;
         let mut header = [0u8; 32];
         let prds = match (cmd.bytes, cmd.pages) {
             (0, _) => Vec::new(),
@@ -531,7 +557,9 @@ impl<'a> Driver<'a> {
         let dw0 = 5 | atapi | if cmd.write { 1 << 6 } else { 0 } | prdtl << 16;
         header[0..4].copy_from_slice(&dw0.to_le_bytes());
         header[8..12].copy_from_slice(&(table as u32).to_le_bytes());
-        self.hba.mem_write(CLB + u64::from(slot) * 32, &header);
+        header[12..16].copy_from_slice(&((table >> 32) as u32).to_le_bytes());
+        self.hba
+            .mem_write(self.base + CLB + u64::from(slot) * 32, &header);
         let mut t = vec![0u8; 0x80 + 16 * prds.len()];
         let lba = cmd.lba.to_le_bytes();
         t[0] = 0x27;
@@ -549,6 +577,7 @@ impl<'a> Driver<'a> {
         for (i, &(addr, len)) in prds.iter().enumerate() {
             let e = &mut t[0x80 + 16 * i..0x90 + 16 * i];
             e[0..4].copy_from_slice(&(addr as u32).to_le_bytes());
+            e[4..8].copy_from_slice(&((addr >> 32) as u32).to_le_bytes());
             // DBC is bytes - 1; I (interrupt on completion) as Windows sets on the last PRD.
             let last = if i + 1 == prds.len() { 1 << 31 } else { 0 };
             e[12..16].copy_from_slice(&((len - 1) | last).to_le_bytes());
@@ -593,12 +622,14 @@ impl<'a> Driver<'a> {
     fn acknowledge(&mut self) -> u32 {
         let is = self.r(PX_IS);
         self.w(PX_IS, is);
-        self.w(IS, 1);
+        self.w(IS, 1 << self.port);
         is
     }
 
     fn prdbc(&mut self, slot: u32) -> u32 {
-        let h = self.hba.mem_read(CLB + u64::from(slot) * 32 + 4, 4);
+        let h = self
+            .hba
+            .mem_read(self.base + CLB + u64::from(slot) * 32 + 4, 4);
         u32::from_le_bytes([h[0], h[1], h[2], h[3]])
     }
 
@@ -995,6 +1026,60 @@ impl Driver<'_> {
         }
     }
 
+    /// Port 0 again with its command list, tables, FIS area and buffers above 4 GiB (the
+    /// upper address dwords of PxCLBU, PxFBU, CTBAU and the PRDs): READ DMA EXT of what
+    /// was written earlier, a queued write and its queued read-back.
+    fn run_high_sequence(&mut self) {
+        let name = self.hba.name();
+        self.port = 0;
+        self.base = HIGH;
+        let (clb, fb) = (HIGH + CLB, HIGH + FB);
+        self.w(PX_CLB, clb as u32);
+        self.w(PX_CLBU, (clb >> 32) as u32);
+        self.w(PX_FB, fb as u32);
+        self.w(PX_FBU, (fb >> 32) as u32);
+        self.hba.mem_write(fb, &[0u8; 0x100]);
+        let cmd = self.r(PX_CMD);
+        self.w(PX_CMD, cmd | CMD_FRE);
+        self.wait(PX_CMD, "PxCMD.FR set", |v| v & CMD_FR != 0);
+        self.acknowledge();
+        let cmd = self.r(PX_CMD);
+        self.w(PX_CMD, cmd | CMD_ST);
+        self.wait(PX_CMD, "PxCMD.CR set", |v| v & CMD_CR != 0);
+        self.snapshot("high-started");
+
+        let buf = HIGH + BUF;
+        self.hba.mem_write(buf, &[0; 8 * 512]);
+        let tfd = self.run(4, &Cmd::ata(0x25, 100, 8, buf, 8 * 512));
+        assert_eq!(tfd & TFD_ERR, 0, "{name}: READ DMA EXT above 4 GiB");
+        assert!(
+            self.hba.mem_read(buf, 8 * 512) == pattern(0x5A, 8 * 512),
+            "{name}: READ DMA EXT into a buffer above 4 GiB"
+        );
+        self.snapshot("high-read-dma-ext");
+        self.acknowledge();
+
+        let queued = pattern(0x3C, 8 * 512);
+        self.hba.mem_write(buf + 0x1_0000, &queued);
+        self.build(11, &Cmd::fpdma(true, 11, 600, 8, buf + 0x1_0000));
+        self.w(PX_SACT, 1 << 11);
+        self.w(PX_CI, 1 << 11);
+        self.wait(PX_SACT, "PxSACT bit 11 clear", |v| v & (1 << 11) == 0);
+        self.acknowledge();
+        self.hba.mem_write(buf + 0x2_0000, &[0; 8 * 512]);
+        self.build(12, &Cmd::fpdma(false, 12, 600, 8, buf + 0x2_0000));
+        self.w(PX_SACT, 1 << 12);
+        self.w(PX_CI, 1 << 12);
+        self.wait(PX_SACT, "PxSACT bit 12 clear", |v| v & (1 << 12) == 0);
+        assert!(
+            self.hba.mem_read(buf + 0x2_0000, 8 * 512) == queued,
+            "{name}: queued write and read above 4 GiB"
+        );
+        self.snapshot("high-ncq");
+        self.acknowledge();
+        self.base = 0;
+    }
+
     /// The CD drive on port 1 as the Windows ATAPI path meets it: port bring-up with
     /// COMRESET, the ATAPI signature, PxCMD.ATAPI, IDENTIFY PACKET DEVICE, then PACKET
     /// commands by DMA (TEST UNIT READY, REQUEST SENSE, INQUIRY, READ CAPACITY, READ(10)
@@ -1287,6 +1372,7 @@ fn windows_ahci_sequence_matches_qemu_ich9() {
     let mut aero_driver = Driver::new(&mut aero);
     aero_driver.run_sequence();
     aero_driver.run_cd_sequence();
+    aero_driver.run_high_sequence();
     let (aero_snaps, aero_results) = (aero_driver.snapshots, aero_driver.results);
 
     // What AHCI 1.3 asks and QEMU does not do, checked on Aero alone.
@@ -1325,6 +1411,7 @@ fn windows_ahci_sequence_matches_qemu_ich9() {
     let mut qemu_driver = Driver::new(&mut qemu);
     qemu_driver.run_sequence();
     qemu_driver.run_cd_sequence();
+    qemu_driver.run_high_sequence();
     let (qemu_snaps, qemu_results) = (qemu_driver.snapshots, qemu_driver.results);
     drop(qemu);
 
