@@ -1156,3 +1156,7 @@ pub fn fan_to_list(fan: &[u32]) -> Vec<u32> {
 #[cfg(test)]
 #[path = "draw_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "draw_stream_tests.rs"]
+mod stream_tests;
