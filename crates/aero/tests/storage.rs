@@ -109,6 +109,17 @@ fn boot(dir: &Path, run: &str, disk: &Path, bus: Bus, extra: &[&str]) -> Report 
         "sda is not behind {function}: {:?}",
         report.get("SDA-PATH")
     );
+    // The kernel's EDD (INT 13h 48h) names the same place for BIOS drive 80h.
+    let edd = match bus {
+        Bus::Ahci => "version 0x30 | bus PCI 00:05.0 channel: 0 | if SATA device: 0",
+        Bus::Ide => "version 0x30 | bus PCI 00:01.1 channel: 0 | if ATA device: 0",
+    };
+    assert_eq!(
+        report.get("EDD-80").map(str::trim),
+        Some(edd),
+        "{}",
+        report.0
+    );
     report
 }
 
