@@ -14,8 +14,10 @@
 //! Not modelled yet (explicit errors or documented approximations): D3DDECLTYPE UBYTE4 /
 //! SHORT2 / SHORT4 / UDEC3 / DEC3N (error), MIPMAPLODBIAS (wgpu samplers have no bias),
 //! border colours other than transparent/opaque black and opaque white (nearest of the
-//! three), D3DRS_COLORWRITEENABLE1-3 (target 0's mask is used for every target),
-//! D3DRS_SRGBWRITEENABLE, fixed-function fog and user clip planes.
+//! three; without ADDRESS_MODE_CLAMP_TO_BORDER border addressing clamps to the edge),
+//! D3DRS_SRGBWRITEENABLE and D3DSAMP_SRGBTEXTURE (need sRGB view formats on the store's
+//! textures), wireframe without POLYGON_MODE_LINE (error), fixed-function fog and user
+//! clip planes (translator variants still to come), one queue submission per draw.
 
 use std::collections::HashMap;
 
@@ -746,10 +748,12 @@ impl DrawPath {
                         )
                     }),
                     // A target the pixel shader does not write keeps its contents.
-                    write_mask: if color_outputs & (1 << i) != 0 {
+                    write_mask: if color_outputs & (1 << i) == 0 {
+                        wgpu::ColorWrites::empty()
+                    } else if i == 0 {
                         mask
                     } else {
-                        wgpu::ColorWrites::empty()
+                        st.render_states.color_write_mask(i)
                     },
                 })
             })

@@ -766,15 +766,89 @@ fn two_targets_constants_and_alpha_test() {
         rig.pixels_of(102),
         rect_image((0, 0, 0, 0), RGBA, [1, 2, 3, 4])
     );
-    // GREATEREQUAL passes them.
+    // GREATEREQUAL passes them; target 1 writes only green and blue
+    // (D3DRS_COLORWRITEENABLE1).
     rig.apply(Command::SetRenderState {
         state: rs::ALPHAFUNC,
         value: 7,
+    });
+    rig.apply(Command::SetRenderState {
+        state: rs::COLORWRITEENABLE1,
+        value: 0x6,
     });
     rig.draw(PrimitiveTopology::TriangleFan, 4);
     assert_eq!(rig.pixels(), rect_image((0, 0, 4, 8), RGBA, BG));
     assert_eq!(
         rig.pixels_of(102),
-        rect_image((0, 0, 4, 8), [0, 255, 255, 0], [1, 2, 3, 4])
+        rect_image((0, 0, 4, 8), [1, 255, 255, 4], [1, 2, 3, 4])
+    );
+}
+
+#[test]
+fn draw_state_is_per_context_and_pipelines_are_an_lru_cache() {
+    let mut rig = Rig::new(false);
+    rig.path.pipelines = super::PipelineCache::new(2);
+    rig.vertices(quad(0.0, 0.0, 8.0, 8.0, 0.5, ARGB));
+    let blend = |op: BlendOp| {
+        Command::SetBlendState(cmd::SetBlendState {
+            enable: 1,
+            src_factor: BlendFactor::One as u32,
+            dst_factor: BlendFactor::One as u32,
+            blend_op: op as u32,
+            src_factor_alpha: BlendFactor::One as u32,
+            dst_factor_alpha: BlendFactor::Zero as u32,
+            blend_op_alpha: BlendOp::Add as u32,
+            color_write_mask: 0xF,
+            ..pipeline::default_blend()
+        })
+    };
+    // Context 0 adds; context 7 (its own state: shaders and targets too) draws unblended.
+    rig.apply(blend(BlendOp::Add));
+    rig.draw(PrimitiveTopology::TriangleFan, 4);
+    assert_eq!(rig.pixels()[0], [0x30, 0x50, 0x70, 0x80]);
+    rig.path.set_context(7);
+    assert!(
+        rig.path
+            .draw(
+                &Command::Draw(cmd::Draw {
+                    vertex_count: 4,
+                    instance_count: 1,
+                    ..zeroed()
+                }),
+                &rig.res,
+            )
+            .is_err(),
+        "a fresh context has no shaders bound"
+    );
+    rig.apply(Command::BindShaders { vs: 1, ps: 2 });
+    rig.apply(Command::SetInputLayout { handle: 3 });
+    rig.apply(Command::SetRenderTargets {
+        colors: [Some(COLOR), None, None, None, None, None, None, None],
+        color_count: 1,
+        depth_stencil: None,
+    });
+    rig.vertices(quad(0.0, 0.0, 8.0, 8.0, 0.5, ARGB));
+    rig.draw(PrimitiveTopology::TriangleFan, 4);
+    assert_eq!(rig.pixels()[0], RGBA);
+    // Back in context 0 the add is still set.
+    rig.path.set_context(0);
+    rig.draw(PrimitiveTopology::TriangleFan, 4);
+    assert_eq!(rig.pixels()[0], [0x40, 0x80, 0xC0, 0x80]);
+    assert_eq!(rig.path.pipeline_misses(), 2);
+
+    // A third state evicts the least recently used (context 7's unblended one).
+    rig.apply(blend(BlendOp::Max));
+    rig.draw(PrimitiveTopology::TriangleFan, 4);
+    assert_eq!(rig.path.pipeline_misses(), 3);
+    assert_eq!(rig.path.pipelines.len(), 2);
+    rig.apply(blend(BlendOp::Add));
+    rig.draw(PrimitiveTopology::TriangleFan, 4);
+    assert_eq!(rig.path.pipeline_misses(), 3, "the add pipeline was kept");
+    rig.path.set_context(7);
+    rig.draw(PrimitiveTopology::TriangleFan, 4);
+    assert_eq!(
+        rig.path.pipeline_misses(),
+        4,
+        "the unblended one was evicted"
     );
 }

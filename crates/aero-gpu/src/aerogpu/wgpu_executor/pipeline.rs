@@ -30,6 +30,9 @@ pub mod rs {
     pub const CCW_STENCILZFAIL: u32 = 187;
     pub const CCW_STENCILPASS: u32 = 188;
     pub const CCW_STENCILFUNC: u32 = 189;
+    pub const COLORWRITEENABLE1: u32 = 190;
+    pub const COLORWRITEENABLE2: u32 = 191;
+    pub const COLORWRITEENABLE3: u32 = 192;
     pub const BLENDFACTOR: u32 = 193;
 }
 
@@ -55,6 +58,13 @@ impl Default for RenderStates {
             t[s as usize] = 8; // D3DCMP_ALWAYS
         }
         t[rs::BLENDFACTOR as usize] = 0xFFFF_FFFF;
+        for s in [
+            rs::COLORWRITEENABLE1,
+            rs::COLORWRITEENABLE2,
+            rs::COLORWRITEENABLE3,
+        ] {
+            t[s as usize] = 0xF;
+        }
         RenderStates(t)
     }
 }
@@ -81,6 +91,14 @@ impl RenderStates {
             b: ch(0),
             a: ch(24),
         }
+    }
+
+    /// The write mask of colour target `slot` ≥ 1 (D3DRS_COLORWRITEENABLE1-3; targets
+    /// beyond 3 have none in D3D9 and take target 3's). Target 0's mask is in the
+    /// blend state.
+    pub fn color_write_mask(&self, slot: usize) -> wgpu::ColorWrites {
+        let state = rs::COLORWRITEENABLE1 + (slot.clamp(1, 3) as u32 - 1);
+        wgpu::ColorWrites::from_bits_truncate(self.get(state) & 0xF)
     }
 
     pub fn stencil_reference(&self) -> u32 {
