@@ -17,6 +17,7 @@ use crate::devices::debug_port::DebugPort;
 use crate::devices::display_pci::VGA_ROM_BAR_SIZE;
 use crate::devices::dma::Dma8237;
 use crate::devices::fdc::{FDC_IRQ, Fdc};
+use crate::devices::fw_cfg::FwCfg;
 use crate::devices::hpet::{self, Hpet};
 use crate::devices::i8042::I8042;
 use crate::devices::ioapic::{self, IoApic};
@@ -83,6 +84,8 @@ pub struct Platform {
     pub com1: Serial,
     pub i8042: I8042,
     pub port92: Port92,
+    /// QEMU's fw_cfg ports, so SeaBIOS takes RAM above 4 GiB from CMOS (see fw_cfg.rs).
+    pub fw_cfg: FwCfg,
     pub reset_control: ResetControl,
     /// Port 0xE9 (QEMU-style debug console).
     pub debugcon: DebugPort,
@@ -144,6 +147,7 @@ impl Platform {
             com1: Serial::new(COM1_BASE),
             i8042: I8042::new(),
             port92: Port92::new(),
+            fw_cfg: FwCfg::new(),
             reset_control: ResetControl::new(),
             debugcon: DebugPort::new(),
             firmware_log: DebugPort::at(0x402),
@@ -465,6 +469,7 @@ impl Platform {
             0xE9 => self.debugcon.io_read(port, size),
             0x402 => self.firmware_log.io_read(port, size),
             0x92 => self.port92.io_read(port, size),
+            0x510 | 0x511 => self.fw_cfg.io_read(port, size),
             0x00..=0x0F | 0x81..=0x8F | 0xC0..=0xDF => self.dma.io_read(port, size),
             // 0x3F6 is the IDE primary channel's control register.
             0x3F0..=0x3F5 | 0x3F7 => self.fdc.io_read(port, size),
@@ -499,6 +504,7 @@ impl Platform {
             0xE9 => self.debugcon.io_write(port, size, value),
             0x402 => self.firmware_log.io_write(port, size, value),
             0x92 => self.port92.io_write(port, size, value),
+            0x510 | 0x511 => self.fw_cfg.io_write(port, size, value),
             0xCF9 => self.reset_control.io_write(port, size, value),
             0x00..=0x0F | 0x81..=0x8F | 0xC0..=0xDF => {
                 self.dma.io_write(port, size, value);

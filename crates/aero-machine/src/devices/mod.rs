@@ -36,6 +36,7 @@
 //! | `fdc.rs` | 82077AA floppy controller | 0x3F0–3F5, 0x3F7 | IRQ6 (level + pulses), DMA 2 |
 //! | `port92.rs`, `reset_control.rs` | fast A20/reset, PIIX3 RCR | 0x92, 0xCF9 (byte) | — |
 //! | `debug_port.rs`, `post_port.rs` | debug console, POST codes | 0xE9, 0x80 | — |
+//! | `fw_cfg.rs` | QEMU fw_cfg (signature, no files: SeaBIOS's RAM above 4 GiB) | 0x510–0x511 | — |
 //! | `lapic.rs` | local xAPIC (per CPU) | 0xFEE00000 | LINT0/1 in |
 //! | `ioapic.rs` | 82093AA | 0xFEC00000 | inputs 0–23 |
 //! | `hpet.rs` | HPET, 3 timers | 0xFED00000 (0x400) | ISA IRQ0/8 or IOAPIC 20–23 |
@@ -52,6 +53,7 @@ pub mod debug_port;
 pub mod display_pci;
 pub mod dma;
 pub mod fdc;
+pub mod fw_cfg;
 pub mod hpet;
 pub mod i440fx;
 pub mod i8042;
