@@ -43,7 +43,9 @@ const BUF: u64 = 0x30_0000;
 const PAGES: u64 = 0x38_0000;
 /// Where a page-split buffer starts in its first page (even, as PRD addresses must be).
 const PAGE_OFFSET: u64 = 0x234;
-const RAM_BYTES: usize = 0x40_0000;
+const RAM_BYTES: usize = 0x80_0000;
+/// The BIOS's own command list, FIS area and buffer sit this far above the driver's.
+const BIOS_BASE: u64 = 0x40_0000;
 /// Guest RAM above 4 GiB (QEMU's q35 with `-m 4608` maps 2.5 GiB there), where a 64-bit
 /// Windows puts command lists, tables and buffers on a machine with that much memory.
 const HIGH: u64 = 0x1_0000_0000;
@@ -653,6 +655,28 @@ impl<'a> Driver<'a> {
         self.hba.mem_write(FB, &[0u8; 0x100]);
         self.snapshot("power-on");
 
+        // What a BIOS that booted from the disk leaves behind: its own command list and
+        // FIS area, the port running with FIS receive on, PxIS bits not cleared.
+        self.base = BIOS_BASE;
+        self.w(PX_CLB, (BIOS_BASE + CLB) as u32);
+        self.w(PX_FB, (BIOS_BASE + FB) as u32);
+        self.hba.mem_write(BIOS_BASE + FB, &[0u8; 0x100]);
+        let cmd = self.r(PX_CMD);
+        self.w(PX_CMD, cmd | CMD_FRE);
+        self.wait(PX_CMD, "PxCMD.FR set", |v| v & CMD_FR != 0);
+        let cmd = self.r(PX_CMD);
+        self.w(PX_CMD, cmd | CMD_ST);
+        self.wait(PX_CMD, "PxCMD.CR set", |v| v & CMD_CR != 0);
+        let boot = BIOS_BASE + BUF;
+        let tfd = self.run(0, &Cmd::ata(0x25, 0, 1, boot, 512));
+        assert_eq!(tfd & TFD_ERR, 0, "{name}: the BIOS reads the boot sector");
+        assert!(
+            self.hba.mem_read(boot, 512) == disk_image()[..512],
+            "{name}: boot sector"
+        );
+        self.snapshot("bios-left-running");
+        self.base = 0;
+
         // BIOS/OS handoff when the HBA offers it: request ownership, wait for the BIOS to
         // let go.
         if self.r(CAP2) & CAP2_BOH != 0 {
@@ -662,8 +686,18 @@ impl<'a> Driver<'a> {
         }
         self.snapshot("bios-handoff");
 
-        // AHCI mode, HBA reset, AHCI mode again (HR clears AE on HBAs without SAM).
+        // AHCI mode; the port the BIOS left running goes idle: stop the command engine,
+        // then FIS receive, waiting for each.
         self.w(GHC, GHC_AE);
+        let cmd = self.r(PX_CMD);
+        self.w(PX_CMD, cmd & !CMD_ST);
+        self.wait(PX_CMD, "PxCMD.CR clear", |v| v & CMD_CR == 0);
+        let cmd = self.r(PX_CMD);
+        self.w(PX_CMD, cmd & !CMD_FRE);
+        self.wait(PX_CMD, "PxCMD.FR clear", |v| v & CMD_FR == 0);
+        self.snapshot("port-stop");
+
+        // HBA reset, AHCI mode again (HR clears AE on HBAs without SAM).
         self.w(GHC, GHC_AE | GHC_HR);
         self.wait(GHC, "GHC.HR clear", |v| v & GHC_HR == 0);
         self.w(GHC, GHC_AE);
@@ -672,15 +706,6 @@ impl<'a> Driver<'a> {
         assert_eq!(cap & CAP_SPM, 0, "{name}: no port multiplier support");
         assert_ne!(cap & CAP_SNCQ, 0, "{name}: NCQ");
         assert_ne!(self.r(PI) & 1, 0, "{name}: port 0 implemented");
-
-        // Port idle: stop the command engine, then FIS receive, waiting for each.
-        let cmd = self.r(PX_CMD);
-        self.w(PX_CMD, cmd & !CMD_ST);
-        self.wait(PX_CMD, "PxCMD.CR clear", |v| v & CMD_CR == 0);
-        let cmd = self.r(PX_CMD);
-        self.w(PX_CMD, cmd & !CMD_FRE);
-        self.wait(PX_CMD, "PxCMD.FR clear", |v| v & CMD_FR == 0);
-        self.snapshot("port-stop");
 
         // Port multiplier absent: PMA is read-only 0 without CAP.SPM (checked on Aero
         // below; QEMU keeps what is written).
@@ -1175,14 +1200,7 @@ const IDENTIFY_WORDS: [(usize, &str); 22] = [
 ];
 
 /// Steps before FIS receive is first enabled.
-const BEFORE_FIS_RECEIVE: [&str; 6] = [
-    "power-on",
-    "bios-handoff",
-    "hba-reset",
-    "port-stop",
-    "pma-written",
-    "port-bases",
-];
+const BEFORE_FIS_RECEIVE: [&str; 4] = ["power-on", "hba-reset", "pma-written", "port-bases"];
 /// Steps whose received D2H FIS is still the device's reset signature.
 const SIGNATURE_FIS: [&str; 6] = [
     "fis-receive-on",
