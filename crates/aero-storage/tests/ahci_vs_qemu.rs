@@ -2,12 +2,14 @@
 //! ich9-ahci (q35), with the registers and the received-FIS area compared after every step.
 //!
 //! One small driver (`Driver`) talks to "an AHCI HBA" through MMIO and guest memory
-//! (`Hba`): BIOS/OS handoff, HBA reset, AHCI enable, port stop, command list and FIS
-//! base, FIS receive, COMRESET, the device's signature, interrupt enables, start,
-//! IDENTIFY (PIO Setup FIS), SET FEATURES, READ/WRITE DMA EXT, READ/WRITE FPDMA QUEUED
-//! (PxSACT, Set Device Bits FIS), port multiplier absent, and the error path with its
-//! recovery. It checks what Windows relies on as it goes and records a snapshot after
-//! every step. QEMU is driven through its `-qtest` text protocol with the VM stopped
+//! (`Hba`). It takes over from a BIOS that left port 0 running, then: BIOS/OS handoff,
+//! AHCI enable, port stop, HBA reset, port multiplier absent, command list and FIS base,
+//! FIS receive, COMRESET, the device's signature, interrupt enables, start, IDENTIFY (PIO
+//! Setup FIS), SET FEATURES, READ/WRITE DMA EXT (one PRD and page-split PRDTs), READ/WRITE
+//! FPDMA QUEUED (PxSACT, Set Device Bits FIS), the error path and its recovery for both,
+//! READ LOG EXT 10h, and a phase with every structure above 4 GiB. It checks what Windows
+//! relies on as it goes (data read back included) and records the registers, the INTx
+//! line and the received-FIS area after every step. QEMU is driven through its `-qtest` text protocol with the VM stopped
 //! (`-S`, the CPU never runs), the ABAR programmed through 0xCF8/0xCFC.
 //!
 //! A CD drive on port 1 then goes through the ATAPI path: COMRESET, the ATAPI signature,
