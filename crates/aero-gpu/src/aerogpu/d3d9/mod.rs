@@ -48,7 +48,9 @@
 //!   vertex sampler slot s (D3DVERTEXTEXTURESAMPLERs) at 32+2s and 33+2s. Texture view
 //!   dimensions follow [`Translated::samplers`].
 //! - Vertex inputs: `@location(n)` = the shader's input register v#n, a `vec4<f32>`
-//!   (missing components of narrower vertex formats expand to 0,0,0,1 as in D3D9). The
+//!   (missing components of narrower vertex formats expand to 0,0,0,1 as in D3D9), or an
+//!   integer vector for the locations [`VariantKey::vs_uint_inputs`] / `vs_sint_inputs`
+//!   name. The
 //!   executor feeds location n from the D3DVERTEXELEMENT9 whose (usage, usage index)
 //!   matches [`Translated::vertex_inputs`].
 //! - Between stages, by semantic ([`varying_location`]): COLOR0/1 → 0/1 (oD0/oD1, ps
@@ -107,6 +109,12 @@ pub struct VariantKey {
     pub vs_outputs: Option<u16>,
     /// Pixel shaders: D3DRS_ALPHATESTENABLE with its function and reference.
     pub alpha_test: Option<AlphaTest>,
+    /// Vertex shaders: input locations (bit n = v#n) the executor feeds from unsigned
+    /// integer vertex formats (D3DDECLTYPE_UBYTE4 as Uint8x4) and from signed ones
+    /// (SHORT2/SHORT4 as Sint16x2/x4). They are declared `vec4<u32>` / `vec4<i32>` and
+    /// converted to float unnormalized, as D3D9 reads them.
+    pub vs_uint_inputs: u16,
+    pub vs_sint_inputs: u16,
 }
 
 /// D3D9's alpha test: the pixel survives when `alpha FUNC reference`, alpha taken as

@@ -1884,3 +1884,30 @@ fn largest_streams_are_bounded() {
     let t = tr(&src);
     assert!(t.wgsl.len() < MAX_WGSL_BYTES);
 }
+
+#[test]
+fn integer_vertex_inputs_are_declared_as_integers_and_converted() {
+    let src = "vs_2_0\ndcl_position v0\ndcl_blendindices v1\ndcl_texcoord v2\n\
+               mov oPos, v0\nadd oT0, v1, v2\n";
+    let plain = tr(src);
+    assert!(plain.wgsl.contains("@location(1) in_v1: vec4<f32>"));
+    let t = translate_with(
+        src,
+        &VariantKey {
+            vs_uint_inputs: 1 << 1,
+            vs_sint_inputs: 1 << 2,
+            ..Default::default()
+        },
+    );
+    assert!(
+        t.wgsl.contains("@location(1) in_v1: vec4<u32>"),
+        "{}",
+        t.wgsl
+    );
+    assert!(
+        t.wgsl.contains("@location(2) in_v2: vec4<i32>"),
+        "{}",
+        t.wgsl
+    );
+    assert_eq!(t.vertex_inputs, plain.vertex_inputs);
+}

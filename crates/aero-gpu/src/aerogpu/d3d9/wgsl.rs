@@ -1464,8 +1464,16 @@ impl<'a> Writer<'a> {
             let (usage, index) = self
                 .vertex_input_decl(n)
                 .ok_or(malformed("vertex input without DCL"))?;
-            params.push(format!("@location({n}) in_v{n}: vec4<f32>"));
-            writeln!(copies, "v{n} = in_v{n};").ok();
+            let bit = 1u32.checked_shl(n).unwrap_or(0);
+            let ty = if u32::from(self.key.vs_uint_inputs) & bit != 0 {
+                "vec4<u32>"
+            } else if u32::from(self.key.vs_sint_inputs) & bit != 0 {
+                "vec4<i32>"
+            } else {
+                "vec4<f32>"
+            };
+            params.push(format!("@location({n}) in_v{n}: {ty}"));
+            writeln!(copies, "v{n} = vec4<f32>(in_v{n});").ok();
             t.vertex_inputs.push(VertexInput {
                 location: n,
                 usage,
