@@ -11,8 +11,8 @@
 //! start index of DRAW_INDEXED, triangle fans expanded to lists on the CPU (bounded),
 //! the viewport's depth range, the scissor only while D3DRS_SCISSORTESTENABLE is on.
 //!
-//! Not modelled yet (explicit errors or documented approximations): D3DDECLTYPE UBYTE4 /
-//! SHORT2 / SHORT4 / UDEC3 / DEC3N (error), MIPMAPLODBIAS (wgpu samplers have no bias),
+//! Not modelled yet (explicit errors or documented approximations): D3DDECLTYPE UDEC3 /
+//! DEC3N (error, no wgpu format), MIPMAPLODBIAS (wgpu samplers have no bias),
 //! border colours other than transparent/opaque black and opaque white (nearest of the
 //! three; without ADDRESS_MODE_CLAMP_TO_BORDER border addressing clamps to the edge),
 //! D3DRS_SRGBWRITEENABLE and D3DSAMP_SRGBTEXTURE (need sRGB view formats on the store's
@@ -651,8 +651,8 @@ impl DrawPath {
         // Shaders: the pixel shader first (its varyings select the vertex variant).
         let ps_key = VariantKey {
             ps1_sampler_kinds: [TextureKind::Tex2d; 8],
-            vs_outputs: None,
             alpha_test: st.render_states.alpha_test(),
+            ..VariantKey::default()
         };
         let (ps_id, varyings, ps_samplers, color_outputs) = {
             let m = self.module(st.ps, ShaderStage::Pixel, ps_key)?;
@@ -663,17 +663,26 @@ impl DrawPath {
                 m.translated.color_outputs,
             )
         };
-        let vs_key = VariantKey {
+        let mut vs_key = VariantKey {
             vs_outputs: Some(varyings),
             ..VariantKey::default()
         };
-        let (vs_id, vs_inputs, vs_samplers) = {
+        let vs_inputs = self
+            .module(st.vs, ShaderStage::Vertex, vs_key)?
+            .translated
+            .vertex_inputs
+            .clone();
+        // The declaration's formats: integer ones need the integer-input variant.
+        let elements = self
+            .input_layouts
+            .get(&st.input_layout)
+            .ok_or(DrawError::Missing("an input layout"))?;
+        let strides = st.vertex_buffers.map(|b| b.stride_bytes);
+        let streams = pipeline::vertex_layouts(&vs_inputs, elements, &strides)?;
+        (vs_key.vs_uint_inputs, vs_key.vs_sint_inputs) = pipeline::integer_inputs(&streams);
+        let (vs_id, vs_samplers) = {
             let m = self.module(st.vs, ShaderStage::Vertex, vs_key)?;
-            (
-                m.id,
-                m.translated.vertex_inputs.clone(),
-                m.translated.samplers.clone(),
-            )
+            (m.id, m.translated.samplers.clone())
         };
 
         // Targets.
@@ -708,12 +717,6 @@ impl DrawPath {
         let (width, height) = size.ok_or(DrawError::Missing("a render target"))?;
 
         // Pipeline.
-        let elements = self
-            .input_layouts
-            .get(&st.input_layout)
-            .ok_or(DrawError::Missing("an input layout"))?;
-        let strides = st.vertex_buffers.map(|b| b.stride_bytes);
-        let streams = pipeline::vertex_layouts(&vs_inputs, elements, &strides)?;
         let fan = st.topology == PrimitiveTopology::TriangleFan;
         let index_format = match st.index_buffer {
             Some((_, IndexFormat::Uint32, _)) => wgpu::IndexFormat::Uint32,

@@ -852,3 +852,54 @@ fn draw_state_is_per_context_and_pipelines_are_an_lru_cache() {
         "the unblended one was evicted"
     );
 }
+
+#[test]
+fn ubyte4_and_short2_vertex_elements_read_unnormalized() {
+    let mut rig = Rig::new(false);
+    let mut decl = Vec::new();
+    // POSITION FLOAT4 @0, TEXCOORD0 UBYTE4 @16, TEXCOORD1 SHORT2 @20.
+    for (offset, ty, usage, index) in [(0u16, 3u8, 0u8, 0u8), (16, 5, 5, 0), (20, 6, 5, 1)] {
+        decl.extend_from_slice(&0u16.to_le_bytes());
+        decl.extend_from_slice(&offset.to_le_bytes());
+        decl.extend_from_slice(&[ty, 0, usage, index]);
+    }
+    decl.extend_from_slice(&[0xFF, 0, 0, 0, 17, 0, 0, 0]);
+    // oD0 = ubyte4 / 255 + short2 × (−8, 4, 0, 0) / 255.
+    rig.shaders(
+        "vs_2_0\n\
+         def c0, 0.003921569, 0.003921569, 0.003921569, 0.003921569\n\
+         def c1, -0.03137255, 0.01568627, 0, 0\n\
+         dcl_position v0\ndcl_texcoord0 v1\ndcl_texcoord1 v2\n\
+         mov oPos, v0\nmul r0, v1, c0\nmad oD0, v2, c1, r0\n",
+        PS,
+        &decl,
+    );
+    let mut v = Vec::new();
+    for (xs, ys) in [(0.0, 0.0), (8.0, 0.0), (8.0, 8.0), (0.0, 8.0)] {
+        let (x, y) = clip(xs, ys);
+        for f in [x, y, 0.5, 1.0] {
+            v.extend_from_slice(&f32::to_le_bytes(f));
+        }
+        v.extend_from_slice(&[16, 32, 48, 255]);
+        v.extend_from_slice(&(-2i16).to_le_bytes());
+        v.extend_from_slice(&3i16.to_le_bytes());
+    }
+    rig.buffer(VB, v);
+    let mut bindings = [VertexBufferBinding::default(); 16];
+    bindings[0] = VertexBufferBinding {
+        buffer: Some(VB),
+        stride_bytes: 24,
+        offset_bytes: 0,
+    };
+    rig.apply(Command::SetVertexBuffers {
+        start_slot: 0,
+        count: 1,
+        bindings,
+    });
+    rig.draw(PrimitiveTopology::TriangleFan, 4);
+    // R = 16 + 16, G = 32 + 12, B = 48, A = 255 (SHORT2's w is 1, times 0).
+    assert_eq!(
+        rig.pixels(),
+        rect_image((0, 0, 8, 8), [32, 44, 48, 255], BG)
+    );
+}

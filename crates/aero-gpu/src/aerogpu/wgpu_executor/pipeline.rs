@@ -480,6 +480,11 @@ pub fn vertex_format(decl_type: u8) -> Result<wgpu::VertexFormat, PipelineError>
         3 => V::Float32x4,
         // D3DCOLOR: bytes B, G, R, A in memory; the shader sees (R, G, B, A).
         4 => V::Unorm8x4Bgra,
+        // UBYTE4, SHORT2, SHORT4: unnormalized integers, read through the translator's
+        // integer-input variant (see [`integer_inputs`]).
+        5 => V::Uint8x4,
+        6 => V::Sint16x2,
+        7 => V::Sint16x4,
         8 => V::Unorm8x4, // UBYTE4N
         9 => V::Snorm16x2,
         10 => V::Snorm16x4,
@@ -487,9 +492,8 @@ pub fn vertex_format(decl_type: u8) -> Result<wgpu::VertexFormat, PipelineError>
         12 => V::Unorm16x4,
         15 => V::Float16x2,
         16 => V::Float16x4,
-        // UBYTE4, SHORT2, SHORT4 are integer formats the translator's vec4<f32> inputs
-        // cannot take yet; UDEC3 / DEC3N have no wgpu format.
-        5..=7 | 13 | 14 => {
+        // UDEC3 / DEC3N (10:10:10 packed) have no wgpu format.
+        13 | 14 => {
             return Err(PipelineError::Unsupported(format!(
                 "D3DDECLTYPE {decl_type} vertex elements"
             )));
@@ -579,6 +583,21 @@ pub fn vertex_layouts(
     }
     streams.sort_by_key(|s| s.slot);
     Ok(streams)
+}
+
+/// The input locations fed from unsigned and signed integer formats (the vertex
+/// shader's [`d3d9::VariantKey::vs_uint_inputs`] / `vs_sint_inputs`).
+pub fn integer_inputs(streams: &[StreamLayout]) -> (u16, u16) {
+    let (mut uint, mut sint) = (0u16, 0u16);
+    for a in streams.iter().flat_map(|s| &s.attributes) {
+        let bit = 1u16.checked_shl(a.shader_location).unwrap_or(0);
+        match a.format {
+            wgpu::VertexFormat::Uint8x4 => uint |= bit,
+            wgpu::VertexFormat::Sint16x2 | wgpu::VertexFormat::Sint16x4 => sint |= bit,
+            _ => {}
+        }
+    }
+    (uint, sint)
 }
 
 /// Everything a render pipeline is built from.
