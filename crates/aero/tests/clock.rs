@@ -14,7 +14,8 @@
 //!
 //! Two boots:
 //! - default: Linux puts the HPET in legacy-replacement mode: timer 0 is the tick on IRQ 0,
-//!   timer 1 owns IRQ 8 and the RTC's own interrupt is cut off (HPET spec 1.0a, 2.3.9.2.2),
+//!   timer 1 owns IRQ 8 and the RTC's own interrupt is cut off (the HPET specification's
+//!   legacy replacement route; ICH chipsets mask the RTC's IRQ 8 likewise),
 //!   so programming the RTC raises nothing.
 //! - `hpet=disable`: the PIT is the tick and the RTC raises its periodic interrupt itself.
 //!
