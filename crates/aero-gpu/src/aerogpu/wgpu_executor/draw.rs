@@ -28,7 +28,9 @@ use super::pipeline::{
     self, PipelineCache, PipelineError, PipelineKey, RenderStates, VertexElement,
 };
 use crate::aerogpu::d3d9::{self, IntBoolConstants, TextureKind, Translated, VariantKey};
-use crate::aerogpu::processor::{Command, ConstantKind, ResourceId, VertexBufferBinding};
+use crate::aerogpu::processor::{
+    Command, ConstantKind, MAX_CONTEXTS, ResourceId, VertexBufferBinding,
+};
 
 /// Why a draw (or a state command) failed.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -303,8 +305,10 @@ pub struct DrawPath {
     queue: wgpu::Queue,
     line_fill: bool,
     border: bool,
-    states: HashMap<u32, DrawState>,
+    /// Per context: its state and when it was last used.
+    states: HashMap<u32, (DrawState, u64)>,
     context: u32,
+    clock: u64,
     shaders: HashMap<Handle, ShaderSource>,
     input_layouts: HashMap<Handle, Vec<VertexElement>>,
     next_id: u64,
@@ -423,6 +427,7 @@ impl DrawPath {
             queue,
             states: HashMap::new(),
             context: 0,
+            clock: 0,
             shaders: HashMap::new(),
             input_layouts: HashMap::new(),
             next_id: 1,
@@ -443,9 +448,60 @@ impl DrawPath {
         self.context = context;
     }
 
+    /// The current context's draw state. Like the processor, at most MAX_CONTEXTS idle
+    /// contexts are remembered (the least recently used is forgotten).
     pub fn state(&mut self) -> &mut DrawState {
-        // Context ids are bounded by the processor (MAX_CONTEXTS).
-        self.states.entry(self.context).or_default()
+        self.clock += 1;
+        if !self.states.contains_key(&self.context) && self.states.len() > MAX_CONTEXTS {
+            let current = self.context;
+            if let Some(oldest) = self
+                .states
+                .iter()
+                .filter(|(c, _)| **c != current)
+                .min_by_key(|(_, (_, used))| *used)
+                .map(|(c, _)| *c)
+            {
+                self.states.remove(&oldest);
+            }
+        }
+        let clock = self.clock;
+        let entry = self.states.entry(self.context).or_default();
+        entry.1 = clock;
+        &mut entry.0
+    }
+
+    /// A destroyed resource is unbound everywhere (the processor unbinds its handle in
+    /// every context; an alias handle still bound elsewhere is unbound too, as in the
+    /// CPU executor).
+    fn unbind_resource(&mut self, id: ResourceId) {
+        for (st, _) in self.states.values_mut() {
+            let clear = |slot: &mut Option<ResourceId>| {
+                if *slot == Some(id) {
+                    *slot = None;
+                }
+            };
+            st.colors.iter_mut().for_each(clear);
+            clear(&mut st.depth_target);
+            st.ps_textures.iter_mut().for_each(clear);
+            st.vs_textures.iter_mut().for_each(clear);
+            for vb in &mut st.vertex_buffers {
+                clear(&mut vb.buffer);
+            }
+            if st.index_buffer.is_some_and(|(b, _, _)| b == id) {
+                st.index_buffer = None;
+            }
+        }
+    }
+
+    /// A destroyed shader or input layout is unbound everywhere (as the processor does).
+    fn unbind_handle(&mut self, handle: Handle) {
+        for (st, _) in self.states.values_mut() {
+            for slot in [&mut st.vs, &mut st.ps, &mut st.input_layout] {
+                if *slot == handle {
+                    *slot = 0;
+                }
+            }
+        }
     }
 
     pub fn reset(&mut self) {
@@ -485,6 +541,12 @@ impl DrawPath {
             }
             Command::DestroyShader { handle } => {
                 self.shaders.remove(&handle);
+                self.unbind_handle(handle);
+            }
+            Command::DestroyResource { resource, .. } => {
+                self.unbind_resource(resource);
+                // Not only draw state: the executor handles it too.
+                return Ok(false);
             }
             Command::CreateInputLayout { handle, elements } => {
                 let parsed = pipeline::parse_vertex_elements(elements)?;
@@ -492,6 +554,7 @@ impl DrawPath {
             }
             Command::DestroyInputLayout { handle } => {
                 self.input_layouts.remove(&handle);
+                self.unbind_handle(handle);
             }
             _ => return Ok(self.state().apply(command)),
         }
@@ -770,6 +833,9 @@ impl DrawPath {
             colors: color_states.clone(),
         };
         let layout_key = (vs_id, ps_id);
+        if !self.layouts.contains_key(&layout_key) && self.layouts.len() >= MAX_MODULES {
+            self.layouts.clear();
+        }
         if !self.layouts.contains_key(&layout_key) {
             let mut entries = Vec::new();
             let mut add = |binding: u32, kind: TextureKind| {
@@ -1060,7 +1126,7 @@ impl DrawPath {
                 let b = st.vertex_buffers[s.slot as usize];
                 let id = b.buffer.ok_or(DrawError::Missing("a vertex buffer"))?;
                 let buf = res.buffer(id).ok_or(DrawError::Resource(id))?;
-                if u64::from(b.offset_bytes) > buf.size() || !b.offset_bytes.is_multiple_of(4) {
+                if u64::from(b.offset_bytes) >= buf.size() || !b.offset_bytes.is_multiple_of(4) {
                     return Err(DrawError::Resource(id));
                 }
                 pass.set_vertex_buffer(s.slot, buf.slice(u64::from(b.offset_bytes)..));
@@ -1079,12 +1145,16 @@ impl DrawPath {
                     .ok_or(DrawError::Missing("an index buffer"))?;
                 let buf = res.buffer(ib).ok_or(DrawError::Resource(ib))?;
                 let width = index_format.byte_size() as u64;
-                let end = u64::from(first) + u64::from(count);
-                if u64::from(offset) % width != 0 || u64::from(offset) + end * width > buf.size() {
+                let end = first
+                    .checked_add(count)
+                    .ok_or(DrawError::TooLarge("index range"))?;
+                if !u64::from(offset).is_multiple_of(width)
+                    || u64::from(offset) + u64::from(end) * width > buf.size()
+                {
                     return Err(DrawError::Resource(ib));
                 }
                 pass.set_index_buffer(buf.slice(u64::from(offset)..), index_format);
-                pass.draw_indexed(first..first + count, base_vertex, instances);
+                pass.draw_indexed(first..end, base_vertex, instances);
             } else {
                 pass.draw(first..first.saturating_add(count), instances);
             }

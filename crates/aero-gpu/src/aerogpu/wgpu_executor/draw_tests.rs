@@ -903,3 +903,133 @@ fn ubyte4_and_short2_vertex_elements_read_unnormalized() {
         rect_image((0, 0, 8, 8), [32, 44, 48, 255], BG)
     );
 }
+
+#[test]
+fn hostile_draws_fail_cleanly_and_destroyed_objects_unbind() {
+    let mut rig = Rig::new(false);
+    rig.vertices(quad(0.0, 0.0, 8.0, 8.0, 0.5, ARGB));
+    rig.buffer(
+        IB,
+        [0u16, 1, 2, 0, 2, 3]
+            .iter()
+            .flat_map(|i| i.to_le_bytes())
+            .collect(),
+    );
+    rig.apply(Command::SetIndexBuffer {
+        buffer: Some(IB),
+        format: IndexFormat::Uint16,
+        offset_bytes: 0,
+    });
+    let indexed = |first_index: u32, index_count: u32| {
+        Command::DrawIndexed(cmd::DrawIndexed {
+            index_count,
+            instance_count: 1,
+            first_index,
+            ..zeroed()
+        })
+    };
+    let draw = |vertex_count: u32| {
+        Command::Draw(cmd::Draw {
+            vertex_count,
+            instance_count: 1,
+            ..zeroed()
+        })
+    };
+    rig.apply(Command::SetPrimitiveTopology(
+        PrimitiveTopology::TriangleList,
+    ));
+    let err = |rig: &mut Rig, c: Command<'_>| rig.path.draw(&c, &rig.res).unwrap_err();
+    assert_eq!(err(&mut rig, indexed(4, 6)), super::DrawError::Resource(IB));
+    assert_eq!(
+        err(&mut rig, indexed(u32::MAX, 3)),
+        super::DrawError::TooLarge("index range")
+    );
+    rig.apply(Command::SetPrimitiveTopology(
+        PrimitiveTopology::TriangleFan,
+    ));
+    assert_eq!(
+        err(&mut rig, draw(u32::MAX)),
+        super::DrawError::TooLarge("triangle fan")
+    );
+    assert_eq!(err(&mut rig, indexed(0, 7)), super::DrawError::Resource(IB));
+    // A vertex buffer offset at or past its end.
+    let mut bindings = [VertexBufferBinding::default(); 16];
+    bindings[0] = VertexBufferBinding {
+        buffer: Some(VB),
+        stride_bytes: 20,
+        offset_bytes: 80,
+    };
+    rig.apply(Command::SetVertexBuffers {
+        start_slot: 0,
+        count: 1,
+        bindings,
+    });
+    assert_eq!(err(&mut rig, draw(3)), super::DrawError::Resource(VB));
+    // Destroying the vertex buffer unbinds it; destroying the layout unbinds it.
+    rig.path
+        .apply(&Command::DestroyResource {
+            resource: VB,
+            freed: true,
+        })
+        .unwrap();
+    assert_eq!(
+        err(&mut rig, draw(3)),
+        super::DrawError::Missing("a vertex buffer")
+    );
+    rig.apply(Command::DestroyInputLayout { handle: 3 });
+    assert_eq!(
+        err(&mut rig, draw(3)),
+        super::DrawError::Missing("an input layout")
+    );
+    assert_eq!(rig.path.draws, 0);
+    assert_eq!(rig.pixels(), rect_image((0, 0, 0, 0), RGBA, BG));
+}
+
+#[test]
+fn a_destroyed_texture_samples_as_unbound() {
+    let mut rig = Rig::new(false);
+    rig.shaders(
+        "vs_2_0\ndcl_position v0\ndcl_texcoord v1\nmov oPos, v0\nmov oT0, v1\n",
+        "ps_2_0\ndcl t0.xy\ndcl_2d s0\ntexld r0, t0, s0\nmov oC0, r0\n",
+        &decl_of(&[(0, 3, 0), (16, 1, 5)]),
+    );
+    rig.texture(300, 1, 1, &[[10, 20, 30, 40]]);
+    rig.apply(Command::SetTexture {
+        stage: ShaderStage::Pixel,
+        slot: 0,
+        texture: Some(300),
+    });
+    let mut v = Vec::new();
+    for (xs, ys) in [(0.0, 0.0), (8.0, 0.0), (8.0, 8.0), (0.0, 8.0)] {
+        let (x, y) = clip(xs, ys);
+        for f in [x, y, 0.5, 1.0, 0.5, 0.5] {
+            v.extend_from_slice(&f32::to_le_bytes(f));
+        }
+    }
+    rig.buffer(VB, v);
+    let mut bindings = [VertexBufferBinding::default(); 16];
+    bindings[0] = VertexBufferBinding {
+        buffer: Some(VB),
+        stride_bytes: 24,
+        offset_bytes: 0,
+    };
+    rig.apply(Command::SetVertexBuffers {
+        start_slot: 0,
+        count: 1,
+        bindings,
+    });
+    rig.draw(PrimitiveTopology::TriangleFan, 4);
+    assert_eq!(rig.pixels()[9], [10, 20, 30, 40]);
+    assert!(
+        !rig.path
+            .apply(&Command::DestroyResource {
+                resource: 300,
+                freed: true,
+            })
+            .unwrap(),
+        "the executor handles DESTROY_RESOURCE too"
+    );
+    rig.res.targets.remove(&300);
+    rig.draw(PrimitiveTopology::TriangleFan, 4);
+    assert_eq!(rig.pixels()[9], [0, 0, 0, 255]);
+}
