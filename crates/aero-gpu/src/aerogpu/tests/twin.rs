@@ -142,3 +142,310 @@ impl Executor for Twin {
         self.compare("scanout reprogrammed");
     }
 }
+
+// ---- streams the CPU executor tests do not cover: GPU-side paths of the GPU executor ----
+
+mod streams {
+    use aero_protocol::Wire;
+    use aero_protocol::cmd::{
+        self, CLEAR_COLOR, CLEAR_DEPTH, CLEAR_STENCIL, COPY_FLAG_WRITEBACK_DST, Opcode,
+    };
+    use aero_protocol::pci::Format;
+    use aero_protocol::ring::AllocEntry;
+    use aero_protocol::writer::{CmdStreamWriter, encode_alloc_table};
+
+    use super::Twin;
+    use crate::aerogpu::{
+        AllocTable, CommandProcessor, GuestMemory, Limits, SoftExecutorConfig, VecMemory,
+    };
+
+    struct Run {
+        p: CommandProcessor,
+        mem: VecMemory,
+        table: AllocTable,
+        exec: Twin,
+    }
+
+    impl Run {
+        fn new(allocs: &[(u32, u64, u64)]) -> Run {
+            let mem = VecMemory::new(1 << 20);
+            let entries: Vec<AllocEntry> = allocs
+                .iter()
+                .map(|&(alloc_id, gpa, size_bytes)| AllocEntry {
+                    alloc_id,
+                    flags: 0,
+                    gpa,
+                    size_bytes,
+                    reserved0: 0,
+                })
+                .collect();
+            let mut table = AllocTable::new();
+            table.parse(&encode_alloc_table(&entries), &mem).unwrap();
+            Run {
+                p: CommandProcessor::new(Limits::default()),
+                mem,
+                table,
+                exec: Twin::new(SoftExecutorConfig::default(), 1 << 20),
+            }
+        }
+
+        /// Runs a stream on both executors (compared after every command); whether it
+        /// succeeded.
+        fn run(&mut self, f: impl FnOnce(&mut CmdStreamWriter)) -> bool {
+            let mut w = CmdStreamWriter::new();
+            f(&mut w);
+            self.p
+                .process(&w.finish(), &self.table, &mut self.mem, &mut self.exec)
+                .inspect_err(|e| eprintln!("stream failed: {e}"))
+                .is_ok()
+        }
+    }
+
+    fn pattern(len: usize, seed: u8) -> Vec<u8> {
+        (0..len)
+            .map(|i| (i as u8).wrapping_mul(13).wrapping_add(seed))
+            .collect()
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn texture(
+        w: &mut CmdStreamWriter,
+        handle: u32,
+        format: Format,
+        (width, height): (u32, u32),
+        mips: u32,
+        layers: u32,
+        row_pitch_bytes: u32,
+        alloc_id: u32,
+    ) {
+        let p = cmd::CreateTexture2d {
+            texture_handle: handle,
+            usage_flags: cmd::RESOURCE_USAGE_TEXTURE | cmd::RESOURCE_USAGE_RENDER_TARGET,
+            format: format as u32,
+            width,
+            height,
+            mip_levels: mips,
+            array_layers: layers,
+            row_pitch_bytes,
+            backing_alloc_id: alloc_id,
+            ..Default::default()
+        };
+        w.push(Opcode::CreateTexture2d, &p, &[]);
+    }
+
+    fn dirty(w: &mut CmdStreamWriter, handle: u32, offset: u64, size: u64) {
+        let p = cmd::ResourceDirtyRange {
+            resource_handle: handle,
+            offset_bytes: offset,
+            size_bytes: size,
+            ..Default::default()
+        };
+        w.push(Opcode::ResourceDirtyRange, &p, &[]);
+    }
+
+    fn targets(w: &mut CmdStreamWriter, colors: &[u32], depth_stencil: u32) {
+        let mut c = [0u32; 8];
+        c[..colors.len()].copy_from_slice(colors);
+        let p = cmd::SetRenderTargets {
+            color_count: colors.len() as u32,
+            depth_stencil,
+            colors: c,
+            ..Default::default()
+        };
+        w.push(Opcode::SetRenderTargets, &p, &[]);
+    }
+
+    fn clear_rects(
+        w: &mut CmdStreamWriter,
+        flags: u32,
+        rgba: [f32; 4],
+        z: f32,
+        s: u32,
+        rects: &[[u32; 4]],
+    ) {
+        let mut payload = vec![0u8; rects.len() * cmd::ClearRect::SIZE];
+        for (r, out) in rects
+            .iter()
+            .zip(payload.chunks_exact_mut(cmd::ClearRect::SIZE))
+        {
+            cmd::ClearRect {
+                x: r[0],
+                y: r[1],
+                width: r[2],
+                height: r[3],
+            }
+            .write_le(out);
+        }
+        let p = cmd::ClearRects {
+            flags,
+            color_rgba_f32: rgba.map(f32::to_bits),
+            depth_f32: z.to_bits(),
+            stencil: s,
+            rect_count: rects.len() as u32,
+            ..Default::default()
+        };
+        w.push(Opcode::ClearRects, &p, &payload);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn copy(
+        w: &mut CmdStreamWriter,
+        (dst, dst_mip, dst_layer, dst_x, dst_y): (u32, u32, u32, u32, u32),
+        (src, src_mip, src_layer, src_x, src_y): (u32, u32, u32, u32, u32),
+        (width, height): (u32, u32),
+        flags: u32,
+    ) {
+        let p = cmd::CopyTexture2d {
+            dst_texture: dst,
+            src_texture: src,
+            dst_mip_level: dst_mip,
+            dst_array_layer: dst_layer,
+            src_mip_level: src_mip,
+            src_array_layer: src_layer,
+            dst_x,
+            dst_y,
+            src_x,
+            src_y,
+            width,
+            height,
+            flags,
+            ..Default::default()
+        };
+        w.push(Opcode::CopyTexture2d, &p, &[]);
+    }
+
+    /// 16-bit formats live expanded on the GPU: uploads and dirty ranges over part of a
+    /// row merge with the GPU's rows, clears, copies and presents pack back exactly.
+    #[test]
+    fn expanded_formats_and_partial_rows_match_the_cpu_executor() {
+        let mut r = Run::new(&[(1, 0x1_0000, 0x1000), (2, 0x2_0000, 0x1000)]);
+        // 565 8x4 with 2 mips (64 + 16 bytes) and 8x4; a host-only 5551 8x4.
+        r.mem.write(0x1_0000, &pattern(80, 3)).unwrap();
+        r.mem.write(0x2_0000, &pattern(64, 90)).unwrap();
+        assert!(r.run(|w| {
+            texture(w, 1, Format::B5G6R5Unorm, (8, 4), 2, 1, 0, 1);
+            texture(w, 2, Format::B5G6R5Unorm, (8, 4), 1, 1, 0, 2);
+            texture(w, 3, Format::B5G5R5A1Unorm, (8, 4), 1, 1, 0, 0);
+            w.upload(3, 6, &pattern(50, 9));
+            w.upload(1, 5, &[0xAB; 9]); // odd offset, part of row 0
+            targets(w, &[1, 2, 3], 0);
+            clear_rects(
+                w,
+                CLEAR_COLOR,
+                [0.2, 0.7, 0.9, 0.4],
+                0.0,
+                0,
+                &[[1, 1, 3, 2], [6, 0, 9, 9]],
+            );
+        }));
+        // The guest rewrites part of two rows and says so.
+        r.mem.write(0x1_0000 + 14, &pattern(6, 200)).unwrap();
+        r.mem.write(0x1_0000 + 66, &pattern(10, 77)).unwrap();
+        assert!(r.run(|w| {
+            dirty(w, 1, 14, 6);
+            dirty(w, 1, 66, 10); // mip 1
+            copy(
+                w,
+                (2, 0, 0, 2, 1),
+                (1, 0, 0, 0, 0),
+                (5, 3),
+                COPY_FLAG_WRITEBACK_DST,
+            );
+            w.present(0);
+            targets(w, &[3], 0);
+            w.present(0);
+        }));
+    }
+
+    /// Copies the GPU cannot do directly (inside one texture) and a padded row pitch.
+    #[test]
+    fn same_texture_and_padded_copies_match_the_cpu_executor() {
+        let mut r = Run::new(&[(1, 0x1_0000, 0x1000), (2, 0x2_0000, 0x1000)]);
+        r.mem.write(0x1_0000, &pattern(0x400, 1)).unwrap();
+        r.mem.write(0x2_0000, &pattern(0x400, 50)).unwrap();
+        assert!(r.run(|w| {
+            // BGRA 8x8, 2 layers; RGBA 8x8 with a 40-byte row pitch.
+            texture(w, 1, Format::B8G8R8A8Unorm, (8, 8), 1, 2, 0, 1);
+            texture(w, 2, Format::B8G8R8A8Unorm, (8, 8), 1, 1, 40, 2);
+            // Overlapping rows of one layer moving down, then across layers.
+            copy(w, (1, 0, 0, 1, 2), (1, 0, 0, 0, 0), (6, 5), 0);
+            copy(w, (1, 0, 1, 0, 0), (1, 0, 0, 2, 2), (4, 4), 0);
+            copy(
+                w,
+                (2, 0, 0, 3, 3),
+                (1, 0, 1, 0, 0),
+                (5, 5),
+                COPY_FLAG_WRITEBACK_DST,
+            );
+            targets(w, &[2], 0);
+            clear_rects(
+                w,
+                CLEAR_COLOR,
+                [1.0, 0.0, 0.5, 1.0],
+                0.0,
+                0,
+                &[[0, 0, 2, 8]],
+            );
+            w.present(0);
+            targets(w, &[1], 0);
+            w.present(0);
+        }));
+    }
+
+    /// BC1 with a size that is not whole blocks (the GPU texture is rounded up), copies
+    /// ending at the mip edge, and depth-only / stencil-only clears of D24S8.
+    #[test]
+    fn odd_sized_bc_and_depth_stencil_parts_match_the_cpu_executor() {
+        let mut r = Run::new(&[
+            (1, 0x1_0000, 0x1000),
+            (2, 0x2_0000, 0x1000),
+            (3, 0x3_0000, 0x1000),
+        ]);
+        // BC1 6x6, 2 mips: mip 0 is 2x2 blocks (32 bytes), mip 1 (3x3) one block.
+        r.mem.write(0x1_0000, &pattern(40, 7)).unwrap();
+        r.mem.write(0x3_0000, &pattern(16 * 4 * 4, 33)).unwrap();
+        assert!(r.run(|w| {
+            texture(w, 1, Format::Bc1Unorm, (6, 6), 2, 1, 0, 1);
+            texture(w, 2, Format::Bc1Unorm, (6, 6), 2, 1, 0, 2);
+            copy(
+                w,
+                (2, 0, 0, 4, 4),
+                (1, 0, 0, 4, 4),
+                (2, 2),
+                COPY_FLAG_WRITEBACK_DST,
+            );
+            copy(w, (2, 1, 0, 0, 0), (1, 1, 0, 0, 0), (3, 3), 0);
+            copy(
+                w,
+                (2, 0, 0, 0, 0),
+                (1, 0, 0, 0, 0),
+                (4, 4),
+                COPY_FLAG_WRITEBACK_DST,
+            );
+            texture(w, 3, Format::D24UnormS8Uint, (16, 4), 1, 1, 0, 3);
+            targets(w, &[], 3);
+            clear_rects(w, CLEAR_DEPTH, [0.0; 4], 0.25, 0x55, &[[1, 1, 5, 2]]);
+            clear_rects(w, CLEAR_STENCIL, [0.0; 4], 0.75, 0xA7, &[[3, 0, 20, 3]]);
+            clear_rects(
+                w,
+                CLEAR_DEPTH | CLEAR_STENCIL,
+                [0.0; 4],
+                1.0,
+                1,
+                &[[0, 3, 16, 1]],
+            );
+            copy(
+                w,
+                (3, 0, 0, 0, 0),
+                (3, 0, 0, 8, 0),
+                (8, 4),
+                COPY_FLAG_WRITEBACK_DST,
+            );
+        }));
+        // A guest-backed depth target's present writes back its cleared bytes.
+        assert!(r.run(|w| {
+            targets(w, &[3], 0);
+            w.present(0);
+        }));
+    }
+}

@@ -169,6 +169,8 @@ fn gpu_format(format: Format) -> Option<(wgpu::TextureFormat, Repr)> {
     })
 }
 
+// One per resource, in a map: boxing the texture variant would only add an allocation.
+#[allow(clippy::large_enum_variant)]
 enum Storage {
     Buffer {
         gpu: wgpu::Buffer,
@@ -176,9 +178,40 @@ enum Storage {
     },
     Texture {
         gpu: wgpu::Texture,
+        /// All mips and layers (D2 for one layer, D2Array otherwise), for sampling.
         view: wgpu::TextureView,
+        /// Mip 0 of layer 0, the render target view.
+        target_view: wgpu::TextureView,
         repr: Repr,
+        /// Depth formats: the attachment draws test against (a real depth/stencil
+        /// format; the raw texture above holds the guest's bits). Kept in step with
+        /// clears of the whole surface only; guest uploads do not reach it.
+        depth: Option<DepthAttachment>,
     },
+}
+
+/// A depth format's render attachment (see [`Storage::Texture`]).
+struct DepthAttachment {
+    texture: wgpu::Texture,
+    view: wgpu::TextureView,
+}
+
+/// A render target as the draw path needs it.
+pub struct TargetView<'a> {
+    pub view: &'a wgpu::TextureView,
+    pub format: wgpu::TextureFormat,
+    pub width: u32,
+    pub height: u32,
+}
+
+/// The depth/stencil format draws use for an AeroGPU depth format.
+fn depth_attachment_format(format: Format) -> Option<wgpu::TextureFormat> {
+    Some(match format {
+        Format::D24UnormS8Uint => wgpu::TextureFormat::Depth24PlusStencil8,
+        Format::D32Float => wgpu::TextureFormat::Depth32Float,
+        Format::D16Unorm => wgpu::TextureFormat::Depth16Unorm,
+        _ => return None,
+    })
 }
 
 struct GpuResource {
@@ -339,6 +372,42 @@ impl WgpuExecutor {
         }
     }
 
+    /// A render target: mip 0 / layer 0 of a colour texture, or a depth format's
+    /// depth/stencil attachment.
+    pub fn target(&self, id: ResourceId) -> Option<TargetView<'_>> {
+        let r = self.resources.get(&id)?;
+        let Storage::Texture {
+            gpu,
+            target_view,
+            depth,
+            ..
+        } = &r.storage
+        else {
+            return None;
+        };
+        let ResourceDesc::Texture2d(desc) = r.desc else {
+            return None;
+        };
+        let (view, format) = match depth {
+            Some(d) => (&d.view, d.texture.format()),
+            None => (target_view, gpu.format()),
+        };
+        Some(TargetView {
+            view,
+            format,
+            width: desc.width,
+            height: desc.height,
+        })
+    }
+
+    /// The host mirror of a buffer's bytes.
+    pub fn buffer_bytes(&self, id: ResourceId) -> Option<&[u8]> {
+        match &self.resources.get(&id)?.storage {
+            Storage::Buffer { mirror, .. } => Some(mirror),
+            Storage::Texture { .. } => None,
+        }
+    }
+
     pub fn buffer(&self, id: ResourceId) -> Option<&wgpu::Buffer> {
         match &self.resources.get(&id)?.storage {
             Storage::Buffer { gpu, .. } => Some(gpu),
@@ -496,10 +565,46 @@ impl WgpuExecutor {
                     view_formats: &[],
                 });
                 let view = gpu.create_view(&wgpu::TextureViewDescriptor {
-                    dimension: Some(wgpu::TextureViewDimension::D2Array),
+                    dimension: Some(if d.array_layers == 1 {
+                        wgpu::TextureViewDimension::D2
+                    } else {
+                        wgpu::TextureViewDimension::D2Array
+                    }),
                     ..Default::default()
                 });
-                Ok(Storage::Texture { gpu, view, repr })
+                let target_view = gpu.create_view(&wgpu::TextureViewDescriptor {
+                    dimension: Some(wgpu::TextureViewDimension::D2),
+                    base_mip_level: 0,
+                    mip_level_count: Some(1),
+                    base_array_layer: 0,
+                    array_layer_count: Some(1),
+                    ..Default::default()
+                });
+                let depth = depth_attachment_format(d.format).map(|format| {
+                    let texture = self.device.create_texture(&wgpu::TextureDescriptor {
+                        label: Some("aerogpu depth attachment"),
+                        size: wgpu::Extent3d {
+                            width: w,
+                            height: h,
+                            depth_or_array_layers: 1,
+                        },
+                        mip_level_count: 1,
+                        sample_count: 1,
+                        dimension: wgpu::TextureDimension::D2,
+                        format,
+                        usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
+                        view_formats: &[],
+                    });
+                    let view = texture.create_view(&Default::default());
+                    DepthAttachment { texture, view }
+                });
+                Ok(Storage::Texture {
+                    gpu,
+                    view,
+                    target_view,
+                    repr,
+                    depth,
+                })
             }
         }
     }
@@ -572,7 +677,12 @@ impl WgpuExecutor {
             self.host_bytes = self.host_bytes.saturating_sub(r.size_bytes);
             match r.storage {
                 Storage::Buffer { gpu, .. } => gpu.destroy(),
-                Storage::Texture { gpu, .. } => gpu.destroy(),
+                Storage::Texture { gpu, depth, .. } => {
+                    gpu.destroy();
+                    if let Some(d) = depth {
+                        d.texture.destroy();
+                    }
+                }
             }
         }
     }
@@ -778,7 +888,7 @@ impl WgpuExecutor {
     fn overlay_texels(&self, id: ResourceId, image: &mut [u8]) -> Result<(), WgpuError> {
         let desc = self.texture_desc(id)?;
         for (mip, layer, sub) in Self::subresources(&desc) {
-            self.overlay_subresource(id, (mip, layer, &sub), image)?;
+            self.overlay_subresource(id, (mip, layer, &sub), 0..u32::MAX, image)?;
         }
         Ok(())
     }
@@ -787,14 +897,18 @@ impl WgpuExecutor {
         &self,
         id: ResourceId,
         (mip, layer, sub): (u32, u32, &Subresource),
+        rows: std::ops::Range<u32>,
         image: &mut [u8],
     ) -> Result<(), WgpuError> {
-        let rows = sub.height.div_ceil(sub.block_height);
+        let rows = rows.start..rows.end.min(sub.height.div_ceil(sub.block_height));
+        if rows.is_empty() {
+            return Ok(());
+        }
         let tight = (u64::from(sub.width.div_ceil(sub.block_width))
             * u64::from(sub.bytes_per_block)) as usize;
-        let data = self.read_rows(id, (mip, layer, sub), 0, rows)?;
-        for (row, bytes) in data.chunks_exact(tight).enumerate() {
-            let at = sub.offset + row as u64 * sub.pitch;
+        let data = self.read_rows(id, (mip, layer, sub), rows.start, rows.len() as u32)?;
+        for (i, bytes) in data.chunks_exact(tight).enumerate() {
+            let at = sub.offset + (u64::from(rows.start) + i as u64) * sub.pitch;
             let span = range(at, tight as u64, image.len(), id)?;
             image[span].copy_from_slice(bytes);
         }
@@ -820,12 +934,21 @@ impl WgpuExecutor {
                 let mut image = alloc_zeroed(r.size_bytes)?;
                 mem.read(backing.gpa, &mut image)?;
                 let desc = self.texture_desc(id)?;
-                // Only the subresources the ranges touch are read back.
+                // Only the rows the ranges touch are read back.
                 for (mip, layer, sub) in Self::subresources(&desc) {
                     let rows = u64::from(sub.height.div_ceil(sub.block_height));
                     let (s0, s1) = (sub.offset, sub.offset + sub.pitch * rows);
-                    if ranges.iter().any(|&(s, e)| s < s1 && e > s0) {
-                        self.overlay_subresource(id, (mip, layer, &sub), &mut image)?;
+                    let touched = ranges
+                        .iter()
+                        .filter(|&&(s, e)| s < s1 && e > s0)
+                        .map(|&(s, e)| {
+                            let first = (s.max(s0) - s0) / sub.pitch;
+                            let end = (e.min(s1) - s0).div_ceil(sub.pitch);
+                            (first as u32, end as u32)
+                        })
+                        .reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)));
+                    if let Some((first, end)) = touched {
+                        self.overlay_subresource(id, (mip, layer, &sub), first..end, &mut image)?;
                     }
                 }
                 std::borrow::Cow::Owned(image)
@@ -1015,7 +1138,7 @@ impl WgpuExecutor {
             // differ: the CPU executor's byte copy, through read-back and upload.
             let mut src_image = alloc_zeroed(ssize)?;
             let src_sub = (c.src_mip_level, c.src_array_layer, &s);
-            self.overlay_subresource(src, src_sub, &mut src_image)?;
+            self.overlay_subresource(src, src_sub, 0..u32::MAX, &mut src_image)?;
             let moved: Vec<(u64, Vec<u8>)> = pairs
                 .iter()
                 .map(|&(f, t)| (t, src_image[f as usize..(f + row_bytes) as usize].to_vec()))
@@ -1110,6 +1233,20 @@ impl WgpuExecutor {
         {
             let (depth_on, stencil_on) = (flags & CLEAR_DEPTH != 0, flags & CLEAR_STENCIL != 0);
             let d = depth.clamp(0.0, 1.0);
+            let covers =
+                |&(x, y, w, h): &Rect| x == 0 && y == 0 && w >= desc.width && h >= desc.height;
+            if rects.iter().any(covers) {
+                self.clear_depth_attachment(
+                    id,
+                    depth_on.then_some(d),
+                    stencil_on.then_some(u32::from(stencil)),
+                )?;
+            } else {
+                tracing::debug!(
+                    id,
+                    "aerogpu: partial depth clear not applied to the depth attachment"
+                );
+            }
             match desc.format {
                 Format::D24UnormS8Uint => {
                     let z = unorm(d, 0xFF_FFFF);
@@ -1149,6 +1286,42 @@ impl WgpuExecutor {
             }
         }
         Ok(())
+    }
+
+    /// Clears a depth format's attachment (draws test against it).
+    fn clear_depth_attachment(
+        &self,
+        id: ResourceId,
+        depth: Option<f32>,
+        stencil: Option<u32>,
+    ) -> Result<(), WgpuError> {
+        let Storage::Texture {
+            depth: Some(att), ..
+        } = &self.get(id)?.storage
+        else {
+            return Ok(());
+        };
+        let has_stencil = att.texture.format().has_stencil_aspect();
+        let ops = |clear: Option<f32>| wgpu::Operations {
+            load: clear.map_or(wgpu::LoadOp::Load, wgpu::LoadOp::Clear),
+            store: wgpu::StoreOp::Store,
+        };
+        let mut enc = self.device.create_command_encoder(&Default::default());
+        drop(enc.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("aerogpu depth clear"),
+            color_attachments: &[],
+            depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                view: &att.view,
+                depth_ops: Some(ops(depth)),
+                stencil_ops: has_stencil.then(|| wgpu::Operations {
+                    load: stencil.map_or(wgpu::LoadOp::Load, wgpu::LoadOp::Clear),
+                    store: wgpu::StoreOp::Store,
+                }),
+            }),
+            ..Default::default()
+        }));
+        self.queue.submit([enc.finish()]);
+        self.take_gpu_errors()
     }
 
     /// The presented frame of a target: mip 0 / layer 0 as RGBA8.
