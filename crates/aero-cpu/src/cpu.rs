@@ -250,83 +250,123 @@ impl Cpu {
             };
             prev = idx;
             let block = blocks.block(idx);
-            let insns = if shadow || tf || bp_exec {
-                &block.insns[..block.insns.len().min(1)]
+            let all = &block.insns[..];
+            // How many instructions may run: one when single-stepping, interrupts are
+            // shadowed or instruction breakpoints are armed; never past the budget.
+            let left = end - ex.c.retired;
+            let n = if shadow || tf || bp_exec {
+                all.len().min(1)
+            } else if left >= all.len() as u64 {
+                all.len()
             } else {
-                let left = end - ex.c.retired;
-                &block.insns[..block.insns.len().min(left.min(u64::MAX >> 1) as usize)]
+                left as usize
             };
+            // A fused CMP/TEST+Jcc whose Jcc is cut off (single-step, budget) runs alone,
+            // through its ordinary handler, after the others (the common, uncut block
+            // never tests for it per instruction).
+            let unfuse_last = n < all.len() && n > 0 && all[n - 1].fuse != 0;
+            let (fast, cut) = all[..n].split_at(n - unfuse_last as usize);
             // 0xFFFF, 0xFFFF_FFFF or all ones for 16-, 32- and 64-bit code.
             let ip_mask = u64::MAX >> (64u32.wrapping_sub(ex.c.bitness) & 63);
-            let mut faulted = false;
-            // A fused CMP/TEST+Jcc whose Jcc is cut off (single-step, budget) runs alone.
-            // (The length test first: the last instruction is not touched in the common case.)
-            let unfuse_at = if insns.len() < block.insns.len()
-                && insns.last().is_some_and(|last| last.fuse != 0)
-            {
-                insns.len() - 1
-            } else {
-                usize::MAX
-            };
             // RIPs and the retired count come from the block start and a local counter,
             // not from reading back what the previous instruction stored.
             let start_rip = ex.s.rip;
             let mut retired = ex.c.retired;
-            for (k, insn) in insns.iter().enumerate() {
-                let next = start_rip.wrapping_add(insn.end as u64) & ip_mask;
-                ex.c.next_rip = next;
-                let handler = if k == unfuse_at {
-                    crate::exec::lookup(&insn.raw).unwrap_or(crate::exec::undefined)
-                } else {
-                    insn.handler
-                };
-                let result = handler(&mut ex, insn);
-                retired += 1;
-                // Faults are counted as retired so a faulting loop still consumes budget.
-                ex.c.retired = retired;
-                match result {
-                    Ok(()) => {
-                        let taken = ex.c.next_rip;
-                        ex.s.rip = taken;
-                        // A handler that moved RIP elsewhere ends the block even if it
-                        // did not say so.
-                        if ex.c.end_block || taken != next {
-                            if ex.c.fused_jcc {
-                                ex.c.fused_jcc = false;
-                                retired += 1;
-                                ex.c.retired = retired;
-                            }
-                            break;
-                        }
-                    }
-                    Err(f) => {
-                        faulted = true;
-                        interrupts::raise_exception(&mut ex, f);
-                        break;
-                    }
+            let mut outcome = Step::Next;
+            for insn in fast {
+                outcome = step(
+                    &mut ex,
+                    insn,
+                    insn.handler,
+                    start_rip,
+                    ip_mask,
+                    &mut retired,
+                );
+                if outcome != Step::Next {
+                    break;
                 }
             }
-            if ex.c.shadow_armed {
-                ex.c.shadow_armed = false;
-                ex.c.irq_shadow = true;
+            if let [insn] = cut
+                && outcome == Step::Next
+            {
+                let handler = crate::exec::lookup(&insn.raw).unwrap_or(crate::exec::undefined);
+                outcome = step(&mut ex, insn, handler, start_rip, ip_mask, &mut retired);
             }
-            if rf && !faulted {
-                // RF suppresses instruction breakpoints for exactly one instruction.
-                ex.s.rflags &= !flags::RF;
-            }
-            let data_hits = ex.c.pending_db;
-            if data_hits != 0 {
-                ex.c.pending_db = 0;
-            }
-            if (tf || data_hits != 0) && !faulted {
-                interrupts::debug_trap(&mut ex, if tf { 1 << 14 } else { 0 } | data_hits);
-            }
-            if faulted {
-                prev = SCRATCH;
+            let faulted = outcome == Step::Faulted;
+            // Everything below is rare: one test skips it all.
+            if ex.c.shadow_armed | rf | tf | faulted | (ex.c.pending_db != 0) {
+                if ex.c.shadow_armed {
+                    ex.c.shadow_armed = false;
+                    ex.c.irq_shadow = true;
+                }
+                if rf && !faulted {
+                    // RF suppresses instruction breakpoints for exactly one instruction.
+                    ex.s.rflags &= !flags::RF;
+                }
+                let data_hits = ex.c.pending_db;
+                if data_hits != 0 {
+                    ex.c.pending_db = 0;
+                }
+                if (tf || data_hits != 0) && !faulted {
+                    interrupts::debug_trap(&mut ex, if tf { 1 << 14 } else { 0 } | data_hits);
+                }
+                if faulted {
+                    prev = SCRATCH;
+                }
             }
         };
         leave(&mut ex);
         exit
+    }
+}
+
+/// What running one instruction of a block left to do.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Step {
+    /// Go on with the next instruction of the block.
+    Next,
+    /// The block ends here (branch, `end_block`).
+    Exit,
+    /// The instruction faulted; the exception was delivered.
+    Faulted,
+}
+
+/// Run `insn` (through `handler`) at its place in the block that starts at `start_rip`,
+/// count it as retired and commit RIP or deliver its fault.
+#[inline(always)]
+fn step(
+    ex: &mut Exec<'_>,
+    insn: &crate::exec::Insn,
+    handler: crate::exec::Handler,
+    start_rip: u64,
+    ip_mask: u64,
+    retired: &mut u64,
+) -> Step {
+    let next = start_rip.wrapping_add(insn.end as u64) & ip_mask;
+    ex.c.next_rip = next;
+    let result = handler(ex, insn);
+    *retired += 1;
+    // Faults are counted as retired so a faulting loop still consumes budget.
+    ex.c.retired = *retired;
+    match result {
+        Ok(()) => {
+            let taken = ex.c.next_rip;
+            ex.s.rip = taken;
+            // A handler that moved RIP elsewhere ends the block even if it did not say so.
+            if ex.c.end_block || taken != next {
+                if ex.c.fused_jcc {
+                    ex.c.fused_jcc = false;
+                    *retired += 1;
+                    ex.c.retired = *retired;
+                }
+                return Step::Exit;
+            }
+            Step::Next
+        }
+        Err(f) => {
+            interrupts::raise_exception(ex, f);
+            Step::Faulted
+        }
     }
 }
 
