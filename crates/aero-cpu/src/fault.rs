@@ -26,30 +26,42 @@ pub const XM: u8 = 19;
 /// An exception raised while executing (or delivering) an instruction.
 ///
 /// Kept at 8 bytes so `Result<(), Fault>` is returned in a register by every handler.
+/// `form` is never zero and is the only niche, so `Ok(())` is that byte at zero: the run
+/// loop tests a handler's result with one byte compare.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Fault {
     pub vector: u8,
-    has_code: bool,
+    form: std::num::NonZeroU8,
     code: u32,
 }
+
+/// `Fault::form` without and with an error code.
+const NO_CODE: std::num::NonZeroU8 = std::num::NonZeroU8::MIN;
+const WITH_CODE: std::num::NonZeroU8 = NO_CODE.saturating_add(1);
+
+const _: () = assert!(std::mem::size_of::<Result<(), Fault>>() == 8);
 
 impl Fault {
     pub const fn new(vector: u8) -> Self {
         Fault {
             vector,
-            has_code: false,
+            form: NO_CODE,
             code: 0,
         }
     }
     pub const fn with_code(vector: u8, code: u32) -> Self {
         Fault {
             vector,
-            has_code: true,
+            form: WITH_CODE,
             code,
         }
     }
     pub const fn error_code(&self) -> Option<u32> {
-        if self.has_code { Some(self.code) } else { None }
+        if self.form.get() == WITH_CODE.get() {
+            Some(self.code)
+        } else {
+            None
+        }
     }
     pub const fn ud() -> Self {
         Fault::new(UD)
