@@ -14,6 +14,8 @@ mod expect;
 mod probe;
 #[path = "cpu_model/qemu.rs"]
 mod qemu;
+#[path = "shared/qemu_debugcon.rs"]
+mod qemu_debugcon;
 
 use std::collections::BTreeMap;
 

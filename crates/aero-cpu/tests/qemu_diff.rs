@@ -37,6 +37,8 @@ mod image;
 mod layout;
 #[path = "qemu_diff/qemu.rs"]
 mod qemu;
+#[path = "shared/qemu_debugcon.rs"]
+mod qemu_debugcon;
 #[path = "qemu_diff/record.rs"]
 mod record;
 #[path = "qemu_diff/rng.rs"]
