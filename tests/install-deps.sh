@@ -10,7 +10,7 @@ test_pkgs=(qemu-system-x86 qemu-utils seabios acpica-tools busybox-static syslin
            gcc-mingw-w64-i686 gcc-mingw-w64-x86-64 g++-mingw-w64-i686 g++-mingw-w64-x86-64 dmidecode
            binutils-mingw-w64-i686 binutils-mingw-w64-x86-64 openssl osslsigncode
            extlinux isolinux grub-pc-bin grub-common xorriso mtools dosfstools cpio fdisk
-           xvfb xdotool imagemagick mesa-vulkan-drivers openbox wine64 cpuid
+           xvfb xdotool imagemagick python3 mesa-vulkan-drivers openbox wine64 cpuid
            gcc libc6-dev)  # gcc -static: the clock test's guest probe
 
 pkgs=("${run_pkgs[@]}")

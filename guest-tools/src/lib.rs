@@ -5,10 +5,13 @@
 //!   real device model;
 //! - [`pe`]: a small PE/COFF reader used to check the cross-compiled driver binaries
 //!   (machine, subsystem, imports, exports);
+//! - [`d3d9_host`]: the device end of the test-only D3D9 runtime (`tests/d3d9`), live
+//!   over a loopback socket;
 //! - [`package`]: builds the drivers (guest-tools/build.sh) and writes the guest tools ISO
 //!   (what `aero guest-tools build` calls: [`package::build_iso`]).
 #![forbid(unsafe_code)]
 
+pub mod d3d9_host;
 pub mod package;
 pub mod pe;
 pub mod replay;

@@ -99,6 +99,10 @@ int32_t Device::copy_texture_level(uint32_t dst, uint32_t dst_level, uint32_t ds
     p->src_y = src_y;
     p->width = w;
     p->height = h;
+    // A guest-backed destination gets the pixels in its backing too: the CPU may lock it
+    // next (GetRenderTargetData into system memory, a lockable surface), and Lock reads
+    // the allocation.
+    if (d->alloc_id) p->flags = AEROGPU_COPY_FLAG_WRITEBACK_DST;
     reference(src, false);
     reference(dst, true);
     return kS_OK;

@@ -1,0 +1,123 @@
+//! The D3D9 program suite (`tests/d3d9/programs`, C built with mingw-w64 against the
+//! standard d3d9.h) run twice under Wine by `tests/d3d9/compare.sh`: on Wine's own d3d9
+//! (wined3d on OpenGL, Mesa llvmpipe, under Xvfb) and on our test runtime
+//! (`tests/d3d9/runtime`) over the shipped UMD, submitting live to the AeroGPU device
+//! model in `aero-d3d9-host`. Every image the programs write must match within tolerance.
+//!
+//! The device's executor here is the CPU one (`SoftExecutor`), which does not rasterise:
+//! programs whose pixels come from draws are listed in [`EXPECTED_TO_FAIL`] with what is
+//! missing; they must run to completion and are checked to still differ.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Programs whose images need no draws: clears, colour fills, copies, CPU locks.
+const PASSING: &[&str] = &["clear", "copies"];
+
+/// Programs that run to completion on our runtime but whose pixels cannot match yet, with
+/// what is missing. They are run and must still differ (strict: one that starts matching
+/// fails the test until it is moved to [`PASSING`]).
+const EXPECTED_TO_FAIL: &[(&str, &str)] = &[(
+    "textured_quad",
+    "draws: aero-d3d9-host runs the CPU SoftExecutor, which skips 3D draws, and the wgpu \
+     executor does not draw yet (AERO_D3D9_EXECUTOR=wgpu selects it once it does)",
+)];
+
+/// Programs of the assignment not written yet.
+const NOT_WRITTEN: &[&str] = &[
+    "blending",
+    "depth_stencil",
+    "render_to_texture",
+    "shaders_2_3",
+    "dwm_frame",
+];
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn build_program(name: &str, out: &Path) -> PathBuf {
+    let src = repo().join("tests/d3d9/programs").join(format!("{name}.c"));
+    let exe = out.join(format!("{name}.exe"));
+    let res = Command::new("x86_64-w64-mingw32-gcc")
+        .args(["-O1", "-Wall", "-Werror", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .arg("-ld3d9")
+        .output()
+        .expect("x86_64-w64-mingw32-gcc (package gcc-mingw-w64-x86-64)");
+    assert!(
+        res.status.success(),
+        "{name}.c: {}",
+        String::from_utf8_lossy(&res.stderr)
+    );
+    exe
+}
+
+/// compare.sh's exit status and output.
+fn compare(exe: &Path, outdir: &Path, cache: &Path) -> (bool, String) {
+    let res = Command::new("bash")
+        .arg(repo().join("tests/d3d9/compare.sh"))
+        .arg(exe)
+        .arg(outdir)
+        .env("AERO_D3D9_HOST_BIN", env!("CARGO_BIN_EXE_aero-d3d9-host"))
+        .env("AERO_D3D9_OUT", cache)
+        .output()
+        .expect("run compare.sh");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&res.stdout),
+        String::from_utf8_lossy(&res.stderr)
+    );
+    (res.status.success(), text)
+}
+
+#[test]
+fn d3d9_programs_match_wines_d3d9() {
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("d3d9-suite");
+    let _ = std::fs::remove_dir_all(tmp.join("runs"));
+    std::fs::create_dir_all(tmp.join("bin")).unwrap();
+    // Build cache (UMD, runtime, Wine prefix) kept between runs; run.sh rebuilds what is stale.
+    let cache = tmp.join("cache");
+    eprintln!("d3d9 suite: not written yet: {}", NOT_WRITTEN.join(", "));
+    let mut failures = Vec::new();
+    for name in PASSING {
+        let exe = build_program(name, &tmp.join("bin"));
+        let (ok, text) = compare(&exe, &tmp.join("runs").join(name), &cache);
+        eprintln!("== {name}\n{text}");
+        // Every image line says ok, and there is at least one.
+        let images = text.lines().filter(|l| l.ends_with(" ok")).count();
+        if !ok || images == 0 {
+            failures.push(format!("{name}:\n{text}"));
+        }
+    }
+    for (name, why) in EXPECTED_TO_FAIL {
+        eprintln!("d3d9 suite: {name} is expected to fail: {why}");
+        let exe = build_program(name, &tmp.join("bin"));
+        let (ok, text) = compare(&exe, &tmp.join("runs").join(name), &cache);
+        eprintln!("== {name} (expected to fail)\n{text}");
+        if ok {
+            failures.push(format!("{name} now matches Wine: move it to PASSING"));
+        } else if text.contains(" exit ") || !text.contains(" FAIL") {
+            // It must run to completion on both; only its pixels may differ.
+            failures.push(format!("{name} did not run to completion:\n{text}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "programs differ from Wine's d3d9:\n{}",
+        failures.join("\n")
+    );
+
+    // compare.sh itself: a program whose image depends on the runtime must fail.
+    let exe = build_program("differs", &tmp.join("bin"));
+    let (ok, text) = compare(&exe, &tmp.join("runs/differs"), &cache);
+    assert!(!ok, "compare.sh accepted different images:\n{text}");
+    assert!(
+        text.contains("differs.ppm: max 200 differing 1 of 1 (tolerance 1) FAIL"),
+        "{text}"
+    );
+}
