@@ -45,6 +45,8 @@ pub enum DrawError {
     Resource(ResourceId),
     #[error("draw too large: {0}")]
     TooLarge(&'static str),
+    #[error("wgpu rejected the draw: {0}")]
+    Gpu(String),
 }
 
 /// A render target as the store holds it.
@@ -710,6 +712,10 @@ impl DrawPath {
         if count == 0 || instances == 0 {
             return Ok(Vec::new());
         }
+        // wgpu validation errors of this draw (shader modules, pipeline, pass) come back
+        // as this draw's error instead of reaching the device's handler; an early return
+        // drops (pops) the scope.
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
 
         // Shaders: the pixel shader first (its varyings select the vertex variant).
         let ps_key = VariantKey {
@@ -1160,6 +1166,11 @@ impl DrawPath {
             }
         }
         self.queue.submit([encoder.finish()]);
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            // Do not keep a pipeline wgpu refused.
+            self.pipelines.remove(&key);
+            return Err(DrawError::Gpu(e.to_string()));
+        }
         self.draws += 1;
         let mut changed: Vec<ResourceId> = colors
             .iter()

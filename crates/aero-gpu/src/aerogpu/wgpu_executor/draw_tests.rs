@@ -1033,3 +1033,59 @@ fn a_destroyed_texture_samples_as_unbound() {
     rig.draw(PrimitiveTopology::TriangleFan, 4);
     assert_eq!(rig.pixels()[9], [0, 0, 0, 255]);
 }
+
+#[test]
+fn a_pipeline_wgpu_refuses_is_an_error_and_not_cached() {
+    let mut rig = Rig::new(false);
+    // Rgba32Float cannot blend without FLOAT32_BLENDABLE: the pipeline is invalid.
+    let t = rig.device.create_texture(&wgpu::TextureDescriptor {
+        label: None,
+        size: wgpu::Extent3d {
+            width: W,
+            height: H,
+            depth_or_array_layers: 1,
+        },
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format: wgpu::TextureFormat::Rgba32Float,
+        usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
+        view_formats: &[],
+    });
+    let v = t.create_view(&Default::default());
+    rig.res.targets.insert(103, (t, v));
+    rig.apply(Command::SetRenderTargets {
+        colors: [Some(103), None, None, None, None, None, None, None],
+        color_count: 1,
+        depth_stencil: None,
+    });
+    rig.apply(Command::SetBlendState(cmd::SetBlendState {
+        enable: 1,
+        ..pipeline::default_blend()
+    }));
+    rig.vertices(quad(0.0, 0.0, 8.0, 8.0, 0.5, ARGB));
+    rig.apply(Command::SetPrimitiveTopology(
+        PrimitiveTopology::TriangleFan,
+    ));
+    let c = Command::Draw(cmd::Draw {
+        vertex_count: 4,
+        instance_count: 1,
+        ..zeroed()
+    });
+    for _ in 0..2 {
+        assert!(matches!(
+            rig.path.draw(&c, &rig.res),
+            Err(super::DrawError::Gpu(_))
+        ));
+    }
+    assert_eq!(rig.path.pipelines.len(), 0);
+    assert_eq!(rig.path.draws, 0);
+    // The device is fine: the same draw into the RGBA8 target works.
+    rig.apply(Command::SetRenderTargets {
+        colors: [Some(COLOR), None, None, None, None, None, None, None],
+        color_count: 1,
+        depth_stencil: None,
+    });
+    rig.draw(PrimitiveTopology::TriangleFan, 4);
+    assert_eq!(rig.pixels()[0], RGBA, "blend One/Zero");
+}

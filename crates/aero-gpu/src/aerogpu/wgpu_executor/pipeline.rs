@@ -667,6 +667,10 @@ impl PipelineCache {
     pub fn clear(&mut self) {
         self.entries.clear();
     }
+
+    pub fn remove(&mut self, key: &PipelineKey) {
+        self.entries.remove(key);
+    }
 }
 
 #[cfg(test)]
