@@ -26,7 +26,12 @@ use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
 use aero_storage::MemoryDisk;
-use aero_storage::ahci::{Ahci, ICH9_PORTS};
+use aero_storage::ahci::{
+    Ahci, BOHC, BOHC_BOS, BOHC_OOS, CAP, CAP2, CMD_ATAPI, CMD_CLO, CMD_CR, CMD_FR, CMD_FRE, CMD_ST,
+    GHC, GHC_AE, GHC_HR, GHC_IE, ICH9_PORTS, IS, P_CI, P_CLB, P_CLBU, P_CMD, P_FB, P_FBU, P_IE,
+    P_IS, P_SACT, P_SCTL, P_SERR, P_SIG, P_SSTS, P_TFD, PI, PORT_BASE, PXIS_DHRS, PXIS_PSS,
+    PXIS_SDBS, PXIS_TFES, VS,
+};
 use aero_storage::ide::{DmaError, GuestMemory, IdeDrive};
 
 const QEMU: &str = "qemu-system-x86_64";
@@ -53,28 +58,21 @@ const BIOS_BASE: u64 = 0x40_0000;
 const HIGH: u64 = 0x1_0000_0000;
 
 // HBA and port-0 registers.
-const CAP: u64 = 0x00;
-const GHC: u64 = 0x04;
-const IS: u64 = 0x08;
-const PI: u64 = 0x0C;
-const VS: u64 = 0x10;
-const CAP2: u64 = 0x24;
-const BOHC: u64 = 0x28;
-const P0: u64 = 0x100;
-const PX_CLB: u64 = P0;
-const PX_CLBU: u64 = P0 + 0x04;
-const PX_FB: u64 = P0 + 0x08;
-const PX_FBU: u64 = P0 + 0x0C;
-const PX_IS: u64 = P0 + 0x10;
-const PX_IE: u64 = P0 + 0x14;
-const PX_CMD: u64 = P0 + 0x18;
-const PX_TFD: u64 = P0 + 0x20;
-const PX_SIG: u64 = P0 + 0x24;
-const PX_SSTS: u64 = P0 + 0x28;
-const PX_SCTL: u64 = P0 + 0x2C;
-const PX_SERR: u64 = P0 + 0x30;
-const PX_SACT: u64 = P0 + 0x34;
-const PX_CI: u64 = P0 + 0x38;
+const P0: u64 = PORT_BASE;
+const PX_CLB: u64 = P0 + P_CLB;
+const PX_CLBU: u64 = P0 + P_CLBU;
+const PX_FB: u64 = P0 + P_FB;
+const PX_FBU: u64 = P0 + P_FBU;
+const PX_IS: u64 = P0 + P_IS;
+const PX_IE: u64 = P0 + P_IE;
+const PX_CMD: u64 = P0 + P_CMD;
+const PX_TFD: u64 = P0 + P_TFD;
+const PX_SIG: u64 = P0 + P_SIG;
+const PX_SSTS: u64 = P0 + P_SSTS;
+const PX_SCTL: u64 = P0 + P_SCTL;
+const PX_SERR: u64 = P0 + P_SERR;
+const PX_SACT: u64 = P0 + P_SACT;
+const PX_CI: u64 = P0 + P_CI;
 
 const REGISTERS: [(&str, u64); 21] = [
     ("CAP", CAP),
@@ -100,25 +98,10 @@ const REGISTERS: [(&str, u64); 21] = [
     ("PxCI", PX_CI),
 ];
 
-const GHC_HR: u32 = 1 << 0;
-const GHC_IE: u32 = 1 << 1;
-const GHC_AE: u32 = 1 << 31;
 const CAP_SPM: u32 = 1 << 17;
 const CAP_SNCQ: u32 = 1 << 30;
 const CAP2_BOH: u32 = 1 << 0;
-const BOHC_BOS: u32 = 1 << 0;
-const BOHC_OOS: u32 = 1 << 1;
-const CMD_ST: u32 = 1 << 0;
-const CMD_CLO: u32 = 1 << 3;
-const CMD_FRE: u32 = 1 << 4;
-const CMD_FR: u32 = 1 << 14;
-const CMD_CR: u32 = 1 << 15;
 const CMD_PMA: u32 = 1 << 17;
-const CMD_ATAPI: u32 = 1 << 24;
-const IS_DHRS: u32 = 1 << 0;
-const IS_PSS: u32 = 1 << 1;
-const IS_SDBS: u32 = 1 << 3;
-const IS_TFES: u32 = 1 << 30;
 /// What storahci/msahci enable: every event but the cold-presence and the reserved bits.
 const IE_WINDOWS: u32 = 0x7DC0_007F;
 const TFD_BSY: u32 = 0x80;
@@ -610,7 +593,7 @@ impl<'a> Driver<'a> {
         self.build(slot, cmd);
         self.w(PX_CI, 1 << slot);
         let deadline = Instant::now() + Duration::from_secs(5);
-        while self.r(PX_CI) & (1 << slot) != 0 && self.r(PX_IS) & IS_TFES == 0 {
+        while self.r(PX_CI) & (1 << slot) != 0 && self.r(PX_IS) & PXIS_TFES == 0 {
             assert!(
                 Instant::now() < deadline,
                 "{}: command {:#04x} never completed",
@@ -741,7 +724,9 @@ impl<'a> Driver<'a> {
         self.wait(PX_TFD, "PxTFD BSY/DRQ clear", |v| {
             v & (TFD_BSY | TFD_DRQ) == 0
         });
-        self.wait(PX_IS, "the signature FIS (PxIS.DHRS)", |v| v & IS_DHRS != 0);
+        self.wait(PX_IS, "the signature FIS (PxIS.DHRS)", |v| {
+            v & PXIS_DHRS != 0
+        });
         self.snapshot("comreset-done");
         assert_eq!(self.r(PX_SIG), 0x0000_0101, "{name}: ATA disk signature");
         let rfis = self.hba.mem_read(FB + 0x40, 20);
@@ -765,7 +750,11 @@ impl<'a> Driver<'a> {
         self.results.identify = self.identify();
         self.snapshot("identify");
         let is = self.acknowledge();
-        assert_ne!(is & IS_PSS, 0, "{name}: IDENTIFY raises PxIS.PSS ({is:#x})");
+        assert_ne!(
+            is & PXIS_PSS,
+            0,
+            "{name}: IDENTIFY raises PxIS.PSS ({is:#x})"
+        );
         let psfis = self.hba.mem_read(FB + 0x20, 20);
         assert_eq!(psfis[0], 0x5F, "{name}: PIO Setup FIS posted");
         let sectors = identify_sectors(&self.results.identify);
@@ -794,7 +783,11 @@ impl<'a> Driver<'a> {
         assert_eq!(self.prdbc(1), 8 * 512, "{name}: WRITE DMA EXT PRDBC");
         self.snapshot("write-dma-ext");
         let is = self.acknowledge();
-        assert_ne!(is & IS_DHRS, 0, "{name}: WRITE DMA EXT ends with a D2H FIS");
+        assert_ne!(
+            is & PXIS_DHRS,
+            0,
+            "{name}: WRITE DMA EXT ends with a D2H FIS"
+        );
 
         self.hba.mem_write(BUF + 0x1_0000, &[0; 8 * 512]);
         let tfd = self.run(2, &Cmd::ata(0x25, 100, 8, BUF + 0x1_0000, 8 * 512));
@@ -874,7 +867,7 @@ impl<'a> Driver<'a> {
         self.snapshot("ncq-write");
         let is = self.acknowledge();
         assert_ne!(
-            is & IS_SDBS,
+            is & PXIS_SDBS,
             0,
             "{name}: NCQ completion by Set Device Bits FIS"
         );
@@ -899,7 +892,7 @@ impl<'a> Driver<'a> {
         // Error path: READ DMA EXT past the end. TFES, ERR in PxTFD, the slot stays in CI.
         self.build(6, &Cmd::ata(0x25, DISK_SECTORS, 1, BUF, 512));
         self.w(PX_CI, 1 << 6);
-        self.wait(PX_IS, "PxIS.TFES", |v| v & IS_TFES != 0);
+        self.wait(PX_IS, "PxIS.TFES", |v| v & PXIS_TFES != 0);
         let tfd = self.r(PX_TFD);
         assert_ne!(
             tfd & TFD_ERR,
@@ -942,7 +935,7 @@ impl<'a> Driver<'a> {
         self.w(PX_SACT, 1 << 8);
         self.w(PX_CI, 1 << 8);
         self.wait(PX_IS, "PxIS.TFES for a queued command", |v| {
-            v & IS_TFES != 0
+            v & PXIS_TFES != 0
         });
         assert_ne!(
             self.r(PX_TFD) & TFD_ERR,
@@ -1128,7 +1121,7 @@ impl Driver<'_> {
         self.wait(PX_TFD, "PxTFD BSY/DRQ clear", |v| {
             v & (TFD_BSY | TFD_DRQ) == 0
         });
-        self.wait(PX_IS, "the signature FIS", |v| v & IS_DHRS != 0);
+        self.wait(PX_IS, "the signature FIS", |v| v & PXIS_DHRS != 0);
         assert_eq!(self.r(PX_SIG), 0xEB14_0101, "{name}: ATAPI signature");
         self.w(PX_SERR, u32::MAX);
         self.w(PX_IS, u32::MAX);
@@ -1262,7 +1255,7 @@ fn known_register_difference(
         }
         "PxTFD" if diff == 0x1000 && aero & TFD_ERR != 0 => Some(WHY_IDNF),
         "PxIS" | "PxTFD" | "PxCI" if step == "read-log-ext-10h" => Some(WHY_NCQ_LOG),
-        "PxIS" if step == "ncq-error" && diff == IS_SDBS => Some(
+        "PxIS" if step == "ncq-error" && diff == PXIS_SDBS => Some(
             "NCQ error: the Set Device Bits FIS has its I bit, so Aero raises SDBS with TFES \
              (AHCI PxIS.SDBS); QEMU raises TFES alone",
         ),

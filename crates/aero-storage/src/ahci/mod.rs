@@ -27,42 +27,42 @@ pub const ABAR_SIZE: u64 = 0x1000;
 /// Ports the ICH9 AHCI function implements.
 pub const ICH9_PORTS: usize = 6;
 
-// HBA registers.
-const CAP: u64 = 0x00;
-const GHC: u64 = 0x04;
-const IS: u64 = 0x08;
-const PI: u64 = 0x0C;
-const VS: u64 = 0x10;
-const CAP2: u64 = 0x24;
-const BOHC: u64 = 0x28;
-const PORT_BASE: u64 = 0x100;
-const PORT_STRIDE: u64 = 0x80;
+// HBA registers (public for drivers and tests that program the HBA).
+pub const CAP: u64 = 0x00;
+pub const GHC: u64 = 0x04;
+pub const IS: u64 = 0x08;
+pub const PI: u64 = 0x0C;
+pub const VS: u64 = 0x10;
+pub const CAP2: u64 = 0x24;
+pub const BOHC: u64 = 0x28;
+pub const PORT_BASE: u64 = 0x100;
+pub const PORT_STRIDE: u64 = 0x80;
 
-const GHC_HR: u32 = 1 << 0;
-const GHC_IE: u32 = 1 << 1;
-const GHC_AE: u32 = 1 << 31;
+pub const GHC_HR: u32 = 1 << 0;
+pub const GHC_IE: u32 = 1 << 1;
+pub const GHC_AE: u32 = 1 << 31;
 
-const BOHC_BOS: u32 = 1 << 0;
-const BOHC_OOS: u32 = 1 << 1;
-const BOHC_SOOE: u32 = 1 << 2;
-const BOHC_OOC: u32 = 1 << 3;
+pub const BOHC_BOS: u32 = 1 << 0;
+pub const BOHC_OOS: u32 = 1 << 1;
+pub const BOHC_SOOE: u32 = 1 << 2;
+pub const BOHC_OOC: u32 = 1 << 3;
 
 // Port registers (offsets inside the port's 0x80 bytes).
-const P_CLB: u64 = 0x00;
-const P_CLBU: u64 = 0x04;
-const P_FB: u64 = 0x08;
-const P_FBU: u64 = 0x0C;
-const P_IS: u64 = 0x10;
-const P_IE: u64 = 0x14;
-const P_CMD: u64 = 0x18;
-const P_TFD: u64 = 0x20;
-const P_SIG: u64 = 0x24;
-const P_SSTS: u64 = 0x28;
-const P_SCTL: u64 = 0x2C;
-const P_SERR: u64 = 0x30;
-const P_SACT: u64 = 0x34;
-const P_CI: u64 = 0x38;
-const P_SNTF: u64 = 0x3C;
+pub const P_CLB: u64 = 0x00;
+pub const P_CLBU: u64 = 0x04;
+pub const P_FB: u64 = 0x08;
+pub const P_FBU: u64 = 0x0C;
+pub const P_IS: u64 = 0x10;
+pub const P_IE: u64 = 0x14;
+pub const P_CMD: u64 = 0x18;
+pub const P_TFD: u64 = 0x20;
+pub const P_SIG: u64 = 0x24;
+pub const P_SSTS: u64 = 0x28;
+pub const P_SCTL: u64 = 0x2C;
+pub const P_SERR: u64 = 0x30;
+pub const P_SACT: u64 = 0x34;
+pub const P_CI: u64 = 0x38;
+pub const P_SNTF: u64 = 0x3C;
 
 /// PxIS bits.
 pub const PXIS_DHRS: u32 = 1 << 0;
@@ -72,14 +72,14 @@ pub const PXIS_DPS: u32 = 1 << 5;
 pub const PXIS_TFES: u32 = 1 << 30;
 const PXIS_VALID: u32 = 0xFDC0_00FF;
 
-const CMD_ST: u32 = 1 << 0;
-const CMD_SUD: u32 = 1 << 1;
-const CMD_POD: u32 = 1 << 2;
-const CMD_CLO: u32 = 1 << 3;
-const CMD_FRE: u32 = 1 << 4;
-const CMD_FR: u32 = 1 << 14;
-const CMD_CR: u32 = 1 << 15;
-const CMD_ATAPI: u32 = 1 << 24;
+pub const CMD_ST: u32 = 1 << 0;
+pub const CMD_SUD: u32 = 1 << 1;
+pub const CMD_POD: u32 = 1 << 2;
+pub const CMD_CLO: u32 = 1 << 3;
+pub const CMD_FRE: u32 = 1 << 4;
+pub const CMD_FR: u32 = 1 << 14;
+pub const CMD_CR: u32 = 1 << 15;
+pub const CMD_ATAPI: u32 = 1 << 24;
 /// Bits software owns in PxCMD (ST, CLO, FRE, ATAPI, DLAE, ALPE, ASP, ICC).
 const CMD_WRITABLE: u32 = CMD_ST | CMD_CLO | CMD_FRE | CMD_ATAPI | (7 << 25) | (0xF << 28);
 
