@@ -107,11 +107,8 @@ fn cmp_jcc<const OP: u8, const CC: u8, const N: usize>(ex: &mut Exec<'_>, i: &In
         // The compare hit a data breakpoint or a device asked to stop.
         return Ok(());
     }
-    let bits = match ex.c.bitness {
-        16 => 0xFFFF,
-        32 => 0xFFFF_FFFF,
-        _ => u64::MAX,
-    };
+    // 0xFFFF, 0xFFFF_FFFF or all ones for 16-, 32- and 64-bit code (as the run loop).
+    let bits = u64::MAX >> (64u32.wrapping_sub(ex.c.bitness) & 63);
     let fall = ex.c.next_rip.wrapping_add(i.cc as u64) & bits;
     if flags.cond(0, CC) {
         let target = fall.wrapping_add(i.rel as u64);
