@@ -7,12 +7,10 @@ use aero_gpu::Vga;
 
 use super::build_vga_bios;
 use super::edid::build_edid;
+use super::test_rig::{
+    LFB_BASE, RAM_SIZE, ROM_BASE, adapter_io_read, adapter_io_write, ram_calling_init,
+};
 
-const RAM_SIZE: usize = 1 << 20;
-const ROM_BASE: usize = 0xC0000;
-const LFB_BASE: u32 = 0xFD00_0000;
-/// PCI device number the test puts the VGA at (the ROM must find it by scanning).
-const VGA_DEVICE: u32 = 3;
 const STUB: usize = 0x700;
 const STACK_TOP: u64 = 0x7000;
 
@@ -20,29 +18,6 @@ struct TestBus {
     vga: Vga,
     pci_address: u32,
     rom_len: usize,
-}
-
-impl TestBus {
-    fn pci_read(&self) -> u32 {
-        let a = self.pci_address;
-        let (enabled, bus, device, function, register) = (
-            a >> 31 != 0,
-            (a >> 16) & 0xFF,
-            (a >> 11) & 0x1F,
-            (a >> 8) & 7,
-            a & 0xFC,
-        );
-        if !enabled || bus != 0 || device != VGA_DEVICE || function != 0 {
-            return 0xFFFF_FFFF;
-        }
-        match register {
-            0x00 => 0x0001_A3A0,
-            0x08 => 0x0300_0001,
-            0x10 => 0xFEBF_0000,
-            0x18 => LFB_BASE | 0x08,
-            _ => 0,
-        }
-    }
 }
 
 impl Bus for TestBus {
@@ -76,19 +51,10 @@ impl Bus for TestBus {
         }
     }
     fn io_read(&mut self, port: u16, size: u8) -> u32 {
-        match port {
-            0x3B0..=0x3DF | 0x1CE..=0x1D0 => self.vga.io_read(port, size),
-            0xCF8 => self.pci_address,
-            0xCFC..=0xCFF => self.pci_read() >> (8 * u32::from(port - 0xCFC)),
-            _ => 0xFFFF_FFFF,
-        }
+        adapter_io_read(&mut self.vga, self.pci_address, port, size)
     }
     fn io_write(&mut self, port: u16, size: u8, value: u32) {
-        match port {
-            0x3B0..=0x3DF | 0x1CE..=0x1D0 => self.vga.io_write(port, size, value),
-            0xCF8 if size == 4 => self.pci_address = value,
-            _ => {}
-        }
+        adapter_io_write(&mut self.vga, &mut self.pci_address, port, size, value)
     }
     fn tsc(&mut self) -> u64 {
         0
@@ -114,10 +80,10 @@ impl Machine {
     /// A machine whose POST has just far-called the VGA ROM's init entry.
     fn booted() -> Machine {
         let rom = build_vga_bios().expect("ROM builds");
-        let mut ram = vec![0u8; RAM_SIZE];
-        ram[ROM_BASE..ROM_BASE + rom.len()].copy_from_slice(&rom);
+        let mut cpu = Cpu::new();
+        let ram = ram_calling_init(&rom, &mut cpu, STACK_TOP as usize);
         let mut m = Machine {
-            cpu: Cpu::new(),
+            cpu,
             ram,
             bus: TestBus {
                 vga: Vga::new(),
@@ -125,14 +91,6 @@ impl Machine {
                 rom_len: rom.len(),
             },
         };
-        // Return address of the far call: 0000:0600, where a HLT waits.
-        m.ram[0x600] = 0xF4;
-        let sp = STACK_TOP as usize - 4;
-        m.ram[sp..sp + 4].copy_from_slice(&[0x00, 0x06, 0x00, 0x00]);
-        m.cpu.state.load_seg_real(Seg::Ss, 0);
-        m.cpu.state.set_reg(Reg::Rsp, sp as u64);
-        m.cpu.state.load_seg_real(Seg::Cs, 0xC000);
-        m.cpu.state.rip = 3;
         m.run();
         assert_eq!(
             m.cpu.state.seg(Seg::Cs).selector,

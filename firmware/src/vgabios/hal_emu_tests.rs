@@ -18,11 +18,11 @@ use aero_gpu::vga::LFB_SIZE;
 use iced_x86::{CpuidFeature, Decoder, DecoderOptions, Mnemonic, OpKind};
 
 use super::rom::build_with_symbols;
+use super::test_rig::{
+    self, RAM_SIZE, ROM_BASE, adapter_io_read, adapter_io_write, ram_calling_init,
+};
 
-const RAM_SIZE: usize = 1 << 20;
-const ROM_BASE: usize = 0xC0000;
-const LFB_BASE: u64 = 0xFD00_0000;
-const VGA_DEVICE: u32 = 3;
+const LFB_BASE: u64 = test_rig::LFB_BASE as u64;
 /// The HAL emulator's visible memory, besides the ROM and the VGA window.
 const LOW_COPY_END: u64 = 0x800;
 const TRANSFER_PAGE: u64 = 0x20000;
@@ -63,24 +63,6 @@ impl EmuBus {
         if self.violations.len() < 64 {
             self.violations
                 .insert(format!("{what} during {}", self.function));
-        }
-    }
-
-    fn pci_read(&self) -> u32 {
-        let a = self.pci_address;
-        if a >> 31 == 0
-            || (a >> 16) & 0xFF != 0
-            || (a >> 11) & 0x1F != VGA_DEVICE
-            || (a >> 8) & 7 != 0
-        {
-            return 0xFFFF_FFFF;
-        }
-        match a & 0xFC {
-            0x00 => 0x0001_A3A0,
-            0x08 => 0x0300_0001,
-            0x10 => 0xFEBF_0000,
-            0x18 => LFB_BASE as u32 | 0x08,
-            _ => 0,
         }
     }
 
@@ -180,22 +162,13 @@ impl Bus for EmuBus {
         if !Self::port_allowed(port) {
             self.violation(format!("IN from port {port:#x}"));
         }
-        match port {
-            0x3B0..=0x3DF | 0x1CE..=0x1D0 => self.vga.io_read(port, size),
-            0xCF8 => self.pci_address,
-            0xCFC..=0xCFF => self.pci_read() >> (8 * u32::from(port - 0xCFC)),
-            _ => 0xFFFF_FFFF,
-        }
+        adapter_io_read(&mut self.vga, self.pci_address, port, size)
     }
     fn io_write(&mut self, port: u16, size: u8, value: u32) {
         if !Self::port_allowed(port) {
             self.violation(format!("OUT to port {port:#x}"));
         }
-        match port {
-            0x3B0..=0x3DF | 0x1CE..=0x1D0 => self.vga.io_write(port, size, value),
-            0xCF8 if size == 4 => self.pci_address = value,
-            _ => {}
-        }
+        adapter_io_write(&mut self.vga, &mut self.pci_address, port, size, value)
     }
     fn tsc(&mut self) -> u64 {
         0
@@ -267,10 +240,10 @@ impl Emu {
     /// first 800h bytes, as Windows does at boot.
     fn booted(model: Model) -> Emu {
         let (rom, _) = build_with_symbols().expect("ROM builds");
-        let mut ram = vec![0u8; RAM_SIZE];
-        ram[ROM_BASE..ROM_BASE + rom.len()].copy_from_slice(&rom);
+        let mut cpu = Cpu::new();
+        let ram = ram_calling_init(&rom, &mut cpu, 0x8000);
         let mut e = Emu {
-            cpu: Cpu::new(),
+            cpu,
             ram,
             bus: EmuBus {
                 model: Model::Full,
@@ -284,13 +257,6 @@ impl Emu {
                 lowest_stack_write: HAL_STACK,
             },
         };
-        e.ram[0x600] = 0xF4;
-        e.ram[0x7FFC..0x8000].copy_from_slice(&[0x00, 0x06, 0x00, 0x00]);
-        let s = &mut e.cpu.state;
-        s.load_seg_real(Seg::Ss, 0);
-        s.set_reg(Reg::Rsp, 0x7FFC);
-        s.load_seg_real(Seg::Cs, 0xC000);
-        s.rip = 3;
         e.run();
         if model == Model::HalEmulator {
             e.bus.low_page[..LOW_COPY_END as usize]

@@ -40,6 +40,8 @@ mod exec_tests;
 #[cfg(test)]
 mod hal_emu_tests;
 #[cfg(test)]
+mod test_rig;
+#[cfg(test)]
 mod tests;
 
 pub use edid::{EDID_LEN, build_edid};
