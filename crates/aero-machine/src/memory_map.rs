@@ -80,7 +80,7 @@ impl MemoryMap {
         if !(2 << 20..=1 << 40).contains(&ram_size) {
             return Err(MemoryError::BadRamSize(ram_size));
         }
-        if bios.is_empty() || bios.len() % 0x10000 != 0 || bios.len() > 2 << 20 {
+        if bios.is_empty() || !bios.len().is_multiple_of(0x10000) || bios.len() > 2 << 20 {
             return Err(MemoryError::BadBiosSize(bios.len()));
         }
         let ram_below_4g = ram_size.min(PCI_HOLE_START);
@@ -341,7 +341,7 @@ mod tests {
         m.set_lfb_base(Some(0));
         assert_eq!(m.map_page(0x5000), PageMapping::Ram { offset: 0x5000 });
         // At the very top of the address space: no overflow, the first page maps.
-        m.set_lfb_base(Some(u64::MAX & !0xFFF));
+        m.set_lfb_base(Some(!0xFFF));
         assert_eq!(m.map_page(u64::MAX), PageMapping::Ram { offset: lfb.start });
 
         assert!(m.set_vga_bank(Some(3 * BANK_SIZE)));

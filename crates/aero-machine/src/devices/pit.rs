@@ -105,36 +105,36 @@ impl Channel {
 
     /// Applies a pending reload whose boundary has passed.
     fn settle(&mut self, tick: u64) {
-        if let Some((switch, reload)) = self.pending_reload {
-            if tick >= switch {
-                self.base_tick = Some(switch);
-                self.reload = reload;
-                self.base_count = reload;
-                self.pending_reload = None;
-            }
+        if let Some((switch, reload)) = self.pending_reload
+            && tick >= switch
+        {
+            self.base_tick = Some(switch);
+            self.reload = reload;
+            self.base_count = reload;
+            self.pending_reload = None;
         }
     }
 
     /// Raw (binary) counter value at `tick`, in 0..modulus.
     fn value(&self, tick: u64) -> u32 {
         let modulus = u64::from(self.modulus());
-        if matches!(self.mode, 2 | 3) {
-            if let Some((base, reload)) = self.periodic_run(tick) {
-                let elapsed = tick.saturating_sub(base);
-                let value = if self.mode == 2 {
-                    reload - elapsed % reload
+        if matches!(self.mode, 2 | 3)
+            && let Some((base, reload)) = self.periodic_run(tick)
+        {
+            let elapsed = tick.saturating_sub(base);
+            let value = if self.mode == 2 {
+                reload - elapsed % reload
+            } else {
+                let high_len = reload.div_ceil(2);
+                let phase = elapsed % reload;
+                let in_half = if phase < high_len {
+                    phase
                 } else {
-                    let high_len = reload.div_ceil(2);
-                    let phase = elapsed % reload;
-                    let in_half = if phase < high_len {
-                        phase
-                    } else {
-                        phase - high_len
-                    };
-                    (reload & !1).saturating_sub(2 * in_half)
+                    phase - high_len
                 };
-                return (value % modulus) as u32;
-            }
+                (reload & !1).saturating_sub(2 * in_half)
+            };
+            return (value % modulus) as u32;
         }
         let Some(elapsed) = self.elapsed(tick) else {
             return self.frozen_value;
