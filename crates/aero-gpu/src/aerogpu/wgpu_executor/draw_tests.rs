@@ -1089,3 +1089,50 @@ fn a_pipeline_wgpu_refuses_is_an_error_and_not_cached() {
     rig.draw(PrimitiveTopology::TriangleFan, 4);
     assert_eq!(rig.pixels()[0], RGBA, "blend One/Zero");
 }
+
+#[test]
+fn viewport_rectangle_fix_up_and_depth_range() {
+    let mut rig = Rig::new(true);
+    rig.clear(BG, 0.6, 0);
+    // Viewport (4, 4) 4×4, depth range 0.5..1.
+    rig.apply(Command::SetViewport(cmd::SetViewport {
+        x_f32: 4f32.to_bits(),
+        y_f32: 4f32.to_bits(),
+        width_f32: 4f32.to_bits(),
+        height_f32: 4f32.to_bits(),
+        min_depth_f32: 0.5f32.to_bits(),
+        max_depth_f32: 1f32.to_bits(),
+        ..zeroed()
+    }));
+    // Screen x 5.1..7.1, y 4.1..6.1 inside it: D3D9 centres 6..7 × 5..6. (A fix-up of
+    // the target's size instead of the viewport's would give 5..6 × 4..5.)
+    let ndc = |xs: f32, ys: f32| ((xs - 4.0) / 2.0 - 1.0, 1.0 - (ys - 4.0) / 2.0);
+    let mut v = Vec::new();
+    for (xs, ys) in [(5.1, 4.1), (7.1, 4.1), (7.1, 6.1), (5.1, 6.1)] {
+        let (x, y) = ndc(xs, ys);
+        v.extend(vertex(x, y, 0.0, ARGB));
+    }
+    // The same at z 0.4: 0.5 + 0.4 × 0.5 = 0.7 fails LESSEQUAL against 0.6.
+    for (xs, ys) in [(4.0, 4.0), (8.0, 4.0), (8.0, 8.0), (4.0, 8.0)] {
+        let (x, y) = ndc(xs, ys);
+        v.extend(vertex(x, y, 0.4, 0xFFFF_FFFF));
+    }
+    rig.vertices(v);
+    rig.apply(Command::SetPrimitiveTopology(
+        PrimitiveTopology::TriangleFan,
+    ));
+    for first_vertex in [0, 4] {
+        rig.path
+            .draw(
+                &Command::Draw(cmd::Draw {
+                    vertex_count: 4,
+                    instance_count: 1,
+                    first_vertex,
+                    ..zeroed()
+                }),
+                &rig.res,
+            )
+            .unwrap();
+    }
+    assert_eq!(rig.pixels(), rect_image((6, 5, 8, 7), RGBA, BG));
+}
