@@ -4,33 +4,36 @@
 //! (`tests/d3d9/runtime`) over the shipped UMD, submitting live to the AeroGPU device
 //! model in `aero-d3d9-host`. Every image the programs write must match within tolerance.
 //!
-//! The device's executor here is the CPU one (`SoftExecutor`), which does not rasterise:
-//! programs whose pixels come from draws are listed in [`EXPECTED_TO_FAIL`] with what is
-//! missing; they must run to completion and are checked to still differ.
+//! The device runs on the wgpu executor (Mesa lavapipe here). Programs whose pixels come
+//! from draws are listed in [`EXPECTED_TO_FAIL`] with what is missing; they must run to
+//! completion on both.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Programs whose images need no draws: clears, colour fills, copies, CPU locks.
-const PASSING: &[&str] = &["clear", "copies"];
+const PASSING: &[&str] = &["clear", "copies", "lockable"];
 
 /// Programs that run to completion on our runtime but whose pixels cannot match yet, with
-/// what is missing. They are run and must still differ (strict: one that starts matching
-/// fails the test until it is moved to [`PASSING`]).
-const EXPECTED_TO_FAIL: &[(&str, &str)] = &[(
-    "textured_quad",
-    "draws: aero-d3d9-host runs the CPU SoftExecutor, which skips 3D draws, and the wgpu \
-     executor does not draw yet (AERO_D3D9_EXECUTOR=wgpu selects it once it does)",
-)];
+/// what is missing. They are run and must run to completion on both; when one starts
+/// matching the test says so loudly (move it to [`PASSING`]) without failing.
+const EXPECTED_TO_FAIL: &[(&str, &str)] = &[
+    ("textured_quad", DRAWS_MISSING),
+    ("blending", DRAWS_MISSING),
+    // With the draw path in progress (working tree of 2026-11-27) cells 1-3 (depth test,
+    // depth write off, two-sided stencil) match; cell 4 does not: a depth Clear of a
+    // rectangle (CLEAR_RECTS) is not seen by the later GREATER test.
+    ("depth_stencil", DRAWS_MISSING),
+    ("render_to_texture", DRAWS_MISSING),
+    ("dwm_frame", DRAWS_MISSING),
+];
+
+const DRAWS_MISSING: &str = "draws: the wgpu executor skips 3D draws until its draw path is \
+     wired in (crates/aero-gpu/src/aerogpu/wgpu_executor, in progress)";
 
 /// Programs of the assignment not written yet.
-const NOT_WRITTEN: &[&str] = &[
-    "blending",
-    "depth_stencil",
-    "render_to_texture",
-    "shaders_2_3",
-    "dwm_frame",
-];
+const NOT_WRITTEN: &[&str] =
+    &["shaders_2_3 (vs/ps 2.0 and 3.0 with loops, predication and relative addressing)"];
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -64,6 +67,8 @@ fn compare(exe: &Path, outdir: &Path, cache: &Path) -> (bool, String) {
         .arg(exe)
         .arg(outdir)
         .env("AERO_D3D9_HOST_BIN", env!("CARGO_BIN_EXE_aero-d3d9-host"))
+        // The GPU executor (lavapipe here), the one the machine uses for D3D9.
+        .env("AERO_D3D9_EXECUTOR", "wgpu")
         .env("AERO_D3D9_OUT", cache)
         .output()
         .expect("run compare.sh");
@@ -100,7 +105,7 @@ fn d3d9_programs_match_wines_d3d9() {
         let (ok, text) = compare(&exe, &tmp.join("runs").join(name), &cache);
         eprintln!("== {name} (expected to fail)\n{text}");
         if ok {
-            failures.push(format!("{name} now matches Wine: move it to PASSING"));
+            eprintln!("d3d9 suite: NOTE: {name} now matches Wine's d3d9: move it to PASSING");
         } else if text.contains(" exit ") || !text.contains(" FAIL") {
             // It must run to completion on both; only its pixels may differ.
             failures.push(format!("{name} did not run to completion:\n{text}"));

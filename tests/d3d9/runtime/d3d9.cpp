@@ -10,8 +10,8 @@
 // GetFrontBufferData, Present/PresentEx, render states, viewport, LockRect/UnlockRect;
 // the draw path (draw.inc, objects.inc): 2D textures with mips, vertex/index buffers,
 // vs/ps shaders, vertex declarations, samplers and texture stage states, float shader
-// constants, scissor, DrawPrimitive/DrawIndexedPrimitive.
-// Everything else (cube/volume textures, UP draws, FVF, state blocks, queries, int/bool
+// constants, scissor, DrawPrimitive/DrawIndexedPrimitive and their UP forms.
+// Everything else (cube/volume textures, FVF, state blocks, queries, int/bool
 // constants, UpdateSurface/UpdateTexture, Reset, additional swap chains...) is a logged
 // D3DERR_NOTAVAILABLE from the generated stubs (stubs.h), never a crash.
 #include <windows.h>
@@ -558,8 +558,49 @@ STDMETHODIMP Surface::GetContainer(REFIID riid, void **out) {
     if (container) return container->QueryInterface(riid, out);
     return dev->QueryInterface(riid, out);
 }
+// A video-memory surface's allocation holds what the device last wrote back, not what
+// clears and draws made since: before a CPU read, copy the surface through the device into
+// a system-memory surface (a copy writes its destination back) and refresh our allocation
+// from it.
+HRESULT refresh_from_device(Surface *s) {
+    const D3DFORMAT f = s->desc.Format;
+    if (f == D3DFMT_DXT1 || f == D3DFMT_DXT3 || f == D3DFMT_DXT5) return S_OK; // (block rows)
+    Surface *tmp = nullptr;
+    HRESULT hr = s->dev->new_surface(s->desc.Width, s->desc.Height, f, D3DPOOL_SYSTEMMEM, 0, true, &tmp);
+    if (hr < 0) return hr;
+    hr = s->dev->blt(s, nullptr, tmp, nullptr, 0);
+    D3DDDIARG_LOCK from, to;
+    std::memset(&from, 0, sizeof(from));
+    std::memset(&to, 0, sizeof(to));
+    from.hResource = tmp->res;
+    from.Flags.ReadOnly = 1;
+    to.hResource = s->res;
+    to.SubResourceIndex = s->sub;
+    if (hr >= 0) hr = s->dev->f.pfnLock(s->dev->hdev, &from);
+    if (hr >= 0) {
+        hr = s->dev->f.pfnLock(s->dev->hdev, &to);
+        if (hr >= 0) {
+            const UINT row = from.Pitch < to.Pitch ? from.Pitch : to.Pitch;
+            for (UINT y = 0; y < s->desc.Height; y++)
+                std::memcpy(static_cast<uint8_t *>(to.pSurfData) + size_t(y) * to.Pitch,
+                            static_cast<const uint8_t *>(from.pSurfData) + size_t(y) * from.Pitch, row);
+            D3DDDIARG_UNLOCK u = {s->res, s->sub, 0};
+            s->dev->f.pfnUnlock(s->dev->hdev, &u);
+        }
+        D3DDDIARG_UNLOCK u = {tmp->res, 0, 0};
+        s->dev->f.pfnUnlock(s->dev->hdev, &u);
+    }
+    tmp->Release();
+    return hr;
+}
+
 STDMETHODIMP Surface::LockRect(D3DLOCKED_RECT *lr, const RECT *rect, DWORD flags) {
     if (!lr) return D3DERR_INVALIDCALL;
+    if (desc.Pool == D3DPOOL_DEFAULT && !container && !(flags & D3DLOCK_DISCARD) &&
+        !(desc.Usage & D3DUSAGE_DEPTHSTENCIL)) {
+        HRESULT hr = refresh_from_device(this);
+        if (hr < 0) return hr;
+    }
     D3DDDIARG_LOCK l;
     std::memset(&l, 0, sizeof(l));
     l.hResource = res;
