@@ -26,6 +26,10 @@
 //! becomes the presented frame). Host memory is capped like the CPU executor's, counted
 //! in guest layout bytes (expanded formats use up to twice that in VRAM).
 //!
+//! Shader, input-layout and state commands and DRAW / DRAW_INDEXED go to the draw path
+//! ([`draw`], [`pipeline`]), which renders into this store's textures and marks the
+//! targets host-changed (written back at PRESENT like any host change).
+//!
 //! wgpu validation errors never panic: they are caught by the device's error handler and
 //! fail the command as an executor error.
 
@@ -49,6 +53,9 @@ use super::soft_executor::{
 };
 use crate::Frame;
 
+// The draw path (pipelines from D3D9 state, vertex input, draws): its own helper's files.
+pub mod draw;
+pub mod pipeline;
 
 /// Why the GPU executor failed a command (reported as AEROGPU_ERROR_BACKEND).
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
@@ -252,6 +259,11 @@ pub struct WgpuExecutor {
     warned_draws: bool,
     /// wgpu validation errors caught by the device's handler since the last check.
     gpu_errors: Arc<Mutex<Vec<String>>>,
+    /// Shaders, input layouts, draw state and pipelines (`draw.rs`); `None` only while a
+    /// command runs through it (it reads this executor's resources).
+    draw: Option<draw::DrawPath>,
+    /// Draws rendered.
+    draws: u64,
 }
 
 impl std::fmt::Debug for WgpuExecutor {
@@ -314,6 +326,7 @@ impl WgpuExecutor {
         let bc = device
             .features()
             .contains(wgpu::Features::TEXTURE_COMPRESSION_BC);
+        let draw_path = draw::DrawPath::new(device.clone(), queue.clone());
         Self {
             device,
             queue,
@@ -329,6 +342,8 @@ impl WgpuExecutor {
             stats: SoftStats::default(),
             warned_draws: false,
             gpu_errors,
+            draw: Some(draw_path),
+            draws: 0,
         }
     }
 
@@ -342,6 +357,11 @@ impl WgpuExecutor {
 
     pub fn stats(&self) -> SoftStats {
         self.stats
+    }
+
+    /// Draws rendered by the draw path.
+    pub fn draws(&self) -> u64 {
+        self.draws
     }
 
     pub fn host_bytes(&self) -> u64 {
@@ -1392,6 +1412,19 @@ impl WgpuExecutor {
     }
 
     fn run(&mut self, command: &Command<'_>, mem: &mut dyn GuestMemory) -> Result<(), WgpuError> {
+        // Draw-path commands (shaders, layouts, state, draws) go to the draw path;
+        // SET_RENDER_TARGETS is state there and here.
+        if let Some(mut path) = self.draw.take() {
+            let result = draw::execute_draw(self, &mut path, command);
+            self.draw = Some(path);
+            let handled = result.map_err(|e| WgpuError::Gpu(e.to_string()))?;
+            if matches!(command, Command::Draw(_) | Command::DrawIndexed(_)) {
+                self.draws += 1;
+            }
+            if handled && !matches!(command, Command::SetRenderTargets { .. }) {
+                return Ok(());
+            }
+        }
         match *command {
             Command::CreateResource {
                 resource,
@@ -1467,12 +1500,11 @@ impl WgpuExecutor {
                 )?;
             }
             Command::Draw(_) | Command::DrawIndexed(_) => {
-                // TODO(issue 17): draw::execute_draw once the pipeline path lands.
-                if !self.warned_draws {
+                if self.draw.is_none() && !self.warned_draws {
                     self.warned_draws = true;
-                    tracing::warn!("aerogpu: the GPU executor does not draw yet; draws skipped");
+                    tracing::warn!("aerogpu: GPU executor without a draw path; draws skipped");
                 }
-                self.stats.draws_skipped += 1;
+                self.stats.draws_skipped += u64::from(self.draw.is_none());
             }
             Command::Present {
                 target,
@@ -1489,6 +1521,9 @@ impl Executor for WgpuExecutor {
     fn begin_submission(&mut self, info: &SubmissionInfo) {
         self.stats.submissions += 1;
         self.switch_context(info.context_id);
+        if let Some(path) = &mut self.draw {
+            path.set_context(info.context_id);
+        }
     }
 
     fn execute(&mut self, command: &Command<'_>, mem: &mut dyn GuestMemory) -> Result<(), String> {
@@ -1506,6 +1541,9 @@ impl Executor for WgpuExecutor {
         self.context = 0;
         self.presented = None;
         self.stats = SoftStats::default();
+        if let Some(path) = &mut self.draw {
+            path.reset();
+        }
     }
 
     fn presented_frame(&self) -> Option<&Frame> {
