@@ -1136,3 +1136,24 @@ fn viewport_rectangle_fix_up_and_depth_range() {
     }
     assert_eq!(rig.pixels(), rect_image((6, 5, 8, 7), RGBA, BG));
 }
+
+#[test]
+fn depth_bias_moves_a_coplanar_quad_in_front() {
+    let mut rig = Rig::new(true);
+    rig.clear(BG, 0.5, 0);
+    rig.apply(Command::SetDepthStencilState(cmd::SetDepthStencilState {
+        depth_func: cmd::CompareFunc::Less as u32,
+        ..pipeline::default_depth_stencil()
+    }));
+    rig.vertices(quad(0.0, 0.0, 8.0, 8.0, 0.5, ARGB));
+    // z 0.5 is not LESS than the cleared 0.5.
+    rig.draw(PrimitiveTopology::TriangleFan, 4);
+    assert_eq!(rig.pixels(), rect_image((0, 0, 0, 0), RGBA, BG));
+    // D3DRS_DEPTHBIAS −0.01 (the float's bits, as the UMD sends it) passes.
+    rig.apply(Command::SetRasterizerState(cmd::SetRasterizerState {
+        depth_bias: (-0.01f32).to_bits() as i32,
+        ..pipeline::default_rasterizer()
+    }));
+    rig.draw(PrimitiveTopology::TriangleFan, 4);
+    assert_eq!(rig.pixels(), rect_image((0, 0, 8, 8), RGBA, BG));
+}
