@@ -1,4 +1,6 @@
 //! Library side of the `aero` binary, shared with its integration tests.
 #![forbid(unsafe_code)]
 
+pub mod imagediff;
+pub mod needle;
 pub mod screenshot;
