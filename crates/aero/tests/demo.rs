@@ -139,6 +139,39 @@ fn demo_screen_is_the_same_on_the_gpu_and_cpu_executors() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("--gpu"));
 }
 
+/// Without a wgpu adapter (WGPU_BACKEND names a backend this build lacks) `--gpu auto`
+/// runs the demo on the CPU executor after one warning, and `--gpu wgpu` refuses to start.
+#[test]
+fn without_an_adapter_auto_falls_back_to_the_cpu_executor() {
+    let run = |gpu: &str| {
+        Command::new(env!("CARGO_BIN_EXE_aero"))
+            .args([
+                "headless",
+                "--gpu",
+                gpu,
+                "--until-serial",
+                "AERO-DEMO-READY",
+            ])
+            .args(["--timeout", "20"])
+            .env("WGPU_BACKEND", "metal")
+            .output()
+            .expect("run aero")
+    };
+    let auto = run("auto");
+    let stderr = String::from_utf8_lossy(&auto.stderr);
+    assert_eq!(auto.status.code(), Some(0), "{stderr}");
+    let warnings: Vec<_> = stderr.lines().filter(|l| l.contains("aerogpu")).collect();
+    assert_eq!(warnings.len(), 1, "{stderr}");
+    assert!(warnings[0].contains("using the CPU executor"), "{stderr}");
+    let wgpu = run("wgpu");
+    assert_ne!(wgpu.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&wgpu.stderr).contains("--gpu wgpu: no wgpu adapter"),
+        "{}",
+        String::from_utf8_lossy(&wgpu.stderr)
+    );
+}
+
 /// Keys from a `--monitor` script (`sendkey`, `type`): the demo echoes each on COM1, the
 /// same lines QEMU's `sendkey` gives in `demo_runs_the_same_under_qemu`, and two runs are
 /// identical.
