@@ -131,3 +131,84 @@ pub fn serve<E: Executor>(stream: TcpStream, executor: E) -> Result<SessionSumma
     }
     Ok(summary)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aero_gpu::aerogpu::NullExecutor;
+    use std::net::TcpListener;
+
+    /// Runs `client` against a session served on a loopback socket.
+    fn session(
+        client: impl FnOnce(&mut TcpStream) + Send + 'static,
+    ) -> Result<SessionSummary, HostError> {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let c = std::thread::spawn(move || {
+            let mut s = TcpStream::connect(addr).unwrap();
+            client(&mut s);
+        });
+        let (conn, _) = listener.accept().unwrap();
+        let out = serve(conn, NullExecutor::default());
+        c.join().unwrap();
+        out
+    }
+
+    fn rec(tag: u8, parts: &[&[u8]]) -> Vec<u8> {
+        let mut v = vec![tag];
+        for p in parts {
+            v.extend_from_slice(p);
+        }
+        v
+    }
+
+    #[test]
+    fn memory_writes_read_back_and_registers_answer() {
+        let summary = session(|s| {
+            s.write_all(&rec(
+                b'M',
+                &[&0x5000u64.to_le_bytes(), &4u32.to_le_bytes(), b"abcd"],
+            ))
+            .unwrap();
+            s.write_all(&rec(b'G', &[&0x5001u64.to_le_bytes(), &3u32.to_le_bytes()]))
+                .unwrap();
+            let mut got = [0u8; 3];
+            s.read_exact(&mut got).unwrap();
+            assert_eq!(&got, b"bcd");
+            // BAR0 offset 0 is the device's magic ("AGPU").
+            s.write_all(&rec(b'R', &[&0u32.to_le_bytes()])).unwrap();
+            let mut magic = [0u8; 4];
+            s.read_exact(&mut magic).unwrap();
+            assert_eq!(u32::from_le_bytes(magic), 0x5550_4741);
+            // Outside RAM reads as zeros.
+            s.write_all(&rec(b'G', &[&u64::MAX.to_le_bytes(), &2u32.to_le_bytes()]))
+                .unwrap();
+            let mut z = [1u8; 2];
+            s.read_exact(&mut z).unwrap();
+            assert_eq!(z, [0, 0]);
+            s.write_all(b"E").unwrap();
+        })
+        .unwrap();
+        assert_eq!(summary.bytes_in, 4);
+    }
+
+    #[test]
+    fn hostile_records_end_the_session_with_an_error() {
+        let past_ram = (LIVE_RAM_BYTES as u64 - 2).to_le_bytes();
+        let err = session(move |s| {
+            let _ = s.write_all(&rec(b'M', &[&past_ram, &4u32.to_le_bytes(), b"abcd"]));
+        })
+        .unwrap_err();
+        assert!(matches!(err, HostError::BadRange { len: 4, .. }), "{err}");
+        let err = session(|s| {
+            let _ = s.write_all(&rec(b'G', &[&0u64.to_le_bytes(), &u32::MAX.to_le_bytes()]));
+        })
+        .unwrap_err();
+        assert!(matches!(err, HostError::BadRange { .. }), "{err}");
+        let err = session(|s| {
+            let _ = s.write_all(b"Z");
+        })
+        .unwrap_err();
+        assert!(matches!(err, HostError::UnknownRecord(b'Z')), "{err}");
+    }
+}
