@@ -168,11 +168,7 @@ fn dsdt_disassembles_and_recompiles_cleanly() {
             .args(["-p", "recompiled", "dsdt.dsl"])
             .output()
             .unwrap();
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let text = output_text(&out);
         assert!(
             out.status.success() && text.contains(" 0 Errors"),
             "{label}: recompile failed:\n{text}"
@@ -280,11 +276,7 @@ fn every_table_disassembles_without_errors_or_warnings() {
                 .args(["-d", &file])
                 .output()
                 .unwrap();
-            let text = format!(
-                "{}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
+            let text = output_text(&out);
             assert!(out.status.success(), "{label} {file}:\n{text}");
             let dsl =
                 std::fs::read_to_string(dir.join(Path::new(&file).with_extension("dsl"))).unwrap();
@@ -306,23 +298,33 @@ fn every_table_disassembles_without_errors_or_warnings() {
     }
 }
 
-/// Runs ACPICA's `acpiexec` in batch mode on the DSDT and returns its output.
-fn acpiexec(exec: &Path, dir: &Path, commands: &str) -> String {
+/// A finished tool's stdout followed by its stderr.
+fn output_text(out: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// The AML files in `dir` acpiexec loads: the DSDT and, when a test wrote one, an SSDT.
+fn aml_files(dir: &Path) -> Vec<&'static str> {
     let mut files = vec!["dsdt.aml"];
     if dir.join("ssdt.aml").exists() {
         files.push("ssdt.aml");
     }
+    files
+}
+
+/// Runs ACPICA's `acpiexec` in batch mode on the DSDT and returns its output.
+fn acpiexec(exec: &Path, dir: &Path, commands: &str) -> String {
     let out = Command::new(exec)
         .current_dir(dir)
         .args(["-b", commands])
-        .args(files)
+        .args(aml_files(dir))
         .output()
         .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = output_text(&out);
     assert!(out.status.success(), "acpiexec failed:\n{text}");
     text
 }
@@ -331,13 +333,9 @@ fn acpiexec(exec: &Path, dir: &Path, commands: &str) -> String {
 /// then `quit`; returns its output.
 fn acpiexec_script(exec: &Path, dir: &Path, commands: &[String]) -> String {
     use std::io::Write;
-    let mut files = vec!["dsdt.aml"];
-    if dir.join("ssdt.aml").exists() {
-        files.push("ssdt.aml");
-    }
     let mut child = Command::new(exec)
         .current_dir(dir)
-        .args(files)
+        .args(aml_files(dir))
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -352,11 +350,7 @@ fn acpiexec_script(exec: &Path, dir: &Path, commands: &[String]) -> String {
         .write_all(script.as_bytes())
         .unwrap();
     let out = child.wait_with_output().unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = output_text(&out);
     assert!(out.status.success(), "acpiexec failed:\n{text}");
     text
 }
