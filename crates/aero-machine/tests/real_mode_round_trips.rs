@@ -13,14 +13,13 @@
 //! differs between firmwares (where the ACPI tables go), so of it we compare the end of
 //! the RAM above 1 MiB, in MiB, and that all 2000 walks returned the same map.
 
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use aero_machine::{BootDevice, Machine, MachineConfig, RunEvent};
-use aero_storage::MemoryDisk;
 use iced_x86::BlockEncoderOptions;
 use iced_x86::code_asm::*;
+
+mod common;
+use common::{loader, serial_out};
 
 /// Where the pieces of the program are loaded (sector 2 on, by the boot sector).
 const RM16: u64 = 0x7E00;
@@ -108,39 +107,6 @@ fn far_jmp32(a: &mut CodeAssembler, selector: u32, offset: u64) {
     b.extend_from_slice(&(offset as u32).to_le_bytes());
     b.extend_from_slice(&(selector as u16).to_le_bytes());
     a.db(&b).unwrap();
-}
-
-fn serial_text(a: &mut CodeAssembler, text: &[u8]) {
-    a.mov(dx, 0x3F8u32).unwrap();
-    for &c in text {
-        a.mov(al, u32::from(c)).unwrap();
-        a.out(dx, al).unwrap();
-    }
-}
-
-fn boot_sector() -> Vec<u8> {
-    let mut a = CodeAssembler::new(16).unwrap();
-    let mut fail = a.create_label();
-    a.cli().unwrap();
-    a.xor(ax, ax).unwrap();
-    a.mov(ds, ax).unwrap();
-    a.mov(es, ax).unwrap();
-    a.mov(ss, ax).unwrap();
-    a.mov(sp, 0x7C00u32).unwrap();
-    a.mov(ax, 0x0200 | PROGRAM_SECTORS).unwrap();
-    a.mov(cx, 0x0002u32).unwrap();
-    a.xor(dh, dh).unwrap();
-    a.mov(bx, RM16 as u32).unwrap();
-    a.int(0x13).unwrap();
-    a.jc(fail).unwrap();
-    a.jmp(RM16).unwrap();
-    a.set_label(&mut fail).unwrap();
-    serial_text(&mut a, b"!L");
-    a.hlt().unwrap();
-    let mut sector = a.assemble(0x7C00).unwrap();
-    sector.resize(510, 0);
-    sector.extend_from_slice(&[0x55, 0xAA]);
-    sector
 }
 
 /// The real-mode piece: start-up, the BIOS work of one visit, the final report.
@@ -373,7 +339,7 @@ fn real_mode_piece(e: &Entries) -> (Vec<u8>, Entries) {
     a.set_label(&mut report).unwrap();
     for (phase, name) in [(1u32, b"RT-PAE".as_slice()), (2, b"RT-LM")] {
         let base = PHASE_SUMS + 32 * phase;
-        serial_text(&mut a, name);
+        serial_out(&mut a, name);
         for (off, key) in [
             (DISK_SUM, b" disk=".as_slice()),
             (VIDEO_SUM, b" video="),
@@ -383,13 +349,13 @@ fn real_mode_piece(e: &Entries) -> (Vec<u8>, Entries) {
             (MAP_ENTRIES, b" entries="),
             (MAP_SUM, b" map="),
         ] {
-            serial_text(&mut a, key);
+            serial_out(&mut a, key);
             a.mov(eax, dword_ptr(base + off)).unwrap();
             a.call(print_hex).unwrap();
         }
-        serial_text(&mut a, b"\n");
+        serial_out(&mut a, b"\n");
     }
-    serial_text(&mut a, format!("{DONE}\n").as_bytes());
+    serial_out(&mut a, format!("{DONE}\n").as_bytes());
     let mut halt = a.create_label();
     a.set_label(&mut halt).unwrap();
     a.hlt().unwrap();
@@ -576,7 +542,7 @@ fn disk() -> Vec<u8> {
         e = long_mode_piece(&e).1;
     }
     let mut image = vec![0u8; DISK_SECTORS * 512];
-    image[..512].copy_from_slice(&boot_sector());
+    image[..512].copy_from_slice(&loader(RM16, PROGRAM_SECTORS));
     for (at, (code, _)) in [
         (RM16, real_mode_piece(&e)),
         (PM32, protected_mode_piece(&e)),
@@ -705,72 +671,12 @@ fn check(serial: &str, who: &str) -> Vec<(String, Vec<(String, u32)>)> {
 }
 
 fn run_on_aero(image: Vec<u8>, bios: Option<Vec<u8>>) -> String {
-    let disk = MemoryDisk::new(image, 512, false).unwrap();
-    let mut m = Machine::new(MachineConfig {
-        memory_bytes: 64 << 20,
-        hda: Some(Box::new(disk)),
-        boot_order: vec![BootDevice::HardDisk],
-        external_bios: bios,
-        deterministic: true,
-        ..Default::default()
-    })
-    .unwrap();
-    let mut serial = String::new();
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_secs(90) {
-        let event = m.run_for(50_000_000);
-        serial.push_str(&String::from_utf8_lossy(&m.take_serial_output()));
-        assert_eq!(
-            event,
-            RunEvent::Running,
-            "at {}:\n{serial}",
-            m.cpu_location()
-        );
-        if serial.contains(DONE) || serial.contains('!') {
-            break;
-        }
-    }
-    serial
+    common::run_on_aero(image, bios, DONE, Duration::from_secs(90)).1
 }
 
 fn run_on_qemu(image: &[u8]) -> Option<String> {
-    let qemu = "qemu-system-x86_64";
-    if Command::new(qemu).arg("--version").output().is_err() {
-        eprintln!("NOTE: {qemu} is not installed; skipping (tests/install-deps.sh installs it)");
-        return None;
-    }
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("real_mode_round_trips");
-    std::fs::create_dir_all(&dir).unwrap();
-    let img = dir.join("disk.img");
-    std::fs::write(&img, image).unwrap();
-    let serial = dir.join("qemu-serial.txt");
-    let _ = std::fs::remove_file(&serial);
-    let mut child = Command::new(qemu)
-        .args([
-            "-accel", "tcg", "-m", "64", "-display", "none", "-monitor", "none",
-        ])
-        .args(["-no-reboot", "-snapshot"])
-        .arg("-drive")
-        .arg(format!("file={},format=raw,if=ide", img.display()))
-        .arg("-serial")
-        .arg(format!("file:{}", serial.display()))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start qemu");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let text = loop {
-        let text =
-            String::from_utf8_lossy(&std::fs::read(&serial).unwrap_or_default()).into_owned();
-        if text.contains(DONE) || text.contains('!') || Instant::now() > deadline {
-            break text;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let _ = child.kill();
-    let _ = child.wait();
-    Some(text)
+    let dir = common::out_dir("real_mode_round_trips");
+    common::run_on_qemu(image, &dir, "disk", DONE, false).map(|(serial, _)| serial)
 }
 
 #[test]

@@ -5,9 +5,11 @@
 //! The screen must show all of it. Both windows are mapped as memory; this checks that
 //! they are the same bytes and that the scanout reads them.
 
-use aero_machine::{BootDevice, Machine, MachineConfig, RunEvent};
-use aero_storage::MemoryDisk;
+use std::time::Duration;
+
 use iced_x86::code_asm::*;
+
+mod common;
 
 /// 640x480, 32 bpp (see firmware/src/vgabios/vbe_modes.rs).
 const MODE: u16 = 0x129;
@@ -145,26 +147,7 @@ fn boot_sector() -> Vec<u8> {
 fn guest_draws_through_the_bank_window_and_the_linear_framebuffer() {
     let mut image = boot_sector();
     image.resize(64 * 512, 0);
-    let disk = MemoryDisk::new(image, 512, false).unwrap();
-    let mut m = Machine::new(MachineConfig {
-        memory_bytes: 64 << 20,
-        hda: Some(Box::new(disk)),
-        cdrom: None,
-        fda: None,
-        boot_order: vec![BootDevice::HardDisk],
-        external_bios: None,
-        deterministic: true,
-        ..Default::default()
-    })
-    .unwrap();
-    let mut serial = String::new();
-    for _ in 0..200 {
-        assert_eq!(m.run_for(10_000_000), RunEvent::Running);
-        serial.push_str(&String::from_utf8_lossy(&m.take_serial_output()));
-        if serial.contains("OK") || serial.contains('!') {
-            break;
-        }
-    }
+    let (mut m, serial) = common::run_on_aero(image, None, "OK", Duration::from_secs(60));
     assert!(serial.ends_with("OK"), "guest report: {serial:?}");
     let frame = m.screen();
     assert_eq!((frame.width, frame.height), (640, 480));

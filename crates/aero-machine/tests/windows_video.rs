@@ -14,14 +14,13 @@
 //! drivers read registers back (`readback`) and ask the BIOS for modes, fonts, palette
 //! and state (`answers`): each is compared with QEMU and SeaVGABIOS the same way.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use aero_machine::{BootDevice, Machine, MachineConfig, RunEvent};
-use aero_storage::MemoryDisk;
 use iced_x86::code_asm::*;
+
+mod common;
+use common::{Picture, program_disk, serial_out};
 
 const MAIN: u64 = 0x7E00;
 const MAIN_SECTORS: u32 = 20;
@@ -63,40 +62,6 @@ const PALETTE: [[u8; 3]; 16] = [
     [63, 63, 21],
     [63, 63, 63],
 ];
-
-fn serial_out(a: &mut CodeAssembler, text: &[u8]) {
-    a.mov(dx, 0x3F8u32).unwrap();
-    for &b in text {
-        a.mov(al, u32::from(b)).unwrap();
-        a.out(dx, al).unwrap();
-    }
-}
-
-/// Boot sector: loads the main program behind it with INT 13h and jumps there.
-fn loader(sectors: u32) -> Vec<u8> {
-    let mut a = CodeAssembler::new(16).unwrap();
-    let mut fail = a.create_label();
-    a.cli().unwrap();
-    a.xor(ax, ax).unwrap();
-    a.mov(ds, ax).unwrap();
-    a.mov(es, ax).unwrap();
-    a.mov(ss, ax).unwrap();
-    a.mov(sp, 0x7C00u32).unwrap();
-    a.mov(ax, 0x0200 | sectors).unwrap();
-    a.mov(cx, 0x0002u32).unwrap();
-    a.xor(dh, dh).unwrap();
-    a.mov(bx, MAIN as u32).unwrap();
-    a.int(0x13).unwrap();
-    a.jc(fail).unwrap();
-    a.jmp(MAIN).unwrap();
-    a.set_label(&mut fail).unwrap();
-    serial_out(&mut a, b"!L");
-    a.hlt().unwrap();
-    let mut sector = a.assemble(0x7C00).unwrap();
-    sector.resize(510, 0);
-    sector.extend_from_slice(&[0x55, 0xAA]);
-    sector
-}
 
 /// `out dx, al` with DX = port, AL = value.
 fn outb(a: &mut CodeAssembler, port: u16, value: u8) {
@@ -438,156 +403,27 @@ fn main_program() -> Vec<u8> {
 }
 
 fn bootvid_disk() -> Vec<u8> {
-    let mut image = loader(MAIN_SECTORS);
-    image.extend_from_slice(&main_program());
-    image.resize(64 * 512, 0);
-    image
+    program_disk(MAIN, MAIN_SECTORS, &main_program())
 }
 
-/// An RGB picture.
-struct Picture {
-    width: u32,
-    height: u32,
-    rgb: Vec<u8>,
-}
-
-/// Boots `image` on Aero until COM1 shows `done` or a failure mark ('!'); returns
-/// the serial output and the screen.
+/// Boots `image` on Aero until COM1 shows `done` or '!'; the serial output and the screen.
 fn run_on_aero(image: Vec<u8>, done: &str) -> (String, Picture) {
-    let disk = MemoryDisk::new(image, 512, false).unwrap();
-    let mut m = Machine::new(MachineConfig {
-        memory_bytes: 64 << 20,
-        hda: Some(Box::new(disk)),
-        cdrom: None,
-        fda: None,
-        boot_order: vec![BootDevice::HardDisk],
-        external_bios: None,
-        deterministic: true,
-        ..Default::default()
-    })
-    .unwrap();
-    let mut serial = String::new();
-    for _ in 0..300 {
-        assert_eq!(m.run_for(10_000_000), RunEvent::Running);
-        serial.push_str(&String::from_utf8_lossy(&m.take_serial_output()));
-        if serial.contains(done) || serial.contains('!') {
-            break;
-        }
-    }
-    let f = m.screen();
-    let picture = Picture {
-        width: f.width,
-        height: f.height,
-        rgb: f
-            .pixels
-            .chunks(4)
-            .flat_map(|p| [p[0], p[1], p[2]])
-            .collect(),
-    };
-    (serial, picture)
+    let (mut m, serial) = common::run_on_aero(image, None, done, Duration::from_secs(120));
+    (serial, Picture::screen_of(&mut m))
 }
 
 fn out_dir() -> PathBuf {
-    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("windows_video");
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::out_dir("windows_video")
 }
 
-/// QEMU's screendump: binary PPM (P6, maxval 255); None while it is incomplete.
-fn read_ppm(path: &Path) -> Option<Picture> {
-    let data = std::fs::read(path).ok()?;
-    let mut fields = Vec::new();
-    let mut at = 0;
-    while fields.len() < 4 {
-        while data.get(at)?.is_ascii_whitespace() {
-            at += 1;
-        }
-        let start = at;
-        while !data.get(at)?.is_ascii_whitespace() {
-            at += 1;
-        }
-        fields.push(String::from_utf8_lossy(&data[start..at]).into_owned());
-    }
-    if fields[0] != "P6" || fields[3] != "255" {
-        return None;
-    }
-    let (width, height): (u32, u32) = (fields[1].parse().ok()?, fields[2].parse().ok()?);
-    let rgb = data
-        .get(at + 1..)?
-        .get(..(width * height * 3) as usize)?
-        .to_vec();
-    Some(Picture { width, height, rgb })
-}
-
-/// `image` on QEMU's std-vga until COM1 shows `done` or '!': the serial output and,
-/// if `screen`, QEMU's screendump then. None (after a note) when QEMU is not installed.
+/// `image` on QEMU's std-vga (see `common::run_on_qemu`).
 fn run_on_qemu(
     image: Vec<u8>,
     name: &str,
     done: &str,
     screen: bool,
 ) -> Option<(String, Option<Picture>)> {
-    let qemu = "qemu-system-x86_64";
-    if Command::new(qemu).arg("--version").output().is_err() {
-        eprintln!("NOTE: {qemu} is not installed; skipping (tests/install-deps.sh installs it)");
-        return None;
-    }
-    let dir = out_dir();
-    let img = dir.join(format!("{name}.img"));
-    std::fs::write(&img, image).unwrap();
-    let serial = dir.join(format!("{name}-qemu-serial.txt"));
-    let shot = dir.join(format!("{name}-qemu.ppm"));
-    let _ = std::fs::remove_file(&serial);
-    let _ = std::fs::remove_file(&shot);
-    let mut child = Command::new(qemu)
-        .args([
-            "-accel", "tcg", "-m", "64", "-vga", "std", "-display", "none",
-        ])
-        .args(["-no-reboot", "-snapshot", "-monitor", "stdio"])
-        .arg("-drive")
-        .arg(format!("file={},format=raw,if=ide", img.display()))
-        .arg("-serial")
-        .arg(format!("file:{}", serial.display()))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start qemu");
-    let mut stdin = child.stdin.take().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let text = loop {
-        let text =
-            String::from_utf8_lossy(&std::fs::read(&serial).unwrap_or_default()).into_owned();
-        if text.contains(done) || text.contains('!') || Instant::now() > deadline {
-            break text;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let picture = if screen && text.contains(done) {
-        writeln!(stdin, "screendump {}", shot.display()).unwrap();
-        stdin.flush().unwrap();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            if let Some(p) = read_ppm(&shot) {
-                break Some(p);
-            }
-            if Instant::now() > deadline {
-                break None;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    } else {
-        None
-    };
-    let _ = writeln!(stdin, "quit");
-    let _ = stdin.flush();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while child.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-    Some((text, picture))
+    common::run_on_qemu(&image, &out_dir(), name, done, screen)
 }
 
 fn write_ppm(path: &Path, p: &Picture) {
@@ -1224,11 +1060,7 @@ mod v86 {
             })
             .collect();
         put(IDT, &idt, 8 * IDT_VECTORS);
-        assert!(mem.len() <= SECTORS as usize * 512);
-        let mut image = loader(SECTORS);
-        image.extend_from_slice(&mem);
-        image.resize(64 * 512, 0);
-        image
+        program_disk(MAIN, SECTORS, &mem)
     }
 }
 
@@ -1422,17 +1254,18 @@ mod readback {
         out(&mut a, 0x3DA, 0x00);
         text(&mut a, b"\r\n");
         text(&mut a, format!("{DONE}\r\n").as_bytes());
-        let mut hang = a.create_label();
-        a.set_label(&mut hang).unwrap();
-        a.hlt().unwrap();
-        a.jmp(hang).unwrap();
-        let code = a.assemble(MAIN).unwrap();
-        let sectors = code.len().div_ceil(512) as u32;
-        let mut image = loader(sectors);
-        image.extend_from_slice(&code);
-        image.resize(64 * 512, 0);
-        image
+        finish(a)
     }
+}
+
+/// Ends a boot-disk program with a HLT loop and returns its disk.
+fn finish(mut a: CodeAssembler) -> Vec<u8> {
+    let mut hang = a.create_label();
+    a.set_label(&mut hang).unwrap();
+    a.hlt().unwrap();
+    a.jmp(hang).unwrap();
+    let code = a.assemble(MAIN).unwrap();
+    program_disk(MAIN, code.len().div_ceil(512) as u32, &code)
 }
 
 /// Where QEMU's std-vga is not a VGA, Aero follows the VGA (checked below instead).
@@ -1660,16 +1493,7 @@ mod answers {
             );
         }
         serial_out(&mut a, format!("{DONE}\r\n").as_bytes());
-        let mut hang = a.create_label();
-        a.set_label(&mut hang).unwrap();
-        a.hlt().unwrap();
-        a.jmp(hang).unwrap();
-        let code = a.assemble(MAIN).unwrap();
-        let sectors = code.len().div_ceil(512) as u32;
-        let mut image = loader(sectors);
-        image.extend_from_slice(&code);
-        image.resize(64 * 512, 0);
-        image
+        finish(a)
     }
 }
 
