@@ -9,6 +9,9 @@ use std::process::ExitCode;
 
 use aero_machine::{Machine, RunEvent};
 
+use aero::needle::{MatchResult, Needle, Screen};
+use aero::screenshot::Image;
+
 use crate::machine_args::MachineArgs;
 use crate::monitor::Monitor;
 use clap::Args;
@@ -32,6 +35,10 @@ pub struct HeadlessArgs {
     /// Stop with exit 0 once TEXT is on the text-mode screen.
     #[arg(long = "until-screen", value_name = "TEXT")]
     until_screen: Option<String>,
+    /// Stop with exit 0 once the screen matches this openQA needle (repeatable: any of
+    /// them). On timeout, the closest needle and a diff are written next to --screenshot.
+    #[arg(long = "until-match", value_name = "NEEDLE.json")]
+    until_match: Vec<PathBuf>,
     /// Give up after this much guest time (exit 1).
     #[arg(long, value_name = "SECONDS")]
     timeout: Option<f64>,
@@ -87,6 +94,7 @@ struct Setup {
     debugcon: Option<Box<dyn Write>>,
     post_log: Option<Box<dyn Write>>,
     monitor: Option<Monitor>,
+    needles: Vec<Needle>,
 }
 
 fn open_sink(spec: &str) -> anyhow::Result<Box<dyn Write>> {
@@ -114,6 +122,11 @@ impl Setup {
             .as_deref()
             .map(|spec| Monitor::open(spec, args.machine.media_files()))
             .transpose()?;
+        let needles = args
+            .until_match
+            .iter()
+            .map(|p| Needle::load(p))
+            .collect::<Result<Vec<_>, _>>()?;
         let mut machine = Machine::new(config)?;
         machine.set_aerogpu_executor(crate::machine_args::aerogpu_executor(args.machine.gpu)?);
         Ok(Setup {
@@ -126,6 +139,7 @@ impl Setup {
                 .map(|p| open_sink(&p.to_string_lossy()))
                 .transpose()?,
             monitor,
+            needles,
         })
     }
 }
@@ -161,8 +175,92 @@ impl StreamMatcher {
     }
 }
 
+/// Watches the screen for `--until-match` needles; matches only when the picture changed.
+#[derive(Default)]
+struct ScreenWatch {
+    last_hash: Option<u64>,
+    /// The needle that came closest so far and how (index into the needles).
+    closest: Option<(usize, MatchResult, Image)>,
+}
+
+impl ScreenWatch {
+    /// Returns the name of a needle that matches the current screen.
+    fn check(&mut self, machine: &mut Machine, needles: &[Needle]) -> Option<String> {
+        use std::hash::{Hash, Hasher};
+        let frame = machine.screen();
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (frame.width, frame.height, &frame.pixels).hash(&mut h);
+        let hash = h.finish();
+        if self.last_hash == Some(hash) {
+            return None;
+        }
+        self.last_hash = Some(hash);
+        let image = Image {
+            width: frame.width,
+            height: frame.height,
+            rgba: frame.pixels,
+        };
+        if image.rgba.len() as u64 != u64::from(image.width) * u64::from(image.height) * 4 {
+            return None; // no picture yet
+        }
+        let screen = Screen::new(image);
+        let mut found = None;
+        for (i, n) in needles.iter().enumerate() {
+            let r = n.find_on(&screen);
+            if r.ok() {
+                found = Some(n.name.clone());
+                break;
+            }
+            // Ties go to the newer screen: the diff then shows what the guest shows now.
+            if self
+                .closest
+                .as_ref()
+                .is_none_or(|c| r.margin() >= c.1.margin())
+            {
+                self.closest = Some((i, r, screen.image().clone()));
+            }
+        }
+        found
+    }
+
+    /// After a timeout: says how close the needles came and writes the closest needle's
+    /// picture and a diff next to `shot` (`NAME.needle.png`, `NAME.diff.png`).
+    fn report(&self, needles: &[Needle], shot: Option<&std::path::Path>) -> anyhow::Result<()> {
+        let Some((i, result, screen)) = &self.closest else {
+            eprintln!("aero: no screen was seen to match against");
+            return Ok(());
+        };
+        let n = &needles[*i];
+        for a in &result.areas {
+            eprintln!(
+                "aero: closest needle {}: area {} best at {},{} similarity {:.3} (needs {:.3})",
+                n.name, a.index, a.x, a.y, a.similarity, a.required
+            );
+        }
+        if let Some(shot) = shot {
+            let stem = shot.file_stem().unwrap_or_default().to_string_lossy();
+            let out = |what: &str| shot.with_file_name(format!("{stem}.{what}.png"));
+            aero::screenshot::write_png(
+                &out("needle"),
+                n.image.width,
+                n.image.height,
+                &n.image.rgba,
+            )?;
+            let diff = n.diff_image(screen, result);
+            aero::screenshot::write_png(&out("diff"), diff.width, diff.height, &diff.rgba)?;
+            eprintln!(
+                "aero: wrote {} and {} (screen at the closest match)",
+                out("needle").display(),
+                out("diff").display()
+            );
+        }
+        Ok(())
+    }
+}
+
 fn run(args: HeadlessArgs, mut s: Setup) -> anyhow::Result<u8> {
     let timeout_ns = args.timeout.map(|t| (t * 1e9) as u64);
+    let mut watch = ScreenWatch::default();
     let mut serial_match = args.until_serial.as_deref().map(StreamMatcher::new);
     // Monitor lines due at power-on run before the first instruction.
     if let Some(m) = s.monitor.as_mut() {
@@ -208,6 +306,12 @@ fn run(args: HeadlessArgs, mut s: Setup) -> anyhow::Result<u8> {
         {
             break EXIT_OK;
         }
+        if !s.needles.is_empty()
+            && let Some(name) = watch.check(&mut s.machine, &s.needles)
+        {
+            eprintln!("aero: screen matches needle {name}");
+            break EXIT_OK;
+        }
         match event {
             RunEvent::Running => {}
             RunEvent::PoweredOff => break EXIT_OK,
@@ -222,6 +326,9 @@ fn run(args: HeadlessArgs, mut s: Setup) -> anyhow::Result<u8> {
                 s.machine.now_ns() as f64 / 1e9,
                 s.machine.cpu_location()
             );
+            if !s.needles.is_empty() {
+                watch.report(&s.needles, args.screenshot.as_deref())?;
+            }
             break EXIT_TIMEOUT;
         }
     };

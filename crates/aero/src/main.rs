@@ -5,6 +5,7 @@ mod disk;
 mod drives;
 mod guest_tools;
 mod headless;
+mod image_cmds;
 mod machine_args;
 mod monitor;
 mod run;
@@ -33,6 +34,10 @@ enum Command {
     /// Build the Windows 7 guest drivers and their ISO.
     #[command(name = "guest-tools")]
     GuestTools(guest_tools::GuestToolsArgs),
+    /// Compare two PNG screenshots (exit 0 equal, 1 different, 2 bad input).
+    Compare(image_cmds::CompareArgs),
+    /// Make openQA needles from screenshots.
+    Needle(image_cmds::NeedleArgs),
 }
 
 fn main() -> ExitCode {
@@ -57,5 +62,7 @@ fn main() -> ExitCode {
         Command::Disk(args) => disk::main(args),
         Command::Demo(args) => demo::main(args),
         Command::GuestTools(args) => guest_tools::main(args),
+        Command::Compare(args) => image_cmds::compare_main(args),
+        Command::Needle(args) => image_cmds::needle_main(args),
     }
 }
