@@ -10,9 +10,10 @@
 // GetFrontBufferData, Present/PresentEx, render states, viewport, LockRect/UnlockRect;
 // the draw path (draw.inc, objects.inc): 2D textures with mips, vertex/index buffers,
 // vs/ps shaders, vertex declarations, samplers and texture stage states, float shader
-// constants, scissor, DrawPrimitive/DrawIndexedPrimitive and their UP forms.
-// Everything else (cube/volume textures, FVF, state blocks, queries, int/bool
-// constants, UpdateSurface/UpdateTexture, Reset, additional swap chains...) is a logged
+// constants, scissor, DrawPrimitive/DrawIndexedPrimitive and their UP forms,
+// UpdateTexture, event queries.
+// Everything else (cube/volume textures, FVF, state blocks, other queries, int/bool
+// constants, UpdateSurface, Reset, additional swap chains...) is a logged
 // D3DERR_NOTAVAILABLE from the generated stubs (stubs.h), never a crash.
 #include <windows.h>
 
