@@ -14,6 +14,7 @@
 //! `display.rs`).
 
 pub mod alloc_table;
+pub mod bc_decode;
 pub mod d3d9;
 pub mod error;
 pub mod executor;
