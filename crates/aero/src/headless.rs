@@ -67,6 +67,10 @@ const EXIT_TIMEOUT: u8 = 1;
 const EXIT_BAD_ARGS: u8 = 2;
 const EXIT_SHUTDOWN: u8 = 3;
 
+/// Least guest time between two needle searches: a guest that animates changes its
+/// picture every frame, and a search costs milliseconds of host time.
+const MATCH_INTERVAL_NS: u64 = 100_000_000;
+
 /// Guest time between checks of the screen and the timeout.
 const SLICE_NS: u64 = 10_000_000;
 
@@ -179,6 +183,8 @@ impl StreamMatcher {
 #[derive(Default)]
 struct ScreenWatch {
     last_hash: Option<u64>,
+    /// Guest time before which the screen is not looked at again after a search.
+    next_check_ns: u64,
     /// The needle that came closest so far and how (index into the needles).
     closest: Option<(usize, MatchResult, Image)>,
 }
@@ -187,6 +193,9 @@ impl ScreenWatch {
     /// Returns the name of a needle that matches the current screen.
     fn check(&mut self, machine: &mut Machine, needles: &[Needle]) -> Option<String> {
         use std::hash::{Hash, Hasher};
+        if machine.now_ns() < self.next_check_ns {
+            return None;
+        }
         let frame = machine.screen();
         let mut h = std::collections::hash_map::DefaultHasher::new();
         (frame.width, frame.height, &frame.pixels).hash(&mut h);
@@ -195,6 +204,7 @@ impl ScreenWatch {
             return None;
         }
         self.last_hash = Some(hash);
+        self.next_check_ns = machine.now_ns().saturating_add(MATCH_INTERVAL_NS);
         let image = Image {
             width: frame.width,
             height: frame.height,
