@@ -7,6 +7,7 @@
 # Images are written to     ${XDG_CACHE_HOME:-$HOME/.cache}/aero/images
 #   linux-amd64.img   MBR disk, FAT16 partition, syslinux, amd64 kernel + busybox initramfs
 #   linux-i386.img    same layout, kernel from debian-installer-12-netboot-i386, i386 busybox
+#   linux-i386-pae.img  the same with the vmlinuz of linux-image-686-pae (PAE, NX, >4 GiB)
 #   grub.img          MBR disk, GRUB 2 (i386-pc) menu without timeout, boots the amd64 Linux
 #   linux-amd64.iso   isolinux El Torito no-emulation CD, same amd64 kernel + initramfs
 #   linux-amd64-storage.iso  isolinux CD whose initramfs loads the kernel's ata_piix/ahci
@@ -135,12 +136,15 @@ ensure_i386_arch() {
     fi
 }
 
-# Name of the versioned kernel package the linux-image-amd64 meta package depends on.
-resolve_amd64_kernel_pkg() {
-    local meta
-    meta="$(fetch_deb linux-image-amd64)"
+# Name of the versioned kernel package a linux-image meta package ($1, PKG[:ARCH]) depends
+# on, with the meta package's :ARCH suffix kept.
+resolve_kernel_pkg() {
+    local meta suffix=""
+    [[ "$1" == *:* ]] && suffix=":${1##*:}"
+    meta="$(fetch_deb "$1")"
     dpkg-deb -f "$meta" Depends | tr ',' '\n' | sed 's/[[:space:]]*(.*//; s/^[[:space:]]*//' \
-        | grep -m1 '^linux-image-[0-9]' || die "cannot resolve the kernel of linux-image-amd64"
+        | grep -m1 '^linux-image-[0-9]' | sed "s/\$/$suffix/" | grep . \
+        || die "cannot resolve the kernel of $1"
 }
 
 # --- image pieces --------------------------------------------------------------------
@@ -633,9 +637,12 @@ main() {
     ensure_host_tools
     ensure_i386_arch
 
-    local kpkg deb_kernel deb_bb64 deb_bb32 deb_di deb_memtest deb_grub_rescue stamp_inputs
-    kpkg="$(resolve_amd64_kernel_pkg)"
+    local kpkg deb_kernel deb_kernel_pae deb_bb64 deb_bb32 deb_di deb_memtest deb_grub_rescue stamp_inputs
+    kpkg="$(resolve_kernel_pkg linux-image-amd64)"
     deb_kernel="$(fetch_deb "$kpkg")"
+    # The 686-pae flavour: PAE paging, NX and RAM above 4 GiB for a 32-bit kernel (the
+    # installer's kernel is the non-PAE 686 one). Only its vmlinuz is used.
+    deb_kernel_pae="$(fetch_deb "$(resolve_kernel_pkg linux-image-686-pae:i386)")"
     deb_bb64="$(fetch_deb busybox-static:amd64)"
     deb_bb32="$(fetch_deb busybox-static:i386)"
     deb_di="$(fetch_deb debian-installer-12-netboot-i386)"
@@ -644,15 +651,15 @@ main() {
 
     stamp_inputs="$( {
         sha256sum "$0" | cut -d' ' -f1
-        basename -a "$deb_kernel" "$deb_bb64" "$deb_bb32" "$deb_di" "$deb_memtest" "$deb_grub_rescue"
+        basename -a "$deb_kernel" "$deb_kernel_pae" "$deb_bb64" "$deb_bb32" "$deb_di" "$deb_memtest" "$deb_grub_rescue"
         for f in /usr/lib/syslinux/mbr/mbr.bin /usr/lib/ISOLINUX/isolinux.bin /usr/lib/syslinux/memdisk \
                  /usr/lib/grub/i386-pc/boot.img "$(command -v syslinux)"; do
             sha256sum "$f" | cut -d' ' -f1
         done
     } | sha256sum | cut -d' ' -f1)"
-    local outputs=(linux-amd64.img linux-i386.img grub.img linux-amd64.iso linux-amd64-storage.iso
+    local outputs=(linux-amd64.img linux-i386.img linux-i386-pae.img grub.img linux-amd64.iso linux-amd64-storage.iso
                    linux-amd64-diskbench.iso
-                   vmlinuz-amd64 initrd-amd64.img initrd-amd64-storage.img vmlinuz-i386 initrd-i386.img
+                   vmlinuz-amd64 initrd-amd64.img initrd-amd64-storage.img vmlinuz-i386 vmlinuz-i386-pae initrd-i386.img
                    memtest86+x64.iso grub-rescue-floppy.img grub-rescue-cdrom.iso
                    debian-installer-i386.iso memdisk-floppy.iso)
     local all_present=1 o
@@ -680,6 +687,12 @@ main() {
     cp "$work/$di_linux" "$OUT_DIR/vmlinuz-i386"
     touch -d @"$SOURCE_DATE_EPOCH" "$OUT_DIR/vmlinuz-i386"
 
+    log "extracting the i386 PAE kernel from $(basename "$deb_kernel_pae")"
+    mkdir -p "$work/pae"
+    dpkg-deb --fsys-tarfile "$deb_kernel_pae" | tar -x -C "$work/pae" --wildcards './boot/vmlinuz-*'
+    cp "$(find "$work/pae/boot" -name 'vmlinuz-*' | head -n1)" "$OUT_DIR/vmlinuz-i386-pae"
+    touch -d @"$SOURCE_DATE_EPOCH" "$OUT_DIR/vmlinuz-i386-pae"
+
     # Debian's memtest86+ ISO boots through El Torito floppy emulation.
     log "extracting memtest86+x64.iso from $(basename "$deb_memtest")"
     dpkg-deb --fsys-tarfile "$deb_memtest" | tar -x -C "$work" ./usr/lib/memtest86+/memtest86+x64.iso
@@ -706,6 +719,8 @@ main() {
     build_syslinux_disk "$OUT_DIR/linux-amd64.img" "$OUT_DIR/vmlinuz-amd64" "$OUT_DIR/initrd-amd64.img"
     log "building linux-i386.img"
     build_syslinux_disk "$OUT_DIR/linux-i386.img" "$OUT_DIR/vmlinuz-i386" "$OUT_DIR/initrd-i386.img"
+    log "building linux-i386-pae.img"
+    build_syslinux_disk "$OUT_DIR/linux-i386-pae.img" "$OUT_DIR/vmlinuz-i386-pae" "$OUT_DIR/initrd-i386.img"
     log "building grub.img"
     build_grub_disk "$OUT_DIR/grub.img" "$OUT_DIR/vmlinuz-amd64" "$OUT_DIR/initrd-amd64.img"
     log "building linux-amd64.iso"

@@ -12,11 +12,13 @@
 //! - 4096 MiB, amd64, SeaBIOS: SeaBIOS reads RAM above 4 GiB from CMOS only once it has
 //!   found QEMU's fw_cfg, which Aero offers for that (`devices/fw_cfg.rs`); without it
 //!   the 512 MiB above 4 GiB were lost.
-//! - 3072 MiB, i386 (the 686 kernel with HIGHMEM: most RAM is highmem), both BIOSes: all
-//!   of it below the hole. The i386 test image has no PAE kernel (Debian's installer
-//!   kernel is `686`), so i386 PAE above 4 GiB is not covered here.
+//! - 4096 MiB, i386 PAE (Debian's `686-pae` kernel, image `linux-i386-pae.img`), both
+//!   BIOSes: the same map as amd64, reached by a 32-bit kernel through PAE page tables.
+//!   The kernel reports NX active (only PAE page tables have an NX bit), its HighMem zone
+//!   ends above 4 GiB and MemTotal exceeds the 3.5 GiB below the hole. It also covers
+//!   what the 3072 MiB non-PAE `686` boot did (most RAM is highmem), so that boot is gone.
 //!
-//! 1024 and 2048 MiB add nothing these do not: they are below the hole like 3072 (and
+//! 1024, 2048 and 3072 MiB add nothing these do not: they are below the hole (and
 //! `aero run`'s 2048 MiB default is checked in machine_args' unit tests).
 
 mod common;
@@ -130,9 +132,9 @@ fn assert_mem_total(s: &Seen, serial: &str) {
     );
 }
 
-/// The map both BIOSes must give a 4096 MiB guest.
-fn amd64_with_4096_mib(test: &str, extra: &[&str]) {
-    let serial = boot(test, "linux-amd64.img", 4096, extra);
+/// The map both BIOSes must give a 4096 MiB guest; returns the serial text.
+fn with_4096_mib(test: &str, image_name: &str, extra: &[&str]) -> String {
+    let serial = boot(test, image_name, 4096, extra);
     let s = seen(&serial);
     // Low RAM runs to the tables just under the hole at 0xE000_0000, the rest at 4 GiB.
     assert_eq!(
@@ -147,16 +149,14 @@ fn amd64_with_4096_mib(test: &str, extra: &[&str]) {
     );
     assert!(s.usable_low > 0xDF00_0000, "{serial}");
     assert_mem_total(&s, &serial);
+    // More than the 3.5 GiB below the hole: the kernel uses the RAM above 4 GiB.
     assert!(s.mem_total > 3800 * MIB, "MemTotal {}", s.mem_total);
+    serial
 }
 
 #[test]
 fn amd64_with_4096_mib_on_our_bios_has_ram_above_4_gib() {
-    amd64_with_4096_mib("4096-aero", &[]);
-    let serial = std::fs::read_to_string(
-        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("memory-4096-aero/serial.txt"),
-    )
-    .unwrap();
+    let serial = with_4096_mib("4096-aero", "linux-amd64.img", &[]);
     assert!(
         serial.contains("[mem 0x00000000e0000000-0x00000000efffffff] reserved"),
         "the ECAM part of the hole is reserved:\n{serial}"
@@ -165,34 +165,49 @@ fn amd64_with_4096_mib_on_our_bios_has_ram_above_4_gib() {
 
 #[test]
 fn amd64_with_4096_mib_on_seabios_has_ram_above_4_gib() {
-    amd64_with_4096_mib("4096-seabios", &["--bios", SEABIOS]);
+    with_4096_mib("4096-seabios", "linux-amd64.img", &["--bios", SEABIOS]);
 }
 
-fn i386_with_3072_mib(test: &str, extra: &[&str]) {
-    let serial = boot(test, "linux-i386.img", 3072, extra);
+/// End (exclusive) of the kernel's HighMem zone from its "  HighMem  [mem A-B]" line.
+fn highmem_zone_end(serial: &str) -> Option<u64> {
+    serial.lines().find_map(|l| {
+        let rest = l.split_once("HighMem ")?.1.trim_start();
+        let range = rest.strip_prefix("[mem ")?.split_once(']')?.0;
+        let end = range.split_once('-')?.1.trim_start_matches("0x");
+        Some(u64::from_str_radix(end, 16).ok()? + 1)
+    })
+}
+
+/// A 32-bit PAE kernel with 4096 MiB: the amd64 map, used through PAE page tables.
+fn i386_pae_with_4096_mib(test: &str, extra: &[&str]) {
+    let serial = with_4096_mib(test, "linux-i386-pae.img", extra);
     assert!(serial.contains("AERO-UNAME-M=i686"), "{serial}");
-    let s = seen(&serial);
-    assert_eq!(s.usable_high, 0, "{serial}");
     assert!(
-        (3072 * MIB - MIB..=3072 * MIB).contains(&s.highest_low_ram_end),
-        "low RAM ends at {:#x}:\n{serial}",
-        s.highest_low_ram_end
+        serial
+            .lines()
+            .any(|l| l.contains("AERO-UNAME-R=") && l.trim_end().ends_with("-686-pae")),
+        "not the 686-pae kernel:\n{serial}"
     );
-    // A 32-bit kernel maps 896 MiB directly; the rest is highmem and still counts.
+    // NX lives in bit 63 of a PAE page-table entry: "active" means PAE paging is on.
     assert!(
-        serial.contains("HighMem zone") || serial.contains("highmem"),
-        "no highmem in the kernel log:\n{serial}"
+        serial.contains("NX (Execute Disable) protection: active"),
+        "no NX, so no PAE paging:\n{serial}"
     );
-    assert_mem_total(&s, &serial);
-    assert!(s.mem_total > 2900 * MIB, "MemTotal {}", s.mem_total);
+    // The direct map stops at ~896 MiB; everything else, up to the top of RAM above 4 GiB, is highmem.
+    let highmem_end = highmem_zone_end(&serial);
+    assert_eq!(
+        highmem_end,
+        Some(FOUR_GIB + 4096 * MIB - 0xE000_0000),
+        "HighMem zone end:\n{serial}"
+    );
 }
 
 #[test]
-fn i386_with_3072_mib_on_our_bios() {
-    i386_with_3072_mib("3072-aero", &[]);
+fn i386_pae_with_4096_mib_on_our_bios_has_ram_above_4_gib() {
+    i386_pae_with_4096_mib("4096-pae-aero", &[]);
 }
 
 #[test]
-fn i386_with_3072_mib_on_seabios() {
-    i386_with_3072_mib("3072-seabios", &["--bios", SEABIOS]);
+fn i386_pae_with_4096_mib_on_seabios_has_ram_above_4_gib() {
+    i386_pae_with_4096_mib("4096-pae-seabios", &["--bios", SEABIOS]);
 }
