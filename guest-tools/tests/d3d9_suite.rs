@@ -4,37 +4,42 @@
 //! (`tests/d3d9/runtime`) over the shipped UMD, submitting live to the AeroGPU device
 //! model in `aero-d3d9-host`. Every image the programs write must match within tolerance.
 //!
-//! The device runs on the wgpu executor (Mesa lavapipe here). Programs whose pixels come
-//! from draws are listed in [`EXPECTED_TO_FAIL`] with what is missing; they must run to
-//! completion on both.
+//! The device runs on the wgpu executor (Mesa lavapipe here), draws included: clears,
+//! copies, locks, textured quads (point/linear), blending, render-to-texture and a D3D9Ex
+//! DWM-style frame match. Programs that cannot match yet are listed in
+//! [`EXPECTED_TO_FAIL`] with what exactly differs; they must run to completion on both.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Programs whose images need no draws: clears, colour fills, copies, CPU locks.
-const PASSING: &[&str] = &["clear", "copies", "lockable"];
+/// Programs whose images match Wine's d3d9: a regression fails the test.
+const PASSING: &[&str] = &[
+    "clear",
+    "copies",
+    "lockable",
+    "textured_quad",
+    "blending",
+    "render_to_texture",
+    "dwm_frame",
+];
 
 /// Programs that run to completion on our runtime but whose pixels cannot match yet, with
-/// what is missing. They are run and must run to completion on both; when one starts
+/// what exactly differs. They are run and must run to completion on both; when one starts
 /// matching the test says so loudly (move it to [`PASSING`]) without failing.
 const EXPECTED_TO_FAIL: &[(&str, &str)] = &[
-    ("textured_quad", DRAWS_MISSING),
-    ("blending", DRAWS_MISSING),
-    // With the draw path in progress (working tree of 2026-11-27) cells 1-3 (depth test,
-    // depth write off, two-sided stencil) match; cell 4 does not: a depth Clear of a
-    // rectangle (CLEAR_RECTS) is not seen by the later GREATER test.
-    ("depth_stencil", DRAWS_MISSING),
-    ("render_to_texture", DRAWS_MISSING),
-    ("dwm_frame", DRAWS_MISSING),
+    (
+        "depth_stencil",
+        "cells 1-3 (depth test, depth write off, two-sided stencil) match; cell 4 does not \
+         (256 pixels): its depth Clear of a rectangle (CLEAR with rects, z 0.5) is not seen by \
+         the following GREATER-tested draw, because the wgpu executor's depth attachment only \
+         follows whole-surface clears (crates/aero-gpu wgpu executor)",
+    ),
     (
         "shaders_3_0",
         "the UMD's caps (and CreateVertexShader/CreatePixelShader) stop at vs_2_0/ps_2_0 \
          (kMax*ShaderVersion in aerogpu_umd_core.h), so the program draws nothing here",
     ),
 ];
-
-const DRAWS_MISSING: &str = "draws: the wgpu executor skips 3D draws until its draw path is \
-     wired in (crates/aero-gpu/src/aerogpu/wgpu_executor, in progress)";
 
 /// Programs of the assignment not written yet.
 const NOT_WRITTEN: &[&str] = &[
