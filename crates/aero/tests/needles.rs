@@ -184,6 +184,35 @@ fn demo_until_match_stops_on_its_own_screenshot_and_times_out_on_a_foreign_needl
     ]);
     assert_eq!(out.status.code(), Some(0));
 
+    // A needle recorded 12 px left and 7 px lower still finds the logo (within the margin).
+    let first_img = read_png(&first).unwrap();
+    let mut shifted = first_img.clone();
+    for y in 0..480usize {
+        for x in 0..640usize {
+            let (sx, sy) = ((x + 12).min(639), y.saturating_sub(7));
+            let (d, s) = ((y * 640 + x) * 4, (sy * 640 + sx) * 4);
+            shifted.rgba[d..d + 4].copy_from_slice(&first_img.rgba[s..s + 4]);
+        }
+    }
+    let shifted_png = dir.join("shifted-screen.png");
+    save(&shifted_png, &shifted);
+    let moved = dir.join("moved.json");
+    let out = aero(&[
+        "needle",
+        "create",
+        s(&shifted_png),
+        "--area",
+        "178,62,260,85",
+        "--tag",
+        "moved",
+        "-o",
+        s(&moved),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let out = aero(&["headless", "--until-match", s(&moved), "--timeout", "20"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("screen matches needle moved"));
+
     // Either needle may stop the run: the logo does.
     let out = aero(&[
         "headless",
