@@ -43,7 +43,7 @@ use thiserror::Error;
 use super::executor::{Executor, SubmissionInfo};
 use super::memory::{GuestMemory, GuestMemoryError};
 use super::processor::{
-    Command, MAX_CONTEXTS, ResolvedBacking, ResourceDesc, ResourceId, TextureDesc,
+    Command, ContextParking, ResolvedBacking, ResourceDesc, ResourceId, TextureDesc,
     clear_rect_records,
 };
 use super::scanout::MAX_SCANOUT_DIM;
@@ -505,28 +505,13 @@ impl SoftExecutor {
     }
 
     fn switch_context(&mut self, context_id: u32) {
-        if context_id == self.context {
-            return;
+        ContextParking {
+            current: &mut self.state,
+            context: &mut self.context,
+            parked: &mut self.parked,
+            switches: &mut self.switches,
         }
-        self.switches += 1;
-        let incoming = self
-            .parked
-            .remove(&context_id)
-            .map(|(s, _)| s)
-            .unwrap_or_default();
-        let outgoing = std::mem::replace(&mut self.state, incoming);
-        self.parked.insert(self.context, (outgoing, self.switches));
-        self.context = context_id;
-        if self.parked.len() > MAX_CONTEXTS {
-            let oldest = self
-                .parked
-                .iter()
-                .min_by_key(|(_, (_, used))| *used)
-                .map(|(c, _)| *c);
-            if let Some(c) = oldest {
-                self.parked.remove(&c);
-            }
-        }
+        .switch_to(context_id);
     }
 
     fn create(

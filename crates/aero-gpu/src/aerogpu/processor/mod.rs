@@ -64,6 +64,47 @@ pub struct StreamSummary {
 /// the least recently used one is forgotten (a guest cannot grow the table).
 pub const MAX_CONTEXTS: usize = 1024;
 
+/// Per-context state kept by the processor (bindings) and both executors (bound outputs):
+/// the current context's state plus the others' parked with the switch count of their last
+/// use, so that at most [`MAX_CONTEXTS`] idle contexts are remembered (least recently
+/// used forgotten first).
+pub(crate) struct ContextParking<'a, T> {
+    pub current: &'a mut T,
+    pub context: &'a mut u32,
+    pub parked: &'a mut BTreeMap<u32, (T, u64)>,
+    pub switches: &'a mut u64,
+}
+
+impl<T: Default> ContextParking<'_, T> {
+    /// Makes `context_id`'s state current (a context never seen starts from the default);
+    /// returns the idle context forgotten to stay within [`MAX_CONTEXTS`], if any.
+    pub fn switch_to(self, context_id: u32) -> Option<u32> {
+        if context_id == *self.context {
+            return None;
+        }
+        *self.switches += 1;
+        let incoming = self
+            .parked
+            .remove(&context_id)
+            .map(|(s, _)| s)
+            .unwrap_or_default();
+        let outgoing = std::mem::replace(self.current, incoming);
+        self.parked
+            .insert(*self.context, (outgoing, *self.switches));
+        *self.context = context_id;
+        if self.parked.len() <= MAX_CONTEXTS {
+            return None;
+        }
+        let oldest = self
+            .parked
+            .iter()
+            .min_by_key(|(_, (_, used))| *used)
+            .map(|(c, _)| *c)?;
+        self.parked.remove(&oldest);
+        Some(oldest)
+    }
+}
+
 /// Objects (resources, shaders, input layouts) live in one global handle namespace, but
 /// pipeline bindings belong to the submitting context (`aerogpu_submit_desc.context_id`):
 /// DWM and each application's device keep their own state however their submissions
@@ -110,24 +151,17 @@ impl CommandProcessor {
     /// Makes `context_id`'s bindings current (a context never seen starts with nothing
     /// bound).
     pub fn switch_context(&mut self, context_id: u32) {
-        if context_id == self.context {
-            return;
-        }
-        self.switches += 1;
-        let incoming = self
-            .parked
-            .remove(&context_id)
-            .map(|(b, _)| b)
-            .unwrap_or_default();
-        let outgoing = std::mem::replace(&mut self.bindings, incoming);
-        self.parked.insert(self.context, (outgoing, self.switches));
-        self.context = context_id;
-        if self.parked.len() > MAX_CONTEXTS {
-            let oldest = self.parked.iter().min_by_key(|(_, (_, used))| *used).map(|(c, _)| *c);
-            if let Some(c) = oldest {
-                tracing::debug!(context = c, "aerogpu: forgetting the bindings of an idle context");
-                self.parked.remove(&c);
-            }
+        let parking = ContextParking {
+            current: &mut self.bindings,
+            context: &mut self.context,
+            parked: &mut self.parked,
+            switches: &mut self.switches,
+        };
+        if let Some(c) = parking.switch_to(context_id) {
+            tracing::debug!(
+                context = c,
+                "aerogpu: forgetting the bindings of an idle context"
+            );
         }
     }
 

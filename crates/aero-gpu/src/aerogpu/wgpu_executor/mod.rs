@@ -43,7 +43,7 @@ use thiserror::Error;
 use super::executor::{Executor, SubmissionInfo};
 use super::memory::{GuestMemory, GuestMemoryError};
 use super::processor::{
-    Command, MAX_CONTEXTS, ResolvedBacking, ResourceDesc, ResourceId, TextureDesc,
+    Command, ContextParking, ResolvedBacking, ResourceDesc, ResourceId, TextureDesc,
     clear_rect_records,
 };
 use super::scanout::MAX_SCANOUT_DIM;
@@ -495,27 +495,13 @@ impl WgpuExecutor {
     }
 
     fn switch_context(&mut self, context_id: u32) {
-        if context_id == self.context {
-            return;
+        ContextParking {
+            current: &mut self.outputs,
+            context: &mut self.context,
+            parked: &mut self.parked,
+            switches: &mut self.switches,
         }
-        self.switches += 1;
-        let incoming = self
-            .parked
-            .remove(&context_id)
-            .map(|(s, _)| s)
-            .unwrap_or_default();
-        let outgoing = std::mem::replace(&mut self.outputs, incoming);
-        self.parked.insert(self.context, (outgoing, self.switches));
-        self.context = context_id;
-        if self.parked.len() > MAX_CONTEXTS
-            && let Some(c) = self
-                .parked
-                .iter()
-                .min_by_key(|(_, (_, used))| *used)
-                .map(|(c, _)| *c)
-        {
-            self.parked.remove(&c);
-        }
+        .switch_to(context_id);
     }
 
     fn make_storage(&self, desc: &ResourceDesc, size_bytes: u64) -> Result<Storage, WgpuError> {
