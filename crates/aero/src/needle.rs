@@ -468,8 +468,16 @@ fn search(screen: &Grey, needle: &Grey, a: &Area, margin: u32, required: f64) ->
             return (a.xpos, a.ypos, sim);
         }
     }
-    let x_range = a.xpos.saturating_sub(margin)..=a.xpos.saturating_add(margin);
-    let y_range = a.ypos.saturating_sub(margin)..=a.ypos.saturating_add(margin);
+    // Clamped to positions where the area fits, so a huge `margin` costs no more than the
+    // whole screen.
+    let x_range = a.xpos.saturating_sub(margin)
+        ..=a.xpos
+            .saturating_add(margin)
+            .min(screen.width.saturating_sub(a.width));
+    let y_range = a.ypos.saturating_sub(margin)
+        ..=a.ypos
+            .saturating_add(margin)
+            .min(screen.height.saturating_sub(a.height));
     // Coarse pass: every position, but only every STEP-th pixel of every STEP-th row;
     // the few best positions then get the exact sum.
     let step = if a.width >= 16 && a.height >= 16 {
@@ -678,6 +686,10 @@ mod tests {
             rgba: vec![0; 400],
         };
         assert_eq!(n.find(&tiny).areas[0].similarity, 0.0);
+        // A huge margin searches the screen, not 2³² positions.
+        let mut a = area(45, 35, 40, 30, AreaType::Match);
+        a.margin = Some(u32::MAX);
+        assert!(needle(vec![a]).find(&scene(100, 80)).ok());
     }
 
     #[test]
