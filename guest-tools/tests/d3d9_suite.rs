@@ -5,9 +5,10 @@
 //! model in `aero-d3d9-host`. Every image the programs write must match within tolerance.
 //!
 //! The device runs on the wgpu executor (Mesa lavapipe here), draws included: clears,
-//! copies, locks, textured quads (point/linear), blending, render-to-texture and a D3D9Ex
-//! DWM-style frame match. Programs that cannot match yet are listed in
-//! [`EXPECTED_TO_FAIL`] with what exactly differs; they must run to completion on both.
+//! copies, locks, textured quads (point/linear), blending, render-to-texture, a D3D9Ex
+//! DWM-style frame and vs_3_0/ps_3_0 shaders match. Programs that cannot match yet are
+//! listed in [`EXPECTED_TO_FAIL`] with what exactly differs; they must run to completion
+//! on both.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -21,25 +22,19 @@ const PASSING: &[&str] = &[
     "blending",
     "render_to_texture",
     "dwm_frame",
+    "shaders_3_0",
 ];
 
 /// Programs that run to completion on our runtime but whose pixels cannot match yet, with
 /// what exactly differs. They are run and must run to completion on both; when one starts
 /// matching the test says so loudly (move it to [`PASSING`]) without failing.
-const EXPECTED_TO_FAIL: &[(&str, &str)] = &[
-    (
-        "depth_stencil",
-        "cells 1-3 (depth test, depth write off, two-sided stencil) match; cell 4 does not \
-         (256 pixels): its depth Clear of a rectangle (CLEAR with rects, z 0.5) is not seen by \
-         the following GREATER-tested draw, because the wgpu executor's depth attachment only \
-         follows whole-surface clears (crates/aero-gpu wgpu executor)",
-    ),
-    (
-        "shaders_3_0",
-        "the UMD's caps (and CreateVertexShader/CreatePixelShader) stop at vs_2_0/ps_2_0 \
-         (kMax*ShaderVersion in aerogpu_umd_core.h), so the program draws nothing here",
-    ),
-];
+const EXPECTED_TO_FAIL: &[(&str, &str)] = &[(
+    "depth_stencil",
+    "cells 1-3 (depth test, depth write off, two-sided stencil) match; cell 4 does not \
+     (256 pixels): its depth Clear of a rectangle (CLEAR with rects, z 0.5) is not seen by \
+     the following GREATER-tested draw, because the wgpu executor's depth attachment only \
+     follows whole-surface clears (crates/aero-gpu wgpu executor)",
+)];
 
 /// Programs of the assignment not written yet.
 const NOT_WRITTEN: &[&str] = &[

@@ -125,13 +125,25 @@ void fill_d3d9_caps(D3DCAPS9 *c) {
     // Device::blit samples with D3DTEXF_POINT or D3DTEXF_LINEAR (the filters of TextureFilterCaps).
     c->StretchRectFilterCaps = D3DPTFILTERCAPS_MINFPOINT | D3DPTFILTERCAPS_MINFLINEAR | D3DPTFILTERCAPS_MAGFPOINT |
                                D3DPTFILTERCAPS_MAGFLINEAR;
-    // Shader model 2.0 minimums (no 2.x extensions, no flow control beyond 2.0).
-    c->VS20Caps.NumTemps = 12;
-    c->VS20Caps.StaticFlowControlDepth = 1;
-    c->PS20Caps.NumTemps = 12;
-    c->PS20Caps.NumInstructionSlots = 96;
+    // Shader model 3.0 (Microsoft's vs_3_0/ps_3_0 requirements): the translator bounds
+    // nesting at 64 blocks and shaders at 32768 instructions, takes r0-r31, predication,
+    // dsx/dsy, texldl/texldd, arbitrary swizzles and any number of dependent reads.
+    c->VS20Caps.Caps = D3DVS20CAPS_PREDICATION;
+    c->VS20Caps.DynamicFlowControlDepth = D3DVS20_MAX_DYNAMICFLOWCONTROLDEPTH; // 24
+    c->VS20Caps.NumTemps = D3DVS20_MAX_NUMTEMPS;                               // 32
+    c->VS20Caps.StaticFlowControlDepth = D3DVS20_MAX_STATICFLOWCONTROLDEPTH;   // 4
+    c->PS20Caps.Caps = D3DPS20CAPS_ARBITRARYSWIZZLE | D3DPS20CAPS_GRADIENTINSTRUCTIONS | D3DPS20CAPS_PREDICATION |
+                       D3DPS20CAPS_NODEPENDENTREADLIMIT | D3DPS20CAPS_NOTEXINSTRUCTIONLIMIT;
+    c->PS20Caps.DynamicFlowControlDepth = D3DPS20_MAX_DYNAMICFLOWCONTROLDEPTH; // 24
+    c->PS20Caps.NumTemps = D3DPS20_MAX_NUMTEMPS;                               // 32
+    c->PS20Caps.StaticFlowControlDepth = D3DPS20_MAX_STATICFLOWCONTROLDEPTH;   // 4
+    c->PS20Caps.NumInstructionSlots = D3DPS20_MAX_NUMINSTRUCTIONSLOTS;         // 512
     c->MaxVShaderInstructionsExecuted = 65535;
-    c->MaxPShaderInstructionsExecuted = 96;
+    c->MaxPShaderInstructionsExecuted = 65535;
+    c->MaxVertexShader30InstructionSlots = D3DMAX30SHADERINSTRUCTIONS; // 32768
+    c->MaxPixelShader30InstructionSlots = D3DMAX30SHADERINSTRUCTIONS;
+    // No vertex texture fetch: the UMD does not forward D3DVERTEXTEXTURESAMPLERn textures
+    // yet, so VertexTextureFilterCaps stays 0 and no format offers D3DUSAGE_QUERY_VERTEXTEXTURE.
 }
 
 size_t format_op_count() { return sizeof(kFormats) / sizeof(kFormats[0]); }

@@ -378,15 +378,11 @@ int32_t Device::unlock(uint32_t handle, uint64_t offset, uint64_t size) {
 uint32_t Device::create_shader(uint32_t stage, const void *tokens, size_t bytes) {
     out_of_handles_ = false;
     if (!tokens || bytes < 8 || bytes % 4 || bytes > AEROGPU_MAX_SHADER_BYTES) return 0;
-    // Versions above what GetCaps reports never come from a conforming runtime.
+    // Only the models the device translates (GetCaps reports the highest of them).
     uint32_t version;
     std::memcpy(&version, tokens, 4);
-    uint32_t max = stage == AEROGPU_SHADER_STAGE_VERTEX  ? kMaxVertexShaderVersion
-                   : stage == AEROGPU_SHADER_STAGE_PIXEL ? kMaxPixelShaderVersion
-                                                         : 0;
-    if (!max || (version >> 16) != (max >> 16) || (version & 0xFFFF) < kMinShaderVersion ||
-        (version & 0xFFFF) > (max & 0xFFFF))
-        return 0;
+    if (stage != AEROGPU_SHADER_STAGE_VERTEX && stage != AEROGPU_SHADER_STAGE_PIXEL) return 0;
+    if (!shader_version_supported(stage == AEROGPU_SHADER_STAGE_PIXEL, version)) return 0;
     uint32_t h = new_handle();
     if (!h) return 0;
     auto *p = emit<aerogpu_cmd_create_shader>(AEROGPU_CMD_CREATE_SHADER, tokens, bytes);

@@ -32,9 +32,18 @@ constexpr uint32_t kD3DPRESENT_DONOTWAIT = 0x00000001u;
 
 // What the core translates; GetCaps (aerogpu_umd_caps.cpp) reports exactly these, so the
 // runtime never hands the core something it would refuse.
-constexpr uint32_t kMaxVertexShaderVersion = 0xFFFE0200u; // vs_2_0
-constexpr uint32_t kMaxPixelShaderVersion = 0xFFFF0200u;  // ps_2_0
-constexpr uint32_t kMinShaderVersion = 0x0100u;           // x_1_0: the device takes majors 1..3
+// The device's translator (crates/aero-gpu/src/aerogpu/d3d9) takes vs_1_1, vs_2_0, vs_2_x,
+// vs_3_0 and ps_1_1-ps_1_4, ps_2_0, ps_2_x (2.1), ps_3_0; create_shader accepts exactly those.
+constexpr uint32_t kMaxVertexShaderVersion = 0xFFFE0300u; // vs_3_0
+constexpr uint32_t kMaxPixelShaderVersion = 0xFFFF0300u;  // ps_3_0
+// Whether the version token (D3DVS_VERSION/D3DPS_VERSION) names a model the device translates.
+constexpr bool shader_version_supported(bool pixel, uint32_t version) {
+    if ((version >> 16) != (pixel ? 0xFFFFu : 0xFFFEu)) return false;
+    uint32_t major = (version >> 8) & 0xFF, minor = version & 0xFF;
+    if (major == 1) return minor >= 1 && minor <= (pixel ? 4u : 1u);
+    if (major == 2) return minor <= 1;
+    return major == 3 && minor == 0;
+}
 // wgpu's default max_texture_dimension_2d (the executor's limit), below the protocol's.
 constexpr uint32_t kMaxTextureDim = 8192u;
 constexpr uint32_t kMaxSimultaneousRTs = 4u;

@@ -59,21 +59,31 @@ static void test_d3d9_caps() {
 
     // Shader models: exactly what the core takes.
     CHECK(c.VertexShaderVersion == kMaxVertexShaderVersion && c.PixelShaderVersion == kMaxPixelShaderVersion);
-    CHECK(c.VertexShaderVersion == D3DVS_VERSION(2, 0) && c.PixelShaderVersion == D3DPS_VERSION(2, 0));
+    CHECK(c.VertexShaderVersion == D3DVS_VERSION(3, 0) && c.PixelShaderVersion == D3DPS_VERSION(3, 0));
     NullSink sink;
     Device d(sink, g_handles, 1);
     const uint32_t vs[] = {c.VertexShaderVersion, 0x0000FFFFu};
     const uint32_t vs_above[] = {c.VertexShaderVersion + 1, 0x0000FFFFu};
     const uint32_t ps[] = {c.PixelShaderVersion, 0x0000FFFFu};
-    const uint32_t ps_above[] = {D3DPS_VERSION(3, 0), 0x0000FFFFu};
+    const uint32_t ps_above[] = {c.PixelShaderVersion + 1, 0x0000FFFFu};
     CHECK(d.create_shader(AEROGPU_SHADER_STAGE_VERTEX, vs, sizeof(vs)) != 0);
     CHECK(d.create_shader(AEROGPU_SHADER_STAGE_VERTEX, vs_above, sizeof(vs_above)) == 0);
     CHECK(d.create_shader(AEROGPU_SHADER_STAGE_PIXEL, ps, sizeof(ps)) != 0);
     CHECK(d.create_shader(AEROGPU_SHADER_STAGE_PIXEL, ps_above, sizeof(ps_above)) == 0);
-    // SM 2.0 minimums hold.
-    CHECK(c.VS20Caps.NumTemps >= 12 && c.PS20Caps.NumTemps >= 12 && c.PS20Caps.NumInstructionSlots >= 96);
-    CHECK(c.MaxVShaderInstructionsExecuted >= 65535);
-    CHECK(c.MaxVertexShader30InstructionSlots == 0 && c.MaxPixelShader30InstructionSlots == 0);
+    // Microsoft's vs_3_0/ps_3_0 requirements.
+    CHECK(c.VS20Caps.NumTemps >= 32 && c.PS20Caps.NumTemps >= 32);
+    CHECK(c.VS20Caps.DynamicFlowControlDepth >= 24 && c.PS20Caps.DynamicFlowControlDepth >= 24);
+    CHECK(c.VS20Caps.StaticFlowControlDepth >= 4 && c.PS20Caps.StaticFlowControlDepth >= 4);
+    CHECK(c.VS20Caps.Caps & D3DVS20CAPS_PREDICATION);
+    const DWORD ps30_caps = D3DPS20CAPS_ARBITRARYSWIZZLE | D3DPS20CAPS_GRADIENTINSTRUCTIONS |
+                            D3DPS20CAPS_PREDICATION | D3DPS20CAPS_NODEPENDENTREADLIMIT |
+                            D3DPS20CAPS_NOTEXINSTRUCTIONLIMIT;
+    CHECK((c.PS20Caps.Caps & ps30_caps) == ps30_caps && c.PS20Caps.NumInstructionSlots >= 512);
+    CHECK(c.MaxVShaderInstructionsExecuted >= 65535 && c.MaxPShaderInstructionsExecuted >= 65535);
+    CHECK(c.MaxVertexShader30InstructionSlots >= 512 && c.MaxPixelShader30InstructionSlots >= 512);
+    CHECK(c.MaxVertexShader30InstructionSlots <= 32768 && c.MaxPixelShader30InstructionSlots <= 32768);
+    CHECK(c.MaxVertexShaderConst == 256);
+    CHECK(c.VertexTextureFilterCaps == 0); // no vertex texture fetch advertised
 
     // Limits within the protocol, and the core accepts the advertised maximum.
     CHECK(c.MaxTextureWidth <= AEROGPU_MAX_TEXTURE_DIM && c.MaxTextureHeight <= AEROGPU_MAX_TEXTURE_DIM);

@@ -240,19 +240,31 @@ static void test_handle_chunks() {
 static void test_caps_limits_enforced() {
     FakeSink sink;
     Device d(sink, g_handles, 1);
-    const uint32_t vs20[] = {kMaxVertexShaderVersion, 0x0000FFFFu};
-    const uint32_t vs11[] = {0xFFFE0101u, 0x0000FFFFu};
-    const uint32_t vs2x[] = {kMaxVertexShaderVersion + 1, 0x0000FFFFu};
-    const uint32_t vs30[] = {0xFFFE0300u, 0x0000FFFFu};
-    const uint32_t ps20[] = {kMaxPixelShaderVersion, 0x0000FFFFu};
-    const uint32_t ps30[] = {0xFFFF0300u, 0x0000FFFFu};
-    CHECK(d.create_shader(AEROGPU_SHADER_STAGE_VERTEX, vs20, sizeof(vs20)) != 0);
-    CHECK(d.create_shader(AEROGPU_SHADER_STAGE_VERTEX, vs11, sizeof(vs11)) != 0);
-    CHECK(d.create_shader(AEROGPU_SHADER_STAGE_VERTEX, vs2x, sizeof(vs2x)) == 0);
-    CHECK(d.create_shader(AEROGPU_SHADER_STAGE_VERTEX, vs30, sizeof(vs30)) == 0);
-    CHECK(d.create_shader(AEROGPU_SHADER_STAGE_VERTEX, ps20, sizeof(ps20)) == 0); // wrong stage
-    CHECK(d.create_shader(AEROGPU_SHADER_STAGE_PIXEL, ps20, sizeof(ps20)) != 0);
-    CHECK(d.create_shader(AEROGPU_SHADER_STAGE_PIXEL, ps30, sizeof(ps30)) == 0);
+    // Every model the translator takes is accepted; others are refused.
+    const uint32_t vs_ok[] = {0xFFFE0101u, 0xFFFE0200u, 0xFFFE0201u, 0xFFFE0300u};
+    const uint32_t ps_ok[] = {0xFFFF0101u, 0xFFFF0102u, 0xFFFF0103u, 0xFFFF0104u,
+                              0xFFFF0200u, 0xFFFF0201u, 0xFFFF0300u};
+    const uint32_t vs_bad[] = {0xFFFE0100u, 0xFFFE0102u, 0xFFFE0104u, 0xFFFE0202u, 0xFFFE0301u,
+                               0xFFFE0400u, 0xFFFF0200u /* a pixel version */};
+    const uint32_t ps_bad[] = {0xFFFF0100u, 0xFFFF0105u, 0xFFFF0202u, 0xFFFF0301u, 0xFFFF0400u,
+                               0xFFFE0300u /* a vertex version */};
+    for (uint32_t v : vs_ok) {
+        const uint32_t tokens[] = {v, 0x0000FFFFu};
+        CHECK(d.create_shader(AEROGPU_SHADER_STAGE_VERTEX, tokens, sizeof(tokens)) != 0);
+    }
+    for (uint32_t v : ps_ok) {
+        const uint32_t tokens[] = {v, 0x0000FFFFu};
+        CHECK(d.create_shader(AEROGPU_SHADER_STAGE_PIXEL, tokens, sizeof(tokens)) != 0);
+    }
+    for (uint32_t v : vs_bad) {
+        const uint32_t tokens[] = {v, 0x0000FFFFu};
+        CHECK(d.create_shader(AEROGPU_SHADER_STAGE_VERTEX, tokens, sizeof(tokens)) == 0);
+    }
+    for (uint32_t v : ps_bad) {
+        const uint32_t tokens[] = {v, 0x0000FFFFu};
+        CHECK(d.create_shader(AEROGPU_SHADER_STAGE_PIXEL, tokens, sizeof(tokens)) == 0);
+    }
+    CHECK(kMaxVertexShaderVersion == 0xFFFE0300u && kMaxPixelShaderVersion == 0xFFFF0300u);
     ResourceDesc t;
     t.kind = ResourceKind::Texture2D; t.d3d_format = 21; t.width = kMaxTextureDim; t.height = 1;
     CHECK(d.create_resource(t) != 0);
