@@ -6,4 +6,5 @@ mod fuzz;
 mod guest;
 mod processor;
 mod soft;
+mod stream;
 mod twin;

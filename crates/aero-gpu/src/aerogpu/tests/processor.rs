@@ -6,6 +6,7 @@ use aero_protocol::pci::{ErrorCode, Format};
 use aero_protocol::ring::{ALLOC_FLAG_READONLY, AllocEntry};
 use aero_protocol::writer::{CmdStreamWriter, encode_alloc_table};
 
+use super::stream::entry;
 use crate::aerogpu::processor::{Command, ResolvedBacking, ResourceId};
 use crate::aerogpu::{
     AllocTable, CommandProcessor, Executor, GuestMemory, Limits, PacketError, SubmitError,
@@ -62,16 +63,6 @@ struct Harness {
     mem: VecMemory,
     table: AllocTable,
     exec: Recorder,
-}
-
-fn entry(alloc_id: u32, gpa: u64, size: u64, flags: u32) -> AllocEntry {
-    AllocEntry {
-        alloc_id,
-        flags,
-        gpa,
-        size_bytes: size,
-        reserved0: 0,
-    }
 }
 
 impl Harness {
@@ -1431,8 +1422,15 @@ fn bindings_are_per_context_objects_are_global() {
     // Context 2 sees the buffer (one namespace) but not context 1's index buffer.
     h.p.switch_context(2);
     assert_eq!(h.p.context(), 2);
-    assert_eq!(h.p.bindings().index_buffer, 0, "a new context starts with nothing bound");
-    assert!(h.run(one(draw_indexed)).is_err(), "no index buffer in context 2");
+    assert_eq!(
+        h.p.bindings().index_buffer,
+        0,
+        "a new context starts with nothing bound"
+    );
+    assert!(
+        h.run(one(draw_indexed)).is_err(),
+        "no index buffer in context 2"
+    );
     h.run(one(|w| set_ib(w, 30))).unwrap();
     h.run(one(|w| set_ib(w, 0))).unwrap();
     // Back in context 1, its binding is still there.
@@ -1446,7 +1444,11 @@ fn bindings_are_per_context_objects_are_global() {
     }))
     .unwrap();
     h.p.switch_context(1);
-    assert_eq!(h.p.bindings().index_buffer, 0, "a destroyed buffer is unbound everywhere");
+    assert_eq!(
+        h.p.bindings().index_buffer,
+        0,
+        "a destroyed buffer is unbound everywhere"
+    );
     assert!(h.run(one(draw_indexed)).is_err());
 }
 

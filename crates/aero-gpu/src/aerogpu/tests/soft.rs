@@ -1,6 +1,5 @@
 //! The CPU executor behind the real processor: exact bytes in host copies and guest memory.
 
-use aero_protocol::Wire;
 use aero_protocol::cmd::{
     self, CLEAR_COLOR, CLEAR_DEPTH, CLEAR_STENCIL, COPY_FLAG_WRITEBACK_DST, Opcode,
 };
@@ -8,6 +7,7 @@ use aero_protocol::pci::{ErrorCode, Format};
 use aero_protocol::ring::{ALLOC_FLAG_READONLY, AllocEntry};
 use aero_protocol::writer::{CmdStreamWriter, encode_alloc_table};
 
+use super::stream::{dirty, entry, targets};
 use super::twin::Twin;
 use crate::aerogpu::processor::ResourceId;
 use crate::aerogpu::{
@@ -23,16 +23,6 @@ struct Harness {
     table: AllocTable,
     /// Both executors, compared after every command (`twin.rs`); reads go to the CPU one.
     exec: Twin,
-}
-
-fn entry(alloc_id: u32, gpa: u64, size: u64, flags: u32) -> AllocEntry {
-    AllocEntry {
-        alloc_id,
-        flags,
-        gpa,
-        size_bytes: size,
-        reserved0: 0,
-    }
 }
 
 impl Harness {
@@ -112,18 +102,6 @@ fn texture(
     w.push(Opcode::CreateTexture2d, &p, &[]);
 }
 
-fn targets(w: &mut CmdStreamWriter, colors: &[u32], depth_stencil: u32) {
-    let mut c = [0u32; 8];
-    c[..colors.len()].copy_from_slice(colors);
-    let p = cmd::SetRenderTargets {
-        color_count: colors.len() as u32,
-        depth_stencil,
-        colors: c,
-        ..Default::default()
-    };
-    w.push(Opcode::SetRenderTargets, &p, &[]);
-}
-
 fn clear(w: &mut CmdStreamWriter, flags: u32, rgba: [f32; 4], depth: f32, stencil: u32) {
     let p = cmd::Clear {
         flags,
@@ -136,36 +114,7 @@ fn clear(w: &mut CmdStreamWriter, flags: u32, rgba: [f32; 4], depth: f32, stenci
 }
 
 fn clear_rects(w: &mut CmdStreamWriter, flags: u32, rgba: [f32; 4], rects: &[[u32; 4]]) {
-    let mut payload = vec![0u8; rects.len() * cmd::ClearRect::SIZE];
-    for (r, out) in rects
-        .iter()
-        .zip(payload.chunks_exact_mut(cmd::ClearRect::SIZE))
-    {
-        let rect = cmd::ClearRect {
-            x: r[0],
-            y: r[1],
-            width: r[2],
-            height: r[3],
-        };
-        rect.write_le(out);
-    }
-    let p = cmd::ClearRects {
-        flags,
-        color_rgba_f32: rgba.map(f32::to_bits),
-        rect_count: rects.len() as u32,
-        ..Default::default()
-    };
-    w.push(Opcode::ClearRects, &p, &payload);
-}
-
-fn dirty(w: &mut CmdStreamWriter, handle: u32, offset: u64, size: u64) {
-    let p = cmd::ResourceDirtyRange {
-        resource_handle: handle,
-        offset_bytes: offset,
-        size_bytes: size,
-        ..Default::default()
-    };
-    w.push(Opcode::ResourceDirtyRange, &p, &[]);
+    super::stream::clear_rects(w, flags, rgba, 0.0, 0, rects);
 }
 
 fn copy_buffer(

@@ -151,7 +151,6 @@ impl Executor for Twin {
 // ---- streams the CPU executor tests do not cover: GPU-side paths of the GPU executor ----
 
 mod streams {
-    use aero_protocol::Wire;
     use aero_protocol::cmd::{
         self, CLEAR_COLOR, CLEAR_DEPTH, CLEAR_STENCIL, COPY_FLAG_WRITEBACK_DST, Opcode,
     };
@@ -160,6 +159,7 @@ mod streams {
     use aero_protocol::writer::{CmdStreamWriter, encode_alloc_table};
 
     use super::Twin;
+    use crate::aerogpu::tests::stream::{clear_rects, dirty, targets};
     use crate::aerogpu::{
         AllocTable, CommandProcessor, GuestMemory, Limits, SoftExecutorConfig, VecMemory,
     };
@@ -236,60 +236,6 @@ mod streams {
             ..Default::default()
         };
         w.push(Opcode::CreateTexture2d, &p, &[]);
-    }
-
-    fn dirty(w: &mut CmdStreamWriter, handle: u32, offset: u64, size: u64) {
-        let p = cmd::ResourceDirtyRange {
-            resource_handle: handle,
-            offset_bytes: offset,
-            size_bytes: size,
-            ..Default::default()
-        };
-        w.push(Opcode::ResourceDirtyRange, &p, &[]);
-    }
-
-    fn targets(w: &mut CmdStreamWriter, colors: &[u32], depth_stencil: u32) {
-        let mut c = [0u32; 8];
-        c[..colors.len()].copy_from_slice(colors);
-        let p = cmd::SetRenderTargets {
-            color_count: colors.len() as u32,
-            depth_stencil,
-            colors: c,
-            ..Default::default()
-        };
-        w.push(Opcode::SetRenderTargets, &p, &[]);
-    }
-
-    fn clear_rects(
-        w: &mut CmdStreamWriter,
-        flags: u32,
-        rgba: [f32; 4],
-        z: f32,
-        s: u32,
-        rects: &[[u32; 4]],
-    ) {
-        let mut payload = vec![0u8; rects.len() * cmd::ClearRect::SIZE];
-        for (r, out) in rects
-            .iter()
-            .zip(payload.chunks_exact_mut(cmd::ClearRect::SIZE))
-        {
-            cmd::ClearRect {
-                x: r[0],
-                y: r[1],
-                width: r[2],
-                height: r[3],
-            }
-            .write_le(out);
-        }
-        let p = cmd::ClearRects {
-            flags,
-            color_rgba_f32: rgba.map(f32::to_bits),
-            depth_f32: z.to_bits(),
-            stencil: s,
-            rect_count: rects.len() as u32,
-            ..Default::default()
-        };
-        w.push(Opcode::ClearRects, &p, &payload);
     }
 
     #[allow(clippy::too_many_arguments)]

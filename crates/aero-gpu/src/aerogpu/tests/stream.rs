@@ -1,0 +1,70 @@
+//! Command-stream builders the processor, CPU-executor and twin-executor tests share.
+
+use aero_protocol::Wire;
+use aero_protocol::cmd::{self, Opcode};
+use aero_protocol::ring::AllocEntry;
+use aero_protocol::writer::CmdStreamWriter;
+
+pub(super) fn entry(alloc_id: u32, gpa: u64, size: u64, flags: u32) -> AllocEntry {
+    AllocEntry {
+        alloc_id,
+        flags,
+        gpa,
+        size_bytes: size,
+        reserved0: 0,
+    }
+}
+
+pub(super) fn targets(w: &mut CmdStreamWriter, colors: &[u32], depth_stencil: u32) {
+    let mut c = [0u32; 8];
+    c[..colors.len()].copy_from_slice(colors);
+    let p = cmd::SetRenderTargets {
+        color_count: colors.len() as u32,
+        depth_stencil,
+        colors: c,
+        ..Default::default()
+    };
+    w.push(Opcode::SetRenderTargets, &p, &[]);
+}
+
+pub(super) fn dirty(w: &mut CmdStreamWriter, handle: u32, offset: u64, size: u64) {
+    let p = cmd::ResourceDirtyRange {
+        resource_handle: handle,
+        offset_bytes: offset,
+        size_bytes: size,
+        ..Default::default()
+    };
+    w.push(Opcode::ResourceDirtyRange, &p, &[]);
+}
+
+pub(super) fn clear_rects(
+    w: &mut CmdStreamWriter,
+    flags: u32,
+    rgba: [f32; 4],
+    z: f32,
+    s: u32,
+    rects: &[[u32; 4]],
+) {
+    let mut payload = vec![0u8; rects.len() * cmd::ClearRect::SIZE];
+    for (r, out) in rects
+        .iter()
+        .zip(payload.chunks_exact_mut(cmd::ClearRect::SIZE))
+    {
+        cmd::ClearRect {
+            x: r[0],
+            y: r[1],
+            width: r[2],
+            height: r[3],
+        }
+        .write_le(out);
+    }
+    let p = cmd::ClearRects {
+        flags,
+        color_rgba_f32: rgba.map(f32::to_bits),
+        depth_f32: z.to_bits(),
+        stencil: s,
+        rect_count: rects.len() as u32,
+        ..Default::default()
+    };
+    w.push(Opcode::ClearRects, &p, &payload);
+}
