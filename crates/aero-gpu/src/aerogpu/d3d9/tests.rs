@@ -40,30 +40,16 @@ struct Gpu {
 fn gpu() -> &'static Gpu {
     static GPU: OnceLock<Gpu> = OnceLock::new();
     GPU.get_or_init(|| {
-        let backends = wgpu::Backends::from_env().unwrap_or(wgpu::Backends::VULKAN);
-        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
-            backends,
-            ..wgpu::InstanceDescriptor::new_without_display_handle()
-        });
-        let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
-            power_preference: wgpu::PowerPreference::LowPower,
-            force_fallback_adapter: false,
-            compatible_surface: None,
-        }))
+        let (device, queue) = crate::aerogpu::wgpu_executor::headless_device(
+            wgpu::Features::empty(),
+        )
         .unwrap_or_else(|e| {
             panic!(
-                "\n\n*** NO WGPU ADAPTER ({e}) ***\nThe D3D9 shader execution tests need a Vulkan \
+                "\n\n*** NO WGPU DEVICE ({e}) ***\nThe D3D9 shader execution tests need a Vulkan \
                  device; on Debian that is Mesa lavapipe: apt-get install mesa-vulkan-drivers \
                  (tests/install-deps.sh installs it).\n"
             )
         });
-        let (device, queue) =
-            // The adapter's own limits: four Rgba32Float targets exceed WebGPU's defaults.
-            pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
-                required_limits: adapter.limits(),
-                ..Default::default()
-            }))
-            .expect("wgpu device");
         Gpu { device, queue }
     })
 }

@@ -50,22 +50,8 @@ struct Rig {
 }
 
 fn device() -> (wgpu::Device, wgpu::Queue) {
-    let backends = wgpu::Backends::from_env().unwrap_or(wgpu::Backends::VULKAN);
-    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
-        backends,
-        ..wgpu::InstanceDescriptor::new_without_display_handle()
-    });
-    let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
-        power_preference: wgpu::PowerPreference::LowPower,
-        force_fallback_adapter: false,
-        compatible_surface: None,
-    }))
-    .expect("a wgpu adapter (lavapipe: mesa-vulkan-drivers, installed by tests/install-deps.sh)");
-    pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
-        required_limits: adapter.limits(),
-        ..Default::default()
-    }))
-    .expect("wgpu device")
+    crate::aerogpu::wgpu_executor::headless_device(wgpu::Features::empty())
+        .expect("a wgpu device (lavapipe: mesa-vulkan-drivers, installed by tests/install-deps.sh)")
 }
 
 const VS: &str = "vs_2_0\ndcl_position v0\ndcl_color v1\nmov oPos, v0\nmov oD0, v1\n";

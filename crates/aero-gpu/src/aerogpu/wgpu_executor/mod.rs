@@ -276,36 +276,37 @@ impl std::fmt::Debug for WgpuExecutor {
     }
 }
 
+/// A device on whatever adapter wgpu finds (WGPU_BACKEND picks the backend; Vulkan by
+/// default, Mesa lavapipe on machines without a GPU), with the adapter's own limits (D3D9
+/// targets and samplers exceed WebGPU's defaults) and those of `wanted` it has.
+pub fn headless_device(wanted: wgpu::Features) -> Result<(wgpu::Device, wgpu::Queue), WgpuError> {
+    let backends = wgpu::Backends::from_env().unwrap_or(wgpu::Backends::VULKAN);
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+        backends,
+        ..wgpu::InstanceDescriptor::new_without_display_handle()
+    });
+    let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
+        power_preference: wgpu::PowerPreference::LowPower,
+        force_fallback_adapter: false,
+        compatible_surface: None,
+    }))
+    .map_err(|e| WgpuError::NoAdapter(e.to_string()))?;
+    let info = adapter.get_info();
+    tracing::info!("aerogpu: wgpu device on {} ({:?})", info.name, info.backend);
+    pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+        label: Some("aerogpu"),
+        required_features: adapter.features() & wanted,
+        required_limits: adapter.limits(),
+        ..Default::default()
+    }))
+    .map_err(|e| WgpuError::Device(e.to_string()))
+}
+
 impl WgpuExecutor {
     /// Whatever adapter wgpu finds (WGPU_BACKEND picks the backend; Vulkan by default,
     /// Mesa lavapipe on machines without a GPU).
     pub fn new_headless(config: SoftExecutorConfig) -> Result<Self, WgpuError> {
-        let backends = wgpu::Backends::from_env().unwrap_or(wgpu::Backends::VULKAN);
-        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
-            backends,
-            ..wgpu::InstanceDescriptor::new_without_display_handle()
-        });
-        let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
-            power_preference: wgpu::PowerPreference::LowPower,
-            force_fallback_adapter: false,
-            compatible_surface: None,
-        }))
-        .map_err(|e| WgpuError::NoAdapter(e.to_string()))?;
-        let info = adapter.get_info();
-        tracing::info!(
-            "aerogpu: GPU executor on {} ({:?})",
-            info.name,
-            info.backend
-        );
-        let features = adapter.features() & wgpu::Features::TEXTURE_COMPRESSION_BC;
-        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
-            label: Some("aerogpu"),
-            required_features: features,
-            // The adapter's own limits: D3D9 targets and samplers exceed WebGPU's defaults.
-            required_limits: adapter.limits(),
-            ..Default::default()
-        }))
-        .map_err(|e| WgpuError::Device(e.to_string()))?;
+        let (device, queue) = headless_device(wgpu::Features::TEXTURE_COMPRESSION_BC)?;
         Ok(Self::with_device(device, queue, config))
     }
 
