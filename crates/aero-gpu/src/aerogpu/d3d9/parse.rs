@@ -158,7 +158,9 @@ pub enum Usage {
 }
 
 impl Usage {
-    fn decode(value: u32) -> Result<Usage, TranslateError> {
+    /// A D3DDECLUSAGE value (shader DCL tokens and vertex declarations number usages
+    /// alike).
+    pub fn from_d3d(value: u32) -> Option<Usage> {
         const ALL: [Usage; 14] = [
             Usage::Position,
             Usage::BlendWeight,
@@ -175,9 +177,11 @@ impl Usage {
             Usage::Depth,
             Usage::Sample,
         ];
-        ALL.get(value as usize)
-            .copied()
-            .ok_or(TranslateError::Malformed("DCL usage"))
+        ALL.get(value as usize).copied()
+    }
+
+    fn decode(value: u32) -> Result<Usage, TranslateError> {
+        Usage::from_d3d(value).ok_or(TranslateError::Malformed("DCL usage"))
     }
 }
 

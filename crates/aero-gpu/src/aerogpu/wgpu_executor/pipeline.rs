@@ -504,24 +504,7 @@ pub fn vertex_format(decl_type: u8) -> Result<wgpu::VertexFormat, PipelineError>
 
 /// D3DDECLUSAGE → the translator's usage.
 pub fn decl_usage(u: u8) -> Option<Usage> {
-    use Usage::*;
-    const ALL: [Usage; 14] = [
-        Position,
-        BlendWeight,
-        BlendIndices,
-        Normal,
-        PSize,
-        TexCoord,
-        Tangent,
-        Binormal,
-        TessFactor,
-        PositionT,
-        Color,
-        Fog,
-        Depth,
-        Sample,
-    ];
-    ALL.get(usize::from(u)).copied()
+    Usage::from_d3d(u32::from(u))
 }
 
 /// One vertex stream of a pipeline (owned, so it can be part of the cache key).
