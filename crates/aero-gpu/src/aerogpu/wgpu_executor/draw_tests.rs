@@ -295,11 +295,16 @@ impl Rig {
 
     fn vertices(&mut self, bytes: Vec<u8>) {
         self.buffer(VB, bytes);
+        self.bind_vertex_buffer(20, 0);
+    }
+
+    /// Binds VB alone, at slot 0.
+    fn bind_vertex_buffer(&mut self, stride_bytes: u32, offset_bytes: u32) {
         let mut bindings = [VertexBufferBinding::default(); 16];
         bindings[0] = VertexBufferBinding {
             buffer: Some(VB),
-            stride_bytes: 20,
-            offset_bytes: 0,
+            stride_bytes,
+            offset_bytes,
         };
         self.apply(Command::SetVertexBuffers {
             start_slot: 0,
@@ -672,17 +677,7 @@ fn textured_quad_point_and_linear_filtering() {
         }
     }
     rig.buffer(VB, v);
-    let mut bindings = [VertexBufferBinding::default(); 16];
-    bindings[0] = VertexBufferBinding {
-        buffer: Some(VB),
-        stride_bytes: 24,
-        offset_bytes: 0,
-    };
-    rig.apply(Command::SetVertexBuffers {
-        start_slot: 0,
-        count: 1,
-        bindings,
-    });
+    rig.bind_vertex_buffer(24, 0);
     // Point sampling (the default MAG/MINFILTER), clamped (ADDRESSU = CLAMP).
     rig.apply(Command::SetSamplerState {
         stage: ShaderStage::Pixel,
@@ -871,17 +866,7 @@ fn ubyte4_and_short2_vertex_elements_read_unnormalized() {
         v.extend_from_slice(&3i16.to_le_bytes());
     }
     rig.buffer(VB, v);
-    let mut bindings = [VertexBufferBinding::default(); 16];
-    bindings[0] = VertexBufferBinding {
-        buffer: Some(VB),
-        stride_bytes: 24,
-        offset_bytes: 0,
-    };
-    rig.apply(Command::SetVertexBuffers {
-        start_slot: 0,
-        count: 1,
-        bindings,
-    });
+    rig.bind_vertex_buffer(24, 0);
     rig.draw(PrimitiveTopology::TriangleFan, 4);
     // R = 16 + 16, G = 32 + 12, B = 48, A = 255 (SHORT2's w is 1, times 0).
     assert_eq!(
@@ -939,17 +924,7 @@ fn hostile_draws_fail_cleanly_and_destroyed_objects_unbind() {
     );
     assert_eq!(err(&mut rig, indexed(0, 7)), super::DrawError::Resource(IB));
     // A vertex buffer offset at or past its end.
-    let mut bindings = [VertexBufferBinding::default(); 16];
-    bindings[0] = VertexBufferBinding {
-        buffer: Some(VB),
-        stride_bytes: 20,
-        offset_bytes: 80,
-    };
-    rig.apply(Command::SetVertexBuffers {
-        start_slot: 0,
-        count: 1,
-        bindings,
-    });
+    rig.bind_vertex_buffer(20, 80);
     assert_eq!(err(&mut rig, draw(3)), super::DrawError::Resource(VB));
     // Destroying the vertex buffer unbinds it; destroying the layout unbinds it.
     rig.path
@@ -993,17 +968,7 @@ fn a_destroyed_texture_samples_as_unbound() {
         }
     }
     rig.buffer(VB, v);
-    let mut bindings = [VertexBufferBinding::default(); 16];
-    bindings[0] = VertexBufferBinding {
-        buffer: Some(VB),
-        stride_bytes: 24,
-        offset_bytes: 0,
-    };
-    rig.apply(Command::SetVertexBuffers {
-        start_slot: 0,
-        count: 1,
-        bindings,
-    });
+    rig.bind_vertex_buffer(24, 0);
     rig.draw(PrimitiveTopology::TriangleFan, 4);
     assert_eq!(rig.pixels()[9], [10, 20, 30, 40]);
     assert!(
