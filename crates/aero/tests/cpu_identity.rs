@@ -76,20 +76,7 @@ fn disk_with_init(dir: &Path) -> PathBuf {
     cpio_entry(&mut initrd, 20, "TRAILER!!!", 0, b"");
     let initrd_path = dir.join("initrd.img");
     std::fs::write(&initrd_path, &initrd).unwrap();
-    let disk = dir.join("disk.img");
-    std::fs::copy(common::image("linux-amd64.img"), &disk).unwrap();
-    let mbr = std::fs::read(&disk).unwrap();
-    let start = u32::from_le_bytes(mbr[454..458].try_into().unwrap());
-    let status = Command::new("mcopy")
-        .arg("-o")
-        .arg("-i")
-        .arg(format!("{}@@{}", disk.display(), u64::from(start) * 512))
-        .arg(&initrd_path)
-        .arg("::/initrd.img")
-        .status()
-        .expect("mcopy (mtools)");
-    assert!(status.success(), "mcopy failed");
-    disk
+    common::linux_disk_with_initrd(dir, &initrd_path)
 }
 
 /// The text between `AERO-<what>-BEGIN` and `AERO-<what>-END`.

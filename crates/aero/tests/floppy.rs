@@ -259,19 +259,7 @@ fn linux_floppy_driver_reads_and_writes() {
     let initrd_path = dir.join("initrd.img");
     std::fs::write(&initrd_path, &initrd).unwrap();
     // A copy of the boot disk with that initramfs on its FAT partition.
-    let disk = dir.join("disk.img");
-    std::fs::copy(images.join("linux-amd64.img"), &disk).unwrap();
-    let mbr = std::fs::read(&disk).unwrap();
-    let start = u32::from_le_bytes(mbr[454..458].try_into().unwrap());
-    let status = Command::new("mcopy")
-        .arg("-o")
-        .arg("-i")
-        .arg(format!("{}@@{}", disk.display(), u64::from(start) * 512))
-        .arg(&initrd_path)
-        .arg("::/initrd.img")
-        .status()
-        .expect("mcopy (mtools)");
-    assert!(status.success(), "mcopy failed");
+    let disk = common::linux_disk_with_initrd(&dir, &initrd_path);
 
     let fd = dir.join("fd.img");
     let mut floppy = vec![0xF6u8; 1_474_560];

@@ -24,7 +24,6 @@
 mod common;
 use common::*;
 use std::path::PathBuf;
-use std::process::Command;
 
 const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
@@ -67,18 +66,7 @@ fn boot(test: &str, image_name: &str, mib: u64, extra: &[&str]) -> String {
     ];
     args.extend_from_slice(extra);
     args.push(img.to_str().unwrap());
-    let out = Command::new(env!("CARGO_BIN_EXE_aero"))
-        .args(&args)
-        .output()
-        .expect("run aero");
-    let text = String::from_utf8_lossy(&std::fs::read(&serial).unwrap_or_default()).into_owned();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "aero {args:?}\nstderr: {}\nserial:\n{text}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    text
+    run_aero(&args, &serial)
 }
 
 /// What the guest saw: usable E820 RAM below and above 4 GiB, and MemTotal.

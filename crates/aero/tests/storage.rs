@@ -54,18 +54,7 @@ fn run_storage_guest(dir: &Path, run: &str, drives: &[&str]) -> Report {
         "200",
     ];
     args.extend_from_slice(drives);
-    let out = Command::new(env!("CARGO_BIN_EXE_aero"))
-        .args(&args)
-        .output()
-        .expect("run aero");
-    let text = String::from_utf8_lossy(&std::fs::read(&serial).unwrap_or_default()).into_owned();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "aero {args:?}\nstderr: {}\nserial:\n{text}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Report(text)
+    Report(run_aero(&args, &serial))
 }
 
 /// Boots the storage CD with `disk` as the first hard disk; returns the guest's report.

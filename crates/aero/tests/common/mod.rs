@@ -87,3 +87,39 @@ pub fn cpio_entry(out: &mut Vec<u8>, ino: u32, name: &str, mode: u32, data: &[u8
     out.extend_from_slice(data);
     out.resize(out.len().next_multiple_of(4), 0);
 }
+
+/// A copy of `linux-amd64.img` at `dir/disk.img` whose FAT partition holds `initrd` as
+/// /initrd.img (written with mtools' mcopy at the first partition's offset).
+pub fn linux_disk_with_initrd(dir: &std::path::Path, initrd: &std::path::Path) -> PathBuf {
+    let disk = dir.join("disk.img");
+    std::fs::copy(image("linux-amd64.img"), &disk).unwrap();
+    let mbr = std::fs::read(&disk).unwrap();
+    let start = u32::from_le_bytes(mbr[454..458].try_into().unwrap());
+    let status = std::process::Command::new("mcopy")
+        .arg("-o")
+        .arg("-i")
+        .arg(format!("{}@@{}", disk.display(), u64::from(start) * 512))
+        .arg(initrd)
+        .arg("::/initrd.img")
+        .status()
+        .expect("mcopy (mtools)");
+    assert!(status.success(), "mcopy failed");
+    disk
+}
+
+/// Runs the `aero` binary with `args`, requires exit status 0 and returns what the guest
+/// wrote to the `serial` file (named in `args`).
+pub fn run_aero(args: &[&str], serial: &std::path::Path) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_aero"))
+        .args(args)
+        .output()
+        .expect("run aero");
+    let text = String::from_utf8_lossy(&std::fs::read(serial).unwrap_or_default()).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "aero {args:?}\nstderr: {}\nserial:\n{text}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
+}
