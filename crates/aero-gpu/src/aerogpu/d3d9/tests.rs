@@ -1149,42 +1149,23 @@ fn malformed_streams_are_errors() {
         let tokens = assemble(src).unwrap();
         translate(&tokens, &VariantKey::default()).unwrap_err()
     };
-    assert!(matches!(
-        err("ps_2_0\nmov r40, c0\n"),
-        TranslateError::Register { .. }
-    ));
-    assert!(matches!(
-        err("ps_2_0\nmov r0, c300\n"),
-        TranslateError::Register { .. }
-    ));
-    assert!(matches!(
-        err("ps_3_0\nif b16\nendif\n"),
-        TranslateError::Register { .. }
-    ));
-    assert!(matches!(
-        err("ps_2_0\ntexld r0, t0, s0\n"),
-        TranslateError::Malformed(_)
-    ));
-    assert!(matches!(
-        err("ps_3_0\ncall l1\nret\nlabel l1\ncall l2\nret\nlabel l2\ncall l1\nret\n"),
-        TranslateError::Malformed(_)
-    ));
-    assert!(matches!(
-        err("ps_2_x\nbreak\n"),
-        TranslateError::Malformed(_)
-    ));
-    assert!(matches!(
-        err("ps_2_x\nrep i0\n"),
-        TranslateError::Malformed(_)
-    ));
-    assert!(matches!(
-        err("ps_2_x\nendif\n"),
-        TranslateError::Malformed(_)
-    ));
-    assert!(matches!(
-        err("ps_3_0\nmov p0, c0\n"),
-        TranslateError::Malformed(_)
-    ));
+    for src in [
+        "ps_2_0\nmov r40, c0\n",
+        "ps_2_0\nmov r0, c300\n",
+        "ps_3_0\nif b16\nendif\n",
+    ] {
+        assert!(matches!(err(src), TranslateError::Register { .. }), "{src}");
+    }
+    for src in [
+        "ps_2_0\ntexld r0, t0, s0\n",
+        "ps_3_0\ncall l1\nret\nlabel l1\ncall l2\nret\nlabel l2\ncall l1\nret\n",
+        "ps_2_x\nbreak\n",
+        "ps_2_x\nrep i0\n",
+        "ps_2_x\nendif\n",
+        "ps_3_0\nmov p0, c0\n",
+    ] {
+        assert!(matches!(err(src), TranslateError::Malformed(_)), "{src}");
+    }
     assert!(
         matches!(err("vs_2_0\nmov r0, c0\n"), TranslateError::Malformed(_)),
         "no oPos"
