@@ -88,18 +88,16 @@ fn texture(
     layers: u32,
     alloc_id: u32,
 ) {
-    let p = cmd::CreateTexture2d {
-        texture_handle: handle,
-        usage_flags: cmd::RESOURCE_USAGE_TEXTURE | cmd::RESOURCE_USAGE_RENDER_TARGET,
-        format: format as u32,
-        width,
-        height,
-        mip_levels: mips,
-        array_layers: layers,
-        backing_alloc_id: alloc_id,
-        ..Default::default()
-    };
-    w.push(Opcode::CreateTexture2d, &p, &[]);
+    super::stream::texture(
+        w,
+        handle,
+        format,
+        (width, height),
+        mips,
+        layers,
+        0,
+        alloc_id,
+    );
 }
 
 fn clear(w: &mut CmdStreamWriter, flags: u32, rgba: [f32; 4], depth: f32, stencil: u32) {

@@ -2,6 +2,7 @@
 
 use aero_protocol::Wire;
 use aero_protocol::cmd::{self, Opcode};
+use aero_protocol::pci::Format;
 use aero_protocol::ring::AllocEntry;
 use aero_protocol::writer::CmdStreamWriter;
 
@@ -67,4 +68,31 @@ pub(super) fn clear_rects(
         ..Default::default()
     };
     w.push(Opcode::ClearRects, &p, &payload);
+}
+
+/// CREATE_TEXTURE2D of a sampled render target.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn texture(
+    w: &mut CmdStreamWriter,
+    handle: u32,
+    format: Format,
+    (width, height): (u32, u32),
+    mips: u32,
+    layers: u32,
+    row_pitch_bytes: u32,
+    alloc_id: u32,
+) {
+    let p = cmd::CreateTexture2d {
+        texture_handle: handle,
+        usage_flags: cmd::RESOURCE_USAGE_TEXTURE | cmd::RESOURCE_USAGE_RENDER_TARGET,
+        format: format as u32,
+        width,
+        height,
+        mip_levels: mips,
+        array_layers: layers,
+        row_pitch_bytes,
+        backing_alloc_id: alloc_id,
+        ..Default::default()
+    };
+    w.push(Opcode::CreateTexture2d, &p, &[]);
 }

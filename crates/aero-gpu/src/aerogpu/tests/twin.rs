@@ -159,7 +159,7 @@ mod streams {
     use aero_protocol::writer::{CmdStreamWriter, encode_alloc_table};
 
     use super::Twin;
-    use crate::aerogpu::tests::stream::{clear_rects, dirty, targets};
+    use crate::aerogpu::tests::stream::{clear_rects, dirty, targets, texture};
     use crate::aerogpu::{
         AllocTable, CommandProcessor, GuestMemory, Limits, SoftExecutorConfig, VecMemory,
     };
@@ -210,32 +210,6 @@ mod streams {
         (0..len)
             .map(|i| (i as u8).wrapping_mul(13).wrapping_add(seed))
             .collect()
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn texture(
-        w: &mut CmdStreamWriter,
-        handle: u32,
-        format: Format,
-        (width, height): (u32, u32),
-        mips: u32,
-        layers: u32,
-        row_pitch_bytes: u32,
-        alloc_id: u32,
-    ) {
-        let p = cmd::CreateTexture2d {
-            texture_handle: handle,
-            usage_flags: cmd::RESOURCE_USAGE_TEXTURE | cmd::RESOURCE_USAGE_RENDER_TARGET,
-            format: format as u32,
-            width,
-            height,
-            mip_levels: mips,
-            array_layers: layers,
-            row_pitch_bytes,
-            backing_alloc_id: alloc_id,
-            ..Default::default()
-        };
-        w.push(Opcode::CreateTexture2d, &p, &[]);
     }
 
     #[allow(clippy::too_many_arguments)]
