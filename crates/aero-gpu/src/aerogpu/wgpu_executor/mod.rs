@@ -1,6 +1,6 @@
 //! The GPU executor: AeroGPU resources as wgpu textures and buffers (issue 17 §1). It is
 //! the twin of the CPU executor ([`super::SoftExecutor`]) and must leave guest memory and
-//! presented frames byte for byte as that one does (the tests in `tests/wgpu.rs` run the
+//! presented frames byte for byte as that one does (the tests in `aerogpu/tests/twin.rs` run the
 //! same streams through both).
 //!
 //! Resources:
