@@ -152,14 +152,13 @@ fn run_qemu(disk: &Path, serial: &Path) {
 
 #[test]
 fn linux_sees_the_same_cpu_on_aero_and_qemu() {
-    if !Command::new(QEMU)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-    {
-        eprintln!("SKIPPED: {QEMU} is not installed");
-        return;
-    }
+    assert!(
+        Command::new(QEMU)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success()),
+        "{QEMU} is not installed: run `bash tests/install-deps.sh test`"
+    );
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cpu-identity");
     std::fs::create_dir_all(&dir).unwrap();
     let disk = disk_with_init(&dir);
