@@ -81,11 +81,11 @@ impl Machine {
 #[cfg(test)]
 mod tests {
     use aero_gpu::aerogpu::GuestMemory;
+    use aero_protocol::ABI_VERSION_U32;
     use aero_protocol::cmd::{self, Opcode};
     use aero_protocol::pci::{Format, reg};
     use aero_protocol::ring::{AllocEntry, RING_MAGIC, RingHeader, SubmitDesc};
     use aero_protocol::writer::{CmdStreamWriter, encode_alloc_table};
-    use aero_protocol::ABI_VERSION_U32;
 
     use crate::guest_ram::GuestRam;
     use crate::machine::{Machine, MachineConfig};

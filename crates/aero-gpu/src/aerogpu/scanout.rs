@@ -117,7 +117,11 @@ impl ScanoutConfig {
 }
 
 impl CursorConfig {
-    pub(crate) fn composite(&self, mem: &dyn GuestMemory, frame: &mut Frame) -> Result<(), ScanoutError> {
+    pub(crate) fn composite(
+        &self,
+        mem: &dyn GuestMemory,
+        frame: &mut Frame,
+    ) -> Result<(), ScanoutError> {
         let format = surface_format(
             self.format,
             self.width,
