@@ -152,10 +152,10 @@ fn try_start() -> anyhow::Result<(Audio, SpeakerFeed)> {
     let config = supported.config();
     let ring = Arc::new(Mutex::new(Ring::new(config.sample_rate)));
     let stream = match supported.sample_format() {
-        cpal::SampleFormat::F32 => build::<f32>(&device, config.clone(), ring.clone())?,
-        cpal::SampleFormat::I16 => build::<i16>(&device, config.clone(), ring.clone())?,
-        cpal::SampleFormat::U16 => build::<u16>(&device, config.clone(), ring.clone())?,
-        cpal::SampleFormat::I32 => build::<i32>(&device, config.clone(), ring.clone())?,
+        cpal::SampleFormat::F32 => build::<f32>(&device, config, ring.clone())?,
+        cpal::SampleFormat::I16 => build::<i16>(&device, config, ring.clone())?,
+        cpal::SampleFormat::U16 => build::<u16>(&device, config, ring.clone())?,
+        cpal::SampleFormat::I32 => build::<i32>(&device, config, ring.clone())?,
         other => anyhow::bail!("unsupported sample format {other:?}"),
     };
     stream.play()?;
