@@ -23,6 +23,7 @@ const PASSING: &[&str] = &[
     "render_to_texture",
     "dwm_frame",
     "shaders_3_0",
+    "shaders_1_x",
 ];
 
 /// Programs that run to completion on our runtime but whose pixels cannot match yet, with
