@@ -24,6 +24,7 @@ const PASSING: &[&str] = &[
     "dwm_frame",
     "shaders_3_0",
     "shaders_1_x",
+    "shaders_2_x",
 ];
 
 /// Programs that run to completion on our runtime but whose pixels cannot match yet, with
