@@ -25,18 +25,27 @@ const PASSING: &[&str] = &[
     "shaders_3_0",
     "shaders_1_x",
     "shaders_2_x",
+    "mipmaps",
 ];
 
 /// Programs that run to completion on our runtime but whose pixels cannot match yet, with
 /// what exactly differs. They are run and must run to completion on both; when one starts
 /// matching the test says so loudly (move it to [`PASSING`]) without failing.
-const EXPECTED_TO_FAIL: &[(&str, &str)] = &[(
-    "depth_stencil",
-    "cells 1-3 (depth test, depth write off, two-sided stencil) match; cell 4 does not \
+const EXPECTED_TO_FAIL: &[(&str, &str)] = &[
+    (
+        "lod_bias",
+        "D3DSAMP_MIPMAPLODBIAS is ignored: wgpu samplers have no LOD bias and the translator \
+         has no bias variant yet, so the cells sample the unbiased level (mipmaps.c without \
+         the bias matches)",
+    ),
+    (
+        "depth_stencil",
+        "cells 1-3 (depth test, depth write off, two-sided stencil) match; cell 4 does not \
      (256 pixels): its depth Clear of a rectangle (CLEAR with rects, z 0.5) is not seen by \
      the following GREATER-tested draw, because the wgpu executor's depth attachment only \
      follows whole-surface clears (crates/aero-gpu wgpu executor)",
-)];
+    ),
+];
 
 /// Programs of the assignment not written yet.
 const NOT_WRITTEN: &[&str] = &[
