@@ -26,6 +26,7 @@ const PASSING: &[&str] = &[
     "shaders_1_x",
     "shaders_2_x",
     "mipmaps",
+    "dxt",
 ];
 
 /// Programs that run to completion on our runtime but whose pixels cannot match yet, with
