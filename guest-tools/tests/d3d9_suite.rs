@@ -27,6 +27,7 @@ const PASSING: &[&str] = &[
     "shaders_2_x",
     "mipmaps",
     "dxt",
+    "shaders_3_0_flow",
 ];
 
 /// Programs that run to completion on our runtime but whose pixels cannot match yet, with

@@ -60,6 +60,7 @@ enum shader_regtype {
 #define WW 0x8u
 #define WXY 0x3u
 #define WXYZ 0x7u
+#define WZW 0xCu
 #define WALL 0xFu
 #define SW(x, y, z, w) ((unsigned)(x) | ((unsigned)(y) << 2) | ((unsigned)(z) << 4) | ((unsigned)(w) << 6))
 #define XYZW SW(0, 1, 2, 3)
