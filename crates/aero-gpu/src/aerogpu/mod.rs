@@ -18,6 +18,7 @@ pub mod bc_decode;
 pub mod d3d9;
 pub mod error;
 pub mod executor;
+pub(crate) mod executor_common;
 pub mod memory;
 pub mod pci;
 pub mod processor;

@@ -36,21 +36,21 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
-use aero_protocol::cmd::{self, CLEAR_COLOR, CLEAR_DEPTH, CLEAR_STENCIL};
+use aero_protocol::cmd;
 use aero_protocol::pci::Format;
 use thiserror::Error;
 
 use super::executor::{Executor, SubmissionInfo};
+pub use super::executor_common::Outputs;
+use super::executor_common::{
+    self as common, Clipped, DirtyRanges, PresentAction, Rect, ResourceCommands, Subresource,
+    TexelFill, alloc_zeroed, range, subresource,
+};
 use super::memory::{GuestMemory, GuestMemoryError};
 use super::processor::{
     Command, ContextParking, ResolvedBacking, ResourceDesc, ResourceId, TextureDesc,
-    clear_rect_records,
 };
-use super::scanout::MAX_SCANOUT_DIM;
-use super::soft_executor::{
-    DirtyRanges, SoftError, SoftExecutorConfig, SoftStats, Subresource, alloc_zeroed, decode_rgba,
-    encode_color, range, subresource, unorm,
-};
+use super::soft_executor::{SoftError, SoftExecutorConfig, SoftStats};
 use crate::Frame;
 
 // The draw path (pipelines from D3D9 state, vertex input, draws): its own helper's files.
@@ -229,18 +229,6 @@ struct GpuResource {
     dirty: DirtyRanges,
     storage: Storage,
 }
-
-/// The bound outputs of one context.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Outputs {
-    pub colors: [Option<ResourceId>; 8],
-    pub depth_stencil: Option<ResourceId>,
-}
-
-type Rect = (u32, u32, u32, u32);
-
-/// Rewrites one texel from its old value (`update(old, new)`).
-type TexelUpdate<'a> = &'a dyn Fn(&[u8], &mut [u8]);
 
 /// The GPU executor (see the module documentation).
 pub struct WgpuExecutor {
@@ -616,84 +604,6 @@ impl WgpuExecutor {
         }
     }
 
-    fn create(
-        &mut self,
-        id: ResourceId,
-        desc: ResourceDesc,
-        size_bytes: u64,
-        backing: Option<ResolvedBacking>,
-        mem: &dyn GuestMemory,
-    ) -> Result<(), WgpuError> {
-        if let Some(r) = self.resources.get_mut(&id) {
-            // Rebind: same properties, new backing; guest memory is the content again.
-            r.guest_backed = backing.is_some();
-            r.dirty = DirtyRanges::default();
-            let size = r.size_bytes;
-            if let Some(b) = backing {
-                let mut bytes = alloc_zeroed(size)?;
-                mem.read(b.gpa, &mut bytes)?;
-                self.write_bytes(id, 0, &bytes)?;
-                self.stats.uploaded_bytes += size;
-            }
-            return Ok(());
-        }
-        let in_use = self.host_bytes;
-        if in_use.saturating_add(size_bytes) > self.config.max_host_bytes {
-            return Err(SoftError::HostMemory {
-                requested: size_bytes,
-                in_use,
-                cap: self.config.max_host_bytes,
-            }
-            .into());
-        }
-        let storage = self.make_storage(&desc, size_bytes)?;
-        self.host_bytes += size_bytes;
-        self.resources.insert(
-            id,
-            GpuResource {
-                desc,
-                size_bytes,
-                guest_backed: backing.is_some(),
-                dirty: DirtyRanges::default(),
-                storage,
-            },
-        );
-        if let Some(b) = backing {
-            let mut bytes = alloc_zeroed(size_bytes)?;
-            mem.read(b.gpa, &mut bytes)?;
-            self.write_bytes(id, 0, &bytes)?;
-            self.stats.uploaded_bytes += size_bytes;
-        }
-        Ok(())
-    }
-
-    fn unbind(&mut self, id: ResourceId) {
-        let all =
-            std::iter::once(&mut self.outputs).chain(self.parked.values_mut().map(|(s, _)| s));
-        for o in all {
-            for slot in o.colors.iter_mut().chain([&mut o.depth_stencil]) {
-                if *slot == Some(id) {
-                    *slot = None;
-                }
-            }
-        }
-    }
-
-    fn destroy(&mut self, id: ResourceId) {
-        if let Some(r) = self.resources.remove(&id) {
-            self.host_bytes = self.host_bytes.saturating_sub(r.size_bytes);
-            match r.storage {
-                Storage::Buffer { gpu, .. } => gpu.destroy(),
-                Storage::Texture { gpu, depth, .. } => {
-                    gpu.destroy();
-                    if let Some(d) = depth {
-                        d.texture.destroy();
-                    }
-                }
-            }
-        }
-    }
-
     /// Every (mip, layer) of a texture with its layout.
     fn subresources(desc: &TextureDesc) -> impl Iterator<Item = (u32, u32, Subresource)> + '_ {
         (0..desc.array_layers).flat_map(move |layer| {
@@ -961,19 +871,7 @@ impl WgpuExecutor {
                 std::borrow::Cow::Owned(image)
             }
         };
-        let mut written = 0;
-        for &(s, e) in ranges {
-            let Some(bytes) = usize::try_from(s)
-                .ok()
-                .zip(usize::try_from(e).ok())
-                .and_then(|(s, e)| image.get(s..e))
-            else {
-                continue;
-            };
-            mem.write(backing.gpa.wrapping_add(s), bytes)?;
-            written += e - s;
-        }
-        self.stats.written_back_bytes += written;
+        self.stats.written_back_bytes += common::write_ranges(&image, backing, ranges, mem)?;
         Ok(())
     }
 
@@ -995,6 +893,157 @@ impl WgpuExecutor {
             r.dirty.add(ranges);
         }
         Ok(())
+    }
+
+    /// A fill of the whole surface reaches a depth format's attachment (draws test
+    /// against it).
+    fn clear_depth_attachment(
+        &self,
+        id: ResourceId,
+        format: Format,
+        fill: &TexelFill,
+    ) -> Result<(), WgpuError> {
+        let Storage::Texture {
+            depth: Some(att), ..
+        } = &self.get(id)?.storage
+        else {
+            return Ok(());
+        };
+        let word = |b: &[u8]| b.iter().rev().fold(0u32, |w, &x| w << 8 | u32::from(x));
+        let (value, mask) = (word(&fill.value), word(&fill.mask));
+        let (depth, stencil) = match format {
+            Format::D24UnormS8Uint => (
+                (mask & !0xFF != 0).then(|| (value >> 8) as f32 / 16_777_215.0),
+                (mask & 0xFF != 0).then_some(value & 0xFF),
+            ),
+            Format::D16Unorm => (Some(value as f32 / 65_535.0), None),
+            _ => (Some(f32::from_bits(value)), None),
+        };
+        let has_stencil = att.texture.format().has_stencil_aspect();
+        let ops = |clear: Option<f32>| wgpu::Operations {
+            load: clear.map_or(wgpu::LoadOp::Load, wgpu::LoadOp::Clear),
+            store: wgpu::StoreOp::Store,
+        };
+        let mut enc = self.device.create_command_encoder(&Default::default());
+        drop(enc.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("aerogpu depth clear"),
+            color_attachments: &[],
+            depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                view: &att.view,
+                depth_ops: Some(ops(depth)),
+                stencil_ops: has_stencil.then(|| wgpu::Operations {
+                    load: stencil.map_or(wgpu::LoadOp::Load, wgpu::LoadOp::Clear),
+                    store: wgpu::StoreOp::Store,
+                }),
+            }),
+            ..Default::default()
+        }));
+        self.queue.submit([enc.finish()]);
+        self.take_gpu_errors()
+    }
+
+    /// The presented frame of a target: mip 0 / layer 0 as RGBA8.
+    fn frame_of(&self, id: ResourceId) -> Result<Frame, WgpuError> {
+        let desc = self.texture_desc(id)?;
+        let sub = common::presentable(&desc, id)?;
+        let rows = self.read_rows(id, (0, 0, &sub), 0, desc.height)?;
+        let row_len = desc.width as usize * sub.bytes_per_block as usize;
+        Ok(common::frame_from_rows(
+            &desc,
+            &sub,
+            rows.chunks_exact(row_len),
+        ))
+    }
+
+    fn run(&mut self, command: &Command<'_>, mem: &mut dyn GuestMemory) -> Result<(), WgpuError> {
+        // Draw-path commands (shaders, layouts, state, draws) go to the draw path;
+        // SET_RENDER_TARGETS is state there and here.
+        if let Some(mut path) = self.draw.take() {
+            let result = draw::execute_draw(self, &mut path, command);
+            self.draw = Some(path);
+            let handled = result.map_err(|e| WgpuError::Gpu(e.to_string()))?;
+            if matches!(command, Command::Draw(_) | Command::DrawIndexed(_)) {
+                self.draws += 1;
+            }
+            if handled && !matches!(command, Command::SetRenderTargets { .. }) {
+                return Ok(());
+            }
+        }
+        common::dispatch(self, command, mem)
+    }
+}
+
+impl ResourceCommands for WgpuExecutor {
+    type Error = WgpuError;
+
+    fn outputs_mut(&mut self) -> &mut Outputs {
+        &mut self.outputs
+    }
+
+    fn texture_format(&self, id: ResourceId) -> Option<Format> {
+        self.texture_desc(id).ok().map(|d| d.format)
+    }
+
+    fn create(
+        &mut self,
+        id: ResourceId,
+        desc: ResourceDesc,
+        size_bytes: u64,
+        backing: Option<ResolvedBacking>,
+        mem: &dyn GuestMemory,
+    ) -> Result<(), WgpuError> {
+        if let Some(r) = self.resources.get_mut(&id) {
+            // Rebind: same properties, new backing; guest memory is the content again.
+            r.guest_backed = backing.is_some();
+            r.dirty = DirtyRanges::default();
+            let size = r.size_bytes;
+            if let Some(b) = backing {
+                let mut bytes = alloc_zeroed(size)?;
+                mem.read(b.gpa, &mut bytes)?;
+                self.write_bytes(id, 0, &bytes)?;
+                self.stats.uploaded_bytes += size;
+            }
+            return Ok(());
+        }
+        common::check_host_cap(self.config.max_host_bytes, self.host_bytes, size_bytes)?;
+        let storage = self.make_storage(&desc, size_bytes)?;
+        self.host_bytes += size_bytes;
+        self.resources.insert(
+            id,
+            GpuResource {
+                desc,
+                size_bytes,
+                guest_backed: backing.is_some(),
+                dirty: DirtyRanges::default(),
+                storage,
+            },
+        );
+        if let Some(b) = backing {
+            let mut bytes = alloc_zeroed(size_bytes)?;
+            mem.read(b.gpa, &mut bytes)?;
+            self.write_bytes(id, 0, &bytes)?;
+            self.stats.uploaded_bytes += size_bytes;
+        }
+        Ok(())
+    }
+
+    fn unbind(&mut self, id: ResourceId) {
+        common::unbind_everywhere(&mut self.outputs, &mut self.parked, id);
+    }
+
+    fn destroy(&mut self, id: ResourceId) {
+        if let Some(r) = self.resources.remove(&id) {
+            self.host_bytes = self.host_bytes.saturating_sub(r.size_bytes);
+            match r.storage {
+                Storage::Buffer { gpu, .. } => gpu.destroy(),
+                Storage::Texture { gpu, depth, .. } => {
+                    gpu.destroy();
+                    if let Some(d) = depth {
+                        d.texture.destroy();
+                    }
+                }
+            }
+        }
     }
 
     fn dirty_range(
@@ -1061,44 +1110,15 @@ impl WgpuExecutor {
         mem: &mut dyn GuestMemory,
     ) -> Result<(), WgpuError> {
         let (sd, dd) = (self.texture_desc(src)?, self.texture_desc(dst)?);
-        let missing = SoftError::OutOfRange(dst);
-        let s = subresource(&sd, c.src_mip_level, c.src_array_layer).ok_or(missing.clone())?;
-        let d = subresource(&dd, c.dst_mip_level, c.dst_array_layer).ok_or(missing)?;
-        if c.width == 0 || c.height == 0 {
+        let Some(plan) = common::texture_copy(&sd, &dd, c, dst)? else {
             return Ok(());
-        }
-        // The CPU executor's rule: whole blocks, a partial block only at both mips' edges.
+        };
+        let (s, d) = (&plan.src, &plan.dst);
         let (bw, bh) = (s.block_width, s.block_height);
-        let aligned = |v: u32, b: u32| v.is_multiple_of(b);
-        let edge_ok = |len: u32, b: u32, s_at: u32, s_len: u32, d_at: u32, d_len: u32| {
-            aligned(len, b) || (s_at + len == s_len && d_at + len == d_len)
-        };
-        if !aligned(c.src_x, bw)
-            || !aligned(c.src_y, bh)
-            || !aligned(c.dst_x, bw)
-            || !aligned(c.dst_y, bh)
-            || !edge_ok(c.width, bw, c.src_x, s.width, c.dst_x, d.width)
-            || !edge_ok(c.height, bh, c.src_y, s.height, c.dst_y, d.height)
-        {
-            return Err(SoftError::BlockAlignment.into());
-        }
-        let bpb = u64::from(s.bytes_per_block);
-        let (cols, rows) = (c.width.div_ceil(bw), c.height.div_ceil(bh));
-        let row_bytes = u64::from(cols) * bpb;
-        let row_at = |sub: &Subresource, x: u32, y: u32, i: u32| {
-            sub.offset + u64::from(y / bh + i) * sub.pitch + u64::from(x / bw) * bpb
-        };
+        let (cols, rows, row_bytes) = (plan.cols, plan.rows, plan.row_bytes);
         // Byte offsets the CPU executor copies, checked the same way.
         let (ssize, dsize) = (self.get(src)?.size_bytes, self.get(dst)?.size_bytes);
-        let pairs: Vec<(u64, u64)> = (0..rows)
-            .map(|i| {
-                (
-                    row_at(&s, c.src_x, c.src_y, i),
-                    row_at(&d, c.dst_x, c.dst_y, i),
-                )
-            })
-            .collect();
-        for &(f, t) in &pairs {
+        for &(f, t) in &plan.pairs {
             range(f, row_bytes, ssize as usize, src)?;
             range(t, row_bytes, dsize as usize, dst)?;
         }
@@ -1106,8 +1126,7 @@ impl WgpuExecutor {
             x / bw + cols <= sub.width.div_ceil(bw) && y / bh + rows <= sub.height.div_ceil(bh)
         };
         let same_format = gpu_format(sd.format).map(|f| f.0) == gpu_format(dd.format).map(|f| f.0);
-        if src != dst && same_format && within(&s, c.src_x, c.src_y) && within(&d, c.dst_x, c.dst_y)
-        {
+        if src != dst && same_format && within(s, c.src_x, c.src_y) && within(d, c.dst_x, c.dst_y) {
             let (st, _) = self.texture_parts(src)?;
             let (dt, _) = self.texture_parts(dst)?;
             let mut enc = self.device.create_command_encoder(&Default::default());
@@ -1144,9 +1163,10 @@ impl WgpuExecutor {
             // Same texture (wgpu cannot copy a subresource onto itself) or formats that
             // differ: the CPU executor's byte copy, through read-back and upload.
             let mut src_image = alloc_zeroed(ssize)?;
-            let src_sub = (c.src_mip_level, c.src_array_layer, &s);
+            let src_sub = (c.src_mip_level, c.src_array_layer, s);
             self.overlay_subresource(src, src_sub, 0..u32::MAX, &mut src_image)?;
-            let moved: Vec<(u64, Vec<u8>)> = pairs
+            let moved: Vec<(u64, Vec<u8>)> = plan
+                .pairs
                 .iter()
                 .map(|&(f, t)| (t, src_image[f as usize..(f + row_bytes) as usize].to_vec()))
                 .collect();
@@ -1155,209 +1175,60 @@ impl WgpuExecutor {
             }
         }
         self.stats.copies += 1;
-        let ranges = pairs.iter().map(|&(_, t)| (t, t + row_bytes)).collect();
+        let ranges = plan
+            .pairs
+            .iter()
+            .map(|&(_, t)| (t, t + row_bytes))
+            .collect();
         self.host_changed(dst, ranges, writeback, mem)
     }
 
-    /// Fills rectangles of mip 0 / layer 0 with one texel, or (`update`) rewrites each
-    /// texel from its old value.
     fn fill(
         &mut self,
         id: ResourceId,
         rects: &[Rect],
-        texel: &[u8],
-        update: Option<TexelUpdate<'_>>,
+        fill: &TexelFill,
         mem: &mut dyn GuestMemory,
     ) -> Result<(), WgpuError> {
         let desc = self.texture_desc(id)?;
         let sub = subresource(&desc, 0, 0).ok_or(SoftError::OutOfRange(id))?;
-        let bpp = u64::from(sub.bytes_per_block);
-        for &(x, y, w, h) in rects {
-            let x1 = x.saturating_add(w).min(sub.width);
-            let y1 = y.saturating_add(h).min(sub.height);
-            if x >= x1 || y >= y1 {
-                continue;
-            }
-            let (cols, rows) = (x1 - x, y1 - y);
-            let data = match update {
-                None => texel.repeat(cols as usize * rows as usize),
-                Some(update) => {
-                    let old = self.read_rows(id, (0, 0, &sub), y, rows)?;
-                    let tight = sub.width as usize * bpp as usize;
-                    let mut out = Vec::with_capacity(cols as usize * rows as usize * bpp as usize);
-                    let mut scratch = vec![0u8; bpp as usize];
-                    for row in old.chunks_exact(tight) {
-                        let part = &row[x as usize * bpp as usize..x1 as usize * bpp as usize];
-                        for px in part.chunks_exact(bpp as usize) {
-                            update(px, &mut scratch);
-                            out.extend_from_slice(&scratch);
-                        }
-                    }
-                    out
-                }
-            };
-            self.write_region(id, (0, 0, &sub), (x, y), (cols, rows), &data)?;
-            let row_len = u64::from(cols) * bpp;
-            let changed = (y..y1)
-                .map(|row| {
-                    let start = sub.offset + u64::from(row) * sub.pitch + u64::from(x) * bpp;
-                    (start, start + row_len)
-                })
-                .collect();
-            self.host_changed(id, changed, None, mem)?;
-        }
-        Ok(())
-    }
-
-    fn clear(
-        &mut self,
-        flags: u32,
-        rgba: [f32; 4],
-        depth: f32,
-        stencil: u8,
-        rects: Option<&[Rect]>,
-        mem: &mut dyn GuestMemory,
-    ) -> Result<(), WgpuError> {
-        let whole = [(0, 0, u32::MAX, u32::MAX)];
-        let rects = rects.unwrap_or(&whole);
-        let outputs = self.outputs;
-        self.stats.clears += 1;
-        if flags & CLEAR_COLOR != 0 {
-            for id in outputs.colors.iter().flatten() {
-                let Ok(desc) = self.texture_desc(*id) else {
-                    continue; // destroyed since it was bound
-                };
-                let texel = encode_color(desc.format, rgba).ok_or(SoftError::Format {
-                    what: "colour clear",
-                    format: desc.format,
-                })?;
-                self.fill(*id, rects, &texel, None, mem)?;
-            }
-        }
-        if flags & (CLEAR_DEPTH | CLEAR_STENCIL) != 0
-            && let Some(id) = outputs.depth_stencil
-            && let Ok(desc) = self.texture_desc(id)
-        {
-            let (depth_on, stencil_on) = (flags & CLEAR_DEPTH != 0, flags & CLEAR_STENCIL != 0);
-            let d = depth.clamp(0.0, 1.0);
-            let covers =
-                |&(x, y, w, h): &Rect| x == 0 && y == 0 && w >= desc.width && h >= desc.height;
-            if rects.iter().any(covers) {
-                self.clear_depth_attachment(
-                    id,
-                    depth_on.then_some(d),
-                    stencil_on.then_some(u32::from(stencil)),
-                )?;
-            } else {
-                tracing::debug!(
-                    id,
-                    "aerogpu: partial depth clear not applied to the depth attachment"
-                );
-            }
-            match desc.format {
-                Format::D24UnormS8Uint => {
-                    let z = unorm(d, 0xFF_FFFF);
-                    let s = u32::from(stencil);
-                    let update = move |old: &[u8], out: &mut [u8]| {
-                        let mut word = u32::from_le_bytes([old[0], old[1], old[2], old[3]]);
-                        if depth_on {
-                            word = (word & 0xFF) | z << 8;
-                        }
-                        if stencil_on {
-                            word = (word & !0xFF) | s;
-                        }
-                        out.copy_from_slice(&word.to_le_bytes());
-                    };
-                    if depth_on && stencil_on {
-                        let word = (z << 8 | s).to_le_bytes();
-                        self.fill(id, rects, &word, None, mem)?;
-                    } else {
-                        self.fill(id, rects, &[], Some(&update), mem)?;
-                    }
-                }
-                Format::D16Unorm if depth_on => {
-                    let z = (unorm(d, 0xFFFF) as u16).to_le_bytes();
-                    self.fill(id, rects, &z, None, mem)?;
-                }
-                Format::D32Float if depth_on => {
-                    self.fill(id, rects, &d.to_le_bytes(), None, mem)?;
-                }
-                Format::D16Unorm | Format::D32Float => {}
-                format => {
-                    return Err(SoftError::Format {
-                        what: "depth/stencil clear",
-                        format,
-                    }
-                    .into());
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Clears a depth format's attachment (draws test against it).
-    fn clear_depth_attachment(
-        &self,
-        id: ResourceId,
-        depth: Option<f32>,
-        stencil: Option<u32>,
-    ) -> Result<(), WgpuError> {
-        let Storage::Texture {
-            depth: Some(att), ..
-        } = &self.get(id)?.storage
-        else {
-            return Ok(());
-        };
-        let has_stencil = att.texture.format().has_stencil_aspect();
-        let ops = |clear: Option<f32>| wgpu::Operations {
-            load: clear.map_or(wgpu::LoadOp::Load, wgpu::LoadOp::Clear),
-            store: wgpu::StoreOp::Store,
-        };
-        let mut enc = self.device.create_command_encoder(&Default::default());
-        drop(enc.begin_render_pass(&wgpu::RenderPassDescriptor {
-            label: Some("aerogpu depth clear"),
-            color_attachments: &[],
-            depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-                view: &att.view,
-                depth_ops: Some(ops(depth)),
-                stencil_ops: has_stencil.then(|| wgpu::Operations {
-                    load: stencil.map_or(wgpu::LoadOp::Load, wgpu::LoadOp::Clear),
-                    store: wgpu::StoreOp::Store,
-                }),
-            }),
-            ..Default::default()
-        }));
-        self.queue.submit([enc.finish()]);
-        self.take_gpu_errors()
-    }
-
-    /// The presented frame of a target: mip 0 / layer 0 as RGBA8.
-    fn frame_of(&self, id: ResourceId) -> Result<Frame, WgpuError> {
-        let desc = self.texture_desc(id)?;
-        if desc.width > MAX_SCANOUT_DIM || desc.height > MAX_SCANOUT_DIM {
-            return Err(SoftError::PresentTooLarge(desc.width, desc.height).into());
-        }
-        let sub = subresource(&desc, 0, 0).ok_or(SoftError::OutOfRange(id))?;
-        if sub.block_width != 1 || decode_rgba(desc.format, &[0; 16]).is_none() {
-            return Err(SoftError::Format {
-                what: "present",
-                format: desc.format,
-            }
-            .into());
-        }
-        let rows = self.read_rows(id, (0, 0, &sub), 0, desc.height)?;
         let bpp = sub.bytes_per_block as usize;
-        let mut frame = Frame::new();
-        frame.reset(desc.width, desc.height);
-        for (y, row) in rows.chunks_exact(desc.width as usize * bpp).enumerate() {
-            for (px, out) in row
-                .chunks_exact(bpp)
-                .zip(frame.row_mut(y as u32).chunks_exact_mut(4))
-            {
-                out.copy_from_slice(&decode_rgba(desc.format, px).unwrap_or([0, 0, 0, 0xFF]));
+        for &rect in rects {
+            let Some(c) = Clipped::new(&sub, rect) else {
+                continue;
+            };
+            let data = if fill.is_constant() {
+                fill.value.repeat(c.cols as usize * c.rows as usize)
+            } else {
+                let old = self.read_rows(id, (0, 0, &sub), c.y, c.rows)?;
+                let tight = sub.width as usize * bpp;
+                let mut out = Vec::with_capacity(c.cols as usize * c.rows as usize * bpp);
+                for row in old.chunks_exact(tight) {
+                    out.extend_from_slice(&row[c.x as usize * bpp..(c.x + c.cols) as usize * bpp]);
+                }
+                out.chunks_exact_mut(bpp).for_each(|px| fill.apply(px));
+                out
+            };
+            self.write_region(id, (0, 0, &sub), (c.x, c.y), (c.cols, c.rows), &data)?;
+            let covers_all = c.x == 0 && c.y == 0 && c.cols == sub.width && c.rows == sub.height;
+            if covers_all {
+                self.clear_depth_attachment(id, desc.format, fill)?;
             }
+            self.host_changed(id, c.row_ranges(&sub), None, mem)?;
         }
-        Ok(frame)
+        Ok(())
+    }
+
+    fn count_clear(&mut self) {
+        self.stats.clears += 1;
+    }
+
+    fn skip_draw(&mut self) {
+        if self.draw.is_none() && !self.warned_draws {
+            self.warned_draws = true;
+            tracing::warn!("aerogpu: GPU executor without a draw path; draws skipped");
+        }
+        self.stats.draws_skipped += u64::from(self.draw.is_none());
     }
 
     fn present(
@@ -1371,18 +1242,14 @@ impl WgpuExecutor {
             return Ok(());
         };
         let r = self.get(id)?;
-        let (guest_backed, clean) = (r.guest_backed, r.dirty.is_empty());
-        if !guest_backed {
-            self.presented = Some(self.frame_of(id)?);
-            self.stats.host_presents += 1;
-            return Ok(());
-        }
-        self.presented = None;
-        if clean {
-            return Ok(());
-        }
-        match backing {
-            Some(b) => {
+        match common::present_action(id, r.guest_backed, r.dirty.is_empty(), backing) {
+            PresentAction::ShowHostCopy => {
+                self.presented = Some(self.frame_of(id)?);
+                self.stats.host_presents += 1;
+            }
+            PresentAction::GuestMatches => self.presented = None,
+            PresentAction::WriteBack(b) => {
+                self.presented = None;
                 let ranges = self
                     .resources
                     .get_mut(&id)
@@ -1390,115 +1257,6 @@ impl WgpuExecutor {
                     .unwrap_or_default();
                 self.write_back(id, &b, &ranges, mem)?;
             }
-            None => {
-                self.presented = Some(self.frame_of(id)?);
-                self.stats.host_presents += 1;
-            }
-        }
-        Ok(())
-    }
-
-    fn run(&mut self, command: &Command<'_>, mem: &mut dyn GuestMemory) -> Result<(), WgpuError> {
-        // Draw-path commands (shaders, layouts, state, draws) go to the draw path;
-        // SET_RENDER_TARGETS is state there and here.
-        if let Some(mut path) = self.draw.take() {
-            let result = draw::execute_draw(self, &mut path, command);
-            self.draw = Some(path);
-            let handled = result.map_err(|e| WgpuError::Gpu(e.to_string()))?;
-            if matches!(command, Command::Draw(_) | Command::DrawIndexed(_)) {
-                self.draws += 1;
-            }
-            if handled && !matches!(command, Command::SetRenderTargets { .. }) {
-                return Ok(());
-            }
-        }
-        match *command {
-            Command::CreateResource {
-                resource,
-                desc,
-                size_bytes,
-                backing,
-                ..
-            } => self.create(resource, desc, size_bytes, backing, mem)?,
-            Command::DestroyResource { resource, freed } => {
-                self.unbind(resource);
-                if freed {
-                    self.destroy(resource);
-                }
-            }
-            Command::ResourceDirtyRange {
-                resource,
-                offset_bytes,
-                size_bytes,
-                backing,
-            } => self.dirty_range(resource, offset_bytes, size_bytes, backing, mem)?,
-            Command::UploadResource {
-                resource,
-                offset_bytes,
-                data,
-            } => self.upload(resource, offset_bytes, data)?,
-            Command::CopyBuffer {
-                dst,
-                src,
-                dst_offset_bytes,
-                src_offset_bytes,
-                size_bytes,
-                writeback,
-            } => self.copy_buffer(
-                dst,
-                src,
-                (dst_offset_bytes, src_offset_bytes, size_bytes),
-                writeback,
-                mem,
-            )?,
-            Command::CopyTexture2d {
-                dst,
-                src,
-                ref region,
-                writeback,
-            } => self.copy_texture(dst, src, region, writeback, mem)?,
-            Command::SetRenderTargets {
-                colors,
-                depth_stencil,
-                ..
-            } => {
-                self.outputs.colors = colors;
-                self.outputs.depth_stencil = depth_stencil;
-            }
-            Command::Clear(c) => self.clear(
-                c.flags,
-                c.color_rgba_f32.map(f32::from_bits),
-                f32::from_bits(c.depth_f32),
-                c.stencil as u8,
-                None,
-                mem,
-            )?,
-            Command::ClearRects { clear, rects } => {
-                let rects: Vec<Rect> = clear_rect_records(rects)
-                    .map(|r| (r.x, r.y, r.width, r.height))
-                    .collect();
-                self.clear(
-                    clear.flags,
-                    clear.color_rgba_f32.map(f32::from_bits),
-                    f32::from_bits(clear.depth_f32),
-                    clear.stencil as u8,
-                    Some(&rects),
-                    mem,
-                )?;
-            }
-            Command::Draw(_) | Command::DrawIndexed(_) => {
-                if self.draw.is_none() && !self.warned_draws {
-                    self.warned_draws = true;
-                    tracing::warn!("aerogpu: GPU executor without a draw path; draws skipped");
-                }
-                self.stats.draws_skipped += u64::from(self.draw.is_none());
-            }
-            Command::Present {
-                target,
-                target_backing,
-                ..
-            } => self.present(target, target_backing, mem)?,
-            _ => {}
         }
         Ok(())
     }
