@@ -70,7 +70,7 @@ build_arch() {
             -Wl,--disable-auto-image-base -Wl,--dynamicbase -Wl,--nxcompat \
             -o "$dir/$dll" "$def" \
             "$DRV/umd/src/aerogpu_umd_core.cpp" "$DRV/umd/src/aerogpu_umd_core_draw.cpp" "$DRV/umd/src/aerogpu_umd_core_copy.cpp" "$DRV/umd/src/aerogpu_umd_ddi.cpp" "$DRV/umd/src/aerogpu_umd_caps.cpp" \
-            "$DRV/umd/src/aerogpu_umd_legacy.cpp" \
+            "$DRV/umd/src/aerogpu_umd_legacy.cpp" "$DRV/umd/src/aerogpu_umd_ff.cpp" \
             "$DRV/umd/src/aerogpu_umd_win.cpp" \
             -lkernel32
     fi

@@ -18,6 +18,7 @@ fn getcaps_is_consistent_with_the_core_and_the_device_table() {
             "umd/src/aerogpu_umd_core_draw.cpp",
             "umd/src/aerogpu_umd_core_copy.cpp",
             "umd/src/aerogpu_umd_legacy.cpp",
+            "umd/src/aerogpu_umd_ff.cpp",
         ],
         true,
         false,

@@ -154,6 +154,7 @@ fn build_scene(name: &str) -> std::path::PathBuf {
         "umd/src/aerogpu_umd_core_draw.cpp",
         "umd/src/aerogpu_umd_core_copy.cpp",
         "umd/src/aerogpu_umd_legacy.cpp",
+        "umd/src/aerogpu_umd_ff.cpp",
         "tests_host/agpu_trace.c",
         "kmd/portable/agpu_kmd_portable.c",
     ];

@@ -11,8 +11,9 @@
 // the draw path (draw.inc, objects.inc): 2D textures with mips, vertex/index buffers,
 // vs/ps shaders, vertex declarations, samplers and texture stage states, float shader
 // constants, scissor, DrawPrimitive/DrawIndexedPrimitive and their UP forms,
-// UpdateTexture, event queries.
-// Everything else (cube/volume textures, FVF, state blocks, other queries, int/bool
+// UpdateTexture, event queries; the fixed-function state (fixed_function.inc: FVF as a
+// vertex declaration, transforms, lights, material).
+// Everything else (cube/volume textures, state blocks, other queries, int/bool
 // constants, UpdateSurface, Reset, additional swap chains...) is a logged
 // D3DERR_NOTAVAILABLE from the generated stubs (stubs.h), never a crash.
 #include <windows.h>
@@ -186,6 +187,7 @@ struct Device final : StubIDirect3DDevice9Ex {
 
     ~Device() {
         unbind_draw_objects();
+        release_fvf_decls();
         for (auto &r : rts)
             if (r) r->Release();
         if (ds) ds->Release();
@@ -229,6 +231,7 @@ struct Device final : StubIDirect3DDevice9Ex {
         return ULONG(n);
     }
 #include "draw.inc"
+#include "fixed_function.inc"
     STDMETHODIMP TestCooperativeLevel() override { return S_OK; }
     STDMETHODIMP CheckDeviceState(HWND) override { return S_OK; }
     STDMETHODIMP_(UINT) GetAvailableTextureMem() override { return 192u << 20; }

@@ -65,6 +65,7 @@
 
 #include "aerogpu_umd_caps.h"
 #include "aerogpu_umd_core.h"
+#include "aerogpu_umd_ff.h"
 #include "aerogpu_umd_legacy.h"
 
 extern "C" {
@@ -296,6 +297,17 @@ public:
     bool has_vp = false, has_scissor = false;
     float const_f[2][kMaxShaderConstantsF][4] = {};
     LegacyState legacy;
+
+    // Fixed function (aerogpu_umd_ff.cpp): the elements of each declaration, the generated
+    // shaders by key, the constants last sent for them per stage (empty: the device holds the
+    // app's), how many app constant registers they overwrote, and whether a draw bound them.
+    std::map<uint32_t, std::vector<ff::DeclElement>> decl_elements;
+    std::map<ff::VsKey, uint32_t, ff::KeyLess<ff::VsKey>> ff_vs;
+    std::map<ff::PsKey, uint32_t, ff::KeyLess<ff::PsKey>> ff_ps;
+    std::vector<float> ff_sent[2];
+    uint32_t ff_clobbered[2] = {0, 0};
+    bool ff_bound = false;
+    bool logged_ff_ops = false;
 
     bool recording = false;
     StateBlock rec;
@@ -608,6 +620,7 @@ HRESULT set_const_f(UmdDevice *d, uint32_t stage, uint32_t start, const float *v
     }
     HRESULT hr = hr_of(d->core.set_shader_constants_f(stage, start, v, count));
     if (hr < 0) return hr;
+    d->ff_sent[stage].clear(); // the device no longer holds the generated constants
     for (uint32_t i = 0; i < count; i++)
         std::memcpy(d->const_f[stage][start + i], v + 4 * i, sizeof(d->const_f[stage][start + i]));
     return hr;
@@ -670,6 +683,104 @@ HRESULT APIENTRY SetIndicesUm(HANDLE h, UINT index_size, const void *um) {
     return kOk;
 }
 
+// ---- Fixed function ----------------------------------------------------------------------
+// Generated shaders stay cached until this many of a stage exist; then all go (bounded
+// whatever the app's state churn).
+constexpr size_t kMaxFfShaders = 256;
+
+// Sends the generated constants of `stage` unless the device holds them already; counts the
+// app registers they overwrite.
+HRESULT ff_constants(UmdDevice *d, uint32_t stage, const std::vector<float> &cs) {
+    if (d->ff_sent[stage] == cs) return kOk;
+    HRESULT hr = hr_of(d->core.set_shader_constants_f(stage, 0, cs.data(), uint32_t(cs.size() / 4)));
+    if (hr < 0) return hr;
+    d->ff_sent[stage] = cs;
+    d->ff_clobbered[stage] = std::max<uint32_t>(d->ff_clobbered[stage], uint32_t(cs.size() / 4));
+    return kOk;
+}
+
+template <class Key>
+uint32_t ff_shader(UmdDevice *d, std::map<Key, uint32_t, ff::KeyLess<Key>> &cache, const Key &k, uint32_t stage,
+                   std::vector<uint32_t> (*generate)(const Key &)) {
+    auto it = cache.find(k);
+    if (it != cache.end()) return it->second;
+    if (cache.size() >= kMaxFfShaders) {
+        d->core.set_shaders(0, 0); // none of them bound while they go
+        for (auto &e : cache) d->core.destroy_shader(e.second);
+        cache.clear();
+    }
+    std::vector<uint32_t> tokens = generate(k);
+    uint32_t h = d->core.create_shader(stage, tokens.data(), tokens.size() * sizeof(uint32_t));
+    if (h) cache.emplace(k, h);
+    return h;
+}
+
+// Before every draw: with no app vertex or pixel shader bound, binds the generated one(s)
+// for the current fixed-function state with their constants; back on app shaders, restores
+// the app's constants the generated ones overwrote.
+HRESULT prepare_draw(UmdDevice *d) {
+    const bool vs_ff = d->vs == 0, ps_ff = d->ps == 0;
+    uint32_t vs = d->vs, ps = d->ps;
+    if (vs_ff || ps_ff) {
+        uint32_t rs[256];
+        for (uint32_t i = 0; i < 256; i++) rs[i] = d->core.render_state(i);
+        ff::Inputs in;
+        in.legacy = &d->legacy;
+        in.render_states = rs;
+        auto decl = d->decl_elements.find(d->decl);
+        if (decl != d->decl_elements.end()) {
+            in.decl = decl->second.data();
+            in.decl_count = uint32_t(decl->second.size());
+        }
+        if (d->has_vp) {
+            const float vp[6] = {float(d->vp.X), float(d->vp.Y), float(d->vp.Width), float(d->vp.Height), d->zmin,
+                                 d->zmax};
+            std::memcpy(in.viewport, vp, sizeof(vp));
+        } else if (const Resource *rt = d->core.resource(d->core.render_target(0))) {
+            in.viewport[2] = float(rt->desc.width);
+            in.viewport[3] = float(rt->desc.height);
+        }
+        for (uint32_t s = 0; s < ff::kMaxStages; s++)
+            if (d->core.texture(s)) in.textures_bound |= 1u << s;
+        in.vertex_ff = vs_ff;
+        HRESULT hr;
+        if (vs_ff) {
+            ff::VsKey k;
+            if (!ff::vertex_key(in, &k)) return kInvalidCall; // no declaration with a position
+            vs = ff_shader(d, d->ff_vs, k, AEROGPU_SHADER_STAGE_VERTEX, ff::vertex_shader);
+            if (!vs) return create_failed(d);
+            if ((hr = ff_constants(d, AEROGPU_SHADER_STAGE_VERTEX, ff::vertex_constants(in, k))) < 0) return hr;
+        }
+        if (ps_ff) {
+            ff::PsKey k;
+            ff::pixel_key(in, &k);
+            for (uint32_t s = 0; s < k.stage_count; s++)
+                if (!ff::stage_op_supported(d->legacy.texture_stage_state(s, 1)) ||
+                    !ff::stage_op_supported(d->legacy.texture_stage_state(s, 4)))
+                    log_once(d->logged_ff_ops, "aerogpu-d3d9: fixed-function stage op not modelled (bump mapping, "
+                                               "PREMODULATE): drawn as SELECTARG1\n");
+            ps = ff_shader(d, d->ff_ps, k, AEROGPU_SHADER_STAGE_PIXEL, ff::pixel_shader);
+            if (!ps) return create_failed(d);
+            if ((hr = ff_constants(d, AEROGPU_SHADER_STAGE_PIXEL, ff::pixel_constants(in, k))) < 0) return hr;
+        }
+    }
+    // An app shader of a stage the generated constants overwrote gets its own back.
+    const bool app[2] = {!vs_ff, !ps_ff};
+    for (uint32_t stage = 0; stage < 2; stage++) {
+        if (!app[stage] || !d->ff_clobbered[stage]) continue;
+        HRESULT hr = hr_of(d->core.set_shader_constants_f(stage, 0, &d->const_f[stage][0][0], d->ff_clobbered[stage]));
+        if (hr < 0) return hr;
+        d->ff_clobbered[stage] = 0;
+        d->ff_sent[stage].clear();
+    }
+    if (vs_ff || ps_ff || d->ff_bound) {
+        HRESULT hr = hr_of(d->core.set_shaders(vs, ps));
+        if (hr < 0) return hr;
+        d->ff_bound = vs_ff || ps_ff;
+    }
+    return kOk;
+}
+
 HRESULT um_result(UmdDevice *d, int32_t r) {
     if (r == kE_OUTOFMEMORY)
         log_once(d->logged_um_size, "aerogpu-d3d9: user-memory draw larger than one upload (or the command "
@@ -680,6 +791,7 @@ HRESULT um_result(UmdDevice *d, int32_t r) {
 HRESULT APIENTRY DrawPrimitive(HANDLE h, const D3DDDIARG_DRAWPRIMITIVE *a, const UINT *) {
     if (!a) return kEInvalidArg;
     UmdDevice *d = dev(h);
+    if (HRESULT hr = prepare_draw(d); hr < 0) return hr;
     if (d->um_vb) {
         if (uint64_t(a->VStart) * d->um_stride > 0x7FFFFFFFu) return kInvalidCall;
         return um_result(d, d->core.draw_primitive_up(a->PrimitiveType, a->PrimitiveCount,
@@ -691,6 +803,7 @@ HRESULT APIENTRY DrawPrimitive(HANDLE h, const D3DDDIARG_DRAWPRIMITIVE *a, const
 HRESULT APIENTRY DrawPrimitive2(HANDLE h, const D3DDDIARG_DRAWPRIMITIVE2 *a) {
     if (!a) return kEInvalidArg;
     UmdDevice *d = dev(h);
+    if (HRESULT hr = prepare_draw(d); hr < 0) return hr;
     // Pre-transformed vertices from stream 0; the offset is in bytes.
     if (!d->stream0_stride || a->FirstVertexOffset % d->stream0_stride) return kInvalidCall;
     if (d->um_vb)
@@ -703,6 +816,7 @@ HRESULT APIENTRY DrawPrimitive2(HANDLE h, const D3DDDIARG_DRAWPRIMITIVE2 *a) {
 HRESULT APIENTRY DrawIndexedPrimitive(HANDLE h, const D3DDDIARG_DRAWINDEXEDPRIMITIVE *a) {
     if (!a) return kEInvalidArg;
     UmdDevice *d = dev(h);
+    if (HRESULT hr = prepare_draw(d); hr < 0) return hr;
     if (d->um_vb || d->um_ib)
         return um_result(d, d->core.draw_indexed_up(a->PrimitiveType, a->BaseVertexIndex, a->MinIndex, a->NumVertices,
                                                     a->StartIndex, a->PrimitiveCount, d->um_ib, d->um_index32,
@@ -715,6 +829,7 @@ HRESULT APIENTRY DrawIndexedPrimitive2(HANDLE h, const D3DDDIARG_DRAWINDEXEDPRIM
                                        const void *indices, const UINT *edge_flags) {
     if (!a) return kEInvalidArg;
     UmdDevice *d = dev(h);
+    if (HRESULT hr = prepare_draw(d); hr < 0) return hr;
     if (edge_flags)
         log_once(d->logged_edge_flags, "aerogpu-d3d9: DrawIndexedPrimitive2 edge flags ignored (all edges drawn)\n");
     return um_result(d, d->core.draw_indexed_primitive2(a->PrimitiveType, a->BaseVertexOffset, a->MinIndex,
@@ -789,6 +904,7 @@ void apply_ops(UmdDevice *d, const std::vector<StateOp> &ops) {
             uint32_t n = 1;
             while (r + n < kMaxShaderConstantsF && constf[stage][r + n]) n++;
             d->core.set_shader_constants_f(stage, r, d->const_f[stage][r], n);
+            d->ff_sent[stage].clear();
             r += n;
         }
 }
@@ -1395,6 +1511,10 @@ HRESULT APIENTRY CreateVertexShaderDecl(HANDLE h, D3DDDIARG_CREATEVERTEXSHADERDE
     v.push_back(end);
     uint32_t decl = dev(h)->core.create_vertex_decl(v.data(), v.size() * sizeof(v[0]));
     if (!decl) return create_failed(dev(h));
+    static_assert(sizeof(ff::DeclElement) == sizeof(D3DDDIVERTEXELEMENT), "same layout");
+    std::vector<ff::DeclElement> elems(a->NumVertexElements);
+    std::memcpy(elems.data(), e, elems.size() * sizeof(ff::DeclElement));
+    dev(h)->decl_elements[decl] = std::move(elems);
     a->ShaderHandle = to_handle(decl);
     return kOk;
 }
@@ -1412,6 +1532,7 @@ HRESULT APIENTRY SetVertexShaderDecl(HANDLE h, HANDLE decl) {
 HRESULT APIENTRY DeleteVertexShaderDecl(HANDLE h, HANDLE decl) {
     UmdDevice *d = dev(h);
     if (d->decl == from_handle(decl)) d->decl = 0;
+    d->decl_elements.erase(from_handle(decl));
     return hr_of(d->core.destroy_vertex_decl(from_handle(decl)));
 }
 

@@ -209,6 +209,13 @@ bool LegacyState::light_enabled(uint32_t index) const {
     return it != lights_.end() && it->second.enabled;
 }
 
+uint32_t LegacyState::enabled_lights(uint32_t *indices, uint32_t max) const {
+    uint32_t n = 0;
+    for (const auto &l : lights_)
+        if (l.second.enabled && n < max) indices[n++] = l.first;
+    return n;
+}
+
 int32_t LegacyState::set_material(const Material &m) {
     target().material_ = m;
     record(LegacyKind::Material, 0);

@@ -129,6 +129,8 @@ public:
     int32_t set_light_enable(uint32_t index, bool enable);
     bool light(uint32_t index, Light *out) const;
     bool light_enabled(uint32_t index) const;
+    // Indices of the enabled lights in ascending order, at most `max` of them.
+    uint32_t enabled_lights(uint32_t *indices, uint32_t max) const;
     size_t light_count() const { return lights_.size(); }
     int32_t set_material(const Material &m);
     Material material() const { return material_; }
