@@ -29,6 +29,7 @@ const PASSING: &[&str] = &[
     "mipmaps",
     "dxt",
     "shaders_3_0_flow",
+    "fixed_function_lit",
 ];
 
 /// Programs that run to completion on our runtime but whose pixels cannot match yet, with
