@@ -30,6 +30,7 @@ const PASSING: &[&str] = &[
     "dxt",
     "shaders_3_0_flow",
     "fixed_function_lit",
+    "fixed_function_stages",
 ];
 
 /// Programs that run to completion on our runtime but whose pixels cannot match yet, with
