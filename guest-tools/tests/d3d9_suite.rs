@@ -31,6 +31,7 @@ const PASSING: &[&str] = &[
     "shaders_3_0_flow",
     "fixed_function_lit",
     "fixed_function_stages",
+    "fixed_function_fog",
 ];
 
 /// Programs that run to completion on our runtime but whose pixels cannot match yet, with
