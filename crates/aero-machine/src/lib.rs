@@ -8,6 +8,7 @@ mod firmware_host;
 mod guest_ram;
 mod machine;
 mod memory_map;
+pub mod net;
 mod pci_bus;
 mod platform;
 mod trace;
@@ -15,4 +16,7 @@ mod trace;
 pub use aero_storage::ide::{CdStatus, MediaError};
 pub use machine::floppy_media::FloppyStatus;
 pub use machine::host_io::GamepadInput;
-pub use machine::{BootDevice, DriveSlot, Frame, Machine, MachineConfig, MachineError, RunEvent};
+pub use machine::{
+    BootDevice, DriveSlot, Frame, MacAddress, Machine, MachineConfig, MachineError, NIC_ADDRESS,
+    RunEvent,
+};

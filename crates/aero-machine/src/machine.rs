@@ -12,10 +12,12 @@ use aero_firmware::tables::acpi::EcamWindow;
 
 use crate::clock::Clock;
 use crate::devices::ahci_pci::AhciConfig;
-use crate::devices::pci::PciFunction;
+use crate::devices::e1000::E1000;
+use crate::devices::pci::{PciAddress, PciFunction};
 use crate::firmware_host::{Disks, Host};
 use crate::guest_ram::GuestRam;
 use crate::memory_map::{self, MemoryError, MemoryMap};
+use crate::net::NetBackend;
 use crate::platform::Platform;
 #[cfg(test)]
 #[path = "ahci_tests.rs"]
@@ -73,7 +75,12 @@ pub struct MachineConfig {
     /// as 81h, 82h, ... (after `hda`, in slot order: IDE, then AHCI); CD drives other
     /// than the IDE secondary master are left to the guest's drivers.
     pub extra_drives: Vec<(DriveSlot, IdeDrive)>,
+    /// An e1000 NIC at 00:03.0 (as in QEMU's `pc`), with its MAC address and host side.
+    pub nic: Option<(MacAddress, Box<dyn NetBackend>)>,
 }
+
+/// An Ethernet MAC address.
+pub type MacAddress = [u8; 6];
 
 impl Default for MachineConfig {
     fn default() -> Self {
@@ -87,6 +94,7 @@ impl Default for MachineConfig {
             deterministic: true,
             hda_slot: DriveSlot::default(),
             extra_drives: Vec::new(),
+            nic: None,
         }
     }
 }
@@ -151,6 +159,9 @@ pub enum RunEvent {
     /// The CPU shut down (triple fault); the message names CS:RIP and the last exception.
     Shutdown(String),
 }
+
+/// Where the NIC plugs in (QEMU's `pc` puts its first NIC in slot 3 too).
+pub const NIC_ADDRESS: PciAddress = PciAddress::new(0, 3, 0);
 
 /// Where option ROMs live: the VGA BIOS is the first.
 const VGA_BIOS_BASE: u64 = 0xC0000;
@@ -235,6 +246,9 @@ impl Machine {
                 .map_or(DETERMINISTIC_EPOCH, |d| d.as_secs() as i64)
         };
         let mut platform = Platform::new(clock, map, rtc_start);
+        if let Some((mac, backend)) = config.nic {
+            platform.add_pci_device(NIC_ADDRESS, Box::new(E1000::new(mac, backend)));
+        }
         platform.vga_rom = vga_rom;
         if vga_rom_segments > 0 {
             // Shadow the VGA BIOS read-only, as a system BIOS does before running it.
@@ -398,6 +412,14 @@ impl Machine {
                 budget = window.limit_budget(self.cpu.instructions_retired(), budget);
                 window.log(&self.cpu, &self.memory, &self.platform.map);
             }
+            // Devices with work that arrived from the host (received frames) get RAM
+            // before the CPU runs on.
+            if self.platform.pci_dma_pending() {
+                self.platform.requests.dma = true;
+                if let Some(event) = self.handle_requests() {
+                    return event;
+                }
+            }
             let exit = self.cpu.run(&mut self.memory, &mut self.platform, budget);
             self.platform.clock.at(self.cpu.instructions_retired());
             tracing::trace!(target: "aero::run", now, deadline, budget, ?exit, at = %self.cpu_location());
@@ -465,6 +487,12 @@ impl Machine {
             if self.platform.pci.pci.functions.ahci.config().dma_enabled() {
                 self.platform.ahci.process(&mut ram);
             }
+            let now = self.platform.clock.now();
+            crate::devices::pci_device::run_dma(
+                &mut self.platform.pci.pci.functions.devices,
+                &mut ram,
+                now,
+            );
             for (addr, len) in ram.written {
                 self.cpu.invalidate_code(addr, len);
             }

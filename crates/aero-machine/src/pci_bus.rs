@@ -6,6 +6,7 @@ use crate::devices::ahci_pci::AhciConfig;
 use crate::devices::i440fx::PAM0;
 use crate::devices::pc_pci::PcPci;
 use crate::devices::pci::PciFunction;
+use crate::devices::pci_device::{BarWindow, bar_windows};
 use crate::devices::piix3_ide::ChannelPorts;
 use crate::memory_map::PamMode;
 
@@ -15,7 +16,7 @@ pub struct PciBus {
     decoded_generation: Option<u64>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Decoded {
     pub pam: [PamMode; 13],
     /// VGA linear framebuffer base (display function BAR2), when assigned and memory
@@ -32,6 +33,8 @@ pub struct Decoded {
     pub ide_bus_master: Option<u16>,
     /// AHCI register block base (BAR5), when assigned and memory decoding is on.
     pub ahci_abar: Option<u64>,
+    /// Where the plugged-in devices' BARs decode.
+    pub device_bars: Vec<BarWindow>,
 }
 
 impl PciBus {
@@ -82,7 +85,19 @@ impl PciBus {
             ide_channels: [f.ide.channel_decode(false), f.ide.channel_decode(true)],
             ide_bus_master: f.ide.bus_master_base(),
             ahci_abar: f.ahci.config().abar(),
+            device_bars: f
+                .devices
+                .iter()
+                .enumerate()
+                .flat_map(|(i, d)| bar_windows(i, d.device.as_ref()))
+                .collect(),
         })
+    }
+
+    /// Makes the next `decode_if_changed` decode even without a configuration write
+    /// (a device was plugged in).
+    pub fn invalidate_decoding(&mut self) {
+        self.decoded_generation = None;
     }
 
     /// Both IDE channels back to compatibility mode (platform reset).

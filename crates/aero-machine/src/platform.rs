@@ -4,7 +4,8 @@
 use crate::devices::ahci_pci::AhciConfig;
 use crate::devices::lapic::DeliveryMode;
 use crate::devices::pc_pci::{AHCI, IDE};
-use crate::devices::pci::PciFunction;
+use crate::devices::pci::{PciAddress, PciFunction};
+use crate::devices::pci_device::{BarWindow, PciDevice, PluggedDevice, intx_asserted};
 use aero_cpu::{Bus, PageMapping};
 use aero_gpu::Vga;
 use aero_gpu::aerogpu::{AeroGpu, AeroGpuConfig, Executor, SoftExecutor};
@@ -111,6 +112,8 @@ pub struct Platform {
     /// ICH9 AHCI HBA (the PCI face is `pci.pci.functions.ahci`) and where ABAR maps it.
     pub ahci: Ahci,
     ahci_abar: Option<u64>,
+    /// Where the plugged-in PCI devices' BARs decode (`pci.pci.functions.devices`).
+    pci_bar_windows: Vec<BarWindow>,
     /// Where the display function's BAR2 maps the VGA linear framebuffer.
     /// AeroGPU, the display function's BAR0 (see `display.rs` for the RAM side). The
     /// executor is chosen at run time; the CPU one by default.
@@ -164,6 +167,7 @@ impl Platform {
             ide: IdeController::new(),
             ahci: Ahci::new(ICH9_PORTS),
             ahci_abar: None,
+            pci_bar_windows: Vec::new(),
             ide_channels: [None; 2],
             ide_bus_master: None,
             aerogpu: AeroGpu::with_executor(
@@ -207,6 +211,9 @@ impl Platform {
         self.acpi_pm = AcpiPm::new(self.acpi_pm.layout());
         self.dma = Dma8237::new();
         self.fdc.reset();
+        for plugged in &mut self.pci.pci.functions.devices {
+            plugged.device.reset();
+        }
         self.nmi_pending = false;
         self.isa_levels = IrqLines::NONE;
         self.requests = Requests::default();
@@ -240,7 +247,29 @@ impl Platform {
         self.hpet.advance(now);
         self.vga.advance(now);
         self.acpi_pm.advance(now);
+        for plugged in &mut self.pci.pci.functions.devices {
+            plugged.device.advance(now);
+        }
         self.update_interrupts();
+    }
+
+    /// Plugs `device` into bus 0 at `address` (the firmware finds it when it enumerates).
+    pub fn add_pci_device(&mut self, address: PciAddress, device: Box<dyn PciDevice>) {
+        let devices = &mut self.pci.pci.functions.devices;
+        devices.retain(|d| d.address != address);
+        devices.push(PluggedDevice { address, device });
+        self.pci.invalidate_decoding();
+        self.apply_pci_decoding();
+    }
+
+    /// Whether a plugged-in device has bus-master work and may master the bus.
+    pub fn pci_dma_pending(&self) -> bool {
+        self.pci
+            .pci
+            .functions
+            .devices
+            .iter()
+            .any(|d| d.device.dma_pending() && d.device.config().bus_master())
     }
 
     /// The earliest time a device needs attention.
@@ -256,6 +285,14 @@ impl Platform {
             self.aerogpu.next_deadline_ns(),
         ]
         .into_iter()
+        .chain(
+            self.pci
+                .pci
+                .functions
+                .devices
+                .iter()
+                .map(|d| d.device.next_deadline_ns()),
+        )
         .flatten()
         .min()
     }
@@ -335,12 +372,25 @@ impl Platform {
     /// local APIC.
     fn deliver_msi(&mut self) {
         // Events while MSI is off are dropped (INTx carries them).
-        if !self.ahci.take_msi() {
-            return;
+        let mut messages = Vec::new();
+        if self.ahci.take_msi()
+            && let Some(message) = self.pci.pci.functions.ahci.config().msi_message()
+        {
+            messages.push(message);
         }
-        let Some(message) = self.pci.pci.functions.ahci.config().msi_message() else {
-            return;
-        };
+        for plugged in &mut self.pci.pci.functions.devices {
+            if plugged.device.take_msi()
+                && let Some(message) = plugged.device.config().msi_message()
+            {
+                messages.push(message);
+            }
+        }
+        for message in messages {
+            self.deliver_msi_message(message);
+        }
+    }
+
+    fn deliver_msi_message(&mut self, message: crate::devices::pci::MsiMessage) {
         match message.decode_x86() {
             Some((destination, logical, vector, mode, level)) => {
                 if self.lapic.matches_destination(destination, logical) {
@@ -374,6 +424,12 @@ impl Platform {
         let ahci = self.pci.pci.functions.ahci.config();
         if self.ahci.irq_level() && ahci.intx_enabled() {
             pirqs[usize::from(pirq_for(AHCI.device, ahci.interrupt_pin()))] = true;
+        }
+        for plugged in &self.pci.pci.functions.devices {
+            if intx_asserted(plugged.device.as_ref()) {
+                let pin = plugged.device.config().interrupt_pin();
+                pirqs[usize::from(pirq_for(plugged.address.device, pin))] = true;
+            }
         }
         pirqs
     }
@@ -455,6 +511,10 @@ impl Platform {
                         offset_in(paddr, self.ahci_abar?, ABAR_SIZE)?,
                     ))
                 })
+                .or_else(|| {
+                    let (window, off) = self.pci_bar_at(false, paddr)?;
+                    Some((MmioDevice::Pci(window), off))
+                })
         }
     }
 
@@ -483,6 +543,9 @@ impl Platform {
                 self.ide.bus_master_read(off, size)
             }
             p if self.acpi_pm_claims(p) => self.acpi_pm.io_read(port, size),
+            p if let Some((window, off)) = self.pci_bar_at(true, u64::from(p)) => {
+                self.pci_bar_read(window, off, size) as u32
+            }
             _ => {
                 tracing::trace!(port, size, "read from unclaimed port");
                 u32::MAX >> (32 - 8 * u32::from(size.clamp(1, 4)))
@@ -539,6 +602,9 @@ impl Platform {
                 self.requests.dma |= self.ide.dma_pending();
             }
             p if self.acpi_pm_claims(p) => self.acpi_pm.io_write(port, size, value),
+            p if let Some((window, off)) = self.pci_bar_at(true, u64::from(p)) => {
+                self.pci_bar_write(window, off, size, u64::from(value))
+            }
             _ => tracing::trace!(port, size, value, "write to unclaimed port"),
         }
         self.collect_requests();
@@ -563,6 +629,30 @@ impl Platform {
     fn ide_bus_master_offset(&self, port: u16) -> Option<u16> {
         let base = self.ide_bus_master?;
         port.checked_sub(base).filter(|&o| o < 16)
+    }
+
+    /// The plugged-in device BAR that decodes `address` (a port when `io`), and the
+    /// offset in it.
+    fn pci_bar_at(&self, io: bool, address: u64) -> Option<(BarWindow, u64)> {
+        self.pci_bar_windows
+            .iter()
+            .find_map(|w| Some((*w, w.offset(io, address)?)))
+    }
+
+    fn pci_bar_read(&mut self, window: BarWindow, offset: u64, size: u8) -> u64 {
+        match self.pci.pci.functions.devices.get_mut(window.device) {
+            Some(plugged) => plugged.device.bar_read(window.bar, offset, size),
+            None => u64::MAX >> (64 - 8 * u32::from(size.clamp(1, 8))),
+        }
+    }
+
+    fn pci_bar_write(&mut self, window: BarWindow, offset: u64, size: u8, value: u64) {
+        if let Some(plugged) = self.pci.pci.functions.devices.get_mut(window.device) {
+            plugged.device.bar_write(window.bar, offset, size, value);
+            // Bus-master work needs guest RAM: the machine runs it after this instruction.
+            self.requests.dma |=
+                plugged.device.dma_pending() && plugged.device.config().bus_master();
+        }
     }
 
     /// Whether `port` is one of the ACPI PM block's registers.
@@ -592,6 +682,7 @@ impl Platform {
         self.ide_channels = d.ide_channels;
         self.ide_bus_master = d.ide_bus_master;
         self.ahci_abar = d.ahci_abar;
+        self.pci_bar_windows = d.device_bars;
         if let Some(base) = d.pm_io_base
             && base != self.acpi_pm.layout().pm1a_evt
         {
@@ -668,6 +759,7 @@ impl Bus for Platform {
             (MmioDevice::IoApic, off) => self.ioapic.mmio_read(off, size),
             (MmioDevice::Hpet, off) => self.hpet.mmio_read(off, size),
             (MmioDevice::Ahci, off) => self.ahci.mmio_read(off, size),
+            (MmioDevice::Pci(window), off) => self.pci_bar_read(window, off, size),
         };
         self.update_interrupts();
         value
@@ -723,6 +815,7 @@ impl Bus for Platform {
                 // machine runs them (Machine::handle_requests).
                 self.requests.dma |= self.ahci.command_pending();
             }
+            (MmioDevice::Pci(window), off) => self.pci_bar_write(window, off, size, value),
         }
         self.update_interrupts();
     }
@@ -817,6 +910,8 @@ enum MmioDevice {
     IoApic,
     Hpet,
     Ahci,
+    /// A plugged-in PCI device's memory BAR (index into `pci_bar_windows`).
+    Pci(BarWindow),
 }
 
 /// Offset of `paddr` in the legacy VGA window.
@@ -1039,6 +1134,94 @@ mod tests {
             PageMapping::Mmio,
             "the framebuffer hides ECAM"
         );
+    }
+
+    /// Config write through 0xCF8/0xCFC to 00:03.0.
+    fn slot3_write(p: &mut Platform, reg: u32, size: u8, value: u32) {
+        p.io_write(0xCF8, 4, 0x8000_1800 | (reg & 0xFC));
+        p.io_write(0xCFC + (reg & 3) as u16, size, value);
+    }
+
+    fn plugged_e1000() -> (Platform, crate::net::LoopbackBackend) {
+        use crate::devices::e1000::{DEFAULT_MAC, E1000};
+        let mut p = platform();
+        let backend = crate::net::LoopbackBackend::new();
+        let nic = E1000::new(DEFAULT_MAC, Box::new(backend.clone()));
+        p.add_pci_device(PciAddress::new(0, 3, 0), Box::new(nic));
+        (p, backend)
+    }
+
+    #[test]
+    fn plugged_device_bars_decode_where_the_guest_moves_them() {
+        let (mut p, _) = plugged_e1000();
+        assert_eq!(
+            cf8_read(&mut p, 3, 0, 0),
+            0x100E_8086,
+            "found by enumeration"
+        );
+        // Sizing: 128 KiB memory BAR0, 64-byte I/O BAR1.
+        slot3_write(&mut p, 0x10, 4, 0xFFFF_FFFF);
+        assert_eq!(cf8_read(&mut p, 3, 0, 0x10), 0xFFFE_0000);
+        slot3_write(&mut p, 0x14, 4, 0xFFFF_FFFF);
+        assert_eq!(cf8_read(&mut p, 3, 0, 0x14), 0xFFFF_FFC1);
+        slot3_write(&mut p, 0x10, 4, 0xFEB0_0000);
+        slot3_write(&mut p, 0x14, 4, 0xC040);
+        // Nothing decodes until the command register enables it.
+        assert_eq!(p.mmio_read(0xFEB0_0008, 4), 0xFFFF_FFFF);
+        assert_eq!(p.io_read(0xC040, 4), 0xFFFF_FFFF);
+        slot3_write(&mut p, 0x04, 2, 0x0003);
+        let status = p.mmio_read(0xFEB0_0008, 4);
+        assert_eq!(status & 0x3, 0x3, "STATUS: link up, full duplex");
+        p.io_write(0xC040, 4, 0x0008); // IOADDR = STATUS
+        assert_eq!(u64::from(p.io_read(0xC044, 4)), status);
+        // Moved: the old addresses are unclaimed, the new ones answer.
+        slot3_write(&mut p, 0x10, 4, 0xFEA0_0000);
+        slot3_write(&mut p, 0x14, 4, 0xD000);
+        assert_eq!(p.mmio_read(0xFEB0_0008, 4), 0xFFFF_FFFF);
+        assert_eq!(p.io_read(0xC044, 4), 0xFFFF_FFFF);
+        assert_eq!(p.mmio_read(0xFEA0_0008, 4), status);
+        p.io_write(0xD000, 4, 0x0008);
+        assert_eq!(u64::from(p.io_read(0xD004, 4)), status);
+        // Memory decoding off: gone again; I/O stays.
+        slot3_write(&mut p, 0x04, 2, 0x0001);
+        assert_eq!(p.mmio_read(0xFEA0_0008, 4), 0xFFFF_FFFF);
+        assert_eq!(u64::from(p.io_read(0xD004, 4)), status);
+    }
+
+    #[test]
+    fn plugged_device_intx_reaches_the_ioapic_through_its_pirq() {
+        let (mut p, _) = plugged_e1000();
+        slot3_write(&mut p, 0x10, 4, 0xFEB0_0000);
+        slot3_write(&mut p, 0x04, 2, 0x0006);
+        // Slot 3 INTA# is PIRQC: IOAPIC input 18 (16 + 2). Route it to vector 0x51,
+        // level-triggered, active low, as Linux does for PCI interrupts.
+        p.mmio_write(0xFEE0_00F0, 4, 0x1FF);
+        p.mmio_write(0xFEC0_0000, 4, 0x10 + 2 * 18);
+        p.mmio_write(0xFEC0_0010, 4, 0x51 | 1 << 15 | 1 << 13);
+        p.mmio_write(0xFEC0_0000, 4, 0x11 + 2 * 18);
+        p.mmio_write(0xFEC0_0010, 4, 0);
+        assert_eq!(p.pirq_levels(), [false; 4]);
+        // Unmask TXDW (IMS) and set it (ICS): INTA# asserts.
+        p.mmio_write(0xFEB0_00D0, 4, 1);
+        p.mmio_write(0xFEB0_00C8, 4, 1);
+        assert_eq!(p.pirq_levels(), [false, false, true, false]);
+        assert!(p.interrupt_pending());
+        assert_eq!(p.acknowledge_interrupt(), 0x51);
+        // INTx disable in the command register keeps the pin quiet.
+        slot3_write(&mut p, 0x04, 2, 0x0406);
+        assert_eq!(p.pirq_levels(), [false; 4]);
+        slot3_write(&mut p, 0x04, 2, 0x0006);
+        assert_eq!(p.pirq_levels(), [false, false, true, false]);
+        // Reading ICR deasserts it.
+        p.mmio_read(0xFEB0_00C0, 4);
+        assert_eq!(p.pirq_levels(), [false; 4]);
+        // Through the PIIX3's PIRQC route to ISA IRQ 11 (PIC mode).
+        p.mmio_write(0xFEB0_00C8, 4, 1);
+        slot3_write(&mut p, 0x04, 2, 0x0006);
+        p.io_write(0xCF8, 4, 0x8000_0860);
+        p.io_write(0xCFE, 1, 11);
+        let isa = p.pci.pci.functions.isa_bridge.isa_lines(p.pirq_levels());
+        assert!(isa.contains(11));
     }
 
     #[test]

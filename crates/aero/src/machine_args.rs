@@ -303,6 +303,7 @@ impl MachineArgs {
             deterministic,
             hda_slot,
             extra_drives,
+            nic: None,
         })
     }
 

@@ -44,6 +44,8 @@
 //! | `pci.rs` | config mechanism #1, ECAM, config space | 0xCF8, 0xCFC–CFF | — |
 //! | `pc_pci.rs` | bus 0 of the `pc` machine behind 0xCF8/0xCFC and ECAM | 0xCF8, 0xCFC–CFF, ECAM at 0xE0000000 (256 MiB, buses 00–FF; decoded with our BIOS) | — |
 //! | `i440fx.rs`, `piix3.rs`, `piix3_ide.rs`, `piix4_pm.rs` | chipset PCI functions | config space | PIRQA–D |
+//! | `pci_device.rs` | the one way in for PCI devices (BARs, INTx/MSI, bus-master DMA) | BARs where the guest puts them | INTx via PIRQ |
+//! | `e1000.rs` | Intel 82540EM NIC (8086:100E) | BAR0 128 KiB registers, BAR1 I/O window | INTA# |
 //! | `display_pci.rs` | the display function: AeroGPU (A3A0:0001) + VGA/VBE | BAR0 = AeroGPU regs, BAR2 = LFB, ROM BAR | INTA# |
 #![allow(dead_code)]
 
@@ -52,6 +54,7 @@ pub mod ahci_pci;
 pub mod debug_port;
 pub mod display_pci;
 pub mod dma;
+pub mod e1000;
 pub mod fdc;
 pub mod fw_cfg;
 pub mod hpet;
@@ -61,6 +64,7 @@ pub mod ioapic;
 pub mod lapic;
 pub mod pc_pci;
 pub mod pci;
+pub mod pci_device;
 pub mod pic;
 pub mod piix3;
 pub mod piix3_ide;

@@ -9,6 +9,7 @@
 //! | 00:01.3 | PIIX4 power management ([`Piix4Pm`]) |
 //! | 00:02.0 | display: AeroGPU + VGA ([`DisplayPciFunction`]) |
 //! | 00:05.0 | ICH9 AHCI ([`AhciPci`]) |
+//! | 00:03.0 | e1000 NIC when configured (a [`PcPciFunctions::devices`] entry) |
 //! | others | any [`PciFunction`] added to [`PcPciFunctions::others`] |
 //!
 //! On real hardware the configuration mechanisms live in the host bridge; here they are one
@@ -23,6 +24,7 @@ use super::ahci_pci::AhciPci;
 use super::display_pci::DisplayPciFunction;
 use super::i440fx::I440fxHostBridge;
 use super::pci::{PciAddress, PciBus, PciConfigMechanism, PciEcam, PciFunction, PciFunctionLookup};
+use super::pci_device::PluggedDevice;
 use super::piix3::Piix3IsaBridge;
 use super::piix3_ide::Piix3Ide;
 use super::piix4_pm::Piix4Pm;
@@ -46,6 +48,8 @@ pub struct PcPciFunctions {
     pub power_management: Piix4Pm,
     pub display: DisplayPciFunction,
     pub ahci: AhciPci,
+    /// Devices with BARs, interrupts and DMA served by the platform (see `pci_device.rs`).
+    pub devices: Vec<PluggedDevice>,
     /// Further functions (storage, AeroGPU, …) at addresses of their own.
     pub others: PciBus,
 }
@@ -59,7 +63,10 @@ impl PciFunctionLookup for PcPciFunctions {
             POWER_MANAGEMENT => Some(&mut self.power_management),
             DISPLAY => Some(&mut self.display),
             AHCI => Some(&mut self.ahci),
-            _ => self.others.function_mut(address),
+            _ => match self.devices.iter_mut().find(|d| d.address == address) {
+                Some(plugged) => Some(plugged.device.as_mut()),
+                None => self.others.function_mut(address),
+            },
         }
     }
 }
