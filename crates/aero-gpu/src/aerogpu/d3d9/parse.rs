@@ -407,8 +407,11 @@ impl Op {
             SinCos if !sm1 => (true, if sm3 { 1 } else { 3 }),
             Sgn if !sm1 && !ps => (true, if sm3 { 1 } else { 3 }),
             Call | Label | Rep | If | BreakP if !sm1 => (false, 1),
-            CallNz | Loop | Ifc | BreakC if !sm1 => (false, 2),
-            Ret | EndLoop | EndRep | Else | EndIf | Break if !sm1 => (false, 0),
+            // loop/endloop (and aL): vs_2_0 and up, but among pixel shaders only ps_3_0.
+            Loop if !sm1 && (!ps || sm3) => (false, 2),
+            EndLoop if !sm1 && (!ps || sm3) => (false, 0),
+            CallNz | Ifc | BreakC if !sm1 => (false, 2),
+            Ret | EndRep | Else | EndIf | Break if !sm1 => (false, 0),
             Setp if !sm1 => (true, 2),
             TexLdl if sm3 || (!sm1 && ps && v.minor > 0) => (true, 2),
             TexLdd | Dsx | Dsy if ps && v.at_least(2, 1) => {
