@@ -115,6 +115,12 @@ pub struct VariantKey {
     /// converted to float unnormalized, as D3D9 reads them.
     pub vs_uint_inputs: u16,
     pub vs_sint_inputs: u16,
+    /// Pixel shaders: D3DSAMP_MIPMAPLODBIAS of each pixel sampler, as the f32 bits the
+    /// guest sent (wgpu samplers have no bias). Implicit-LOD samples add it
+    /// (`textureSampleBias`), texldd scales its gradients by 2^bias; texldl's explicit
+    /// level is not biased. Zero and non-finite biases change nothing; others are
+    /// clamped to [-16, 15.99] as WGSL's bias range requires.
+    pub ps_lod_bias: [u32; 16],
 }
 
 /// D3D9's alpha test: the pixel survives when `alpha FUNC reference`, alpha taken as

@@ -988,6 +988,58 @@ fn texldb_biases_the_computed_lod() {
     }
 }
 
+#[test]
+fn sampler_lod_bias_variant_shifts_implicit_and_gradient_lods() {
+    // texldb_biases_the_computed_lod's set-up (LOD 0 everywhere, levels red, green,
+    // blue) with D3DSAMP_MIPMAPLODBIAS in the variant key.
+    let vs = tr("vs_2_0\ndcl_position v0\ndcl_texcoord0 v1\nmov oPos, v0\nmov oT0, v1\n");
+    let texld = "texld r0, t0, s0";
+    let texldb = "mov r1, t0\nmov r1.w, c0.x\ntexldb r0, r1, s0";
+    // Gradients of one texel per pixel (LOD 0) given explicitly, and level 0 explicitly.
+    let texldd = "texldd r0, t0, s0, c1, c2";
+    let texldl = "mov r1, t0\nmov r1.w, c0.z\ntexldl r0, r1, s0";
+    for (body, bias, want) in [
+        (texld, 1.0f32, GREEN),
+        (texld, 2.0, BLUE),
+        (texld, -1.0, RED),
+        (texld, f32::NAN, RED),
+        (texldb, 1.0, BLUE),
+        (texldd, 1.0, GREEN),
+        (texldd, 0.0, RED),
+        (texldl, 2.0, RED),
+    ] {
+        let mut key = VariantKey::default();
+        key.ps_lod_bias[0] = bias.to_bits();
+        let ps = translate_with(
+            &format!(
+                "ps_3_0\ndcl_texcoord0 v0\ndcl_2d s0\nmov r2, v0\n{}\nmov oC0, r0\n",
+                body.replace("t0", "r2")
+            ),
+            &key,
+        );
+        let mut d = Draw::new(&vs, &ps);
+        let uv: Vec<[f32; 4]> = quad()
+            .iter()
+            .map(|p| [(p[0] + 1.0) / 2.0, (1.0 - p[1]) / 2.0, 0.0, 0.0])
+            .collect();
+        d.attributes.push((1, uv));
+        d.ps_consts = vec![
+            (0, [1.0, 0.0, 0.0, 0.0]),
+            (1, [0.25, 0.0, 0.0, 0.0]),
+            (2, [0.0, 0.25, 0.0, 0.0]),
+        ];
+        d.textures = vec![Texture {
+            slot: 0,
+            kind: TextureKind::Tex2d,
+            size: [4, 4, 1],
+            levels: vec![vec![RED; 16], vec![GREEN; 4], vec![BLUE]],
+        }];
+        for p in d.run().remove(0) {
+            assert_close(p, unorm(want), 1e-6, &format!("{body} with bias {bias}"));
+        }
+    }
+}
+
 // ---- 2. flow control ----------------------------------------------------------------------
 
 /// A pixel shader run with int/bool constants set by `setup`.
@@ -1174,6 +1226,11 @@ fn malformed_streams_are_errors() {
         matches!(err("ps_2_0\nlit r0, c0\n"), TranslateError::Opcode(_)),
         "lit is vs-only"
     );
+    // loop exists in vs_2_0+ and ps_3_0, not in ps_2_0/ps_2_x (D3D9 and Wine refuse it).
+    for version in ["ps_2_0", "ps_2_x"] {
+        let src = format!("{version}\ndefi i0, 2, 0, 1, 0\nloop aL, i0\nendloop\nmov oC0, c0\n");
+        assert!(matches!(err(&src), TranslateError::Opcode(_)), "{src}");
+    }
     assert!(matches!(
         err("ps_3_0\nmov r0[aL], c0\nmov oC0, c0\n"),
         TranslateError::Unsupported(_)

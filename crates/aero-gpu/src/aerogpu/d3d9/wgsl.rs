@@ -831,10 +831,22 @@ impl<'a> Writer<'a> {
             Op::TexLdd => {
                 let dx = self.src(ins.srcs.get(2).ok_or(malformed("operand"))?)?;
                 let dy = self.src(ins.srcs.get(3).ok_or(malformed("operand"))?)?;
-                format!("textureSampleGrad({tex}, {smp}, {c}, ({dx}).{comps}, ({dy}).{comps})")
+                // The sampler's bias on explicit gradients: LOD + b = log2(2^b * |grad|).
+                let scale = match self.sampler_lod_bias(slot) {
+                    Some(b) => format!(" * {:?}", b.exp2()),
+                    None => String::new(),
+                };
+                format!(
+                    "textureSampleGrad({tex}, {smp}, {c}, ({dx}).{comps}{scale}, ({dy}).{comps}{scale})"
+                )
             }
-            _ if biased => format!("textureSampleBias({tex}, {smp}, {c}, ({coord}).w)"),
-            _ => format!("textureSample({tex}, {smp}, {c})"),
+            _ if biased => match self.sampler_lod_bias(slot) {
+                Some(b) => format!(
+                    "textureSampleBias({tex}, {smp}, {c}, clamp(({coord}).w + {b:?}, -16.0, 15.99))"
+                ),
+                None => format!("textureSampleBias({tex}, {smp}, {c}, ({coord}).w)"),
+            },
+            _ => self.implicit_sample(slot, &c),
         };
         if self.stage == Stage::Vertex && ins.op != Op::TexLdl {
             return Err(malformed("implicit-LOD sampling in a vertex shader"));
@@ -1003,13 +1015,32 @@ impl<'a> Writer<'a> {
                     number: slot,
                 })?;
         self.samplers.insert(slot, kind);
-        let (tex, smp) = self.texture_names(slot);
         let comps = if kind == TextureKind::Tex2d {
             "xy"
         } else {
             "xyz"
         };
-        Ok(format!("textureSample({tex}, {smp}, ({coord}).{comps})"))
+        Ok(self.implicit_sample(slot, &format!("({coord}).{comps}")))
+    }
+
+    /// An implicit-LOD sample of pixel sampler `slot` at `coords`, with the sampler's
+    /// D3DSAMP_MIPMAPLODBIAS ([`VariantKey::ps_lod_bias`]) when it has one.
+    fn implicit_sample(&self, slot: u32, coords: &str) -> String {
+        let (tex, smp) = self.texture_names(slot);
+        match self.sampler_lod_bias(slot) {
+            Some(b) => format!("textureSampleBias({tex}, {smp}, {coords}, {b:?})"),
+            None => format!("textureSample({tex}, {smp}, {coords})"),
+        }
+    }
+
+    /// The LOD bias of pixel sampler `slot`: None when zero, non-finite or not a pixel
+    /// shader; clamped to WGSL's bias range.
+    fn sampler_lod_bias(&self, slot: u32) -> Option<f32> {
+        if !self.ps() {
+            return None;
+        }
+        let bias = f32::from_bits(*self.key.ps_lod_bias.get(slot as usize)?);
+        (bias.is_finite() && bias != 0.0).then(|| bias.clamp(-16.0, 15.99))
     }
 
     // ---- functions and flow control -----------------------------------------------
