@@ -6,6 +6,10 @@
 //!   cargo run --release -p aero-cpu --example vs_qemu
 //!
 //! Without QEMU installed it prints the Aero figures only (a quick MIPS check).
+//!
+//! For profiling (`tests/bench/cpu-callgrind.sh`): `VS_QEMU_LOOPS=1,3` runs only those
+//! loops (the others keep their markers), `VS_QEMU_SCALE=100` divides every iteration
+//! count by 100, `VS_QEMU_NO_QEMU=1` skips QEMU.
 
 use aero_cpu::{Bus, Cpu, PageMapping, RunExit, Seg, Segment};
 use iced_x86::code_asm::*;
@@ -21,8 +25,36 @@ const LOOPS: [&str; 5] = [
 ];
 const PM_ENTRY: u64 = 0x7E00;
 
+/// Which loops run (1-based, all by default) and the iteration divisor, from the
+/// environment (see the module comment).
+struct Selection {
+    loops: Vec<usize>,
+    scale: u32,
+}
+
+impl Selection {
+    fn from_env() -> Selection {
+        let loops = std::env::var("VS_QEMU_LOOPS")
+            .map(|v| v.split(',').filter_map(|n| n.trim().parse().ok()).collect())
+            .unwrap_or_else(|_| (1..=LOOPS.len()).collect());
+        let scale = std::env::var("VS_QEMU_SCALE")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1u32)
+            .max(1);
+        Selection { loops, scale }
+    }
+    fn runs(&self, n: usize) -> bool {
+        self.loops.contains(&n)
+    }
+    /// An iteration count, scaled (at least 1).
+    fn count(&self, n: u32) -> u32 {
+        (n / self.scale).max(1)
+    }
+}
+
 /// The 32-bit program: five loops, each followed by `out 0x3F8, '1'..'5'`; starts with 'S'.
-fn program() -> Result<Vec<u8>, IcedError> {
+fn program(sel: &Selection) -> Result<Vec<u8>, IcedError> {
     let mut a = CodeAssembler::new(32)?;
     let marker = |a: &mut CodeAssembler, c: u8| -> Result<(), IcedError> {
         a.mov(dx, 0x3F8u32)?;
@@ -35,93 +67,103 @@ fn program() -> Result<Vec<u8>, IcedError> {
     a.mov(ss, ax)?;
     a.mov(esp, 0x9_0000u32)?;
     marker(&mut a, b'S')?;
-    // 1: integer ALU, 5 instructions per iteration.
-    let mut top = a.create_label();
-    a.xor(eax, eax)?;
-    a.mov(ebx, 3u32)?;
-    a.xor(ecx, ecx)?;
-    a.set_label(&mut top)?;
-    a.add(eax, ebx)?;
-    a.xor(edx, eax)?;
-    a.inc(ecx)?;
-    a.cmp(ecx, 60_000_000u32)?;
-    a.jne(top)?;
+    if sel.runs(1) {
+        // 1: integer ALU, 5 instructions per iteration.
+        let mut top = a.create_label();
+        a.xor(eax, eax)?;
+        a.mov(ebx, 3u32)?;
+        a.xor(ecx, ecx)?;
+        a.set_label(&mut top)?;
+        a.add(eax, ebx)?;
+        a.xor(edx, eax)?;
+        a.inc(ecx)?;
+        a.cmp(ecx, sel.count(60_000_000))?;
+        a.jne(top)?;
+    }
     marker(&mut a, b'1')?;
-    // 2: copy 1 KiB dword by dword, many times.
-    let mut outer = a.create_label();
-    let mut inner = a.create_label();
-    a.mov(ebp, 200_000u32)?;
-    a.set_label(&mut outer)?;
-    a.mov(esi, 0x10_0000u32)?;
-    a.mov(edi, 0x20_0000u32)?;
-    a.mov(ecx, 256u32)?;
-    a.set_label(&mut inner)?;
-    a.mov(eax, dword_ptr(esi))?;
-    a.mov(dword_ptr(edi), eax)?;
-    a.add(esi, 4u32)?;
-    a.add(edi, 4u32)?;
-    a.dec(ecx)?;
-    a.jnz(inner)?;
-    a.dec(ebp)?;
-    a.jnz(outer)?;
+    if sel.runs(2) {
+        // 2: copy 1 KiB dword by dword, many times.
+        let mut outer = a.create_label();
+        let mut inner = a.create_label();
+        a.mov(ebp, sel.count(200_000))?;
+        a.set_label(&mut outer)?;
+        a.mov(esi, 0x10_0000u32)?;
+        a.mov(edi, 0x20_0000u32)?;
+        a.mov(ecx, 256u32)?;
+        a.set_label(&mut inner)?;
+        a.mov(eax, dword_ptr(esi))?;
+        a.mov(dword_ptr(edi), eax)?;
+        a.add(esi, 4u32)?;
+        a.add(edi, 4u32)?;
+        a.dec(ecx)?;
+        a.jnz(inner)?;
+        a.dec(ebp)?;
+        a.jnz(outer)?;
+    }
     marker(&mut a, b'2')?;
-    // 3: data-dependent branches, push/pop, call/ret.
-    let mut top = a.create_label();
-    let mut odd = a.create_label();
-    let mut join = a.create_label();
-    let mut sub = a.create_label();
-    let mut done = a.create_label();
-    a.xor(ecx, ecx)?;
-    a.set_label(&mut top)?;
-    a.inc(ecx)?;
-    a.test(ecx, 1u32)?;
-    a.jnz(odd)?;
-    a.add(eax, ecx)?;
-    a.jmp(join)?;
-    a.set_label(&mut odd)?;
-    a.sub(ebx, ecx)?;
-    a.set_label(&mut join)?;
-    a.push(eax)?;
-    a.pop(edx)?;
-    a.call(sub)?;
-    a.cmp(ecx, 30_000_000u32)?;
-    a.jne(top)?;
-    a.jmp(done)?;
-    a.set_label(&mut sub)?;
-    a.ret()?;
-    a.set_label(&mut done)?;
+    if sel.runs(3) {
+        // 3: data-dependent branches, push/pop, call/ret.
+        let mut top = a.create_label();
+        let mut odd = a.create_label();
+        let mut join = a.create_label();
+        let mut sub = a.create_label();
+        let mut done = a.create_label();
+        a.xor(ecx, ecx)?;
+        a.set_label(&mut top)?;
+        a.inc(ecx)?;
+        a.test(ecx, 1u32)?;
+        a.jnz(odd)?;
+        a.add(eax, ecx)?;
+        a.jmp(join)?;
+        a.set_label(&mut odd)?;
+        a.sub(ebx, ecx)?;
+        a.set_label(&mut join)?;
+        a.push(eax)?;
+        a.pop(edx)?;
+        a.call(sub)?;
+        a.cmp(ecx, sel.count(30_000_000))?;
+        a.jne(top)?;
+        a.jmp(done)?;
+        a.set_label(&mut sub)?;
+        a.ret()?;
+        a.set_label(&mut done)?;
+    }
     marker(&mut a, b'3')?;
-    // 4: x87 adds.
-    let mut top = a.create_label();
-    a.fninit()?;
-    a.fld1()?;
-    a.fldz()?;
-    a.mov(ecx, 40_000_000u32)?;
-    a.set_label(&mut top)?;
-    a.fadd_2(st0, st1)?;
-    a.dec(ecx)?;
-    a.jnz(top)?;
+    if sel.runs(4) {
+        // 4: x87 adds.
+        let mut top = a.create_label();
+        a.fninit()?;
+        a.fld1()?;
+        a.fldz()?;
+        a.mov(ecx, sel.count(40_000_000))?;
+        a.set_label(&mut top)?;
+        a.fadd_2(st0, st1)?;
+        a.dec(ecx)?;
+        a.jnz(top)?;
+    }
     marker(&mut a, b'4')?;
-    // 5: read-modify-write ALU ops on memory (counters, bitmaps), 8 instructions per
-    // iteration over 4 KiB.
-    let mut outer = a.create_label();
-    let mut inner = a.create_label();
-    a.mov(ebp, 100_000u32)?;
-    a.mov(ebx, 0x0101_0101u32)?;
-    a.set_label(&mut outer)?;
-    a.mov(esi, 0x30_0000u32)?;
-    a.mov(ecx, 256u32)?;
-    a.set_label(&mut inner)?;
-    a.add(dword_ptr(esi), ebx)?;
-    a.sub(dword_ptr(esi + 4), ecx)?;
-    a.xor(dword_ptr(esi + 8), ebx)?;
-    a.or(dword_ptr(esi + 12), 0x10u32)?;
-    a.inc(dword_ptr(esi))?;
-    a.add(esi, 16u32)?;
-    a.dec(ecx)?;
-    a.jnz(inner)?;
-    a.dec(ebp)?;
-    a.jnz(outer)?;
+    if sel.runs(5) {
+        // 5: read-modify-write ALU ops on memory (counters, bitmaps), 8 instructions per
+        // iteration over 4 KiB.
+        let mut outer = a.create_label();
+        let mut inner = a.create_label();
+        a.mov(ebp, sel.count(100_000))?;
+        a.mov(ebx, 0x0101_0101u32)?;
+        a.set_label(&mut outer)?;
+        a.mov(esi, 0x30_0000u32)?;
+        a.mov(ecx, 256u32)?;
+        a.set_label(&mut inner)?;
+        a.add(dword_ptr(esi), ebx)?;
+        a.sub(dword_ptr(esi + 4), ecx)?;
+        a.xor(dword_ptr(esi + 8), ebx)?;
+        a.or(dword_ptr(esi + 12), 0x10u32)?;
+        a.inc(dword_ptr(esi))?;
+        a.add(esi, 16u32)?;
+        a.dec(ecx)?;
+        a.jnz(inner)?;
+        a.dec(ebp)?;
+        a.jnz(outer)?;
+    }
     marker(&mut a, b'5')?;
     a.cli()?;
     let mut halt = a.create_label();
@@ -311,7 +353,8 @@ fn run_qemu(disk: &[u8]) -> Option<Vec<(u8, Instant)>> {
 }
 
 fn main() {
-    let program = program().expect("assemble the program");
+    let sel = Selection::from_env();
+    let program = program(&sel).expect("assemble the program");
     let disk = boot_disk(&program).expect("assemble the boot sector");
     let aero = run_aero(&program);
     assert_eq!(
@@ -320,7 +363,11 @@ fn main() {
         "markers on Aero: {:?}",
         aero.iter().map(|m| m.0 as char).collect::<String>()
     );
-    let qemu = run_qemu(&disk);
+    let qemu = if std::env::var_os("VS_QEMU_NO_QEMU").is_some() {
+        None
+    } else {
+        run_qemu(&disk)
+    };
     if qemu.is_none() {
         println!(
             "(qemu-system-x86_64 not found or the program did not finish there: Aero figures only)"
