@@ -12,7 +12,8 @@
 //! the viewport's depth range, the scissor only while D3DRS_SCISSORTESTENABLE is on.
 //!
 //! Not modelled yet (explicit errors or documented approximations): D3DDECLTYPE UDEC3 /
-//! DEC3N (error, no wgpu format), MIPMAPLODBIAS (wgpu samplers have no bias),
+//! DEC3N (error, no wgpu format), MIPMAPLODBIAS on texldl and on vertex samplers (wgpu
+//! samplers have no bias; pixel shaders add it through the translator's variant),
 //! border colours other than transparent/opaque black and opaque white (nearest of the
 //! three; without ADDRESS_MODE_CLAMP_TO_BORDER border addressing clamps to the edge),
 //! D3DRS_SRGBWRITEENABLE and D3DSAMP_SRGBTEXTURE (need sRGB view formats on the store's
@@ -721,6 +722,8 @@ impl DrawPath {
         let ps_key = VariantKey {
             ps1_sampler_kinds: [TextureKind::Tex2d; 8],
             alpha_test: st.render_states.alpha_test(),
+            // D3DSAMP_MIPMAPLODBIAS (8): wgpu samplers have no bias, the shader adds it.
+            ps_lod_bias: std::array::from_fn(|s| st.ps_samplers[s][8]),
             ..VariantKey::default()
         };
         let (ps_id, varyings, ps_samplers, color_outputs) = {
