@@ -4,8 +4,9 @@
 set -euo pipefail
 what=${1:-test}
 
-# libasound2-dev, libudev-dev: sound (cpal) and gamepads (gilrs) of the `aero run` window.
-run_pkgs=(pkg-config libasound2-dev libudev-dev)
+# libasound2-dev, libudev-dev: sound (cpal) and gamepads (gilrs) of the `aero run` window;
+# libslirp-dev: user-mode NAT behind the e1000 (`--nic user`, QEMU's library).
+run_pkgs=(pkg-config libasound2-dev libudev-dev libslirp-dev)
 test_pkgs=(qemu-system-x86 qemu-utils seabios acpica-tools busybox-static syslinux syslinux-common
            gcc-mingw-w64-i686 gcc-mingw-w64-x86-64 g++-mingw-w64-i686 g++-mingw-w64-x86-64 dmidecode
            binutils-mingw-w64-i686 binutils-mingw-w64-x86-64 openssl osslsigncode

@@ -13,6 +13,7 @@ use serde::Deserialize;
 
 use crate::drives::{self, DriveSpec};
 use crate::monitor::MediaFiles;
+use crate::nic::NicSpec;
 
 /// The IDE secondary master: where `--cdrom` goes and the CD drive our BIOS boots.
 const BIOS_CD_SLOT: DriveSlot = DriveSlot::Ide {
@@ -69,6 +70,12 @@ pub struct MachineArgs {
     /// adapter exists, else cpu).
     #[arg(long, value_enum, default_value_t = GpuChoice::Auto)]
     pub gpu: GpuChoice,
+    /// The e1000 NIC's host side: none, or user[,hostfwd=tcp:127.0.0.1:HOST-:GUEST]
+    /// [,mac=52:54:00:12:34:56][,pcap=FILE] (libslirp NAT: DHCP 10.0.2.15, gateway
+    /// 10.0.2.2 = the host's 127.0.0.1, DNS 10.0.2.3). Default: user in the window,
+    /// none headless.
+    #[arg(long, value_name = "SPEC")]
+    pub nic: Option<String>,
 }
 
 /// `--gpu`: AeroGPU's executor.
@@ -303,8 +310,18 @@ impl MachineArgs {
             deterministic,
             hda_slot,
             extra_drives,
-            nic: None,
+            nic: self.nic_spec(default_memory_mib)?.start()?,
         })
+    }
+
+    /// `--nic`, or the default: NAT in the window (`aero run`, recognised by its memory
+    /// default), no NIC headless.
+    pub fn nic_spec(&self, default_memory_mib: u64) -> anyhow::Result<NicSpec> {
+        match &self.nic {
+            Some(text) => NicSpec::parse(text),
+            None if default_memory_mib == WINDOW_MEMORY_MIB => NicSpec::parse("user"),
+            None => Ok(NicSpec::None),
+        }
     }
 
     /// The CD images given on the command line, by slot (for the monitor's `info block`).

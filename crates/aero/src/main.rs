@@ -8,7 +8,9 @@ mod headless;
 mod image_cmds;
 mod machine_args;
 mod monitor;
+mod nic;
 mod run;
+mod slirp;
 
 use std::process::ExitCode;
 
