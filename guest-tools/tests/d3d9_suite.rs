@@ -28,6 +28,7 @@ const PASSING: &[&str] = &[
     "shaders_2_x",
     "mipmaps",
     "dxt",
+    "lod_bias",
     "shaders_3_0_flow",
     "fixed_function_lit",
     "fixed_function_stages",
@@ -38,12 +39,6 @@ const PASSING: &[&str] = &[
 /// what exactly differs. They are run and must run to completion on both; when one starts
 /// matching the test says so loudly (move it to [`PASSING`]) without failing.
 const EXPECTED_TO_FAIL: &[(&str, &str)] = &[
-    (
-        "lod_bias",
-        "D3DSAMP_MIPMAPLODBIAS is ignored: wgpu samplers have no LOD bias and the translator \
-         has no bias variant yet, so the cells sample the unbiased level (mipmaps.c without \
-         the bias matches)",
-    ),
     (
         "depth_stencil",
         "cells 1-3 (depth test, depth write off, two-sided stencil) match; cell 4 does not \
