@@ -12,6 +12,15 @@ use aero_gpu::aerogpu::{Executor, ScanoutError};
 use super::Machine;
 use crate::guest_ram::GuestRam;
 
+/// The last picture `display_generation` saw, so the next call knows whether it changed.
+#[derive(Default)]
+pub(super) struct ScreenHistory {
+    last: Frame,
+    /// Rendered into by the next call (its allocation reused).
+    scratch: Frame,
+    generation: u64,
+}
+
 impl Machine {
     /// Applies the queued AeroGPU register writes in order, with RAM access.
     pub(super) fn apply_display_writes(&mut self) {
@@ -62,19 +71,45 @@ impl Machine {
     /// executor presented from a host-only render target — otherwise the VGA/VBE output.
     pub fn screen(&mut self) -> Frame {
         let mut frame = Frame::new();
+        self.render_screen(&mut frame);
+        frame
+    }
+
+    fn render_screen(&mut self, frame: &mut Frame) {
         if self.platform.aerogpu.scanout().enable {
             let ram = GuestRam::new(&mut self.memory, &self.platform.map);
-            match self.platform.aerogpu.render_scanout(&ram, &mut frame) {
-                Ok(()) => return frame,
+            match self.platform.aerogpu.render_scanout(&ram, frame) {
+                Ok(()) => return,
                 Err(ScanoutError::Disabled) => {}
                 // A scanout the device cannot show: say why and keep the VGA picture.
                 Err(e) => tracing::debug!(error = %e, "aerogpu scanout not shown"),
             }
-            frame = Frame::new();
+            *frame = Frame::new();
         }
         let lfb = &self.memory[self.platform.map.lfb_range()];
-        self.platform.vga.render(lfb, &mut frame);
-        frame
+        self.platform.vga.render(lfb, frame);
+    }
+
+    /// The scanout-changed signal: a counter that moves whenever the screen differs from
+    /// what the previous call saw (mode, size or any pixel), so watchers look at a picture
+    /// only when it changed. Found by rendering and comparing (guest writes to the
+    /// framebuffer are not tracked), which costs one render and one memcmp per call and
+    /// no allocation; [`Machine::last_screen`] is the picture it saw.
+    pub fn display_generation(&mut self) -> u64 {
+        let mut frame = std::mem::take(&mut self.screen_history.scratch);
+        self.render_screen(&mut frame);
+        let history = &mut self.screen_history;
+        if frame != history.last {
+            std::mem::swap(&mut frame, &mut history.last);
+            history.generation += 1;
+        }
+        history.scratch = frame;
+        history.generation
+    }
+
+    /// The screen as of the last [`Machine::display_generation`] call (empty before it).
+    pub fn last_screen(&self) -> &Frame {
+        &self.screen_history.last
     }
 }
 
@@ -214,6 +249,25 @@ mod tests {
         let screen = m.screen();
         assert_eq!((screen.width, screen.height), (4, 2));
         assert_eq!(screen.pixel(3, 1), Some([255, 0, 0, 255]));
+    }
+
+    #[test]
+    fn display_generation_moves_only_when_the_picture_changes() {
+        let mut m = machine();
+        let first = m.display_generation();
+        assert_eq!(m.display_generation(), first, "nothing drawn in between");
+        let mut w = CmdStreamWriter::new();
+        texture(&mut w, 1, 1);
+        w.clear([0.0, 1.0, 0.0, 1.0]).present(0);
+        submit(&mut m, &w.finish());
+        let shown = m.display_generation();
+        assert_eq!(shown, first + 1);
+        assert_eq!(m.last_screen().pixel(0, 0), Some([0, 255, 0, 255]));
+        assert_eq!(m.display_generation(), shown);
+        // One pixel written by the "CPU" into the scanned-out framebuffer is a change.
+        ram_write(&mut m, FB + 4, &[0xFF, 0, 0, 0]);
+        assert_eq!(m.display_generation(), shown + 1);
+        assert_eq!(m.last_screen().pixel(1, 0), Some([0, 0, 255, 255]));
     }
 
     #[test]

@@ -200,6 +200,8 @@ pub struct Machine {
     /// Instruction trace window (`AERO_TRACE=START,COUNT`), a debugging aid.
     trace: Option<crate::trace::TraceWindow>,
     powered_off: bool,
+    /// The screen as of the last `display_generation` call (scanout-changed signal).
+    screen_history: display::ScreenHistory,
 }
 
 impl Machine {
@@ -383,6 +385,7 @@ impl Machine {
             bios,
             trace: crate::trace::TraceWindow::from_env(),
             powered_off: false,
+            screen_history: Default::default(),
         })
     }
 

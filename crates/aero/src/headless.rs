@@ -9,11 +9,11 @@ use std::process::ExitCode;
 
 use aero_machine::{Machine, RunEvent};
 
-use aero::needle::{MatchResult, Needle, Screen};
-use aero::screenshot::Image;
+use aero::needle::Needle;
 
 use crate::machine_args::MachineArgs;
 use crate::monitor::Monitor;
+use crate::screen_watch::ScreenWatch;
 use clap::Args;
 
 #[derive(Args, Debug)]
@@ -67,10 +67,6 @@ const EXIT_TIMEOUT: u8 = 1;
 const EXIT_BAD_ARGS: u8 = 2;
 const EXIT_SHUTDOWN: u8 = 3;
 
-/// Least guest time between two needle searches: a guest that animates changes its
-/// picture every frame, and a search costs milliseconds of host time.
-const MATCH_INTERVAL_NS: u64 = 100_000_000;
-
 /// Guest time between checks of the screen and the timeout.
 const SLICE_NS: u64 = 10_000_000;
 
@@ -93,15 +89,85 @@ pub fn main(mut args: HeadlessArgs) -> ExitCode {
 
 /// Everything opened before the guest starts, so bad arguments fail early with exit 2.
 struct Setup {
-    machine: Machine,
-    serial: Option<Box<dyn Write>>,
-    debugcon: Option<Box<dyn Write>>,
-    post_log: Option<Box<dyn Write>>,
-    monitor: Option<Monitor>,
+    session: Session,
     needles: Vec<Needle>,
 }
 
-fn open_sink(spec: &str) -> anyhow::Result<Box<dyn Write>> {
+/// A machine with its output files and monitor: the run loop `aero headless` and
+/// `aero test` share.
+pub struct Session {
+    pub machine: Machine,
+    pub serial: Option<Box<dyn Write>>,
+    pub debugcon: Option<Box<dyn Write>>,
+    pub post_log: Option<Box<dyn Write>>,
+    pub monitor: Option<Monitor>,
+}
+
+/// What one slice of [`Session::run_slice`] brought.
+pub struct Slice {
+    pub event: RunEvent,
+    /// COM1 output of the slice.
+    pub serial: Vec<u8>,
+}
+
+impl Session {
+    /// Runs the monitor lines due at power-on (before the first instruction).
+    pub fn start(&mut self) {
+        if let Some(m) = self.monitor.as_mut() {
+            m.poll(&mut self.machine, &[]);
+        }
+    }
+
+    /// Runs the guest for up to 10 ms of guest time (less when the monitor waits for an
+    /// earlier point of the guest clock), writes its output and runs the monitor lines
+    /// that became due.
+    pub fn run_slice(&mut self) -> anyhow::Result<Slice> {
+        let now = self.machine.now_ns();
+        let slice = self
+            .monitor
+            .as_ref()
+            .and_then(Monitor::next_deadline)
+            .map_or(SLICE_NS, |t| t.saturating_sub(now).clamp(1, SLICE_NS));
+        let event = self.machine.run_for(slice);
+        let serial = self.machine.take_serial_output();
+        if let Some(w) = self.serial.as_mut() {
+            w.write_all(&serial)?;
+            w.flush()?;
+        }
+        let dbg = self.machine.take_debugcon_output();
+        if let Some(w) = self.debugcon.as_mut() {
+            w.write_all(&dbg)?;
+            w.flush()?;
+        }
+        for code in self.machine.take_post_codes() {
+            if let Some(w) = self.post_log.as_mut() {
+                writeln!(w, "{code:02x}")?;
+            }
+        }
+        if let Some(m) = self.monitor.as_mut() {
+            m.poll(&mut self.machine, &serial);
+        }
+        Ok(Slice { event, serial })
+    }
+
+    /// Flushes the output files and closes the machine's disks.
+    pub fn finish(&mut self) -> anyhow::Result<()> {
+        for w in [
+            self.serial.as_mut(),
+            self.debugcon.as_mut(),
+            self.post_log.as_mut(),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            w.flush()?;
+        }
+        self.machine.shutdown()?;
+        Ok(())
+    }
+}
+
+pub fn open_sink(spec: &str) -> anyhow::Result<Box<dyn Write>> {
     if spec == "-" {
         Ok(Box::new(std::io::stdout()))
     } else {
@@ -134,34 +200,36 @@ impl Setup {
         let mut machine = Machine::new(config)?;
         machine.set_aerogpu_executor(crate::machine_args::aerogpu_executor(args.machine.gpu)?);
         Ok(Setup {
-            machine,
-            serial: args.serial.as_deref().map(open_sink).transpose()?,
-            debugcon: args.debugcon.as_deref().map(open_sink).transpose()?,
-            post_log: args
-                .post_log
-                .as_deref()
-                .map(|p| open_sink(&p.to_string_lossy()))
-                .transpose()?,
-            monitor,
+            session: Session {
+                machine,
+                serial: args.serial.as_deref().map(open_sink).transpose()?,
+                debugcon: args.debugcon.as_deref().map(open_sink).transpose()?,
+                post_log: args
+                    .post_log
+                    .as_deref()
+                    .map(|p| open_sink(&p.to_string_lossy()))
+                    .transpose()?,
+                monitor,
+            },
             needles,
         })
     }
 }
 
 /// Finds `needle` in a stream that arrives in pieces.
-struct StreamMatcher {
+pub struct StreamMatcher {
     needle: Vec<u8>,
     tail: Vec<u8>,
 }
 
 impl StreamMatcher {
-    fn new(needle: &str) -> Self {
+    pub fn new(needle: &str) -> Self {
         StreamMatcher {
             needle: needle.as_bytes().to_vec(),
             tail: Vec::new(),
         }
     }
-    fn feed(&mut self, data: &[u8]) -> bool {
+    pub fn feed(&mut self, data: &[u8]) -> bool {
         if self.needle.is_empty() {
             return true;
         }
@@ -179,135 +247,22 @@ impl StreamMatcher {
     }
 }
 
-/// Watches the screen for `--until-match` needles; matches only when the picture changed.
-#[derive(Default)]
-struct ScreenWatch {
-    last_hash: Option<u64>,
-    /// Guest time before which the screen is not looked at again after a search.
-    next_check_ns: u64,
-    /// The needle that came closest so far and how (index into the needles).
-    closest: Option<(usize, MatchResult, Image)>,
-}
-
-impl ScreenWatch {
-    /// Returns the name of a needle that matches the current screen.
-    fn check(&mut self, machine: &mut Machine, needles: &[Needle]) -> Option<String> {
-        use std::hash::{Hash, Hasher};
-        if machine.now_ns() < self.next_check_ns {
-            return None;
-        }
-        let frame = machine.screen();
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        (frame.width, frame.height, &frame.pixels).hash(&mut h);
-        let hash = h.finish();
-        if self.last_hash == Some(hash) {
-            return None;
-        }
-        self.last_hash = Some(hash);
-        self.next_check_ns = machine.now_ns().saturating_add(MATCH_INTERVAL_NS);
-        let image = Image {
-            width: frame.width,
-            height: frame.height,
-            rgba: frame.pixels,
-        };
-        if image.rgba.len() as u64 != u64::from(image.width) * u64::from(image.height) * 4 {
-            return None; // no picture yet
-        }
-        let screen = Screen::new(image);
-        let mut found = None;
-        for (i, n) in needles.iter().enumerate() {
-            let r = n.find_on(&screen);
-            if r.ok() {
-                found = Some(n.name.clone());
-                break;
-            }
-            // Ties go to the newer screen: the diff then shows what the guest shows now.
-            if self
-                .closest
-                .as_ref()
-                .is_none_or(|c| r.margin() >= c.1.margin())
-            {
-                self.closest = Some((i, r, screen.image().clone()));
-            }
-        }
-        found
-    }
-
-    /// After a timeout: says how close the needles came and writes the closest needle's
-    /// picture and a diff next to `shot` (`NAME.needle.png`, `NAME.diff.png`).
-    fn report(&self, needles: &[Needle], shot: Option<&std::path::Path>) -> anyhow::Result<()> {
-        let Some((i, result, screen)) = &self.closest else {
-            eprintln!("aero: no screen was seen to match against");
-            return Ok(());
-        };
-        let n = &needles[*i];
-        for a in &result.areas {
-            eprintln!(
-                "aero: closest needle {}: area {} best at {},{} similarity {:.3} (needs {:.3})",
-                n.name, a.index, a.x, a.y, a.similarity, a.required
-            );
-        }
-        if let Some(shot) = shot {
-            let stem = shot.file_stem().unwrap_or_default().to_string_lossy();
-            let out = |what: &str| shot.with_file_name(format!("{stem}.{what}.png"));
-            aero::screenshot::write_png(
-                &out("needle"),
-                n.image.width,
-                n.image.height,
-                &n.image.rgba,
-            )?;
-            let diff = n.diff_image(screen, result);
-            aero::screenshot::write_png(&out("diff"), diff.width, diff.height, &diff.rgba)?;
-            eprintln!(
-                "aero: wrote {} and {} (screen at the closest match)",
-                out("needle").display(),
-                out("diff").display()
-            );
-        }
-        Ok(())
-    }
-}
-
-fn run(args: HeadlessArgs, mut s: Setup) -> anyhow::Result<u8> {
+fn run(args: HeadlessArgs, setup: Setup) -> anyhow::Result<u8> {
+    let Setup {
+        session: mut s,
+        needles,
+    } = setup;
     let timeout_ns = args.timeout.map(|t| (t * 1e9) as u64);
     let mut watch = ScreenWatch::default();
     let mut serial_match = args.until_serial.as_deref().map(StreamMatcher::new);
-    // Monitor lines due at power-on run before the first instruction.
-    if let Some(m) = s.monitor.as_mut() {
-        m.poll(&mut s.machine, &[]);
-    }
+    s.start();
     let code = loop {
-        // A slice ends exactly where a monitor script waits for the guest clock.
-        let now = s.machine.now_ns();
-        let slice = s
-            .monitor
-            .as_ref()
-            .and_then(Monitor::next_deadline)
-            .map_or(SLICE_NS, |t| t.saturating_sub(now).clamp(1, SLICE_NS));
-        let event = s.machine.run_for(slice);
-        let serial = s.machine.take_serial_output();
-        if let Some(w) = s.serial.as_mut() {
-            w.write_all(&serial)?;
-            w.flush()?;
-        }
-        let dbg = s.machine.take_debugcon_output();
-        if let Some(w) = s.debugcon.as_mut() {
-            w.write_all(&dbg)?;
-            w.flush()?;
-        }
-        for code in s.machine.take_post_codes() {
-            if let Some(w) = s.post_log.as_mut() {
-                writeln!(w, "{code:02x}")?;
-            }
-        }
+        let Slice { event, serial } = s.run_slice()?;
         if serial_match.as_mut().is_some_and(|m| m.feed(&serial)) {
             break EXIT_OK;
         }
-        if let Some(m) = s.monitor.as_mut() {
-            m.poll(&mut s.machine, &serial);
-            if m.quit_requested() {
-                break EXIT_OK;
-            }
+        if s.monitor.as_ref().is_some_and(Monitor::quit_requested) {
+            break EXIT_OK;
         }
         if let Some(text) = &args.until_screen
             && s.machine
@@ -316,10 +271,10 @@ fn run(args: HeadlessArgs, mut s: Setup) -> anyhow::Result<u8> {
         {
             break EXIT_OK;
         }
-        if !s.needles.is_empty()
-            && let Some(name) = watch.check(&mut s.machine, &s.needles)
+        if !needles.is_empty()
+            && let Some(i) = watch.check(&mut s.machine, &needles)
         {
-            eprintln!("aero: screen matches needle {name}");
+            eprintln!("aero: screen matches needle {}", needles[i].name);
             break EXIT_OK;
         }
         match event {
@@ -336,8 +291,20 @@ fn run(args: HeadlessArgs, mut s: Setup) -> anyhow::Result<u8> {
                 s.machine.now_ns() as f64 / 1e9,
                 s.machine.cpu_location()
             );
-            if !s.needles.is_empty() {
-                watch.report(&s.needles, args.screenshot.as_deref())?;
+            if !needles.is_empty() {
+                for line in watch.describe(&needles) {
+                    eprintln!("aero: {line}");
+                }
+                if let Some(shot) = &args.screenshot {
+                    let files = watch.write_pictures(&needles, shot)?;
+                    if let [needle, diff] = files.as_slice() {
+                        eprintln!(
+                            "aero: wrote {} and {} (screen at the closest match)",
+                            needle.display(),
+                            diff.display()
+                        );
+                    }
+                }
             }
             break EXIT_TIMEOUT;
         }
@@ -347,12 +314,6 @@ fn run(args: HeadlessArgs, mut s: Setup) -> anyhow::Result<u8> {
         instructions = s.machine.instructions_retired(),
         "guest instructions retired"
     );
-    for w in [s.serial.as_mut(), s.debugcon.as_mut(), s.post_log.as_mut()]
-        .into_iter()
-        .flatten()
-    {
-        w.flush()?;
-    }
     if let Some(path) = &args.screenshot {
         let frame = s.machine.screen();
         aero::screenshot::write_png(path, frame.width, frame.height, &frame.pixels)?;
@@ -362,7 +323,7 @@ fn run(args: HeadlessArgs, mut s: Setup) -> anyhow::Result<u8> {
         std::fs::write(path, text)
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
     }
-    s.machine.shutdown()?;
+    s.finish()?;
     Ok(code)
 }
 

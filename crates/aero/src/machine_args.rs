@@ -211,6 +211,28 @@ impl MachineArgs {
         }
     }
 
+    /// The options of a `--config` file given as TOML text (a scenario's `[machine]` table),
+    /// relative paths taken relative to `base`; `origin` names the text in messages.
+    pub fn from_config_text(text: &str, origin: &Path, base: &Path) -> anyhow::Result<Self> {
+        let mut args = MachineArgs {
+            disk: None,
+            memory: None,
+            hda: None,
+            cdrom: None,
+            fda: None,
+            boot: None,
+            snapshot: false,
+            bios: None,
+            format: None,
+            drives: Vec::new(),
+            config: None,
+            gpu: GpuChoice::Auto,
+            nic: None,
+        };
+        args.merge(ConfigFile::parse(text, origin)?, base);
+        Ok(args)
+    }
+
     /// Opens every image (bad arguments fail here, before the guest starts).
     pub fn machine_config(
         &self,

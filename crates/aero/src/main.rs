@@ -10,6 +10,8 @@ mod machine_args;
 mod monitor;
 mod nic;
 mod run;
+mod scenario;
+mod screen_watch;
 mod slirp;
 
 use std::process::ExitCode;
@@ -40,6 +42,8 @@ enum Command {
     Compare(image_cmds::CompareArgs),
     /// Make openQA needles from screenshots.
     Needle(image_cmds::NeedleArgs),
+    /// Run a test scenario (machine + steps in TOML); JUnit XML with --junit.
+    Test(scenario::TestArgs),
 }
 
 fn main() -> ExitCode {
@@ -66,5 +70,6 @@ fn main() -> ExitCode {
         Command::GuestTools(args) => guest_tools::main(args),
         Command::Compare(args) => image_cmds::compare_main(args),
         Command::Needle(args) => image_cmds::needle_main(args),
+        Command::Test(args) => scenario::main(args),
     }
 }

@@ -9,13 +9,27 @@
 //!   sendkey KEYS [HOLD_MS]        press KEYS (QEMU names joined by '-': ctrl-alt-delete,
 //!                                 shift-a, ret, f1), hold them (100 ms), release them
 //!   type TEXT                     type TEXT on a US keyboard (\n is Enter, \t is Tab)
+//!   screendump FILE               write the screen as PNG (QEMU writes PPM unless -f png)
+//!   mouse_move DX DY [DZ]         move the PS/2 mouse by DX right, DY down (DZ: wheel)
+//!   mouse_button MASK             set the buttons held: 1 left, 2 right, 4 middle
+//!   mouse_move_abs X Y, click X Y [BUTTON]
+//!                                 absolute pointing: an error until Aero has a USB tablet
+//!                                 (see below)
+//!   system_powerdown              press the ACPI power button
 //!   quit                          stop the emulator (exit 0)
 //!   help
-//! and three that say *when* the following lines run, so a script is deterministic:
+//! and four that say *when* the following lines run, so a script is deterministic:
 //!   at SECONDS                    wait until the guest clock reaches SECONDS
 //!   wait-serial TEXT              wait until TEXT appears on COM1 (after what the previous
 //!                                 wait-serial matched)
 //!   wait-screen TEXT              wait until TEXT is on the text-mode screen
+//!   wait-match NEEDLE.json [SECONDS]  wait until the screen matches the openQA needle; with
+//!                                 SECONDS, give up after that much guest time (an error
+//!                                 naming the closest area; the script goes on)
+//! Why no absolute pointing: the only pointing device is a PS/2 mouse, which reports motion.
+//! The guest turns motion into a pointer position with its own speed and acceleration
+//! (Windows' "enhance pointer precision" is on by default), so no host-side sum of motions
+//! says where the pointer is; `click X Y` would click somewhere else without saying so.
 //! Keys go out one keyboard event every 10 ms of guest time, each only once the guest has
 //! read the one before, and the lines after a `sendkey` or `type` wait until its last key
 //! is released.
@@ -32,8 +46,11 @@ use std::sync::mpsc::{Receiver, TryRecvError};
 use aero_machine::{CdStatus, DriveSlot, FloppyStatus, Machine, MachineError, MediaError};
 use aero_storage::ImageFormat;
 
+use aero::needle::Needle;
+
 use crate::drives;
 use crate::run::keymap;
+use crate::screen_watch::ScreenWatch;
 use winit::keyboard::KeyCode;
 
 /// One monitor command.
@@ -55,6 +72,24 @@ pub enum Command {
         hold_ms: u64,
     },
     Type(String),
+    Screendump(PathBuf),
+    /// Relative PS/2 motion with the buttons currently held.
+    MouseMove {
+        dx: i32,
+        dy: i32,
+        dz: i32,
+    },
+    MouseMoveAbs {
+        x: u32,
+        y: u32,
+    },
+    MouseButton(u8),
+    Click {
+        x: u32,
+        y: u32,
+        button: u8,
+    },
+    SystemPowerdown,
     Help,
     Quit,
 }
@@ -67,6 +102,11 @@ pub enum Line {
     At(u64),
     WaitSerial(String),
     WaitScreen(String),
+    /// An openQA needle's json; give up after this much guest time (None: never).
+    WaitMatch {
+        needle: PathBuf,
+        timeout_ns: Option<u64>,
+    },
 }
 
 const HELP: &str = "\
@@ -75,10 +115,17 @@ change DRIVE FILE [FORMAT]  insert FILE (raw ISO or floppy image, or qcow2/vhd) 
 info block                  list the CD/DVD and floppy drives
 sendkey KEYS [HOLD_MS]      press keys (QEMU names joined by '-', e.g. ctrl-alt-delete), hold, release
 type TEXT                   type TEXT on a US keyboard (\\n = Enter, \\t = Tab)
+screendump FILE             write the screen to FILE as PNG
+mouse_move DX DY [DZ]       move the PS/2 mouse (DY down-positive, DZ wheel)
+mouse_button MASK           hold buttons: 1 left, 2 right, 4 middle (0 releases)
+mouse_move_abs X Y          absolute pointer position (error: needs a USB tablet, none yet)
+click X Y [BUTTON]          click at X,Y (error: needs a USB tablet, none yet)
+system_powerdown            press the ACPI power button
 quit                        stop the emulator
 at SECONDS                  (scripts) run the next lines once the guest clock reaches SECONDS
 wait-serial TEXT            (scripts) run the next lines once TEXT appeared on COM1
 wait-screen TEXT            (scripts) run the next lines once TEXT is on the text-mode screen
+wait-match NEEDLE [SECONDS] (scripts) run the next lines once the screen matches the needle
 DRIVE: ide1-cd0 (IDE secondary master, --cdrom), ide0-cd1 (primary slave), ahci2-cd0 (AHCI port 2),
        floppy0 (drive A, --fda)";
 
@@ -171,14 +218,41 @@ pub fn parse_line(line: &str) -> anyhow::Result<Option<Line>> {
     let w = words(line)?;
     let args: Vec<&str> = w.iter().map(String::as_str).collect();
     let line = match args.as_slice() {
-        ["at", secs] => {
-            let s: f64 = secs
-                .parse()
-                .ok()
-                .filter(|s: &f64| s.is_finite() && *s >= 0.0 && *s < 1e9)
-                .ok_or_else(|| anyhow::anyhow!("at: {secs:?} is not a number of seconds"))?;
-            Line::At((s * 1e9) as u64)
-        }
+        ["at", secs] => Line::At(seconds_ns("at", secs)?),
+        ["wait-match", needle, secs @ ..] if secs.len() <= 1 => Line::WaitMatch {
+            needle: PathBuf::from(needle),
+            timeout_ns: secs
+                .first()
+                .map(|s| seconds_ns("wait-match", s))
+                .transpose()?,
+        },
+        ["wait-match", ..] => anyhow::bail!("usage: wait-match NEEDLE.json [SECONDS]"),
+        ["screendump", file] => Line::Run(Command::Screendump(PathBuf::from(file))),
+        ["screendump", ..] => anyhow::bail!("usage: screendump FILE.png"),
+        ["mouse_move", dx, dy, dz @ ..] if dz.len() <= 1 => Line::Run(Command::MouseMove {
+            dx: motion(dx)?,
+            dy: motion(dy)?,
+            dz: dz.first().map(|d| motion(d)).transpose()?.unwrap_or(0),
+        }),
+        ["mouse_move", ..] => anyhow::bail!("usage: mouse_move DX DY [DZ]"),
+        ["mouse_move_abs", x, y] => Line::Run(Command::MouseMoveAbs {
+            x: coordinate(x)?,
+            y: coordinate(y)?,
+        }),
+        ["mouse_move_abs", ..] => anyhow::bail!("usage: mouse_move_abs X Y"),
+        ["mouse_button", mask] => Line::Run(Command::MouseButton(button_mask(mask)?)),
+        ["mouse_button", ..] => anyhow::bail!("usage: mouse_button MASK"),
+        ["click", x, y, button @ ..] if button.len() <= 1 => Line::Run(Command::Click {
+            x: coordinate(x)?,
+            y: coordinate(y)?,
+            button: button
+                .first()
+                .map(|b| button_mask(b))
+                .transpose()?
+                .unwrap_or(1),
+        }),
+        ["click", ..] => anyhow::bail!("usage: click X Y [BUTTON]"),
+        ["system_powerdown"] => Line::Run(Command::SystemPowerdown),
         ["eject", rest @ ..] => {
             let force = rest.first() == Some(&"-f");
             let rest = if force { &rest[1..] } else { rest };
@@ -223,6 +297,48 @@ pub fn parse_line(line: &str) -> anyhow::Result<Option<Line>> {
     };
     Ok(Some(line))
 }
+
+/// A number of seconds of guest time (`at`, `wait-match`), in nanoseconds.
+fn seconds_ns(what: &str, secs: &str) -> anyhow::Result<u64> {
+    let s: f64 = secs
+        .parse()
+        .ok()
+        .filter(|s: &f64| s.is_finite() && *s >= 0.0 && *s < 1e9)
+        .ok_or_else(|| anyhow::anyhow!("{what}: {secs:?} is not a number of seconds"))?;
+    Ok((s * 1e9) as u64)
+}
+
+/// Largest mouse motion one `mouse_move` sends (the PS/2 queue holds far less anyway).
+const MAX_MOTION: i32 = 65_535;
+
+fn motion(v: &str) -> anyhow::Result<i32> {
+    v.parse()
+        .ok()
+        .filter(|v: &i32| v.abs() <= MAX_MOTION)
+        .ok_or_else(|| {
+            anyhow::anyhow!("mouse_move: {v:?} is not a motion in -{MAX_MOTION}..={MAX_MOTION}")
+        })
+}
+
+fn coordinate(v: &str) -> anyhow::Result<u32> {
+    v.parse()
+        .ok()
+        .filter(|v: &u32| *v <= 65_535)
+        .ok_or_else(|| anyhow::anyhow!("{v:?} is not a screen coordinate"))
+}
+
+/// Mouse buttons as QEMU's `mouse_button`: bit 0 left, 1 right, 2 middle.
+fn button_mask(v: &str) -> anyhow::Result<u8> {
+    v.parse()
+        .ok()
+        .filter(|v: &u8| *v <= 7)
+        .ok_or_else(|| anyhow::anyhow!("{v:?} is not a button mask (1 left, 2 right, 4 middle)"))
+}
+
+/// What `mouse_move_abs` and `click` answer until there is an absolute pointing device.
+const NO_TABLET: &str = "absolute pointer positions need a USB tablet, which Aero does not \
+    have yet; the PS/2 mouse only reports motion, which the guest accelerates as it likes, \
+    so use mouse_move DX DY and mouse_button MASK";
 
 /// `type`'s text with `\n`, `\t`, `\"` and `\\` turned into the characters.
 fn unescape(text: &str) -> anyhow::Result<String> {
@@ -300,6 +416,23 @@ pub struct Monitor {
     quit: bool,
     /// Keyboard events (set-2 bytes) still to send, with the guest time each is due.
     keys: VecDeque<(u64, Vec<u8>)>,
+    /// Mouse buttons held (`mouse_button`), sent with every motion.
+    buttons: u8,
+    /// The `wait-match` line running now.
+    match_wait: Option<MatchWait>,
+    /// The last `wait-match` that gave up, for a caller that saves artifacts.
+    match_failure: Option<MatchWait>,
+    /// Error messages since the last `take_errors`.
+    errors: Vec<String>,
+    /// Keep COM1 output for a later `wait-serial` even while no line waits (`aero test`).
+    keep_serial: bool,
+}
+
+/// A `wait-match` in progress (or given up): its needle and what the screen watch saw.
+pub struct MatchWait {
+    pub needles: Vec<Needle>,
+    pub watch: ScreenWatch,
+    deadline: Option<u64>,
 }
 
 impl Monitor {
@@ -316,7 +449,50 @@ impl Monitor {
             snapshot: media.snapshot,
             quit: false,
             keys: VecDeque::new(),
+            buttons: 0,
+            match_wait: None,
+            match_failure: None,
+            errors: Vec::new(),
+            keep_serial: false,
         }
+    }
+
+    /// Sends replies to `out` instead.
+    pub fn set_output(&mut self, out: Box<dyn Write + Send>) {
+        self.out = out;
+    }
+
+    /// Keeps COM1 output for `wait-serial` lines queued later (a bounded backlog).
+    pub fn keep_serial(&mut self) {
+        self.keep_serial = true;
+    }
+
+    /// Queues a line after the pending ones; `origin` names it in messages.
+    pub fn push_line(&mut self, origin: String, line: Line) {
+        self.pending.push_back((origin, Ok(line)));
+    }
+
+    /// No line waits and no key is still to be sent.
+    pub fn is_idle(&self) -> bool {
+        self.pending.is_empty() && self.keys.is_empty()
+    }
+
+    /// The error messages since the last call.
+    pub fn take_errors(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.errors)
+    }
+
+    /// The `wait-match` that last gave up, with the closest screen it saw.
+    pub fn take_match_failure(&mut self) -> Option<MatchWait> {
+        self.match_failure.take()
+    }
+
+    /// Drops every pending line and key (a caller's own timeout ran out); returns the
+    /// `wait-match` that was running, if one was.
+    pub fn abandon(&mut self) -> Option<MatchWait> {
+        self.pending.clear();
+        self.keys.clear();
+        self.match_wait.take()
     }
 
     /// `--monitor stdio` (lines typed while the guest runs, replies on stdout) or
@@ -343,7 +519,14 @@ impl Monitor {
             for (i, line) in text.lines().enumerate() {
                 let origin = format!("{spec}:{}", i + 1);
                 match parse_line(line) {
-                    Ok(Some(l)) => monitor.pending.push_back((origin, Ok(l))),
+                    Ok(Some(l)) => {
+                        // A needle that does not load is found before the guest starts.
+                        if let Line::WaitMatch { needle, .. } = &l {
+                            Needle::load(needle)
+                                .map_err(|e| anyhow::anyhow!("--monitor {origin}: {e}"))?;
+                        }
+                        monitor.pending.push_back((origin, Ok(l)))
+                    }
                     Ok(None) => {}
                     Err(e) => anyhow::bail!("--monitor {origin}: {e}"),
                 }
@@ -392,7 +575,7 @@ impl Monitor {
                 Err(e) => self.pending.push_back(("stdin".into(), Err(e.to_string()))),
             }
         }
-        if !self.pending.is_empty() {
+        if self.keep_serial || !self.pending.is_empty() || !self.keys.is_empty() {
             self.serial.extend_from_slice(serial);
         }
         loop {
@@ -421,7 +604,7 @@ impl Monitor {
             let line = match line {
                 Ok(line) => line,
                 Err(e) => {
-                    self.reply(&format!("error: {e}"));
+                    self.fail(format!("error: {e}"));
                     self.pending.pop_front();
                     continue;
                 }
@@ -449,24 +632,76 @@ impl Monitor {
                         break;
                     }
                 }
+                Line::WaitMatch { needle, timeout_ns } => {
+                    if !self.wait_match(machine, &origin, &needle, timeout_ns) {
+                        break;
+                    }
+                }
                 Line::Run(cmd) => match self.execute(machine, &cmd) {
                     Ok(text) if text.is_empty() => {}
                     Ok(text) => self.reply(&text),
-                    Err(e) => self.reply(&format!("error: {origin}: {e}")),
+                    Err(e) => self.fail(format!("error: {origin}: {e}")),
                 },
             }
             self.pending.pop_front();
         }
-        if self.pending.is_empty() {
+        if self.pending.is_empty() && !self.keep_serial {
             self.serial.clear();
         } else {
             keep_tail(&mut self.serial, SERIAL_BACKLOG);
         }
     }
 
+    /// One look at the screen for a `wait-match` line; true when the line is done (the
+    /// screen matched, its time ran out or the needle did not load).
+    fn wait_match(
+        &mut self,
+        machine: &mut Machine,
+        origin: &str,
+        needle: &std::path::Path,
+        timeout_ns: Option<u64>,
+    ) -> bool {
+        let wait = match self.match_wait.take() {
+            Some(w) => w,
+            None => match Needle::load(needle) {
+                Ok(n) => MatchWait {
+                    needles: vec![n],
+                    watch: ScreenWatch::default(),
+                    deadline: timeout_ns.map(|t| machine.now_ns().saturating_add(t)),
+                },
+                Err(e) => {
+                    self.fail(format!("error: {origin}: {e}"));
+                    return true;
+                }
+            },
+        };
+        let mut wait = wait;
+        if let Some(i) = wait.watch.check(machine, &wait.needles) {
+            self.reply(&format!("screen matches needle {}", wait.needles[i].name));
+            return true;
+        }
+        if wait.deadline.is_some_and(|d| machine.now_ns() >= d) {
+            let why = wait.watch.describe(&wait.needles).join("; ");
+            self.fail(format!(
+                "error: {origin}: wait-match {}: no match in time; {why}",
+                needle.display()
+            ));
+            self.match_failure = Some(wait);
+            return true;
+        }
+        self.match_wait = Some(wait);
+        false
+    }
+
     fn reply(&mut self, text: &str) {
         let _ = writeln!(self.out, "{text}");
         let _ = self.out.flush();
+    }
+
+    /// Reports an error and keeps it for `take_errors`.
+    fn fail(&mut self, text: String) {
+        self.reply(&text);
+        self.errors.push(text);
     }
 
     /// Runs one command; the reply text (may be empty) or a plain error message.
@@ -497,6 +732,30 @@ impl Monitor {
             }
             Command::Type(text) => {
                 self.type_text(machine.now_ns(), text)?;
+                Ok(String::new())
+            }
+            Command::Screendump(path) => {
+                let frame = machine.screen();
+                anyhow::ensure!(
+                    frame.width > 0 && frame.height > 0,
+                    "screendump: the display shows no picture yet"
+                );
+                aero::screenshot::write_png(path, frame.width, frame.height, &frame.pixels)?;
+                Ok(String::new())
+            }
+            Command::MouseMove { dx, dy, dz } => {
+                machine.mouse_move(*dx, *dy, *dz, self.buttons);
+                Ok(String::new())
+            }
+            Command::MouseButton(mask) => {
+                self.buttons = *mask;
+                machine.mouse_move(0, 0, 0, *mask);
+                Ok(String::new())
+            }
+            Command::MouseMoveAbs { .. } => anyhow::bail!("mouse_move_abs: {NO_TABLET}"),
+            Command::Click { .. } => anyhow::bail!("click: {NO_TABLET}"),
+            Command::SystemPowerdown => {
+                machine.press_power_button();
                 Ok(String::new())
             }
             Command::Help => Ok(HELP.to_string()),
