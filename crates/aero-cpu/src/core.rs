@@ -80,8 +80,17 @@ pub struct Core {
     /// Linear addresses wrap at 4 GiB outside 64-bit mode.
     pub lin_mask: u64,
     pub a20_mask: u64,
-    /// RIP of the next instruction; handlers that branch overwrite it.
+    /// RIP after the last instruction of the running block (handlers that branch overwrite
+    /// it). Only the last instruction of a block may read it: the others use
+    /// [`Exec::next_rip_of`](crate::exec::Exec::next_rip_of).
     pub next_rip: u64,
+    /// RIP of the first instruction of the running block. While a block runs, `CpuState::rip`
+    /// is this for every instruction but the last one (which sees its own RIP); instructions
+    /// find their own RIP with [`Exec::rip_of`](crate::exec::Exec::rip_of).
+    pub block_rip: u64,
+    /// Index in the running block of the instruction being executed (the run loop's
+    /// counter): `retired + pos` is the exact count a device sees (`retired_now`).
+    pub pos: u32,
     /// Stop executing the current block after this instruction.
     pub end_block: bool,
     /// A fused CMP/TEST+Jcc handler ran its Jcc too (one more instruction retired).
@@ -93,6 +102,8 @@ pub struct Core {
     pub shadow_armed: bool,
     pub nmi_pending: bool,
     pub nmi_blocked: bool,
+    /// Instructions retired before the running block (the run loop adds the block's count
+    /// when it ends); see `retired_now`.
     pub retired: u64,
     /// Physical ranges written behind the CPU's back, applied at the next `run`.
     pub pending_invalidations: Vec<(u64, u64)>,
@@ -116,6 +127,12 @@ pub struct Core {
 }
 
 impl Core {
+    /// Instructions retired before the one executing now (exact inside a block).
+    #[inline(always)]
+    pub fn retired_now(&self) -> u64 {
+        self.retired + self.pos as u64
+    }
+
     pub fn new() -> Self {
         Core {
             flags: LazyFlags::default(),
@@ -130,6 +147,8 @@ impl Core {
             lin_mask: 0xFFFF_FFFF,
             a20_mask: u64::MAX,
             next_rip: 0,
+            block_rip: 0,
+            pos: 0,
             end_block: false,
             fused_jcc: false,
             stop: false,

@@ -254,44 +254,12 @@ impl Cpu {
             // How many instructions may run: one when single-stepping, interrupts are
             // shadowed or instruction breakpoints are armed; never past the budget.
             let left = end - ex.c.retired;
-            let n = if shadow || tf || bp_exec {
-                all.len().min(1)
-            } else if left >= all.len() as u64 {
-                all.len()
+            let (n, unfuse_last) = if !(shadow | tf | bp_exec) & (left >= all.len() as u64) {
+                (block.run_len, false)
             } else {
-                left as usize
+                cut_run(all, shadow || tf || bp_exec, left)
             };
-            // A fused CMP/TEST+Jcc whose Jcc is cut off (single-step, budget) runs alone,
-            // through its ordinary handler, after the others (the common, uncut block
-            // never tests for it per instruction).
-            let unfuse_last = n < all.len() && n > 0 && all[n - 1].fuse != 0;
-            let (fast, cut) = all[..n].split_at(n - unfuse_last as usize);
-            // 0xFFFF, 0xFFFF_FFFF or all ones for 16-, 32- and 64-bit code.
-            let ip_mask = u64::MAX >> (64u32.wrapping_sub(ex.c.bitness) & 63);
-            // RIPs and the retired count come from the block start and a local counter,
-            // not from reading back what the previous instruction stored.
-            let start_rip = ex.s.rip;
-            let mut retired = ex.c.retired;
-            let mut outcome = Step::Next;
-            for insn in fast {
-                outcome = step(
-                    &mut ex,
-                    insn,
-                    insn.handler,
-                    start_rip,
-                    ip_mask,
-                    &mut retired,
-                );
-                if outcome != Step::Next {
-                    break;
-                }
-            }
-            if let [insn] = cut
-                && outcome == Step::Next
-            {
-                let handler = crate::exec::lookup(&insn.raw).unwrap_or(crate::exec::undefined);
-                outcome = step(&mut ex, insn, handler, start_rip, ip_mask, &mut retired);
-            }
+            let outcome = run_block(&mut ex, &all[..n], unfuse_last);
             let faulted = outcome == Step::Faulted;
             // Everything below is rare: one test skips it all.
             if ex.c.shadow_armed | rf | tf | faulted | (ex.c.pending_db != 0) {
@@ -320,50 +288,114 @@ impl Cpu {
     }
 }
 
-/// What running one instruction of a block left to do.
+/// How many instructions of a block may run when it cannot run whole: one when
+/// single-stepping, interrupts are shadowed or instruction breakpoints are armed
+/// (`one`); never past the budget (`left`). Also says whether the last of them is a
+/// fused CMP/TEST+Jcc cut off from its Jcc, to be run alone through its ordinary handler.
+#[cold]
+fn cut_run(all: &[crate::exec::Insn], one: bool, left: u64) -> (usize, bool) {
+    let n = if one {
+        all.len().min(1)
+    } else {
+        all.len().min(left as usize)
+    };
+    let unfuse_last = n < all.len() && n > 0 && all[n - 1].fuse != 0;
+    let n = if n == all.len() {
+        crate::decode::whole_run_len(all)
+    } else {
+        n
+    };
+    (n, unfuse_last)
+}
+
+/// How running a block ended.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Step {
-    /// Go on with the next instruction of the block.
-    Next,
-    /// The block ends here (branch, `end_block`).
+    /// Its last instruction completed, or one asked to end the block (`end_block`).
     Exit,
-    /// The instruction faulted; the exception was delivered.
+    /// An instruction faulted; the exception was delivered.
     Faulted,
 }
 
-/// Run `insn` (through `handler`) at its place in the block that starts at `start_rip`,
-/// count it as retired and commit RIP or deliver its fault.
+/// Run `insns` (at least one), the first `insns.len()` instructions of the block at
+/// `ex.s.rip`; `unfuse_last`: the last one is a fused CMP/TEST+Jcc cut off from its Jcc,
+/// run through its ordinary handler. RIP and the retired count are written once, when
+/// the block ends (each instruction finds its own RIP from `Insn::end`, see `Exec::rip_of`);
+/// the loop counter `pos` makes the count a device sees exact (`Core::retired_now`).
 #[inline(always)]
-fn step(
-    ex: &mut Exec<'_>,
-    insn: &crate::exec::Insn,
-    handler: crate::exec::Handler,
-    start_rip: u64,
-    ip_mask: u64,
-    retired: &mut u64,
-) -> Step {
-    let next = start_rip.wrapping_add(insn.end as u64) & ip_mask;
-    ex.c.next_rip = next;
-    let result = handler(ex, insn);
-    *retired += 1;
+fn run_block(ex: &mut Exec<'_>, insns: &[crate::exec::Insn], unfuse_last: bool) -> Step {
+    let Some((last, body)) = insns.split_last() else {
+        return Step::Exit;
+    };
+    let start_rip = ex.s.rip;
+    let ip_mask = ex.ip_mask();
+    let last_next = start_rip.wrapping_add(last.end as u64) & ip_mask;
+    ex.c.block_rip = start_rip;
+    ex.c.next_rip = last_next;
+    for (k, insn) in body.iter().enumerate() {
+        ex.c.pos = k as u32;
+        let result = (insn.handler)(ex, insn);
+        // Both rare: a fault, or a handler that needs the block to end here.
+        if result.is_err() | ex.c.end_block {
+            return end_inside_block(ex, insn, k, result, last_next);
+        }
+    }
+    // The last instruction: branches read and set RIP through `s.rip`/`c.next_rip`.
+    let last_start = body.last().map_or(0, |i| i.end);
+    ex.s.rip = start_rip.wrapping_add(last_start as u64) & ip_mask;
+    ex.c.pos = body.len() as u32;
+    let handler = if unfuse_last {
+        crate::exec::lookup(&last.raw).unwrap_or(crate::exec::undefined)
+    } else {
+        last.handler
+    };
+    let result = handler(ex, last);
     // Faults are counted as retired so a faulting loop still consumes budget.
-    ex.c.retired = *retired;
+    ex.c.retired += insns.len() as u64;
+    ex.c.pos = 0;
     match result {
         Ok(()) => {
-            let taken = ex.c.next_rip;
-            ex.s.rip = taken;
-            // A handler that moved RIP elsewhere ends the block even if it did not say so.
-            if ex.c.end_block || taken != next {
-                if ex.c.fused_jcc {
-                    ex.c.fused_jcc = false;
-                    *retired += 1;
-                    ex.c.retired = *retired;
-                }
-                return Step::Exit;
+            ex.s.rip = ex.c.next_rip;
+            if ex.c.fused_jcc {
+                // The fused handler ran the Jcc too.
+                ex.c.fused_jcc = false;
+                ex.c.retired += 1;
             }
-            Step::Next
+            Step::Exit
         }
         Err(f) => {
+            interrupts::raise_exception(ex, f);
+            Step::Faulted
+        }
+    }
+}
+
+/// Instruction `k` of the block body (not its last) faulted or set `end_block`: commit
+/// RIP and the retired count for it and deliver its fault.
+#[cold]
+#[inline(never)]
+fn end_inside_block(
+    ex: &mut Exec<'_>,
+    insn: &crate::exec::Insn,
+    k: usize,
+    result: crate::fault::XResult,
+    last_next: u64,
+) -> Step {
+    ex.c.retired += k as u64 + 1;
+    ex.c.pos = 0;
+    match result {
+        Ok(()) => {
+            // A handler that wants to go elsewhere (a REP string instruction resuming
+            // later) changed `next_rip`; the others continue after themselves.
+            ex.s.rip = if ex.c.next_rip != last_next {
+                ex.c.next_rip
+            } else {
+                ex.next_rip_of(insn)
+            };
+            Step::Exit
+        }
+        Err(f) => {
+            ex.s.rip = ex.rip_of(insn);
             interrupts::raise_exception(ex, f);
             Step::Faulted
         }

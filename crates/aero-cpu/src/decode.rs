@@ -23,6 +23,9 @@ pub const SCRATCH: usize = usize::MAX;
 #[repr(C, align(64))]
 pub struct Block {
     key: u64,
+    /// How many of `insns` run when the block runs whole: a fused CMP/TEST+Jcc at the end
+    /// runs its Jcc itself (the Jcc stays in `insns` for runs cut off before it).
+    pub run_len: usize,
     pub insns: Vec<Insn>,
     /// The blocks that ran next (most recent first): a lookup that needs no hashing.
     next: [Link; 2],
@@ -61,6 +64,7 @@ const EMPTY_KEY: u64 = u64::MAX;
 fn empty_block() -> Block {
     Block {
         key: EMPTY_KEY,
+        run_len: 0,
         insns: Vec::new(),
         next: [NO_LINK; 2],
         host_page: usize::MAX,
@@ -229,6 +233,7 @@ impl BlockCache {
                     key,
                     host_page,
                     code_gen,
+                    run_len: whole_run_len(&insns),
                     insns,
                     bytes,
                     next: [NO_LINK; 2],
@@ -240,6 +245,7 @@ impl BlockCache {
                 key,
                 host_page: usize::MAX,
                 code_gen: 0,
+                run_len: whole_run_len(&insns),
                 insns,
                 bytes: Vec::new(),
                 next: [NO_LINK; 2],
@@ -250,6 +256,7 @@ impl BlockCache {
                 key,
                 host_page: usize::MAX,
                 code_gen: 0,
+                run_len: whole_run_len(&insns),
                 insns,
                 bytes: Vec::new(),
                 next: [NO_LINK; 2],
@@ -292,11 +299,22 @@ fn unreachable_block() -> &'static Block {
         key: u64::MAX,
         host_page: usize::MAX,
         code_gen: 0,
+        run_len: 0,
         insns: Vec::new(),
         bytes: Vec::new(),
         next: [NO_LINK; 2],
     };
     &EMPTY
+}
+
+/// See `Block::run_len`.
+pub(crate) fn whole_run_len(insns: &[Insn]) -> usize {
+    let n = insns.len();
+    if n >= 2 && insns[n - 2].fuse != 0 {
+        n - 1
+    } else {
+        n
+    }
 }
 
 /// Records decoded bytes of a RAM page; the first code on a page takes the fast write
@@ -366,7 +384,9 @@ fn decode_block(
             tmp[have..have + extra].copy_from_slice(&more[..extra]);
             let mut dec = Decoder::with_ip(bitness, &tmp[..have + extra], ip, DecoderOptions::NONE);
             let ins = dec.decode();
-            insns.push(build(&ins, &tmp[..ins.len().min(15)], bitness));
+            let mut insn = build(&ins, &tmp[..ins.len().min(15)], bitness);
+            place_in_block(&mut insn, ins.len());
+            insns.push(insn);
             return Ok((insns, None));
         }
         let len = ins.len();
@@ -377,7 +397,7 @@ fn decode_block(
             bitness,
         );
         offset += len;
-        insn.end = offset as u16;
+        place_in_block(&mut insn, offset);
         if end_here {
             fuse_with_prev(&mut insns, &insn);
             insns.push(insn);
@@ -390,6 +410,16 @@ fn decode_block(
     }
     let used = offset.min(avail);
     Ok((insns, Some(buf[..used].to_vec())))
+}
+
+/// Records where `insn` ends in its block (`end`: the offset of the next instruction from
+/// the block start) and makes a RIP-relative displacement relative to the block start,
+/// where the run loop leaves RIP while the block runs.
+fn place_in_block(insn: &mut Insn, end: usize) {
+    insn.end = end as u16;
+    if insn.mem.base == RIP_REG {
+        insn.mem.disp = insn.mem.disp.wrapping_add(end as u64);
+    }
 }
 
 /// A CMP/TEST just before the block's closing Jcc takes over the Jcc too (`fused.rs`).
@@ -427,8 +457,27 @@ fn read_code(ex: &mut Exec<'_>, phys: u64, out: &mut [u8]) {
     }
 }
 
+/// Branches, and everything else that reads or moves RIP (interrupts, system calls): the
+/// run loop gives only a block's last instruction its RIP in `CpuState::rip`.
 fn ends_block(ins: &Instruction) -> bool {
+    use iced_x86::Mnemonic::*;
     ins.flow_control() != FlowControl::Next
+        || matches!(
+            ins.mnemonic(),
+            Syscall
+                | Sysret
+                | Sysretq
+                | Sysenter
+                | Sysexit
+                | Sysexitq
+                | Int
+                | Int1
+                | Int3
+                | Into
+                | Iret
+                | Iretd
+                | Iretq
+        )
 }
 
 /// Map an iced register to (kind, index, size).

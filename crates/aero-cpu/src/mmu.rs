@@ -246,7 +246,7 @@ impl Exec<'_> {
                 v
             }
             PageMapping::Mmio => {
-                self.bus.sync_time(self.c.retired);
+                self.bus.sync_time(self.c.retired_now());
                 // The bus may return more bits than asked for.
                 let v = self.bus.mmio_read(paddr, size) & crate::flags::size_mask(size);
                 if self.bus.stop_requested() {
@@ -272,7 +272,7 @@ impl Exec<'_> {
             }
             PageMapping::Rom { .. } => {}
             PageMapping::Mmio => {
-                self.bus.sync_time(self.c.retired);
+                self.bus.sync_time(self.c.retired_now());
                 self.bus.mmio_write(paddr, size, value);
                 if self.bus.stop_requested() {
                     self.c.stop = true;

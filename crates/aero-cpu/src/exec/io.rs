@@ -42,7 +42,7 @@ impl Exec<'_> {
     }
 
     pub fn port_in(&mut self, port: u16, size: u8) -> u32 {
-        self.bus.sync_time(self.c.retired);
+        self.bus.sync_time(self.c.retired_now());
         let v = self.bus.io_read(port, size) & (crate::flags::size_mask(size) as u32);
         if self.bus.stop_requested() {
             self.c.stop = true;
@@ -52,7 +52,7 @@ impl Exec<'_> {
     }
 
     pub fn port_out(&mut self, port: u16, size: u8, v: u32) {
-        self.bus.sync_time(self.c.retired);
+        self.bus.sync_time(self.c.retired_now());
         self.bus.io_write(port, size, v);
         if self.bus.stop_requested() {
             self.c.stop = true;

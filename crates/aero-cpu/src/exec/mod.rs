@@ -27,9 +27,14 @@
 //!   `Err(Fault::nm())`, `Err(Fault::new(fault::MF))`, `Err(Fault::new(fault::XM))`...
 //!   Handlers must not commit any architectural state before the last point where they
 //!   can fail: the run loop delivers the fault with RIP at the faulting instruction.
-//! - **Control**: RIP already points at the instruction; `ex.c.next_rip` is the address
-//!   of the next one (branches overwrite it). Set `ex.c.end_block = true` after changing
-//!   anything that affects how following instructions decode or translate.
+//! - **Control**: the run loop does not update RIP between the instructions of a block.
+//!   `ex.rip_of(i)` / `ex.next_rip_of(i)` are the addresses of the instruction and the
+//!   next one. The last instruction of a block (every branch: decoding ends blocks after
+//!   them) also finds its RIP in `ex.s.rip` and the next one in `ex.c.next_rip`, which
+//!   branches overwrite. Set `ex.c.end_block = true` after changing anything that affects
+//!   how following instructions decode or translate; the block then continues at the
+//!   next instruction, or at `ex.c.next_rip` if the handler changed it.
+//! - **Time**: devices see `ex.c.retired_now()` instructions retired.
 
 use crate::bus::Bus;
 use crate::core::Core;
@@ -414,6 +419,27 @@ impl Exec<'_> {
 
     // ---- operands ----------------------------------------------------------------------
 
+    // ---- instruction pointer -------------------------------------------------------------
+
+    /// RIP of instruction `i` of the running block.
+    #[inline]
+    pub fn rip_of(&self, i: &Insn) -> u64 {
+        let start = i.end.wrapping_sub(i.raw.len() as u16);
+        self.c.block_rip.wrapping_add(start as u64) & self.ip_mask()
+    }
+
+    /// RIP of the instruction after `i` of the running block.
+    #[inline]
+    pub fn next_rip_of(&self, i: &Insn) -> u64 {
+        self.c.block_rip.wrapping_add(i.end as u64) & self.ip_mask()
+    }
+
+    /// 0xFFFF, 0xFFFF_FFFF or all ones for 16-, 32- and 64-bit code.
+    #[inline(always)]
+    pub fn ip_mask(&self) -> u64 {
+        u64::MAX >> (64u32.wrapping_sub(self.c.bitness) & 63)
+    }
+
     /// Effective address (offset within the segment) of the memory operand.
     #[inline(always)]
     pub fn ea(&self, i: &Insn) -> u64 {
@@ -421,7 +447,8 @@ impl Exec<'_> {
         let mut a = m.disp;
         if m.base != NO_REG {
             a = a.wrapping_add(if m.base == RIP_REG {
-                self.c.next_rip
+                // RIP-relative displacements are relative to the block start (decode.rs).
+                self.c.block_rip
             } else {
                 self.s.gpr[m.base as usize & 15]
             });

@@ -153,7 +153,7 @@ fn string<const OP: u8>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
         n += 1;
         if n >= CHUNK || ex.c.end_block {
             // Resume later at the same instruction.
-            ex.c.next_rip = ex.s.rip;
+            ex.c.next_rip = ex.rip_of(i);
             ex.c.end_block = true;
             return Ok(());
         }

@@ -687,7 +687,7 @@ fn sysexit(ex: &mut Exec<'_>, i: &Insn) -> XResult {
 
 impl Exec<'_> {
     pub fn read_tsc(&mut self) -> u64 {
-        self.bus.sync_time(self.c.retired);
+        self.bus.sync_time(self.c.retired_now());
         self.bus.tsc().wrapping_add(self.c.msr.tsc_offset)
     }
 }

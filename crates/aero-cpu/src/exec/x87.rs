@@ -62,8 +62,8 @@ pub(super) fn check_waiting(ex: &Exec<'_>) -> XResult {
 
 /// The 11-bit FOP: low three bits of the D8-DF opcode and the ModRM byte, read back
 /// from the code stream (prefixes skipped).
-fn fop_of(ex: &mut Exec<'_>) -> u16 {
-    let base = ex.s.seg[1].base.wrapping_add(ex.s.rip);
+fn fop_of(ex: &mut Exec<'_>, rip: u64) -> u16 {
+    let base = ex.s.seg[1].base.wrapping_add(rip);
     let mut k = 0;
     while k < 14 {
         let lin = base.wrapping_add(k) & ex.c.lin_mask;
@@ -86,13 +86,14 @@ fn fop_of(ex: &mut Exec<'_>) -> u16 {
 /// instruction left an unmasked exception pending, which also keeps the code-stream read
 /// off the common path.
 pub(super) fn record(ex: &mut Exec<'_>, i: &Insn) {
+    let rip = ex.rip_of(i);
     let fop = if ex.c.fpu.exception_pending() {
-        fop_of(ex)
+        fop_of(ex, rip)
     } else {
         ex.c.fpu.fop
     };
     let mem = mem_index(i).map(|_| (ex.ea(i), ex.s.seg[i.mem.seg as usize % 6].selector));
-    let (rip, cs) = (ex.s.rip, ex.s.seg[1].selector);
+    let cs = ex.s.seg[1].selector;
     ex.c.fpu.record_instruction(rip, cs, fop, mem);
 }
 
