@@ -65,8 +65,8 @@ check "AHCI as msahci drives it" \
   "handoff, reset, COMRESET, IDENTIFY, DMA, NCQ, errors: registers and FISes diffed with QEMU ich9-ahci over qtest" \
   'binary_id(aero-storage::ahci_vs_qemu)'
 check "bootvid and V86" \
-  "presence check + mode 12h planar drawing equal to QEMU std-vga; INT 10h from V86 equal to real mode" \
-  'binary_id(aero-machine::windows_video)'
+  "presence check + mode 12h planar drawing equal to QEMU std-vga; Linux vga16fb (fbcon text, raw /dev/fb0 writes) equal to QEMU std-vga; INT 10h from V86 equal to real mode" \
+  'binary_id(aero-machine::windows_video) | binary_id(aero-machine::vga16fb)'
 check "EDD 3.0" \
   "INT 13h 48h buffers per size; Linux edd.ko reads version 3.0 and the PCI device path" \
   'test(edd)'

@@ -15,6 +15,9 @@
 #                     prints their checksum; later boots verify the files (storage tests)
 #   linux-amd64-diskbench.iso  the same CD with aero.bench=disk: the init times sequential
 #                     and random I/O on the (scratch) first disk instead (disk benchmark)
+#   vmlinuz-amd64-6.12, initrd-amd64-vga16.img  Linux 6.12 (bookworm-security) and a busybox
+#                     initramfs with its vgastate/vga16fb modules whose init draws through
+#                     vga16fb (the vga16fb test boots them with a loader of its own)
 # plus the raw parts (vmlinuz-amd64, initrd-amd64.img, vmlinuz-i386, initrd-i386.img)
 # for direct -kernel boots and the QEMU boot-time benchmark.
 #
@@ -65,6 +68,7 @@ declare -A HOST_TOOLS=(
     [grub-mkimage]=grub-common
     [cpio]=cpio
     [qemu-img]=qemu-utils
+    [xz]=xz-utils
 )
 # files (not commands) the images need from host packages
 declare -A HOST_FILES=(
@@ -222,10 +226,12 @@ build_initramfs() {
 }
 
 # Kernel modules the storage initramfs loads; module_order adds their dependencies.
+# e1000 is for the network tests (crates/aero/tests/network.rs), which boot this
+# initramfs with an /init of their own appended.
 # The crc providers are loaded up front because the kernel would otherwise ask user space
 # (modprobe) for them by alias.
 STORAGE_MODULES=(crct10dif_generic crc64_rocksoft_generic ata_piix ahci sd_mod sr_mod
-                 vfat nls_cp437 nls_utf8 nls_ascii isofs edd)
+                 vfat nls_cp437 nls_utf8 nls_ascii isofs edd e1000)
 
 # Prints module names in load order, dependencies (from each .ko's .modinfo) first.
 # $1: directory holding the flat NAME.ko files; the rest: the modules wanted.
@@ -470,6 +476,85 @@ build_storage_initramfs() {
     rm -rf "$work"
 }
 
+# Writes the vga16fb-test /init to $1: binds Linux's vga16fb, draws through it, reports.
+write_vga16_init() {
+    cat >"$1" <<'EOF'
+#!/bin/sh
+# Aero vga16fb-test init. The loader left the VGA in mode 12h and told the kernel so
+# (screen_info: mode 12h, VIDEO_TYPE_VGAC), so sysfb made the vga-framebuffer device;
+# vga16fb binds it and fbcon takes tty1 over. Then fbcon draws text in all 16 colours
+# (image blits: write modes 2 and 3, set/reset, bit mask, latches) and raw bytes go to
+# /dev/fb0 (CPU writes through whatever the graphics controller holds). Kernel messages
+# stay on COM1 and the cursor is off, so the screen is the same on every run.
+/bin/busybox mkdir -p /proc /sys /dev /tmp
+/bin/busybox mount -t proc proc /proc
+/bin/busybox mount -t sysfs sysfs /sys
+/bin/busybox mount -t devtmpfs devtmpfs /dev
+/bin/busybox --install -s /bin
+exec >/dev/ttyS0 2>&1
+dmesg -n 1
+insmod /lib/modules/vgastate.ko
+insmod /lib/modules/vga16fb.ko
+echo "AERO-FB=$(cat /proc/fb)"
+echo "AERO-FB-SIZE=$(cat /sys/class/graphics/fb0/virtual_size 2>/dev/null)x$(cat /sys/class/graphics/fb0/bits_per_pixel 2>/dev/null)"
+if ! grep -q VGA16 /proc/fb; then
+    dmesg | grep -i -e vga -e fb -e sysfb
+    ls /sys/bus/platform/devices
+    echo "AERO-VGA16FB-MISSING"
+    while :; do sleep 3600; done
+fi
+{
+    printf '\033[?25l\033[H\033[2J'
+    b=0
+    while [ $b -lt 8 ]; do
+        f=0
+        while [ $f -lt 8 ]; do
+            printf '\033[0;4%d;3%dm A%d%d \033[1mB%d%d ' $b $f $f $b $f $b
+            f=$((f + 1))
+        done
+        printf '\033[0m\n'
+        b=$((b + 1))
+    done
+    printf '\n\033[0;1;33;44m%s\033[0m\n' ' The quick brown fox jumps over the lazy dog 0123456789 '
+} >/dev/tty1
+# Bytes 0..255 over and over into rows 300..459 (80 bytes a row).
+i=0
+while [ $i -lt 256 ]; do printf "\\$(printf %o $i)"; i=$((i + 1)); done >/tmp/ramp
+n=0
+while [ $n -lt 50 ]; do cat /tmp/ramp; n=$((n + 1)); done >/tmp/pattern
+dd if=/tmp/pattern of=/dev/fb0 bs=80 seek=300 count=160 2>/dev/null || echo "AERO-FB-WRITE-FAILED"
+echo "AERO-VGA16FB-DRAWN"
+while :; do sleep 3600; done
+EOF
+    chmod 0755 "$1"
+}
+
+# Builds the vga16fb initramfs at $3 from the busybox .deb $1 and the Linux 6.12 .deb $2:
+# busybox, the vga16fb-test /init and the kernel's vgastate.ko and vga16fb.ko,
+# decompressed (busybox insmod takes plain ELF).
+build_vga16_initramfs() {
+    local bb_deb="$1" kernel_deb="$2" out="$3" work m f
+    work="$(mktemp -d)"
+    mkdir -p "$work/deb" "$work/k" "$work/root/bin" "$work/root/dev" "$work/root/proc" \
+        "$work/root/sys" "$work/root/tmp" "$work/root/lib/modules"
+    dpkg-deb -x "$bb_deb" "$work/deb"
+    install -m 0755 "$work/deb/bin/busybox" "$work/root/bin/busybox"
+    ln -s busybox "$work/root/bin/sh"
+    dpkg-deb --fsys-tarfile "$kernel_deb" | tar -x -C "$work/k" --wildcards \
+        '*/vgastate.ko*' '*/vga16fb.ko*'
+    for m in vgastate vga16fb; do
+        f="$(find "$work/k" -name "$m.ko*" | head -n1)"
+        [[ -n "$f" ]] || die "$m.ko is missing from $(basename "$kernel_deb")"
+        case "$f" in
+            *.xz) xz -dc "$f" >"$work/root/lib/modules/$m.ko" ;;
+            *) cp "$f" "$work/root/lib/modules/$m.ko" ;;
+        esac
+    done
+    write_vga16_init "$work/root/init"
+    pack_initramfs "$work/root" "$out"
+    rm -rf "$work"
+}
+
 # Appends a 16-byte MBR partition entry (LBA only; CHS fields saturated) to stdout.
 mbr_entry_hex() {
     local boot="$1" type="$2" start="$3" count="$4"
@@ -641,12 +726,15 @@ main() {
     ensure_host_tools
     ensure_i386_arch
 
-    local kpkg deb_kernel deb_kernel_pae deb_bb64 deb_bb32 deb_di deb_memtest deb_grub_rescue stamp_inputs
+    local kpkg deb_kernel deb_kernel_pae deb_kernel_612 deb_bb64 deb_bb32 deb_di deb_memtest deb_grub_rescue stamp_inputs
     kpkg="$(resolve_kernel_pkg linux-image-amd64)"
     deb_kernel="$(fetch_deb "$kpkg")"
     # The 686-pae flavour: PAE paging, NX and RAM above 4 GiB for a 32-bit kernel (the
     # installer's kernel is the non-PAE 686 one). Only its vmlinuz is used.
     deb_kernel_pae="$(fetch_deb "$(resolve_kernel_pkg linux-image-686-pae:i386)")"
+    # Linux 6.12 from bookworm-security: its sysfb creates the vga-framebuffer device for a
+    # VGA in mode 12h, which 6.1's never does (the vga16fb test).
+    deb_kernel_612="$(fetch_deb "$(resolve_kernel_pkg linux-image-6.12-amd64)")"
     deb_bb64="$(fetch_deb busybox-static:amd64)"
     deb_bb32="$(fetch_deb busybox-static:i386)"
     deb_di="$(fetch_deb debian-installer-12-netboot-i386)"
@@ -655,14 +743,14 @@ main() {
 
     stamp_inputs="$( {
         sha256sum "$0" | cut -d' ' -f1
-        basename -a "$deb_kernel" "$deb_kernel_pae" "$deb_bb64" "$deb_bb32" "$deb_di" "$deb_memtest" "$deb_grub_rescue"
+        basename -a "$deb_kernel" "$deb_kernel_pae" "$deb_kernel_612" "$deb_bb64" "$deb_bb32" "$deb_di" "$deb_memtest" "$deb_grub_rescue"
         for f in /usr/lib/syslinux/mbr/mbr.bin /usr/lib/ISOLINUX/isolinux.bin /usr/lib/syslinux/memdisk \
                  /usr/lib/grub/i386-pc/boot.img "$(command -v syslinux)"; do
             sha256sum "$f" | cut -d' ' -f1
         done
     } | sha256sum | cut -d' ' -f1)"
     local outputs=(linux-amd64.img linux-i386.img linux-i386-pae.img grub.img linux-amd64.iso linux-amd64-storage.iso
-                   linux-amd64-diskbench.iso
+                   linux-amd64-diskbench.iso vmlinuz-amd64-6.12 initrd-amd64-vga16.img
                    vmlinuz-amd64 initrd-amd64.img initrd-amd64-storage.img vmlinuz-i386 vmlinuz-i386-pae initrd-i386.img
                    memtest86+x64.iso grub-rescue-floppy.img grub-rescue-cdrom.iso
                    debian-installer-i386.iso memdisk-floppy.iso)
@@ -697,6 +785,12 @@ main() {
     cp "$(find "$work/pae/boot" -name 'vmlinuz-*' | head -n1)" "$OUT_DIR/vmlinuz-i386-pae"
     touch -d @"$SOURCE_DATE_EPOCH" "$OUT_DIR/vmlinuz-i386-pae"
 
+    log "extracting the amd64 Linux 6.12 kernel from $(basename "$deb_kernel_612")"
+    mkdir -p "$work/k612"
+    dpkg-deb --fsys-tarfile "$deb_kernel_612" | tar -x -C "$work/k612" --wildcards './boot/vmlinuz-*'
+    cp "$(find "$work/k612/boot" -name 'vmlinuz-*' | head -n1)" "$OUT_DIR/vmlinuz-amd64-6.12"
+    touch -d @"$SOURCE_DATE_EPOCH" "$OUT_DIR/vmlinuz-amd64-6.12"
+
     # Debian's memtest86+ ISO boots through El Torito floppy emulation.
     log "extracting memtest86+x64.iso from $(basename "$deb_memtest")"
     dpkg-deb --fsys-tarfile "$deb_memtest" | tar -x -C "$work" ./usr/lib/memtest86+/memtest86+x64.iso
@@ -718,6 +812,7 @@ main() {
     build_initramfs "$deb_bb64" "$OUT_DIR/initrd-amd64.img"
     build_initramfs "$deb_bb32" "$OUT_DIR/initrd-i386.img"
     build_storage_initramfs "$deb_bb64" "$deb_kernel" "$OUT_DIR/initrd-amd64-storage.img"
+    build_vga16_initramfs "$deb_bb64" "$deb_kernel_612" "$OUT_DIR/initrd-amd64-vga16.img"
 
     log "building linux-amd64.img"
     build_syslinux_disk "$OUT_DIR/linux-amd64.img" "$OUT_DIR/vmlinuz-amd64" "$OUT_DIR/initrd-amd64.img"

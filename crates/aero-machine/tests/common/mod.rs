@@ -166,6 +166,37 @@ pub fn run_on_qemu(
     done: &str,
     screen: bool,
 ) -> Option<(String, Option<Picture>)> {
+    run_on_qemu_with(image, dir, name, done, screen, &QemuRun::default())
+}
+
+/// How `run_on_qemu_with` runs QEMU.
+pub struct QemuRun<'a> {
+    pub memory_mib: u32,
+    /// Host time to wait for `done`.
+    pub timeout: Duration,
+    /// COM1 text that ends the run early as a failure.
+    pub failure_marks: &'a [&'a str],
+}
+
+impl Default for QemuRun<'_> {
+    fn default() -> Self {
+        QemuRun {
+            memory_mib: 64,
+            timeout: Duration::from_secs(60),
+            failure_marks: &["!"],
+        }
+    }
+}
+
+/// `run_on_qemu` with the memory size, time limit and failure marks of `run`.
+pub fn run_on_qemu_with(
+    image: &[u8],
+    dir: &Path,
+    name: &str,
+    done: &str,
+    screen: bool,
+    run: &QemuRun,
+) -> Option<(String, Option<Picture>)> {
     let qemu = "qemu-system-x86_64";
     if Command::new(qemu).arg("--version").output().is_err() {
         eprintln!("NOTE: {qemu} is not installed; skipping (tests/install-deps.sh installs it)");
@@ -178,9 +209,9 @@ pub fn run_on_qemu(
     let _ = std::fs::remove_file(&serial);
     let _ = std::fs::remove_file(&shot);
     let mut child = Command::new(qemu)
-        .args([
-            "-accel", "tcg", "-m", "64", "-vga", "std", "-display", "none",
-        ])
+        .args(["-accel", "tcg", "-m"])
+        .arg(run.memory_mib.to_string())
+        .args(["-vga", "std", "-display", "none"])
         .args(["-no-reboot", "-snapshot", "-monitor", "stdio"])
         .arg("-drive")
         .arg(format!("file={},format=raw,if=ide", img.display()))
@@ -192,11 +223,12 @@ pub fn run_on_qemu(
         .spawn()
         .expect("start qemu");
     let mut stdin = child.stdin.take().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
+    let deadline = Instant::now() + run.timeout;
     let text = loop {
         let text =
             String::from_utf8_lossy(&std::fs::read(&serial).unwrap_or_default()).into_owned();
-        if text.contains(done) || text.contains('!') || Instant::now() > deadline {
+        let failed = run.failure_marks.iter().any(|m| text.contains(m));
+        if text.contains(done) || failed || Instant::now() > deadline {
             break text;
         }
         std::thread::sleep(Duration::from_millis(50));
