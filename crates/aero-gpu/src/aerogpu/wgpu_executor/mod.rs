@@ -12,7 +12,8 @@
 //!   B5G6R5/B5G5R5A1 (expanded to RGBA8 on upload, packed back on read-back) and the
 //!   depth formats, stored raw as R32Uint (D24S8 word), R32Float and R16Uint so that
 //!   uploads, copies and write-backs keep the guest's bits (wgpu cannot copy into
-//!   Depth24Plus/Depth32Float). BC1-3 are wgpu BC textures (mip 0 rounded up to whole
+//!   Depth24Plus/Depth32Float); draws test against a depth/stencil attachment kept in
+//!   step with the raw texture in both directions ([`depth`]). BC1-3 are wgpu BC textures (mip 0 rounded up to whole
 //!   blocks, which keeps every mip's block count); without TEXTURE_COMPRESSION_BC creating
 //!   one is an executor error.
 //! - Byte offsets (dirty ranges, UPLOAD_RESOURCE, write-back) are in the guest backing
@@ -54,8 +55,11 @@ use super::soft_executor::{SoftError, SoftExecutorConfig, SoftStats};
 use crate::Frame;
 
 // The draw path (pipelines from D3D9 state, vertex input, draws): its own helper's files.
+mod depth;
 pub mod draw;
 pub mod pipeline;
+
+use depth::{DepthAttachment, DepthSync, Newer};
 
 /// Why the GPU executor failed a command (reported as AEROGPU_ERROR_BACKEND).
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
@@ -191,16 +195,10 @@ enum Storage {
         target_view: wgpu::TextureView,
         repr: Repr,
         /// Depth formats: the attachment draws test against (a real depth/stencil
-        /// format; the raw texture above holds the guest's bits). Kept in step with
-        /// clears of the whole surface only; guest uploads do not reach it.
+        /// format; the raw texture above holds the guest's bits), kept in step with it
+        /// by [`depth`].
         depth: Option<DepthAttachment>,
     },
-}
-
-/// A depth format's render attachment (see [`Storage::Texture`]).
-struct DepthAttachment {
-    texture: wgpu::Texture,
-    view: wgpu::TextureView,
 }
 
 /// A render target as the draw path needs it.
@@ -209,16 +207,6 @@ pub struct TargetView<'a> {
     pub format: wgpu::TextureFormat,
     pub width: u32,
     pub height: u32,
-}
-
-/// The depth/stencil format draws use for an AeroGPU depth format.
-fn depth_attachment_format(format: Format) -> Option<wgpu::TextureFormat> {
-    Some(match format {
-        Format::D24UnormS8Uint => wgpu::TextureFormat::Depth24PlusStencil8,
-        Format::D32Float => wgpu::TextureFormat::Depth32Float,
-        Format::D16Unorm => wgpu::TextureFormat::Depth16Unorm,
-        _ => return None,
-    })
 }
 
 struct GpuResource {
@@ -250,6 +238,8 @@ pub struct WgpuExecutor {
     /// Shaders, input layouts, draw state and pipelines (`draw.rs`); `None` only while a
     /// command runs through it (it reads this executor's resources).
     draw: Option<draw::DrawPath>,
+    /// Conversions between depth surfaces' raw textures and attachments.
+    depth_sync: DepthSync,
     /// Draws rendered.
     draws: u64,
 }
@@ -294,7 +284,9 @@ impl WgpuExecutor {
     /// Whatever adapter wgpu finds (WGPU_BACKEND picks the backend; Vulkan by default,
     /// Mesa lavapipe on machines without a GPU).
     pub fn new_headless(config: SoftExecutorConfig) -> Result<Self, WgpuError> {
-        let (device, queue) = headless_device(wgpu::Features::TEXTURE_COMPRESSION_BC)?;
+        let (device, queue) = headless_device(
+            wgpu::Features::TEXTURE_COMPRESSION_BC | wgpu::Features::DEPTH32FLOAT_STENCIL8,
+        )?;
         Ok(Self::with_device(device, queue, config))
     }
 
@@ -332,6 +324,7 @@ impl WgpuExecutor {
             warned_draws: false,
             gpu_errors,
             draw: Some(draw_path),
+            depth_sync: DepthSync::default(),
             draws: 0,
         }
     }
@@ -398,7 +391,10 @@ impl WgpuExecutor {
             return None;
         };
         let (view, format) = match depth {
-            Some(d) => (&d.view, d.texture.format()),
+            Some(d) => {
+                self.attachment_current(id);
+                (&d.view, d.texture.format())
+            }
             None => (target_view, gpu.format()),
         };
         Some(TargetView {
@@ -429,6 +425,9 @@ impl WgpuExecutor {
         let Some(r) = self.resources.get_mut(&id) else {
             return;
         };
+        if let Storage::Texture { depth: Some(d), .. } = &r.storage {
+            d.newer.set(Newer::Attachment);
+        }
         let ResourceDesc::Texture2d(desc) = r.desc else {
             return;
         };
@@ -468,6 +467,54 @@ impl WgpuExecutor {
         match &self.get(id)?.storage {
             Storage::Texture { gpu, repr, .. } => Ok((gpu, *repr)),
             Storage::Buffer { .. } => Err(SoftError::NotATexture(id).into()),
+        }
+    }
+
+    /// A depth surface's format, raw texture view (mip 0 / layer 0) and attachment.
+    fn depth_parts(
+        &self,
+        id: ResourceId,
+    ) -> Option<(Format, &wgpu::TextureView, &DepthAttachment)> {
+        let r = self.resources.get(&id)?;
+        match (&r.storage, r.desc) {
+            (
+                Storage::Texture {
+                    target_view,
+                    depth: Some(att),
+                    ..
+                },
+                ResourceDesc::Texture2d(desc),
+            ) => Some((desc.format, target_view, att)),
+            _ => None,
+        }
+    }
+
+    /// Brings a depth surface's raw texture up to date (draws changed the attachment).
+    fn raw_current(&self, id: ResourceId) {
+        if let Some((format, raw, att)) = self.depth_parts(id)
+            && att.newer.get() == Newer::Attachment
+        {
+            self.depth_sync
+                .attachment_to_raw(&self.device, &self.queue, format, raw, att);
+            att.newer.set(Newer::Neither);
+        }
+    }
+
+    /// A depth surface's raw texture changed: draws must see it.
+    fn raw_changed(&self, id: ResourceId) {
+        if let Some((_, _, att)) = self.depth_parts(id) {
+            att.newer.set(Newer::Raw);
+        }
+    }
+
+    /// Brings a depth surface's attachment up to date (the raw texture changed).
+    fn attachment_current(&self, id: ResourceId) {
+        if let Some((format, raw, att)) = self.depth_parts(id)
+            && att.newer.get() == Newer::Raw
+        {
+            self.depth_sync
+                .raw_to_attachment(&self.device, &self.queue, format, raw, att);
+            att.newer.set(Newer::Neither);
         }
     }
 
@@ -575,24 +622,7 @@ impl WgpuExecutor {
                     array_layer_count: Some(1),
                     ..Default::default()
                 });
-                let depth = depth_attachment_format(d.format).map(|format| {
-                    let texture = self.device.create_texture(&wgpu::TextureDescriptor {
-                        label: Some("aerogpu depth attachment"),
-                        size: wgpu::Extent3d {
-                            width: w,
-                            height: h,
-                            depth_or_array_layers: 1,
-                        },
-                        mip_level_count: 1,
-                        sample_count: 1,
-                        dimension: wgpu::TextureDimension::D2,
-                        format,
-                        usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
-                        view_formats: &[],
-                    });
-                    let view = texture.create_view(&Default::default());
-                    DepthAttachment { texture, view }
-                });
+                let depth = DepthAttachment::new(&self.device, d.format, w, h);
                 Ok(Storage::Texture {
                     gpu,
                     view,
@@ -621,6 +651,7 @@ impl WgpuExecutor {
         row0: u32,
         rows: u32,
     ) -> Result<Vec<u8>, WgpuError> {
+        self.raw_current(id);
         let (texture, repr) = self.texture_parts(id)?;
         let blocks_w = sub.width.div_ceil(sub.block_width);
         let gpu_row =
@@ -699,6 +730,9 @@ impl WgpuExecutor {
         (cols, rows): (u32, u32),
         guest: &[u8],
     ) -> Result<(), WgpuError> {
+        // Rows outside this region keep what draws left there.
+        self.raw_current(id);
+        self.raw_changed(id);
         let (texture, repr) = self.texture_parts(id)?;
         let gpu = repr.to_gpu(guest);
         let gpu_row = cols * repr.gpu_bytes_per_block(sub.bytes_per_block);
@@ -895,53 +929,6 @@ impl WgpuExecutor {
         Ok(())
     }
 
-    /// A fill of the whole surface reaches a depth format's attachment (draws test
-    /// against it).
-    fn clear_depth_attachment(
-        &self,
-        id: ResourceId,
-        format: Format,
-        fill: &TexelFill,
-    ) -> Result<(), WgpuError> {
-        let Storage::Texture {
-            depth: Some(att), ..
-        } = &self.get(id)?.storage
-        else {
-            return Ok(());
-        };
-        let word = |b: &[u8]| b.iter().rev().fold(0u32, |w, &x| w << 8 | u32::from(x));
-        let (value, mask) = (word(&fill.value), word(&fill.mask));
-        let (depth, stencil) = match format {
-            Format::D24UnormS8Uint => (
-                (mask & !0xFF != 0).then(|| (value >> 8) as f32 / 16_777_215.0),
-                (mask & 0xFF != 0).then_some(value & 0xFF),
-            ),
-            Format::D16Unorm => (Some(value as f32 / 65_535.0), None),
-            _ => (Some(f32::from_bits(value)), None),
-        };
-        let has_stencil = att.texture.format().has_stencil_aspect();
-        let ops = |clear: Option<f32>| wgpu::Operations {
-            load: clear.map_or(wgpu::LoadOp::Load, wgpu::LoadOp::Clear),
-            store: wgpu::StoreOp::Store,
-        };
-        let mut enc = self.device.create_command_encoder(&Default::default());
-        drop(enc.begin_render_pass(&wgpu::RenderPassDescriptor {
-            label: Some("aerogpu depth clear"),
-            color_attachments: &[],
-            depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-                view: &att.view,
-                depth_ops: Some(ops(depth)),
-                stencil_ops: has_stencil.then(|| wgpu::Operations {
-                    load: stencil.map_or(wgpu::LoadOp::Load, wgpu::LoadOp::Clear),
-                    store: wgpu::StoreOp::Store,
-                }),
-            }),
-            ..Default::default()
-        }));
-        self.queue.submit([enc.finish()]);
-        self.take_gpu_errors()
-    }
-
     /// The presented frame of a target: mip 0 / layer 0 as RGBA8.
     fn frame_of(&self, id: ResourceId) -> Result<Frame, WgpuError> {
         let desc = self.texture_desc(id)?;
@@ -1127,6 +1114,9 @@ impl ResourceCommands for WgpuExecutor {
         };
         let same_format = gpu_format(sd.format).map(|f| f.0) == gpu_format(dd.format).map(|f| f.0);
         if src != dst && same_format && within(s, c.src_x, c.src_y) && within(d, c.dst_x, c.dst_y) {
+            self.raw_current(src);
+            self.raw_current(dst);
+            self.raw_changed(dst);
             let (st, _) = self.texture_parts(src)?;
             let (dt, _) = self.texture_parts(dst)?;
             let mut enc = self.device.create_command_encoder(&Default::default());
@@ -1210,10 +1200,6 @@ impl ResourceCommands for WgpuExecutor {
                 out
             };
             self.write_region(id, (0, 0, &sub), (c.x, c.y), (c.cols, c.rows), &data)?;
-            let covers_all = c.x == 0 && c.y == 0 && c.cols == sub.width && c.rows == sub.height;
-            if covers_all {
-                self.clear_depth_attachment(id, desc.format, fill)?;
-            }
             self.host_changed(id, c.row_ranges(&sub), None, mem)?;
         }
         Ok(())
