@@ -1,14 +1,16 @@
 // GetCaps of the AeroGPU D3D9 UMD (see aerogpu_umd_caps.h).
 //
 // Conservative: a caps bit is set only when the core translates the state it advertises
-// into the command stream (or the device accepts it as is). Fixed-function texture stages,
-// lighting, clip planes, patches, cube/volume textures, MSAA, alpha test, stencil ops and
-// blend factors are cached or refused by the core, so their caps stay off.
+// into the command stream (or the device accepts it as is). Fixed-function transform,
+// lighting, texture stages and fog are generated shaders (aerogpu_umd_ff.cpp); clip planes,
+// patches, cube/volume textures, MSAA, alpha test, stencil ops and blend factors are cached
+// or refused by the core, so their caps stay off.
 #include "aerogpu_umd_caps.h"
 
 #include <cstring>
 
 #include "aerogpu_umd_core.h"
+#include "aerogpu_umd_ff.h"
 
 namespace aerogpu {
 
@@ -73,13 +75,16 @@ void fill_d3d9_caps(D3DCAPS9 *c) {
     // blend ops, separate alpha blend.
     c->PrimitiveMiscCaps = D3DPMISCCAPS_MASKZ | D3DPMISCCAPS_CULLNONE | D3DPMISCCAPS_CULLCW |
                            D3DPMISCCAPS_CULLCCW | D3DPMISCCAPS_COLORWRITEENABLE | D3DPMISCCAPS_BLENDOP |
-                           D3DPMISCCAPS_SEPARATEALPHABLEND;
-    c->RasterCaps = D3DPRASTERCAPS_ZTEST | D3DPRASTERCAPS_SCISSORTEST;
+                           D3DPMISCCAPS_SEPARATEALPHABLEND | D3DPMISCCAPS_TSSARGTEMP | D3DPMISCCAPS_PERSTAGECONSTANT;
+    // Fog: vertex (per-vertex factor, eye z or range) and table (per pixel, W- or Z-based).
+    c->RasterCaps = D3DPRASTERCAPS_ZTEST | D3DPRASTERCAPS_SCISSORTEST | D3DPRASTERCAPS_FOGVERTEX |
+                    D3DPRASTERCAPS_FOGTABLE | D3DPRASTERCAPS_FOGRANGE | D3DPRASTERCAPS_WFOG | D3DPRASTERCAPS_ZFOG;
     c->ZCmpCaps = D3DPCMPCAPS_ALL;
     c->AlphaCmpCaps = D3DPCMPCAPS_ALWAYS; // alpha test is not translated
     c->SrcBlendCaps = kBlendCaps;
     c->DestBlendCaps = kBlendCaps;
-    c->ShadeCaps = D3DPSHADECAPS_COLORGOURAUDRGB | D3DPSHADECAPS_ALPHAGOURAUDBLEND;
+    c->ShadeCaps = D3DPSHADECAPS_COLORGOURAUDRGB | D3DPSHADECAPS_ALPHAGOURAUDBLEND |
+                   D3DPSHADECAPS_SPECULARGOURAUDRGB | D3DPSHADECAPS_FOGGOURAUD;
     // Full non-power-of-two 2D textures with mips; no cube or volume textures.
     c->TextureCaps = D3DPTEXTURECAPS_PERSPECTIVE | D3DPTEXTURECAPS_ALPHA | D3DPTEXTURECAPS_MIPMAP;
     c->TextureFilterCaps = kFilterCaps;
@@ -99,11 +104,18 @@ void fill_d3d9_caps(D3DCAPS9 *c) {
     c->GuardBandBottom = 32767.0f;
     c->StencilCaps = D3DSTENCILCAPS_KEEP; // stencil ops are not in SET_DEPTH_STENCIL_STATE
     c->FVFCaps = 8 & D3DFVFCAPS_TEXCOORDCOUNTMASK;
-    // Fixed-function stages are cached only (not rendered): the minimum the runtime takes.
-    c->TextureOpCaps = D3DTEXOPCAPS_DISABLE | D3DTEXOPCAPS_SELECTARG1 | D3DTEXOPCAPS_SELECTARG2 |
-                       D3DTEXOPCAPS_MODULATE;
-    c->MaxTextureBlendStages = 1;
-    c->MaxSimultaneousTextures = 1;
+    // Fixed-function stages as generated pixel shaders: every op but PREMODULATE and bump
+    // mapping, eight stages, eight textures.
+    c->TextureOpCaps = D3DTEXOPCAPS_ALL_OPS & ~(D3DTEXOPCAPS_PREMODULATE | D3DTEXOPCAPS_BUMPENVMAP |
+                                                D3DTEXOPCAPS_BUMPENVMAPLUMINANCE);
+    c->MaxTextureBlendStages = aerogpu::ff::kMaxStages;
+    c->MaxSimultaneousTextures = aerogpu::ff::kMaxStages;
+    // Fixed-function transform and lighting as generated vertex shaders: directional, point
+    // and spot lights, D3DMCS_* material sources, local viewer; no texgen, tweening or
+    // vertex blending.
+    c->MaxActiveLights = aerogpu::ff::kMaxLights;
+    c->VertexProcessingCaps = D3DVTXPCAPS_MATERIALSOURCE7 | D3DVTXPCAPS_DIRECTIONALLIGHTS |
+                              D3DVTXPCAPS_POSITIONALLIGHTS | D3DVTXPCAPS_LOCALVIEWER;
     c->MaxPointSize = 1.0f;
     c->MaxPrimitiveCount = 0x000FFFFF;
     c->MaxVertexIndex = 0x00FFFFFF; // 32-bit index buffers (AEROGPU_INDEX_FORMAT_UINT32)

@@ -30,10 +30,11 @@
 //  - cube/volume textures, MSAA: NOTAVAILABLE;
 //  - fixed-function and resource state (texture stage states, transforms, clip planes,
 //    W range, N-patch mode, software vertex processing, stream frequency, lights, material,
-//    palettes, priority, autogen filter) is cached only, in LegacyState
-//    (aerogpu_umd_legacy.cpp), and takes part in state blocks; none of it is emitted (the
-//    core renders shaders only). Int/bool shader constants are cached there too and also
-//    sent (SET_SHADER_CONSTANTS_I/_B), again whenever a state block sets them;
+//    palettes, priority, autogen filter) is cached in LegacyState (aerogpu_umd_legacy.cpp)
+//    and takes part in state blocks. None of it is emitted as such: with no app vertex or
+//    pixel shader bound, each draw binds shaders generated from it (fixed function,
+//    aerogpu_umd_ff.cpp, see prepare_draw). Int/bool shader constants are cached there too
+//    and also sent (SET_SHADER_CONSTANTS_I/_B), again whenever a state block sets them;
 //  - SetConvolutionKernelMono and GenerateMipSubLevels are no-ops returning S_OK (logged
 //    once, not as stubs); the remaining stubs are listed in kStubbedEntries below;
 //  - fences: Windows 7's pfnRenderCb returns no fence, so the UMD asks the KMD
@@ -320,7 +321,7 @@ public:
     const uint8_t *um_ib = nullptr;
     bool um_index32 = false;
 
-    bool logged_tss = false, logged_shared = false, logged_blt = false;
+    bool logged_shared = false, logged_blt = false;
     bool logged_um = false, logged_um_size = false, logged_noop_mip = false, logged_noop_conv = false;
     bool logged_edge_flags = false, logged_texblt = false, logged_depth_fill = false, logged_getinfo = false;
     bool logged_sysmem_dst = false;
@@ -578,8 +579,7 @@ HRESULT APIENTRY SetTextureStageState(HANDLE h, const D3DDDIARG_TEXTURESTAGESTAT
     uint32_t samp = tss_to_sampler(a->State);
     if (d->recording) return kOk;
     if (samp) return hr_of(d->core.set_sampler_state(a->Stage, samp, a->Value));
-    log_once(d->logged_tss, "aerogpu-d3d9: fixed-function texture stage states are cached only\n");
-    return kOk;
+    return kOk; // read at the next fixed-function draw
 }
 
 HRESULT APIENTRY SetTexture(HANDLE h, UINT stage, HANDLE tex) {
@@ -1929,7 +1929,8 @@ struct StubReason {
 const StubReason kStubbedEntries[] = {
     {"pfnDrawRectPatch", "spec: higher-order patches are not tessellated"},
     {"pfnDrawTriPatch", "spec: higher-order patches are not tessellated"},
-    {"pfnValidateDevice", "would claim fixed-function stage setups render; the core renders shaders only"},
+    {"pfnValidateDevice", "not implemented: fixed-function stages render as generated shaders, but the unmodelled ops "
+                          "(bump mapping, PREMODULATE) would need D3DERR_UNSUPPORTEDCOLOROPERATION"},
     {"pfnVolBlt", "no volume textures (caps: no D3DPTEXTURECAPS_VOLUMEMAP)"},
     {"pfnComposeRects", "D3D9Ex ComposeRects works on D3DFMT_A1 surfaces, which CreateResource refuses (the protocol "
                         "has no 1-bit format), so no valid call can reach it"},

@@ -2,9 +2,9 @@
 // transforms, clip planes, W-buffer range, N-patch segments, software vertex processing,
 // stream source frequency, shader int/bool constants, lights and material (device state,
 // part of state blocks), and palettes, resource priority and the autogen mip filter
-// (resource properties, outside state blocks as in D3D9). The core renders shaders only,
-// so none of this reaches the AeroGPU command stream; the caps (aerogpu_umd_caps.cpp)
-// advertise none of the fixed-function features these would drive.
+// (resource properties, outside state blocks as in D3D9). None of this reaches the AeroGPU
+// command stream as such: the fixed-function part is read at draws without app shaders to
+// generate the shaders that stand in for it (aerogpu_umd_ff.cpp).
 //
 // Not here because no Windows 7 D3DDDI_DEVICEFUNCS entry carries them (the D3D9 runtime
 // keeps them itself): clip status, gamma ramp (D3DKMTSetGammaRamp), cursor and dialog-box

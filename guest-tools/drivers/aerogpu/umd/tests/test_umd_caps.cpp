@@ -10,6 +10,7 @@
 #include "../src/aerogpu_umd_caps.h"
 #include "../src/aerogpu_umd_core.h"
 #include "../src/aerogpu_umd_ddi.h"
+#include "../src/aerogpu_umd_ff.h"
 #include "../../tests_host/agpu_check.h"
 
 using namespace aerogpu;
@@ -116,7 +117,11 @@ static void test_d3d9_caps() {
     // Features the core does not translate stay off.
     CHECK(!(c.TextureCaps & (D3DPTEXTURECAPS_CUBEMAP | D3DPTEXTURECAPS_VOLUMEMAP)));
     CHECK(!(c.DevCaps & (D3DDEVCAPS_RTPATCHES | D3DDEVCAPS_NPATCHES | D3DDEVCAPS_PUREDEVICE)));
-    CHECK(c.MaxActiveLights == 0 && c.MaxUserClipPlanes == 0 && c.VertexProcessingCaps == 0);
+    CHECK(c.MaxUserClipPlanes == 0 && !(c.VertexProcessingCaps & 0x1 /* TEXGEN */));
+    // The fixed-function generator's limits and ops (aerogpu_umd_ff.h).
+    CHECK(c.MaxActiveLights == ff::kMaxLights && c.MaxTextureBlendStages == ff::kMaxStages);
+    for (uint32_t op = 1; op <= 26; op++)
+        CHECK(((c.TextureOpCaps >> (op - 1)) & 1) == (ff::stage_op_supported(op) ? 1u : 0u));
     CHECK(c.MaxAnisotropy == 1 && !(c.SrcBlendCaps & D3DPBLENDCAPS_BLENDFACTOR));
 
     // Every advertised blend factor reaches the blend-state packet as itself, not as the
