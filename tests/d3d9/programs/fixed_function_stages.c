@@ -5,7 +5,10 @@
  * ALPHAREPLICATE arguments, TFACTOR and per-stage CONSTANT, TEXCOORDINDEX, a second stage
  * and RESULTARG TEMP. Alpha blending (SRCALPHA, INVSRCALPHA) over a grey background makes
  * the alpha results visible. Point-sampled 8x8 and 4x4 textures; no pixel centre falls on a
- * texel or quad edge. Writes ff_stages.ppm. */
+ * texel or quad edge. Writes ff_stages.ppm.
+ * Then ff_switch.ppm: app shaders reading constants set once (vs c0, ps c1), a fixed-function
+ * draw in between (whose generated shaders use those registers too), and the app shaders
+ * again, which must still see the app's values. */
 #include <string.h>
 
 #include "common.h"
@@ -14,6 +17,85 @@ struct vertex { float x, y, z, rhw; DWORD diffuse, specular; float u0, v0, u1, v
 #define FVF (D3DFVF_XYZRHW | D3DFVF_DIFFUSE | D3DFVF_SPECULAR | D3DFVF_TEX2)
 
 static IDirect3DDevice9 *dev;
+
+/* vs_2_0: dcl_position v0; mov oPos, v0; mov oD0, c0. ps_2_0: dcl v0; add oC0, v0, c1. */
+static const DWORD app_vs[] = {
+    0xFFFE0200, 0x0200001F, 0x80000000, 0x900F0000, 0x02000001, 0xC00F0000, 0x90E40000,
+    0x02000001, 0xD00F0000, 0xA0E40000, 0x0000FFFF,
+};
+static const DWORD app_ps[] = {
+    0xFFFF0200, 0x0200001F, 0x80000000, 0x900F0000, 0x03000002, 0x800F0800, 0x90E40000, 0xA0E40001,
+    0x0000FFFF,
+};
+
+/* A quad over pixel columns [x0, x0 + 32) of a 128x32 target, in clip space for app_vs. */
+static void app_quad(IDirect3DVertexShader9 *vs, IDirect3DPixelShader9 *ps, IDirect3DVertexDeclaration9 *decl,
+                     int x0) {
+    const float l = (float)x0 / 64 - 1, r = (float)(x0 + 32) / 64 - 1, hx = 1.0f / 128, hy = 1.0f / 32;
+    float v[4][4] = {{l - hx, 1 + hy, 0.5f, 1}, {r - hx, 1 + hy, 0.5f, 1}, {l - hx, -1 + hy, 0.5f, 1},
+                     {r - hx, -1 + hy, 0.5f, 1}};
+    CHECK(IDirect3DDevice9_SetVertexShader(dev, vs));
+    CHECK(IDirect3DDevice9_SetPixelShader(dev, ps));
+    CHECK(IDirect3DDevice9_SetVertexDeclaration(dev, decl));
+    CHECK(IDirect3DDevice9_DrawPrimitiveUP(dev, D3DPT_TRIANGLESTRIP, 2, v, sizeof(v[0])));
+}
+
+static void switching(void) {
+    static const D3DVERTEXELEMENT9 elements[] = {
+        {0, 0, D3DDECLTYPE_FLOAT4, D3DDECLMETHOD_DEFAULT, D3DDECLUSAGE_POSITION, 0},
+        D3DDECL_END(),
+    };
+    const float vs_c0[4] = {0.2f, 0.4f, 0.1f, 1.0f}, ps_c1[4] = {0.3f, 0.0f, 0.5f, 0.0f};
+    IDirect3DVertexShader9 *vs = NULL;
+    IDirect3DPixelShader9 *ps = NULL;
+    IDirect3DVertexDeclaration9 *decl = NULL;
+    IDirect3DSurface9 *rt = NULL, *old = NULL;
+    struct vertex ff[4] = {
+        {31.5f, -0.5f, 0.5f, 1, 0xFFFF8000, 0, 0, 0, 0, 0}, {63.5f, -0.5f, 0.5f, 1, 0xFFFF8000, 0, 0, 0, 0, 0},
+        {31.5f, 31.5f, 0.5f, 1, 0xFF0080FF, 0, 0, 0, 0, 0}, {63.5f, 31.5f, 0.5f, 1, 0xFF0080FF, 0, 0, 0, 0, 0},
+    };
+    CHECK(IDirect3DDevice9_CreateRenderTarget(dev, 128, 32, D3DFMT_X8R8G8B8, D3DMULTISAMPLE_NONE, 0, FALSE, &rt, NULL));
+    CHECK(IDirect3DDevice9_GetRenderTarget(dev, 0, &old));
+    CHECK(IDirect3DDevice9_SetRenderTarget(dev, 0, rt));
+    CHECK(IDirect3DDevice9_CreateVertexShader(dev, app_vs, &vs));
+    CHECK(IDirect3DDevice9_CreatePixelShader(dev, app_ps, &ps));
+    CHECK(IDirect3DDevice9_CreateVertexDeclaration(dev, elements, &decl));
+    CHECK(IDirect3DDevice9_SetVertexShaderConstantF(dev, 0, vs_c0, 1));
+    CHECK(IDirect3DDevice9_SetPixelShaderConstantF(dev, 1, ps_c1, 1));
+    CHECK(IDirect3DDevice9_SetRenderState(dev, D3DRS_ALPHABLENDENABLE, FALSE));
+    CHECK(IDirect3DDevice9_Clear(dev, 0, NULL, D3DCLEAR_TARGET, D3DCOLOR_XRGB(0x20, 0x20, 0x20), 1.0f, 0));
+    CHECK(IDirect3DDevice9_BeginScene(dev));
+    app_quad(vs, ps, decl, 0);
+    /* Fixed function (no shaders): diffuse only. */
+    CHECK(IDirect3DDevice9_SetVertexShader(dev, NULL));
+    CHECK(IDirect3DDevice9_SetPixelShader(dev, NULL));
+    CHECK(IDirect3DDevice9_SetTexture(dev, 0, NULL));
+    CHECK(IDirect3DDevice9_SetTextureStageState(dev, 0, D3DTSS_COLOROP, D3DTOP_SELECTARG1));
+    CHECK(IDirect3DDevice9_SetTextureStageState(dev, 0, D3DTSS_COLORARG1, D3DTA_DIFFUSE));
+    CHECK(IDirect3DDevice9_SetTextureStageState(dev, 0, D3DTSS_RESULTARG, D3DTA_CURRENT));
+    CHECK(IDirect3DDevice9_SetTextureStageState(dev, 1, D3DTSS_COLOROP, D3DTOP_DISABLE));
+    CHECK(IDirect3DDevice9_SetFVF(dev, FVF));
+    CHECK(IDirect3DDevice9_DrawPrimitiveUP(dev, D3DPT_TRIANGLESTRIP, 2, ff, sizeof(struct vertex)));
+    /* The app's shaders again: the constants they read are the app's. */
+    app_quad(vs, ps, decl, 64);
+    /* Only the pixel stage fixed: the app's vertex shader with a generated pixel shader. */
+    CHECK(IDirect3DDevice9_SetPixelShader(dev, NULL));
+    {
+        const float l = 0.5f, r = 1.0f, hx = 1.0f / 128, hy = 1.0f / 32;
+        float v[4][4] = {{l - hx, 1 + hy, 0.5f, 1}, {r - hx, 1 + hy, 0.5f, 1}, {l - hx, -1 + hy, 0.5f, 1},
+                         {r - hx, -1 + hy, 0.5f, 1}};
+        CHECK(IDirect3DDevice9_DrawPrimitiveUP(dev, D3DPT_TRIANGLESTRIP, 2, v, sizeof(v[0])));
+    }
+    CHECK(IDirect3DDevice9_EndScene(dev));
+    save_rt(dev, rt, "ff_switch.ppm");
+    CHECK(IDirect3DDevice9_SetRenderTarget(dev, 0, old));
+    CHECK(IDirect3DDevice9_SetVertexShader(dev, NULL));
+    IDirect3DSurface9_Release(old);
+    IDirect3DSurface9_Release(rt);
+    IDirect3DVertexDeclaration9_Release(decl);
+    IDirect3DPixelShader9_Release(ps);
+    IDirect3DVertexShader9_Release(vs);
+}
 
 static void tss(DWORD stage, D3DTEXTURESTAGESTATETYPE t, DWORD v) {
     CHECK(IDirect3DDevice9_SetTextureStageState(dev, stage, t, v));
@@ -130,6 +212,7 @@ int main(void) {
     quad(15);
     CHECK(IDirect3DDevice9_EndScene(dev));
     save_back_buffer(dev, "ff_stages.ppm");
+    switching();
 
     CHECK(IDirect3DDevice9_Present(dev, NULL, NULL, NULL, NULL));
     CHECK(IDirect3DDevice9_SetTexture(dev, 0, NULL));
