@@ -7,7 +7,8 @@
 //! The device runs on the wgpu executor (Mesa lavapipe here), draws included: clears,
 //! copies, locks, textured quads (point/linear), blending, render-to-texture, a D3D9Ex
 //! DWM-style frame, shader models 1.x, 2.0/2.x and 3.0 (loops, relative addressing,
-//! texldl/texldd, vPos/vFace), mipmapped and anisotropic sampling and DXT1/3/5 match.
+//! texldl/texldd, vPos/vFace), mipmapped and anisotropic sampling, DXT1/3/5, and depth
+//! with two-sided stencil (rectangle depth clears included) match.
 //! Programs that cannot match yet are listed in [`EXPECTED_TO_FAIL`] with what exactly
 //! differs; they must run to completion on both.
 
@@ -34,6 +35,7 @@ const PASSING: &[&str] = &[
     "fixed_function_lit",
     "fixed_function_stages",
     "fixed_function_fog",
+    "depth_stencil",
 ];
 
 /// Programs that run to completion on our runtime but whose pixels cannot match yet, with
@@ -46,13 +48,6 @@ const EXPECTED_TO_FAIL: &[(&str, &str)] = &[
          and BUMPENVLSCALE/LOFFSET but the AeroGPU protocol has no command to send them, so \
          the executor's ps_1_x bump binding (group 0 binding 5) stays zero; the translator's \
          use of it is covered by crates/aero-gpu d3d9 unit tests",
-    ),
-    (
-        "depth_stencil",
-        "cells 1-3 (depth test, depth write off, two-sided stencil) match; cell 4 does not \
-     (256 pixels): its depth Clear of a rectangle (CLEAR with rects, z 0.5) is not seen by \
-     the following GREATER-tested draw, because the wgpu executor's depth attachment only \
-     follows whole-surface clears (crates/aero-gpu wgpu executor)",
     ),
 ];
 
