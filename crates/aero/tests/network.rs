@@ -1,0 +1,270 @@
+//! Network tests with a real guest: Linux's `e1000` driver binds Aero's 82540EM, sees
+//! its link and MAC address, gets a DHCP lease from the user-mode NAT (libslirp),
+//! downloads a file from an HTTP server the test runs on 127.0.0.1 (through the gateway
+//! 10.0.2.2) and serves it back through a `hostfwd` port forward; both copies are
+//! checked by SHA-256. All traffic stays on the loopback interface.
+
+mod common;
+use common::cpio_entry;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The guest's /init, appended to the storage initramfs (which carries e1000.ko).
+/// `@PORT@` is the test's HTTP server port on the host.
+const INIT: &str = r#"#!/bin/sh
+/bin/busybox mkdir -p /proc /sys /dev /tmp /www/cgi-bin
+/bin/busybox mount -t proc proc /proc
+/bin/busybox mount -t sysfs sysfs /sys
+/bin/busybox mount -t devtmpfs devtmpfs /dev
+/bin/busybox --install -s /bin
+exec >/dev/ttyS0 2>&1
+insmod /lib/modules/e1000.ko || echo "AERO-NET-INSMOD-FAILED"
+i=0
+while [ ! -e /sys/class/net/eth0 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+echo "AERO-NET-DRIVER=$(basename "$(readlink /sys/class/net/eth0/device/driver)")"
+echo "AERO-NET-PCI=$(basename "$(readlink /sys/class/net/eth0/device)")"
+echo "AERO-NET-MAC=$(cat /sys/class/net/eth0/address)"
+ip link set lo up
+ip link set eth0 up
+i=0
+while [ "$(cat /sys/class/net/eth0/carrier 2>/dev/null)" != 1 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+echo "AERO-NET-CARRIER=$(cat /sys/class/net/eth0/carrier 2>/dev/null)"
+cat >/bin/dhcp-event <<'EOF'
+#!/bin/sh
+if [ "$1" = bound ] || [ "$1" = renew ]; then
+    ifconfig "$interface" "$ip" netmask "$subnet"
+    route add default gw "$router" dev "$interface"
+    echo "AERO-NET-LEASE=$ip router $router dns $dns"
+fi
+EOF
+chmod 0755 /bin/dhcp-event
+udhcpc -i eth0 -s /bin/dhcp-event -q -n -t 10 -T 2 || echo "AERO-NET-DHCP-FAILED"
+if wget -q -O /www/payload http://10.0.2.2:@PORT@/payload; then
+    echo "AERO-NET-FETCH-SHA=$(sha256sum /www/payload | cut -d' ' -f1)"
+else
+    echo "AERO-NET-FETCH-FAILED"
+fi
+# Serve the file back (the host reaches port 8080 through hostfwd); the host asks for
+# /cgi-bin/done when it has it.
+printf '#!/bin/sh\ntouch /tmp/done\nprintf "Content-Type: text/plain\\r\\n\\r\\nbye\\n"\n' >/www/cgi-bin/done
+chmod 0755 /www/cgi-bin/done
+httpd -p 8080 -h /www
+echo "AERO-NET-SERVING"
+i=0
+while [ ! -e /tmp/done ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+echo "AERO-NET-DONE"
+poweroff -f
+while :; do sleep 3600; done
+"#;
+
+fn work_dir(test: &str) -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("network-{test}"));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// The amd64 boot disk whose initramfs is the storage one (modules) plus our /init.
+fn disk_with_init(dir: &Path, port: u16) -> PathBuf {
+    let mut initrd = std::fs::read(common::image("initrd-amd64-storage.img")).unwrap();
+    initrd.resize(initrd.len().next_multiple_of(4), 0);
+    let init = INIT.replace("@PORT@", &port.to_string());
+    cpio_entry(&mut initrd, 1, "init", 0o100755, init.as_bytes());
+    cpio_entry(&mut initrd, 2, "TRAILER!!!", 0, b"");
+    let path = dir.join("initrd.img");
+    std::fs::write(&path, &initrd).unwrap();
+    common::linux_disk_with_initrd(dir, &path)
+}
+
+/// 1 MiB the guest cannot guess (xorshift, seeded from the clock).
+fn payload() -> Vec<u8> {
+    let clock = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos() as u64;
+    let mut x = (clock ^ u64::from(std::process::id()).wrapping_mul(0x9E37_79B9_7F4A_7C15)) | 1;
+    (0..1 << 20)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+/// Serves `body` at any GET on a loopback port until the test ends; returns the port.
+fn http_server(body: Vec<u8>) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut reader = BufReader::new(stream);
+            let mut line = String::new();
+            // Request line and headers, up to the blank line.
+            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                line.clear();
+            }
+            let mut stream = reader.into_inner();
+            let head = format!(
+                "HTTP/1.0 200 OK\r\nContent-Length: {}\r\nContent-Type: application/octet-stream\r\n\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(head.as_bytes());
+            let _ = stream.write_all(&body);
+        }
+    });
+    port
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// One HTTP/1.0 GET to 127.0.0.1:`port`; the response body.
+fn http_get(port: u16, path: &str) -> std::io::Result<Vec<u8>> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port))?;
+    stream.set_read_timeout(Some(Duration::from_secs(30)))?;
+    write!(stream, "GET {path} HTTP/1.0\r\nHost: guest\r\n\r\n")?;
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response)?;
+    let split = response
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .ok_or_else(|| std::io::Error::other("no HTTP header end"))?;
+    let head = String::from_utf8_lossy(&response[..split]);
+    if !head.starts_with("HTTP/1.") || !head.contains(" 200 ") {
+        return Err(std::io::Error::other(format!("HTTP status: {head}")));
+    }
+    Ok(response[split + 4..].to_vec())
+}
+
+fn sha256_hex(data: &[u8]) -> String {
+    let mut child = Command::new("sha256sum")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("sha256sum");
+    child.stdin.take().unwrap().write_all(data).unwrap();
+    let out = child.wait_with_output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Kills the emulator if the test fails before it exits.
+struct Guest(Child);
+
+impl Drop for Guest {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn report<'a>(serial: &'a str, key: &str) -> Option<&'a str> {
+    let prefix = format!("AERO-NET-{key}=");
+    serial
+        .lines()
+        .find_map(|l| l.trim_end().strip_prefix(prefix.as_str()))
+}
+
+/// Waits until the serial file holds `marker` (or the guest exits / time runs out).
+fn wait_for(serial: &Path, marker: &str, guest: &mut Guest, limit: Duration) -> String {
+    let start = Instant::now();
+    loop {
+        let text = String::from_utf8_lossy(&std::fs::read(serial).unwrap_or_default()).into_owned();
+        if text.contains(marker) {
+            return text;
+        }
+        if let Ok(Some(status)) = guest.0.try_wait() {
+            panic!("aero exited ({status}) before {marker}:\n{text}");
+        }
+        assert!(
+            start.elapsed() < limit,
+            "no {marker} after {limit:?}:\n{text}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn e1000_gets_a_lease_fetches_through_nat_and_serves_through_hostfwd() {
+    let dir = work_dir("nat");
+    let body = payload();
+    let want = sha256_hex(&body);
+    let port = http_server(body);
+    let disk = disk_with_init(&dir, port);
+    let forward = free_port();
+    let serial = dir.join("serial.txt");
+    let pcap = dir.join("capture.pcap");
+    let nic = format!(
+        "user,hostfwd=tcp:127.0.0.1:{forward}-:8080,mac=52:54:00:ae:40:01,pcap={}",
+        pcap.display()
+    );
+    let child = Command::new(env!("CARGO_BIN_EXE_aero"))
+        .args(["headless", "--realtime", "--serial"])
+        .arg(&serial)
+        .args([
+            "--until-serial",
+            "AERO-NET-DONE",
+            "--timeout",
+            "120",
+            "--nic",
+            &nic,
+        ])
+        .arg(&disk)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run aero");
+    let mut guest = Guest(child);
+    let text = wait_for(
+        &serial,
+        "AERO-NET-SERVING",
+        &mut guest,
+        Duration::from_secs(110),
+    );
+    assert_eq!(report(&text, "DRIVER"), Some("e1000"), "{text}");
+    assert_eq!(report(&text, "PCI"), Some("0000:00:03.0"), "{text}");
+    assert_eq!(report(&text, "MAC"), Some("52:54:00:ae:40:01"), "{text}");
+    assert_eq!(report(&text, "CARRIER"), Some("1"), "{text}");
+    assert_eq!(
+        report(&text, "LEASE"),
+        Some("10.0.2.15 router 10.0.2.2 dns 10.0.2.3"),
+        "{text}"
+    );
+    assert_eq!(report(&text, "FETCH-SHA"), Some(want.as_str()), "{text}");
+    // The guest's copy, back through the port forward.
+    let served = http_get(forward, "/payload").expect("GET through hostfwd");
+    assert_eq!(sha256_hex(&served), want, "file served back by the guest");
+    // The guest powers off as soon as the CGI ran: its answer may never come.
+    let mut done = TcpStream::connect(("127.0.0.1", forward)).expect("connect through hostfwd");
+    write!(done, "GET /cgi-bin/done HTTP/1.0\r\n\r\n").unwrap();
+    wait_for(
+        &serial,
+        "AERO-NET-DONE",
+        &mut guest,
+        Duration::from_secs(30),
+    );
+    let status = guest.0.wait().unwrap();
+    assert!(status.success(), "aero exit status {status}");
+    // The capture file saw the DHCP exchange (UDP ports 68/67) in both directions.
+    let capture = std::fs::read(&pcap).unwrap();
+    assert_eq!(&capture[..4], &0xA1B2_C3D4u32.to_le_bytes());
+    let dhcp = |from: u16, to: u16| {
+        let mut ports = from.to_be_bytes().to_vec();
+        ports.extend_from_slice(&to.to_be_bytes());
+        capture.windows(4).any(|w| w == ports.as_slice())
+    };
+    assert!(dhcp(68, 67) && dhcp(67, 68), "no DHCP in the capture");
+}
