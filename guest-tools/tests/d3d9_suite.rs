@@ -32,6 +32,7 @@ const PASSING: &[&str] = &[
     "lod_bias",
     "shaders_3_0_flow",
     "shaders_1_x_texaddr",
+    "vs_arith",
     "fixed_function_lit",
     "fixed_function_stages",
     "fixed_function_fog",
