@@ -233,6 +233,32 @@ fn msrs_match_qemu() {
     assert!(answered > 80, "only {answered} MSRs answered on Aero");
 }
 
+/// The two unknown MSRs Linux reads on Aero (both with `rdmsr_safe`):
+/// MISC_FEATURES_ENABLES (0x140, CPUID faulting, Ivy Bridge and later) and AMD's DE_CFG
+/// (0xC0011029). A T7700 has neither and raises #GP, as KVM on an Intel host does for
+/// DE_CFG; Aero does the same. QEMU's TCG reads 0 for both only because it reads 0 for
+/// every MSR it does not implement (its catch-all, see `msrs_match_qemu`), so it is no
+/// reference here. 0x140 is also inside the range `msrs_match_qemu` compares.
+#[test]
+fn msrs_linux_probes_raise_gp_as_on_a_core_2() {
+    let actions = [Action::Rdmsr(0x140), Action::Rdmsr(0xC001_1029)];
+    let (q, a) = both(&actions);
+    dump("cpu_model_linux_probes.txt", &q, &a);
+    for (recs, value, who) in [(&a, None, "Aero"), (&q, Some(0), "QEMU TCG")] {
+        assert_eq!(
+            recs[..],
+            [
+                Record::Rdmsr { msr: 0x140, value },
+                Record::Rdmsr {
+                    msr: 0xC001_1029,
+                    value
+                }
+            ],
+            "{who}"
+        );
+    }
+}
+
 /// Runs `actions` on Aero only (no QEMU needed).
 fn aero_only(actions: &[Action]) -> Vec<Record> {
     let image = probe::build(actions).unwrap();
