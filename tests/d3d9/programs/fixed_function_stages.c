@@ -8,7 +8,10 @@
  * texel or quad edge. Writes ff_stages.ppm.
  * Then ff_switch.ppm: app shaders reading constants set once (vs c0, ps c1), a fixed-function
  * draw in between (whose generated shaders use those registers too), and the app shaders
- * again, which must still see the app's values. */
+ * again, which must still see the app's values.
+ * Then ff_texture_transform.ppm: texture matrices (D3DTSS_TEXTURETRANSFORMFLAGS) on
+ * untransformed quads: none, COUNT2 scale and translate (a 2D set multiplies as (u, v, 1)),
+ * COUNT2 shear, COUNT3 | PROJECTED on a 3D set. */
 #include <string.h>
 
 #include "common.h"
@@ -38,6 +41,67 @@ static void app_quad(IDirect3DVertexShader9 *vs, IDirect3DPixelShader9 *ps, IDir
     CHECK(IDirect3DDevice9_SetPixelShader(dev, ps));
     CHECK(IDirect3DDevice9_SetVertexDeclaration(dev, decl));
     CHECK(IDirect3DDevice9_DrawPrimitiveUP(dev, D3DPT_TRIANGLESTRIP, 2, v, sizeof(v[0])));
+}
+
+struct xyz_vertex { float x, y, z; DWORD diffuse; float u, v, q; };
+
+/* A quad over pixel columns [x0, x0 + 32) of a 128x32 target through identity transforms;
+ * texture coordinates (u q, v q, q). */
+static void transformed_quad(int x0, float q, DWORD fvf) {
+    const float l = (float)x0 / 64 - 1, r = (float)(x0 + 32) / 64 - 1, hx = 1.0f / 128, hy = 1.0f / 32;
+    struct xyz_vertex v[4] = {
+        {l - hx, 1 + hy, 0.5f, 0xFFFFFFFF, 0, 0, q},     {r - hx, 1 + hy, 0.5f, 0xFFFFFFFF, q, 0, q},
+        {l - hx, -1 + hy, 0.5f, 0xFFFFFFFF, 0, q, q},    {r - hx, -1 + hy, 0.5f, 0xFFFFFFFF, q, q, q},
+    };
+    CHECK(IDirect3DDevice9_SetFVF(dev, fvf));
+    if (fvf & D3DFVF_TEXCOORDSIZE3(0)) {
+        CHECK(IDirect3DDevice9_DrawPrimitiveUP(dev, D3DPT_TRIANGLESTRIP, 2, v, sizeof(v[0])));
+    } else {
+        /* The same vertices without q. */
+        float p[4][6];
+        int i;
+        for (i = 0; i < 4; i++) {
+            memcpy(p[i], &v[i], 4 * sizeof(float));
+            p[i][4] = v[i].u, p[i][5] = v[i].v;
+        }
+        CHECK(IDirect3DDevice9_DrawPrimitiveUP(dev, D3DPT_TRIANGLESTRIP, 2, p, sizeof(p[0])));
+    }
+}
+
+static void texture_transforms(IDirect3DTexture9 *ta) {
+    IDirect3DSurface9 *rt = NULL, *old = NULL;
+    D3DMATRIX m;
+    CHECK(IDirect3DDevice9_CreateRenderTarget(dev, 128, 32, D3DFMT_X8R8G8B8, D3DMULTISAMPLE_NONE, 0, FALSE, &rt, NULL));
+    CHECK(IDirect3DDevice9_GetRenderTarget(dev, 0, &old));
+    CHECK(IDirect3DDevice9_SetRenderTarget(dev, 0, rt));
+    CHECK(IDirect3DDevice9_SetTexture(dev, 0, (IDirect3DBaseTexture9 *)ta));
+    CHECK(IDirect3DDevice9_SetTextureStageState(dev, 0, D3DTSS_COLOROP, D3DTOP_SELECTARG1));
+    CHECK(IDirect3DDevice9_SetTextureStageState(dev, 0, D3DTSS_COLORARG1, D3DTA_TEXTURE));
+    CHECK(IDirect3DDevice9_SetTextureStageState(dev, 0, D3DTSS_TEXCOORDINDEX, 0));
+    CHECK(IDirect3DDevice9_Clear(dev, 0, NULL, D3DCLEAR_TARGET, D3DCOLOR_XRGB(0x20, 0x20, 0x20), 1.0f, 0));
+    CHECK(IDirect3DDevice9_BeginScene(dev));
+    transformed_quad(0, 1, D3DFVF_XYZ | D3DFVF_DIFFUSE | D3DFVF_TEX1);
+    memset(&m, 0, sizeof(m));
+    m._11 = 2.0f, m._22 = 0.5f, m._31 = 0.25f, m._33 = 1.0f, m._44 = 1.0f;
+    CHECK(IDirect3DDevice9_SetTransform(dev, D3DTS_TEXTURE0, &m));
+    CHECK(IDirect3DDevice9_SetTextureStageState(dev, 0, D3DTSS_TEXTURETRANSFORMFLAGS, D3DTTFF_COUNT2));
+    transformed_quad(32, 1, D3DFVF_XYZ | D3DFVF_DIFFUSE | D3DFVF_TEX1);
+    memset(&m, 0, sizeof(m));
+    m._11 = 1.0f, m._21 = 0.5f, m._22 = 1.0f, m._33 = 1.0f, m._44 = 1.0f;
+    CHECK(IDirect3DDevice9_SetTransform(dev, D3DTS_TEXTURE0, &m));
+    transformed_quad(64, 1, D3DFVF_XYZ | D3DFVF_DIFFUSE | D3DFVF_TEX1);
+    memset(&m, 0, sizeof(m));
+    m._11 = m._22 = m._33 = m._44 = 1.0f;
+    CHECK(IDirect3DDevice9_SetTransform(dev, D3DTS_TEXTURE0, &m));
+    CHECK(IDirect3DDevice9_SetTextureStageState(dev, 0, D3DTSS_TEXTURETRANSFORMFLAGS,
+                                                D3DTTFF_COUNT3 | D3DTTFF_PROJECTED));
+    transformed_quad(96, 2, D3DFVF_XYZ | D3DFVF_DIFFUSE | D3DFVF_TEX1 | D3DFVF_TEXCOORDSIZE3(0));
+    CHECK(IDirect3DDevice9_EndScene(dev));
+    save_rt(dev, rt, "ff_texture_transform.ppm");
+    CHECK(IDirect3DDevice9_SetTextureStageState(dev, 0, D3DTSS_TEXTURETRANSFORMFLAGS, D3DTTFF_DISABLE));
+    CHECK(IDirect3DDevice9_SetRenderTarget(dev, 0, old));
+    IDirect3DSurface9_Release(old);
+    IDirect3DSurface9_Release(rt);
 }
 
 static void switching(void) {
@@ -213,6 +277,7 @@ int main(void) {
     CHECK(IDirect3DDevice9_EndScene(dev));
     save_back_buffer(dev, "ff_stages.ppm");
     switching();
+    texture_transforms(ta);
 
     CHECK(IDirect3DDevice9_Present(dev, NULL, NULL, NULL, NULL));
     CHECK(IDirect3DDevice9_SetTexture(dev, 0, NULL));

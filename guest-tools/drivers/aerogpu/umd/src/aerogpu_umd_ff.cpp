@@ -20,9 +20,9 @@ enum : uint32_t {
     RS_AMBIENTMATERIALSOURCE = 147, RS_EMISSIVEMATERIALSOURCE = 148,
     FOG_NONE = 0, FOG_EXP = 1, FOG_EXP2 = 2, FOG_LINEAR = 3,
     TSS_COLOROP = 1, TSS_COLORARG1 = 2, TSS_COLORARG2 = 3, TSS_ALPHAOP = 4, TSS_ALPHAARG1 = 5,
-    TSS_ALPHAARG2 = 6, TSS_TEXCOORDINDEX = 11, TSS_COLORARG0 = 26, TSS_ALPHAARG0 = 27, TSS_RESULTARG = 28,
+    TSS_ALPHAARG2 = 6, TSS_TEXCOORDINDEX = 11, TSS_TEXTURETRANSFORMFLAGS = 24, TSS_COLORARG0 = 26, TSS_ALPHAARG0 = 27, TSS_RESULTARG = 28,
     TSS_CONSTANT = 32,
-    TS_VIEW = 2, TS_PROJECTION = 3, TS_WORLD = 256,
+    TS_VIEW = 2, TS_PROJECTION = 3, TS_TEXTURE0 = 16, TS_WORLD = 256, TTFF_PROJECTED = 0x100,
     DECLUSAGE_POSITION = 0, DECLUSAGE_NORMAL = 3, DECLUSAGE_TEXCOORD = 5, DECLUSAGE_POSITIONT = 9,
     DECLUSAGE_COLOR = 10, DECLTYPE_UNUSED = 17,
     LIGHT_POINT = 1, LIGHT_SPOT = 2, LIGHT_DIRECTIONAL = 3,
@@ -91,7 +91,8 @@ constexpr uint32_t V_POS = 0, V_NORMAL = 1, V_DIFFUSE = 2, V_SPECULAR = 3, V_TEX
 constexpr uint32_t C_WVP = 0, C_WV = 4, C_NORMAL = 8, C_MAT_DIFFUSE = 11, C_MAT_AMBIENT = 12,
                    C_MAT_SPECULAR = 13, C_MAT_EMISSIVE = 14, C_AMBIENT = 15, C_MISC = 16, C_FOG = 17,
                    C_MISC2 = 18, C_LIGHTS = 20, kLightRegs = 7;
-constexpr uint32_t kVsConstRegs = C_LIGHTS + kLightRegs * kMaxLights;
+constexpr uint32_t C_TEXTURE = C_LIGHTS + kLightRegs * kMaxLights; // 4 per stage
+constexpr uint32_t kVsConstRegs = C_TEXTURE + 4 * kMaxStages;
 // C_MISC = (power, 0, 1, 0.5); C_MISC2 = (log2(e), 0, 0, 0).
 constexpr float kLog2E = 1.44269504088896340736f;
 
@@ -267,6 +268,14 @@ bool vertex_key(const Inputs &in, VsKey *out) {
         // is not modelled and reads the set as well.
         uint32_t set = in.legacy->texture_stage_state(s, TSS_TEXCOORDINDEX) & 0xFFFF;
         k.stage_coord[s] = (set < 8 && (k.texcoord_sets >> set & 1)) ? uint8_t(set) : 0xFF;
+        if (k.stage_coord[s] == 0xFF) continue;
+        const uint32_t ttff = in.legacy->texture_stage_state(s, TSS_TEXTURETRANSFORMFLAGS);
+        const uint32_t count = ttff & 0xFF;
+        if (count >= 1 && count <= 4) k.stage_transform[s] = uint8_t(count | (ttff & TTFF_PROJECTED ? 0x80 : 0));
+        k.stage_coord_size[s] = 4;
+        for (uint32_t i = 0; i < in.decl_count && in.decl[i].stream != 0xFF; i++)
+            if (in.decl[i].usage == DECLUSAGE_TEXCOORD && in.decl[i].usage_index == set && in.decl[i].type <= 3)
+                k.stage_coord_size[s] = uint8_t(in.decl[i].type + 1); // FLOAT1..FLOAT4
     }
     k.fog_reg = (k.fog != kFogNone && k.stage_count < kMaxStages) ? k.stage_count : 0xFF;
     if (k.fog_reg == 0xFF) k.fog = kFogNone;
@@ -306,10 +315,20 @@ std::vector<uint32_t> vertex_shader(const VsKey &k) {
 
     // Texture coordinates: oT<stage> carries the set the stage reads.
     for (uint32_t s = 0; s < k.stage_count; s++) {
-        if (k.stage_coord[s] == 0xFF)
+        if (k.stage_coord[s] == 0xFF) {
             a.op(OP_MOV, {dst(R_TEXCRDOUT, s), c(C_MISC, sw(1, 1, 1, 2))}); // (0, 0, 0, 1)
-        else
+        } else if (const uint32_t count = k.stage_transform[s] & 7) {
+            // Through the stage's texture matrix (rows rearranged in vertex_constants); the
+            // projected form divides by component count - 1, which texldp takes from w.
+            a.op(OP_M4x4, {rd(6), v(V_TEX0 + k.stage_coord[s]), c(C_TEXTURE + 4 * s)});
+            if (k.stage_transform[s] & 0x80) {
+                const uint32_t last = count - 1;
+                a.op(OP_MOV, {rd(6, W), r(6, sw(last, last, last, last))});
+            }
+            a.op(OP_MOV, {dst(R_TEXCRDOUT, s), r(6)});
+        } else {
             a.op(OP_MOV, {dst(R_TEXCRDOUT, s), v(V_TEX0 + k.stage_coord[s])});
+        }
     }
 
     // Fog: the factor per vertex, or clip z and w for the pixel shader's table fog.
@@ -458,6 +477,19 @@ std::vector<float> vertex_constants(const Inputs &in, const VsKey &k) {
             put(cs, base + 6, cos_phi, cos_theta > cos_phi ? 1.0f / (cos_theta - cos_phi) : 1e30f, l.falloff, 0);
         }
     }
+    // Texture matrices. D3D9 multiplies a set of n < 4 components as (coords, 1, 0...): the
+    // 1 sits in component n, so row n acts as the translation. The shader's input is
+    // expanded as (coords, 0..., 1) instead, so that row moves to row 3.
+    for (uint32_t s = 0; s < k.stage_count; s++) {
+        if (!(k.stage_transform[s] & 7)) continue;
+        Mat t = mat_of(L.transform(TS_TEXTURE0 + s));
+        const uint32_t n = k.stage_coord_size[s];
+        if (n < 3) {
+            std::memcpy(t.m[3], t.m[n], sizeof(t.m[3]));
+            for (uint32_t row = n; row < 3; row++) std::memset(t.m[row], 0, sizeof(t.m[row]));
+        }
+        put_columns(cs, C_TEXTURE + 4 * s, t);
+    }
     return cs;
 }
 
@@ -587,6 +619,8 @@ void pixel_key(const Inputs &in, PsKey *out) {
         }
         st.result_temp = (L.texture_stage_state(s, TSS_RESULTARG) & TA_SELECTMASK) == TA_TEMP;
         st.texture = (in.textures_bound >> s) & 1;
+        const uint32_t ttff = L.texture_stage_state(s, TSS_TEXTURETRANSFORMFLAGS);
+        st.projected = (ttff & TTFF_PROJECTED) && (ttff & 0xFF) >= 1 && (ttff & 0xFF) <= 4;
         if (!stage_op_supported(st.colorop)) st.colorop = TOP_SELECTARG1;
         if (!stage_op_supported(st.alphaop)) st.alphaop = TOP_SELECTARG1;
     }
@@ -624,7 +658,7 @@ std::vector<uint32_t> pixel_shader(const PsKey &k) {
     for (uint32_t s = 0; s < k.stage_count; s++) {
         const PsStage &st = k.stage[s];
         if (st.texture && stage_reads_texture(st))
-            a.op(OP_TEXLD, {rd(T_TEX), t(s), src(R_SAMPLER, s)});
+            a.op(OP_TEXLD | (st.projected ? 1u << 16 : 0), {rd(T_TEX), t(s), src(R_SAMPLER, s)}); // texldp
         uint32_t args[3];
         for (uint32_t i = 0; i < 3; i++)
             args[i] = op_uses(st.colorop, i) ? arg_src(a, st, s, st.colorarg[i], T_ARG + i) : c(P_DEF, SW_XXXX);

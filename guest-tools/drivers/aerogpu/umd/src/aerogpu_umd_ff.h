@@ -58,7 +58,11 @@ struct VsKey {
     uint8_t range_fog; // D3DRS_RANGEFOGENABLE (vertex fog distance from the eye, not z)
     uint8_t stage_count;
     uint8_t stage_coord[kMaxStages]; // TEXCOORDINDEX set per stage (0xFF: none in the decl)
-    uint8_t fog_reg;                 // oT# carrying fog (0xFF: none)
+    // D3DTSS_TEXTURETRANSFORMFLAGS of a stage whose set is in the declaration: D3DTTFF_COUNT1..4
+    // (0: no transform) | 0x80 for D3DTTFF_PROJECTED; and the set's component count.
+    uint8_t stage_transform[kMaxStages];
+    uint8_t stage_coord_size[kMaxStages];
+    uint8_t fog_reg; // oT# carrying fog (0xFF: none)
 };
 
 // Fog as the two stages split it.
@@ -78,6 +82,7 @@ struct PsStage {
     uint8_t alphaop, alphaarg[3];
     uint8_t result_temp; // D3DTSS_RESULTARG is D3DTA_TEMP
     uint8_t texture;     // a texture is bound (else D3DTA_TEXTURE reads opaque white)
+    uint8_t projected;   // D3DTTFF_PROJECTED: the coordinates are divided by their w (texldp)
 };
 
 struct PsKey {

@@ -90,7 +90,7 @@ float dot(const Vec &a, const Vec &b, int n) {
 void run(Machine &m, const std::vector<uint32_t> &t) {
     size_t i = 1;
     while (i < t.size() && t[i] != 0xFFFF) {
-        uint32_t op = t[i] & 0xFFFF, len = (t[i] >> 24) & 0xF;
+        uint32_t op = t[i] & 0xFFFF, len = (t[i] >> 24) & 0xF, control = (t[i] >> 16) & 0xFF;
         if (i + 1 + len > t.size()) {
             m.bad = true;
             return;
@@ -133,7 +133,11 @@ void run(Machine &m, const std::vector<uint32_t> &t) {
             each([&](int k) { return l > 0 ? a.v[k] / l : 0.0f; });
             break;
         }
-        case 66: d = m.sample ? m.sample(p[2] & 0x7FF, a) : Vec(); break;
+        case 66: // texld, texldp (control 1) divides by w
+            if (control == 1)
+                for (float &f : a.v) f /= a.v[3];
+            d = m.sample ? m.sample(p[2] & 0x7FF, a) : Vec();
+            break;
         default: m.bad = true; return;
         }
         write(m, p[0], d);
@@ -437,6 +441,37 @@ void test_stages() {
     CHECK(!m.bad && near(m.oc, 0.6f, 0.45f, 1, 1));
 }
 
+void test_texture_transform() {
+    Rig g;
+    g.rs[RS_LIGHTING] = 0;
+    g.decl = {{0, 0, 2, 0, 0, 0}, {0, 12, 1, 0, 5, 0}}; // FLOAT3 POSITION, FLOAT2 TEXCOORD0
+    // COUNT2: a 2D set goes in as (u, v, 1), so _31/_32 translate.
+    Matrix4 t = translation(0, 0, 0);
+    t.m[0] = 2, t.m[5] = 0.5f, t.m[8] = 0.25f, t.m[9] = 0.125f;
+    g.legacy.set_transform(16, t);
+    g.legacy.set_texture_stage_state(0, 24, 2);
+    Machine m = g.vertex(vec(0, 0, 1, 1), Vec(), Vec(), Vec(), vec(0.5f, 0.25f, 0, 1));
+    CHECK(!m.bad && near(m.ot[0].v[0], 2 * 0.5f + 0.25f) && near(m.ot[0].v[1], 0.5f * 0.25f + 0.125f));
+    // Off: the set as it is.
+    g.legacy.set_texture_stage_state(0, 24, 0);
+    m = g.vertex(vec(0, 0, 1, 1), Vec(), Vec(), Vec(), vec(0.5f, 0.25f, 0, 1));
+    CHECK(!m.bad && near(m.ot[0], 0.5f, 0.25f, 0, 1));
+    // COUNT3 | PROJECTED on a 3D set: the third component moves to w, and the pixel shader
+    // samples with texldp.
+    g.decl[1].type = 2;
+    g.legacy.set_transform(16, translation(0, 0, 0));
+    g.legacy.set_texture_stage_state(0, 24, 3 | 0x100);
+    m = g.vertex(vec(0, 0, 1, 1), Vec(), Vec(), Vec(), vec(1, 3, 2, 1));
+    CHECK(!m.bad && near(m.ot[0].v[0], 1) && near(m.ot[0].v[1], 3) && near(m.ot[0].v[3], 2));
+    g.in.textures_bound = 1;
+    ff::PsKey pk;
+    ff::pixel_key(g.inputs(), &pk);
+    CHECK(pk.stage[0].projected == 1);
+    bool texldp = false;
+    for (uint32_t tok : ff::pixel_shader(pk)) texldp |= tok == (66u | 1u << 16 | 3u << 24);
+    CHECK(texldp);
+}
+
 void test_fog() {
     enum : uint32_t { FOGENABLE = 28, FOGCOLOR = 34, FOGTABLEMODE = 35, FOGSTART = 36, FOGEND = 37,
                       FOGDENSITY = 38, FOGVERTEXMODE = 140 };
@@ -524,6 +559,7 @@ int dump(const char *dir) {
             g.legacy.set_texture_stage_state(s, 3, (s + 2) % 7);
             g.legacy.set_texture_stage_state(s, 11, s % 2);
             g.legacy.set_texture_stage_state(s, 28, s == 3 ? 5 : 1);
+            g.legacy.set_texture_stage_state(s, 24, variant % 3 == 1 ? (2 + s % 3) | (s & 1 ? 0x100 : 0) : 0);
         }
         if (variant % 4 == 3) g.legacy.set_texture_stage_state(2 + variant / 4, 1, 1); // fewer stages
         ff::VsKey vk;
@@ -545,6 +581,7 @@ int main(int argc, char **argv) {
     test_transforms();
     test_lighting();
     test_stages();
+    test_texture_transform();
     test_fog();
     return agpu_check_report();
 }
