@@ -1,0 +1,320 @@
+//! `aero test SCENARIO.toml` on a graphical guest: GRUB's rescue CD switched to its
+//! graphical terminal (gfxterm, VBE 1024×768×32) by typed commands. The needle in
+//! tests/needles was made from an Aero screenshot with `aero needle create`; QEMU's
+//! `screendump` of the same guest after the same keys must match it too, and a needle of
+//! something not on the screen must match neither.
+
+mod common;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use aero::needle::Needle;
+use aero::screenshot::{Image, read_png, write_png};
+
+/// What the test types at GRUB's command line: graphics drivers, the terminal, a font,
+/// the mode, then a line of text to find.
+const GFXTERM_COMMANDS: &str = "insmod all_video\ninsmod gfxterm\nloadfont unicode\n\
+                                set gfxmode=1024x768x32\nterminal_output gfxterm\n\
+                                echo AERO-GFXTERM\n";
+
+fn out_dir(test: &str) -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("scenarios")
+        .join(test);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// The needle of GRUB's gfxterm (first two text lines) made from an Aero screenshot.
+fn gfxterm_needle() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/needles/grub-gfxterm.json")
+}
+
+/// A needle with the same area whose picture is the gfxterm text mirrored left to right:
+/// never on the screen.
+fn mirrored_needle(dir: &Path) -> PathBuf {
+    let mut img = read_png(&gfxterm_needle().with_extension("png")).unwrap();
+    let w = img.width as usize;
+    for y in 0..44 {
+        for x in 0..100 {
+            let (l, r) = ((y * w + x) * 4, (y * w + 199 - x) * 4);
+            for c in 0..4 {
+                img.rgba.swap(l + c, r + c);
+            }
+        }
+    }
+    write_png(&dir.join("mirrored.png"), img.width, img.height, &img.rgba).unwrap();
+    let json = dir.join("mirrored.json");
+    std::fs::write(
+        &json,
+        r#"{"tags":["mirrored"],"area":[{"xpos":0,"ypos":0,"width":200,"height":44,"type":"match"}]}"#,
+    )
+    .unwrap();
+    json
+}
+
+/// The step list of the gfxterm scenario in TOML.
+fn toml_string(s: &str) -> String {
+    format!("{s:?}")
+}
+
+#[test]
+fn grub_gfxterm_scenario_matches_its_needle_and_stops_at_a_foreign_one() {
+    let dir = out_dir("grub_gfxterm");
+    let iso = common::image("grub-rescue-cdrom.iso");
+    mirrored_needle(&dir);
+    let scenario = dir.join("grub-gfxterm.toml");
+    std::fs::write(
+        &scenario,
+        format!(
+            "name = \"grub-gfxterm\"\ntimeout = 20\n\
+             [machine]\ncdrom = {iso}\nboot = \"d\"\nmemory = 128\n\
+             [[step]]\nwait-screen = \"direct boot\"\ntimeout = 30\n\
+             [[step]]\nsendkey = \"c\"\n\
+             [[step]]\nwait-screen = \"grub>\"\n\
+             [[step]]\ntype = {commands}\n\
+             [[step]]\nwait-match = {needle}\n\
+             [[step]]\nscreendump = \"gfxterm.png\"\n\
+             [[step]]\nassert-match = \"mirrored.json\"\n\
+             [[step]]\ntype = \"echo never typed\\n\"\n",
+            iso = toml_string(iso.to_str().unwrap()),
+            commands = toml_string(GFXTERM_COMMANDS),
+            needle = toml_string(gfxterm_needle().to_str().unwrap()),
+        ),
+    )
+    .unwrap();
+    let junit = dir.join("junit.xml");
+    let artifacts = dir.join("artifacts");
+    let out = Command::new(env!("CARGO_BIN_EXE_aero"))
+        .arg("test")
+        .arg(&scenario)
+        .arg("--junit")
+        .arg(&junit)
+        .arg("--artifacts")
+        .arg(&artifacts)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    eprintln!("stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "the assert-match step must fail"
+    );
+
+    // A progress line per step: the needle matched, the mirrored one failed, the rest
+    // did not run.
+    assert!(
+        stdout.contains("[1/8] wait-screen: direct boot ... ok"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!(
+            "[5/8] wait-match: {} ... ok",
+            gfxterm_needle().display()
+        )),
+        "{stdout}"
+    );
+    assert!(stdout.contains("[7/8] assert-match: "), "{stdout}");
+    assert!(
+        stdout.contains("FAILED after 0.00 s: error: step 7: wait-match"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("closest needle mirrored: area 0"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("[8/8]"), "{stdout}");
+    assert!(
+        stdout.contains("grub-gfxterm: FAILED (6 of 8 steps passed)"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("screen matches needle grub-gfxterm"),
+        "{stderr}"
+    );
+
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains(
+            "<testsuite name=\"grub-gfxterm\" tests=\"8\" failures=\"1\" errors=\"0\" skipped=\"1\""
+        ),
+        "{xml}"
+    );
+    assert_eq!(xml.matches("<failure message=").count(), 1, "{xml}");
+    assert!(
+        xml.contains("name=\"08 type: &quot;echo never typed\\n&quot;\""),
+        "{xml}"
+    );
+
+    // The screendump step and the failure's artifacts.
+    let shot = read_png(&artifacts.join("gfxterm.png")).unwrap();
+    assert_eq!((shot.width, shot.height), (1024, 768), "GRUB's gfxmode");
+    assert!(Needle::load(&gfxterm_needle()).unwrap().find(&shot).ok());
+    let screen = read_png(&artifacts.join("step7-screen.png")).unwrap();
+    assert_eq!((screen.width, screen.height), (1024, 768));
+    let needle_png = read_png(&artifacts.join("step7.needle.png")).unwrap();
+    assert_eq!(needle_png, read_png(&dir.join("mirrored.png")).unwrap());
+    let diff = read_png(&artifacts.join("step7.diff.png")).unwrap();
+    assert!(diff.rgba.chunks_exact(4).any(|p| p[..3] == [255, 0, 0]));
+    assert!(artifacts.join("serial.log").exists());
+}
+
+/// A P6 PPM as QEMU's `screendump` writes it; None while the file is incomplete.
+fn parse_ppm(data: &[u8]) -> Option<Image> {
+    let mut fields = Vec::new();
+    let mut i = 0;
+    while fields.len() < 4 {
+        while data.get(i)?.is_ascii_whitespace() {
+            i += 1;
+        }
+        let start = i;
+        while !data.get(i)?.is_ascii_whitespace() {
+            i += 1;
+        }
+        fields.push(String::from_utf8_lossy(&data[start..i]).into_owned());
+    }
+    let (w, h): (u32, u32) = (fields[1].parse().ok()?, fields[2].parse().ok()?);
+    let rgb = data.get(i + 1..)?;
+    if fields[0] != "P6" || rgb.len() != (w * h * 3) as usize {
+        return None;
+    }
+    Some(Image {
+        width: w,
+        height: h,
+        rgba: rgb
+            .chunks_exact(3)
+            .flat_map(|p| [p[0], p[1], p[2], 255])
+            .collect(),
+    })
+}
+
+/// QEMU's name for the key that types `c` on a US keyboard.
+fn qemu_key(c: char) -> String {
+    match c {
+        ' ' => "spc".into(),
+        '\n' => "ret".into(),
+        '_' => "shift-minus".into(),
+        '-' => "minus".into(),
+        '=' => "equal".into(),
+        c if c.is_ascii_uppercase() => format!("shift-{}", c.to_ascii_lowercase()),
+        c => c.to_string(),
+    }
+}
+
+/// QEMU driven through its human monitor on stdin, watched through `screendump`.
+struct Qemu {
+    child: std::process::Child,
+    monitor: std::process::ChildStdin,
+    dir: PathBuf,
+}
+
+impl Qemu {
+    fn send(&mut self, line: &str) {
+        writeln!(self.monitor, "{line}").unwrap();
+        self.monitor.flush().unwrap();
+    }
+
+    /// One screendump (the monitor writes it asynchronously: wait for a whole file).
+    fn screendump(&mut self) -> Option<Image> {
+        let shot = self.dir.join("qemu.ppm");
+        let _ = std::fs::remove_file(&shot);
+        self.send(&format!("screendump {}", shot.display()));
+        let asked = Instant::now();
+        while asked.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(100));
+            if let Some(img) = std::fs::read(&shot).ok().and_then(|d| parse_ppm(&d)) {
+                return Some(img);
+            }
+        }
+        None
+    }
+
+    /// Screendumps until `done` says yes (60 s at most): timed waits would race a
+    /// loaded host. The last screen is saved as qemu.png.
+    fn wait_for(&mut self, what: &str, done: impl Fn(&Image) -> bool) -> Image {
+        let start = Instant::now();
+        let mut last = None;
+        while start.elapsed() < Duration::from_secs(60) {
+            std::thread::sleep(Duration::from_millis(500));
+            if let Some(img) = self.screendump() {
+                let ok = done(&img);
+                last = Some(img);
+                if ok {
+                    break;
+                }
+            }
+        }
+        let img = last.unwrap_or_else(|| panic!("QEMU: no screendump"));
+        write_png(&self.dir.join("qemu.png"), img.width, img.height, &img.rgba).unwrap();
+        assert!(
+            done(&img),
+            "QEMU: no {what} within 60 s (last screen in {})",
+            self.dir.join("qemu.png").display()
+        );
+        img
+    }
+}
+
+impl Drop for Qemu {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// GRUB's text menu has its box's top edge on row 55 of the 720x400 text screen; its
+/// command line has not.
+fn grub_menu_box(img: &Image) -> bool {
+    img.width == 720
+        && img.height == 400
+        && img.rgba[55 * 720 * 4..56 * 720 * 4]
+            .chunks_exact(4)
+            .filter(|p| p[0] > 100)
+            .count()
+            > 600
+}
+
+#[test]
+fn grub_gfxterm_needle_made_on_aero_matches_qemu_screendump() {
+    let dir = out_dir("grub_gfxterm_qemu");
+    let iso = common::image("grub-rescue-cdrom.iso");
+    let needle = Needle::load(&gfxterm_needle()).unwrap();
+    let mirrored = Needle::load(&mirrored_needle(&dir)).unwrap();
+    let mut child = Command::new("qemu-system-x86_64")
+        .args([
+            "-m", "128", "-boot", "d", "-display", "none", "-serial", "none",
+        ])
+        .args(["-monitor", "stdio", "-cdrom"])
+        .arg(&iso)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("qemu-system-x86_64 (installed by tests/install-deps.sh)");
+    let monitor = child.stdin.take().unwrap();
+    let mut qemu = Qemu {
+        child,
+        monitor,
+        dir: dir.clone(),
+    };
+    qemu.wait_for("GRUB menu", grub_menu_box);
+    qemu.send("sendkey c");
+    qemu.wait_for("GRUB command line", |img| {
+        img.width == 720 && !grub_menu_box(img)
+    });
+    for c in GFXTERM_COMMANDS.chars() {
+        qemu.send(&format!("sendkey {}", qemu_key(c)));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let img = qemu.wait_for("gfxterm needle match", |img| needle.find(img).ok());
+    assert_eq!((img.width, img.height), (1024, 768));
+    assert!(
+        !mirrored.find(&img).ok(),
+        "the mirrored needle matched QEMU"
+    );
+}
