@@ -488,6 +488,113 @@ fn depth_stencil_clears_honour_the_flags() {
 }
 
 #[test]
+fn depth_surfaces_take_dirty_ranges_rect_clears_copies_and_write_backs_byte_exact() {
+    // Guest-backed D24S8 (4x2 at 0x8000), D16 (4x2 at 0x9000) and D32F (4x2 at 0xA000)
+    // surfaces, and a host-only D24S8 copy target: both executors (twin.rs) must agree.
+    let mut h = Harness::new();
+    let words: Vec<u8> = (0..8u32)
+        .flat_map(|i| (i * 0x0012_3457 << 8 | i * 31).to_le_bytes())
+        .collect();
+    h.mem.write(0x8000, &words).unwrap();
+    h.mem.write(0x9000, &pattern(16, 7)).unwrap();
+    h.mem
+        .write(
+            0xA000,
+            &[0.25f32.to_le_bytes(), 0.5f32.to_le_bytes()]
+                .concat()
+                .repeat(4),
+        )
+        .unwrap();
+    h.set_table(&[
+        entry(1, 0x8000, 0x1000, 0),
+        entry(2, 0x9000, 0x1000, 0),
+        entry(3, 0xA000, 0x1000, 0),
+    ]);
+    h.run(|w| {
+        texture(w, 1, Format::D24UnormS8Uint, 4, 2, 1, 1, 1);
+        texture(w, 2, Format::D16Unorm, 4, 2, 1, 1, 2);
+        texture(w, 3, Format::D32Float, 4, 2, 1, 1, 3);
+        texture(w, 4, Format::D24UnormS8Uint, 4, 2, 1, 1, 0);
+    })
+    .unwrap();
+    assert_eq!(h.bytes(1), words);
+    // The guest rewrites row 1 of the D24S8 surface and reports it.
+    let row1: Vec<u8> = (0..4u32)
+        .flat_map(|x| (0xABCD_EF00u32 | x).to_le_bytes())
+        .collect();
+    h.mem.write(0x8000 + 16, &row1).unwrap();
+    h.run(|w| dirty(w, 1, 16, 16)).unwrap();
+    let mut want = words.clone();
+    want[16..].copy_from_slice(&row1);
+    assert_eq!(h.bytes(1), want);
+    // Rectangle clears: stencil alone on x 1..3 of row 0, depth alone on x 2.. of row 1.
+    h.run(|w| {
+        targets(w, &[], 1);
+        super::stream::clear_rects(w, CLEAR_STENCIL, [0.0; 4], 0.0, 0x77, &[[1, 0, 2, 1]]);
+        super::stream::clear_rects(w, CLEAR_DEPTH, [0.0; 4], 0.5, 0, &[[2, 1, 9, 9]]);
+    })
+    .unwrap();
+    for x in 1..3 {
+        want[x * 4] = 0x77;
+    }
+    for x in 2..4 {
+        let at = 16 + x * 4;
+        let stencil = want[at];
+        want[at..at + 4].copy_from_slice(&(0x8000_0000u32 | u32::from(stencil)).to_le_bytes());
+    }
+    assert_eq!(h.bytes(1), want);
+    // D16 and D32F: depth rectangles; their stencil-less formats ignore the stencil flag.
+    for handle in [2, 3] {
+        h.run(|w| {
+            targets(w, &[], handle);
+            super::stream::clear_rects(
+                w,
+                CLEAR_DEPTH | CLEAR_STENCIL,
+                [0.0; 4],
+                1.0,
+                0xFF,
+                &[[0, 1, 2, 1]],
+            );
+        })
+        .unwrap();
+    }
+    let mut d16 = pattern(16, 7);
+    d16[8..12].copy_from_slice(&[0xFF; 4]);
+    assert_eq!(h.bytes(2), d16);
+    assert_eq!(&h.bytes(3)[16..24], &[1.0f32.to_le_bytes(); 2].concat()[..]);
+    // A copy into the host-only surface, then back over the guest-backed one with
+    // write-back: guest memory gets the D24S8 words.
+    h.run(|w| {
+        for (dst, src, src_x, flags) in [(4, 1, 0, 0), (1, 4, 2, COPY_FLAG_WRITEBACK_DST)] {
+            let p = cmd::CopyTexture2d {
+                dst_texture: dst,
+                src_texture: src,
+                dst_x: 2,
+                src_x,
+                width: 2,
+                height: 2,
+                flags,
+                ..Default::default()
+            };
+            w.push(Opcode::CopyTexture2d, &p, &[]);
+        }
+    })
+    .unwrap();
+    for y in 0..2 {
+        let row = y * 16;
+        let moved = want[row..row + 8].to_vec();
+        want[row + 8..row + 16].copy_from_slice(&moved);
+    }
+    assert_eq!(h.bytes(1), want);
+    // Only the copied texels are written back; the clears stay pending until a present.
+    let mut guest = [&words[..16], &row1[..]].concat();
+    for row in [0, 16] {
+        guest[row + 8..row + 16].copy_from_slice(&want[row + 8..row + 16]);
+    }
+    assert_eq!(h.guest(0x8000, 32), guest);
+}
+
+#[test]
 fn clear_rects_fill_only_their_clipped_rectangles() {
     let mut h = Harness::new();
     h.run(|w| {
