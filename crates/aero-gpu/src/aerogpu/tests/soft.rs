@@ -493,7 +493,7 @@ fn depth_surfaces_take_dirty_ranges_rect_clears_copies_and_write_backs_byte_exac
     // surfaces, and a host-only D24S8 copy target: both executors (twin.rs) must agree.
     let mut h = Harness::new();
     let words: Vec<u8> = (0..8u32)
-        .flat_map(|i| (i * 0x0012_3457 << 8 | i * 31).to_le_bytes())
+        .flat_map(|i| (((i * 0x0012_3457) << 8) | (i * 31)).to_le_bytes())
         .collect();
     h.mem.write(0x8000, &words).unwrap();
     h.mem.write(0x9000, &pattern(16, 7)).unwrap();
