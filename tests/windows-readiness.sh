@@ -56,7 +56,7 @@ check "the clock Windows uses" \
   "RTC periodic 64/1024 Hz on IRQ 8 and HPET legacy replacement, counted by a Linux guest within 1%" \
   'binary_id(aero::clock)'
 check "memory sizes" \
-  "Linux with 4096 MiB (amd64 and i386 PAE: RAM above 4 GiB, NX, highmem) on both BIOSes" \
+  "Linux amd64 with 1024, 2048, 3072 MiB (E820 ends at the size, MemTotal) and 4096 MiB (amd64 and i386 PAE: RAM above 4 GiB, NX, highmem) on both BIOSes" \
   'binary_id(aero::memory_sizes)'
 check "MTRRs and PAT" \
   "BIOS MTRR writes as SeaBIOS's; Linux reports PAT on and /proc/mtrr equal to SeaBIOS's" \

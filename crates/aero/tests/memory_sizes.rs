@@ -18,8 +18,11 @@
 //!   ends above 4 GiB and MemTotal exceeds the 3.5 GiB below the hole. It also covers
 //!   what the 3072 MiB non-PAE `686` boot did (most RAM is highmem), so that boot is gone.
 //!
-//! 1024, 2048 and 3072 MiB add nothing these do not: they are below the hole (and
-//! `aero run`'s 2048 MiB default is checked in machine_args' unit tests).
+//! - 1024, 2048 and 3072 MiB (the x86 and x64 minimums, and the size that ends where
+//!   SeaBIOS's i440FX PCI window and our BIOS's uncachable MTRR range begin), amd64, both
+//!   BIOSes: all RAM below the hole, the map ends exactly at the size, nothing usable
+//!   above it, MemTotal. (`aero run`'s 2048 MiB default is checked in machine_args' unit
+//!   tests.)
 
 mod common;
 use common::*;
@@ -140,6 +143,58 @@ fn with_4096_mib(test: &str, image_name: &str, extra: &[&str]) -> String {
     // More than the 3.5 GiB below the hole: the kernel uses the RAM above 4 GiB.
     assert!(s.mem_total > 3800 * MIB, "MemTotal {}", s.mem_total);
     serial
+}
+
+/// A size below the hole: RAM from 1 MiB up to (just under) `mib`, the BIOS's tables in
+/// what is left of it, nothing usable above.
+fn below_the_hole(test: &str, mib: u64, extra: &[&str]) {
+    let serial = boot(test, "linux-amd64.img", mib, extra);
+    let s = seen(&serial);
+    let top = mib * MIB;
+    assert_eq!(s.usable_high, 0, "RAM above 4 GiB:\n{serial}");
+    // The BIOS keeps its ACPI tables (ours) or a reserved block (SeaBIOS) at the top.
+    assert!(
+        (top - MIB..=top).contains(&s.highest_low_ram_end),
+        "usable RAM ends at {:#x}, not just under {top:#x}:\n{serial}",
+        s.highest_low_ram_end
+    );
+    assert!(
+        e820(&serial).iter().any(|(_, end, _)| *end == top),
+        "no E820 entry ends at {top:#x}:\n{serial}"
+    );
+    // Everything below the top but the 384 KiB legacy hole and the tables is usable.
+    assert!(s.usable_low > top - 2 * MIB, "{serial}");
+    assert_mem_total(&s, &serial);
+}
+
+#[test]
+fn amd64_with_1024_mib_on_our_bios() {
+    below_the_hole("1024-aero", 1024, &[]);
+}
+
+#[test]
+fn amd64_with_1024_mib_on_seabios() {
+    below_the_hole("1024-seabios", 1024, &["--bios", SEABIOS]);
+}
+
+#[test]
+fn amd64_with_2048_mib_on_our_bios() {
+    below_the_hole("2048-aero", 2048, &[]);
+}
+
+#[test]
+fn amd64_with_2048_mib_on_seabios() {
+    below_the_hole("2048-seabios", 2048, &["--bios", SEABIOS]);
+}
+
+#[test]
+fn amd64_with_3072_mib_on_our_bios() {
+    below_the_hole("3072-aero", 3072, &[]);
+}
+
+#[test]
+fn amd64_with_3072_mib_on_seabios() {
+    below_the_hole("3072-seabios", 3072, &["--bios", SEABIOS]);
 }
 
 #[test]
