@@ -672,26 +672,60 @@ impl Exec<'_> {
         };
     }
 
+    /// Push `size` (2, 4 or 8) bytes. The size picks an instance of `push_n`, so each
+    /// one has the segment check and the TLB fast path inline for its size.
     #[inline(always)]
     pub fn push(&mut self, v: u64, size: u8) -> XResult {
-        let nsp = self.sp_add(-(size as i64));
-        let off = nsp & size_mask(self.sp_size());
-        self.write_mem(2, off, size, v)?;
-        self.s.gpr[4] = nsp;
-        Ok(())
+        match size {
+            1 => self.push_n::<1>(v),
+            2 => self.push_n::<2>(v),
+            4 => self.push_n::<4>(v),
+            _ => self.push_n::<8>(v),
+        }
     }
 
     /// Read the stack at RSP + `at` without popping.
     #[inline(always)]
     pub fn peek(&mut self, at: u64, size: u8) -> XResult<u64> {
-        let off = self.s.gpr[4].wrapping_add(at) & size_mask(self.sp_size());
-        self.read_mem(2, off, size)
+        match size {
+            1 => self.peek_n::<1>(at),
+            2 => self.peek_n::<2>(at),
+            4 => self.peek_n::<4>(at),
+            _ => self.peek_n::<8>(at),
+        }
     }
 
     #[inline(always)]
     pub fn pop(&mut self, size: u8) -> XResult<u64> {
         let v = self.peek(0, size)?;
         self.s.gpr[4] = self.sp_add(size as i64);
+        Ok(v)
+    }
+
+    /// Push `N` bytes: RSP moves only once the write succeeded.
+    #[inline(always)]
+    pub fn push_n<const N: usize>(&mut self, v: u64) -> XResult {
+        let nsp = self.sp_add(-(N as i64));
+        let off = nsp & size_mask(self.sp_size());
+        let lin = self.lin(2, off, N as u8, true)?;
+        self.write_lin::<N>(lin, v)?;
+        self.s.gpr[4] = nsp;
+        Ok(())
+    }
+
+    /// Read `N` bytes at RSP + `at`.
+    #[inline(always)]
+    pub fn peek_n<const N: usize>(&mut self, at: u64) -> XResult<u64> {
+        let off = self.s.gpr[4].wrapping_add(at) & size_mask(self.sp_size());
+        let lin = self.lin(2, off, N as u8, false)?;
+        self.read_lin::<N>(lin)
+    }
+
+    /// Pop `N` bytes.
+    #[inline(always)]
+    pub fn pop_n<const N: usize>(&mut self) -> XResult<u64> {
+        let v = self.peek_n::<N>(0)?;
+        self.s.gpr[4] = self.sp_add(N as i64);
         Ok(v)
     }
 }

@@ -29,11 +29,11 @@ pub fn lookup(ins: &Instruction) -> Option<Handler> {
 /// PUSH reg with the size fixed at decode time (the stack write inlines).
 fn push_reg<const N: usize>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     let v = ex.reg(i.ops[0].reg, N as u8);
-    ex.push(v, N as u8)
+    ex.push_n::<N>(v)
 }
 
 fn pop_reg<const N: usize>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
-    let v = ex.peek(0, N as u8)?;
+    let v = ex.peek_n::<N>(0)?;
     ex.s.gpr[4] = ex.sp_add(N as i64);
     ex.set_reg(i.ops[0].reg, N as u8, v);
     Ok(())
