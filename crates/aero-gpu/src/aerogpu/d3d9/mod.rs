@@ -121,6 +121,21 @@ pub struct VariantKey {
     /// level is not biased. Zero and non-finite biases change nothing; others are
     /// clamped to [-16, 15.99] as WGSL's bias range requires.
     pub ps_lod_bias: [u32; 16],
+    /// Pixel shaders: how each pixel sampler's texture format reads back, for formats
+    /// whose wgpu storage cannot say it (wgpu views have no component swizzle).
+    pub ps_texture_reads: [TextureRead; 16],
+}
+
+/// What a sample of a texture returns beyond the stored channels.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum TextureRead {
+    /// The stored (r, g, b, a).
+    #[default]
+    Rgba,
+    /// X8R8G8B8-style formats: alpha reads 1 whatever the unused byte holds.
+    OneAlpha,
+    /// D3DFMT_L8 stored in a one-channel texture: (l, l, l, 1).
+    Luminance,
 }
 
 /// D3D9's alpha test: the pixel survives when `alpha FUNC reference`, alpha taken as

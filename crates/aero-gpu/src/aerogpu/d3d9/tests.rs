@@ -1040,6 +1040,43 @@ fn sampler_lod_bias_variant_shifts_implicit_and_gradient_lods() {
     }
 }
 
+#[test]
+fn texture_read_variant_forces_alpha_and_replicates_luminance() {
+    // One texel (200, 50, 10, 77): as stored, with alpha read as 1 (X8 formats), and as
+    // the luminance of a one-channel L8 texture; ps_2_0 texld and ps_1_1 tex alike.
+    let texel = [200u8, 50, 10, 77];
+    for (read, want) in [
+        (TextureRead::Rgba, texel),
+        (TextureRead::OneAlpha, [200, 50, 10, 255]),
+        (TextureRead::Luminance, [200, 200, 200, 255]),
+    ] {
+        let mut key = VariantKey::default();
+        key.ps_texture_reads[0] = read;
+        for ps in [
+            "ps_2_0\ndcl_2d s0\ntexld r0, c0, s0\nmov oC0, r0\n",
+            "ps_1_1\ntex t0\nmov r0, t0\n",
+        ] {
+            let vs = tr(if ps.starts_with("ps_1") {
+                "vs_1_1\ndcl_position v0\nmov oPos, v0\nmov oT0, c0\n"
+            } else {
+                PASS_VS
+            });
+            let ps_t = translate_with(ps, &key);
+            let mut d = Draw::new(&vs, &ps_t);
+            d.ps_consts = vec![(0, [0.5, 0.5, 0.0, 0.0])];
+            d.vs_consts = vec![(0, [0.5, 0.5, 0.0, 1.0])];
+            d.textures = vec![Texture {
+                slot: 0,
+                kind: TextureKind::Tex2d,
+                size: [1, 1, 1],
+                levels: vec![vec![texel]],
+            }];
+            let got = d.run().remove(0)[0];
+            assert_close(got, unorm(want), 1e-6, &format!("{read:?}: {ps}"));
+        }
+    }
+}
+
 // ---- 2. flow control ----------------------------------------------------------------------
 
 /// A pixel shader run with int/bool constants set by `setup`.

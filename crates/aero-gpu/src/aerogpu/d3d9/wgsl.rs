@@ -15,8 +15,8 @@ use super::parse::{
     Usage,
 };
 use super::{
-    MAX_WGSL_BYTES, SamplerUse, TranslateError, Translated, VariantKey, VertexInput, bindings,
-    varying_location,
+    MAX_WGSL_BYTES, SamplerUse, TextureRead, TranslateError, Translated, VariantKey, VertexInput,
+    bindings, varying_location,
 };
 
 /// Deepest if/loop nesting accepted (D3D9 allows 24 levels of dynamic flow control).
@@ -848,6 +848,7 @@ impl<'a> Writer<'a> {
             },
             _ => self.implicit_sample(slot, &c),
         };
+        e = self.texture_read(slot, e);
         if self.stage == Stage::Vertex && ins.op != Op::TexLdl {
             return Err(malformed("implicit-LOD sampling in a vertex shader"));
         }
@@ -1020,7 +1021,22 @@ impl<'a> Writer<'a> {
         } else {
             "xyz"
         };
-        Ok(self.implicit_sample(slot, &format!("({coord}).{comps}")))
+        let e = self.implicit_sample(slot, &format!("({coord}).{comps}"));
+        Ok(self.texture_read(slot, e))
+    }
+
+    /// A sample `e` of pixel sampler `slot` as its format reads ([`VariantKey::ps_texture_reads`]).
+    fn texture_read(&self, slot: u32, e: String) -> String {
+        let read = if self.ps() {
+            self.key.ps_texture_reads.get(slot as usize).copied()
+        } else {
+            None
+        };
+        match read.unwrap_or_default() {
+            TextureRead::Rgba => e,
+            TextureRead::OneAlpha => format!("vec4<f32>(({e}).rgb, 1.0)"),
+            TextureRead::Luminance => format!("vec4<f32>(({e}).rrr, 1.0)"),
+        }
     }
 
     /// An implicit-LOD sample of pixel sampler `slot` at `coords`, with the sampler's
