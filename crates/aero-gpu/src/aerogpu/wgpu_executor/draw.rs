@@ -28,7 +28,9 @@ use aero_protocol::cmd::{self, IndexFormat, PrimitiveTopology, ShaderStage};
 use super::pipeline::{
     self, PipelineCache, PipelineError, PipelineKey, RenderStates, VertexElement,
 };
-use crate::aerogpu::d3d9::{self, IntBoolConstants, TextureKind, Translated, VariantKey};
+use crate::aerogpu::d3d9::{
+    self, IntBoolConstants, TextureKind, TextureRead, Translated, VariantKey,
+};
 use crate::aerogpu::processor::{
     Command, ConstantKind, MAX_CONTEXTS, ResourceId, VertexBufferBinding,
 };
@@ -67,6 +69,11 @@ pub trait DrawResources {
     fn target(&self, id: ResourceId) -> Option<Target<'_>>;
     /// A texture to sample (all mips).
     fn sampled_view(&self, id: ResourceId) -> Option<&wgpu::TextureView>;
+    /// How a texture's format reads in a shader beyond its wgpu channels (X8 alpha,
+    /// L8 luminance): the pixel shader applies it.
+    fn texture_read(&self, _id: ResourceId) -> TextureRead {
+        TextureRead::Rgba
+    }
 }
 
 /// Most vertices a fan may have (its list has 3 × (n − 2) indices).
@@ -724,6 +731,9 @@ impl DrawPath {
             alpha_test: st.render_states.alpha_test(),
             // D3DSAMP_MIPMAPLODBIAS (8): wgpu samplers have no bias, the shader adds it.
             ps_lod_bias: std::array::from_fn(|s| st.ps_samplers[s][8]),
+            ps_texture_reads: std::array::from_fn(|s| {
+                st.ps_textures[s].map_or(TextureRead::Rgba, |id| res.texture_read(id))
+            }),
             ..VariantKey::default()
         };
         let (ps_id, varyings, ps_samplers, color_outputs) = {
@@ -1209,6 +1219,21 @@ impl DrawResources for super::WgpuExecutor {
 
     fn sampled_view(&self, id: ResourceId) -> Option<&wgpu::TextureView> {
         self.texture_view(id)
+    }
+
+    /// As the CPU executor decodes them (executor_common::decode_rgba): X8 formats read
+    /// alpha 1, R8 (the UMD's D3DFMT_L8) reads (l, l, l, 1).
+    fn texture_read(&self, id: ResourceId) -> TextureRead {
+        use crate::aerogpu::processor::ResourceDesc;
+        match self.resources.get(&id).map(|r| &r.desc) {
+            Some(ResourceDesc::Texture2d(t)) => match t.format {
+                aero_protocol::pci::Format::B8G8R8X8Unorm
+                | aero_protocol::pci::Format::R8G8B8X8Unorm => TextureRead::OneAlpha,
+                aero_protocol::pci::Format::R8Unorm => TextureRead::Luminance,
+                _ => TextureRead::Rgba,
+            },
+            _ => TextureRead::Rgba,
+        }
     }
 }
 
