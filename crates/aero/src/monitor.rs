@@ -1112,6 +1112,54 @@ mod tests {
         }
     }
 
+    #[test]
+    fn parses_screen_and_mouse_commands() {
+        assert_eq!(
+            parse_line("wait-match needles/login.json 12.5").unwrap(),
+            Some(Line::WaitMatch {
+                needle: "needles/login.json".into(),
+                timeout_ns: Some(12_500_000_000)
+            })
+        );
+        assert_eq!(
+            parse_line("screendump /tmp/s.png").unwrap(),
+            Some(Line::Run(Command::Screendump("/tmp/s.png".into())))
+        );
+        assert_eq!(
+            parse_line("mouse_move -4 7 1").unwrap(),
+            Some(Line::Run(Command::MouseMove {
+                dx: -4,
+                dy: 7,
+                dz: 1
+            }))
+        );
+        assert_eq!(
+            parse_line("click 100 200").unwrap(),
+            Some(Line::Run(Command::Click {
+                x: 100,
+                y: 200,
+                button: 1
+            }))
+        );
+        assert_eq!(
+            parse_line("mouse_button 5").unwrap(),
+            Some(Line::Run(Command::MouseButton(5)))
+        );
+        for bad in [
+            "wait-match",
+            "wait-match a.json soon",
+            "screendump",
+            "mouse_move 1",
+            "mouse_move 1 99999999",
+            "mouse_button 8",
+            "mouse_move_abs -1 0",
+            "click 1",
+            "click 1 2 9",
+        ] {
+            assert!(parse_line(bad).is_err(), "{bad:?} should be refused");
+        }
+    }
+
     /// `sendkey` presses in order and releases in reverse after the hold time; `type`
     /// adds Shift for capitals; one event per 10 ms of guest time, starting now.
     #[test]
@@ -1305,6 +1353,74 @@ mod machine_tests {
             format!("{err:?}").contains(":2: unknown command"),
             "{err:?}"
         );
+    }
+
+    /// A boot sector that enables the 8042's aux port and the mouse's data reporting,
+    /// then copies every byte the 8042 delivers to COM1 (interrupts off, polling).
+    fn mouse_echo_disk() -> Box<dyn aero_storage::BlockDevice> {
+        let code = [
+            0xFA, // cli
+            0xB0, 0xA8, 0xE6, 0x64, // 8042: enable the aux port
+            0xB0, 0xD4, 0xE6, 0x64, 0xB0, 0xF4, 0xE6, 0x60, // mouse: enable reporting
+            0xE4, 0x64, 0xA8, 0x01, 0x74, 0xFA, // wait: in al,64h; test al,1; jz wait
+            0xE4, 0x60, 0xBA, 0xF8, 0x03, 0xEE, // in al,60h; mov dx,3F8h; out dx,al
+            0xEB, 0xF2, // jmp wait
+        ];
+        let mut disk = vec![0u8; 1 << 20];
+        disk[..code.len()].copy_from_slice(&code);
+        disk[510] = 0x55;
+        disk[511] = 0xAA;
+        Box::new(aero_storage::MemoryDisk::new(disk, 512, true).unwrap())
+    }
+
+    #[test]
+    fn mouse_commands_reach_a_guest_reading_the_ps2_mouse() {
+        let mut m = Machine::new(MachineConfig {
+            memory_bytes: 16 << 20,
+            hda: Some(mouse_echo_disk()),
+            ..Default::default()
+        })
+        .unwrap();
+        let mut mon = Monitor::new(MediaFiles::default());
+        let mut serial = Vec::new();
+        let mut run = |m: &mut Machine, ns: u64| {
+            m.run_for(ns);
+            serial.extend(m.take_serial_output());
+            serial.clone()
+        };
+        // The mouse's ACK (FA) to "enable reporting" shows the guest is polling.
+        let mut seen = Vec::new();
+        for _ in 0..300 {
+            seen = run(&mut m, 10_000_000);
+            if seen.contains(&0xFA) {
+                break;
+            }
+        }
+        let ack = seen.iter().position(|b| *b == 0xFA).expect("no mouse ACK");
+        let mut cmd = |m: &mut Machine, line: &str| {
+            let Some(Line::Run(c)) = parse_line(line).unwrap() else {
+                panic!("{line}")
+            };
+            mon.execute(m, &c)
+        };
+        cmd(&mut m, "mouse_move 5 -3").unwrap();
+        run(&mut m, 10_000_000);
+        cmd(&mut m, "mouse_button 1").unwrap();
+        run(&mut m, 10_000_000);
+        cmd(&mut m, "mouse_move -2 0").unwrap();
+        let seen = run(&mut m, 10_000_000);
+        // Packets: [status, dx, dy] with y up-positive; the left button held stays held.
+        assert_eq!(
+            &seen[ack + 1..],
+            [0x08, 5, 3, 0x09, 0, 0, 0x19, 0xFE, 0],
+            "PS/2 packets the guest read"
+        );
+        // No absolute pointing without a tablet: an error, nothing sent.
+        for line in ["click 10 20", "mouse_move_abs 10 20", "click 1 2 4"] {
+            let err = cmd(&mut m, line).unwrap_err().to_string();
+            assert!(err.contains("USB tablet"), "{line}: {err}");
+        }
+        assert_eq!(run(&mut m, 10_000_000).len(), seen.len());
     }
 
     #[test]
