@@ -6,8 +6,10 @@
  *   3. a spot light (theta/phi/falloff) plus a dim directional one, non-local specular;
  *   4. per-vertex colours as diffuse and ambient sources (D3DMCS_COLOR1), material emissive,
  *      a scaled world matrix with D3DRS_NORMALIZENORMALS.
- * Then pre-transformed vertices (XYZRHW|DIFFUSE, never lit) with a depth test.
- * Writes ff_lit.ppm and ff_pretransformed.ppm. */
+ * Then pre-transformed vertices (XYZRHW|DIFFUSE, never lit) with a depth test, and two
+ * quads with vertex alpha from 0 to 1 across 32 pixels, alpha tested (GREATER 0x80, no pixel
+ * near the threshold) with the default stage 0 (no texture bound) and with the alpha
+ * explicitly from the diffuse colour. Writes ff_lit.ppm and ff_pretransformed.ppm. */
 #include <math.h>
 #include <string.h>
 
@@ -75,6 +77,7 @@ int main(void) {
     D3DMATERIAL9 mat;
     D3DLIGHT9 light;
     const float zn = 1.0f, zf = 10.0f, ys = 1.0f / tanf(3.14159265f / 8); /* 45 degrees */
+    int i;
     struct rhw_vertex tri[6] = {
         {10.5f, 10.5f, 0.5f, 1.0f, 0xFFFF0000}, {110.5f, 20.5f, 0.5f, 1.0f, 0xFF00FF00},
         {30.5f, 115.5f, 0.5f, 1.0f, 0xFF0000FF}, {100.5f, 100.5f, 0.2f, 0.5f, 0xFFFFFF00},
@@ -178,6 +181,23 @@ int main(void) {
     CHECK(IDirect3DDevice9_SetRenderState(dev, D3DRS_CULLMODE, D3DCULL_NONE));
     CHECK(IDirect3DDevice9_SetFVF(dev, D3DFVF_XYZRHW | D3DFVF_DIFFUSE));
     CHECK(IDirect3DDevice9_DrawPrimitiveUP(dev, D3DPT_TRIANGLELIST, 2, tri, sizeof(struct rhw_vertex)));
+    CHECK(IDirect3DDevice9_SetRenderState(dev, D3DRS_ZENABLE, D3DZB_FALSE));
+    CHECK(IDirect3DDevice9_SetRenderState(dev, D3DRS_ALPHATESTENABLE, TRUE));
+    CHECK(IDirect3DDevice9_SetRenderState(dev, D3DRS_ALPHAFUNC, D3DCMP_GREATER));
+    CHECK(IDirect3DDevice9_SetRenderState(dev, D3DRS_ALPHAREF, 0x80));
+    for (i = 0; i < 2; i++) {
+        const float x0 = 40.0f * (float)i - 0.5f, y0 = 90.0f - 0.5f;
+        struct rhw_vertex q[4] = {
+            {x0, y0, 0.1f, 1.0f, 0x00FFFFFF}, {x0 + 32, y0, 0.1f, 1.0f, 0xFFFFFFFF},
+            {x0, y0 + 32, 0.1f, 1.0f, 0x0000FF80}, {x0 + 32, y0 + 32, 0.1f, 1.0f, 0xFF0000FF},
+        };
+        if (i == 1) {
+            CHECK(IDirect3DDevice9_SetTextureStageState(dev, 0, D3DTSS_ALPHAOP, D3DTOP_SELECTARG1));
+            CHECK(IDirect3DDevice9_SetTextureStageState(dev, 0, D3DTSS_ALPHAARG1, D3DTA_DIFFUSE));
+        }
+        CHECK(IDirect3DDevice9_DrawPrimitiveUP(dev, D3DPT_TRIANGLESTRIP, 2, q, sizeof(struct rhw_vertex)));
+    }
+    CHECK(IDirect3DDevice9_SetRenderState(dev, D3DRS_ALPHATESTENABLE, FALSE));
     CHECK(IDirect3DDevice9_EndScene(dev));
     save_back_buffer(dev, "ff_pretransformed.ppm");
 

@@ -511,6 +511,13 @@ bool op_uses(uint8_t op, uint32_t arg) {
     return op == TOP_MULTIPLYADD || op == TOP_LERP; // ARG0
 }
 
+bool reads_missing_texture(uint8_t op, const uint8_t arg[3]) {
+    if (op == TOP_DISABLE) return false;
+    auto tex = [&](uint32_t i) { return (arg[i] & TA_SELECTMASK) == TA_TEXTURE; };
+    return (tex(1) && op != TOP_SELECTARG2) || (tex(2) && op != TOP_SELECTARG1) ||
+           (tex(0) && (op == TOP_MULTIPLYADD || op == TOP_LERP));
+}
+
 bool stage_reads_texture(const PsStage &s) {
     for (uint32_t i = 0; i < 3; i++) {
         if (op_uses(s.colorop, i) && (s.colorarg[i] & TA_SELECTMASK) == TA_TEXTURE) return true;
@@ -623,6 +630,13 @@ void pixel_key(const Inputs &in, PsKey *out) {
         st.projected = (ttff & TTFF_PROJECTED) && (ttff & 0xFF) >= 1 && (ttff & 0xFF) <= 4;
         if (!stage_op_supported(st.colorop)) st.colorop = TOP_SELECTARG1;
         if (!stage_op_supported(st.alphaop)) st.alphaop = TOP_SELECTARG1;
+        // A stage without a texture whose op reads D3DTA_TEXTURE passes CURRENT on (what
+        // D3D9 drivers and Wine's d3d9 do: the default stage 0 draws untextured geometry in
+        // its vertex colour and alpha).
+        if (!st.texture) {
+            if (reads_missing_texture(st.colorop, st.colorarg)) st.colorop = TOP_SELECTARG1, st.colorarg[1] = TA_CURRENT;
+            if (reads_missing_texture(st.alphaop, st.alphaarg)) st.alphaop = TOP_SELECTARG1, st.alphaarg[1] = TA_CURRENT;
+        }
     }
     k.specular = in.render_states[RS_SPECULARENABLE] != 0;
     // Fog as the vertex stage sets it up (only when that stage is ours).

@@ -81,7 +81,9 @@ struct PsStage {
     uint8_t colorop, colorarg[3]; // arg[0] = ARG0, [1] = ARG1, [2] = ARG2 (D3DTA_*)
     uint8_t alphaop, alphaarg[3];
     uint8_t result_temp; // D3DTSS_RESULTARG is D3DTA_TEMP
-    uint8_t texture;     // a texture is bound (else D3DTA_TEXTURE reads opaque white)
+    // A texture is bound. Without one, an op reading D3DTA_TEXTURE becomes SELECTARG1
+    // CURRENT; what still reads it (BLENDTEXTUREALPHA's factor) reads opaque white.
+    uint8_t texture;
     uint8_t projected;   // D3DTTFF_PROJECTED: the coordinates are divided by their w (texldp)
 };
 
