@@ -302,7 +302,19 @@ fn copy_texture2d_moves_sub_rectangles_between_mips_and_layers() {
 
 #[test]
 fn copy_texture2d_of_dxt_moves_whole_blocks() {
+    dxt_copies(Harness::new());
+}
+
+/// The same with the GPU executor decoding BC on the CPU (an adapter without BC): the
+/// blocks it keeps are what reads, copies and write-backs see.
+#[test]
+fn copy_texture2d_of_dxt_moves_whole_blocks_with_the_bc_fallback() {
     let mut h = Harness::new();
+    h.exec = h.exec.with_bc_fallback();
+    dxt_copies(h);
+}
+
+fn dxt_copies(mut h: Harness) {
     // BC1 16x8, 2 mips: mip 0 is 4x2 blocks of 8 bytes, mip 1 (8x4) is 2x1 blocks.
     let blocks: Vec<u8> = (0..(8 + 2) * 8).map(|i| i as u8).collect();
     h.run(|w| {
@@ -359,6 +371,29 @@ fn copy_texture2d_of_dxt_moves_whole_blocks() {
     .unwrap();
     // Mip 1 block (0, 0) landed in mip 0 block (3, 1): bytes 32 + 24.
     assert_eq!(h.bytes(2)[56..64], blocks[40..48]);
+    // Into a guest-backed BC1 texture with write-back: guest memory gets the blocks.
+    h.set_table(&[entry(7, 0xC000, 0x1000, 0)]);
+    h.run(|w| {
+        texture(w, 3, Format::Bc1Unorm, 16, 8, 2, 1, 7);
+        let p = cmd::CopyTexture2d {
+            dst_texture: 3,
+            src_texture: 1,
+            width: 16,
+            height: 8,
+            flags: COPY_FLAG_WRITEBACK_DST,
+            ..Default::default()
+        };
+        w.push(Opcode::CopyTexture2d, &p, &[]);
+    })
+    .unwrap();
+    assert_eq!(h.guest(0xC000, 64), blocks[..64]);
+    // Mips smaller than a block (4x4, 2x2, 1x1: one block each) keep their blocks.
+    h.run(|w| {
+        texture(w, 4, Format::Bc3Unorm, 4, 4, 3, 1, 0);
+        w.upload(4, 0, &blocks[..48]);
+    })
+    .unwrap();
+    assert_eq!(h.bytes(4), blocks[..48]);
 }
 
 // ---- clears -----------------------------------------------------------------------------

@@ -42,6 +42,12 @@ impl Twin {
         }
     }
 
+    /// The GPU executor decodes BC textures on the CPU (as without TEXTURE_COMPRESSION_BC).
+    pub(super) fn with_bc_fallback(mut self) -> Self {
+        self.gpu = self.gpu.with_bc_fallback();
+        self
+    }
+
     fn compare(&self, after: &str) {
         // The CPU executor skips draws, the GPU one renders them.
         let mut gpu_stats = self.gpu.stats();

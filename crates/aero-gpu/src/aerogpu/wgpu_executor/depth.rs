@@ -480,7 +480,3 @@ impl DepthSync {
         queue.submit([enc.finish()]);
     }
 }
-
-#[cfg(test)]
-#[path = "depth_tests.rs"]
-mod tests;

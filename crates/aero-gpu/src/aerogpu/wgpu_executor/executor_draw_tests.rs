@@ -1,7 +1,10 @@
-//! Depth/stencil surfaces through the processor into the GPU executor: what the guest
-//! puts in a depth surface (uploads, dirty ranges, rectangle clears, copies) is what draws
-//! test against, and what draws write comes back in the guest's layout (D24S8 words,
-//! D16, D32F) through reads, copies and write-backs.
+//! Draws through the processor into the GPU executor.
+//! - Depth/stencil surfaces: what the guest puts in one (uploads, dirty ranges,
+//!   rectangle clears, copies) is what draws test against, and what draws write comes
+//!   back in the guest's layout (D24S8 words, D16, D32F) through reads, copies and
+//!   write-backs.
+//! - BC textures decoded on the CPU (the fallback for adapters without BC) sample as the
+//!   native BC textures do.
 
 use aero_protocol::Wire;
 use aero_protocol::cmd::{self, CompareFunc, Opcode, PrimitiveTopology, ShaderStage};
@@ -9,7 +12,8 @@ use aero_protocol::pci::Format;
 use aero_protocol::ring::AllocEntry;
 use aero_protocol::writer::{CmdStreamWriter, encode_alloc_table};
 
-use super::super::pipeline::rs;
+use super::pipeline::rs;
+use crate::aerogpu::bc_decode::{self, BcKind};
 use crate::aerogpu::d3d9::asm::assemble;
 use crate::aerogpu::{
     AllocTable, CommandProcessor, Limits, SoftExecutorConfig, VecMemory, WgpuExecutor,
@@ -61,11 +65,16 @@ impl Rig {
     /// A B8G8R8A8 target and a `format` depth surface (guest-backed at 0x1000 when
     /// `backed`), shaders, a vertex buffer and culling off.
     fn new(format: Format, backed: bool) -> Rig {
+        let exec = WgpuExecutor::new_headless(SoftExecutorConfig::default()).expect("wgpu device");
+        Rig::with_executor(exec, format, backed)
+    }
+
+    fn with_executor(exec: WgpuExecutor, format: Format, backed: bool) -> Rig {
         let mut rig = Rig {
             p: CommandProcessor::new(Limits::default()),
             mem: VecMemory::new(1 << 16),
             table: AllocTable::new(),
-            exec: WgpuExecutor::new_headless(SoftExecutorConfig::default()).expect("wgpu device"),
+            exec,
         };
         let entries = [
             AllocEntry {
@@ -473,4 +482,140 @@ fn d16_values_survive_the_attachment_round_trip_exactly() {
     });
     rig.draw((0, 0, W, H), 0.5, CompareFunc::Never, false, None);
     assert_eq!(rig.bytes(DEPTH), bytes);
+}
+
+/// A W x H `format` texture of `blocks`, point-sampled over the whole target (texel
+/// centres on pixel centres), by the native BC path or the CPU-decoding fallback.
+fn sample_bc(format: Format, blocks: &[u8], fallback: bool) -> Vec<[u8; 4]> {
+    let mut exec = WgpuExecutor::new_headless(SoftExecutorConfig::default()).expect("wgpu device");
+    if fallback {
+        exec = exec.with_bc_fallback();
+    }
+    let mut rig = Rig::with_executor(exec, Format::D24UnormS8Uint, false);
+    let vs = tokens("vs_2_0\ndcl_position v0\ndcl_texcoord v1\nmov oPos, v0\nmov oT0, v1\n");
+    let ps = tokens("ps_2_0\ndcl t0.xy\ndcl_2d s0\ntexld r0, t0, s0\nmov oC0, r0\n");
+    let mut decl = Vec::new();
+    for (offset, ty, usage) in [(0u16, 3u8, 0u8), (16, 1, 5)] {
+        decl.extend_from_slice(&0u16.to_le_bytes());
+        decl.extend_from_slice(&offset.to_le_bytes());
+        decl.extend_from_slice(&[ty, 0, usage, 0]);
+    }
+    decl.extend_from_slice(&[0xFF, 0, 0, 0, 17, 0, 0, 0]);
+    let mut v = Vec::new();
+    for (x, y) in [(0, 0), (W, 0), (0, H), (W, H)] {
+        let cx = (x as f32 - 0.5) * 2.0 / W as f32 - 1.0;
+        let cy = 1.0 - (y as f32 - 0.5) * 2.0 / H as f32;
+        let (u, t) = (x as f32 / W as f32, y as f32 / H as f32);
+        for f in [cx, cy, 0.5, 1.0, u, t] {
+            v.extend_from_slice(&f.to_le_bytes());
+        }
+    }
+    rig.run(|w| {
+        w.create_texture2d(8, format as u32, W, H, 0);
+        w.upload(8, 0, blocks);
+        for (handle, stage, t) in [(9, ShaderStage::Vertex, &vs), (10, ShaderStage::Pixel, &ps)] {
+            w.push(
+                Opcode::CreateShader,
+                &cmd::CreateShader {
+                    shader_handle: handle,
+                    stage: stage as u32,
+                    bytecode_size_bytes: t.len() as u32,
+                    ..Default::default()
+                },
+                t,
+            );
+        }
+        w.push(
+            Opcode::CreateInputLayout,
+            &cmd::CreateInputLayout {
+                input_layout_handle: 11,
+                blob_size_bytes: decl.len() as u32,
+                ..Default::default()
+            },
+            &decl,
+        );
+        push(
+            w,
+            Opcode::BindShaders,
+            cmd::BindShaders {
+                vs: 9,
+                ps: 10,
+                ..Default::default()
+            },
+        );
+        push(
+            w,
+            Opcode::SetInputLayout,
+            cmd::SetInputLayout {
+                input_layout_handle: 11,
+                ..Default::default()
+            },
+        );
+        let mut binding = [0u8; 16];
+        binding[..4].copy_from_slice(&3u32.to_le_bytes());
+        binding[4..8].copy_from_slice(&24u32.to_le_bytes());
+        w.push(
+            Opcode::SetVertexBuffers,
+            &cmd::SetVertexBuffers {
+                start_slot: 0,
+                buffer_count: 1,
+                ..Default::default()
+            },
+            &binding,
+        );
+        push(
+            w,
+            Opcode::SetTexture,
+            cmd::SetTexture {
+                shader_stage: ShaderStage::Pixel as u32,
+                slot: 0,
+                texture: 8,
+                ..Default::default()
+            },
+        );
+        push(
+            w,
+            Opcode::SetDepthStencilState,
+            cmd::SetDepthStencilState::default(),
+        );
+        w.upload(3, 0, &v);
+        w.draw(4);
+    });
+    rig.pixels()
+}
+
+#[test]
+fn bc_textures_decoded_on_the_cpu_sample_like_native_bc() {
+    for (format, kind) in [
+        (Format::Bc1Unorm, BcKind::Bc1),
+        (Format::Bc2Unorm, BcKind::Bc2),
+        (Format::Bc3Unorm, BcKind::Bc3),
+    ] {
+        // Two blocks of varied bytes (BC1's first block in 4-colour mode, the second in
+        // 3-colour mode with transparent black).
+        let mut blocks: Vec<u8> = (0..2 * kind.block_bytes() as u32)
+            .map(|i| (i.wrapping_mul(0x9E37_79B9) >> 13) as u8)
+            .collect();
+        if kind == BcKind::Bc1 {
+            blocks[..4].copy_from_slice(&[0x00, 0xF8, 0x1F, 0x00]); // c0 red > c1 blue
+            blocks[8..12].copy_from_slice(&[0x1F, 0x00, 0xE0, 0x07]); // c0 blue <= c1 green
+        }
+        let fallback = sample_bc(format, &blocks, true);
+        let native = sample_bc(format, &blocks, false);
+        // The fallback shows exactly what bc_decode decodes (BGRA target).
+        let decoded = bc_decode::decode(kind, &blocks, 2, 1).unwrap();
+        let expect: Vec<[u8; 4]> = decoded
+            .chunks_exact(4)
+            .map(|p| [p[2], p[1], p[0], p[3]])
+            .collect();
+        assert_eq!(fallback, expect, "{format:?}");
+        // Native BC agrees up to the last bit of interpolated values (llvmpipe rounds
+        // DXT blends differently).
+        for (i, (n, f)) in native.iter().zip(&fallback).enumerate() {
+            assert!(
+                n.iter().zip(f).all(|(a, b)| a.abs_diff(*b) <= 1),
+                "{format:?} texel {i}: native {n:?} fallback {f:?}"
+            );
+        }
+    }
 }

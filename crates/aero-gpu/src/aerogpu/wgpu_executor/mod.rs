@@ -13,9 +13,10 @@
 //!   depth formats, stored raw as R32Uint (D24S8 word), R32Float and R16Uint so that
 //!   uploads, copies and write-backs keep the guest's bits (wgpu cannot copy into
 //!   Depth24Plus/Depth32Float); draws test against a depth/stencil attachment kept in
-//!   step with the raw texture in both directions ([`depth`]). BC1-3 are wgpu BC textures (mip 0 rounded up to whole
-//!   blocks, which keeps every mip's block count); without TEXTURE_COMPRESSION_BC creating
-//!   one is an executor error.
+//!   step with the raw texture in both directions ([`depth`]). BC1-3 are wgpu BC
+//!   textures (mip 0 rounded up to whole blocks, which keeps every mip's block count); without TEXTURE_COMPRESSION_BC
+//!   (or [`WgpuExecutor::with_bc_fallback`]) they are RGBA8 textures of the texels
+//!   `bc_decode` decodes, with the blocks kept on the host for copies and write-backs.
 //! - Byte offsets (dirty ranges, UPLOAD_RESOURCE, write-back) are in the guest backing
 //!   layout of `aerogpu_cmd.h`, as in the CPU executor; a range that covers only part of a
 //!   row reads the rows back first. Row padding (`row_pitch_bytes` beyond the texels) is
@@ -34,6 +35,7 @@
 //! wgpu validation errors never panic: they are caught by the device's error handler and
 //! fail the command as an executor error.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
@@ -41,6 +43,7 @@ use aero_protocol::cmd;
 use aero_protocol::pci::Format;
 use thiserror::Error;
 
+use super::bc_decode::{self, BcKind};
 use super::executor::{Executor, SubmissionInfo};
 pub use super::executor_common::Outputs;
 use super::executor_common::{
@@ -198,6 +201,12 @@ enum Storage {
         /// format; the raw texture above holds the guest's bits), kept in step with it
         /// by [`depth`].
         depth: Option<DepthAttachment>,
+        /// BC1-3 on an adapter without TEXTURE_COMPRESSION_BC (or with the fallback
+        /// forced): the guest's blocks (guest layout, the copy reads, copies and
+        /// write-backs use), decoded into the RGBA8 texture above whenever they change.
+        /// The GPU never writes a BC texture (it cannot be a render target), so these
+        /// bytes stay current.
+        bc_blocks: Option<(BcKind, RefCell<Vec<u8>>)>,
     },
 }
 
@@ -327,6 +336,14 @@ impl WgpuExecutor {
             depth_sync: DepthSync::default(),
             draws: 0,
         }
+    }
+
+    /// Decodes BC1-3 textures on the CPU even if the adapter has BC (what an adapter
+    /// without TEXTURE_COMPRESSION_BC gets; tests compare it with the native path).
+    /// Textures created before keep their storage.
+    pub fn with_bc_fallback(mut self) -> Self {
+        self.bc = false;
+        self
     }
 
     pub fn device(&self) -> &wgpu::Device {
@@ -470,6 +487,90 @@ impl WgpuExecutor {
         }
     }
 
+    /// The host blocks of a BC texture decoded for an adapter without BC.
+    fn bc_blocks(&self, id: ResourceId) -> Option<(BcKind, &RefCell<Vec<u8>>)> {
+        match &self.resources.get(&id)?.storage {
+            Storage::Texture {
+                bc_blocks: Some((kind, blocks)),
+                ..
+            } => Some((*kind, blocks)),
+            _ => None,
+        }
+    }
+
+    /// [`Self::write_region`] of a decoded BC texture: the blocks are stored, then
+    /// decoded into the texture's RGBA8 texels (cut to the mip's size on the GPU).
+    #[allow(clippy::too_many_arguments)]
+    fn write_bc_region(
+        &self,
+        id: ResourceId,
+        kind: BcKind,
+        blocks: &RefCell<Vec<u8>>,
+        (mip, layer, sub): (u32, u32, &Subresource),
+        (col0, row0): (u32, u32),
+        (cols, rows): (u32, u32),
+        guest: &[u8],
+    ) -> Result<(), WgpuError> {
+        let row_bytes = u64::from(cols) * u64::from(sub.bytes_per_block);
+        {
+            let mut blocks = blocks.borrow_mut();
+            let len = blocks.len();
+            for (i, src) in guest
+                .chunks_exact(row_bytes as usize)
+                .take(rows as usize)
+                .enumerate()
+            {
+                let at = sub.offset
+                    + (u64::from(row0) + i as u64) * sub.pitch
+                    + u64::from(col0) * u64::from(sub.bytes_per_block);
+                blocks[range(at, row_bytes, len, id)?].copy_from_slice(src);
+            }
+        }
+        let rgba = bc_decode::decode(kind, guest, cols, rows)
+            .map_err(|e| WgpuError::Gpu(e.to_string()))?;
+        let (texture, _) = self.texture_parts(id)?;
+        let mip_w = (texture.width() >> mip).max(1);
+        let mip_h = (texture.height() >> mip).max(1);
+        let (x0, y0) = (col0 * 4, row0 * 4);
+        let w = (cols * 4).min(mip_w.saturating_sub(x0));
+        let h = (rows * 4).min(mip_h.saturating_sub(y0));
+        if w == 0 || h == 0 {
+            return Ok(());
+        }
+        // Small mips are narrower than a block: keep each row's first `w` texels.
+        let full_row = cols as usize * 16;
+        let texels: Vec<u8> = rgba
+            .chunks_exact(full_row)
+            .take(h as usize)
+            .flat_map(|row| &row[..w as usize * 4])
+            .copied()
+            .collect();
+        self.queue.write_texture(
+            wgpu::TexelCopyTextureInfo {
+                texture,
+                mip_level: mip,
+                origin: wgpu::Origin3d {
+                    x: x0,
+                    y: y0,
+                    z: layer,
+                },
+                aspect: wgpu::TextureAspect::All,
+            },
+            &texels,
+            wgpu::TexelCopyBufferLayout {
+                offset: 0,
+                bytes_per_row: Some(w * 4),
+                rows_per_image: Some(h),
+            },
+            wgpu::Extent3d {
+                width: w,
+                height: h,
+                depth_or_array_layers: 1,
+            },
+        );
+        self.take_gpu_errors()
+    }
+
     /// A depth surface's format, raw texture view (mip 0 / layer 0) and attachment.
     fn depth_parts(
         &self,
@@ -567,17 +668,21 @@ impl WgpuExecutor {
                     format: d.format,
                 })?;
                 let block = format.block_dimensions();
-                let compressed = block.0 > 1;
-                if compressed && !self.bc {
-                    // TODO(issue 17): decompress on the CPU for adapters without BC.
-                    return Err(WgpuError::Unsupported {
-                        what: format!("{:?} (no TEXTURE_COMPRESSION_BC)", d.format),
-                    });
-                }
                 let (w, h) = (
                     d.width.next_multiple_of(block.0),
                     d.height.next_multiple_of(block.1),
                 );
+                // Without BC the texture holds the decoded texels (same size: whole
+                // blocks), and the blocks live on the host.
+                let (format, bc_blocks) = match BcKind::from_format(d.format) {
+                    Some(kind) if !self.bc => (
+                        wgpu::TextureFormat::Rgba8Unorm,
+                        Some((kind, RefCell::new(alloc_zeroed(size_bytes)?))),
+                    ),
+                    _ => (format, None),
+                };
+                // Never a render target: the GPU must not change what the blocks hold.
+                let compressed = bc_blocks.is_some() || format.block_dimensions().0 > 1;
                 if w > limits.max_texture_dimension_2d
                     || h > limits.max_texture_dimension_2d
                     || d.array_layers > limits.max_texture_array_layers
@@ -629,6 +734,7 @@ impl WgpuExecutor {
                     target_view,
                     repr,
                     depth,
+                    bc_blocks,
                 })
             }
         }
@@ -651,6 +757,17 @@ impl WgpuExecutor {
         row0: u32,
         rows: u32,
     ) -> Result<Vec<u8>, WgpuError> {
+        if let Some((_, blocks)) = self.bc_blocks(id) {
+            let blocks = blocks.borrow();
+            let tight =
+                u64::from(sub.width.div_ceil(sub.block_width)) * u64::from(sub.bytes_per_block);
+            let mut out = Vec::new();
+            for row in row0..row0.saturating_add(rows) {
+                let at = sub.offset + u64::from(row) * sub.pitch;
+                out.extend_from_slice(&blocks[range(at, tight, blocks.len(), id)?]);
+            }
+            return Ok(out);
+        }
         self.raw_current(id);
         let (texture, repr) = self.texture_parts(id)?;
         let blocks_w = sub.width.div_ceil(sub.block_width);
@@ -730,6 +847,17 @@ impl WgpuExecutor {
         (cols, rows): (u32, u32),
         guest: &[u8],
     ) -> Result<(), WgpuError> {
+        if let Some((kind, blocks)) = self.bc_blocks(id) {
+            return self.write_bc_region(
+                id,
+                kind,
+                blocks,
+                (mip, layer, sub),
+                (col0, row0),
+                (cols, rows),
+                guest,
+            );
+        }
         // Rows outside this region keep what draws left there.
         self.raw_current(id);
         self.raw_changed(id);
@@ -1112,7 +1240,10 @@ impl ResourceCommands for WgpuExecutor {
         let within = |sub: &Subresource, x: u32, y: u32| {
             x / bw + cols <= sub.width.div_ceil(bw) && y / bh + rows <= sub.height.div_ceil(bh)
         };
-        let same_format = gpu_format(sd.format).map(|f| f.0) == gpu_format(dd.format).map(|f| f.0);
+        // Decoded BC textures keep their blocks on the host: the byte copy below.
+        let same_format = gpu_format(sd.format).map(|f| f.0) == gpu_format(dd.format).map(|f| f.0)
+            && self.bc_blocks(src).is_none()
+            && self.bc_blocks(dst).is_none();
         if src != dst && same_format && within(s, c.src_x, c.src_y) && within(d, c.dst_x, c.dst_y) {
             self.raw_current(src);
             self.raw_current(dst);
@@ -1285,6 +1416,11 @@ impl Executor for WgpuExecutor {
         self.presented = None;
     }
 }
+
+// Draws through the processor into this executor: depth surfaces, the BC fallback.
+#[cfg(test)]
+#[path = "executor_draw_tests.rs"]
+mod executor_draw_tests;
 
 #[cfg(test)]
 mod unit {
