@@ -133,6 +133,11 @@ const TX_PACKET_LIMIT: usize = 0x1_0000 + 256;
 /// Descriptors handled per `run_dma` call in each direction, so a guest cannot keep the
 /// machine in one call forever.
 const DESCRIPTORS_PER_CALL: usize = 4096;
+/// Frame bytes sent per `run_dma` call, at most (finishing the packet under way).
+const TX_BYTES_PER_CALL: usize = 4 << 20;
+/// Smallest TSO segment size taken: a guest asking for 1-byte segments of 64 KiB would
+/// have the machine build 65536 frames for one packet.
+const MIN_MSS: usize = 64;
 /// One ITR unit.
 const ITR_UNIT_NS: u64 = 256;
 
@@ -188,6 +193,8 @@ pub struct E1000 {
     rx_queue: VecDeque<Vec<u8>>,
     backend: Box<dyn NetBackend>,
     now_ns: u64,
+    /// Bytes sent in the current `run_dma` call (see [`TX_BYTES_PER_CALL`]).
+    tx_bytes_this_call: usize,
     /// ITR: no interrupt is asserted before this time.
     interrupt_hold_until: u64,
 }
@@ -220,6 +227,7 @@ impl E1000 {
             rx_queue: VecDeque::new(),
             backend,
             now_ns: 0,
+            tx_bytes_this_call: 0,
             interrupt_hold_until: 0,
         };
         nic.reset_registers();
@@ -441,7 +449,12 @@ impl E1000 {
         }
         let (base, count) = self.ring(TDBAL, TDBAH, TDLEN);
         let mut done_any = false;
+        self.tx_bytes_this_call = 0;
         for _ in 0..DESCRIPTORS_PER_CALL {
+            // The rest waits for the next call (the CPU runs in between).
+            if self.tx_bytes_this_call >= TX_BYTES_PER_CALL {
+                break;
+            }
             let head = self.regs[reg(TDH)];
             let tail = self.regs[reg(TDT)];
             if head == tail || count == 0 || head >= count || tail >= count {
@@ -552,7 +565,7 @@ impl E1000 {
         let c = self.context;
         let header_len = c.hdr_len.min(packet.len());
         let payload = &packet[header_len..];
-        if c.mss == 0 || header_len < c.tucss + 20 || c.tucss < c.ipcss + 20 {
+        if c.mss < MIN_MSS || header_len < c.tucss + 20 || c.tucss < c.ipcss + 20 {
             tracing::debug!(?c, "e1000: TSO context unusable, packet dropped");
             return;
         }
@@ -608,6 +621,7 @@ impl E1000 {
     }
 
     fn send_frame(&mut self, frame: &[u8]) {
+        self.tx_bytes_this_call += frame.len();
         self.backend.send(frame);
         count(&mut self.regs, GPTC);
         count(&mut self.regs, TPT);

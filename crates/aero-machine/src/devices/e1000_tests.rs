@@ -511,3 +511,57 @@ fn io_window_reaches_the_registers() {
     nic.bar_write(1, 4, 4, 0x84);
     assert_eq!(rd(&mut nic, IMS), 0x84);
 }
+
+#[test]
+fn rings_wrap_and_transmit_work_is_bounded_per_call() {
+    let (mut nic, backend, mut ram) = nic();
+    setup_tx(&mut nic, 8);
+    ram.write(0x10000, &[0x11; 1514]).unwrap();
+    // Start near the end: descriptors 6, 7, 0, 1.
+    wr(&mut nic, TDH, 6);
+    wr(&mut nic, TDT, 6);
+    for i in [6, 7, 0, 1] {
+        put_descriptor(&mut ram, TX_RING, i, legacy_tx(0x10000, 1514, TXD_CMD_EOP));
+    }
+    wr(&mut nic, TDT, 2);
+    nic.run_dma(&mut ram, 0);
+    assert_eq!(backend.take_sent().len(), 4);
+    assert_eq!(rd(&mut nic, TDH), 2, "wrapped");
+    // 64 KiB TSO packets at the smallest MSS, the whole ring: one call stops after about
+    // TX_BYTES_PER_CALL and the rest follows in the next.
+    let payload = vec![0u8; 0xFFFF - 54];
+    ram.write(0x20000, &tcp_packet(&payload, 0, 0x10)).unwrap();
+    let ring = 256u32;
+    setup_tx(&mut nic, ring);
+    let tucmd = TUCMD_TCP | TUCMD_IP | TXD_CMD_TSE;
+    for i in (0..ring - 1).step_by(2) {
+        put_descriptor(&mut ram, TX_RING, i, context(14, 24, 34, 50, tucmd, 54, 64));
+        let eop = TXD_CMD_EOP | TXD_CMD_TSE;
+        put_descriptor(&mut ram, TX_RING, i + 1, data_tx(0x20000, 0xFFFF, eop, 0));
+    }
+    wr(&mut nic, TDT, ring - 2);
+    nic.run_dma(&mut ram, 0);
+    let first: usize = backend.take_sent().iter().map(Vec::len).sum();
+    assert!(
+        first >= TX_BYTES_PER_CALL && first < TX_BYTES_PER_CALL + 0x20000,
+        "{first}"
+    );
+    assert!(nic.dma_pending(), "more to send");
+    while nic.dma_pending() {
+        nic.run_dma(&mut ram, 0);
+    }
+    assert_eq!(rd(&mut nic, TDH), ring - 2);
+    // An MSS below the floor drops the packet instead of making thousands of frames.
+    setup_tx(&mut nic, 8);
+    backend.take_sent();
+    put_descriptor(&mut ram, TX_RING, 0, context(14, 24, 34, 50, tucmd, 54, 1));
+    put_descriptor(
+        &mut ram,
+        TX_RING,
+        1,
+        data_tx(0x20000, 0xFFFF, TXD_CMD_EOP | TXD_CMD_TSE, 0),
+    );
+    wr(&mut nic, TDT, 2);
+    nic.run_dma(&mut ram, 0);
+    assert!(backend.take_sent().is_empty());
+}
