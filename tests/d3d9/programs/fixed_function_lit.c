@@ -9,7 +9,10 @@
  * Then pre-transformed vertices (XYZRHW|DIFFUSE, never lit) with a depth test, and two
  * quads with vertex alpha from 0 to 1 across 32 pixels, alpha tested (GREATER 0x80, no pixel
  * near the threshold) with the default stage 0 (no texture bound) and with the alpha
- * explicitly from the diffuse colour. Writes ff_lit.ppm and ff_pretransformed.ppm. */
+ * explicitly from the diffuse colour. Then texture-coordinate generation: an unlit sphere
+ * textured through D3DTSS_TCI_CAMERASPACENORMAL and a COUNT2 scale/offset texture matrix
+ * (a sphere map), linear filtering. Writes ff_lit.ppm, ff_pretransformed.ppm, ff_texgen.ppm
+ * and tolerance.txt (bilinear weights: see textured_quad.c). */
 #include <math.h>
 #include <string.h>
 
@@ -200,6 +203,52 @@ int main(void) {
     CHECK(IDirect3DDevice9_SetRenderState(dev, D3DRS_ALPHATESTENABLE, FALSE));
     CHECK(IDirect3DDevice9_EndScene(dev));
     save_back_buffer(dev, "ff_pretransformed.ppm");
+
+    /* Texgen: camera-space normals through a scale/offset matrix into a smooth texture. */
+    {
+        IDirect3DTexture9 *tex = NULL;
+        D3DLOCKED_RECT lr;
+        D3DMATRIX tm;
+        UINT x, y;
+        FILE *t;
+        CHECK(IDirect3DDevice9_CreateTexture(dev, 4, 4, 1, 0, D3DFMT_A8R8G8B8, D3DPOOL_MANAGED, &tex, NULL));
+        CHECK(IDirect3DTexture9_LockRect(tex, 0, &lr, NULL, 0));
+        for (y = 0; y < 4; y++)
+            for (x = 0; x < 4; x++)
+                ((DWORD *)((BYTE *)lr.pBits + y * lr.Pitch))[x] = D3DCOLOR_XRGB(40 + 70 * x, 40 + 70 * y, 200 - 40 * x);
+        CHECK(IDirect3DTexture9_UnlockRect(tex, 0));
+        world._11 = world._22 = world._33 = 1.0f;
+        CHECK(IDirect3DDevice9_SetTransform(dev, D3DTS_WORLD, &world));
+        memset(&tm, 0, sizeof(tm));
+        tm._11 = 0.5f, tm._22 = -0.5f, tm._33 = 1.0f, tm._41 = 0.5f, tm._42 = 0.5f, tm._44 = 1.0f;
+        CHECK(IDirect3DDevice9_SetTransform(dev, D3DTS_TEXTURE0, &tm));
+        CHECK(IDirect3DDevice9_SetTexture(dev, 0, (IDirect3DBaseTexture9 *)tex));
+        CHECK(IDirect3DDevice9_SetSamplerState(dev, 0, D3DSAMP_MAGFILTER, D3DTEXF_LINEAR));
+        CHECK(IDirect3DDevice9_SetSamplerState(dev, 0, D3DSAMP_MINFILTER, D3DTEXF_LINEAR));
+        CHECK(IDirect3DDevice9_SetSamplerState(dev, 0, D3DSAMP_ADDRESSU, D3DTADDRESS_CLAMP));
+        CHECK(IDirect3DDevice9_SetSamplerState(dev, 0, D3DSAMP_ADDRESSV, D3DTADDRESS_CLAMP));
+        CHECK(IDirect3DDevice9_SetTextureStageState(dev, 0, D3DTSS_COLOROP, D3DTOP_SELECTARG1));
+        CHECK(IDirect3DDevice9_SetTextureStageState(dev, 0, D3DTSS_COLORARG1, D3DTA_TEXTURE));
+        CHECK(IDirect3DDevice9_SetTextureStageState(dev, 0, D3DTSS_TEXCOORDINDEX, D3DTSS_TCI_CAMERASPACENORMAL));
+        CHECK(IDirect3DDevice9_SetTextureStageState(dev, 0, D3DTSS_TEXTURETRANSFORMFLAGS, D3DTTFF_COUNT2));
+        CHECK(IDirect3DDevice9_SetRenderState(dev, D3DRS_LIGHTING, FALSE));
+        CHECK(IDirect3DDevice9_SetRenderState(dev, D3DRS_ZENABLE, D3DZB_TRUE));
+        CHECK(IDirect3DDevice9_SetRenderState(dev, D3DRS_CULLMODE, D3DCULL_CCW));
+        CHECK(IDirect3DDevice9_Clear(dev, 0, NULL, D3DCLEAR_TARGET | D3DCLEAR_ZBUFFER,
+                                     D3DCOLOR_XRGB(0x10, 0x10, 0x10), 1.0f, 0));
+        viewport(dev, 32, 32, 64, 64);
+        CHECK(IDirect3DDevice9_BeginScene(dev));
+        CHECK(IDirect3DDevice9_SetFVF(dev, D3DFVF_XYZ | D3DFVF_NORMAL));
+        draw_sphere(dev);
+        CHECK(IDirect3DDevice9_EndScene(dev));
+        save_back_buffer(dev, "ff_texgen.ppm");
+        CHECK(IDirect3DDevice9_SetTexture(dev, 0, NULL));
+        IDirect3DTexture9_Release(tex);
+        t = fopen("tolerance.txt", "w");
+        if (!t) return 1;
+        fprintf(t, "ff_texgen.ppm 2\n");
+        fclose(t);
+    }
 
     CHECK(IDirect3DDevice9_Present(dev, NULL, NULL, NULL, NULL));
     IDirect3DDevice9_Release(dev);

@@ -264,19 +264,26 @@ bool vertex_key(const Inputs &in, VsKey *out) {
     k.range_fog = rs[RS_RANGEFOGENABLE] != 0 && k.fog >= kFogVertexLinear && k.fog <= kFogVertexExp2;
     k.stage_count = uint8_t(stage_count_of(in));
     for (uint32_t s = 0; s < k.stage_count; s++) {
-        // The low word names the coordinate set; texture-coordinate generation (high word)
-        // is not modelled and reads the set as well.
-        uint32_t set = in.legacy->texture_stage_state(s, TSS_TEXCOORDINDEX) & 0xFFFF;
+        // The low word names the coordinate set, the high word generates coordinates instead
+        // (camera-space normal or position, three components).
+        const uint32_t tci = in.legacy->texture_stage_state(s, TSS_TEXCOORDINDEX);
+        const uint32_t set = tci & 0xFFFF, gen = tci >> 16;
         k.stage_coord[s] = (set < 8 && (k.texcoord_sets >> set & 1)) ? uint8_t(set) : 0xFF;
+        if ((gen == 1 || gen == 2) && !k.position_t) {
+            k.stage_texgen[s] = uint8_t(gen);
+            k.stage_coord[s] = 0;
+        }
         if (k.stage_coord[s] == 0xFF) continue;
         const uint32_t ttff = in.legacy->texture_stage_state(s, TSS_TEXTURETRANSFORMFLAGS);
         const uint32_t count = ttff & 0xFF;
         if (count >= 1 && count <= 4) k.stage_transform[s] = uint8_t(count | (ttff & TTFF_PROJECTED ? 0x80 : 0));
-        k.stage_coord_size[s] = 4;
-        for (uint32_t i = 0; i < in.decl_count && in.decl[i].stream != 0xFF; i++)
+        k.stage_coord_size[s] = k.stage_texgen[s] ? 3 : 4;
+        for (uint32_t i = 0; i < in.decl_count && in.decl[i].stream != 0xFF && !k.stage_texgen[s]; i++)
             if (in.decl[i].usage == DECLUSAGE_TEXCOORD && in.decl[i].usage_index == set && in.decl[i].type <= 3)
                 k.stage_coord_size[s] = uint8_t(in.decl[i].type + 1); // FLOAT1..FLOAT4
     }
+    for (uint32_t s = 0; s < k.stage_count; s++)
+        if (k.stage_texgen[s] == 1) k.normalize_normals = rs[RS_NORMALIZENORMALS] != 0;
     k.fog_reg = (k.fog != kFogNone && k.stage_count < kMaxStages) ? k.stage_count : 0xFF;
     if (k.fog_reg == 0xFF) k.fog = kFogNone;
     *out = k;
@@ -313,21 +320,38 @@ std::vector<uint32_t> vertex_shader(const VsKey &k) {
         a.op(OP_MOV, {dst(R_ATTROUT, 1), k.has_specular ? v(V_SPECULAR) : c(C_MISC, SW_YYYY)});
     }
 
-    // Texture coordinates: oT<stage> carries the set the stage reads.
+    // Texture coordinates: oT<stage> carries the set the stage reads (or generates).
+    bool texgen = false;
+    for (uint32_t s = 0; s < k.stage_count; s++) texgen |= k.stage_texgen[s] != 0;
+    if (texgen) {
+        if (!k.lighting) { // eye-space position and normal as the lighting has them
+            a.op(OP_M4x4, {rd(0), v(V_POS), c(C_WV)});
+            if (k.has_normal) {
+                a.op(OP_M3x3, {rd(1, XYZ), v(V_NORMAL), c(C_NORMAL)});
+                if (k.normalize_normals) a.op(OP_NRM, {rd(1, XYZ), r(1)});
+            } else {
+                a.op(OP_MOV, {rd(1, XYZ), c(C_MISC, SW_YYYY)});
+            }
+        }
+        a.op(OP_MOV, {rd(1, W), c(C_MISC, SW_ZZZZ)}); // (normal, 1), like a 3D set
+    }
     for (uint32_t s = 0; s < k.stage_count; s++) {
+        const uint32_t coord = k.stage_texgen[s] == 1   ? r(1)
+                               : k.stage_texgen[s] == 2 ? r(0)
+                                                        : v(V_TEX0 + (k.stage_coord[s] & 7));
         if (k.stage_coord[s] == 0xFF) {
             a.op(OP_MOV, {dst(R_TEXCRDOUT, s), c(C_MISC, sw(1, 1, 1, 2))}); // (0, 0, 0, 1)
         } else if (const uint32_t count = k.stage_transform[s] & 7) {
             // Through the stage's texture matrix (rows rearranged in vertex_constants); the
             // projected form divides by component count - 1, which texldp takes from w.
-            a.op(OP_M4x4, {rd(6), v(V_TEX0 + k.stage_coord[s]), c(C_TEXTURE + 4 * s)});
+            a.op(OP_M4x4, {rd(6), coord, c(C_TEXTURE + 4 * s)});
             if (k.stage_transform[s] & 0x80) {
                 const uint32_t last = count - 1;
                 a.op(OP_MOV, {rd(6, W), r(6, sw(last, last, last, last))});
             }
             a.op(OP_MOV, {dst(R_TEXCRDOUT, s), r(6)});
         } else {
-            a.op(OP_MOV, {dst(R_TEXCRDOUT, s), v(V_TEX0 + k.stage_coord[s])});
+            a.op(OP_MOV, {dst(R_TEXCRDOUT, s), coord});
         }
     }
 

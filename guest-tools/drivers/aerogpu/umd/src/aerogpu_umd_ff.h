@@ -62,6 +62,10 @@ struct VsKey {
     // (0: no transform) | 0x80 for D3DTTFF_PROJECTED; and the set's component count.
     uint8_t stage_transform[kMaxStages];
     uint8_t stage_coord_size[kMaxStages];
+    // Texture-coordinate generation (TEXCOORDINDEX high word): 1 = D3DTSS_TCI_CAMERASPACENORMAL,
+    // 2 = CAMERASPACEPOSITION, 0 = the set itself (reflection vectors and sphere maps are not
+    // generated: they read the set).
+    uint8_t stage_texgen[kMaxStages];
     uint8_t fog_reg; // oT# carrying fog (0xFF: none)
 };
 

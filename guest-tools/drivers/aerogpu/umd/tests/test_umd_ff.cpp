@@ -473,6 +473,27 @@ void test_texture_transform() {
     CHECK(texldp);
 }
 
+void test_texgen() {
+    // Camera-space position and normal as texture coordinates (lighting off; the view
+    // matrix moves the eye space), optionally through a texture matrix.
+    Rig g;
+    g.rs[RS_LIGHTING] = 0;
+    g.legacy.set_transform(2, translation(0, 0, 4));
+    g.legacy.set_texture_stage_state(0, 11, 0x20000); // CAMERASPACEPOSITION
+    Machine m = g.vertex(vec(1, 2, 3, 1), vec(0, 1, 0, 0));
+    CHECK(!m.bad && near(m.ot[0], 1, 2, 7, 1));
+    g.legacy.set_texture_stage_state(0, 11, 0x10000); // CAMERASPACENORMAL
+    m = g.vertex(vec(1, 2, 3, 1), vec(0, 1, 0, 0));
+    CHECK(!m.bad && near(m.ot[0], 0, 1, 0, 1));
+    // COUNT2 with a scale/offset matrix: a generated 3D vector multiplies as (x, y, z, 1).
+    Matrix4 t = translation(0.5f, 0.5f, 0);
+    t.m[0] = t.m[5] = 0.5f;
+    g.legacy.set_transform(16, t);
+    g.legacy.set_texture_stage_state(0, 24, 2);
+    m = g.vertex(vec(1, 2, 3, 1), vec(0.6f, 0.8f, 0, 0));
+    CHECK(!m.bad && near(m.ot[0].v[0], 0.8f) && near(m.ot[0].v[1], 0.9f));
+}
+
 void test_fog() {
     enum : uint32_t { FOGENABLE = 28, FOGCOLOR = 34, FOGTABLEMODE = 35, FOGSTART = 36, FOGEND = 37,
                       FOGDENSITY = 38, FOGVERTEXMODE = 140 };
@@ -558,7 +579,7 @@ int dump(const char *dir) {
             g.legacy.set_texture_stage_state(s, 26, (s + 4) % 7 | (s & 1 ? 0x10 : 0x20));
             g.legacy.set_texture_stage_state(s, 2, s % 7 | (s & 2 ? 0x30 : 0));
             g.legacy.set_texture_stage_state(s, 3, (s + 2) % 7);
-            g.legacy.set_texture_stage_state(s, 11, s % 2);
+            g.legacy.set_texture_stage_state(s, 11, s % 2 | (variant % 5 == 0 ? (s % 3) << 16 : 0));
             g.legacy.set_texture_stage_state(s, 28, s == 3 ? 5 : 1);
             g.legacy.set_texture_stage_state(s, 24, variant % 3 == 1 ? (2 + s % 3) | (s & 1 ? 0x100 : 0) : 0);
         }
@@ -583,6 +604,7 @@ int main(int argc, char **argv) {
     test_lighting();
     test_stages();
     test_texture_transform();
+    test_texgen();
     test_fog();
     return agpu_check_report();
 }
