@@ -332,7 +332,18 @@ impl MachineArgs {
             deterministic,
             hda_slot,
             extra_drives,
-            nic: self.nic_spec(default_memory_mib)?.start()?,
+            nic: {
+                let nic = self.nic_spec(default_memory_mib)?;
+                if deterministic && nic != NicSpec::None {
+                    // Idle guest time is skipped, host replies are not: timeouts in the
+                    // guest fire long before the host could answer.
+                    tracing::warn!(
+                        "--nic with deterministic time: guest network timeouts run ahead of \
+                         the host; use --realtime"
+                    );
+                }
+                nic.start()?
+            },
         })
     }
 
