@@ -515,6 +515,11 @@ void test_fog() {
     t[1] = vec(0.25f, 0, 0, 0);
     m = g.pixel(vec(0, 0.5f, 1, 1), Vec(), t, [](uint32_t) { return vec(1, 1, 1, 1); });
     CHECK(!m.bad && near(m.oc, 0.75f, 0.125f, 0.25f, 1));
+    // Range fog: the eye distance |P| instead of z.
+    g.rs[48] = 1; // RANGEFOGENABLE
+    m = g.vertex(vec(3, 0, 4, 1));
+    CHECK(!m.bad && near(m.ot[1].v[0], (8 - 5) / 6.0f));
+    g.rs[48] = 0;
     // Vertex EXP: exp(-density * z).
     g.rs[FOGVERTEXMODE] = 1;
     g.rs[FOGDENSITY] = fbits(0.25f);
