@@ -92,6 +92,30 @@ impl DepthAttachment {
     }
 }
 
+/// The attachment clear equal to a whole surface of `texel` (guest bytes), where both
+/// conversions are exact whatever the GPU's float rounding: depth 0 or 1 (D24S8, D16) or
+/// any D32F value in [0, 1], with the D24S8 stencil.
+pub(super) fn exact_clear(format: Format, texel: &[u8]) -> Option<(f32, u32)> {
+    let word = texel
+        .iter()
+        .rev()
+        .fold(0u32, |w, &b| (w << 8) | u32::from(b));
+    let (z, max, stencil) = match format {
+        Format::D24UnormS8Uint if texel.len() == 4 => (word >> 8, 0xFF_FFFF, word & 0xFF),
+        Format::D16Unorm if texel.len() == 2 => (word, 0xFFFF, 0),
+        Format::D32Float if texel.len() == 4 => {
+            let d = f32::from_bits(word);
+            return ((0.0..=1.0).contains(&d) && d.is_sign_positive()).then_some((d, 0));
+        }
+        _ => return None,
+    };
+    match z {
+        0 => Some((0.0, stencil)),
+        z if z == max => Some((1.0, stencil)),
+        _ => None,
+    }
+}
+
 const SHADER: &str = r#"
 @vertex
 fn vs(@builtin(vertex_index) i: u32) -> @builtin(position) vec4<f32> {

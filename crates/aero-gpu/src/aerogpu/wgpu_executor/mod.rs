@@ -601,6 +601,45 @@ impl WgpuExecutor {
         }
     }
 
+    /// A whole-surface clear of a depth surface to a value the attachment stores and
+    /// reads back exactly (see [`depth::exact_clear`]): the attachment is cleared the
+    /// same way, sparing the conversion pass before the next draw.
+    fn clear_attachment_exactly(
+        &self,
+        id: ResourceId,
+        format: Format,
+        texel: &[u8],
+    ) -> Result<(), WgpuError> {
+        let Some((_, _, att)) = self.depth_parts(id) else {
+            return Ok(());
+        };
+        let Some((depth, stencil)) = depth::exact_clear(format, texel) else {
+            return Ok(());
+        };
+        let mut enc = self.device.create_command_encoder(&Default::default());
+        drop(enc.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("aerogpu depth clear"),
+            color_attachments: &[],
+            depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                view: &att.view,
+                depth_ops: Some(wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(depth),
+                    store: wgpu::StoreOp::Store,
+                }),
+                stencil_ops: att.texture.format().has_stencil_aspect().then_some(
+                    wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(stencil),
+                        store: wgpu::StoreOp::Store,
+                    },
+                ),
+            }),
+            ..Default::default()
+        }));
+        self.queue.submit([enc.finish()]);
+        att.newer.set(Newer::Neither);
+        self.take_gpu_errors()
+    }
+
     /// A depth surface's raw texture changed: draws must see it.
     fn raw_changed(&self, id: ResourceId) {
         if let Some((_, _, att)) = self.depth_parts(id) {
@@ -858,8 +897,11 @@ impl WgpuExecutor {
                 guest,
             );
         }
-        // Rows outside this region keep what draws left there.
-        self.raw_current(id);
+        // Texels outside this region keep what draws left there.
+        let whole = mip == 0 && layer == 0 && col0 == 0 && row0 == 0;
+        if !(whole && cols >= sub.width && rows >= sub.height) {
+            self.raw_current(id);
+        }
         self.raw_changed(id);
         let (texture, repr) = self.texture_parts(id)?;
         let gpu = repr.to_gpu(guest);
@@ -1331,6 +1373,10 @@ impl ResourceCommands for WgpuExecutor {
                 out
             };
             self.write_region(id, (0, 0, &sub), (c.x, c.y), (c.cols, c.rows), &data)?;
+            let whole = c.x == 0 && c.y == 0 && c.cols == sub.width && c.rows == sub.height;
+            if whole && fill.is_constant() {
+                self.clear_attachment_exactly(id, desc.format, &fill.value)?;
+            }
             self.host_changed(id, c.row_ranges(&sub), None, mem)?;
         }
         Ok(())
