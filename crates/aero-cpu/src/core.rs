@@ -15,6 +15,21 @@ pub struct SegCache {
     pub writable: bool,
 }
 
+/// `Core::events`: the bus asked for control back during the block.
+pub const EV_STOP: u32 = 1;
+/// Interrupts are inhibited for one instruction (after STI, MOV SS, POP SS).
+pub const EV_IRQ_SHADOW: u32 = 1 << 1;
+/// The block's instruction starts an interrupt shadow for the next one.
+pub const EV_SHADOW_ARMED: u32 = 1 << 2;
+/// An NMI is pending (delivered once not blocked).
+pub const EV_NMI: u32 = 1 << 3;
+/// Data breakpoints hit (`Core::pending_db`): #DB trap after the instruction.
+pub const EV_DATA_BP: u32 = 1 << 4;
+/// `Core::shutdown` is set.
+pub const EV_SHUTDOWN: u32 = 1 << 5;
+/// Instruction breakpoints are armed (stays set while they are).
+pub const EV_BP_EXEC: u32 = 1 << 6;
+
 /// Model-specific registers that are plain storage.
 #[derive(Clone, Debug, Default)]
 pub struct Msrs {
@@ -95,12 +110,9 @@ pub struct Core {
     pub end_block: bool,
     /// A fused CMP/TEST+Jcc handler ran its Jcc too (one more instruction retired).
     pub fused_jcc: bool,
-    /// The bus asked for control back during this instruction.
-    pub stop: bool,
-    /// Interrupts are inhibited for one instruction (STI, MOV SS, POP SS).
-    pub irq_shadow: bool,
-    pub shadow_armed: bool,
-    pub nmi_pending: bool,
+    /// Rare conditions the run loop must act on between blocks, one `EV_*` bit each, so
+    /// that the common block transition tests one word.
+    pub events: u32,
     pub nmi_blocked: bool,
     /// Instructions retired before the running block (the run loop adds the block's count
     /// when it ends); see `retired_now`.
@@ -151,10 +163,7 @@ impl Core {
             pos: 0,
             end_block: false,
             fused_jcc: false,
-            stop: false,
-            irq_shadow: false,
-            shadow_armed: false,
-            nmi_pending: false,
+            events: 0,
             nmi_blocked: false,
             retired: 0,
             pending_invalidations: Vec::new(),

@@ -1,7 +1,7 @@
 //! The public CPU object and its run loop.
 
 use crate::bus::{Bus, PageMapping};
-use crate::core::Core;
+use crate::core::{Core, EV_DATA_BP, EV_IRQ_SHADOW, EV_NMI, EV_SHADOW_ARMED, EV_SHUTDOWN, EV_STOP};
 use crate::decode::{BlockCache, SCRATCH};
 use crate::exec::Exec;
 use crate::fault::Fault;
@@ -125,7 +125,7 @@ impl Cpu {
     }
 
     pub fn raise_nmi(&mut self) {
-        self.core.nmi_pending = true;
+        self.core.events |= EV_NMI;
     }
 
     /// Access to the x87 state (for the machine's snapshot code and tests).
@@ -172,18 +172,15 @@ impl Cpu {
             // (nothing pending, no debug feature, budget left) skips them all. The slow
             // path is exact; taking it when nothing is due changes nothing.
             // (A stale or asserted INTR line matters only with IF set.)
-            let rare = ex.c.shutdown.is_some()
-                | ex.c.stop
+            let rare = (ex.c.events != 0)
                 | (ex.c.retired >= end)
-                | ex.c.irq_shadow
-                | ex.c.nmi_pending
                 | ((irq_line | ex.bus.irq_stale) & (ex.s.rflags & flags::IF != 0))
                 | ex.s.halted
                 | ex.bus.stop_stale
-                | ex.c.breakpoints.exec
                 | (ex.s.rflags & (flags::TF | flags::RF) != 0);
             let (shadow, tf, rf, bp_exec) = if rare {
-                if ex.c.shutdown.is_some() {
+                if ex.c.events & EV_SHUTDOWN != 0 {
+                    ex.c.events &= !EV_SHUTDOWN;
                     break RunExit::Shutdown {
                         reason: ex.c.shutdown.take().unwrap_or_default(),
                         cs: ex.s.seg[1].selector,
@@ -191,17 +188,15 @@ impl Cpu {
                         last_exception: ex.c.last_exception,
                     };
                 }
-                if ex.c.stop {
-                    ex.c.stop = false;
+                if ex.c.events & EV_STOP != 0 {
+                    ex.c.events &= !EV_STOP;
                     break RunExit::StopRequested;
                 }
                 if ex.c.retired >= end {
                     break RunExit::BudgetExhausted;
                 }
-                let shadow = ex.c.irq_shadow;
-                if shadow {
-                    ex.c.irq_shadow = false;
-                }
+                let shadow = ex.c.events & EV_IRQ_SHADOW != 0;
+                ex.c.events &= !EV_IRQ_SHADOW;
                 if !shadow && ex.s.rflags & flags::IF != 0 && ex.bus.irq_stale {
                     ex.bus.irq_stale = false;
                     irq_line = ex.bus.interrupt_pending();
@@ -262,19 +257,17 @@ impl Cpu {
             let outcome = run_block(&mut ex, &all[..n], unfuse_last);
             let faulted = outcome == Step::Faulted;
             // Everything below is rare: one test skips it all.
-            if ex.c.shadow_armed | rf | tf | faulted | (ex.c.pending_db != 0) {
-                if ex.c.shadow_armed {
-                    ex.c.shadow_armed = false;
-                    ex.c.irq_shadow = true;
+            if (ex.c.events & (EV_SHADOW_ARMED | EV_DATA_BP) != 0) | rf | tf | faulted {
+                if ex.c.events & EV_SHADOW_ARMED != 0 {
+                    ex.c.events = (ex.c.events & !EV_SHADOW_ARMED) | EV_IRQ_SHADOW;
                 }
                 if rf && !faulted {
                     // RF suppresses instruction breakpoints for exactly one instruction.
                     ex.s.rflags &= !flags::RF;
                 }
                 let data_hits = ex.c.pending_db;
-                if data_hits != 0 {
-                    ex.c.pending_db = 0;
-                }
+                ex.c.pending_db = 0;
+                ex.c.events &= !EV_DATA_BP;
                 if (tf || data_hits != 0) && !faulted {
                     interrupts::debug_trap(&mut ex, if tf { 1 << 14 } else { 0 } | data_hits);
                 }
@@ -406,8 +399,8 @@ fn end_inside_block(
 /// true if one was delivered.
 #[inline(always)]
 fn poll_events(ex: &mut Exec<'_>, irq_line: bool) -> bool {
-    if ex.c.nmi_pending && !ex.c.nmi_blocked {
-        ex.c.nmi_pending = false;
+    if ex.c.events & EV_NMI != 0 && !ex.c.nmi_blocked {
+        ex.c.events &= !EV_NMI;
         ex.c.nmi_blocked = true;
         ex.s.halted = false;
         interrupts::deliver_external(ex, crate::fault::NMI);
@@ -469,7 +462,7 @@ fn enter(ex: &mut Exec<'_>) {
             }
         }
     }
-    ex.c.stop = false;
+    ex.c.events &= !EV_STOP;
     ex.refresh_breakpoints();
 }
 

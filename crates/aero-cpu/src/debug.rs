@@ -50,6 +50,11 @@ impl Exec<'_> {
     /// Recompute breakpoint state after a DR write (and on entry to `run`).
     pub fn refresh_breakpoints(&mut self) {
         self.c.breakpoints = scan(self.s.dr[7]);
+        if self.c.breakpoints.exec {
+            self.c.events |= crate::core::EV_BP_EXEC;
+        } else {
+            self.c.events &= !crate::core::EV_BP_EXEC;
+        }
         crate::seg::refresh_mode(self);
     }
 
@@ -85,6 +90,7 @@ impl Exec<'_> {
             let start = self.s.dr[n] & !(len - 1);
             if lin < start + len && start < lin + size as u64 {
                 self.c.pending_db |= 1 << n;
+                self.c.events |= crate::core::EV_DATA_BP;
                 self.c.end_block = true;
             }
         }

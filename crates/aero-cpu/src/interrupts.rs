@@ -45,6 +45,7 @@ pub fn raise_exception(ex: &mut Exec<'_>, f: Fault) {
             }
         }
     }
+    ex.c.events |= crate::core::EV_SHUTDOWN;
     ex.c.shutdown = Some(format!(
         "triple fault (last exception {:#x})",
         current.vector

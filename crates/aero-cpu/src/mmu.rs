@@ -250,7 +250,7 @@ impl Exec<'_> {
                 // The bus may return more bits than asked for.
                 let v = self.bus.mmio_read(paddr, size) & crate::flags::size_mask(size);
                 if self.bus.stop_requested() {
-                    self.c.stop = true;
+                    self.c.events |= crate::core::EV_STOP;
                     self.c.end_block = true;
                 }
                 v
@@ -275,7 +275,7 @@ impl Exec<'_> {
                 self.bus.sync_time(self.c.retired_now());
                 self.bus.mmio_write(paddr, size, value);
                 if self.bus.stop_requested() {
-                    self.c.stop = true;
+                    self.c.events |= crate::core::EV_STOP;
                     self.c.end_block = true;
                 }
             }

@@ -453,7 +453,7 @@ fn mov_to_sreg(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     let v = ex.read_op(i, 1)? as u16;
     ex.load_seg(seg, v)?;
     if seg == SS {
-        ex.c.shadow_armed = true;
+        ex.c.events |= crate::core::EV_SHADOW_ARMED;
         ex.c.end_block = true;
     }
     Ok(())

@@ -45,7 +45,7 @@ impl Exec<'_> {
         self.bus.sync_time(self.c.retired_now());
         let v = self.bus.io_read(port, size) & (crate::flags::size_mask(size) as u32);
         if self.bus.stop_requested() {
-            self.c.stop = true;
+            self.c.events |= crate::core::EV_STOP;
             self.c.end_block = true;
         }
         v
@@ -55,7 +55,7 @@ impl Exec<'_> {
         self.bus.sync_time(self.c.retired_now());
         self.bus.io_write(port, size, v);
         if self.bus.stop_requested() {
-            self.c.stop = true;
+            self.c.events |= crate::core::EV_STOP;
             self.c.end_block = true;
         }
     }

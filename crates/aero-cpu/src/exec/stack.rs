@@ -64,7 +64,7 @@ fn pop(ex: &mut Exec<'_>, i: &Insn) -> XResult {
             ex.load_seg(o.reg, v)?;
             ex.s.gpr[4] = nsp;
             if o.reg == SS {
-                ex.c.shadow_armed = true;
+                ex.c.events |= crate::core::EV_SHADOW_ARMED;
                 ex.c.end_block = true;
             }
             Ok(())

@@ -493,7 +493,7 @@ fn sti(ex: &mut Exec<'_>, _: &Insn) -> XResult {
     check_iopl(ex)?;
     if ex.s.rflags & IF == 0 {
         ex.s.rflags |= IF;
-        ex.c.shadow_armed = true;
+        ex.c.events |= crate::core::EV_SHADOW_ARMED;
         ex.c.end_block = true;
     }
     Ok(())
