@@ -26,7 +26,9 @@
 //! conversion, so both executors agree to the bit); PRESENT follows the CPU executor's
 //! rule (host-changed bytes of a guest-backed target written back, a host-only target
 //! becomes the presented frame). Host memory is capped like the CPU executor's, counted
-//! in guest layout bytes (expanded formats use up to twice that in VRAM).
+//! in guest layout bytes (expanded formats use up to twice that in VRAM, decoded BC
+//! textures eight (BC1) or four times, on top of their blocks on the host; depth formats
+//! add their attachment).
 //!
 //! Shader, input-layout and state commands and DRAW / DRAW_INDEXED go to the draw path
 //! ([`draw`], [`pipeline`]), which renders into this store's textures and marks the
