@@ -52,6 +52,18 @@ impl Machine {
     }
 
     /// Presses the ACPI power button; an OS with ACPI then shuts down by itself.
+    /// Plugs (true) or pulls the NIC's cable; false when the machine has no NIC.
+    pub fn set_nic_link(&mut self, up: bool) -> bool {
+        let devices = &mut self.platform.pci.pci.functions.devices;
+        let Some(nic) = devices.iter_mut().find(|d| d.address == super::NIC_ADDRESS) else {
+            return false;
+        };
+        nic.device.set_link_up(up);
+        let now = self.platform.clock.now();
+        self.platform.advance(now);
+        true
+    }
+
     pub fn press_power_button(&mut self) {
         self.platform.acpi_pm.press_power_button();
     }

@@ -16,6 +16,7 @@
 //!                                 absolute pointing: an error until Aero has a USB tablet
 //!                                 (see below)
 //!   system_powerdown              press the ACPI power button
+//!   set_link nic on|off           plug or pull the e1000's cable (link-change interrupt)
 //!   quit                          stop the emulator (exit 0)
 //!   help
 //! and four that say *when* the following lines run, so a script is deterministic:
@@ -90,6 +91,8 @@ pub enum Command {
         button: u8,
     },
     SystemPowerdown,
+    /// The NIC's cable plugged in (true) or pulled.
+    SetLink(bool),
     Help,
     Quit,
 }
@@ -121,6 +124,7 @@ mouse_button MASK           hold buttons: 1 left, 2 right, 4 middle (0 releases)
 mouse_move_abs X Y          absolute pointer position (error: needs a USB tablet, none yet)
 click X Y [BUTTON]          click at X,Y (error: needs a USB tablet, none yet)
 system_powerdown            press the ACPI power button
+set_link nic on|off         plug or pull the NIC's cable
 quit                        stop the emulator
 at SECONDS                  (scripts) run the next lines once the guest clock reaches SECONDS
 wait-serial TEXT            (scripts) run the next lines once TEXT appeared on COM1
@@ -253,6 +257,8 @@ pub fn parse_line(line: &str) -> anyhow::Result<Option<Line>> {
         }),
         ["click", ..] => anyhow::bail!("usage: click X Y [BUTTON]"),
         ["system_powerdown"] => Line::Run(Command::SystemPowerdown),
+        ["set_link", "nic", state @ ("on" | "off")] => Line::Run(Command::SetLink(*state == "on")),
+        ["set_link", ..] => anyhow::bail!("usage: set_link nic on|off"),
         ["eject", rest @ ..] => {
             let force = rest.first() == Some(&"-f");
             let rest = if force { &rest[1..] } else { rest };
@@ -758,6 +764,10 @@ impl Monitor {
                 machine.press_power_button();
                 Ok(String::new())
             }
+            Command::SetLink(up) => {
+                anyhow::ensure!(machine.set_nic_link(*up), "set_link: the machine has no NIC");
+                Ok(String::new())
+            }
             Command::Help => Ok(HELP.to_string()),
             Command::Quit => {
                 self.quit = true;
@@ -1080,6 +1090,16 @@ mod tests {
                 hold_ms: 100
             }))
         );
+        assert_eq!(
+            parse_line("set_link nic off").unwrap(),
+            Some(Line::Run(Command::SetLink(false)))
+        );
+        assert_eq!(
+            parse_line("set_link nic on").unwrap(),
+            Some(Line::Run(Command::SetLink(true)))
+        );
+        assert!(parse_line("set_link nic maybe").is_err());
+        assert!(parse_line("set_link e1000 off").is_err());
         assert_eq!(
             parse_line("sendkey ret 250").unwrap(),
             Some(Line::Run(Command::SendKey {

@@ -2,7 +2,8 @@
 //! its link and MAC address, gets a DHCP lease from the user-mode NAT (libslirp),
 //! downloads a file from an HTTP server the test runs on 127.0.0.1 (through the gateway
 //! 10.0.2.2) and serves it back through a `hostfwd` port forward; both copies are
-//! checked by SHA-256. All traffic stays on the loopback interface.
+//! checked by SHA-256. Then the monitor pulls the cable and the driver sees the link go
+//! down. All traffic stays on the loopback interface.
 
 mod common;
 use common::cpio_entry;
@@ -55,6 +56,11 @@ httpd -p 8080 -h /www
 echo "AERO-NET-SERVING"
 i=0
 while [ ! -e /tmp/done ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+# The host pulls the cable (monitor: set_link nic off) once it sees this line.
+echo "AERO-NET-LINK-WAIT"
+i=0
+while [ "$(cat /sys/class/net/eth0/carrier)" = 1 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+echo "AERO-NET-CARRIER-AFTER=$(cat /sys/class/net/eth0/carrier)"
 echo "AERO-NET-DONE"
 poweroff -f
 while :; do sleep 3600; done
@@ -211,6 +217,12 @@ fn e1000_gets_a_lease_fetches_through_nat_and_serves_through_hostfwd() {
         "user,hostfwd=tcp:127.0.0.1:{forward}-:8080,mac=52:54:00:ae:40:01,pcap={}",
         pcap.display()
     );
+    let monitor = dir.join("monitor.txt");
+    std::fs::write(
+        &monitor,
+        "wait-serial AERO-NET-LINK-WAIT\nset_link nic off\n",
+    )
+    .unwrap();
     let child = Command::new(env!("CARGO_BIN_EXE_aero"))
         .args(["headless", "--realtime", "--serial"])
         .arg(&serial)
@@ -221,7 +233,9 @@ fn e1000_gets_a_lease_fetches_through_nat_and_serves_through_hostfwd() {
             "120",
             "--nic",
             &nic,
+            "--monitor",
         ])
+        .arg(&monitor)
         .arg(&disk)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -250,12 +264,15 @@ fn e1000_gets_a_lease_fetches_through_nat_and_serves_through_hostfwd() {
     // The guest powers off as soon as the CGI ran: its answer may never come.
     let mut done = TcpStream::connect(("127.0.0.1", forward)).expect("connect through hostfwd");
     write!(done, "GET /cgi-bin/done HTTP/1.0\r\n\r\n").unwrap();
-    wait_for(
+    let text = wait_for(
         &serial,
         "AERO-NET-DONE",
         &mut guest,
         Duration::from_secs(30),
     );
+    // Pulling the cable: a link-status-change interrupt, and the driver sees it down.
+    assert_eq!(report(&text, "CARRIER-AFTER"), Some("0"), "{text}");
+    assert!(text.contains("NIC Link is Down"), "{text}");
     let status = guest.0.wait().unwrap();
     assert!(status.success(), "aero exit status {status}");
     // The capture file saw the DHCP exchange (UDP ports 68/67) in both directions.

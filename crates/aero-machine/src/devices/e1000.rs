@@ -857,6 +857,10 @@ impl PciDevice for E1000 {
         self.reset_registers();
         self.rx_queue.clear();
     }
+
+    fn set_link_up(&mut self, up: bool) {
+        self.set_link(up);
+    }
 }
 
 fn reg(offset: u32) -> usize {

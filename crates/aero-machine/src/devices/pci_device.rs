@@ -47,6 +47,9 @@ pub trait PciDevice: PciFunction {
 
     /// Platform reset (RESET#): registers back to power-on values.
     fn reset(&mut self);
+
+    /// Network devices: the cable plugged in or pulled (others ignore it).
+    fn set_link_up(&mut self, _up: bool) {}
 }
 
 /// Where one BAR of a plugged-in device currently decodes.
