@@ -5,7 +5,8 @@
 //! shows a 640×480 B8G8R8X8 framebuffer in RAM through scanout 0. The first frame is a
 //! device clear + present (an executor writes the cleared framebuffer back at PRESENT);
 //! the picture is then drawn by the CPU over it, and every redraw is presented (VSYNC
-//! paced) without device drawing, so presents leave the CPU's pixels alone.
+//! paced). The device draws only the cube (`mesh`), whose frames write back just its
+//! box, so presents leave the CPU's pixels alone.
 //!
 //! MMIO is reached through the flat ES of `enter_flat`, so every register access runs
 //! with interrupts off between `enter_flat` and the next STI.
@@ -16,6 +17,7 @@
 use iced_x86::code_asm::*;
 
 use super::draw::{GRADIENT, read_ticks};
+use super::mesh;
 use super::payload::{b, d, puts, strings, variables, w};
 use super::{DemoError, LOAD_SEGMENT};
 use crate::asm16::Asm;
@@ -44,8 +46,8 @@ const OP_PRESENT_EX: u32 = Opcode::PresentEx as u32;
 const OP_CREATE_TEXTURE2D: u32 = Opcode::CreateTexture2d as u32;
 const OP_SET_RENDER_TARGETS: u32 = Opcode::SetRenderTargets as u32;
 /// The scanout texture's handle and the allocation backing it (the framebuffer).
-const FB_TEXTURE: u32 = 1;
-const FB_ALLOC_ID: u32 = 1;
+pub(crate) const FB_TEXTURE: u32 = 1;
+pub(crate) const FB_ALLOC_ID: u32 = 1;
 
 /// Guest memory the driver owns: ring (header + entries) and fence page in low RAM,
 /// the framebuffer at 2 MiB (A20 is on).
@@ -95,20 +97,37 @@ pub(crate) fn stream_hello() -> Vec<u8> {
     stream(&[(OP_DEBUG_MARKER, words), (OP_NOP, vec![])])
 }
 
-/// The submission's allocation table: the framebuffer as allocation FB_ALLOC_ID (the
-/// stream names it only by id, never by address, as the ABI requires).
+/// The submissions' allocation table: the framebuffer as allocation FB_ALLOC_ID and the
+/// mesh's checker texture (the stream names them only by id, never by address, as the
+/// ABI requires).
 pub(crate) fn alloc_table() -> Vec<u8> {
     let fb_bytes = u64::from(FB_PITCH) * u64::from(FB_H);
-    let header = [ALLOC_TABLE_MAGIC, ABI_VERSION, 24 + 32, 1, 32, 0];
-    let entry_words = [FB_ALLOC_ID, 0];
-    header
-        .into_iter()
-        .chain(entry_words)
-        .flat_map(u32::to_le_bytes)
-        .chain(u64::from(FB).to_le_bytes())
-        .chain(fb_bytes.to_le_bytes())
-        .chain(0u64.to_le_bytes())
-        .collect()
+    let entries = [
+        (FB_ALLOC_ID, FB, fb_bytes),
+        (
+            mesh::CHECKER_ALLOC_ID,
+            mesh::CHECKER,
+            u64::from(mesh::CHECKER_BYTES),
+        ),
+    ];
+    let count = entries.len() as u32;
+    let header = [
+        ALLOC_TABLE_MAGIC,
+        ABI_VERSION,
+        24 + 32 * count,
+        count,
+        32,
+        0,
+    ];
+    let mut table: Vec<u8> = header.into_iter().flat_map(u32::to_le_bytes).collect();
+    for (id, gpa, size) in entries {
+        table.extend_from_slice(&id.to_le_bytes());
+        table.extend_from_slice(&0u32.to_le_bytes());
+        table.extend_from_slice(&u64::from(gpa).to_le_bytes());
+        table.extend_from_slice(&size.to_le_bytes());
+        table.extend_from_slice(&0u64.to_le_bytes());
+    }
+    table
 }
 
 /// The first frame: the framebuffer becomes a render-target/scanout texture backed by
@@ -207,6 +226,7 @@ pub(crate) fn emit(a: &mut Asm) -> Result<(), DemoError> {
     emit_wait(a)?;
     emit_frames(a)?;
     emit_irq(a)?;
+    mesh::emit(a)?;
     Ok(())
 }
 
@@ -621,21 +641,40 @@ fn emit_frames(a: &mut Asm) -> Result<(), DemoError> {
     a.pushad()?;
     let dirty = b(a, "v_dirty");
     a.mov(dirty, 0)?;
+    // With the mesh on, every presented frame is a mesh frame (it presents too).
+    let mut plain = a.create_label();
+    let mut chosen = a.create_label();
+    let mesh_on = b(a, "g_mesh");
+    a.cmp(mesh_on, 0)?;
+    a.je(plain)?;
+    a.call_sym("mesh_prepare")?;
+    a.mov(edx, mesh::FRAME_FLAGS)?;
+    a.jmp(chosen)?;
+    a.set(&mut plain)?;
     let (s, len) = (a.addr("gpu_stream_present"), stream_present().len());
     a.mov(si, i32::from(s))?;
     a.mov(cx, len as i32)?;
     a.mov(edx, SUBMIT_FLAG_PRESENT | SUBMIT_FLAG_NO_IRQ)?;
+    a.set(&mut chosen)?;
     a.call_sym("enter_flat")?;
     a.call_sym("gpu_submit")?;
     // A ring that stays full means the device stopped consuming it: say so once.
     let mut submitted = a.create_label();
-    a.jnc(submitted)?;
+    let mut accepted = a.create_label();
+    a.jnc(accepted)?;
     let stalled = b(a, "g_stalled");
     a.cmp(stalled, 0)?;
     a.jne(submitted)?;
     let stalled = b(a, "g_stalled");
     a.mov(stalled, 1)?;
     puts(a, "s_gpu_stalled")?;
+    a.jmp(submitted)?;
+    // A mesh frame in the ring: the frame counter moves on.
+    a.set(&mut accepted)?;
+    let mesh_on = b(a, "g_mesh");
+    a.cmp(mesh_on, 0)?;
+    a.je(submitted)?;
+    a.call_sym("mesh_count")?;
     a.set(&mut submitted)?;
     // Validation errors latch in the device: report each new one.
     read_errors(a)?;
@@ -646,6 +685,13 @@ fn emit_frames(a: &mut Asm) -> Result<(), DemoError> {
     let errors = d(a, "g_errors");
     a.mov(errors, ecx)?;
     report_error(a)?;
+    // A rejected mesh frame would be rejected again every frame: stop drawing it.
+    let mesh_on = b(a, "g_mesh");
+    a.cmp(mesh_on, 0)?;
+    a.je(clean)?;
+    let mesh_on = b(a, "g_mesh");
+    a.mov(mesh_on, 0)?;
+    puts(a, "s_mesh_off")?;
     a.set(&mut clean)?;
     a.popad()?;
     a.set(&mut skip)?;
@@ -685,7 +731,7 @@ fn emit_irq(a: &mut Asm) -> Result<(), DemoError> {
 }
 
 /// Aligns the next data to `n` bytes (`name` marks the padding).
-fn align(a: &mut Asm, name: &'static str, n: u16) -> Result<(), DemoError> {
+pub(crate) fn align(a: &mut Asm, name: &'static str, n: u16) -> Result<(), DemoError> {
     let at = a.addr(name);
     a.bind(name)?;
     // At least one byte, so the padding and the data never share a label spot.
@@ -746,5 +792,6 @@ pub(crate) fn emit_data(a: &mut Asm) -> Result<(), DemoError> {
         a.bind(name)?;
         a.db(&bytes)?;
     }
+    mesh::emit_data(a)?;
     Ok(())
 }

@@ -15,6 +15,7 @@
 mod aerogpu;
 mod boot;
 mod draw;
+mod mesh;
 mod payload;
 
 #[cfg(test)]

@@ -7,11 +7,16 @@
 //! Serial protocol (COM1, 115200 8N1), one line each:
 //! `AERO-DEMO: booting`; with AeroGPU `AERO-DEMO: aerogpu abi M.m, irq N`,
 //! `AERO-DEMO: fence 1 done`, `AERO-DEMO: video aerogpu scanout 640x480x32`,
-//! `AERO-DEMO: fence 2 done` (a fence is "done" when its interrupt arrived); otherwise
-//! `AERO-DEMO: video VBE mode 0xNNNN 640x480x32` or `AERO-DEMO: video VGA mode 13h`;
-//! `AERO-DEMO-READY` once the first frame is shown, then `AERO-DEMO-KEY=<c>` per key
-//! (printable ASCII as is, others as `0xNN`). Driver problems print `AERO-DEMO: aerogpu …`
-//! lines (no usable IRQ, ABI mismatch, fence timeout, error code, ring stalled).
+//! `AERO-DEMO: fence 2 done` (a fence is "done" when its interrupt arrived), the mesh
+//! setup and its frame 0 (`fence 3 done`, `fence 4 done`), then either
+//! `AERO-DEMO: mesh on: a textured cube drawn by aerogpu` and `AERO-DEMO-FRAME=0`, or
+//! `AERO-DEMO: aerogpu drew nothing: this executor has no 3D (use --gpu wgpu)` and
+//! `AERO-DEMO: mesh off`; otherwise `AERO-DEMO: video VBE mode 0xNNNN 640x480x32` or
+//! `AERO-DEMO: video VGA mode 13h`; `AERO-DEMO-READY` once the first frame is shown,
+//! then `AERO-DEMO-KEY=<c>` per key (printable ASCII as is, others as `0xNN`) and
+//! `AERO-DEMO-FRAME=N` after every 16th cube frame. Driver problems print
+//! `AERO-DEMO: aerogpu …` lines (no usable IRQ, ABI mismatch, fence timeout, error code,
+//! ring stalled).
 
 use iced_x86::code_asm::*;
 
@@ -104,6 +109,8 @@ fn emit_main(a: &mut Asm) -> Result<(), DemoError> {
     // executor) comes before the CPU draws the picture over it.
     a.call_sym("gpu_first_frame")?;
     a.call_sym("draw_all")?;
+    // The device's cube in its box (AeroGPU only), frame 0 before the ready marker.
+    a.call_sym("mesh_start")?;
     puts(a, "s_ready")?;
 
     // Idle: sleep until the next interrupt (timer tick or key), then look at both.

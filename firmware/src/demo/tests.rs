@@ -144,6 +144,8 @@ fn aerogpu_streams_validate() {
         aerogpu::stream_first_frame(),
         aerogpu::stream_present(),
         aerogpu::alloc_table(),
+        mesh::stream_setup(),
+        mesh::stream_frame().0,
     ] {
         let at = disk[SECTOR_SIZE..]
             .windows(s.len())
@@ -196,4 +198,144 @@ fn aerogpu_first_frame_is_written_back_and_later_presents_keep_cpu_pixels() {
     assert_eq!(pixel(&mem, 0), [1, 2, 3, 4]);
     assert_eq!(pixel(&mem, 1), cleared);
     assert!(exec.presented_frame().is_none());
+}
+
+/// Guest memory with the checker texture generated (as the guest's loop does).
+#[cfg(test)]
+fn mesh_memory() -> aero_gpu::aerogpu::VecMemory {
+    use aero_gpu::aerogpu::{GuestMemory, VecMemory};
+    let fb = u64::from(aerogpu::FB);
+    let mut mem = VecMemory::new(fb as usize + 640 * 480 * 4);
+    mem.write(u64::from(mesh::CHECKER), &mesh::checker_texels())
+        .unwrap();
+    mem
+}
+
+/// The box's pixels in the framebuffer (B8G8R8X8 rows).
+#[cfg(test)]
+fn mesh_box(mem: &aero_gpu::aerogpu::VecMemory) -> Vec<u8> {
+    use aero_gpu::aerogpu::GuestMemory;
+    let mut out = Vec::new();
+    for y in mesh::BOX_Y..mesh::BOX_Y + mesh::BOX_SIZE {
+        let at = aerogpu::FB + (y * aerogpu::FB_W + mesh::BOX_X) * 4;
+        let mut row = vec![0u8; (mesh::BOX_SIZE * 4) as usize];
+        mem.read(u64::from(at), &mut row).unwrap();
+        out.extend_from_slice(&row);
+    }
+    out
+}
+
+/// The demo's order: first frame, the CPU draws (the framebuffer filled with `fill`),
+/// mesh setup, then `frames` (their matrices patched in as the guest does).
+#[cfg(test)]
+fn run_mesh_frames(
+    exec: &mut dyn aero_gpu::aerogpu::Executor,
+    mem: &mut aero_gpu::aerogpu::VecMemory,
+    fill: u8,
+    frames: &[u32],
+) {
+    use aero_gpu::aerogpu::{AllocTable, CommandProcessor, GuestMemory, Limits};
+    let mut cp = CommandProcessor::new(Limits::default());
+    let mut table = AllocTable::new();
+    table.parse(&aerogpu::alloc_table(), mem).unwrap();
+    cp.process(&aerogpu::stream_first_frame(), &table, mem, exec)
+        .unwrap();
+    mem.write(u64::from(aerogpu::FB), &vec![fill; 640 * 480 * 4])
+        .unwrap();
+    let setup = cp
+        .process(&mesh::stream_setup(), &table, mem, exec)
+        .unwrap();
+    assert_eq!(setup.unknown_packets, 0);
+    for &frame in frames {
+        let (mut stream, at) = mesh::stream_frame();
+        let matrix: Vec<u8> = mesh::frame_matrix(frame)
+            .iter()
+            .flat_map(|f| f.to_le_bytes())
+            .collect();
+        stream[at..at + 64].copy_from_slice(&matrix);
+        let s = cp.process(&stream, &table, mem, exec).unwrap();
+        assert_eq!((s.unknown_packets, s.presents), (0, 1));
+        // The framebuffer is presented (guest memory shown), not the box's target.
+        assert!(exec.presented_frame().is_none());
+    }
+}
+
+/// The CPU draws around the box: pixels outside it keep their bytes after mesh frames.
+#[cfg(test)]
+fn assert_outside_box_untouched(mem: &aero_gpu::aerogpu::VecMemory, fill: u8) {
+    use aero_gpu::aerogpu::GuestMemory;
+    for (x, y) in [
+        (0, 0),
+        (mesh::BOX_X - 1, mesh::BOX_Y),
+        (639, 479),
+        (mesh::BOX_X, mesh::BOX_Y + mesh::BOX_SIZE),
+    ] {
+        let mut p = [0u8; 4];
+        mem.read(u64::from(aerogpu::FB + (y * 640 + x) * 4), &mut p)
+            .unwrap();
+        assert_eq!(p, [fill; 4], "pixel ({x}, {y}) outside the box changed");
+    }
+}
+
+/// On the GPU executor the cube is drawn into the box: its centre is not the
+/// background, frames differ as it turns, the far faces are hidden by depth (the box
+/// has exactly the pixels of a convex shape: every row is one run), and the CPU's
+/// pixels around the box stay.
+#[test]
+fn mesh_frames_draw_a_turning_cube_on_the_gpu_executor() {
+    use aero_gpu::aerogpu::{SoftExecutorConfig, WgpuExecutor};
+    let mut exec = WgpuExecutor::new_headless(SoftExecutorConfig::default())
+        .expect("a wgpu adapter (lavapipe: mesa-vulkan-drivers)");
+    let mut mem = mesh_memory();
+    run_mesh_frames(&mut exec, &mut mem, 0x55, &[0]);
+    let first = mesh_box(&mem);
+    assert_outside_box_untouched(&mem, 0x55);
+    let background = mesh::BOX_BACKGROUND.to_le_bytes();
+    let is_background = |p: &[u8]| p[..3] == background[..3];
+    let size = mesh::BOX_SIZE as usize;
+    let centre = (size / 2 * size + size / 2) * 4;
+    assert!(
+        !is_background(&first[centre..centre + 4]),
+        "no cube at the centre"
+    );
+    let covered = first.chunks(4).filter(|p| !is_background(p)).count();
+    assert!(
+        covered > size * size / 8 && covered < size * size * 3 / 4,
+        "{covered} cube pixels"
+    );
+    // Convex: each row's cube pixels form one run.
+    for row in first.chunks(size * 4) {
+        let inside: Vec<bool> = row.chunks(4).map(|p| !is_background(p)).collect();
+        let starts = inside.windows(2).filter(|w| !w[0] && w[1]).count();
+        assert!(starts <= 1, "a row crosses the cube twice");
+    }
+    run_mesh_frames(&mut exec, &mut mem, 0x55, &[30]);
+    assert!(mesh_box(&mem) != first, "frame 30 looks like frame 0");
+}
+
+/// The CPU executor skips draws: the box holds only the clear colour, which is what the
+/// guest checks at its centre before it says "no 3D" and stops drawing the mesh.
+#[test]
+fn mesh_frame_on_the_cpu_executor_leaves_the_background() {
+    use aero_gpu::aerogpu::SoftExecutor;
+    let mut exec = SoftExecutor::default();
+    let mut mem = mesh_memory();
+    run_mesh_frames(&mut exec, &mut mem, 0x55, &[0]);
+    let background = mesh::BOX_BACKGROUND.to_le_bytes();
+    assert!(mesh_box(&mem).chunks(4).all(|p| p[..3] == background[..3]));
+    assert_outside_box_untouched(&mem, 0x55);
+}
+
+/// The guest's copy of the matrices is the table the streams were tested with, and one
+/// turn ends where it began.
+#[test]
+fn mesh_matrices_repeat_every_turn() {
+    assert_eq!(mesh::frame_matrix(0), mesh::frame_matrix(mesh::FRAMES));
+    assert_ne!(mesh::frame_matrix(0), mesh::frame_matrix(1));
+    let disk = build_demo_disk().unwrap();
+    let m7: Vec<u8> = mesh::frame_matrix(7)
+        .iter()
+        .flat_map(|f| f.to_le_bytes())
+        .collect();
+    assert!(disk.windows(64).any(|w| w == m7.as_slice()));
 }

@@ -30,15 +30,25 @@ pub fn golden(name: &str) -> PathBuf {
 
 /// The demo guest's animated bar: logical rows 216..224 of 240, doubled in 640×480.
 pub const DEMO_BAR_ROWS: std::ops::Range<u32> = 432..448;
+/// The demo guest's cube box (x, y, size in 640×480 pixels): the cube turns in it on
+/// AeroGPU's GPU executor (firmware/src/demo/mesh.rs); elsewhere (QEMU's VBE) it is
+/// background.
+pub const DEMO_MESH_BOX: (u32, u32, u32) = (456, 40, 176);
 
-/// `img` with the demo's moving bar blacked out, so pictures taken at different moments
-/// compare equal.
+/// `img` with the demo's moving parts blacked out (the bar and the cube's box), so
+/// pictures taken at different moments, or without AeroGPU, compare equal.
 pub fn without_demo_bar(img: &aero::screenshot::Image) -> aero::screenshot::Image {
     let mut img = img.clone();
     let row = img.width as usize * 4;
     let rows =
         DEMO_BAR_ROWS.start.min(img.height) as usize..DEMO_BAR_ROWS.end.min(img.height) as usize;
     img.rgba[rows.start * row..rows.end * row].fill(0);
+    let (x, y, size) = DEMO_MESH_BOX;
+    for yy in y..(y + size).min(img.height) {
+        let start = (yy * img.width + x.min(img.width)) as usize * 4;
+        let end = (yy * img.width + (x + size).min(img.width)) as usize * 4;
+        img.rgba[start..end].fill(0);
+    }
     img
 }
 
