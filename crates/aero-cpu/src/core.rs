@@ -5,14 +5,39 @@ use crate::flags::LazyFlags;
 use crate::mmu::{CodePages, Tlb};
 
 /// Cached view of one segment register for the memory access hot path.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub struct SegCache {
     pub base: u64,
-    /// Lowest and highest valid offset (expand-down segments have lo > 0).
-    pub lo: u64,
-    pub hi: u64,
-    pub readable: bool,
-    pub writable: bool,
+    /// Lowest and highest offset a read may touch (expand-down segments have a low bound
+    /// above 0); an unreadable segment has the empty range 1..=0, so the access check is
+    /// two compares with no separate type test.
+    pub read_lo: u64,
+    pub read_hi: u64,
+    /// The same for writes.
+    pub write_lo: u64,
+    pub write_hi: u64,
+}
+
+/// No access allowed until the run loop loads the real segments.
+impl Default for SegCache {
+    fn default() -> Self {
+        SegCache::new(0, 0, 0, false, false)
+    }
+}
+
+impl SegCache {
+    /// Bounds for a segment that allows `lo..=hi` and the accesses allowed.
+    pub fn new(base: u64, lo: u64, hi: u64, readable: bool, writable: bool) -> SegCache {
+        let (read_lo, read_hi) = if readable { (lo, hi) } else { (1, 0) };
+        let (write_lo, write_hi) = if writable { (lo, hi) } else { (1, 0) };
+        SegCache {
+            base,
+            read_lo,
+            read_hi,
+            write_lo,
+            write_hi,
+        }
+    }
 }
 
 /// `Core::events`: the bus asked for control back during the block.

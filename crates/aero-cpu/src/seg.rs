@@ -68,23 +68,11 @@ pub fn seg_cache(s: &CpuState, i: usize, long64: bool) -> SegCache {
     let sg = &s.seg[i];
     if long64 {
         let base = if i >= FS as usize { sg.base } else { 0 };
-        return SegCache {
-            base,
-            lo: 0,
-            hi: u64::MAX,
-            readable: true,
-            writable: true,
-        };
+        return SegCache::new(base, 0, u64::MAX, true, true);
     }
     let real_like = s.cr0 & 1 == 0 || s.rflags & flags::VM != 0;
     if real_like {
-        return SegCache {
-            base: sg.base,
-            lo: 0,
-            hi: sg.limit as u64,
-            readable: true,
-            writable: true,
-        };
+        return SegCache::new(sg.base, 0, sg.limit as u64, true, true);
     }
     let present = sg.attr & 0x80 != 0 && sg.attr & 0x10 != 0;
     let ty = sg.attr & 0xF;
@@ -99,13 +87,7 @@ pub fn seg_cache(s: &CpuState, i: usize, long64: bool) -> SegCache {
     } else {
         (0, sg.limit as u64)
     };
-    SegCache {
-        base: sg.base,
-        lo,
-        hi,
-        readable,
-        writable,
-    }
+    SegCache::new(sg.base, lo, hi, readable, writable)
 }
 
 /// Recompute everything derived from CR0/EFER/CS/CPL/segments.

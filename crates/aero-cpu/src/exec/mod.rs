@@ -568,8 +568,12 @@ impl Exec<'_> {
             }
             return Ok(l);
         }
-        let ok = if write { sc.writable } else { sc.readable };
-        if !ok || off < sc.lo || off + (size as u64 - 1) > sc.hi {
+        let (lo, hi) = if write {
+            (sc.write_lo, sc.write_hi)
+        } else {
+            (sc.read_lo, sc.read_hi)
+        };
+        if off < lo || off + (size as u64 - 1) > hi {
             return Err(if seg == 2 { Fault::ss(0) } else { Fault::gp0() });
         }
         Ok(sc.base.wrapping_add(off) & 0xFFFF_FFFF)
