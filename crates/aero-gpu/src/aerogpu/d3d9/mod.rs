@@ -124,6 +124,13 @@ pub struct VariantKey {
     /// Pixel shaders: how each pixel sampler's texture format reads back, for formats
     /// whose wgpu storage cannot say it (wgpu views have no component swizzle).
     pub ps_texture_reads: [TextureRead; 16],
+    /// Pixel shaders: D3DSAMP_SRGBTEXTURE per pixel sampler (bit s): the sampled rgb is
+    /// decoded from sRGB to linear after the texture unit's filtering (exact for point
+    /// sampling; linear filtering of sRGB texels would decode first).
+    pub ps_srgb_read: u16,
+    /// Pixel shaders: D3DRS_SRGBWRITEENABLE: every colour output's rgb is encoded to
+    /// sRGB as the shader writes it (blending then happens on encoded values).
+    pub srgb_write: bool,
 }
 
 /// What a sample of a texture returns beyond the stored channels.

@@ -1077,6 +1077,51 @@ fn texture_read_variant_forces_alpha_and_replicates_luminance() {
     }
 }
 
+#[test]
+fn srgb_read_decodes_samples_and_srgb_write_encodes_outputs() {
+    // sRGB 188/255 is linear 0.5029 (IEC 61966-2-1); linear 0.5 encodes to 0.7354.
+    let texel = [188u8, 10, 255, 77];
+    let dec = |v: f32| {
+        if v <= 0.04045 {
+            v / 12.92
+        } else {
+            ((v + 0.055) / 1.055).powf(2.4)
+        }
+    };
+    let enc = |v: f32| {
+        if v <= 0.0031308 {
+            v * 12.92
+        } else {
+            1.055 * v.powf(1.0 / 2.4) - 0.055
+        }
+    };
+    let t = unorm(texel);
+    for (read, write, want) in [
+        (false, false, t),
+        (true, false, [dec(t[0]), dec(t[1]), dec(t[2]), t[3]]),
+        (false, true, [enc(t[0]), enc(t[1]), enc(t[2]), t[3]]),
+        (true, true, t),
+    ] {
+        let key = VariantKey {
+            ps_srgb_read: u16::from(read),
+            srgb_write: write,
+            ..VariantKey::default()
+        };
+        let vs = tr(PASS_VS);
+        let ps = translate_with("ps_2_0\ndcl_2d s0\ntexld r0, c0, s0\nmov oC0, r0\n", &key);
+        let mut d = Draw::new(&vs, &ps);
+        d.ps_consts = vec![(0, [0.5, 0.5, 0.0, 0.0])];
+        d.textures = vec![Texture {
+            slot: 0,
+            kind: TextureKind::Tex2d,
+            size: [1, 1, 1],
+            levels: vec![vec![texel]],
+        }];
+        let got = d.run().remove(0)[0];
+        assert_close(got, want, 1e-4, &format!("read {read} write {write}"));
+    }
+}
+
 // ---- 2. flow control ----------------------------------------------------------------------
 
 /// A pixel shader run with int/bool constants set by `setup`.

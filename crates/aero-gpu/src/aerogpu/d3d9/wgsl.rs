@@ -1025,6 +1025,15 @@ impl<'a> Writer<'a> {
         Ok(self.texture_read(slot, e))
     }
 
+    /// A colour output `e` as D3DRS_SRGBWRITEENABLE stores it.
+    fn srgb_write(&self, e: &str) -> String {
+        if self.key.srgb_write {
+            format!("d3d_srgb_encode({e})")
+        } else {
+            e.to_string()
+        }
+    }
+
     /// A sample `e` of pixel sampler `slot` as its format reads ([`VariantKey::ps_texture_reads`]).
     fn texture_read(&self, slot: u32, e: String) -> String {
         let read = if self.ps() {
@@ -1032,10 +1041,16 @@ impl<'a> Writer<'a> {
         } else {
             None
         };
-        match read.unwrap_or_default() {
+        let e = match read.unwrap_or_default() {
             TextureRead::Rgba => e,
             TextureRead::OneAlpha => format!("vec4<f32>(({e}).rgb, 1.0)"),
             TextureRead::Luminance => format!("vec4<f32>(({e}).rrr, 1.0)"),
+        };
+        let srgb = self.ps() && slot < 16 && self.key.ps_srgb_read & (1 << slot) != 0;
+        if srgb {
+            format!("d3d_srgb_decode({e})")
+        } else {
+            e
         }
     }
 
@@ -1655,7 +1670,7 @@ impl<'a> Writer<'a> {
         if self.sm1 {
             outputs.push((
                 "@location(0) c0: vec4<f32>".to_string(),
-                "out.c0 = r0;".to_string(),
+                format!("out.c0 = {};", self.srgb_write("r0")),
             ));
             t.color_outputs = 1;
             if self.sm1_writes_depth() {
@@ -1670,7 +1685,7 @@ impl<'a> Writer<'a> {
             if ty == RegType::ColorOut as u8 {
                 outputs.push((
                     format!("@location({n}) c{n}: vec4<f32>"),
-                    format!("out.c{n} = oc{n};"),
+                    format!("out.c{n} = {};", self.srgb_write(&format!("oc{n}"))),
                 ));
                 t.color_outputs |= 1 << n;
             } else if ty == RegType::DepthOut as u8 {
@@ -1761,6 +1776,16 @@ fn matrix_rows(op: Op) -> Option<u32> {
 
 /// D3D9 semantics WGSL's built-ins do not have directly.
 const HELPERS: &str = "
+fn d3d_srgb_decode(c: vec4<f32>) -> vec4<f32> {
+    let v = clamp(c.rgb, vec3<f32>(0.0), vec3<f32>(1.0));
+    let lin = select(pow((v + 0.055) / 1.055, vec3<f32>(2.4)), v / 12.92, v <= vec3<f32>(0.04045));
+    return vec4<f32>(lin, c.a);
+}
+fn d3d_srgb_encode(c: vec4<f32>) -> vec4<f32> {
+    let v = clamp(c.rgb, vec3<f32>(0.0), vec3<f32>(1.0));
+    let enc = select(1.055 * pow(v, vec3<f32>(1.0 / 2.4)) - 0.055, v * 12.92, v <= vec3<f32>(0.0031308));
+    return vec4<f32>(enc, c.a);
+}
 // log of 0 is -infinity in D3D9; WGSL leaves it undefined, so -FLT_MAX.
 fn d3d_log(x: f32) -> f32 {
     if (x == 0.0) { return -3.4028235e38; }
