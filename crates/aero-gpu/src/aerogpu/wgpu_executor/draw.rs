@@ -16,9 +16,10 @@
 //! samplers have no bias; pixel shaders add it through the translator's variant),
 //! border colours other than transparent/opaque black and opaque white (nearest of the
 //! three; without ADDRESS_MODE_CLAMP_TO_BORDER border addressing clamps to the edge),
-//! D3DRS_SRGBWRITEENABLE and D3DSAMP_SRGBTEXTURE (need sRGB view formats on the store's
-//! textures), wireframe without POLYGON_MODE_LINE (error), fixed-function fog and user
-//! clip planes (translator variants still to come), one queue submission per draw.
+//! D3DRS_SRGBWRITEENABLE and D3DSAMP_SRGBTEXTURE as shader conversions (sRGB decoded
+//! after filtering, blending on encoded values), wireframe without POLYGON_MODE_LINE
+//! (error), fixed-function fog and user clip planes (translator variants still to
+//! come), one queue submission per draw.
 
 use std::collections::HashMap;
 
@@ -734,6 +735,11 @@ impl DrawPath {
             ps_texture_reads: std::array::from_fn(|s| {
                 st.ps_textures[s].map_or(TextureRead::Rgba, |id| res.texture_read(id))
             }),
+            // D3DSAMP_SRGBTEXTURE (11) and D3DRS_SRGBWRITEENABLE (194), done in the shader.
+            ps_srgb_read: (0..PS_SAMPLERS)
+                .filter(|&s| st.ps_samplers[s][11] != 0)
+                .fold(0, |bits, s| bits | 1 << s),
+            srgb_write: st.render_states.get(194) != 0,
             ..VariantKey::default()
         };
         let (ps_id, varyings, ps_samplers, color_outputs) = {
