@@ -8,6 +8,7 @@
 
 use aero_gpu::Frame;
 use aero_gpu::aerogpu::{Executor, ScanoutError};
+use aero_gpu::vga::VbeMode;
 
 use super::Machine;
 use crate::guest_ram::GuestRam;
@@ -19,6 +20,10 @@ pub(super) struct ScreenHistory {
     /// Rendered into by the next call (its allocation reused).
     scratch: Frame,
     generation: u64,
+    /// In a VBE direct-colour mode the picture is the mode plus these framebuffer bytes:
+    /// comparing them is much cheaper than rendering (no render when they are the same).
+    raw_mode: Option<VbeMode>,
+    raw: Vec<u8>,
 }
 
 impl Machine {
@@ -94,8 +99,30 @@ impl Machine {
     /// what the previous call saw (mode, size or any pixel), so watchers look at a picture
     /// only when it changed. Found by rendering and comparing (guest writes to the
     /// framebuffer are not tracked), which costs one render and one memcmp per call and
-    /// no allocation; [`Machine::last_screen`] is the picture it saw.
+    /// no allocation — in VBE 15/16/24/32-bit modes only a memcmp of the displayed
+    /// framebuffer bytes while they stay the same; [`Machine::last_screen`] is the
+    /// picture it saw.
     pub fn display_generation(&mut self) -> u64 {
+        let direct = match self.platform.vga.vbe_mode() {
+            Some(mode) if mode.bpp >= 15 && !self.platform.aerogpu.scanout().enable => Some(mode),
+            _ => None,
+        };
+        if let Some(mode) = direct {
+            let lfb = &self.memory[self.platform.map.lfb_range()];
+            let len = mode.pitch.saturating_mul(mode.height as usize);
+            let shown = lfb
+                .get(mode.start..)
+                .map_or(&[][..], |rest| &rest[..len.min(rest.len())]);
+            let history = &mut self.screen_history;
+            if history.raw_mode == Some(mode) && history.raw == shown {
+                return history.generation;
+            }
+            history.raw_mode = Some(mode);
+            history.raw.clear();
+            history.raw.extend_from_slice(shown);
+        } else {
+            self.screen_history.raw_mode = None;
+        }
         let mut frame = std::mem::take(&mut self.screen_history.scratch);
         self.render_screen(&mut frame);
         let history = &mut self.screen_history;
@@ -268,6 +295,33 @@ mod tests {
         ram_write(&mut m, FB + 4, &[0xFF, 0, 0, 0]);
         assert_eq!(m.display_generation(), shown + 1);
         assert_eq!(m.last_screen().pixel(1, 0), Some([0, 0, 255, 255]));
+    }
+
+    #[test]
+    fn display_generation_in_a_vbe_mode_sees_framebuffer_writes_and_mode_changes() {
+        let mut m = machine();
+        let dispi = |m: &mut Machine, index: u32, value: u32| {
+            m.platform.vga.io_write(0x1CE, 2, index);
+            m.platform.vga.io_write(0x1CF, 2, value);
+        };
+        for (index, value) in [(1, 64), (2, 32), (3, 32), (4, 0x41)] {
+            dispi(&mut m, index, value);
+        }
+        let first = m.display_generation();
+        assert_eq!(m.last_screen().width, 64);
+        assert_eq!(m.display_generation(), first);
+        let lfb = m.platform.map.lfb_range().start;
+        m.memory[lfb + 4 * 65] = 0xFF; // blue of pixel (1, 1)
+        let changed = m.display_generation();
+        assert_eq!(changed, first + 1);
+        assert_eq!(m.last_screen().pixel(1, 1), Some([0, 0, 255, 255]));
+        assert_eq!(m.display_generation(), changed);
+        // Same bytes, narrower mode.
+        for (index, value) in [(4, 0), (1, 32), (4, 0x41)] {
+            dispi(&mut m, index, value);
+        }
+        assert_eq!(m.display_generation(), changed + 1);
+        assert_eq!(m.last_screen().width, 32);
     }
 
     #[test]
