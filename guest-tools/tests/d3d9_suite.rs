@@ -34,6 +34,7 @@ const PASSING: &[&str] = &[
     "shaders_1_x_texaddr",
     "vs_arith",
     "formats",
+    "srgb",
     "fixed_function_lit",
     "fixed_function_stages",
     "fixed_function_fog",
