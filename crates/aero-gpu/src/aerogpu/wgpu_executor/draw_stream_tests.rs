@@ -2,14 +2,14 @@
 //! the GPU executor with the draw path beside it, as the executor is to call it: the
 //! drawn pixels are read back from the executor's store in guest layout.
 
-use aero_protocol::cmd::{self, Opcode, PrimitiveTopology, ShaderStage};
+use aero_protocol::cmd::{self, Opcode, PrimitiveTopology};
 use aero_protocol::pci::Format;
 use aero_protocol::writer::CmdStreamWriter;
 
 use super::{DrawPath, execute_draw};
-use crate::aerogpu::d3d9::asm::assemble;
 use crate::aerogpu::executor::SubmissionInfo;
 use crate::aerogpu::processor::Command;
+use crate::aerogpu::wgpu_executor::executor_draw_tests::{program, vertex_buffer};
 use crate::aerogpu::{
     AllocTable, CommandProcessor, Executor, GuestMemory, Limits, SoftExecutorConfig, VecMemory,
     WgpuExecutor,
@@ -38,14 +38,6 @@ impl Executor for WithDraws {
     }
 }
 
-fn tokens(src: &str) -> Vec<u8> {
-    assemble(src)
-        .unwrap()
-        .iter()
-        .flat_map(|t| t.to_le_bytes())
-        .collect()
-}
-
 #[test]
 fn triangle_through_the_processor_lands_in_the_executors_target() {
     let exec = WgpuExecutor::new_headless(SoftExecutorConfig::default()).expect("wgpu device");
@@ -67,15 +59,6 @@ fn triangle_through_the_processor_lands_in_the_executors_target() {
         }
         vb.extend_from_slice(&0xFF11_2233u32.to_le_bytes()); // D3DCOLOR ARGB
     }
-    let mut decl = Vec::new();
-    for (offset, ty, usage) in [(0u16, 3u8, 0u8), (16, 4, 10)] {
-        decl.extend_from_slice(&0u16.to_le_bytes());
-        decl.extend_from_slice(&offset.to_le_bytes());
-        decl.extend_from_slice(&[ty, 0, usage, 0]);
-    }
-    decl.extend_from_slice(&[0xFF, 0, 0, 0, 17, 0, 0, 0]);
-    let vs = tokens("vs_2_0\ndcl_position v0\ndcl_color v1\nmov oPos, v0\nmov oD0, v1\n");
-    let ps = tokens("ps_2_0\ndcl v0\nmov oC0, v0\n");
 
     let mut w = CmdStreamWriter::new();
     w.create_texture2d(1, Format::B8G8R8A8Unorm as u32, 8, 8, 0);
@@ -89,27 +72,6 @@ fn triangle_through_the_processor_lands_in_the_executors_target() {
             ..Default::default()
         },
         &vb,
-    );
-    for (handle, stage, t) in [(3, ShaderStage::Vertex, &vs), (4, ShaderStage::Pixel, &ps)] {
-        w.push(
-            Opcode::CreateShader,
-            &cmd::CreateShader {
-                shader_handle: handle,
-                stage: stage as u32,
-                bytecode_size_bytes: t.len() as u32,
-                ..Default::default()
-            },
-            t,
-        );
-    }
-    w.push(
-        Opcode::CreateInputLayout,
-        &cmd::CreateInputLayout {
-            input_layout_handle: 5,
-            blob_size_bytes: decl.len() as u32,
-            ..Default::default()
-        },
-        &decl,
     );
     w.push(
         Opcode::SetRenderTargets,
@@ -129,35 +91,14 @@ fn triangle_through_the_processor_lands_in_the_executors_target() {
         },
         &[],
     );
-    w.push(
-        Opcode::BindShaders,
-        &cmd::BindShaders {
-            vs: 3,
-            ps: 4,
-            ..Default::default()
-        },
-        &[],
+    program(
+        &mut w,
+        (3, 4, 5),
+        "vs_2_0\ndcl_position v0\ndcl_color v1\nmov oPos, v0\nmov oD0, v1\n",
+        "ps_2_0\ndcl v0\nmov oC0, v0\n",
+        &[(0, 3, 0), (16, 4, 10)],
     );
-    w.push(
-        Opcode::SetInputLayout,
-        &cmd::SetInputLayout {
-            input_layout_handle: 5,
-            ..Default::default()
-        },
-        &[],
-    );
-    let mut binding = [0u8; 16];
-    binding[..4].copy_from_slice(&2u32.to_le_bytes());
-    binding[4..8].copy_from_slice(&20u32.to_le_bytes());
-    w.push(
-        Opcode::SetVertexBuffers,
-        &cmd::SetVertexBuffers {
-            start_slot: 0,
-            buffer_count: 1,
-            ..Default::default()
-        },
-        &binding,
-    );
+    vertex_buffer(&mut w, 2, 20);
     w.push(
         Opcode::SetPrimitiveTopology,
         &cmd::SetPrimitiveTopology {

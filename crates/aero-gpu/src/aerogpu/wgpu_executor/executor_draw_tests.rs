@@ -47,6 +47,73 @@ fn tokens(src: &str) -> Vec<u8> {
         .collect()
 }
 
+/// Creates and binds shaders `(vs, ps, input layout)` handles from assembly and stream 0
+/// declaration elements `(offset, D3DDECLTYPE, D3DDECLUSAGE)`.
+pub(super) fn program(
+    w: &mut CmdStreamWriter,
+    (vs, ps, layout): (u32, u32, u32),
+    vs_src: &str,
+    ps_src: &str,
+    elements: &[(u16, u8, u8)],
+) {
+    for (handle, stage, src) in [
+        (vs, ShaderStage::Vertex, vs_src),
+        (ps, ShaderStage::Pixel, ps_src),
+    ] {
+        let t = tokens(src);
+        let p = cmd::CreateShader {
+            shader_handle: handle,
+            stage: stage as u32,
+            bytecode_size_bytes: t.len() as u32,
+            ..Default::default()
+        };
+        w.push(Opcode::CreateShader, &p, &t);
+    }
+    let mut decl = Vec::new();
+    for &(offset, ty, usage) in elements {
+        decl.extend_from_slice(&0u16.to_le_bytes());
+        decl.extend_from_slice(&offset.to_le_bytes());
+        decl.extend_from_slice(&[ty, 0, usage, 0]);
+    }
+    decl.extend_from_slice(&[0xFF, 0, 0, 0, 17, 0, 0, 0]); // D3DDECL_END
+    let p = cmd::CreateInputLayout {
+        input_layout_handle: layout,
+        blob_size_bytes: decl.len() as u32,
+        ..Default::default()
+    };
+    w.push(Opcode::CreateInputLayout, &p, &decl);
+    push(
+        w,
+        Opcode::BindShaders,
+        cmd::BindShaders {
+            vs,
+            ps,
+            ..Default::default()
+        },
+    );
+    push(
+        w,
+        Opcode::SetInputLayout,
+        cmd::SetInputLayout {
+            input_layout_handle: layout,
+            ..Default::default()
+        },
+    );
+}
+
+/// Binds buffer `handle` as vertex stream 0 with `stride` bytes per vertex.
+pub(super) fn vertex_buffer(w: &mut CmdStreamWriter, handle: u32, stride: u32) {
+    let mut binding = [0u8; 16];
+    binding[..4].copy_from_slice(&handle.to_le_bytes());
+    binding[4..8].copy_from_slice(&stride.to_le_bytes());
+    let p = cmd::SetVertexBuffers {
+        start_slot: 0,
+        buffer_count: 1,
+        ..Default::default()
+    };
+    w.push(Opcode::SetVertexBuffers, &p, &binding);
+}
+
 /// A quad over pixels [x0, x1) × [y0, y1) at depth z (clockwise, as a triangle strip).
 fn quad(x0: u32, y0: u32, x1: u32, y1: u32, z: f32) -> Vec<u8> {
     let cx = |x: u32| (x as f32 - 0.5) * 2.0 / W as f32 - 1.0;
@@ -95,41 +162,18 @@ impl Rig {
         rig.table
             .parse(&encode_alloc_table(&entries), &rig.mem)
             .unwrap();
-        let vs = tokens("vs_2_0\ndcl_position v0\ndcl_color v1\nmov oPos, v0\nmov oD0, v1\n");
-        let ps = tokens("ps_2_0\ndcl v0\nmov oC0, v0\n");
-        let mut decl = Vec::new();
-        for (offset, ty, usage) in [(0u16, 3u8, 0u8), (16, 4, 10)] {
-            decl.extend_from_slice(&0u16.to_le_bytes());
-            decl.extend_from_slice(&offset.to_le_bytes());
-            decl.extend_from_slice(&[ty, 0, usage, 0]);
-        }
-        decl.extend_from_slice(&[0xFF, 0, 0, 0, 17, 0, 0, 0]);
         rig.run(|w| {
             w.create_texture2d(COLOR, Format::B8G8R8A8Unorm as u32, W, H, 0);
             w.create_texture2d(DEPTH, format as u32, W, H, u32::from(backed));
             w.create_buffer(3, cmd::RESOURCE_USAGE_VERTEX_BUFFER, 4096, 0, 0);
-            for (handle, stage, t) in [(4, ShaderStage::Vertex, &vs), (5, ShaderStage::Pixel, &ps)]
-            {
-                w.push(
-                    Opcode::CreateShader,
-                    &cmd::CreateShader {
-                        shader_handle: handle,
-                        stage: stage as u32,
-                        bytecode_size_bytes: t.len() as u32,
-                        ..Default::default()
-                    },
-                    t,
-                );
-            }
-            w.push(
-                Opcode::CreateInputLayout,
-                &cmd::CreateInputLayout {
-                    input_layout_handle: 6,
-                    blob_size_bytes: decl.len() as u32,
-                    ..Default::default()
-                },
-                &decl,
+            program(
+                w,
+                (4, 5, 6),
+                "vs_2_0\ndcl_position v0\ndcl_color v1\nmov oPos, v0\nmov oD0, v1\n",
+                "ps_2_0\ndcl v0\nmov oC0, v0\n",
+                &[(0, 3, 0), (16, 4, 10)],
             );
+            vertex_buffer(w, 3, 20);
             push(
                 w,
                 Opcode::SetRenderTargets,
@@ -139,35 +183,6 @@ impl Rig {
                     depth_stencil: DEPTH,
                     ..Default::default()
                 },
-            );
-            push(
-                w,
-                Opcode::BindShaders,
-                cmd::BindShaders {
-                    vs: 4,
-                    ps: 5,
-                    ..Default::default()
-                },
-            );
-            push(
-                w,
-                Opcode::SetInputLayout,
-                cmd::SetInputLayout {
-                    input_layout_handle: 6,
-                    ..Default::default()
-                },
-            );
-            let mut binding = [0u8; 16];
-            binding[..4].copy_from_slice(&3u32.to_le_bytes());
-            binding[4..8].copy_from_slice(&20u32.to_le_bytes());
-            w.push(
-                Opcode::SetVertexBuffers,
-                &cmd::SetVertexBuffers {
-                    start_slot: 0,
-                    buffer_count: 1,
-                    ..Default::default()
-                },
-                &binding,
             );
             push(
                 w,
@@ -492,15 +507,6 @@ fn sample_bc(format: Format, blocks: &[u8], fallback: bool) -> Vec<[u8; 4]> {
         exec = exec.with_bc_fallback();
     }
     let mut rig = Rig::with_executor(exec, Format::D24UnormS8Uint, false);
-    let vs = tokens("vs_2_0\ndcl_position v0\ndcl_texcoord v1\nmov oPos, v0\nmov oT0, v1\n");
-    let ps = tokens("ps_2_0\ndcl t0.xy\ndcl_2d s0\ntexld r0, t0, s0\nmov oC0, r0\n");
-    let mut decl = Vec::new();
-    for (offset, ty, usage) in [(0u16, 3u8, 0u8), (16, 1, 5)] {
-        decl.extend_from_slice(&0u16.to_le_bytes());
-        decl.extend_from_slice(&offset.to_le_bytes());
-        decl.extend_from_slice(&[ty, 0, usage, 0]);
-    }
-    decl.extend_from_slice(&[0xFF, 0, 0, 0, 17, 0, 0, 0]);
     let mut v = Vec::new();
     for (x, y) in [(0, 0), (W, 0), (0, H), (W, H)] {
         let cx = (x as f32 - 0.5) * 2.0 / W as f32 - 1.0;
@@ -513,56 +519,14 @@ fn sample_bc(format: Format, blocks: &[u8], fallback: bool) -> Vec<[u8; 4]> {
     rig.run(|w| {
         w.create_texture2d(8, format as u32, W, H, 0);
         w.upload(8, 0, blocks);
-        for (handle, stage, t) in [(9, ShaderStage::Vertex, &vs), (10, ShaderStage::Pixel, &ps)] {
-            w.push(
-                Opcode::CreateShader,
-                &cmd::CreateShader {
-                    shader_handle: handle,
-                    stage: stage as u32,
-                    bytecode_size_bytes: t.len() as u32,
-                    ..Default::default()
-                },
-                t,
-            );
-        }
-        w.push(
-            Opcode::CreateInputLayout,
-            &cmd::CreateInputLayout {
-                input_layout_handle: 11,
-                blob_size_bytes: decl.len() as u32,
-                ..Default::default()
-            },
-            &decl,
-        );
-        push(
+        program(
             w,
-            Opcode::BindShaders,
-            cmd::BindShaders {
-                vs: 9,
-                ps: 10,
-                ..Default::default()
-            },
+            (9, 10, 11),
+            "vs_2_0\ndcl_position v0\ndcl_texcoord v1\nmov oPos, v0\nmov oT0, v1\n",
+            "ps_2_0\ndcl t0.xy\ndcl_2d s0\ntexld r0, t0, s0\nmov oC0, r0\n",
+            &[(0, 3, 0), (16, 1, 5)],
         );
-        push(
-            w,
-            Opcode::SetInputLayout,
-            cmd::SetInputLayout {
-                input_layout_handle: 11,
-                ..Default::default()
-            },
-        );
-        let mut binding = [0u8; 16];
-        binding[..4].copy_from_slice(&3u32.to_le_bytes());
-        binding[4..8].copy_from_slice(&24u32.to_le_bytes());
-        w.push(
-            Opcode::SetVertexBuffers,
-            &cmd::SetVertexBuffers {
-                start_slot: 0,
-                buffer_count: 1,
-                ..Default::default()
-            },
-            &binding,
-        );
+        vertex_buffer(w, 3, 24);
         push(
             w,
             Opcode::SetTexture,
