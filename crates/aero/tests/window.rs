@@ -359,6 +359,36 @@ fn demo_guest_in_the_window_takes_typed_keys() {
     let headless = dir.join("demo-headless.png");
     std::fs::copy(golden("demo"), &headless).unwrap();
     let ready = settled_picture(&x, window, &dir, &headless, without_demo_bar);
+    // The cube AeroGPU draws (wgpu executor, lavapipe here) turns in the window: its
+    // box shows more than its background and changes from one capture to a later one.
+    let cube_box = |img: &Image| {
+        let (bx, by, size) = DEMO_MESH_BOX;
+        (by..by + size)
+            .flat_map(|row| {
+                let at = ((row * img.width + bx) * 4) as usize;
+                img.rgba[at..at + (size * 4) as usize].to_vec()
+            })
+            .collect::<Vec<u8>>()
+    };
+    let first = wait_for("a window capture", Duration::from_secs(20), || {
+        window_picture(&x, window, &dir.join("cube-1.png"))
+    });
+    let background = [0x0A, 0x18, 0x38];
+    let pixels = cube_box(&first);
+    let drawn = pixels.chunks(4).filter(|p| p[..3] != background).count();
+    let around = pixels.len() / 4 - drawn;
+    assert!(
+        drawn > 1000 && around > 1000,
+        "no cube on its background in the window's box ({drawn} cube, {around} background pixels)"
+    );
+    wait_for(
+        "the cube turning in the window",
+        Duration::from_secs(20),
+        || {
+            let now = window_picture(&x, window, &dir.join("cube-2.png"))?;
+            (cube_box(&now) != cube_box(&first)).then_some(())
+        },
+    );
 
     x.tool("xdotool", &["windowfocus", "--sync", &window.to_string()])
         .expect("focus the window");
