@@ -318,3 +318,82 @@ fn grub_gfxterm_needle_made_on_aero_matches_qemu_screendump() {
         "the mirrored needle matched QEMU"
     );
 }
+
+/// The demo guest (no `[machine]`: the built-in demo): serial, needle, typed key and mouse
+/// steps pass; `click` fails with the reason (no tablet yet). Two runs dump the same
+/// screen: deterministic time.
+#[test]
+fn demo_scenario_runs_serial_needle_and_key_steps_deterministically_and_click_fails() {
+    let dir = out_dir("demo");
+    let first = dir.join("first.png");
+    let out = Command::new(env!("CARGO_BIN_EXE_aero"))
+        .args([
+            "headless",
+            "--until-serial",
+            "AERO-DEMO-READY",
+            "--timeout",
+            "20",
+        ])
+        .arg("--screenshot")
+        .arg(&first)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    // The "Aero" title of the demo screen, away from its moving bar and its cube.
+    let out = Command::new(env!("CARGO_BIN_EXE_aero"))
+        .args(["needle", "create"])
+        .arg(&first)
+        .args(["--area", "190,55,260,85", "--tag", "demo-logo", "-o"])
+        .arg(dir.join("logo.json"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    std::fs::write(
+        dir.join("demo.toml"),
+        "timeout = 20\n\
+         [[step]]\nwait-serial = \"AERO-DEMO-READY\"\n\
+         [[step]]\nwait-match = \"logo.json\"\n\
+         [[step]]\ntype = \"a\"\n\
+         [[step]]\nwait-serial = \"AERO-DEMO-KEY=a\"\n\
+         [[step]]\nscreendump = \"demo.png\"\n\
+         [[step]]\nmouse_move = [3, 4]\n\
+         [[step]]\nclick = [10, 10]\n",
+    )
+    .unwrap();
+    let run = |artifacts: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_aero"))
+            .arg("test")
+            .arg(dir.join("demo.toml"))
+            .arg("--artifacts")
+            .arg(dir.join(artifacts))
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        eprintln!(
+            "stdout:\n{stdout}\nstderr:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.status.code(), Some(1), "click must fail");
+        stdout
+    };
+    let stdout = run("a");
+    for ok in [
+        "[1/7] wait-serial: AERO-DEMO-READY ... ok",
+        "[2/7] wait-match: ",
+        "[4/7] wait-serial: AERO-DEMO-KEY=a ... ok",
+        "[6/7] mouse_move 3 4 ... ok",
+    ] {
+        assert!(stdout.contains(ok), "{ok:?} in {stdout}");
+    }
+    assert!(
+        stdout.contains("[7/7] click 10 10 ... FAILED after 0.00 s: error: step 7: click: absolute pointer positions need a USB tablet"),
+        "{stdout}"
+    );
+    run("b");
+    let (a, b) = (
+        read_png(&dir.join("a/demo.png")).unwrap(),
+        read_png(&dir.join("b/demo.png")).unwrap(),
+    );
+    assert!(a == b, "two runs of the scenario dumped different screens");
+    assert!(dir.join("a/step7-screen.png").exists());
+}
