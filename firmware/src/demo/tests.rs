@@ -313,6 +313,54 @@ fn mesh_frames_draw_a_turning_cube_on_the_gpu_executor() {
     assert!(mesh_box(&mem) != first, "frame 30 looks like frame 0");
 }
 
+/// The depth test is what hides the far faces: the same frame with the depth test
+/// switched off in its stream (draw order wins) gives a different picture.
+#[test]
+fn mesh_far_faces_are_hidden_by_the_depth_test() {
+    use aero_gpu::aerogpu::{
+        AllocTable, CommandProcessor, GuestMemory, Limits, SoftExecutorConfig, WgpuExecutor,
+    };
+    use aero_protocol::cmd::Opcode;
+    let draw = |depth_enable: u32| {
+        let mut exec = WgpuExecutor::new_headless(SoftExecutorConfig::default())
+            .expect("a wgpu adapter (lavapipe: mesa-vulkan-drivers)");
+        let mut mem = mesh_memory();
+        let mut cp = CommandProcessor::new(Limits::default());
+        let mut table = AllocTable::new();
+        table.parse(&aerogpu::alloc_table(), &mem).unwrap();
+        cp.process(&aerogpu::stream_first_frame(), &table, &mut mem, &mut exec)
+            .unwrap();
+        mem.write(u64::from(aerogpu::FB), &vec![0x55; 640 * 480 * 4])
+            .unwrap();
+        cp.process(&mesh::stream_setup(), &table, &mut mem, &mut exec)
+            .unwrap();
+        let (mut stream, _) = mesh::stream_frame();
+        // Walk the packets to SET_DEPTH_STENCIL_STATE and set its depth_enable.
+        let mut at = 16;
+        let mut patched = false;
+        while at + 8 <= stream.len() {
+            let word = |i: usize| u32::from_le_bytes(stream[i..i + 4].try_into().unwrap());
+            let (op, size) = (word(at), word(at + 4) as usize);
+            if op == Opcode::SetDepthStencilState as u32 {
+                stream[at + 8..at + 12].copy_from_slice(&depth_enable.to_le_bytes());
+                patched = true;
+            }
+            at += size;
+        }
+        assert!(patched);
+        cp.process(&stream, &table, &mut mem, &mut exec).unwrap();
+        mesh_box(&mem)
+    };
+    let with_depth = draw(1);
+    let without = draw(0);
+    let differ = with_depth
+        .chunks(4)
+        .zip(without.chunks(4))
+        .filter(|(a, b)| a != b)
+        .count();
+    assert!(differ > 500, "{differ} pixels depend on the depth test");
+}
+
 /// The CPU executor skips draws: the box holds only the clear colour, which is what the
 /// guest checks at its centre before it says "no 3D" and stops drawing the mesh.
 #[test]
