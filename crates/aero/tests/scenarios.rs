@@ -319,8 +319,8 @@ fn grub_gfxterm_needle_made_on_aero_matches_qemu_screendump() {
     );
 }
 
-/// The demo guest (no `[machine]`: the built-in demo): serial, needle, typed key and mouse
-/// steps pass; `click` fails with the reason (no tablet yet). Two runs dump the same
+/// The demo guest (no `[machine]`: the built-in demo): serial, needle, typed key, mouse
+/// and media-change (a disc into its empty CD drive) steps pass; `click` fails with the reason (no tablet yet). Two runs dump the same
 /// screen: deterministic time.
 #[test]
 fn demo_scenario_runs_serial_needle_and_key_steps_deterministically_and_click_fails() {
@@ -348,6 +348,7 @@ fn demo_scenario_runs_serial_needle_and_key_steps_deterministically_and_click_fa
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
+    std::fs::write(dir.join("disc.iso"), vec![0x5A; 16 * 2048]).unwrap();
     std::fs::write(
         dir.join("demo.toml"),
         "timeout = 20\n\
@@ -357,6 +358,7 @@ fn demo_scenario_runs_serial_needle_and_key_steps_deterministically_and_click_fa
          [[step]]\nwait-serial = \"AERO-DEMO-KEY=a\"\n\
          [[step]]\nscreendump = \"demo.png\"\n\
          [[step]]\nmouse_move = [3, 4]\n\
+         [[step]]\nmedia-change = { drive = \"ide1-cd0\", file = \"disc.iso\" }\n\
          [[step]]\nclick = [10, 10]\n",
     )
     .unwrap();
@@ -378,15 +380,16 @@ fn demo_scenario_runs_serial_needle_and_key_steps_deterministically_and_click_fa
     };
     let stdout = run("a");
     for ok in [
-        "[1/7] wait-serial: AERO-DEMO-READY ... ok",
-        "[2/7] wait-match: ",
-        "[4/7] wait-serial: AERO-DEMO-KEY=a ... ok",
-        "[6/7] mouse_move 3 4 ... ok",
+        "[1/8] wait-serial: AERO-DEMO-READY ... ok",
+        "[2/8] wait-match: ",
+        "[4/8] wait-serial: AERO-DEMO-KEY=a ... ok",
+        "[6/8] mouse_move 3 4 ... ok",
+        "disc.iso ... ok",
     ] {
         assert!(stdout.contains(ok), "{ok:?} in {stdout}");
     }
     assert!(
-        stdout.contains("[7/7] click 10 10 ... FAILED after 0.00 s: error: step 7: click: absolute pointer positions need a USB tablet"),
+        stdout.contains("[8/8] click 10 10 ... FAILED after 0.00 s: error: step 8: click: absolute pointer positions need a USB tablet"),
         "{stdout}"
     );
     run("b");
@@ -395,5 +398,5 @@ fn demo_scenario_runs_serial_needle_and_key_steps_deterministically_and_click_fa
         read_png(&dir.join("b/demo.png")).unwrap(),
     );
     assert!(a == b, "two runs of the scenario dumped different screens");
-    assert!(dir.join("a/step7-screen.png").exists());
+    assert!(dir.join("a/step8-screen.png").exists());
 }
