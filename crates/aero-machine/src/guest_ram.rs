@@ -55,6 +55,36 @@ impl<'a> GuestRam<'a> {
     }
 }
 
+impl GuestRam<'_> {
+    /// The written ranges widened to whole 4 KiB pages, sorted and merged: what the CPU
+    /// must drop decoded code for. A NIC writes many small pieces (buffers, descriptor
+    /// status bytes) to a few pages; one entry per page keeps the CPU's invalidation list
+    /// short (past its limit it drops every decoded block).
+    pub fn written_pages(&self) -> Vec<(u64, u64)> {
+        let mut pages: Vec<(u64, u64)> = self
+            .written
+            .iter()
+            .map(|&(addr, len)| {
+                let start = addr & !0xFFF;
+                let end = addr.saturating_add(len).saturating_add(0xFFF) & !0xFFF;
+                (start, end)
+            })
+            .collect();
+        pages.sort_unstable();
+        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(pages.len());
+        for (start, end) in pages {
+            match merged.last_mut() {
+                Some(last) if start <= last.1 => last.1 = last.1.max(end),
+                _ => merged.push((start, end)),
+            }
+        }
+        merged
+            .into_iter()
+            .map(|(start, end)| (start, end - start))
+            .collect()
+    }
+}
+
 impl GuestMemory for GuestRam<'_> {
     fn read(&mut self, addr: u64, buf: &mut [u8]) -> Result<(), DmaError> {
         self.read_into(addr, buf)
@@ -174,5 +204,21 @@ mod tests {
         Gpu::read(&ram, end - 4, &mut back[..4]).unwrap();
         assert_eq!(back[..4], [0; 4]);
         assert_eq!(ram.written.len(), 1);
+    }
+
+    #[test]
+    fn written_pages_merge_scattered_small_writes() {
+        let (map, mut memory) = MemoryMap::allocate(16 << 20, &[0u8; 0x20000]).unwrap();
+        let mut ram = GuestRam::new(&mut memory, &map);
+        // Receive buffers and descriptor status bytes, interleaved as a NIC writes them.
+        for i in 0..200u64 {
+            ram.write(0x10_0000 + i * 0x800, &[1; 64]).unwrap();
+            ram.write(0x20_0000 + i * 16 + 12, &[1]).unwrap();
+        }
+        assert_eq!(ram.written.len(), 400);
+        assert_eq!(
+            ram.written_pages(),
+            vec![(0x10_0000, 100 * 0x1000), (0x20_0000, 0x1000)]
+        );
     }
 }

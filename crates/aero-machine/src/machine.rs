@@ -496,7 +496,7 @@ impl Machine {
                 &mut ram,
                 now,
             );
-            for (addr, len) in ram.written {
+            for (addr, len) in ram.written_pages() {
                 self.cpu.invalidate_code(addr, len);
             }
             let now = self.platform.clock.now();
