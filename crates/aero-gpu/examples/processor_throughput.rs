@@ -4,7 +4,8 @@
 //! a 4-vertex strip draw; one present), fed through the ring, the validating processor
 //! and an executor, like a driver would. Reports validated commands/s, draws/s and
 //! frames/s for the NullExecutor (processor cost alone) and for the wgpu executor
-//! (WGPU_BACKEND picks the adapter; Mesa lavapipe on a machine without a GPU).
+//! (WGPU_BACKEND picks the adapter; Mesa lavapipe on a machine without a GPU), the
+//! latter also with the frames' PRESENT left out, which shows what presenting costs.
 //!
 //! `cargo run --release -p aero-gpu --example processor_throughput [null|wgpu|both] [frames]`
 //! (defaults: both; 20000 frames on the NullExecutor, 200 on wgpu).
@@ -167,7 +168,7 @@ fn setup_stream() -> Vec<u8> {
 }
 
 /// One frame: returns the stream and its packet count.
-fn frame_stream() -> (Vec<u8>, u32) {
+fn frame_stream(present: bool) -> (Vec<u8>, u32) {
     let mut w = CmdStreamWriter::new();
     let p = cmd::ResourceDirtyRange {
         resource_handle: VB,
@@ -201,7 +202,9 @@ fn frame_stream() -> (Vec<u8>, u32) {
         };
         w.push(Opcode::Draw, &p, &[]);
     }
-    w.present(0);
+    if present {
+        w.present(0);
+    }
     let packets = w.packet_count();
     (w.finish(), packets)
 }
@@ -257,11 +260,11 @@ struct Figures {
 }
 
 /// `finish` waits until the executor's work is done (the timed interval includes it).
-fn run<E: Executor>(exec: E, frames: u64, finish: impl Fn(&AeroGpu<E>)) -> Figures {
+fn run<E: Executor>(exec: E, frames: u64, present: bool, finish: impl Fn(&AeroGpu<E>)) -> Figures {
     let mut mem = VecMemory::new(16 << 20);
     let mut dev = AeroGpu::with_executor(AeroGpuConfig::default(), exec);
     let setup = setup_stream();
-    let (frame, packets) = frame_stream();
+    let (frame, packets) = frame_stream(present);
     mem.write(SETUP_GPA, &setup).unwrap();
     mem.write(FRAME_GPA, &frame).unwrap();
     mem.write(VB_GPA, &vertices(0)).unwrap();
@@ -396,21 +399,34 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let which = args.next().unwrap_or_else(|| "both".into());
     let frames: Option<u64> = args.next().and_then(|s| s.parse().ok());
+    if !["null", "wgpu", "both"].contains(&which.as_str()) {
+        eprintln!("usage: processor_throughput [null|wgpu|both] [frames]");
+        std::process::exit(2);
+    }
     if which == "null" || which == "both" {
-        report(
-            "null executor",
-            &run(NullExecutor::default(), frames.unwrap_or(20_000), |_| {}),
+        let f = run(
+            NullExecutor::default(),
+            frames.unwrap_or(20_000),
+            true,
+            |_| {},
         );
+        report("null executor", &f);
     }
     if which == "wgpu" || which == "both" {
-        match WgpuExecutor::new_headless(SoftExecutorConfig::default()) {
-            Ok(exec) => report(
-                "wgpu executor",
-                &run(exec, frames.unwrap_or(200), read_back_target),
-            ),
-            Err(e) => {
-                eprintln!("processor_throughput: no wgpu adapter: {e}");
-                std::process::exit(1);
+        // The same frames without their PRESENT too: what the present path costs.
+        for (name, present) in [
+            ("wgpu executor", true),
+            ("wgpu executor, no presents", false),
+        ] {
+            match WgpuExecutor::new_headless(SoftExecutorConfig::default()) {
+                Ok(exec) => {
+                    let f = run(exec, frames.unwrap_or(200), present, read_back_target);
+                    report(name, &f);
+                }
+                Err(e) => {
+                    eprintln!("processor_throughput: no wgpu adapter: {e}");
+                    std::process::exit(1);
+                }
             }
         }
     }
