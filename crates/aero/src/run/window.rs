@@ -300,7 +300,8 @@ impl App {
             return;
         };
         let rect = scaling::fit(self.frame_size, self.surface_size, self.integer);
-        let whole = rect.width.is_multiple_of(self.frame_size.0.max(1)) && rect.width >= self.frame_size.0;
+        let whole =
+            rect.width.is_multiple_of(self.frame_size.0.max(1)) && rect.width >= self.frame_size.0;
         // Sharp pixels at whole-number scales, filtered otherwise.
         presenter.set_smooth(!(self.integer && whole));
     }
