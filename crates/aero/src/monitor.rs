@@ -765,7 +765,10 @@ impl Monitor {
                 Ok(String::new())
             }
             Command::SetLink(up) => {
-                anyhow::ensure!(machine.set_nic_link(*up), "set_link: the machine has no NIC");
+                anyhow::ensure!(
+                    machine.set_nic_link(*up),
+                    "set_link: the machine has no NIC"
+                );
                 Ok(String::new())
             }
             Command::Help => Ok(HELP.to_string()),
