@@ -23,14 +23,12 @@
 //! bits), which is exact for what the guest wrote: tolerance zero.
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use aero_machine::{BootDevice, Machine, MachineConfig, RunEvent};
-use aero_storage::MemoryDisk;
 use iced_x86::code_asm::*;
 
 mod common;
-use common::{Picture, QemuRun, serial_out};
+use common::{AeroRun, Picture, QemuRun, serial_out};
 
 const DONE: &str = "AERO-VGA16FB-DRAWN";
 /// What ends a run early: the loader's failure marks, the init's, a kernel panic.
@@ -414,42 +412,14 @@ fn disk(bzimage: &[u8], initrd: &[u8], cmdline: &str) -> Vec<u8> {
 /// Boots `image` on Aero (our BIOS, `MEMORY_MIB`) until COM1 shows `DONE` or a failure;
 /// the serial output and the screen.
 fn run_on_aero(image: Vec<u8>) -> (String, Picture) {
-    let disk = MemoryDisk::new(image, 512, false).unwrap();
-    let mut m = Machine::new(MachineConfig {
-        memory_bytes: u64::from(MEMORY_MIB) << 20,
-        hda: Some(Box::new(disk)),
-        boot_order: vec![BootDevice::HardDisk],
-        deterministic: true,
-        ..Default::default()
-    })
-    .unwrap();
-    let mut serial = String::new();
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_secs(600) {
-        let event = m.run_for(50_000_000);
-        serial.push_str(&String::from_utf8_lossy(&m.take_serial_output()));
-        assert_eq!(
-            event,
-            RunEvent::Running,
-            "at {}:\n{serial}",
-            m.cpu_location()
-        );
-        if serial.contains(DONE) || FAILURES.iter().any(|f| serial.contains(f)) {
-            break;
-        }
-    }
+    let run = AeroRun {
+        memory_mib: MEMORY_MIB,
+        timeout: Duration::from_secs(600),
+        failure_marks: FAILURES,
+        slice: 50_000_000,
+    };
+    let (mut m, serial) = common::run_on_aero_with(image, None, DONE, &run);
     (serial, Picture::screen_of(&mut m))
-}
-
-fn write_ppm(path: &std::path::Path, p: &Picture) {
-    let mut data = format!("P6\n{} {}\n255\n", p.width, p.height).into_bytes();
-    data.extend_from_slice(&p.rgb);
-    std::fs::write(path, data).unwrap();
-}
-
-/// The DAC's 6 bits of an 8-bit screen value.
-fn dac_bits(v: u8) -> u8 {
-    v >> 2
 }
 
 /// Distinct colours on a screen.
@@ -490,7 +460,7 @@ fn vga16fb_console_and_raw_writes_equal_qemu_std_vga() {
     assert!(serial.contains("AERO-FB-SIZE=640,480x4"), "Aero:\n{serial}");
     assert!(serial.contains(DONE), "Aero:\n{serial}");
     assert!(!serial.contains("AERO-FB-WRITE-FAILED"), "Aero:\n{serial}");
-    write_ppm(&dir.join("vga16fb-aero.ppm"), &aero);
+    aero.write_ppm(&dir.join("vga16fb-aero.ppm"));
     assert_eq!((aero.width, aero.height), (640, 480), "mode 12h's size");
     // All 16 colours drawn: fbcon's palette and the planar paths were used.
     assert!(colours(&aero) >= 16, "{} colours on Aero", colours(&aero));
@@ -499,26 +469,5 @@ fn vga16fb_console_and_raw_writes_equal_qemu_std_vga() {
     assert!(serial.contains("AERO-FB=0 VGA16 VGA"), "QEMU:\n{serial}");
     assert!(serial.contains(DONE), "QEMU:\n{serial}");
     let qemu = qemu.expect("QEMU wrote its screendump");
-    assert_eq!((qemu.width, qemu.height), (aero.width, aero.height));
-    let mut differing = Vec::new();
-    for (i, (a, q)) in aero.rgb.chunks(3).zip(qemu.rgb.chunks(3)).enumerate() {
-        if a.iter()
-            .map(|&v| dac_bits(v))
-            .ne(q.iter().map(|&v| dac_bits(v)))
-        {
-            differing.push((
-                i as u32 % aero.width,
-                i as u32 / aero.width,
-                a.to_vec(),
-                q.to_vec(),
-            ));
-        }
-    }
-    assert!(
-        differing.is_empty(),
-        "{} pixels differ from QEMU (x, y, aero, qemu), first: {:?}; pictures in {}",
-        differing.len(),
-        &differing[..differing.len().min(8)],
-        dir.display()
-    );
+    common::assert_same_dac_colours(&aero, &qemu, &dir);
 }

@@ -14,13 +14,13 @@
 //! drivers read registers back (`readback`) and ask the BIOS for modes, fonts, palette
 //! and state (`answers`): each is compared with QEMU and SeaVGABIOS the same way.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use iced_x86::code_asm::*;
 
 mod common;
-use common::{Picture, program_disk, serial_out};
+use common::{Picture, dac_bits, program_disk, serial_out};
 
 const MAIN: u64 = 0x7E00;
 const MAIN_SECTORS: u32 = 20;
@@ -426,17 +426,6 @@ fn run_on_qemu(
     common::run_on_qemu(&image, &out_dir(), name, done, screen)
 }
 
-fn write_ppm(path: &Path, p: &Picture) {
-    let mut data = format!("P6\n{} {}\n255\n", p.width, p.height).into_bytes();
-    data.extend_from_slice(&p.rgb);
-    std::fs::write(path, data).unwrap();
-}
-
-/// What the palette says each 8-bit screen value came from: the DAC's 6 bits.
-fn dac_bits(v: u8) -> u8 {
-    v >> 2
-}
-
 #[test]
 fn bootvid_presence_check_and_mode_12h_drawing_match_qemu_std_vga() {
     let (serial, aero) = run_on_aero(bootvid_disk(), "BOOTVID-OK");
@@ -454,34 +443,13 @@ fn bootvid_presence_check_and_mode_12h_drawing_match_qemu_std_vga() {
         assert_eq!(at(x, 470), at(x, 100), "plane-by-plane copy at x {x}");
     }
     assert_eq!(at(100, 470), PALETTE[7], "the copy holds band 7");
-    write_ppm(&out_dir().join("bootvid-aero.ppm"), &aero);
+    aero.write_ppm(&out_dir().join("bootvid-aero.ppm"));
     let Some((serial, qemu)) = run_on_qemu(bootvid_disk(), "bootvid", "BOOTVID-OK", true) else {
         return;
     };
     assert!(serial.contains("BOOTVID-OK"), "QEMU: {serial:?}");
     let qemu = qemu.expect("QEMU wrote its screendump");
-    assert_eq!((qemu.width, qemu.height), (aero.width, aero.height));
-    let mut differing = Vec::new();
-    for (i, (a, q)) in aero.rgb.chunks(3).zip(qemu.rgb.chunks(3)).enumerate() {
-        if a.iter()
-            .map(|&v| dac_bits(v))
-            .ne(q.iter().map(|&v| dac_bits(v)))
-        {
-            differing.push((
-                i as u32 % aero.width,
-                i as u32 / aero.width,
-                a.to_vec(),
-                q.to_vec(),
-            ));
-        }
-    }
-    assert!(
-        differing.is_empty(),
-        "{} pixels differ from QEMU (x, y, aero, qemu), first: {:?}; pictures in {}",
-        differing.len(),
-        &differing[..differing.len().min(8)],
-        out_dir().display()
-    );
+    common::assert_same_dac_colours(&aero, &qemu, &out_dir());
 }
 
 // ---- INT 10h from a V86 task ----------------------------------------------------------

@@ -71,9 +71,45 @@ pub fn run_on_aero(
     done: &str,
     limit: Duration,
 ) -> (Machine, String) {
+    let run = AeroRun {
+        timeout: limit,
+        ..AeroRun::default()
+    };
+    run_on_aero_with(image, bios, done, &run)
+}
+
+/// How `run_on_aero_with` runs Aero.
+pub struct AeroRun<'a> {
+    pub memory_mib: u32,
+    /// Host time to wait for `done`.
+    pub timeout: Duration,
+    /// COM1 text that ends the run early as a failure.
+    pub failure_marks: &'a [&'a str],
+    /// Instructions run between two looks at COM1.
+    pub slice: u64,
+}
+
+impl Default for AeroRun<'_> {
+    fn default() -> Self {
+        AeroRun {
+            memory_mib: 64,
+            timeout: Duration::from_secs(60),
+            failure_marks: &["!"],
+            slice: 10_000_000,
+        }
+    }
+}
+
+/// `run_on_aero` with the memory size, time limit, failure marks and slice of `run`.
+pub fn run_on_aero_with(
+    image: Vec<u8>,
+    bios: Option<Vec<u8>>,
+    done: &str,
+    run: &AeroRun,
+) -> (Machine, String) {
     let disk = MemoryDisk::new(image, 512, false).unwrap();
     let mut m = Machine::new(MachineConfig {
-        memory_bytes: 64 << 20,
+        memory_bytes: u64::from(run.memory_mib) << 20,
         hda: Some(Box::new(disk)),
         boot_order: vec![BootDevice::HardDisk],
         external_bios: bios,
@@ -83,8 +119,8 @@ pub fn run_on_aero(
     .unwrap();
     let mut serial = String::new();
     let start = Instant::now();
-    while start.elapsed() < limit {
-        let event = m.run_for(10_000_000);
+    while start.elapsed() < run.timeout {
+        let event = m.run_for(run.slice);
         serial.push_str(&String::from_utf8_lossy(&m.take_serial_output()));
         assert_eq!(
             event,
@@ -92,7 +128,7 @@ pub fn run_on_aero(
             "at {}:\n{serial}",
             m.cpu_location()
         );
-        if serial.contains(done) || serial.contains('!') {
+        if serial.contains(done) || run.failure_marks.iter().any(|f| serial.contains(f)) {
             break;
         }
     }
@@ -120,6 +156,48 @@ impl Picture {
                 .collect(),
         }
     }
+}
+
+impl Picture {
+    /// Writes the picture as a binary PPM (P6), for looking at after a failure.
+    pub fn write_ppm(&self, path: &Path) {
+        let mut data = format!("P6\n{} {}\n255\n", self.width, self.height).into_bytes();
+        data.extend_from_slice(&self.rgb);
+        std::fs::write(path, data).unwrap();
+    }
+}
+
+/// What the palette says an 8-bit screen value came from: the DAC's 6 bits.
+pub fn dac_bits(v: u8) -> u8 {
+    v >> 2
+}
+
+/// Asserts that Aero's and QEMU's screens are the same size and show the same DAC
+/// colours pixel for pixel (the two scale 6-bit DAC values to 8 bits differently);
+/// `dir` (named in the failure) holds the pictures.
+pub fn assert_same_dac_colours(aero: &Picture, qemu: &Picture, dir: &Path) {
+    assert_eq!((qemu.width, qemu.height), (aero.width, aero.height));
+    let mut differing = Vec::new();
+    for (i, (a, q)) in aero.rgb.chunks(3).zip(qemu.rgb.chunks(3)).enumerate() {
+        if a.iter()
+            .map(|&v| dac_bits(v))
+            .ne(q.iter().map(|&v| dac_bits(v)))
+        {
+            differing.push((
+                i as u32 % aero.width,
+                i as u32 / aero.width,
+                a.to_vec(),
+                q.to_vec(),
+            ));
+        }
+    }
+    assert!(
+        differing.is_empty(),
+        "{} pixels differ from QEMU (x, y, aero, qemu), first: {:?}; pictures in {}",
+        differing.len(),
+        &differing[..differing.len().min(8)],
+        dir.display()
+    );
 }
 
 /// QEMU's screendump: binary PPM (P6, maxval 255); None while it is incomplete.
