@@ -7,6 +7,7 @@
 #define D3D9_PROGRAMS_CELLS_H
 
 #include "common.h"
+#include "shader_asm.h"
 #include <string.h>
 
 #define CELL 32
@@ -74,6 +75,84 @@ static inline void plain_state(IDirect3DDevice9 *dev) {
     CHECK(IDirect3DDevice9_SetRenderState(dev, D3DRS_CULLMODE, D3DCULL_NONE));
     CHECK(IDirect3DDevice9_SetRenderState(dev, D3DRS_ZENABLE, D3DZB_FALSE));
     CHECK(IDirect3DDevice9_SetRenderState(dev, D3DRS_LIGHTING, FALSE));
+}
+
+/* vs_2_0 of the textured cells: position through c0..c3 (cell_matrix), texcoord 0 on. */
+static const DWORD cell_vs_texcoord[] = {
+    VS(2, 0),
+    INS(DCL, 2), DCL_USAGE(USAGE_POSITION, 0), DST(V, 0, WALL),
+    INS(DCL, 2), DCL_USAGE(USAGE_TEXCOORD, 0), DST(V, 1, WALL),
+    INS(M4X4, 3), DST(RASTOUT, 0, WALL), SRC(V, 0, XYZW), SRC(C, 0, XYZW),
+    INS(MOV, 2), DST(TEXCRDOUT, 0, WALL), SRC(V, 1, XYZW),
+    END,
+};
+
+/* ps_2_0 showing a texel's colour or its alpha: oC0 = texel * c0 + texel.a * c1
+ * (c0 = 1, c1 = 0: colour; c0 = 0, c1 = 1: alpha as grey). */
+static const DWORD cell_ps_colour_or_alpha[] = {
+    PS(2, 0),
+    INS(DCL, 2), 0x80000000u, DST(T, 0, WXY),
+    INS(DCL, 2), DCL_SAMPLER_2D, DST(S, 0, WALL),
+    INS(TEX, 3), DST(R, 0, WALL), SRC(T, 0, XYZW), SRC(S, 0, XYZW),
+    INS(MUL, 3), DST(R, 1, WALL), SRC(R, 0, XYZW), SRC(C, 0, XYZW),
+    INS(MAD, 4), DST(R, 1, WALL), SRC(R, 0, WWWW), SRC(C, 1, XYZW), SRC(R, 1, XYZW),
+    INS(MOV, 2), DST(COLOROUT, 0, WALL), SRC(R, 1, XYZW),
+    END,
+};
+
+/* The declaration and shaders one cell program draws with. */
+struct cell_shaders {
+    IDirect3DVertexDeclaration9 *decl;
+    IDirect3DVertexShader9 *vs;
+    IDirect3DPixelShader9 *ps;
+};
+
+/* Creates the cell declaration and the two shaders and binds them, with plain_state and
+ * point sampling on sampler 0. */
+static inline struct cell_shaders bind_cell_shaders(IDirect3DDevice9 *dev, const DWORD *vs_tokens,
+                                                    const DWORD *ps_tokens) {
+    struct cell_shaders s = {0};
+    CHECK(IDirect3DDevice9_CreateVertexDeclaration(dev, cell_elements, &s.decl));
+    CHECK(IDirect3DDevice9_CreateVertexShader(dev, vs_tokens, &s.vs));
+    CHECK(IDirect3DDevice9_CreatePixelShader(dev, ps_tokens, &s.ps));
+    plain_state(dev);
+    point_clamp(dev, 0);
+    CHECK(IDirect3DDevice9_SetVertexDeclaration(dev, s.decl));
+    CHECK(IDirect3DDevice9_SetVertexShader(dev, s.vs));
+    CHECK(IDirect3DDevice9_SetPixelShader(dev, s.ps));
+    return s;
+}
+
+static inline void release_cell_shaders(struct cell_shaders *s) {
+    IDirect3DPixelShader9_Release(s->ps);
+    IDirect3DVertexShader9_Release(s->vs);
+    IDirect3DVertexDeclaration9_Release(s->decl);
+}
+
+/* Clears the target to the cell programs' dark blue and begins the scene. */
+static inline void begin_cells(IDirect3DDevice9 *dev) {
+    CHECK(IDirect3DDevice9_Clear(dev, 0, NULL, D3DCLEAR_TARGET, D3DCOLOR_XRGB(0, 0, 40), 1.0f, 0));
+    CHECK(IDirect3DDevice9_BeginScene(dev));
+}
+
+/* A size x size A8R8G8B8 MANAGED texture with `levels` levels, each a red (x) / green (y)
+ * gradient with blue 36 * level, so the level sampled shows in the picture. */
+static inline IDirect3DTexture9 *make_gradient_mips(IDirect3DDevice9 *dev, UINT size, UINT levels) {
+    IDirect3DTexture9 *tex = NULL;
+    UINT level, x, y;
+    CHECK(IDirect3DDevice9_CreateTexture(dev, size, size, levels, 0, D3DFMT_A8R8G8B8, D3DPOOL_MANAGED, &tex, NULL));
+    for (level = 0; level < levels && level < IDirect3DTexture9_GetLevelCount(tex); level++) {
+        UINT n = size >> level;
+        D3DLOCKED_RECT lr;
+        CHECK(IDirect3DTexture9_LockRect(tex, level, &lr, NULL, 0));
+        for (y = 0; y < n; y++) {
+            DWORD *row = (DWORD *)((char *)lr.pBits + (size_t)y * lr.Pitch);
+            for (x = 0; x < n; x++)
+                row[x] = 0xFF000000u | ((x * 256 / n) << 16) | ((y * 256 / n) << 8) | (36 * level);
+        }
+        CHECK(IDirect3DTexture9_UnlockRect(tex, level));
+    }
+    return tex;
 }
 
 #endif

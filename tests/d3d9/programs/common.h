@@ -9,6 +9,7 @@
 #include <d3d9.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define CHECK(hr_expr)                                                                     \
     do {                                                                                   \
@@ -56,6 +57,13 @@ static inline IDirect3DDevice9 *make_device(int w, int h, BOOL depth) {
                                   D3DCREATE_HARDWARE_VERTEXPROCESSING, &pp, &dev));
     IDirect3D9_Release(d3d);
     return dev;
+}
+
+/* A float's bits, for the DWORD render, sampler and stage states that hold floats. */
+static inline DWORD fbits(float f) {
+    DWORD d;
+    memcpy(&d, &f, 4);
+    return d;
 }
 
 /* Writes a locked X8R8G8B8/A8R8G8B8 surface as a binary PPM (alpha dropped). */

@@ -99,30 +99,9 @@ static void fill_dxt5(int n, unsigned char *b) {
 
 int main(void) {
     IDirect3DDevice9 *dev = make_device(W, H, FALSE);
-    IDirect3DVertexDeclaration9 *decl = NULL;
-    IDirect3DVertexShader9 *vs = NULL;
-    IDirect3DPixelShader9 *ps = NULL;
+    struct cell_shaders shaders;
     IDirect3DTexture9 *tex[3];
     int i;
-    const DWORD vs_tokens[] = {
-        VS(2, 0),
-        INS(DCL, 2), DCL_USAGE(USAGE_POSITION, 0), DST(V, 0, WALL),
-        INS(DCL, 2), DCL_USAGE(USAGE_TEXCOORD, 0), DST(V, 1, WALL),
-        INS(M4X4, 3), DST(RASTOUT, 0, WALL), SRC(V, 0, XYZW), SRC(C, 0, XYZW),
-        INS(MOV, 2), DST(TEXCRDOUT, 0, WALL), SRC(V, 1, XYZW),
-        END,
-    };
-    /* oC0 = texel * c0 + texel.a * c1 (c0 = 1, c1 = 0: colour; c0 = 0, c1 = 1: alpha) */
-    const DWORD ps_tokens[] = {
-        PS(2, 0),
-        INS(DCL, 2), 0x80000000u, DST(T, 0, WXY),
-        INS(DCL, 2), DCL_SAMPLER_2D, DST(S, 0, WALL),
-        INS(TEX, 3), DST(R, 0, WALL), SRC(T, 0, XYZW), SRC(S, 0, XYZW),
-        INS(MUL, 3), DST(R, 1, WALL), SRC(R, 0, XYZW), SRC(C, 0, XYZW),
-        INS(MAD, 4), DST(R, 1, WALL), SRC(R, 0, WWWW), SRC(C, 1, XYZW), SRC(R, 1, XYZW),
-        INS(MOV, 2), DST(COLOROUT, 0, WALL), SRC(R, 1, XYZW),
-        END,
-    };
     /* Per cell: texture, alpha view, linear filtering. */
     static const int cell_tex[8] = {0, 0, 1, 1, 2, 2, 0, 2};
     static const int cell_alpha[8] = {0, 1, 0, 1, 0, 1, 0, 1};
@@ -134,16 +113,8 @@ int main(void) {
     tex[0] = make_dxt(dev, D3DFMT_DXT1, 8, fill_dxt1);
     tex[1] = make_dxt(dev, D3DFMT_DXT3, 16, fill_dxt3);
     tex[2] = make_dxt(dev, D3DFMT_DXT5, 16, fill_dxt5);
-    CHECK(IDirect3DDevice9_CreateVertexDeclaration(dev, cell_elements, &decl));
-    CHECK(IDirect3DDevice9_CreateVertexShader(dev, vs_tokens, &vs));
-    CHECK(IDirect3DDevice9_CreatePixelShader(dev, ps_tokens, &ps));
-    plain_state(dev);
-    point_clamp(dev, 0);
-    CHECK(IDirect3DDevice9_SetVertexDeclaration(dev, decl));
-    CHECK(IDirect3DDevice9_SetVertexShader(dev, vs));
-    CHECK(IDirect3DDevice9_SetPixelShader(dev, ps));
-    CHECK(IDirect3DDevice9_Clear(dev, 0, NULL, D3DCLEAR_TARGET, D3DCOLOR_XRGB(0, 0, 40), 1.0f, 0));
-    CHECK(IDirect3DDevice9_BeginScene(dev));
+    shaders = bind_cell_shaders(dev, cell_vs_texcoord, cell_ps_colour_or_alpha);
+    begin_cells(dev);
     for (i = 0; i < 8; i++) {
         DWORD filter = cell_linear[i] ? D3DTEXF_LINEAR : D3DTEXF_POINT;
         CHECK(IDirect3DDevice9_SetTexture(dev, 0, (IDirect3DBaseTexture9 *)tex[cell_tex[i]]));
@@ -156,9 +127,7 @@ int main(void) {
     save_back_buffer(dev, "dxt.ppm");
     for (i = 0; i < 3; i++)
         IDirect3DTexture9_Release(tex[i]);
-    IDirect3DPixelShader9_Release(ps);
-    IDirect3DVertexShader9_Release(vs);
-    IDirect3DVertexDeclaration9_Release(decl);
+    release_cell_shaders(&shaders);
     IDirect3DDevice9_Release(dev);
     printf("dxt: done\n");
     return 0;

@@ -18,11 +18,6 @@ struct rhw_vertex { float x, y, z, rhw; DWORD color; };
 static IDirect3DDevice9 *dev;
 
 static void rs(D3DRENDERSTATETYPE s, DWORD v) { CHECK(IDirect3DDevice9_SetRenderState(dev, s, v)); }
-static DWORD fbits(float f) {
-    DWORD d;
-    memcpy(&d, &f, 4);
-    return d;
-}
 static void viewport(DWORD x, DWORD y) {
     D3DVIEWPORT9 vp = {x, y, 64, 64, 0.0f, 1.0f};
     CHECK(IDirect3DDevice9_SetViewport(dev, &vp));

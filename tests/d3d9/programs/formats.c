@@ -24,33 +24,12 @@ static const int format_counts[2] = {6, 2};
 
 int main(void) {
     IDirect3DDevice9 *dev = make_device(W, H, FALSE);
-    IDirect3DVertexDeclaration9 *decl = NULL;
-    IDirect3DVertexShader9 *vs = NULL;
-    IDirect3DPixelShader9 *ps = NULL;
+    struct cell_shaders shaders;
     IDirect3DTexture9 *tex[MAX_FORMATS] = {0};
     const D3DFORMAT *formats = format_lists[FORMATS_ALPHA];
     const UINT *bytes_per_texel = bytes_lists[FORMATS_ALPHA];
     const int nformats = format_counts[FORMATS_ALPHA];
     int f, view;
-    const DWORD vs_tokens[] = {
-        VS(2, 0),
-        INS(DCL, 2), DCL_USAGE(USAGE_POSITION, 0), DST(V, 0, WALL),
-        INS(DCL, 2), DCL_USAGE(USAGE_TEXCOORD, 0), DST(V, 1, WALL),
-        INS(M4X4, 3), DST(RASTOUT, 0, WALL), SRC(V, 0, XYZW), SRC(C, 0, XYZW),
-        INS(MOV, 2), DST(TEXCRDOUT, 0, WALL), SRC(V, 1, XYZW),
-        END,
-    };
-    /* oC0 = texel * c0 + texel.a * c1 */
-    const DWORD ps_tokens[] = {
-        PS(2, 0),
-        INS(DCL, 2), 0x80000000u, DST(T, 0, WXY),
-        INS(DCL, 2), DCL_SAMPLER_2D, DST(S, 0, WALL),
-        INS(TEX, 3), DST(R, 0, WALL), SRC(T, 0, XYZW), SRC(S, 0, XYZW),
-        INS(MUL, 3), DST(R, 1, WALL), SRC(R, 0, XYZW), SRC(C, 0, XYZW),
-        INS(MAD, 4), DST(R, 1, WALL), SRC(R, 0, WWWW), SRC(C, 1, XYZW), SRC(R, 1, XYZW),
-        INS(MOV, 2), DST(COLOROUT, 0, WALL), SRC(R, 1, XYZW),
-        END,
-    };
     static const float views[2][2][4] = {{{1, 1, 1, 1}, {0, 0, 0, 0}}, {{0, 0, 0, 0}, {1, 1, 1, 1}}};
     static const D3DCOLOR corners[4] = {0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF};
 
@@ -72,16 +51,8 @@ int main(void) {
         }
         CHECK(IDirect3DTexture9_UnlockRect(tex[f], 0));
     }
-    CHECK(IDirect3DDevice9_CreateVertexDeclaration(dev, cell_elements, &decl));
-    CHECK(IDirect3DDevice9_CreateVertexShader(dev, vs_tokens, &vs));
-    CHECK(IDirect3DDevice9_CreatePixelShader(dev, ps_tokens, &ps));
-    plain_state(dev);
-    point_clamp(dev, 0);
-    CHECK(IDirect3DDevice9_SetVertexDeclaration(dev, decl));
-    CHECK(IDirect3DDevice9_SetVertexShader(dev, vs));
-    CHECK(IDirect3DDevice9_SetPixelShader(dev, ps));
-    CHECK(IDirect3DDevice9_Clear(dev, 0, NULL, D3DCLEAR_TARGET, D3DCOLOR_XRGB(0, 0, 40), 1.0f, 0));
-    CHECK(IDirect3DDevice9_BeginScene(dev));
+    shaders = bind_cell_shaders(dev, cell_vs_texcoord, cell_ps_colour_or_alpha);
+    begin_cells(dev);
     for (view = 0; view < 2; view++) {
         CHECK(IDirect3DDevice9_SetPixelShaderConstantF(dev, 0, &views[view][0][0], 2));
         for (f = 0; f < nformats; f++) {
@@ -96,9 +67,7 @@ int main(void) {
     for (f = 0; f < nformats; f++)
         if (tex[f])
             IDirect3DTexture9_Release(tex[f]);
-    IDirect3DPixelShader9_Release(ps);
-    IDirect3DVertexShader9_Release(vs);
-    IDirect3DVertexDeclaration9_Release(decl);
+    release_cell_shaders(&shaders);
     IDirect3DDevice9_Release(dev);
     printf("formats: done\n");
     return 0;

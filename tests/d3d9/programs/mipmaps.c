@@ -21,12 +21,6 @@ struct cell_setup {
     DWORD aniso;
 };
 
-static DWORD fbits(float f) {
-    DWORD d;
-    memcpy(&d, &f, 4);
-    return d;
-}
-
 int main(void) {
     IDirect3DDevice9 *dev = make_device(W, H, FALSE);
     IDirect3DVertexDeclaration9 *decl = NULL;
@@ -34,7 +28,6 @@ int main(void) {
     IDirect3DPixelShader9 *ps = NULL, *ps_bias = NULL;
     IDirect3DTexture9 *tex = NULL;
     D3DCAPS9 caps;
-    UINT level, x, y;
     int i;
     /* oT0 = v1 * c4 (the cell's coordinate scale); c5.x = the texldb bias in oT0.w */
     const DWORD vs_tokens[] = {
@@ -84,21 +77,10 @@ int main(void) {
         printf("mipmaps: no ps_2_0 or no mipmaps: nothing drawn\n");
         return 0;
     }
-    CHECK(IDirect3DDevice9_CreateTexture(dev, SIZE, SIZE, LEVELS, 0, D3DFMT_A8R8G8B8, D3DPOOL_MANAGED, &tex, NULL));
+    tex = make_gradient_mips(dev, SIZE, LEVELS);
     if (IDirect3DTexture9_GetLevelCount(tex) != LEVELS) {
         fprintf(stderr, "mipmaps: %lu levels, not %d\n", (unsigned long)IDirect3DTexture9_GetLevelCount(tex), LEVELS);
         return 1;
-    }
-    for (level = 0; level < LEVELS; level++) {
-        UINT size = SIZE >> level;
-        D3DLOCKED_RECT lr;
-        CHECK(IDirect3DTexture9_LockRect(tex, level, &lr, NULL, 0));
-        for (y = 0; y < size; y++) {
-            DWORD *row = (DWORD *)((char *)lr.pBits + (size_t)y * lr.Pitch);
-            for (x = 0; x < size; x++)
-                row[x] = 0xFF000000u | ((x * 256 / size) << 16) | ((y * 256 / size) << 8) | (36 * level);
-        }
-        CHECK(IDirect3DTexture9_UnlockRect(tex, level));
     }
     CHECK(IDirect3DDevice9_CreateVertexDeclaration(dev, cell_elements, &decl));
     CHECK(IDirect3DDevice9_CreateVertexShader(dev, vs_tokens, &vs));
@@ -110,8 +92,7 @@ int main(void) {
     CHECK(IDirect3DDevice9_SetTexture(dev, 0, (IDirect3DBaseTexture9 *)tex));
     CHECK(IDirect3DDevice9_SetSamplerState(dev, 0, D3DSAMP_ADDRESSU, D3DTADDRESS_WRAP));
     CHECK(IDirect3DDevice9_SetSamplerState(dev, 0, D3DSAMP_ADDRESSV, D3DTADDRESS_WRAP));
-    CHECK(IDirect3DDevice9_Clear(dev, 0, NULL, D3DCLEAR_TARGET, D3DCOLOR_XRGB(0, 0, 40), 1.0f, 0));
-    CHECK(IDirect3DDevice9_BeginScene(dev));
+    begin_cells(dev);
     for (i = 0; i < 8; i++) {
         struct cell_setup c_ = cells[i], *c = &c_;
         if (MIPMAPS_LOD_BIAS) c->lod_bias = i % 2 ? 1.0f : -1.0f;

@@ -19,12 +19,6 @@
 #define BUMP_ENV 0
 #endif
 
-static DWORD fbits(float f) {
-    DWORD d;
-    memcpy(&d, &f, 4);
-    return d;
-}
-
 int main(void) {
     IDirect3DDevice9 *dev = make_device(W, H, FALSE);
     IDirect3DVertexDeclaration9 *decl = NULL;

@@ -28,7 +28,6 @@ int main(void) {
     IDirect3DPixelShader9 *ps[NCELLS] = {0};
     IDirect3DTexture9 *tex = NULL;
     D3DCAPS9 caps;
-    UINT level, x, y;
     int i;
     const DWORD vs_tokens[] = {
         VS(3, 0),
@@ -133,18 +132,7 @@ int main(void) {
                (unsigned long)caps.VertexShaderVersion, (unsigned long)caps.PixelShaderVersion);
         return 0;
     }
-    CHECK(IDirect3DDevice9_CreateTexture(dev, SIZE, SIZE, LEVELS, 0, D3DFMT_A8R8G8B8, D3DPOOL_MANAGED, &tex, NULL));
-    for (level = 0; level < LEVELS; level++) {
-        UINT size = SIZE >> level;
-        D3DLOCKED_RECT lr;
-        CHECK(IDirect3DTexture9_LockRect(tex, level, &lr, NULL, 0));
-        for (y = 0; y < size; y++) {
-            DWORD *row = (DWORD *)((char *)lr.pBits + (size_t)y * lr.Pitch);
-            for (x = 0; x < size; x++)
-                row[x] = 0xFF000000u | ((x * 256 / size) << 16) | ((y * 256 / size) << 8) | (36 * level);
-        }
-        CHECK(IDirect3DTexture9_UnlockRect(tex, level));
-    }
+    tex = make_gradient_mips(dev, SIZE, LEVELS);
     CHECK(IDirect3DDevice9_CreateVertexDeclaration(dev, cell_elements, &decl));
     CHECK(IDirect3DDevice9_CreateVertexShader(dev, vs_tokens, &vs));
     for (i = 0; i < NCELLS; i++) {
@@ -163,8 +151,7 @@ int main(void) {
     CHECK(IDirect3DDevice9_SetVertexShader(dev, vs));
     CHECK(IDirect3DDevice9_SetVertexShaderConstantF(dev, 8, &vs_consts[0][0], 9));
     CHECK(IDirect3DDevice9_SetPixelShaderConstantF(dev, 20, &ps_loop_consts[0][0], 4));
-    CHECK(IDirect3DDevice9_Clear(dev, 0, NULL, D3DCLEAR_TARGET, D3DCOLOR_XRGB(0, 0, 40), 1.0f, 0));
-    CHECK(IDirect3DDevice9_BeginScene(dev));
+    begin_cells(dev);
     for (i = 0; i < NCELLS; i++) {
         CHECK(IDirect3DDevice9_SetPixelShader(dev, ps[i]));
         if (i == 4) {

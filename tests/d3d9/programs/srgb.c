@@ -11,19 +11,9 @@
 int main(void) {
     IDirect3DDevice9 *dev = make_device(W, H, FALSE);
     IDirect3D9 *d3d = NULL;
-    IDirect3DVertexDeclaration9 *decl = NULL;
-    IDirect3DVertexShader9 *vs = NULL;
-    IDirect3DPixelShader9 *ps = NULL;
+    struct cell_shaders shaders;
     IDirect3DTexture9 *tex;
     int i;
-    const DWORD vs_tokens[] = {
-        VS(2, 0),
-        INS(DCL, 2), DCL_USAGE(USAGE_POSITION, 0), DST(V, 0, WALL),
-        INS(DCL, 2), DCL_USAGE(USAGE_TEXCOORD, 0), DST(V, 1, WALL),
-        INS(M4X4, 3), DST(RASTOUT, 0, WALL), SRC(V, 0, XYZW), SRC(C, 0, XYZW),
-        INS(MOV, 2), DST(TEXCRDOUT, 0, WALL), SRC(V, 1, XYZW),
-        END,
-    };
     /* oC0 = texel * c0 + c1 */
     const DWORD ps_tokens[] = {
         PS(2, 0),
@@ -55,17 +45,9 @@ int main(void) {
         printf("srgb: the device does not report sRGB read/write for A8R8G8B8/X8R8G8B8; drawing anyway\n");
     IDirect3D9_Release(d3d);
     tex = make_texture(dev, 4, texels);
-    CHECK(IDirect3DDevice9_CreateVertexDeclaration(dev, cell_elements, &decl));
-    CHECK(IDirect3DDevice9_CreateVertexShader(dev, vs_tokens, &vs));
-    CHECK(IDirect3DDevice9_CreatePixelShader(dev, ps_tokens, &ps));
-    plain_state(dev);
-    point_clamp(dev, 0);
+    shaders = bind_cell_shaders(dev, cell_vs_texcoord, ps_tokens);
     CHECK(IDirect3DDevice9_SetTexture(dev, 0, (IDirect3DBaseTexture9 *)tex));
-    CHECK(IDirect3DDevice9_SetVertexDeclaration(dev, decl));
-    CHECK(IDirect3DDevice9_SetVertexShader(dev, vs));
-    CHECK(IDirect3DDevice9_SetPixelShader(dev, ps));
-    CHECK(IDirect3DDevice9_Clear(dev, 0, NULL, D3DCLEAR_TARGET, D3DCOLOR_XRGB(0, 0, 40), 1.0f, 0));
-    CHECK(IDirect3DDevice9_BeginScene(dev));
+    begin_cells(dev);
     for (i = 0; i < 4; i++) {
         float scale[4] = {cells[i].scale, cells[i].scale, cells[i].scale, 1};
         CHECK(IDirect3DDevice9_SetSamplerState(dev, 0, D3DSAMP_SRGBTEXTURE, cells[i].read));
@@ -78,9 +60,7 @@ int main(void) {
     CHECK(IDirect3DDevice9_SetRenderState(dev, D3DRS_SRGBWRITEENABLE, FALSE));
     save_back_buffer(dev, "srgb.ppm");
     IDirect3DTexture9_Release(tex);
-    IDirect3DPixelShader9_Release(ps);
-    IDirect3DVertexShader9_Release(vs);
-    IDirect3DVertexDeclaration9_Release(decl);
+    release_cell_shaders(&shaders);
     IDirect3DDevice9_Release(dev);
     printf("srgb: done\n");
     return 0;
