@@ -3,16 +3,16 @@
 //!
 //! `cargo run --release -p aero-gpu --example aerogpu_bench [submissions]`
 
+mod common;
+
 use std::time::Instant;
 
 use aero_gpu::aerogpu::{AeroGpu, AeroGpuConfig, GuestMemory, VecMemory};
-use aero_protocol::ABI_VERSION_U32;
 use aero_protocol::cmd::{self, Opcode};
-use aero_protocol::pci::{self, Format, reg};
-use aero_protocol::ring::{AllocEntry, RING_MAGIC, RingHeader, SubmitDesc};
+use aero_protocol::pci::Format;
+use aero_protocol::ring::AllocEntry;
 use aero_protocol::writer::{CmdStreamWriter, encode_alloc_table};
 
-const RING_GPA: u64 = 0x1000;
 const ENTRIES: u32 = 256;
 const STREAM_GPA: u64 = 0x10_0000;
 const TABLE_GPA: u64 = 0x8_0000;
@@ -115,62 +115,15 @@ fn main() {
     ]);
     mem.write(TABLE_GPA, &table).unwrap();
 
-    let ring_size = RingHeader::SIZE as u32 + ENTRIES * SubmitDesc::SIZE as u32;
-    let header = RingHeader {
-        magic: RING_MAGIC,
-        abi_version: ABI_VERSION_U32,
-        size_bytes: ring_size,
-        entry_count: ENTRIES,
-        entry_stride_bytes: SubmitDesc::SIZE as u32,
-        ..Default::default()
-    };
-    mem.write(RING_GPA, &header.to_bytes()).unwrap();
-    let w = |dev: &mut AeroGpu, mem: &mut VecMemory, off: u32, v: u32| {
-        dev.mmio_write(off.into(), 4, v.into(), mem)
-    };
-    w(&mut dev, &mut mem, reg::RING_GPA_LO, RING_GPA as u32);
-    w(&mut dev, &mut mem, reg::RING_SIZE_BYTES, ring_size);
-    w(
-        &mut dev,
-        &mut mem,
-        reg::RING_CONTROL,
-        pci::RING_CONTROL_ENABLE,
-    );
-    w(
-        &mut dev,
-        &mut mem,
-        reg::IRQ_ENABLE,
-        pci::IRQ_FENCE | pci::IRQ_ERROR,
-    );
+    let mut ring = common::DriverRing::start(&mut dev, &mut mem, ENTRIES, TABLE_GPA, table.len());
 
     // Like a driver: fill up to 16 descriptors, ring the doorbell, ack the IRQ.
     let start = Instant::now();
-    let mut tail = 0u32;
-    let mut fence = 0u64;
-    while fence < submissions {
-        for _ in 0..16.min(submissions - fence) {
-            fence += 1;
-            let desc = SubmitDesc {
-                desc_size_bytes: SubmitDesc::SIZE as u32,
-                cmd_gpa: STREAM_GPA,
-                cmd_size_bytes: stream.len() as u32,
-                alloc_table_gpa: TABLE_GPA,
-                alloc_table_size_bytes: table.len() as u32,
-                signal_fence: fence,
-                ..Default::default()
-            };
-            let slot = u64::from(tail % ENTRIES);
-            mem.write(
-                RING_GPA + RingHeader::SIZE as u64 + slot * SubmitDesc::SIZE as u64,
-                &desc.to_bytes(),
-            )
-            .unwrap();
-            tail = tail.wrapping_add(1);
+    while ring.fence < submissions {
+        for _ in 0..16.min(submissions - ring.fence) {
+            ring.queue(&mut mem, STREAM_GPA, stream.len());
         }
-        mem.write(RING_GPA + RingHeader::TAIL_OFFSET, &tail.to_le_bytes())
-            .unwrap();
-        w(&mut dev, &mut mem, reg::DOORBELL, 1);
-        w(&mut dev, &mut mem, reg::IRQ_ACK, pci::IRQ_FENCE);
+        ring.kick(&mut dev, &mut mem);
     }
     let secs = start.elapsed().as_secs_f64();
 

@@ -10,16 +10,17 @@
 //! `cargo run --release -p aero-gpu --example processor_throughput [null|wgpu|both] [frames]`
 //! (defaults: both; 20000 frames on the NullExecutor, 200 on wgpu).
 
+mod common;
+
 use std::time::Instant;
 
 use aero_gpu::aerogpu::{
     AeroGpu, AeroGpuConfig, Executor, GuestMemory, NullExecutor, SoftExecutorConfig, VecMemory,
     WgpuExecutor,
 };
-use aero_protocol::ABI_VERSION_U32;
 use aero_protocol::cmd::{self, BlendFactor, BlendOp, Opcode, PrimitiveTopology, ShaderStage};
-use aero_protocol::pci::{self, Format, reg};
-use aero_protocol::ring::{AllocEntry, RING_MAGIC, RingHeader, SubmitDesc};
+use aero_protocol::pci::Format;
+use aero_protocol::ring::AllocEntry;
 use aero_protocol::writer::{CmdStreamWriter, encode_alloc_table};
 
 const W: u32 = 1280;
@@ -31,7 +32,6 @@ const TEX_SIZE: u32 = 128;
 const VERTEX_STRIDE: u32 = 24;
 const VB_BYTES: u64 = (WINDOWS * 4 * VERTEX_STRIDE) as u64;
 
-const RING_GPA: u64 = 0x1000;
 const ENTRIES: u32 = 64;
 const TABLE_GPA: u64 = 0x8_0000;
 const SETUP_GPA: u64 = 0x10_0000;
@@ -303,56 +303,11 @@ fn run<E: Executor>(exec: E, frames: u64, present: bool, finish: impl Fn(&AeroGp
     let table = encode_alloc_table(&entries);
     mem.write(TABLE_GPA, &table).unwrap();
 
-    let ring_size = RingHeader::SIZE as u32 + ENTRIES * SubmitDesc::SIZE as u32;
-    let header = RingHeader {
-        magic: RING_MAGIC,
-        abi_version: ABI_VERSION_U32,
-        size_bytes: ring_size,
-        entry_count: ENTRIES,
-        entry_stride_bytes: SubmitDesc::SIZE as u32,
-        ..Default::default()
-    };
-    mem.write(RING_GPA, &header.to_bytes()).unwrap();
-    let wr = |dev: &mut AeroGpu<E>, mem: &mut VecMemory, off: u32, v: u32| {
-        dev.mmio_write(off.into(), 4, v.into(), mem)
-    };
-    wr(&mut dev, &mut mem, reg::RING_GPA_LO, RING_GPA as u32);
-    wr(&mut dev, &mut mem, reg::RING_SIZE_BYTES, ring_size);
-    wr(
-        &mut dev,
-        &mut mem,
-        reg::RING_CONTROL,
-        pci::RING_CONTROL_ENABLE,
-    );
-    wr(
-        &mut dev,
-        &mut mem,
-        reg::IRQ_ENABLE,
-        pci::IRQ_FENCE | pci::IRQ_ERROR,
-    );
-
-    let mut tail = 0u32;
-    let mut fence = 0u64;
+    let mut ring = common::DriverRing::start(&mut dev, &mut mem, ENTRIES, TABLE_GPA, table.len());
     // One submission per frame, one doorbell each, like a D3D9Ex present.
     let mut submit = |dev: &mut AeroGpu<E>, mem: &mut VecMemory, gpa: u64, size: usize| {
-        fence += 1;
-        let desc = SubmitDesc {
-            desc_size_bytes: SubmitDesc::SIZE as u32,
-            cmd_gpa: gpa,
-            cmd_size_bytes: size as u32,
-            alloc_table_gpa: TABLE_GPA,
-            alloc_table_size_bytes: table.len() as u32,
-            signal_fence: fence,
-            ..Default::default()
-        };
-        let slot = u64::from(tail % ENTRIES);
-        let at = RING_GPA + RingHeader::SIZE as u64 + slot * SubmitDesc::SIZE as u64;
-        mem.write(at, &desc.to_bytes()).unwrap();
-        tail = tail.wrapping_add(1);
-        mem.write(RING_GPA + RingHeader::TAIL_OFFSET, &tail.to_le_bytes())
-            .unwrap();
-        wr(dev, mem, reg::DOORBELL, 1);
-        wr(dev, mem, reg::IRQ_ACK, pci::IRQ_FENCE);
+        ring.queue(mem, gpa, size);
+        ring.kick(dev, mem);
     };
     submit(&mut dev, &mut mem, SETUP_GPA, setup.len());
     // One untimed frame: shader translation and pipeline creation.
