@@ -1040,22 +1040,22 @@ fn sampler_lod_bias_variant_shifts_implicit_and_gradient_lods() {
     }
 }
 
+/// ps_2_0 writing the texel of sampler 0 at c0's coordinates.
+const TEXLD_C0_PS: &str = "ps_2_0\ndcl_2d s0\ntexld r0, c0, s0\nmov oC0, r0\n";
+
 #[test]
 fn texture_read_variant_forces_alpha_and_replicates_luminance() {
     // One texel (200, 50, 10, 77): as stored, with alpha read as 1 (X8 formats), and as
     // the luminance of a one-channel L8 texture; ps_2_0 texld and ps_1_1 tex alike.
-    let texel = [200u8, 50, 10, 77];
+    let stored = [200u8, 50, 10, 77];
     for (read, want) in [
-        (TextureRead::Rgba, texel),
+        (TextureRead::Rgba, stored),
         (TextureRead::OneAlpha, [200, 50, 10, 255]),
         (TextureRead::Luminance, [200, 200, 200, 255]),
     ] {
         let mut key = VariantKey::default();
         key.ps_texture_reads[0] = read;
-        for ps in [
-            "ps_2_0\ndcl_2d s0\ntexld r0, c0, s0\nmov oC0, r0\n",
-            "ps_1_1\ntex t0\nmov r0, t0\n",
-        ] {
+        for ps in [TEXLD_C0_PS, "ps_1_1\ntex t0\nmov r0, t0\n"] {
             let vs = tr(if ps.starts_with("ps_1") {
                 "vs_1_1\ndcl_position v0\nmov oPos, v0\nmov oT0, c0\n"
             } else {
@@ -1065,12 +1065,7 @@ fn texture_read_variant_forces_alpha_and_replicates_luminance() {
             let mut d = Draw::new(&vs, &ps_t);
             d.ps_consts = vec![(0, [0.5, 0.5, 0.0, 0.0])];
             d.vs_consts = vec![(0, [0.5, 0.5, 0.0, 1.0])];
-            d.textures = vec![Texture {
-                slot: 0,
-                kind: TextureKind::Tex2d,
-                size: [1, 1, 1],
-                levels: vec![vec![texel]],
-            }];
+            d.textures = vec![texel(0, stored)];
             let got = d.run().remove(0)[0];
             assert_close(got, unorm(want), 1e-6, &format!("{read:?}: {ps}"));
         }
@@ -1080,7 +1075,7 @@ fn texture_read_variant_forces_alpha_and_replicates_luminance() {
 #[test]
 fn srgb_read_decodes_samples_and_srgb_write_encodes_outputs() {
     // sRGB 188/255 is linear 0.5029 (IEC 61966-2-1); linear 0.5 encodes to 0.7354.
-    let texel = [188u8, 10, 255, 77];
+    let stored = [188u8, 10, 255, 77];
     let dec = |v: f32| {
         if v <= 0.04045 {
             v / 12.92
@@ -1095,7 +1090,7 @@ fn srgb_read_decodes_samples_and_srgb_write_encodes_outputs() {
             1.055 * v.powf(1.0 / 2.4) - 0.055
         }
     };
-    let t = unorm(texel);
+    let t = unorm(stored);
     for (read, write, want) in [
         (false, false, t),
         (true, false, [dec(t[0]), dec(t[1]), dec(t[2]), t[3]]),
@@ -1108,15 +1103,10 @@ fn srgb_read_decodes_samples_and_srgb_write_encodes_outputs() {
             ..VariantKey::default()
         };
         let vs = tr(PASS_VS);
-        let ps = translate_with("ps_2_0\ndcl_2d s0\ntexld r0, c0, s0\nmov oC0, r0\n", &key);
+        let ps = translate_with(TEXLD_C0_PS, &key);
         let mut d = Draw::new(&vs, &ps);
         d.ps_consts = vec![(0, [0.5, 0.5, 0.0, 0.0])];
-        d.textures = vec![Texture {
-            slot: 0,
-            kind: TextureKind::Tex2d,
-            size: [1, 1, 1],
-            levels: vec![vec![texel]],
-        }];
+        d.textures = vec![texel(0, stored)];
         let got = d.run().remove(0)[0];
         assert_close(got, want, 1e-4, &format!("read {read} write {write}"));
     }
