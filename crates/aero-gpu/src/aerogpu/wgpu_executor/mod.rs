@@ -934,6 +934,22 @@ impl WgpuExecutor {
         self.take_gpu_errors()
     }
 
+    /// Loads a resource's `size` bytes from its guest backing (create and rebind: guest
+    /// memory is the content).
+    fn load_backing(
+        &mut self,
+        id: ResourceId,
+        size: u64,
+        backing: ResolvedBacking,
+        mem: &dyn GuestMemory,
+    ) -> Result<(), WgpuError> {
+        let mut bytes = alloc_zeroed(size)?;
+        mem.read(backing.gpa, &mut bytes)?;
+        self.write_bytes(id, 0, &bytes)?;
+        self.stats.uploaded_bytes += size;
+        Ok(())
+    }
+
     /// Writes guest-layout bytes at `offset` of a resource (partial rows are merged with
     /// the texture's current rows; row padding is dropped).
     fn write_bytes(&mut self, id: ResourceId, offset: u64, data: &[u8]) -> Result<(), WgpuError> {
@@ -1157,10 +1173,7 @@ impl ResourceCommands for WgpuExecutor {
             r.dirty = DirtyRanges::default();
             let size = r.size_bytes;
             if let Some(b) = backing {
-                let mut bytes = alloc_zeroed(size)?;
-                mem.read(b.gpa, &mut bytes)?;
-                self.write_bytes(id, 0, &bytes)?;
-                self.stats.uploaded_bytes += size;
+                self.load_backing(id, size, b, mem)?;
             }
             return Ok(());
         }
@@ -1178,10 +1191,7 @@ impl ResourceCommands for WgpuExecutor {
             },
         );
         if let Some(b) = backing {
-            let mut bytes = alloc_zeroed(size_bytes)?;
-            mem.read(b.gpa, &mut bytes)?;
-            self.write_bytes(id, 0, &bytes)?;
-            self.stats.uploaded_bytes += size_bytes;
+            self.load_backing(id, size_bytes, b, mem)?;
         }
         Ok(())
     }
