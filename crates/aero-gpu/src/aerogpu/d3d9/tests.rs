@@ -96,6 +96,14 @@ fn quad() -> Vec<[f32; 4]> {
     vec![a, b, c, a, c, d]
 }
 
+/// Texture coordinates of `quad`'s vertices: (0, 0) top left to (1, 1) bottom right.
+fn quad_uv() -> Vec<[f32; 4]> {
+    quad()
+        .iter()
+        .map(|p| [(p[0] + 1.0) / 2.0, (1.0 - p[1]) / 2.0, 0.0, 0.0])
+        .collect()
+}
+
 impl<'a> Draw<'a> {
     fn new(vs: &'a Translated, ps: &'a Translated) -> Self {
         Draw {
@@ -550,6 +558,8 @@ impl<'a> Draw<'a> {
     }
 }
 
+/// vs_2_0 passing position and texture coordinate 0 (`quad_uv`) on.
+const TEXCOORD_VS: &str = "vs_2_0\ndcl_position v0\ndcl_texcoord0 v1\nmov oPos, v0\nmov oT0, v1\n";
 /// The vertex shader for pixel-shader tests: a full-screen quad.
 const PASS_VS: &str = "vs_2_0\ndcl_position v0\nmov oPos, v0\n";
 
@@ -964,7 +974,7 @@ fn texldb_biases_the_computed_lod() {
         size: [4, 4, 1],
         levels: vec![vec![RED; 16], vec![GREEN; 4], vec![BLUE]],
     };
-    let vs = tr("vs_2_0\ndcl_position v0\ndcl_texcoord0 v1\nmov oPos, v0\nmov oT0, v1\n");
+    let vs = tr(TEXCOORD_VS);
     for (body, want) in [
         ("texld r0, t0, s0", RED),
         ("mov r1, t0\nmov r1.w, c0.x\ntexldb r0, r1, s0", GREEN),
@@ -972,11 +982,7 @@ fn texldb_biases_the_computed_lod() {
     ] {
         let ps = tr(&format!("ps_2_0\ndcl t0\ndcl_2d s0\n{body}\nmov oC0, r0\n"));
         let mut d = Draw::new(&vs, &ps);
-        let uv: Vec<[f32; 4]> = quad()
-            .iter()
-            .map(|p| [(p[0] + 1.0) / 2.0, (1.0 - p[1]) / 2.0, 0.0, 0.0])
-            .collect();
-        d.attributes.push((1, uv));
+        d.attributes.push((1, quad_uv()));
         d.ps_consts = vec![(0, [1.0, 2.0, 0.0, 0.0])];
         d.textures = vec![Texture {
             levels: tex.levels.clone(),
@@ -992,7 +998,7 @@ fn texldb_biases_the_computed_lod() {
 fn sampler_lod_bias_variant_shifts_implicit_and_gradient_lods() {
     // texldb_biases_the_computed_lod's set-up (LOD 0 everywhere, levels red, green,
     // blue) with D3DSAMP_MIPMAPLODBIAS in the variant key.
-    let vs = tr("vs_2_0\ndcl_position v0\ndcl_texcoord0 v1\nmov oPos, v0\nmov oT0, v1\n");
+    let vs = tr(TEXCOORD_VS);
     let texld = "texld r0, t0, s0";
     let texldb = "mov r1, t0\nmov r1.w, c0.x\ntexldb r0, r1, s0";
     // Gradients of one texel per pixel (LOD 0) given explicitly, and level 0 explicitly.
@@ -1018,11 +1024,7 @@ fn sampler_lod_bias_variant_shifts_implicit_and_gradient_lods() {
             &key,
         );
         let mut d = Draw::new(&vs, &ps);
-        let uv: Vec<[f32; 4]> = quad()
-            .iter()
-            .map(|p| [(p[0] + 1.0) / 2.0, (1.0 - p[1]) / 2.0, 0.0, 0.0])
-            .collect();
-        d.attributes.push((1, uv));
+        d.attributes.push((1, quad_uv()));
         d.ps_consts = vec![
             (0, [1.0, 0.0, 0.0, 0.0]),
             (1, [0.25, 0.0, 0.0, 0.0]),
