@@ -33,16 +33,10 @@ static inline HWND make_window(int w, int h) {
                          r.bottom - r.top, NULL, NULL, wc.hInstance, NULL);
 }
 
-/* A windowed HAL device with a w x h X8R8G8B8 back buffer (D24S8 depth when depth). */
-static inline IDirect3DDevice9 *make_device(int w, int h, BOOL depth) {
-    IDirect3D9 *d3d = Direct3DCreate9(D3D_SDK_VERSION);
+/* Present parameters of one w x h X8R8G8B8 back buffer of window `wnd`, windowed, no
+ * vsync, swap effect DISCARD. */
+static inline D3DPRESENT_PARAMETERS windowed_present_params(HWND wnd, int w, int h) {
     D3DPRESENT_PARAMETERS pp = {0};
-    IDirect3DDevice9 *dev = NULL;
-    HWND wnd = make_window(w, h);
-    if (!d3d || !wnd) {
-        fprintf(stderr, "no Direct3D 9 or no window\n");
-        exit(1);
-    }
     pp.BackBufferWidth = w;
     pp.BackBufferHeight = h;
     pp.BackBufferFormat = D3DFMT_X8R8G8B8;
@@ -50,9 +44,23 @@ static inline IDirect3DDevice9 *make_device(int w, int h, BOOL depth) {
     pp.SwapEffect = D3DSWAPEFFECT_DISCARD;
     pp.hDeviceWindow = wnd;
     pp.Windowed = TRUE;
+    pp.PresentationInterval = D3DPRESENT_INTERVAL_IMMEDIATE;
+    return pp;
+}
+
+/* A windowed HAL device with a w x h X8R8G8B8 back buffer (D24S8 depth when depth). */
+static inline IDirect3DDevice9 *make_device(int w, int h, BOOL depth) {
+    IDirect3D9 *d3d = Direct3DCreate9(D3D_SDK_VERSION);
+    D3DPRESENT_PARAMETERS pp;
+    IDirect3DDevice9 *dev = NULL;
+    HWND wnd = make_window(w, h);
+    if (!d3d || !wnd) {
+        fprintf(stderr, "no Direct3D 9 or no window\n");
+        exit(1);
+    }
+    pp = windowed_present_params(wnd, w, h);
     pp.EnableAutoDepthStencil = depth;
     pp.AutoDepthStencilFormat = D3DFMT_D24S8;
-    pp.PresentationInterval = D3DPRESENT_INTERVAL_IMMEDIATE;
     CHECK(IDirect3D9_CreateDevice(d3d, D3DADAPTER_DEFAULT, D3DDEVTYPE_HAL, wnd,
                                   D3DCREATE_HARDWARE_VERTEXPROCESSING, &pp, &dev));
     IDirect3D9_Release(d3d);

@@ -34,19 +34,12 @@ struct dwm {
 /* A windowed D3D9Ex HAL device with a w x h X8R8G8B8 back buffer, FLIPEX, no vsync. */
 static inline struct dwm dwm_device(int w, int h) {
     struct dwm d = {0};
-    D3DPRESENT_PARAMETERS pp = {0};
     HWND wnd = make_window(w, h);
+    D3DPRESENT_PARAMETERS pp = windowed_present_params(wnd, w, h);
     d.w = w;
     d.h = h;
     CHECK(Direct3DCreate9Ex(D3D_SDK_VERSION, &d.d3d));
-    pp.BackBufferWidth = w;
-    pp.BackBufferHeight = h;
-    pp.BackBufferFormat = D3DFMT_X8R8G8B8;
-    pp.BackBufferCount = 1;
     pp.SwapEffect = D3DSWAPEFFECT_FLIPEX;
-    pp.hDeviceWindow = wnd;
-    pp.Windowed = TRUE;
-    pp.PresentationInterval = D3DPRESENT_INTERVAL_IMMEDIATE;
     CHECK(IDirect3D9Ex_CreateDeviceEx(d.d3d, D3DADAPTER_DEFAULT, D3DDEVTYPE_HAL, wnd, D3DCREATE_HARDWARE_VERTEXPROCESSING,
                                       &pp, NULL, &d.dev));
     return d;
