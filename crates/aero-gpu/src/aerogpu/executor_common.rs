@@ -95,6 +95,56 @@ impl DirtyRanges {
     }
 }
 
+/// How a resource's host copy stands against its guest backing: whether it has one, and
+/// the bytes the host changed since guest memory last matched (tracked for guest-backed
+/// resources only; a host-only one has no memory to match).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct GuestSync {
+    guest_backed: bool,
+    dirty: DirtyRanges,
+}
+
+impl GuestSync {
+    /// Created or rebound: guest memory, if any, is the content.
+    pub(crate) fn new(guest_backed: bool) -> Self {
+        GuestSync {
+            guest_backed,
+            dirty: DirtyRanges::default(),
+        }
+    }
+
+    /// The host changed `ranges` of the resource.
+    pub(crate) fn host_wrote(&mut self, ranges: impl IntoIterator<Item = (u64, u64)>) {
+        if self.guest_backed {
+            self.dirty.add(ranges);
+        }
+    }
+
+    /// `ranges` were written back: guest memory matches the host copy there again.
+    pub(crate) fn written_back(&mut self, ranges: Vec<(u64, u64)>) {
+        self.dirty.remove_all(ranges);
+    }
+
+    /// `[start, end)` was read in from guest memory: the two match there again.
+    pub(crate) fn read_in(&mut self, start: u64, end: u64) {
+        self.dirty.remove(start, end);
+    }
+
+    /// Takes the host-changed ranges, to write them back.
+    pub(crate) fn take_dirty(&mut self) -> Vec<(u64, u64)> {
+        std::mem::take(&mut self.dirty.0)
+    }
+
+    /// What PRESENT does with this resource as the target.
+    pub(crate) fn present_action(
+        &self,
+        id: ResourceId,
+        backing: Option<ResolvedBacking>,
+    ) -> PresentAction {
+        present_action(id, self.guest_backed, self.dirty.is_empty(), backing)
+    }
+}
+
 /// Where one mip of one layer lives in the backing layout, in blocks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Subresource {

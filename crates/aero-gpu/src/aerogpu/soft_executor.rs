@@ -42,8 +42,8 @@ use thiserror::Error;
 
 use super::executor::{Executor, SubmissionInfo};
 use super::executor_common::{
-    self as common, Clipped, DirtyRanges, Outputs, PresentAction, Rect, ResourceCommands,
-    TexelFill, alloc_zeroed, range,
+    self as common, Clipped, GuestSync, Outputs, PresentAction, Rect, ResourceCommands, TexelFill,
+    alloc_zeroed, range,
 };
 use super::memory::{GuestMemory, GuestMemoryError};
 use super::processor::{
@@ -118,9 +118,7 @@ pub enum SoftError {
 struct HostResource {
     desc: ResourceDesc,
     bytes: Vec<u8>,
-    guest_backed: bool,
-    /// Bytes the host changed since guest memory last matched (guest-backed only).
-    dirty: DirtyRanges,
+    guest: GuestSync,
 }
 
 /// The CPU executor (see the module documentation).
@@ -231,10 +229,10 @@ impl SoftExecutor {
             .ok_or(SoftError::UnknownResource(id))?;
         if let Some(b) = writeback {
             let n = common::write_ranges(&r.bytes, &b, &ranges, mem)?;
-            r.dirty.remove_all(ranges);
+            r.guest.written_back(ranges);
             self.stats.written_back_bytes += n;
-        } else if r.guest_backed {
-            r.dirty.add(ranges);
+        } else {
+            r.guest.host_wrote(ranges);
         }
         Ok(())
     }
@@ -280,8 +278,7 @@ impl ResourceCommands for SoftExecutor {
     ) -> Result<(), SoftError> {
         if let Some(r) = self.resources.get_mut(&id) {
             // Rebind: same properties, new backing; guest memory is the content again.
-            r.guest_backed = backing.is_some();
-            r.dirty = DirtyRanges::default();
+            r.guest = GuestSync::new(backing.is_some());
             if let Some(b) = backing {
                 mem.read(b.gpa, &mut r.bytes)?;
                 self.stats.uploaded_bytes += r.bytes.len() as u64;
@@ -300,8 +297,7 @@ impl ResourceCommands for SoftExecutor {
             HostResource {
                 desc,
                 bytes,
-                guest_backed: backing.is_some(),
-                dirty: DirtyRanges::default(),
+                guest: GuestSync::new(backing.is_some()),
             },
         );
         Ok(())
@@ -331,7 +327,7 @@ impl ResourceCommands for SoftExecutor {
         let r = self.get_mut(id)?;
         let span = range(offset, size, r.bytes.len(), id)?;
         mem.read(b.gpa.wrapping_add(offset), &mut r.bytes[span])?;
-        r.dirty.remove(offset, offset.saturating_add(size));
+        r.guest.read_in(offset, offset.saturating_add(size));
         self.stats.uploaded_bytes += size;
         Ok(())
     }
@@ -340,9 +336,7 @@ impl ResourceCommands for SoftExecutor {
         let r = self.get_mut(id)?;
         let span = range(offset, data.len() as u64, r.bytes.len(), id)?;
         r.bytes[span].copy_from_slice(data);
-        if r.guest_backed {
-            r.dirty.add([(offset, offset + data.len() as u64)]);
-        }
+        r.guest.host_wrote([(offset, offset + data.len() as u64)]);
         Ok(())
     }
 
@@ -484,7 +478,7 @@ impl ResourceCommands for SoftExecutor {
             return Ok(());
         };
         let r = self.get(id)?;
-        match common::present_action(id, r.guest_backed, r.dirty.is_empty(), backing) {
+        match r.guest.present_action(id, backing) {
             PresentAction::ShowHostCopy => {
                 self.presented = Some(self.frame_of(id)?);
                 self.stats.host_presents += 1;
@@ -493,7 +487,7 @@ impl ResourceCommands for SoftExecutor {
             PresentAction::WriteBack(b) => {
                 self.presented = None;
                 let r = self.get_mut(id)?;
-                let ranges = std::mem::take(&mut r.dirty.0);
+                let ranges = r.guest.take_dirty();
                 let n = common::write_ranges(&r.bytes, &b, &ranges, mem)?;
                 self.stats.written_back_bytes += n;
             }

@@ -49,7 +49,7 @@ use super::bc_decode::{self, BcKind};
 use super::executor::{Executor, SubmissionInfo};
 pub use super::executor_common::Outputs;
 use super::executor_common::{
-    self as common, Clipped, DirtyRanges, PresentAction, Rect, ResourceCommands, Subresource,
+    self as common, Clipped, GuestSync, PresentAction, Rect, ResourceCommands, Subresource,
     TexelFill, alloc_zeroed, range, subresource,
 };
 use super::memory::{GuestMemory, GuestMemoryError};
@@ -223,9 +223,8 @@ pub struct TargetView<'a> {
 struct GpuResource {
     desc: ResourceDesc,
     size_bytes: u64,
-    guest_backed: bool,
-    /// Bytes (guest layout) the host changed since guest memory last matched.
-    dirty: DirtyRanges,
+    /// Its guest backing, if any, and the bytes (guest layout) the host changed since.
+    guest: GuestSync,
     storage: Storage,
 }
 
@@ -450,9 +449,10 @@ impl WgpuExecutor {
         let ResourceDesc::Texture2d(desc) = r.desc else {
             return;
         };
-        if let (true, Some(sub)) = (r.guest_backed, subresource(&desc, 0, 0)) {
+        if let Some(sub) = subresource(&desc, 0, 0) {
             let rows = u64::from(sub.height.div_ceil(sub.block_height));
-            r.dirty.add([(sub.offset, sub.offset + sub.pitch * rows)]);
+            r.guest
+                .host_wrote([(sub.offset, sub.offset + sub.pitch * rows)]);
         }
     }
 
@@ -1107,12 +1107,10 @@ impl WgpuExecutor {
         if let Some(b) = writeback {
             self.write_back(id, &b, &ranges, mem)?;
             if let Some(r) = self.resources.get_mut(&id) {
-                r.dirty.remove_all(ranges);
+                r.guest.written_back(ranges);
             }
-        } else if let Some(r) = self.resources.get_mut(&id)
-            && r.guest_backed
-        {
-            r.dirty.add(ranges);
+        } else if let Some(r) = self.resources.get_mut(&id) {
+            r.guest.host_wrote(ranges);
         }
         Ok(())
     }
@@ -1169,8 +1167,7 @@ impl ResourceCommands for WgpuExecutor {
     ) -> Result<(), WgpuError> {
         if let Some(r) = self.resources.get_mut(&id) {
             // Rebind: same properties, new backing; guest memory is the content again.
-            r.guest_backed = backing.is_some();
-            r.dirty = DirtyRanges::default();
+            r.guest = GuestSync::new(backing.is_some());
             let size = r.size_bytes;
             if let Some(b) = backing {
                 self.load_backing(id, size, b, mem)?;
@@ -1185,8 +1182,7 @@ impl ResourceCommands for WgpuExecutor {
             GpuResource {
                 desc,
                 size_bytes,
-                guest_backed: backing.is_some(),
-                dirty: DirtyRanges::default(),
+                guest: GuestSync::new(backing.is_some()),
                 storage,
             },
         );
@@ -1232,7 +1228,7 @@ impl ResourceCommands for WgpuExecutor {
         mem.read(b.gpa.wrapping_add(offset), &mut bytes)?;
         self.write_bytes(id, offset, &bytes)?;
         if let Some(r) = self.resources.get_mut(&id) {
-            r.dirty.remove(offset, offset.saturating_add(size));
+            r.guest.read_in(offset, offset.saturating_add(size));
         }
         self.stats.uploaded_bytes += size;
         Ok(())
@@ -1240,10 +1236,8 @@ impl ResourceCommands for WgpuExecutor {
 
     fn upload(&mut self, id: ResourceId, offset: u64, data: &[u8]) -> Result<(), WgpuError> {
         self.write_bytes(id, offset, data)?;
-        if let Some(r) = self.resources.get_mut(&id)
-            && r.guest_backed
-        {
-            r.dirty.add([(offset, offset + data.len() as u64)]);
+        if let Some(r) = self.resources.get_mut(&id) {
+            r.guest.host_wrote([(offset, offset + data.len() as u64)]);
         }
         Ok(())
     }
@@ -1417,7 +1411,7 @@ impl ResourceCommands for WgpuExecutor {
             return Ok(());
         };
         let r = self.get(id)?;
-        match common::present_action(id, r.guest_backed, r.dirty.is_empty(), backing) {
+        match r.guest.present_action(id, backing) {
             PresentAction::ShowHostCopy => {
                 self.presented = Some(self.frame_of(id)?);
                 self.stats.host_presents += 1;
@@ -1428,7 +1422,7 @@ impl ResourceCommands for WgpuExecutor {
                 let ranges = self
                     .resources
                     .get_mut(&id)
-                    .map(|r| std::mem::take(&mut r.dirty.0))
+                    .map(|r| r.guest.take_dirty())
                     .unwrap_or_default();
                 self.write_back(id, &b, &ranges, mem)?;
             }
