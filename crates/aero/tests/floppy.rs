@@ -167,19 +167,34 @@ fn aero_cache() -> PathBuf {
         .join("aero")
 }
 
-/// The floppy driver module of the Debian kernel the boot images use.
+/// The release string of a bzImage ("6.1.0-56-amd64"): the setup header's kernel_version
+/// field (offset 0x20E) points at it, relative to 0x200.
+fn kernel_release(bzimage: &[u8]) -> String {
+    let field = u16::from_le_bytes([bzimage[0x20E], bzimage[0x20F]]) as usize + 0x200;
+    let text = &bzimage[field..(field + 64).min(bzimage.len())];
+    let end = text.iter().position(|&b| b == b' ' || b == 0).unwrap_or(text.len());
+    String::from_utf8_lossy(&text[..end]).into_owned()
+}
+
+/// The floppy driver module of the Debian kernel the boot images use: the package of exactly
+/// that kernel release (the debs cache also holds others, e.g. the 6.12 kernel of the vga16fb
+/// test, whose modules are compressed).
 fn floppy_module() -> Vec<u8> {
     let debs = aero_cache().join("debs");
+    let vmlinuz = aero_cache().join("images/vmlinuz-amd64");
+    let release = kernel_release(
+        &std::fs::read(&vmlinuz)
+            .unwrap_or_else(|e| panic!("{}: {e} (run tests/images/build.sh)", vmlinuz.display())),
+    );
+    let prefix = format!("linux-image-{release}_");
     let deb = std::fs::read_dir(&debs)
         .unwrap_or_else(|e| panic!("{}: {e} (run tests/images/build.sh)", debs.display()))
         .filter_map(|e| e.ok().map(|e| e.path()))
         .find(|p| {
             let name = p.file_name().unwrap().to_string_lossy();
-            name.starts_with("linux-image-")
-                && name.as_bytes().get(12).is_some_and(u8::is_ascii_digit)
-                && name.ends_with("_amd64.deb")
+            name.starts_with(&prefix) && name.ends_with("_amd64.deb")
         })
-        .expect("the amd64 kernel package in the debs cache");
+        .unwrap_or_else(|| panic!("{prefix}*_amd64.deb in {}", debs.display()));
     let mut dpkg = Command::new("dpkg-deb")
         .arg("--fsys-tarfile")
         .arg(&deb)
