@@ -172,7 +172,10 @@ fn aero_cache() -> PathBuf {
 fn kernel_release(bzimage: &[u8]) -> String {
     let field = u16::from_le_bytes([bzimage[0x20E], bzimage[0x20F]]) as usize + 0x200;
     let text = &bzimage[field..(field + 64).min(bzimage.len())];
-    let end = text.iter().position(|&b| b == b' ' || b == 0).unwrap_or(text.len());
+    let end = text
+        .iter()
+        .position(|&b| b == b' ' || b == 0)
+        .unwrap_or(text.len());
     String::from_utf8_lossy(&text[..end]).into_owned()
 }
 
