@@ -7,8 +7,8 @@
 //! (ring head, fence page, writebacks).
 
 use aero_gpu::Frame;
-use aero_gpu::aerogpu::{Executor, ScanoutError};
-use aero_gpu::vga::VbeMode;
+use aero_gpu::aerogpu::{CursorConfig, Executor, ScanoutConfig, ScanoutError};
+use aero_gpu::vga::{PictureKey, VbeMode};
 
 use super::Machine;
 use crate::guest_ram::GuestRam;
@@ -20,10 +20,24 @@ pub(super) struct ScreenHistory {
     /// Rendered into by the next call (its allocation reused).
     scratch: Frame,
     generation: u64,
-    /// In a VBE direct-colour mode the picture is the mode plus these framebuffer bytes:
-    /// comparing them is much cheaper than rendering (no render when they are the same).
-    raw_mode: Option<VbeMode>,
+    /// What the picture is made of, without rendering it: while the key and the raw bytes
+    /// stay equal the picture is the same (no render); `None` when there is no such key.
+    key: Option<ScreenKey>,
     raw: Vec<u8>,
+    /// The next call's raw bytes (its allocation reused).
+    raw_scratch: Vec<u8>,
+}
+
+/// Everything besides the raw bytes that makes up the picture, per source.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ScreenKey {
+    /// AeroGPU scanout 0; raw bytes: [`aero_gpu::aerogpu::AeroGpu::scanout_raw_bytes`].
+    Scanout(ScanoutConfig, CursorConfig),
+    /// A VBE mode; raw bytes: the displayed framebuffer. The VGA key (DAC writes) counts
+    /// only in palette (8-bit) modes.
+    Vbe(VbeMode, Option<PictureKey>),
+    /// A VGA mode: the picture is the adapter's (VRAM, registers, blink phases).
+    Vga(PictureKey),
 }
 
 impl Machine {
@@ -97,33 +111,23 @@ impl Machine {
 
     /// The scanout-changed signal: a counter that moves whenever the screen differs from
     /// what the previous call saw (mode, size or any pixel), so watchers look at a picture
-    /// only when it changed. Found by rendering and comparing (guest writes to the
-    /// framebuffer are not tracked), which costs one render and one memcmp per call and
-    /// no allocation — in VBE 15/16/24/32-bit modes only a memcmp of the displayed
-    /// framebuffer bytes while they stay the same; [`Machine::last_screen`] is the
-    /// picture it saw.
+    /// only when it changed. Guest writes to RAM are not tracked, so each call first
+    /// collects what the picture is made of without converting it ([`ScreenKey`] plus
+    /// raw bytes: AeroGPU's scanout rows or presented frame and cursor, the VBE
+    /// framebuffer; in VGA modes only the adapter's write count): one copy and memcmp.
+    /// Only when that differs does it render and compare pixels (no allocation either
+    /// way). [`Machine::last_screen`] is the picture it saw.
     pub fn display_generation(&mut self) -> u64 {
-        let direct = match self.platform.vga.vbe_mode() {
-            Some(mode) if mode.bpp >= 15 && !self.platform.aerogpu.scanout().enable => Some(mode),
-            _ => None,
-        };
-        if let Some(mode) = direct {
-            let lfb = &self.memory[self.platform.map.lfb_range()];
-            let len = mode.pitch.saturating_mul(mode.height as usize);
-            let shown = lfb
-                .get(mode.start..)
-                .map_or(&[][..], |rest| &rest[..len.min(rest.len())]);
-            let history = &mut self.screen_history;
-            if history.raw_mode == Some(mode) && history.raw == shown {
-                return history.generation;
-            }
-            history.raw_mode = Some(mode);
-            history.raw.clear();
-            history.raw.extend_from_slice(shown);
-        } else {
-            self.screen_history.raw_mode = None;
+        let mut raw = std::mem::take(&mut self.screen_history.raw_scratch);
+        let key = self.screen_key(&mut raw);
+        let history = &mut self.screen_history;
+        if key.is_some() && key == history.key && raw == history.raw {
+            history.raw_scratch = raw;
+            return history.generation;
         }
-        let mut frame = std::mem::take(&mut self.screen_history.scratch);
+        history.key = key;
+        history.raw_scratch = std::mem::replace(&mut history.raw, raw);
+        let mut frame = std::mem::take(&mut history.scratch);
         self.render_screen(&mut frame);
         let history = &mut self.screen_history;
         if frame != history.last {
@@ -132,6 +136,39 @@ impl Machine {
         }
         history.scratch = frame;
         history.generation
+    }
+
+    /// What the current picture is made of (see [`ScreenKey`]), its raw bytes in `raw`;
+    /// `None` when only a render can tell (a scanout the device cannot show).
+    fn screen_key(&mut self, raw: &mut Vec<u8>) -> Option<ScreenKey> {
+        raw.clear();
+        let aerogpu = &self.platform.aerogpu;
+        if aerogpu.scanout().enable {
+            let ram = GuestRam::new(&mut self.memory, &self.platform.map);
+            return match aerogpu.scanout_raw_bytes(&ram, raw) {
+                Ok(()) => Some(ScreenKey::Scanout(aerogpu.scanout(), aerogpu.cursor())),
+                // The VGA picture is shown then: its own key.
+                Err(ScanoutError::Disabled) => self.vga_screen_key(raw),
+                Err(_) => None,
+            };
+        }
+        self.vga_screen_key(raw)
+    }
+
+    fn vga_screen_key(&self, raw: &mut Vec<u8>) -> Option<ScreenKey> {
+        raw.clear();
+        let vga = &self.platform.vga;
+        let Some(mode) = vga.vbe_mode() else {
+            return Some(ScreenKey::Vga(vga.picture_key()));
+        };
+        let lfb = &self.memory[self.platform.map.lfb_range()];
+        let len = mode.pitch.saturating_mul(mode.height as usize);
+        let shown = lfb
+            .get(mode.start..)
+            .map_or(&[][..], |rest| &rest[..len.min(rest.len())]);
+        raw.extend_from_slice(shown);
+        let palette = (mode.bpp < 15).then(|| vga.picture_key());
+        Some(ScreenKey::Vbe(mode, palette))
     }
 
     /// The screen as of the last [`Machine::display_generation`] call (empty before it).
@@ -322,6 +359,95 @@ mod tests {
         }
         assert_eq!(m.display_generation(), changed + 1);
         assert_eq!(m.last_screen().width, 32);
+    }
+
+    #[test]
+    fn scanout_generation_is_found_from_raw_bytes_and_moves_with_writes_presents_and_registers() {
+        let mut m = machine();
+        let mut w = CmdStreamWriter::new();
+        texture(&mut w, 1, 1);
+        w.clear([0.0, 1.0, 0.0, 1.0]).present(0);
+        submit(&mut m, &w.finish());
+        let shown = m.display_generation();
+        assert!(
+            matches!(m.screen_history.key, Some(super::ScreenKey::Scanout(..))),
+            "the scanout is compared raw, not rendered"
+        );
+        assert_eq!(m.screen_history.raw.len(), 1 + 4 * 4 * 2);
+        // RAM outside the scanout rows is not the picture.
+        ram_write(&mut m, FB + 0x800, &[0xAB; 16]);
+        assert_eq!(m.display_generation(), shown);
+        // Scanout-range write by the CPU.
+        ram_write(&mut m, FB + 16 + 8, &[0, 0xFF, 0xFF, 0]);
+        let written = m.display_generation();
+        assert_eq!(written, shown + 1);
+        assert_eq!(m.last_screen().pixel(2, 1), Some([255, 255, 0, 255]));
+        // A register change: the same bytes, one row shown.
+        regs(&mut m, &[(reg::SCANOUT0_HEIGHT, 1)]);
+        let shorter = m.display_generation();
+        assert_eq!(shorter, written + 1);
+        assert_eq!(m.last_screen().height, 1);
+        assert_eq!(m.display_generation(), shorter);
+    }
+
+    #[test]
+    fn a_present_of_a_host_only_target_moves_the_generation() {
+        let mut m = machine();
+        let mut w = CmdStreamWriter::new();
+        texture(&mut w, 1, 0);
+        w.clear([0.0, 0.0, 1.0, 1.0]).present(0);
+        submit(&mut m, &w.finish());
+        let blue = m.display_generation();
+        assert!(matches!(
+            m.screen_history.key,
+            Some(super::ScreenKey::Scanout(..))
+        ));
+        assert_eq!(m.display_generation(), blue);
+        let mut w = CmdStreamWriter::new();
+        w.clear([1.0, 1.0, 1.0, 1.0]).present(0);
+        let stream = w.finish();
+        // A second submission through the same one-entry ring.
+        ram_write(&mut m, STREAM, &stream);
+        let desc = SubmitDesc {
+            desc_size_bytes: SubmitDesc::SIZE as u32,
+            cmd_gpa: STREAM,
+            cmd_size_bytes: stream.len() as u32,
+            signal_fence: 2,
+            ..Default::default()
+        };
+        ram_write(&mut m, RING + RingHeader::SIZE as u64, &desc.to_bytes());
+        const TAIL_OFFSET: u64 = 28; // aerogpu_ring_header.tail
+        ram_write(&mut m, RING + TAIL_OFFSET, &2u32.to_le_bytes());
+        regs(&mut m, &[(reg::DOORBELL, 1)]);
+        assert_eq!(m.platform.aerogpu.completed_fence(), 2);
+        assert_eq!(m.display_generation(), blue + 1);
+        assert_eq!(m.last_screen().pixel(0, 0), Some([255, 255, 255, 255]));
+    }
+
+    #[test]
+    fn vga_text_generation_moves_with_vram_and_register_writes_only() {
+        let mut m = machine();
+        let first = m.display_generation();
+        assert!(
+            matches!(m.screen_history.key, Some(super::ScreenKey::Vga(_))),
+            "VGA modes are keyed by the adapter, not rendered"
+        );
+        assert_eq!(m.display_generation(), first, "nothing written");
+        // Attribute of the first cell (0xB8001): blue background.
+        m.platform.vga.mem_write(0x1_8001, 0x10);
+        let blue = m.display_generation();
+        assert_eq!(blue, first + 1);
+        assert_eq!(m.last_screen().pixel(0, 0), Some([0, 0, 0xAA, 255]));
+        // DAC entry 1 (blue) becomes pure red.
+        for (port, value) in [(0x3C8, 1), (0x3C9, 63), (0x3C9, 0), (0x3C9, 0)] {
+            m.platform.vga.io_write(port, 1, value);
+        }
+        let red = m.display_generation();
+        assert_eq!(red, blue + 1);
+        assert_eq!(m.last_screen().pixel(0, 0), Some([255, 0, 0, 255]));
+        // A write of the same value: the key moves, the picture (and generation) not.
+        m.platform.vga.mem_write(0x1_8001, 0x10);
+        assert_eq!(m.display_generation(), red);
     }
 
     #[test]

@@ -246,6 +246,38 @@ impl<E: Executor> AeroGpu<E> {
         self.scanout.render(&self.cursor, &mem, frame)
     }
 
+    /// What [`render_scanout`](Self::render_scanout) would show, as unconverted bytes
+    /// written to `out` (replacing its contents, its allocation reused): the presented
+    /// host-only frame or the scanout rows in guest memory, then the cursor image. Equal
+    /// bytes under equal [`scanout`](Self::scanout) and [`cursor`](Self::cursor)
+    /// registers mean an equal picture, found without converting a pixel.
+    pub fn scanout_raw_bytes(
+        &self,
+        mem: &dyn GuestMemory,
+        out: &mut Vec<u8>,
+    ) -> Result<(), ScanoutError> {
+        let mem = DeviceMemoryRef {
+            ram: mem,
+            gart: self.gart,
+        };
+        out.clear();
+        if !self.scanout.enable {
+            return Err(ScanoutError::Disabled);
+        }
+        if let Some(presented) = self.executor.presented_frame() {
+            // Tagged so a presented frame never equals guest bytes that happen to match.
+            out.push(1);
+            out.extend_from_slice(&presented.width.to_le_bytes());
+            out.extend_from_slice(&presented.height.to_le_bytes());
+            out.extend_from_slice(&presented.pixels);
+        } else {
+            out.push(0);
+            self.scanout.append_raw_bytes(&mem, out)?;
+        }
+        self.cursor.append_raw_bytes(&mem, out);
+        Ok(())
+    }
+
     /// Advances virtual time: vblanks, vblank IRQ, VSYNC-held fences.
     pub fn tick(&mut self, now_ns: u64, mem: &mut dyn GuestMemory) {
         let mut mem = DeviceMemory {

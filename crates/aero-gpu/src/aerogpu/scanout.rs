@@ -78,6 +78,36 @@ fn surface_format(
     Ok(format)
 }
 
+/// Appends the unconverted bytes of a validated 32bpp surface (`width * 4` bytes of each
+/// of `height` rows, `pitch` apart), read straight from guest memory: comparing these is
+/// how a watcher learns the picture changed without converting pixels. The size is
+/// bounded by `max_dim` and checked against guest memory before anything is allocated.
+fn append_surface_bytes(
+    mem: &dyn GuestMemory,
+    gpa: u64,
+    (width, height, pitch): (u32, u32, u32),
+    out: &mut Vec<u8>,
+) -> Result<(), ScanoutError> {
+    let row_len = width as usize * 4;
+    let last_row = u64::from(height - 1) * u64::from(pitch);
+    let end = gpa
+        .checked_add(last_row)
+        .ok_or(ScanoutError::BadConfig("framebuffer address overflows"))?;
+    if !mem.contains(gpa, row_len as u64) || !mem.contains(end, row_len as u64) {
+        return Err(GuestMemoryError {
+            gpa,
+            len: last_row + row_len as u64,
+        }
+        .into());
+    }
+    let start = out.len();
+    out.resize(start + row_len * height as usize, 0);
+    for (y, row) in out[start..].chunks_exact_mut(row_len).enumerate() {
+        mem.read(gpa + y as u64 * u64::from(pitch), row)?;
+    }
+    Ok(())
+}
+
 impl ScanoutConfig {
     /// Renders the scanout (and `cursor`, if enabled and valid) into `frame`.
     pub fn render(
@@ -114,9 +144,50 @@ impl ScanoutConfig {
         }
         Ok(())
     }
+    /// Appends the framebuffer's raw bytes (see [`append_surface_bytes`]); errors as
+    /// [`ScanoutConfig::render`] would.
+    pub fn append_raw_bytes(
+        &self,
+        mem: &dyn GuestMemory,
+        out: &mut Vec<u8>,
+    ) -> Result<(), ScanoutError> {
+        if !self.enable {
+            return Err(ScanoutError::Disabled);
+        }
+        surface_format(
+            self.format,
+            self.width,
+            self.height,
+            self.pitch_bytes,
+            MAX_SCANOUT_DIM,
+        )?;
+        let size = (self.width, self.height, self.pitch_bytes);
+        append_surface_bytes(mem, self.fb_gpa, size, out)
+    }
 }
 
 impl CursorConfig {
+    /// Appends the cursor image's raw bytes while it is enabled and valid (nothing when
+    /// not: then it is not drawn either).
+    pub fn append_raw_bytes(&self, mem: &dyn GuestMemory, out: &mut Vec<u8>) {
+        if !self.enable
+            || surface_format(
+                self.format,
+                self.width,
+                self.height,
+                self.pitch_bytes,
+                CURSOR_MAX_DIM,
+            )
+            .is_err()
+        {
+            return;
+        }
+        let size = (self.width, self.height, self.pitch_bytes);
+        if append_surface_bytes(mem, self.fb_gpa, size, out).is_err() {
+            out.push(0xEE); // unreadable: not drawn, still a different picture
+        }
+    }
+
     pub(crate) fn composite(
         &self,
         mem: &dyn GuestMemory,

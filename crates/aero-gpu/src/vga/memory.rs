@@ -21,6 +21,7 @@ impl Vga {
 
     /// Writes a byte at `offset` from 0xA0000 (0..0x20000); unmapped offsets are ignored.
     pub fn mem_write(&mut self, offset: u32, value: u8) {
+        self.writes = self.writes.wrapping_add(1);
         if self.vbe.enabled() {
             return;
         }

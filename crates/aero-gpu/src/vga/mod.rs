@@ -71,6 +71,17 @@ pub struct Vga {
     dac: Dac,
     vbe: Vbe,
     now_ns: u64,
+    /// Port and VRAM writes so far: the picture of a VGA mode changes only with them
+    /// (and with the blink phases), see [`Vga::picture_key`].
+    writes: u64,
+}
+
+/// See [`Vga::picture_key`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PictureKey {
+    writes: u64,
+    cursor_blink_on: bool,
+    char_blink_on: bool,
 }
 
 impl std::fmt::Debug for Vga {
@@ -109,6 +120,7 @@ impl Vga {
             dac: Dac::new(),
             vbe: Vbe::new(),
             now_ns: 0,
+            writes: 0,
         }
     }
 
@@ -137,6 +149,7 @@ impl Vga {
     /// Writes the low `size` (1, 2 or 4) bytes of `value` to an absolute port; a word
     /// write to an index port sets the index and then the data register, as on the ISA bus.
     pub fn io_write(&mut self, port: u16, size: u8, value: u32) {
+        self.writes = self.writes.wrapping_add(1);
         if (PORT_DISPI_INDEX..=PORT_DISPI_DATA_ALT).contains(&port) {
             self.dispi_write(port, size, value);
             return;
@@ -255,6 +268,18 @@ impl Vga {
     /// The four VGA planes (plane-major, [`PLANE_SIZE`] bytes each), for inspection.
     pub fn planes(&self) -> &[u8] {
         &self.vram
+    }
+
+    /// Equal keys mean the same VGA-mode picture (text, planar, 256-colour; the palette
+    /// of an 8-bit VBE mode), without rendering it: a count of port and VRAM writes plus
+    /// the cursor and character blink phases. A different key may still be the same
+    /// picture (a write of the same value).
+    pub fn picture_key(&self) -> PictureKey {
+        PictureKey {
+            writes: self.writes,
+            cursor_blink_on: self.cursor_blink_on(),
+            char_blink_on: self.char_blink_on(),
+        }
     }
 
     /// The enabled VBE mode, if the DISPI interface has one switched on.
