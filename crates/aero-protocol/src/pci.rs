@@ -130,6 +130,8 @@ c_enum! {
         R16G16B16A16Float = "AEROGPU_FORMAT_R16G16B16A16_FLOAT" 9,
         R32G32B32A32Float = "AEROGPU_FORMAT_R32G32B32A32_FLOAT" 10,
         R32Float = "AEROGPU_FORMAT_R32_FLOAT" 11,
+        A8Unorm = "AEROGPU_FORMAT_A8_UNORM" 12,
+        L8A8Unorm = "AEROGPU_FORMAT_L8A8_UNORM" 13,
         D24UnormS8Uint = "AEROGPU_FORMAT_D24_UNORM_S8_UINT" 32,
         D32Float = "AEROGPU_FORMAT_D32_FLOAT" 33,
         D16Unorm = "AEROGPU_FORMAT_D16_UNORM" 34,
@@ -163,10 +165,12 @@ impl Format {
         };
         Some(match self {
             Format::Invalid => return None,
-            Format::R8Unorm => texel(1),
-            Format::R8G8Unorm | Format::B5G6R5Unorm | Format::B5G5R5A1Unorm | Format::D16Unorm => {
-                texel(2)
-            }
+            Format::R8Unorm | Format::A8Unorm => texel(1),
+            Format::R8G8Unorm
+            | Format::L8A8Unorm
+            | Format::B5G6R5Unorm
+            | Format::B5G5R5A1Unorm
+            | Format::D16Unorm => texel(2),
             Format::B8G8R8A8Unorm
             | Format::B8G8R8X8Unorm
             | Format::R8G8B8A8Unorm

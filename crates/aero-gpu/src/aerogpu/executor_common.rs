@@ -281,6 +281,8 @@ pub(crate) fn encode_color(format: Format, rgba: [f32; 4]) -> Option<Vec<u8>> {
         }
         Format::R8Unorm => vec![u8c(r)],
         Format::R8G8Unorm => vec![u8c(r), u8c(g)],
+        Format::A8Unorm => vec![u8c(a)],
+        Format::L8A8Unorm => vec![u8c(r), u8c(a)],
         Format::R16G16B16A16Float => rgba
             .iter()
             .flat_map(|&c| f16_bits(c).to_le_bytes())
@@ -324,6 +326,8 @@ pub(crate) fn decode_rgba(format: Format, px: &[u8]) -> Option<[u8; 4]> {
         }
         Format::R8Unorm => [px[0], px[0], px[0], 0xFF],
         Format::R8G8Unorm => [px[0], px[1], 0, 0xFF],
+        Format::A8Unorm => [0, 0, 0, px[0]],
+        Format::L8A8Unorm => [px[0], px[0], px[0], px[1]],
         Format::R16G16B16A16Float => [0, 2, 4, 6].map(|i| float(f16_value(word(i)))),
         Format::R32G32B32A32Float => [
             float(f32_at(0)),

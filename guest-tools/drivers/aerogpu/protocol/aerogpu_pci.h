@@ -170,6 +170,8 @@ enum aerogpu_format {
     AEROGPU_FORMAT_R16G16B16A16_FLOAT = 9,
     AEROGPU_FORMAT_R32G32B32A32_FLOAT = 10,
     AEROGPU_FORMAT_R32_FLOAT = 11,
+    AEROGPU_FORMAT_A8_UNORM = 12,   /* D3DFMT_A8: one alpha byte, samples (0, 0, 0, a) */
+    AEROGPU_FORMAT_L8A8_UNORM = 13, /* D3DFMT_A8L8: bytes L, A, samples (l, l, l, a) */
     AEROGPU_FORMAT_D24_UNORM_S8_UINT = 32, /* one LE word: depth bits 31..8, stencil 7..0 (D3D9 D24S8) */
     AEROGPU_FORMAT_D32_FLOAT = 33,
     AEROGPU_FORMAT_D16_UNORM = 34,

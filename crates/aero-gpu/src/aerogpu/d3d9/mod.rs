@@ -143,6 +143,10 @@ pub enum TextureRead {
     OneAlpha,
     /// D3DFMT_L8 stored in a one-channel texture: (l, l, l, 1).
     Luminance,
+    /// D3DFMT_A8 stored in a one-channel texture: (0, 0, 0, a).
+    Alpha,
+    /// D3DFMT_A8L8 stored in a two-channel texture (l, a): (l, l, l, a).
+    LuminanceAlpha,
 }
 
 /// D3D9's alpha test: the pixel survives when `alpha FUNC reference`, alpha taken as

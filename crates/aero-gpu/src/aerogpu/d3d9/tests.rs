@@ -1048,12 +1048,16 @@ const TEXLD_C0_PS: &str = "ps_2_0\ndcl_2d s0\ntexld r0, c0, s0\nmov oC0, r0\n";
 #[test]
 fn texture_read_variant_forces_alpha_and_replicates_luminance() {
     // One texel (200, 50, 10, 77): as stored, with alpha read as 1 (X8 formats), and as
-    // the luminance of a one-channel L8 texture; ps_2_0 texld and ps_1_1 tex alike.
+    // the luminance of a one-channel L8 texture, the alpha of A8 and the (l, a) of A8L8;
+    // ps_2_0 texld and ps_1_1 tex alike.
     let stored = [200u8, 50, 10, 77];
     for (read, want) in [
         (TextureRead::Rgba, stored),
         (TextureRead::OneAlpha, [200, 50, 10, 255]),
         (TextureRead::Luminance, [200, 200, 200, 255]),
+        // A8 in a one-channel texture, A8L8 in a two-channel (l, a) one.
+        (TextureRead::Alpha, [0, 0, 0, 200]),
+        (TextureRead::LuminanceAlpha, [200, 200, 200, 50]),
     ] {
         let mut key = VariantKey::default();
         key.ps_texture_reads[0] = read;

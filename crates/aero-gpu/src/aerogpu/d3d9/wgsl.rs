@@ -1045,6 +1045,8 @@ impl<'a> Writer<'a> {
             TextureRead::Rgba => e,
             TextureRead::OneAlpha => format!("vec4<f32>(({e}).rgb, 1.0)"),
             TextureRead::Luminance => format!("vec4<f32>(({e}).rrr, 1.0)"),
+            TextureRead::Alpha => format!("vec4<f32>(0.0, 0.0, 0.0, ({e}).r)"),
+            TextureRead::LuminanceAlpha => format!("({e}).rrrg"),
         };
         let srgb = self.ps() && slot < 16 && self.key.ps_srgb_read & (1 << slot) != 0;
         if srgb {

@@ -412,6 +412,9 @@ fn clear_converts_the_colour_to_every_format() {
         (Format::B5G5R5A1Unorm, &[0x08, 0x7E]),
         (Format::R8Unorm, &[255]),
         (Format::R8G8Unorm, &[255, 128]),
+        // A8 keeps alpha, L8A8 (bytes l, a) red as luminance and alpha.
+        (Format::A8Unorm, &[0]),
+        (Format::L8A8Unorm, &[255, 0]),
         (
             Format::R16G16B16A16Float,
             &[0x00, 0x3C, 0x00, 0x38, 0x00, 0x34, 0x00, 0x00],

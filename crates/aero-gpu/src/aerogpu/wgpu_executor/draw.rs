@@ -1228,7 +1228,7 @@ impl DrawResources for super::WgpuExecutor {
     }
 
     /// As the CPU executor decodes them (executor_common::decode_rgba): X8 formats read
-    /// alpha 1, R8 (the UMD's D3DFMT_L8) reads (l, l, l, 1).
+    /// alpha 1, R8 (the UMD's D3DFMT_L8) reads (l, l, l, 1), A8 (0, 0, 0, a), L8A8 (l, l, l, a).
     fn texture_read(&self, id: ResourceId) -> TextureRead {
         use crate::aerogpu::processor::ResourceDesc;
         match self.resources.get(&id).map(|r| &r.desc) {
@@ -1236,6 +1236,8 @@ impl DrawResources for super::WgpuExecutor {
                 aero_protocol::pci::Format::B8G8R8X8Unorm
                 | aero_protocol::pci::Format::R8G8B8X8Unorm => TextureRead::OneAlpha,
                 aero_protocol::pci::Format::R8Unorm => TextureRead::Luminance,
+                aero_protocol::pci::Format::A8Unorm => TextureRead::Alpha,
+                aero_protocol::pci::Format::L8A8Unorm => TextureRead::LuminanceAlpha,
                 _ => TextureRead::Rgba,
             },
             _ => TextureRead::Rgba,

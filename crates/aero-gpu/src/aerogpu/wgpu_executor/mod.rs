@@ -171,8 +171,9 @@ fn gpu_format(format: Format) -> Option<(wgpu::TextureFormat, Repr)> {
         Format::R8G8B8A8Unorm | Format::R8G8B8X8Unorm => (T::Rgba8Unorm, Repr::Direct),
         Format::B5G6R5Unorm => (T::Rgba8Unorm, Repr::Rgb565),
         Format::B5G5R5A1Unorm => (T::Rgba8Unorm, Repr::Rgba5551),
-        Format::R8Unorm => (T::R8Unorm, Repr::Direct),
-        Format::R8G8Unorm => (T::Rg8Unorm, Repr::Direct),
+        // A8 and L8A8 keep their bytes; the pixel shader swizzles (TextureRead).
+        Format::R8Unorm | Format::A8Unorm => (T::R8Unorm, Repr::Direct),
+        Format::R8G8Unorm | Format::L8A8Unorm => (T::Rg8Unorm, Repr::Direct),
         Format::R16G16B16A16Float => (T::Rgba16Float, Repr::Direct),
         Format::R32G32B32A32Float => (T::Rgba32Float, Repr::Direct),
         Format::R32Float | Format::D32Float => (T::R32Float, Repr::Direct),

@@ -35,6 +35,9 @@ const FORMATOP kFormats[] = {
     // 16-bit formats: textures only (no wgpu render format for them).
     {D3DDDIFMT_R5G6B5, FORMATOP_TEXTURE | FORMATOP_OFFSCREENPLAIN, 0, 0, 0},
     {D3DDDIFMT_A1R5G5B5, FORMATOP_TEXTURE | FORMATOP_OFFSCREENPLAIN, 0, 0, 0},
+    // Alpha and luminance-alpha: their own protocol formats, sampled (0,0,0,A) and (L,L,L,A).
+    {D3DDDIFMT_A8, FORMATOP_TEXTURE | FORMATOP_OFFSCREENPLAIN, 0, 0, 0},
+    {D3DDDIFMT_A8L8, FORMATOP_TEXTURE | FORMATOP_OFFSCREENPLAIN, 0, 0, 0},
     // Float formats: fp16 blends and filters; fp32 does neither in wgpu without features.
     {D3DDDIFMT_A16B16G16R16F, kRenderTargetOps, 0, 0, 0},
     {D3DDDIFMT_R32F, kRenderTargetOps | FORMATOP_NOFILTER | FORMATOP_NOALPHABLEND, 0, 0, 0},
