@@ -118,16 +118,10 @@ impl Machine {
     /// Only when that differs does it render and compare pixels (no allocation either
     /// way). [`Machine::last_screen`] is the picture it saw.
     pub fn display_generation(&mut self) -> u64 {
-        let mut raw = std::mem::take(&mut self.screen_history.raw_scratch);
-        let key = self.screen_key(&mut raw);
-        let history = &mut self.screen_history;
-        if key.is_some() && key == history.key && raw == history.raw {
-            history.raw_scratch = raw;
-            return history.generation;
+        if self.same_picture_as_last_look() {
+            return self.screen_history.generation;
         }
-        history.key = key;
-        history.raw_scratch = std::mem::replace(&mut history.raw, raw);
-        let mut frame = std::mem::take(&mut history.scratch);
+        let mut frame = std::mem::take(&mut self.screen_history.scratch);
         self.render_screen(&mut frame);
         let history = &mut self.screen_history;
         if frame != history.last {
@@ -138,37 +132,58 @@ impl Machine {
         history.generation
     }
 
-    /// What the current picture is made of (see [`ScreenKey`]), its raw bytes in `raw`;
-    /// `None` when only a render can tell (a scanout the device cannot show).
-    fn screen_key(&mut self, raw: &mut Vec<u8>) -> Option<ScreenKey> {
-        raw.clear();
+    /// Whether the picture is certainly the one the last look saw: the same
+    /// [`ScreenKey`] and raw bytes (which become the history's either way).
+    fn same_picture_as_last_look(&mut self) -> bool {
+        let history = &mut self.screen_history;
         let aerogpu = &self.platform.aerogpu;
         if aerogpu.scanout().enable {
             let ram = GuestRam::new(&mut self.memory, &self.platform.map);
-            return match aerogpu.scanout_raw_bytes(&ram, raw) {
+            let mut raw = std::mem::take(&mut history.raw_scratch);
+            let key = match aerogpu.scanout_raw_bytes(&ram, &mut raw) {
                 Ok(()) => Some(ScreenKey::Scanout(aerogpu.scanout(), aerogpu.cursor())),
-                // The VGA picture is shown then: its own key.
-                Err(ScanoutError::Disabled) => self.vga_screen_key(raw),
-                Err(_) => None,
+                // Not shown: the VGA picture is, below.
+                Err(ScanoutError::Disabled) => None,
+                // Shown as VGA too, but only a render says so: no key.
+                Err(_) => {
+                    history.key = None;
+                    history.raw_scratch = raw;
+                    return false;
+                }
             };
+            if let Some(key) = key {
+                let same = history.key == Some(key) && history.raw == raw;
+                history.key = Some(key);
+                history.raw_scratch = std::mem::replace(&mut history.raw, raw);
+                return same;
+            }
+            history.raw_scratch = raw;
         }
-        self.vga_screen_key(raw)
-    }
-
-    fn vga_screen_key(&self, raw: &mut Vec<u8>) -> Option<ScreenKey> {
-        raw.clear();
         let vga = &self.platform.vga;
         let Some(mode) = vga.vbe_mode() else {
-            return Some(ScreenKey::Vga(vga.picture_key()));
+            let key = Some(ScreenKey::Vga(vga.picture_key()));
+            let same = history.key == key;
+            history.key = key;
+            history.raw.clear();
+            return same;
         };
+        // Compared in place, copied only when different (8 MB at 1080p).
         let lfb = &self.memory[self.platform.map.lfb_range()];
         let len = mode.pitch.saturating_mul(mode.height as usize);
         let shown = lfb
             .get(mode.start..)
             .map_or(&[][..], |rest| &rest[..len.min(rest.len())]);
-        raw.extend_from_slice(shown);
-        let palette = (mode.bpp < 15).then(|| vga.picture_key());
-        Some(ScreenKey::Vbe(mode, palette))
+        let key = Some(ScreenKey::Vbe(
+            mode,
+            (mode.bpp < 15).then(|| vga.picture_key()),
+        ));
+        if history.key == key && history.raw == shown {
+            return true;
+        }
+        history.key = key;
+        history.raw.clear();
+        history.raw.extend_from_slice(shown);
+        false
     }
 
     /// The screen as of the last [`Machine::display_generation`] call (empty before it).
@@ -448,6 +463,49 @@ mod tests {
         // A write of the same value: the key moves, the picture (and generation) not.
         m.platform.vga.mem_write(0x1_8001, 0x10);
         assert_eq!(m.display_generation(), red);
+    }
+
+    /// Not a check (the figures depend on the host): what watching an unchanged 1080p
+    /// AeroGPU scanout costs per look, against a render. Run it with
+    /// `cargo test --profile ci -p aero-machine --lib scanout_generation_cost -- --ignored --nocapture`.
+    #[test]
+    #[ignore = "timing figures, run by hand"]
+    fn scanout_generation_cost() {
+        let mut m = Machine::new(MachineConfig {
+            memory_bytes: 64 << 20,
+            boot_order: Vec::new(),
+            ..Default::default()
+        })
+        .unwrap();
+        let (width, height) = (1920u32, 1080u32);
+        let fb = 16u64 << 20;
+        regs(
+            &mut m,
+            &[
+                (reg::SCANOUT0_WIDTH, width),
+                (reg::SCANOUT0_HEIGHT, height),
+                (reg::SCANOUT0_FORMAT, Format::B8G8R8X8Unorm as u32),
+                (reg::SCANOUT0_PITCH_BYTES, width * 4),
+                (reg::SCANOUT0_FB_GPA_LO, fb as u32),
+                (reg::SCANOUT0_ENABLE, 1),
+            ],
+        );
+        let time_ms = |runs: u32, f: &mut dyn FnMut()| {
+            f();
+            let start = std::time::Instant::now();
+            for _ in 0..runs {
+                f();
+            }
+            start.elapsed().as_secs_f64() * 1000.0 / f64::from(runs)
+        };
+        let first = m.display_generation();
+        let unchanged = time_ms(50, &mut || assert_eq!(m.display_generation(), first));
+        let render = time_ms(10, &mut || {
+            m.screen();
+        });
+        println!(
+            "{width}x{height} AeroGPU scanout: display_generation (unchanged) {unchanged:.2} ms, render {render:.2} ms"
+        );
     }
 
     #[test]

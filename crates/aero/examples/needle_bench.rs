@@ -2,8 +2,9 @@
 //!
 //!   cargo run --profile ci -p aero --example needle_bench
 //!
-//! - the scanout-changed check (`Machine::display_generation`: render + compare) on a
-//!   machine whose guest set that VBE mode, when nothing changed;
+//! - the scanout-changed check (`Machine::display_generation`: framebuffer bytes compared)
+//!   on a machine whose guest set that VBE mode, when nothing changed; and in the BIOS's
+//!   VGA text mode (the adapter's write count), against a render;
 //! - converting a changed screen for matching (`Screen::new`: grey + blur);
 //! - one needle (a 200×44 area, openQA's default margin 50): found where it was recorded,
 //!   and not on the screen at all (the whole margin searched).
@@ -81,7 +82,38 @@ fn time_ms(runs: u32, mut f: impl FnMut()) -> f64 {
     start.elapsed().as_secs_f64() * 1000.0 / f64::from(runs)
 }
 
+/// Boot sector that halts at once: the screen stays the BIOS's VGA text mode.
+fn halt_boot_sector() -> Vec<u8> {
+    let mut disk = vec![0u8; 1 << 20];
+    disk[..4].copy_from_slice(&[0xFA, 0xF4, 0xEB, 0xFD]); // cli; hlt; jmp hlt
+    disk[510] = 0x55;
+    disk[511] = 0xAA;
+    disk
+}
+
 fn main() -> anyhow::Result<()> {
+    {
+        let disk = aero_storage::MemoryDisk::new(halt_boot_sector(), 512, true)?;
+        let mut machine = Machine::new(MachineConfig {
+            memory_bytes: 64 << 20,
+            hda: Some(Box::new(disk)),
+            ..Default::default()
+        })?;
+        machine.run_for(1_000_000_000);
+        let first = machine.display_generation();
+        let frame = machine.last_screen();
+        let (w, h) = (frame.width, frame.height);
+        let unchanged = time_ms(50, || {
+            assert_eq!(machine.display_generation(), first, "text screen changed");
+        });
+        let render = time_ms(10, || {
+            machine.screen();
+        });
+        println!(
+            "VGA text {w}x{h}: display_generation (unchanged) {:.0} ns, render {render:.2} ms",
+            unchanged * 1e6
+        );
+    }
     for (w, h) in [(1024u32, 768u32), (1920, 1080)] {
         let disk = aero_storage::MemoryDisk::new(vbe_boot_sector(w as u16, h as u16), 512, true)?;
         let mut machine = Machine::new(MachineConfig {

@@ -100,10 +100,13 @@ fn append_surface_bytes(
         }
         .into());
     }
-    let start = out.len();
-    out.resize(start + row_len * height as usize, 0);
-    for (y, row) in out[start..].chunks_exact_mut(row_len).enumerate() {
-        mem.read(gpa + y as u64 * u64::from(pitch), row)?;
+    // Through a small row buffer: zero-filling the whole output first would cost as much
+    // as the copy.
+    out.reserve(row_len * height as usize);
+    let mut row = vec![0u8; row_len];
+    for y in 0..u64::from(height) {
+        mem.read(gpa + y * u64::from(pitch), &mut row)?;
+        out.extend_from_slice(&row);
     }
     Ok(())
 }
