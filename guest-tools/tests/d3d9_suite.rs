@@ -34,6 +34,7 @@ const PASSING: &[&str] = &[
     "shaders_1_x_texaddr",
     "vs_arith",
     "formats",
+    "formats_alpha",
     "srgb",
     "fixed_function_lit",
     "fixed_function_stages",
@@ -45,13 +46,6 @@ const PASSING: &[&str] = &[
 /// what exactly differs. They are run and must run to completion on both; when one starts
 /// matching the test says so loudly (move it to [`PASSING`]) without failing.
 const EXPECTED_TO_FAIL: &[(&str, &str)] = &[
-    (
-        "formats_alpha",
-        "D3DFMT_A8 and D3DFMT_A8L8 textures are refused (CreateTexture: D3DERR_INVALIDCALL): \
-         the AeroGPU protocol has no format telling an alpha-only or luminance-alpha texture \
-         from R8/R8G8, so the UMD does not map them; Wine's d3d9 samples them as (0, 0, 0, a) \
-         and (l, l, l, a)",
-    ),
     (
         "bump_env",
         "texbem/texbeml/bem read a zero bump environment: the UMD caches D3DTSS_BUMPENVMAT00-11 \

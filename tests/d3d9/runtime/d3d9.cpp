@@ -106,7 +106,8 @@ bool umd_open() {
 bool umd_format(D3DFORMAT f) {
     switch (uint32_t(f)) {
     case D3DFMT_A8R8G8B8: case D3DFMT_X8R8G8B8: case D3DFMT_A8B8G8R8: case D3DFMT_X8B8G8R8:
-    case D3DFMT_R5G6B5: case D3DFMT_A1R5G5B5: case D3DFMT_L8: case D3DFMT_A16B16G16R16F:
+    case D3DFMT_R5G6B5: case D3DFMT_A1R5G5B5: case D3DFMT_L8: case D3DFMT_A8: case D3DFMT_A8L8:
+    case D3DFMT_A16B16G16R16F:
     case D3DFMT_R32F: case D3DFMT_A32B32G32R32F: case D3DFMT_DXT1: case D3DFMT_DXT3: case D3DFMT_DXT5:
     case D3DFMT_D24S8: case D3DFMT_D24X8: case D3DFMT_D16: case D3DFMT_D32F_LOCKABLE:
         return true;
