@@ -50,6 +50,7 @@ struct Umd {
     D3DDDI_ADAPTERFUNCS af;
     D3DDDI_ADAPTERCALLBACKS acb;
     D3DCAPS9 caps;
+    std::vector<FORMATOP> formats; // what the UMD reports through GETFORMATCOUNT/GETFORMATDATA
 };
 Umd U;
 HMODULE g_self;
@@ -98,22 +99,33 @@ bool umd_open() {
     }
     U.caps.DeviceType = D3DDEVTYPE(1); // HAL
     U.caps.AdapterOrdinal = 0;
+    // The format list, as Windows' runtime reads it: count, then the FORMATOP array.
+    UINT count = 0;
+    gc.Type = D3DDDICAPS_GETFORMATCOUNT;
+    gc.pData = &count;
+    gc.DataSize = sizeof(count);
+    if (U.af.pfnGetCaps(U.oa.hAdapter, &gc) != S_OK || count == 0 || count > 256) {
+        log("GetCaps(GETFORMATCOUNT) failed or out of range");
+        return false;
+    }
+    U.formats.resize(count);
+    gc.Type = D3DDDICAPS_GETFORMATDATA;
+    gc.pData = U.formats.data();
+    gc.DataSize = UINT(count * sizeof(FORMATOP));
+    if (U.af.pfnGetCaps(U.oa.hAdapter, &gc) != S_OK) {
+        log("GetCaps(GETFORMATDATA) failed");
+        return false;
+    }
     U.ok = true;
     return true;
 }
 
-// Formats the UMD maps to AeroGPU formats (aerogpu_umd_core.cpp d3d_format_to_aerogpu).
+// Formats the UMD reports in its FORMATOP list (what CheckDeviceFormat asks of a real driver).
 bool umd_format(D3DFORMAT f) {
-    switch (uint32_t(f)) {
-    case D3DFMT_A8R8G8B8: case D3DFMT_X8R8G8B8: case D3DFMT_A8B8G8R8: case D3DFMT_X8B8G8R8:
-    case D3DFMT_R5G6B5: case D3DFMT_A1R5G5B5: case D3DFMT_L8: case D3DFMT_A8: case D3DFMT_A8L8:
-    case D3DFMT_A16B16G16R16F:
-    case D3DFMT_R32F: case D3DFMT_A32B32G32R32F: case D3DFMT_DXT1: case D3DFMT_DXT3: case D3DFMT_DXT5:
-    case D3DFMT_D24S8: case D3DFMT_D24X8: case D3DFMT_D16: case D3DFMT_D32F_LOCKABLE:
-        return true;
-    default:
-        return false;
-    }
+    if (!umd_open()) return false;
+    for (const FORMATOP &op : U.formats)
+        if (uint32_t(op.Format) == uint32_t(f)) return true;
+    return false;
 }
 bool depth_format(D3DFORMAT f) {
     return f == D3DFMT_D24S8 || f == D3DFMT_D24X8 || f == D3DFMT_D16 || f == D3DFMT_D32F_LOCKABLE;

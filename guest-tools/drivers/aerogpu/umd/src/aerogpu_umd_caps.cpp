@@ -38,6 +38,8 @@ const FORMATOP kFormats[] = {
     // Alpha and luminance-alpha: their own protocol formats, sampled (0,0,0,A) and (L,L,L,A).
     {D3DDDIFMT_A8, FORMATOP_TEXTURE | FORMATOP_OFFSCREENPLAIN, 0, 0, 0},
     {D3DDDIFMT_A8L8, FORMATOP_TEXTURE | FORMATOP_OFFSCREENPLAIN, 0, 0, 0},
+    // Luminance: R8_UNORM, sampled (L,L,L,1) through the translator's per-sampler read variant.
+    {D3DDDIFMT_L8, FORMATOP_TEXTURE | FORMATOP_OFFSCREENPLAIN, 0, 0, 0},
     // Float formats: fp16 blends and filters; fp32 does neither in wgpu without features.
     {D3DDDIFMT_A16B16G16R16F, kRenderTargetOps, 0, 0, 0},
     {D3DDDIFMT_R32F, kRenderTargetOps | FORMATOP_NOFILTER | FORMATOP_NOALPHABLEND, 0, 0, 0},
@@ -49,7 +51,6 @@ const FORMATOP kFormats[] = {
     {D3DDDIFMT_D24X8, kDepthOps, 0, 0, 0},
     {D3DDDIFMT_D16, kDepthOps, 0, 0, 0},
     {D3DDDIFMT_D32F_LOCKABLE, kDepthOps, 0, 0, 0},
-    // L8 is not listed: it maps to R8_UNORM, which samples as (L,0,0,1), not (L,L,L,1).
 };
 
 constexpr uint32_t kBlendCaps = D3DPBLENDCAPS_ZERO | D3DPBLENDCAPS_ONE | D3DPBLENDCAPS_SRCCOLOR |
