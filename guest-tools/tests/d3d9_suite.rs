@@ -40,18 +40,13 @@ const PASSING: &[&str] = &[
     "fixed_function_stages",
     "fixed_function_fog",
     "depth_stencil",
+    "bump_env",
 ];
 
 /// Programs that run to completion on our runtime but whose pixels cannot match yet, with
 /// what exactly differs. They are run and must run to completion on both; when one starts
 /// matching the test says so loudly (move it to [`PASSING`]) without failing.
-const EXPECTED_TO_FAIL: &[(&str, &str)] = &[(
-    "bump_env",
-    "texbem/texbeml/bem read a zero bump environment: the UMD caches D3DTSS_BUMPENVMAT00-11 \
-         and BUMPENVLSCALE/LOFFSET but the AeroGPU protocol has no command to send them, so \
-         the executor's ps_1_x bump binding (group 0 binding 5) stays zero; the translator's \
-         use of it is covered by crates/aero-gpu d3d9 unit tests",
-)];
+const EXPECTED_TO_FAIL: &[(&str, &str)] = &[];
 
 /// Programs of the assignment not written yet. Predication is not among them: Wine 8 runs
 /// `(p0)` instructions unconditionally, so it is checked against D3D9's rule by the

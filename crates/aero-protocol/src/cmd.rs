@@ -14,6 +14,8 @@ c_consts! {
     pub const MAX_TEXTURE_DIM: u32 = 16384 => "AEROGPU_MAX_TEXTURE_DIM";
     pub const MAX_MIP_LEVELS: u32 = 15 => "AEROGPU_MAX_MIP_LEVELS";
     pub const MAX_ARRAY_LAYERS: u32 = 2048 => "AEROGPU_MAX_ARRAY_LAYERS";
+    pub const MAX_VOLUME_DEPTH: u32 = 2048 => "AEROGPU_MAX_VOLUME_DEPTH";
+    pub const MAX_TEXTURE_STAGES: u32 = 8 => "AEROGPU_MAX_TEXTURE_STAGES";
     pub const MAX_SHADER_BYTES: u32 = 0x10_0000 => "AEROGPU_MAX_SHADER_BYTES";
     pub const MAX_INPUT_LAYOUT_ELEMENTS: u32 = 65 => "AEROGPU_MAX_INPUT_LAYOUT_ELEMENTS";
     pub const MAX_CLEAR_RECTS: u32 = 256 => "AEROGPU_MAX_CLEAR_RECTS";
@@ -28,6 +30,7 @@ c_consts! {
     pub const RESOURCE_USAGE_STAGING: u32 = 1 << 7 => "AEROGPU_RESOURCE_USAGE_STAGING";
 
     pub const TEXTURE_FLAG_CUBE: u32 = 1 << 0 => "AEROGPU_TEXTURE_FLAG_CUBE";
+    pub const TEXTURE_FLAG_VOLUME: u32 = 1 << 1 => "AEROGPU_TEXTURE_FLAG_VOLUME";
     pub const COPY_FLAG_WRITEBACK_DST: u32 = 1 << 0 => "AEROGPU_COPY_FLAG_WRITEBACK_DST";
     pub const CLEAR_COLOR: u32 = 1 << 0 => "AEROGPU_CLEAR_COLOR";
     pub const CLEAR_DEPTH: u32 = 1 << 1 => "AEROGPU_CLEAR_DEPTH";
@@ -61,6 +64,7 @@ c_enum! {
         SetRasterizerState = "AEROGPU_CMD_SET_RASTERIZER_STATE" 0x302,
         SetRenderState = "AEROGPU_CMD_SET_RENDER_STATE" 0x303,
         SetSamplerState = "AEROGPU_CMD_SET_SAMPLER_STATE" 0x304,
+        SetTextureStageState = "AEROGPU_CMD_SET_TEXTURE_STAGE_STATE" 0x305,
         SetRenderTargets = "AEROGPU_CMD_SET_RENDER_TARGETS" 0x400,
         SetViewport = "AEROGPU_CMD_SET_VIEWPORT" 0x401,
         SetScissor = "AEROGPU_CMD_SET_SCISSOR" 0x402,
@@ -205,7 +209,8 @@ wire_struct! {
         backing_alloc_id: u32 = 40,
         backing_offset_bytes: u32 = 44,
         flags: u32 = 48,
-        reserved0: u32 = 52,
+        /// VOLUME textures: slices (ABI 1.6+); 0 or 1 otherwise.
+        depth: u32 = 52,
         reserved1: u64 = 56,
     }
 }
@@ -394,6 +399,17 @@ wire_struct! {
         slot: u32 = 12,
         state: u32 = 16,
         value: u32 = 20,
+    }
+}
+
+wire_struct! {
+    /// Raw D3DTEXTURESTAGESTATETYPE / value; the device uses the bump environment.
+    pub struct SetTextureStageState = "aerogpu_cmd_set_texture_stage_state", size 24 {
+        hdr: CmdHdr = 0,
+        stage: u32 = 8,
+        state: u32 = 12,
+        value: u32 = 16,
+        reserved0: u32 = 20,
     }
 }
 

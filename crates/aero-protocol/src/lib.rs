@@ -21,7 +21,7 @@ pub use wire::{StructLayout, Wire, WireError};
 c_consts! {
     CONSTANTS;
     pub const ABI_MAJOR: u32 = 1 => "AEROGPU_ABI_MAJOR";
-    pub const ABI_MINOR: u32 = 5 => "AEROGPU_ABI_MINOR";
+    pub const ABI_MINOR: u32 = 6 => "AEROGPU_ABI_MINOR";
     /// `major << 16 | minor`, as ABI_VERSION reports it.
     pub const ABI_VERSION_U32: u32 = (ABI_MAJOR << 16) | ABI_MINOR => "AEROGPU_ABI_VERSION_U32";
 }
@@ -67,6 +67,7 @@ pub fn all_layouts() -> Vec<StructLayout> {
         SetRasterizerState::LAYOUT,
         SetRenderState::LAYOUT,
         SetSamplerState::LAYOUT,
+        SetTextureStageState::LAYOUT,
         SetRenderTargets::LAYOUT,
         SetViewport::LAYOUT,
         SetScissor::LAYOUT,
@@ -194,6 +195,6 @@ mod tests {
         let before = names.len();
         names.dedup();
         assert_eq!(before, names.len(), "duplicate C constant name");
-        assert_eq!(ABI_VERSION_U32, 0x0001_0005);
+        assert_eq!(ABI_VERSION_U32, 0x0001_0006);
     }
 }

@@ -20,6 +20,12 @@ pub trait Executor {
     /// ends the submission; the device keeps running.
     fn execute(&mut self, command: &Command<'_>, mem: &mut dyn GuestMemory) -> Result<(), String>;
 
+    /// Submits work the executor batched (the end of each command stream). An error is
+    /// reported to the guest like one of `execute`.
+    fn flush(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+
     fn end_submission(&mut self) {}
 
     /// The device was reset: drop every object.
@@ -44,6 +50,10 @@ impl<E: Executor + ?Sized> Executor for Box<E> {
 
     fn execute(&mut self, command: &Command<'_>, mem: &mut dyn GuestMemory) -> Result<(), String> {
         (**self).execute(command, mem)
+    }
+
+    fn flush(&mut self) -> Result<(), String> {
+        (**self).flush()
     }
 
     fn end_submission(&mut self) {

@@ -157,10 +157,11 @@ pub(crate) struct Subresource {
     pub(crate) bytes_per_block: u32,
 }
 
-/// The layout `aerogpu_cmd.h` documents (and the processor's `texture_size` sizes).
+/// The layout `aerogpu_cmd.h` documents (and the processor's `texture_size` sizes):
+/// `layer` is an array layer (cube face), or the depth slice of `mip` for a volume.
 pub(crate) fn subresource(desc: &TextureDesc, mip: u32, layer: u32) -> Option<Subresource> {
     let layout = desc.format.block_layout()?;
-    if mip >= desc.mip_levels || layer >= desc.array_layers {
+    if mip >= desc.mip_levels || layer >= desc.layers_of_mip(mip) {
         return None;
     }
     let mut layer_bytes = 0u64;
@@ -174,9 +175,12 @@ pub(crate) fn subresource(desc: &TextureDesc, mip: u32, layer: u32) -> Option<Su
         } else {
             tight
         };
+        let slice_bytes = pitch * u64::from(h.div_ceil(layout.block_height));
         if m == mip {
+            // A volume's slices of this mip follow each other.
+            let slice = if desc.is_volume() { layer } else { 0 };
             found = Some(Subresource {
-                offset: layer_bytes,
+                offset: layer_bytes + slice_bytes * u64::from(slice),
                 pitch,
                 width: w,
                 height: h,
@@ -185,10 +189,12 @@ pub(crate) fn subresource(desc: &TextureDesc, mip: u32, layer: u32) -> Option<Su
                 bytes_per_block: layout.bytes_per_block,
             });
         }
-        layer_bytes += pitch * u64::from(h.div_ceil(layout.block_height));
+        layer_bytes += slice_bytes * u64::from(desc.depth_of_mip(m));
     }
     let mut sub = found?;
-    sub.offset += layer_bytes * u64::from(layer);
+    if !desc.is_volume() {
+        sub.offset += layer_bytes * u64::from(layer);
+    }
     Some(sub)
 }
 
@@ -906,6 +912,7 @@ mod unit {
             row_pitch_bytes: 0,
             usage_flags: 0,
             flags: 0,
+            depth: 1,
         };
         // Mip 0: 4x2 blocks of 8 bytes (64), mip 1: 2x1 (16), mip 2 (4x2 texels): 1x1 (8).
         let s = subresource(&desc, 2, 1).unwrap();
@@ -914,5 +921,29 @@ mod unit {
             (88 + 64 + 16, 8, 4, 2)
         );
         assert!(subresource(&desc, 3, 0).is_none());
+    }
+
+    #[test]
+    fn volume_slices_follow_each_other_within_a_mip() {
+        // 4x2x3 RGBA8 volume, rows 20 bytes apart at mip 0; mip 1 is 2x1x1.
+        let desc = TextureDesc {
+            format: Format::B8G8R8A8Unorm,
+            width: 4,
+            height: 2,
+            mip_levels: 2,
+            array_layers: 1,
+            row_pitch_bytes: 20,
+            usage_flags: 0,
+            flags: aero_protocol::cmd::TEXTURE_FLAG_VOLUME,
+            depth: 3,
+        };
+        let slice = |m, z| subresource(&desc, m, z).map(|s| (s.offset, s.pitch, s.width));
+        assert_eq!(slice(0, 0), Some((0, 20, 4)));
+        assert_eq!(slice(0, 2), Some((80, 20, 4)));
+        assert_eq!(slice(1, 0), Some((120, 8, 2)));
+        assert_eq!(slice(1, 1), None, "mip 1 has one slice");
+        assert_eq!(slice(0, 3), None);
+        let size = crate::aerogpu::processor::texture_size(&desc).unwrap();
+        assert_eq!(size, 128, "the processor sizes the same layout");
     }
 }

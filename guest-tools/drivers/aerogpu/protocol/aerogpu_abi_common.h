@@ -35,7 +35,7 @@
 
 /* ABI version of this header set: major << 16 | minor. */
 #define AEROGPU_ABI_MAJOR 1u
-#define AEROGPU_ABI_MINOR 5u /* 4: CLEAR_RECTS; 5: GART */
+#define AEROGPU_ABI_MINOR 6u /* 4: CLEAR_RECTS; 5: GART; 6: volumes, texture stage state */
 #define AEROGPU_ABI_VERSION_U32 ((AEROGPU_ABI_MAJOR << 16) | AEROGPU_ABI_MINOR)
 
 /* Protocol object handle (resource, shader, input layout): 32-bit, guest-chosen, one

@@ -63,6 +63,7 @@ enum aerogpu_cmd_opcode {
     AEROGPU_CMD_SET_RASTERIZER_STATE = 0x302,
     AEROGPU_CMD_SET_RENDER_STATE = 0x303,
     AEROGPU_CMD_SET_SAMPLER_STATE = 0x304,
+    AEROGPU_CMD_SET_TEXTURE_STAGE_STATE = 0x305, /* ABI 1.6+ */
 
     AEROGPU_CMD_SET_RENDER_TARGETS = 0x400,
     AEROGPU_CMD_SET_VIEWPORT = 0x401,
@@ -98,6 +99,8 @@ enum aerogpu_cmd_opcode {
 #define AEROGPU_MAX_TEXTURE_DIM 16384u
 #define AEROGPU_MAX_MIP_LEVELS 15u
 #define AEROGPU_MAX_ARRAY_LAYERS 2048u
+#define AEROGPU_MAX_VOLUME_DEPTH 2048u /* depth of a VOLUME texture */
+#define AEROGPU_MAX_TEXTURE_STAGES 8u  /* D3D9 texture stages of SET_TEXTURE_STAGE_STATE */
 #define AEROGPU_MAX_SHADER_BYTES 0x100000u
 #define AEROGPU_MAX_INPUT_LAYOUT_ELEMENTS 65u /* D3D9 MAXD3DDECLLENGTH + D3DDECL_END */
 #define AEROGPU_MAX_CLEAR_RECTS 256u           /* rectangles of one CLEAR_RECTS packet */
@@ -128,12 +131,23 @@ AEROGPU_ASSERT_SIZE(struct aerogpu_cmd_create_buffer, 40);
 AEROGPU_ASSERT_OFFSET(struct aerogpu_cmd_create_buffer, size_bytes, 16);
 AEROGPU_ASSERT_OFFSET(struct aerogpu_cmd_create_buffer, backing_alloc_id, 24);
 
-#define AEROGPU_TEXTURE_FLAG_CUBE (1u << 0) /* array_layers is a multiple of 6 */
+#define AEROGPU_TEXTURE_FLAG_CUBE (1u << 0)   /* array_layers is a multiple of 6 */
+#define AEROGPU_TEXTURE_FLAG_VOLUME (1u << 1) /* ABI 1.6+: a 3D texture of `depth` slices */
 
 /* Guest backing layout: for each array layer, mips 0..mip_levels-1 back to back. Mip 0
  * rows are row_pitch_bytes apart (0 = tightly packed), later mips are tightly packed;
  * block-compressed formats count rows of 4x4 blocks. The rebind check compares format,
- * width, height, mip_levels, array_layers, row_pitch_bytes, usage_flags and flags. */
+ * width, height, depth, mip_levels, array_layers, row_pitch_bytes, usage_flags and flags.
+ *
+ * Subresources (what uploads, dirty ranges, copies and write-back address):
+ * - 2D: layer L, mip M. A cube (FLAG_CUBE, width == height) is 6 * n layers, face F of
+ *   cube n being layer 6n + F in D3DCUBEMAP_FACES order (+X, -X, +Y, -Y, +Z, -Z); each
+ *   face is laid out like a 2D layer (its mips back to back).
+ * - VOLUME (FLAG_VOLUME, array_layers == 1, not CUBE, depth >= 1; 0 reads as 1 for
+ *   other textures, which must leave it 0 or 1): mips back to back, mip M being
+ *   max(1, depth >> M) slices. A slice of mip 0 is its rows (row_pitch_bytes apart, or
+ *   packed), a slice of a later mip its packed rows; slices of a mip follow each other
+ *   with no gap. COPY_TEXTURE2D's *_array_layer selects the depth slice of the mip. */
 struct aerogpu_cmd_create_texture2d {
     struct aerogpu_cmd_hdr hdr;
     aerogpu_handle_t texture_handle;
@@ -147,10 +161,11 @@ struct aerogpu_cmd_create_texture2d {
     uint32_t backing_alloc_id;
     uint32_t backing_offset_bytes;
     uint32_t flags; /* AEROGPU_TEXTURE_FLAG_* */
-    uint32_t reserved0;
+    uint32_t depth; /* ABI 1.6+: VOLUME slices; 0 or 1 otherwise */
     uint64_t reserved1;
 };
 AEROGPU_ASSERT_SIZE(struct aerogpu_cmd_create_texture2d, 64);
+AEROGPU_ASSERT_OFFSET(struct aerogpu_cmd_create_texture2d, depth, 52);
 AEROGPU_ASSERT_OFFSET(struct aerogpu_cmd_create_texture2d, backing_alloc_id, 40);
 AEROGPU_ASSERT_OFFSET(struct aerogpu_cmd_create_texture2d, reserved1, 56);
 
@@ -392,6 +407,19 @@ struct aerogpu_cmd_set_sampler_state {
     uint32_t value;
 };
 AEROGPU_ASSERT_SIZE(struct aerogpu_cmd_set_sampler_state, 24);
+
+/* Raw D3D9 D3DTEXTURESTAGESTATETYPE / value for one texture stage (ABI 1.6+). The device
+ * uses the bump environment of ps_1_x texbem/texbeml/bem: D3DTSS_BUMPENVMAT00/01/10/11
+ * (7-10) and BUMPENVLSCALE/LOFFSET (22, 23), as f32 bits, all 0 until set. Other states
+ * (< 33) are accepted and ignored: fixed function is the driver's generated shaders. */
+struct aerogpu_cmd_set_texture_stage_state {
+    struct aerogpu_cmd_hdr hdr;
+    uint32_t stage; /* < AEROGPU_MAX_TEXTURE_STAGES */
+    uint32_t state; /* < 33 (D3DTSS_CONSTANT + 1) */
+    uint32_t value;
+    uint32_t reserved0;
+};
+AEROGPU_ASSERT_SIZE(struct aerogpu_cmd_set_texture_stage_state, 24);
 
 /* ---- Output merger / viewport ---------------------------------------------------------- */
 struct aerogpu_cmd_set_render_targets {

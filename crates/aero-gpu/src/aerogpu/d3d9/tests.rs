@@ -1672,6 +1672,17 @@ fn ps_1_x_reflection_depth_and_bump_luminance() {
         },
     );
     assert_close(got, [0.5, 0.5, 0.5, 1.0], 1e-6, "texbeml");
+    // The luminance is not clamped (D3D9's formula, and Wine's d3d9): offset 1.5 brightens.
+    let got = run_sm1(
+        "ps_1_1\ntex t0\ntexbeml t1, t0\nmov r0, t1\n",
+        &bem_tc,
+        |d| {
+            d.textures = vec![texel(0, lookup), quadrants(1)];
+            d.bump[4..8].copy_from_slice(&[1.0, 0.0, 0.0, 1.0]);
+            d.bump[32 + 4..32 + 6].copy_from_slice(&[0.0, 1.5]);
+        },
+    );
+    assert_close(got, [1.5, 1.5, 1.5, 1.0], 1e-6, "texbeml above 1");
     // bem (ps_1_4): r1.xy = r0.xy + M(stage 1) · r2.xy with M = [[1, 0], [0, 2]].
     let bem = "ps_1_4\ntexcrd r0.xyz, t0\ntexcrd r2.xyz, t1\nbem r1.xy, r0, r2\nmov r0, r1\n";
     let got = run_sm1(

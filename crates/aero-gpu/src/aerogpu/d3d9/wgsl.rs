@@ -949,8 +949,10 @@ impl<'a> Writer<'a> {
                 );
                 let sample = self.sm1_sample(n, &c)?;
                 if ins.op == Op::TexBemL {
+                    // D3D9's rule scales rgb by (z * LSCALE + LOFFSET) unclamped (Wine's
+                    // d3d9 too: LSCALE 1.5 brightens).
                     format!(
-                        "({sample} * vec4<f32>(vec3<f32>(clamp(({s}).z * bump.l[{n}].x + bump.l[{n}].y, 0.0, 1.0)), 1.0))"
+                        "({sample} * vec4<f32>(vec3<f32>(({s}).z * bump.l[{n}].x + bump.l[{n}].y), 1.0))"
                     )
                 } else {
                     sample

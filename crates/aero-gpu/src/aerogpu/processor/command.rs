@@ -8,6 +8,9 @@ pub use super::shader_tokens::ConstantUse;
 use aero_protocol::cmd::{self, IndexFormat, PrimitiveTopology, ShaderStage};
 use aero_protocol::pci::Format;
 
+/// D3DTEXTURESTAGESTATETYPE values SET_TEXTURE_STAGE_STATE accepts (up to D3DTSS_CONSTANT).
+pub const TEXTURE_STAGE_STATES: u32 = 33;
+
 /// Device-internal resource identity; never reused, stable across handle aliases.
 pub type ResourceId = u64;
 
@@ -28,6 +31,33 @@ pub struct TextureDesc {
     pub row_pitch_bytes: u32,
     pub usage_flags: u32,
     pub flags: u32,
+    /// Slices of a VOLUME texture; 1 for every other texture.
+    pub depth: u32,
+}
+
+impl TextureDesc {
+    pub fn is_volume(&self) -> bool {
+        self.flags & cmd::TEXTURE_FLAG_VOLUME != 0
+    }
+
+    pub fn is_cube(&self) -> bool {
+        self.flags & cmd::TEXTURE_FLAG_CUBE != 0
+    }
+
+    /// Depth slices of `mip` (1 unless a volume).
+    pub fn depth_of_mip(&self, mip: u32) -> u32 {
+        self.depth.checked_shr(mip).unwrap_or(0).max(1)
+    }
+
+    /// Subresources addressed as "layers" by copies: array layers, or a volume's slices
+    /// of `mip`.
+    pub fn layers_of_mip(&self, mip: u32) -> u32 {
+        if self.is_volume() {
+            self.depth_of_mip(mip)
+        } else {
+            self.array_layers
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -149,6 +179,12 @@ pub enum Command<'a> {
     SetSamplerState {
         stage: ShaderStage,
         slot: u32,
+        state: u32,
+        value: u32,
+    },
+    /// `stage` < MAX_TEXTURE_STAGES, `state` < [`TEXTURE_STAGE_STATES`].
+    SetTextureStageState {
+        stage: u32,
         state: u32,
         value: u32,
     },

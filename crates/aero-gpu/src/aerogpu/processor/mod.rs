@@ -252,6 +252,13 @@ impl CommandProcessor {
             }
             offset += size;
         }
+        // Work the executor batched is submitted with its submission; what fails then is
+        // reported at the stream's end.
+        executor.flush().map_err(|e| SubmitError::Packet {
+            offset: end,
+            opcode: 0,
+            kind: PacketError::Executor(e),
+        })?;
         Ok(summary)
     }
 
@@ -287,6 +294,7 @@ impl CommandProcessor {
             Opcode::SetRasterizerState => self.set_rasterizer_state(p),
             Opcode::SetRenderState => self.set_render_state(p),
             Opcode::SetSamplerState => self.set_sampler_state(p),
+            Opcode::SetTextureStageState => self.set_texture_stage_state(p),
             Opcode::SetRenderTargets => self.set_render_targets(p),
             Opcode::SetViewport => decode(p).map(Command::SetViewport),
             Opcode::SetScissor => decode(p).map(Command::SetScissor),

@@ -6,8 +6,8 @@ use aero_protocol::cmd::{
 };
 
 use super::{
-    Command, CommandProcessor, ResourceDesc, ResourceId, VertexBufferBinding, decode, payload,
-    shader_stage,
+    Command, CommandProcessor, ResourceDesc, ResourceId, TEXTURE_STAGE_STATES, VertexBufferBinding,
+    decode, payload, shader_stage,
 };
 use crate::aerogpu::error::PacketError;
 
@@ -95,6 +95,30 @@ impl CommandProcessor {
         Ok(Command::SetSamplerState {
             stage,
             slot: c.slot,
+            state: c.state,
+            value: c.value,
+        })
+    }
+
+    pub(super) fn set_texture_stage_state<'a>(
+        &mut self,
+        p: &'a [u8],
+    ) -> Result<Command<'a>, PacketError> {
+        let c: cmd::SetTextureStageState = decode(p)?;
+        if c.stage >= cmd::MAX_TEXTURE_STAGES {
+            return Err(PacketError::InvalidValue {
+                what: "texture stage",
+                value: c.stage.into(),
+            });
+        }
+        if c.state >= TEXTURE_STAGE_STATES {
+            return Err(PacketError::InvalidValue {
+                what: "texture stage state",
+                value: c.state.into(),
+            });
+        }
+        Ok(Command::SetTextureStageState {
+            stage: c.stage,
             state: c.state,
             value: c.value,
         })

@@ -1,7 +1,7 @@
 //! Resource packets: CREATE_*, DESTROY_RESOURCE, RESOURCE_DIRTY_RANGE, UPLOAD_RESOURCE,
 //! COPY_* — and the `backing_alloc_id` contract of seed 002.
 
-use aero_protocol::cmd::{self, COPY_FLAG_WRITEBACK_DST, TEXTURE_FLAG_CUBE};
+use aero_protocol::cmd::{self, COPY_FLAG_WRITEBACK_DST};
 use aero_protocol::pci::Format;
 
 use super::objects::{GuestBacking, Resource};
@@ -84,16 +84,25 @@ pub fn texture_size(desc: &TextureDesc) -> Result<u64, PacketError> {
     {
         return Err(invalid("texture size", desc.width.max(desc.height)));
     }
-    let max_mips = 32 - desc.width.max(desc.height).leading_zeros();
+    if desc.is_volume() {
+        if desc.is_cube() || desc.array_layers != 1 {
+            return Err(invalid("volume texture layers", desc.array_layers));
+        }
+        if desc.depth == 0 || desc.depth > cmd::MAX_VOLUME_DEPTH {
+            return Err(invalid("volume depth", desc.depth));
+        }
+    } else if desc.depth != 1 {
+        return Err(invalid("depth of a 2D texture", desc.depth));
+    }
+    let largest = desc.width.max(desc.height).max(desc.depth);
+    let max_mips = 32 - largest.leading_zeros();
     if desc.mip_levels == 0 || desc.mip_levels > max_mips.min(cmd::MAX_MIP_LEVELS) {
         return Err(invalid("mip_levels", desc.mip_levels));
     }
     if desc.array_layers == 0 || desc.array_layers > cmd::MAX_ARRAY_LAYERS {
         return Err(invalid("array_layers", desc.array_layers));
     }
-    if desc.flags & TEXTURE_FLAG_CUBE != 0
-        && (!desc.array_layers.is_multiple_of(6) || desc.width != desc.height)
-    {
+    if desc.is_cube() && (!desc.array_layers.is_multiple_of(6) || desc.width != desc.height) {
         return Err(invalid("cube texture layers", desc.array_layers));
     }
     let mut layer_bytes: u64 = 0;
@@ -111,9 +120,10 @@ pub fn texture_size(desc: &TextureDesc) -> Result<u64, PacketError> {
         } else {
             tight_row
         };
-        layer_bytes += pitch * rows;
+        layer_bytes += pitch * rows * u64::from(desc.depth_of_mip(mip));
     }
-    // Dimensions are capped above, so this fits easily in u64.
+    // Dimensions are capped above, so this fits easily in u64 (the processor's texture
+    // byte limit then bounds what an executor allocates).
     Ok(layer_bytes * u64::from(desc.array_layers))
 }
 
@@ -165,6 +175,12 @@ impl CommandProcessor {
             row_pitch_bytes: c.row_pitch_bytes,
             usage_flags: c.usage_flags,
             flags: c.flags,
+            // 2D textures of older streams leave it 0; a volume must say its depth.
+            depth: if c.flags & cmd::TEXTURE_FLAG_VOLUME != 0 {
+                c.depth
+            } else {
+                c.depth.max(1)
+            },
         };
         let size = texture_size(&desc)?;
         if size > self.limits.max_texture_bytes {
@@ -313,7 +329,7 @@ impl CommandProcessor {
         }
         let check_region =
             |d: &TextureDesc, mip: u32, layer: u32, x: u32, y: u32| -> Result<(), PacketError> {
-                if mip >= d.mip_levels || layer >= d.array_layers {
+                if mip >= d.mip_levels || layer >= d.layers_of_mip(mip) {
                     return Err(PacketError::InvalidValue {
                         what: "copy subresource",
                         value: mip.into(),

@@ -703,6 +703,7 @@ fn texture_layouts_and_their_sizes() {
             row_pitch_bytes,
             usage_flags: 0,
             flags,
+            depth: 1,
         })
     };
     assert_eq!(size(Format::B8G8R8A8Unorm, 16, 16, 1, 1, 0, 0), Ok(1024));
@@ -727,6 +728,85 @@ fn texture_layouts_and_their_sizes() {
     // BC1: 4x4 blocks of 8 bytes; 5x5 needs 2x2 blocks.
     assert_eq!(size(Format::Bc1Unorm, 5, 5, 1, 1, 0, 0), Ok(32));
     assert_eq!(size(Format::Bc3Unorm, 8, 8, 2, 1, 0, 0), Ok(64 + 16));
+}
+
+#[test]
+fn volume_layouts_and_their_bounds() {
+    use crate::aerogpu::processor::TextureDesc;
+    let volume = |width, height, depth, mip_levels, array_layers, flags| {
+        crate::aerogpu::processor::texture_size(&TextureDesc {
+            format: Format::B8G8R8A8Unorm,
+            width,
+            height,
+            mip_levels,
+            array_layers,
+            row_pitch_bytes: 0,
+            usage_flags: 0,
+            flags: flags | cmd::TEXTURE_FLAG_VOLUME,
+            depth,
+        })
+    };
+    // 4x4x2: 64 * 2 + 16 * 1 + 4 * 1 (mip 2 is 1x1x1).
+    assert_eq!(volume(4, 4, 2, 3, 1, 0), Ok(148));
+    // The depth counts for the mip chain: 1x1x8 has 4 mips.
+    assert_eq!(volume(1, 1, 8, 4, 1, 0), Ok(4 * (8 + 4 + 2 + 1)));
+    assert!(
+        volume(1, 1, 8, 5, 1, 0).is_err(),
+        "more mips than the chain has"
+    );
+    assert!(volume(4, 4, 0, 1, 1, 0).is_err(), "no slices");
+    assert!(
+        volume(4, 4, cmd::MAX_VOLUME_DEPTH + 1, 1, 1, 0).is_err(),
+        "deeper than the limit"
+    );
+    assert!(volume(4, 4, 2, 1, 2, 0).is_err(), "volume arrays");
+    assert!(
+        volume(4, 4, 2, 1, 6, cmd::TEXTURE_FLAG_CUBE).is_err(),
+        "cube and volume"
+    );
+    // A 2D texture with a depth is malformed.
+    let flat = TextureDesc {
+        format: Format::B8G8R8A8Unorm,
+        width: 4,
+        height: 4,
+        mip_levels: 1,
+        array_layers: 1,
+        row_pitch_bytes: 0,
+        usage_flags: 0,
+        flags: 0,
+        depth: 2,
+    };
+    assert!(crate::aerogpu::processor::texture_size(&flat).is_err());
+}
+
+#[test]
+fn texture_stage_states_are_bounded() {
+    let mut h = Harness::new();
+    let tss = |stage, state| cmd::SetTextureStageState {
+        stage,
+        state,
+        value: 0.5f32.to_bits(),
+        ..Default::default()
+    };
+    h.run(one(|w| {
+        w.push(Opcode::SetTextureStageState, &tss(7, 23), &[]);
+    }))
+    .unwrap();
+    assert_eq!(h.exec.commands, 1);
+    assert!(
+        h.run(one(|w| {
+            w.push(Opcode::SetTextureStageState, &tss(8, 7), &[]);
+        }))
+        .is_err(),
+        "stage 8"
+    );
+    assert!(
+        h.run(one(|w| {
+            w.push(Opcode::SetTextureStageState, &tss(0, 33), &[]);
+        }))
+        .is_err(),
+        "state 33"
+    );
 }
 
 // ---- stream framing ---------------------------------------------------------------------

@@ -131,6 +131,11 @@ impl Executor for Twin {
         soft
     }
 
+    fn flush(&mut self) -> Result<(), String> {
+        self.soft.flush()?;
+        self.gpu.flush()
+    }
+
     fn end_submission(&mut self) {
         self.soft.end_submission();
         self.gpu.end_submission();

@@ -26,6 +26,7 @@ use std::collections::HashMap;
 use aero_protocol::Handle;
 use aero_protocol::cmd::{self, IndexFormat, PrimitiveTopology, ShaderStage};
 
+use super::batch::{self, Batch, PassKey};
 use super::pipeline::{
     self, PipelineCache, PipelineError, PipelineKey, RenderStates, VertexElement,
 };
@@ -75,6 +76,10 @@ pub trait DrawResources {
     fn texture_read(&self, _id: ResourceId) -> TextureRead {
         TextureRead::Rgba
     }
+    /// What `sampled_view` is: 2D, cube or volume.
+    fn texture_kind(&self, _id: ResourceId) -> TextureKind {
+        TextureKind::Tex2d
+    }
 }
 
 /// Most vertices a fan may have (its list has 3 × (n − 2) indices).
@@ -86,6 +91,8 @@ const PS_SAMPLERS: usize = 16;
 const VS_SAMPLERS: usize = 4;
 /// D3DSAMPLERSTATETYPE values run 1..=13.
 const SAMPLER_STATES: usize = 14;
+const TEXTURE_STAGES: usize = aero_protocol::cmd::MAX_TEXTURE_STAGES as usize;
+const TEXTURE_STAGE_STATES: usize = crate::aerogpu::processor::TEXTURE_STAGE_STATES as usize;
 
 /// One context's shadow of the D3D9 draw state.
 #[derive(Clone)]
@@ -96,6 +103,8 @@ pub struct DrawState {
     pub render_states: RenderStates,
     pub ps_samplers: [[u32; SAMPLER_STATES]; PS_SAMPLERS],
     pub vs_samplers: [[u32; SAMPLER_STATES]; VS_SAMPLERS],
+    /// D3DTEXTURESTAGESTATETYPE values per stage (the bump environment is read).
+    pub texture_stages: [[u32; TEXTURE_STAGE_STATES]; TEXTURE_STAGES],
     pub colors: [Option<ResourceId>; 8],
     pub color_count: u32,
     pub depth_target: Option<ResourceId>,
@@ -129,6 +138,23 @@ fn default_sampler_states() -> [u32; SAMPLER_STATES] {
     s
 }
 
+impl DrawState {
+    /// The translator's ps_1_x bump binding ([`d3d9::bindings::PS_BUMP_ENV`]): per stage
+    /// (BUMPENVMAT00, 01, 10, 11), then per stage (BUMPENVLSCALE, BUMPENVLOFFSET, 0, 0).
+    fn bump_env_bytes(&self) -> Vec<u8> {
+        let matrices = self
+            .texture_stages
+            .iter()
+            .map(|t| [t[7], t[8], t[9], t[10]]);
+        let luminance = self.texture_stages.iter().map(|t| [t[22], t[23], 0, 0]);
+        matrices
+            .chain(luminance)
+            .flatten()
+            .flat_map(u32::to_le_bytes)
+            .collect()
+    }
+}
+
 impl Default for DrawState {
     fn default() -> Self {
         Self {
@@ -138,6 +164,7 @@ impl Default for DrawState {
             render_states: RenderStates::default(),
             ps_samplers: [default_sampler_states(); PS_SAMPLERS],
             vs_samplers: [default_sampler_states(); VS_SAMPLERS],
+            texture_stages: [[0; TEXTURE_STAGE_STATES]; TEXTURE_STAGES],
             colors: [None; 8],
             color_count: 0,
             depth_target: None,
@@ -191,6 +218,19 @@ impl DrawState {
                 };
                 if let Some(s) = table
                     .get_mut(slot as usize)
+                    .and_then(|t| t.get_mut(state as usize))
+                {
+                    *s = value;
+                }
+            }
+            Command::SetTextureStageState {
+                stage,
+                state,
+                value,
+            } => {
+                if let Some(s) = self
+                    .texture_stages
+                    .get_mut(stage as usize)
                     .and_then(|t| t.get_mut(state as usize))
                 {
                     *s = value;
@@ -330,6 +370,8 @@ pub struct DrawPath {
     group0_layout: wgpu::BindGroupLayout,
     uniforms: [wgpu::Buffer; 6],
     group0: wgpu::BindGroup,
+    /// Draws recorded but not yet submitted ([`batch`]).
+    pub batch: Batch,
     dummies: [wgpu::TextureView; 3],
     pub draws: u64,
 }
@@ -353,6 +395,9 @@ impl DrawPath {
                 mapped_at_creation: false,
             })
         });
+        // The first `batch::BLOCKS` bindings are per-draw constant blocks in the batch's
+        // arena (dynamic offsets); the rest are buffers of their own.
+        let batch = Batch::new(device.clone(), queue.clone());
         let group0_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("aerogpu d3d9 group 0"),
             entries: &(0..6)
@@ -361,7 +406,7 @@ impl DrawPath {
                     visibility: wgpu::ShaderStages::VERTEX_FRAGMENT,
                     ty: wgpu::BindingType::Buffer {
                         ty: wgpu::BufferBindingType::Uniform,
-                        has_dynamic_offset: false,
+                        has_dynamic_offset: (b as usize) < batch::BLOCKS,
                         min_binding_size: None,
                     },
                     count: None,
@@ -373,10 +418,19 @@ impl DrawPath {
             layout: &group0_layout,
             entries: &uniforms
                 .iter()
+                .zip(sizes)
                 .enumerate()
-                .map(|(i, b)| wgpu::BindGroupEntry {
+                .map(|(i, (b, size))| wgpu::BindGroupEntry {
                     binding: i as u32,
-                    resource: b.as_entire_binding(),
+                    resource: if i < batch::BLOCKS {
+                        wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                            buffer: batch.arena(),
+                            offset: 0,
+                            size: wgpu::BufferSize::new(size),
+                        })
+                    } else {
+                        b.as_entire_binding()
+                    },
                 })
                 .collect::<Vec<_>>(),
         });
@@ -449,6 +503,7 @@ impl DrawPath {
             group0_layout,
             uniforms,
             group0,
+            batch,
             dummies,
             draws: 0,
         }
@@ -728,7 +783,10 @@ impl DrawPath {
 
         // Shaders: the pixel shader first (its varyings select the vertex variant).
         let ps_key = VariantKey {
-            ps1_sampler_kinds: [TextureKind::Tex2d; 8],
+            // ps_1_x declares no sampler types: the bound textures' kinds say them.
+            ps1_sampler_kinds: std::array::from_fn(|s| {
+                st.ps_textures[s].map_or(TextureKind::Tex2d, |id| res.texture_kind(id))
+            }),
             alpha_test: st.render_states.alpha_test(),
             // D3DSAMP_MIPMAPLODBIAS (8): wgpu samplers have no bias, the shader adds it.
             ps_lod_bias: std::array::from_fn(|s| st.ps_samplers[s][8]),
@@ -969,10 +1027,11 @@ impl DrawPath {
                     )
                 };
                 let view = match (texture, s.kind) {
-                    (Some(id), TextureKind::Tex2d) => {
+                    (Some(id), kind) if res.texture_kind(id) == kind => {
                         res.sampled_view(id).ok_or(DrawError::Resource(id))?.clone()
                     }
-                    // Only 2D textures exist in the ABI; other kinds read the dummy.
+                    // Nothing bound, or a texture of another type than the sampler
+                    // declares: read as unbound.
                     (_, TextureKind::Tex2d) => self.dummies[0].clone(),
                     (_, TextureKind::Cube) => self.dummies[1].clone(),
                     (_, TextureKind::Volume) => self.dummies[2].clone(),
@@ -1029,13 +1088,25 @@ impl DrawPath {
             .iter()
             .flat_map(|x: &f32| x.to_le_bytes())
             .collect();
-        self.queue.write_buffer(&self.uniforms[0], 0, &st.vs_float);
+        // This draw's constants in the batch's arena (a full arena submits the batch).
+        let blocks = [
+            &st.vs_float[..],
+            &st.vs_int_bool[..],
+            &fixup[..],
+            &st.ps_float[..],
+            &st.ps_int_bool[..],
+        ];
+        let constant_offsets = match self.batch.constants(blocks) {
+            Some(offsets) => offsets,
+            None => {
+                self.batch.flush().map_err(DrawError::Gpu)?;
+                self.batch
+                    .constants(blocks)
+                    .ok_or(DrawError::TooLarge("shader constants"))?
+            }
+        };
         self.queue
-            .write_buffer(&self.uniforms[1], 0, &st.vs_int_bool);
-        self.queue.write_buffer(&self.uniforms[2], 0, &fixup);
-        self.queue.write_buffer(&self.uniforms[3], 0, &st.ps_float);
-        self.queue
-            .write_buffer(&self.uniforms[4], 0, &st.ps_int_bool);
+            .write_buffer(&self.uniforms[5], 0, &st.bump_env_bytes());
 
         // Fans become lists; an indexed fan is expanded from the index buffer's bytes.
         let fan_indices: Option<Vec<u32>> = if fan {
@@ -1087,45 +1158,28 @@ impl DrawPath {
             b
         });
 
-        let mut encoder = self.device.create_command_encoder(&Default::default());
+        // What wgpu refused so far (modules, pipeline, bind groups) fails this draw alone,
+        // before it is recorded into the batch.
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            // Do not keep a pipeline wgpu refused.
+            self.pipelines.remove(&key);
+            return Err(DrawError::Gpu(e.to_string()));
+        }
+        // Recorded into the batch's pass for these attachments; the buffer bytes the draw
+        // reads are noted once the pass is released (writes to them flush the batch).
+        let mut reads: Vec<(ResourceId, u64, u64)> = Vec::new();
         {
-            let attachments: Vec<Option<wgpu::RenderPassColorAttachment>> = color_views
-                .iter()
-                .map(|v| {
-                    v.map(|view| wgpu::RenderPassColorAttachment {
-                        view,
-                        depth_slice: None,
-                        resolve_target: None,
-                        ops: wgpu::Operations {
-                            load: wgpu::LoadOp::Load,
-                            store: wgpu::StoreOp::Store,
-                        },
-                    })
-                })
-                .collect();
-            let load = wgpu::Operations {
-                load: wgpu::LoadOp::Load,
-                store: wgpu::StoreOp::Store,
+            let key = PassKey {
+                colors: colors.iter().map(|c| c.map(|(id, _)| id)).collect(),
+                depth: depth.as_ref().map(|(id, _)| *id),
             };
-            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-                label: Some("aerogpu draw"),
-                color_attachments: &attachments,
-                depth_stencil_attachment: depth.as_ref().map(|(_, t)| {
-                    wgpu::RenderPassDepthStencilAttachment {
-                        view: t.view,
-                        depth_ops: t.format.has_depth_aspect().then_some(load),
-                        stencil_ops: t.format.has_stencil_aspect().then_some(wgpu::Operations {
-                            load: wgpu::LoadOp::Load,
-                            store: wgpu::StoreOp::Store,
-                        }),
-                    }
-                }),
-                timestamp_writes: None,
-                occlusion_query_set: None,
-                multiview_mask: None,
-            });
+            let mut pass = self.batch.pass(
+                key,
+                &color_views,
+                depth.as_ref().map(|(_, t)| (t.view, t.format)),
+            );
             pass.set_pipeline(&render_pipeline);
-            pass.set_bind_group(0, &self.group0, &[]);
+            pass.set_bind_group(0, &self.group0, &constant_offsets);
             pass.set_bind_group(1, &group1, &[]);
             pass.set_viewport(vx, vy, vw, vh, zmin, zmax.max(zmin));
             let (sx, sy, sw, sh) = match st.scissor {
@@ -1155,6 +1209,26 @@ impl DrawPath {
                     return Err(DrawError::Resource(id));
                 }
                 pass.set_vertex_buffer(s.slot, buf.slice(u64::from(b.offset_bytes)..));
+                // Vertices first..first + count, or (indexed) wherever the indices point.
+                let start = u64::from(b.offset_bytes);
+                let attrs_end = s
+                    .attributes
+                    .iter()
+                    .map(|a| a.offset + a.format.size())
+                    .max()
+                    .unwrap_or(0);
+                let (from, to) = if indexed {
+                    (start, buf.size())
+                } else {
+                    let last = u64::from(first) + u64::from(count) - 1;
+                    (
+                        start.saturating_add(u64::from(first).saturating_mul(s.stride)),
+                        start
+                            .saturating_add(last.saturating_mul(s.stride))
+                            .saturating_add(attrs_end),
+                    )
+                };
+                reads.push((id, from, to.min(buf.size())));
             }
             let instances = first_instance..first_instance.saturating_add(instances);
             if let (Some(buf), Some(idx)) = (&fan_buffer, &fan_indices) {
@@ -1180,16 +1254,22 @@ impl DrawPath {
                 }
                 pass.set_index_buffer(buf.slice(u64::from(offset)..), index_format);
                 pass.draw_indexed(first..end, base_vertex, instances);
+                reads.push((
+                    ib,
+                    u64::from(offset) + u64::from(first) * width,
+                    u64::from(offset) + u64::from(end) * width,
+                ));
             } else {
                 pass.draw(first..first.saturating_add(count), instances);
             }
         }
-        self.queue.submit([encoder.finish()]);
-        if let Some(e) = pollster::block_on(scope.pop()) {
-            // Do not keep a pipeline wgpu refused.
-            self.pipelines.remove(&key);
-            return Err(DrawError::Gpu(e.to_string()));
+        for (id, from, to) in reads {
+            self.batch.read(id, from, to);
         }
+        for id in st.ps_textures.iter().chain(&st.vs_textures).flatten() {
+            self.batch.sample(*id);
+        }
+        self.batch.recorded();
         self.draws += 1;
         let mut changed: Vec<ResourceId> = colors
             .iter()

@@ -36,6 +36,14 @@ impl Executor for WithDraws {
         self.path = Some(path);
         r.map(|_| ()).map_err(|e| e.to_string())
     }
+
+    fn flush(&mut self) -> Result<(), String> {
+        self.exec.flush()?;
+        match &self.path {
+            Some(p) => p.batch.flush(),
+            None => Ok(()),
+        }
+    }
 }
 
 #[test]

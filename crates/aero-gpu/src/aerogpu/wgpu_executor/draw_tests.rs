@@ -243,6 +243,8 @@ impl Rig {
     }
 
     fn clear(&mut self, rgba: [u8; 4], depth: f32, stencil: u32) {
+        // The queue writes below run ahead of batched draws.
+        self.path.batch.flush().unwrap();
         let (t, _) = &self.res.targets[&COLOR];
         self.queue.write_texture(
             t.as_image_copy(),
@@ -334,6 +336,7 @@ impl Rig {
     }
 
     fn read(&self, id: ResourceId, aspect: wgpu::TextureAspect, bpp: u32) -> Vec<u8> {
+        self.path.batch.flush().unwrap();
         let (t, _) = &self.res.targets[&id];
         let buf = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: None,
@@ -1107,4 +1110,30 @@ fn depth_bias_moves_a_coplanar_quad_in_front() {
     }));
     rig.draw(PrimitiveTopology::TriangleFan, 4);
     assert_eq!(rig.pixels(), rect_image((0, 0, 8, 8), RGBA, BG));
+}
+
+#[test]
+fn texture_stage_states_fill_the_bump_environment_binding() {
+    let mut st = super::DrawState::default();
+    let set = |st: &mut super::DrawState, stage, state, value: f32| {
+        assert!(st.apply(&Command::SetTextureStageState {
+            stage,
+            state,
+            value: value.to_bits(),
+        }));
+    };
+    set(&mut st, 1, 7, 0.5); // BUMPENVMAT00
+    set(&mut st, 1, 10, -0.25); // BUMPENVMAT11
+    set(&mut st, 1, 22, 1.5); // BUMPENVLSCALE
+    set(&mut st, 7, 23, -0.75); // BUMPENVLOFFSET
+    set(&mut st, 2, 1, 3.0); // COLOROP: kept, not part of the binding
+    let bytes = st.bump_env_bytes();
+    assert_eq!(bytes.len(), 256, "8 matrices + 8 luminance vec4s");
+    let f = |i: usize| f32::from_le_bytes(bytes[4 * i..4 * i + 4].try_into().unwrap());
+    // Stage 1's matrix: (00, 01, 10, 11).
+    assert_eq!([f(4), f(5), f(6), f(7)], [0.5, 0.0, 0.0, -0.25]);
+    // Luminance block starts at vec4 8: stage 1 (scale, offset), stage 7's offset.
+    assert_eq!([f(36), f(37)], [1.5, 0.0]);
+    assert_eq!([f(60), f(61)], [0.0, -0.75]);
+    assert!((0..256 / 4).all(|i| [4, 7, 36, 61].contains(&i) || f(i) == 0.0));
 }

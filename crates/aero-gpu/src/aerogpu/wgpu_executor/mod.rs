@@ -60,6 +60,7 @@ use super::soft_executor::{SoftError, SoftExecutorConfig, SoftStats};
 use crate::Frame;
 
 // The draw path (pipelines from D3D9 state, vertex input, draws): its own helper's files.
+pub mod batch;
 mod depth;
 pub mod draw;
 pub mod pipeline;
@@ -514,6 +515,7 @@ impl WgpuExecutor {
         (cols, rows): (u32, u32),
         guest: &[u8],
     ) -> Result<(), WgpuError> {
+        self.flush_if_uses(id)?;
         let row_bytes = u64::from(cols) * u64::from(sub.bytes_per_block);
         {
             let mut blocks = blocks.borrow_mut();
@@ -673,6 +675,32 @@ impl WgpuExecutor {
         Err(WgpuError::Gpu(all))
     }
 
+    /// Submits the draws batched so far (before anything that must see their results or
+    /// be ordered after them).
+    fn flush_draws(&self) -> Result<(), WgpuError> {
+        match &self.draw {
+            Some(path) => path.batch.flush().map_err(WgpuError::Gpu),
+            None => Ok(()),
+        }
+    }
+
+    /// [`Self::flush_draws`] when a batched draw renders to or samples texture `id`
+    /// (queue writes run ahead of the batch).
+    fn flush_if_uses(&self, id: ResourceId) -> Result<(), WgpuError> {
+        match &self.draw {
+            Some(path) if path.batch.uses_texture(id) => self.flush_draws(),
+            _ => Ok(()),
+        }
+    }
+
+    /// Draw batches submitted, render passes and draws they held.
+    pub fn batch_stats(&self) -> batch::BatchStats {
+        self.draw
+            .as_ref()
+            .map(|p| *p.batch.stats.borrow())
+            .unwrap_or_default()
+    }
+
     fn switch_context(&mut self, context_id: u32) {
         ContextParking {
             current: &mut self.outputs,
@@ -810,6 +838,7 @@ impl WgpuExecutor {
             }
             return Ok(out);
         }
+        self.flush_draws()?;
         self.raw_current(id);
         let (texture, repr) = self.texture_parts(id)?;
         let blocks_w = sub.width.div_ceil(sub.block_width);
@@ -900,6 +929,7 @@ impl WgpuExecutor {
                 guest,
             );
         }
+        self.flush_if_uses(id)?;
         // Texels outside this region keep what draws left there.
         let whole = mip == 0 && layer == 0 && col0 == 0 && row0 == 0;
         if !(whole && cols >= sub.width && rows >= sub.height) {
@@ -955,6 +985,11 @@ impl WgpuExecutor {
     /// the texture's current rows; row padding is dropped).
     fn write_bytes(&mut self, id: ResourceId, offset: u64, data: &[u8]) -> Result<(), WgpuError> {
         let end = offset.saturating_add(data.len() as u64);
+        if let Some(path) = &self.draw
+            && path.batch.reads_buffer(id, offset, end)
+        {
+            self.flush_draws()?;
+        }
         let r = self
             .resources
             .get_mut(&id)
@@ -1130,6 +1165,42 @@ impl WgpuExecutor {
     }
 
     fn run(&mut self, command: &Command<'_>, mem: &mut dyn GuestMemory) -> Result<(), WgpuError> {
+        // Commands that keep a draw batch going: draw-path state and draws, and those that
+        // write through the queue (they flush when they touch what the batch uses).
+        let keeps_batch = matches!(
+            command,
+            Command::CreateResource { .. }
+                | Command::ResourceDirtyRange { .. }
+                | Command::UploadResource { .. }
+                | Command::Clear(_)
+                | Command::ClearRects { .. }
+                | Command::Draw(_)
+                | Command::DrawIndexed(_)
+                | Command::Nop
+                | Command::DebugMarker(_)
+                | Command::CreateShader { .. }
+                | Command::DestroyShader { .. }
+                | Command::BindShaders { .. }
+                | Command::SetShaderConstants { .. }
+                | Command::CreateInputLayout { .. }
+                | Command::DestroyInputLayout { .. }
+                | Command::SetInputLayout { .. }
+                | Command::SetBlendState(_)
+                | Command::SetDepthStencilState(_)
+                | Command::SetRasterizerState(_)
+                | Command::SetRenderState { .. }
+                | Command::SetSamplerState { .. }
+                | Command::SetRenderTargets { .. }
+                | Command::SetViewport(_)
+                | Command::SetScissor(_)
+                | Command::SetVertexBuffers { .. }
+                | Command::SetIndexBuffer { .. }
+                | Command::SetPrimitiveTopology(_)
+                | Command::SetTexture { .. }
+        );
+        if !keeps_batch {
+            self.flush_draws()?;
+        }
         // Draw-path commands (shaders, layouts, state, draws) go to the draw path;
         // SET_RENDER_TARGETS is state there and here.
         if let Some(mut path) = self.draw.take() {
@@ -1360,6 +1431,7 @@ impl ResourceCommands for WgpuExecutor {
         fill: &TexelFill,
         mem: &mut dyn GuestMemory,
     ) -> Result<(), WgpuError> {
+        self.flush_if_uses(id)?;
         let desc = self.texture_desc(id)?;
         let sub = subresource(&desc, 0, 0).ok_or(SoftError::OutOfRange(id))?;
         let bpp = sub.bytes_per_block as usize;
@@ -1447,7 +1519,14 @@ impl Executor for WgpuExecutor {
         result.map_err(|e| e.to_string())
     }
 
+    fn flush(&mut self) -> Result<(), String> {
+        self.flush_draws().map_err(|e| e.to_string())
+    }
+
     fn reset(&mut self) {
+        if let Some(path) = &self.draw {
+            path.batch.discard();
+        }
         for id in self.resources.keys().copied().collect::<Vec<_>>() {
             self.destroy(id);
         }

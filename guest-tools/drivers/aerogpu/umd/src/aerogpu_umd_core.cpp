@@ -515,6 +515,16 @@ int32_t Device::set_sampler_state(uint32_t stage, uint32_t state, uint32_t value
     return kS_OK;
 }
 
+int32_t Device::set_texture_stage_state(uint32_t stage, uint32_t state, uint32_t value) {
+    if (stage >= AEROGPU_MAX_TEXTURE_STAGES || !device_texture_stage_state(state)) return kD3DERR_INVALIDCALL;
+    auto *p = emit<aerogpu_cmd_set_texture_stage_state>(AEROGPU_CMD_SET_TEXTURE_STAGE_STATE);
+    if (!p) return kE_OUTOFMEMORY;
+    p->stage = stage;
+    p->state = state;
+    p->value = value;
+    return kS_OK;
+}
+
 uint32_t Device::sampler_state(uint32_t stage, uint32_t state) const {
     return (stage < AEROGPU_MAX_TEXTURE_SLOTS && state < kSamplerStates) ? samp_[stage][state] : 0;
 }

@@ -255,6 +255,13 @@ public:
     int32_t set_sampler_state(uint32_t stage, uint32_t state, uint32_t value);
     // Last value set for a D3DSAMPLERSTATETYPE (1..13) of a stage (D3D9 defaults before).
     uint32_t sampler_state(uint32_t stage, uint32_t state) const;
+    // D3DTSS_* values the device reads itself (the ps_1_x bump environment:
+    // BUMPENVMAT00-11, BUMPENVLSCALE, BUMPENVLOFFSET), as SET_TEXTURE_STAGE_STATE; the
+    // device starts them at 0 like D3D9. Other states are the fixed-function generator's.
+    static bool device_texture_stage_state(uint32_t state) {
+        return (state >= 7 && state <= 10) || state == 22 || state == 23;
+    }
+    int32_t set_texture_stage_state(uint32_t stage, uint32_t state, uint32_t value);
     int32_t set_texture(uint32_t stage, uint32_t handle);
     int32_t set_stream_source(uint32_t stream, uint32_t handle, uint32_t offset, uint32_t stride);
     int32_t set_indices(uint32_t handle, bool index32, uint32_t offset = 0);

@@ -579,6 +579,8 @@ HRESULT APIENTRY SetTextureStageState(HANDLE h, const D3DDDIARG_TEXTURESTAGESTAT
     uint32_t samp = tss_to_sampler(a->State);
     if (d->recording) return kOk;
     if (samp) return hr_of(d->core.set_sampler_state(a->Stage, samp, a->Value));
+    if (a->Stage < AEROGPU_MAX_TEXTURE_STAGES && Device::device_texture_stage_state(a->State))
+        return hr_of(d->core.set_texture_stage_state(a->Stage, a->State, a->Value));
     return kOk; // read at the next fixed-function draw
 }
 
@@ -980,6 +982,8 @@ void apply_block(UmdDevice *d, const StateBlock &b) {
         uint32_t stage = k.index >> 8, state = k.index & 0xFF, samp = tss_to_sampler(state);
         uint32_t v = d->legacy.texture_stage_state(stage, state);
         if (samp && d->core.sampler_state(stage, samp) != v) d->core.set_sampler_state(stage, samp, v);
+        if (stage < AEROGPU_MAX_TEXTURE_STAGES && Device::device_texture_stage_state(state))
+            d->core.set_texture_stage_state(stage, state, v);
     }
     for (uint32_t stage = 0; stage < 2; stage++) {
         if (const_i[stage]) {
