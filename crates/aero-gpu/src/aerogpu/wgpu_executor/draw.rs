@@ -1307,6 +1307,15 @@ impl DrawResources for super::WgpuExecutor {
         self.texture_view(id)
     }
 
+    fn texture_kind(&self, id: ResourceId) -> TextureKind {
+        match self.resources.get(&id).map(|r| &r.desc) {
+            Some(crate::aerogpu::processor::ResourceDesc::Texture2d(t)) => {
+                super::texture_kind_of(t)
+            }
+            _ => TextureKind::Tex2d,
+        }
+    }
+
     /// As the CPU executor decodes them (executor_common::decode_rgba): X8 formats read
     /// alpha 1, R8 (the UMD's D3DFMT_L8) reads (l, l, l, 1), A8 (0, 0, 0, a), L8A8 (l, l, l, a).
     fn texture_read(&self, id: ResourceId) -> TextureRead {

@@ -583,3 +583,146 @@ fn bc_textures_decoded_on_the_cpu_sample_like_native_bc() {
         }
     }
 }
+
+/// Samples texture handle 8 (created by `create`) at constant coordinate `coord` with
+/// `ps` (reading c0 through s0) over the whole target; returns pixel (0, 0), BGRA.
+fn sample_at(create: impl Fn(&mut CmdStreamWriter), ps: &str, coords: &[[f32; 4]]) -> Vec<[u8; 4]> {
+    let mut rig = Rig::new(Format::D24UnormS8Uint, false);
+    rig.run(|w| {
+        create(w);
+        program(
+            w,
+            (9, 10, 11),
+            "vs_2_0\ndcl_position v0\nmov oPos, v0\n",
+            ps,
+            &[(0, 3, 0)],
+        );
+        push(
+            w,
+            Opcode::SetTexture,
+            cmd::SetTexture {
+                shader_stage: ShaderStage::Pixel as u32,
+                slot: 0,
+                texture: 8,
+                ..Default::default()
+            },
+        );
+        push(
+            w,
+            Opcode::SetDepthStencilState,
+            cmd::SetDepthStencilState::default(),
+        );
+        w.upload(3, 0, &quad(0, 0, W, H, 0.5));
+    });
+    coords
+        .iter()
+        .map(|c| {
+            rig.run(|w| {
+                let data: Vec<u8> = c.iter().flat_map(|f| f.to_le_bytes()).collect();
+                let p = cmd::SetShaderConstants {
+                    stage: ShaderStage::Pixel as u32,
+                    start_register: 0,
+                    count: 1,
+                    ..Default::default()
+                };
+                w.push(Opcode::SetShaderConstantsF, &p, &data);
+                w.draw(4);
+            });
+            rig.pixels()[0]
+        })
+        .collect()
+}
+
+fn bgra(c: u32) -> [u8; 4] {
+    c.to_le_bytes()
+}
+
+#[test]
+fn cube_faces_upload_in_face_order_and_sample_by_direction() {
+    // 2x2 faces with 2 mips: each face's mip 0 is one colour, its 1x1 mip another.
+    let faces = [
+        0xFFFF_0000u32,
+        0xFF00_FF00,
+        0xFF00_00FF,
+        0xFFFF_FF00,
+        0xFF00_FFFF,
+        0xFFFF_00FF,
+    ];
+    let create = |w: &mut CmdStreamWriter| {
+        let p = cmd::CreateTexture2d {
+            texture_handle: 8,
+            usage_flags: cmd::RESOURCE_USAGE_TEXTURE,
+            format: Format::B8G8R8A8Unorm as u32,
+            width: 2,
+            height: 2,
+            mip_levels: 2,
+            array_layers: 6,
+            flags: cmd::TEXTURE_FLAG_CUBE,
+            ..Default::default()
+        };
+        w.push(Opcode::CreateTexture2d, &p, &[]);
+        let mut bytes = Vec::new();
+        for c in faces {
+            for _ in 0..4 {
+                bytes.extend_from_slice(&c.to_le_bytes());
+            }
+            bytes.extend_from_slice(&0xFF80_8080u32.to_le_bytes()); // mip 1
+        }
+        w.upload(8, 0, &bytes);
+    };
+    let ps = "ps_2_0\ndcl_cube s0\ntexld r0, c0, s0\nmov oC0, r0\n";
+    let dirs = [
+        [1.0, 0.2, 0.1, 0.0],
+        [-1.0, 0.2, 0.1, 0.0],
+        [0.1, 1.0, 0.2, 0.0],
+        [0.1, -1.0, 0.2, 0.0],
+        [0.2, 0.1, 1.0, 0.0],
+        [0.2, 0.1, -1.0, 0.0],
+    ];
+    let got = sample_at(create, ps, &dirs);
+    let want: Vec<[u8; 4]> = faces.iter().map(|&c| bgra(c)).collect();
+    assert_eq!(got, want, "+X -X +Y -Y +Z -Z");
+}
+
+#[test]
+fn volume_slices_upload_in_layout_order_and_sample_by_depth() {
+    // 2x2x3 with 2 mips: slice z of mip 0 is one colour; mip 1 (1x1x1) another.
+    let slices = [0xFFFF_0000u32, 0xFF00_FF00, 0xFF00_00FF];
+    let create = |w: &mut CmdStreamWriter| {
+        let p = cmd::CreateTexture2d {
+            texture_handle: 8,
+            usage_flags: cmd::RESOURCE_USAGE_TEXTURE,
+            format: Format::B8G8R8A8Unorm as u32,
+            width: 2,
+            height: 2,
+            mip_levels: 2,
+            array_layers: 1,
+            flags: cmd::TEXTURE_FLAG_VOLUME,
+            depth: 3,
+            ..Default::default()
+        };
+        w.push(Opcode::CreateTexture2d, &p, &[]);
+        let mut bytes = Vec::new();
+        for c in slices {
+            for _ in 0..4 {
+                bytes.extend_from_slice(&c.to_le_bytes());
+            }
+        }
+        bytes.extend_from_slice(&0xFF80_8080u32.to_le_bytes());
+        w.upload(8, 0, &bytes);
+    };
+    let ps = "ps_2_0\ndcl_volume s0\ntexld r0, c0, s0\nmov oC0, r0\n";
+    let coords: Vec<[f32; 4]> = (0..3)
+        .map(|z| [0.25, 0.75, (z as f32 + 0.5) / 3.0, 0.0])
+        .collect();
+    let got = sample_at(create, ps, &coords);
+    let want: Vec<[u8; 4]> = slices.iter().map(|&c| bgra(c)).collect();
+    assert_eq!(got, want, "slices 0, 1, 2");
+    // A 2D sampler over a volume reads as unbound (0, 0, 0, 1), never another view.
+    let got = sample_at(
+        create,
+        "ps_2_0\ndcl_2d s0\ntexld r0, c0, s0\nmov oC0, r0\n",
+        &coords[..1],
+    );
+    assert_eq!(got, vec![[0, 0, 0, 0xFF]]);
+}

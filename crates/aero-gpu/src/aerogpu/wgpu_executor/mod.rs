@@ -187,6 +187,30 @@ fn gpu_format(format: Format) -> Option<(wgpu::TextureFormat, Repr)> {
     })
 }
 
+/// How a texture is sampled: a volume as 3D, one cube (6 faces) as a cube, other
+/// textures as 2D (arrays when layered; cube arrays do not exist in D3D9).
+fn sampled_dimension(d: &TextureDesc) -> wgpu::TextureViewDimension {
+    if d.is_volume() {
+        wgpu::TextureViewDimension::D3
+    } else if d.is_cube() && d.array_layers == 6 {
+        wgpu::TextureViewDimension::Cube
+    } else if d.array_layers == 1 {
+        wgpu::TextureViewDimension::D2
+    } else {
+        wgpu::TextureViewDimension::D2Array
+    }
+}
+
+/// The translator's sampler kind of a texture ([`sampled_dimension`]).
+fn texture_kind_of(d: &TextureDesc) -> crate::aerogpu::d3d9::TextureKind {
+    use crate::aerogpu::d3d9::TextureKind;
+    match sampled_dimension(d) {
+        wgpu::TextureViewDimension::D3 => TextureKind::Volume,
+        wgpu::TextureViewDimension::Cube => TextureKind::Cube,
+        _ => TextureKind::Tex2d,
+    }
+}
+
 // One per resource, in a map: boxing the texture variant would only add an allocation.
 #[allow(clippy::large_enum_variant)]
 enum Storage {
@@ -410,6 +434,10 @@ impl WgpuExecutor {
         let ResourceDesc::Texture2d(desc) = r.desc else {
             return None;
         };
+        // A volume is sampled only (D3D9 cannot render into one).
+        if desc.is_volume() {
+            return None;
+        }
         let (view, format) = match depth {
             Some(d) => {
                 self.attachment_current(id);
@@ -753,18 +781,23 @@ impl WgpuExecutor {
                 };
                 // Never a render target: the GPU must not change what the blocks hold.
                 let compressed = bc_blocks.is_some() || format.block_dimensions().0 > 1;
-                if w > limits.max_texture_dimension_2d
-                    || h > limits.max_texture_dimension_2d
-                    || d.array_layers > limits.max_texture_array_layers
-                {
+                let volume = d.is_volume();
+                let too_large = if volume {
+                    w.max(h).max(d.depth) > limits.max_texture_dimension_3d
+                } else {
+                    w > limits.max_texture_dimension_2d
+                        || h > limits.max_texture_dimension_2d
+                        || d.array_layers > limits.max_texture_array_layers
+                };
+                if too_large {
                     return Err(WgpuError::Unsupported {
-                        what: format!("a {w}x{h}x{} texture", d.array_layers),
+                        what: format!("a {w}x{h}x{} texture", d.array_layers.max(d.depth)),
                     });
                 }
                 let mut usage = wgpu::TextureUsages::TEXTURE_BINDING
                     | wgpu::TextureUsages::COPY_SRC
                     | wgpu::TextureUsages::COPY_DST;
-                if !compressed {
+                if !compressed && !volume {
                     usage |= wgpu::TextureUsages::RENDER_ATTACHMENT;
                 }
                 let gpu = self.device.create_texture(&wgpu::TextureDescriptor {
@@ -772,25 +805,30 @@ impl WgpuExecutor {
                     size: wgpu::Extent3d {
                         width: w,
                         height: h,
-                        depth_or_array_layers: d.array_layers,
+                        depth_or_array_layers: if volume { d.depth } else { d.array_layers },
                     },
                     mip_level_count: d.mip_levels,
                     sample_count: 1,
-                    dimension: wgpu::TextureDimension::D2,
+                    dimension: if volume {
+                        wgpu::TextureDimension::D3
+                    } else {
+                        wgpu::TextureDimension::D2
+                    },
                     format,
                     usage,
                     view_formats: &[],
                 });
                 let view = gpu.create_view(&wgpu::TextureViewDescriptor {
-                    dimension: Some(if d.array_layers == 1 {
-                        wgpu::TextureViewDimension::D2
-                    } else {
-                        wgpu::TextureViewDimension::D2Array
-                    }),
+                    dimension: Some(sampled_dimension(&d)),
                     ..Default::default()
                 });
+                // A volume has no render target view: `target` refuses it.
                 let target_view = gpu.create_view(&wgpu::TextureViewDescriptor {
-                    dimension: Some(wgpu::TextureViewDimension::D2),
+                    dimension: Some(if volume {
+                        wgpu::TextureViewDimension::D3
+                    } else {
+                        wgpu::TextureViewDimension::D2
+                    }),
                     base_mip_level: 0,
                     mip_level_count: Some(1),
                     base_array_layer: 0,
@@ -810,9 +848,15 @@ impl WgpuExecutor {
         }
     }
 
-    /// Every (mip, layer) of a texture with its layout.
+    /// Every (mip, layer) of a texture with its layout; a volume's "layers" are the
+    /// depth slices of each mip (the z of its copies).
     fn subresources(desc: &TextureDesc) -> impl Iterator<Item = (u32, u32, Subresource)> + '_ {
-        (0..desc.array_layers).flat_map(move |layer| {
+        let layers = if desc.is_volume() {
+            desc.depth
+        } else {
+            desc.array_layers
+        };
+        (0..layers).flat_map(move |layer| {
             (0..desc.mip_levels)
                 .filter_map(move |mip| subresource(desc, mip, layer).map(|s| (mip, layer, s)))
         })
