@@ -7,6 +7,31 @@
 use std::time::Duration;
 
 use super::Machine;
+use crate::devices::pci::PciAddress;
+use crate::devices::usb::hid::{HidDevice, HidKind, TABLET_MAX};
+use crate::devices::usb::uhci::{DEVICE_ID_UHCI1, DEVICE_ID_UHCI2, Uhci};
+use crate::platform::Platform;
+
+/// The USB controllers' slot: ICH9 has its UHCI functions (and EHCI) in device 29.
+pub const USB_SLOT: u8 = 0x1D;
+
+/// Plugs ICH9's uhci1 (tablet, keyboard) and uhci2 (mouse) into slot 29.
+pub(crate) fn plug_usb(platform: &mut Platform) {
+    let mut uhci1 = Uhci::new(DEVICE_ID_UHCI1, 1, true);
+    uhci1.attach(0, Box::new(HidDevice::new(HidKind::Tablet)));
+    uhci1.attach(1, Box::new(HidDevice::new(HidKind::Keyboard)));
+    let mut uhci2 = Uhci::new(DEVICE_ID_UHCI2, 2, false);
+    uhci2.attach(0, Box::new(HidDevice::new(HidKind::Mouse)));
+    platform.add_pci_device(PciAddress::new(0, USB_SLOT, 0), Box::new(uhci1));
+    platform.add_pci_device(PciAddress::new(0, USB_SLOT, 1), Box::new(uhci2));
+}
+
+/// Pixel `x` of a `size`-pixel screen as a tablet coordinate (the pixel's centre).
+pub fn tablet_coordinate(x: u32, size: u32) -> u16 {
+    let size = u64::from(size.max(1));
+    let v = (2 * u64::from(x.min(u32::MAX / 2)) + 1) * (u64::from(TABLET_MAX) + 1) / (2 * size);
+    v.min(u64::from(TABLET_MAX)) as u16
+}
 
 /// A gamepad event from the host, in a form independent of the host library.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -35,20 +60,68 @@ impl Machine {
     /// A key went down or up: its scancode-set-2 sequence (e.g. `[0xE0, 0xF0, 0x75]`).
     /// The i8042 translates to set 1 if the guest asked for it; typematic repeat comes
     /// from the keyboard model, so the host must not send its own repeats.
+    /// Once the guest has configured the USB keyboard, keys go there instead (the PS/2
+    /// keyboard serves the BIOS and early boot).
     pub fn key_event(&mut self, set2_bytes: &[u8]) {
+        if let Some(keyboard) = self.configured_usb_hid(HidKind::Keyboard)
+            && keyboard.key_event(set2_bytes)
+        {
+            return;
+        }
         self.platform.i8042.key_event(set2_bytes);
     }
 
     /// The guest has read every key byte sent so far (scripts pace their typing on it,
     /// since a guest busy with interrupts off would otherwise lose keys).
-    pub fn keyboard_idle(&self) -> bool {
-        self.platform.i8042.keyboard_idle()
+    pub fn keyboard_idle(&mut self) -> bool {
+        let usb_idle = self
+            .configured_usb_hid(HidKind::Keyboard)
+            .is_none_or(|k| k.idle());
+        usb_idle && self.platform.i8042.keyboard_idle()
     }
 
     /// Relative mouse motion: `dx` right-positive, `dy` down-positive, `dz` positive for
     /// the wheel turned away from the user; `buttons` bit 0 left, 1 right, 2 middle.
+    /// Goes to the USB mouse once the guest has configured it, else to the PS/2 mouse.
     pub fn mouse_move(&mut self, dx: i32, dy: i32, dz: i32, buttons: u8) {
+        if let Some(mouse) = self.configured_usb_hid(HidKind::Mouse) {
+            mouse.mouse_event(dx, dy, dz, buttons);
+            return;
+        }
         self.platform.i8042.mouse_move(dx, dy, dz, buttons);
+    }
+
+    /// Whether the guest has configured the USB tablet (its driver bound it), so that
+    /// [`Machine::tablet_event`] reaches it.
+    pub fn tablet_ready(&mut self) -> bool {
+        self.configured_usb_hid(HidKind::Tablet).is_some()
+    }
+
+    /// The USB tablet's pointer at (`x`, `y`) in 0..=32767 (see [`tablet_coordinate`]),
+    /// `buttons` bit 0 left, 1 right, 2 middle, `wheel` clicks away from the user.
+    /// False when there is no tablet the guest has configured.
+    pub fn tablet_event(&mut self, x: u16, y: u16, buttons: u8, wheel: i8) -> bool {
+        match self.configured_usb_hid(HidKind::Tablet) {
+            Some(tablet) => {
+                tablet.tablet_event(x, y, buttons, wheel);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The USB HID device of `kind`, if the machine has one and the guest configured it.
+    fn configured_usb_hid(&mut self, kind: HidKind) -> Option<&mut HidDevice> {
+        self.platform
+            .pci
+            .pci
+            .functions
+            .devices
+            .iter_mut()
+            .filter_map(|d| d.device.as_any_mut()?.downcast_mut::<Uhci>())
+            .flat_map(|hc| hc.devices_mut())
+            .filter_map(|d| d.as_any_mut().downcast_mut::<HidDevice>())
+            .find(|d| d.kind() == kind && d.configured())
     }
 
     /// Presses the ACPI power button; an OS with ACPI then shuts down by itself.

@@ -15,7 +15,7 @@ mod trace;
 
 pub use aero_storage::ide::{CdStatus, MediaError};
 pub use machine::floppy_media::FloppyStatus;
-pub use machine::host_io::GamepadInput;
+pub use machine::host_io::{GamepadInput, tablet_coordinate};
 pub use machine::{
     BootDevice, DriveSlot, Frame, MacAddress, Machine, MachineConfig, MachineError, NIC_ADDRESS,
     RunEvent,

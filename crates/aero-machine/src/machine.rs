@@ -77,6 +77,9 @@ pub struct MachineConfig {
     pub extra_drives: Vec<(DriveSlot, IdeDrive)>,
     /// An e1000 NIC at 00:03.0 (as in QEMU's `pc`), with its MAC address and host side.
     pub nic: Option<(MacAddress, Box<dyn NetBackend>)>,
+    /// ICH9 UHCI controllers at 00:1D.0 (tablet on port 1, keyboard on port 2) and
+    /// 00:1D.1 (mouse), as QEMU's `ich9-usb-uhci1`/`uhci2` with `usb-tablet` etc.
+    pub usb: bool,
 }
 
 /// An Ethernet MAC address.
@@ -95,6 +98,7 @@ impl Default for MachineConfig {
             hda_slot: DriveSlot::default(),
             extra_drives: Vec::new(),
             nic: None,
+            usb: false,
         }
     }
 }
@@ -250,6 +254,9 @@ impl Machine {
         let mut platform = Platform::new(clock, map, rtc_start);
         if let Some((mac, backend)) = config.nic {
             platform.add_pci_device(NIC_ADDRESS, Box::new(E1000::new(mac, backend)));
+        }
+        if config.usb {
+            host_io::plug_usb(&mut platform);
         }
         platform.vga_rom = vga_rom;
         if vga_rom_segments > 0 {

@@ -61,7 +61,8 @@ pub struct MachineArgs {
     #[arg(long = "drive", value_name = "SPEC")]
     pub drives: Vec<String>,
     /// Read these options from a TOML file (keys: disk, memory, hda, cdrom, fda, boot,
-    /// snapshot, bios, format, drive = [...]); options given on the command line win.
+    /// snapshot, bios, format, drive = [...], usb = true/false); options given on the
+    /// command line win.
     /// Relative paths in the file are relative to the file.
     #[arg(long, value_name = "FILE.toml")]
     pub config: Option<PathBuf>,
@@ -76,6 +77,13 @@ pub struct MachineArgs {
     /// none headless.
     #[arg(long, value_name = "SPEC")]
     pub nic: Option<String>,
+    /// USB: ICH9 UHCI controllers with a HID tablet (absolute pointer: the window needs no
+    /// mouse grab), keyboard and mouse. Default: on in the window, off headless.
+    #[arg(long, conflicts_with = "no_usb")]
+    pub usb: bool,
+    /// No USB controllers (see --usb).
+    #[arg(long = "no-usb")]
+    pub no_usb: bool,
 }
 
 /// `--gpu`: AeroGPU's executor.
@@ -120,6 +128,7 @@ struct ConfigFile {
     bios: Option<PathBuf>,
     format: Option<String>,
     drive: Option<Vec<String>>,
+    usb: Option<bool>,
 }
 
 impl ConfigFile {
@@ -201,6 +210,10 @@ impl MachineArgs {
         self.snapshot |= file.snapshot.unwrap_or(false);
         self.bios = self.bios.take().or(file.bios.map(rel));
         self.format = self.format.take().or(file.format);
+        if !self.usb && !self.no_usb {
+            self.usb = file.usb == Some(true);
+            self.no_usb = file.usb == Some(false);
+        }
         if self.drives.is_empty() {
             self.drives = file
                 .drive
@@ -228,6 +241,8 @@ impl MachineArgs {
             config: None,
             gpu: GpuChoice::Auto,
             nic: None,
+            usb: false,
+            no_usb: false,
         };
         args.merge(ConfigFile::parse(text, origin)?, base);
         Ok(args)
@@ -344,7 +359,14 @@ impl MachineArgs {
                 }
                 nic.start()?
             },
+            usb: self.usb_enabled(default_memory_mib),
         })
+    }
+
+    /// `--usb`/`--no-usb` (or the config file's `usb`), else on in the window (`aero run`,
+    /// recognised by its memory default) and off headless.
+    pub fn usb_enabled(&self, default_memory_mib: u64) -> bool {
+        self.usb || (!self.no_usb && default_memory_mib == WINDOW_MEMORY_MIB)
     }
 
     /// `--nic`, or the default: NAT in the window (`aero run`, recognised by its memory

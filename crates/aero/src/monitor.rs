@@ -10,11 +10,10 @@
 //!                                 shift-a, ret, f1), hold them (100 ms), release them
 //!   type TEXT                     type TEXT on a US keyboard (\n is Enter, \t is Tab)
 //!   screendump FILE               write the screen as PNG (QEMU writes PPM unless -f png)
-//!   mouse_move DX DY [DZ]         move the PS/2 mouse by DX right, DY down (DZ: wheel)
+//!   mouse_move DX DY [DZ]         move the mouse by DX right, DY down (DZ: wheel)
 //!   mouse_button MASK             set the buttons held: 1 left, 2 right, 4 middle
-//!   mouse_move_abs X Y, click X Y [BUTTON]
-//!                                 absolute pointing: an error until Aero has a USB tablet
-//!                                 (see below)
+//!   mouse_move_abs X Y            put the USB tablet's pointer on screen pixel X,Y
+//!   click X Y [BUTTON]            move there, press BUTTON (1 left), release it
 //!   system_powerdown              press the ACPI power button
 //!   set_link nic on|off           plug or pull the e1000's cable (link-change interrupt)
 //!   quit                          stop the emulator (exit 0)
@@ -27,10 +26,11 @@
 //!   wait-match NEEDLE.json [SECONDS]  wait until the screen matches the openQA needle; with
 //!                                 SECONDS, give up after that much guest time (an error
 //!                                 naming the closest area; the script goes on)
-//! Why no absolute pointing: the only pointing device is a PS/2 mouse, which reports motion.
-//! The guest turns motion into a pointer position with its own speed and acceleration
-//! (Windows' "enhance pointer precision" is on by default), so no host-side sum of motions
-//! says where the pointer is; `click X Y` would click somewhere else without saying so.
+//! Absolute pointing needs the USB tablet (`--usb`) bound by a guest driver: a PS/2 mouse
+//! reports motion, which the guest turns into a position with its own acceleration, so
+//! no sum of motions says where the pointer is. Before the guest has configured the
+//! tablet, `mouse_move_abs` and `click` are errors. `mouse_move` goes to the USB mouse once
+//! the guest configured it, else to the PS/2 mouse; `mouse_button` also to the tablet.
 //! Keys go out one keyboard event every 10 ms of guest time, each only once the guest has
 //! read the one before, and the lines after a `sendkey` or `type` wait until its last key
 //! is released.
@@ -119,10 +119,10 @@ info block                  list the CD/DVD and floppy drives
 sendkey KEYS [HOLD_MS]      press keys (QEMU names joined by '-', e.g. ctrl-alt-delete), hold, release
 type TEXT                   type TEXT on a US keyboard (\\n = Enter, \\t = Tab)
 screendump FILE             write the screen to FILE as PNG
-mouse_move DX DY [DZ]       move the PS/2 mouse (DY down-positive, DZ wheel)
+mouse_move DX DY [DZ]       move the mouse (DY down-positive, DZ wheel)
 mouse_button MASK           hold buttons: 1 left, 2 right, 4 middle (0 releases)
-mouse_move_abs X Y          absolute pointer position (error: needs a USB tablet, none yet)
-click X Y [BUTTON]          click at X,Y (error: needs a USB tablet, none yet)
+mouse_move_abs X Y          put the USB tablet's pointer on screen pixel X,Y (needs --usb)
+click X Y [BUTTON]          click at X,Y with the USB tablet (needs --usb)
 system_powerdown            press the ACPI power button
 set_link nic on|off         plug or pull the NIC's cable
 quit                        stop the emulator
@@ -341,10 +341,10 @@ fn button_mask(v: &str) -> anyhow::Result<u8> {
         .ok_or_else(|| anyhow::anyhow!("{v:?} is not a button mask (1 left, 2 right, 4 middle)"))
 }
 
-/// What `mouse_move_abs` and `click` answer until there is an absolute pointing device.
-const NO_TABLET: &str = "absolute pointer positions need a USB tablet, which Aero does not \
-    have yet; the PS/2 mouse only reports motion, which the guest accelerates as it likes, \
-    so use mouse_move DX DY and mouse_button MASK";
+/// What `mouse_move_abs` and `click` answer before the guest has bound the tablet.
+const NO_TABLET: &str = "absolute pointer positions need the USB tablet (--usb) configured \
+    by a guest driver, and the guest has not configured one; the PS/2 mouse only reports \
+    motion (mouse_move DX DY, mouse_button MASK)";
 
 /// `type`'s text with `\n`, `\t`, `\"` and `\\` turned into the characters.
 fn unescape(text: &str) -> anyhow::Result<String> {
@@ -424,6 +424,8 @@ pub struct Monitor {
     keys: VecDeque<(u64, Vec<u8>)>,
     /// Mouse buttons held (`mouse_button`), sent with every motion.
     buttons: u8,
+    /// The tablet pointer's last position (tablet coordinates).
+    tablet_xy: (u16, u16),
     /// The `wait-match` line running now.
     match_wait: Option<MatchWait>,
     /// The last `wait-match` that gave up, for a caller that saves artifacts.
@@ -456,6 +458,7 @@ impl Monitor {
             quit: false,
             keys: VecDeque::new(),
             buttons: 0,
+            tablet_xy: (0, 0),
             match_wait: None,
             match_failure: None,
             errors: Vec::new(),
@@ -755,11 +758,26 @@ impl Monitor {
             }
             Command::MouseButton(mask) => {
                 self.buttons = *mask;
-                machine.mouse_move(0, 0, 0, *mask);
+                if machine.tablet_ready() {
+                    let (x, y) = self.tablet_xy;
+                    machine.tablet_event(x, y, *mask, 0);
+                } else {
+                    machine.mouse_move(0, 0, 0, *mask);
+                }
                 Ok(String::new())
             }
-            Command::MouseMoveAbs { .. } => anyhow::bail!("mouse_move_abs: {NO_TABLET}"),
-            Command::Click { .. } => anyhow::bail!("click: {NO_TABLET}"),
+            Command::MouseMoveAbs { x, y } => {
+                self.tablet_move(machine, *x, *y, "mouse_move_abs")?;
+                Ok(String::new())
+            }
+            Command::Click { x, y, button } => {
+                self.tablet_move(machine, *x, *y, "click")?;
+                let (tx, ty) = self.tablet_xy;
+                // Press and release are separate reports: the guest sees both.
+                machine.tablet_event(tx, ty, self.buttons | button, 0);
+                machine.tablet_event(tx, ty, self.buttons, 0);
+                Ok(String::new())
+            }
             Command::SystemPowerdown => {
                 machine.press_power_button();
                 Ok(String::new())
@@ -777,6 +795,35 @@ impl Monitor {
                 Ok(String::new())
             }
         }
+    }
+
+    /// Puts the tablet's pointer on screen pixel (`x`, `y`) of the picture shown now.
+    fn tablet_move(
+        &mut self,
+        machine: &mut Machine,
+        x: u32,
+        y: u32,
+        what: &str,
+    ) -> anyhow::Result<()> {
+        anyhow::ensure!(machine.tablet_ready(), "{what}: {NO_TABLET}");
+        let frame = machine.screen();
+        anyhow::ensure!(
+            frame.width > 0 && frame.height > 0,
+            "{what}: the display shows no picture yet"
+        );
+        anyhow::ensure!(
+            x < frame.width && y < frame.height,
+            "{what}: {x},{y} is outside the {}x{} screen",
+            frame.width,
+            frame.height
+        );
+        self.tablet_xy = (
+            aero_machine::tablet_coordinate(x, frame.width),
+            aero_machine::tablet_coordinate(y, frame.height),
+        );
+        let (tx, ty) = self.tablet_xy;
+        machine.tablet_event(tx, ty, self.buttons, 0);
+        Ok(())
     }
 
     /// Queues `sendkey`: presses in order from `now`, releases in reverse `hold_ms` later.
@@ -1438,7 +1485,7 @@ mod machine_tests {
             [0x08, 5, 3, 0x09, 0, 0, 0x19, 0xFE, 0],
             "PS/2 packets the guest read"
         );
-        // No absolute pointing without a tablet: an error, nothing sent.
+        // No absolute pointing without a configured tablet: an error, nothing sent.
         for line in ["click 10 20", "mouse_move_abs 10 20", "click 1 2 4"] {
             let err = cmd(&mut m, line).unwrap_err().to_string();
             assert!(err.contains("USB tablet"), "{line}: {err}");

@@ -46,6 +46,7 @@
 //! | `i440fx.rs`, `piix3.rs`, `piix3_ide.rs`, `piix4_pm.rs` | chipset PCI functions | config space | PIRQA–D |
 //! | `pci_device.rs` | the one way in for PCI devices (BARs, INTx/MSI, bus-master DMA) | BARs where the guest puts them | INTx via PIRQ |
 //! | `e1000.rs` | Intel 82540EM NIC (8086:100E) | BAR0 128 KiB registers, BAR1 I/O window | INTA# |
+//! | `usb/uhci.rs` (+ `usb/hid.rs`) | ICH9 UHCI controllers (8086:2934/2935) with HID tablet, keyboard, mouse | BAR4 32-byte I/O window | INTA#/INTB# |
 //! | `display_pci.rs` | the display function: AeroGPU (A3A0:0001) + VGA/VBE | BAR0 = AeroGPU regs, BAR2 = LFB, ROM BAR | INTA# |
 #![allow(dead_code)]
 
@@ -78,6 +79,7 @@ pub mod ps2_mouse;
 pub mod reset_control;
 pub mod rtc;
 pub mod serial;
+pub mod usb;
 
 #[cfg(test)]
 mod platform_consistency_tests;

@@ -50,6 +50,11 @@ pub trait PciDevice: PciFunction {
 
     /// Network devices: the cable plugged in or pulled (others ignore it).
     fn set_link_up(&mut self, _up: bool) {}
+
+    /// The concrete device, for host-side paths that need it (USB input).
+    fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
+        None
+    }
 }
 
 /// Where one BAR of a plugged-in device currently decodes.
