@@ -30,8 +30,9 @@ use crate::aerogpu::processor::ResourceId;
 /// Bytes of the uniform arena: ~480 draws that each change every constant block, far
 /// more when constants repeat. A draw that does not fit flushes the batch first.
 const ARENA_BYTES: u64 = 4 << 20;
-/// Constant blocks bound with dynamic offsets (group 0, bindings 0..BLOCKS).
-pub const BLOCKS: usize = 5;
+/// Constant blocks bound with dynamic offsets (group 0, bindings 0..BLOCKS: VS float,
+/// VS int/bool, the half-pixel fix-up, PS float, PS int/bool, the bump environment).
+pub const BLOCKS: usize = 6;
 
 /// The attachments of a render pass: draws with the same ones share it.
 #[derive(Clone, Debug, PartialEq, Eq)]

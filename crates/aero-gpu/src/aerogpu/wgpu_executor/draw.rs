@@ -1,7 +1,8 @@
 //! The draw path of the GPU executor: a per-context shadow of the D3D9 draw state the
 //! processor hands over, D3D9 shaders translated to WGSL on first use (cached per
-//! variant), pipelines from [`super::pipeline`], and DRAW / DRAW_INDEXED recorded as one
-//! render pass each (targets loaded and stored, so draws compose with clears and copies).
+//! variant), pipelines from [`super::pipeline`], and DRAW / DRAW_INDEXED recorded into the
+//! [`super::batch`]: consecutive draws into the same targets share a render pass (targets
+//! loaded and stored, so draws compose with clears and copies), submitted at flush points.
 //!
 //! Resources come from the executor's store through [`DrawResources`]; a draw returns
 //! the targets it rendered to so the store can mark their guest bytes host-changed.
@@ -19,7 +20,7 @@
 //! D3DRS_SRGBWRITEENABLE and D3DSAMP_SRGBTEXTURE as shader conversions (sRGB decoded
 //! after filtering, blending on encoded values), wireframe without POLYGON_MODE_LINE
 //! (error), fixed-function fog and user clip planes (translator variants still to
-//! come), one queue submission per draw.
+//! come).
 
 use std::collections::HashMap;
 
@@ -368,7 +369,6 @@ pub struct DrawPath {
     pipelines: PipelineCache,
     samplers: HashMap<[u32; SAMPLER_STATES], wgpu::Sampler>,
     group0_layout: wgpu::BindGroupLayout,
-    uniforms: [wgpu::Buffer; 6],
     group0: wgpu::BindGroup,
     /// Draws recorded but not yet submitted ([`batch`]).
     pub batch: Batch,
@@ -387,26 +387,17 @@ impl DrawPath {
             IntBoolConstants::SIZE as u64,
             256,
         ];
-        let uniforms = sizes.map(|size| {
-            device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("aerogpu d3d9 constants"),
-                size,
-                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            })
-        });
-        // The first `batch::BLOCKS` bindings are per-draw constant blocks in the batch's
-        // arena (dynamic offsets); the rest are buffers of their own.
+        // Every binding is a per-draw block in the batch's arena (dynamic offsets).
         let batch = Batch::new(device.clone(), queue.clone());
         let group0_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("aerogpu d3d9 group 0"),
-            entries: &(0..6)
+            entries: &(0..batch::BLOCKS as u32)
                 .map(|b| wgpu::BindGroupLayoutEntry {
                     binding: b,
                     visibility: wgpu::ShaderStages::VERTEX_FRAGMENT,
                     ty: wgpu::BindingType::Buffer {
                         ty: wgpu::BufferBindingType::Uniform,
-                        has_dynamic_offset: (b as usize) < batch::BLOCKS,
+                        has_dynamic_offset: true,
                         min_binding_size: None,
                     },
                     count: None,
@@ -416,21 +407,16 @@ impl DrawPath {
         let group0 = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("aerogpu d3d9 group 0"),
             layout: &group0_layout,
-            entries: &uniforms
+            entries: &sizes
                 .iter()
-                .zip(sizes)
                 .enumerate()
-                .map(|(i, (b, size))| wgpu::BindGroupEntry {
+                .map(|(i, &size)| wgpu::BindGroupEntry {
                     binding: i as u32,
-                    resource: if i < batch::BLOCKS {
-                        wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                            buffer: batch.arena(),
-                            offset: 0,
-                            size: wgpu::BufferSize::new(size),
-                        })
-                    } else {
-                        b.as_entire_binding()
-                    },
+                    resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                        buffer: batch.arena(),
+                        offset: 0,
+                        size: wgpu::BufferSize::new(size),
+                    }),
                 })
                 .collect::<Vec<_>>(),
         });
@@ -501,7 +487,6 @@ impl DrawPath {
             pipelines: PipelineCache::new(PIPELINE_CAPACITY),
             samplers: HashMap::new(),
             group0_layout,
-            uniforms,
             group0,
             batch,
             dummies,
@@ -1089,12 +1074,14 @@ impl DrawPath {
             .flat_map(|x: &f32| x.to_le_bytes())
             .collect();
         // This draw's constants in the batch's arena (a full arena submits the batch).
+        let bump_env = st.bump_env_bytes();
         let blocks = [
             &st.vs_float[..],
             &st.vs_int_bool[..],
             &fixup[..],
             &st.ps_float[..],
             &st.ps_int_bool[..],
+            &bump_env[..],
         ];
         let constant_offsets = match self.batch.constants(blocks) {
             Some(offsets) => offsets,
@@ -1105,8 +1092,6 @@ impl DrawPath {
                     .ok_or(DrawError::TooLarge("shader constants"))?
             }
         };
-        self.queue
-            .write_buffer(&self.uniforms[5], 0, &st.bump_env_bytes());
 
         // Fans become lists; an indexed fan is expanded from the index buffer's bytes.
         let fan_indices: Option<Vec<u32>> = if fan {

@@ -1234,6 +1234,7 @@ impl WgpuExecutor {
                 | Command::SetRasterizerState(_)
                 | Command::SetRenderState { .. }
                 | Command::SetSamplerState { .. }
+                | Command::SetTextureStageState { .. }
                 | Command::SetRenderTargets { .. }
                 | Command::SetViewport(_)
                 | Command::SetScissor(_)
