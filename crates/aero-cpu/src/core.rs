@@ -26,6 +26,16 @@ impl Default for SegCache {
 }
 
 impl SegCache {
+    /// Base 0 and every offset a 32-bit address reaches readable and writable (64-bit
+    /// mode caches have the full range).
+    pub fn is_flat(&self) -> bool {
+        self.base == 0
+            && self.read_lo == 0
+            && self.write_lo == 0
+            && self.read_hi >= 0xFFFF_FFFF
+            && self.write_hi >= 0xFFFF_FFFF
+    }
+
     /// Bounds for a segment that allows `lo..=hi` and the accesses allowed.
     pub fn new(base: u64, lo: u64, hi: u64, readable: bool, writable: bool) -> SegCache {
         let (read_lo, read_hi) = if readable { (lo, hi) } else { (1, 0) };
@@ -109,6 +119,14 @@ pub struct Core {
     /// By segment index; 6 and 7 are never used (the memory path masks with 7 rather
     /// than dividing by 6).
     pub segc: [SegCache; 8],
+    /// Bit per segment register whose cache is flat: base 0, and reads and writes allowed
+    /// at every offset below 4 GiB (or 64-bit mode with a zero base). Decoding picks the
+    /// flat memory forms for them, and blocks are cached per mask (`decode.rs`).
+    pub flat: u8,
+    /// `flat << 8 | user << 7 | bitness`: what a decoded block depends on besides its
+    /// physical address, kept up to date by `seg.rs` so a block link checks it in one
+    /// compare (`decode.rs`).
+    pub mode_bits: u64,
     /// Code size of the current CS: 16, 32 or 64.
     pub bitness: u32,
     /// 64-bit mode (IA-32e with CS.L=1): segment bases/limits mostly ignored.
@@ -176,6 +194,8 @@ impl Core {
             tlb: Tlb::default(),
             code: CodePages::default(),
             segc: [SegCache::default(); 8],
+            flat: 0,
+            mode_bits: 16,
             bitness: 16,
             long64: false,
             user: false,

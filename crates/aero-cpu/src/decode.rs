@@ -58,7 +58,7 @@ const NO_LINK: Link = Link {
     slot: 0,
 };
 
-/// Key of an empty slot: real keys have the code size (at most 64) in the top byte.
+/// Key of an empty slot: real keys have bits 61..63 clear (see `block_key`).
 const EMPTY_KEY: u64 = u64::MAX;
 
 fn empty_block() -> Block {
@@ -102,6 +102,14 @@ impl Default for BlockCache {
             seen_code_epoch: 0,
         }
     }
+}
+
+/// A block's name: its physical address (bits 0..51), the flat-segment mask it was
+/// decoded under (52..57: its memory handlers assume those segments flat) and its code
+/// size (58..60).
+#[inline(always)]
+fn block_key(phys: u64, flat: u8, bitness: u32) -> u64 {
+    (phys & ((1 << 52) - 1)) | ((flat as u64 & 0x3F) << 52) | (((bitness as u64) >> 4) << 58)
 }
 
 #[inline(always)]
@@ -162,10 +170,11 @@ impl BlockCache {
         Ok(idx)
     }
 
-    /// The generation, privilege and code size a link must have been made under.
+    /// The generation, flat-segment mask, privilege and code size a link must have been
+    /// made under.
     #[inline(always)]
     fn ctx(&self, ex: &Exec<'_>) -> u64 {
-        (self.generation << 8) | ((ex.c.user as u64) << 7) | ex.c.bitness as u64
+        (self.generation << 16) | ex.c.mode_bits
     }
 
     fn fetch_unlinked(&mut self, ex: &mut Exec<'_>, lin: u64) -> XResult<usize> {
@@ -196,7 +205,7 @@ impl BlockCache {
         let e = ex.c.tlb.entries[idx];
         let cacheable = e.fast != 0;
         let phys = e.phys | (lin & 0xFFF);
-        let key = phys | ((bitness as u64) << 56);
+        let key = block_key(phys, ex.c.flat, bitness);
         let slot = slot_of(key);
         if cacheable {
             let start = (lin & 0xFFF) as usize;
@@ -384,7 +393,7 @@ fn decode_block(
             tmp[have..have + extra].copy_from_slice(&more[..extra]);
             let mut dec = Decoder::with_ip(bitness, &tmp[..have + extra], ip, DecoderOptions::NONE);
             let ins = dec.decode();
-            let mut insn = build(&ins, &tmp[..ins.len().min(15)], bitness);
+            let mut insn = build(&ins, &tmp[..ins.len().min(15)], bitness, ex.c.flat);
             place_in_block(&mut insn, ins.len());
             insns.push(insn);
             return Ok((insns, None));
@@ -395,6 +404,7 @@ fn decode_block(
             &ins,
             &buf[offset..offset + len.min(avail - offset)],
             bitness,
+            ex.c.flat,
         );
         offset += len;
         place_in_block(&mut insn, offset);
@@ -611,8 +621,9 @@ fn imm_size(k: OpKind) -> u8 {
     }
 }
 
-/// Translate one iced instruction into the internal form, resolving its handler.
-pub fn build(ins: &Instruction, bytes: &[u8], bitness: u32) -> Insn {
+/// Translate one iced instruction into the internal form, resolving its handler for the
+/// flat-segment mask `flat` (`Core::flat`).
+pub fn build(ins: &Instruction, bytes: &[u8], bitness: u32, flat: u8) -> Insn {
     let (osize, asize, p66) = size_attrs(bytes, bitness);
     let next_ip = ins.next_ip();
     let mut out = Insn {
@@ -736,7 +747,7 @@ pub fn build(ins: &Instruction, bytes: &[u8], bitness: u32) -> Insn {
         out.ops[n as usize] = o;
     }
     if !ins.is_invalid() {
-        out.handler = exec::lookup(ins).unwrap_or(exec::undefined);
+        out.handler = exec::lookup_flat(ins, flat).unwrap_or(exec::undefined);
     }
     out
 }

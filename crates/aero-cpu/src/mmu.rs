@@ -69,7 +69,8 @@ const EMPTY: TlbEntry = TlbEntry {
 };
 
 pub struct Tlb {
-    pub entries: Vec<TlbEntry>,
+    /// Fixed size, so the hit path indexes it without a bounds check.
+    pub entries: Box<[TlbEntry; TLB_SIZE]>,
     /// Bumped by every flush: caches derived from translations compare it.
     pub epoch: u64,
     /// Large-page pieces filled since the last full flush (INVLPG then scans).
@@ -79,7 +80,7 @@ pub struct Tlb {
 impl Default for Tlb {
     fn default() -> Self {
         Tlb {
-            entries: vec![EMPTY; TLB_SIZE],
+            entries: Box::new([EMPTY; TLB_SIZE]),
             epoch: 0,
             large_pieces: 0,
         }
@@ -476,6 +477,11 @@ impl Exec<'_> {
 
     /// Translate `lin` for `acc`, refilling the TLB entry; returns the entry index.
     pub fn translate(&mut self, lin: u64, acc: Access, user: bool) -> XResult<usize> {
+        // Never a TLB entry for a non-canonical address: the flat memory forms rely on a
+        // hit meaning the address passed the canonical check.
+        if ((lin as i64) << 16 >> 16) as u64 != lin {
+            return Err(Fault::gp0());
+        }
         let idx = Tlb::index(lin);
         let need = need_bit(acc, user);
         let e = self.c.tlb.entries[idx];
@@ -600,6 +606,15 @@ impl Exec<'_> {
     /// Read `N` bytes at a linear address with the current privilege.
     #[inline(always)]
     pub fn read_lin<const N: usize>(&mut self, lin: u64) -> XResult<u64> {
+        match self.read_fast::<N>(lin) {
+            Some(v) => Ok(v),
+            None => self.read_lin_slow(lin, N as u8, self.c.user),
+        }
+    }
+
+    /// The TLB hit path of `read_lin`: `None` when the access needs the slow path.
+    #[inline(always)]
+    pub fn read_fast<const N: usize>(&self, lin: u64) -> Option<u64> {
         let e = &self.c.tlb.entries[Tlb::index(lin)];
         let off = (lin & 0xFFF) as usize;
         if e.tag == lin >> 12
@@ -609,23 +624,33 @@ impl Exec<'_> {
         {
             let mut buf = [0u8; 8];
             buf[..N].copy_from_slice(b);
-            return Ok(u64::from_le_bytes(buf));
+            return Some(u64::from_le_bytes(buf));
         }
-        self.read_lin_slow(lin, N as u8, self.c.user)
+        None
     }
 
     #[inline(always)]
     pub fn write_lin<const N: usize>(&mut self, lin: u64, v: u64) -> XResult {
+        if self.write_fast::<N>(lin, v) {
+            return Ok(());
+        }
+        self.write_lin_slow(lin, N as u8, v, self.c.user)
+    }
+
+    /// The TLB hit path of `write_lin`: false (nothing written) when the access needs the
+    /// slow path.
+    #[inline(always)]
+    pub fn write_fast<const N: usize>(&mut self, lin: u64, v: u64) -> bool {
         let e = &self.c.tlb.entries[Tlb::index(lin)];
         let off = (lin & 0xFFF) as usize;
         if e.tag == lin >> 12 && e.fast & self.c.need_w != 0 && off + N <= 4096 {
             let h = e.host + off;
             if let Some(b) = self.ram.get_mut(h..h + N) {
                 b.copy_from_slice(&v.to_le_bytes()[..N]);
-                return Ok(());
+                return true;
             }
         }
-        self.write_lin_slow(lin, N as u8, v, self.c.user)
+        false
     }
 
     /// RAM offset of `lin` if the TLB allows a fast-path access of this kind right now.

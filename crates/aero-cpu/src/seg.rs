@@ -121,6 +121,7 @@ pub fn refresh_mode(ex: &mut Exec<'_>) {
     for i in 0..6 {
         ex.c.segc[i] = seg_cache(ex.s, i, long64);
     }
+    refresh_flat(ex);
     ex.c.end_block = true;
 }
 
@@ -130,7 +131,19 @@ pub fn refresh_seg(ex: &mut Exec<'_>, i: u8) {
         refresh_mode(ex);
     } else {
         ex.c.segc[i as usize % 6] = seg_cache(ex.s, i as usize % 6, ex.c.long64);
+        let old = ex.c.flat;
+        refresh_flat(ex);
+        if ex.c.flat != old {
+            // The rest of the block was decoded for the old flatness.
+            ex.c.end_block = true;
+        }
     }
+}
+
+/// Recompute `Core::flat` from the segment caches.
+fn refresh_flat(ex: &mut Exec<'_>) {
+    ex.c.flat = (0..6).fold(0, |m, i| m | ((ex.c.segc[i].is_flat() as u8) << i));
+    ex.c.mode_bits = ((ex.c.flat as u64) << 8) | ((ex.c.user as u64) << 7) | ex.c.bitness as u64;
 }
 
 impl Exec<'_> {

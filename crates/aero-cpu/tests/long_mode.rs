@@ -147,6 +147,57 @@ fn page_fault_in_long_mode_reports_cr2_and_error_code() {
     assert_eq!(m.cpu.state.reg(Reg::Rdx), 0x7F00_0000_1000);
 }
 
+/// Non-canonical addresses fault through every memory fast path (flat forms skip the
+/// segment arithmetic and rely on the TLB never holding a non-canonical page): #GP for
+/// data, #SS for stack-segment accesses. Each access first runs once canonical, so the
+/// aliased page (same low 48 bits) is in the TLB.
+#[test]
+fn non_canonical_accesses_fault_through_the_flat_forms() {
+    type Access = fn(&mut CodeAssembler) -> Result<(), iced_x86::IcedError>;
+    let accesses: [(Access, u64); 6] = [
+        (|a| a.mov(rax, qword_ptr(rbx)), 13),
+        (|a| a.mov(qword_ptr(rbx + 8), rax), 13),
+        (|a| a.mov(eax, dword_ptr(rbx + rsi * 8)), 13),
+        (|a| a.add(dword_ptr(rbx + 16), eax), 13),
+        (|a| a.cmp(dword_ptr(rbx), 5u32), 13),
+        (|a| a.mov(rax, qword_ptr(rbp + 8)), 12),
+    ];
+    for (k, (access, vector)) in accesses.into_iter().enumerate() {
+        let code = asm(64, 0x10000, |a| {
+            let mut again = a.create_label();
+            a.mov(rsp, 0x30_0000u64)?;
+            a.mov(rbx, 0x5000u64)?;
+            a.mov(rbp, 0x5000u64)?;
+            a.xor(esi, esi)?;
+            a.xor(edi, edi)?;
+            a.set_label(&mut again)?;
+            access(a)?;
+            a.inc(edi)?;
+            a.mov(rbx, 0x8000_0000_5000u64)?;
+            a.mov(rbp, rbx)?;
+            a.jmp(again)
+        });
+        let handler = asm(64, 0x11000, |a| {
+            a.pop(rcx)?;
+            a.mov(edx, vector as u32)?;
+            a.hlt()
+        });
+        let mut m = machine_with(&code);
+        m.load(0x11000, &handler);
+        set_gate64(&mut m, 12, 0x11000, 0, 0);
+        set_gate64(&mut m, 13, 0x11000, 0, 0);
+        assert_eq!(m.run(200), RunExit::Halted, "access {k}");
+        let s = &m.cpu.state;
+        assert_eq!(
+            s.reg(Reg::Rdi),
+            1,
+            "access {k}: the canonical run completed"
+        );
+        assert_eq!(s.reg(Reg::Rdx), vector, "access {k}: fault vector");
+        assert_eq!(s.reg(Reg::Rcx), 0, "access {k}: error code");
+    }
+}
+
 #[test]
 fn syscall_sysret_round_trip() {
     // STAR: kernel CS = 0x30 (SS 0x38); sysret base 0x13 -> CS = 0x23 (64-bit user), SS = 0x1B.

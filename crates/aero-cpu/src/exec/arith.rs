@@ -11,23 +11,23 @@ const SUB: u8 = 2;
 const SBB: u8 = 3;
 const CMP: u8 = 4;
 
-pub fn lookup(ins: &Instruction) -> Option<Handler> {
-    use super::{SRC_MEM, SRC_REG, is_mem, is_plain_gpr, sized, src_kind};
+pub fn lookup(ins: &Instruction, form: u8) -> Option<Handler> {
+    use super::{SRC_MEM, SRC_REG, formed, is_mem, is_plain_gpr, sized, src_kind};
     // Register destinations get size-specialised handlers without operand-kind dispatch.
     let dst_reg = is_plain_gpr(ins, 0);
     let size = ins.op0_register().size();
     let src = src_kind(ins, 1);
     Some(match (ins.mnemonic(), src) {
-        (Mnemonic::Add, Some(s)) if dst_reg => alu_fast(ADD, s, size),
-        (Mnemonic::Sub, Some(s)) if dst_reg => alu_fast(SUB, s, size),
-        (Mnemonic::Cmp, Some(s)) if dst_reg => alu_fast(CMP, s, size),
+        (Mnemonic::Add, Some(s)) if dst_reg => alu_fast(ADD, s, size, form),
+        (Mnemonic::Sub, Some(s)) if dst_reg => alu_fast(SUB, s, size, form),
+        (Mnemonic::Cmp, Some(s)) if dst_reg => alu_fast(CMP, s, size, form),
         // CMP [mem], reg/imm.
         (Mnemonic::Cmp, Some(s)) if is_mem(ins, 0) && s != SRC_MEM => {
             let n = ins.memory_size().size();
             if s == SRC_REG {
-                sized!(n, cmp_mem, SRC_REG)
+                formed!(form, n, cmp_mem, SRC_REG)
             } else {
-                sized!(n, cmp_mem, super::SRC_IMM)
+                formed!(form, n, cmp_mem, super::SRC_IMM)
             }
         }
         (Mnemonic::Inc, _) if dst_reg => sized!(size, inc_dec_reg, true),
@@ -60,19 +60,19 @@ pub fn lookup(ins: &Instruction) -> Option<Handler> {
     })
 }
 
-/// ADD/SUB/CMP reg, reg|imm|mem for operand size `size`.
-fn alu_fast(op: u8, src: u8, size: usize) -> Handler {
-    use super::{SRC_IMM, SRC_MEM, SRC_REG, sized};
+/// ADD/SUB/CMP reg, reg|imm|mem for operand size `size` (memory form `form`).
+fn alu_fast(op: u8, src: u8, size: usize, form: u8) -> Handler {
+    use super::{F_ANY, SRC_IMM, SRC_MEM, SRC_REG, formed, sized};
     match (op, src) {
-        (ADD, SRC_REG) => sized!(size, alu_reg, ADD, SRC_REG),
-        (ADD, SRC_IMM) => sized!(size, alu_reg, ADD, SRC_IMM),
-        (ADD, _) => sized!(size, alu_reg, ADD, SRC_MEM),
-        (SUB, SRC_REG) => sized!(size, alu_reg, SUB, SRC_REG),
-        (SUB, SRC_IMM) => sized!(size, alu_reg, SUB, SRC_IMM),
-        (SUB, _) => sized!(size, alu_reg, SUB, SRC_MEM),
-        (_, SRC_REG) => sized!(size, alu_reg, CMP, SRC_REG),
-        (_, SRC_IMM) => sized!(size, alu_reg, CMP, SRC_IMM),
-        _ => sized!(size, alu_reg, CMP, SRC_MEM),
+        (ADD, SRC_REG) => sized!(size, alu_reg, ADD, SRC_REG, F_ANY),
+        (ADD, SRC_IMM) => sized!(size, alu_reg, ADD, SRC_IMM, F_ANY),
+        (ADD, _) => formed!(form, size, alu_reg, ADD, SRC_MEM),
+        (SUB, SRC_REG) => sized!(size, alu_reg, SUB, SRC_REG, F_ANY),
+        (SUB, SRC_IMM) => sized!(size, alu_reg, SUB, SRC_IMM, F_ANY),
+        (SUB, _) => formed!(form, size, alu_reg, SUB, SRC_MEM),
+        (_, SRC_REG) => sized!(size, alu_reg, CMP, SRC_REG, F_ANY),
+        (_, SRC_IMM) => sized!(size, alu_reg, CMP, SRC_IMM, F_ANY),
+        _ => formed!(form, size, alu_reg, CMP, SRC_MEM),
     }
 }
 
@@ -103,10 +103,13 @@ fn alu<const OP: u8>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
 
 /// ADD/SUB/CMP with a register destination; source kind `S` and size `N` fixed at
 /// decode time.
-fn alu_reg<const OP: u8, const S: u8, const N: usize>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
+fn alu_reg<const OP: u8, const S: u8, const F: u8, const N: usize>(
+    ex: &mut Exec<'_>,
+    i: &Insn,
+) -> XResult {
     let size = N as u8;
     let m = size_mask(size);
-    let src = ex.src::<S, N>(i)?;
+    let src = ex.src_f::<S, F, N>(i)?;
     let r = i.ops[0].reg;
     let dst = ex.reg(r, size);
     let (res, op) = if OP == ADD {
@@ -122,9 +125,9 @@ fn alu_reg<const OP: u8, const S: u8, const N: usize>(ex: &mut Exec<'_>, i: &Ins
 }
 
 /// CMP [mem], reg|imm.
-fn cmp_mem<const S: u8, const N: usize>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
+fn cmp_mem<const S: u8, const F: u8, const N: usize>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     let size = N as u8;
-    let dst = ex.load::<N>(i)?;
+    let dst = ex.load_f::<F, N>(i)?;
     let src = ex.src::<S, N>(i)?;
     ex.c.flags.set(
         FlagOp::Sub,

@@ -7,7 +7,8 @@ use crate::flags::{AF, CF, FlagOp, PF, SF, STATUS, ZF, size_mask};
 use crate::seg::SS;
 use iced_x86::{Code, Instruction, Mnemonic};
 
-pub fn lookup(ins: &Instruction) -> Option<Handler> {
+pub fn lookup(ins: &Instruction, form: u8) -> Option<Handler> {
+    use super::formed;
     Some(match ins.mnemonic() {
         Mnemonic::Mov => {
             if ins.op0_kind() == iced_x86::OpKind::Register
@@ -25,29 +26,27 @@ pub fn lookup(ins: &Instruction) -> Option<Handler> {
             } else if super::is_plain_gpr(ins, 0) && super::is_imm(ins, 1) {
                 super::sized!(ins.op0_register().size(), mov_reg, super::SRC_IMM)
             } else if super::is_plain_gpr(ins, 0) && super::is_mem(ins, 1) {
-                match ins.op0_register().size() {
-                    1 => mov_reg_mem_n::<1>,
-                    2 => mov_reg_mem_n::<2>,
-                    4 => mov_reg_mem_n::<4>,
-                    8 => mov_reg_mem_n::<8>,
-                    _ => mov_reg_mem,
-                }
+                formed!(form, ins.op0_register().size(), mov_reg_mem_n)
             } else if super::is_mem(ins, 0) && super::is_plain_gpr(ins, 1) {
-                match ins.op1_register().size() {
-                    1 => mov_mem_reg_n::<1>,
-                    2 => mov_mem_reg_n::<2>,
-                    4 => mov_mem_reg_n::<4>,
-                    8 => mov_mem_reg_n::<8>,
-                    _ => mov_mem_reg,
-                }
+                formed!(form, ins.op1_register().size(), mov_mem_reg_n)
             } else {
                 mov
             }
         }
         Mnemonic::Movzx if super::is_plain_gpr(ins, 0) && super::is_mem(ins, 1) => {
             match ins.memory_size().size() {
-                1 => movzx_mem::<1>,
-                2 => movzx_mem::<2>,
+                1 => match form {
+                    super::F_FLAT => movzx_mem::<{ super::F_FLAT }, 1>,
+                    super::F_FLAT_BD => movzx_mem::<{ super::F_FLAT_BD }, 1>,
+                    super::F_FLAT_BISD => movzx_mem::<{ super::F_FLAT_BISD }, 1>,
+                    _ => movzx_mem::<{ super::F_ANY }, 1>,
+                },
+                2 => match form {
+                    super::F_FLAT => movzx_mem::<{ super::F_FLAT }, 2>,
+                    super::F_FLAT_BD => movzx_mem::<{ super::F_FLAT_BD }, 2>,
+                    super::F_FLAT_BISD => movzx_mem::<{ super::F_FLAT_BISD }, 2>,
+                    _ => movzx_mem::<{ super::F_ANY }, 2>,
+                },
                 _ => movzx,
             }
         }
@@ -60,7 +59,8 @@ pub fn lookup(ins: &Instruction) -> Option<Handler> {
         Mnemonic::Movzx => movzx,
         Mnemonic::Movsx | Mnemonic::Movsxd => movsx,
         Mnemonic::Lea if super::is_plain_gpr(ins, 0) => {
-            super::sized!(ins.op0_register().size(), lea_reg)
+            // The segment does not matter: only the address form.
+            formed!(super::ea_form(ins), ins.op0_register().size(), lea_reg)
         }
         Mnemonic::Lea => lea,
         Mnemonic::Xchg => xchg,
@@ -175,43 +175,22 @@ fn mov_reg<const S: u8, const N: usize>(ex: &mut Exec<'_>, i: &Insn) -> XResult 
     Ok(())
 }
 
-fn mov_reg_mem(ex: &mut Exec<'_>, i: &Insn) -> XResult {
-    let d = i.ops[0];
-    let off = ex.ea(i);
-    let v = ex.read_mem(i.mem.seg, off, d.size)?;
-    ex.set_reg(d.reg, d.size, v);
-    Ok(())
-}
-
-fn mov_mem_reg(ex: &mut Exec<'_>, i: &Insn) -> XResult {
-    let o = i.ops[1];
-    let v = ex.reg(o.reg, o.size);
-    let off = ex.ea(i);
-    ex.write_mem(i.mem.seg, off, o.size, v)
-}
-
 /// MOV reg, [mem] with the size fixed at decode time (the memory fast path inlines).
-fn mov_reg_mem_n<const N: usize>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
-    let off = ex.ea(i);
-    let lin = ex.lin(i.mem.seg, off, N as u8, false)?;
-    let v = ex.read_lin::<N>(lin)?;
+fn mov_reg_mem_n<const F: u8, const N: usize>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
+    let v = ex.load_f::<F, N>(i)?;
     ex.set_reg(i.ops[0].reg, N as u8, v);
     Ok(())
 }
 
 /// MOV [mem], reg with the size fixed at decode time.
-fn mov_mem_reg_n<const N: usize>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
+fn mov_mem_reg_n<const F: u8, const N: usize>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     let v = ex.reg(i.ops[1].reg, N as u8);
-    let off = ex.ea(i);
-    let lin = ex.lin(i.mem.seg, off, N as u8, true)?;
-    ex.write_lin::<N>(lin, v)
+    ex.store_f::<F, N>(i, v)
 }
 
 /// MOVZX reg, byte/word [mem].
-fn movzx_mem<const N: usize>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
-    let off = ex.ea(i);
-    let lin = ex.lin(i.mem.seg, off, N as u8, false)?;
-    let v = ex.read_lin::<N>(lin)?;
+fn movzx_mem<const F: u8, const N: usize>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
+    let v = ex.load_f::<F, N>(i)?;
     let d = i.ops[0];
     ex.set_reg(d.reg, d.size, v);
     Ok(())
@@ -238,8 +217,8 @@ fn movsx(ex: &mut Exec<'_>, i: &Insn) -> XResult {
 }
 
 /// LEA reg, [mem] with the destination size fixed.
-fn lea_reg<const N: usize>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
-    let a = ex.ea(i);
+fn lea_reg<const F: u8, const N: usize>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
+    let a = ex.ea_f::<F>(i);
     ex.set_reg(i.ops[0].reg, N as u8, a);
     Ok(())
 }

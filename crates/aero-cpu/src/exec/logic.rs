@@ -10,26 +10,26 @@ const OR: u8 = 1;
 const XOR: u8 = 2;
 const TEST: u8 = 3;
 
-pub fn lookup(ins: &Instruction) -> Option<Handler> {
-    use super::{SRC_IMM, SRC_MEM, SRC_REG, is_mem, is_plain_gpr, sized, src_kind};
+pub fn lookup(ins: &Instruction, form: u8) -> Option<Handler> {
+    use super::{F_ANY, SRC_IMM, SRC_MEM, SRC_REG, formed, is_mem, is_plain_gpr, sized, src_kind};
     let dst_reg = is_plain_gpr(ins, 0);
     let size = ins.op0_register().size();
     let src = src_kind(ins, 1);
     // Register destinations get size-specialised handlers without operand-kind dispatch.
     let fast = |op: u8, s: u8| -> Handler {
         match (op, s) {
-            (AND, SRC_REG) => sized!(size, logic_reg, AND, SRC_REG),
-            (AND, SRC_IMM) => sized!(size, logic_reg, AND, SRC_IMM),
-            (AND, _) => sized!(size, logic_reg, AND, SRC_MEM),
-            (OR, SRC_REG) => sized!(size, logic_reg, OR, SRC_REG),
-            (OR, SRC_IMM) => sized!(size, logic_reg, OR, SRC_IMM),
-            (OR, _) => sized!(size, logic_reg, OR, SRC_MEM),
-            (XOR, SRC_REG) => sized!(size, logic_reg, XOR, SRC_REG),
-            (XOR, SRC_IMM) => sized!(size, logic_reg, XOR, SRC_IMM),
-            (XOR, _) => sized!(size, logic_reg, XOR, SRC_MEM),
-            (_, SRC_REG) => sized!(size, logic_reg, TEST, SRC_REG),
-            (_, SRC_IMM) => sized!(size, logic_reg, TEST, SRC_IMM),
-            _ => sized!(size, logic_reg, TEST, SRC_MEM),
+            (AND, SRC_REG) => sized!(size, logic_reg, AND, SRC_REG, F_ANY),
+            (AND, SRC_IMM) => sized!(size, logic_reg, AND, SRC_IMM, F_ANY),
+            (AND, _) => formed!(form, size, logic_reg, AND, SRC_MEM),
+            (OR, SRC_REG) => sized!(size, logic_reg, OR, SRC_REG, F_ANY),
+            (OR, SRC_IMM) => sized!(size, logic_reg, OR, SRC_IMM, F_ANY),
+            (OR, _) => formed!(form, size, logic_reg, OR, SRC_MEM),
+            (XOR, SRC_REG) => sized!(size, logic_reg, XOR, SRC_REG, F_ANY),
+            (XOR, SRC_IMM) => sized!(size, logic_reg, XOR, SRC_IMM, F_ANY),
+            (XOR, _) => formed!(form, size, logic_reg, XOR, SRC_MEM),
+            (_, SRC_REG) => sized!(size, logic_reg, TEST, SRC_REG, F_ANY),
+            (_, SRC_IMM) => sized!(size, logic_reg, TEST, SRC_IMM, F_ANY),
+            _ => formed!(form, size, logic_reg, TEST, SRC_MEM),
         }
     };
     Some(match (ins.mnemonic(), src) {
@@ -39,7 +39,7 @@ pub fn lookup(ins: &Instruction) -> Option<Handler> {
         (Mnemonic::Test, Some(s)) if dst_reg => fast(TEST, s),
         // TEST [mem], imm.
         (Mnemonic::Test, Some(SRC_IMM)) if is_mem(ins, 0) => {
-            sized!(ins.memory_size().size(), test_mem_imm)
+            formed!(form, ins.memory_size().size(), test_mem_imm)
         }
         (Mnemonic::And, _) => logic::<AND>,
         (Mnemonic::Or, _) => logic::<OR>,
@@ -67,9 +67,12 @@ fn logic<const OP: u8>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
 
 /// AND/OR/XOR/TEST with a register destination; source kind `S` and size `N` fixed at
 /// decode time.
-fn logic_reg<const OP: u8, const S: u8, const N: usize>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
+fn logic_reg<const OP: u8, const S: u8, const F: u8, const N: usize>(
+    ex: &mut Exec<'_>,
+    i: &Insn,
+) -> XResult {
     let size = N as u8;
-    let src = ex.src::<S, N>(i)?;
+    let src = ex.src_f::<S, F, N>(i)?;
     let r = i.ops[0].reg;
     let dst = ex.reg(r, size);
     let res = match OP {
@@ -85,8 +88,8 @@ fn logic_reg<const OP: u8, const S: u8, const N: usize>(ex: &mut Exec<'_>, i: &I
 }
 
 /// TEST [mem], imm.
-fn test_mem_imm<const N: usize>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
-    let a = ex.load::<N>(i)?;
+fn test_mem_imm<const F: u8, const N: usize>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
+    let a = ex.load_f::<F, N>(i)?;
     let b = i.imm & size_mask(N as u8);
     ex.c.flags.set(FlagOp::Logic, N as u8, a, b, a & b);
     Ok(())

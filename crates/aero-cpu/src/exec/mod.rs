@@ -247,6 +247,69 @@ macro_rules! sized {
 }
 pub(crate) use sized;
 
+/// How the memory operand of a fast-path handler is addressed (a const parameter, chosen
+/// at decode time by [`mem_form`]): any effective address through the segment checks, or
+/// a flat segment (base 0 and no limit that a page-sized access can reach; see
+/// `Core::flat`) with any, base+displacement or base+index*scale+displacement addressing.
+/// Flat forms skip the segment arithmetic: the offset is the linear address, a TLB hit
+/// proves the access legal (the TLB never holds a non-canonical page) and everything else
+/// takes the checked path.
+pub const F_ANY: u8 = 0;
+pub const F_FLAT: u8 = 1;
+pub const F_FLAT_BD: u8 = 2;
+pub const F_FLAT_BISD: u8 = 3;
+
+/// The effective-address part of the form of `ins`'s memory operand (segment ignored).
+pub fn ea_form(ins: &Instruction) -> u8 {
+    use iced_x86::Register;
+    let base = ins.memory_base();
+    let plain_gpr = |r: Register| r.is_gpr() && r.size() >= 2;
+    if !plain_gpr(base) {
+        F_FLAT
+    } else if ins.memory_index() == Register::None {
+        F_FLAT_BD
+    } else if plain_gpr(ins.memory_index()) {
+        F_FLAT_BISD
+    } else {
+        F_FLAT
+    }
+}
+
+/// The form for `ins`'s memory operand when the segments in the bit mask `flat` are flat.
+pub fn mem_form(ins: &Instruction, flat: u8) -> u8 {
+    let seg = match ins.memory_segment() {
+        iced_x86::Register::ES => 0,
+        iced_x86::Register::CS => 1,
+        iced_x86::Register::SS => 2,
+        iced_x86::Register::DS => 3,
+        iced_x86::Register::FS => 4,
+        iced_x86::Register::GS => 5,
+        _ => return F_ANY,
+    };
+    if flat & (1 << seg) == 0 {
+        F_ANY
+    } else {
+        ea_form(ins)
+    }
+}
+
+/// `sized!` over the memory forms: `formed!(form, size, f, A)` is `f::<A, form, size>`.
+macro_rules! formed {
+    ($form:expr, $size:expr, $f:ident $(, $c:expr)*) => {
+        match $form {
+            $crate::exec::F_FLAT => $crate::exec::sized!($size, $f $(, $c)*, $crate::exec::F_FLAT),
+            $crate::exec::F_FLAT_BD => {
+                $crate::exec::sized!($size, $f $(, $c)*, $crate::exec::F_FLAT_BD)
+            }
+            $crate::exec::F_FLAT_BISD => {
+                $crate::exec::sized!($size, $f $(, $c)*, $crate::exec::F_FLAT_BISD)
+            }
+            _ => $crate::exec::sized!($size, $f $(, $c)*, $crate::exec::F_ANY),
+        }
+    };
+}
+pub(crate) use formed;
+
 /// Where the source operand of a size-specialised fast path comes from (a const
 /// parameter of the handler): a plain GPR, the immediate, or the ModRM memory operand.
 pub const SRC_REG: u8 = 0;
@@ -305,9 +368,15 @@ pub fn undefined(_: &mut Exec<'_>, _: &Insn) -> XResult {
     Err(Fault::ud())
 }
 
-/// Find the handler for a decoded instruction.
+/// Find the handler for a decoded instruction (segments not assumed flat).
 pub fn lookup(ins: &Instruction) -> Option<Handler> {
-    implemented(ins).or_else(|| fpu_fallback(ins))
+    lookup_flat(ins, 0)
+}
+
+/// Find the handler for an instruction decoded while the segments in the bit mask `flat`
+/// are flat (`Core::flat`; blocks are cached per flat mask).
+pub fn lookup_flat(ins: &Instruction, flat: u8) -> Option<Handler> {
+    implemented_in(ins, mem_form(ins, flat)).or_else(|| fpu_fallback(ins))
 }
 
 /// x87/MMX/SSE instructions without a handler: #NM when CR0.TS/EM say so, else #UD.
@@ -345,12 +414,17 @@ fn simd_unavailable(ex: &mut Exec<'_>, _: &Insn) -> XResult {
 
 /// Handlers that actually implement the instruction (drives CPUID feature bits).
 pub fn implemented(ins: &Instruction) -> Option<Handler> {
+    implemented_in(ins, F_ANY)
+}
+
+/// `implemented` with memory fast paths of form `form` (`mem_form`).
+fn implemented_in(ins: &Instruction, form: u8) -> Option<Handler> {
     // SSE first: MOVSD/CMPSD share mnemonics with the string instructions.
     sse::lookup(ins)
-        .or_else(|| rmw::lookup(ins))
-        .or_else(|| data::lookup(ins))
-        .or_else(|| arith::lookup(ins))
-        .or_else(|| logic::lookup(ins))
+        .or_else(|| rmw::lookup(ins, form))
+        .or_else(|| data::lookup(ins, form))
+        .or_else(|| arith::lookup(ins, form))
+        .or_else(|| logic::lookup(ins, form))
         .or_else(|| control::lookup(ins))
         .or_else(|| stack::lookup(ins))
         .or_else(|| shift::lookup(ins))
@@ -459,6 +533,50 @@ impl Exec<'_> {
         a & (u64::MAX >> m.ashift)
     }
 
+    /// `ea` for memory form `F` (see [`F_ANY`]).
+    #[inline(always)]
+    pub fn ea_f<const F: u8>(&self, i: &Insn) -> u64 {
+        let m = &i.mem;
+        let a = match F {
+            F_FLAT_BD => self.s.gpr[m.base as usize & 15].wrapping_add(m.disp),
+            F_FLAT_BISD => self.s.gpr[m.base as usize & 15]
+                .wrapping_add(self.s.gpr[m.index as usize & 15] << m.scale)
+                .wrapping_add(m.disp),
+            _ => return self.ea(i),
+        };
+        a & (u64::MAX >> m.ashift)
+    }
+
+    /// `N` bytes at the memory operand of form `F`.
+    #[inline(always)]
+    pub fn load_f<const F: u8, const N: usize>(&mut self, i: &Insn) -> XResult<u64> {
+        let off = self.ea_f::<F>(i);
+        if F != F_ANY
+            && let Some(v) = self.read_fast::<N>(off)
+        {
+            return Ok(v);
+        }
+        self.load_at::<N>(i.mem.seg, off)
+    }
+
+    /// Segment-checked read of `N` bytes at seg:off.
+    #[inline(always)]
+    fn load_at<const N: usize>(&mut self, seg: u8, off: u64) -> XResult<u64> {
+        let lin = self.lin(seg, off, N as u8, false)?;
+        self.read_lin::<N>(lin)
+    }
+
+    /// Write `N` bytes at the memory operand of form `F`.
+    #[inline(always)]
+    pub fn store_f<const F: u8, const N: usize>(&mut self, i: &Insn, v: u64) -> XResult {
+        let off = self.ea_f::<F>(i);
+        if F != F_ANY && self.write_fast::<N>(off, v) {
+            return Ok(());
+        }
+        let lin = self.lin(i.mem.seg, off, N as u8, true)?;
+        self.write_lin::<N>(lin, v)
+    }
+
     #[inline(always)]
     pub fn read_op(&mut self, i: &Insn, n: usize) -> XResult<u64> {
         let o = i.ops[n];
@@ -540,19 +658,23 @@ impl Exec<'_> {
     /// bytes of memory (`S` is `SRC_REG`, `SRC_IMM` or `SRC_MEM`).
     #[inline(always)]
     pub fn src<const S: u8, const N: usize>(&mut self, i: &Insn) -> XResult<u64> {
+        self.src_f::<S, F_ANY, N>(i)
+    }
+
+    /// `src` with a memory operand of form `F`.
+    #[inline(always)]
+    pub fn src_f<const S: u8, const F: u8, const N: usize>(&mut self, i: &Insn) -> XResult<u64> {
         match S {
             SRC_REG => Ok(self.reg(i.ops[1].reg, N as u8)),
             SRC_IMM => Ok(i.imm & size_mask(N as u8)),
-            _ => self.load::<N>(i),
+            _ => self.load_f::<F, N>(i),
         }
     }
 
     /// `N` bytes at the ModRM memory operand (segment checks, TLB fast path inlined).
     #[inline(always)]
     pub fn load<const N: usize>(&mut self, i: &Insn) -> XResult<u64> {
-        let off = self.ea(i);
-        let lin = self.lin(i.mem.seg, off, N as u8, false)?;
-        self.read_lin::<N>(lin)
+        self.load_f::<F_ANY, N>(i)
     }
 
     // ---- segmented memory ----------------------------------------------------------------

@@ -26,8 +26,8 @@ const NEG: u8 = 10;
 /// Source kind of the unary operations (no source operand).
 const SRC_NONE: u8 = 3;
 
-pub fn lookup(ins: &Instruction) -> Option<Handler> {
-    use super::{is_imm, is_mem, is_plain_gpr, sized};
+pub fn lookup(ins: &Instruction, form: u8) -> Option<Handler> {
+    use super::{formed, is_imm, is_mem, is_plain_gpr};
     if !is_mem(ins, 0) {
         return None;
     }
@@ -64,9 +64,9 @@ pub fn lookup(ins: &Instruction) -> Option<Handler> {
     macro_rules! by_src {
         ($op:expr) => {
             match src {
-                SRC_REG => sized!(n, rmw, $op, SRC_REG),
-                SRC_IMM => sized!(n, rmw, $op, SRC_IMM),
-                _ => sized!(n, rmw, $op, SRC_NONE),
+                SRC_REG => formed!(form, n, rmw, $op, SRC_REG),
+                SRC_IMM => formed!(form, n, rmw, $op, SRC_IMM),
+                _ => formed!(form, n, rmw, $op, SRC_NONE),
             }
         };
     }
@@ -78,10 +78,10 @@ pub fn lookup(ins: &Instruction) -> Option<Handler> {
         AND => by_src!(AND),
         OR => by_src!(OR),
         XOR => by_src!(XOR),
-        INC => sized!(n, rmw, INC, SRC_NONE),
-        DEC => sized!(n, rmw, DEC, SRC_NONE),
-        NOT => sized!(n, rmw, NOT, SRC_NONE),
-        _ => sized!(n, rmw, NEG, SRC_NONE),
+        INC => formed!(form, n, rmw, INC, SRC_NONE),
+        DEC => formed!(form, n, rmw, DEC, SRC_NONE),
+        NOT => formed!(form, n, rmw, NOT, SRC_NONE),
+        _ => formed!(form, n, rmw, NEG, SRC_NONE),
     })
 }
 
@@ -95,7 +95,10 @@ fn in_place<const N: usize>(ex: &Exec<'_>, lin: u64) -> Option<usize> {
     (h.checked_add(N)? <= ex.ram.len()).then_some(h)
 }
 
-fn rmw<const OP: u8, const S: u8, const N: usize>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
+fn rmw<const OP: u8, const S: u8, const F: u8, const N: usize>(
+    ex: &mut Exec<'_>,
+    i: &Insn,
+) -> XResult {
     let size = N as u8;
     let m = size_mask(size);
     let src = match S {
@@ -103,9 +106,21 @@ fn rmw<const OP: u8, const S: u8, const N: usize>(ex: &mut Exec<'_>, i: &Insn) -
         SRC_IMM => i.imm & m,
         _ => 0,
     };
-    let off = ex.ea(i);
-    let lin = ex.lin(i.mem.seg, off, size, true)?;
-    let host = in_place::<N>(ex, lin);
+    let off = ex.ea_f::<F>(i);
+    // A flat segment: the offset is the linear address, and an in-place hit proves the
+    // access legal (see `F_FLAT`); otherwise the segment checks first.
+    let flat_hit = if F != super::F_ANY {
+        in_place::<N>(ex, off)
+    } else {
+        None
+    };
+    let (lin, host) = match flat_hit {
+        Some(h) => (off, Some(h)),
+        None => {
+            let lin = ex.lin(i.mem.seg, off, size, true)?;
+            (lin, in_place::<N>(ex, lin))
+        }
+    };
     let dst = match host {
         Some(h) => {
             let mut b = [0u8; 8];
