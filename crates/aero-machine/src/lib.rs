@@ -2,6 +2,7 @@
 //! the run loop with its virtual clock. Owns and wires every device.
 #![forbid(unsafe_code)]
 
+pub mod audio;
 mod clock;
 pub mod devices;
 mod firmware_host;
@@ -17,6 +18,6 @@ pub use aero_storage::ide::{CdStatus, MediaError};
 pub use machine::floppy_media::FloppyStatus;
 pub use machine::host_io::{GamepadInput, tablet_coordinate};
 pub use machine::{
-    BootDevice, DriveSlot, Frame, MacAddress, Machine, MachineConfig, MachineError, NIC_ADDRESS,
-    RunEvent,
+    BootDevice, DriveSlot, Frame, HDA_ADDRESS, MacAddress, Machine, MachineConfig, MachineError,
+    NIC_ADDRESS, RunEvent,
 };

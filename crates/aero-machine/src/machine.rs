@@ -10,9 +10,11 @@ pub use aero_firmware::bios::BootDevice;
 use aero_firmware::bios::{Bios, BiosConfig, TrapOutcome, mem::WrittenRanges};
 use aero_firmware::tables::acpi::EcamWindow;
 
+use crate::audio::AudioBackend;
 use crate::clock::Clock;
 use crate::devices::ahci_pci::AhciConfig;
 use crate::devices::e1000::E1000;
+use crate::devices::hda::Hda;
 use crate::devices::pci::{PciAddress, PciFunction};
 use crate::firmware_host::{Disks, Host};
 use crate::guest_ram::GuestRam;
@@ -77,6 +79,8 @@ pub struct MachineConfig {
     pub extra_drives: Vec<(DriveSlot, IdeDrive)>,
     /// An e1000 NIC at 00:03.0 (as in QEMU's `pc`), with its MAC address and host side.
     pub nic: Option<(MacAddress, Box<dyn NetBackend>)>,
+    /// An HD Audio controller at 00:1B.0 (where ICH chipsets have it) and its host side.
+    pub audio: Option<Box<dyn AudioBackend>>,
     /// ICH9 UHCI controllers at 00:1D.0 (tablet on port 1, keyboard on port 2) and
     /// 00:1D.1 (mouse), as QEMU's `ich9-usb-uhci1`/`uhci2` with `usb-tablet` etc.
     pub usb: bool,
@@ -98,6 +102,7 @@ impl Default for MachineConfig {
             hda_slot: DriveSlot::default(),
             extra_drives: Vec::new(),
             nic: None,
+            audio: None,
             usb: false,
         }
     }
@@ -166,6 +171,9 @@ pub enum RunEvent {
 
 /// Where the NIC plugs in (QEMU's `pc` puts its first NIC in slot 3 too).
 pub const NIC_ADDRESS: PciAddress = PciAddress::new(0, 3, 0);
+
+/// Where the HD Audio controller plugs in (device 27, as on ICH6–ICH10).
+pub const HDA_ADDRESS: PciAddress = PciAddress::new(0, 0x1B, 0);
 
 /// Where option ROMs live: the VGA BIOS is the first.
 const VGA_BIOS_BASE: u64 = 0xC0000;
@@ -257,6 +265,9 @@ impl Machine {
         }
         if config.usb {
             host_io::plug_usb(&mut platform);
+        }
+        if let Some(backend) = config.audio {
+            platform.add_pci_device(HDA_ADDRESS, Box::new(Hda::new(backend)));
         }
         platform.vga_rom = vga_rom;
         if vga_rom_segments > 0 {

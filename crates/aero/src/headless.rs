@@ -59,6 +59,14 @@ pub struct HeadlessArgs {
     /// when the next lines run (deterministic). See README "Monitor".
     #[arg(long, value_name = "FILE|stdio")]
     monitor: Option<String>,
+    /// Add the HD Audio controller and write what the guest plays to this WAV file
+    /// (16-bit stereo at the guest's rate, paced by guest time).
+    #[arg(long = "audio-wav", value_name = "FILE.wav")]
+    audio_wav: Option<PathBuf>,
+    /// Add the HD Audio controller and play this WAV file into its input jack (then
+    /// silence).
+    #[arg(long = "audio-in-wav", value_name = "FILE.wav")]
+    audio_in_wav: Option<PathBuf>,
 }
 
 /// Exit statuses of the contract.
@@ -184,9 +192,15 @@ impl Setup {
                 "--timeout must be a positive number of seconds"
             );
         }
-        let config = args
+        let mut config = args
             .machine
             .machine_config(crate::machine_args::HEADLESS_MEMORY_MIB, !args.realtime)?;
+        if args.audio_wav.is_some() || args.audio_in_wav.is_some() {
+            config.audio = Some(Box::new(aero::audio_file::FileAudio::open(
+                args.audio_wav.as_deref(),
+                args.audio_in_wav.as_deref(),
+            )?));
+        }
         let monitor = args
             .monitor
             .as_deref()

@@ -360,6 +360,7 @@ impl MachineArgs {
                 nic.start()?
             },
             usb: self.usb_enabled(default_memory_mib),
+            audio: None,
         })
     }
 

@@ -28,7 +28,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Boot a guest without a window (deterministic by default).
-    Headless(headless::HeadlessArgs),
+    Headless(Box<headless::HeadlessArgs>),
     /// Boot a guest in a window, with keyboard, mouse, sound and gamepads.
     Run(run::RunArgs),
     /// Create or inspect disk images (qcow2, overlays).
@@ -63,7 +63,7 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
-        Command::Headless(args) => headless::main(args),
+        Command::Headless(args) => headless::main(*args),
         Command::Run(args) => run::main(args),
         Command::Disk(args) => disk::main(args),
         Command::Demo(args) => demo::main(args),

@@ -47,6 +47,7 @@
 //! | `pci_device.rs` | the one way in for PCI devices (BARs, INTx/MSI, bus-master DMA) | BARs where the guest puts them | INTx via PIRQ |
 //! | `e1000.rs` | Intel 82540EM NIC (8086:100E) | BAR0 128 KiB registers, BAR1 I/O window | INTA# |
 //! | `usb/uhci.rs` (+ `usb/hid.rs`) | ICH9 UHCI controllers (8086:2934/2935) with HID tablet, keyboard, mouse | BAR4 32-byte I/O window | INTA#/INTB# |
+//! | `hda.rs` (+ `hda_codec.rs`) | Intel ICH6 HD Audio (8086:2668) with an output+input codec | BAR0 16 KiB registers | INTA# or MSI |
 //! | `display_pci.rs` | the display function: AeroGPU (A3A0:0001) + VGA/VBE | BAR0 = AeroGPU regs, BAR2 = LFB, ROM BAR | INTA# |
 #![allow(dead_code)]
 
@@ -56,6 +57,8 @@ pub mod debug_port;
 pub mod display_pci;
 pub mod dma;
 pub mod e1000;
+pub mod hda;
+pub mod hda_codec;
 pub mod fdc;
 pub mod fw_cfg;
 pub mod hpet;

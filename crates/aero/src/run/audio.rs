@@ -1,14 +1,18 @@
 //! Sound: the PC speaker (PIT channel 2 gated through port 0x61) synthesised on the
-//! machine thread into a small bounded ring that a cpal output stream drains.
+//! machine thread and mixed with what the guest plays on the HD Audio controller
+//! (resampled to the device's rate) into a small bounded ring that one cpal output
+//! stream drains.
 //!
 //! The machine thread knows the speaker's tone per slice of guest time and writes exactly
-//! that much audio; the audio callback plays what is there. Too much queued (the guest
+//! that much audio, adding the HD Audio frames of the same slice; the audio callback
+//! plays what is there. Too much queued (the guest
 //! runs ahead) drops the oldest samples; too little (an underrun) fades to silence and
 //! waits for a short cushion before playing again, so neither case clicks.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
+use aero_machine::audio::{AudioBackend, Resampler, StereoFrame};
 use cpal::traits::{DeviceTrait, HostTrait, StreamTrait};
 use cpal::{FromSample, SizedSample};
 
@@ -21,14 +25,16 @@ const VOLUME: f32 = 0.15;
 /// Tones above this are inaudible; guests use them to silence the speaker.
 const MAX_TONE_HZ: u32 = 20_000;
 
-/// Samples shared between the machine thread and the audio callback (mono).
+/// Frames shared between the machine thread and the audio callback (stereo).
 pub struct Ring {
-    samples: VecDeque<f32>,
+    samples: VecDeque<StereoFrame>,
+    /// HD Audio frames (at the device rate) waiting to be mixed into `samples`.
+    hda: VecDeque<StereoFrame>,
     capacity: usize,
     prime: usize,
     playing: bool,
     /// Last value played, faded out on underrun.
-    last: f32,
+    last: StereoFrame,
 }
 
 impl Ring {
@@ -36,22 +42,23 @@ impl Ring {
         let capacity = (sample_rate * MAX_QUEUED_MS / 1000).max(1) as usize;
         Ring {
             samples: VecDeque::with_capacity(capacity),
+            hda: VecDeque::new(),
             capacity,
             prime: (sample_rate * PRIME_MS / 1000) as usize,
             playing: false,
-            last: 0.0,
+            last: [0.0; 2],
         }
     }
 
-    fn push(&mut self, sample: f32) {
+    fn push(&mut self, sample: StereoFrame) {
         if self.samples.len() >= self.capacity {
             self.samples.pop_front();
         }
         self.samples.push_back(sample);
     }
 
-    /// The next sample to play.
-    pub fn pop(&mut self) -> f32 {
+    /// The next frame to play.
+    pub fn pop(&mut self) -> StereoFrame {
         if !self.playing && self.samples.len() >= self.prime.max(1) {
             self.playing = true;
         }
@@ -65,7 +72,7 @@ impl Ring {
             None => {
                 self.playing = false;
                 // Decay instead of a step to zero.
-                self.last *= 0.995;
+                self.last = self.last.map(|v| v * 0.995);
             }
         }
         self.last
@@ -109,7 +116,7 @@ impl SpeakerFeed {
             return;
         };
         // Silence with nothing queued needs no samples: the callback plays silence.
-        if tone.is_none() && self.gain == 0.0 && ring.len() == 0 {
+        if tone.is_none() && self.gain == 0.0 && ring.len() == 0 && ring.hda.is_empty() {
             return;
         }
         let target = if tone.is_some() { VOLUME } else { 0.0 };
@@ -122,9 +129,55 @@ impl SpeakerFeed {
             }
             self.phase = (self.phase + step).fract();
             let wave = if self.phase < 0.5 { 1.0 } else { -1.0 };
-            ring.push(wave * self.gain);
+            let speaker = wave * self.gain;
+            let hda = ring.hda.pop_front().unwrap_or([0.0; 2]);
+            ring.push(hda.map(|v| (v + speaker).clamp(-1.0, 1.0)));
         }
     }
+
+    /// The HD Audio controller's host side, feeding this ring.
+    pub fn hda_output(&self) -> HdaOutput {
+        HdaOutput {
+            ring: self.ring.clone(),
+            device_rate: self.sample_rate,
+            converter: Resampler::new(self.sample_rate, self.sample_rate),
+            scratch: Vec::new(),
+        }
+    }
+}
+
+/// What the guest plays on HD Audio, converted to the device rate and queued for the
+/// speaker feed to mix in (at most the ring's capacity; the oldest go first).
+pub struct HdaOutput {
+    ring: Arc<Mutex<Ring>>,
+    device_rate: u32,
+    converter: Resampler,
+    scratch: Vec<StereoFrame>,
+}
+
+impl AudioBackend for HdaOutput {
+    fn play(&mut self, rate_hz: u32, frames: &[StereoFrame]) {
+        if self.converter.rates() != (rate_hz, self.device_rate) {
+            self.converter = Resampler::new(rate_hz, self.device_rate);
+        }
+        self.scratch.clear();
+        self.converter.process(frames, &mut self.scratch);
+        let Ok(mut ring) = self.ring.lock() else {
+            return;
+        };
+        let capacity = ring.capacity;
+        ring.hda.extend(self.scratch.iter().copied());
+        let excess = ring.hda.len().saturating_sub(capacity);
+        ring.hda.drain(..excess);
+    }
+}
+
+/// The HD Audio controller of a machine without a sound device on the host: it plays
+/// into nothing and records silence.
+pub struct SilentAudio;
+
+impl AudioBackend for SilentAudio {
+    fn play(&mut self, _rate_hz: u32, _frames: &[StereoFrame]) {}
 }
 
 /// A running output stream (kept alive by the window thread) and the feed for it.
@@ -184,8 +237,14 @@ where
         move |data: &mut [T], _| {
             let Ok(mut ring) = ring.lock() else { return };
             for frame in data.chunks_mut(channels) {
-                let s = T::from_sample(ring.pop());
-                frame.fill(s);
+                let [left, right] = ring.pop();
+                if channels == 1 {
+                    frame[0] = T::from_sample((left + right) / 2.0);
+                } else {
+                    frame.fill(T::from_sample(0.0));
+                    frame[0] = T::from_sample(left);
+                    frame[1] = T::from_sample(right);
+                }
             }
         },
         |e| tracing::warn!("audio stream: {e}"),
@@ -209,7 +268,7 @@ mod tests {
         f.produce(Some(1000), 100_000_000); // 100 ms of 1 kHz
         let mut ring = ring.lock().unwrap();
         assert_eq!(ring.len(), 4800);
-        let samples: Vec<f32> = (0..4800).map(|_| ring.pop()).collect();
+        let samples: Vec<f32> = (0..4800).map(|_| ring.pop()[0]).collect();
         // After the ramp, count sign changes: two per period.
         let tail = &samples[2400..];
         let crossings = tail
@@ -232,10 +291,10 @@ mod tests {
         let mut ring = ring.lock().unwrap();
         let mut last = 0.0f32;
         for _ in 0..2400 {
-            last = ring.pop();
+            last = ring.pop()[0];
         }
         // Underrun: values shrink toward zero, no jump.
-        let after = ring.pop();
+        let after = ring.pop()[0];
         assert!(after.abs() <= last.abs());
         assert!(after.abs() > 0.0 || last == 0.0);
     }
@@ -249,16 +308,41 @@ mod tests {
             10_000 * MAX_QUEUED_MS as usize / 1000
         );
         let mut r = Ring::new(10_000);
-        r.push(0.5);
+        r.push([0.5; 2]);
         assert_eq!(
             r.pop(),
-            0.0,
+            [0.0; 2],
             "one sample is below the cushion: not played yet"
         );
         for _ in 0..300 {
-            r.push(0.5);
+            r.push([0.5; 2]);
         }
-        assert_eq!(r.pop(), 0.5);
+        assert_eq!(r.pop(), [0.5; 2]);
+    }
+
+    #[test]
+    fn hd_audio_is_resampled_and_mixed_with_the_speaker() {
+        let (ring, mut f) = feed(48_000);
+        let mut hda = f.hda_output();
+        // 100 ms of a constant at 24 kHz becomes 100 ms at 48 kHz, mixed into the slice.
+        hda.play(24_000, &[[0.25, -0.25]; 2400]);
+        f.produce(None, 100_000_000);
+        let mut r = ring.lock().unwrap();
+        assert_eq!(r.len(), 4800);
+        let frames: Vec<StereoFrame> = (0..4800).map(|_| r.pop()).collect();
+        assert!(
+            frames[10..4790].iter().all(|f| *f == [0.25, -0.25]),
+            "{:?}",
+            &frames[..12]
+        );
+        drop(r);
+        // With the speaker sounding, both add up.
+        hda.play(48_000, &[[0.5, 0.5]; 4800]);
+        f.produce(Some(1000), 100_000_000);
+        let mut r = ring.lock().unwrap();
+        let mixed: Vec<StereoFrame> = (0..4800).map(|_| r.pop()).collect();
+        assert!(mixed.iter().any(|f| f[0] > 0.6));
+        assert!(mixed.iter().all(|f| f[0] >= 0.5 - VOLUME - 1e-6));
     }
 
     #[test]

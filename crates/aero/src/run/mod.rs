@@ -61,7 +61,7 @@ pub struct RunArgs {
     /// Scale the picture by whole numbers only (sharp pixels).
     #[arg(long = "integer-scaling")]
     integer_scaling: bool,
-    /// No sound.
+    /// No sound: no HD Audio controller, the PC speaker silent.
     #[arg(long = "no-audio")]
     no_audio: bool,
     /// Do not open gamepads.

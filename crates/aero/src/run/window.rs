@@ -57,8 +57,17 @@ pub fn run(args: RunArgs, setup: Setup) -> u8 {
     } else {
         audio::start().unzip()
     };
+    // HD Audio unless --no-audio: into the speaker's stream, or into nothing when the
+    // host has no output device (the guest still has its sound card).
+    let mut config = setup.config;
+    if !args.no_audio {
+        config.audio = Some(match &speaker {
+            Some(feed) => Box::new(feed.hda_output()),
+            None => Box::new(audio::SilentAudio),
+        });
+    }
     let machine = match super::spawn_machine(
-        setup.config,
+        config,
         setup.gpu,
         setup.monitor,
         setup.serial,
