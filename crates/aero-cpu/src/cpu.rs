@@ -30,6 +30,7 @@ pub struct Cpu {
     pub state: CpuState,
     pub(crate) core: Core,
     blocks: BlockCache,
+    jit: crate::jit::Jit,
 }
 
 impl Default for Cpu {
@@ -44,6 +45,7 @@ impl Cpu {
             state: CpuState::at_reset(),
             core: Core::new(),
             blocks: BlockCache::default(),
+            jit: crate::jit::Jit::default(),
         }
     }
 
@@ -89,6 +91,21 @@ impl Cpu {
         };
         self.state.rip = 0;
         self.state.halted = false;
+    }
+
+    /// The JIT mode of this CPU (default: `AERO_JIT`, see [`crate::jit`]).
+    pub fn jit_mode(&self) -> crate::jit::JitMode {
+        self.jit.mode()
+    }
+    pub fn set_jit_mode(&mut self, mode: crate::jit::JitMode) {
+        self.jit.set_mode(mode);
+    }
+    /// Executions of a block before it is compiled.
+    pub fn set_jit_threshold(&mut self, runs: u32) {
+        self.jit.set_threshold(runs);
+    }
+    pub fn jit_stats(&self) -> crate::jit::JitStats {
+        self.jit.stats()
     }
 
     pub fn instructions_retired(&self) -> u64 {
@@ -152,6 +169,7 @@ impl Cpu {
             state,
             core,
             blocks,
+            jit,
         } = self;
         if core.wait_for_sipi {
             return RunExit::Halted;
@@ -254,7 +272,13 @@ impl Cpu {
             } else {
                 cut_run(all, shadow || tf || bp_exec, left)
             };
-            let outcome = run_block(&mut ex, &all[..n], unfuse_last);
+            // Hot blocks run as host code when the JIT has them (`jit/`).
+            let whole = n == block.run_len && !unfuse_last;
+            let outcome = match jit.run_block(&mut ex, block, idx, whole) {
+                Some(true) => Step::Faulted,
+                Some(false) => Step::Exit,
+                None => run_block(&mut ex, &all[..n], unfuse_last),
+            };
             let faulted = outcome == Step::Faulted;
             // Everything below is rare: one test skips it all.
             if (ex.c.events & (EV_SHADOW_ARMED | EV_DATA_BP) != 0) | rf | tf | faulted {

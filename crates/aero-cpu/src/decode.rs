@@ -36,6 +36,9 @@ pub struct Block {
     /// still right (GRUB and BIOS code keep variables, even patched opcodes, next to
     /// their instructions).
     bytes: Vec<u8>,
+    /// Unique per decode (0 for uncached blocks): compiled code (`jit`) names its block
+    /// by it, so a re-decoded block never runs stale host code.
+    pub serial: u64,
 }
 
 /// A block reached by linear RIP, valid while the cache generation is unchanged (no TLB
@@ -70,6 +73,7 @@ fn empty_block() -> Block {
         host_page: usize::MAX,
         code_gen: 0,
         bytes: Vec::new(),
+        serial: 0,
     }
 }
 
@@ -87,6 +91,8 @@ pub struct BlockCache {
     generation: u64,
     seen_tlb_epoch: u64,
     seen_code_epoch: u64,
+    /// The next `Block::serial`.
+    next_serial: u64,
 }
 
 impl Default for BlockCache {
@@ -100,6 +106,7 @@ impl Default for BlockCache {
             generation: 1,
             seen_tlb_epoch: 0,
             seen_code_epoch: 0,
+            next_serial: 1,
         }
     }
 }
@@ -238,7 +245,9 @@ impl BlockCache {
             if let Some(bytes) = bytes {
                 mark_code(ex, host_page, start, start + bytes.len());
                 let code_gen = ex.c.code.generation_of(host_page);
+                self.next_serial += 1;
                 self.slots[slot] = Block {
+                    serial: self.next_serial,
                     key,
                     host_page,
                     code_gen,
@@ -258,6 +267,7 @@ impl BlockCache {
                 insns,
                 bytes: Vec::new(),
                 next: [NO_LINK; 2],
+                serial: 0,
             });
         } else {
             let (insns, _) = decode_block(ex, rip, lin, phys, bitness)?;
@@ -269,6 +279,7 @@ impl BlockCache {
                 insns,
                 bytes: Vec::new(),
                 next: [NO_LINK; 2],
+                serial: 0,
             });
         }
         Ok(SCRATCH)
@@ -312,6 +323,7 @@ fn unreachable_block() -> &'static Block {
         insns: Vec::new(),
         bytes: Vec::new(),
         next: [NO_LINK; 2],
+        serial: 0,
     };
     &EMPTY
 }

@@ -18,8 +18,11 @@
 //! one), `mmu.rs` (page walks, software TLB), `seg.rs` (segmentation and privilege
 //! checks), `interrupts.rs` (exception/interrupt delivery in every mode, #DF, triple
 //! fault, IRET), `task.rs` (hardware task switch), `debug.rs` (DR0-DR7 breakpoints),
-//! `flags.rs` (lazy flags), `fpu/` and `sse/` (x87 and SSE arithmetic and state).
-#![forbid(unsafe_code)]
+//! `flags.rs` (lazy flags), `fpu/` and `sse/` (x87 and SSE arithmetic and state),
+//! `jit/` (native code for hot blocks on x86-64 Linux hosts).
+// `unsafe` is allowed in one module only: `jit/native.rs` (executable memory, calls into
+// generated code).
+#![deny(unsafe_code)]
 
 mod bus;
 mod core;
@@ -31,6 +34,11 @@ pub mod fault;
 pub mod flags;
 pub mod fpu;
 mod interrupts;
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+pub mod jit;
+#[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+#[path = "jit/off.rs"]
+pub mod jit;
 pub mod mmu;
 pub mod seg;
 pub mod sse;
