@@ -20,7 +20,10 @@ constexpr HRESULT kOk = 0;
 constexpr HRESULT kEInvalidArg = HRESULT(0x80070057);
 
 // Color formats the executor can render to (wgpu render-attachment formats).
-constexpr UINT kRenderTargetOps = FORMATOP_TEXTURE | FORMATOP_OFFSCREEN_RENDERTARGET |
+// Sampled formats: 2D, cube (6 layers) and volume textures (the executor's 3D textures);
+// block-compressed formats are 2D and cube only (volume locks address texels).
+constexpr UINT kSampledOps = FORMATOP_TEXTURE | FORMATOP_CUBETEXTURE | FORMATOP_VOLUMETEXTURE;
+constexpr UINT kRenderTargetOps = kSampledOps | FORMATOP_OFFSCREEN_RENDERTARGET |
                                   FORMATOP_SAME_FORMAT_RENDERTARGET | FORMATOP_OFFSCREENPLAIN;
 constexpr UINT kDepthOps = FORMATOP_ZSTENCIL | FORMATOP_ZSTENCIL_WITH_ARBITRARY_COLOR_DEPTH;
 
@@ -33,20 +36,20 @@ const FORMATOP kFormats[] = {
     {D3DDDIFMT_A8B8G8R8, kRenderTargetOps, 0, 0, 0},
     {D3DDDIFMT_X8B8G8R8, kRenderTargetOps, 0, 0, 0},
     // 16-bit formats: textures only (no wgpu render format for them).
-    {D3DDDIFMT_R5G6B5, FORMATOP_TEXTURE | FORMATOP_OFFSCREENPLAIN, 0, 0, 0},
-    {D3DDDIFMT_A1R5G5B5, FORMATOP_TEXTURE | FORMATOP_OFFSCREENPLAIN, 0, 0, 0},
+    {D3DDDIFMT_R5G6B5, kSampledOps | FORMATOP_OFFSCREENPLAIN, 0, 0, 0},
+    {D3DDDIFMT_A1R5G5B5, kSampledOps | FORMATOP_OFFSCREENPLAIN, 0, 0, 0},
     // Alpha and luminance-alpha: their own protocol formats, sampled (0,0,0,A) and (L,L,L,A).
-    {D3DDDIFMT_A8, FORMATOP_TEXTURE | FORMATOP_OFFSCREENPLAIN, 0, 0, 0},
-    {D3DDDIFMT_A8L8, FORMATOP_TEXTURE | FORMATOP_OFFSCREENPLAIN, 0, 0, 0},
+    {D3DDDIFMT_A8, kSampledOps | FORMATOP_OFFSCREENPLAIN, 0, 0, 0},
+    {D3DDDIFMT_A8L8, kSampledOps | FORMATOP_OFFSCREENPLAIN, 0, 0, 0},
     // Luminance: R8_UNORM, sampled (L,L,L,1) through the translator's per-sampler read variant.
-    {D3DDDIFMT_L8, FORMATOP_TEXTURE | FORMATOP_OFFSCREENPLAIN, 0, 0, 0},
+    {D3DDDIFMT_L8, kSampledOps | FORMATOP_OFFSCREENPLAIN, 0, 0, 0},
     // Float formats: fp16 blends and filters; fp32 does neither in wgpu without features.
     {D3DDDIFMT_A16B16G16R16F, kRenderTargetOps, 0, 0, 0},
     {D3DDDIFMT_R32F, kRenderTargetOps | FORMATOP_NOFILTER | FORMATOP_NOALPHABLEND, 0, 0, 0},
     {D3DDDIFMT_A32B32G32R32F, kRenderTargetOps | FORMATOP_NOFILTER | FORMATOP_NOALPHABLEND, 0, 0, 0},
-    {D3DDDIFMT_DXT1, FORMATOP_TEXTURE, 0, 0, 0},
-    {D3DDDIFMT_DXT3, FORMATOP_TEXTURE, 0, 0, 0},
-    {D3DDDIFMT_DXT5, FORMATOP_TEXTURE, 0, 0, 0},
+    {D3DDDIFMT_DXT1, FORMATOP_TEXTURE | FORMATOP_CUBETEXTURE, 0, 0, 0},
+    {D3DDDIFMT_DXT3, FORMATOP_TEXTURE | FORMATOP_CUBETEXTURE, 0, 0, 0},
+    {D3DDDIFMT_DXT5, FORMATOP_TEXTURE | FORMATOP_CUBETEXTURE, 0, 0, 0},
     {D3DDDIFMT_D24S8, kDepthOps, 0, 0, 0},
     {D3DDDIFMT_D24X8, kDepthOps, 0, 0, 0},
     {D3DDDIFMT_D16, kDepthOps, 0, 0, 0},
@@ -89,11 +92,18 @@ void fill_d3d9_caps(D3DCAPS9 *c) {
     c->DestBlendCaps = kBlendCaps;
     c->ShadeCaps = D3DPSHADECAPS_COLORGOURAUDRGB | D3DPSHADECAPS_ALPHAGOURAUDBLEND |
                    D3DPSHADECAPS_SPECULARGOURAUDRGB | D3DPSHADECAPS_FOGGOURAUD;
-    // Full non-power-of-two 2D textures with mips; no cube or volume textures.
-    c->TextureCaps = D3DPTEXTURECAPS_PERSPECTIVE | D3DPTEXTURECAPS_ALPHA | D3DPTEXTURECAPS_MIPMAP;
+    // Full non-power-of-two 2D, cube and volume textures with mips (no *_POW2: the
+    // executor's cube and 3D textures take any size).
+    c->TextureCaps = D3DPTEXTURECAPS_PERSPECTIVE | D3DPTEXTURECAPS_ALPHA | D3DPTEXTURECAPS_MIPMAP |
+                     D3DPTEXTURECAPS_CUBEMAP | D3DPTEXTURECAPS_MIPCUBEMAP | D3DPTEXTURECAPS_VOLUMEMAP |
+                     D3DPTEXTURECAPS_MIPVOLUMEMAP;
     c->TextureFilterCaps = kFilterCaps;
+    c->CubeTextureFilterCaps = kFilterCaps;
+    c->VolumeTextureFilterCaps = kFilterCaps;
+    c->MaxVolumeExtent = 2048; // wgpu's default max_texture_dimension_3d
     c->TextureAddressCaps = D3DPTADDRESSCAPS_WRAP | D3DPTADDRESSCAPS_MIRROR | D3DPTADDRESSCAPS_CLAMP |
                             D3DPTADDRESSCAPS_INDEPENDENTUV;
+    c->VolumeTextureAddressCaps = c->TextureAddressCaps;
     c->LineCaps = D3DLINECAPS_TEXTURE | D3DLINECAPS_ZTEST | D3DLINECAPS_BLEND;
     c->MaxTextureWidth = kMaxTextureDim;
     c->MaxTextureHeight = kMaxTextureDim;

@@ -233,14 +233,19 @@ bool resource_layout(const ResourceDesc &d, uint64_t *backing_bytes, uint32_t *r
         return false;
     // MVP: shared surfaces are single-allocation, single-level.
     if (d.shared && d.levels != 1) return false;
+    if (d.cube && (d.volume || d.layers != 6 || d.width != d.height)) return false;
+    if (!d.cube && d.layers != 1) return false;
+    if (d.volume ? (d.depth == 0 || d.depth > AEROGPU_MAX_VOLUME_DEPTH) : d.depth != 1) return false;
+    if ((d.cube || d.volume) && d.shared) return false;
     *row_pitch = row_pitch_for(d.d3d_format, d.width);
-    uint64_t total = 0;
+    uint64_t per_layer = 0;
     for (uint32_t l = 0; l < d.levels; l++) {
         uint32_t w = d.width >> l ? d.width >> l : 1, h = d.height >> l ? d.height >> l : 1;
         uint32_t rows = (fmt >= AEROGPU_FORMAT_BC1_UNORM) ? (h + 3) / 4 : h;
-        total += uint64_t(row_pitch_for(d.d3d_format, w)) * rows;
+        uint32_t slices = d.depth >> l ? d.depth >> l : 1;
+        per_layer += uint64_t(row_pitch_for(d.d3d_format, w)) * rows * slices;
     }
-    *backing_bytes = total;
+    *backing_bytes = per_layer * d.layers;
     return true;
 }
 
@@ -296,7 +301,9 @@ uint32_t Device::create_resource(const ResourceDesc &d, uint32_t shared_alloc_id
         p->width = d.width;
         p->height = d.height;
         p->mip_levels = d.levels;
-        p->array_layers = 1;
+        p->array_layers = d.layers;
+        p->flags = (d.cube ? AEROGPU_TEXTURE_FLAG_CUBE : 0u) | (d.volume ? AEROGPU_TEXTURE_FLAG_VOLUME : 0u);
+        p->depth = d.volume ? d.depth : 0;
         p->row_pitch_bytes = r.row_pitch;
         p->backing_alloc_id = r.alloc_id;
     }

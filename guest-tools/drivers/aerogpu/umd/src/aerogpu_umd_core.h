@@ -143,6 +143,10 @@ struct ResourceDesc {
     ResourceKind kind = ResourceKind::Buffer;
     uint32_t d3d_format = 0; // D3DFORMAT
     uint32_t width = 0, height = 0, levels = 1;
+    // Cube textures: 6 layers (faces in D3DCUBEMAP_FACES order); volume textures: `depth`
+    // slices (aerogpu_cmd.h's subresource layout). 1 and 1 for plain 2D textures.
+    uint32_t layers = 1, depth = 1;
+    bool cube = false, volume = false;
     uint64_t size_bytes = 0; // buffers
     uint32_t usage = 0;      // AEROGPU_RESOURCE_USAGE_*
     bool guest_backed = true;
@@ -177,6 +181,14 @@ struct LevelLayout {
     uint32_t block = 1; // texels per block edge (4 for BC formats)
 };
 bool level_layout(const ResourceDesc &d, uint32_t level, LevelLayout *out);
+// Where D3D9 subresource `sub` (cube: face * levels + mip; others: mip) lives: its mip's
+// layout at the face's offset, `depth` slices `slice_pitch` bytes apart for volumes.
+struct SubresourceLayout {
+    LevelLayout level;
+    uint32_t depth = 1;
+    uint64_t slice_pitch = 0, size = 0;
+};
+bool subresource_layout(const ResourceDesc &d, uint32_t sub, SubresourceLayout *out);
 // D3D9's default of a render state the core sends at device creation; false for states
 // outside its table (unknown ones, and those the DDI layer keeps itself).
 bool d3d9_render_state_default(uint32_t state, uint32_t *value);

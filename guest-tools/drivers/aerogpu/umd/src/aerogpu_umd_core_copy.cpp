@@ -55,8 +55,38 @@ bool covers(const Rect &r, const Resource *res) {
 
 } // namespace
 
+bool subresource_layout(const ResourceDesc &d, uint32_t sub, SubresourceLayout *out) {
+    if (d.kind != ResourceKind::Texture2D || d.levels == 0 || sub / d.levels >= d.layers) return false;
+    const uint32_t layer = sub / d.levels, mip = sub % d.levels;
+    const uint32_t fmt = d3d_format_to_aerogpu(d.d3d_format);
+    if (!fmt) return false;
+    SubresourceLayout s;
+    s.level.block = is_bc(fmt) ? 4 : 1;
+    uint64_t off = 0;
+    for (uint32_t i = 0; i < d.levels; i++) {
+        const uint32_t w = std::max(d.width >> i, 1u), h = std::max(d.height >> i, 1u);
+        const uint32_t pitch = row_pitch_for(d.d3d_format, w), rows = (h + s.level.block - 1) / s.level.block;
+        const uint32_t slices = d.volume ? std::max(d.depth >> i, 1u) : 1u;
+        if (i == mip) {
+            s.level.width = w;
+            s.level.height = h;
+            s.level.offset = off;
+            s.level.row_pitch = pitch;
+            s.level.rows = rows;
+            s.depth = slices;
+            s.slice_pitch = uint64_t(pitch) * rows;
+            s.size = s.slice_pitch * slices;
+        }
+        off += uint64_t(pitch) * rows * slices;
+    }
+    s.level.offset += off * layer; // `off` is now one layer's bytes
+    *out = s;
+    return true;
+}
+
+// The copy and blit paths address mips of plain 2D textures only.
 bool level_layout(const ResourceDesc &d, uint32_t level, LevelLayout *out) {
-    if (d.kind != ResourceKind::Texture2D || level >= d.levels) return false;
+    if (d.kind != ResourceKind::Texture2D || level >= d.levels || d.cube || d.volume) return false;
     const uint32_t fmt = d3d_format_to_aerogpu(d.d3d_format);
     if (!fmt) return false;
     LevelLayout l;
@@ -191,8 +221,10 @@ int32_t Device::tex_blt(uint32_t dst, int32_t dst_x, int32_t dst_y, uint32_t src
         return kD3DERR_INVALIDCALL;
     // UpdateTexture: dst level l corresponds to src level l + skip, of the same size.
     const uint32_t skip = s->desc.levels - d->desc.levels;
+    // Cube and volume textures are not copied level by level yet (level_layout refuses).
     LevelLayout top;
-    level_layout(s->desc, skip, &top);
+    if (!level_layout(s->desc, skip, &top) || !level_layout(d->desc, 0, &top) || !level_layout(s->desc, skip, &top))
+        return kD3DERR_NOTAVAILABLE;
     if (top.width != d->desc.width || top.height != d->desc.height) return kD3DERR_INVALIDCALL;
     const LevelLayout &s0 = top;
     LevelLayout src0;

@@ -1145,24 +1145,6 @@ HRESULT APIENTRY SetScissorRect(HANDLE h, const RECT *r) {
 }
 
 // Byte offset and pitch of subresource `sub` (mip level) of a 2D texture.
-bool subresource_layout(const Resource &r, UINT sub, uint64_t *offset, uint32_t *pitch, uint32_t *rows) {
-    if (sub >= r.desc.levels) return false;
-    bool bc = r.desc.d3d_format == D3DDDIFMT_DXT1 || r.desc.d3d_format == D3DDDIFMT_DXT3 ||
-              r.desc.d3d_format == D3DDDIFMT_DXT5;
-    uint64_t off = 0;
-    for (UINT l = 0; l <= sub; l++) {
-        uint32_t w = r.desc.width >> l ? r.desc.width >> l : 1, hgt = r.desc.height >> l ? r.desc.height >> l : 1;
-        uint32_t p = row_pitch_for(r.desc.d3d_format, w), n = bc ? (hgt + 3) / 4 : hgt;
-        if (l == sub) {
-            *offset = off;
-            *pitch = p;
-            *rows = n;
-            return true;
-        }
-        off += uint64_t(p) * n;
-    }
-    return false;
-}
 
 HRESULT APIENTRY Lock(HANDLE h, D3DDDIARG_LOCK *a) {
     if (!a) return kEInvalidArg;
@@ -1187,6 +1169,7 @@ HRESULT APIENTRY Lock(HANDLE h, D3DDDIARG_LOCK *a) {
     if (!l.pData) return kEFail;
     uint64_t off = 0, size = r->backing_bytes;
     uint32_t pitch = r->row_pitch;
+    uint64_t slice_pitch = 0; // set below: one volume slice, or the whole 2D level
     if (r->desc.kind == ResourceKind::Buffer) {
         if (a->Flags.RangeValid) {
             if (a->Range.Offset > r->backing_bytes || a->Range.Size > r->backing_bytes - a->Range.Offset) return kInvalidCall;
@@ -1194,9 +1177,13 @@ HRESULT APIENTRY Lock(HANDLE h, D3DDDIARG_LOCK *a) {
             size = a->Range.Size ? a->Range.Size : r->backing_bytes - off;
         }
     } else {
-        uint32_t rows = 0;
-        if (!subresource_layout(*r, a->SubResourceIndex, &off, &pitch, &rows)) return kInvalidCall;
-        size = uint64_t(pitch) * rows;
+        SubresourceLayout sl;
+        if (!subresource_layout(r->desc, a->SubResourceIndex, &sl)) return kInvalidCall;
+        off = sl.level.offset;
+        pitch = sl.level.row_pitch;
+        uint32_t rows = sl.level.rows;
+        size = sl.size;
+        slice_pitch = r->desc.volume ? sl.slice_pitch : sl.size;
         // Area locks return the level's base moved to the rectangle; the dirty range stays the
         // whole level (conservative).
         if (a->Flags.AreaValid && a->Area.top >= 0 && uint64_t(a->Area.top) < rows) {
@@ -1206,8 +1193,17 @@ HRESULT APIENTRY Lock(HANDLE h, D3DDDIARG_LOCK *a) {
         }
     }
     if (!(r->desc.kind == ResourceKind::Texture2D && a->Flags.AreaValid)) a->pSurfData = static_cast<uint8_t *>(l.pData) + off;
+    // LockBox: the level's base moved to the box's front slice, row and column (the dirty
+    // range stays the whole level). Block-compressed volumes are not listed in GetCaps.
+    if (r->desc.volume && a->Flags.BoxValid && a->Box.Front < a->Box.Back && a->Box.Top < a->Box.Bottom &&
+        uint64_t(a->Box.Back) * slice_pitch <= size && uint64_t(a->Box.Bottom) * pitch <= slice_pitch) {
+        uint64_t bpp = row_pitch_for(r->desc.d3d_format, 1);
+        uint64_t inner = uint64_t(a->Box.Front) * slice_pitch + uint64_t(a->Box.Top) * pitch + a->Box.Left * bpp;
+        if (inner < size) a->pSurfData = static_cast<uint8_t *>(l.pData) + off + inner;
+    }
     a->Pitch = pitch;
-    a->SlicePitch = static_cast<UINT>(size);
+    // Volumes: bytes from one slice to the next; 2D: the whole level.
+    a->SlicePitch = static_cast<UINT>(slice_pitch);
     it->second.lock_offset = off;
     it->second.lock_size = size;
     it->second.lock_read_only = a->Flags.ReadOnly;
@@ -1316,7 +1312,13 @@ HRESULT APIENTRY CreateResource(HANDLE h, D3DDDIARG_CREATERESOURCE *a) {
     if (!a || !a->pSurfList || a->SurfCount == 0) return kEInvalidArg;
     UmdDevice *d = dev(h);
     bool shared = a->Flags.SharedResource;
-    if (a->Flags.CubeMap || a->Flags.Volume || a->MultisampleType > 1) return kNotAvailable;
+    if (a->MultisampleType > 1) return kNotAvailable;
+    // Cube faces and volumes are sampled only: the device renders into mip 0 of layer 0.
+    if ((a->Flags.CubeMap || a->Flags.Volume) &&
+        (a->Flags.RenderTarget || a->Flags.ZBuffer || a->Flags.SharedResource || a->Flags.Primary))
+        return kNotAvailable;
+    // The runtime lists a cube's surfaces face by face (each face's mips in order).
+    if (a->Flags.CubeMap && a->SurfCount % 6 != 0) return kInvalidCall;
     ResourceDesc desc;
     bool buffer = a->Flags.VertexBuffer || a->Flags.IndexBuffer || a->Format == D3DDDIFMT_VERTEXDATA ||
                   a->Format == D3DDDIFMT_INDEX16 || a->Format == D3DDDIFMT_INDEX32;
@@ -1332,6 +1334,14 @@ HRESULT APIENTRY CreateResource(HANDLE h, D3DDDIARG_CREATERESOURCE *a) {
         desc.width = a->pSurfList[0].Width;
         desc.height = a->pSurfList[0].Height;
         desc.levels = a->SurfCount;
+        if (a->Flags.CubeMap) {
+            desc.cube = true;
+            desc.layers = 6;
+            desc.levels = a->SurfCount / 6;
+        } else if (a->Flags.Volume) {
+            desc.volume = true;
+            desc.depth = a->pSurfList[0].Depth;
+        }
         if (a->Flags.RenderTarget || a->Flags.Primary) desc.usage |= AEROGPU_RESOURCE_USAGE_RENDER_TARGET;
         if (a->Flags.ZBuffer) desc.usage |= AEROGPU_RESOURCE_USAGE_DEPTH_STENCIL;
         // Every color surface can be sampled: Blt stretches by drawing from it.

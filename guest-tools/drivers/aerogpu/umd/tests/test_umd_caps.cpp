@@ -115,7 +115,10 @@ static void test_d3d9_caps() {
           kD3DERR_INVALIDCALL);
     CHECK(c.MaxVertexIndex > 0xFFFF); // 32-bit index buffers are translated
     // Features the core does not translate stay off.
-    CHECK(!(c.TextureCaps & (D3DPTEXTURECAPS_CUBEMAP | D3DPTEXTURECAPS_VOLUMEMAP)));
+    // Cube and volume textures: the core creates them (aerogpu_cmd.h's CUBE/VOLUME layout).
+    CHECK((c.TextureCaps & (D3DPTEXTURECAPS_CUBEMAP | D3DPTEXTURECAPS_VOLUMEMAP)) ==
+          (D3DPTEXTURECAPS_CUBEMAP | D3DPTEXTURECAPS_VOLUMEMAP));
+    CHECK(c.MaxVolumeExtent > 0 && c.MaxVolumeExtent <= AEROGPU_MAX_VOLUME_DEPTH);
     CHECK(!(c.DevCaps & (D3DDEVCAPS_RTPATCHES | D3DDEVCAPS_NPATCHES | D3DDEVCAPS_PUREDEVICE)));
     CHECK(c.MaxUserClipPlanes == 0 && !(c.VertexProcessingCaps & 0x1 /* TEXGEN */));
     // The fixed-function generator's limits and ops (aerogpu_umd_ff.h).
@@ -228,9 +231,23 @@ static void test_formats() {
                          agpu == AEROGPU_FORMAT_D32_FLOAT;
         CHECK(((f.Operations & FORMATOP_ZSTENCIL) != 0) == depth_fmt);
         CHECK(!depth_fmt || !(f.Operations & (FORMATOP_TEXTURE | FORMATOP_OFFSCREEN_RENDERTARGET)));
-        // No MSAA, no cube/volume textures, no vertex textures.
+        // No MSAA, no vertex textures; cube and volume textures only of sampled formats,
+        // and the core creates them.
         CHECK(f.FlipMsTypes == 0 && f.BltMsTypes == 0);
-        CHECK(!(f.Operations & (FORMATOP_CUBETEXTURE | FORMATOP_VOLUMETEXTURE | FORMATOP_VERTEXTEXTURE)));
+        CHECK(!(f.Operations & FORMATOP_VERTEXTEXTURE));
+        CHECK(!(f.Operations & (FORMATOP_CUBETEXTURE | FORMATOP_VOLUMETEXTURE)) || (f.Operations & FORMATOP_TEXTURE));
+        for (UINT kind = 0; kind < 2; kind++) {
+            if (!(f.Operations & (kind ? FORMATOP_VOLUMETEXTURE : FORMATOP_CUBETEXTURE))) continue;
+            ResourceDesc t;
+            t.kind = ResourceKind::Texture2D;
+            t.d3d_format = f.Format;
+            t.width = t.height = 8;
+            t.levels = 2;
+            t.usage = AEROGPU_RESOURCE_USAGE_TEXTURE;
+            if (kind) t.volume = true, t.depth = 4;
+            else t.cube = true, t.layers = 6;
+            CHECK(d.create_resource(t) != 0);
+        }
         // The core creates what the operations promise.
         ResourceDesc t;
         t.kind = ResourceKind::Texture2D;
