@@ -102,6 +102,13 @@ pub enum ToMachine {
         dz: i32,
         buttons: u8,
     },
+    /// The USB tablet's pointer (0..=32767 on both axes), buttons and wheel clicks.
+    Pointer {
+        x: u16,
+        y: u16,
+        buttons: u8,
+        wheel: i8,
+    },
     Gamepad(GamepadInput),
     Pause(bool),
     Reset,
@@ -121,6 +128,9 @@ pub enum UserEvent {
     FrameReady,
     /// Guest speed over the last second.
     Stats { mips: f64 },
+    /// The guest has configured (true) or dropped the USB tablet: the window sends
+    /// absolute positions and needs no mouse grab while it is there.
+    Tablet(bool),
     /// The machine thread ended; disks are flushed.
     Stopped(Outcome),
     /// Ctrl+C in the terminal.
@@ -229,6 +239,8 @@ struct Runner<N: Notify> {
     speaker: Option<audio::SpeakerFeed>,
     paused_since: Option<Instant>,
     last_frame: Option<Frame>,
+    /// Whether the guest had configured the USB tablet at the last look.
+    tablet: bool,
     /// Media changes: `--monitor` lines, the eject key, dropped files.
     monitor: Monitor,
 }
@@ -302,6 +314,11 @@ impl<N: Notify> Runner<N> {
                 let secs = now.duration_since(stats_at).as_secs_f64();
                 let mips = instructions.saturating_sub(stats_instructions) as f64 / secs / 1e6;
                 self.notify.notify(UserEvent::Stats { mips });
+                let tablet = self.machine.tablet_ready();
+                if tablet != self.tablet {
+                    self.tablet = tablet;
+                    self.notify.notify(UserEvent::Tablet(tablet));
+                }
                 (stats_at, stats_instructions) = (now, instructions);
             }
             match event {
@@ -324,6 +341,14 @@ impl<N: Notify> Runner<N> {
                 dz,
                 buttons,
             } => self.machine.mouse_move(dx, dy, dz, buttons),
+            ToMachine::Pointer {
+                x,
+                y,
+                buttons,
+                wheel,
+            } => {
+                self.machine.tablet_event(x, y, buttons, wheel);
+            }
             ToMachine::Gamepad(input) => self.machine.gamepad_input(input),
             ToMachine::Pause(true) => {
                 self.paused_since.get_or_insert_with(Instant::now);
@@ -415,6 +440,7 @@ fn spawn_machine<N: Notify>(
                 serial,
                 speaker,
                 paused_since: None,
+                tablet: false,
                 last_frame: None,
                 monitor,
             };

@@ -82,9 +82,34 @@ pub fn window_for_mode_change(
     (size != window).then_some(size)
 }
 
+/// The USB tablet position (0..=32767 on both axes) of the window point `cursor` over the
+/// picture drawn in `picture`; points outside the picture clamp to its edge.
+pub fn tablet_position(cursor: (f64, f64), picture: Rect) -> (u16, u16) {
+    let axis = |pos: f64, start: u32, len: u32| {
+        let len = f64::from(len.max(1));
+        let t = ((pos - f64::from(start)) / len).clamp(0.0, 1.0);
+        (t * 32767.0).round() as u16
+    };
+    (
+        axis(cursor.0, picture.x, picture.width),
+        axis(cursor.1, picture.y, picture.height),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tablet_position_maps_the_picture_and_clamps_outside() {
+        // A 640x480 picture letterboxed at x 80 in an 800x480 window.
+        let picture = fit((640, 480), (800, 480), true);
+        assert_eq!(tablet_position((80.0, 0.0), picture), (0, 0));
+        assert_eq!(tablet_position((400.0, 240.0), picture), (16384, 16384));
+        assert_eq!(tablet_position((720.0, 480.0), picture), (32767, 32767));
+        assert_eq!(tablet_position((10.0, -5.0), picture), (0, 0));
+        assert_eq!(tablet_position((9999.0, 9999.0), picture), (32767, 32767));
+    }
 
     #[test]
     fn fit_keeps_aspect_and_centres() {

@@ -161,6 +161,10 @@ struct App {
     swallowed: Vec<KeyCode>,
     buttons: u8,
     grabbed: bool,
+    /// The guest has configured the USB tablet: pointer positions go to it, no grab.
+    tablet: bool,
+    /// The cursor's last tablet position.
+    pointer: (u16, u16),
     /// Sub-pixel motion and wheel remainders.
     motion: (f64, f64, f64),
     paused: bool,
@@ -208,6 +212,8 @@ impl App {
             swallowed: Vec::new(),
             buttons: 0,
             grabbed: false,
+            tablet: false,
+            pointer: (0, 0),
             motion: (0.0, 0.0, 0.0),
             paused: false,
             power_pressed: false,
@@ -243,7 +249,9 @@ impl App {
         } else {
             format!("running, {:.0} MIPS, {} fps", self.mips, self.fps)
         };
-        let hint = if self.grabbed {
+        let hint = if self.tablet {
+            " - USB tablet"
+        } else if self.grabbed {
             " - Ctrl+Alt+G releases the mouse"
         } else {
             ""
@@ -407,7 +415,10 @@ impl App {
             }
         }
         self.swallowed.clear();
-        if self.buttons != 0 {
+        if self.buttons != 0 && self.tablet {
+            self.buttons = 0;
+            self.send_pointer(0);
+        } else if self.buttons != 0 {
             self.buttons = 0;
             self.send(ToMachine::Mouse {
                 dx: 0,
@@ -505,6 +516,17 @@ impl App {
             self.update_title();
             self.send(ToMachine::Quit);
         }
+    }
+
+    /// The tablet pointer where it is now, with the buttons held and `wheel` clicks.
+    fn send_pointer(&self, wheel: i8) {
+        let (x, y) = self.pointer;
+        self.send(ToMachine::Pointer {
+            x,
+            y,
+            buttons: self.buttons,
+            wheel,
+        });
     }
 
     fn mouse_motion(&mut self, dx: f64, dy: f64, dz: f64) {
@@ -621,6 +643,15 @@ impl ApplicationHandler<UserEvent> for App {
                     MouseButton::Middle => 4,
                     _ => return,
                 };
+                if self.tablet {
+                    if state == ElementState::Pressed {
+                        self.buttons |= bit;
+                    } else {
+                        self.buttons &= !bit;
+                    }
+                    self.send_pointer(0);
+                    return;
+                }
                 if !self.grabbed {
                     // The first click only grabs the pointer.
                     if state == ElementState::Pressed && button == MouseButton::Left {
@@ -639,6 +670,24 @@ impl ApplicationHandler<UserEvent> for App {
                     dz: 0,
                     buttons: self.buttons,
                 });
+            }
+            WindowEvent::CursorMoved { position, .. } if self.tablet => {
+                let picture = scaling::fit(self.frame_size, self.surface_size, self.integer);
+                self.pointer = scaling::tablet_position((position.x, position.y), picture);
+                self.send_pointer(0);
+            }
+            WindowEvent::MouseWheel { delta, .. } if self.tablet => {
+                let lines = match delta {
+                    MouseScrollDelta::LineDelta(_, y) => f64::from(y),
+                    MouseScrollDelta::PixelDelta(p) => p.y / 40.0,
+                };
+                let (sum, _, _) = &mut self.motion;
+                *sum += lines;
+                let clicks = sum.trunc().clamp(-127.0, 127.0);
+                *sum -= clicks;
+                if clicks != 0.0 {
+                    self.send_pointer(clicks as i8);
+                }
             }
             WindowEvent::MouseWheel { delta, .. } if self.grabbed => {
                 let lines = match delta {
@@ -683,6 +732,15 @@ impl ApplicationHandler<UserEvent> for App {
     fn user_event(&mut self, event_loop: &ActiveEventLoop, event: UserEvent) {
         match event {
             UserEvent::FrameReady => self.present_new_frame(),
+            UserEvent::Tablet(on) => {
+                self.tablet = on;
+                tracing::info!(on, "USB tablet configured by the guest: absolute pointer");
+                // Absolute positions need no grab; give the host pointer back.
+                if on && self.grabbed {
+                    self.grab(false);
+                }
+                self.update_title();
+            }
             UserEvent::Stats { mips } => {
                 let secs = self.fps_since.elapsed().as_secs_f64().max(1e-3);
                 self.fps = (f64::from(self.frames) / secs).round() as u32;
