@@ -342,9 +342,9 @@ fn button_mask(v: &str) -> anyhow::Result<u8> {
 }
 
 /// What `mouse_move_abs` and `click` answer before the guest has bound the tablet.
-const NO_TABLET: &str = "absolute pointer positions need the USB tablet (--usb) configured \
-    by a guest driver, and the guest has not configured one; the PS/2 mouse only reports \
-    motion (mouse_move DX DY, mouse_button MASK)";
+const NO_TABLET: &str = "absolute pointer positions need a USB tablet configured by the \
+    guest (--usb, and a guest USB HID driver), and there is none; the PS/2 mouse only \
+    reports motion (mouse_move DX DY, mouse_button MASK)";
 
 /// `type`'s text with `\n`, `\t`, `\"` and `\\` turned into the characters.
 fn unescape(text: &str) -> anyhow::Result<String> {
