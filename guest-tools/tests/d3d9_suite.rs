@@ -41,6 +41,8 @@ const PASSING: &[&str] = &[
     "fixed_function_fog",
     "depth_stencil",
     "bump_env",
+    "cube_map",
+    "volume_texture",
 ];
 
 /// Programs that run to completion on our runtime but whose pixels cannot match yet, with

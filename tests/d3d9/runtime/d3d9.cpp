@@ -13,7 +13,8 @@
 // constants, scissor, DrawPrimitive/DrawIndexedPrimitive and their UP forms,
 // UpdateTexture, event queries; the fixed-function state (fixed_function.inc: FVF as a
 // vertex declaration, transforms, lights, material).
-// Everything else (cube/volume textures, state blocks, other queries, int/bool
+// Cube textures (faces as surfaces) and volume textures (LockBox) are sampled textures.
+// Everything else (cube render targets, state blocks, other queries, int/bool
 // constants, UpdateSurface, Reset, additional swap chains...) is a logged
 // D3DERR_NOTAVAILABLE from the generated stubs (stubs.h), never a crash.
 #include <windows.h>
@@ -126,6 +127,13 @@ bool umd_format(D3DFORMAT f) {
     for (const FORMATOP &op : U.formats)
         if (uint32_t(op.Format) == uint32_t(f)) return true;
     return false;
+}
+// The UMD's FORMATOP_* for a format (0 when it does not list it).
+UINT umd_format_ops(D3DFORMAT f) {
+    if (!umd_open()) return 0;
+    for (const FORMATOP &op : U.formats)
+        if (uint32_t(op.Format) == uint32_t(f)) return op.Operations;
+    return 0;
 }
 bool depth_format(D3DFORMAT f) {
     return f == D3DFMT_D24S8 || f == D3DFMT_D24X8 || f == D3DFMT_D16 || f == D3DFMT_D32F_LOCKABLE;
@@ -485,7 +493,15 @@ struct Direct3D final : StubIDirect3D9Ex {
         if ((usage & D3DUSAGE_DEPTHSTENCIL) != 0 && !depth_format(f)) return D3DERR_NOTAVAILABLE;
         if ((usage & D3DUSAGE_RENDERTARGET) != 0 && (depth_format(f) || f == D3DFMT_DXT1 || f == D3DFMT_DXT3 || f == D3DFMT_DXT5))
             return D3DERR_NOTAVAILABLE;
-        if (type == D3DRTYPE_CUBETEXTURE || type == D3DRTYPE_VOLUMETEXTURE || type == D3DRTYPE_VOLUME) return D3DERR_NOTAVAILABLE;
+        // Cube and volume textures: what the UMD's format operations say (sampled only).
+        if (type == D3DRTYPE_CUBETEXTURE)
+            return (umd_format_ops(f) & FORMATOP_CUBETEXTURE) && !(usage & (D3DUSAGE_RENDERTARGET | D3DUSAGE_DEPTHSTENCIL))
+                       ? S_OK
+                       : D3DERR_NOTAVAILABLE;
+        if (type == D3DRTYPE_VOLUMETEXTURE || type == D3DRTYPE_VOLUME)
+            return (umd_format_ops(f) & FORMATOP_VOLUMETEXTURE) && !(usage & (D3DUSAGE_RENDERTARGET | D3DUSAGE_DEPTHSTENCIL))
+                       ? S_OK
+                       : D3DERR_NOTAVAILABLE;
         return S_OK;
     }
     STDMETHODIMP CheckDeviceMultiSampleType(UINT a, D3DDEVTYPE, D3DFORMAT, WINBOOL, D3DMULTISAMPLE_TYPE ms, DWORD *q) override {

@@ -13,7 +13,8 @@ WANTED = [
     "IDirect3D9Ex", "IDirect3DDevice9Ex", "IDirect3DSurface9", "IDirect3DTexture9",
     "IDirect3DVertexBuffer9", "IDirect3DIndexBuffer9", "IDirect3DVertexShader9",
     "IDirect3DPixelShader9", "IDirect3DVertexDeclaration9", "IDirect3DStateBlock9",
-    "IDirect3DSwapChain9Ex", "IDirect3DQuery9",
+    "IDirect3DSwapChain9Ex", "IDirect3DQuery9", "IDirect3DCubeTexture9", "IDirect3DVolumeTexture9",
+    "IDirect3DVolume9",
 ]
 SKIP = {"QueryInterface", "AddRef", "Release"}
 
