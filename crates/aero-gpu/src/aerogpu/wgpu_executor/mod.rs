@@ -278,6 +278,8 @@ pub struct WgpuExecutor {
     depth_sync: DepthSync,
     /// Draws rendered.
     draws: u64,
+    /// The staging buffer read-backs reuse (taken while one runs).
+    readback: std::cell::Cell<Option<wgpu::Buffer>>,
 }
 
 impl std::fmt::Debug for WgpuExecutor {
@@ -362,6 +364,7 @@ impl WgpuExecutor {
             draw: Some(draw_path),
             depth_sync: DepthSync::default(),
             draws: 0,
+            readback: std::cell::Cell::new(None),
         }
     }
 
@@ -889,12 +892,18 @@ impl WgpuExecutor {
         let gpu_row =
             u64::from(blocks_w) * u64::from(repr.gpu_bytes_per_block(sub.bytes_per_block));
         let padded = gpu_row.next_multiple_of(u64::from(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT));
-        let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("aerogpu read-back"),
-            size: (padded * u64::from(rows)).max(4),
-            usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
-            mapped_at_creation: false,
-        });
+        // One staging buffer kept for every read-back (a fresh one per present cost
+        // lavapipe a multi-megabyte allocation and its page faults each frame).
+        let needed = (padded * u64::from(rows)).max(4);
+        let staging = match self.readback.take() {
+            Some(b) if b.size() >= needed => b,
+            _ => self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("aerogpu read-back"),
+                size: needed.next_multiple_of(1 << 20),
+                usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
+                mapped_at_creation: false,
+            }),
+        };
         let mut enc = self.device.create_command_encoder(&Default::default());
         enc.copy_texture_to_buffer(
             wgpu::TexelCopyTextureInfo {
@@ -923,7 +932,7 @@ impl WgpuExecutor {
         );
         self.queue.submit([enc.finish()]);
         self.take_gpu_errors()?;
-        let slice = staging.slice(..);
+        let slice = staging.slice(..needed);
         let mapped: Arc<Mutex<Option<Result<(), wgpu::BufferAsyncError>>>> = Arc::default();
         let done = mapped.clone();
         slice.map_async(wgpu::MapMode::Read, move |r| {
@@ -944,10 +953,14 @@ impl WgpuExecutor {
             (u64::from(blocks_w) * u64::from(sub.bytes_per_block) * u64::from(rows)) as usize,
         );
         for row in data.chunks(padded as usize).take(rows as usize) {
-            out.extend(repr.to_guest(&row[..gpu_row as usize]));
+            match repr {
+                Repr::Direct => out.extend_from_slice(&row[..gpu_row as usize]),
+                _ => out.extend(repr.to_guest(&row[..gpu_row as usize])),
+            }
         }
         drop(data);
         staging.unmap();
+        self.readback.set(Some(staging));
         Ok(out)
     }
 
