@@ -204,6 +204,8 @@ pub struct HidDevice {
     keys: Vec<u8>,
     /// Mouse: motion not yet reported (beyond ±127 per report).
     pending_motion: (i32, i32, i32),
+    /// The newest queued report is pure tablet motion (a newer position may replace it).
+    last_queued_is_motion: bool,
 }
 
 impl HidDevice {
@@ -224,6 +226,7 @@ impl HidDevice {
             modifiers: 0,
             keys: Vec::new(),
             pending_motion: (0, 0, 0),
+            last_queued_is_motion: false,
         }
     }
 
@@ -255,7 +258,7 @@ impl HidDevice {
         let (x, y) = (x.min(TABLET_MAX), y.min(TABLET_MAX));
         let buttons = buttons & 7;
         // Pure motion replaces a queued motion report, so a fast pointer cannot fill the
-        // queue; button changes and wheel turns are kept.
+        // queue; button changes and wheel turns are kept, at the position they had.
         let mergeable = wheel == 0 && buttons == self.buttons;
         self.buttons = buttons;
         self.tablet_xy = (x, y);
@@ -354,13 +357,12 @@ impl HidDevice {
         }
     }
 
-    fn queue_report(&mut self, report: Vec<u8>, mergeable_with_last: bool) {
-        if mergeable_with_last
-            && let Some(last) = self.reports.back_mut()
-            && last.len() == report.len()
-            && last[0] == report[0]
-            && last.last() == Some(&0)
-        {
+    /// Queues `report`; `motion` (pure pointer motion) replaces a motion report still
+    /// waiting at the end of the queue.
+    fn queue_report(&mut self, report: Vec<u8>, motion: bool) {
+        let replace = motion && self.last_queued_is_motion;
+        self.last_queued_is_motion = motion;
+        if replace && let Some(last) = self.reports.back_mut() {
             *last = report;
             return;
         }
@@ -850,12 +852,16 @@ mod tests {
         dev.tablet_event(0x2000, 0x10, 0, 0); // merged with the previous motion
         dev.tablet_event(0x2000, 0x10, 1, 0);
         dev.tablet_event(0x2000, 0x10, 0, -1);
+        // Motion after a button change is a report of its own (the release stays where
+        // it happened).
+        dev.tablet_event(0x10, 0x10, 0, 0);
         assert_eq!(interrupt(&mut dev).unwrap(), [0, 0x00, 0x20, 0x10, 0x00, 0]);
         assert_eq!(interrupt(&mut dev).unwrap(), [1, 0x00, 0x20, 0x10, 0x00, 0]);
         assert_eq!(
             interrupt(&mut dev).unwrap(),
             [0, 0x00, 0x20, 0x10, 0x00, 0xFF]
         );
+        assert_eq!(interrupt(&mut dev).unwrap(), [0, 0x10, 0x00, 0x10, 0x00, 0]);
         assert_eq!(interrupt(&mut dev), None);
         // Coordinates clamp to the declared range.
         dev.tablet_event(u16::MAX, 5, 0, 0);
