@@ -485,6 +485,12 @@ fn run_step(s: &mut Session, step: &Step, n: usize, artifacts: &Path) -> anyhow:
         }
         if s.machine.now_ns() >= deadline {
             let secs = step.timeout_ns as f64 / 1e9;
+            if matches!(step.action, Action::PowerOff) {
+                break format!(
+                    "the guest did not power off within {secs} s of guest time after the \
+                     power button was pressed"
+                );
+            }
             let mut why = format!("timeout after {secs} s of guest time");
             if let Some(wait) = monitor.abandon() {
                 why.push_str(&format!(

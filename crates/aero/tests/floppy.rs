@@ -157,66 +157,6 @@ fn seabios_boots_a_floppy_through_the_controller() {
     );
 }
 
-/// `${XDG_CACHE_HOME:-$HOME/.cache}/aero`, where tests/images/build.sh keeps its downloads
-/// (`debs`) and images (`images`).
-fn aero_cache() -> PathBuf {
-    std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .expect("HOME or XDG_CACHE_HOME")
-        .join("aero")
-}
-
-/// The release string of a bzImage ("6.1.0-56-amd64"): the setup header's kernel_version
-/// field (offset 0x20E) points at it, relative to 0x200.
-fn kernel_release(bzimage: &[u8]) -> String {
-    let field = u16::from_le_bytes([bzimage[0x20E], bzimage[0x20F]]) as usize + 0x200;
-    let text = &bzimage[field..(field + 64).min(bzimage.len())];
-    let end = text
-        .iter()
-        .position(|&b| b == b' ' || b == 0)
-        .unwrap_or(text.len());
-    String::from_utf8_lossy(&text[..end]).into_owned()
-}
-
-/// The floppy driver module of the Debian kernel the boot images use: the package of exactly
-/// that kernel release (the debs cache also holds others, e.g. the 6.12 kernel of the vga16fb
-/// test, whose modules are compressed).
-fn floppy_module() -> Vec<u8> {
-    let debs = aero_cache().join("debs");
-    let vmlinuz = aero_cache().join("images/vmlinuz-amd64");
-    let release = kernel_release(
-        &std::fs::read(&vmlinuz)
-            .unwrap_or_else(|e| panic!("{}: {e} (run tests/images/build.sh)", vmlinuz.display())),
-    );
-    let prefix = format!("linux-image-{release}_");
-    let deb = std::fs::read_dir(&debs)
-        .unwrap_or_else(|e| panic!("{}: {e} (run tests/images/build.sh)", debs.display()))
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .find(|p| {
-            let name = p.file_name().unwrap().to_string_lossy();
-            name.starts_with(&prefix) && name.ends_with("_amd64.deb")
-        })
-        .unwrap_or_else(|| panic!("{prefix}*_amd64.deb in {}", debs.display()));
-    let mut dpkg = Command::new("dpkg-deb")
-        .arg("--fsys-tarfile")
-        .arg(&deb)
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("dpkg-deb");
-    let tar = Command::new("tar")
-        .args(["-xO", "--wildcards", "*/kernel/drivers/block/floppy.ko"])
-        .stdin(dpkg.stdout.take().unwrap())
-        .output()
-        .expect("tar");
-    assert!(dpkg.wait().unwrap().success() && tar.status.success());
-    assert!(
-        tar.stdout.starts_with(b"\x7fELF"),
-        "floppy.ko not found in {deb:?}"
-    );
-    tar.stdout
-}
-
 /// /init for the Linux test: load the floppy driver, read a sector, write another.
 const LINUX_INIT: &str = r#"#!/bin/sh
 /bin/busybox mkdir -p /proc /sys /dev /tmp
@@ -254,7 +194,7 @@ while :; do sleep 3600; done
 /// reads it (the change line), while the first image keeps what was written to it.
 #[test]
 fn linux_floppy_driver_reads_and_writes() {
-    let images = aero_cache().join("images");
+    let images = common::images_dir();
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("floppy-linux");
     std::fs::create_dir_all(&dir).unwrap();
     // Later archives of a concatenated initramfs override earlier files (/init).
@@ -270,7 +210,7 @@ fn linux_floppy_driver_reads_and_writes() {
         4,
         "lib/modules/floppy.ko",
         0o100644,
-        &floppy_module(),
+        &common::kernel_module("kernel/drivers/block/floppy.ko"),
     );
     cpio_entry(&mut cpio, 5, "TRAILER!!!", 0, b"");
     initrd.extend_from_slice(&cpio);

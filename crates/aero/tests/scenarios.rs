@@ -6,13 +6,12 @@
 
 mod common;
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use aero::needle::Needle;
 use aero::screenshot::{Image, read_png, write_png};
+use common::qemu::Qemu;
 
 /// What the test types at GRUB's command line: graphics drivers, the terminal, a font,
 /// the mode, then a line of text to find.
@@ -165,109 +164,6 @@ fn grub_gfxterm_scenario_matches_its_needle_and_stops_at_a_foreign_one() {
     assert!(artifacts.join("serial.log").exists());
 }
 
-/// A P6 PPM as QEMU's `screendump` writes it; None while the file is incomplete.
-fn parse_ppm(data: &[u8]) -> Option<Image> {
-    let mut fields = Vec::new();
-    let mut i = 0;
-    while fields.len() < 4 {
-        while data.get(i)?.is_ascii_whitespace() {
-            i += 1;
-        }
-        let start = i;
-        while !data.get(i)?.is_ascii_whitespace() {
-            i += 1;
-        }
-        fields.push(String::from_utf8_lossy(&data[start..i]).into_owned());
-    }
-    let (w, h): (u32, u32) = (fields[1].parse().ok()?, fields[2].parse().ok()?);
-    let rgb = data.get(i + 1..)?;
-    if fields[0] != "P6" || rgb.len() != (w * h * 3) as usize {
-        return None;
-    }
-    Some(Image {
-        width: w,
-        height: h,
-        rgba: rgb
-            .chunks_exact(3)
-            .flat_map(|p| [p[0], p[1], p[2], 255])
-            .collect(),
-    })
-}
-
-/// QEMU's name for the key that types `c` on a US keyboard.
-fn qemu_key(c: char) -> String {
-    match c {
-        ' ' => "spc".into(),
-        '\n' => "ret".into(),
-        '_' => "shift-minus".into(),
-        '-' => "minus".into(),
-        '=' => "equal".into(),
-        c if c.is_ascii_uppercase() => format!("shift-{}", c.to_ascii_lowercase()),
-        c => c.to_string(),
-    }
-}
-
-/// QEMU driven through its human monitor on stdin, watched through `screendump`.
-struct Qemu {
-    child: std::process::Child,
-    monitor: std::process::ChildStdin,
-    dir: PathBuf,
-}
-
-impl Qemu {
-    fn send(&mut self, line: &str) {
-        writeln!(self.monitor, "{line}").unwrap();
-        self.monitor.flush().unwrap();
-    }
-
-    /// One screendump (the monitor writes it asynchronously: wait for a whole file).
-    fn screendump(&mut self) -> Option<Image> {
-        let shot = self.dir.join("qemu.ppm");
-        let _ = std::fs::remove_file(&shot);
-        self.send(&format!("screendump {}", shot.display()));
-        let asked = Instant::now();
-        while asked.elapsed() < Duration::from_secs(5) {
-            std::thread::sleep(Duration::from_millis(100));
-            if let Some(img) = std::fs::read(&shot).ok().and_then(|d| parse_ppm(&d)) {
-                return Some(img);
-            }
-        }
-        None
-    }
-
-    /// Screendumps until `done` says yes (60 s at most): timed waits would race a
-    /// loaded host. The last screen is saved as qemu.png.
-    fn wait_for(&mut self, what: &str, done: impl Fn(&Image) -> bool) -> Image {
-        let start = Instant::now();
-        let mut last = None;
-        while start.elapsed() < Duration::from_secs(60) {
-            std::thread::sleep(Duration::from_millis(500));
-            if let Some(img) = self.screendump() {
-                let ok = done(&img);
-                last = Some(img);
-                if ok {
-                    break;
-                }
-            }
-        }
-        let img = last.unwrap_or_else(|| panic!("QEMU: no screendump"));
-        write_png(&self.dir.join("qemu.png"), img.width, img.height, &img.rgba).unwrap();
-        assert!(
-            done(&img),
-            "QEMU: no {what} within 60 s (last screen in {})",
-            self.dir.join("qemu.png").display()
-        );
-        img
-    }
-}
-
-impl Drop for Qemu {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// GRUB's text menu has its box's top edge on row 55 of the 720x400 text screen; its
 /// command line has not.
 fn grub_menu_box(img: &Image) -> bool {
@@ -286,31 +182,23 @@ fn grub_gfxterm_needle_made_on_aero_matches_qemu_screendump() {
     let iso = common::image("grub-rescue-cdrom.iso");
     let needle = Needle::load(&gfxterm_needle()).unwrap();
     let mirrored = Needle::load(&mirrored_needle(&dir)).unwrap();
-    let mut child = Command::new("qemu-system-x86_64")
-        .args([
-            "-m", "128", "-boot", "d", "-display", "none", "-serial", "none",
-        ])
-        .args(["-monitor", "stdio", "-cdrom"])
-        .arg(&iso)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("qemu-system-x86_64 (installed by tests/install-deps.sh)");
-    let monitor = child.stdin.take().unwrap();
-    let mut qemu = Qemu {
-        child,
-        monitor,
-        dir: dir.clone(),
-    };
+    let mut qemu = Qemu::start(
+        &[
+            "-m".as_ref(),
+            "128".as_ref(),
+            "-boot".as_ref(),
+            "d".as_ref(),
+            "-cdrom".as_ref(),
+            iso.as_os_str(),
+        ],
+        &dir,
+    );
     qemu.wait_for("GRUB menu", grub_menu_box);
     qemu.send("sendkey c");
     qemu.wait_for("GRUB command line", |img| {
         img.width == 720 && !grub_menu_box(img)
     });
-    for c in GFXTERM_COMMANDS.chars() {
-        qemu.send(&format!("sendkey {}", qemu_key(c)));
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    qemu.type_text(GFXTERM_COMMANDS);
     let img = qemu.wait_for("gfxterm needle match", |img| needle.find(img).ok());
     assert_eq!((img.width, img.height), (1024, 768));
     assert!(

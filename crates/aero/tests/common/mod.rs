@@ -1,6 +1,8 @@
 //! Shared by the guest tests: where `tests/images/build.sh` leaves the guest images.
 #![allow(dead_code)]
 
+pub mod qemu;
+
 use std::path::PathBuf;
 
 /// `${XDG_CACHE_HOME:-$HOME/.cache}/aero/images`.
@@ -132,4 +134,73 @@ pub fn run_aero(args: &[&str], serial: &std::path::Path) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     text
+}
+
+/// Where tests/images/build.sh keeps the Debian packages the images come from.
+pub fn debs_dir() -> PathBuf {
+    images_dir().with_file_name("debs")
+}
+
+/// The cached .deb whose file name starts with `prefix` and ends with `suffix`.
+pub fn cached_deb(prefix: &str, suffix: &str) -> PathBuf {
+    let debs = debs_dir();
+    std::fs::read_dir(&debs)
+        .unwrap_or_else(|e| panic!("{}: {e} (run tests/images/build.sh)", debs.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            name.starts_with(prefix) && name.ends_with(suffix)
+        })
+        .unwrap_or_else(|| panic!("{prefix}*{suffix} in {}", debs.display()))
+}
+
+/// The data of a .deb as a tar stream piped into `tar` with `tar_args`; tar's output.
+pub fn untar_deb(deb: &std::path::Path, tar_args: &[&str]) -> std::process::Output {
+    let mut dpkg = std::process::Command::new("dpkg-deb")
+        .arg("--fsys-tarfile")
+        .arg(deb)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("dpkg-deb");
+    let tar = std::process::Command::new("tar")
+        .args(tar_args)
+        .stdin(dpkg.stdout.take().unwrap())
+        .output()
+        .expect("tar");
+    assert!(
+        dpkg.wait().unwrap().success() && tar.status.success(),
+        "{deb:?}: tar {tar_args:?}: {}",
+        String::from_utf8_lossy(&tar.stderr)
+    );
+    tar
+}
+
+/// The release string of a bzImage ("6.1.0-56-amd64"): the setup header's kernel_version
+/// field (offset 0x20E) points at it, relative to 0x200.
+pub fn kernel_release(bzimage: &[u8]) -> String {
+    let field = u16::from_le_bytes([bzimage[0x20E], bzimage[0x20F]]) as usize + 0x200;
+    let text = &bzimage[field..(field + 64).min(bzimage.len())];
+    let end = text
+        .iter()
+        .position(|&b| b == b' ' || b == 0)
+        .unwrap_or(text.len());
+    String::from_utf8_lossy(&text[..end]).into_owned()
+}
+
+/// A module (`kernel/drivers/...ko`) of the Debian kernel the amd64 boot images use: from
+/// the package of exactly that kernel release (the debs cache also holds others, e.g. the
+/// 6.12 kernel of the vga16fb test, whose modules are compressed).
+pub fn kernel_module(path: &str) -> Vec<u8> {
+    let vmlinuz = images_dir().join("vmlinuz-amd64");
+    let release = kernel_release(
+        &std::fs::read(&vmlinuz)
+            .unwrap_or_else(|e| panic!("{}: {e} (run tests/images/build.sh)", vmlinuz.display())),
+    );
+    let deb = cached_deb(&format!("linux-image-{release}_"), "_amd64.deb");
+    let module = untar_deb(&deb, &["-xO", "--wildcards", &format!("*/{path}")]).stdout;
+    assert!(
+        module.starts_with(b"\x7fELF"),
+        "{path} not found in {deb:?}"
+    );
+    module
 }
