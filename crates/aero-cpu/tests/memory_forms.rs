@@ -13,6 +13,9 @@ const SMALL: u16 = 0x40;
 const BASED: u16 = 0x48;
 const GP_HANDLER: u64 = 0xA000;
 const SUB: u64 = 0x9000;
+const STACK_SUB: u64 = 0x9800;
+const SS_HANDLER: u64 = 0xA800;
+const POPPER: u64 = 0x9C00;
 
 fn machine(code: &[u8]) -> Machine {
     let mut m = Machine::protected32_at(8 << 20, code, 0x8000);
@@ -30,6 +33,30 @@ fn machine(code: &[u8]) -> Machine {
     });
     m.load(GP_HANDLER, &gp);
     m.set_gate32(13, GP_HANDLER as u32, 0);
+    // #SS: EDX = 12, halt.
+    let ss_handler = asm(32, SS_HANDLER, |a| {
+        a.mov(edx, 12u32)?;
+        a.hlt()
+    });
+    m.load(SS_HANDLER, &ss_handler);
+    m.set_gate32(12, SS_HANDLER as u32, 0);
+    // POP ECX, then on to EBP.
+    let popper = asm(32, POPPER, |a| {
+        a.pop(ecx)?;
+        a.jmp(ebp)
+    });
+    m.load(POPPER, &popper);
+    // The stack subroutine: PUSH/POP and a nested CALL/RET.
+    let stack_sub = asm(32, STACK_SUB, |a| {
+        let mut inner = a.create_label();
+        a.push(ebx)?;
+        a.pop(ecx)?;
+        a.call(inner)?;
+        a.ret()?;
+        a.set_label(&mut inner)?;
+        a.ret()
+    });
+    m.load(STACK_SUB, &stack_sub);
     // The subroutine every test calls: load, store, read-modify-write, compare and LEA
     // through [ebx+esi*4+8] and [ebx+8] (the base+index and base+displacement forms).
     let sub = asm(32, SUB, |a| {
@@ -118,4 +145,59 @@ fn flat_forms_fault_at_the_4_gib_limit() {
     let mut m = machine(&code);
     assert_eq!(m.run(100), RunExit::Halted);
     assert_eq!(m.cpu.state.reg(Reg::Rdx), 13);
+}
+
+#[test]
+fn stack_code_decoded_with_a_flat_ss_uses_the_base_of_a_later_ss() {
+    let code = asm(32, 0x8000, |a| {
+        a.mov(ebx, 0x1234u32)?;
+        a.call(STACK_SUB)?;
+        a.mov(ax, BASED as u32)?;
+        a.mov(ss, ax)?;
+        a.mov(esp, 0x7000u32)?;
+        a.mov(ebx, 0x5678u32)?;
+        a.call(STACK_SUB)?;
+        a.hlt()
+    });
+    let mut m = machine(&code);
+    assert_eq!(m.run(100), RunExit::Halted);
+    assert_eq!(m.cpu.state.reg(Reg::Rcx), 0x5678);
+    assert_ne!(m.r32(0x10_6FFC), 0, "CALL pushed at SS base + ESP - 4");
+    // PUSH EBX wrote there first, then the inner CALL its return address (after PUSH,
+    // POP and the 5-byte CALL).
+    assert_eq!(
+        m.r32(0x10_6FF8),
+        STACK_SUB as u32 + 7,
+        "inner CALL pushed at SS base + ESP - 8"
+    );
+    assert_eq!(m.r32(0x6FF8), 0, "nothing at ESP - 8 without the base");
+}
+
+#[test]
+fn stack_code_decoded_with_a_flat_ss_checks_the_limit_of_a_later_ss() {
+    const FIRST: u64 = 0x8800;
+    const SECOND: u64 = 0x8C00;
+    let code = asm(32, 0x8000, |a| {
+        a.push(0x1234u32)?;
+        a.mov(ebp, FIRST as u32)?;
+        a.jmp(POPPER)
+    });
+    let first = asm(32, FIRST, |a| {
+        a.mov(ax, SMALL as u32)?;
+        a.mov(ss, ax)?;
+        // POP at 0x1000..0x1003, beyond the limit; the fault frame fits below.
+        a.mov(esp, 0x1000u32)?;
+        a.mov(ebp, SECOND as u32)?;
+        a.jmp(POPPER)
+    });
+    let second = asm(32, SECOND, |a| {
+        a.mov(edx, 1u32)?;
+        a.hlt()
+    });
+    let mut m = machine(&code);
+    m.load(FIRST, &first);
+    m.load(SECOND, &second);
+    assert_eq!(m.run(100), RunExit::Halted);
+    assert_eq!(m.cpu.state.reg(Reg::Rcx), 0x1234, "the flat run popped");
+    assert_eq!(m.cpu.state.reg(Reg::Rdx), 12, "POP beyond SS's limit: #SS");
 }

@@ -9,7 +9,8 @@ use crate::seg::{CS, Descriptor, SS};
 use crate::task::{self, SwitchKind};
 use iced_x86::{Instruction, Mnemonic};
 
-pub fn lookup(ins: &Instruction) -> Option<Handler> {
+pub fn lookup(ins: &Instruction, flat_ss: bool) -> Option<Handler> {
+    use super::sized;
     use Mnemonic::*;
     let far_ptr = ins.op_count() > 0
         && matches!(
@@ -35,10 +36,19 @@ pub fn lookup(ins: &Instruction) -> Option<Handler> {
                 | iced_x86::OpKind::NearBranch64
         ) =>
         {
-            call_rel
+            if flat_ss {
+                sized!(stack_size(ins), call_rel, true)
+            } else {
+                sized!(stack_size(ins), call_rel, false)
+            }
         }
         Call => call_ind,
-        Ret => ret_near,
+        Ret => match (flat_ss, ins.op_count() > 0) {
+            (true, false) => sized!(stack_size(ins), ret_near, true, false),
+            (true, true) => sized!(stack_size(ins), ret_near, true, true),
+            (false, false) => sized!(stack_size(ins), ret_near, false, false),
+            (false, true) => sized!(stack_size(ins), ret_near, false, true),
+        },
         Retf => ret_far,
         m if is_jcc(m) => {
             let cc = (ins.condition_code() as usize).wrapping_sub(1);
@@ -145,13 +155,25 @@ fn jmp_ind(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     branch(ex, t)
 }
 
-fn call_rel(ex: &mut Exec<'_>, i: &Insn) -> XResult {
+/// The operand size of a near CALL/RET (what it pushes or pops): 2, 4 or 8 bytes as
+/// iced decodes it (Intel: 64-bit mode ignores an operand-size prefix on near branches).
+fn stack_size(ins: &Instruction) -> usize {
+    use iced_x86::Code::*;
+    match ins.code() {
+        Call_rel16 | Retnw | Retnw_imm16 => 2,
+        Call_rel32_64 | Retnq | Retnq_imm16 => 8,
+        _ => 4,
+    }
+}
+
+/// CALL rel with the operand size `N` fixed at decode time; `FLAT`: SS was flat then.
+fn call_rel<const FLAT: bool, const N: usize>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     let ret = ex.c.next_rip;
     let t = ret.wrapping_add(i.rel as u64) & ip_mask(ex, i);
     if !ex.c.long64 && t > ex.s.seg[CS as usize].limit as u64 {
         return Err(Fault::gp0());
     }
-    ex.push(ret, i.osize)?;
+    ex.push_f::<FLAT, N>(ret)?;
     ex.c.next_rip = t;
     Ok(())
 }
@@ -167,11 +189,16 @@ fn call_ind(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     Ok(())
 }
 
-fn ret_near(ex: &mut Exec<'_>, i: &Insn) -> XResult {
-    let t = ex.peek(0, i.osize)? & ip_mask(ex, i);
+/// RET [imm16] (`IMM`) with the operand size `N` fixed at decode time; `FLAT`: SS was
+/// flat then.
+fn ret_near<const FLAT: bool, const IMM: bool, const N: usize>(
+    ex: &mut Exec<'_>,
+    i: &Insn,
+) -> XResult {
+    let t = ex.peek_f::<FLAT, N>(0)? & ip_mask(ex, i);
     branch(ex, t)?;
-    let extra = if i.ops[0].kind != K_NONE { i.imm } else { 0 };
-    ex.s.gpr[4] = ex.sp_add(i.osize as i64 + extra as i64);
+    let extra = if IMM { i.imm } else { 0 };
+    ex.s.gpr[4] = ex.sp_add(N as i64 + extra as i64);
     Ok(())
 }
 

@@ -376,7 +376,7 @@ pub fn lookup(ins: &Instruction) -> Option<Handler> {
 /// Find the handler for an instruction decoded while the segments in the bit mask `flat`
 /// are flat (`Core::flat`; blocks are cached per flat mask).
 pub fn lookup_flat(ins: &Instruction, flat: u8) -> Option<Handler> {
-    implemented_in(ins, mem_form(ins, flat)).or_else(|| fpu_fallback(ins))
+    implemented_in(ins, mem_form(ins, flat), flat & (1 << 2) != 0).or_else(|| fpu_fallback(ins))
 }
 
 /// x87/MMX/SSE instructions without a handler: #NM when CR0.TS/EM say so, else #UD.
@@ -414,19 +414,20 @@ fn simd_unavailable(ex: &mut Exec<'_>, _: &Insn) -> XResult {
 
 /// Handlers that actually implement the instruction (drives CPUID feature bits).
 pub fn implemented(ins: &Instruction) -> Option<Handler> {
-    implemented_in(ins, F_ANY)
+    implemented_in(ins, F_ANY, false)
 }
 
-/// `implemented` with memory fast paths of form `form` (`mem_form`).
-fn implemented_in(ins: &Instruction, form: u8) -> Option<Handler> {
+/// `implemented` with memory fast paths of form `form` (`mem_form`) and, when `flat_ss`,
+/// stack fast paths for a flat SS.
+fn implemented_in(ins: &Instruction, form: u8, flat_ss: bool) -> Option<Handler> {
     // SSE first: MOVSD/CMPSD share mnemonics with the string instructions.
     sse::lookup(ins)
         .or_else(|| rmw::lookup(ins, form))
         .or_else(|| data::lookup(ins, form))
         .or_else(|| arith::lookup(ins, form))
         .or_else(|| logic::lookup(ins, form))
-        .or_else(|| control::lookup(ins))
-        .or_else(|| stack::lookup(ins))
+        .or_else(|| control::lookup(ins, flat_ss))
+        .or_else(|| stack::lookup(ins, flat_ss))
         .or_else(|| shift::lookup(ins))
         .or_else(|| bits::lookup(ins))
         .or_else(|| bcd::lookup(ins))
@@ -837,6 +838,33 @@ impl Exec<'_> {
         self.write_lin::<N>(lin, v)?;
         self.s.gpr[4] = nsp;
         Ok(())
+    }
+
+    /// `push_n` for code decoded with a flat SS (`FLAT`, see [`F_FLAT`]): the stack
+    /// offset is the linear address and a TLB hit needs no segment check.
+    #[inline(always)]
+    pub fn push_f<const FLAT: bool, const N: usize>(&mut self, v: u64) -> XResult {
+        if FLAT {
+            let nsp = self.sp_add(-(N as i64));
+            let off = nsp & size_mask(self.sp_size());
+            if self.write_fast::<N>(off, v) {
+                self.s.gpr[4] = nsp;
+                return Ok(());
+            }
+        }
+        self.push_n::<N>(v)
+    }
+
+    /// `peek_n` for code decoded with a flat SS (`FLAT`).
+    #[inline(always)]
+    pub fn peek_f<const FLAT: bool, const N: usize>(&mut self, at: u64) -> XResult<u64> {
+        if FLAT {
+            let off = self.s.gpr[4].wrapping_add(at) & size_mask(self.sp_size());
+            if let Some(v) = self.read_fast::<N>(off) {
+                return Ok(v);
+            }
+        }
+        self.peek_n::<N>(at)
     }
 
     /// Read `N` bytes at RSP + `at`.

@@ -8,12 +8,16 @@ use crate::interrupts::write_flags_checked;
 use crate::seg::SS;
 use iced_x86::{Instruction, Mnemonic};
 
-pub fn lookup(ins: &Instruction) -> Option<Handler> {
+pub fn lookup(ins: &Instruction, flat_ss: bool) -> Option<Handler> {
+    use super::sized;
     use Mnemonic::*;
     let reg = super::is_plain_gpr(ins, 0);
+    let size = ins.op0_register().size();
     Some(match ins.mnemonic() {
-        Push if reg => super::sized!(ins.op0_register().size(), push_reg),
-        Pop if reg => super::sized!(ins.op0_register().size(), pop_reg),
+        Push if reg && flat_ss => sized!(size, push_reg, true),
+        Push if reg => sized!(size, push_reg, false),
+        Pop if reg && flat_ss => sized!(size, pop_reg, true),
+        Pop if reg => sized!(size, pop_reg, false),
         Push => push,
         Pop => pop,
         Pusha | Pushad => pusha,
@@ -26,14 +30,15 @@ pub fn lookup(ins: &Instruction) -> Option<Handler> {
     })
 }
 
-/// PUSH reg with the size fixed at decode time (the stack write inlines).
-fn push_reg<const N: usize>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
+/// PUSH reg with the size fixed at decode time (the stack write inlines); `FLAT`: SS was
+/// flat when the block was decoded.
+fn push_reg<const FLAT: bool, const N: usize>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     let v = ex.reg(i.ops[0].reg, N as u8);
-    ex.push_n::<N>(v)
+    ex.push_f::<FLAT, N>(v)
 }
 
-fn pop_reg<const N: usize>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
-    let v = ex.peek_n::<N>(0)?;
+fn pop_reg<const FLAT: bool, const N: usize>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
+    let v = ex.peek_f::<FLAT, N>(0)?;
     ex.s.gpr[4] = ex.sp_add(N as i64);
     ex.set_reg(i.ops[0].reg, N as u8, v);
     Ok(())
