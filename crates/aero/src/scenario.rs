@@ -19,8 +19,8 @@
 //! ```
 //! Steps: `wait-serial`, `wait-screen` (text), `wait-match`, `assert-match` (needle json,
 //! relative to this file), `type` (text), `sendkey` (QEMU key names), `mouse_move`
-//! ([dx, dy]), `mouse_button` (mask), `click` ([x, y] or [x, y, button]: an error until
-//! Aero has a USB tablet), `screendump` (file in the artifacts directory), `media-change`
+//! ([dx, dy]), `mouse_button` (mask), `mouse_move_abs` ([x, y]) and `click` ([x, y] or
+//! [x, y, button]; both need the USB tablet configured by the guest), `screendump` (file in the artifacts directory), `media-change`
 //! ({ drive, file } or { drive, eject = true }), `sleep` (seconds), `power-off` (true:
 //! presses the ACPI power button and waits for the guest to power off).
 
@@ -187,6 +187,11 @@ fn parse_action(
                 .as_integer()
                 .ok_or_else(|| anyhow::anyhow!("mouse_button takes a mask"))?;
             let line = format!("mouse_button {mask}");
+            (line.clone(), lines(vec![monitor_line(&line)?]))
+        }
+        "mouse_move_abs" => {
+            let c = integers(v, key, &[2])?;
+            let line = format!("mouse_move_abs {} {}", c[0], c[1]);
             (line.clone(), lines(vec![monitor_line(&line)?]))
         }
         "click" => {

@@ -1,0 +1,211 @@
+//! USB with a real guest: Linux's `uhci_hcd` drives Aero's two ICH9 UHCI controllers,
+//! `usbhid`/`hid-generic` bind the tablet, keyboard and mouse, and `evdev` hands their
+//! events to a reader in the guest. A monitor script moves and clicks the tablet
+//! (`mouse_move_abs`, `click`) and types on the keyboard once the guest is listening; the
+//! guest's recorded input events must be exactly those.
+
+mod common;
+use common::cpio_entry;
+use std::path::PathBuf;
+
+/// Modules from the Debian kernel of the amd64 boot image, in load order.
+const MODULES: &[(&str, &str)] = &[
+    ("usb-common", "kernel/drivers/usb/common/usb-common.ko"),
+    ("usbcore", "kernel/drivers/usb/core/usbcore.ko"),
+    ("uhci-hcd", "kernel/drivers/usb/host/uhci-hcd.ko"),
+    ("hid", "kernel/drivers/hid/hid.ko"),
+    ("usbhid", "kernel/drivers/hid/usbhid/usbhid.ko"),
+    ("hid-generic", "kernel/drivers/hid/hid-generic.ko"),
+    ("evdev", "kernel/drivers/input/evdev.ko"),
+];
+
+/// The guest's /init: load the modules, list the USB devices (as lsusb would, from
+/// sysfs), record the tablet's and keyboard's evdev events while the host sends input,
+/// then print them (24-byte `struct input_event`s as hex).
+const INIT: &str = r#"#!/bin/sh
+/bin/busybox mkdir -p /proc /sys /dev /tmp
+/bin/busybox mount -t proc proc /proc
+/bin/busybox mount -t sysfs sysfs /sys
+/bin/busybox mount -t devtmpfs devtmpfs /dev
+/bin/busybox --install -s /bin
+exec >/dev/ttyS0 2>&1
+for m in usb-common usbcore uhci-hcd hid usbhid hid-generic evdev; do
+    insmod /lib/modules/$m.ko || echo "AERO-USB-INSMOD-FAILED=$m"
+done
+# Wait for the three HID devices' event nodes (up to ~20 s of guest time).
+count() { grep -l -i "aero" /sys/class/input/event*/device/name 2>/dev/null | wc -l; }
+i=0
+while [ "$(count)" -lt 3 ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done
+echo "AERO-USB-HCDS=$(ls /sys/bus/pci/drivers/uhci_hcd | grep -c '^0000:')"
+for d in /sys/bus/usb/devices/*; do
+    [ -e "$d/idVendor" ] || continue
+    echo "AERO-USB-DEV=$(basename "$d") $(cat "$d/idVendor"):$(cat "$d/idProduct") $(cat "$d/product" 2>/dev/null)"
+done
+for d in /sys/bus/usb/drivers/usbhid/*:*; do
+    [ -e "$d" ] && echo "AERO-USB-USBHID=$(basename "$d")"
+done
+event_of() {
+    for e in /sys/class/input/event*; do
+        grep -q "$1" "$e/device/name" && echo "/dev/input/${e##*/}"
+    done
+}
+tablet=$(event_of Tablet)
+keyboard=$(event_of Keyboard)
+echo "AERO-USB-EVENTS=tablet $tablet keyboard $keyboard"
+cat "$tablet" >/tmp/tablet &
+tp=$!
+cat "$keyboard" >/tmp/keyboard &
+kp=$!
+sleep 0.5
+echo "AERO-USB-READY"
+# The host's script runs on that line; its events arrive within a second of guest time.
+sleep 3
+kill $tp $kp
+od -An -tx1 -v -w24 /tmp/tablet | sed 's/^/AERO-USB-TABLET-EV=/'
+od -An -tx1 -v -w24 /tmp/keyboard | sed 's/^/AERO-USB-KEYBOARD-EV=/'
+echo "AERO-USB-DONE"
+poweroff -f
+while :; do sleep 3600; done
+"#;
+
+/// (type, code, value) of the input events in lines `PREFIX= xx xx ...` (24 bytes each:
+/// timeval, u16 type, u16 code, s32 value), without EV_SYN and EV_MSC.
+fn events(serial: &str, prefix: &str) -> Vec<(u16, u16, i32)> {
+    serial
+        .lines()
+        .filter_map(|l| l.strip_prefix(prefix))
+        .map(|hex| {
+            let b: Vec<u8> = hex
+                .split_whitespace()
+                .map(|x| u8::from_str_radix(x, 16).unwrap())
+                .collect();
+            assert_eq!(b.len(), 24, "{hex}");
+            (
+                u16::from_le_bytes([b[16], b[17]]),
+                u16::from_le_bytes([b[18], b[19]]),
+                i32::from_le_bytes([b[20], b[21], b[22], b[23]]),
+            )
+        })
+        .filter(|&(t, _, _)| t != 0 && t != 4)
+        .collect()
+}
+
+const EV_KEY: u16 = 1;
+const EV_ABS: u16 = 3;
+const BTN_LEFT: u16 = 0x110;
+const BTN_RIGHT: u16 = 0x111;
+
+#[test]
+fn linux_enumerates_the_hid_devices_and_reads_tablet_and_keyboard_input() {
+    let images = common::images_dir();
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("usb-linux");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    // Later archives of a concatenated initramfs override earlier files (/init).
+    let mut initrd = std::fs::read(images.join("initrd-amd64.img"))
+        .expect("initrd-amd64.img (run tests/images/build.sh)");
+    initrd.resize(initrd.len().next_multiple_of(4), 0);
+    let mut cpio = Vec::new();
+    cpio_entry(&mut cpio, 1, "init", 0o100755, INIT.as_bytes());
+    cpio_entry(&mut cpio, 2, "lib", 0o40755, b"");
+    cpio_entry(&mut cpio, 3, "lib/modules", 0o40755, b"");
+    for (i, (name, path)) in MODULES.iter().enumerate() {
+        let module = common::kernel_module(path);
+        let file = format!("lib/modules/{name}.ko");
+        cpio_entry(&mut cpio, 4 + i as u32, &file, 0o100644, &module);
+    }
+    cpio_entry(&mut cpio, 100, "TRAILER!!!", 0, b"");
+    initrd.extend_from_slice(&cpio);
+    let initrd_path = dir.join("initrd.img");
+    std::fs::write(&initrd_path, &initrd).unwrap();
+    let disk = common::linux_disk_with_initrd(&dir, &initrd_path);
+
+    // Positions are pixels of the 720x400 text screen.
+    let script = dir.join("input.monitor");
+    std::fs::write(
+        &script,
+        "wait-serial AERO-USB-READY\nmouse_move_abs 100 200\nclick 100 200\nclick 300 150 2\n\
+         type ab\n",
+    )
+    .unwrap();
+    let serial = dir.join("serial.txt");
+    let out = common::run_aero(
+        &[
+            "headless",
+            "--usb",
+            "--monitor",
+            script.to_str().unwrap(),
+            "--serial",
+            serial.to_str().unwrap(),
+            "--until-serial",
+            "AERO-USB-DONE",
+            "--timeout",
+            "150",
+            disk.to_str().unwrap(),
+        ],
+        &serial,
+    );
+    let lines = |prefix: &str| -> Vec<&str> {
+        out.lines().filter_map(|l| l.strip_prefix(prefix)).collect()
+    };
+    assert!(lines("AERO-USB-INSMOD-FAILED=").is_empty(), "{out}");
+    assert_eq!(lines("AERO-USB-HCDS="), ["2"], "both UHCI functions bound");
+    // Root hubs (1d6b:0001) and our three devices.
+    let devices = lines("AERO-USB-DEV=");
+    for (product, id) in [
+        ("Aero USB Tablet", "ae20:0001"),
+        ("Aero USB Keyboard", "ae20:0002"),
+        ("Aero USB Mouse", "ae20:0003"),
+    ] {
+        assert!(
+            devices
+                .iter()
+                .any(|d| d.ends_with(&format!("{id} {product}"))),
+            "{product} not enumerated: {devices:?}"
+        );
+    }
+    assert_eq!(
+        devices.iter().filter(|d| d.contains("1d6b:0001")).count(),
+        2
+    );
+    assert_eq!(
+        lines("AERO-USB-USBHID=").len(),
+        3,
+        "usbhid bound every device"
+    );
+
+    let tablet = events(&out, "AERO-USB-TABLET-EV=");
+    let (x1, y1) = (
+        i32::from(aero_machine::tablet_coordinate(100, 720)),
+        i32::from(aero_machine::tablet_coordinate(200, 400)),
+    );
+    let (x2, y2) = (
+        i32::from(aero_machine::tablet_coordinate(300, 720)),
+        i32::from(aero_machine::tablet_coordinate(150, 400)),
+    );
+    assert_eq!(
+        tablet,
+        [
+            (EV_ABS, 0, x1),
+            (EV_ABS, 1, y1),
+            (EV_KEY, BTN_LEFT, 1),
+            (EV_KEY, BTN_LEFT, 0),
+            (EV_ABS, 0, x2),
+            (EV_ABS, 1, y2),
+            (EV_KEY, BTN_RIGHT, 1),
+            (EV_KEY, BTN_RIGHT, 0),
+        ],
+        "tablet events"
+    );
+    // KEY_A = 30, KEY_B = 48: press and release each.
+    assert_eq!(
+        events(&out, "AERO-USB-KEYBOARD-EV="),
+        [
+            (EV_KEY, 30, 1),
+            (EV_KEY, 30, 0),
+            (EV_KEY, 48, 1),
+            (EV_KEY, 48, 0)
+        ],
+        "keyboard events"
+    );
+}
