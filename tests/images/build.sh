@@ -232,6 +232,11 @@ build_initramfs() {
 # (modprobe) for them by alias.
 STORAGE_MODULES=(crct10dif_generic crc64_rocksoft_generic ata_piix ahci sd_mod sr_mod
                  vfat nls_cp437 nls_utf8 nls_ascii isofs edd e1000)
+# Sound modules for the HD Audio tests (crates/aero/tests/sound.rs), kept apart in
+# /lib/modules/sound (with their own order file) so the storage init does not load them:
+# the controller driver, the generic codec parser and the OSS emulation (/dev/dsp, which
+# plays and records with plain read/write, so the guest needs no ALSA user space).
+SOUND_MODULES=(snd-hda-intel snd-hda-codec-generic snd-pcm-oss)
 
 # Prints module names in load order, dependencies (from each .ko's .modinfo) first.
 # $1: directory holding the flat NAME.ko files; the rest: the modules wanted.
@@ -471,6 +476,9 @@ build_storage_initramfs() {
     find "$kdir/kernel" -name '*.ko' -exec cp -t "$work/mods/" {} +
     module_order "$work/mods" "${STORAGE_MODULES[@]}" >"$work/root/lib/modules/order"
     while read -r f; do cp "$work/mods/$f.ko" "$work/root/lib/modules/"; done <"$work/root/lib/modules/order"
+    mkdir -p "$work/root/lib/modules/sound"
+    module_order "$work/mods" "${SOUND_MODULES[@]}" >"$work/root/lib/modules/sound/order"
+    while read -r f; do cp "$work/mods/$f.ko" "$work/root/lib/modules/sound/"; done <"$work/root/lib/modules/sound/order"
     write_storage_init "$work/root/init"
     pack_initramfs "$work/root" "$out"
     rm -rf "$work"

@@ -300,7 +300,7 @@ impl Hda {
             MMIO_SIZE,
         );
         config.set_interrupt_pin(1);
-        config.set_subsystem(0x1AF4, 0x1100);
+        config.set_subsystem(0xA3A0, 0x0002);
         config.add_msi(true);
         let mut hda = Hda {
             config,
@@ -632,6 +632,14 @@ impl Hda {
                     } else {
                         s.ctl = ctl;
                         if ctl & SD_CTL_RUN != 0 && was & SD_CTL_RUN == 0 {
+                            tracing::debug!(
+                                index,
+                                tag = s.tag(),
+                                fmt = s.fmt,
+                                cbl = s.cbl,
+                                lvi = s.lvi,
+                                "HDA stream starts"
+                            );
                             s.started_ns = now;
                             s.frames_done = 0;
                             s.halted = false;
@@ -693,7 +701,9 @@ impl Hda {
         if command >> 28 != CODEC_ADDRESS {
             return None;
         }
-        Some(self.codec.command(command))
+        let response = self.codec.command(command);
+        tracing::trace!("HDA codec command {command:08x} -> {response:08x}");
+        Some(response)
     }
 
     /// Runs the CORB's new commands and writes their responses to the RIRB.

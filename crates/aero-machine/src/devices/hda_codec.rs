@@ -16,9 +16,9 @@ pub const NID_OUT_PIN: u8 = 0x03;
 pub const NID_IN_PIN: u8 = 0x04;
 pub const NID_ADC: u8 = 0x05;
 
-/// Vendor 0x1AF4 (the virtual devices' vendor id QEMU's codecs also use; no Linux codec
-/// driver claims it, so the generic parser binds), device 0x0022.
-const VENDOR_DEVICE_ID: u32 = 0x1AF4_0022;
+/// Aero's vendor id (as AeroGPU's PCI id), codec 0x0001: no Linux codec driver claims it,
+/// so the generic parser binds.
+const VENDOR_DEVICE_ID: u32 = 0xA3A0_0001;
 const REVISION_ID: u32 = 0x0010_0101;
 
 // Parameters (verb F00).
@@ -157,7 +157,7 @@ impl Codec {
             power: [0; 6],
             out_pin_eapd: 0,
             unsolicited: [0; 6],
-            subsystem_id: 0x1AF4_1100,
+            subsystem_id: 0xA3A0_0002,
             config_defaults: [OUT_PIN_CONFIG, IN_PIN_CONFIG],
         }
     }

@@ -123,7 +123,7 @@ fn corb_commands_get_rirb_responses_and_an_interrupt() {
         &mut ram,
         &[0x000F_0000, 0x001F_0004, 0x0030_0000 | 0xF00 << 8 | 0x0C],
     );
-    assert_eq!(responses, vec![0x1AF4_0022, 0x0002_0004, 0x10]);
+    assert_eq!(responses, vec![0xA3A0_0001, 0x0002_0004, 0x10]);
     assert_eq!(rd(&mut h, 0x4A, 2), 3, "CORBRP follows");
     assert_ne!(rd(&mut h, 0x5D, 1) & 1, 0, "RINTFL");
     assert!(h.irq_level());
@@ -147,7 +147,7 @@ fn immediate_command_interface_answers_at_once() {
     wr(&mut h, ICOI, 4, 0x000F_0000);
     wr(&mut h, ICIS, 2, 1);
     assert_eq!(rd(&mut h, ICIS, 2) & 3, 2, "not busy, response valid");
-    assert_eq!(rd(&mut h, IRII, 4), 0x1AF4_0022);
+    assert_eq!(rd(&mut h, IRII, 4), 0xA3A0_0001);
     wr(&mut h, ICIS, 2, 2);
     assert_eq!(rd(&mut h, ICIS, 2) & 2, 0);
 }
