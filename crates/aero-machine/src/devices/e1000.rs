@@ -9,7 +9,11 @@
 //! duplex, autonegotiation completes at once), CTRL/STATUS, receive and transmit rings
 //! (legacy descriptors, context + data descriptors with IP/TCP/UDP checksum insertion
 //! and TCP segmentation), receive address/multicast filtering, the interrupt cause/mask
-//! registers with ITR moderation, and link-change interrupts.
+//! registers, link-change interrupts and interrupt moderation as Linux's `e1000` and
+//! Windows' inbox driver program it: the receive packet and absolute delay timers
+//! (RDTR/RADV, with RDTR's flush bit), the transmit ones for descriptors asking for a
+//! delayed interrupt (TIDV/TADV, IDE), and ITR's minimum interval between interrupts.
+//! All timers run on the machine's clock (`now_ns`), so deterministic runs stay exact.
 //!
 //! Guest values are bounded: ring lengths come from 20-bit registers, a packet being
 //! assembled is capped at 64 KiB plus headers, received frames wait in a queue of at most
@@ -53,11 +57,18 @@ const RDBAH: u32 = 0x2804;
 const RDLEN: u32 = 0x2808;
 const RDH: u32 = 0x2810;
 const RDT: u32 = 0x2818;
+/// Receive packet timer (1.024 µs units; bit 31 flushes a pending delay).
+const RDTR: u32 = 0x2820;
+/// Receive absolute delay timer (1.024 µs units).
+const RADV: u32 = 0x282C;
 const TDBAL: u32 = 0x3800;
 const TDBAH: u32 = 0x3804;
 const TDLEN: u32 = 0x3808;
 const TDH: u32 = 0x3810;
 const TDT: u32 = 0x3818;
+/// Transmit interrupt delay and its absolute cap (1.024 µs units).
+const TIDV: u32 = 0x3820;
+const TADV: u32 = 0x382C;
 /// Statistics registers, clear on read.
 const STATS: std::ops::Range<u32> = 0x4000..0x4100;
 const GPRC: u32 = 0x4074;
@@ -118,6 +129,8 @@ const TXD_CMD_EOP: u8 = 1 << 0;
 const TXD_CMD_RS: u8 = 1 << 3;
 const TXD_CMD_DEXT: u8 = 1 << 5;
 const TXD_CMD_TSE: u8 = 1 << 2;
+/// Interrupt delay enable: this descriptor's TXDW waits for TIDV/TADV.
+const TXD_CMD_IDE: u8 = 1 << 7;
 const TXD_STA_DD: u8 = 1 << 0;
 const TXD_POPTS_IXSM: u8 = 1 << 0;
 const TXD_POPTS_TXSM: u8 = 1 << 1;
@@ -140,6 +153,59 @@ const TX_BYTES_PER_CALL: usize = 4 << 20;
 const MIN_MSS: usize = 64;
 /// One ITR unit.
 const ITR_UNIT_NS: u64 = 256;
+/// One RDTR/RADV/TIDV/TADV unit (1.024 µs).
+const DELAY_UNIT_NS: u64 = 1024;
+/// RDTR/TIDV bit 31: flush partial descriptor block (fire the pending delay now).
+const DELAY_FLUSH: u32 = 1 << 31;
+
+/// A delayed interrupt cause: the packet timer restarts with every packet, the absolute
+/// timer runs from the first one, whichever expires first raises the cause.
+#[derive(Clone, Copy, Debug, Default)]
+struct DelayTimers {
+    packet_at: Option<u64>,
+    absolute_at: Option<u64>,
+}
+
+impl DelayTimers {
+    /// A packet completed at `now` under `delay`/`absolute` (register units); whether the
+    /// cause is due at once (no delay programmed).
+    fn packet(&mut self, now: u64, delay: u32, absolute: u32) -> bool {
+        let delay = u64::from(delay & 0xFFFF);
+        if delay == 0 {
+            *self = DelayTimers::default();
+            return true;
+        }
+        self.packet_at = Some(now.saturating_add(delay * DELAY_UNIT_NS));
+        let absolute = u64::from(absolute & 0xFFFF);
+        if self.absolute_at.is_none() && absolute != 0 {
+            self.absolute_at = Some(now.saturating_add(absolute * DELAY_UNIT_NS));
+        }
+        false
+    }
+
+    fn deadline(&self) -> Option<u64> {
+        match (self.packet_at, self.absolute_at) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Whether a timer expired by `now` (both stop).
+    fn expired(&mut self, now: u64) -> bool {
+        let due = self.deadline().is_some_and(|at| at <= now);
+        if due {
+            *self = DelayTimers::default();
+        }
+        due
+    }
+
+    /// Stops the timers; whether one was running (the cause is due).
+    fn flush(&mut self) -> bool {
+        let running = self.deadline().is_some();
+        *self = DelayTimers::default();
+        running
+    }
+}
 
 /// Where the Microwire EEPROM's serial interface is.
 #[derive(Clone, Copy, Debug, Default)]
@@ -195,8 +261,15 @@ pub struct E1000 {
     now_ns: u64,
     /// Bytes sent in the current `run_dma` call (see [`TX_BYTES_PER_CALL`]).
     tx_bytes_this_call: usize,
-    /// ITR: no interrupt is asserted before this time.
-    interrupt_hold_until: u64,
+    /// The INTx output: asserted when an unmasked cause is set (and ITR allows it),
+    /// deasserted when none is left.
+    line: bool,
+    /// ITR: the next assertion happens at this time at the earliest.
+    next_assert_ns: u64,
+    /// RXT0 delayed by RDTR/RADV.
+    rx_delay: DelayTimers,
+    /// TXDW delayed by TIDV/TADV.
+    tx_delay: DelayTimers,
 }
 
 impl E1000 {
@@ -228,7 +301,10 @@ impl E1000 {
             backend,
             now_ns: 0,
             tx_bytes_this_call: 0,
-            interrupt_hold_until: 0,
+            line: false,
+            next_assert_ns: 0,
+            rx_delay: DelayTimers::default(),
+            tx_delay: DelayTimers::default(),
         };
         nic.reset_registers();
         nic
@@ -248,7 +324,10 @@ impl E1000 {
         self.wire = EepromWire::default();
         self.context = TxContext::default();
         self.packet = TxPacket::default();
-        self.interrupt_hold_until = 0;
+        self.line = false;
+        self.next_assert_ns = 0;
+        self.rx_delay = DelayTimers::default();
+        self.tx_delay = DelayTimers::default();
         self.update_status();
     }
 
@@ -282,6 +361,31 @@ impl E1000 {
     /// Sets interrupt causes.
     fn raise(&mut self, causes: u32) {
         self.regs[reg(ICR)] |= causes;
+        self.update_line();
+    }
+
+    /// Follows the causes with the INTx output: it drops when no unmasked cause is left
+    /// and rises again no sooner than ITR × 256 ns after it last rose (ITR's minimum
+    /// interval between interrupts; causes set meanwhile wait).
+    fn update_line(&mut self) {
+        if self.interrupt_causes() == 0 {
+            self.line = false;
+        } else if !self.line && self.now_ns >= self.next_assert_ns {
+            self.line = true;
+            let itr = u64::from(self.regs[reg(ITR)] & 0xFFFF);
+            self.next_assert_ns = self.now_ns.saturating_add(itr * ITR_UNIT_NS);
+        }
+    }
+
+    /// Raises the delayed causes whose timers expired by now.
+    fn run_delay_timers(&mut self) {
+        if self.rx_delay.expired(self.now_ns) {
+            self.raise(ICR_RXT0);
+        }
+        if self.tx_delay.expired(self.now_ns) {
+            self.raise(ICR_TXDW);
+        }
+        self.update_line();
     }
 
     fn interrupt_causes(&self) -> u32 {
@@ -295,10 +399,9 @@ impl E1000 {
         };
         match offset {
             ICR => {
-                // Read-to-clear; ITR holds off the next interrupt from now on.
+                // Read-to-clear.
                 self.regs[reg(ICR)] = 0;
-                let itr = u64::from(self.regs[reg(ITR)] & 0xFFFF);
-                self.interrupt_hold_until = self.now_ns.saturating_add(itr * ITR_UNIT_NS);
+                self.update_line();
                 value
             }
             EECD => {
@@ -343,10 +446,33 @@ impl E1000 {
                 }
             }
             MDIC => self.mdic_write(value),
-            ICR => self.regs[reg(ICR)] &= !value,
+            ICR => {
+                self.regs[reg(ICR)] &= !value;
+                self.update_line();
+            }
             ICS => self.raise(value),
-            IMS => self.regs[reg(IMS)] |= value,
-            IMC => self.regs[reg(IMS)] &= !value,
+            IMS => {
+                self.regs[reg(IMS)] |= value;
+                self.update_line();
+            }
+            IMC => {
+                self.regs[reg(IMS)] &= !value;
+                self.update_line();
+            }
+            // The flush bit fires a pending delay now and is not kept.
+            RDTR => {
+                self.regs[reg(RDTR)] = value & 0xFFFF;
+                if value & DELAY_FLUSH != 0 && self.rx_delay.flush() {
+                    self.raise(ICR_RXT0);
+                }
+            }
+            TIDV => {
+                self.regs[reg(TIDV)] = value & 0xFFFF;
+                if value & DELAY_FLUSH != 0 && self.tx_delay.flush() {
+                    self.raise(ICR_TXDW);
+                }
+            }
+            RADV | TADV => self.regs[reg(offset)] = value & 0xFFFF,
             RDLEN | TDLEN => self.regs[reg(offset)] = value & 0x000F_FF80,
             RDH | RDT | TDH | TDT => self.regs[reg(offset)] = value & 0xFFFF,
             o if STATS.contains(&o) => {}
@@ -449,6 +575,7 @@ impl E1000 {
         }
         let (base, count) = self.ring(TDBAL, TDBAH, TDLEN);
         let mut done_any = false;
+        let mut written_back = false;
         self.tx_bytes_this_call = 0;
         for _ in 0..DESCRIPTORS_PER_CALL {
             // The rest waits for the next call (the CPU runs in between).
@@ -472,13 +599,24 @@ impl E1000 {
                 descriptor[12] |= TXD_STA_DD;
                 // Write back only the status byte (the driver owns the rest).
                 let _ = ram.write(address + 12, &descriptor[12..13]);
+                // TXDW at once, or after TIDV/TADV for descriptors asking for a delay.
+                let delay = if command & TXD_CMD_IDE != 0 {
+                    self.regs[reg(TIDV)]
+                } else {
+                    0
+                };
+                written_back |= self
+                    .tx_delay
+                    .packet(self.now_ns, delay, self.regs[reg(TADV)]);
             }
             self.regs[reg(TDH)] = (head + 1) % count;
             done_any = true;
         }
-        if done_any {
-            let empty = self.regs[reg(TDH)] == self.regs[reg(TDT)];
-            self.raise(ICR_TXDW | if empty { ICR_TXQE } else { 0 });
+        let empty = self.regs[reg(TDH)] == self.regs[reg(TDT)];
+        let causes =
+            if written_back { ICR_TXDW } else { 0 } | if done_any && empty { ICR_TXQE } else { 0 };
+        if causes != 0 {
+            self.raise(causes);
         }
     }
 
@@ -684,13 +822,10 @@ impl E1000 {
         let buffer_size = self.receive_buffer_size();
         let mut delivered = false;
         let mut descriptors_used = 0;
+        // Frames carry their FCS unless the driver asked for it to be stripped.
+        let with_fcs = self.regs[reg(RCTL)] & RCTL_SECRC == 0;
         while let Some(frame) = self.rx_queue.front() {
-            // Frames carry their FCS unless the driver asked for it to be stripped.
-            let mut frame = frame.clone();
-            if self.regs[reg(RCTL)] & RCTL_SECRC == 0 {
-                frame.extend_from_slice(&crc32(&frame).to_le_bytes());
-            }
-            let needed = frame.len().div_ceil(buffer_size);
+            let needed = (frame.len() + if with_fcs { 4 } else { 0 }).div_ceil(buffer_size);
             let head = self.regs[reg(RDH)];
             let tail = self.regs[reg(RDT)];
             if count == 0 || head >= count || tail >= count {
@@ -700,7 +835,13 @@ impl E1000 {
             if (free as usize) < needed || descriptors_used + needed > DESCRIPTORS_PER_CALL {
                 break;
             }
-            self.rx_queue.pop_front();
+            let Some(mut frame) = self.rx_queue.pop_front() else {
+                break;
+            };
+            if with_fcs {
+                let fcs = crc32(&frame);
+                frame.extend_from_slice(&fcs.to_le_bytes());
+            }
             let mut head = head;
             for (i, piece) in frame.chunks(buffer_size).enumerate() {
                 let address = base.wrapping_add(u64::from(head) * 16);
@@ -730,7 +871,13 @@ impl E1000 {
             delivered = true;
         }
         if delivered {
-            self.raise(ICR_RXT0);
+            // RXT0 at once, or when the packet (RDTR) or absolute (RADV) timer expires.
+            if self
+                .rx_delay
+                .packet(self.now_ns, self.regs[reg(RDTR)], self.regs[reg(RADV)])
+            {
+                self.raise(ICR_RXT0);
+            }
             let head = self.regs[reg(RDH)];
             let free = (self.regs[reg(RDT)] + count - head) % count.max(1);
             let threshold = match self.regs[reg(RCTL)] >> 8 & 3 {
@@ -829,7 +976,7 @@ impl PciDevice for E1000 {
     }
 
     fn irq_level(&self) -> bool {
-        self.interrupt_causes() != 0 && self.now_ns >= self.interrupt_hold_until
+        self.line
     }
 
     fn dma_pending(&self) -> bool {
@@ -841,16 +988,21 @@ impl PciDevice for E1000 {
         self.transmit(ram);
         self.poll_backend();
         self.receive(ram);
+        self.run_delay_timers();
     }
 
     fn advance(&mut self, now_ns: u64) {
         self.now_ns = self.now_ns.max(now_ns);
         self.poll_backend();
+        self.run_delay_timers();
     }
 
     fn next_deadline_ns(&self) -> Option<u64> {
-        (self.interrupt_causes() != 0 && self.now_ns < self.interrupt_hold_until)
-            .then_some(self.interrupt_hold_until)
+        let itr = (self.interrupt_causes() != 0 && !self.line).then_some(self.next_assert_ns);
+        [itr, self.rx_delay.deadline(), self.tx_delay.deadline()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     fn reset(&mut self) {

@@ -565,3 +565,142 @@ fn rings_wrap_and_transmit_work_is_bounded_per_call() {
     nic.run_dma(&mut ram, 0);
     assert!(backend.take_sent().is_empty());
 }
+
+/// A unicast frame for the NIC's address, delivered into the ring at `now`.
+fn deliver_at(nic: &mut E1000, backend: &LoopbackBackend, ram: &mut Ram, now: u64) {
+    let mut frame = vec![0x5Au8; 60];
+    frame[..6].copy_from_slice(&DEFAULT_MAC);
+    backend.inject(&frame);
+    nic.advance(now);
+    nic.run_dma(ram, now);
+}
+
+#[test]
+fn receive_delay_timers_batch_rxt0_until_rdtr_or_radv() {
+    let (mut nic, backend, mut ram) = nic();
+    setup_rx(&mut nic, 64, 0);
+    rx_buffers(&mut ram, 64);
+    // Linux's e1000 with RxIntDelay=10, RxAbsIntDelay=30: 10.24 µs / 30.72 µs.
+    wr(&mut nic, RDTR, 10);
+    wr(&mut nic, RADV, 30);
+    let t = 1_000_000;
+    deliver_at(&mut nic, &backend, &mut ram, t);
+    assert_eq!(rd(&mut nic, RDH), 1, "the frame is in the ring");
+    assert!(!nic.irq_level(), "RXT0 waits for the packet timer");
+    assert_eq!(nic.next_deadline_ns(), Some(t + 10_240));
+    // Each packet restarts the packet timer; the absolute timer keeps running.
+    deliver_at(&mut nic, &backend, &mut ram, t + 8_000);
+    assert_eq!(nic.next_deadline_ns(), Some(t + 18_240));
+    deliver_at(&mut nic, &backend, &mut ram, t + 16_000);
+    deliver_at(&mut nic, &backend, &mut ram, t + 24_000);
+    nic.advance(t + 30_719);
+    assert!(!nic.irq_level());
+    assert_eq!(
+        nic.next_deadline_ns(),
+        Some(t + 30_720),
+        "RADV caps the delay"
+    );
+    nic.advance(t + 30_720);
+    assert!(nic.irq_level(), "absolute timer expired");
+    assert_eq!(rd(&mut nic, ICR) & ICR_RXT0, ICR_RXT0);
+    assert!(!nic.irq_level());
+    assert_eq!(nic.next_deadline_ns(), None, "both timers stopped");
+    // Quiet after one packet: the packet timer fires first.
+    deliver_at(&mut nic, &backend, &mut ram, t + 100_000);
+    nic.advance(t + 110_240);
+    assert!(nic.irq_level(), "packet timer expired");
+    rd(&mut nic, ICR);
+    // RDTR's flush bit fires a pending delay at once and is not kept.
+    deliver_at(&mut nic, &backend, &mut ram, t + 200_000);
+    assert!(!nic.irq_level());
+    wr(&mut nic, RDTR, 10 | 1 << 31);
+    assert!(nic.irq_level(), "flush partial descriptor block");
+    assert_eq!(rd(&mut nic, RDTR), 10);
+    rd(&mut nic, ICR);
+    // RDTR 0: every packet interrupts at once.
+    wr(&mut nic, RDTR, 0);
+    deliver_at(&mut nic, &backend, &mut ram, t + 300_000);
+    assert!(nic.irq_level());
+}
+
+#[test]
+fn transmit_delay_applies_to_descriptors_with_ide() {
+    let (mut nic, backend, mut ram) = nic();
+    setup_tx(&mut nic, 8);
+    // Linux's defaults: TxIntDelay=8 (8.192 µs), TxAbsIntDelay=32 (32.768 µs).
+    wr(&mut nic, TIDV, 8);
+    wr(&mut nic, TADV, 32);
+    wr(&mut nic, IMS, ICR_TXDW);
+    ram.write(0x10000, &[0xAA; 60]).unwrap();
+    let eop_rs_ide = TXD_CMD_EOP | TXD_CMD_RS | TXD_CMD_IDE;
+    for i in 0..4 {
+        put_descriptor(&mut ram, TX_RING, i, legacy_tx(0x10000, 60, eop_rs_ide));
+    }
+    let t = 5_000_000;
+    nic.advance(t);
+    wr(&mut nic, TDT, 1);
+    nic.run_dma(&mut ram, t);
+    assert_eq!(backend.take_sent().len(), 1, "sent at once");
+    assert_eq!(ram.0[(TX_RING + 12) as usize] & TXD_STA_DD, TXD_STA_DD);
+    assert!(!nic.irq_level(), "TXDW delayed by TIDV");
+    assert_eq!(nic.next_deadline_ns(), Some(t + 8_192));
+    // Packets every 6 µs keep restarting TIDV until TADV expires.
+    for (i, at) in [(2, t + 6_000), (3, t + 12_000), (4, t + 18_000)] {
+        nic.advance(at);
+        wr(&mut nic, TDT, i);
+        nic.run_dma(&mut ram, at);
+        assert!(!nic.irq_level());
+    }
+    assert_eq!(nic.next_deadline_ns(), Some(t + 26_192));
+    nic.advance(t + 26_192);
+    assert!(nic.irq_level(), "TIDV expired after the last packet");
+    assert_eq!(rd(&mut nic, ICR) & ICR_TXDW, ICR_TXDW);
+    // Without IDE the write-back interrupts at once.
+    put_descriptor(
+        &mut ram,
+        TX_RING,
+        4,
+        legacy_tx(0x10000, 60, TXD_CMD_EOP | TXD_CMD_RS),
+    );
+    wr(&mut nic, TDT, 5);
+    nic.run_dma(&mut ram, t + 40_000);
+    assert!(nic.irq_level());
+    rd(&mut nic, ICR);
+    // TIDV's flush bit fires a pending delay.
+    put_descriptor(&mut ram, TX_RING, 5, legacy_tx(0x10000, 60, eop_rs_ide));
+    wr(&mut nic, TDT, 6);
+    nic.run_dma(&mut ram, t + 50_000);
+    assert!(!nic.irq_level());
+    wr(&mut nic, TIDV, 8 | 1 << 31);
+    assert!(nic.irq_level());
+}
+
+#[test]
+fn itr_interval_counts_from_the_last_interrupt() {
+    let (mut nic, _, _) = nic();
+    wr(&mut nic, ITR, 195); // Linux's 20000 interrupts/s: 49.92 µs
+    wr(&mut nic, IMS, ICR_RXT0);
+    let t = 2_000_000;
+    nic.advance(t);
+    wr(&mut nic, ICS, ICR_RXT0);
+    assert!(nic.irq_level());
+    // The driver acknowledges 30 µs later; a new cause 1 µs after that waits for the
+    // interval from the interrupt, not from the acknowledgement.
+    nic.advance(t + 30_000);
+    rd(&mut nic, ICR);
+    nic.advance(t + 31_000);
+    wr(&mut nic, ICS, ICR_RXT0);
+    assert!(!nic.irq_level());
+    assert_eq!(nic.next_deadline_ns(), Some(t + 49_920));
+    nic.advance(t + 49_920);
+    assert!(nic.irq_level());
+    // ITR 0: no moderation.
+    rd(&mut nic, ICR);
+    wr(&mut nic, ITR, 0);
+    nic.advance(t + 200_000);
+    wr(&mut nic, ICS, ICR_RXT0);
+    assert!(nic.irq_level());
+    rd(&mut nic, ICR);
+    wr(&mut nic, ICS, ICR_RXT0);
+    assert!(nic.irq_level());
+}
