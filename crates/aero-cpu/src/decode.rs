@@ -15,6 +15,7 @@ use iced_x86::{
 /// Longest block; keeps decode latency and interrupt latency bounded.
 const MAX_BLOCK_INSNS: usize = 48;
 const SLOT_BITS: u32 = 14;
+const SLOTS: usize = 1 << SLOT_BITS;
 /// Index of the uncached scratch block.
 pub const SCRATCH: usize = usize::MAX;
 
@@ -82,30 +83,34 @@ const LIN_BITS: u32 = 10;
 pub struct BlockCache {
     /// Recently fetched blocks by linear RIP.
     lin_cache: Vec<Link>,
-    /// Empty slots hold a block with `EMPTY_KEY` (no `Option` to test on the hot path).
-    slots: Vec<Block>,
+    /// Empty slots hold a block with `EMPTY_KEY` (no `Option` to test on the hot path);
+    /// fixed size, so a masked index needs no bounds check.
+    slots: Box<[Block; SLOTS]>,
     /// Blocks that must not be cached (MMIO code, page-crossing first instruction).
     scratch: Option<Block>,
     /// Bumped whenever the TLB or any decoded code page changed, and by `clear`: links
     /// and `lin_cache` entries of older generations are dead.
     generation: u64,
-    seen_tlb_epoch: u64,
-    seen_code_epoch: u64,
+    /// `Tlb::epoch + CodePages::epoch` when `generation` last moved: both only grow, so
+    /// one compare sees either change.
+    seen_epoch: u64,
     /// The next `Block::serial`.
     next_serial: u64,
 }
 
 impl Default for BlockCache {
     fn default() -> Self {
-        let mut slots = Vec::new();
-        slots.resize_with(1 << SLOT_BITS, empty_block);
+        let slots: Vec<Block> = (0..SLOTS).map(|_| empty_block()).collect();
+        let slots: Box<[Block; SLOTS]> = match slots.into_boxed_slice().try_into() {
+            Ok(s) => s,
+            Err(_) => unreachable!("SLOTS blocks were made"),
+        };
         BlockCache {
             lin_cache: vec![NO_LINK; 1 << LIN_BITS],
             slots,
             scratch: None,
             generation: 1,
-            seen_tlb_epoch: 0,
-            seen_code_epoch: 0,
+            seen_epoch: 0,
             next_serial: 1,
         }
     }
@@ -122,7 +127,7 @@ fn block_key(phys: u64, flat: u8, bitness: u32) -> u64 {
 #[inline(always)]
 fn slot_of(key: u64) -> usize {
     let h = key ^ (key >> 13) ^ (key >> 29);
-    (h as usize) & ((1 << SLOT_BITS) - 1)
+    (h as usize) & (SLOTS - 1)
 }
 
 impl BlockCache {
@@ -141,19 +146,14 @@ impl BlockCache {
         if !ex.c.long64 && rip > ex.s.seg[1].limit as u64 {
             return Err(Fault::gp0());
         }
-        if ex.c.tlb.epoch != self.seen_tlb_epoch || ex.c.code.epoch != self.seen_code_epoch {
-            self.seen_tlb_epoch = ex.c.tlb.epoch;
-            self.seen_code_epoch = ex.c.code.epoch;
-            self.generation += 1;
-        }
+        self.sync_generation(ex);
         let lin = ex.s.seg[1].base.wrapping_add(rip) & ex.c.lin_mask;
         let ctx = self.ctx(ex);
-        if let Some(p) = self.slots.get(prev) {
-            for l in &p.next {
+        if prev != SCRATCH {
+            for l in &self.slots[prev & (SLOTS - 1)].next {
                 if l.lin == lin
                     && l.ctx == ctx
-                    && let Some(b) = self.slots.get(l.slot as usize)
-                    && b.key == l.key
+                    && self.slots[l.slot as usize & (SLOTS - 1)].key == l.key
                 {
                     return Ok(l.slot as usize);
                 }
@@ -285,15 +285,21 @@ impl BlockCache {
         Ok(SCRATCH)
     }
 
+    /// A new generation if the TLB or any code page changed since the last look.
+    #[inline(always)]
+    fn sync_generation(&mut self, ex: &Exec<'_>) {
+        let epoch = ex.c.tlb.epoch.wrapping_add(ex.c.code.epoch);
+        if epoch != self.seen_epoch {
+            self.seen_epoch = epoch;
+            self.generation += 1;
+        }
+    }
+
     /// Marking code and filling the TLB may have bumped the epochs: the entry is
     /// stamped with the generation they give.
     #[inline(always)]
     fn remember(&mut self, li: usize, lin: u64, key: u64, slot: usize, ex: &Exec<'_>) {
-        if ex.c.tlb.epoch != self.seen_tlb_epoch || ex.c.code.epoch != self.seen_code_epoch {
-            self.seen_tlb_epoch = ex.c.tlb.epoch;
-            self.seen_code_epoch = ex.c.code.epoch;
-            self.generation += 1;
-        }
+        self.sync_generation(ex);
         self.lin_cache[li] = Link {
             lin,
             ctx: self.ctx(ex),
@@ -305,12 +311,11 @@ impl BlockCache {
     /// The block at an index returned by `fetch`.
     #[inline(always)]
     pub fn block(&self, idx: usize) -> &Block {
-        let b = if idx == SCRATCH {
-            self.scratch.as_ref()
+        if idx == SCRATCH {
+            self.scratch.as_ref().unwrap_or_else(|| unreachable_block())
         } else {
-            self.slots.get(idx)
-        };
-        b.unwrap_or_else(|| unreachable_block())
+            &self.slots[idx & (SLOTS - 1)]
+        }
     }
 }
 
