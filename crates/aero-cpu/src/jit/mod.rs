@@ -379,7 +379,13 @@ impl Jit {
         self.ram_before.extend_from_slice(ex.ram);
 
         let out = self.run_native(ex, insns, block.run_len, offset);
-        let native = settle(ex, insns, block.run_len, out);
+        // Only what ran natively is compared: the interpreted rest of a block may do port
+        // I/O, which must happen once.
+        let native = if out.kind == EXIT_PREFIX && out.k < insns.len() {
+            Settled::Prefix(out.k)
+        } else {
+            settle(ex, insns, block.run_len, out)
+        };
         ex.materialize_flags();
         let native_state = ex.s.clone();
         let native_retired = ex.c.retired;
@@ -402,7 +408,13 @@ impl Jit {
         ex.ram.copy_from_slice(&self.ram_before);
 
         ex.c.block_rip = ex.s.rip;
-        let interp = interpret(ex, insns, 0, block.run_len);
+        let interp = match native {
+            Settled::Prefix(m) => {
+                ex.c.next_rip = last_next(ex, insns, block.run_len);
+                run_body(ex, insns, 0, m, ex.c.next_rip).unwrap_or(Settled::Prefix(m))
+            }
+            _ => interpret(ex, insns, 0, block.run_len),
+        };
         ex.materialize_flags();
         self.stats.verified += 1;
 
@@ -460,12 +472,23 @@ impl Jit {
                 listing.join("\n")
             );
         }
-        match interp {
-            Settled::Done => false,
+        let end = match interp {
+            Settled::Prefix(m) => {
+                let upto = if m >= block.run_len {
+                    insns.len()
+                } else {
+                    block.run_len
+                };
+                interpret(ex, insns, m, upto)
+            }
+            other => other,
+        };
+        match end {
             Settled::Fault(f) => {
                 interrupts::raise_exception(ex, f);
                 true
             }
+            _ => false,
         }
     }
 }
@@ -490,16 +513,18 @@ struct NativeExit {
 enum Settled {
     Done,
     Fault(Fault),
+    /// The first `m` instructions completed (verify mode stops there to compare).
+    Prefix(usize),
 }
 
 /// Complete the block after a native exit and deliver its fault, if any.
 fn finish(ex: &mut Exec<'_>, insns: &[Insn], run_len: usize, out: NativeExit) -> bool {
     match settle(ex, insns, run_len, out) {
-        Settled::Done => false,
         Settled::Fault(f) => {
             interrupts::raise_exception(ex, f);
             true
         }
+        _ => false,
     }
 }
 
@@ -567,6 +592,41 @@ fn settle(ex: &mut Exec<'_>, insns: &[Insn], run_len: usize, out: NativeExit) ->
     }
 }
 
+/// Instructions `from..to` of a block, none of them its last; Some when one faulted or
+/// ended the block (RIP and `retired` then committed as `end_inside_block` does).
+fn run_body(
+    ex: &mut Exec<'_>,
+    insns: &[Insn],
+    from: usize,
+    to: usize,
+    last_next: u64,
+) -> Option<Settled> {
+    for (k, insn) in insns.iter().enumerate().take(to).skip(from) {
+        ex.c.pos = k as u32;
+        let result = (insn.handler)(ex, insn);
+        if result.is_err() | ex.c.end_block {
+            ex.c.retired += k as u64 + 1;
+            ex.c.pos = 0;
+            return Some(match result {
+                Ok(()) => {
+                    ex.s.rip = if ex.c.next_rip != last_next {
+                        ex.c.next_rip
+                    } else {
+                        ex.next_rip_of(insn)
+                    };
+                    Settled::Done
+                }
+                Err(f) => {
+                    ex.s.rip = ex.rip_of(insn);
+                    Settled::Fault(f)
+                }
+            });
+        }
+    }
+    ex.c.pos = 0;
+    None
+}
+
 /// The interpreter's `run_block` for instructions `from..upto` of a block (`upto` is its
 /// run length; `ex.c.block_rip` is the block start and `retired` the count before it),
 /// without delivering the fault.
@@ -580,27 +640,8 @@ fn interpret(ex: &mut Exec<'_>, insns: &[Insn], from: usize, upto: usize) -> Set
     let last = &insns[upto - 1];
     let last_next = start.wrapping_add(last.end as u64) & ip_mask;
     ex.c.next_rip = last_next;
-    for (k, insn) in insns.iter().enumerate().take(upto - 1).skip(from) {
-        ex.c.pos = k as u32;
-        let result = (insn.handler)(ex, insn);
-        if result.is_err() | ex.c.end_block {
-            ex.c.retired += k as u64 + 1;
-            ex.c.pos = 0;
-            return match result {
-                Ok(()) => {
-                    ex.s.rip = if ex.c.next_rip != last_next {
-                        ex.c.next_rip
-                    } else {
-                        ex.next_rip_of(insn)
-                    };
-                    Settled::Done
-                }
-                Err(f) => {
-                    ex.s.rip = ex.rip_of(insn);
-                    Settled::Fault(f)
-                }
-            };
-        }
+    if let Some(early) = run_body(ex, insns, from, upto - 1, last_next) {
+        return early;
     }
     let last_start = if upto >= 2 { insns[upto - 2].end } else { 0 };
     ex.s.rip = start.wrapping_add(last_start as u64) & ip_mask;
