@@ -12,7 +12,8 @@ test_pkgs=(qemu-system-x86 qemu-utils seabios acpica-tools busybox-static syslin
            binutils-mingw-w64-i686 binutils-mingw-w64-x86-64 openssl osslsigncode
            extlinux isolinux grub-pc-bin grub-common xorriso mtools dosfstools cpio fdisk
            xvfb xdotool imagemagick python3 mesa-vulkan-drivers openbox wine64 cpuid
-           gcc libc6-dev)  # gcc -static: the clock test's guest probe
+           gcc libc6-dev   # gcc -static: the clock test's guest probe
+           iproute2)       # ip tuntap: the network test's TAP interface
 
 pkgs=("${run_pkgs[@]}")
 [ "$what" = test ] && pkgs+=("${test_pkgs[@]}")

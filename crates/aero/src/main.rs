@@ -13,6 +13,7 @@ mod run;
 mod scenario;
 mod screen_watch;
 mod slirp;
+mod tap;
 
 use std::process::ExitCode;
 

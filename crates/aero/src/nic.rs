@@ -1,6 +1,8 @@
-//! `--nic`: the e1000's host side, QEMU style. `none`, or `user` (libslirp NAT) with
-//! `hostfwd=tcp:[ADDR]:HOST-:GUEST` (repeatable), `mac=52:54:00:12:34:56` and
-//! `pcap=FILE` (every frame in both directions, in a libpcap capture file).
+//! `--nic`: the e1000's host side, QEMU style. `none`, `user` (libslirp NAT) with
+//! `hostfwd=tcp:[ADDR]:HOST-:GUEST` (repeatable), or `tap,ifname=NAME[,script=no]` (a
+//! Linux TAP interface the user configures; no scripts are run); both take
+//! `mac=52:54:00:12:34:56` and `pcap=FILE` (every frame in both directions, in a libpcap
+//! capture file).
 
 use std::io::Write;
 use std::net::Ipv4Addr;
@@ -11,6 +13,7 @@ use aero_machine::MacAddress;
 use aero_machine::net::NetBackend;
 
 use crate::slirp::{HostForward, UserNet};
+use crate::tap::Tap;
 
 /// A parsed `--nic` option.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -18,6 +21,11 @@ pub enum NicSpec {
     None,
     User {
         forwards: Vec<HostForward>,
+        mac: MacAddress,
+        pcap: Option<PathBuf>,
+    },
+    Tap {
+        ifname: String,
         mac: MacAddress,
         pcap: Option<PathBuf>,
     },
@@ -57,8 +65,33 @@ impl NicSpec {
                     pcap,
                 })
             }
-            "tap" => anyhow::bail!("--nic tap is not implemented yet (use --nic user)"),
-            other => anyhow::bail!("--nic {other:?}: expected none or user[,...]"),
+            "tap" => {
+                let mut ifname = None;
+                let mut mac = aero_machine::devices::e1000::DEFAULT_MAC;
+                let mut pcap = None;
+                for part in parts {
+                    let (key, value) = part
+                        .split_once('=')
+                        .ok_or_else(|| anyhow::anyhow!("--nic tap: {part:?} is not KEY=VALUE"))?;
+                    match (key, value) {
+                        ("ifname", name) => ifname = Some(name.to_string()),
+                        ("script" | "downscript", "no") => {}
+                        ("script" | "downscript", other) => anyhow::bail!(
+                            "--nic tap: {key}={other}: Aero runs no interface scripts; \
+                             configure the interface yourself and give {key}=no"
+                        ),
+                        ("mac", value) => mac = parse_mac(value)?,
+                        ("pcap", value) => pcap = Some(PathBuf::from(value)),
+                        (other, _) => anyhow::bail!(
+                            "--nic tap: unknown option {other:?} (ifname, script, downscript, mac, pcap)"
+                        ),
+                    }
+                }
+                let ifname =
+                    ifname.ok_or_else(|| anyhow::anyhow!("--nic tap needs ifname=NAME"))?;
+                Ok(NicSpec::Tap { ifname, mac, pcap })
+            }
+            other => anyhow::bail!("--nic {other:?}: expected none, user[,...] or tap,ifname=NAME"),
         }
     }
 
@@ -72,14 +105,25 @@ impl NicSpec {
                 pcap,
             } => {
                 let net: Box<dyn NetBackend> = Box::new(UserNet::start(forwards)?);
-                let net = match pcap {
-                    Some(path) => Box::new(PcapTap::create(path, net)?) as Box<dyn NetBackend>,
-                    None => net,
-                };
-                Ok(Some((*mac, net)))
+                Ok(Some((*mac, with_capture(net, pcap.as_deref())?)))
+            }
+            NicSpec::Tap { ifname, mac, pcap } => {
+                let net: Box<dyn NetBackend> = Box::new(Tap::open(ifname)?);
+                Ok(Some((*mac, with_capture(net, pcap.as_deref())?)))
             }
         }
     }
+}
+
+/// The backend, wrapped in a capture file when `pcap=` was given.
+fn with_capture(
+    net: Box<dyn NetBackend>,
+    pcap: Option<&std::path::Path>,
+) -> anyhow::Result<Box<dyn NetBackend>> {
+    Ok(match pcap {
+        Some(path) => Box::new(PcapTap::create(path, net)?),
+        None => net,
+    })
 }
 
 /// `tcp:[ADDR]:HOSTPORT-[GUESTADDR]:GUESTPORT` (the address defaults to 127.0.0.1; the
@@ -216,8 +260,19 @@ mod tests {
         );
         assert_eq!(mac, [0x52, 0x54, 0, 0xAA, 0xBB, 0xCC]);
         assert_eq!(pcap, Some(PathBuf::from("/tmp/x.pcap")));
+        assert_eq!(
+            NicSpec::parse("tap,ifname=tap0,script=no,downscript=no,mac=52:54:00:00:00:01")
+                .unwrap(),
+            NicSpec::Tap {
+                ifname: "tap0".into(),
+                mac: [0x52, 0x54, 0, 0, 0, 1],
+                pcap: None
+            }
+        );
         for bad in [
-            "tap,ifname=tap0",
+            "tap",
+            "tap,ifname=tap0,script=/etc/qemu-ifup",
+            "tap,ifname=tap0,vhost=on",
             "user,hostfwd=udp::1-:2",
             "user,hostfwd=tcp::99999-:2",
             "user,mac=01:00:00:00:00:00",

@@ -3,7 +3,9 @@
 //! downloads a file from an HTTP server the test runs on 127.0.0.1 (through the gateway
 //! 10.0.2.2) and serves it back through a `hostfwd` port forward; both copies are
 //! checked by SHA-256. Then the monitor pulls the cable and the driver sees the link go
-//! down. All traffic stays on the loopback interface.
+//! down. All NAT traffic stays on the loopback interface. A second test puts the NIC on a
+//! TAP interface the test creates (10.0.3.1/24 on the host; root, skipped only without
+//! /dev/net/tun): the guest pings the host end and downloads a file from it.
 
 mod common;
 use common::cpio_entry;
@@ -66,6 +68,30 @@ poweroff -f
 while :; do sleep 3600; done
 "#;
 
+/// The guest's /init for the TAP test: a static address on the host's TAP subnet, a
+/// ping to the host end and a download from the test's server there.
+const TAP_INIT: &str = r#"#!/bin/sh
+/bin/busybox mkdir -p /proc /sys /dev /tmp
+/bin/busybox mount -t proc proc /proc
+/bin/busybox mount -t sysfs sysfs /sys
+/bin/busybox mount -t devtmpfs devtmpfs /dev
+/bin/busybox --install -s /bin
+exec >/dev/ttyS0 2>&1
+insmod /lib/modules/e1000.ko || echo "AERO-NET-INSMOD-FAILED"
+i=0
+while [ ! -e /sys/class/net/eth0 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+ifconfig eth0 10.0.3.2 netmask 255.255.255.0 up
+if ping -c 2 -W 5 10.0.3.1 >/dev/null; then echo "AERO-NET-PING=ok"; else echo "AERO-NET-PING=lost"; fi
+if wget -q -O /tmp/payload http://10.0.3.1:@PORT@/payload; then
+    echo "AERO-NET-FETCH-SHA=$(sha256sum /tmp/payload | cut -d' ' -f1)"
+else
+    echo "AERO-NET-FETCH-FAILED"
+fi
+echo "AERO-NET-DONE"
+poweroff -f
+while :; do sleep 3600; done
+"#;
+
 fn work_dir(test: &str) -> PathBuf {
     let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("network-{test}"));
     let _ = std::fs::remove_dir_all(&d);
@@ -75,9 +101,13 @@ fn work_dir(test: &str) -> PathBuf {
 
 /// The amd64 boot disk whose initramfs is the storage one (modules) plus our /init.
 fn disk_with_init(dir: &Path, port: u16) -> PathBuf {
+    disk_with(dir, INIT, port)
+}
+
+fn disk_with(dir: &Path, init: &str, port: u16) -> PathBuf {
     let mut initrd = std::fs::read(common::image("initrd-amd64-storage.img")).unwrap();
     initrd.resize(initrd.len().next_multiple_of(4), 0);
-    let init = INIT.replace("@PORT@", &port.to_string());
+    let init = init.replace("@PORT@", &port.to_string());
     cpio_entry(&mut initrd, 1, "init", 0o100755, init.as_bytes());
     cpio_entry(&mut initrd, 2, "TRAILER!!!", 0, b"");
     let path = dir.join("initrd.img");
@@ -104,7 +134,11 @@ fn payload() -> Vec<u8> {
 
 /// Serves `body` at any GET on a loopback port until the test ends; returns the port.
 fn http_server(body: Vec<u8>) -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    http_server_on("127.0.0.1", body)
+}
+
+fn http_server_on(address: &str, body: Vec<u8>) -> u16 {
+    let listener = TcpListener::bind((address, 0)).unwrap();
     let port = listener.local_addr().unwrap().port();
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
@@ -284,4 +318,81 @@ fn e1000_gets_a_lease_fetches_through_nat_and_serves_through_hostfwd() {
         capture.windows(4).any(|w| w == ports.as_slice())
     };
     assert!(dhcp(68, 67) && dhcp(67, 68), "no DHCP in the capture");
+}
+
+/// A TAP interface made for one test (`ip tuntap`), deleted when the test ends.
+struct TapInterface(String);
+
+impl TapInterface {
+    fn create(name: &str) -> TapInterface {
+        let ip = |args: &[&str]| {
+            let status = Command::new("ip")
+                .args(args)
+                .status()
+                .expect("run ip (iproute2)");
+            assert!(
+                status.success(),
+                "ip {args:?} failed (the test runs as root)"
+            );
+        };
+        let _ = Command::new("ip")
+            .args(["tuntap", "del", "dev", name, "mode", "tap"])
+            .stderr(Stdio::null())
+            .status();
+        ip(&["tuntap", "add", "dev", name, "mode", "tap"]);
+        let tap = TapInterface(name.to_string());
+        ip(&["addr", "add", "10.0.3.1/24", "dev", name]);
+        ip(&["link", "set", name, "up"]);
+        tap
+    }
+}
+
+impl Drop for TapInterface {
+    fn drop(&mut self) {
+        let _ = Command::new("ip")
+            .args(["tuntap", "del", "dev", &self.0, "mode", "tap"])
+            .status();
+    }
+}
+
+#[test]
+fn e1000_on_a_tap_interface_pings_and_fetches_from_the_host() {
+    if !Path::new("/dev/net/tun").exists() {
+        println!("skipped: /dev/net/tun is absent (no TUN/TAP driver on this machine)");
+        return;
+    }
+    let dir = work_dir("tap");
+    let tap = TapInterface::create(&format!("aerotap{}", std::process::id() % 100_000));
+    let body = payload();
+    let want = sha256_hex(&body);
+    let port = http_server_on("10.0.3.1", body);
+    let disk = disk_with(&dir, TAP_INIT, port);
+    let serial = dir.join("serial.txt");
+    let child = Command::new(env!("CARGO_BIN_EXE_aero"))
+        .args(["headless", "--realtime", "--serial"])
+        .arg(&serial)
+        .args([
+            "--until-serial",
+            "AERO-NET-DONE",
+            "--timeout",
+            "200",
+            "--nic",
+        ])
+        .arg(format!("tap,ifname={},script=no", tap.0))
+        .arg(&disk)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run aero");
+    let mut guest = Guest(child);
+    let text = wait_for(
+        &serial,
+        "AERO-NET-DONE",
+        &mut guest,
+        Duration::from_secs(190),
+    );
+    assert_eq!(report(&text, "PING"), Some("ok"), "{text}");
+    assert_eq!(report(&text, "FETCH-SHA"), Some(want.as_str()), "{text}");
+    let status = guest.0.wait().unwrap();
+    assert!(status.success(), "aero exit status {status}");
 }
