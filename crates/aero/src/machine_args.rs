@@ -461,6 +461,26 @@ mod tests {
         assert_eq!(given.memory_bytes, 3072 << 20);
     }
 
+    #[test]
+    fn usb_is_on_in_the_window_off_headless_and_follows_flags_and_file() {
+        let on = |a: &MachineArgs, mib| a.usb_enabled(mib);
+        assert!(on(&args(&[]), WINDOW_MEMORY_MIB));
+        assert!(!on(&args(&[]), HEADLESS_MEMORY_MIB));
+        assert!(on(&args(&["--usb"]), HEADLESS_MEMORY_MIB));
+        assert!(!on(&args(&["--no-usb"]), WINDOW_MEMORY_MIB));
+        let base = Path::new("/vm");
+        let file = |text| MachineArgs::from_config_text(text, Path::new("c.toml"), base).unwrap();
+        assert!(on(&file("usb = true"), HEADLESS_MEMORY_MIB));
+        assert!(!on(&file("usb = false"), WINDOW_MEMORY_MIB));
+        // The command line wins over the file.
+        let mut a = args(&["--usb"]);
+        a.merge(
+            ConfigFile::parse("usb = false", Path::new("c.toml")).unwrap(),
+            base,
+        );
+        assert!(on(&a, WINDOW_MEMORY_MIB));
+    }
+
     const FILE: &str = r#"
 memory = 1024
 hda = "disks/win7.qcow2"
