@@ -9,12 +9,14 @@
 
 // Before any test runs (nextest runs each test in its own process; `cargo test` runs them
 // as threads of one), make every CPU created in this binary use the JIT.
+#[cfg(target_os = "linux")]
 #[used]
 // SAFETY: a plain function pointer in .init_array, run once by the loader before main;
 // the function only stores two atomics.
 #[unsafe(link_section = ".init_array")]
 static JIT_FOR_EVERY_CPU: extern "C" fn() = jit_for_every_cpu;
 
+#[cfg(target_os = "linux")]
 extern "C" fn jit_for_every_cpu() {
     aero_cpu::jit::set_default_mode(aero_cpu::jit::JitMode::On, 1);
 }
