@@ -43,30 +43,36 @@ fn program(test: bool, size: u32, src: Src, b: u64, cc: u8) -> Vec<u8> {
             (true, _, Src::Imm) => a.test(eax, imm)?,
             (true, _, Src::Mem) => a.test(dword_ptr(DATA), eax)?,
         }
-        match cc {
-            0 => a.jo(taken)?,
-            1 => a.jno(taken)?,
-            2 => a.jb(taken)?,
-            3 => a.jae(taken)?,
-            4 => a.je(taken)?,
-            5 => a.jne(taken)?,
-            6 => a.jbe(taken)?,
-            7 => a.ja(taken)?,
-            8 => a.js(taken)?,
-            9 => a.jns(taken)?,
-            10 => a.jp(taken)?,
-            11 => a.jnp(taken)?,
-            12 => a.jl(taken)?,
-            13 => a.jge(taken)?,
-            14 => a.jle(taken)?,
-            _ => a.jg(taken)?,
-        }
+        jcc(a, cc, taken)?;
         a.mov(ecx, 1u32)?;
         a.hlt()?;
         a.set_label(&mut taken)?;
         a.mov(ecx, 2u32)?;
         a.hlt()
     })
+}
+
+/// `j<cc> taken`.
+fn jcc(a: &mut CodeAssembler, cc: u8, taken: CodeLabel) -> Result<(), iced_x86::IcedError> {
+    match cc {
+        0 => a.jo(taken)?,
+        1 => a.jno(taken)?,
+        2 => a.jb(taken)?,
+        3 => a.jae(taken)?,
+        4 => a.je(taken)?,
+        5 => a.jne(taken)?,
+        6 => a.jbe(taken)?,
+        7 => a.ja(taken)?,
+        8 => a.js(taken)?,
+        9 => a.jns(taken)?,
+        10 => a.jp(taken)?,
+        11 => a.jnp(taken)?,
+        12 => a.jl(taken)?,
+        13 => a.jge(taken)?,
+        14 => a.jle(taken)?,
+        _ => a.jg(taken)?,
+    }
+    Ok(())
 }
 
 /// Status flags (CF PF AF ZF SF OF) after CMP/TEST a, b at `size` bytes.
@@ -235,4 +241,70 @@ fn fused_branch_fault_is_reported_at_the_jcc() {
         // The CMP completed: ZF from 5 - 5 in the flags the handler saw.
         assert_ne!(m.r32(top + 12) & 0x40, 0, "budget {budget}: ZF");
     }
+}
+
+/// `stc|clc`, `inc|dec <size> a`, `j<cc> taken` (fused like CMP/TEST + Jcc): the fused run
+/// and the split run agree on the branch, flags (CF kept), registers and count.
+#[test]
+fn fused_inc_dec_and_branch_match_the_split_run() {
+    let values = [
+        0u64,
+        1,
+        0x7F,
+        0x80,
+        0xFF,
+        0x7FFF,
+        0xFFFF,
+        0x7FFF_FFFF,
+        0xFFFF_FFFF,
+    ];
+    let mut checked = 0;
+    for inc in [false, true] {
+        for size in [1u32, 2, 4] {
+            for carry in [false, true] {
+                for &a in &values {
+                    for cc in 0..16u8 {
+                        let code = asm(32, CODE, |asm| {
+                            let mut taken = asm.create_label();
+                            if carry {
+                                asm.stc()?;
+                            } else {
+                                asm.clc()?;
+                            }
+                            match (inc, size) {
+                                (true, 1) => asm.inc(al)?,
+                                (true, 2) => asm.inc(ax)?,
+                                (true, _) => asm.inc(eax)?,
+                                (false, 1) => asm.dec(al)?,
+                                (false, 2) => asm.dec(ax)?,
+                                (false, _) => asm.dec(eax)?,
+                            }
+                            jcc(asm, cc, taken)?;
+                            asm.mov(ecx, 1u32)?;
+                            asm.hlt()?;
+                            asm.set_label(&mut taken)?;
+                            asm.mov(ecx, 2u32)?;
+                            asm.hlt()
+                        });
+                        let (fused, split) = run_both(&code, a, 0);
+                        let what = format!("inc={inc} size={size} cf={carry} a={a:#x} cc={cc}");
+                        let flags = fused.cpu.state.rflags;
+                        assert_eq!(flags & 1 == 1, carry, "CF kept: {what}");
+                        let want_ecx = if condition(flags, cc) { 2 } else { 1 };
+                        assert_eq!(fused.cpu.state.gpr[1], want_ecx, "branch: {what}");
+                        assert_eq!(flags, split.cpu.state.rflags, "{what}");
+                        assert_eq!(fused.cpu.state.gpr, split.cpu.state.gpr, "{what}");
+                        assert_eq!(fused.cpu.state.rip, split.cpu.state.rip, "{what}");
+                        assert_eq!(
+                            fused.cpu.instructions_retired(),
+                            split.cpu.instructions_retired(),
+                            "instruction count: {what}"
+                        );
+                        checked += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(checked, 2 * 3 * 2 * 9 * 16);
 }

@@ -19,6 +19,10 @@ use iced_x86::{Instruction, Mnemonic};
 
 const CMP: u8 = 0;
 const TEST: u8 = 1;
+/// INC/DEC reg + Jcc (`dec ecx; jnz` closes most counted loops): the register is written,
+/// CF kept.
+const INC: u8 = 2;
+const DEC: u8 = 3;
 
 /// The fused handler for `first` (CMP/TEST) followed by the Jcc `jcc`, if the pair has one.
 pub fn lookup(first: &Instruction, jcc: &Instruction) -> Option<Handler> {
@@ -26,15 +30,20 @@ pub fn lookup(first: &Instruction, jcc: &Instruction) -> Option<Handler> {
     if !matches!(jcc.op0_kind(), NearBranch16 | NearBranch32 | NearBranch64)
         || !super::control::is_jcc(jcc.mnemonic())
         || !super::is_plain_gpr(first, 0)
-        || super::src_kind(first, 1).is_none()
     {
+        return None;
+    }
+    let unary = first.op_count() == 1;
+    if !unary && super::src_kind(first, 1).is_none() {
         return None;
     }
     let cc = (jcc.condition_code() as usize).checked_sub(1)?;
     let size = first.op0_register().size();
     let row = match first.mnemonic() {
-        Mnemonic::Cmp => by_size::<CMP>(size),
-        Mnemonic::Test => by_size::<TEST>(size),
+        Mnemonic::Cmp if !unary => by_size::<CMP>(size),
+        Mnemonic::Test if !unary => by_size::<TEST>(size),
+        Mnemonic::Inc if unary => by_size::<INC>(size),
+        Mnemonic::Dec if unary => by_size::<DEC>(size),
         _ => return None,
     };
     row.get(cc).copied()
@@ -76,10 +85,14 @@ fn by_size<const OP: u8>(size: usize) -> [Handler; 16] {
 fn cmp_jcc<const OP: u8, const CC: u8, const N: usize>(ex: &mut Exec<'_>, i: &Insn) -> XResult {
     let size = N as u8;
     let m = size_mask(size);
-    let src = match i.ops[1].kind {
-        K_REG => ex.reg(i.ops[1].reg, size),
-        K_IMM => i.imm & m,
-        _ => ex.load::<N>(i)?,
+    let src = if OP >= INC {
+        1
+    } else {
+        match i.ops[1].kind {
+            K_REG => ex.reg(i.ops[1].reg, size),
+            K_IMM => i.imm & m,
+            _ => ex.load::<N>(i)?,
+        }
     };
     let dst = ex.reg(i.ops[0].reg, size);
     // Built locally so the operation and size are constants and `cond` folds.
@@ -92,7 +105,7 @@ fn cmp_jcc<const OP: u8, const CC: u8, const N: usize>(ex: &mut Exec<'_>, i: &In
             res: dst.wrapping_sub(src) & m,
             aux: 0,
         }
-    } else {
+    } else if OP == TEST {
         LazyFlags {
             op: FlagOp::Logic,
             size,
@@ -100,6 +113,22 @@ fn cmp_jcc<const OP: u8, const CC: u8, const N: usize>(ex: &mut Exec<'_>, i: &In
             src,
             res: dst & src,
             aux: 0,
+        }
+    } else {
+        let res = if OP == INC {
+            dst.wrapping_add(1)
+        } else {
+            dst.wrapping_sub(1)
+        } & m;
+        ex.set_reg(i.ops[0].reg, size, res);
+        LazyFlags {
+            op: if OP == INC { FlagOp::Inc } else { FlagOp::Dec },
+            size,
+            dst,
+            src,
+            res,
+            // INC/DEC keep CF: read before the flags change.
+            aux: ex.cf() as u64,
         }
     };
     ex.c.flags = flags;
