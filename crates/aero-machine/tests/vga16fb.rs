@@ -83,8 +83,10 @@ const HDR_INITRD_ADDR_MAX: usize = 0x22C;
 const HDR_CMDLINE_SIZE: usize = 0x238;
 const HDR_INIT_SIZE: usize = 0x260;
 
-/// Kernel messages on COM1 only (the VGA shows just what the init draws), no cursor.
-const KERNEL_CMDLINE: &str = "console=ttyS0,115200 loglevel=4 panic=-1 vt.global_cursor_default=0";
+/// Kernel messages on COM1 only (the VGA shows just what the init draws), no cursor; no_timer_check
+/// because a loaded host can stall QEMU TCG long enough for its IO-APIC timer probe to panic.
+const KERNEL_CMDLINE: &str =
+    "console=ttyS0,115200 loglevel=4 panic=-1 no_timer_check vt.global_cursor_default=0";
 
 fn images_dir() -> PathBuf {
     let cache = std::env::var_os("XDG_CACHE_HOME")
