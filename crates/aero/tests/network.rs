@@ -264,7 +264,7 @@ fn e1000_gets_a_lease_fetches_through_nat_and_serves_through_hostfwd() {
             "--until-serial",
             "AERO-NET-DONE",
             "--timeout",
-            "120",
+            "240",
             "--nic",
             &nic,
             "--monitor",
@@ -280,7 +280,7 @@ fn e1000_gets_a_lease_fetches_through_nat_and_serves_through_hostfwd() {
         &serial,
         "AERO-NET-SERVING",
         &mut guest,
-        Duration::from_secs(110),
+        Duration::from_secs(200),
     );
     assert_eq!(report(&text, "DRIVER"), Some("e1000"), "{text}");
     assert_eq!(report(&text, "PCI"), Some("0000:00:03.0"), "{text}");
