@@ -44,6 +44,7 @@ const PASSING: &[&str] = &[
     "cube_map",
     "volume_texture",
     "texm3x3_cube",
+    "bump_ff",
 ];
 
 /// Programs that run to completion on our runtime but whose pixels cannot match yet, with

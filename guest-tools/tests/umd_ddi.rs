@@ -171,7 +171,7 @@ fn d3d9_ddi_scene_through_the_device_table_runs_on_the_device_model() {
     {
         let path = common::out_dir().join(format!("umd_ddi_scene-{mode}.trace"));
         let stdout = common::run(&exe, &[path.to_str().unwrap(), mode]);
-        // 18 render submissions (2 Lock flushes, 6 presents, the legacy state's int/bool
+        // 20 render submissions (4 Lock flushes: the VB/IB and two area locks, 6 presents, the legacy state's int/bool
         // constants, the 2 batches of 80 KiB of render states between two draws, the query
         // (with the flow-control/Blt/ColorFill/user-memory draws before it), the shared
         // surface's create+export, DWM's import+fill and the destroys of its two aliases (one
@@ -181,10 +181,10 @@ fn d3d9_ddi_scene_through_the_device_table_runs_on_the_device_model() {
         // the Resize* flags): with none, each of the 2 contexts' first batch; with a one-entry
         // allocation list, the app's context once (DWM's batches reference one allocation at
         // most). A request on a context with a command buffer submits an empty stream.
-        let fence = 24 + empty_submissions;
+        let fence = 26 + empty_submissions;
         assert!(
             stdout.contains(&format!(
-                "submissions {fence} renders 18 presents 6 fence {fence}"
+                "submissions {fence} renders 20 presents 6 fence {fence}"
             )),
             "{mode}: {stdout}"
         );

@@ -132,6 +132,7 @@ c_enum! {
         R32Float = "AEROGPU_FORMAT_R32_FLOAT" 11,
         A8Unorm = "AEROGPU_FORMAT_A8_UNORM" 12,
         L8A8Unorm = "AEROGPU_FORMAT_L8A8_UNORM" 13,
+        V8U8Snorm = "AEROGPU_FORMAT_V8U8_SNORM" 14,
         D24UnormS8Uint = "AEROGPU_FORMAT_D24_UNORM_S8_UINT" 32,
         D32Float = "AEROGPU_FORMAT_D32_FLOAT" 33,
         D16Unorm = "AEROGPU_FORMAT_D16_UNORM" 34,
@@ -168,6 +169,7 @@ impl Format {
             Format::R8Unorm | Format::A8Unorm => texel(1),
             Format::R8G8Unorm
             | Format::L8A8Unorm
+            | Format::V8U8Snorm
             | Format::B5G6R5Unorm
             | Format::B5G5R5A1Unorm
             | Format::D16Unorm => texel(2),

@@ -491,8 +491,10 @@ struct Direct3D final : StubIDirect3D9Ex {
     STDMETHODIMP CheckDeviceFormat(UINT a, D3DDEVTYPE t, D3DFORMAT, DWORD usage, D3DRESOURCETYPE type, D3DFORMAT f) override {
         if (a || t != D3DDEVTYPE_HAL || !umd_format(f)) return D3DERR_NOTAVAILABLE;
         if ((usage & D3DUSAGE_DEPTHSTENCIL) != 0 && !depth_format(f)) return D3DERR_NOTAVAILABLE;
-        if ((usage & D3DUSAGE_RENDERTARGET) != 0 && (depth_format(f) || f == D3DFMT_DXT1 || f == D3DFMT_DXT3 || f == D3DFMT_DXT5))
+        if ((usage & D3DUSAGE_RENDERTARGET) != 0 && (depth_format(f) || !(umd_format_ops(f) & FORMATOP_OFFSCREEN_RENDERTARGET)))
             return D3DERR_NOTAVAILABLE;
+        // Bump-map formats for fixed-function BUMPENVMAP and ps_1_x texbem.
+        if ((usage & D3DUSAGE_QUERY_LEGACYBUMPMAP) != 0 && !(umd_format_ops(f) & FORMATOP_BUMPMAP)) return D3DERR_NOTAVAILABLE;
         // Cube and volume textures: what the UMD's format operations say (sampled only).
         if (type == D3DRTYPE_CUBETEXTURE)
             return (umd_format_ops(f) & FORMATOP_CUBETEXTURE) && !(usage & (D3DUSAGE_RENDERTARGET | D3DUSAGE_DEPTHSTENCIL))

@@ -694,6 +694,29 @@ int main(int argc, char **argv) {
     tb.CubeMapFace = 0;
     tb.hDstResource = sys_tex; // into the runtime's memory: refused
     REQUIRE(f.pfnTexBlt(dev, &tb) == HRESULT(0x8876086A));
+    // Area locks of level 1 (8x8, 32-byte rows): inside, the pointer moves to the rectangle;
+    // empty or leaving the level, D3DERR_INVALIDCALL and no pointer, the allocation not locked.
+    {
+        D3DDDIARG_LOCK al;
+        std::memset(&al, 0, sizeof(al));
+        al.hResource = tex_a;
+        al.SubResourceIndex = 1;
+        REQUIRE(f.pfnLock(dev, &al) == 0 && al.pSurfData && al.Pitch == 32);
+        uint8_t *level_base = static_cast<uint8_t *>(al.pSurfData);
+        D3DDDIARG_UNLOCK aul = {tex_a, 1, 0};
+        REQUIRE(f.pfnUnlock(dev, &aul) == 0);
+        al.pSurfData = nullptr;
+        al.Flags.AreaValid = 1;
+        al.Area = {2, 3, 6, 5};
+        REQUIRE(f.pfnLock(dev, &al) == 0 && al.pSurfData == level_base + 3 * 32 + 2 * 4);
+        REQUIRE(f.pfnUnlock(dev, &aul) == 0);
+        const RECT bad[] = {{4, 4, 9, 6}, {0, 7, 8, 9}, {-1, 0, 2, 2}, {3, 3, 3, 5}, {5, 2, 4, 3}};
+        for (const RECT &b : bad) {
+            al.pSurfData = nullptr;
+            al.Area = b;
+            REQUIRE(f.pfnLock(dev, &al) == HRESULT(0x8876086C) && !al.pSurfData);
+        }
+    }
     // BufBlt: buffer to buffer (COPY_BUFFER) and from a system-memory buffer (upload).
     std::vector<uint8_t> sys_vb(60);
     std::memcpy(sys_vb.data(), up_verts, sizeof(up_verts));
@@ -928,7 +951,7 @@ int main(int argc, char **argv) {
     REQUIRE(afuncs.pfnCloseAdapter(oa.hAdapter) == 0);
     if (F.failed) std::fprintf(stderr, "fake runtime: %s\n", F.why.c_str());
     REQUIRE(!F.failed);
-    REQUIRE(F.presents == 6 && F.deallocs == 1 && F.locks == 2);
+    REQUIRE(F.presents == 6 && F.deallocs == 1 && F.locks == 4);
     // Buffers asked for (pfnRenderCb with Resize* flags): never when pfnCreateContextCb
     // handed out whole ones, else at least once (the Rust test checks how often).
     std::printf("buffer requests %u contexts %u\n", F.buffer_requests, unsigned(F.granted.size()));

@@ -147,6 +147,8 @@ pub enum TextureRead {
     Alpha,
     /// D3DFMT_A8L8 stored in a two-channel texture (l, a): (l, l, l, a).
     LuminanceAlpha,
+    /// D3DFMT_V8U8 stored in a two-channel signed texture (u, v): (u, v, 1, 1).
+    SignedUv,
 }
 
 /// D3D9's alpha test: the pixel survives when `alpha FUNC reference`, alpha taken as

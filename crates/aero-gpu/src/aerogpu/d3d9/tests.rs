@@ -1058,6 +1058,8 @@ fn texture_read_variant_forces_alpha_and_replicates_luminance() {
         // A8 in a one-channel texture, A8L8 in a two-channel (l, a) one.
         (TextureRead::Alpha, [0, 0, 0, 200]),
         (TextureRead::LuminanceAlpha, [200, 200, 200, 50]),
+        // V8U8 in a two-channel (u, v) texture: blue and alpha read 1.
+        (TextureRead::SignedUv, [200, 50, 255, 255]),
     ] {
         let mut key = VariantKey::default();
         key.ps_texture_reads[0] = read;

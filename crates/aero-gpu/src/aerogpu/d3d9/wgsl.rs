@@ -1049,6 +1049,7 @@ impl<'a> Writer<'a> {
             TextureRead::Luminance => format!("vec4<f32>(({e}).rrr, 1.0)"),
             TextureRead::Alpha => format!("vec4<f32>(0.0, 0.0, 0.0, ({e}).r)"),
             TextureRead::LuminanceAlpha => format!("({e}).rrrg"),
+            TextureRead::SignedUv => format!("vec4<f32>(({e}).rg, 1.0, 1.0)"),
         };
         let srgb = self.ps() && slot < 16 && self.key.ps_srgb_read & (1 << slot) != 0;
         if srgb {

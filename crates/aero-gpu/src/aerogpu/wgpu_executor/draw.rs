@@ -1302,7 +1302,8 @@ impl DrawResources for super::WgpuExecutor {
     }
 
     /// As the CPU executor decodes them (executor_common::decode_rgba): X8 formats read
-    /// alpha 1, R8 (the UMD's D3DFMT_L8) reads (l, l, l, 1), A8 (0, 0, 0, a), L8A8 (l, l, l, a).
+    /// alpha 1, R8 (the UMD's D3DFMT_L8) reads (l, l, l, 1), A8 (0, 0, 0, a), L8A8 (l, l, l, a),
+    /// V8U8 (u, v, 1, 1).
     fn texture_read(&self, id: ResourceId) -> TextureRead {
         use crate::aerogpu::processor::ResourceDesc;
         match self.resources.get(&id).map(|r| &r.desc) {
@@ -1312,6 +1313,7 @@ impl DrawResources for super::WgpuExecutor {
                 aero_protocol::pci::Format::R8Unorm => TextureRead::Luminance,
                 aero_protocol::pci::Format::A8Unorm => TextureRead::Alpha,
                 aero_protocol::pci::Format::L8A8Unorm => TextureRead::LuminanceAlpha,
+                aero_protocol::pci::Format::V8U8Snorm => TextureRead::SignedUv,
                 _ => TextureRead::Rgba,
             },
             _ => TextureRead::Rgba,

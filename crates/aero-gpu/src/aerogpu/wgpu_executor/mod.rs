@@ -175,6 +175,8 @@ fn gpu_format(format: Format) -> Option<(wgpu::TextureFormat, Repr)> {
         // A8 and L8A8 keep their bytes; the pixel shader swizzles (TextureRead).
         Format::R8Unorm | Format::A8Unorm => (T::R8Unorm, Repr::Direct),
         Format::R8G8Unorm | Format::L8A8Unorm => (T::Rg8Unorm, Repr::Direct),
+        // Signed bytes sample as D3D9 does (-128 and -127 both -1); blue and alpha read 1.
+        Format::V8U8Snorm => (T::Rg8Snorm, Repr::Direct),
         Format::R16G16B16A16Float => (T::Rgba16Float, Repr::Direct),
         Format::R32G32B32A32Float => (T::Rgba32Float, Repr::Direct),
         Format::R32Float | Format::D32Float => (T::R32Float, Repr::Direct),
@@ -800,7 +802,8 @@ impl WgpuExecutor {
                 let mut usage = wgpu::TextureUsages::TEXTURE_BINDING
                     | wgpu::TextureUsages::COPY_SRC
                     | wgpu::TextureUsages::COPY_DST;
-                if !compressed && !volume {
+                // Snorm formats are not renderable in WebGPU (nor render targets in D3D9).
+                if !compressed && !volume && d.format != Format::V8U8Snorm {
                     usage |= wgpu::TextureUsages::RENDER_ATTACHMENT;
                 }
                 let gpu = self.device.create_texture(&wgpu::TextureDescriptor {

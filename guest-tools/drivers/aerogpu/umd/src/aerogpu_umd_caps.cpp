@@ -43,6 +43,8 @@ const FORMATOP kFormats[] = {
     {D3DDDIFMT_A8L8, kSampledOps | FORMATOP_OFFSCREENPLAIN, 0, 0, 0},
     // Luminance: R8_UNORM, sampled (L,L,L,1) through the translator's per-sampler read variant.
     {D3DDDIFMT_L8, kSampledOps | FORMATOP_OFFSCREENPLAIN, 0, 0, 0},
+    // Signed (u, v) bump maps: RG8_SNORM, sampled (u, v, 1, 1), never a render target.
+    {D3DDDIFMT_V8U8, kSampledOps | FORMATOP_BUMPMAP, 0, 0, 0},
     // Float formats: fp16 blends and filters; fp32 does neither in wgpu without features.
     {D3DDDIFMT_A16B16G16R16F, kRenderTargetOps, 0, 0, 0},
     {D3DDDIFMT_R32F, kRenderTargetOps | FORMATOP_NOFILTER | FORMATOP_NOALPHABLEND, 0, 0, 0},
@@ -118,10 +120,9 @@ void fill_d3d9_caps(D3DCAPS9 *c) {
     c->GuardBandBottom = 32767.0f;
     c->StencilCaps = D3DSTENCILCAPS_KEEP; // stencil ops are not in SET_DEPTH_STENCIL_STATE
     c->FVFCaps = 8 & D3DFVFCAPS_TEXCOORDCOUNTMASK;
-    // Fixed-function stages as generated pixel shaders: every op but PREMODULATE and bump
-    // mapping, eight stages, eight textures.
-    c->TextureOpCaps = D3DTEXOPCAPS_ALL_OPS & ~(D3DTEXOPCAPS_PREMODULATE | D3DTEXOPCAPS_BUMPENVMAP |
-                                                D3DTEXOPCAPS_BUMPENVMAPLUMINANCE);
+    // Fixed-function stages as generated pixel shaders: every op but PREMODULATE (bump
+    // mapping included, as Wine's d3d9 lists it), eight stages, eight textures.
+    c->TextureOpCaps = D3DTEXOPCAPS_ALL_OPS & ~D3DTEXOPCAPS_PREMODULATE;
     c->MaxTextureBlendStages = aerogpu::ff::kMaxStages;
     c->MaxSimultaneousTextures = aerogpu::ff::kMaxStages;
     // Fixed-function transform and lighting as generated vertex shaders: directional, point

@@ -99,6 +99,7 @@ uint32_t d3d_format_to_aerogpu(uint32_t f) {
     case 50: return AEROGPU_FORMAT_R8_UNORM;        // L8
     case 28: return AEROGPU_FORMAT_A8_UNORM;        // A8
     case 51: return AEROGPU_FORMAT_L8A8_UNORM;      // A8L8
+    case 60: return AEROGPU_FORMAT_V8U8_SNORM;      // V8U8
     case 75: return AEROGPU_FORMAT_D24_UNORM_S8_UINT;
     case 77: return AEROGPU_FORMAT_D24_UNORM_S8_UINT; // D24X8
     case 80: return AEROGPU_FORMAT_D16_UNORM;
@@ -122,7 +123,8 @@ uint32_t row_pitch_for(uint32_t f, uint32_t width) {
     case AEROGPU_FORMAT_B5G6R5_UNORM:
     case AEROGPU_FORMAT_B5G5R5A1_UNORM:
     case AEROGPU_FORMAT_D16_UNORM:
-    case AEROGPU_FORMAT_L8A8_UNORM: return width * 2;
+    case AEROGPU_FORMAT_L8A8_UNORM:
+    case AEROGPU_FORMAT_V8U8_SNORM: return width * 2;
     case AEROGPU_FORMAT_R8_UNORM:
     case AEROGPU_FORMAT_A8_UNORM: return width;
     case AEROGPU_FORMAT_R16G16B16A16_FLOAT: return width * 8;

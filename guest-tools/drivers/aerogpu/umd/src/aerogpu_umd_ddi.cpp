@@ -745,6 +745,7 @@ HRESULT prepare_draw(UmdDevice *d) {
         for (uint32_t s = 0; s < ff::kMaxStages; s++)
             if (d->core.texture(s)) in.textures_bound |= 1u << s;
         in.vertex_ff = vs_ff;
+        in.pixel_ff = ps_ff;
         HRESULT hr;
         if (vs_ff) {
             ff::VsKey k;
@@ -759,8 +760,8 @@ HRESULT prepare_draw(UmdDevice *d) {
             for (uint32_t s = 0; s < k.stage_count; s++)
                 if (!ff::stage_op_supported(d->legacy.texture_stage_state(s, 1)) ||
                     !ff::stage_op_supported(d->legacy.texture_stage_state(s, 4)))
-                    log_once(d->logged_ff_ops, "aerogpu-d3d9: fixed-function stage op not modelled (bump mapping, "
-                                               "PREMODULATE): drawn as SELECTARG1\n");
+                    log_once(d->logged_ff_ops, "aerogpu-d3d9: fixed-function stage op not modelled (PREMODULATE): "
+                                               "drawn as SELECTARG1\n");
             ps = ff_shader(d, d->ff_ps, k, AEROGPU_SHADER_STAGE_PIXEL, ff::pixel_shader);
             if (!ps) return create_failed(d);
             if ((hr = ff_constants(d, AEROGPU_SHADER_STAGE_PIXEL, ff::pixel_constants(in, k))) < 0) return hr;
@@ -1146,6 +1147,33 @@ HRESULT APIENTRY SetScissorRect(HANDLE h, const RECT *r) {
 
 // Byte offset and pitch of subresource `sub` (mip level) of a 2D texture.
 
+// Where an area (2D) or box (volume) lock starts inside subresource layout `sl`, in bytes
+// from the subresource's base; false when the rectangle/box is empty, leaves the level or
+// (block-compressed formats) does not start on a block, which D3D9 refuses.
+static bool lock_region_offset(const Resource &r, const SubresourceLayout &sl, const D3DDDIARG_LOCK &a,
+                               uint64_t *inner) {
+    *inner = 0;
+    const LevelLayout &lv = sl.level;
+    const uint32_t block = lv.block ? lv.block : 1;
+    const uint64_t block_bytes = row_pitch_for(r.desc.d3d_format, block);
+    int64_t left = 0, top = 0, right = lv.width, bottom = lv.height, front = 0, back = 1;
+    if (r.desc.volume && a.Flags.BoxValid) {
+        left = a.Box.Left, top = a.Box.Top, right = a.Box.Right, bottom = a.Box.Bottom;
+        front = a.Box.Front, back = a.Box.Back;
+        if (back > int64_t(sl.depth) || front >= back) return false;
+    } else if (!r.desc.volume && a.Flags.AreaValid) {
+        left = a.Area.left, top = a.Area.top, right = a.Area.right, bottom = a.Area.bottom;
+    } else {
+        return true;
+    }
+    if (left < 0 || top < 0 || left >= right || top >= bottom || right > int64_t(lv.width) ||
+        bottom > int64_t(lv.height))
+        return false;
+    if (left % block || top % block) return false;
+    *inner = uint64_t(front) * sl.slice_pitch + uint64_t(top / block) * lv.row_pitch + uint64_t(left / block) * block_bytes;
+    return true;
+}
+
 HRESULT APIENTRY Lock(HANDLE h, D3DDDIARG_LOCK *a) {
     if (!a) return kEInvalidArg;
     UmdDevice *d = dev(h);
@@ -1154,20 +1182,7 @@ HRESULT APIENTRY Lock(HANDLE h, D3DDDIARG_LOCK *a) {
     auto it = d->res.find(handle);
     if (!r || it == d->res.end()) return kInvalidCall;
     if (!it->second.hAllocation || !d->cb.pfnLockCb) return kNotAvailable; // host-allocated
-    // Pending GPU work on the resource must be submitted before the runtime syncs the lock.
-    HRESULT hr = d->flush_hr();
-    if (hr < 0) return hr;
-    D3DDDICB_LOCK l;
-    std::memset(&l, 0, sizeof(l));
-    l.hAllocation = it->second.hAllocation;
-    l.Flags.ReadOnly = a->Flags.ReadOnly;
-    l.Flags.WriteOnly = a->Flags.WriteOnly;
-    l.Flags.Discard = a->Flags.Discard;
-    l.Flags.DonotWait = a->Flags.DoNotWait;
-    hr = d->cb.pfnLockCb(d->runtime, &l);
-    if (hr < 0) return hr;
-    if (!l.pData) return kEFail;
-    uint64_t off = 0, size = r->backing_bytes;
+    uint64_t off = 0, size = r->backing_bytes, inner = 0;
     uint32_t pitch = r->row_pitch;
     uint64_t slice_pitch = 0; // set below: one volume slice, or the whole 2D level
     if (r->desc.kind == ResourceKind::Buffer) {
@@ -1181,26 +1196,27 @@ HRESULT APIENTRY Lock(HANDLE h, D3DDDIARG_LOCK *a) {
         if (!subresource_layout(r->desc, a->SubResourceIndex, &sl)) return kInvalidCall;
         off = sl.level.offset;
         pitch = sl.level.row_pitch;
-        uint32_t rows = sl.level.rows;
         size = sl.size;
         slice_pitch = r->desc.volume ? sl.slice_pitch : sl.size;
-        // Area locks return the level's base moved to the rectangle; the dirty range stays the
-        // whole level (conservative).
-        if (a->Flags.AreaValid && a->Area.top >= 0 && uint64_t(a->Area.top) < rows) {
-            uint32_t bpp = r->desc.width ? row_pitch_for(r->desc.d3d_format, 1) : 0;
-            uint64_t inner = uint64_t(a->Area.top) * pitch + uint64_t(a->Area.left > 0 ? a->Area.left : 0) * bpp;
-            a->pSurfData = static_cast<uint8_t *>(l.pData) + off + inner;
-        }
+        // Area and box locks return the level's base moved to the rectangle/box (the dirty
+        // range stays the whole level, conservatively); one outside the level is an error,
+        // checked before the allocation is locked.
+        if (!lock_region_offset(*r, sl, *a, &inner)) return kInvalidCall;
     }
-    if (!(r->desc.kind == ResourceKind::Texture2D && a->Flags.AreaValid)) a->pSurfData = static_cast<uint8_t *>(l.pData) + off;
-    // LockBox: the level's base moved to the box's front slice, row and column (the dirty
-    // range stays the whole level). Block-compressed volumes are not listed in GetCaps.
-    if (r->desc.volume && a->Flags.BoxValid && a->Box.Front < a->Box.Back && a->Box.Top < a->Box.Bottom &&
-        uint64_t(a->Box.Back) * slice_pitch <= size && uint64_t(a->Box.Bottom) * pitch <= slice_pitch) {
-        uint64_t bpp = row_pitch_for(r->desc.d3d_format, 1);
-        uint64_t inner = uint64_t(a->Box.Front) * slice_pitch + uint64_t(a->Box.Top) * pitch + a->Box.Left * bpp;
-        if (inner < size) a->pSurfData = static_cast<uint8_t *>(l.pData) + off + inner;
-    }
+    // Pending GPU work on the resource must be submitted before the runtime syncs the lock.
+    HRESULT hr = d->flush_hr();
+    if (hr < 0) return hr;
+    D3DDDICB_LOCK l;
+    std::memset(&l, 0, sizeof(l));
+    l.hAllocation = it->second.hAllocation;
+    l.Flags.ReadOnly = a->Flags.ReadOnly;
+    l.Flags.WriteOnly = a->Flags.WriteOnly;
+    l.Flags.Discard = a->Flags.Discard;
+    l.Flags.DonotWait = a->Flags.DoNotWait;
+    hr = d->cb.pfnLockCb(d->runtime, &l);
+    if (hr < 0) return hr;
+    if (!l.pData) return kEFail;
+    a->pSurfData = static_cast<uint8_t *>(l.pData) + off + inner;
     a->Pitch = pitch;
     // Volumes: bytes from one slice to the next; 2D: the whole level.
     a->SlicePitch = static_cast<UINT>(slice_pitch);

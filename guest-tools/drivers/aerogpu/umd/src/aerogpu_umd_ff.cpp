@@ -186,8 +186,7 @@ void emit_lighting(Asm &a, const VsKey &k) {
 } // namespace
 
 bool stage_op_supported(uint32_t op) {
-    return op >= TOP_DISABLE && op <= TOP_LERP && op != TOP_PREMODULATE && op != TOP_BUMPENVMAP &&
-           op != TOP_BUMPENVMAPLUMINANCE;
+    return op >= TOP_DISABLE && op <= TOP_LERP && op != TOP_PREMODULATE;
 }
 
 namespace {
@@ -262,7 +261,9 @@ bool vertex_key(const Inputs &in, VsKey *out) {
     }
     k.fog = fog_of(in, k.position_t);
     k.range_fog = rs[RS_RANGEFOGENABLE] != 0 && k.fog >= kFogVertexLinear && k.fog <= kFogVertexExp2;
-    k.stage_count = uint8_t(stage_count_of(in));
+    // An app pixel shader reads any t# whatever the stages' colour ops (Wine's d3d9 feeds
+    // every stage's coordinates); generated pixel shaders read the stages that run.
+    k.stage_count = uint8_t(in.pixel_ff ? stage_count_of(in) : kMaxStages);
     for (uint32_t s = 0; s < k.stage_count; s++) {
         // The low word names the coordinate set, the high word generates coordinates instead
         // (camera-space normal or position, three components).
@@ -521,9 +522,15 @@ std::vector<float> vertex_constants(const Inputs &in, const VsKey &k) {
 namespace {
 
 // Constants: c0 texture factor, c2+s stage s's D3DTSS_CONSTANT, c10 fog colour, c11 fog
-// (start, end, 1/(end - start), density); defined: c30 (4, log2(e), 0, 0), c31 (0, 0.5, 1, 2).
-constexpr uint32_t P_TFACTOR = 0, P_STAGE_CONST = 2, P_FOG_COLOR = 10, P_FOG = 11, P_DEF4 = 30, P_DEF = 31;
-constexpr uint32_t kPsConstRegs = 12;
+// (start, end, 1/(end - start), density), c12+s stage s's bump matrix (00, 01, 10, 11),
+// c20+s its luminance (scale, offset, 0, 0); defined: c30 (4, log2(e), 0, 0), c31 (0, 0.5, 1, 2).
+constexpr uint32_t P_TFACTOR = 0, P_STAGE_CONST = 2, P_FOG_COLOR = 10, P_FOG = 11, P_BUMP_MAT = 12, P_BUMP_LUM = 20,
+                   P_DEF4 = 30, P_DEF = 31;
+constexpr uint32_t kPsConstRegs = 28;
+// D3DTSS_BUMPENVMAT00, 01, 10, 11 and BUMPENVLSCALE / BUMPENVLOFFSET (float bits).
+constexpr uint32_t TSS_BUMPENVMAT00 = 7, TSS_BUMPENVLSCALE = 22, TSS_BUMPENVLOFFSET = 23;
+
+bool is_bump(uint8_t op) { return op == TOP_BUMPENVMAP || op == TOP_BUMPENVMAPLUMINANCE; }
 // Temps: r0 current, r1 temp, r2 this stage's texture, r3-r5 arguments 0-2, r6 result,
 // r7-r8 scratch.
 constexpr uint32_t T_CUR = 0, T_TEMP = 1, T_TEX = 2, T_ARG = 3, T_RES = 6, T_S1 = 7, T_S2 = 8;
@@ -543,6 +550,7 @@ bool reads_missing_texture(uint8_t op, const uint8_t arg[3]) {
 }
 
 bool stage_reads_texture(const PsStage &s) {
+    if (is_bump(s.colorop)) return true; // the bump map: (du, dv, luminance)
     for (uint32_t i = 0; i < 3; i++) {
         if (op_uses(s.colorop, i) && (s.colorarg[i] & TA_SELECTMASK) == TA_TEXTURE) return true;
         if (op_uses(s.alphaop, i) && (s.alphaarg[i] & TA_SELECTMASK) == TA_TEXTURE) return true;
@@ -658,6 +666,8 @@ void pixel_key(const Inputs &in, PsKey *out) {
         // D3D9 drivers and Wine's d3d9 do: the default stage 0 draws untextured geometry in
         // its vertex colour and alpha).
         if (!st.texture) {
+            // No bump map: nothing perturbs the next stage, CURRENT passes on.
+            if (is_bump(st.colorop)) st.colorop = TOP_SELECTARG1, st.colorarg[1] = TA_CURRENT;
             if (reads_missing_texture(st.colorop, st.colorarg)) st.colorop = TOP_SELECTARG1, st.colorarg[1] = TA_CURRENT;
             if (reads_missing_texture(st.alphaop, st.alphaarg)) st.alphaop = TOP_SELECTARG1, st.alphaarg[1] = TA_CURRENT;
         }
@@ -695,12 +705,36 @@ std::vector<uint32_t> pixel_shader(const PsKey &k) {
     a.op(OP_MOV, {rd(T_TEMP), c(P_DEF, SW_XXXX)});
     for (uint32_t s = 0; s < k.stage_count; s++) {
         const PsStage &st = k.stage[s];
-        if (st.texture && stage_reads_texture(st))
+        const bool bumped = s > 0 && is_bump(k.stage[s - 1].colorop);
+        if (st.texture && stage_reads_texture(st) && bumped) {
+            // After a BUMPENVMAP stage: this stage's coordinates moved by that stage's bump
+            // matrix times its bump map's (du, dv) (still in r2), u' = u + du M00 + dv M10,
+            // v' = v + du M01 + dv M11; BUMPENVMAPLUMINANCE scales the texel by the bump
+            // map's third channel times LSCALE plus LOFFSET, clamped to [0, 1].
+            a.op(OP_MOV, {rd(T_S1), t(s)});
+            a.op(OP_MAD, {rd(T_S1, X | Y), r(T_TEX, SW_XXXX), c(P_BUMP_MAT + s - 1, sw(0, 1, 0, 1)), r(T_S1)});
+            a.op(OP_MAD, {rd(T_S1, X | Y), r(T_TEX, SW_YYYY), c(P_BUMP_MAT + s - 1, sw(2, 3, 2, 3)), r(T_S1)});
+            if (k.stage[s - 1].colorop == TOP_BUMPENVMAPLUMINANCE)
+                a.op(OP_MAD, {dst(R_TEMP, T_S2, X, true), r(T_TEX, SW_ZZZZ), c(P_BUMP_LUM + s - 1, SW_XXXX),
+                              c(P_BUMP_LUM + s - 1, SW_YYYY)});
+            a.op(OP_TEXLD, {rd(T_TEX), r(T_S1), src(R_SAMPLER, s)});
+            if (k.stage[s - 1].colorop == TOP_BUMPENVMAPLUMINANCE)
+                a.op(OP_MUL, {rd(T_TEX, X | Y | Z), r(T_TEX), r(T_S2, SW_XXXX)});
+        } else if (st.texture && stage_reads_texture(st)) {
             a.op(OP_TEXLD | (st.projected ? 1u << 16 : 0), {rd(T_TEX), t(s), src(R_SAMPLER, s)}); // texldp
+        }
         uint32_t args[3];
         for (uint32_t i = 0; i < 3; i++)
             args[i] = op_uses(st.colorop, i) ? arg_src(a, st, s, st.colorarg[i], T_ARG + i) : c(P_DEF, SW_XXXX);
-        if (st.colorop == TOP_DOTPRODUCT3) {
+        if (is_bump(st.colorop)) {
+            // The bump stage itself leaves the colour as it was (its map moves the next
+            // stage's coordinates); its alpha op applies as usual.
+            a.op(OP_MOV, {rd(T_RES, XYZ), r(T_CUR)});
+            for (uint32_t i = 0; i < 3; i++)
+                args[i] = op_uses(st.alphaop, i) ? arg_src(a, st, s, st.alphaarg[i], T_ARG + i) : c(P_DEF, SW_XXXX);
+            if (st.alphaop == TOP_DISABLE) a.op(OP_MOV, {rd(T_RES, W), r(T_CUR)});
+            else emit_op(a, st.alphaop, W, args, st, true);
+        } else if (st.colorop == TOP_DOTPRODUCT3) {
             emit_op(a, st.colorop, XYZW, args, st, false);
         } else {
             emit_op(a, st.colorop, XYZ, args, st, false);
@@ -754,6 +788,12 @@ std::vector<float> pixel_constants(const Inputs &in, const PsKey &k) {
     put_argb(cs, P_TFACTOR, rs[RS_TEXTUREFACTOR]);
     for (uint32_t s = 0; s < kMaxStages; s++) put_argb(cs, P_STAGE_CONST + s, in.legacy->texture_stage_state(s, TSS_CONSTANT));
     put_argb(cs, P_FOG_COLOR, rs[RS_FOGCOLOR]);
+    for (uint32_t s = 0; s < kMaxStages; s++) {
+        auto st = [&](uint32_t n) { return f32(in.legacy->texture_stage_state(s, n)); };
+        put(cs, P_BUMP_MAT + s, st(TSS_BUMPENVMAT00), st(TSS_BUMPENVMAT00 + 1), st(TSS_BUMPENVMAT00 + 2),
+            st(TSS_BUMPENVMAT00 + 3));
+        put(cs, P_BUMP_LUM + s, st(TSS_BUMPENVLSCALE), st(TSS_BUMPENVLOFFSET), 0.0f, 0.0f);
+    }
     const float start = f32(rs[RS_FOGSTART]), end = f32(rs[RS_FOGEND]);
     put(cs, P_FOG, start, end, end != start ? 1.0f / (end - start) : 0.0f, f32(rs[RS_FOGDENSITY]));
     return cs;

@@ -41,6 +41,7 @@ struct Inputs {
     float viewport[6] = {0, 0, 1, 1, 0, 1}; // X, Y, Width, Height, MinZ, MaxZ
     uint32_t textures_bound = 0;            // bit s: stage s has a texture
     bool vertex_ff = true;                  // the vertex stage is ours too (fog needs it)
+    bool pixel_ff = true;                   // the pixel stage is ours (else an app shader)
 };
 
 // What a generated vertex shader depends on. Plain bytes (zeroed, compared with memcmp).

@@ -268,12 +268,21 @@ void test_keys() {
     Rig s;
     s.in.textures_bound = 0xFF;
     s.legacy.set_texture_stage_state(1, 1, 7);  // stage 1 ADD
-    s.legacy.set_texture_stage_state(2, 1, 22); // stage 2 BUMPENVMAP
+    s.legacy.set_texture_stage_state(2, 1, 17); // stage 2 PREMODULATE
     s.legacy.set_texture_stage_state(4, 1, 4);  // stage 4 after a disabled stage 3
     ff::PsKey pk;
     ff::pixel_key(s.inputs(), &pk);
     CHECK(pk.stage_count == 3 && pk.stage[1].colorop == 7 && pk.stage[2].colorop == 2);
-    CHECK(!ff::stage_op_supported(22) && ff::stage_op_supported(24) && !ff::stage_op_supported(0));
+    CHECK(!ff::stage_op_supported(17) && ff::stage_op_supported(22) && ff::stage_op_supported(23) &&
+          ff::stage_op_supported(24) && !ff::stage_op_supported(0));
+    // BUMPENVMAP without a bump map bound passes CURRENT on; with one it stays.
+    s.in.textures_bound = 0xFB;
+    s.legacy.set_texture_stage_state(2, 1, 22);
+    ff::pixel_key(s.inputs(), &pk);
+    CHECK(pk.stage[2].colorop == 2);
+    s.in.textures_bound = 0xFF;
+    ff::pixel_key(s.inputs(), &pk);
+    CHECK(pk.stage[2].colorop == 22);
 }
 
 void test_transforms() {
