@@ -1,35 +1,13 @@
 //! The floppy controller driven through its ports the way a driver does it.
 
 use super::*;
-use aero_storage::ide::DmaError;
+use crate::devices::test_ram::Ram;
 use aero_storage::{MemoryDisk, SharedDisk};
 
 const DOR: u16 = 0x3F2;
 const MSR: u16 = 0x3F4;
 const FIFO: u16 = 0x3F5;
 const DIR: u16 = 0x3F7;
-
-struct Ram(Vec<u8>);
-
-impl GuestMemory for Ram {
-    fn read(&mut self, addr: u64, buf: &mut [u8]) -> Result<(), DmaError> {
-        let start = usize::try_from(addr).map_err(|_| DmaError::BadAddress(addr))?;
-        let src = self
-            .0
-            .get(start..start + buf.len())
-            .ok_or(DmaError::BadAddress(addr))?;
-        buf.copy_from_slice(src);
-        Ok(())
-    }
-    fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), DmaError> {
-        let start = usize::try_from(addr).map_err(|_| DmaError::BadAddress(addr))?;
-        self.0
-            .get_mut(start..start + data.len())
-            .ok_or(DmaError::BadAddress(addr))?
-            .copy_from_slice(data);
-        Ok(())
-    }
-}
 
 /// Contents of sector `lba` of the test image.
 fn pattern(lba: u64) -> Vec<u8> {

@@ -4,30 +4,7 @@
 
 use super::*;
 use crate::audio::CaptureBackend;
-use aero_storage::ide::DmaError;
-
-/// 1 MiB of flat guest RAM.
-struct Ram(Vec<u8>);
-
-impl GuestMemory for Ram {
-    fn read(&mut self, addr: u64, buf: &mut [u8]) -> Result<(), DmaError> {
-        let start = usize::try_from(addr).map_err(|_| DmaError::BadAddress(addr))?;
-        let src = self
-            .0
-            .get(start..start.saturating_add(buf.len()))
-            .ok_or(DmaError::BadAddress(addr))?;
-        buf.copy_from_slice(src);
-        Ok(())
-    }
-    fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), DmaError> {
-        let start = usize::try_from(addr).map_err(|_| DmaError::BadAddress(addr))?;
-        self.0
-            .get_mut(start..start.saturating_add(data.len()))
-            .ok_or(DmaError::BadAddress(addr))?
-            .copy_from_slice(data);
-        Ok(())
-    }
-}
+use crate::devices::test_ram::Ram;
 
 const CORB: u64 = 0x1000;
 const RIRB: u64 = 0x2000;

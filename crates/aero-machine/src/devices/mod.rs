@@ -88,6 +88,8 @@ pub mod usb;
 mod platform_consistency_tests;
 #[cfg(test)]
 mod robustness_tests;
+#[cfg(test)]
+mod test_ram;
 
 /// A device reachable through x86 port I/O.
 pub trait PortIo {

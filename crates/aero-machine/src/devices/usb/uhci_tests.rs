@@ -1,32 +1,9 @@
 use super::*;
+use crate::devices::test_ram::Ram;
 use crate::devices::usb::hid::{HidDevice, HidKind};
 use crate::devices::usb::{
     REQ_GET_DESCRIPTOR, REQ_SET_ADDRESS, REQ_SET_CONFIGURATION, SetupPacket,
 };
-use aero_storage::ide::DmaError;
-
-/// 1 MiB of flat guest RAM.
-struct Ram(Vec<u8>);
-
-impl GuestMemory for Ram {
-    fn read(&mut self, addr: u64, buf: &mut [u8]) -> Result<(), DmaError> {
-        let start = usize::try_from(addr).map_err(|_| DmaError::BadAddress(addr))?;
-        let src = self
-            .0
-            .get(start..start + buf.len())
-            .ok_or(DmaError::BadAddress(addr))?;
-        buf.copy_from_slice(src);
-        Ok(())
-    }
-    fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), DmaError> {
-        let start = usize::try_from(addr).map_err(|_| DmaError::BadAddress(addr))?;
-        self.0
-            .get_mut(start..start + data.len())
-            .ok_or(DmaError::BadAddress(addr))?
-            .copy_from_slice(data);
-        Ok(())
-    }
-}
 
 impl Ram {
     fn u32(&mut self, addr: u32) -> u32 {
