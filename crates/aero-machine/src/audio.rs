@@ -62,6 +62,65 @@ impl Resampler {
     }
 }
 
+/// A played stream kept at the first rate it arrives at: frames at another rate are
+/// converted to it, so one capture (a WAV file, a test's buffer) has one rate.
+#[derive(Clone, Debug, Default)]
+pub struct FirstRateStream {
+    rate: Option<u32>,
+    converter: Option<Resampler>,
+}
+
+impl FirstRateStream {
+    /// The stream's rate, once frames have arrived.
+    pub fn rate(&self) -> Option<u32> {
+        self.rate
+    }
+
+    /// Appends `frames`, given at `rate_hz`, to `output` at the stream's rate.
+    pub fn append(&mut self, rate_hz: u32, frames: &[StereoFrame], output: &mut Vec<StereoFrame>) {
+        let target = *self.rate.get_or_insert(rate_hz);
+        if rate_hz == target {
+            output.extend_from_slice(frames);
+            return;
+        }
+        let converter = self
+            .converter
+            .get_or_insert_with(|| Resampler::new(rate_hz, target));
+        if converter.rates() != (rate_hz, target) {
+            *converter = Resampler::new(rate_hz, target);
+        }
+        converter.process(frames, output);
+    }
+}
+
+/// Recorded input played once into the guest's capture, then silence: the nearest
+/// input frame at the guest's rate (the input's rate is usually the same).
+#[derive(Clone, Debug, Default)]
+pub struct InputPlayback {
+    /// Position in the input, in input frames.
+    position: f64,
+}
+
+impl InputPlayback {
+    /// Fills `frames` (at `rate_hz`) from `input` (at `input_rate`) and moves on.
+    pub fn fill(
+        &mut self,
+        input: &[StereoFrame],
+        input_rate: u32,
+        rate_hz: u32,
+        frames: &mut [StereoFrame],
+    ) {
+        let step = f64::from(input_rate.max(1)) / f64::from(rate_hz.max(1));
+        for frame in frames {
+            let i = self.position as usize;
+            *frame = input.get(i).copied().unwrap_or([0.0; 2]);
+            if i < input.len() {
+                self.position += step;
+            }
+        }
+    }
+}
+
 /// A backend a test (or a tool) reads back: played frames are kept at the rate they came
 /// in (the first rate seen; later ones are converted to it), and the input plays
 /// `input` frames given at `input_rate` once, then silence.
@@ -72,12 +131,11 @@ pub struct CaptureBackend {
 
 #[derive(Default)]
 struct CaptureState {
-    rate: Option<u32>,
+    stream: FirstRateStream,
     played: Vec<StereoFrame>,
-    converter: Option<Resampler>,
     input: Vec<StereoFrame>,
     input_rate: u32,
-    input_position: f64,
+    playback: InputPlayback,
 }
 
 impl CaptureBackend {
@@ -90,7 +148,7 @@ impl CaptureBackend {
         if let Ok(mut s) = self.inner.lock() {
             s.input = frames;
             s.input_rate = rate_hz.max(1);
-            s.input_position = 0.0;
+            s.playback = InputPlayback::default();
         }
     }
 
@@ -98,7 +156,7 @@ impl CaptureBackend {
     pub fn played(&self) -> (u32, Vec<StereoFrame>) {
         self.inner
             .lock()
-            .map(|s| (s.rate.unwrap_or(0), s.played.clone()))
+            .map(|s| (s.stream.rate().unwrap_or(0), s.played.clone()))
             .unwrap_or_default()
     }
 }
@@ -106,19 +164,8 @@ impl CaptureBackend {
 impl AudioBackend for CaptureBackend {
     fn play(&mut self, rate_hz: u32, frames: &[StereoFrame]) {
         let Ok(mut s) = self.inner.lock() else { return };
-        let target = *s.rate.get_or_insert(rate_hz);
         let state = &mut *s;
-        if rate_hz == target {
-            state.played.extend_from_slice(frames);
-        } else {
-            let converter = state
-                .converter
-                .get_or_insert_with(|| Resampler::new(rate_hz, target));
-            if converter.rates() != (rate_hz, target) {
-                *converter = Resampler::new(rate_hz, target);
-            }
-            converter.process(frames, &mut state.played);
-        }
+        state.stream.append(rate_hz, frames, &mut state.played);
     }
 
     fn record(&mut self, rate_hz: u32, frames: &mut [StereoFrame]) {
@@ -126,20 +173,32 @@ impl AudioBackend for CaptureBackend {
             frames.fill([0.0; 2]);
             return;
         };
-        let step = f64::from(s.input_rate.max(1)) / f64::from(rate_hz.max(1));
-        for frame in frames {
-            let i = s.input_position as usize;
-            *frame = s.input.get(i).copied().unwrap_or([0.0; 2]);
-            if i < s.input.len() {
-                s.input_position += step;
-            }
-        }
+        let state = &mut *s;
+        state
+            .playback
+            .fill(&state.input, state.input_rate, rate_hz, frames);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stream_keeps_its_first_rate_and_input_plays_once_at_the_guest_rate() {
+        let mut stream = FirstRateStream::default();
+        let mut out = Vec::new();
+        stream.append(48_000, &[[0.5; 2]; 480], &mut out);
+        stream.append(24_000, &[[0.5; 2]; 240], &mut out);
+        assert_eq!(stream.rate(), Some(48_000));
+        assert!((958..=962).contains(&out.len()), "{}", out.len());
+
+        let mut playback = InputPlayback::default();
+        let input = [[0.1; 2], [0.2; 2]];
+        let mut frames = [[9.0; 2]; 5];
+        playback.fill(&input, 24_000, 48_000, &mut frames);
+        assert_eq!(frames, [[0.1; 2], [0.1; 2], [0.2; 2], [0.2; 2], [0.0; 2]]);
+    }
 
     #[test]
     fn resampler_keeps_duration_and_frequency() {

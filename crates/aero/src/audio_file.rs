@@ -7,7 +7,7 @@ use std::fs::File;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use aero_machine::audio::{AudioBackend, Resampler, StereoFrame};
+use aero_machine::audio::{AudioBackend, FirstRateStream, InputPlayback, StereoFrame};
 
 /// RIFF/WAVE header size for 16-bit PCM.
 const HEADER_BYTES: u64 = 44;
@@ -109,8 +109,7 @@ pub fn parse_wav(data: &[u8]) -> Result<Wav, &'static str> {
 struct WavWriter {
     path: PathBuf,
     out: BufWriter<File>,
-    rate_hz: Option<u32>,
-    converter: Option<Resampler>,
+    stream: FirstRateStream,
     frames: u64,
     patched_at: u64,
     failed: bool,
@@ -124,8 +123,7 @@ impl WavWriter {
         let mut w = WavWriter {
             path: path.to_path_buf(),
             out: BufWriter::new(file),
-            rate_hz: None,
-            converter: None,
+            stream: FirstRateStream::default(),
             frames: 0,
             patched_at: 0,
             failed: false,
@@ -139,20 +137,9 @@ impl WavWriter {
         if self.failed {
             return;
         }
-        let target = *self.rate_hz.get_or_insert(rate_hz);
-        let frames = if rate_hz == target {
-            frames
-        } else {
-            let converter = self
-                .converter
-                .get_or_insert_with(|| Resampler::new(rate_hz, target));
-            if converter.rates() != (rate_hz, target) {
-                *converter = Resampler::new(rate_hz, target);
-            }
-            self.scratch.clear();
-            converter.process(frames, &mut self.scratch);
-            &self.scratch[..]
-        };
+        self.scratch.clear();
+        self.stream.append(rate_hz, frames, &mut self.scratch);
+        let frames = &self.scratch[..];
         let mut bytes = Vec::with_capacity(frames.len() * 4);
         for frame in frames {
             for v in frame {
@@ -179,7 +166,7 @@ impl WavWriter {
         self.out.flush()?;
         let file = self.out.get_mut();
         file.seek(SeekFrom::Start(0))?;
-        file.write_all(&header(self.rate_hz.unwrap_or(48_000), self.frames))?;
+        file.write_all(&header(self.stream.rate().unwrap_or(48_000), self.frames))?;
         file.seek(SeekFrom::Start(HEADER_BYTES + self.frames * 4))?;
         Ok(())
     }
@@ -219,8 +206,7 @@ fn header(rate_hz: u32, frames: u64) -> [u8; HEADER_BYTES as usize] {
 pub struct FileAudio {
     output: Option<WavWriter>,
     input: Option<Wav>,
-    /// Position in `input`, in input frames.
-    input_position: f64,
+    playback: InputPlayback,
 }
 
 impl FileAudio {
@@ -228,7 +214,7 @@ impl FileAudio {
         Ok(FileAudio {
             input: input.map(read_wav).transpose()?,
             output: output.map(WavWriter::create).transpose()?,
-            input_position: 0.0,
+            playback: InputPlayback::default(),
         })
     }
 }
@@ -245,15 +231,8 @@ impl AudioBackend for FileAudio {
             frames.fill([0.0; 2]);
             return;
         };
-        // Nearest input frame at the guest's rate (the file's rate is usually the same).
-        let step = f64::from(input.rate_hz) / f64::from(rate_hz.max(1));
-        for frame in frames {
-            let i = self.input_position as usize;
-            *frame = input.frames.get(i).copied().unwrap_or([0.0; 2]);
-            if i < input.frames.len() {
-                self.input_position += step;
-            }
-        }
+        self.playback
+            .fill(&input.frames, input.rate_hz, rate_hz, frames);
     }
 }
 
