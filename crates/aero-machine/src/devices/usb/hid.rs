@@ -703,6 +703,7 @@ fn set2_extended_usage(code: u8) -> Option<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::devices::usb::test_request as request;
 
     /// Runs a whole control transfer with 8-byte packets; None when it stalls.
     fn control(dev: &mut HidDevice, setup: SetupPacket, out: &[u8]) -> Option<Vec<u8>> {
@@ -738,16 +739,6 @@ mod tests {
             }
         }
         Some(answer)
-    }
-
-    fn request(request_type: u8, request: u8, value: u16, length: u16) -> SetupPacket {
-        SetupPacket {
-            request_type,
-            request,
-            value,
-            index: 0,
-            length,
-        }
     }
 
     fn configured(kind: HidKind) -> HidDevice {

@@ -232,19 +232,24 @@ pub fn string_descriptor(text: &str) -> Vec<u8> {
     d
 }
 
+/// The request the tests send: index 0 (the device, interface 0 or endpoint 0).
+#[cfg(test)]
+pub(crate) fn test_request(request_type: u8, request: u8, value: u16, length: u16) -> SetupPacket {
+    SetupPacket {
+        request_type,
+        request,
+        value,
+        index: 0,
+        length,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn setup(request_type: u8, request: u8, value: u16, length: u16) -> [u8; 8] {
-        SetupPacket {
-            request_type,
-            request,
-            value,
-            index: 0,
-            length,
-        }
-        .bytes()
+        test_request(request_type, request, value, length).bytes()
     }
 
     #[test]

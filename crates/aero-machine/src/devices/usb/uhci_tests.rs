@@ -3,6 +3,7 @@ use crate::devices::test_ram::Ram;
 use crate::devices::usb::hid::{HidDevice, HidKind};
 use crate::devices::usb::{
     REQ_GET_DESCRIPTOR, REQ_SET_ADDRESS, REQ_SET_CONFIGURATION, SetupPacket,
+    test_request as request,
 };
 
 impl Ram {
@@ -113,16 +114,6 @@ fn control_transfer(ram: &mut Ram, address: u8, setup: SetupPacket) -> Vec<u32> 
     }
     ram.set_u32(QH + 4, TDS);
     tds
-}
-
-fn request(request_type: u8, request: u8, value: u16, length: u16) -> SetupPacket {
-    SetupPacket {
-        request_type,
-        request,
-        value,
-        index: 0,
-        length,
-    }
 }
 
 #[test]
