@@ -133,6 +133,7 @@ c_enum! {
         A8Unorm = "AEROGPU_FORMAT_A8_UNORM" 12,
         L8A8Unorm = "AEROGPU_FORMAT_L8A8_UNORM" 13,
         V8U8Snorm = "AEROGPU_FORMAT_V8U8_SNORM" 14,
+        Q8W8V8U8Snorm = "AEROGPU_FORMAT_Q8W8V8U8_SNORM" 15,
         D24UnormS8Uint = "AEROGPU_FORMAT_D24_UNORM_S8_UINT" 32,
         D32Float = "AEROGPU_FORMAT_D32_FLOAT" 33,
         D16Unorm = "AEROGPU_FORMAT_D16_UNORM" 34,
@@ -178,6 +179,7 @@ impl Format {
             | Format::R8G8B8A8Unorm
             | Format::R8G8B8X8Unorm
             | Format::R32Float
+            | Format::Q8W8V8U8Snorm
             | Format::D24UnormS8Uint
             | Format::D32Float => texel(4),
             Format::R16G16B16A16Float => texel(8),

@@ -6,7 +6,9 @@
  * with stage 1's matrix and luminance, the signed texels shown as 0.5 t0 + 0.5, and texbem
  * with a matrix that swaps du and dv. The bump map is point-sampled (no pixel centre
  * on a texel edge); the 8x8 environment map is linear-filtered with wrap addressing.
- * Writes bump_ff.ppm. */
+ * Writes bump_ff.ppm. Then, when the device has Q8W8V8U8 bump maps, bump_q8.ppm: a 4x4
+ * Q8W8V8U8 texture as 0.5 t0 + 0.5 (all four signed channels), as ps_1_1 texbem's and as
+ * fixed-function BUMPENVMAPLUMINANCE's bump map (W the luminance). */
 #include "common.h"
 #include "shader_asm.h"
 
@@ -46,7 +48,8 @@ static void stage(DWORD s, DWORD cop, DWORD carg1, DWORD carg2, DWORD aop) {
 
 int main(void) {
     IDirect3D9 *d3d = Direct3DCreate9(D3D_SDK_VERSION);
-    IDirect3DTexture9 *bump = NULL, *env = NULL;
+    IDirect3DTexture9 *bump = NULL, *env = NULL, *q8 = NULL;
+    BOOL q8_ok;
     IDirect3DPixelShader9 *ps[3] = {0};
     D3DLOCKED_RECT lr;
     D3DCAPS9 caps;
@@ -74,6 +77,8 @@ int main(void) {
         printf("bump_ff: no V8U8 bump maps: nothing drawn\n");
         return 0;
     }
+    q8_ok = SUCCEEDED(IDirect3D9_CheckDeviceFormat(d3d, 0, D3DDEVTYPE_HAL, D3DFMT_X8R8G8B8,
+                                                   D3DUSAGE_QUERY_LEGACYBUMPMAP, D3DRTYPE_TEXTURE, D3DFMT_Q8W8V8U8));
     IDirect3D9_Release(d3d);
     dev = make_device(W, H, FALSE);
     CHECK(IDirect3DDevice9_GetDeviceCaps(dev, &caps));
@@ -145,6 +150,34 @@ int main(void) {
     quad(3, 1, 0xFFFFFFFF, 0xFFFFFFFF);
     CHECK(IDirect3DDevice9_EndScene(dev));
     save_back_buffer(dev, "bump_ff.ppm");
+
+    if (q8_ok) {
+        CHECK(IDirect3DDevice9_CreateTexture(dev, 4, 4, 1, 0, D3DFMT_Q8W8V8U8, D3DPOOL_MANAGED, &q8, NULL));
+        CHECK(IDirect3DTexture9_LockRect(q8, 0, &lr, NULL, 0));
+        for (y = 0; y < 4; y++)
+            for (x = 0; x < 4; x++) {
+                signed char *p = (signed char *)lr.pBits + y * lr.Pitch + x * 4;
+                p[0] = (signed char)(x * 70 - 128), p[1] = (signed char)(100 - y * 60);
+                p[2] = (signed char)(x * 30 + y * 20), p[3] = (signed char)(-90 + (x + y) * 25);
+            }
+        CHECK(IDirect3DTexture9_UnlockRect(q8, 0));
+        CHECK(IDirect3DDevice9_SetTexture(dev, 0, (IDirect3DBaseTexture9 *)q8));
+        CHECK(IDirect3DDevice9_Clear(dev, 0, NULL, D3DCLEAR_TARGET, D3DCOLOR_XRGB(0, 0, 40), 1.0f, 0));
+        CHECK(IDirect3DDevice9_BeginScene(dev));
+        bump_matrix(1, 0.25f, 0.125f, -0.125f, 0.25f, 0.75f, 0.125f);
+        CHECK(IDirect3DDevice9_SetPixelShader(dev, ps[2]));
+        quad(0, 0, 0xFFFFFFFF, 0xFFFFFFFF);
+        CHECK(IDirect3DDevice9_SetPixelShader(dev, ps[0]));
+        quad(1, 0, 0xFFFFFFFF, 0xFFFFFFFF);
+        CHECK(IDirect3DDevice9_SetPixelShader(dev, NULL));
+        bump_matrix(0, -0.375f, 0.0f, 0.25f, 0.5f, 0.5f, 0.25f);
+        stage(0, D3DTOP_BUMPENVMAPLUMINANCE, D3DTA_TEXTURE, D3DTA_DIFFUSE, D3DTOP_SELECTARG1);
+        stage(1, D3DTOP_SELECTARG1, D3DTA_TEXTURE, D3DTA_CURRENT, D3DTOP_SELECTARG1);
+        quad(2, 0, 0xFFFFFFFF, 0xFFFFFFFF);
+        CHECK(IDirect3DDevice9_EndScene(dev));
+        save_back_buffer(dev, "bump_q8.ppm");
+        IDirect3DTexture9_Release(q8);
+    }
     for (i = 0; i < 3; i++)
         IDirect3DPixelShader9_Release(ps[i]);
     IDirect3DTexture9_Release(env);

@@ -173,6 +173,7 @@ enum aerogpu_format {
     AEROGPU_FORMAT_A8_UNORM = 12,   /* D3DFMT_A8: one alpha byte, samples (0, 0, 0, a) */
     AEROGPU_FORMAT_L8A8_UNORM = 13, /* D3DFMT_A8L8: bytes L, A, samples (l, l, l, a) */
     AEROGPU_FORMAT_V8U8_SNORM = 14, /* D3DFMT_V8U8: signed bytes U, V, samples (u, v, 1, 1) */
+    AEROGPU_FORMAT_Q8W8V8U8_SNORM = 15, /* D3DFMT_Q8W8V8U8: signed bytes U, V, W, Q, samples (u, v, w, q) */
     AEROGPU_FORMAT_D24_UNORM_S8_UINT = 32, /* one LE word: depth bits 31..8, stencil 7..0 (D3D9 D24S8) */
     AEROGPU_FORMAT_D32_FLOAT = 33,
     AEROGPU_FORMAT_D16_UNORM = 34,

@@ -177,6 +177,7 @@ fn gpu_format(format: Format) -> Option<(wgpu::TextureFormat, Repr)> {
         Format::R8G8Unorm | Format::L8A8Unorm => (T::Rg8Unorm, Repr::Direct),
         // Signed bytes sample as D3D9 does (-128 and -127 both -1); blue and alpha read 1.
         Format::V8U8Snorm => (T::Rg8Snorm, Repr::Direct),
+        Format::Q8W8V8U8Snorm => (T::Rgba8Snorm, Repr::Direct),
         Format::R16G16B16A16Float => (T::Rgba16Float, Repr::Direct),
         Format::R32G32B32A32Float => (T::Rgba32Float, Repr::Direct),
         Format::R32Float | Format::D32Float => (T::R32Float, Repr::Direct),
@@ -803,7 +804,8 @@ impl WgpuExecutor {
                     | wgpu::TextureUsages::COPY_SRC
                     | wgpu::TextureUsages::COPY_DST;
                 // Snorm formats are not renderable in WebGPU (nor render targets in D3D9).
-                if !compressed && !volume && d.format != Format::V8U8Snorm {
+                let snorm = matches!(d.format, Format::V8U8Snorm | Format::Q8W8V8U8Snorm);
+                if !compressed && !volume && !snorm {
                     usage |= wgpu::TextureUsages::RENDER_ATTACHMENT;
                 }
                 let gpu = self.device.create_texture(&wgpu::TextureDescriptor {

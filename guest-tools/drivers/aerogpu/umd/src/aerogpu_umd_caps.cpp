@@ -43,8 +43,9 @@ const FORMATOP kFormats[] = {
     {D3DDDIFMT_A8L8, kSampledOps | FORMATOP_OFFSCREENPLAIN, 0, 0, 0},
     // Luminance: R8_UNORM, sampled (L,L,L,1) through the translator's per-sampler read variant.
     {D3DDDIFMT_L8, kSampledOps | FORMATOP_OFFSCREENPLAIN, 0, 0, 0},
-    // Signed (u, v) bump maps: RG8_SNORM, sampled (u, v, 1, 1), never a render target.
+    // Signed bump maps, never render targets: V8U8 as RG8_SNORM, sampled (u, v, 1, 1).
     {D3DDDIFMT_V8U8, kSampledOps | FORMATOP_BUMPMAP, 0, 0, 0},
+    {D3DDDIFMT_Q8W8V8U8, kSampledOps | FORMATOP_BUMPMAP, 0, 0, 0}, // RGBA8_SNORM, (u, v, w, q)
     // Float formats: fp16 blends and filters; fp32 does neither in wgpu without features.
     {D3DDDIFMT_A16B16G16R16F, kRenderTargetOps, 0, 0, 0},
     {D3DDDIFMT_R32F, kRenderTargetOps | FORMATOP_NOFILTER | FORMATOP_NOALPHABLEND, 0, 0, 0},

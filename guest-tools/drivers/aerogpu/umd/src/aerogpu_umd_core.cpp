@@ -100,6 +100,7 @@ uint32_t d3d_format_to_aerogpu(uint32_t f) {
     case 28: return AEROGPU_FORMAT_A8_UNORM;        // A8
     case 51: return AEROGPU_FORMAT_L8A8_UNORM;      // A8L8
     case 60: return AEROGPU_FORMAT_V8U8_SNORM;      // V8U8
+    case 63: return AEROGPU_FORMAT_Q8W8V8U8_SNORM;  // Q8W8V8U8
     case 75: return AEROGPU_FORMAT_D24_UNORM_S8_UINT;
     case 77: return AEROGPU_FORMAT_D24_UNORM_S8_UINT; // D24X8
     case 80: return AEROGPU_FORMAT_D16_UNORM;

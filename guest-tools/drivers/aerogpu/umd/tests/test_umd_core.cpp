@@ -86,6 +86,7 @@ static void test_tables() {
     CHECK(d3d_format_to_aerogpu(28) == AEROGPU_FORMAT_A8_UNORM && row_pitch_for(28, 64) == 64);
     CHECK(d3d_format_to_aerogpu(51) == AEROGPU_FORMAT_L8A8_UNORM && row_pitch_for(51, 64) == 128);
     CHECK(d3d_format_to_aerogpu(60) == AEROGPU_FORMAT_V8U8_SNORM && row_pitch_for(60, 64) == 128);
+    CHECK(d3d_format_to_aerogpu(63) == AEROGPU_FORMAT_Q8W8V8U8_SNORM && row_pitch_for(63, 64) == 256);
     CHECK(row_pitch_for(21, 64) == 256 && row_pitch_for(0x31545844, 64) == 128);
     CHECK(vertex_count_for(4, 2) == 6 && vertex_count_for(5, 2) == 4 && vertex_count_for(3, 1) == 2);
     CHECK(vertex_count_for(5, 0) == 0 && vertex_count_for(9, 3) == 0);
