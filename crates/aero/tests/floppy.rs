@@ -3,7 +3,6 @@
 //! and writes more sectors through INT 13h.
 
 mod common;
-use common::cpio_entry;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -157,15 +156,8 @@ fn seabios_boots_a_floppy_through_the_controller() {
     );
 }
 
-/// /init for the Linux test: load the floppy driver, read a sector, write another.
-const LINUX_INIT: &str = r#"#!/bin/sh
-/bin/busybox mkdir -p /proc /sys /dev /tmp
-/bin/busybox mount -t proc proc /proc
-/bin/busybox mount -t sysfs sysfs /sys
-/bin/busybox mount -t devtmpfs devtmpfs /dev
-/bin/busybox --install -s /bin
-exec >/dev/ttyS0 2>&1
-insmod /lib/modules/floppy.ko || echo "AERO-FD-INSMOD-FAILED"
+/// The body of /init for the Linux test: load the floppy driver, read a sector, write another.
+const LINUX_INIT: &str = r#"insmod /lib/modules/floppy.ko || echo "AERO-FD-INSMOD-FAILED"
 i=0
 while [ ! -b /dev/fd0 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 echo "AERO-FD-READ=$(dd if=/dev/fd0 bs=512 skip=100 count=1 2>/dev/null | head -c 19)"
@@ -184,8 +176,6 @@ while [ $i -lt 50 ]; do
 done
 echo "AERO-FD-AFTER-SWAP=$got"
 echo "AERO-FD-DONE"
-poweroff -f
-while :; do sleep 3600; done
 "#;
 
 /// Linux's own floppy driver (floppy.ko: resets, probes the controller version, seeks,
@@ -194,30 +184,18 @@ while :; do sleep 3600; done
 /// reads it (the change line), while the first image keeps what was written to it.
 #[test]
 fn linux_floppy_driver_reads_and_writes() {
-    let images = common::images_dir();
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("floppy-linux");
-    std::fs::create_dir_all(&dir).unwrap();
-    // Later archives of a concatenated initramfs override earlier files (/init).
-    let mut initrd = std::fs::read(images.join("initrd-amd64.img"))
-        .expect("initrd-amd64.img (run tests/images/build.sh)");
-    initrd.resize(initrd.len().next_multiple_of(4), 0);
-    let mut cpio = Vec::new();
-    cpio_entry(&mut cpio, 1, "init", 0o100755, LINUX_INIT.as_bytes());
-    cpio_entry(&mut cpio, 2, "lib", 0o40755, b"");
-    cpio_entry(&mut cpio, 3, "lib/modules", 0o40755, b"");
-    cpio_entry(
-        &mut cpio,
-        4,
-        "lib/modules/floppy.ko",
-        0o100644,
-        &common::kernel_module("kernel/drivers/block/floppy.ko"),
-    );
-    cpio_entry(&mut cpio, 5, "TRAILER!!!", 0, b"");
-    initrd.extend_from_slice(&cpio);
-    let initrd_path = dir.join("initrd.img");
-    std::fs::write(&initrd_path, &initrd).unwrap();
+    let dir = common::work_dir("floppy-linux");
+    let mut files = vec![(
+        "init".to_string(),
+        0o100755,
+        common::guest_init(LINUX_INIT).into_bytes(),
+    )];
+    files.extend(common::module_files(&[(
+        "floppy",
+        "kernel/drivers/block/floppy.ko",
+    )]));
     // A copy of the boot disk with that initramfs on its FAT partition.
-    let disk = common::linux_disk_with_initrd(&dir, &initrd_path);
+    let disk = common::linux_disk_with_files(&dir, "initrd-amd64.img", &files);
 
     let fd = dir.join("fd.img");
     let mut floppy = vec![0xF6u8; 1_474_560];

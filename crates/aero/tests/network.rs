@@ -8,22 +8,15 @@
 //! /dev/net/tun): the guest pings the host end and downloads a file from it.
 
 mod common;
-use common::cpio_entry;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// The guest's /init, appended to the storage initramfs (which carries e1000.ko).
+/// The body of the guest's /init, appended to the storage initramfs (which carries e1000.ko).
 /// `@PORT@` is the test's HTTP server port on the host.
-const INIT: &str = r#"#!/bin/sh
-/bin/busybox mkdir -p /proc /sys /dev /tmp /www/cgi-bin
-/bin/busybox mount -t proc proc /proc
-/bin/busybox mount -t sysfs sysfs /sys
-/bin/busybox mount -t devtmpfs devtmpfs /dev
-/bin/busybox --install -s /bin
-exec >/dev/ttyS0 2>&1
+const INIT: &str = r#"mkdir -p /www/cgi-bin
 insmod /lib/modules/e1000.ko || echo "AERO-NET-INSMOD-FAILED"
 i=0
 while [ ! -e /sys/class/net/eth0 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
@@ -64,20 +57,11 @@ i=0
 while [ "$(cat /sys/class/net/eth0/carrier)" = 1 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 echo "AERO-NET-CARRIER-AFTER=$(cat /sys/class/net/eth0/carrier)"
 echo "AERO-NET-DONE"
-poweroff -f
-while :; do sleep 3600; done
 "#;
 
-/// The guest's /init for the TAP test: a static address on the host's TAP subnet, a
+/// The body of the guest's /init for the TAP test: a static address on the host's TAP subnet, a
 /// ping to the host end and a download from the test's server there.
-const TAP_INIT: &str = r#"#!/bin/sh
-/bin/busybox mkdir -p /proc /sys /dev /tmp
-/bin/busybox mount -t proc proc /proc
-/bin/busybox mount -t sysfs sysfs /sys
-/bin/busybox mount -t devtmpfs devtmpfs /dev
-/bin/busybox --install -s /bin
-exec >/dev/ttyS0 2>&1
-insmod /lib/modules/e1000.ko || echo "AERO-NET-INSMOD-FAILED"
+const TAP_INIT: &str = r#"insmod /lib/modules/e1000.ko || echo "AERO-NET-INSMOD-FAILED"
 i=0
 while [ ! -e /sys/class/net/eth0 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 ifconfig eth0 10.0.3.2 netmask 255.255.255.0 up
@@ -88,16 +72,7 @@ else
     echo "AERO-NET-FETCH-FAILED"
 fi
 echo "AERO-NET-DONE"
-poweroff -f
-while :; do sleep 3600; done
 "#;
-
-fn work_dir(test: &str) -> PathBuf {
-    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("network-{test}"));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 /// The amd64 boot disk whose initramfs is the storage one (modules) plus our /init.
 fn disk_with_init(dir: &Path, port: u16) -> PathBuf {
@@ -105,14 +80,12 @@ fn disk_with_init(dir: &Path, port: u16) -> PathBuf {
 }
 
 fn disk_with(dir: &Path, init: &str, port: u16) -> PathBuf {
-    let mut initrd = std::fs::read(common::image("initrd-amd64-storage.img")).unwrap();
-    initrd.resize(initrd.len().next_multiple_of(4), 0);
-    let init = init.replace("@PORT@", &port.to_string());
-    cpio_entry(&mut initrd, 1, "init", 0o100755, init.as_bytes());
-    cpio_entry(&mut initrd, 2, "TRAILER!!!", 0, b"");
-    let path = dir.join("initrd.img");
-    std::fs::write(&path, &initrd).unwrap();
-    common::linux_disk_with_initrd(dir, &path)
+    let init = common::guest_init(init).replace("@PORT@", &port.to_string());
+    common::linux_disk_with_files(
+        dir,
+        "initrd-amd64-storage.img",
+        &[("init", 0o100755, init.into_bytes())],
+    )
 }
 
 /// 1 MiB the guest cannot guess (xorshift, seeded from the clock).
@@ -204,6 +177,25 @@ fn sha256_hex(data: &[u8]) -> String {
 /// Kills the emulator if the test fails before it exits.
 struct Guest(Child);
 
+impl Guest {
+    /// `aero headless --realtime` booting `disk` until the guest prints AERO-NET-DONE
+    /// (or `timeout_secs` pass), with `args` (the NIC, a monitor script).
+    fn start(serial: &Path, timeout_secs: u32, args: &[&str], disk: &Path) -> Guest {
+        let child = Command::new(env!("CARGO_BIN_EXE_aero"))
+            .args(["headless", "--realtime", "--serial"])
+            .arg(serial)
+            .args(["--until-serial", "AERO-NET-DONE", "--timeout"])
+            .arg(timeout_secs.to_string())
+            .args(args)
+            .arg(disk)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run aero");
+        Guest(child)
+    }
+}
+
 impl Drop for Guest {
     fn drop(&mut self) {
         let _ = self.0.kill();
@@ -239,7 +231,7 @@ fn wait_for(serial: &Path, marker: &str, guest: &mut Guest, limit: Duration) -> 
 
 #[test]
 fn e1000_gets_a_lease_fetches_through_nat_and_serves_through_hostfwd() {
-    let dir = work_dir("nat");
+    let dir = common::work_dir("network-nat");
     let body = payload();
     let want = sha256_hex(&body);
     let port = http_server(body);
@@ -257,25 +249,12 @@ fn e1000_gets_a_lease_fetches_through_nat_and_serves_through_hostfwd() {
         "wait-serial AERO-NET-LINK-WAIT\nset_link nic off\n",
     )
     .unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_aero"))
-        .args(["headless", "--realtime", "--serial"])
-        .arg(&serial)
-        .args([
-            "--until-serial",
-            "AERO-NET-DONE",
-            "--timeout",
-            "240",
-            "--nic",
-            &nic,
-            "--monitor",
-        ])
-        .arg(&monitor)
-        .arg(&disk)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run aero");
-    let mut guest = Guest(child);
+    let mut guest = Guest::start(
+        &serial,
+        240,
+        &["--nic", &nic, "--monitor", monitor.to_str().unwrap()],
+        &disk,
+    );
     let text = wait_for(
         &serial,
         "AERO-NET-SERVING",
@@ -361,30 +340,15 @@ fn e1000_on_a_tap_interface_pings_and_fetches_from_the_host() {
         println!("skipped: /dev/net/tun is absent (no TUN/TAP driver on this machine)");
         return;
     }
-    let dir = work_dir("tap");
+    let dir = common::work_dir("network-tap");
     let tap = TapInterface::create(&format!("aerotap{}", std::process::id() % 100_000));
     let body = payload();
     let want = sha256_hex(&body);
     let port = http_server_on("10.0.3.1", body);
     let disk = disk_with(&dir, TAP_INIT, port);
     let serial = dir.join("serial.txt");
-    let child = Command::new(env!("CARGO_BIN_EXE_aero"))
-        .args(["headless", "--realtime", "--serial"])
-        .arg(&serial)
-        .args([
-            "--until-serial",
-            "AERO-NET-DONE",
-            "--timeout",
-            "200",
-            "--nic",
-        ])
-        .arg(format!("tap,ifname={},script=no", tap.0))
-        .arg(&disk)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run aero");
-    let mut guest = Guest(child);
+    let nic = format!("tap,ifname={},script=no", tap.0);
+    let mut guest = Guest::start(&serial, 200, &["--nic", &nic], &disk);
     let text = wait_for(
         &serial,
         "AERO-NET-DONE",

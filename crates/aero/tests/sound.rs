@@ -6,7 +6,6 @@
 //! frequencies and the played length are checked.
 
 mod common;
-use common::cpio_entry;
 use std::path::{Path, PathBuf};
 
 use aero::audio_file::{Wav, read_wav};
@@ -16,16 +15,9 @@ const TONE_SAMPLES: usize = 8192;
 const GUEST_RATE: u32 = 8000;
 const RECORD_BYTES: usize = 8000;
 
-/// The guest's /init, appended to the storage initramfs (which carries the sound
+/// The body of the guest's /init, appended to the storage initramfs (which carries the sound
 /// modules in /lib/modules/sound).
-const INIT: &str = r#"#!/bin/sh
-/bin/busybox mkdir -p /proc /sys /dev /tmp
-/bin/busybox mount -t proc proc /proc
-/bin/busybox mount -t sysfs sysfs /sys
-/bin/busybox mount -t devtmpfs devtmpfs /dev
-/bin/busybox --install -s /bin
-exec >/dev/ttyS0 2>&1
-# The controller driver last: its (asynchronous) probe binds the codec to the generic
+const INIT: &str = r#"# The controller driver last: its (asynchronous) probe binds the codec to the generic
 # parser, which must be loaded by then (there is no modprobe to fetch it).
 for m in $(grep -v '^snd-hda-intel$' /lib/modules/sound/order) snd-hda-intel; do
     insmod "/lib/modules/sound/$m.ko" || echo "AERO-SND-INSMOD-FAILED=$m"
@@ -50,28 +42,19 @@ echo "AERO-SND-REC-BEGIN"
 od -An -v -tx1 /tmp/rec
 echo "AERO-SND-REC-END"
 echo "AERO-SND-DONE"
-poweroff -f
-while :; do sleep 3600; done
 "#;
-
-fn work_dir(test: &str) -> PathBuf {
-    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("sound-{test}"));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 /// The amd64 boot disk whose initramfs is the storage one (modules) plus our /init.
 fn disk_with_init(dir: &Path) -> PathBuf {
-    let mut initrd = std::fs::read(common::image("initrd-amd64-storage.img")).unwrap();
-    initrd.resize(initrd.len().next_multiple_of(4), 0);
-    let init = INIT.replace("@RECORD@", &RECORD_BYTES.to_string());
-    cpio_entry(&mut initrd, 1, "init", 0o100755, init.as_bytes());
-    cpio_entry(&mut initrd, 2, "bin/aero-mixer", 0o100755, &mixer_program());
-    cpio_entry(&mut initrd, 3, "TRAILER!!!", 0, b"");
-    let path = dir.join("initrd.img");
-    std::fs::write(&path, &initrd).unwrap();
-    common::linux_disk_with_initrd(dir, &path)
+    let init = common::guest_init(INIT).replace("@RECORD@", &RECORD_BYTES.to_string());
+    common::linux_disk_with_files(
+        dir,
+        "initrd-amd64-storage.img",
+        &[
+            ("init", 0o100755, init.into_bytes()),
+            ("bin/aero-mixer", 0o100755, mixer_program()),
+        ],
+    )
 }
 
 /// A static x86-64 Linux program (hand-assembled, 213 bytes) that sets the OSS mixer's
@@ -177,7 +160,7 @@ fn report<'a>(serial: &'a str, key: &str) -> Option<&'a str> {
 
 #[test]
 fn linux_plays_a_1khz_tone_and_records_the_line_in() {
-    let dir = work_dir("play-record");
+    let dir = common::work_dir("sound-play-record");
     let disk = disk_with_init(&dir);
     let serial = dir.join("serial.txt");
     let played = dir.join("played.wav");

@@ -5,8 +5,6 @@
 //! guest's recorded input events must be exactly those.
 
 mod common;
-use common::cpio_entry;
-use std::path::PathBuf;
 
 /// Modules from the Debian kernel of the amd64 boot image, in load order.
 const MODULES: &[(&str, &str)] = &[
@@ -19,17 +17,10 @@ const MODULES: &[(&str, &str)] = &[
     ("evdev", "kernel/drivers/input/evdev.ko"),
 ];
 
-/// The guest's /init: load the modules, list the USB devices (as lsusb would, from
+/// The body of the guest's /init: load the modules, list the USB devices (as lsusb would, from
 /// sysfs), record the tablet's and keyboard's evdev events while the host sends input,
 /// then print them (24-byte `struct input_event`s as hex).
-const INIT: &str = r#"#!/bin/sh
-/bin/busybox mkdir -p /proc /sys /dev /tmp
-/bin/busybox mount -t proc proc /proc
-/bin/busybox mount -t sysfs sysfs /sys
-/bin/busybox mount -t devtmpfs devtmpfs /dev
-/bin/busybox --install -s /bin
-exec >/dev/ttyS0 2>&1
-for m in usb-common usbcore uhci-hcd hid usbhid hid-generic evdev; do
+const INIT: &str = r#"for m in usb-common usbcore uhci-hcd hid usbhid hid-generic evdev; do
     insmod /lib/modules/$m.ko || echo "AERO-USB-INSMOD-FAILED=$m"
 done
 # Wait for the three HID devices' event nodes (up to ~20 s of guest time).
@@ -64,8 +55,6 @@ kill $tp $kp
 od -An -tx1 -v -w24 /tmp/tablet | sed 's/^/AERO-USB-TABLET-EV=/'
 od -An -tx1 -v -w24 /tmp/keyboard | sed 's/^/AERO-USB-KEYBOARD-EV=/'
 echo "AERO-USB-DONE"
-poweroff -f
-while :; do sleep 3600; done
 "#;
 
 /// (type, code, value) of the input events in lines `PREFIX= xx xx ...` (24 bytes each:
@@ -97,28 +86,14 @@ const BTN_RIGHT: u16 = 0x111;
 
 #[test]
 fn linux_enumerates_the_hid_devices_and_reads_tablet_and_keyboard_input() {
-    let images = common::images_dir();
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("usb-linux");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    // Later archives of a concatenated initramfs override earlier files (/init).
-    let mut initrd = std::fs::read(images.join("initrd-amd64.img"))
-        .expect("initrd-amd64.img (run tests/images/build.sh)");
-    initrd.resize(initrd.len().next_multiple_of(4), 0);
-    let mut cpio = Vec::new();
-    cpio_entry(&mut cpio, 1, "init", 0o100755, INIT.as_bytes());
-    cpio_entry(&mut cpio, 2, "lib", 0o40755, b"");
-    cpio_entry(&mut cpio, 3, "lib/modules", 0o40755, b"");
-    for (i, (name, path)) in MODULES.iter().enumerate() {
-        let module = common::kernel_module(path);
-        let file = format!("lib/modules/{name}.ko");
-        cpio_entry(&mut cpio, 4 + i as u32, &file, 0o100644, &module);
-    }
-    cpio_entry(&mut cpio, 100, "TRAILER!!!", 0, b"");
-    initrd.extend_from_slice(&cpio);
-    let initrd_path = dir.join("initrd.img");
-    std::fs::write(&initrd_path, &initrd).unwrap();
-    let disk = common::linux_disk_with_initrd(&dir, &initrd_path);
+    let dir = common::work_dir("usb-linux");
+    let mut files = vec![(
+        "init".to_string(),
+        0o100755,
+        common::guest_init(INIT).into_bytes(),
+    )];
+    files.extend(common::module_files(MODULES));
+    let disk = common::linux_disk_with_files(&dir, "initrd-amd64.img", &files);
 
     // Positions are pixels of the 720x400 text screen.
     let script = dir.join("input.monitor");

@@ -204,3 +204,63 @@ pub fn kernel_module(path: &str) -> Vec<u8> {
     );
     module
 }
+
+/// A fresh directory for one test's files under Cargo's test scratch space.
+pub fn work_dir(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A guest /init: mounts /proc, /sys and /dev, installs busybox's applets, sends its
+/// output to the serial port, runs `body`, then powers off (and never exits, which
+/// would panic the kernel).
+pub fn guest_init(body: &str) -> String {
+    const PROLOGUE: &str = "#!/bin/sh
+/bin/busybox mkdir -p /proc /sys /dev /tmp
+/bin/busybox mount -t proc proc /proc
+/bin/busybox mount -t sysfs sysfs /sys
+/bin/busybox mount -t devtmpfs devtmpfs /dev
+/bin/busybox --install -s /bin
+exec >/dev/ttyS0 2>&1
+";
+    const EPILOGUE: &str = "poweroff -f\nwhile :; do sleep 3600; done\n";
+    format!("{PROLOGUE}{body}{EPILOGUE}")
+}
+
+/// A copy of `linux-amd64.img` booting the guest image `base_initrd` with `files`
+/// (path, mode, contents) added: later archives of a concatenated initramfs override
+/// earlier files, so an "init" entry replaces the image's /init.
+pub fn linux_disk_with_files(
+    dir: &std::path::Path,
+    base_initrd: &str,
+    files: &[(impl AsRef<str>, u32, impl AsRef<[u8]>)],
+) -> PathBuf {
+    let mut initrd = std::fs::read(image(base_initrd)).unwrap();
+    initrd.resize(initrd.len().next_multiple_of(4), 0);
+    for (ino, (name, mode, data)) in (1u32..).zip(files) {
+        cpio_entry(&mut initrd, ino, name.as_ref(), *mode, data.as_ref());
+    }
+    cpio_entry(&mut initrd, files.len() as u32 + 1, "TRAILER!!!", 0, b"");
+    let path = dir.join("initrd.img");
+    std::fs::write(&path, &initrd).unwrap();
+    linux_disk_with_initrd(dir, &path)
+}
+
+/// The entries that put kernel modules (name, `kernel/drivers/...ko` path) at
+/// /lib/modules/NAME.ko, after the directories they need.
+pub fn module_files(modules: &[(&str, &str)]) -> Vec<(String, u32, Vec<u8>)> {
+    let mut files = vec![
+        ("lib".to_string(), 0o40755, Vec::new()),
+        ("lib/modules".to_string(), 0o40755, Vec::new()),
+    ];
+    for (name, path) in modules {
+        files.push((
+            format!("lib/modules/{name}.ko"),
+            0o100644,
+            kernel_module(path),
+        ));
+    }
+    files
+}
