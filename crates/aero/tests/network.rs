@@ -203,11 +203,9 @@ impl Drop for Guest {
     }
 }
 
+/// The value the guest printed as `AERO-NET-KEY=value`.
 fn report<'a>(serial: &'a str, key: &str) -> Option<&'a str> {
-    let prefix = format!("AERO-NET-{key}=");
-    serial
-        .lines()
-        .find_map(|l| l.trim_end().strip_prefix(prefix.as_str()))
+    common::serial_value(serial, &format!("AERO-NET-{key}"))
 }
 
 /// Waits until the serial file holds `marker` (or the guest exits / time runs out).

@@ -151,11 +151,9 @@ fn dominant_hz(samples: &[f32], rate: u32) -> f64 {
     best.0
 }
 
+/// The value the guest printed as `AERO-SND-KEY=value`.
 fn report<'a>(serial: &'a str, key: &str) -> Option<&'a str> {
-    let prefix = format!("AERO-SND-{key}=");
-    serial
-        .lines()
-        .find_map(|l| l.trim_end().strip_prefix(prefix.as_str()))
+    common::serial_value(serial, &format!("AERO-SND-{key}"))
 }
 
 #[test]

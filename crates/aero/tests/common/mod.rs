@@ -264,3 +264,12 @@ pub fn module_files(modules: &[(&str, &str)]) -> Vec<(String, u32, Vec<u8>)> {
     }
     files
 }
+
+/// The value of the first `NAME=value` line the guest wrote to its serial port.
+pub fn serial_value<'a>(serial: &'a str, name: &str) -> Option<&'a str> {
+    serial.lines().find_map(|line| {
+        line.trim_end()
+            .strip_prefix(name)
+            .and_then(|rest| rest.strip_prefix('='))
+    })
+}
