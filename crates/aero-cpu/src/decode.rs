@@ -124,9 +124,12 @@ fn block_key(phys: u64, flat: u8, bitness: u32) -> u64 {
     (phys & ((1 << 52) - 1)) | ((flat as u64 & 0x3F) << 52) | (((bitness as u64) >> 4) << 58)
 }
 
+/// The flat mask and code size (bits 52..60) are spread over the index too: a 64-bit kernel
+/// runs the same code with the current task's FS base flat or not, and both variants must
+/// not keep evicting each other from one slot (an odd multiplier keeps them apart).
 #[inline(always)]
 fn slot_of(key: u64) -> usize {
-    let h = key ^ (key >> 13) ^ (key >> 29);
+    let h = key ^ (key >> 13) ^ (key >> 29) ^ (key >> 52).wrapping_mul(0x9E37_79B9);
     (h as usize) & (SLOTS - 1)
 }
 
