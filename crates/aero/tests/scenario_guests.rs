@@ -202,7 +202,6 @@ fn debian_installer_menu_needles_made_on_aero_match_qemu_screendump() {
     let iso = installer_menu_iso(&dir);
     let menu = Needle::load(&needle_path(MENU)).unwrap();
     let advanced = Needle::load(&needle_path(MENU_ADVANCED)).unwrap();
-    let cmdline = Needle::load(&needle_path(CMDLINE)).unwrap();
     let mut qemu = Qemu::start(
         &[
             "-m".as_ref(),
@@ -222,12 +221,8 @@ fn debian_installer_menu_needles_made_on_aero_match_qemu_screendump() {
     assert!(!menu.find(&img).ok());
     qemu.send("sendkey up");
     qemu.wait_for("Install selected again", |img| menu.find(img).ok());
-    // The command line is drawn with the VGA BIOS's font, which is Aero's own (see
-    // README "Screenshots and needles"): the same text does not match across the two.
-    qemu.send("sendkey tab");
-    qemu.type_text(TYPED);
-    let img = qemu.wait_for("the command line open", |img| !menu.find(img).ok());
-    assert!(!cmdline.find(&img).ok());
+    // The command-line needle is checked on Aero only: the command line is drawn with the
+    // VGA BIOS's font, which is Aero's own (see README "Screenshots and needles").
 }
 
 /// /init for the power-off test: Linux's ACPI button driver and evdev, then a read of one
