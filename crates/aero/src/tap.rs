@@ -17,8 +17,11 @@ const TUNSETIFF: libc::c_ulong = 0x4004_54CA;
 const IFF_TAP: libc::c_short = 0x0002;
 /// Frames without the 4-byte packet-information header.
 const IFF_NO_PI: libc::c_short = 0x1000;
-/// Largest frame read from the interface (no jumbo frames on the 82540EM).
-const MAX_FRAME: usize = 1518;
+/// Largest frame handed to the NIC: 1518 plus a VLAN tag (no jumbo frames on the 82540EM).
+const MAX_FRAME: usize = 1522;
+/// Reads take a whole frame of any size the interface can carry (its MTU may be larger than
+/// ours), so a too-long frame is seen whole and dropped instead of arriving truncated.
+const READ_BUFFER: usize = 65536;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TapError {
@@ -74,7 +77,7 @@ impl Tap {
         }
         Ok(Tap {
             file,
-            buffer: vec![0; MAX_FRAME],
+            buffer: vec![0; READ_BUFFER],
         })
     }
 }
@@ -91,6 +94,10 @@ impl NetBackend for Tap {
 
     fn receive(&mut self) -> Option<Vec<u8>> {
         match self.file.read(&mut self.buffer) {
+            Ok(n) if n > MAX_FRAME => {
+                tracing::debug!(target: "aero::net", "tap: {n}-byte frame dropped (longer than {MAX_FRAME})");
+                None
+            }
             Ok(n) if n > 0 => Some(self.buffer[..n].to_vec()),
             Ok(_) => None,
             Err(e) => {
