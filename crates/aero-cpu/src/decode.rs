@@ -15,7 +15,7 @@ use iced_x86::{
 /// Longest block; keeps decode latency and interrupt latency bounded.
 const MAX_BLOCK_INSNS: usize = 48;
 const SLOT_BITS: u32 = 14;
-const SLOTS: usize = 1 << SLOT_BITS;
+pub(crate) const SLOTS: usize = 1 << SLOT_BITS;
 /// Index of the uncached scratch block.
 pub const SCRATCH: usize = usize::MAX;
 

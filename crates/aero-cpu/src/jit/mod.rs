@@ -53,8 +53,8 @@ static DEFAULT_THRESHOLD: AtomicU32 = AtomicU32::new(0);
 const THRESHOLD: u32 = 50;
 /// Host code cache size; flushed whole when full.
 const CACHE_SIZE: usize = 16 << 20;
-/// Direct-mapped entry table, indexed by block-cache slot.
-const ENTRY_BITS: u32 = 14;
+/// Direct-mapped entry table, indexed by block-cache slot: one entry per slot.
+const ENTRIES: usize = crate::decode::SLOTS;
 
 /// Mode and threshold for CPUs created from now on in this process (tests run every
 /// suite under the JIT this way). `threshold` 0 keeps the default.
@@ -243,9 +243,9 @@ impl Jit {
             return None;
         }
         if self.entries.is_empty() {
-            self.entries = vec![EMPTY_ENTRY; 1 << ENTRY_BITS];
+            self.entries = vec![EMPTY_ENTRY; ENTRIES];
         }
-        let e = &mut self.entries[idx & ((1 << ENTRY_BITS) - 1)];
+        let e = &mut self.entries[idx & (ENTRIES - 1)];
         if e.serial != block.serial {
             *e = Entry {
                 serial: block.serial,
@@ -273,7 +273,7 @@ impl Jit {
 
     #[cold]
     fn compile(&mut self, idx: usize, block: &Block) -> Option<usize> {
-        let slot = idx & ((1 << ENTRY_BITS) - 1);
+        let slot = idx & (ENTRIES - 1);
         if self.cache.is_none() {
             match native::CodeCache::new(CACHE_SIZE) {
                 Ok(c) => self.cache = Some(c),
