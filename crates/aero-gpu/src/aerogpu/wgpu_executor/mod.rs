@@ -859,12 +859,7 @@ impl WgpuExecutor {
     /// Every (mip, layer) of a texture with its layout; a volume's "layers" are the
     /// depth slices of each mip (the z of its copies).
     fn subresources(desc: &TextureDesc) -> impl Iterator<Item = (u32, u32, Subresource)> + '_ {
-        let layers = if desc.is_volume() {
-            desc.depth
-        } else {
-            desc.array_layers
-        };
-        (0..layers).flat_map(move |layer| {
+        (0..desc.layers_of_mip(0)).flat_map(move |layer| {
             (0..desc.mip_levels)
                 .filter_map(move |mip| subresource(desc, mip, layer).map(|s| (mip, layer, s)))
         })
