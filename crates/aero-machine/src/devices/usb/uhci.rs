@@ -154,6 +154,10 @@ pub struct Uhci {
     now_ns: u64,
     /// While running: virtual time of the next frame.
     next_frame_ns: u64,
+    /// Scratch kept between frames so walking the schedule allocates nothing: the QHs
+    /// seen this frame and one TD's data.
+    visited_qhs: Vec<u32>,
+    td_buffer: Vec<u8>,
 }
 
 impl Uhci {
@@ -183,6 +187,8 @@ impl Uhci {
             short_packet_pending: false,
             now_ns: 0,
             next_frame_ns: 0,
+            visited_qhs: Vec::new(),
+            td_buffer: vec![0; MAX_TD_LENGTH],
         }
     }
 
@@ -372,11 +378,18 @@ impl Uhci {
     /// Walks one frame's schedule.
     fn run_frame(&mut self, ram: &mut dyn GuestMemory) {
         let entry = u64::from(self.frame_list_base) + u64::from(self.frame_number & 0x3FF) * 4;
-        let Some(mut link) = read_u32(ram, entry) else {
+        let Some(link) = read_u32(ram, entry) else {
             self.host_system_error();
             return;
         };
-        let mut visited_qhs: Vec<u32> = Vec::new();
+        let mut visited_qhs = std::mem::take(&mut self.visited_qhs);
+        visited_qhs.clear();
+        self.walk_frame(ram, link, &mut visited_qhs);
+        self.visited_qhs = visited_qhs;
+    }
+
+    /// Follows the schedule from the frame list entry `link`.
+    fn walk_frame(&mut self, ram: &mut dyn GuestMemory, mut link: u32, visited_qhs: &mut Vec<u32>) {
         let mut elements = 0usize;
         while link & LINK_TERMINATE == 0 && elements < MAX_ELEMENTS_PER_FRAME {
             elements += 1;
@@ -456,9 +469,6 @@ impl Uhci {
             PID_OUT => Some(UsbPid::Out),
             _ => None,
         };
-        let device_address = (td.token >> 8 & 0x7F) as u8;
-        let endpoint = (td.token >> 15 & 0xF) as u8;
-        let mut status = td.status & !(TD_STATUS_BITS | TD_ACTLEN);
         let Some(pid) = pid.filter(|_| max_len <= MAX_TD_LENGTH) else {
             // Not a token this controller sends: the schedule is broken.
             self.status |= STS_PROCESS_ERROR;
@@ -466,13 +476,33 @@ impl Uhci {
             self.status |= STS_HALTED;
             return TdOutcome::NotDone;
         };
-        let mut buffer = vec![0u8; max_len];
-        if pid != UsbPid::In && ram.read(u64::from(td.buffer), &mut buffer).is_err() {
+        let mut scratch = std::mem::take(&mut self.td_buffer);
+        let outcome = self.run_td_with(ram, td_address, td, pid, &mut scratch[..max_len]);
+        self.td_buffer = scratch;
+        outcome
+    }
+
+    /// [`Uhci::run_td`] past decoding: `buffer` is the TD's MaxLen bytes of scratch.
+    fn run_td_with(
+        &mut self,
+        ram: &mut dyn GuestMemory,
+        td_address: u32,
+        td: Td,
+        pid: UsbPid,
+        buffer: &mut [u8],
+    ) -> TdOutcome {
+        let max_len = buffer.len();
+        let device_address = (td.token >> 8 & 0x7F) as u8;
+        let endpoint = (td.token >> 15 & 0xF) as u8;
+        let mut status = td.status & !(TD_STATUS_BITS | TD_ACTLEN);
+        if pid == UsbPid::In {
+            buffer.fill(0);
+        } else if ram.read(u64::from(td.buffer), buffer).is_err() {
             self.host_system_error();
             return TdOutcome::NotDone;
         }
         let response = match self.device_for(device_address) {
-            Some(device) => device.handle_token(pid, endpoint, &mut buffer),
+            Some(device) => device.handle_token(pid, endpoint, buffer),
             None => {
                 // Nobody answers: a timeout, retired at once (error counter to zero).
                 let failed = status | TD_CRC_TIMEOUT | TD_ACTLEN;
