@@ -274,7 +274,7 @@ impl Cpu {
             };
             // Hot blocks run as host code when the JIT has them (`jit/`).
             let whole = n == block.run_len && !unfuse_last;
-            let outcome = match jit.run_block(&mut ex, block, idx, whole) {
+            let outcome = match jit.run_block(&mut ex, block, whole) {
                 Some(true) => Step::Faulted,
                 Some(false) => Step::Exit,
                 None => run_block(&mut ex, &all[..n], unfuse_last),

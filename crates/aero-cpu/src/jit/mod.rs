@@ -53,8 +53,9 @@ static DEFAULT_THRESHOLD: AtomicU32 = AtomicU32::new(0);
 const THRESHOLD: u32 = 50;
 /// Host code cache size; flushed whole when full.
 const CACHE_SIZE: usize = 16 << 20;
-/// Direct-mapped entry table, indexed by block-cache slot: one entry per slot.
-const ENTRIES: usize = crate::decode::SLOTS;
+/// Direct-mapped entry table, indexed by the block's decode serial (unique per decode),
+/// so it does not depend on how the block cache stores its blocks.
+const ENTRIES: usize = 1 << 14;
 
 /// Mode and threshold for CPUs created from now on in this process (tests run every
 /// suite under the JIT this way). `threshold` 0 keeps the default.
@@ -227,7 +228,7 @@ impl Jit {
         self.stats
     }
 
-    /// Run the block at slot `idx` natively if it is hot and compiled. `whole`: the run
+    /// Run `block` natively if it is hot and compiled. `whole`: the run
     /// loop would run the whole block (no single-step, shadow, breakpoint or budget cut).
     /// Returns None when the interpreter should run it, else whether it faulted (the
     /// exception delivered), with the state exactly as `run_block` leaves it.
@@ -236,7 +237,6 @@ impl Jit {
         &mut self,
         ex: &mut Exec<'_>,
         block: &Block,
-        idx: usize,
         whole: bool,
     ) -> Option<bool> {
         if self.mode == JitMode::Off || !whole || block.serial == 0 {
@@ -245,7 +245,8 @@ impl Jit {
         if self.entries.is_empty() {
             self.entries = vec![EMPTY_ENTRY; ENTRIES];
         }
-        let e = &mut self.entries[idx & (ENTRIES - 1)];
+        let slot = block.serial as usize & (ENTRIES - 1);
+        let e = &mut self.entries[slot];
         if e.serial != block.serial {
             *e = Entry {
                 serial: block.serial,
@@ -260,7 +261,7 @@ impl Jit {
                 if e.hits < self.threshold {
                     return None;
                 }
-                self.compile(idx, block)?
+                self.compile(slot, block)?
             }
         };
         self.stats.native_runs += 1;
@@ -272,8 +273,7 @@ impl Jit {
     }
 
     #[cold]
-    fn compile(&mut self, idx: usize, block: &Block) -> Option<usize> {
-        let slot = idx & (ENTRIES - 1);
+    fn compile(&mut self, slot: usize, block: &Block) -> Option<usize> {
         if self.cache.is_none() {
             match native::CodeCache::new(CACHE_SIZE) {
                 Ok(c) => self.cache = Some(c),
