@@ -6,7 +6,11 @@
 //!   Linux's `hid-generic` take as an absolute pointer;
 //! * **keyboard** — boot-protocol keyboard (modifier byte, reserved byte, six key usages),
 //!   LEDs through SET_REPORT; the host feeds it PS/2 scancode-set-2 sequences;
-//! * **mouse** — boot-protocol mouse with a wheel byte in report protocol.
+//! * **mouse** — boot-protocol mouse with a wheel byte in report protocol;
+//! * **gamepad** — a Generic Desktop Game Pad with four signed 8-bit axes (X, Y, Z, Rz),
+//!   an eight-way hat switch and sixteen buttons: what Windows 7's inbox HID game
+//!   controller support and Linux's `hid-generic` (then `joydev`/`evdev`) take as a
+//!   gamepad, with no driver of its own.
 //!
 //! From the USB 2.0 specification (chapter 9) and the HID 1.11 specification (class
 //! requests, report descriptor items, boot reports, keyboard usage page 0x07).
@@ -40,6 +44,7 @@ pub enum HidKind {
     Tablet,
     Keyboard,
     Mouse,
+    Gamepad,
 }
 
 impl HidKind {
@@ -48,6 +53,7 @@ impl HidKind {
             HidKind::Tablet => ("Aero USB Tablet", 0x0001),
             HidKind::Keyboard => ("Aero USB Keyboard", 0x0002),
             HidKind::Mouse => ("Aero USB Mouse", 0x0003),
+            HidKind::Gamepad => ("Aero USB Gamepad", 0x0004),
         }
     }
 
@@ -55,7 +61,7 @@ impl HidKind {
     /// tablet has no boot protocol.
     fn boot_interface(self) -> (u8, u8) {
         match self {
-            HidKind::Tablet => (0, 0),
+            HidKind::Tablet | HidKind::Gamepad => (0, 0),
             HidKind::Keyboard => (1, 1),
             HidKind::Mouse => (1, 2),
         }
@@ -66,6 +72,7 @@ impl HidKind {
             HidKind::Tablet => TABLET_REPORT_DESCRIPTOR,
             HidKind::Keyboard => KEYBOARD_REPORT_DESCRIPTOR,
             HidKind::Mouse => MOUSE_REPORT_DESCRIPTOR,
+            HidKind::Gamepad => GAMEPAD_REPORT_DESCRIPTOR,
         }
     }
 }
@@ -181,6 +188,78 @@ const MOUSE_REPORT_DESCRIPTOR: &[u8] = &[
     0xC0,             // End Collection
 ];
 
+/// Gamepad input report (7 bytes): X, Y, Z, Rz (signed, -127..=127, positive right/down),
+/// the hat (low nibble: 0 up, then clockwise in 45° steps; 8 = centred, outside the
+/// logical range so hosts read it as "null"), buttons 1-16 (one bit each).
+#[rustfmt::skip]
+const GAMEPAD_REPORT_DESCRIPTOR: &[u8] = &[
+    0x05, 0x01,       // Usage Page (Generic Desktop)
+    0x09, 0x05,       // Usage (Game Pad)
+    0xA1, 0x01,       // Collection (Application)
+    0x09, 0x30,       //   Usage (X)
+    0x09, 0x31,       //   Usage (Y)
+    0x09, 0x32,       //   Usage (Z)
+    0x09, 0x35,       //   Usage (Rz)
+    0x15, 0x81,       //   Logical Minimum (-127)
+    0x25, 0x7F,       //   Logical Maximum (127)
+    0x75, 0x08,       //   Report Size (8)
+    0x95, 0x04,       //   Report Count (4)
+    0x81, 0x02,       //   Input (Data, Variable, Absolute)
+    0x09, 0x39,       //   Usage (Hat Switch)
+    0x15, 0x00,       //   Logical Minimum (0)
+    0x25, 0x07,       //   Logical Maximum (7)
+    0x35, 0x00,       //   Physical Minimum (0)
+    0x46, 0x3B, 0x01, //   Physical Maximum (315)
+    0x65, 0x14,       //   Unit (English Rotation: degrees)
+    0x75, 0x04,       //   Report Size (4)
+    0x95, 0x01,       //   Report Count (1)
+    0x81, 0x42,       //   Input (Data, Variable, Absolute, Null State)
+    0x65, 0x00,       //   Unit (None)
+    0x45, 0x00,       //   Physical Maximum (0)
+    0x81, 0x03,       //   Input (Constant): 4 bits of padding
+    0x05, 0x09,       //   Usage Page (Button)
+    0x19, 0x01,       //   Usage Minimum (1)
+    0x29, 0x10,       //   Usage Maximum (16)
+    0x15, 0x00,       //   Logical Minimum (0)
+    0x25, 0x01,       //   Logical Maximum (1)
+    0x75, 0x01,       //   Report Size (1)
+    0x95, 0x10,       //   Report Count (16)
+    0x81, 0x02,       //   Input (Data, Variable, Absolute)
+    0xC0,             // End Collection
+];
+
+/// The gamepad's hat value when no direction is held.
+pub const HAT_CENTRED: u8 = 8;
+
+/// Everything a gamepad report carries (see [`GAMEPAD_REPORT_DESCRIPTOR`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GamepadState {
+    /// X, Y, Z, Rz in -127..=127 (positive right/down).
+    pub axes: [i8; 4],
+    /// 0..=7 (up, up-right, ... clockwise), or [`HAT_CENTRED`].
+    pub hat: u8,
+    /// Bit n: button n+1.
+    pub buttons: u16,
+}
+
+impl Default for GamepadState {
+    fn default() -> GamepadState {
+        GamepadState {
+            axes: [0; 4],
+            hat: HAT_CENTRED,
+            buttons: 0,
+        }
+    }
+}
+
+impl GamepadState {
+    fn report(&self) -> Vec<u8> {
+        let [b0, b1] = self.buttons.to_le_bytes();
+        let [x, y, z, rz] = self.axes.map(|a| a as u8);
+        vec![x, y, z, rz, self.hat.min(HAT_CENTRED), b0, b1]
+    }
+}
+
 /// A USB HID device (see the module documentation).
 pub struct HidDevice {
     kind: HidKind,
@@ -206,6 +285,7 @@ pub struct HidDevice {
     pending_motion: (i32, i32, i32),
     /// The newest queued report is pure tablet motion (a newer position may replace it).
     last_queued_is_motion: bool,
+    gamepad: GamepadState,
 }
 
 impl HidDevice {
@@ -227,6 +307,7 @@ impl HidDevice {
             keys: Vec::new(),
             pending_motion: (0, 0, 0),
             last_queued_is_motion: false,
+            gamepad: GamepadState::default(),
         }
     }
 
@@ -271,6 +352,26 @@ impl HidDevice {
         let [x0, x1] = x.to_le_bytes();
         let [y0, y1] = y.to_le_bytes();
         vec![self.buttons, x0, x1, y0, y1, wheel as u8]
+    }
+
+    /// Gamepad: the controls' new state. A change of the axes alone replaces a report of
+    /// axes still waiting (a stick moved fast cannot fill the queue); button and hat
+    /// changes are each kept. The state is remembered while unconfigured, so the first
+    /// GET_REPORT after the guest binds the pad already holds the buttons held.
+    pub fn gamepad_event(&mut self, state: GamepadState) {
+        if self.kind != HidKind::Gamepad || state == self.gamepad {
+            return;
+        }
+        let axes_only = state.buttons == self.gamepad.buttons && state.hat == self.gamepad.hat;
+        self.gamepad = state;
+        if self.configured() {
+            self.queue_report(state.report(), axes_only);
+        }
+    }
+
+    /// Gamepad: the state last set.
+    pub fn gamepad_state(&self) -> GamepadState {
+        self.gamepad
     }
 
     /// Mouse: relative motion (`dy` down-positive, `dz` wheel away from the user).
@@ -354,6 +455,7 @@ impl HidDevice {
             HidKind::Tablet => self.tablet_report(0),
             HidKind::Keyboard => self.keyboard_report(),
             HidKind::Mouse => vec![self.buttons, 0, 0, 0],
+            HidKind::Gamepad => self.gamepad.report(),
         }
     }
 
@@ -530,8 +632,10 @@ impl UsbDevice for HidDevice {
     }
 
     fn reset(&mut self) {
-        let kind = self.kind;
+        let (kind, gamepad) = (self.kind, self.gamepad);
         *self = HidDevice::new(kind);
+        // The host's controls are still where they were.
+        self.gamepad = gamepad;
     }
 
     fn handle_token(&mut self, pid: UsbPid, endpoint: u8, data: &mut [u8]) -> UsbResponse {
@@ -762,6 +866,7 @@ mod tests {
             (HidKind::Tablet, 0, 0, TABLET_REPORT_DESCRIPTOR.len()),
             (HidKind::Keyboard, 1, 1, KEYBOARD_REPORT_DESCRIPTOR.len()),
             (HidKind::Mouse, 1, 2, MOUSE_REPORT_DESCRIPTOR.len()),
+            (HidKind::Gamepad, 0, 0, GAMEPAD_REPORT_DESCRIPTOR.len()),
         ] {
             let mut dev = HidDevice::new(kind);
             let device =
@@ -903,5 +1008,69 @@ mod tests {
         control(&mut dev, request(0x21, HID_SET_PROTOCOL, 0, 0), &[]).unwrap();
         dev.mouse_event(1, 2, 3, 4);
         assert_eq!(interrupt(&mut dev).unwrap(), [4, 1, 2]);
+    }
+
+    #[test]
+    fn gamepad_reports_axes_hat_and_buttons_and_merges_stick_motion() {
+        let mut dev = HidDevice::new(HidKind::Gamepad);
+        let pressed = GamepadState {
+            buttons: 1 << 3,
+            ..Default::default()
+        };
+        // Held before the guest bound it: not queued, but GET_REPORT tells.
+        dev.gamepad_event(pressed);
+        let mut dev = {
+            let mut d = configured(HidKind::Gamepad);
+            d.gamepad_event(pressed);
+            d.reports.clear();
+            d
+        };
+        let get_report = SetupPacket {
+            request_type: 0xA1,
+            request: HID_GET_REPORT,
+            value: 0x0100,
+            index: 0,
+            length: 7,
+        };
+        assert_eq!(
+            control(&mut dev, get_report, &[]).unwrap(),
+            [0, 0, 0, 0, HAT_CENTRED, 0x08, 0]
+        );
+        assert_eq!(interrupt(&mut dev), None, "no change, no report");
+        let mut state = pressed;
+        state.axes = [10, -20, 0, 0];
+        dev.gamepad_event(state);
+        state.axes = [127, -127, 5, -5]; // replaces the axes report still queued
+        dev.gamepad_event(state);
+        state.hat = 2; // right
+        dev.gamepad_event(state);
+        state.buttons = 0x8001; // buttons 1 and 16
+        dev.gamepad_event(state);
+        dev.gamepad_event(state); // no change
+        assert_eq!(
+            interrupt(&mut dev).unwrap(),
+            [127, 0x81, 5, 0xFB, HAT_CENTRED, 0x08, 0]
+        );
+        assert_eq!(
+            interrupt(&mut dev).unwrap(),
+            [127, 0x81, 5, 0xFB, 2, 0x08, 0]
+        );
+        assert_eq!(
+            interrupt(&mut dev).unwrap(),
+            [127, 0x81, 5, 0xFB, 2, 0x01, 0x80]
+        );
+        assert_eq!(interrupt(&mut dev), None);
+        // A bus reset keeps the host's controls; the guest reads them again once bound.
+        dev.reset();
+        assert_eq!(dev.gamepad_state(), state);
+        // Other kinds ignore gamepad input; a guest that never reads holds a bounded queue.
+        let mut tablet = configured(HidKind::Tablet);
+        tablet.gamepad_event(state);
+        assert_eq!(interrupt(&mut tablet), None);
+        for i in 0..1000u16 {
+            state.buttons = i;
+            dev.gamepad_event(state);
+        }
+        assert!(dev.reports.len() <= REPORT_QUEUE_LIMIT);
     }
 }
