@@ -256,7 +256,7 @@ fn run_mesh_frames(
         let s = cp.process(&stream, &table, mem, exec).unwrap();
         assert_eq!((s.unknown_packets, s.presents), (0, 1));
         // The framebuffer is presented (guest memory shown), not the box's target.
-        assert!(exec.presented_frame().is_none());
+        assert!(exec.presented_generation().is_none());
     }
 }
 

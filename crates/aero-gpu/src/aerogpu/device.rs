@@ -232,10 +232,10 @@ impl<E: Executor> AeroGpu<E> {
             gart: self.gart,
         };
         if self.scanout.enable
-            && let Some(presented) = self.executor.presented_frame()
+            && self.executor.presented_generation().is_some()
+            && self.executor.read_presented(frame)
         {
             // A host-only render target was presented (see the PRESENT rule).
-            frame.clone_from(presented);
             if self.cursor.enable
                 && let Err(e) = self.cursor.composite(&mem, frame)
             {
@@ -248,9 +248,10 @@ impl<E: Executor> AeroGpu<E> {
 
     /// What [`render_scanout`](Self::render_scanout) would show, as unconverted bytes
     /// written to `out` (replacing its contents, its allocation reused): the presented
-    /// host-only frame or the scanout rows in guest memory, then the cursor image. Equal
-    /// bytes under equal [`scanout`](Self::scanout) and [`cursor`](Self::cursor)
-    /// registers mean an equal picture, found without converting a pixel.
+    /// host-only frame's generation (not its pixels: those may be on the GPU) or the
+    /// scanout rows in guest memory, then the cursor image. Equal bytes under equal
+    /// [`scanout`](Self::scanout) and [`cursor`](Self::cursor) registers mean an equal
+    /// picture, found without converting or reading back a pixel.
     pub fn scanout_raw_bytes(
         &self,
         mem: &dyn GuestMemory,
@@ -264,12 +265,10 @@ impl<E: Executor> AeroGpu<E> {
         if !self.scanout.enable {
             return Err(ScanoutError::Disabled);
         }
-        if let Some(presented) = self.executor.presented_frame() {
+        if let Some(generation) = self.executor.presented_generation() {
             // Tagged so a presented frame never equals guest bytes that happen to match.
             out.push(1);
-            out.extend_from_slice(&presented.width.to_le_bytes());
-            out.extend_from_slice(&presented.height.to_le_bytes());
-            out.extend_from_slice(&presented.pixels);
+            out.extend_from_slice(&generation.to_le_bytes());
         } else {
             out.push(0);
             self.scanout.append_raw_bytes(&mem, out)?;

@@ -13,6 +13,18 @@ pub struct SubmissionInfo {
     pub flags: u32,
 }
 
+/// A presented frame on the GPU: mip 0 of a 2D texture, `Rgba8Unorm` or `Bgra8Unorm`
+/// holding the guest's bytes (sRGB-encoded; its sRGB variant is an allowed view format),
+/// usable as `TEXTURE_BINDING` and `COPY_SRC`. The executor writes each new present into it
+/// through its queue, so a draw submitted later on the same queue sees a whole frame.
+/// X8 formats' fourth byte is not alpha: a window shows the texture opaque.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PresentedTexture {
+    pub texture: wgpu::Texture,
+    /// [`Executor::presented_generation`] of this frame.
+    pub generation: u64,
+}
+
 pub trait Executor {
     fn begin_submission(&mut self, _info: &SubmissionInfo) {}
 
@@ -31,9 +43,23 @@ pub trait Executor {
     /// The device was reset: drop every object.
     fn reset(&mut self) {}
 
-    /// A presented frame guest memory does not hold (a host-only render target): scanout 0
-    /// shows it instead of the guest framebuffer while enabled.
-    fn presented_frame(&self) -> Option<&Frame> {
+    /// Set while a present of a frame guest memory does not hold (a host-only render
+    /// target) is what scanout 0 shows instead of the guest framebuffer; the number moves
+    /// with every such present, so a watcher learns of a new frame without its pixels.
+    fn presented_generation(&self) -> Option<u64> {
+        None
+    }
+
+    /// Writes that presented frame into `frame` as RGBA8 (false when there is none, or it
+    /// could not be read). A GPU executor reads the pixels back here, and only here: call
+    /// it when the pixels are needed (a screenshot, a watcher's look at a new frame).
+    fn read_presented(&self, _frame: &mut Frame) -> bool {
+        false
+    }
+
+    /// The presented frame as a texture on the executor's wgpu device, for a window that
+    /// draws with the same device (no read-back); `None` for CPU executors.
+    fn presented_texture(&self) -> Option<PresentedTexture> {
         None
     }
 
@@ -64,8 +90,16 @@ impl<E: Executor + ?Sized> Executor for Box<E> {
         (**self).reset()
     }
 
-    fn presented_frame(&self) -> Option<&Frame> {
-        (**self).presented_frame()
+    fn presented_generation(&self) -> Option<u64> {
+        (**self).presented_generation()
+    }
+
+    fn read_presented(&self, frame: &mut Frame) -> bool {
+        (**self).read_presented(frame)
+    }
+
+    fn presented_texture(&self) -> Option<PresentedTexture> {
+        (**self).presented_texture()
     }
 
     fn scanout_reprogrammed(&mut self) {

@@ -17,7 +17,7 @@
 //!   did write the target (the UMD lists the presented surface read-only because PRESENT
 //!   itself renders nothing).
 //! - Host-only target: its pixels become the presented frame
-//!   ([`Executor::presented_frame`]), shown instead of guest memory while scanout 0 is
+//!   ([`SoftExecutor::presented_frame`]), shown instead of guest memory while scanout 0 is
 //!   enabled, until the guest changes a SCANOUT0 register or presents a guest-backed
 //!   target.
 //!
@@ -132,6 +132,8 @@ pub struct SoftExecutor {
     parked: BTreeMap<u32, (Outputs, u64)>,
     switches: u64,
     presented: Option<Frame>,
+    /// Counts host-copy presents, across resets ([`Executor::presented_generation`]).
+    present_generation: u64,
     stats: SoftStats,
     warned_draws: bool,
 }
@@ -163,9 +165,16 @@ impl SoftExecutor {
             parked: BTreeMap::new(),
             switches: 0,
             presented: None,
+            present_generation: 0,
             stats: SoftStats::default(),
             warned_draws: false,
         }
+    }
+
+    /// The frame scanout 0 shows instead of guest memory, if a host-only target was
+    /// presented (see [`Executor::presented_generation`]).
+    pub fn presented_frame(&self) -> Option<&Frame> {
+        self.presented.as_ref()
     }
 
     pub fn stats(&self) -> SoftStats {
@@ -482,6 +491,7 @@ impl ResourceCommands for SoftExecutor {
             PresentAction::ShowHostCopy => {
                 self.presented = Some(self.frame_of(id)?);
                 self.stats.host_presents += 1;
+                self.present_generation += 1;
             }
             PresentAction::GuestMatches => self.presented = None,
             PresentAction::WriteBack(b) => {
@@ -508,11 +518,23 @@ impl Executor for SoftExecutor {
     }
 
     fn reset(&mut self) {
+        let generation = self.present_generation;
         *self = Self::new(self.config);
+        self.present_generation = generation;
     }
 
-    fn presented_frame(&self) -> Option<&Frame> {
-        self.presented.as_ref()
+    fn presented_generation(&self) -> Option<u64> {
+        self.presented.is_some().then_some(self.present_generation)
+    }
+
+    fn read_presented(&self, frame: &mut Frame) -> bool {
+        match &self.presented {
+            Some(p) => {
+                frame.clone_from(p);
+                true
+            }
+            None => false,
+        }
     }
 
     fn scanout_reprogrammed(&mut self) {

@@ -65,7 +65,7 @@ impl Twin {
         );
         assert_eq!(
             self.soft.presented_frame().map(frame_key),
-            self.gpu.presented_frame().map(frame_key),
+            self.gpu.presented_frame().as_ref().map(frame_key),
             "presented frame after {after}"
         );
         for &(id, padded) in &self.live {
@@ -148,8 +148,12 @@ impl Executor for Twin {
         self.compare("reset");
     }
 
-    fn presented_frame(&self) -> Option<&Frame> {
-        self.soft.presented_frame()
+    fn presented_generation(&self) -> Option<u64> {
+        self.soft.presented_generation()
+    }
+
+    fn read_presented(&self, frame: &mut Frame) -> bool {
+        self.soft.read_presented(frame)
     }
 
     fn scanout_reprogrammed(&mut self) {

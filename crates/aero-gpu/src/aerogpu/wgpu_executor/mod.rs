@@ -64,6 +64,7 @@ pub mod batch;
 mod depth;
 pub mod draw;
 pub mod pipeline;
+mod present;
 
 use depth::{DepthAttachment, DepthSync, Newer};
 
@@ -269,7 +270,8 @@ pub struct WgpuExecutor {
     context: u32,
     parked: BTreeMap<u32, (Outputs, u64)>,
     switches: u64,
-    presented: Option<Frame>,
+    /// PRESENT's side: the presented frame, on the GPU when it can be ([`present`]).
+    scanout: present::ScanoutState,
     stats: SoftStats,
     warned_draws: bool,
     /// wgpu validation errors caught by the device's handler since the last check.
@@ -360,7 +362,7 @@ impl WgpuExecutor {
             context: 0,
             parked: BTreeMap::new(),
             switches: 0,
-            presented: None,
+            scanout: present::ScanoutState::default(),
             stats: SoftStats::default(),
             warned_draws: false,
             gpu_errors,
@@ -904,51 +906,33 @@ impl WgpuExecutor {
                 mapped_at_creation: false,
             }),
         };
-        let mut enc = self.device.create_command_encoder(&Default::default());
-        enc.copy_texture_to_buffer(
-            wgpu::TexelCopyTextureInfo {
-                texture,
-                mip_level: mip,
-                origin: wgpu::Origin3d {
-                    x: 0,
-                    y: row0 * sub.block_height,
-                    z: layer,
+        let data = self.read_back(&staging, needed, |enc| {
+            enc.copy_texture_to_buffer(
+                wgpu::TexelCopyTextureInfo {
+                    texture,
+                    mip_level: mip,
+                    origin: wgpu::Origin3d {
+                        x: 0,
+                        y: row0 * sub.block_height,
+                        z: layer,
+                    },
+                    aspect: wgpu::TextureAspect::All,
                 },
-                aspect: wgpu::TextureAspect::All,
-            },
-            wgpu::TexelCopyBufferInfo {
-                buffer: &staging,
-                layout: wgpu::TexelCopyBufferLayout {
-                    offset: 0,
-                    bytes_per_row: Some(padded as u32),
-                    rows_per_image: Some(rows),
+                wgpu::TexelCopyBufferInfo {
+                    buffer: &staging,
+                    layout: wgpu::TexelCopyBufferLayout {
+                        offset: 0,
+                        bytes_per_row: Some(padded as u32),
+                        rows_per_image: Some(rows),
+                    },
                 },
-            },
-            wgpu::Extent3d {
-                width: blocks_w * sub.block_width,
-                height: rows * sub.block_height,
-                depth_or_array_layers: 1,
-            },
-        );
-        self.queue.submit([enc.finish()]);
-        self.take_gpu_errors()?;
-        let slice = staging.slice(..needed);
-        let mapped: Arc<Mutex<Option<Result<(), wgpu::BufferAsyncError>>>> = Arc::default();
-        let done = mapped.clone();
-        slice.map_async(wgpu::MapMode::Read, move |r| {
-            if let Ok(mut d) = done.lock() {
-                *d = Some(r);
-            }
-        });
-        self.device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| WgpuError::Gpu(e.to_string()))?;
-        match mapped.lock().ok().and_then(|mut m| m.take()) {
-            Some(Ok(())) => {}
-            Some(Err(e)) => return Err(WgpuError::Gpu(e.to_string())),
-            None => return Err(WgpuError::Gpu("read-back was not mapped".into())),
-        }
-        let data = slice.get_mapped_range();
+                wgpu::Extent3d {
+                    width: blocks_w * sub.block_width,
+                    height: rows * sub.block_height,
+                    depth_or_array_layers: 1,
+                },
+            );
+        })?;
         let mut out = Vec::with_capacity(
             (u64::from(blocks_w) * u64::from(sub.bytes_per_block) * u64::from(rows)) as usize,
         );
@@ -1544,12 +1528,12 @@ impl ResourceCommands for WgpuExecutor {
         let r = self.get(id)?;
         match r.guest.present_action(id, backing) {
             PresentAction::ShowHostCopy => {
-                self.presented = Some(self.frame_of(id)?);
+                self.present_host_copy(id)?;
                 self.stats.host_presents += 1;
             }
-            PresentAction::GuestMatches => self.presented = None,
+            PresentAction::GuestMatches => self.scanout.presented = None,
             PresentAction::WriteBack(b) => {
-                self.presented = None;
+                self.scanout.presented = None;
                 let ranges = self
                     .resources
                     .get_mut(&id)
@@ -1591,19 +1575,33 @@ impl Executor for WgpuExecutor {
         self.outputs = Outputs::default();
         self.parked.clear();
         self.context = 0;
-        self.presented = None;
+        self.scanout.reset();
         self.stats = SoftStats::default();
         if let Some(path) = &mut self.draw {
             path.reset();
         }
     }
 
-    fn presented_frame(&self) -> Option<&Frame> {
-        self.presented.as_ref()
+    fn presented_generation(&self) -> Option<u64> {
+        self.scanout.generation()
+    }
+
+    fn read_presented(&self, frame: &mut Frame) -> bool {
+        match self.read_presented_into(frame) {
+            Ok(shown) => shown,
+            Err(e) => {
+                tracing::warn!(error = %e, "aerogpu: presented frame not read back");
+                false
+            }
+        }
+    }
+
+    fn presented_texture(&self) -> Option<crate::aerogpu::PresentedTexture> {
+        self.scanout.texture()
     }
 
     fn scanout_reprogrammed(&mut self) {
-        self.presented = None;
+        self.scanout.presented = None;
     }
 }
 
