@@ -9,6 +9,7 @@ use std::time::Duration;
 use super::Machine;
 use crate::devices::pci::PciAddress;
 use crate::devices::usb::hid::{HidDevice, HidKind, TABLET_MAX};
+use crate::devices::usb::root_ports::RootPorts;
 use crate::devices::usb::uhci::{DEVICE_ID_UHCI1, DEVICE_ID_UHCI2, Uhci};
 use crate::platform::Platform;
 
@@ -17,13 +18,20 @@ pub const USB_SLOT: u8 = 0x1D;
 
 /// Plugs ICH9's uhci1 (tablet, keyboard) and uhci2 (mouse) into slot 29.
 pub(crate) fn plug_usb(platform: &mut Platform) {
-    let mut uhci1 = Uhci::new(DEVICE_ID_UHCI1, 1, true);
-    uhci1.attach(0, Box::new(HidDevice::new(HidKind::Tablet)));
-    uhci1.attach(1, Box::new(HidDevice::new(HidKind::Keyboard)));
-    let mut uhci2 = Uhci::new(DEVICE_ID_UHCI2, 2, false);
-    uhci2.attach(0, Box::new(HidDevice::new(HidKind::Mouse)));
+    let root = RootPorts::new(4);
+    let hid = |kind| Box::new(HidDevice::new(kind));
+    for (port, device) in [
+        (0, hid(HidKind::Tablet)),
+        (1, hid(HidKind::Keyboard)),
+        (2, hid(HidKind::Mouse)),
+    ] {
+        let _ = root.attach(port, device);
+    }
+    let uhci1 = Uhci::companion(DEVICE_ID_UHCI1, 1, true, root.clone(), 0);
+    let uhci2 = Uhci::companion(DEVICE_ID_UHCI2, 2, false, root.clone(), 2);
     platform.add_pci_device(PciAddress::new(0, USB_SLOT, 0), Box::new(uhci1));
     platform.add_pci_device(PciAddress::new(0, USB_SLOT, 1), Box::new(uhci2));
+    platform.usb_ports = Some(root);
 }
 
 /// Pixel `x` of a `size`-pixel screen as a tablet coordinate (the pixel's centre).
@@ -63,8 +71,8 @@ impl Machine {
     /// Once the guest has configured the USB keyboard, keys go there instead (the PS/2
     /// keyboard serves the BIOS and early boot).
     pub fn key_event(&mut self, set2_bytes: &[u8]) {
-        if let Some(keyboard) = self.configured_usb_hid(HidKind::Keyboard)
-            && keyboard.key_event(set2_bytes)
+        if self.with_configured_usb_hid(HidKind::Keyboard, |k| k.key_event(set2_bytes))
+            == Some(true)
         {
             return;
         }
@@ -75,8 +83,8 @@ impl Machine {
     /// since a guest busy with interrupts off would otherwise lose keys).
     pub fn keyboard_idle(&mut self) -> bool {
         let usb_idle = self
-            .configured_usb_hid(HidKind::Keyboard)
-            .is_none_or(|k| k.idle());
+            .with_configured_usb_hid(HidKind::Keyboard, |k| k.idle())
+            .unwrap_or(true);
         usb_idle && self.platform.i8042.keyboard_idle()
     }
 
@@ -84,8 +92,10 @@ impl Machine {
     /// the wheel turned away from the user; `buttons` bit 0 left, 1 right, 2 middle.
     /// Goes to the USB mouse once the guest has configured it, else to the PS/2 mouse.
     pub fn mouse_move(&mut self, dx: i32, dy: i32, dz: i32, buttons: u8) {
-        if let Some(mouse) = self.configured_usb_hid(HidKind::Mouse) {
-            mouse.mouse_event(dx, dy, dz, buttons);
+        if self
+            .with_configured_usb_hid(HidKind::Mouse, |m| m.mouse_event(dx, dy, dz, buttons))
+            .is_some()
+        {
             return;
         }
         self.platform.i8042.mouse_move(dx, dy, dz, buttons);
@@ -94,34 +104,33 @@ impl Machine {
     /// Whether the guest has configured the USB tablet (its driver bound it), so that
     /// [`Machine::tablet_event`] reaches it.
     pub fn tablet_ready(&mut self) -> bool {
-        self.configured_usb_hid(HidKind::Tablet).is_some()
+        self.with_configured_usb_hid(HidKind::Tablet, |_| ())
+            .is_some()
     }
 
     /// The USB tablet's pointer at (`x`, `y`) in 0..=32767 (see [`tablet_coordinate`]),
     /// `buttons` bit 0 left, 1 right, 2 middle, `wheel` clicks away from the user.
     /// False when there is no tablet the guest has configured.
     pub fn tablet_event(&mut self, x: u16, y: u16, buttons: u8, wheel: i8) -> bool {
-        match self.configured_usb_hid(HidKind::Tablet) {
-            Some(tablet) => {
-                tablet.tablet_event(x, y, buttons, wheel);
-                true
-            }
-            None => false,
-        }
+        self.with_configured_usb_hid(HidKind::Tablet, |t| t.tablet_event(x, y, buttons, wheel))
+            .is_some()
     }
 
-    /// The USB HID device of `kind`, if the machine has one and the guest configured it.
-    fn configured_usb_hid(&mut self, kind: HidKind) -> Option<&mut HidDevice> {
-        self.platform
-            .pci
-            .pci
-            .functions
-            .devices
-            .iter_mut()
-            .filter_map(|d| d.device.as_any_mut()?.downcast_mut::<Uhci>())
-            .flat_map(|hc| hc.devices_mut())
-            .filter_map(|d| d.as_any_mut().downcast_mut::<HidDevice>())
-            .find(|d| d.kind() == kind && d.configured())
+    /// `f` on the USB HID device of `kind`, if the machine has one and the guest
+    /// configured it.
+    fn with_configured_usb_hid<R>(
+        &mut self,
+        kind: HidKind,
+        f: impl FnOnce(&mut HidDevice) -> R,
+    ) -> Option<R> {
+        let mut f = Some(f);
+        self.platform.usb_ports.as_ref()?.find_map(|d| {
+            let hid = d.as_any_mut().downcast_mut::<HidDevice>()?;
+            if hid.kind() != kind || !hid.configured() {
+                return None;
+            }
+            f.take().map(|f| f(hid))
+        })
     }
 
     /// Presses the ACPI power button; an OS with ACPI then shuts down by itself.

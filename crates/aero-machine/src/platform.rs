@@ -123,6 +123,9 @@ pub struct Platform {
     pub aerogpu_writes: Vec<RegisterWrite>,
     /// The VGA BIOS image behind the VGA function's expansion ROM BAR.
     pub vga_rom: Vec<u8>,
+    /// The USB root ports (with their devices) when USB controllers are plugged in, for
+    /// host input.
+    pub usb_ports: Option<crate::devices::usb::root_ports::RootPorts>,
     vga_rom_base: Option<u64>,
     /// An NMI for the CPU arrived (LAPIC LINT1/IPI); the machine raises it.
     pub nmi_pending: bool,
@@ -177,6 +180,7 @@ impl Platform {
             aerogpu_base: None,
             aerogpu_writes: Vec::new(),
             vga_rom: Vec::new(),
+            usb_ports: None,
             vga_rom_base: None,
             nmi_pending: false,
             ecam_enabled: false,

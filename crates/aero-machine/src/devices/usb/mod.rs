@@ -10,6 +10,7 @@
 //! which only answers whole requests ([`SetupPacket`] in, bytes or a stall out).
 
 pub mod hid;
+pub mod root_ports;
 pub mod uhci;
 
 use std::any::Any;

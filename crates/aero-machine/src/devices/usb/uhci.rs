@@ -10,6 +10,10 @@
 //! TDs get their status and actual length written back; IOC, short packets and errors
 //! raise USBINT / USBERRINT, which drive INTA# when USBINTR enables them.
 //!
+//! The root ports live in [`RootPorts`], shared with the EHCI function when the
+//! controller is one of its companions (`Uhci::companion`): a port routed to EHCI looks
+//! empty here.
+//!
 //! Hostile schedules: the work per frame is bounded ([`MAX_ELEMENTS_PER_FRAME`] list
 //! elements and a QH visited once per frame), and missed frames are skipped, not
 //! replayed, so a looping or enormous schedule costs a bounded amount per millisecond.
@@ -18,6 +22,7 @@ use std::any::Any;
 
 use aero_storage::ide::GuestMemory;
 
+use super::root_ports::{RootPort, RootPorts};
 use super::{UsbDevice, UsbPid, UsbResponse, UsbSpeed};
 use crate::devices::pci::{BarKind, ConfigSpace, PciFunction};
 use crate::devices::pci_device::PciDevice;
@@ -26,6 +31,7 @@ pub const VENDOR_ID: u16 = 0x8086;
 /// ICH9 UHCI functions #1 and #2.
 pub const DEVICE_ID_UHCI1: u16 = 0x2934;
 pub const DEVICE_ID_UHCI2: u16 = 0x2935;
+pub const DEVICE_ID_UHCI3: u16 = 0x2936;
 /// The register window in BAR4.
 pub const IO_SIZE: u64 = 0x20;
 pub const PORTS: usize = 2;
@@ -103,18 +109,20 @@ const PID_SETUP: u8 = 0x2D;
 const PID_IN: u8 = 0x69;
 const PID_OUT: u8 = 0xE1;
 
-/// One root port.
+/// This controller's state of one root port (the device is in [`RootPorts`]).
 #[derive(Default)]
 struct Port {
     /// PORTSC's stored bits (enable, change bits, reset, suspend, resume detect).
     status: u16,
-    device: Option<Box<dyn UsbDevice>>,
+    /// The shared port's generation last seen (see [`Uhci::sync_ports`]).
+    seen_generation: u64,
 }
 
 impl Port {
-    fn read(&self) -> u16 {
+    /// PORTSC, with `device` the one plugged in if the port is routed here.
+    fn read(&self, device: Option<&dyn UsbDevice>) -> u16 {
         let mut value = self.status | PORT_ALWAYS_ONE;
-        if let Some(device) = &self.device {
+        if let Some(device) = device {
             value |= PORT_CONNECTED;
             if self.status & PORT_RESET == 0 {
                 value |= match device.speed() {
@@ -148,6 +156,11 @@ pub struct Uhci {
     frame_list_base: u32,
     sof_modify: u8,
     ports: [Port; PORTS],
+    /// The devices: ours are `root[first_port..first_port + PORTS]`.
+    root: RootPorts,
+    first_port: usize,
+    /// `root.changes()` when the ports were last synchronised.
+    seen_changes: u64,
     /// IOC and short-packet interrupts waiting for USBINT to be cleared.
     ioc_pending: bool,
     short_packet_pending: bool,
@@ -164,6 +177,18 @@ impl Uhci {
     /// `device_id`: [`DEVICE_ID_UHCI1`] or [`DEVICE_ID_UHCI2`]; `pin`: its INTx pin (ICH9
     /// gives uhci1 INTA#, uhci2 INTB#); `multifunction` for function 0 of a slot with more.
     pub fn new(device_id: u16, pin: u8, multifunction: bool) -> Uhci {
+        Uhci::companion(device_id, pin, multifunction, RootPorts::new(PORTS), 0)
+    }
+
+    /// A companion of an EHCI function: its two ports are `root`'s `first_port` and the
+    /// next, shown here while EHCI routes them to the companion.
+    pub fn companion(
+        device_id: u16,
+        pin: u8,
+        multifunction: bool,
+        root: RootPorts,
+        first_port: usize,
+    ) -> Uhci {
         let header = if multifunction { 0x80 } else { 0x00 };
         let mut config = ConfigSpace::new(VENDOR_ID, device_id, 0x0C_03_00, 0x03, header);
         config.set_bar(4, BarKind::Io, IO_SIZE);
@@ -183,6 +208,9 @@ impl Uhci {
             frame_list_base: 0,
             sof_modify: 64,
             ports: Default::default(),
+            root,
+            first_port,
+            seen_changes: 0,
             ioc_pending: false,
             short_packet_pending: false,
             now_ns: 0,
@@ -194,29 +222,81 @@ impl Uhci {
 
     /// Plugs `device` into root port `port` (0 or 1), replacing what was there.
     pub fn attach(&mut self, port: usize, device: Box<dyn UsbDevice>) {
-        if let Some(p) = self.ports.get_mut(port) {
-            p.device = Some(device);
-            p.status = PORT_CONNECT_CHANGE;
-            self.signal_resume();
+        if port < PORTS {
+            let _ = self.root.attach(self.first_port + port, device);
+            self.sync_ports();
         }
     }
 
     /// Unplugs the device in `port`.
     pub fn detach(&mut self, port: usize) -> Option<Box<dyn UsbDevice>> {
-        let p = self.ports.get_mut(port)?;
-        let device = p.device.take()?;
-        let enable_change = if p.status & PORT_ENABLED != 0 {
-            PORT_ENABLE_CHANGE
-        } else {
-            0
-        };
-        p.status = enable_change | PORT_CONNECT_CHANGE;
+        if port >= PORTS {
+            return None;
+        }
+        let device = self.root.detach(self.first_port + port)?;
+        self.sync_ports();
         Some(device)
     }
 
-    /// The devices plugged in, for the host's input paths.
-    pub fn devices_mut(&mut self) -> impl Iterator<Item = &mut Box<dyn UsbDevice>> {
-        self.ports.iter_mut().filter_map(|p| p.device.as_mut())
+    /// The shared root ports (host input finds its devices there).
+    pub fn root_ports(&self) -> RootPorts {
+        self.root.clone()
+    }
+
+    /// Takes in plugs, pulls and routing changes on our ports: each shows as a connect
+    /// change (and a disabled port, since the device seen before is gone), as on a real
+    /// unplug and replug; a connect wakes a suspended controller.
+    fn sync_ports(&mut self) {
+        let changes = self.root.changes();
+        if changes == self.seen_changes {
+            return;
+        }
+        self.seen_changes = changes;
+        let mut connected = false;
+        {
+            let root = self.root.lock();
+            for (port, shared) in self.ports.iter_mut().zip(root.iter().skip(self.first_port)) {
+                if shared.generation == port.seen_generation {
+                    continue;
+                }
+                port.seen_generation = shared.generation;
+                let enable_change = if port.status & PORT_ENABLED != 0 {
+                    PORT_ENABLE_CHANGE
+                } else {
+                    0
+                };
+                port.status = enable_change | PORT_CONNECT_CHANGE;
+                connected |= shared.companion_owned && shared.device.is_some();
+            }
+        }
+        if connected {
+            self.signal_resume();
+        }
+    }
+
+    /// Calls `f` with each of our ports and the shared port behind it (the device only if
+    /// the port is routed to us).
+    fn with_ports<R>(
+        &mut self,
+        mut f: impl FnMut(&mut Port, Option<&mut Box<dyn UsbDevice>>) -> Option<R>,
+    ) -> Option<R> {
+        let mut root = self.root.lock();
+        let shared = root.iter_mut().skip(self.first_port);
+        self.ports
+            .iter_mut()
+            .zip(shared)
+            .find_map(|(port, shared): (&mut Port, &mut RootPort)| f(port, shared.device_for(true)))
+    }
+
+    /// Calls `f` with our port `index` and its device (if routed to us).
+    fn with_port<R>(
+        &mut self,
+        index: usize,
+        f: impl FnOnce(&mut Port, Option<&mut Box<dyn UsbDevice>>) -> R,
+    ) -> Option<R> {
+        let mut root = self.root.lock();
+        let shared = root.get_mut(self.first_port.checked_add(index)?)?;
+        Some(f(self.ports.get_mut(index)?, shared.device_for(true)))
     }
 
     /// A suspended controller wakes on a connect (resume detect).
@@ -240,16 +320,17 @@ impl Uhci {
         self.sof_modify = 64;
         self.ioc_pending = false;
         self.short_packet_pending = false;
-        for port in &mut self.ports {
-            port.status = if port.device.is_some() {
+        self.with_ports(|port, device| {
+            port.status = if device.is_some() {
                 PORT_CONNECT_CHANGE
             } else {
                 0
             };
-            if let Some(device) = &mut port.device {
+            if let Some(device) = device {
                 device.reset();
             }
-        }
+            None::<()>
+        });
     }
 
     fn register_read(&mut self, offset: u64, size: u8) -> u32 {
@@ -260,7 +341,13 @@ impl Uhci {
             FRNUM => u32::from(self.frame_number),
             FLBASEADD => self.frame_list_base,
             SOFMOD => u32::from(self.sof_modify),
-            o @ (PORTSC1 | 0x12) => u32::from(self.ports[((o - PORTSC1) / 2) as usize].read()),
+            o @ (PORTSC1 | 0x12) => {
+                let index = ((o - PORTSC1) / 2) as usize;
+                let value = self.with_port(index, |port, device| {
+                    port.read(device.map(|d| &**d as &dyn UsbDevice))
+                });
+                u32::from(value.unwrap_or(PORT_ALWAYS_ONE))
+            }
             // Beyond the two ports: bit 7 clear, so drivers stop counting ports here.
             _ => 0,
         };
@@ -305,12 +392,13 @@ impl Uhci {
         let was_running = self.running();
         // Global reset: the bus is reset while the bit is set; devices return to address 0.
         if value & CMD_GRESET != 0 {
-            for port in &mut self.ports {
-                if let Some(device) = &mut port.device {
+            self.with_ports(|port, device| {
+                if let Some(device) = device {
                     device.reset();
                 }
                 port.status &= !(PORT_ENABLED | PORT_SUSPEND);
-            }
+                None::<()>
+            });
         }
         self.command = value & CMD_WRITABLE;
         if self.running() {
@@ -324,24 +412,25 @@ impl Uhci {
     }
 
     fn port_write(&mut self, index: usize, value: u16) {
-        let port = &mut self.ports[index];
-        let old = port.status;
-        // Change bits are write-one-to-clear.
-        let mut status = old & !(value & (PORT_CONNECT_CHANGE | PORT_ENABLE_CHANGE));
-        status = (status & !PORT_WRITABLE) | (value & PORT_WRITABLE);
-        if port.device.is_none() {
-            status &= !PORT_ENABLED;
-        }
-        // Reset asserted: the device is reset and the port disabled while it lasts.
-        if status & PORT_RESET != 0 {
-            if old & PORT_RESET == 0
-                && let Some(device) = &mut port.device
-            {
-                device.reset();
+        self.with_port(index, |port, device| {
+            let old = port.status;
+            // Change bits are write-one-to-clear.
+            let mut status = old & !(value & (PORT_CONNECT_CHANGE | PORT_ENABLE_CHANGE));
+            status = (status & !PORT_WRITABLE) | (value & PORT_WRITABLE);
+            if device.is_none() {
+                status &= !PORT_ENABLED;
             }
-            status &= !PORT_ENABLED;
-        }
-        port.status = status;
+            // Reset asserted: the device is reset and the port disabled while it lasts.
+            if status & PORT_RESET != 0 {
+                if old & PORT_RESET == 0
+                    && let Some(device) = device
+                {
+                    device.reset();
+                }
+                status &= !PORT_ENABLED;
+            }
+            port.status = status;
+        });
     }
 
     fn irq_asserted(&self) -> bool {
@@ -357,6 +446,7 @@ impl Uhci {
     /// skipped, FRNUM still counting them).
     fn run_frames(&mut self, ram: &mut dyn GuestMemory, now_ns: u64) {
         self.now_ns = self.now_ns.max(now_ns);
+        self.sync_ports();
         if !self.running() || self.now_ns < self.next_frame_ns {
             return;
         }
@@ -451,13 +541,21 @@ impl Uhci {
         }
     }
 
-    /// The device answering to `address` on an enabled port.
-    fn device_for(&mut self, address: u8) -> Option<&mut Box<dyn UsbDevice>> {
-        self.ports
-            .iter_mut()
-            .filter(|p| p.status & (PORT_ENABLED | PORT_RESET | PORT_SUSPEND) == PORT_ENABLED)
-            .filter_map(|p| p.device.as_mut())
-            .find(|d| d.address() == address)
+    /// One token to the device answering to `address` on an enabled port; None when no
+    /// device answers.
+    fn token_to(
+        &mut self,
+        address: u8,
+        pid: UsbPid,
+        endpoint: u8,
+        data: &mut [u8],
+    ) -> Option<UsbResponse> {
+        self.with_ports(|port, device| {
+            let device = device?;
+            (port.status & (PORT_ENABLED | PORT_RESET | PORT_SUSPEND) == PORT_ENABLED
+                && device.address() == address)
+                .then(|| device.handle_token(pid, endpoint, data))
+        })
     }
 
     /// Runs one active TD and writes its status back.
@@ -501,8 +599,8 @@ impl Uhci {
             self.host_system_error();
             return TdOutcome::NotDone;
         }
-        let response = match self.device_for(device_address) {
-            Some(device) => device.handle_token(pid, endpoint, buffer),
+        let response = match self.token_to(device_address, pid, endpoint, buffer) {
+            Some(response) => response,
             None => {
                 // Nobody answers: a timeout, retired at once (error counter to zero).
                 let failed = status | TD_CRC_TIMEOUT | TD_ACTLEN;
@@ -627,6 +725,7 @@ impl PciDevice for Uhci {
         if bar != 4 {
             return u64::MAX;
         }
+        self.sync_ports();
         // Byte reads of the high half of a 16-bit register.
         let value = if offset & 1 != 0 {
             self.register_read(offset & !1, 2) >> 8
@@ -640,6 +739,7 @@ impl PciDevice for Uhci {
         if bar != 4 {
             return;
         }
+        self.sync_ports();
         if offset == SOFMOD || size >= 2 || offset & 1 != 0 {
             if offset & 1 == 0 {
                 self.register_write(offset, size.min(4), value as u32);
@@ -665,6 +765,7 @@ impl PciDevice for Uhci {
 
     fn advance(&mut self, now_ns: u64) {
         self.now_ns = self.now_ns.max(now_ns);
+        self.sync_ports();
     }
 
     fn next_deadline_ns(&self) -> Option<u64> {
@@ -673,13 +774,6 @@ impl PciDevice for Uhci {
 
     fn reset(&mut self) {
         self.reset_controller();
-        for port in &mut self.ports {
-            port.status = if port.device.is_some() {
-                PORT_CONNECT_CHANGE
-            } else {
-                0
-            };
-        }
         self.config.set_u16(0xC0, 0x2000);
     }
 

@@ -52,6 +52,15 @@ fn running_controller() -> (Uhci, Ram) {
     (hc, ram)
 }
 
+/// `f` on the controller's first HID device.
+fn with_hid<R>(hc: &Uhci, f: impl FnOnce(&mut HidDevice) -> R) -> Option<R> {
+    let mut f = Some(f);
+    hc.root_ports().find_map(|d| {
+        let hid = d.as_any_mut().downcast_mut::<HidDevice>()?;
+        f.take().map(|f| f(hid))
+    })
+}
+
 /// Advances the clock by `frames` ms and runs what is due.
 fn run_frames(hc: &mut Uhci, ram: &mut Ram, frames: u64) {
     for _ in 0..frames {
@@ -185,9 +194,7 @@ fn control_transfers_enumerate_a_device_through_the_schedule() {
     run_frames(&mut hc, &mut ram, 1);
     control_transfer(&mut ram, 3, request(0, REQ_SET_CONFIGURATION, 1, 0));
     run_frames(&mut hc, &mut ram, 1);
-    let tablet = hc.devices_mut().next().unwrap();
-    let tablet = tablet.as_any_mut().downcast_mut::<HidDevice>().unwrap();
-    assert!(tablet.configured());
+    assert_eq!(with_hid(&hc, |tablet| tablet.configured()), Some(true));
 
     // Interrupt IN: NAK keeps the TD active without an interrupt; a report completes it.
     io_write(&mut hc, USBSTS, 0x3F);
@@ -207,9 +214,7 @@ fn control_transfers_enumerate_a_device_through_the_schedule() {
     assert_ne!(ram.u32(TDS + 4) & TD_ACTIVE, 0);
     assert_ne!(ram.u32(TDS + 4) & TD_NAK, 0);
     assert!(!hc.irq_level());
-    let tablet = hc.devices_mut().next().unwrap();
-    let tablet = tablet.as_any_mut().downcast_mut::<HidDevice>().unwrap();
-    tablet.tablet_event(0x4000, 0x2000, 1, 0);
+    with_hid(&hc, |tablet| tablet.tablet_event(0x4000, 0x2000, 1, 0)).unwrap();
     run_frames(&mut hc, &mut ram, 1);
     assert_eq!(ram.u32(TDS + 4) & (TD_ACTIVE | TD_NAK | TD_ACTLEN), 5);
     assert_eq!(
