@@ -12,13 +12,52 @@ use super::disk::{CDROM_DRIVE, read_sectors};
 use super::eltorito::{self, BootImage, CD_SECTOR};
 use super::error::FirmwareError;
 use super::host::DiskId;
+use super::linux::{self, LinuxBoot};
 use super::rom::BIOS_SEGMENT;
 
 const BOOT_ADDR: u64 = 0x7C00;
 
 impl Bios {
     pub(crate) fn int19(&mut self, c: &mut Call) -> Result<Flow, FirmwareError> {
+        // A kernel given with --kernel comes before every boot device (as in QEMU).
+        if let Some(linux) = self.config.linux.clone() {
+            return self.boot_linux(c, &linux);
+        }
         self.boot_from(c, 0)
+    }
+
+    /// Writes the kernel's parts where [`LinuxBoot::plan`] puts them and enters its
+    /// real-mode setup code as boot.rst describes: DS=ES=FS=GS=SS = the setup segment,
+    /// SP at the top of its heap, CS:IP = segment + 20h:0, interrupts off.
+    fn boot_linux(&mut self, c: &mut Call, linux: &LinuxBoot) -> Result<Flow, FirmwareError> {
+        self.state.cd_boot = None;
+        if self.state.emulation.take().is_some() {
+            self.write_drive_counts(c)?;
+        }
+        let plan = linux.plan(self.memory.extended_top())?;
+        c.debug_print("Booting Linux kernel (direct boot)...\n");
+        c.mem.write(linux::SETUP_BASE, &plan.setup)?;
+        c.mem.write(linux::CMDLINE_ADDR, &linux.cmdline_bytes())?;
+        c.mem
+            .write(plan.kernel_addr, linux.protected_mode_kernel())?;
+        if let Some((addr, _)) = plan.initrd {
+            c.mem.write(addr, linux.initrd())?;
+        }
+        info!(
+            kernel = format_args!("{:#x}", plan.kernel_addr),
+            initrd = ?plan.initrd,
+            protocol = format_args!("{:#x}", linux.protocol_version()),
+            "booting Linux directly"
+        );
+        let seg = (linux::SETUP_BASE >> 4) as u16;
+        for s in [Seg::Ds, Seg::Es, Seg::Fs, Seg::Gs, Seg::Ss] {
+            c.set_seg_real(s, seg);
+        }
+        c.set_seg_real(Seg::Cs, seg + 0x20);
+        c.cpu.rip = 0;
+        c.cpu.set_reg(Reg::Rsp, u64::from(linux::SETUP_STACK));
+        c.cpu.rflags = 0x2;
+        Ok(Flow::Jumped)
     }
 
     pub(crate) fn int18(&mut self, c: &mut Call) -> Result<Flow, FirmwareError> {

@@ -36,6 +36,9 @@ pub struct BiosConfig {
     /// The machine has a floppy controller (ACPI PNP0700 device).
     pub floppy_controller: bool,
     pub pci_irq_mode: crate::tables::PciIrqMode,
+    /// A Linux kernel to boot directly (`--kernel`): INT 19h loads and enters it instead
+    /// of trying the boot order.
+    pub linux: Option<std::sync::Arc<super::linux::LinuxBoot>>,
 }
 
 impl BiosConfig {
@@ -55,6 +58,7 @@ impl BiosConfig {
             hpet: true,
             floppy_controller: false,
             pci_irq_mode: crate::tables::PciIrqMode::SharedIsaIrqs,
+            linux: None,
         }
     }
 }

@@ -13,6 +13,8 @@ pub enum FirmwareError {
     GuestMemory { addr: u64, len: u64 },
     #[error("invalid BIOS configuration: {0}")]
     Config(String),
+    #[error(transparent)]
+    LinuxBoot(#[from] super::linux::LinuxBootError),
     #[error("BIOS trap from an unsupported CPU mode (CR0.PE set outside V86 mode)")]
     UnsupportedMode,
 }

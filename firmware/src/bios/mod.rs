@@ -32,6 +32,7 @@ mod e820;
 mod eltorito;
 mod geometry;
 mod keyboard;
+pub mod linux;
 pub(crate) mod mtrr;
 mod pcibios;
 mod post;
@@ -99,6 +100,10 @@ impl Bios {
         let memory = MemoryPlan::new(&config)?;
         let mut rom = Rom::build()?;
         let tables = tables_glue::build(&config, &memory, &mut rom)?;
+        // A kernel that cannot be placed is a configuration error now, not at INT 19h.
+        if let Some(linux) = &config.linux {
+            linux.plan(memory.extended_top())?;
+        }
         Ok(Bios {
             config,
             rom,
