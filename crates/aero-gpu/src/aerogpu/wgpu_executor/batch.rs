@@ -33,6 +33,26 @@ const ARENA_BYTES: u64 = 4 << 20;
 /// Constant blocks bound with dynamic offsets (group 0, bindings 0..BLOCKS: VS float,
 /// VS int/bool, the half-pixel fix-up, PS float, PS int/bool, the bump environment).
 pub const BLOCKS: usize = 6;
+/// Bytes of each block: group 0's binding sizes, and the length every draw's block must
+/// have (a shorter block at the arena's end would put its binding past the buffer, which
+/// wgpu only reports when the pass ends, failing the whole batch).
+pub const BLOCK_SIZES: [usize; BLOCKS] = [
+    4096,
+    crate::aerogpu::d3d9::IntBoolConstants::SIZE,
+    16,
+    4096,
+    crate::aerogpu::d3d9::IntBoolConstants::SIZE,
+    256,
+];
+
+/// Why a draw's constants could not be placed in the arena.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConstantsError {
+    /// The arena is full: flush, then ask again.
+    Full,
+    /// Block `block` is `len` bytes instead of its binding's size.
+    Size { block: usize, len: usize },
+}
 
 /// The attachments of a render pass: draws with the same ones share it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -105,13 +125,25 @@ impl Batch {
     }
 
     /// Dynamic offsets of a draw's constant blocks, appending those that differ from the
-    /// previous draw's. `None`: the arena is full (flush, then ask again).
-    pub fn constants(&self, blocks: [&[u8]; BLOCKS]) -> Option<[u32; BLOCKS]> {
+    /// previous draw's.
+    pub fn constants(&self, blocks: [&[u8]; BLOCKS]) -> Result<[u32; BLOCKS], ConstantsError> {
+        if let Some((block, b)) = blocks
+            .iter()
+            .enumerate()
+            .find(|(i, b)| b.len() != BLOCK_SIZES[*i])
+        {
+            return Err(ConstantsError::Size {
+                block,
+                len: b.len(),
+            });
+        }
         let mut p = self.pending.borrow_mut();
         let p = &mut *p;
         let mut offsets = [0u32; BLOCKS];
         let mut end = p.uniforms.len();
-        let mut fresh = Vec::new();
+        // Where each block that differs from the previous draw's goes (no allocation: a
+        // batch places hundreds of draws).
+        let mut fresh: [Option<usize>; BLOCKS] = [None; BLOCKS];
         for (i, block) in blocks.iter().enumerate() {
             let reuse = p.last[i].filter(|&at| p.uniforms.get(at..at + block.len()) == Some(block));
             offsets[i] = match reuse {
@@ -119,20 +151,37 @@ impl Batch {
                 None => {
                     let at = end.next_multiple_of(self.align);
                     end = at + block.len();
-                    fresh.push((i, at));
+                    fresh[i] = Some(at);
                     at as u32
                 }
             };
         }
         if end as u64 > ARENA_BYTES {
-            return None;
+            return Err(ConstantsError::Full);
         }
-        for (i, at) in fresh {
-            p.uniforms.resize(at, 0);
-            p.uniforms.extend_from_slice(blocks[i]);
-            p.last[i] = Some(at);
+        for (i, at) in fresh.iter().enumerate() {
+            if let Some(at) = *at {
+                p.uniforms.resize(at, 0);
+                p.uniforms.extend_from_slice(blocks[i]);
+                p.last[i] = Some(at);
+            }
         }
-        Some(offsets)
+        Ok(offsets)
+    }
+
+    /// Records `commands` into the batch's encoder between render passes (the current
+    /// pass ends; the next draw begins a new one): copies that must run after the draws
+    /// batched so far and before the next.
+    pub fn between_passes(&self, commands: impl FnOnce(&mut wgpu::CommandEncoder)) {
+        let mut p = self.pending.borrow_mut();
+        self.end_pass(&mut p);
+        let encoder = p.encoder.get_or_insert_with(|| {
+            self.device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("aerogpu batch"),
+                })
+        });
+        commands(encoder);
     }
 
     /// The render pass for `key`, begun (and the previous one ended) when the batch has no

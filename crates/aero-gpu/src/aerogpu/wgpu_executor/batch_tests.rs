@@ -48,7 +48,10 @@ fn colour(i: u32) -> [u8; 4] {
 
 impl Rig {
     fn new() -> Rig {
-        let exec = WgpuExecutor::new_headless(SoftExecutorConfig::default()).expect("wgpu device");
+        Rig::with(WgpuExecutor::new_headless(SoftExecutorConfig::default()).expect("wgpu device"))
+    }
+
+    fn with(exec: WgpuExecutor) -> Rig {
         let mut rig = Rig {
             p: CommandProcessor::new(Limits::default()),
             mem: VecMemory::new(1 << 16),
@@ -87,12 +90,18 @@ impl Rig {
     }
 
     fn run(&mut self, f: impl FnOnce(&mut CmdStreamWriter)) {
+        self.try_run(f).unwrap();
+    }
+
+    /// The stream's result: the first failed command's error.
+    fn try_run(&mut self, f: impl FnOnce(&mut CmdStreamWriter)) -> Result<(), String> {
         let mut w = CmdStreamWriter::new();
         f(&mut w);
         let stream = w.finish();
         self.p
             .process(&stream, &self.table, &mut self.mem, &mut self.exec)
-            .unwrap();
+            .map(|_| ())
+            .map_err(|e| e.to_string())
     }
 
     fn pixels(&self, handle: u32) -> Vec<[u8; 4]> {
@@ -222,4 +231,179 @@ fn a_clear_of_a_batched_target_and_a_new_target_keep_their_order() {
     };
     assert_eq!(rig.pixels(COLOR), want(2));
     assert_eq!(rig.pixels(OTHER), want(1));
+}
+
+/// Binds the pixel shader that writes what sampler 0 reads at texel (0, 0) (coordinates
+/// in c1), with `texture` on sampler 0.
+fn sample_texel_0(w: &mut CmdStreamWriter, texture: u32) {
+    program(
+        w,
+        (8, 7, 10),
+        "vs_2_0\ndcl_position v0\nmov oPos, v0\n",
+        "ps_2_0\ndcl_2d s0\ntexld r0, c1, s0\nmov oC0, r0\n",
+        &[(0, 3, 0)],
+    );
+    let c1: Vec<u8> = [0.5 / W as f32, 0.5 / H as f32, 0.0, 1.0]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    let p = cmd::SetShaderConstants {
+        stage: ShaderStage::Pixel as u32,
+        start_register: 1,
+        count: 1,
+        ..Default::default()
+    };
+    w.push(Opcode::SetShaderConstantsF, &p, &c1);
+    push(
+        w,
+        Opcode::SetTexture,
+        cmd::SetTexture {
+            shader_stage: ShaderStage::Pixel as u32,
+            slot: 0,
+            texture,
+            ..Default::default()
+        },
+    );
+}
+
+/// Binds the shader that writes c0 (the rig's own) again.
+fn write_c0(w: &mut CmdStreamWriter) {
+    let p = cmd::BindShaders {
+        vs: 4,
+        ps: 5,
+        ..Default::default()
+    };
+    push(w, Opcode::BindShaders, p);
+}
+
+#[test]
+fn a_draw_sampling_its_own_target_reads_what_the_target_held_before_it() {
+    let mut rig = Rig::new();
+    let before = rig.exec.batch_stats();
+    rig.run(|w| {
+        target(w, COLOR);
+        w.clear([0.0, 0.0, 0.0, 1.0]);
+        draw_columns(w, 0, 0);
+        // Columns 2-3 from texel (0, 0) of the target itself: draw 0's colour.
+        sample_texel_0(w, COLOR);
+        draw_columns(w, 1, QUAD);
+        write_c0(w);
+        draw_columns(w, 2, 2 * QUAD);
+        draw_columns(w, 3, 3 * QUAD);
+    });
+    let after = rig.exec.batch_stats();
+    assert_eq!(after.draws - before.draws, 4);
+    assert_eq!(
+        after.submits - before.submits,
+        1,
+        "the copy rides in the batch"
+    );
+    let want: Vec<[u8; 4]> = (0..H)
+        .flat_map(|_| (0..W).map(|x| colour(if x / 2 == 1 { 0 } else { x / 2 })))
+        .collect();
+    assert_eq!(rig.pixels(COLOR), want, "no draw lost");
+}
+
+/// Draw 0 batched, then `hostile` (a draw wgpu would refuse only when the pass ends):
+/// the hostile draw fails alone with `error`, and draw 0 still lands.
+fn fails_alone(hostile: impl FnOnce(&mut CmdStreamWriter), error: &str) {
+    fails_alone_on(Rig::new(), hostile, error);
+}
+
+fn fails_alone_on(mut rig: Rig, hostile: impl FnOnce(&mut CmdStreamWriter), error: &str) {
+    let result = rig.try_run(|w| {
+        target(w, COLOR);
+        w.clear([0.0, 0.0, 0.0, 1.0]);
+        draw_columns(w, 0, 0);
+        hostile(w);
+    });
+    let e = result.expect_err("the hostile draw fails");
+    assert!(e.contains(error), "{e}");
+    // The device goes on: the batch still holds draw 0, and later streams draw.
+    rig.run(|w| {
+        target(w, COLOR);
+        write_c0(w);
+        draw_columns(w, 1, QUAD);
+    });
+    let black = [0, 0, 0, 0xFF];
+    let want: Vec<[u8; 4]> = (0..H)
+        .flat_map(|_| (0..W).map(|x| if x / 2 < 2 { colour(x / 2) } else { black }))
+        .collect();
+    assert_eq!(rig.pixels(COLOR), want);
+}
+
+#[test]
+fn a_draw_past_the_end_of_its_vertex_buffer_fails_alone() {
+    // 4096 bytes of 16-byte vertices: 256 of them; 257 from offset 0 read past it.
+    fails_alone(
+        |w| {
+            w.draw(257);
+        },
+        "vertex stream 0",
+    );
+}
+
+#[test]
+fn a_depth_buffer_of_another_size_fails_alone() {
+    fails_alone(
+        |w| {
+            w.create_texture2d(9, Format::D24UnormS8Uint as u32, W * 2, H, 0);
+            push(
+                w,
+                Opcode::SetRenderTargets,
+                cmd::SetRenderTargets {
+                    color_count: 1,
+                    colors: [COLOR, 0, 0, 0, 0, 0, 0, 0],
+                    depth_stencil: 9,
+                    ..Default::default()
+                },
+            );
+            w.draw(4);
+        },
+        "another size",
+    );
+}
+
+#[test]
+fn render_targets_of_different_sizes_or_bound_twice_fail_alone() {
+    for (colors, error) in [
+        ([COLOR, 9], "different sizes"),
+        ([COLOR, COLOR], "bound twice"),
+    ] {
+        fails_alone(
+            |w| {
+                w.create_texture2d(9, Format::B8G8R8A8Unorm as u32, W, H * 2, 0);
+                push(
+                    w,
+                    Opcode::SetRenderTargets,
+                    cmd::SetRenderTargets {
+                        color_count: 2,
+                        colors: [colors[0], colors[1], 0, 0, 0, 0, 0, 0],
+                        ..Default::default()
+                    },
+                );
+                w.draw(4);
+            },
+            error,
+        );
+    }
+}
+
+#[test]
+fn a_texture_that_cannot_be_rendered_to_as_target_fails_alone() {
+    // A DXT1 texture decoded on the CPU: an RGBA8 texture the GPU must never write (its
+    // blocks live on the host), so it has no attachment usage; the pipeline for RGBA8
+    // builds, only the pass would fail.
+    let exec = WgpuExecutor::new_headless(SoftExecutorConfig::default())
+        .expect("wgpu device")
+        .with_bc_fallback();
+    fails_alone_on(
+        Rig::with(exec),
+        |w| {
+            w.create_texture2d(9, Format::Bc1Unorm as u32, W, 4, 0);
+            target(w, 9);
+            w.draw(4);
+        },
+        "not usable",
+    );
 }

@@ -51,6 +51,10 @@ pub enum DrawError {
     Resource(ResourceId),
     #[error("draw too large: {0}")]
     TooLarge(&'static str),
+    #[error("render targets: {0}")]
+    Targets(&'static str),
+    #[error("vertex stream {slot} reads bytes up to {end} of a {size}-byte buffer")]
+    VertexRange { slot: u32, end: u64, size: u64 },
     #[error("wgpu rejected the draw: {0}")]
     Gpu(String),
 }
@@ -72,6 +76,10 @@ pub trait DrawResources {
     fn target(&self, id: ResourceId) -> Option<Target<'_>>;
     /// A texture to sample (all mips).
     fn sampled_view(&self, id: ResourceId) -> Option<&wgpu::TextureView>;
+    /// The texture behind `sampled_view` (a draw sampling its own target copies it).
+    fn texture(&self, _id: ResourceId) -> Option<&wgpu::Texture> {
+        None
+    }
     /// How a texture's format reads in a shader beyond its wgpu channels (X8 alpha,
     /// L8 luminance): the pixel shader applies it.
     fn texture_read(&self, _id: ResourceId) -> TextureRead {
@@ -94,6 +102,10 @@ const VS_SAMPLERS: usize = 4;
 const SAMPLER_STATES: usize = 14;
 const TEXTURE_STAGES: usize = aero_protocol::cmd::MAX_TEXTURE_STAGES as usize;
 const TEXTURE_STAGE_STATES: usize = crate::aerogpu::processor::TEXTURE_STAGE_STATES as usize;
+/// The bump environment block: a matrix and a luminance vec4 per stage.
+const BUMP_ENV_BYTES: usize = TEXTURE_STAGES * 2 * 16;
+/// VRAM the copies of sampled render targets may hold ([`Snapshots`]).
+const SNAPSHOT_BYTES: u64 = 256 << 20;
 
 /// One context's shadow of the D3D9 draw state.
 #[derive(Clone)]
@@ -142,17 +154,20 @@ fn default_sampler_states() -> [u32; SAMPLER_STATES] {
 impl DrawState {
     /// The translator's ps_1_x bump binding ([`d3d9::bindings::PS_BUMP_ENV`]): per stage
     /// (BUMPENVMAT00, 01, 10, 11), then per stage (BUMPENVLSCALE, BUMPENVLOFFSET, 0, 0).
-    fn bump_env_bytes(&self) -> Vec<u8> {
+    fn bump_env_bytes(&self) -> [u8; BUMP_ENV_BYTES] {
         let matrices = self
             .texture_stages
             .iter()
             .map(|t| [t[7], t[8], t[9], t[10]]);
         let luminance = self.texture_stages.iter().map(|t| [t[22], t[23], 0, 0]);
-        matrices
-            .chain(luminance)
-            .flatten()
-            .flat_map(u32::to_le_bytes)
-            .collect()
+        let mut out = [0u8; BUMP_ENV_BYTES];
+        for (dst, v) in out
+            .chunks_exact_mut(4)
+            .zip(matrices.chain(luminance).flatten())
+        {
+            dst.copy_from_slice(&v.to_le_bytes());
+        }
+        out
     }
 }
 
@@ -373,20 +388,69 @@ pub struct DrawPath {
     /// Draws recorded but not yet submitted ([`batch`]).
     pub batch: Batch,
     dummies: [wgpu::TextureView; 3],
+    snapshots: Snapshots,
     pub draws: u64,
+}
+
+/// Copies of render targets draws sample ([`DrawPath::feedback_view`]), one texture per
+/// shape, reused: the batch's encoder runs each copy after the draws recorded before it,
+/// so a later copy into the same texture lands only after the draw that reads the
+/// earlier one. Bounded by [`SNAPSHOT_BYTES`] (all dropped when a new one would exceed
+/// it; the draws recorded keep theirs alive until they ran).
+#[derive(Default)]
+struct Snapshots {
+    pool: HashMap<SnapshotKey, wgpu::Texture>,
+    bytes: u64,
+}
+
+type SnapshotKey = (
+    wgpu::TextureFormat,
+    wgpu::Extent3d,
+    u32,
+    wgpu::TextureDimension,
+);
+
+impl Snapshots {
+    /// A texture of `of`'s shape to copy it into; `None` beyond the budget.
+    fn get(&mut self, device: &wgpu::Device, of: &wgpu::Texture) -> Option<wgpu::Texture> {
+        let key = (of.format(), of.size(), of.mip_level_count(), of.dimension());
+        if let Some(t) = self.pool.get(&key) {
+            return Some(t.clone());
+        }
+        let size = of.size();
+        // Every mip of a 2D or 3D texture together is under twice its top level.
+        let bytes = u64::from(of.format().block_copy_size(None).unwrap_or(16))
+            * u64::from(size.width)
+            * u64::from(size.height)
+            * u64::from(size.depth_or_array_layers)
+            * 2;
+        if bytes > SNAPSHOT_BYTES {
+            return None;
+        }
+        if self.bytes + bytes > SNAPSHOT_BYTES {
+            self.pool.clear();
+            self.bytes = 0;
+        }
+        let t = device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("aerogpu sampled render target copy"),
+            size,
+            mip_level_count: of.mip_level_count(),
+            sample_count: 1,
+            dimension: of.dimension(),
+            format: of.format(),
+            usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+            view_formats: &[],
+        });
+        self.bytes += bytes;
+        self.pool.insert(key, t.clone());
+        Some(t)
+    }
 }
 
 impl DrawPath {
     pub fn new(device: wgpu::Device, queue: wgpu::Queue) -> Self {
         let features = device.features();
-        let sizes = [
-            4096u64,
-            IntBoolConstants::SIZE as u64,
-            16,
-            4096,
-            IntBoolConstants::SIZE as u64,
-            256,
-        ];
+        let sizes = batch::BLOCK_SIZES;
         // Every binding is a per-draw block in the batch's arena (dynamic offsets).
         let batch = Batch::new(device.clone(), queue.clone());
         let group0_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
@@ -415,7 +479,7 @@ impl DrawPath {
                     resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
                         buffer: batch.arena(),
                         offset: 0,
-                        size: wgpu::BufferSize::new(size),
+                        size: wgpu::BufferSize::new(size as u64),
                     }),
                 })
                 .collect::<Vec<_>>(),
@@ -490,6 +554,7 @@ impl DrawPath {
             group0,
             batch,
             dummies,
+            snapshots: Snapshots::default(),
             draws: 0,
         }
     }
@@ -562,6 +627,7 @@ impl DrawPath {
         self.modules.clear();
         self.layouts.clear();
         self.pipelines.clear();
+        self.snapshots = Snapshots::default();
     }
 
     pub fn pipeline_misses(&self) -> u64 {
@@ -732,6 +798,60 @@ impl DrawPath {
             .clone()
     }
 
+    /// What an unbound sampler of `kind` reads.
+    fn dummy(&self, kind: TextureKind) -> wgpu::TextureView {
+        match kind {
+            TextureKind::Tex2d => self.dummies[0].clone(),
+            TextureKind::Cube => self.dummies[1].clone(),
+            TextureKind::Volume => self.dummies[2].clone(),
+        }
+    }
+
+    /// A view of a copy of texture `id`, which the draw being recorded also renders into.
+    /// D3D9 leaves such feedback undefined and runtimes let it through (hardware reads
+    /// what the target held before the draw, or a mix); wgpu refuses a texture used as
+    /// attachment and sampled in one pass, and reports it only when the pass ends, losing
+    /// the whole batch. So the draw samples a copy made between the previous draws and
+    /// this one: what the target held before it. Over the copies' VRAM budget the
+    /// texture reads as unbound.
+    fn feedback_view(
+        &mut self,
+        id: ResourceId,
+        kind: TextureKind,
+        res: &dyn DrawResources,
+    ) -> Result<wgpu::TextureView, DrawError> {
+        let texture = res.texture(id).ok_or(DrawError::Resource(id))?;
+        let Some(copy) = self.snapshots.get(&self.device, texture) else {
+            tracing::debug!("aerogpu: a draw samples its render target beyond the copy budget");
+            return Ok(self.dummy(kind));
+        };
+        self.batch.between_passes(|encoder| {
+            for mip in 0..texture.mip_level_count() {
+                let at = |texture| wgpu::TexelCopyTextureInfo {
+                    texture,
+                    mip_level: mip,
+                    origin: wgpu::Origin3d::ZERO,
+                    aspect: wgpu::TextureAspect::All,
+                };
+                encoder.copy_texture_to_texture(
+                    at(texture),
+                    at(&copy),
+                    texture.size().mip_level_size(mip, texture.dimension()),
+                );
+            }
+        });
+        let dimension = match (texture.dimension(), kind) {
+            (wgpu::TextureDimension::D3, _) => wgpu::TextureViewDimension::D3,
+            (_, TextureKind::Cube) => wgpu::TextureViewDimension::Cube,
+            _ if texture.depth_or_array_layers() == 1 => wgpu::TextureViewDimension::D2,
+            _ => wgpu::TextureViewDimension::D2Array,
+        };
+        Ok(copy.create_view(&wgpu::TextureViewDescriptor {
+            dimension: Some(dimension),
+            ..Default::default()
+        }))
+    }
+
     /// Runs a DRAW or DRAW_INDEXED; returns the targets it rendered to.
     pub fn draw(
         &mut self,
@@ -820,11 +940,18 @@ impl DrawPath {
         let mut colors = Vec::new();
         let mut color_views = Vec::new();
         let mut size = None;
+        // wgpu checks attachments only when the pass ends, failing every draw batched
+        // with this one: what the guest binds is checked here instead.
         for slot in 0..st.color_count as usize {
             match st.colors[slot] {
                 Some(id) => {
+                    if colors.iter().flatten().any(|&(c, _)| c == id) {
+                        return Err(DrawError::Targets("one texture bound twice"));
+                    }
                     let t = res.target(id).ok_or(DrawError::Resource(id))?;
-                    size.get_or_insert((t.width, t.height));
+                    if *size.get_or_insert((t.width, t.height)) != (t.width, t.height) {
+                        return Err(DrawError::Targets("render targets of different sizes"));
+                    }
                     colors.push(Some((id, t.format)));
                     color_views.push(Some(t.view));
                 }
@@ -840,7 +967,12 @@ impl DrawPath {
                 if !t.format.is_depth_stencil_format() {
                     return Err(DrawError::Resource(id));
                 }
-                size.get_or_insert((t.width, t.height));
+                // D3D9 allows a larger depth buffer; wgpu attachments share one size.
+                if *size.get_or_insert((t.width, t.height)) != (t.width, t.height) {
+                    return Err(DrawError::Targets(
+                        "a depth buffer of another size than the render target (not supported yet)",
+                    ));
+                }
                 Some((id, t))
             }
             None => None,
@@ -990,6 +1122,8 @@ impl DrawPath {
 
         // Textures and samplers.
         let mut group1_entries_owned: Vec<(u32, wgpu::TextureView, wgpu::Sampler)> = Vec::new();
+        // Textures this draw also renders into, read through a copy (see feedback_view).
+        let mut feedback: Vec<(ResourceId, wgpu::TextureView)> = Vec::new();
         for (stage_vs, uses) in [(false, &ps_samplers), (true, &vs_samplers)] {
             for s in uses.iter() {
                 let (texture, states, binding) = if stage_vs {
@@ -1013,13 +1147,23 @@ impl DrawPath {
                 };
                 let view = match (texture, s.kind) {
                     (Some(id), kind) if res.texture_kind(id) == kind => {
-                        res.sampled_view(id).ok_or(DrawError::Resource(id))?.clone()
+                        if colors.iter().flatten().any(|&(c, _)| c == id) {
+                            // One copy per draw, however many samplers read it.
+                            match feedback.iter().find(|(f, _)| *f == id) {
+                                Some((_, v)) => v.clone(),
+                                None => {
+                                    let v = self.feedback_view(id, kind, res)?;
+                                    feedback.push((id, v.clone()));
+                                    v
+                                }
+                            }
+                        } else {
+                            res.sampled_view(id).ok_or(DrawError::Resource(id))?.clone()
+                        }
                     }
                     // Nothing bound, or a texture of another type than the sampler
                     // declares: read as unbound.
-                    (_, TextureKind::Tex2d) => self.dummies[0].clone(),
-                    (_, TextureKind::Cube) => self.dummies[1].clone(),
-                    (_, TextureKind::Volume) => self.dummies[2].clone(),
+                    (_, kind) => self.dummy(kind),
                 };
                 let sampler = self.sampler(&states);
                 group1_entries_owned.push((binding, view, sampler));
@@ -1069,10 +1213,9 @@ impl DrawPath {
             return Ok(Vec::new());
         }
         let (zmin, zmax) = (zmin.clamp(0.0, 1.0), zmax.clamp(0.0, 1.0));
-        let fixup: Vec<u8> = [1.0 / vw, -1.0 / vh, 0.0, 0.0]
-            .iter()
-            .flat_map(|x: &f32| x.to_le_bytes())
-            .collect();
+        let mut fixup = [0u8; 16];
+        fixup[..4].copy_from_slice(&(1.0 / vw).to_le_bytes());
+        fixup[4..8].copy_from_slice(&(-1.0 / vh).to_le_bytes());
         // This draw's constants in the batch's arena (a full arena submits the batch).
         let bump_env = st.bump_env_bytes();
         let blocks = [
@@ -1084,13 +1227,14 @@ impl DrawPath {
             &bump_env[..],
         ];
         let constant_offsets = match self.batch.constants(blocks) {
-            Some(offsets) => offsets,
-            None => {
+            Ok(offsets) => offsets,
+            Err(batch::ConstantsError::Full) => {
                 self.batch.flush().map_err(DrawError::Gpu)?;
                 self.batch
                     .constants(blocks)
-                    .ok_or(DrawError::TooLarge("shader constants"))?
+                    .map_err(|_| DrawError::TooLarge("shader constants"))?
             }
+            Err(e) => return Err(DrawError::Gpu(format!("constant block: {e:?}"))),
         };
 
         // Fans become lists; an indexed fan is expanded from the index buffer's bytes.
@@ -1150,9 +1294,86 @@ impl DrawPath {
             self.pipelines.remove(&key);
             return Err(DrawError::Gpu(e.to_string()));
         }
-        // Recorded into the batch's pass for these attachments; the buffer bytes the draw
-        // reads are noted once the pass is released (writes to them flush the batch).
+        // Scissor (only while D3DRS_SCISSORTESTENABLE), cut to the targets.
+        let (sx, sy, sw, sh) = match st.scissor {
+            Some(s) if st.raster.scissor_enable != 0 => {
+                let x0 = s.x.clamp(0, width as i32) as u32;
+                let y0 = s.y.clamp(0, height as i32) as u32;
+                let x1 = (i64::from(s.x) + i64::from(s.width))
+                    .clamp(i64::from(x0), i64::from(width)) as u32;
+                let y1 = (i64::from(s.y) + i64::from(s.height))
+                    .clamp(i64::from(y0), i64::from(height)) as u32;
+                (x0, y0, x1 - x0, y1 - y0)
+            }
+            _ => (0, 0, width, height),
+        };
+        if sw == 0 || sh == 0 {
+            return Ok(Vec::new());
+        }
+        // Vertex and index ranges, checked before anything is recorded: wgpu checks
+        // them when the pass ends, failing every draw batched with this one. The bytes
+        // each draw reads are noted (writes to them flush the batch).
         let mut reads: Vec<(ResourceId, u64, u64)> = Vec::new();
+        let mut vertex_buffers: Vec<(u32, &wgpu::Buffer, u64)> = Vec::new();
+        for s in &streams {
+            let b = st.vertex_buffers[s.slot as usize];
+            let id = b.buffer.ok_or(DrawError::Missing("a vertex buffer"))?;
+            let buf = res.buffer(id).ok_or(DrawError::Resource(id))?;
+            let start = u64::from(b.offset_bytes);
+            if start >= buf.size() || !start.is_multiple_of(4) {
+                return Err(DrawError::Resource(id));
+            }
+            // Vertices first..first + count, or (indexed) wherever the indices point
+            // (wgpu does not check those: out-of-range vertices read zeros or the
+            // buffer's other bytes, as D3D9 leaves undefined).
+            let attrs_end = s
+                .attributes
+                .iter()
+                .map(|a| a.offset + a.format.size())
+                .max()
+                .unwrap_or(0);
+            let (from, to) = if indexed {
+                (start, buf.size())
+            } else {
+                let last = u64::from(first) + u64::from(count) - 1;
+                let to = start
+                    .saturating_add(last.saturating_mul(s.stride))
+                    .saturating_add(attrs_end);
+                if to > buf.size() {
+                    return Err(DrawError::VertexRange {
+                        slot: s.slot,
+                        end: to,
+                        size: buf.size(),
+                    });
+                }
+                (
+                    start.saturating_add(u64::from(first).saturating_mul(s.stride)),
+                    to,
+                )
+            };
+            vertex_buffers.push((s.slot, buf, start));
+            reads.push((id, from, to.min(buf.size())));
+        }
+        let index_buffer = match (&fan_buffer, indexed) {
+            (None, true) => {
+                let (ib, _, offset) = st
+                    .index_buffer
+                    .ok_or(DrawError::Missing("an index buffer"))?;
+                let buf = res.buffer(ib).ok_or(DrawError::Resource(ib))?;
+                let width = index_format.byte_size() as u64;
+                let end = first
+                    .checked_add(count)
+                    .ok_or(DrawError::TooLarge("index range"))?;
+                let (offset, bytes_end) = (u64::from(offset), u64::from(end) * width);
+                if !offset.is_multiple_of(width) || offset + bytes_end > buf.size() {
+                    return Err(DrawError::Resource(ib));
+                }
+                reads.push((ib, offset + u64::from(first) * width, offset + bytes_end));
+                Some((buf, offset, end))
+            }
+            _ => None,
+        };
+        // Recorded into the batch's pass for these attachments.
         {
             let key = PassKey {
                 colors: colors.iter().map(|c| c.map(|(id, _)| id)).collect(),
@@ -1167,53 +1388,11 @@ impl DrawPath {
             pass.set_bind_group(0, &self.group0, &constant_offsets);
             pass.set_bind_group(1, &group1, &[]);
             pass.set_viewport(vx, vy, vw, vh, zmin, zmax.max(zmin));
-            let (sx, sy, sw, sh) = match st.scissor {
-                Some(s) if st.raster.scissor_enable != 0 => {
-                    let x0 = s.x.clamp(0, width as i32) as u32;
-                    let y0 = s.y.clamp(0, height as i32) as u32;
-                    let x1 = (i64::from(s.x) + i64::from(s.width))
-                        .clamp(i64::from(x0), i64::from(width)) as u32;
-                    let y1 = (i64::from(s.y) + i64::from(s.height))
-                        .clamp(i64::from(y0), i64::from(height))
-                        as u32;
-                    (x0, y0, x1 - x0, y1 - y0)
-                }
-                _ => (0, 0, width, height),
-            };
-            if sw == 0 || sh == 0 {
-                return Ok(Vec::new());
-            }
             pass.set_scissor_rect(sx, sy, sw, sh);
             pass.set_stencil_reference(st.render_states.stencil_reference());
             pass.set_blend_constant(st.render_states.blend_constant());
-            for s in &streams {
-                let b = st.vertex_buffers[s.slot as usize];
-                let id = b.buffer.ok_or(DrawError::Missing("a vertex buffer"))?;
-                let buf = res.buffer(id).ok_or(DrawError::Resource(id))?;
-                if u64::from(b.offset_bytes) >= buf.size() || !b.offset_bytes.is_multiple_of(4) {
-                    return Err(DrawError::Resource(id));
-                }
-                pass.set_vertex_buffer(s.slot, buf.slice(u64::from(b.offset_bytes)..));
-                // Vertices first..first + count, or (indexed) wherever the indices point.
-                let start = u64::from(b.offset_bytes);
-                let attrs_end = s
-                    .attributes
-                    .iter()
-                    .map(|a| a.offset + a.format.size())
-                    .max()
-                    .unwrap_or(0);
-                let (from, to) = if indexed {
-                    (start, buf.size())
-                } else {
-                    let last = u64::from(first) + u64::from(count) - 1;
-                    (
-                        start.saturating_add(u64::from(first).saturating_mul(s.stride)),
-                        start
-                            .saturating_add(last.saturating_mul(s.stride))
-                            .saturating_add(attrs_end),
-                    )
-                };
-                reads.push((id, from, to.min(buf.size())));
+            for &(slot, buf, offset) in &vertex_buffers {
+                pass.set_vertex_buffer(slot, buf.slice(offset..));
             }
             let instances = first_instance..first_instance.saturating_add(instances);
             if let (Some(buf), Some(idx)) = (&fan_buffer, &fan_indices) {
@@ -1223,27 +1402,9 @@ impl DrawPath {
                     if indexed { base_vertex } else { 0 },
                     instances,
                 );
-            } else if indexed {
-                let (ib, _, offset) = st
-                    .index_buffer
-                    .ok_or(DrawError::Missing("an index buffer"))?;
-                let buf = res.buffer(ib).ok_or(DrawError::Resource(ib))?;
-                let width = index_format.byte_size() as u64;
-                let end = first
-                    .checked_add(count)
-                    .ok_or(DrawError::TooLarge("index range"))?;
-                if !u64::from(offset).is_multiple_of(width)
-                    || u64::from(offset) + u64::from(end) * width > buf.size()
-                {
-                    return Err(DrawError::Resource(ib));
-                }
-                pass.set_index_buffer(buf.slice(u64::from(offset)..), index_format);
+            } else if let Some((buf, offset, end)) = index_buffer {
+                pass.set_index_buffer(buf.slice(offset..), index_format);
                 pass.draw_indexed(first..end, base_vertex, instances);
-                reads.push((
-                    ib,
-                    u64::from(offset) + u64::from(first) * width,
-                    u64::from(offset) + u64::from(end) * width,
-                ));
             } else {
                 pass.draw(first..first.saturating_add(count), instances);
             }
@@ -1290,6 +1451,10 @@ impl DrawResources for super::WgpuExecutor {
 
     fn sampled_view(&self, id: ResourceId) -> Option<&wgpu::TextureView> {
         self.texture_view(id)
+    }
+
+    fn texture(&self, id: ResourceId) -> Option<&wgpu::Texture> {
+        super::WgpuExecutor::texture(self, id)
     }
 
     fn texture_kind(&self, id: ResourceId) -> TextureKind {

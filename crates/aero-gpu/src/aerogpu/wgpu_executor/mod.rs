@@ -451,6 +451,10 @@ impl WgpuExecutor {
                 self.attachment_current(id);
                 (&d.view, d.texture.format())
             }
+            // Compressed, snorm and CPU-decoded BC textures are never attachments.
+            None if !gpu.usage().contains(wgpu::TextureUsages::RENDER_ATTACHMENT) => {
+                return None;
+            }
             None => (target_view, gpu.format()),
         };
         Some(TargetView {
