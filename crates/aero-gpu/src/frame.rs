@@ -35,6 +35,13 @@ impl Frame {
         Some([p[0], p[1], p[2], p[3]])
     }
 
+    /// RGBA row `y` (empty if outside the frame).
+    pub fn row(&self, y: u32) -> &[u8] {
+        let stride = self.width as usize * 4;
+        let start = y as usize * stride;
+        self.pixels.get(start..start + stride).unwrap_or(&[])
+    }
+
     /// Mutable RGBA row `y` (empty if outside the frame).
     pub(crate) fn row_mut(&mut self, y: u32) -> &mut [u8] {
         let stride = self.width as usize * 4;

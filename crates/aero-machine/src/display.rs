@@ -7,7 +7,7 @@
 //! (ring head, fence page, writebacks).
 
 use aero_gpu::Frame;
-use aero_gpu::aerogpu::{CursorConfig, Executor, ScanoutConfig, ScanoutError};
+use aero_gpu::aerogpu::{CursorConfig, Executor, GpuScanout, ScanoutConfig, ScanoutError};
 use aero_gpu::vga::{PictureKey, VbeMode};
 
 use super::Machine;
@@ -83,6 +83,23 @@ impl Machine {
     /// guest uses the device: objects the previous executor held are not carried over.
     pub fn set_aerogpu_executor(&mut self, executor: Box<dyn Executor + Send>) {
         *self.platform.aerogpu.executor_mut() = executor;
+    }
+
+    /// The screen as a GPU texture while AeroGPU's scanout 0 shows a frame the GPU
+    /// executor presented from a host-only render target; `None` otherwise (then
+    /// [`Machine::screen`] is the picture). Reads no pixels back (the cursor image, at
+    /// most 256x256, comes from guest memory).
+    pub fn gpu_scanout(&mut self) -> Option<GpuScanout> {
+        let aerogpu = &self.platform.aerogpu;
+        if !aerogpu.scanout().enable {
+            return None;
+        }
+        let texture = aerogpu.executor().presented_texture()?;
+        let ram = GuestRam::new(&mut self.memory, &self.platform.map);
+        Some(GpuScanout {
+            texture,
+            cursor: aerogpu.cursor_image(&ram),
+        })
     }
 
     /// The current screen as RGBA pixels: AeroGPU's scanout 0 (with the cursor composited)

@@ -24,7 +24,7 @@ use super::irq::IrqState;
 use super::memory::{DeviceMemory, DeviceMemoryRef, Gart, GuestMemory, GuestMemoryError};
 use super::processor::{CommandProcessor, Limits, StreamSummary};
 use super::ring::RingLayout;
-use super::scanout::{CursorConfig, ScanoutConfig, ScanoutError};
+use super::scanout::{CursorConfig, CursorImage, ScanoutConfig, ScanoutError};
 use super::vblank::VblankClock;
 use crate::Frame;
 
@@ -244,6 +244,25 @@ impl<E: Executor> AeroGpu<E> {
             return Ok(());
         }
         self.scanout.render(&self.cursor, &mem, frame)
+    }
+
+    /// The cursor while it is enabled and readable, for a window that draws scanout 0
+    /// from [`Executor::presented_texture`] and the cursor over it.
+    pub fn cursor_image(&self, mem: &dyn GuestMemory) -> Option<CursorImage> {
+        if !self.cursor.enable {
+            return None;
+        }
+        let mem = DeviceMemoryRef {
+            ram: mem,
+            gart: self.gart,
+        };
+        match self.cursor.image(&mem) {
+            Ok(image) => Some(image),
+            Err(e) => {
+                tracing::debug!(error = %e, "aerogpu: cursor not drawn");
+                None
+            }
+        }
     }
 
     /// What [`render_scanout`](Self::render_scanout) would show, as unconverted bytes

@@ -25,6 +25,14 @@ pub struct PresentedTexture {
     pub generation: u64,
 }
 
+/// Scanout 0 as a texture on the GPU executor's device, and the cursor to draw over it:
+/// what a window sharing that device shows without reading pixels back.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GpuScanout {
+    pub texture: PresentedTexture,
+    pub cursor: Option<super::CursorImage>,
+}
+
 pub trait Executor {
     fn begin_submission(&mut self, _info: &SubmissionInfo) {}
 

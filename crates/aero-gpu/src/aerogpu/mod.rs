@@ -27,7 +27,7 @@ pub mod wgpu_executor;
 
 pub use alloc_table::{AllocTable, Allocation};
 pub use error::{AllocTableError, PacketError, SubmitError};
-pub use executor::{Executor, NullExecutor, PresentedTexture, SubmissionInfo};
+pub use executor::{Executor, GpuScanout, NullExecutor, PresentedTexture, SubmissionInfo};
 pub use memory::{DeviceMemory, DeviceMemoryRef, Gart, GuestMemory, GuestMemoryError, VecMemory};
 pub use pci::{AEROGPU_PCI_DESCRIPTION, AeroGpuPciDescription};
 pub use processor::{Command, CommandProcessor, Limits, StreamSummary, clear_rect_records};
@@ -43,7 +43,7 @@ mod vblank;
 
 pub use device::{AeroGpu, AeroGpuConfig, DeviceStats, ErrorLatch};
 pub use irq::IrqState;
-pub use scanout::{CursorConfig, ScanoutConfig, ScanoutError};
+pub use scanout::{CursorConfig, CursorImage, ScanoutConfig, ScanoutError};
 pub use vblank::VblankClock;
 
 #[cfg(test)]

@@ -191,11 +191,9 @@ impl CursorConfig {
         }
     }
 
-    pub(crate) fn composite(
-        &self,
-        mem: &dyn GuestMemory,
-        frame: &mut Frame,
-    ) -> Result<(), ScanoutError> {
+    /// The cursor image as RGBA8, and where its top-left corner lands on the scanout
+    /// (position minus hot spot): what a window draws over a scanout on the GPU.
+    pub fn image(&self, mem: &dyn GuestMemory) -> Result<CursorImage, ScanoutError> {
         let format = surface_format(
             self.format,
             self.width,
@@ -203,25 +201,57 @@ impl CursorConfig {
             self.pitch_bytes,
             CURSOR_MAX_DIM,
         )?;
+        let mut image = Frame::new();
+        image.reset(self.width, self.height);
         let mut src = vec![0u8; self.width as usize * 4];
-        let mut rgba = vec![0u8; self.width as usize * 4];
-        let origin_x = i64::from(self.x) - i64::from(self.hot_x);
-        let origin_y = i64::from(self.y) - i64::from(self.hot_y);
         for cy in 0..self.height {
-            let fy = origin_y + i64::from(cy);
-            if fy < 0 || fy >= i64::from(frame.height) {
-                continue;
-            }
             let gpa = self
                 .fb_gpa
                 .checked_add(u64::from(cy) * u64::from(self.pitch_bytes))
                 .ok_or(ScanoutError::BadConfig("cursor address overflows"))?;
             mem.read(gpa, &mut src)?;
-            convert_row(format, &src, &mut rgba);
-            let frame_width = i64::from(frame.width);
+            convert_row(format, &src, image.row_mut(cy));
+        }
+        Ok(CursorImage {
+            x: i64::from(self.x) - i64::from(self.hot_x),
+            y: i64::from(self.y) - i64::from(self.hot_y),
+            image,
+        })
+    }
+
+    pub(crate) fn composite(
+        &self,
+        mem: &dyn GuestMemory,
+        frame: &mut Frame,
+    ) -> Result<(), ScanoutError> {
+        self.image(mem)?.draw_over(frame);
+        Ok(())
+    }
+}
+
+/// The hardware cursor as a window draws it: RGBA8 pixels with their top-left corner at
+/// (`x`, `y`) of the scanout (may be partly or wholly outside).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CursorImage {
+    pub x: i64,
+    pub y: i64,
+    pub image: Frame,
+}
+
+impl CursorImage {
+    /// Alpha-blends the cursor over `frame` (on the sRGB-encoded bytes, as scanout
+    /// hardware mixes a cursor plane).
+    pub fn draw_over(&self, frame: &mut Frame) {
+        let frame_width = i64::from(frame.width);
+        for cy in 0..self.image.height {
+            let fy = self.y + i64::from(cy);
+            if fy < 0 || fy >= i64::from(frame.height) {
+                continue;
+            }
+            let src = self.image.row(cy);
             let dst_row = frame.row_mut(fy as u32);
-            for (cx, px) in rgba.chunks_exact(4).enumerate() {
-                let fx = origin_x + cx as i64;
+            for (cx, px) in src.chunks_exact(4).enumerate() {
+                let fx = self.x + cx as i64;
                 if fx < 0 || fx >= frame_width {
                     continue;
                 }
@@ -236,6 +266,5 @@ impl CursorConfig {
                 }
             }
         }
-        Ok(())
     }
 }

@@ -22,6 +22,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use aero_gpu::aerogpu::{Executor, GpuScanout, SoftExecutorConfig, WgpuExecutor};
 use aero_machine::{Frame, GamepadInput, Machine, MachineConfig, RunEvent};
 
 use crate::machine_args::MachineArgs;
@@ -117,6 +118,8 @@ pub enum ToMachine {
     ToggleCd,
     /// Put this disc image into the first CD drive.
     InsertCd(std::path::PathBuf),
+    /// Save the guest screen as a PNG at this path (pixels read back only now).
+    Screenshot(std::path::PathBuf),
     /// Stop now: flush disks and end the thread.
     Quit,
 }
@@ -158,17 +161,31 @@ impl Outcome {
     }
 }
 
+/// A screen for the window.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Picture {
+    /// Pixels (VGA, VBE, a guest-memory scanout, the CPU executor's presents).
+    Pixels(Frame),
+    /// AeroGPU's presented scanout on the GPU executor's device, which the window shares
+    /// (see [`GpuPictures`]); the cursor drawn over it by the window.
+    Gpu(GpuScanout),
+}
+
+/// Set by the window once it draws with the AeroGPU executor's device: from then on the
+/// machine offers presented scanouts as textures instead of reading them back.
+pub type GpuPictures = Arc<AtomicBool>;
+
 /// The newest unpresented screen. The machine replaces it; the window takes it.
 #[derive(Default)]
-pub struct FrameSlot(Mutex<Option<Frame>>);
+pub struct FrameSlot(Mutex<Option<Picture>>);
 
 impl FrameSlot {
-    /// Stores `frame`; true when the slot was empty (the window must be woken).
-    pub fn put(&self, frame: Frame) -> bool {
+    /// Stores `picture`; true when the slot was empty (the window must be woken).
+    pub fn put(&self, picture: Picture) -> bool {
         let mut slot = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        slot.replace(frame).is_none()
+        slot.replace(picture).is_none()
     }
-    pub fn take(&self) -> Option<Frame> {
+    pub fn take(&self) -> Option<Picture> {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 }
@@ -238,7 +255,8 @@ struct Runner<N: Notify> {
     serial: Option<Box<dyn Write + Send>>,
     speaker: Option<audio::SpeakerFeed>,
     paused_since: Option<Instant>,
-    last_frame: Option<Frame>,
+    last_frame: Option<Picture>,
+    gpu_pictures: GpuPictures,
     /// Whether the guest had configured the USB tablet at the last look.
     tablet: bool,
     /// Media changes: `--monitor` lines, the eject key, dropped files.
@@ -370,6 +388,13 @@ impl<N: Notify> Runner<N> {
                     Err(e) => eprintln!("aero: {e:#}"),
                 }
             }
+            ToMachine::Screenshot(path) => {
+                let frame = self.machine.screen();
+                match aero::screenshot::write_png(&path, frame.width, frame.height, &frame.pixels) {
+                    Ok(()) => eprintln!("aero: screenshot saved to {}", path.display()),
+                    Err(e) => eprintln!("aero: screenshot failed: {e:#}"),
+                }
+            }
             ToMachine::Quit => {
                 tracing::info!("machine: switching off");
                 return ControlFlow::Stop;
@@ -378,14 +403,30 @@ impl<N: Notify> Runner<N> {
         ControlFlow::Go
     }
 
-    /// Renders the screen and hands it to the window if it changed.
+    /// Hands the screen to the window if it changed: AeroGPU's presented scanout as the
+    /// GPU texture it is when the window shares the executor's device (a new present
+    /// is a new generation: no pixel is read or compared), otherwise rendered pixels.
     fn offer_frame(&mut self) {
-        let frame = self.machine.screen();
-        if frame.width == 0 || frame.height == 0 || self.last_frame.as_ref() == Some(&frame) {
+        let gpu = if self.gpu_pictures.load(Ordering::Relaxed) {
+            self.machine.gpu_scanout()
+        } else {
+            None
+        };
+        let picture = match gpu {
+            Some(scanout) => Picture::Gpu(scanout),
+            None => {
+                let frame = self.machine.screen();
+                if frame.width == 0 || frame.height == 0 {
+                    return;
+                }
+                Picture::Pixels(frame)
+            }
+        };
+        if self.last_frame.as_ref() == Some(&picture) {
             return;
         }
-        self.last_frame = Some(frame.clone());
-        if self.slot.put(frame) {
+        self.last_frame = Some(picture.clone());
+        if self.slot.put(picture) {
             self.notify.notify(UserEvent::FrameReady);
         }
     }
@@ -408,12 +449,22 @@ fn spawn_machine<N: Notify>(
     rx: Receiver<ToMachine>,
     notify: N,
     slot: Arc<FrameSlot>,
+    shared_gpu: Option<(wgpu::Device, wgpu::Queue)>,
+    gpu_pictures: GpuPictures,
 ) -> anyhow::Result<std::thread::JoinHandle<()>> {
     let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), String>>();
     let handle = std::thread::Builder::new()
         .name("aero-machine".into())
         .spawn(move || {
-            let executor = crate::machine_args::aerogpu_executor(gpu);
+            // On the window's device when there is one (it exists only for auto/wgpu).
+            let executor = match shared_gpu {
+                Some((device, queue)) => Ok(Box::new(WgpuExecutor::with_device(
+                    device,
+                    queue,
+                    SoftExecutorConfig::default(),
+                )) as Box<dyn Executor + Send>),
+                None => crate::machine_args::aerogpu_executor(gpu),
+            };
             let machine = match Machine::new(config)
                 .map_err(anyhow::Error::from)
                 .and_then(|m| {
@@ -442,6 +493,7 @@ fn spawn_machine<N: Notify>(
                 paused_since: None,
                 tablet: false,
                 last_frame: None,
+                gpu_pictures,
                 monitor,
             };
             let notify_done = runner.notify.clone();

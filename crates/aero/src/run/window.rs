@@ -5,7 +5,6 @@ use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use aero_machine::Frame;
 use winit::application::ApplicationHandler;
 use winit::dpi::PhysicalSize;
 use winit::event::{
@@ -16,11 +15,11 @@ use winit::keyboard::{KeyCode, PhysicalKey};
 use winit::window::{CursorGrabMode, Fullscreen, Window, WindowId};
 
 use super::keymap::{self, Mods};
-use super::present::{Drawn, Presenter};
+use super::present::{Drawn, Presenter, SharedGpu};
 use super::{EXIT_FAILED, EXIT_OK};
 use super::{
-    FrameSlot, Notify, Outcome, RunArgs, Setup, StopOnDrop, ToMachine, UserEvent, audio, gamepad,
-    scaling,
+    FrameSlot, GpuPictures, Notify, Outcome, Picture, RunArgs, Setup, StopOnDrop, ToMachine,
+    UserEvent, audio, gamepad, scaling,
 };
 
 /// Host time left idle after drawing a frame, in multiples of what the drawing took.
@@ -66,6 +65,22 @@ pub fn run(args: RunArgs, setup: Setup) -> u8 {
             None => Box::new(audio::SilentAudio),
         });
     }
+    // One wgpu device for AeroGPU's executor and the window, made before the window
+    // (the machine starts first); without an adapter the executor choice falls back as
+    // in `aero headless`, and the window finds its own.
+    let shared = match setup.gpu {
+        crate::machine_args::GpuChoice::Auto | crate::machine_args::GpuChoice::Wgpu => {
+            match SharedGpu::new() {
+                Ok(gpu) => Some(gpu),
+                Err(e) => {
+                    tracing::info!("no shared wgpu device for AeroGPU and the window: {e:#}");
+                    None
+                }
+            }
+        }
+        _ => None,
+    };
+    let gpu_pictures = GpuPictures::default();
     let machine = match super::spawn_machine(
         config,
         setup.gpu,
@@ -75,6 +90,8 @@ pub fn run(args: RunArgs, setup: Setup) -> u8 {
         rx,
         proxy.clone(),
         slot.clone(),
+        shared.as_ref().map(|g| (g.device.clone(), g.queue.clone())),
+        gpu_pictures.clone(),
     ) {
         Ok(h) => h,
         Err(e) => {
@@ -87,6 +104,8 @@ pub fn run(args: RunArgs, setup: Setup) -> u8 {
         gamepad::start(tx.clone(), gamepad_stop.0.clone());
     }
     let mut app = App::new(setup.name, tx, slot, args.integer_scaling, args.fullscreen);
+    app.shared_gpu = shared;
+    app.gpu_pictures = gpu_pictures;
     app.interrupt = Some(proxy);
     let result = event_loop.run_app(&mut app);
     // Whatever ended the loop, the machine must stop and flush its disks.
@@ -149,10 +168,12 @@ struct App {
     slot: Arc<FrameSlot>,
     window: Option<Arc<Window>>,
     presenter: Option<Presenter>,
+    /// The device made for AeroGPU's executor, which the presenter uses when it can.
+    shared_gpu: Option<SharedGpu>,
+    /// Told to the machine: the presenter draws with the executor's device.
+    gpu_pictures: GpuPictures,
     /// Size of the picture on the GPU.
     frame_size: (u32, u32),
-    /// The last picture shown, for screenshots.
-    shown: Option<Frame>,
     integer: bool,
     start_fullscreen: bool,
     /// Keys held down, as sent to the guest.
@@ -204,8 +225,9 @@ impl App {
             slot,
             window: None,
             presenter: None,
+            shared_gpu: None,
+            gpu_pictures: GpuPictures::default(),
             frame_size: FIRST_FRAME,
-            shown: None,
             integer,
             start_fullscreen: fullscreen,
             held: Vec::new(),
@@ -286,11 +308,14 @@ impl App {
             attrs = attrs.with_fullscreen(Some(Fullscreen::Borderless(None)));
         }
         let window = Arc::new(event_loop.create_window(attrs)?);
-        let mut presenter = Presenter::new(window.clone())?;
+        let mut presenter = Presenter::new(window.clone(), self.shared_gpu.as_ref())?;
         // Until the guest draws: black.
         let black: Vec<u8> = [0, 0, 0, 255].repeat(FIRST_FRAME.0 as usize * FIRST_FRAME.1 as usize);
-        presenter.set_picture(FIRST_FRAME, &black);
-        tracing::info!(adapter = presenter.adapter_name(), present = ?presenter.present_mode(), "drawing with wgpu");
+        presenter.renderer().set_picture(FIRST_FRAME, &black);
+        let shared = presenter.shares_device();
+        self.gpu_pictures
+            .store(shared, std::sync::atomic::Ordering::Relaxed);
+        tracing::info!(adapter = presenter.adapter_name(), present = ?presenter.present_mode(), shared, "drawing with wgpu");
         self.window = Some(window);
         self.presenter = Some(presenter);
         self.sync_surface();
@@ -320,21 +345,31 @@ impl App {
         let whole =
             rect.width.is_multiple_of(self.frame_size.0.max(1)) && rect.width >= self.frame_size.0;
         // Sharp pixels at whole-number scales, filtered otherwise.
-        presenter.set_smooth(!(self.integer && whole));
+        presenter.renderer().set_smooth(!(self.integer && whole));
     }
 
     fn present_new_frame(&mut self) {
-        let Some(frame) = self.slot.take() else {
+        let Some(picture) = self.slot.take() else {
             return;
         };
         let Some(presenter) = self.presenter.as_mut() else {
             return;
         };
-        let size = (frame.width, frame.height);
-        if frame.pixels.len() as u64 != u64::from(size.0) * u64::from(size.1) * 4 {
-            return;
-        }
-        presenter.set_picture(size, &frame.pixels);
+        let size = match &picture {
+            Picture::Pixels(frame) => {
+                let size = (frame.width, frame.height);
+                if frame.pixels.len() as u64 != u64::from(size.0) * u64::from(size.1) * 4 {
+                    return;
+                }
+                presenter.renderer().set_picture(size, &frame.pixels);
+                size
+            }
+            Picture::Gpu(scanout) => {
+                presenter.renderer().set_gpu_picture(scanout);
+                let texture = &scanout.texture.texture;
+                (texture.width(), texture.height())
+            }
+        };
         if size != self.frame_size {
             let old = self.frame_size;
             self.frame_size = size;
@@ -354,7 +389,6 @@ impl App {
             }
             self.apply_scaling_mode();
         }
-        self.shown = Some(frame);
         // Drawn from about_to_wait, at the pace drawing allows.
         self.frame_pending = true;
     }
@@ -494,19 +528,12 @@ impl App {
         self.update_title();
     }
 
+    /// The machine saves the screen as it is now: a GPU scanout is read back only here.
     fn screenshot(&self) {
-        let Some(frame) = &self.shown else {
-            eprintln!("aero: no screen to save yet");
-            return;
-        };
         let stamp = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_millis());
-        let path = std::path::PathBuf::from(format!("aero-{stamp}.png"));
-        match aero::screenshot::write_png(&path, frame.width, frame.height, &frame.pixels) {
-            Ok(()) => eprintln!("aero: screenshot saved to {}", path.display()),
-            Err(e) => eprintln!("aero: screenshot failed: {e:#}"),
-        }
+        self.send(ToMachine::Screenshot(format!("aero-{stamp}.png").into()));
     }
 
     /// Switches the machine off: it flushes its disks and reports Stopped.

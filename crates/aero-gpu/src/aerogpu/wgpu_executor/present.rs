@@ -70,6 +70,11 @@ impl ScanoutState {
 }
 
 impl WgpuExecutor {
+    /// The device features the executor uses when the adapter has them: a device made
+    /// for it elsewhere (the window's, shared) asks for these.
+    pub const FEATURES: wgpu::Features =
+        wgpu::Features::TEXTURE_COMPRESSION_BC.union(wgpu::Features::DEPTH32FLOAT_STENCIL8);
+
     /// PRESENT of host-only target `id`: it becomes the presented frame.
     pub(super) fn present_host_copy(&mut self, id: ResourceId) -> Result<(), WgpuError> {
         let desc = self.texture_desc(id)?;
