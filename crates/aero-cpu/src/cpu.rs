@@ -274,7 +274,10 @@ impl Cpu {
             };
             // Hot blocks run as host code when the JIT has them (`jit/`).
             let whole = n == block.run_len && !unfuse_last;
-            let outcome = match jit.run_block(&mut ex, block, whole) {
+            // What the loop would run before looking at anything again (a self-loop block
+            // iterates within it): nothing past this block when stepping one at a time.
+            let budget = if shadow | tf | rf | bp_exec { 0 } else { left };
+            let outcome = match jit.run_block(&mut ex, block, whole, budget) {
                 Some(true) => Step::Faulted,
                 Some(false) => Step::Exit,
                 None => run_block(&mut ex, &all[..n], unfuse_last),

@@ -12,8 +12,8 @@
 use super::native;
 use super::{
     EXIT_END, EXIT_FAULT, EXIT_NOT_TAKEN, EXIT_PREFIX, EXIT_TAKEN, OFF_END_BLOCK, OFF_EXIT_K,
-    OFF_EXIT_KIND, OFF_FAULT_FLAGS, OFF_FLAGS_IN, OFF_FLAGS_OUT, OFF_GPR, OFF_STATUS,
-    OFF_TMP_FLAGS,
+    OFF_EXIT_KIND, OFF_FAULT_FLAGS, OFF_FLAGS_IN, OFF_FLAGS_OUT, OFF_GPR, OFF_LOOP_LEFT,
+    OFF_LOOP_RETIRED, OFF_STATUS, OFF_TMP_FLAGS,
 };
 use crate::exec::{Insn, K_HI8, K_IMM, K_MEM, K_NONE, K_REG, PFX_LOCK, PFX_REP, PFX_REPNE};
 use iced_x86::code_asm::*;
@@ -254,9 +254,25 @@ fn handler_form(i: &Insn, last: bool) -> Option<Form> {
     (neutral && plain).then_some(Form::Handler)
 }
 
+/// Host code for a block.
+pub struct Compiled {
+    pub code: Vec<u8>,
+    /// The whole block compiled, closed by a branch back to its own start: the code runs
+    /// further iterations itself while `JitCtx::loop_left` allows (see `Emitter::back_edge`).
+    pub self_loop: bool,
+}
+
+/// The closing branch of `insns` jumps to the block's start (relative to it, so for
+/// any block start; the run loop still checks the masked target at entry).
+pub fn branches_to_start(insns: &[Insn]) -> bool {
+    insns
+        .last()
+        .is_some_and(|l| (l.end as i64).wrapping_add(l.rel) == 0)
+}
+
 /// Compile the longest supported prefix of `insns` into code for host address `ip`.
 /// None when not even the first instruction is supported.
-pub fn compile(insns: &[Insn], ip: u64) -> Option<Vec<u8>> {
+pub fn compile(insns: &[Insn], ip: u64) -> Option<Compiled> {
     let n = insns.len();
     let mut forms = Vec::with_capacity(n);
     for (k, i) in insns.iter().enumerate() {
@@ -275,8 +291,15 @@ pub fn compile(insns: &[Insn], ip: u64) -> Option<Vec<u8>> {
         live_after[k] = live;
         live = f.reads_flags() || (live && !f.writes_flags());
     }
+    let whole = forms.len() == n;
+    let self_loop = whole && branches_to_start(insns);
     let mut e = Emitter::new().ok()?;
     e.prologue().ok()?;
+    if self_loop {
+        let mut top = e.a.create_label();
+        e.a.set_label(&mut top).ok()?;
+        e.back_edge = Some((top, n as i32));
+    }
     for (k, f) in forms.iter().enumerate() {
         let live_before = f.reads_flags() || (live_after[k] && !f.writes_flags());
         e.insn(k, *f, live_before, live_after[k]).ok()?;
@@ -285,12 +308,15 @@ pub fn compile(insns: &[Insn], ip: u64) -> Option<Vec<u8>> {
     if !matches!(forms.last(), Some(Form::Jcc { .. } | Form::Jmp)) {
         e.exit(EXIT_PREFIX, done).ok()?;
     }
-    e.finish(ip).ok()
+    let code = e.finish(ip).ok()?;
+    Some(Compiled { code, self_loop })
 }
 
 struct Emitter {
     a: CodeAssembler,
     epilogue: CodeLabel,
+    /// Self-loop blocks: the label after the prologue and the instructions per iteration.
+    back_edge: Option<(CodeLabel, i32)>,
     /// (label, instruction index, exit kind) of the out-of-line exits.
     stubs: Vec<(CodeLabel, usize, u64)>,
 }
@@ -376,6 +402,7 @@ impl Emitter {
         Ok(Emitter {
             a,
             epilogue,
+            back_edge: None,
             stubs: Vec::new(),
         })
     }
@@ -415,6 +442,26 @@ impl Emitter {
         a.pop(rbx)?;
         a.ret()?;
         Ok(a.assemble(ip)?)
+    }
+
+    /// The taken branch of a self-loop block: run the block again while `loop_left`
+    /// allows (the run loop's budget, cleared by a helper that saw anything the run loop
+    /// must look at), counting the finished iteration in `loop_retired`; else leave as
+    /// taken. Only `lea`/`mov`/`jrcxz`: the guest flags in EFLAGS stay intact.
+    fn back_edge(&mut self, k: usize) -> R {
+        let taken = self.stub(k, EXIT_TAKEN);
+        let Some((top, n)) = self.back_edge else {
+            return Ok(self.a.jmp(taken)?);
+        };
+        let a = &mut self.a;
+        a.mov(rcx, qword_ptr(rbx + OFF_LOOP_LEFT))?;
+        a.jrcxz(taken)?;
+        a.lea(rcx, qword_ptr(rcx - 1))?;
+        a.mov(qword_ptr(rbx + OFF_LOOP_LEFT), rcx)?;
+        a.mov(rcx, qword_ptr(rbx + OFF_LOOP_RETIRED))?;
+        a.lea(rcx, qword_ptr(rcx + n))?;
+        a.mov(qword_ptr(rbx + OFF_LOOP_RETIRED), rcx)?;
+        Ok(a.jmp(top)?)
     }
 
     /// Leave through the epilogue with `kind`/`k` (EFLAGS untouched).
@@ -723,11 +770,18 @@ impl Emitter {
                 )?;
                 self.check_end(k)?;
             }
+            Form::Jcc { cc } if self.back_edge.is_some() => {
+                // Not taken leaves; taken falls through to the back edge.
+                let not_taken = self.stub(k, EXIT_NOT_TAKEN);
+                by_cc!(cc ^ 1, self.a, jcc, not_taken)?;
+                self.back_edge(k)?;
+            }
             Form::Jcc { cc } => {
                 let taken = self.stub(k, EXIT_TAKEN);
                 by_cc!(cc, self.a, jcc, taken)?;
                 self.exit(EXIT_NOT_TAKEN, k)?;
             }
+            Form::Jmp if self.back_edge.is_some() => self.back_edge(k)?,
             Form::Jmp => self.exit(EXIT_TAKEN, k)?,
         }
         Ok(())

@@ -5,10 +5,23 @@
 
 use super::{Env, JitCtx};
 
-/// Record a helper's outcome where generated code tests it.
+/// On every helper entry: the iterations a self-loop block finished count as retired
+/// before the helper's instruction runs (devices read the count).
+#[inline(always)]
+pub fn enter(env: &mut Env<'_, '_>, ctx: &mut JitCtx) {
+    env.ex.c.retired += std::mem::take(&mut ctx.loop_retired);
+}
+
+/// Record a helper's outcome where generated code tests it. A self-loop block stops
+/// iterating after anything the run loop would look at before the next block: an event,
+/// or a bus call (device state, the INTR line or a stop request may have changed).
 #[inline(always)]
 fn outcome<T: Default>(env: &mut Env<'_, '_>, ctx: &mut JitCtx, r: crate::fault::XResult<T>) -> T {
     ctx.end_block = env.ex.c.end_block as u64;
+    // (Every bus call sets `stop_stale`, which the run loop clears before any block.)
+    if (env.ex.c.events != 0) | env.ex.bus.stop_stale {
+        ctx.loop_left = 0;
+    }
     match r {
         Ok(v) => {
             ctx.status = 0;

@@ -113,6 +113,12 @@ pub struct JitCtx {
     /// Instruction index the exit refers to (see `EXIT_*`).
     exit_k: u64,
     exit_kind: u64,
+    /// Self-loop blocks: further iterations compiled code may run before it returns
+    /// (0 after a helper saw something the run loop must act on).
+    loop_left: u64,
+    /// Instructions of finished iterations not yet added to `Core::retired` (helpers
+    /// add them on entry, so devices see the exact count).
+    loop_retired: u64,
 }
 
 pub(crate) const OFF_GPR: i32 = 0;
@@ -124,6 +130,8 @@ pub(crate) const OFF_STATUS: i32 = 48;
 pub(crate) const OFF_END_BLOCK: i32 = 56;
 pub(crate) const OFF_EXIT_K: i32 = 64;
 pub(crate) const OFF_EXIT_KIND: i32 = 72;
+pub(crate) const OFF_LOOP_LEFT: i32 = 80;
+pub(crate) const OFF_LOOP_RETIRED: i32 = 88;
 
 /// The first `exit_k` instructions completed; the interpreter continues from there.
 pub(crate) const EXIT_PREFIX: u64 = 0;
@@ -158,6 +166,7 @@ enum EntryState {
     Cold,
     Compiled {
         offset: usize,
+        self_loop: bool,
     },
     /// Not compilable (first instruction unsupported, or too large).
     Refused,
@@ -176,6 +185,8 @@ pub struct JitStats {
     pub compiled: u64,
     pub refused: u64,
     pub native_runs: u64,
+    /// Further iterations self-loop blocks ran without returning to the run loop.
+    pub native_loops: u64,
     pub verified: u64,
     pub cache_flushes: u64,
 }
@@ -230,6 +241,9 @@ impl Jit {
 
     /// Run `block` natively if it is hot and compiled. `whole`: the run
     /// loop would run the whole block (no single-step, shadow, breakpoint or budget cut).
+    /// `budget`: the instructions the run loop would run from here, block after block,
+    /// before it must look at anything (0 when it looks after this block: single-step,
+    /// shadow, breakpoints); a self-loop block runs `budget / len` iterations at most.
     /// Returns None when the interpreter should run it, else whether it faulted (the
     /// exception delivered), with the state exactly as `run_block` leaves it.
     #[inline]
@@ -238,6 +252,7 @@ impl Jit {
         ex: &mut Exec<'_>,
         block: &Block,
         whole: bool,
+        budget: u64,
     ) -> Option<bool> {
         if self.mode == JitMode::Off || !whole || block.serial == 0 {
             return None;
@@ -253,8 +268,10 @@ impl Jit {
                 ..EMPTY_ENTRY
             };
         }
-        let offset = match e.state {
-            EntryState::Compiled { offset } if e.cache_gen == self.cache_gen => offset,
+        let (offset, self_loop) = match e.state {
+            EntryState::Compiled { offset, self_loop } if e.cache_gen == self.cache_gen => {
+                (offset, self_loop)
+            }
             EntryState::Refused => return None,
             _ => {
                 e.hits += 1;
@@ -268,12 +285,17 @@ impl Jit {
         if self.mode == JitMode::Verify {
             return Some(self.run_verified(ex, block, offset));
         }
-        let out = self.run_native(ex, &block.insns, block.run_len, offset);
+        let loops = if self_loop {
+            loop_iterations(ex, &block.insns, budget)
+        } else {
+            0
+        };
+        let out = self.run_native(ex, &block.insns, block.run_len, offset, loops);
         Some(finish(ex, &block.insns, block.run_len, out))
     }
 
     #[cold]
-    fn compile(&mut self, slot: usize, block: &Block) -> Option<usize> {
+    fn compile(&mut self, slot: usize, block: &Block) -> Option<(usize, bool)> {
         if self.cache.is_none() {
             match native::CodeCache::new(CACHE_SIZE) {
                 Ok(c) => self.cache = Some(c),
@@ -286,21 +308,21 @@ impl Jit {
         }
         let cache = self.cache.as_mut()?;
         let mut code = compile::compile(&block.insns, cache.next_addr());
-        if matches!(&code, Some(c) if c.len() > cache.free()) {
+        if matches!(&code, Some(c) if c.code.len() > cache.free()) {
             // Full: drop every compiled block (entries of older generations are stale).
             cache.reset();
             self.cache_gen = self.cache_gen.wrapping_add(1);
             self.stats.cache_flushes += 1;
             code = compile::compile(&block.insns, cache.next_addr());
         }
-        let installed = code.and_then(|c| cache.install(&c).ok());
+        let installed = code.and_then(|c| Some((cache.install(&c.code).ok()?, c.self_loop)));
         let e = &mut self.entries[slot];
         match installed {
-            Some(offset) => {
+            Some((offset, self_loop)) => {
                 self.stats.compiled += 1;
-                e.state = EntryState::Compiled { offset };
+                e.state = EntryState::Compiled { offset, self_loop };
                 e.cache_gen = self.cache_gen;
-                Some(offset)
+                Some((offset, self_loop))
             }
             None => {
                 self.stats.refused += 1;
@@ -318,6 +340,7 @@ impl Jit {
         insns: &[Insn],
         run_len: usize,
         offset: usize,
+        loops: u64,
     ) -> NativeExit {
         ex.materialize_flags();
         ex.c.block_rip = ex.s.rip;
@@ -333,6 +356,8 @@ impl Jit {
             end_block: 0,
             exit_k: 0,
             exit_kind: 0,
+            loop_left: loops,
+            loop_retired: 0,
         };
         let mut env = Env {
             ex,
@@ -340,12 +365,16 @@ impl Jit {
             fault: None,
             rmw: None,
         };
+        let retired0 = env.ex.c.retired;
         ctx.env = &mut env as *mut Env<'_, '_> as u64;
         if let Some(cache) = &self.cache {
             cache.run(offset, &mut ctx);
         }
         let fault = env.fault;
         let ex = env.ex;
+        ex.c.retired += ctx.loop_retired;
+        // Only finished iterations have been counted so far (helpers added theirs).
+        self.stats.native_loops += (ex.c.retired - retired0) / insns.len().max(1) as u64;
         let host = if ctx.exit_kind == EXIT_FAULT {
             ctx.fault_flags
         } else {
@@ -378,7 +407,7 @@ impl Jit {
         self.ram_before.clear();
         self.ram_before.extend_from_slice(ex.ram);
 
-        let out = self.run_native(ex, insns, block.run_len, offset);
+        let out = self.run_native(ex, insns, block.run_len, offset, 0);
         // Only what ran natively is compared: the interpreted rest of a block may do port
         // I/O, which must happen once.
         let native = if out.kind == EXIT_PREFIX && out.k < insns.len() {
@@ -501,6 +530,38 @@ fn last_next(ex: &Exec<'_>, insns: &[Insn], run_len: usize) -> u64 {
     ex.c.block_rip.wrapping_add(end as u64) & ex.ip_mask()
 }
 
+/// Further iterations a self-loop block may run after its first: as many as the run
+/// loop would run whole within `budget` (it runs a block whole while at least its
+/// length is left), and none unless its branch really lands on its start (the target
+/// masked and checked as `settle` does).
+fn loop_iterations(ex: &Exec<'_>, insns: &[Insn], budget: u64) -> u64 {
+    let Some(last) = insns.last() else {
+        return 0;
+    };
+    if branch_target(ex, ex.s.rip, last) != Some(ex.s.rip) {
+        return 0;
+    }
+    (budget / insns.len() as u64).saturating_sub(1)
+}
+
+/// Where the closing relative branch `last` of the block at `start` goes when taken;
+/// None when the target fails the CS-limit/canonical check.
+fn branch_target(ex: &Exec<'_>, start: u64, last: &Insn) -> Option<u64> {
+    let next = start.wrapping_add(last.end as u64) & ex.ip_mask();
+    let mask = if ex.c.long64 {
+        u64::MAX
+    } else {
+        size_mask(last.osize)
+    };
+    let target = next.wrapping_add(last.rel as u64) & mask;
+    let bad = if ex.c.long64 {
+        ((target as i64) << 16 >> 16) as u64 != target
+    } else {
+        target > ex.s.seg[1].limit as u64
+    };
+    (!bad).then_some(target)
+}
+
 /// How compiled code exited.
 struct NativeExit {
     kind: u64,
@@ -560,21 +621,10 @@ fn settle(ex: &mut Exec<'_>, insns: &[Insn], run_len: usize, out: NativeExit) ->
                 ex.s.rip = next;
                 return Settled::Done;
             }
-            let mask = if ex.c.long64 {
-                u64::MAX
-            } else {
-                size_mask(last.osize)
-            };
-            let target = next.wrapping_add(last.rel as u64) & mask;
-            let bad = if ex.c.long64 {
-                ((target as i64) << 16 >> 16) as u64 != target
-            } else {
-                target > ex.s.seg[1].limit as u64
-            };
-            if bad {
+            let Some(target) = branch_target(ex, start, last) else {
                 ex.s.rip = ex.rip_of(last);
                 return Settled::Fault(Fault::gp0());
-            }
+            };
             ex.s.rip = target;
             Settled::Done
         }

@@ -131,6 +131,7 @@ macro_rules! trampoline {
             // context mutably and the caller only uses the `Env` after it returns).
             let ctx = unsafe { &mut *ctx };
             let env = unsafe { &mut *(ctx.env as *mut Env<'_, '_>) };
+            helpers::enter(env, ctx);
             $target(env, ctx, a, b)
         }
     };
