@@ -1,5 +1,6 @@
 //! What a front end (the desktop window) feeds into a running machine and reads back:
-//! keyboard and mouse input, the ACPI power button, the PC speaker tone, gamepads, pause.
+//! keyboard and mouse input, the ACPI power button, the PC speaker tone, pause (gamepads:
+//! `host_gamepad.rs`).
 //!
 //! Declared inside `machine.rs` so these methods reach the machine's private parts
 //! without widening their visibility.
@@ -39,29 +40,6 @@ pub fn tablet_coordinate(x: u32, size: u32) -> u16 {
     let size = u64::from(size.max(1));
     let v = (2 * u64::from(x.min(u32::MAX / 2)) + 1) * (u64::from(TABLET_MAX) + 1) / (2 * size);
     v.min(u64::from(TABLET_MAX)) as u16
-}
-
-/// A gamepad event from the host, in a form independent of the host library.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum GamepadInput {
-    Connected {
-        pad: u32,
-    },
-    Disconnected {
-        pad: u32,
-    },
-    /// `button` is the host library's stable button number.
-    Button {
-        pad: u32,
-        button: u32,
-        pressed: bool,
-    },
-    /// `value` in -1.0..=1.0.
-    Axis {
-        pad: u32,
-        axis: u32,
-        value: f32,
-    },
 }
 
 impl Machine {
@@ -164,11 +142,6 @@ impl Machine {
     /// clock skips that span so its timers do not race to catch up.
     pub fn resume_after_pause(&mut self, paused: Duration) {
         self.platform.clock.skip_host_time(paused);
-    }
-
-    /// Gamepad input. No guest device takes it yet: the USB HID gamepad will.
-    pub fn gamepad_input(&mut self, event: GamepadInput) {
-        tracing::debug!(?event, "gamepad input (no USB HID gamepad device yet)");
     }
 }
 

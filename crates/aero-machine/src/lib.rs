@@ -16,7 +16,8 @@ mod trace;
 
 pub use aero_storage::ide::{CdStatus, MediaError};
 pub use machine::floppy_media::FloppyStatus;
-pub use machine::host_io::{GamepadInput, tablet_coordinate};
+pub use machine::host_gamepad::{GamepadAxis, GamepadError, GamepadInput};
+pub use machine::host_io::tablet_coordinate;
 pub use machine::{
     BootDevice, DriveSlot, Frame, HDA_ADDRESS, MacAddress, Machine, MachineConfig, MachineError,
     NIC_ADDRESS, RunEvent,

@@ -31,6 +31,8 @@ pub(crate) mod floppy_media;
 #[cfg(test)]
 #[path = "floppy_tests.rs"]
 mod floppy_tests;
+#[path = "host_gamepad.rs"]
+pub(crate) mod host_gamepad;
 #[path = "host_io.rs"]
 pub(crate) mod host_io;
 #[cfg(test)]

@@ -16,6 +16,12 @@
 //!   click X Y [BUTTON]            move there, press BUTTON (1 left), release it
 //!   system_powerdown              press the ACPI power button
 //!   set_link nic on|off           plug or pull the e1000's cable (link-change interrupt)
+//!   gamepad_attach [PAD]          plug a USB HID gamepad for host pad PAD (0) into a free
+//!                                 root port; gamepad_detach [PAD] pulls it
+//!   gamepad_button N on|off [PAD] press or release button N (1-16)
+//!   gamepad_axis AXIS V [PAD]     put axis x, y (left stick), z or rz (right stick) at V
+//!                                 in -127..=127 (positive right/down)
+//!   gamepad_hat DIR [PAD]         the hat: up, up-right, right, ... up-left, or centre
 //!   quit                          stop the emulator (exit 0)
 //!   help
 //! and four that say *when* the following lines run, so a script is deterministic:
@@ -44,7 +50,9 @@ use std::io::{BufRead, Write};
 use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, TryRecvError};
 
-use aero_machine::{CdStatus, DriveSlot, FloppyStatus, Machine, MachineError, MediaError};
+use aero_machine::{
+    CdStatus, DriveSlot, FloppyStatus, GamepadAxis, GamepadInput, Machine, MachineError, MediaError,
+};
 use aero_storage::ImageFormat;
 
 use aero::needle::Needle;
@@ -93,6 +101,8 @@ pub enum Command {
     SystemPowerdown,
     /// The NIC's cable plugged in (true) or pulled.
     SetLink(bool),
+    /// A gamepad plugged, pulled or moved (`gamepad_*`).
+    Gamepad(GamepadInput),
     Help,
     Quit,
 }
@@ -125,6 +135,10 @@ mouse_move_abs X Y          put the USB tablet's pointer on screen pixel X,Y (ne
 click X Y [BUTTON]          click at X,Y with the USB tablet (needs --usb)
 system_powerdown            press the ACPI power button
 set_link nic on|off         plug or pull the NIC's cable
+gamepad_attach [PAD]        plug a USB gamepad in for pad PAD (default 0); gamepad_detach [PAD]
+gamepad_button N on|off [PAD]  press or release gamepad button N (1-16)
+gamepad_axis AXIS V [PAD]   gamepad axis x|y|z|rz to V in -127..=127 (positive right/down)
+gamepad_hat DIR [PAD]       gamepad hat: centre, up, up-right, right, down-right, down, ...
 quit                        stop the emulator
 at SECONDS                  (scripts) run the next lines once the guest clock reaches SECONDS
 wait-serial TEXT            (scripts) run the next lines once TEXT appeared on COM1
@@ -259,6 +273,9 @@ pub fn parse_line(line: &str) -> anyhow::Result<Option<Line>> {
         ["system_powerdown"] => Line::Run(Command::SystemPowerdown),
         ["set_link", "nic", state @ ("on" | "off")] => Line::Run(Command::SetLink(*state == "on")),
         ["set_link", ..] => anyhow::bail!("usage: set_link nic on|off"),
+        [cmd, args @ ..] if cmd.starts_with("gamepad_") => {
+            Line::Run(Command::Gamepad(parse_gamepad(cmd, args)?))
+        }
         ["eject", rest @ ..] => {
             let force = rest.first() == Some(&"-f");
             let rest = if force { &rest[1..] } else { rest };
@@ -302,6 +319,76 @@ pub fn parse_line(line: &str) -> anyhow::Result<Option<Line>> {
         [] => return Ok(None),
     };
     Ok(Some(line))
+}
+
+/// The `gamepad_*` commands; PAD, the last argument, is 0 when left out.
+fn parse_gamepad(cmd: &str, args: &[&str]) -> anyhow::Result<GamepadInput> {
+    let (usage, fixed) = match cmd {
+        "gamepad_attach" => ("gamepad_attach [PAD]", 0),
+        "gamepad_detach" => ("gamepad_detach [PAD]", 0),
+        "gamepad_button" => ("gamepad_button N on|off [PAD]", 2),
+        "gamepad_axis" => ("gamepad_axis x|y|z|rz VALUE [PAD]", 2),
+        "gamepad_hat" => ("gamepad_hat DIRECTION [PAD]", 1),
+        other => anyhow::bail!("unknown command {other:?} (try help)"),
+    };
+    anyhow::ensure!(
+        args.len() == fixed || args.len() == fixed + 1,
+        "usage: {usage}"
+    );
+    let pad = match args.get(fixed) {
+        Some(p) => p
+            .parse()
+            .map_err(|_| anyhow::anyhow!("{cmd}: {p:?} is not a pad number"))?,
+        None => 0,
+    };
+    Ok(match cmd {
+        "gamepad_attach" => GamepadInput::Connected { pad },
+        "gamepad_detach" => GamepadInput::Disconnected { pad },
+        "gamepad_button" => GamepadInput::Button {
+            pad,
+            button: args[0]
+                .parse()
+                .ok()
+                .filter(|b| (1..=16).contains(b))
+                .ok_or_else(|| anyhow::anyhow!("{cmd}: {:?} is not a button 1-16", args[0]))?,
+            pressed: match args[1] {
+                "on" | "1" | "down" => true,
+                "off" | "0" | "up" => false,
+                other => anyhow::bail!("{cmd}: {other:?} is neither on nor off"),
+            },
+        },
+        "gamepad_axis" => GamepadInput::Axis {
+            pad,
+            axis: match args[0] {
+                "x" => GamepadAxis::X,
+                "y" => GamepadAxis::Y,
+                "z" => GamepadAxis::Z,
+                "rz" => GamepadAxis::Rz,
+                other => anyhow::bail!("{cmd}: {other:?} is not an axis (x, y, z, rz)"),
+            },
+            value: args[1]
+                .parse::<i8>()
+                .ok()
+                .filter(|v| *v >= -127)
+                .map(|v| f32::from(v) / 127.0)
+                .ok_or_else(|| anyhow::anyhow!("{cmd}: {:?} is not in -127..=127", args[1]))?,
+        },
+        _ => GamepadInput::Hat {
+            pad,
+            direction: match args[0] {
+                "centre" | "center" | "none" => None,
+                "up" => Some(0),
+                "up-right" => Some(1),
+                "right" => Some(2),
+                "down-right" => Some(3),
+                "down" => Some(4),
+                "down-left" => Some(5),
+                "left" => Some(6),
+                "up-left" => Some(7),
+                other => anyhow::bail!("{cmd}: {other:?} is not a direction"),
+            },
+        },
+    })
 }
 
 /// A number of seconds of guest time (`at`, `wait-match`), in nanoseconds.
@@ -789,6 +876,10 @@ impl Monitor {
                 );
                 Ok(String::new())
             }
+            Command::Gamepad(event) => {
+                machine.gamepad_event(*event)?;
+                Ok(String::new())
+            }
             Command::Help => Ok(HELP.to_string()),
             Command::Quit => {
                 self.quit = true;
@@ -1125,6 +1216,64 @@ mod tests {
             "frobnicate",
             "change ide1-cd0 \"x",
             "change ide1-cd0 x.iso zip",
+        ] {
+            assert!(parse_line(bad).is_err(), "{bad:?} should be refused");
+        }
+    }
+
+    #[test]
+    fn parses_gamepad_commands() {
+        let pad = |line: &str| match parse_line(line).unwrap() {
+            Some(Line::Run(Command::Gamepad(event))) => event,
+            other => panic!("{line}: {other:?}"),
+        };
+        assert_eq!(pad("gamepad_attach"), GamepadInput::Connected { pad: 0 });
+        assert_eq!(
+            pad("gamepad_detach 2"),
+            GamepadInput::Disconnected { pad: 2 }
+        );
+        assert_eq!(
+            pad("gamepad_button 16 on 1"),
+            GamepadInput::Button {
+                pad: 1,
+                button: 16,
+                pressed: true
+            }
+        );
+        assert_eq!(
+            pad("gamepad_axis rz -127"),
+            GamepadInput::Axis {
+                pad: 0,
+                axis: GamepadAxis::Rz,
+                value: -1.0
+            }
+        );
+        assert_eq!(
+            pad("gamepad_hat down-left"),
+            GamepadInput::Hat {
+                pad: 0,
+                direction: Some(5)
+            }
+        );
+        assert_eq!(
+            pad("gamepad_hat centre"),
+            GamepadInput::Hat {
+                pad: 0,
+                direction: None
+            }
+        );
+        for bad in [
+            "gamepad_button 0 on",
+            "gamepad_button 17 on",
+            "gamepad_button 1 maybe",
+            "gamepad_button 1",
+            "gamepad_axis w 3",
+            "gamepad_axis x 128",
+            "gamepad_axis x -128",
+            "gamepad_hat sideways",
+            "gamepad_attach x",
+            "gamepad_attach 1 2",
+            "gamepad_frob",
         ] {
             assert!(parse_line(bad).is_err(), "{bad:?} should be refused");
         }

@@ -2,7 +2,9 @@
 //! `usbhid`/`hid-generic` bind the tablet, keyboard and mouse, and `evdev` hands their
 //! events to a reader in the guest. A monitor script moves and clicks the tablet
 //! (`mouse_move_abs`, `click`) and types on the keyboard once the guest is listening; the
-//! guest's recorded input events must be exactly those.
+//! guest's recorded input events must be exactly those. A second guest gets a gamepad
+//! plugged in while it runs (`gamepad_attach`), reads its buttons, sticks and hat through
+//! `evdev` and `joydev`, and sees it pulled again.
 
 mod common;
 
@@ -183,4 +185,159 @@ fn linux_enumerates_the_hid_devices_and_reads_tablet_and_keyboard_input() {
         ],
         "keyboard events"
     );
+}
+
+/// The gamepad guest's /init body after the modules: wait for the boot-time HID devices,
+/// ask the host to plug the pad in, find its joystick and event nodes, record both while
+/// the host presses and moves, print them, then watch the pad being pulled.
+const GAMEPAD_INIT: &str = r#"
+count() { grep -l -i "aero" /sys/class/input/event*/device/name 2>/dev/null | wc -l; }
+i=0
+while [ "$(count)" -lt 3 ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done
+echo "AERO-PAD-PLUG-ME"
+pad_event() {
+    for e in /sys/class/input/event*; do
+        grep -q Gamepad "$e/device/name" 2>/dev/null && echo "/dev/input/${e##*/}"
+    done
+}
+i=0
+while [ -z "$(pad_event)" ] || ! [ -e /dev/input/js0 ]; do
+    [ $i -lt 200 ] || break
+    sleep 0.1; i=$((i + 1))
+done
+for d in /sys/bus/usb/devices/*; do
+    [ -e "$d/idVendor" ] || continue
+    echo "AERO-PAD-DEV=$(cat "$d/idVendor"):$(cat "$d/idProduct") $(cat "$d/product" 2>/dev/null)"
+done
+event=$(pad_event)
+echo "AERO-PAD-NODES=$event $(cat /sys/class/input/js0/device/name)"
+cat "$event" >/tmp/event &
+ep=$!
+cat /dev/input/js0 >/tmp/js &
+jp=$!
+sleep 0.5
+echo "AERO-PAD-READY"
+sleep 3
+kill $ep $jp
+od -An -tx1 -v -w24 /tmp/event | sed 's/^/AERO-PAD-EV=/'
+od -An -tx1 -v -w8 /tmp/js | sed 's/^/AERO-PAD-JS=/'
+echo "AERO-PAD-UNPLUG-ME"
+i=0
+while [ -e /dev/input/js0 ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done
+[ -e /dev/input/js0 ] || echo "AERO-PAD-GONE"
+echo "AERO-PAD-DONE"
+"#;
+
+/// (type, number, value) of the joystick events in lines `PREFIX= xx ...` (8-byte
+/// `struct js_event`s: u32 time, s16 value, u8 type, u8 number), init events included.
+fn js_events(serial: &str, prefix: &str) -> Vec<(u8, u8, i16)> {
+    serial
+        .lines()
+        .filter_map(|l| l.strip_prefix(prefix))
+        .map(|hex| {
+            let b: Vec<u8> = hex
+                .split_whitespace()
+                .map(|x| u8::from_str_radix(x, 16).unwrap())
+                .collect();
+            assert_eq!(b.len(), 8, "{hex}");
+            (b[6], b[7], i16::from_le_bytes([b[4], b[5]]))
+        })
+        .collect()
+}
+
+#[test]
+fn linux_takes_a_hot_plugged_gamepad_and_reads_its_buttons_axes_and_hat() {
+    let dir = common::work_dir("usb-gamepad");
+    let mut modules = MODULES.to_vec();
+    modules.push(("joydev", "kernel/drivers/input/joydev.ko"));
+    let names: Vec<&str> = modules.iter().map(|(name, _)| *name).collect();
+    let init = format!(
+        "for m in {}; do\n    insmod /lib/modules/$m.ko || echo \"AERO-PAD-INSMOD-FAILED=$m\"\ndone\n{GAMEPAD_INIT}",
+        names.join(" ")
+    );
+    let mut files = vec![(
+        "init".to_string(),
+        0o100755,
+        common::guest_init(&init).into_bytes(),
+    )];
+    files.extend(common::module_files(&modules));
+    let disk = common::linux_disk_with_files(&dir, "initrd-amd64.img", &files);
+
+    let script = dir.join("input.monitor");
+    std::fs::write(
+        &script,
+        "wait-serial AERO-PAD-PLUG-ME\ngamepad_attach 0\nwait-serial AERO-PAD-READY\n\
+         gamepad_button 1 on\ngamepad_axis x 100\ngamepad_axis rz -127\ngamepad_hat right\n\
+         gamepad_button 16 on\ngamepad_button 1 off\n\
+         wait-serial AERO-PAD-UNPLUG-ME\ngamepad_detach 0\n",
+    )
+    .unwrap();
+    let serial = dir.join("serial.txt");
+    let out = common::run_aero(
+        &[
+            "headless",
+            "--usb",
+            "--monitor",
+            script.to_str().unwrap(),
+            "--serial",
+            serial.to_str().unwrap(),
+            "--until-serial",
+            "AERO-PAD-DONE",
+            "--timeout",
+            "150",
+            disk.to_str().unwrap(),
+        ],
+        &serial,
+    );
+    let lines = |prefix: &str| -> Vec<&str> {
+        out.lines().filter_map(|l| l.strip_prefix(prefix)).collect()
+    };
+    assert!(lines("AERO-PAD-INSMOD-FAILED=").is_empty(), "{out}");
+    assert!(
+        lines("AERO-PAD-DEV=").contains(&"ae20:0004 Aero USB Gamepad"),
+        "gamepad not enumerated after the hot-plug: {out}"
+    );
+    assert!(
+        lines("AERO-PAD-NODES=")
+            .first()
+            .is_some_and(|l| l.ends_with("Aero Aero USB Gamepad")),
+        "joydev and evdev bound the pad: {out}"
+    );
+
+    // evdev: a Game Pad's buttons 1-16 are BTN_SOUTH (0x130) .. BTN_THUMBR (0x13F); the
+    // hat is ABS_HAT0X/Y in -1..=1.
+    const BTN_SOUTH: u16 = 0x130;
+    const BTN_16: u16 = 0x13F;
+    const ABS_X: u16 = 0x00;
+    const ABS_RZ: u16 = 0x05;
+    const ABS_HAT0X: u16 = 0x10;
+    assert_eq!(
+        events(&out, "AERO-PAD-EV="),
+        [
+            (EV_KEY, BTN_SOUTH, 1),
+            (EV_ABS, ABS_X, 100),
+            (EV_ABS, ABS_RZ, -127),
+            (EV_ABS, ABS_HAT0X, 1),
+            (EV_KEY, BTN_16, 1),
+            (EV_KEY, BTN_SOUTH, 0),
+        ],
+        "gamepad evdev events"
+    );
+    // joydev: after its init events (type | 0x80) the same changes as joystick events:
+    // buttons 0 and 15, axes numbered in evdev order (X 0, Y 1, Z 2, Rz 3, hat X 4, hat Y 5),
+    // values scaled to -32767..=32767.
+    let js = js_events(&out, "AERO-PAD-JS=");
+    let live: Vec<(u8, u8, i16)> = js.iter().copied().filter(|e| e.0 & 0x80 == 0).collect();
+    assert!(
+        js.iter().any(|e| e.0 == 0x81) && js.iter().any(|e| e.0 == 0x82),
+        "joydev's init events: {js:?}"
+    );
+    let [b1, x, rz, hat, b16, b1_up] = live[..] else {
+        panic!("joystick events: {live:?}")
+    };
+    assert_eq!((b1, b16, b1_up), ((1, 0, 1), (1, 15, 1), (1, 0, 0)));
+    assert!(x.0 == 2 && x.1 == 0 && x.2 > 20_000, "X axis: {x:?}");
+    assert_eq!(rz, (2, 3, -32767), "Rz axis");
+    assert_eq!(hat, (2, 4, 32767), "hat X");
+    assert_eq!(lines("AERO-PAD-GONE").len(), 1, "the pad was unplugged");
 }

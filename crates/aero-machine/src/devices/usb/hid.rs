@@ -286,6 +286,8 @@ pub struct HidDevice {
     /// The newest queued report is pure tablet motion (a newer position may replace it).
     last_queued_is_motion: bool,
     gamepad: GamepadState,
+    /// Gamepad: which of the host's pads feeds it.
+    host_pad: Option<u32>,
 }
 
 impl HidDevice {
@@ -308,7 +310,20 @@ impl HidDevice {
             pending_motion: (0, 0, 0),
             last_queued_is_motion: false,
             gamepad: GamepadState::default(),
+            host_pad: None,
         }
+    }
+
+    /// A gamepad fed by the host's pad `pad` (an id of the host's choosing).
+    pub fn gamepad(pad: u32) -> HidDevice {
+        let mut dev = HidDevice::new(HidKind::Gamepad);
+        dev.host_pad = Some(pad);
+        dev
+    }
+
+    /// The host pad behind a gamepad made with [`HidDevice::gamepad`].
+    pub fn host_pad(&self) -> Option<u32> {
+        self.host_pad
     }
 
     pub fn kind(&self) -> HidKind {
@@ -632,10 +647,11 @@ impl UsbDevice for HidDevice {
     }
 
     fn reset(&mut self) {
-        let (kind, gamepad) = (self.kind, self.gamepad);
+        let (kind, gamepad, host_pad) = (self.kind, self.gamepad, self.host_pad);
         *self = HidDevice::new(kind);
         // The host's controls are still where they were.
         self.gamepad = gamepad;
+        self.host_pad = host_pad;
     }
 
     fn handle_token(&mut self, pid: UsbPid, endpoint: u8, data: &mut [u8]) -> UsbResponse {
@@ -1063,6 +1079,9 @@ mod tests {
         // A bus reset keeps the host's controls; the guest reads them again once bound.
         dev.reset();
         assert_eq!(dev.gamepad_state(), state);
+        let mut pad = HidDevice::gamepad(7);
+        pad.reset();
+        assert_eq!((pad.kind(), pad.host_pad()), (HidKind::Gamepad, Some(7)));
         // Other kinds ignore gamepad input; a guest that never reads holds a bounded queue.
         let mut tablet = configured(HidKind::Tablet);
         tablet.gamepad_event(state);

@@ -9,6 +9,7 @@
 //! [`ControlPipe`] runs the three stages of control transfers on endpoint 0 for a device,
 //! which only answers whole requests ([`SetupPacket`] in, bytes or a stall out).
 
+pub mod ehci;
 pub mod hid;
 pub mod root_ports;
 pub mod uhci;
