@@ -9,12 +9,16 @@
 //! only become the frame through the CPU executor's conversion.
 
 use std::cell::{Cell, RefCell};
-use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use super::{Repr, WgpuError, WgpuExecutor, common};
 use crate::Frame;
 use crate::aerogpu::executor::PresentedTexture;
 use crate::aerogpu::processor::{ResourceId, TextureDesc};
+
+/// How long a finished read-back may take to report its mapping (another thread's poll
+/// runs the callback when the device is shared).
+const MAP_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What scanout 0 shows after a present of a host-only target.
 pub(super) struct Presented {
@@ -215,20 +219,19 @@ impl WgpuExecutor {
         self.queue.submit([enc.finish()]);
         self.take_gpu_errors()?;
         let slice = staging.slice(..len);
-        let mapped: Arc<Mutex<Option<Result<(), wgpu::BufferAsyncError>>>> = Arc::default();
-        let done = mapped.clone();
+        let (done, mapped) = std::sync::mpsc::channel();
         slice.map_async(wgpu::MapMode::Read, move |r| {
-            if let Ok(mut d) = done.lock() {
-                *d = Some(r);
-            }
+            let _ = done.send(r);
         });
         self.device
             .poll(wgpu::PollType::wait_indefinitely())
             .map_err(|e| WgpuError::Gpu(e.to_string()))?;
-        match mapped.lock().ok().and_then(|mut m| m.take()) {
-            Some(Ok(())) => {}
-            Some(Err(e)) => return Err(WgpuError::Gpu(e.to_string())),
-            None => return Err(WgpuError::Gpu("read-back was not mapped".into())),
+        // On a device shared with the window, the window thread's poll may be the one
+        // running the callback, still at it when ours returns: wait for the callback.
+        match mapped.recv_timeout(MAP_TIMEOUT) {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(WgpuError::Gpu(e.to_string())),
+            Err(_) => return Err(WgpuError::Gpu("read-back was not mapped".into())),
         }
         Ok(slice.get_mapped_range())
     }
