@@ -19,6 +19,6 @@ pub use machine::floppy_media::FloppyStatus;
 pub use machine::host_gamepad::{GamepadAxis, GamepadError, GamepadInput};
 pub use machine::host_io::tablet_coordinate;
 pub use machine::{
-    BootDevice, DriveSlot, Frame, HDA_ADDRESS, MacAddress, Machine, MachineConfig, MachineError,
-    NIC_ADDRESS, RunEvent,
+    BootDevice, DriveSlot, Frame, HDA_ADDRESS, LinuxBoot, LinuxBootError, MacAddress, Machine,
+    MachineConfig, MachineError, NIC_ADDRESS, RunEvent,
 };

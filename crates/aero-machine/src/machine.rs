@@ -7,6 +7,7 @@ use aero_storage::ide::IdeDrive;
 use aero_storage::{BlockDevice, SharedDisk};
 
 pub use aero_firmware::bios::BootDevice;
+pub use aero_firmware::bios::linux::{LinuxBoot, LinuxBootError};
 use aero_firmware::bios::{Bios, BiosConfig, TrapOutcome, mem::WrittenRanges};
 use aero_firmware::tables::acpi::EcamWindow;
 
@@ -86,6 +87,8 @@ pub struct MachineConfig {
     /// ICH9 UHCI controllers at 00:1D.0 (tablet on port 1, keyboard on port 2) and
     /// 00:1D.1 (mouse), as QEMU's `ich9-usb-uhci1`/`uhci2` with `usb-tablet` etc.
     pub usb: bool,
+    /// A Linux kernel our BIOS boots directly at INT 19h (`--kernel`), before the boot order.
+    pub linux: Option<std::sync::Arc<LinuxBoot>>,
 }
 
 /// An Ethernet MAC address.
@@ -106,6 +109,7 @@ impl Default for MachineConfig {
             nic: None,
             audio: None,
             usb: false,
+            linux: None,
         }
     }
 }
@@ -221,6 +225,15 @@ pub struct Machine {
 impl Machine {
     pub fn new(config: MachineConfig) -> Result<Machine, MachineError> {
         let (bios, rom) = match &config.external_bios {
+            Some(_) if config.linux.is_some() => {
+                // SeaBIOS would need QEMU's fw_cfg kernel items and a linuxboot option
+                // ROM; Aero offers neither.
+                return Err(MachineError::Config(
+                    "direct kernel boot (--kernel) needs Aero's own BIOS; with --bios boot \
+                     the kernel from a disk instead"
+                        .into(),
+                ));
+            }
             Some(rom) => (None, rom.clone()),
             None => {
                 let mut bios_config = BiosConfig::new(config.memory_bytes);
@@ -232,6 +245,7 @@ impl Machine {
                     end_bus: (memory_map::ECAM_BUSES - 1) as u8,
                 });
                 bios_config.floppy_controller = config.fda.is_some();
+                bios_config.linux = config.linux.clone();
                 // SMBIOS and the MP table name the CPU the way CPUID does.
                 let leaf1 = aero_cpu::exec::cpuid::cpuid_values(
                     &aero_cpu::exec::cpuid::Wired::probe(),

@@ -725,6 +725,19 @@ typedef struct _D3DDDIARG_TEXBLT {
 AEROGPU_DDI_ASSERT_OFFSET(D3DDDIARG_TEXBLT, DstPoint, 12, 20);
 AEROGPU_DDI_ASSERT_SIZE(D3DDDIARG_TEXBLT, 36, 48);
 
+/* UpdateTexture of volume textures: SrcBox of hSrcResource to (DstX, DstY, DstZ) of
+ * hDstResource. */
+typedef struct _D3DDDIARG_VOLUMEBLT {
+    HANDLE hDstResource;
+    HANDLE hSrcResource;
+    UINT DstX;
+    UINT DstY;
+    UINT DstZ;
+    D3DDDIBOX SrcBox;
+} D3DDDIARG_VOLUMEBLT;
+AEROGPU_DDI_ASSERT_OFFSET(D3DDDIARG_VOLUMEBLT, SrcBox, 20, 28);
+AEROGPU_DDI_ASSERT_SIZE(D3DDDIARG_VOLUMEBLT, 44, 56);
+
 /* Vertex/index buffer copy: SrcRange (bytes) of hSrcResource to Offset (bytes) of hDstResource. */
 typedef struct _D3DDDIARG_BUFFERBLT {
     HANDLE hDstResource;

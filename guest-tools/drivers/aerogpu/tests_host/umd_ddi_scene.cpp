@@ -106,7 +106,7 @@ int main(int argc, char **argv) {
     // content-protection and not-yet-implemented entries the UMD documents a reason for.
     {
         static const char *const kExpectedStubs[] = {
-            "pfnValidateDevice", "pfnDrawRectPatch", "pfnDrawTriPatch", "pfnVolBlt", "pfnComposeRects",
+            "pfnValidateDevice", "pfnDrawRectPatch", "pfnDrawTriPatch", "pfnComposeRects",
             "pfnCreateDecodeDevice", "pfnDestroyDecodeDevice", "pfnSetDecodeRenderTarget",
             "pfnDecodeBeginFrame", "pfnDecodeEndFrame", "pfnDecodeExecute", "pfnDecodeExtensionExecute",
             "pfnCreateVideoProcessDevice", "pfnDestroyVideoProcessDevice", "pfnVideoProcessBeginFrame",

@@ -180,6 +180,7 @@ struct LevelLayout {
     uint32_t row_pitch = 0, rows = 0;
     uint32_t block = 1; // texels per block edge (4 for BC formats)
 };
+// Plain 2D textures only (cube and volume textures: layer_level_layout).
 bool level_layout(const ResourceDesc &d, uint32_t level, LevelLayout *out);
 // Where D3D9 subresource `sub` (cube: face * levels + mip; others: mip) lives: its mip's
 // layout at the face's offset, `depth` slices `slice_pitch` bytes apart for volumes.
@@ -189,6 +190,9 @@ struct SubresourceLayout {
     uint64_t slice_pitch = 0, size = 0;
 };
 bool subresource_layout(const ResourceDesc &d, uint32_t sub, SubresourceLayout *out);
+// Mip `level` of cube face `layer`, of volume depth slice `layer`, or (layer 0) of a 2D
+// texture: what COPY_TEXTURE2D's *_array_layer and *_mip_level address.
+bool layer_level_layout(const ResourceDesc &d, uint32_t layer, uint32_t level, LevelLayout *out);
 // D3D9's default of a render state the core sends at device creation; false for states
 // outside its table (unknown ones, and those the DDI layer keeps itself).
 bool d3d9_render_state_default(uint32_t state, uint32_t *value);
@@ -198,6 +202,11 @@ uint32_t vertex_count_for(uint32_t prim_type, uint32_t prim_count);
 // A rectangle in texels, [left, right) x [top, bottom) (D3D9 RECT semantics).
 struct Rect {
     int32_t left = 0, top = 0, right = 0, bottom = 0;
+};
+// A box of a volume: a Rect over slices [front, back).
+struct Box {
+    int32_t left = 0, top = 0, right = 0, bottom = 0;
+    uint32_t front = 0, back = 1;
 };
 
 // Blit (StretchRect) options.
@@ -299,7 +308,8 @@ public:
         return copy_texture_level(dst, 0, dst_x, dst_y, src, 0, src_x, src_y, w, h);
     }
     int32_t copy_texture_level(uint32_t dst, uint32_t dst_level, uint32_t dst_x, uint32_t dst_y, uint32_t src,
-                               uint32_t src_level, uint32_t src_x, uint32_t src_y, uint32_t w, uint32_t h);
+                               uint32_t src_level, uint32_t src_x, uint32_t src_y, uint32_t w, uint32_t h,
+                               uint32_t dst_layer = 0, uint32_t src_layer = 0);
     // BufBlt between two buffers: COPY_BUFFER, ranges checked against the buffers' sizes.
     int32_t copy_buffer(uint32_t dst, uint64_t dst_offset, uint32_t src, uint64_t src_offset, uint64_t size);
     // Host copies of CPU data (system-memory sources of BufBlt/TexBlt): UPLOAD_RESOURCE
@@ -309,16 +319,22 @@ public:
     // Texels [x, x+w) x [y, y+h) of mip `level` from `data` (rows `pitch` bytes apart, first
     // row at data). BC formats: the rectangle must be on 4x4 block edges (or the level's edge).
     int32_t upload_texture(uint32_t dst, uint32_t level, uint32_t x, uint32_t y, uint32_t w, uint32_t h,
-                           const void *data, uint32_t pitch);
+                           const void *data, uint32_t pitch, uint32_t layer = 0);
     // TexBlt (UpdateTexture/UpdateSurface) between two textures of one format: src_rect of
     // the top level to dst_point, and the same region scaled down in every lower level dst
     // has (dst level l takes src level l + src.levels - dst.levels). `sysmem` (nullable)
     // gives each src level's CPU data and pitch: uploaded from there; otherwise COPY_TEXTURE2D.
+    // Cube textures: face `face` of both (`sysmem` lists every face's levels, face by face).
     struct SysmemLevel {
         const void *data;
         uint32_t pitch;
+        uint32_t slice_pitch = 0; // volumes
     };
     int32_t tex_blt(uint32_t dst, int32_t dst_x, int32_t dst_y, uint32_t src, const Rect &src_rect,
+                    const SysmemLevel *sysmem, uint32_t sysmem_levels, uint32_t face = 0);
+    // VolBlt (UpdateTexture of volume textures): `box` of the top level to (dst_x, dst_y,
+    // dst_z), scaled to every level as tex_blt does, one depth slice per copy.
+    int32_t vol_blt(uint32_t dst, uint32_t dst_x, uint32_t dst_y, uint32_t dst_z, uint32_t src, const Box &box,
                     const SysmemLevel *sysmem, uint32_t sysmem_levels);
     uint32_t render_target(uint32_t index) const { return index < AEROGPU_MAX_RENDER_TARGETS ? rts_[index] : 0; }
     uint32_t depth_stencil() const { return ds_; }
@@ -414,6 +430,9 @@ public:
     bool out_of_handles() const { return out_of_handles_; }
 
 private:
+    // tex_blt and vol_blt: every dst level from its src level, face `face` of cubes.
+    int32_t blt_levels(uint32_t dst, uint32_t dst_x, uint32_t dst_y, uint32_t dst_z, uint32_t src, const Box &box,
+                       uint32_t face, const SysmemLevel *sysmem, uint32_t sysmem_levels);
     // The next handle of the device's chunk (a new chunk when it is used up), 0 if none.
     uint32_t new_handle();
     void reference(uint32_t handle, bool write);

@@ -84,35 +84,30 @@ bool subresource_layout(const ResourceDesc &d, uint32_t sub, SubresourceLayout *
     return true;
 }
 
-// The copy and blit paths address mips of plain 2D textures only.
-bool level_layout(const ResourceDesc &d, uint32_t level, LevelLayout *out) {
-    if (d.kind != ResourceKind::Texture2D || level >= d.levels || d.cube || d.volume) return false;
-    const uint32_t fmt = d3d_format_to_aerogpu(d.d3d_format);
-    if (!fmt) return false;
-    LevelLayout l;
-    l.block = is_bc(fmt) ? 4 : 1;
-    uint64_t off = 0;
-    for (uint32_t i = 0; i <= level; i++) {
-        const uint32_t w = std::max(d.width >> i, 1u), h = std::max(d.height >> i, 1u);
-        const uint32_t pitch = row_pitch_for(d.d3d_format, w), rows = (h + l.block - 1) / l.block;
-        if (i == level) {
-            l.width = w;
-            l.height = h;
-            l.offset = off;
-            l.row_pitch = pitch;
-            l.rows = rows;
-        }
-        off += uint64_t(pitch) * rows;
+bool layer_level_layout(const ResourceDesc &d, uint32_t layer, uint32_t level, LevelLayout *out) {
+    SubresourceLayout s;
+    if (level >= d.levels || !subresource_layout(d, d.cube ? layer * d.levels + level : level, &s)) return false;
+    if (d.volume) {
+        if (layer >= s.depth) return false;
+        s.level.offset += uint64_t(layer) * s.slice_pitch;
+    } else if (!d.cube && layer) {
+        return false;
     }
-    *out = l;
+    *out = s.level;
     return true;
 }
 
+bool level_layout(const ResourceDesc &d, uint32_t level, LevelLayout *out) {
+    return !d.cube && !d.volume && layer_level_layout(d, 0, level, out);
+}
+
 int32_t Device::copy_texture_level(uint32_t dst, uint32_t dst_level, uint32_t dst_x, uint32_t dst_y, uint32_t src,
-                                   uint32_t src_level, uint32_t src_x, uint32_t src_y, uint32_t w, uint32_t h) {
+                                   uint32_t src_level, uint32_t src_x, uint32_t src_y, uint32_t w, uint32_t h,
+                                   uint32_t dst_layer, uint32_t src_layer) {
     Resource *d = find(dst), *s = find(src);
     LevelLayout dl, sl;
-    if (!d || !s || !level_layout(d->desc, dst_level, &dl) || !level_layout(s->desc, src_level, &sl) || w == 0 ||
+    if (!d || !s || !layer_level_layout(d->desc, dst_layer, dst_level, &dl) ||
+        !layer_level_layout(s->desc, src_layer, src_level, &sl) || w == 0 ||
         h == 0 || dst_x > dl.width || w > dl.width - dst_x || dst_y > dl.height || h > dl.height - dst_y ||
         src_x > sl.width || w > sl.width - src_x || src_y > sl.height || h > sl.height - src_y ||
         d3d_format_to_aerogpu(d->desc.d3d_format) != d3d_format_to_aerogpu(s->desc.d3d_format))
@@ -123,6 +118,8 @@ int32_t Device::copy_texture_level(uint32_t dst, uint32_t dst_level, uint32_t ds
     p->src_texture = src;
     p->dst_mip_level = dst_level;
     p->src_mip_level = src_level;
+    p->dst_array_layer = dst_layer;
+    p->src_array_layer = src_layer;
     p->dst_x = dst_x;
     p->dst_y = dst_y;
     p->src_x = src_x;
@@ -188,10 +185,10 @@ int32_t Device::upload_buffer(uint32_t dst, uint64_t offset, const void *data, u
 }
 
 int32_t Device::upload_texture(uint32_t dst, uint32_t level, uint32_t x, uint32_t y, uint32_t w, uint32_t h,
-                               const void *data, uint32_t pitch) {
+                               const void *data, uint32_t pitch, uint32_t layer) {
     Resource *d = find(dst);
     LevelLayout l;
-    if (!d || !data || !level_layout(d->desc, level, &l) || w == 0 || h == 0 || x > l.width || w > l.width - x ||
+    if (!d || !data || !layer_level_layout(d->desc, layer, level, &l) || w == 0 || h == 0 || x > l.width || w > l.width - x ||
         y > l.height || h > l.height - y)
         return kD3DERR_INVALIDCALL;
     const uint32_t b = l.block;
@@ -213,70 +210,106 @@ int32_t Device::upload_texture(uint32_t dst, uint32_t level, uint32_t x, uint32_
 }
 
 int32_t Device::tex_blt(uint32_t dst, int32_t dst_x, int32_t dst_y, uint32_t src, const Rect &sr,
+                        const SysmemLevel *sysmem, uint32_t sysmem_levels, uint32_t face) {
+    const Resource *d = find(dst), *s = find(src);
+    if (!d || !s || d->desc.volume || s->desc.volume || d->desc.cube != s->desc.cube || (d->desc.cube && face >= 6) ||
+        (!d->desc.cube && face))
+        return kD3DERR_INVALIDCALL;
+    if (dst_x < 0 || dst_y < 0) return kD3DERR_INVALIDCALL;
+    Box box;
+    box.left = sr.left;
+    box.top = sr.top;
+    box.right = sr.right;
+    box.bottom = sr.bottom;
+    return blt_levels(dst, uint32_t(dst_x), uint32_t(dst_y), 0, src, box, face, sysmem, sysmem_levels);
+}
+
+int32_t Device::vol_blt(uint32_t dst, uint32_t dst_x, uint32_t dst_y, uint32_t dst_z, uint32_t src, const Box &box,
                         const SysmemLevel *sysmem, uint32_t sysmem_levels) {
+    const Resource *d = find(dst), *s = find(src);
+    if (!d || !s || !d->desc.volume || !s->desc.volume) return kD3DERR_INVALIDCALL;
+    return blt_levels(dst, dst_x, dst_y, dst_z, src, box, 0, sysmem, sysmem_levels);
+}
+
+int32_t Device::blt_levels(uint32_t dst, uint32_t dst_x, uint32_t dst_y, uint32_t dst_z, uint32_t src, const Box &box,
+                           uint32_t face, const SysmemLevel *sysmem, uint32_t sysmem_levels) {
     const Resource *d = find(dst), *s = find(src);
     if (!d || !s || dst == src || d->desc.kind != ResourceKind::Texture2D || s->desc.kind != ResourceKind::Texture2D ||
         d3d_format_to_aerogpu(d->desc.d3d_format) != d3d_format_to_aerogpu(s->desc.d3d_format) ||
-        s->desc.levels < d->desc.levels || (sysmem && sysmem_levels < s->desc.levels))
+        s->desc.levels < d->desc.levels || (sysmem && sysmem_levels < s->desc.layers * s->desc.levels))
         return kD3DERR_INVALIDCALL;
     // UpdateTexture: dst level l corresponds to src level l + skip, of the same size.
     const uint32_t skip = s->desc.levels - d->desc.levels;
-    // Cube and volume textures are not copied level by level yet (level_layout refuses).
-    LevelLayout top;
-    if (!level_layout(s->desc, skip, &top) || !level_layout(d->desc, 0, &top) || !level_layout(s->desc, skip, &top))
-        return kD3DERR_NOTAVAILABLE;
-    if (top.width != d->desc.width || top.height != d->desc.height) return kD3DERR_INVALIDCALL;
-    const LevelLayout &s0 = top;
-    LevelLayout src0;
-    level_layout(s->desc, 0, &src0);
-    if (sr.left < 0 || sr.top < 0 || sr.left >= sr.right || sr.top >= sr.bottom || uint32_t(sr.right) > src0.width ||
-        uint32_t(sr.bottom) > src0.height || dst_x < 0 || dst_y < 0)
+    SubresourceLayout src_top, dst_top, src0;
+    // Sizes from face 0 (a cube's faces share them): subresource l is mip l.
+    if (!subresource_layout(s->desc, skip, &src_top) || !subresource_layout(d->desc, 0, &dst_top) ||
+        !subresource_layout(s->desc, 0, &src0))
         return kD3DERR_INVALIDCALL;
-    const bool whole = sr.left == 0 && sr.top == 0 && uint32_t(sr.right) == src0.width &&
-                       uint32_t(sr.bottom) == src0.height && dst_x == 0 && dst_y == 0;
+    if (src_top.level.width != dst_top.level.width || src_top.level.height != dst_top.level.height ||
+        src_top.depth != dst_top.depth)
+        return kD3DERR_INVALIDCALL;
+    if (box.left < 0 || box.top < 0 || box.left >= box.right || box.top >= box.bottom || box.front >= box.back ||
+        uint32_t(box.right) > src0.level.width || uint32_t(box.bottom) > src0.level.height || box.back > src0.depth)
+        return kD3DERR_INVALIDCALL;
+    const bool whole = box.left == 0 && box.top == 0 && uint32_t(box.right) == src0.level.width &&
+                       uint32_t(box.bottom) == src0.level.height && box.front == 0 && box.back == src0.depth &&
+                       dst_x == 0 && dst_y == 0 && dst_z == 0;
     // A region of a texture whose levels do not line up with dst's, or a block-compressed
     // region moved elsewhere: no defined per-level mapping.
-    if (!whole && (skip || (s0.block > 1 && (dst_x != sr.left || dst_y != sr.top)))) return kD3DERR_NOTAVAILABLE;
+    const uint32_t block = src_top.level.block;
+    if (!whole && (skip || (block > 1 && (dst_x != uint32_t(box.left) || dst_y != uint32_t(box.top)))))
+        return kD3DERR_NOTAVAILABLE;
     for (uint32_t lv = 0; lv < d->desc.levels; lv++) {
-        LevelLayout dl, sl;
-        level_layout(d->desc, lv, &dl);
-        level_layout(s->desc, lv + skip, &sl);
-        uint32_t x0 = 0, y0 = 0, x1 = sl.width, y1 = sl.height, dx = 0, dy = 0;
+        SubresourceLayout dl, sl;
+        subresource_layout(d->desc, lv, &dl);
+        subresource_layout(s->desc, lv + skip, &sl);
+        uint32_t x0 = 0, y0 = 0, z0 = 0, x1 = sl.level.width, y1 = sl.level.height, z1 = sl.depth, dx = 0, dy = 0,
+                 dz = 0;
         if (!whole) {
-            // The rectangle scaled to the level, grown to whole texels (and BC blocks).
+            // The box scaled to the level, grown to whole texels (and BC blocks).
             const uint32_t round = (1u << lv) - 1;
-            x0 = uint32_t(sr.left) >> lv;
-            y0 = uint32_t(sr.top) >> lv;
-            x1 = std::min((uint32_t(sr.right) + round) >> lv, sl.width);
-            y1 = std::min((uint32_t(sr.bottom) + round) >> lv, sl.height);
-            if (sl.block > 1) {
+            x0 = uint32_t(box.left) >> lv;
+            y0 = uint32_t(box.top) >> lv;
+            z0 = box.front >> lv;
+            x1 = std::min((uint32_t(box.right) + round) >> lv, sl.level.width);
+            y1 = std::min((uint32_t(box.bottom) + round) >> lv, sl.level.height);
+            z1 = std::min((box.back + round) >> lv, sl.depth);
+            if (block > 1) {
                 x0 &= ~3u;
                 y0 &= ~3u;
-                x1 = std::min((x1 + 3) & ~3u, sl.width);
-                y1 = std::min((y1 + 3) & ~3u, sl.height);
+                x1 = std::min((x1 + 3) & ~3u, sl.level.width);
+                y1 = std::min((y1 + 3) & ~3u, sl.level.height);
                 dx = x0;
                 dy = y0;
             } else {
-                dx = uint32_t(dst_x) >> lv;
-                dy = uint32_t(dst_y) >> lv;
+                dx = dst_x >> lv;
+                dy = dst_y >> lv;
             }
+            dz = dst_z >> lv;
             if (x1 <= x0) x1 = x0 + 1;
             if (y1 <= y0) y1 = y0 + 1;
-            if (dx >= dl.width || dy >= dl.height) return kD3DERR_INVALIDCALL;
+            if (z1 <= z0) z1 = z0 + 1;
+            if (dx >= dl.level.width || dy >= dl.level.height || dz >= dl.depth) return kD3DERR_INVALIDCALL;
         }
-        const uint32_t w = std::min(x1 - x0, dl.width - dx), h = std::min(y1 - y0, dl.height - dy);
-        int32_t hr;
-        if (sysmem) {
-            const SysmemLevel &m = sysmem[lv + skip];
-            if (!m.data) return kD3DERR_INVALIDCALL;
-            const uint32_t elem = row_pitch_for(s->desc.d3d_format, sl.block);
-            const uint8_t *p = static_cast<const uint8_t *>(m.data) + uint64_t(y0 / sl.block) * m.pitch +
-                               uint64_t(x0 / sl.block) * elem;
-            hr = upload_texture(dst, lv, dx, dy, w, h, p, m.pitch);
-        } else {
-            hr = copy_texture_level(dst, lv, dx, dy, src, lv + skip, x0, y0, w, h);
+        const uint32_t w = std::min(x1 - x0, dl.level.width - dx), h = std::min(y1 - y0, dl.level.height - dy);
+        const uint32_t depth = std::min(z1 - z0, dl.depth - dz);
+        for (uint32_t z = 0; z < depth; z++) {
+            // A cube copies within one face; a volume one depth slice at a time.
+            const uint32_t dst_layer = d->desc.cube ? face : dz + z, src_layer = d->desc.cube ? face : z0 + z;
+            int32_t hr;
+            if (sysmem) {
+                // The runtime lists a cube's levels face by face.
+                const SysmemLevel &m = sysmem[(d->desc.cube ? face * s->desc.levels : 0) + lv + skip];
+                if (!m.data || (s->desc.volume && !m.slice_pitch)) return kD3DERR_INVALIDCALL;
+                const uint32_t elem = row_pitch_for(s->desc.d3d_format, block);
+                const uint8_t *p = static_cast<const uint8_t *>(m.data) + uint64_t(z0 + z) * m.slice_pitch +
+                                   uint64_t(y0 / block) * m.pitch + uint64_t(x0 / block) * elem;
+                hr = upload_texture(dst, lv, dx, dy, w, h, p, m.pitch, dst_layer);
+            } else {
+                hr = copy_texture_level(dst, lv, dx, dy, src, lv + skip, x0, y0, w, h, dst_layer, src_layer);
+            }
+            if (hr != kS_OK) return hr;
         }
-        if (hr != kS_OK) return hr;
     }
     return kS_OK;
 }

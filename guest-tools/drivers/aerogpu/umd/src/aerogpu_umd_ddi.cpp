@@ -16,7 +16,8 @@
 //  - Blt: mip 0 only (sub-resource indices: NOTAVAILABLE); color keys, LinearToSrgb and
 //    Rotate: NOTAVAILABLE; stretching/format conversion/mirroring are draws of the core;
 //  - TexBlt (UpdateTexture): every level of dst from the matching src level, scaled
-//    rectangle; system-memory sources (pSysMem) are uploaded with UPLOAD_RESOURCE, which
+//    rectangle (cube textures: the face the runtime names); VolBlt likewise for volume
+//    textures, one depth slice per COPY_TEXTURE2D; system-memory sources (pSysMem) are uploaded with UPLOAD_RESOURCE, which
 //    leaves a guest-backed destination's own backing as it was; a destination in system
 //    memory, a region of textures with different level counts, or a moved BC region:
 //    NOTAVAILABLE. BufBlt likewise (COPY_BUFFER or an upload);
@@ -27,7 +28,8 @@
 //    target and rectangle, depth/stencil with CLEAR_RECTS (ABI 1.4; NOTAVAILABLE on an
 //    older device); one CLEAR when a rectangle covers every target. DepthFill: any
 //    rectangle of mip 0 (CLEAR_RECTS);
-//  - cube/volume textures, MSAA: NOTAVAILABLE;
+//  - render targets and depth buffers that are cube faces, volumes or mips other than 0
+//    (SetRenderTarget's SubResourceIndex), MSAA: NOTAVAILABLE;
 //  - fixed-function and resource state (texture stage states, transforms, clip planes,
 //    W range, N-patch mode, software vertex processing, stream frequency, lights, material,
 //    palettes, priority, autogen filter) is cached in LegacyState (aerogpu_umd_legacy.cpp)
@@ -1379,7 +1381,8 @@ HRESULT APIENTRY CreateResource(HANDLE h, D3DDDIARG_CREATERESOURCE *a) {
         for (UINT i = 0; i < a->SurfCount; i++) all = all && a->pSurfList[i].pSysMem;
         if (all)
             for (UINT i = 0; i < a->SurfCount; i++)
-                info.sysmem.push_back(Device::SysmemLevel{a->pSurfList[i].pSysMem, a->pSurfList[i].SysMemPitch});
+                info.sysmem.push_back(Device::SysmemLevel{a->pSurfList[i].pSysMem, a->pSurfList[i].SysMemPitch,
+                                                          a->pSurfList[i].SysMemSlicePitch});
     }
     const Resource *r = d->core.resource(handle);
     if (r->alloc_id) {
@@ -1630,16 +1633,38 @@ bool sysmem_destination(UmdDevice *d, HANDLE dst) {
 HRESULT APIENTRY TexBlt(HANDLE h, const D3DDDIARG_TEXBLT *a) {
     if (!a) return kEInvalidArg;
     UmdDevice *d = dev(h);
-    if (a->CubeMapFace) return kInvalidCall; // CreateResource refuses cube maps
     uint32_t src = from_handle(a->hSrcResource);
     auto it = d->res.find(src);
     if (it == d->res.end()) return kInvalidCall;
     if (sysmem_destination(d, a->hDstResource)) return kNotAvailable;
     const std::vector<Device::SysmemLevel> &sm = it->second.sysmem;
     int32_t r = d->core.tex_blt(from_handle(a->hDstResource), a->DstPoint.x, a->DstPoint.y, src, rect_of(a->SrcRect),
-                                sm.empty() ? nullptr : sm.data(), uint32_t(sm.size()));
+                                sm.empty() ? nullptr : sm.data(), uint32_t(sm.size()), a->CubeMapFace);
     if (r == kD3DERR_NOTAVAILABLE)
         log_once(d->logged_texblt, "aerogpu-d3d9: TexBlt of a region between textures with different level counts "
+                                   "(or a moved BC region): D3DERR_NOTAVAILABLE\n");
+    return hr_of(r);
+}
+
+HRESULT APIENTRY VolBlt(HANDLE h, const D3DDDIARG_VOLUMEBLT *a) {
+    if (!a) return kEInvalidArg;
+    UmdDevice *d = dev(h);
+    uint32_t src = from_handle(a->hSrcResource);
+    auto it = d->res.find(src);
+    if (it == d->res.end() || a->SrcBox.Right > INT32_MAX || a->SrcBox.Bottom > INT32_MAX) return kInvalidCall;
+    if (sysmem_destination(d, a->hDstResource)) return kNotAvailable;
+    const std::vector<Device::SysmemLevel> &sm = it->second.sysmem;
+    Box box;
+    box.left = int32_t(a->SrcBox.Left);
+    box.top = int32_t(a->SrcBox.Top);
+    box.right = int32_t(a->SrcBox.Right);
+    box.bottom = int32_t(a->SrcBox.Bottom);
+    box.front = a->SrcBox.Front;
+    box.back = a->SrcBox.Back;
+    int32_t r = d->core.vol_blt(from_handle(a->hDstResource), a->DstX, a->DstY, a->DstZ, src, box,
+                                sm.empty() ? nullptr : sm.data(), uint32_t(sm.size()));
+    if (r == kD3DERR_NOTAVAILABLE)
+        log_once(d->logged_texblt, "aerogpu-d3d9: VolBlt of a region between volumes with different level counts "
                                    "(or a moved BC region): D3DERR_NOTAVAILABLE\n");
     return hr_of(r);
 }
@@ -1961,7 +1986,6 @@ const StubReason kStubbedEntries[] = {
     {"pfnDrawTriPatch", "spec: higher-order patches are not tessellated"},
     {"pfnValidateDevice", "not implemented: fixed-function stages render as generated shaders, but the unmodelled ops "
                           "(bump mapping, PREMODULATE) would need D3DERR_UNSUPPORTEDCOLOROPERATION"},
-    {"pfnVolBlt", "no volume textures (caps: no D3DPTEXTURECAPS_VOLUMEMAP)"},
     {"pfnComposeRects", "D3D9Ex ComposeRects works on D3DFMT_A1 surfaces, which CreateResource refuses (the protocol "
                         "has no 1-bit format), so no valid call can reach it"},
     {"pfnCreateDecodeDevice", "video decode (DXVA): none"},
@@ -2035,6 +2059,7 @@ void fill_device_funcs(D3DDDI_DEVICEFUNCS *f) {
     f->pfnDrawPrimitive2 = DrawPrimitive2;
     f->pfnDrawIndexedPrimitive2 = DrawIndexedPrimitive2;
     f->pfnTexBlt = TexBlt;
+    f->pfnVolBlt = VolBlt;
     f->pfnBufBlt = BufBlt;
     f->pfnDepthFill = DepthFill;
     f->pfnGetInfo = GetInfo;

@@ -890,8 +890,80 @@ static void test_cube_and_volume_resources() {
     bad = vol;
     bad.depth = AEROGPU_MAX_VOLUME_DEPTH + 1;
     CHECK(d.create_resource(bad) == 0);
-    // The copy paths refuse them rather than copying face 0 only.
-    CHECK(d.tex_blt(c, 0, 0, d.create_resource(cube), Rect{0, 0, 4, 4}, nullptr, 0) == kD3DERR_NOTAVAILABLE);
+    // UpdateTexture of a cube: the face the runtime names, every level, array layer = face.
+    uint32_t c2 = d.create_resource(cube);
+    d.flush();
+    CHECK(d.tex_blt(c, 0, 0, c2, Rect{0, 0, 4, 4}, nullptr, 0, 3) == kS_OK);
+    d.flush();
+    ps = packets(sink.streams.back());
+    CHECK(ops_of(ps) == std::vector<uint32_t>(2, AEROGPU_CMD_COPY_TEXTURE2D));
+    for (uint32_t l = 0; l < 2 && l < ps.size(); l++) {
+        auto k = ps[l].as<aerogpu_cmd_copy_texture2d>();
+        CHECK(k.dst_texture == c && k.src_texture == c2 && k.dst_array_layer == 3 && k.src_array_layer == 3 &&
+              k.dst_mip_level == l && k.width == (4u >> l));
+    }
+    // From system memory: face 1's levels (listed face by face) at face 1's offsets.
+    std::vector<uint8_t> faces(6 * 80);
+    for (size_t i = 0; i < faces.size(); i++) faces[i] = uint8_t(i);
+    std::vector<Device::SysmemLevel> csm;
+    for (uint32_t f = 0; f < 6; f++) {
+        csm.push_back({faces.data() + f * 80, 16});
+        csm.push_back({faces.data() + f * 80 + 64, 8});
+    }
+    CHECK(d.tex_blt(c, 0, 0, c2, Rect{0, 0, 4, 4}, csm.data(), 12, 1) == kS_OK);
+    d.flush();
+    ps = packets(sink.streams.back());
+    CHECK(ps.size() == 2);
+    if (ps.size() == 2) {
+        auto a = ps[0].as<aerogpu_cmd_upload_resource>(), b = ps[1].as<aerogpu_cmd_upload_resource>();
+        CHECK(a.offset_bytes == 80 && a.size_bytes == 64 && std::memcmp(ps[0].payload(sizeof(a)), &faces[80], 64) == 0);
+        CHECK(b.offset_bytes == 80 + 64 && b.size_bytes == 16 &&
+              std::memcmp(ps[1].payload(sizeof(b)), &faces[144], 16) == 0);
+    }
+    CHECK(d.tex_blt(c, 0, 0, c2, Rect{0, 0, 4, 4}, nullptr, 0, 6) == kD3DERR_INVALIDCALL); // no face 6
+    CHECK(d.tex_blt(c, 0, 0, v, Rect{0, 0, 4, 2}, nullptr, 0) == kD3DERR_INVALIDCALL);     // a volume
+    // VolBlt: one copy per depth slice and level, array layer = slice.
+    uint32_t v2 = d.create_resource(vol);
+    d.flush();
+    Box whole;
+    whole.right = 4; whole.bottom = 2; whole.back = 3;
+    CHECK(d.vol_blt(v, 0, 0, 0, v2, whole, nullptr, 0) == kS_OK);
+    d.flush();
+    ps = packets(sink.streams.back());
+    CHECK(ps.size() == 4); // 3 slices of level 0, 1 of level 1
+    for (uint32_t i = 0; i < 4 && i < ps.size(); i++) {
+        auto k = ps[i].as<aerogpu_cmd_copy_texture2d>();
+        CHECK(k.dst_mip_level == (i / 3) && k.dst_array_layer == i % 3 && k.src_array_layer == i % 3 &&
+              k.width == (i < 3 ? 4u : 2u) && k.height == (i < 3 ? 2u : 1u));
+    }
+    // A box: slices [1, 3) of level 0 to z 0; level 1 takes its one slice.
+    Box part = whole;
+    part.front = 1;
+    CHECK(d.vol_blt(v, 0, 0, 0, v2, part, nullptr, 0) == kS_OK);
+    d.flush();
+    ps = packets(sink.streams.back());
+    CHECK(ps.size() == 3);
+    if (ps.size() == 3) {
+        auto k0 = ps[0].as<aerogpu_cmd_copy_texture2d>(), k1 = ps[1].as<aerogpu_cmd_copy_texture2d>();
+        CHECK(k0.src_array_layer == 1 && k0.dst_array_layer == 0 && k1.src_array_layer == 2 && k1.dst_array_layer == 1);
+    }
+    // From system memory: slices slice_pitch apart, uploaded at each slice's offset.
+    std::vector<uint8_t> vbytes(104);
+    for (size_t i = 0; i < vbytes.size(); i++) vbytes[i] = uint8_t(0x40 + i);
+    const Device::SysmemLevel vsm[2] = {{vbytes.data(), 16, 32}, {vbytes.data() + 96, 8, 8}};
+    CHECK(d.vol_blt(v, 0, 0, 0, v2, whole, vsm, 2) == kS_OK);
+    d.flush();
+    ps = packets(sink.streams.back());
+    CHECK(ps.size() == 4);
+    for (uint32_t i = 0; i < 4 && i < ps.size(); i++) {
+        auto u = ps[i].as<aerogpu_cmd_upload_resource>();
+        const uint32_t at = i < 3 ? i * 32 : 96, n = i < 3 ? 32 : 8;
+        CHECK(u.offset_bytes == at && u.size_bytes == n && std::memcmp(ps[i].payload(sizeof(u)), &vbytes[at], n) == 0);
+    }
+    Box deep = whole;
+    deep.back = 4;
+    CHECK(d.vol_blt(v, 0, 0, 0, v2, deep, nullptr, 0) == kD3DERR_INVALIDCALL); // past the last slice
+    CHECK(d.vol_blt(v, 0, 0, 0, c2, whole, nullptr, 0) == kD3DERR_INVALIDCALL); // not a volume
 }
 
 static void test_tex_blt_copy_levels() {
