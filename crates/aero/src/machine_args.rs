@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use aero_gpu::aerogpu::{Executor, NullExecutor, SoftExecutor, SoftExecutorConfig, WgpuExecutor};
-use aero_machine::{BootDevice, DriveSlot, MachineConfig};
+use aero_machine::{BootDevice, DriveSlot, LinuxBoot, MachineConfig};
 use aero_storage::ide::IdeDrive;
 use aero_storage::{BlockDevice, MemoryDisk};
 use clap::{Args, ValueEnum};
@@ -61,8 +61,8 @@ pub struct MachineArgs {
     #[arg(long = "drive", value_name = "SPEC")]
     pub drives: Vec<String>,
     /// Read these options from a TOML file (keys: disk, memory, hda, cdrom, fda, boot,
-    /// snapshot, bios, format, drive = [...], usb = true/false); options given on the
-    /// command line win.
+    /// snapshot, bios, format, drive = [...], usb = true/false, kernel, initrd, append);
+    /// options given on the command line win.
     /// Relative paths in the file are relative to the file.
     #[arg(long, value_name = "FILE.toml")]
     pub config: Option<PathBuf>,
@@ -84,6 +84,16 @@ pub struct MachineArgs {
     /// No USB controllers (see --usb).
     #[arg(long = "no-usb")]
     pub no_usb: bool,
+    /// Boot this Linux kernel (bzImage, boot protocol 2.02+) directly, before any disk:
+    /// our BIOS loads it at INT 19h as a boot loader would (QEMU's -kernel).
+    #[arg(long, value_name = "FILE")]
+    pub kernel: Option<PathBuf>,
+    /// Initial ramdisk for --kernel (placed at the top of RAM).
+    #[arg(long, value_name = "FILE")]
+    pub initrd: Option<PathBuf>,
+    /// Kernel command line for --kernel.
+    #[arg(long, value_name = "CMDLINE")]
+    pub append: Option<String>,
 }
 
 /// `--gpu`: AeroGPU's executor.
@@ -129,6 +139,9 @@ struct ConfigFile {
     format: Option<String>,
     drive: Option<Vec<String>>,
     usb: Option<bool>,
+    kernel: Option<PathBuf>,
+    initrd: Option<PathBuf>,
+    append: Option<String>,
 }
 
 impl ConfigFile {
@@ -214,6 +227,13 @@ impl MachineArgs {
             self.usb = file.usb == Some(true);
             self.no_usb = file.usb == Some(false);
         }
+        // The kernel, its initrd and command line belong together: a kernel on the
+        // command line takes none of the file's.
+        if self.kernel.is_none() {
+            self.kernel = file.kernel.map(rel);
+            self.initrd = self.initrd.take().or(file.initrd.map(rel));
+            self.append = self.append.take().or(file.append);
+        }
         if self.drives.is_empty() {
             self.drives = file
                 .drive
@@ -243,6 +263,9 @@ impl MachineArgs {
             nic: None,
             usb: false,
             no_usb: false,
+            kernel: None,
+            initrd: None,
+            append: None,
         };
         args.merge(ConfigFile::parse(text, origin)?, base);
         Ok(args)
@@ -316,7 +339,19 @@ impl MachineArgs {
         {
             cdrom = disc;
         }
-        if hda.is_none() && cdrom.is_none() && self.fda.is_none() && extra_drives.is_empty() {
+        let linux = self.linux_boot()?;
+        if self.bios.is_some() && linux.is_some() {
+            anyhow::bail!(
+                "--kernel needs Aero's own BIOS (direct boot through SeaBIOS's fw_cfg is not \
+                 implemented); leave out --bios or boot the kernel from a disk"
+            );
+        }
+        if hda.is_none()
+            && cdrom.is_none()
+            && self.fda.is_none()
+            && extra_drives.is_empty()
+            && linux.is_none()
+        {
             tracing::info!("no disk given: booting the built-in demo guest");
             hda = Some(demo_disk()?);
         }
@@ -361,7 +396,30 @@ impl MachineArgs {
             },
             usb: self.usb_enabled(default_memory_mib),
             audio: None,
+            linux,
         })
+    }
+
+    /// `--kernel` with `--initrd`/`--append`, read and its setup header checked.
+    fn linux_boot(&self) -> anyhow::Result<Option<std::sync::Arc<LinuxBoot>>> {
+        let Some(path) = &self.kernel else {
+            if self.initrd.is_some() || self.append.is_some() {
+                anyhow::bail!("--initrd and --append need --kernel");
+            }
+            return Ok(None);
+        };
+        let read = |p: &Path, what: &str| {
+            std::fs::read(p).map_err(|e| anyhow::anyhow!("cannot read {what} {}: {e}", p.display()))
+        };
+        let kernel = read(path, "kernel")?;
+        let initrd = self
+            .initrd
+            .as_deref()
+            .map(|p| read(p, "initrd"))
+            .transpose()?;
+        let boot = LinuxBoot::new(kernel, initrd, self.append.as_deref().unwrap_or(""))
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        Ok(Some(std::sync::Arc::new(boot)))
     }
 
     /// `--usb`/`--no-usb` (or the config file's `usb`), else on in the window (`aero run`,
@@ -416,6 +474,7 @@ impl MachineArgs {
             self.cdrom.clone(),
             self.fda.clone(),
             drive_file,
+            self.kernel.clone(),
         ]
         .into_iter()
         .flatten()
@@ -646,5 +705,88 @@ drive = ["file=extra.img,if=ide,index=1", "if=ide,index=3,media=cdrom"]
         let mut missing = args(&["--config", "/nonexistent/vm.toml"]);
         let e = missing.load_config().unwrap_err().to_string();
         assert!(e.contains("cannot read /nonexistent/vm.toml"), "{e}");
+    }
+
+    /// A file holding a minimal bzImage header (boot protocol 2.15, 31 setup sectors).
+    fn tiny_bzimage(dir: &Path) -> PathBuf {
+        let mut k = vec![0u8; 31 * 512 + 4096];
+        k[0x1F1] = 30;
+        k[0x1FE..0x200].copy_from_slice(&[0x55, 0xAA]);
+        k[0x202..0x206].copy_from_slice(b"HdrS");
+        k[0x206..0x208].copy_from_slice(&0x020Fu16.to_le_bytes());
+        k[0x211] = 1; // LOADED_HIGH
+        k[0x22C..0x230].copy_from_slice(&0x7FFF_FFFFu32.to_le_bytes());
+        k[0x238..0x23C].copy_from_slice(&2047u32.to_le_bytes());
+        let path = dir.join("bzImage");
+        std::fs::write(&path, k).unwrap();
+        path
+    }
+
+    #[test]
+    fn kernel_options_boot_no_demo_and_refuse_bad_combinations() {
+        let dir = tempfile::tempdir().unwrap();
+        let kernel = tiny_bzimage(dir.path());
+        let k = kernel.to_str().unwrap();
+        let initrd = dir.path().join("initrd.img");
+        std::fs::write(&initrd, [1u8; 1000]).unwrap();
+        let i = initrd.to_str().unwrap();
+        let config = args(&["--kernel", k, "--initrd", i, "--append", "console=ttyS0"])
+            .machine_config(64, true)
+            .unwrap();
+        let linux = config.linux.as_ref().expect("a kernel to boot");
+        assert_eq!(linux.initrd().len(), 1000);
+        assert_eq!(linux.cmdline_bytes(), b"console=ttyS0\0");
+        assert!(config.hda.is_none(), "no demo disk with --kernel");
+        aero_machine::Machine::new(config).unwrap();
+        let err = |flags: &[&str]| match args(flags).machine_config(64, true) {
+            Ok(_) => panic!("accepted {flags:?}"),
+            Err(e) => e.to_string(),
+        };
+        assert!(err(&["--initrd", i]).contains("need --kernel"));
+        assert!(err(&["--append", "quiet"]).contains("need --kernel"));
+        let e = err(&["--kernel", k, "--bios", i]);
+        assert!(e.contains("needs Aero's own BIOS"), "{e}");
+        // Not a kernel, or a missing one: one plain message naming the file.
+        let e = err(&["--kernel", i]);
+        assert!(e.contains("initrd.img: not a Linux kernel"), "{e}");
+        let short = dir.path().join("short");
+        std::fs::write(&short, [0u8; 100]).unwrap();
+        let e = err(&["--kernel", short.to_str().unwrap()]);
+        assert!(e.contains("too short"), "{e}");
+        let e = err(&["--kernel", "/nonexistent/bzImage"]);
+        assert!(e.contains("cannot read kernel /nonexistent/bzImage"), "{e}");
+        let long = "x".repeat(3000);
+        let e = err(&["--kernel", k, "--append", &long]);
+        assert!(e.contains("longer than the kernel's limit of 2047"), "{e}");
+        // An initrd that leaves no room in 8 MiB of RAM: refused before the guest starts.
+        let big = dir.path().join("big.img");
+        std::fs::write(&big, vec![0u8; 8 << 20]).unwrap();
+        let config = args(&["-m", "8", "--kernel", k, "--initrd", big.to_str().unwrap()])
+            .machine_config(64, true)
+            .unwrap();
+        let Err(e) = aero_machine::Machine::new(config) else {
+            panic!("an 8 MiB initrd fit in 8 MiB of RAM")
+        };
+        assert!(e.to_string().contains("does not fit"), "{e}");
+    }
+
+    #[test]
+    fn kernel_keys_in_the_config_file() {
+        let base = Path::new("/vm");
+        let file = "kernel = \"bzImage\"\ninitrd = \"initrd.img\"\nappend = \"quiet\"\n";
+        let a = MachineArgs::from_config_text(file, Path::new("c.toml"), base).unwrap();
+        assert_eq!(a.kernel, Some(PathBuf::from("/vm/bzImage")));
+        assert_eq!(a.initrd, Some(PathBuf::from("/vm/initrd.img")));
+        assert_eq!(a.append.as_deref(), Some("quiet"));
+        assert_eq!(a.display_name(), "bzImage");
+        // A kernel on the command line takes none of the file's initrd or command line.
+        let mut a = args(&["--kernel", "other"]);
+        a.merge(ConfigFile::parse(file, Path::new("c.toml")).unwrap(), base);
+        assert_eq!(a.kernel, Some(PathBuf::from("other")));
+        assert_eq!((a.initrd, a.append), (None, None));
+        let mut a = args(&["--append", "debug"]);
+        a.merge(ConfigFile::parse(file, Path::new("c.toml")).unwrap(), base);
+        assert_eq!(a.append.as_deref(), Some("debug"));
+        assert_eq!(a.initrd, Some(PathBuf::from("/vm/initrd.img")));
     }
 }

@@ -31,7 +31,7 @@ enum Command {
     /// Boot a guest without a window (deterministic by default).
     Headless(Box<headless::HeadlessArgs>),
     /// Boot a guest in a window, with keyboard, mouse, sound and gamepads.
-    Run(run::RunArgs),
+    Run(Box<run::RunArgs>),
     /// Create or inspect disk images (qcow2, overlays).
     Disk(disk::DiskArgs),
     /// Rebuild the built-in demo guest (the default guest of `aero run`).
@@ -65,7 +65,7 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Command::Headless(args) => headless::main(*args),
-        Command::Run(args) => run::main(args),
+        Command::Run(args) => run::main(*args),
         Command::Disk(args) => disk::main(args),
         Command::Demo(args) => demo::main(args),
         Command::GuestTools(args) => guest_tools::main(args),

@@ -1,0 +1,123 @@
+//! Direct kernel boot (`--kernel/--initrd/--append`): the Debian kernels and busybox
+//! initramfs that `tests/images/build.sh` also puts on the boot disks, loaded by our BIOS
+//! at INT 19h without a disk, boot loader or boot menu.
+
+mod common;
+use common::*;
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The command line the image builder gives syslinux (tests/images/build.sh CMDLINE).
+const CMDLINE: &str = "console=ttyS0,115200 console=tty0 loglevel=7 panic=-1";
+
+/// Boots `kernel` + `initrd` headless to the init's last report line; returns (exit code,
+/// serial output, debugcon output).
+fn direct_boot(test: &str, kernel: &str, initrd: &str, extra: &[&str]) -> (i32, String, String) {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(test);
+    std::fs::create_dir_all(&dir).unwrap();
+    let serial = dir.join("serial.txt");
+    let debugcon = dir.join("debugcon.txt");
+    let kernel = image(kernel);
+    let initrd = image(initrd);
+    let append = format!("{CMDLINE} aero.direct=1");
+    let mut args = vec![
+        "headless",
+        "--kernel",
+        kernel.to_str().unwrap(),
+        "--initrd",
+        initrd.to_str().unwrap(),
+        "--append",
+        &append,
+        "--serial",
+        serial.to_str().unwrap(),
+        "--debugcon",
+        debugcon.to_str().unwrap(),
+        "--until-serial",
+        "AERO-BOOT-DONE",
+        "--timeout",
+        "120",
+    ];
+    args.extend_from_slice(extra);
+    let out = Command::new(env!("CARGO_BIN_EXE_aero"))
+        .args(&args)
+        .output()
+        .expect("run aero");
+    let code = out.status.code().unwrap_or(-1);
+    eprintln!(
+        "aero {args:?} -> {code}\nstderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let read =
+        |p: &PathBuf| String::from_utf8_lossy(&std::fs::read(p).unwrap_or_default()).into_owned();
+    (code, read(&serial), read(&debugcon))
+}
+
+fn assert_booted_directly(serial: &str, debugcon: &str, machine: &str) {
+    assert!(
+        debugcon.contains("Booting Linux kernel (direct boot)"),
+        "our BIOS did not boot the kernel: {debugcon}"
+    );
+    assert!(!debugcon.contains("Booting from"), "{debugcon}");
+    for line in [
+        "AERO-BOOT-OK".to_string(),
+        format!("AERO-UNAME-M={machine}"),
+        "AERO-ACPI=yes".to_string(),
+        "AERO-IOAPIC=yes".to_string(),
+        // The command line reached the kernel whole.
+        format!("AERO-CMDLINE={CMDLINE} aero.direct=1"),
+    ] {
+        assert!(serial.contains(&line), "missing {line:?} in:\n{serial}");
+    }
+    // The kernel found our loader's initrd and the BIOS's memory map.
+    for log in [
+        "Freeing initrd memory",
+        "BIOS-e820: [mem 0x0000000000100000-",
+        "Run /init as init process",
+    ] {
+        assert!(serial.contains(log), "kernel log lacks {log:?}:\n{serial}");
+    }
+}
+
+#[test]
+fn amd64_kernel_boots_directly() {
+    let (code, serial, debugcon) =
+        direct_boot("kboot-amd64", "vmlinuz-amd64", "initrd-amd64.img", &[]);
+    assert_eq!(code, 0);
+    assert_booted_directly(&serial, &debugcon, "x86_64");
+}
+
+#[test]
+fn i386_kernel_boots_directly() {
+    let (code, serial, debugcon) =
+        direct_boot("kboot-i386", "vmlinuz-i386", "initrd-i386.img", &[]);
+    assert_eq!(code, 0);
+    assert_booted_directly(&serial, &debugcon, "i686");
+}
+
+#[test]
+fn bogus_kernels_are_one_plain_error() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("kboot-bogus");
+    std::fs::create_dir_all(&dir).unwrap();
+    let truncated = dir.join("truncated-vmlinuz");
+    let whole = std::fs::read(image("vmlinuz-amd64")).unwrap();
+    std::fs::write(&truncated, &whole[..4096]).unwrap();
+    let initrd = image("initrd-amd64.img");
+    for (kernel, needle) in [
+        (truncated.clone(), "larger than 32 KiB or than the file"),
+        (initrd.clone(), "no 'HdrS' setup header"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_aero"))
+            .args([
+                "headless",
+                "--kernel",
+                kernel.to_str().unwrap(),
+                "--timeout",
+                "1",
+            ])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(needle), "{err}");
+    }
+}
