@@ -525,6 +525,53 @@ mod tests {
         );
     }
 
+    /// On the GPU executor a host-only present is handed over as the executor's texture
+    /// (with the cursor image beside it), while screenshots still get its pixels.
+    #[test]
+    fn a_gpu_presented_scanout_is_handed_over_as_a_texture_with_the_cursor() {
+        use aero_gpu::aerogpu::{SoftExecutorConfig, WgpuExecutor};
+        let exec = WgpuExecutor::new_headless(SoftExecutorConfig::default())
+            .expect("no wgpu adapter (install mesa-vulkan-drivers)");
+        let mut m = machine();
+        m.set_aerogpu_executor(Box::new(exec));
+        assert!(m.gpu_scanout().is_none(), "nothing presented yet");
+        let mut w = CmdStreamWriter::new();
+        texture(&mut w, 1, 0);
+        w.clear([1.0, 1.0, 0.0, 1.0]).present(0);
+        submit(&mut m, &w.finish());
+        // A 2x1 cursor at (3, 1) with hot spot (1, 0): its corner lands at (2, 1).
+        const CURSOR: u64 = 0x2_0000;
+        ram_write(&mut m, CURSOR, &[0, 0, 0xFF, 0xFF, 0xFF, 0, 0, 0xFF]);
+        regs(
+            &mut m,
+            &[
+                (reg::CURSOR_X, 3),
+                (reg::CURSOR_Y, 1),
+                (reg::CURSOR_HOT_X, 1),
+                (reg::CURSOR_WIDTH, 2),
+                (reg::CURSOR_HEIGHT, 1),
+                (reg::CURSOR_FORMAT, Format::B8G8R8A8Unorm as u32),
+                (reg::CURSOR_PITCH_BYTES, 8),
+                (reg::CURSOR_FB_GPA_LO, CURSOR as u32),
+                (reg::CURSOR_ENABLE, 1),
+            ],
+        );
+        let shown = m.gpu_scanout().expect("the present is on the GPU");
+        let size = shown.texture.texture.size();
+        assert_eq!((size.width, size.height), (4, 2));
+        let cursor = shown.cursor.expect("the cursor");
+        assert_eq!((cursor.x, cursor.y), (2, 1));
+        assert_eq!(cursor.image.pixel(1, 0), Some([0, 0, 255, 255]));
+        // The screenshot path reads it back, cursor composited.
+        let screen = m.screen();
+        assert_eq!(screen.pixel(0, 0), Some([255, 255, 0, 255]));
+        assert_eq!(screen.pixel(2, 1), Some([255, 0, 0, 255]));
+        assert_eq!(screen.pixel(3, 1), Some([0, 0, 255, 255]));
+        // Guest memory is shown again once the scanout moves: no texture to hand over.
+        regs(&mut m, &[(reg::SCANOUT0_FB_GPA_LO, FB as u32 + 0x1000)]);
+        assert!(m.gpu_scanout().is_none());
+    }
+
     #[test]
     fn a_host_only_render_target_is_the_screen_until_the_scanout_moves() {
         let mut m = machine();
