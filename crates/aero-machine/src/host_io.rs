@@ -9,17 +9,22 @@ use std::time::Duration;
 
 use super::Machine;
 use crate::devices::pci::PciAddress;
+use crate::devices::usb::ehci::{self, Ehci};
 use crate::devices::usb::hid::{HidDevice, HidKind, TABLET_MAX};
 use crate::devices::usb::root_ports::RootPorts;
-use crate::devices::usb::uhci::{DEVICE_ID_UHCI1, DEVICE_ID_UHCI2, Uhci};
+use crate::devices::usb::uhci::{DEVICE_ID_UHCI1, DEVICE_ID_UHCI2, DEVICE_ID_UHCI3, Uhci};
 use crate::platform::Platform;
 
 /// The USB controllers' slot: ICH9 has its UHCI functions (and EHCI) in device 29.
 pub const USB_SLOT: u8 = 0x1D;
 
-/// Plugs ICH9's uhci1 (tablet, keyboard) and uhci2 (mouse) into slot 29.
+/// Plugs ICH9's USB controllers into slot 29 as QEMU's `ich9-usb-ehci1` with
+/// `ich9-usb-uhci1`-`3` lay them out: UHCI companions at functions 0-2 (two ports each)
+/// and EHCI at function 7 over the same six ports, with the tablet on port 1, the
+/// keyboard on port 2 and the mouse on port 3 (full speed: EHCI drivers hand them to
+/// uhci1 and uhci2).
 pub(crate) fn plug_usb(platform: &mut Platform) {
-    let root = RootPorts::new(4);
+    let root = RootPorts::new(ehci::PORTS);
     let hid = |kind| Box::new(HidDevice::new(kind));
     for (port, device) in [
         (0, hid(HidKind::Tablet)),
@@ -28,10 +33,21 @@ pub(crate) fn plug_usb(platform: &mut Platform) {
     ] {
         let _ = root.attach(port, device);
     }
-    let uhci1 = Uhci::companion(DEVICE_ID_UHCI1, 1, true, root.clone(), 0);
-    let uhci2 = Uhci::companion(DEVICE_ID_UHCI2, 2, false, root.clone(), 2);
-    platform.add_pci_device(PciAddress::new(0, USB_SLOT, 0), Box::new(uhci1));
-    platform.add_pci_device(PciAddress::new(0, USB_SLOT, 1), Box::new(uhci2));
+    let companions = [DEVICE_ID_UHCI1, DEVICE_ID_UHCI2, DEVICE_ID_UHCI3];
+    for (function, device_id) in (0u8..).zip(companions) {
+        // INTA#-INTC#; function 0 announces the other functions.
+        let first_port = usize::from(function) * ehci::PORTS_PER_COMPANION;
+        let uhci = Uhci::companion(
+            device_id,
+            function + 1,
+            function == 0,
+            root.clone(),
+            first_port,
+        );
+        platform.add_pci_device(PciAddress::new(0, USB_SLOT, function), Box::new(uhci));
+    }
+    let ehci = Ehci::new(root.clone());
+    platform.add_pci_device(PciAddress::new(0, USB_SLOT, 7), Box::new(ehci));
     platform.usb_ports = Some(root);
 }
 

@@ -84,8 +84,9 @@ pub struct MachineConfig {
     pub nic: Option<(MacAddress, Box<dyn NetBackend>)>,
     /// An HD Audio controller at 00:1B.0 (where ICH chipsets have it) and its host side.
     pub audio: Option<Box<dyn AudioBackend>>,
-    /// ICH9 UHCI controllers at 00:1D.0 (tablet on port 1, keyboard on port 2) and
-    /// 00:1D.1 (mouse), as QEMU's `ich9-usb-uhci1`/`uhci2` with `usb-tablet` etc.
+    /// ICH9 USB: EHCI at 00:1D.7 over six ports, its UHCI companions at 00:1D.0-2 (two
+    /// ports each), tablet, keyboard and mouse on ports 1-3, as QEMU's `ich9-usb-ehci1`
+    /// and `ich9-usb-uhci1`-`3` with `usb-tablet` etc.
     pub usb: bool,
     /// A Linux kernel our BIOS boots directly at INT 19h (`--kernel`), before the boot order.
     pub linux: Option<std::sync::Arc<LinuxBoot>>,

@@ -1,6 +1,7 @@
-//! USB with a real guest: Linux's `uhci_hcd` drives Aero's two ICH9 UHCI controllers,
-//! `usbhid`/`hid-generic` bind the tablet, keyboard and mouse, and `evdev` hands their
-//! events to a reader in the guest. A monitor script moves and clicks the tablet
+//! USB with a real guest: Linux's `ehci_hcd`/`ehci-pci` take Aero's ICH9 EHCI function
+//! and hand the full-speed devices on its ports to the UHCI companions, which `uhci_hcd`
+//! drives; `usbhid`/`hid-generic` bind the tablet, keyboard and mouse, and `evdev` hands
+//! their events to a reader in the guest. A monitor script moves and clicks the tablet
 //! (`mouse_move_abs`, `click`) and types on the keyboard once the guest is listening; the
 //! guest's recorded input events must be exactly those. A second guest gets a gamepad
 //! plugged in while it runs (`gamepad_attach`), reads its buttons, sticks and hat through
@@ -12,6 +13,8 @@ mod common;
 const MODULES: &[(&str, &str)] = &[
     ("usb-common", "kernel/drivers/usb/common/usb-common.ko"),
     ("usbcore", "kernel/drivers/usb/core/usbcore.ko"),
+    ("ehci-hcd", "kernel/drivers/usb/host/ehci-hcd.ko"),
+    ("ehci-pci", "kernel/drivers/usb/host/ehci-pci.ko"),
     ("uhci-hcd", "kernel/drivers/usb/host/uhci-hcd.ko"),
     ("hid", "kernel/drivers/hid/hid.ko"),
     ("usbhid", "kernel/drivers/hid/usbhid/usbhid.ko"),
@@ -19,20 +22,25 @@ const MODULES: &[(&str, &str)] = &[
     ("evdev", "kernel/drivers/input/evdev.ko"),
 ];
 
-/// The body of the guest's /init: load the modules, list the USB devices (as lsusb would, from
-/// sysfs), record the tablet's and keyboard's evdev events while the host sends input,
+/// The body of the guest's /init: load the modules (EHCI before UHCI, as Linux wants, with
+/// `ehci_hcd`'s debug messages on so the port handovers show in the kernel log), list the
+/// USB devices (as lsusb would, from sysfs), record the tablet's and keyboard's evdev events while the host sends input,
 /// then print them (24-byte `struct input_event`s as hex).
-const INIT: &str = r#"for m in usb-common usbcore uhci-hcd hid usbhid hid-generic evdev; do
-    insmod /lib/modules/$m.ko || echo "AERO-USB-INSMOD-FAILED=$m"
+const INIT: &str = r#"for m in usb-common usbcore ehci-hcd ehci-pci uhci-hcd hid usbhid hid-generic evdev; do
+    opts=
+    [ $m = ehci-hcd ] && opts=dyndbg=+p
+    insmod /lib/modules/$m.ko $opts || echo "AERO-USB-INSMOD-FAILED=$m"
 done
 # Wait for the three HID devices' event nodes (up to ~20 s of guest time).
 count() { grep -l -i "aero" /sys/class/input/event*/device/name 2>/dev/null | wc -l; }
 i=0
 while [ "$(count)" -lt 3 ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done
 echo "AERO-USB-HCDS=$(ls /sys/bus/pci/drivers/uhci_hcd | grep -c '^0000:')"
+echo "AERO-USB-EHCI=$(ls /sys/bus/pci/drivers/ehci-pci | grep -c '^0000:')"
+dmesg | grep -o 'port [0-9] full speed --> companion' | sed 's/^/AERO-USB-HANDOVER=/'
 for d in /sys/bus/usb/devices/*; do
     [ -e "$d/idVendor" ] || continue
-    echo "AERO-USB-DEV=$(basename "$d") $(cat "$d/idVendor"):$(cat "$d/idProduct") $(cat "$d/product" 2>/dev/null)"
+    echo "AERO-USB-DEV=$(basename "$d") $(cat "$d/speed") $(cat "$d/idVendor"):$(cat "$d/idProduct") $(cat "$d/product" 2>/dev/null)"
 done
 for d in /sys/bus/usb/drivers/usbhid/*:*; do
     [ -e "$d" ] && echo "AERO-USB-USBHID=$(basename "$d")"
@@ -126,8 +134,25 @@ fn linux_enumerates_the_hid_devices_and_reads_tablet_and_keyboard_input() {
         out.lines().filter_map(|l| l.strip_prefix(prefix)).collect()
     };
     assert!(lines("AERO-USB-INSMOD-FAILED=").is_empty(), "{out}");
-    assert_eq!(lines("AERO-USB-HCDS="), ["2"], "both UHCI functions bound");
-    // Root hubs (1d6b:0001) and our three devices.
+    assert_eq!(
+        lines("AERO-USB-HCDS="),
+        ["3"],
+        "the three UHCI companions bound"
+    );
+    assert_eq!(lines("AERO-USB-EHCI="), ["1"], "EHCI bound");
+    // With CONFIGFLAG set the ports were EHCI's: the driver reset each full-speed device
+    // and handed it to the companion (ports 1-3: tablet, keyboard, mouse).
+    let mut handovers = lines("AERO-USB-HANDOVER=");
+    handovers.sort_unstable();
+    handovers.dedup();
+    assert_eq!(
+        handovers,
+        (1..=3)
+            .map(|p| format!("port {p} full speed --> companion"))
+            .collect::<Vec<_>>(),
+        "{out}"
+    );
+    // Root hubs (1d6b:0001 UHCI, 1d6b:0002 EHCI) and our three devices, at full speed.
     let devices = lines("AERO-USB-DEV=");
     for (product, id) in [
         ("Aero USB Tablet", "ae20:0001"),
@@ -137,13 +162,20 @@ fn linux_enumerates_the_hid_devices_and_reads_tablet_and_keyboard_input() {
         assert!(
             devices
                 .iter()
-                .any(|d| d.ends_with(&format!("{id} {product}"))),
+                .any(|d| d.ends_with(&format!(" 12 {id} {product}"))),
             "{product} not enumerated: {devices:?}"
         );
     }
     assert_eq!(
         devices.iter().filter(|d| d.contains("1d6b:0001")).count(),
-        2
+        3
+    );
+    assert_eq!(
+        devices
+            .iter()
+            .filter(|d| d.contains(" 480 1d6b:0002"))
+            .count(),
+        1
     );
     assert_eq!(
         lines("AERO-USB-USBHID=").len(),

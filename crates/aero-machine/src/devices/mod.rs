@@ -46,7 +46,8 @@
 //! | `i440fx.rs`, `piix3.rs`, `piix3_ide.rs`, `piix4_pm.rs` | chipset PCI functions | config space | PIRQA–D |
 //! | `pci_device.rs` | the one way in for PCI devices (BARs, INTx/MSI, bus-master DMA) | BARs where the guest puts them | INTx via PIRQ |
 //! | `e1000.rs` | Intel 82540EM NIC (8086:100E) | BAR0 128 KiB registers, BAR1 I/O window | INTA# |
-//! | `usb/uhci.rs` (+ `usb/hid.rs`) | ICH9 UHCI controllers (8086:2934/2935) with HID tablet, keyboard, mouse | BAR4 32-byte I/O window | INTA#/INTB# |
+//! | `usb/ehci.rs` (+ `usb/root_ports.rs`) | ICH9 EHCI (8086:293A, 00:1D.7) over six root ports shared with its companions | BAR0 1 KiB registers | INTD# |
+//! | `usb/uhci.rs` (+ `usb/hid.rs`) | ICH9 UHCI companions (8086:2934/2935/2936, 00:1D.0–2) with HID tablet, keyboard, mouse | BAR4 32-byte I/O window | INTA#/INTB#/INTC# |
 //! | `hda.rs` (+ `hda_codec.rs`) | Intel ICH6 HD Audio (8086:2668) with an output+input codec | BAR0 16 KiB registers | INTA# or MSI |
 //! | `display_pci.rs` | the display function: AeroGPU (A3A0:0001) + VGA/VBE | BAR0 = AeroGPU regs, BAR2 = LFB, ROM BAR | INTA# |
 #![allow(dead_code)]
