@@ -129,6 +129,8 @@ fn start_guest(x: &Xvfb, dir: &Path, disk: Option<&Path>) -> Aero {
         .arg("--serial")
         .arg(dir.join(SERIAL))
         .args(disk)
+        // The window says whether it draws with AeroGPU's device (`shared=...`).
+        .env("AERO_LOG", "aero::run=info")
         .current_dir(dir)
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(dir.join("stderr.txt")).unwrap())
@@ -172,6 +174,19 @@ fn wait_exit(aero: &mut Aero, timeout: Duration) -> ExitStatus {
 
 fn stderr_of(dir: &Path) -> String {
     std::fs::read_to_string(dir.join("stderr.txt")).unwrap_or_default()
+}
+
+/// `text` without the terminal colour codes tracing puts around field names.
+fn without_ansi_colours(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find('\x1b') {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        rest = rest.find('m').map_or("", |end| &rest[end + 1..]);
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Share of pixels that are not (nearly) black.
@@ -347,6 +362,13 @@ fn demo_guest_in_the_window_takes_typed_keys() {
     let mut aero = start_guest(&x, &dir, None);
     let window = wait_window(&x, &mut aero, &dir, "^Aero - demo");
     wait_serial(&dir, "AERO-DEMO-READY", Duration::from_secs(60));
+    // One wgpu device for the executor and the window (lavapipe can present to Xvfb), so a
+    // host-only present would be drawn from the executor's texture.
+    let log = without_ansi_colours(&stderr_of(&dir));
+    assert!(
+        log.contains("drawing with wgpu") && log.contains("shared=true"),
+        "the window does not draw with AeroGPU's device: {log}"
+    );
     // The window opened at 2x for 720x400 text; 640x480 at 2x would not fit in 90% of the
     // 1600x1000 screen, so the demo's mode change leaves it at 1x: guest pixels 1:1.
     let geometry = wait_for("the window at 640x480", Duration::from_secs(20), || {
