@@ -59,14 +59,18 @@ pub struct HeadlessArgs {
     /// when the next lines run (deterministic). See README "Monitor".
     #[arg(long, value_name = "FILE|stdio")]
     monitor: Option<String>,
-    /// Add the HD Audio controller and write what the guest plays to this WAV file
-    /// (16-bit stereo at the guest's rate, paced by guest time).
+    /// Write what the guest plays on the HD Audio controller to this WAV file (16-bit
+    /// stereo at the guest's rate, paced by guest time). Without it the controller plays
+    /// into nothing.
     #[arg(long = "audio-wav", value_name = "FILE.wav")]
     audio_wav: Option<PathBuf>,
-    /// Add the HD Audio controller and play this WAV file into its input jack (then
-    /// silence).
+    /// Play this WAV file into the HD Audio controller's input jack (then silence; without
+    /// it the jack hears silence).
     #[arg(long = "audio-in-wav", value_name = "FILE.wav")]
     audio_in_wav: Option<PathBuf>,
+    /// No HD Audio controller (headless has one by default, with no host side).
+    #[arg(long = "no-audio", conflicts_with_all = ["audio_wav", "audio_in_wav"])]
+    no_audio: bool,
 }
 
 /// Exit statuses of the contract.
@@ -195,7 +199,9 @@ impl Setup {
         let mut config = args
             .machine
             .machine_config(crate::machine_args::HEADLESS_MEMORY_MIB, !args.realtime)?;
-        if args.audio_wav.is_some() || args.audio_in_wav.is_some() {
+        // HD Audio by default, as in the window: an idle controller costs nothing, and
+        // the file backend is paced by guest time, so runs stay deterministic.
+        if !args.no_audio {
             config.audio = Some(Box::new(aero::audio_file::FileAudio::open(
                 args.audio_wav.as_deref(),
                 args.audio_in_wav.as_deref(),

@@ -78,7 +78,8 @@ pub struct MachineArgs {
     #[arg(long, value_name = "SPEC")]
     pub nic: Option<String>,
     /// USB: ICH9 UHCI controllers with a HID tablet (absolute pointer: the window needs no
-    /// mouse grab), keyboard and mouse. Default: on in the window, off headless.
+    /// mouse grab), keyboard and mouse, and host gamepads as they connect. On by default
+    /// (headless too); this flag only overrides a config file's `usb = false`.
     #[arg(long, conflicts_with = "no_usb")]
     pub usb: bool,
     /// No USB controllers (see --usb).
@@ -394,7 +395,7 @@ impl MachineArgs {
                 }
                 nic.start()?
             },
-            usb: self.usb_enabled(default_memory_mib),
+            usb: self.usb_enabled(),
             audio: None,
             linux,
         })
@@ -422,10 +423,11 @@ impl MachineArgs {
         Ok(Some(std::sync::Arc::new(boot)))
     }
 
-    /// `--usb`/`--no-usb` (or the config file's `usb`), else on in the window (`aero run`,
-    /// recognised by its memory default) and off headless.
-    pub fn usb_enabled(&self, default_memory_mib: u64) -> bool {
-        self.usb || (!self.no_usb && default_memory_mib == WINDOW_MEMORY_MIB)
+    /// On unless `--no-usb` (or the config file's `usb = false`), in the window and
+    /// headless alike: idle controllers cost nothing per frame and the guest decides
+    /// whether to run them, so deterministic runs stay deterministic.
+    pub fn usb_enabled(&self) -> bool {
+        self.usb || !self.no_usb
     }
 
     /// `--nic`, or the default: NAT in the window (`aero run`, recognised by its memory
@@ -521,23 +523,28 @@ mod tests {
     }
 
     #[test]
-    fn usb_is_on_in_the_window_off_headless_and_follows_flags_and_file() {
-        let on = |a: &MachineArgs, mib| a.usb_enabled(mib);
-        assert!(on(&args(&[]), WINDOW_MEMORY_MIB));
-        assert!(!on(&args(&[]), HEADLESS_MEMORY_MIB));
-        assert!(on(&args(&["--usb"]), HEADLESS_MEMORY_MIB));
-        assert!(!on(&args(&["--no-usb"]), WINDOW_MEMORY_MIB));
+    fn usb_is_on_by_default_and_follows_flags_and_file() {
+        let on = |a: &MachineArgs| a.usb_enabled();
+        assert!(on(&args(&[])));
+        assert!(on(&args(&["--usb"])));
+        assert!(!on(&args(&["--no-usb"])));
         let base = Path::new("/vm");
         let file = |text| MachineArgs::from_config_text(text, Path::new("c.toml"), base).unwrap();
-        assert!(on(&file("usb = true"), HEADLESS_MEMORY_MIB));
-        assert!(!on(&file("usb = false"), WINDOW_MEMORY_MIB));
+        assert!(on(&file("usb = true")));
+        assert!(!on(&file("usb = false")));
         // The command line wins over the file.
         let mut a = args(&["--usb"]);
         a.merge(
             ConfigFile::parse("usb = false", Path::new("c.toml")).unwrap(),
             base,
         );
-        assert!(on(&a, WINDOW_MEMORY_MIB));
+        assert!(on(&a));
+        let mut a = args(&["--no-usb"]);
+        a.merge(
+            ConfigFile::parse("usb = true", Path::new("c.toml")).unwrap(),
+            base,
+        );
+        assert!(!on(&a));
     }
 
     const FILE: &str = r#"

@@ -20,7 +20,9 @@
 //! Steps: `wait-serial`, `wait-screen` (text), `wait-match`, `assert-match` (needle json,
 //! relative to this file), `type` (text), `sendkey` (QEMU key names), `mouse_move`
 //! ([dx, dy]), `mouse_button` (mask), `mouse_move_abs` ([x, y]) and `click` ([x, y] or
-//! [x, y, button]; both need the USB tablet configured by the guest), `screendump` (file in the artifacts directory), `media-change`
+//! [x, y, button]; both need the USB tablet configured by the guest), `gamepad` (a
+//! monitor `gamepad_*` command without its prefix: "attach", "button 1 on", "axis x
+//! -127", "hat up", "detach"), `screendump` (file in the artifacts directory), `media-change`
 //! ({ drive, file } or { drive, eject = true }), `sleep` (seconds), `power-off` (true:
 //! presses the ACPI power button and waits for the guest to power off).
 
@@ -239,6 +241,10 @@ fn parse_action(
                 }
                 _ => anyhow::bail!("media-change takes either file = \"…\" or eject = true"),
             }
+        }
+        "gamepad" => {
+            let line = format!("gamepad_{}", text(v, key)?);
+            (line.clone(), lines(vec![monitor_line(&line)?]))
         }
         "sleep" => {
             let s = seconds(v, key)?;
@@ -627,6 +633,8 @@ mod tests {
         assert_eq!(s.steps[1].timeout_ns, 5_000_000_000);
         assert_eq!(s.steps[1].title, "type: \"root\\n\"");
         assert!(matches!(s.steps[4].action, Action::PowerOff));
+        let s = scenario("[[step]]\ngamepad = \"axis rz -127 1\"\n").unwrap();
+        assert_eq!(s.steps[0].title, "gamepad_axis rz -127 1");
         for (bad, why) in [
             (
                 "[[step]]\nfrobnicate = 1\n",
@@ -646,6 +654,8 @@ mod tests {
             ),
             ("name = \"a\"\n", "no [[step]]"),
             ("[[step]]\nclick = [1]\n", "integers"),
+            ("[[step]]\ngamepad = \"wiggle\"\n", "gamepad_wiggle"),
+            ("[[step]]\ngamepad = \"button 17 on\"\n", "button 1-16"),
         ] {
             let err = format!("{:#}", scenario(bad).err().expect(bad));
             assert!(err.contains(why), "{bad:?}: {err}");
