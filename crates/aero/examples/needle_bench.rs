@@ -136,9 +136,9 @@ fn main() -> anyhow::Result<()> {
 
         let screen_img = busy_screen(w, h, 1);
         let convert = time_ms(10, || {
-            Screen::new(screen_img.clone());
+            Screen::of(&screen_img);
         });
-        let screen = Screen::new(screen_img.clone());
+        let screen = Screen::of(&screen_img);
         let (x, y) = (w / 3, h / 3);
         let present = needle(screen_img.clone(), x, y);
         anyhow::ensure!(present.find_on(&screen).ok(), "the needle should match");

@@ -118,7 +118,7 @@ impl AreaResult {
 }
 
 /// How a needle fared on one screen.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct MatchResult {
     pub areas: Vec<AreaResult>,
 }
@@ -209,7 +209,12 @@ impl Needle {
         if ex.is_empty() {
             self.find_in(&screen.plain)
         } else {
-            self.find_in(&Grey::from_image(&screen.image, &ex))
+            self.find_in(&Grey::from_rgba(
+                screen.width,
+                screen.height,
+                screen.rgba,
+                &ex,
+            ))
         }
     }
 
@@ -282,18 +287,40 @@ fn exclusions(areas: &[Area]) -> Vec<&Area> {
 }
 
 /// A screen converted once for any number of needles (those without exclusions share it).
-pub struct Screen {
-    image: Image,
+/// It borrows the pixels (the machine's last frame, say): converting copies nothing else.
+pub struct Screen<'a> {
+    width: u32,
+    height: u32,
+    rgba: &'a [u8],
     plain: Grey,
 }
 
-impl Screen {
-    pub fn new(image: Image) -> Screen {
-        let plain = Grey::from_image(&image, &[]);
-        Screen { image, plain }
+impl<'a> Screen<'a> {
+    /// `rgba` holds `width` × `height` RGBA pixels (missing ones count as black).
+    pub fn new(width: u32, height: u32, rgba: &'a [u8]) -> Screen<'a> {
+        let plain = Grey::from_rgba(width, height, rgba, &[]);
+        Screen {
+            width,
+            height,
+            rgba,
+            plain,
+        }
     }
-    pub fn image(&self) -> &Image {
-        &self.image
+
+    pub fn of(image: &'a Image) -> Screen<'a> {
+        Screen::new(image.width, image.height, &image.rgba)
+    }
+
+    pub fn width(&self) -> u32 {
+        self.width
+    }
+
+    pub fn height(&self) -> u32 {
+        self.height
+    }
+
+    pub fn rgba(&self) -> &'a [u8] {
+        self.rgba
     }
 }
 
@@ -309,9 +336,12 @@ impl Grey {
     /// Grey (601 weights) of the picture with `exclude` areas filled with one grey level,
     /// then a 3×3 Gaussian blur (weights 1 2 1 each way), edges clamped.
     fn from_image(img: &Image, exclude: &[&Area]) -> Grey {
-        let (w, h) = (img.width as usize, img.height as usize);
-        let mut grey: Vec<f32> = img
-            .rgba
+        Grey::from_rgba(img.width, img.height, &img.rgba, exclude)
+    }
+
+    fn from_rgba(width: u32, height: u32, rgba: &[u8], exclude: &[&Area]) -> Grey {
+        let (w, h) = (width as usize, height as usize);
+        let mut grey: Vec<f32> = rgba
             .chunks_exact(4)
             .take(w * h)
             .map(|p| 0.299 * f32::from(p[0]) + 0.587 * f32::from(p[1]) + 0.114 * f32::from(p[2]))
@@ -340,11 +370,7 @@ impl Grey {
                 px[y * w + x] = ((u + 2.0 * rows[y * w + x] + d) / 4.0).round() as u8;
             }
         }
-        Grey {
-            width: img.width,
-            height: img.height,
-            px,
-        }
+        Grey { width, height, px }
     }
 
     fn at(&self, x: u32, y: u32) -> u8 {
@@ -660,6 +686,31 @@ mod tests {
         // Inside the scribble the diff is red.
         let i = (50 * 160 + 55) * 4;
         assert_eq!(&d.rgba[i..i + 3], &[255, 0, 0]);
+    }
+
+    #[test]
+    fn a_screen_converted_once_borrows_its_pixels_for_every_needle() {
+        let mut s = scene(50, 40);
+        for y in 40..60 {
+            for x in 50..65 {
+                let i = (y * 160 + x) * 4;
+                s.rgba[i..i + 3].copy_from_slice(&[0, 255, 0]);
+            }
+        }
+        let plain = needle(vec![area(45, 35, 40, 30, AreaType::Match)]);
+        let masked = needle(vec![
+            area(45, 35, 40, 30, AreaType::Match),
+            area(48, 38, 19, 24, AreaType::Exclude),
+        ]);
+        // The pixels as a machine frame holds them: no Image around them.
+        let frame: &[u8] = &s.rgba;
+        let screen = Screen::new(160, 120, frame);
+        assert_eq!(screen.rgba().as_ptr(), frame.as_ptr(), "not copied");
+        // The shared conversion and the one with the exclusion read the same pixels.
+        assert_eq!(plain.find_on(&screen), plain.find(&s));
+        assert!(!plain.find_on(&screen).ok());
+        assert_eq!(masked.find_on(&screen), masked.find(&s));
+        assert!(masked.find_on(&screen).ok());
     }
 
     #[test]

@@ -48,34 +48,48 @@ impl ScreenWatch {
         }
         self.last_generation = Some(generation);
         self.next_search_ns = now.saturating_add(MATCH_INTERVAL_NS);
+        // The frame the generation was taken from, borrowed: a search copies the pixels
+        // only when they become the closest candidate's (into the buffer kept for it).
         let frame = machine.last_screen();
         if frame.pixels.len() as u64 != u64::from(frame.width) * u64::from(frame.height) * 4
             || frame.pixels.is_empty()
         {
             return None; // no picture yet
         }
-        let screen = Screen::new(Image {
-            width: frame.width,
-            height: frame.height,
-            rgba: frame.pixels.clone(),
-        });
+        let screen = Screen::new(frame.width, frame.height, &frame.pixels);
+        let mut closer: Option<(usize, MatchResult)> = None;
         for (i, n) in needles.iter().enumerate() {
             let r = n.find_on(&screen);
             if r.ok() {
                 return Some(i);
             }
             // Ties go to the newer screen: the diff then shows what the guest shows now.
-            if self
-                .closest
+            let best = closer
                 .as_ref()
-                .is_none_or(|c| r.margin() >= c.result.margin())
-            {
-                self.closest = Some(Closest {
-                    needle: i,
-                    result: r,
-                    screen: screen.image().clone(),
-                });
+                .map(|(_, b)| b)
+                .or(self.closest.as_ref().map(|c| &c.result));
+            if best.is_none_or(|b| r.margin() >= b.margin()) {
+                closer = Some((i, r));
             }
+        }
+        if let Some((needle, result)) = closer {
+            let mut kept = self.closest.take().map_or(
+                Image {
+                    width: 0,
+                    height: 0,
+                    rgba: Vec::new(),
+                },
+                |c| c.screen,
+            );
+            kept.width = screen.width();
+            kept.height = screen.height();
+            kept.rgba.clear(); // keeps the allocation
+            kept.rgba.extend_from_slice(screen.rgba());
+            self.closest = Some(Closest {
+                needle,
+                result,
+                screen: kept,
+            });
         }
         None
     }
