@@ -129,6 +129,33 @@ fn integer_loop_matches_the_interpreter() {
     );
 }
 
+/// Memory operands through flat segments take the inline TLB hit path: a copy loop with
+/// read-modify-write and byte/word accesses calls back into the interpreter only for
+/// TLB misses (the first touch of each page), not once per access.
+#[test]
+fn flat_memory_accesses_stay_in_host_code() {
+    let code = asm(32, CODE, |a| {
+        let mut top = a.create_label();
+        a.mov(esi, DATA as u32)?;
+        a.mov(edi, DATA as u32 + 0x2000)?;
+        a.mov(ecx, 1000u32)?;
+        a.set_label(&mut top)?;
+        a.mov(eax, dword_ptr(esi + ecx * 4))?;
+        a.mov(dword_ptr(edi + ecx * 4), eax)?;
+        a.add(dword_ptr(edi), eax)?;
+        a.inc(word_ptr(edi + 6))?;
+        a.mov(byte_ptr(edi + 9), 0x5Au32)?;
+        a.cmp(byte_ptr(edi + 9), 0x5Au32)?;
+        a.sete(byte_ptr(edi + 10))?;
+        a.dec(ecx)?;
+        a.jnz(top)?;
+        a.hlt()
+    });
+    let stats = same_under_all_engines(&|| pm32(&code), 100_000);
+    assert!(stats.native_loops > 900, "{stats:?}");
+    assert!(stats.helper_calls < 100, "{stats:?}");
+}
+
 /// A budget that ends inside a self-loop block's iterations (and one that ends inside
 /// an iteration): compiled code stops where the interpreter's run loop stops.
 #[test]

@@ -13,9 +13,13 @@ use super::native;
 use super::{
     EXIT_END, EXIT_FAULT, EXIT_NOT_TAKEN, EXIT_PREFIX, EXIT_TAKEN, OFF_END_BLOCK, OFF_EXIT_K,
     OFF_EXIT_KIND, OFF_FAULT_FLAGS, OFF_FLAGS_IN, OFF_FLAGS_OUT, OFF_GPR, OFF_LOOP_LEFT,
-    OFF_LOOP_RETIRED, OFF_STATUS, OFF_TMP_FLAGS,
+    OFF_LOOP_RETIRED, OFF_NEED_R, OFF_NEED_W, OFF_RAM, OFF_RAM_LEN, OFF_STATUS, OFF_TLB,
+    OFF_TMP_FLAGS,
 };
-use crate::exec::{Insn, K_HI8, K_IMM, K_MEM, K_NONE, K_REG, PFX_LOCK, PFX_REP, PFX_REPNE};
+use crate::exec::{
+    Insn, K_HI8, K_IMM, K_MEM, K_NONE, K_REG, NO_REG, PFX_LOCK, PFX_REP, PFX_REPNE, RIP_REG,
+};
+use crate::mmu::{TLB_SIZE, TlbEntry};
 use iced_x86::code_asm::*;
 use iced_x86::{Mnemonic, OpKind};
 
@@ -71,6 +75,16 @@ enum Form {
         cc: u8,
         size: u8,
         d: u8,
+        src: Opd,
+    },
+    /// MOV reg, mem.
+    Load {
+        size: u8,
+        d: u8,
+    },
+    /// MOV mem, reg / MOV mem, imm.
+    Store {
+        size: u8,
         src: Opd,
     },
     /// A flag-neutral instruction run by its interpreter handler.
@@ -156,6 +170,17 @@ fn classify(i: &Insn, last: bool) -> Option<Form> {
             }
             Some(Form::Unary { m, size, dst })
         }
+        Mov if o0.kind == K_MEM && gpr_size(size) && !last => match i.ops[1].kind {
+            K_REG if i.ops[1].size == size => Some(Form::Store {
+                size,
+                src: Opd::Reg(i.ops[1].reg & 15),
+            }),
+            K_IMM => Some(Form::Store {
+                size,
+                src: Opd::Imm(imm32(i, size)?),
+            }),
+            _ => handler_form(i, last),
+        },
         Mov if o0.kind == K_REG && gpr_size(size) => match i.ops[1].kind {
             K_REG if i.ops[1].size == size => Some(Form::MovRR {
                 size,
@@ -166,6 +191,10 @@ fn classify(i: &Insn, last: bool) -> Option<Form> {
                 size,
                 d: o0.reg & 15,
                 imm: i.imm,
+            }),
+            K_MEM if i.ops[1].size == size && !last => Some(Form::Load {
+                size,
+                d: o0.reg & 15,
             }),
             _ => handler_form(i, last),
         },
@@ -260,6 +289,8 @@ pub struct Compiled {
     /// The whole block compiled, closed by a branch back to its own start: the code runs
     /// further iterations itself while `JitCtx::loop_left` allows (see `Emitter::back_edge`).
     pub self_loop: bool,
+    /// The segments whose flatness the inline memory paths assume.
+    pub flat_used: u8,
 }
 
 /// The closing branch of `insns` jumps to the block's start (relative to it, so for
@@ -271,8 +302,10 @@ pub fn branches_to_start(insns: &[Insn]) -> bool {
 }
 
 /// Compile the longest supported prefix of `insns` into code for host address `ip`.
-/// None when not even the first instruction is supported.
-pub fn compile(insns: &[Insn], ip: u64) -> Option<Compiled> {
+/// `flat`: the segments flat now (`Core::flat`); memory operands through them get the
+/// TLB hit path inline, and the code may only run while they stay flat
+/// (`Compiled::flat_used`). None when not even the first instruction is supported.
+pub fn compile(insns: &[Insn], ip: u64, flat: u8) -> Option<Compiled> {
     let n = insns.len();
     let mut forms = Vec::with_capacity(n);
     for (k, i) in insns.iter().enumerate() {
@@ -293,7 +326,7 @@ pub fn compile(insns: &[Insn], ip: u64) -> Option<Compiled> {
     }
     let whole = forms.len() == n;
     let self_loop = whole && branches_to_start(insns);
-    let mut e = Emitter::new().ok()?;
+    let mut e = Emitter::new(flat).ok()?;
     e.prologue().ok()?;
     if self_loop {
         let mut top = e.a.create_label();
@@ -302,14 +335,19 @@ pub fn compile(insns: &[Insn], ip: u64) -> Option<Compiled> {
     }
     for (k, f) in forms.iter().enumerate() {
         let live_before = f.reads_flags() || (live_after[k] && !f.writes_flags());
-        e.insn(k, *f, live_before, live_after[k]).ok()?;
+        e.insn(k, &insns[k], *f, live_before, live_after[k]).ok()?;
     }
     let done = forms.len();
     if !matches!(forms.last(), Some(Form::Jcc { .. } | Form::Jmp)) {
         e.exit(EXIT_PREFIX, done).ok()?;
     }
+    let flat_used = e.flat_used;
     let code = e.finish(ip).ok()?;
-    Some(Compiled { code, self_loop })
+    Some(Compiled {
+        code,
+        self_loop,
+        flat_used,
+    })
 }
 
 struct Emitter {
@@ -317,6 +355,8 @@ struct Emitter {
     epilogue: CodeLabel,
     /// Self-loop blocks: the label after the prologue and the instructions per iteration.
     back_edge: Option<(CodeLabel, i32)>,
+    flat: u8,
+    flat_used: u8,
     /// (label, instruction index, exit kind) of the out-of-line exits.
     stubs: Vec<(CodeLabel, usize, u64)>,
 }
@@ -396,13 +436,15 @@ macro_rules! paste_cc {
 type R = Result<(), CompileError>;
 
 impl Emitter {
-    fn new() -> Result<Self, CompileError> {
+    fn new(flat: u8) -> Result<Self, CompileError> {
         let mut a = CodeAssembler::new(64)?;
         let epilogue = a.create_label();
         Ok(Emitter {
             a,
             epilogue,
             back_edge: None,
+            flat,
+            flat_used: 0,
             stubs: Vec::new(),
         })
     }
@@ -419,6 +461,9 @@ impl Emitter {
         a.sub(rsp, 8)?;
         a.mov(rbx, rdi)?;
         a.mov(r12, qword_ptr(rbx + OFF_GPR))?;
+        a.mov(r13, qword_ptr(rbx + OFF_TLB))?;
+        a.mov(r14, qword_ptr(rbx + OFF_RAM))?;
+        a.mov(r15, qword_ptr(rbx + OFF_RAM_LEN))?;
         a.push(qword_ptr(rbx + OFF_FLAGS_IN))?;
         Ok(a.popfq()?)
     }
@@ -493,10 +538,23 @@ impl Emitter {
         restore: bool,
         k: usize,
     ) -> R {
+        self.a.pushfq()?;
+        self.a.pop(qword_ptr(rbx + slot))?;
+        self.call_saved(f, arg, with_value, slot, restore, k)
+    }
+
+    /// `call` with EFLAGS already saved in `slot`.
+    fn call_saved(
+        &mut self,
+        f: native::HelperFn,
+        arg: u64,
+        with_value: bool,
+        slot: i32,
+        restore: bool,
+        k: usize,
+    ) -> R {
         let fault = self.stub(k, EXIT_FAULT);
         let a = &mut self.a;
-        a.pushfq()?;
-        a.pop(qword_ptr(rbx + slot))?;
         if with_value {
             a.mov(rdx, rax)?;
         }
@@ -601,43 +659,159 @@ impl Emitter {
         Ok(())
     }
 
-    fn insn(&mut self, k: usize, f: Form, live_before: bool, live_after: bool) -> R {
+    /// Whether operand accesses of `i` may take the inline TLB hit path: a flat segment
+    /// (the interpreter's flat memory forms: the offset is the linear address) and an
+    /// address the host `lea` forms exactly (no RIP base, a 32-bit displacement).
+    fn inline_ok(&self, i: &Insn) -> bool {
+        let m = &i.mem;
+        self.flat & (1 << (m.seg & 7)) != 0
+            && m.base != RIP_REG
+            && (m.base == NO_REG || m.base < 16)
+            && (m.index == NO_REG || m.index < 16)
+            && m.scale <= 3
+            && (m.ashift != 0 || i32::try_from(m.disp as i64).is_ok())
+            && TLB_ENTRY_SIZE.is_some()
+    }
+
+    /// `rsi` = the effective address of `i`'s memory operand (as `Exec::ea`).
+    fn emit_ea(&mut self, i: &Insn) -> R {
+        let m = &i.mem;
+        let a = &mut self.a;
+        let disp = m.disp as u32 as i32;
+        if m.base != NO_REG {
+            a.mov(rsi, gpr(m.base))?;
+        } else {
+            a.xor(esi, esi)?;
+        }
+        if m.index != NO_REG {
+            a.mov(rdx, gpr(m.index))?;
+            a.lea(rsi, qword_ptr(rsi + rdx * (1i32 << m.scale) + disp))?;
+        } else {
+            a.lea(rsi, qword_ptr(rsi + disp))?;
+        }
+        match m.ashift {
+            0 => {}
+            32 => a.mov(esi, esi)?,
+            48 => a.movzx(esi, si)?,
+            _ => return Err(CompileError::Unsupported),
+        }
+        Ok(())
+    }
+
+    /// The TLB hit path (as `Exec::read_fast`/`write_fast`): `rdx` = the RAM offset of
+    /// the `size` bytes at linear address `rsi`, or a jump to `slow` when the entry does
+    /// not match, lacks the fast permission (`need`: the ctx field of the bit needed),
+    /// the access crosses the page or leaves RAM. Clobbers EFLAGS, `rcx`, `rdx`.
+    fn emit_tlb(&mut self, size: u8, need: i32, slow: CodeLabel) -> R {
+        let esize = TLB_ENTRY_SIZE.ok_or(CompileError::Unsupported)?;
+        let a = &mut self.a;
+        a.mov(rdx, rsi)?;
+        a.shr(rdx, 12)?;
+        a.mov(ecx, edx)?;
+        a.and(ecx, TLB_SIZE as i32 - 1)?;
+        a.imul_3(ecx, ecx, esize)?;
+        a.add(rcx, r13)?;
+        a.cmp(rdx, qword_ptr(rcx + TLB_TAG))?;
+        a.jne(slow)?;
+        a.movzx(edx, byte_ptr(rbx + need))?;
+        a.test(byte_ptr(rcx + TLB_FAST), dl)?;
+        a.je(slow)?;
+        a.mov(edx, esi)?;
+        a.and(edx, 0xFFF)?;
+        a.cmp(edx, 4096 - size as i32)?;
+        a.ja(slow)?;
+        a.add(rdx, qword_ptr(rcx + TLB_HOST))?;
+        a.lea(rcx, qword_ptr(rdx + size as i32))?;
+        a.cmp(rcx, r15)?;
+        Ok(a.ja(slow)?)
+    }
+
+    /// `rax` = operand `n` (memory, `size` bytes) of instruction `k`, zero-extended.
+    /// EFLAGS are saved in `slot` first and restored after when `restore`.
+    fn mem_read(&mut self, k: usize, i: &Insn, n: u64, size: u8, slot: i32, restore: bool) -> R {
+        let arg = k as u64 | (n << 8);
+        if !self.inline_ok(i) {
+            return self.call(native::read_op, arg, false, slot, restore, k);
+        }
+        self.flat_used |= 1 << (i.mem.seg & 7);
+        let mut slow = self.a.create_label();
+        let mut done = self.a.create_label();
+        self.a.pushfq()?;
+        self.a.pop(qword_ptr(rbx + slot))?;
+        self.emit_ea(i)?;
+        self.emit_tlb(size, OFF_NEED_R, slow)?;
+        let a = &mut self.a;
+        match size {
+            1 => a.movzx(eax, byte_ptr(r14 + rdx))?,
+            2 => a.movzx(eax, word_ptr(r14 + rdx))?,
+            4 => a.mov(eax, dword_ptr(r14 + rdx))?,
+            _ => a.mov(rax, qword_ptr(r14 + rdx))?,
+        }
+        a.jmp(done)?;
+        a.set_label(&mut slow)?;
+        self.call_saved(native::read_op, arg, false, slot, false, k)?;
+        self.a.jmp(done)?;
+        self.a.set_label(&mut done)?;
+        if restore {
+            self.a.push(qword_ptr(rbx + slot))?;
+            self.a.popfq()?;
+        }
+        Ok(())
+    }
+
+    /// Write `rax` to operand `n` (memory, `size` bytes) of instruction `k`. EFLAGS are
+    /// saved in `slot` first and restored after when `restore`.
+    fn mem_write(&mut self, k: usize, i: &Insn, n: u64, size: u8, slot: i32, restore: bool) -> R {
+        let arg = k as u64 | (n << 8);
+        if !self.inline_ok(i) {
+            return self.call(native::write_op, arg, true, slot, restore, k);
+        }
+        self.flat_used |= 1 << (i.mem.seg & 7);
+        let mut slow = self.a.create_label();
+        let mut done = self.a.create_label();
+        self.a.pushfq()?;
+        self.a.pop(qword_ptr(rbx + slot))?;
+        self.emit_ea(i)?;
+        self.emit_tlb(size, OFF_NEED_W, slow)?;
+        let a = &mut self.a;
+        match size {
+            1 => a.mov(byte_ptr(r14 + rdx), al)?,
+            2 => a.mov(word_ptr(r14 + rdx), ax)?,
+            4 => a.mov(dword_ptr(r14 + rdx), eax)?,
+            _ => a.mov(qword_ptr(r14 + rdx), rax)?,
+        }
+        a.jmp(done)?;
+        a.set_label(&mut slow)?;
+        self.call_saved(native::write_op, arg, true, slot, false, k)?;
+        self.a.jmp(done)?;
+        self.a.set_label(&mut done)?;
+        if restore {
+            self.a.push(qword_ptr(rbx + slot))?;
+            self.a.popfq()?;
+        }
+        Ok(())
+    }
+
+    fn insn(&mut self, k: usize, i: &Insn, f: Form, live_before: bool, live_after: bool) -> R {
         let arg = |n: u64| k as u64 | (n << 8);
         match f {
             Form::Alu { m, size, dst, src } => {
                 let writes = !matches!(m, Mnemonic::Cmp | Mnemonic::Test);
                 match dst {
-                    Opd::Mem => {
-                        if writes {
-                            self.call(
-                                native::rmw_read,
-                                arg(0),
-                                false,
-                                OFF_FAULT_FLAGS,
-                                live_before,
-                                k,
-                            )?;
-                        } else {
-                            self.call(
-                                native::read_op,
-                                arg(0),
-                                false,
-                                OFF_FAULT_FLAGS,
-                                live_before,
-                                k,
-                            )?;
-                        }
+                    Opd::Mem if writes && !self.inline_ok(i) => {
+                        self.call(
+                            native::rmw_read,
+                            arg(0),
+                            false,
+                            OFF_FAULT_FLAGS,
+                            live_before,
+                            k,
+                        )?;
                     }
+                    Opd::Mem => self.mem_read(k, i, 0, size, OFF_FAULT_FLAGS, live_before)?,
                     Opd::Reg(r) => {
                         if src == Opd::Mem {
-                            self.call(
-                                native::read_op,
-                                arg(1),
-                                false,
-                                OFF_FAULT_FLAGS,
-                                live_before,
-                                k,
-                            )?;
+                            self.mem_read(k, i, 1, size, OFF_FAULT_FLAGS, live_before)?;
                             self.a.mov(rcx, rax)?;
                         }
                         self.a.mov(rax, gpr(r))?;
@@ -655,6 +829,9 @@ impl Emitter {
                 if writes {
                     match dst {
                         Opd::Reg(r) => self.store_reg(size, r)?,
+                        _ if self.inline_ok(i) => {
+                            self.mem_write(k, i, 0, size, OFF_TMP_FLAGS, live_after)?
+                        }
                         _ => self.call(
                             native::rmw_write,
                             arg(0),
@@ -674,6 +851,12 @@ impl Emitter {
                     self.a.mov(rax, gpr(r))?;
                     self.unary(m, size)?;
                     self.store_reg(size, r)?;
+                }
+                _ if self.inline_ok(i) => {
+                    self.mem_read(k, i, 0, size, OFF_FAULT_FLAGS, live_before)?;
+                    self.unary(m, size)?;
+                    self.mem_write(k, i, 0, size, OFF_TMP_FLAGS, live_after)?;
+                    self.check_end(k)?;
                 }
                 _ => {
                     self.call(
@@ -727,14 +910,7 @@ impl Emitter {
                     Opd::Reg(r) => self.a.mov(byte_ptr(r12 + r as i32 * 8), al)?,
                     _ => {
                         self.a.movzx(eax, al)?;
-                        self.call(
-                            native::write_op,
-                            arg(0),
-                            true,
-                            OFF_FAULT_FLAGS,
-                            live_after,
-                            k,
-                        )?;
+                        self.mem_write(k, i, 0, 1, OFF_FAULT_FLAGS, live_after)?;
                         self.check_end(k)?;
                     }
                 }
@@ -743,7 +919,7 @@ impl Emitter {
                 match src {
                     Opd::Reg(s) => self.a.mov(rcx, gpr(s))?,
                     _ => {
-                        self.call(native::read_op, arg(1), false, OFF_FAULT_FLAGS, true, k)?;
+                        self.mem_read(k, i, 1, size, OFF_FAULT_FLAGS, true)?;
                         self.a.mov(rcx, rax)?;
                     }
                 }
@@ -758,6 +934,20 @@ impl Emitter {
                 if src == Opd::Mem {
                     self.check_end(k)?;
                 }
+            }
+            Form::Load { size, d } => {
+                self.mem_read(k, i, 1, size, OFF_FAULT_FLAGS, live_after)?;
+                self.store_reg(size, d)?;
+                self.check_end(k)?;
+            }
+            Form::Store { size, src } => {
+                match src {
+                    Opd::Reg(r) => self.a.mov(rax, gpr(r))?,
+                    Opd::Imm(v) => self.a.mov(rax, v as i64)?,
+                    Opd::Mem => return Err(CompileError::Unsupported),
+                }
+                self.mem_write(k, i, 0, size, OFF_FAULT_FLAGS, live_after)?;
+                self.check_end(k)?;
             }
             Form::Handler => {
                 self.call(
@@ -787,6 +977,15 @@ impl Emitter {
         Ok(())
     }
 }
+
+/// Where `TlbEntry` keeps what the inline hit path reads.
+const TLB_TAG: i32 = std::mem::offset_of!(TlbEntry, tag) as i32;
+const TLB_HOST: i32 = std::mem::offset_of!(TlbEntry, host) as i32;
+const TLB_FAST: i32 = std::mem::offset_of!(TlbEntry, fast) as i32;
+const TLB_ENTRY_SIZE: Option<i32> = {
+    let s = std::mem::size_of::<TlbEntry>();
+    if s <= 256 { Some(s as i32) } else { None }
+};
 
 /// Never reached: `classify` gives no immediate destination.
 fn unreachable_form() -> R {

@@ -10,6 +10,7 @@ use super::{Env, JitCtx};
 #[inline(always)]
 pub fn enter(env: &mut Env<'_, '_>, ctx: &mut JitCtx) {
     env.ex.c.retired += std::mem::take(&mut ctx.loop_retired);
+    ctx.helper_calls += 1;
 }
 
 /// Record a helper's outcome where generated code tests it. A self-loop block stops

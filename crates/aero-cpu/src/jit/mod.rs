@@ -119,6 +119,15 @@ pub struct JitCtx {
     /// Instructions of finished iterations not yet added to `Core::retired` (helpers
     /// add them on entry, so devices see the exact count).
     loop_retired: u64,
+    /// The inline TLB hit path's inputs: `Tlb::entries`, guest RAM and its length, and
+    /// the fast-permission bits reads and writes need (`Core::need_r`/`need_w`).
+    tlb: u64,
+    ram: u64,
+    ram_len: u64,
+    need_r: u64,
+    need_w: u64,
+    /// Calls from compiled code into `helpers` (for `JitStats`).
+    helper_calls: u64,
 }
 
 pub(crate) const OFF_GPR: i32 = 0;
@@ -132,6 +141,11 @@ pub(crate) const OFF_EXIT_K: i32 = 64;
 pub(crate) const OFF_EXIT_KIND: i32 = 72;
 pub(crate) const OFF_LOOP_LEFT: i32 = 80;
 pub(crate) const OFF_LOOP_RETIRED: i32 = 88;
+pub(crate) const OFF_TLB: i32 = 96;
+pub(crate) const OFF_RAM: i32 = 104;
+pub(crate) const OFF_RAM_LEN: i32 = 112;
+pub(crate) const OFF_NEED_R: i32 = 120;
+pub(crate) const OFF_NEED_W: i32 = 128;
 
 /// The first `exit_k` instructions completed; the interpreter continues from there.
 pub(crate) const EXIT_PREFIX: u64 = 0;
@@ -159,6 +173,10 @@ struct Entry {
     state: EntryState,
     /// Code-cache generation the code was installed in.
     cache_gen: u32,
+    /// The code's inline memory paths assume the segments in `flat_used` flat as in
+    /// `flat` (the block cache may reuse a block under another mask).
+    flat: u8,
+    flat_used: u8,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -177,6 +195,8 @@ const EMPTY_ENTRY: Entry = Entry {
     hits: 0,
     state: EntryState::Cold,
     cache_gen: 0,
+    flat: 0,
+    flat_used: 0,
 };
 
 /// Counters for tests and benchmarks.
@@ -187,6 +207,8 @@ pub struct JitStats {
     pub native_runs: u64,
     /// Further iterations self-loop blocks ran without returning to the run loop.
     pub native_loops: u64,
+    /// Calls from compiled code back into the interpreter (memory slow paths, handlers).
+    pub helper_calls: u64,
     pub verified: u64,
     pub cache_flushes: u64,
 }
@@ -270,6 +292,9 @@ impl Jit {
         }
         let (offset, self_loop) = match e.state {
             EntryState::Compiled { offset, self_loop } if e.cache_gen == self.cache_gen => {
+                if (e.flat ^ ex.c.flat) & e.flat_used != 0 {
+                    return None;
+                }
                 (offset, self_loop)
             }
             EntryState::Refused => return None,
@@ -278,7 +303,7 @@ impl Jit {
                 if e.hits < self.threshold {
                     return None;
                 }
-                self.compile(slot, block)?
+                self.compile(slot, block, ex.c.flat)?
             }
         };
         self.stats.native_runs += 1;
@@ -295,7 +320,7 @@ impl Jit {
     }
 
     #[cold]
-    fn compile(&mut self, slot: usize, block: &Block) -> Option<(usize, bool)> {
+    fn compile(&mut self, slot: usize, block: &Block, flat: u8) -> Option<(usize, bool)> {
         if self.cache.is_none() {
             match native::CodeCache::new(CACHE_SIZE) {
                 Ok(c) => self.cache = Some(c),
@@ -307,21 +332,24 @@ impl Jit {
             }
         }
         let cache = self.cache.as_mut()?;
-        let mut code = compile::compile(&block.insns, cache.next_addr());
+        let mut code = compile::compile(&block.insns, cache.next_addr(), flat);
         if matches!(&code, Some(c) if c.code.len() > cache.free()) {
             // Full: drop every compiled block (entries of older generations are stale).
             cache.reset();
             self.cache_gen = self.cache_gen.wrapping_add(1);
             self.stats.cache_flushes += 1;
-            code = compile::compile(&block.insns, cache.next_addr());
+            code = compile::compile(&block.insns, cache.next_addr(), flat);
         }
-        let installed = code.and_then(|c| Some((cache.install(&c.code).ok()?, c.self_loop)));
+        let installed =
+            code.and_then(|c| Some((cache.install(&c.code).ok()?, c.self_loop, c.flat_used)));
         let e = &mut self.entries[slot];
         match installed {
-            Some((offset, self_loop)) => {
+            Some((offset, self_loop, flat_used)) => {
                 self.stats.compiled += 1;
                 e.state = EntryState::Compiled { offset, self_loop };
                 e.cache_gen = self.cache_gen;
+                e.flat = flat;
+                e.flat_used = flat_used;
                 Some((offset, self_loop))
             }
             None => {
@@ -358,6 +386,12 @@ impl Jit {
             exit_kind: 0,
             loop_left: loops,
             loop_retired: 0,
+            tlb: ex.c.tlb.entries.as_ptr() as u64,
+            ram: ex.ram.as_mut_ptr() as u64,
+            ram_len: ex.ram.len() as u64,
+            need_r: ex.c.need_r as u64,
+            need_w: ex.c.need_w as u64,
+            helper_calls: 0,
         };
         let mut env = Env {
             ex,
@@ -373,6 +407,7 @@ impl Jit {
         let fault = env.fault;
         let ex = env.ex;
         ex.c.retired += ctx.loop_retired;
+        self.stats.helper_calls += ctx.helper_calls;
         // Only finished iterations have been counted so far (helpers added theirs).
         self.stats.native_loops += (ex.c.retired - retired0) / insns.len().max(1) as u64;
         let host = if ctx.exit_kind == EXIT_FAULT {
