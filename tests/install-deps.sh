@@ -11,6 +11,7 @@ test_pkgs=(qemu-system-x86 qemu-utils seabios acpica-tools busybox-static syslin
            gcc-mingw-w64-i686 gcc-mingw-w64-x86-64 g++-mingw-w64-i686 g++-mingw-w64-x86-64 dmidecode
            binutils-mingw-w64-i686 binutils-mingw-w64-x86-64 openssl osslsigncode
            extlinux isolinux grub-pc-bin grub-common xorriso mtools dosfstools cpio fdisk
+           xz-utils        # unxz: the vmlinux the kernel_boot test boots through PVH
            xvfb xdotool imagemagick python3 mesa-vulkan-drivers openbox wine64 cpuid
            gcc libc6-dev   # gcc -static: the clock test's guest probe
            iproute2)       # ip tuntap: the network test's TAP interface

@@ -13,7 +13,9 @@ use super::eltorito::{self, BootImage, CD_SECTOR};
 use super::error::FirmwareError;
 use super::host::DiskId;
 use super::linux::{self, LinuxBoot};
+use super::pvh::{self, PvhImage};
 use super::rom::BIOS_SEGMENT;
+use super::rom::BIOS_SEGMENT_BASE;
 
 const BOOT_ADDR: u64 = 0x7C00;
 
@@ -35,6 +37,9 @@ impl Bios {
             self.write_drive_counts(c)?;
         }
         let plan = linux.plan(self.memory.extended_top())?;
+        if let Some(image) = linux.pvh() {
+            return self.boot_pvh(c, linux, image, &plan);
+        }
         c.debug_print("Booting Linux kernel (direct boot)...\n");
         c.mem.write(linux::SETUP_BASE, &plan.setup)?;
         c.mem.write(linux::CMDLINE_ADDR, &linux.cmdline_bytes())?;
@@ -57,6 +62,65 @@ impl Bios {
         c.cpu.rip = 0;
         c.cpu.set_reg(Reg::Rsp, u64::from(linux::SETUP_STACK));
         c.cpu.rflags = 0x2;
+        Ok(Flow::Jumped)
+    }
+
+    /// Writes a vmlinux's segments (bss zeroed), the initrd, the command line and the
+    /// `hvm_start_info` with the E820 map, then enters the PVH entry point in flat 32-bit
+    /// protected mode, paging off, EBX = the start info (the PVH boot ABI).
+    fn boot_pvh(
+        &mut self,
+        c: &mut Call,
+        linux: &LinuxBoot,
+        image: &PvhImage,
+        plan: &linux::LoadPlan,
+    ) -> Result<Flow, FirmwareError> {
+        c.debug_print("Booting Linux vmlinux (direct boot, PVH entry)...\n");
+        let file = linux.kernel_file();
+        for s in &image.segments {
+            c.mem
+                .write(s.paddr, &file[s.offset..s.offset + s.file_len])?;
+            let bss = (s.mem_len - s.file_len as u64) as usize;
+            c.mem.fill(s.paddr + s.file_len as u64, bss, 0)?;
+        }
+        c.mem.write(linux::CMDLINE_ADDR, &linux.cmdline_bytes())?;
+        let modules = match plan.initrd {
+            Some((addr, size)) => {
+                c.mem.write(addr, linux.initrd())?;
+                let (at, entry) = pvh::module_entry(addr, size);
+                c.mem.write(at, &entry)?;
+                1
+            }
+            None => 0,
+        };
+        let map = &self.memory.map;
+        if map.len() > pvh::MAX_MEMMAP_ENTRIES {
+            return Err(FirmwareError::Config("E820 map too long for PVH".into()));
+        }
+        for (i, e) in map.iter().enumerate() {
+            let entry = pvh::memmap_entry(e.base, e.len, e.kind as u32);
+            c.mem.write(pvh::MEMMAP_ADDR + 24 * i as u64, &entry)?;
+        }
+        let rsdp = BIOS_SEGMENT_BASE + u64::from(super::tables_glue::RSDP_IP);
+        let info = pvh::start_info(modules, linux::CMDLINE_ADDR, rsdp, map.len() as u32);
+        c.mem.write(pvh::START_INFO_ADDR, &info)?;
+        info!(entry = format_args!("{:#x}", image.entry), initrd = ?plan.initrd, "booting vmlinux (PVH)");
+        // Flat 4 GiB segments: code 32-bit (D=1, G=1), data read/write.
+        let flat = |selector, attr| aero_cpu::Segment {
+            selector,
+            base: 0,
+            limit: 0xFFFF_FFFF,
+            attr,
+        };
+        c.cpu.seg[Seg::Cs as usize] = flat(0x10, 0xC9B);
+        for s in [Seg::Ds, Seg::Es, Seg::Fs, Seg::Gs, Seg::Ss] {
+            c.cpu.seg[s as usize] = flat(0x18, 0xC93);
+        }
+        c.cpu.cr0 |= 1;
+        c.cpu.cpl = 0;
+        c.cpu.rflags = 0x2;
+        c.cpu.set_reg(Reg::Rbx, pvh::START_INFO_ADDR);
+        c.cpu.rip = u64::from(image.entry);
         Ok(Flow::Jumped)
     }
 

@@ -11,6 +11,8 @@
 
 use thiserror::Error;
 
+use super::pvh::{self, PvhImage};
+
 /// Where the real-mode setup code (and the boot_params it starts with) is loaded.
 pub const SETUP_BASE: u64 = 0x1_0000;
 /// Where the command line goes (right after the setup segment).
@@ -66,6 +68,12 @@ pub enum LinuxBootError {
     BadSetupSize { setup: usize },
     #[error("command line of {len} bytes is longer than the kernel's limit of {max}")]
     CmdlineTooLong { len: usize, max: usize },
+    #[error("ELF kernel: {0}")]
+    BadElf(&'static str),
+    #[error(
+        "ELF kernel without a PVH entry note (XEN_ELFNOTE_PHYS32_ENTRY): build it with CONFIG_PVH"
+    )]
+    NoPvhEntry,
     #[error("the command line contains a NUL byte")]
     CmdlineNul,
     #[error(
@@ -86,6 +94,8 @@ pub struct LinuxBoot {
     cmdline: Vec<u8>,
     version: u16,
     setup_len: usize,
+    /// An uncompressed ELF vmlinux booted through its PVH entry instead of a bzImage.
+    pvh: Option<PvhImage>,
 }
 
 /// Where each part goes, and the setup bytes with the loader's header fields filled in.
@@ -114,6 +124,19 @@ impl LinuxBoot {
         initrd: Option<Vec<u8>>,
         cmdline: &str,
     ) -> Result<LinuxBoot, LinuxBootError> {
+        if pvh::is_elf(&kernel) {
+            let image = PvhImage::parse(&kernel)?;
+            // The x86 kernel's COMMAND_LINE_SIZE.
+            check_cmdline(cmdline, 2047)?;
+            return Ok(LinuxBoot {
+                kernel,
+                initrd: initrd.unwrap_or_default(),
+                cmdline: cmdline.as_bytes().to_vec(),
+                version: 0,
+                setup_len: 0,
+                pvh: Some(image),
+            });
+        }
         // Everything up to the end of the fields we use (init_size, protocol 2.10).
         if kernel.len() < INIT_SIZE + 4 {
             return Err(LinuxBootError::TooShort(kernel.len()));
@@ -144,22 +167,25 @@ impl LinuxBoot {
         } else {
             255
         };
-        if cmdline.len() > max {
-            return Err(LinuxBootError::CmdlineTooLong {
-                len: cmdline.len(),
-                max,
-            });
-        }
-        if cmdline.contains('\0') {
-            return Err(LinuxBootError::CmdlineNul);
-        }
+        check_cmdline(cmdline, max)?;
         Ok(LinuxBoot {
             kernel,
             initrd: initrd.unwrap_or_default(),
             cmdline: cmdline.as_bytes().to_vec(),
             version,
             setup_len,
+            pvh: None,
         })
+    }
+
+    /// The ELF image, for a vmlinux booted through PVH.
+    pub fn pvh(&self) -> Option<&PvhImage> {
+        self.pvh.as_ref()
+    }
+
+    /// The whole kernel file.
+    pub fn kernel_file(&self) -> &[u8] {
+        &self.kernel
     }
 
     /// The boot protocol version (0x020F = 2.15).
@@ -190,6 +216,15 @@ impl LinuxBoot {
     /// Places the parts in RAM that is usable from 1 MiB up to `ram_top` (the end of the
     /// E820 RAM the kernel will see below 4 GiB).
     pub fn plan(&self, ram_top: u64) -> Result<LoadPlan, LinuxBootError> {
+        if let Some(image) = &self.pvh {
+            // PVH: the segments at their own addresses, the initrd above them.
+            let end = image.check(ram_top)?;
+            return Ok(LoadPlan {
+                setup: Vec::new(),
+                kernel_addr: u64::from(image.entry),
+                initrd: self.place_initrd(end, ram_top, 0xFFFF_FFFF)?,
+            });
+        }
         let k = &self.kernel;
         let pm_len = self.protected_mode_kernel().len() as u64;
         // What the kernel needs from its load address on while it decompresses itself.
@@ -213,24 +248,12 @@ impl LinuxBoot {
                 ram_top,
             });
         }
-        let initrd = if self.initrd.is_empty() {
-            None
+        let addr_max = if self.version >= 0x0203 {
+            u64::from(u32_at(k, INITRD_ADDR_MAX))
         } else {
-            let addr_max = if self.version >= 0x0203 {
-                u64::from(u32_at(k, INITRD_ADDR_MAX))
-            } else {
-                0x37FF_FFFF
-            };
-            // initrd_addr_max is the highest address the initrd may occupy.
-            let limit = ram_top.min(addr_max.saturating_add(1)).min(1 << 32);
-            let size = self.initrd.len() as u64;
-            let room = limit.saturating_sub(kernel_end);
-            let addr = limit.checked_sub(size).map(|a| a & !0xFFF);
-            match addr {
-                Some(addr) if addr >= kernel_end => Some((addr, size)),
-                _ => return Err(LinuxBootError::InitrdTooBig { size, room }),
-            }
+            0x37FF_FFFF
         };
+        let initrd = self.place_initrd(kernel_end, ram_top, addr_max)?;
         let mut setup = k[..self.setup_len].to_vec();
         setup[TYPE_OF_LOADER] = LOADER_UNDEFINED;
         setup[LOADFLAGS] |= CAN_USE_HEAP;
@@ -246,6 +269,39 @@ impl LinuxBoot {
             initrd,
         })
     }
+
+    /// The initrd page-aligned at the top of RAM below `addr_max` (the highest address it
+    /// may occupy) and above `kernel_end`.
+    fn place_initrd(
+        &self,
+        kernel_end: u64,
+        ram_top: u64,
+        addr_max: u64,
+    ) -> Result<Option<(u64, u64)>, LinuxBootError> {
+        if self.initrd.is_empty() {
+            return Ok(None);
+        }
+        let limit = ram_top.min(addr_max.saturating_add(1)).min(1 << 32);
+        let size = self.initrd.len() as u64;
+        let room = limit.saturating_sub(kernel_end);
+        match limit.checked_sub(size).map(|a| a & !0xFFF) {
+            Some(addr) if addr >= kernel_end => Ok(Some((addr, size))),
+            _ => Err(LinuxBootError::InitrdTooBig { size, room }),
+        }
+    }
+}
+
+fn check_cmdline(cmdline: &str, max: usize) -> Result<(), LinuxBootError> {
+    if cmdline.len() > max {
+        return Err(LinuxBootError::CmdlineTooLong {
+            len: cmdline.len(),
+            max,
+        });
+    }
+    if cmdline.contains('\0') {
+        return Err(LinuxBootError::CmdlineNul);
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -36,6 +36,7 @@ pub mod linux;
 pub(crate) mod mtrr;
 mod pcibios;
 mod post;
+pub mod pvh;
 mod scancode;
 mod system;
 mod tables_glue;
