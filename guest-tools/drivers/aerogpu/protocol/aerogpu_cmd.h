@@ -420,6 +420,12 @@ struct aerogpu_cmd_set_texture_stage_state {
     uint32_t reserved0;
 };
 AEROGPU_ASSERT_SIZE(struct aerogpu_cmd_set_texture_stage_state, 24);
+/* The D3DTSS_* states the device reads (BUMPENVMAT01, 10, 11 follow 00), and the bound
+ * of `state`. */
+#define AEROGPU_TSS_BUMPENVMAT00 7u
+#define AEROGPU_TSS_BUMPENVLSCALE 22u
+#define AEROGPU_TSS_BUMPENVLOFFSET 23u
+#define AEROGPU_TEXTURE_STAGE_STATES 33u
 
 /* ---- Output merger / viewport ---------------------------------------------------------- */
 struct aerogpu_cmd_set_render_targets {

@@ -9,7 +9,7 @@ use aero_protocol::cmd::{self, IndexFormat, PrimitiveTopology, ShaderStage};
 use aero_protocol::pci::Format;
 
 /// D3DTEXTURESTAGESTATETYPE values SET_TEXTURE_STAGE_STATE accepts (up to D3DTSS_CONSTANT).
-pub const TEXTURE_STAGE_STATES: u32 = 33;
+pub const TEXTURE_STAGE_STATES: u32 = aero_protocol::cmd::TEXTURE_STAGE_STATES;
 
 /// Device-internal resource identity; never reused, stable across handle aliases.
 pub type ResourceId = u64;

@@ -155,11 +155,16 @@ impl DrawState {
     /// The translator's ps_1_x bump binding ([`d3d9::bindings::PS_BUMP_ENV`]): per stage
     /// (BUMPENVMAT00, 01, 10, 11), then per stage (BUMPENVLSCALE, BUMPENVLOFFSET, 0, 0).
     fn bump_env_bytes(&self) -> [u8; BUMP_ENV_BYTES] {
-        let matrices = self
+        use aero_protocol::cmd::{TSS_BUMPENVLOFFSET, TSS_BUMPENVLSCALE, TSS_BUMPENVMAT00};
+        let at = |t: &[u32; TEXTURE_STAGE_STATES], state: u32| t[state as usize];
+        let matrices = self.texture_stages.iter().map(|t| {
+            let m = TSS_BUMPENVMAT00;
+            [at(t, m), at(t, m + 1), at(t, m + 2), at(t, m + 3)]
+        });
+        let luminance = self
             .texture_stages
             .iter()
-            .map(|t| [t[7], t[8], t[9], t[10]]);
-        let luminance = self.texture_stages.iter().map(|t| [t[22], t[23], 0, 0]);
+            .map(|t| [at(t, TSS_BUMPENVLSCALE), at(t, TSS_BUMPENVLOFFSET), 0, 0]);
         let mut out = [0u8; BUMP_ENV_BYTES];
         for (dst, v) in out
             .chunks_exact_mut(4)

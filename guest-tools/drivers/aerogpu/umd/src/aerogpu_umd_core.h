@@ -280,7 +280,8 @@ public:
     // BUMPENVMAT00-11, BUMPENVLSCALE, BUMPENVLOFFSET), as SET_TEXTURE_STAGE_STATE; the
     // device starts them at 0 like D3D9. Other states are the fixed-function generator's.
     static bool device_texture_stage_state(uint32_t state) {
-        return (state >= 7 && state <= 10) || state == 22 || state == 23;
+        return (state >= AEROGPU_TSS_BUMPENVMAT00 && state <= AEROGPU_TSS_BUMPENVMAT00 + 3) ||
+               state == AEROGPU_TSS_BUMPENVLSCALE || state == AEROGPU_TSS_BUMPENVLOFFSET;
     }
     int32_t set_texture_stage_state(uint32_t stage, uint32_t state, uint32_t value);
     int32_t set_texture(uint32_t stage, uint32_t handle);

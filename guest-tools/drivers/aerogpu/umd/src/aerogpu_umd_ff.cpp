@@ -6,6 +6,10 @@
 
 #include <cmath>
 
+extern "C" {
+#include "../../protocol/aerogpu_cmd.h"
+}
+
 namespace aerogpu {
 namespace ff {
 
@@ -528,7 +532,8 @@ constexpr uint32_t P_TFACTOR = 0, P_STAGE_CONST = 2, P_FOG_COLOR = 10, P_FOG = 1
                    P_DEF4 = 30, P_DEF = 31;
 constexpr uint32_t kPsConstRegs = 28;
 // D3DTSS_BUMPENVMAT00, 01, 10, 11 and BUMPENVLSCALE / BUMPENVLOFFSET (float bits).
-constexpr uint32_t TSS_BUMPENVMAT00 = 7, TSS_BUMPENVLSCALE = 22, TSS_BUMPENVLOFFSET = 23;
+constexpr uint32_t TSS_BUMPENVMAT00 = AEROGPU_TSS_BUMPENVMAT00, TSS_BUMPENVLSCALE = AEROGPU_TSS_BUMPENVLSCALE,
+                   TSS_BUMPENVLOFFSET = AEROGPU_TSS_BUMPENVLOFFSET;
 
 bool is_bump(uint8_t op) { return op == TOP_BUMPENVMAP || op == TOP_BUMPENVMAPLUMINANCE; }
 // Temps: r0 current, r1 temp, r2 this stage's texture, r3-r5 arguments 0-2, r6 result,
