@@ -12,7 +12,8 @@
 # (the wrapper's own failures exit 125). Environment: WINEPREFIX (default
 # target/d3d9/wine-prefix), AERO_D3D9_OUT (build cache, default target/d3d9),
 # AERO_D3D9_HOST_BIN (a prebuilt aero-d3d9-host; else cargo builds it, ci profile),
-# AERO_D3D9_EXECUTOR (soft, the default, or wgpu: the device's executor).
+# AERO_D3D9_EXECUTOR (wgpu, the default: the executor the machine draws D3D9 with; soft: the CPU
+# executor, which does not draw).
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -77,7 +78,7 @@ case "$MODE" in
     DIR=$(dirname "$PROG")
     cp "$RT" "$DIR/d3d9.dll" && cp "$UMD" "$DIR/aerogpu_d3d9_x64.dll" || die "cannot place the DLLs in $DIR"
     PORTFILE=$(mktemp)
-    "$HOST" --once --executor "${AERO_D3D9_EXECUTOR:-soft}" >"$PORTFILE" &
+    "$HOST" --once --executor "${AERO_D3D9_EXECUTOR:-wgpu}" >"$PORTFILE" &
     HOST_PID=$!
     trap 'kill $HOST_PID 2>/dev/null; rm -f "$PORTFILE"' EXIT
     for _ in $(seq 100); do

@@ -112,6 +112,12 @@ impl Cpu {
         self.core.retired
     }
 
+    /// Blocks of guest code decoded so far (a block found in the block cache is not
+    /// decoded again): how well the cache holds a guest's code.
+    pub fn blocks_decoded(&self) -> u64 {
+        self.blocks.decoded
+    }
+
     /// Guest RAM at `paddr..paddr+len` changed behind the CPU (DMA, firmware).
     pub fn invalidate_code(&mut self, paddr: u64, len: u64) {
         if len == 0 {

@@ -1,4 +1,17 @@
-//! Decoding guest code into [`Insn`]s (once) and the per-physical-address block cache.
+//! Decoding guest code into [`Insn`]s (once) and the block cache.
+//!
+//! Blocks live in one arena and are found three ways, fastest first:
+//! - a link: each block remembers the two blocks that ran after it (by linear RIP);
+//! - the front cache: a small direct-mapped table by linear RIP;
+//! - the block table: a hash table by physical address and code size, holding every
+//!   block decoded since the cache was last emptied (it is emptied whole when the arena
+//!   is full, as QEMU does with its translation cache).
+//!
+//! Nothing global dies with a TLB flush or a code write. A block found by link or front
+//! cache is checked on the spot: its code page generation (a write to its decoded bytes
+//! bumps it), and that its linear page still maps to its physical page, which is free
+//! when the page is the one the previous block was fetched from with no TLB flush since
+//! (QEMU's rule for chaining within a page) and otherwise one look at the TLB entry.
 
 use crate::bus::PageMapping;
 use crate::exec::{
@@ -7,138 +20,257 @@ use crate::exec::{
 use crate::exec::{NO_REG, PFX_LOCK, PFX_REP, PFX_REPNE, RIP_REG};
 use crate::fault::{Fault, XResult};
 use crate::flags::size_mask;
-use crate::mmu::Access;
+use crate::mmu::{Access, Tlb};
 use iced_x86::{
     Code, ConditionCode, Decoder, DecoderOptions, FlowControl, Instruction, OpKind, Register,
 };
+use std::cell::Cell;
 
 /// Longest block; keeps decode latency and interrupt latency bounded.
 const MAX_BLOCK_INSNS: usize = 48;
-const SLOT_BITS: u32 = 14;
-pub(crate) const SLOTS: usize = 1 << SLOT_BITS;
-/// Index of the uncached scratch block.
-pub const SCRATCH: usize = usize::MAX;
+/// Most blocks kept at once. The arena grows as code is decoded; when it is full every
+/// block is dropped and the memory reused. A Linux boot to its shell decodes about 70k
+/// distinct blocks (`cache-stats`); a block with its instructions takes about 0.7 KiB.
+const MAX_BLOCKS: usize = 1 << 17;
+/// Entries of the JIT's direct-mapped table where `jit/` still sizes it from here (it
+/// names blocks by serial now, not by an index in this cache).
+#[allow(dead_code)]
+pub(crate) const SLOTS: usize = 1 << 14;
+/// Front cache entries (by linear RIP), allocated on first use.
+const FRONT_BITS: u32 = 12;
+/// Index of the uncached scratch block (arena slot 0, never in the block table).
+pub const SCRATCH: usize = 0;
+/// `Block::phys2` of a block within one page.
+const ONE_PAGE: u64 = u64::MAX;
+/// `BlockCache::last_tag` when no page is known to be mapped as it was.
+const NO_TAG: u64 = u64::MAX;
 
-/// Fields in the order the run loop reads them, on cache-line boundaries: going from one
-/// block to the next touches the first line of each (key, instructions, first link).
+/// Fields in the order the run loop reads them, on cache-line boundaries: following a
+/// link reads the first line of the target (checks, instructions) and the second of the
+/// source (links).
 #[repr(C, align(64))]
 pub struct Block {
-    key: u64,
-    /// How many of `insns` run when the block runs whole: a fused CMP/TEST+Jcc at the end
-    /// runs its Jcc itself (the Jcc stays in `insns` for runs cut off before it).
-    pub run_len: usize,
-    pub insns: Vec<Insn>,
-    /// The blocks that ran next (most recent first): a lookup that needs no hashing.
-    next: [Link; 2],
+    /// Unique per decode (0 for uncached and dropped blocks): links and front-cache entries
+    /// name a block by it, and compiled code (`jit`) too, so a re-decoded or dropped block
+    /// is never used for another.
+    pub serial: u64,
+    /// `CodePages::epoch` when the block was last known current: while no code page was
+    /// written since, its own page's generation need not be looked up.
+    code_epoch: Cell<u64>,
     /// RAM page (offset >> 12) the code came from, and its generation at decode time.
     host_page: usize,
     code_gen: u32,
+    /// The flat-segment mask (`Core::flat`) the block was decoded under, and the bits of
+    /// it its handlers depend on (memory operands' segments, SS for stack instructions):
+    /// the block serves every mask that agrees on those.
+    flat: u8,
+    flat_used: u8,
+    /// Bytes of the block on its first page (all of `bytes` unless it crosses).
+    len1: u16,
+    /// Physical address of the first page.
+    phys_page: u64,
+    /// Physical address of the second page for a block crossing a page boundary, else
+    /// `ONE_PAGE`.
+    phys2: u64,
+    pub insns: Vec<Insn>,
+    /// How many of `insns` run when the block runs whole: a fused CMP/TEST+Jcc at the end
+    /// runs its Jcc itself (the Jcc stays in `insns` for runs cut off before it).
+    pub run_len: usize,
+    /// The blocks that ran next (most recent first): a lookup that needs no hashing.
+    next: [Link; 2],
+    /// Physical address and code size (`block_key`): the block table's key.
+    key: u64,
+    /// RAM page and generation of the second page (crossing blocks only).
+    host_page2: usize,
+    code_gen2: u32,
     /// The code bytes decoded: after a write to the page, equal bytes mean the block is
     /// still right (GRUB and BIOS code keep variables, even patched opcodes, next to
     /// their instructions).
     bytes: Vec<u8>,
-    /// Unique per decode (0 for uncached blocks): compiled code (`jit`) names its block
-    /// by it, so a re-decoded block never runs stale host code.
-    pub serial: u64,
 }
 
-/// A block reached by linear RIP, valid while the cache generation is unchanged (no TLB
-/// flush, code write or clear since) and for the same privilege and code size (`ctx`,
-/// see [`BlockCache::ctx`]: one compare covers all three); `key` names the block
-/// (physical address and code size) so a replaced slot does not match.
+/// The block `serial` at arena index `idx`, reached at linear address `lin` under
+/// `Core::mode_bits` `mode` (privilege, code size, flat mask: one compare covers them).
+/// All zero is never valid (`mode_bits` holds the code size, never 0).
 #[derive(Clone, Copy)]
 struct Link {
     lin: u64,
-    ctx: u64,
-    key: u64,
-    slot: u32,
+    mode: u64,
+    serial: u64,
+    idx: u32,
 }
 
-/// Never valid: generations start at 1, so no context is 0.
 const NO_LINK: Link = Link {
-    lin: u64::MAX,
-    ctx: 0,
-    key: u64::MAX,
-    slot: 0,
+    lin: 0,
+    mode: 0,
+    serial: 0,
+    idx: 0,
 };
 
-/// Key of an empty slot: real keys have bits 61..63 clear (see `block_key`).
-const EMPTY_KEY: u64 = u64::MAX;
-
-fn empty_block() -> Block {
+const fn empty_block() -> Block {
     Block {
-        key: EMPTY_KEY,
-        run_len: 0,
-        insns: Vec::new(),
-        next: [NO_LINK; 2],
+        serial: 0,
+        code_epoch: Cell::new(u64::MAX),
         host_page: usize::MAX,
         code_gen: 0,
+        flat: 0,
+        flat_used: 0,
+        len1: 0,
+        phys_page: 0,
+        phys2: ONE_PAGE,
+        insns: Vec::new(),
+        run_len: 0,
+        next: [NO_LINK; 2],
+        key: u64::MAX,
+        host_page2: usize::MAX,
+        code_gen2: 0,
         bytes: Vec::new(),
-        serial: 0,
     }
 }
 
-const LIN_BITS: u32 = 10;
-
-pub struct BlockCache {
-    /// Recently fetched blocks by linear RIP.
-    lin_cache: Vec<Link>,
-    /// Empty slots hold a block with `EMPTY_KEY` (no `Option` to test on the hot path);
-    /// fixed size, so a masked index needs no bounds check.
-    slots: Box<[Block; SLOTS]>,
-    /// Blocks that must not be cached (MMIO code, page-crossing first instruction).
-    scratch: Option<Block>,
-    /// Bumped whenever the TLB or any decoded code page changed, and by `clear`: links
-    /// and `lin_cache` entries of older generations are dead.
-    generation: u64,
-    /// `Tlb::epoch + CodePages::epoch` when `generation` last moved: both only grow, so
-    /// one compare sees either change.
-    seen_epoch: u64,
-    /// The next `Block::serial`.
-    next_serial: u64,
+/// One block table entry: a block's key and arena index (`NO_INDEX`: empty).
+#[derive(Clone, Copy)]
+struct TableEntry {
+    key: u64,
+    idx: u32,
 }
 
-impl Default for BlockCache {
-    fn default() -> Self {
-        let slots: Vec<Block> = (0..SLOTS).map(|_| empty_block()).collect();
-        let slots: Box<[Block; SLOTS]> = match slots.into_boxed_slice().try_into() {
-            Ok(s) => s,
-            Err(_) => unreachable!("SLOTS blocks were made"),
-        };
-        BlockCache {
-            lin_cache: vec![NO_LINK; 1 << LIN_BITS],
-            slots,
-            scratch: None,
-            generation: 1,
-            seen_epoch: 0,
-            next_serial: 1,
+const NO_INDEX: u32 = u32::MAX;
+const EMPTY_ENTRY: TableEntry = TableEntry {
+    key: 0,
+    idx: NO_INDEX,
+};
+
+/// Counts one event in `BlockCache::stats` (feature `cache-stats`; nothing when off).
+macro_rules! count {
+    ($cache:expr, $field:ident) => {
+        #[cfg(feature = "cache-stats")]
+        {
+            $cache.stats.$field += 1;
+        }
+    };
+}
+
+/// What the block cache did, for measuring it on real guests (`cache-stats`).
+#[cfg(feature = "cache-stats")]
+#[derive(Default, Debug)]
+struct CacheStats {
+    fetches: u64,
+    link_hits: u64,
+    front_hits: u64,
+    table_hits: u64,
+    decodes: u64,
+    /// A decoded block replaced a stale one (its code changed, or its second page maps
+    /// elsewhere).
+    replaced: u64,
+    /// Revalidated by content after a write to its page.
+    revalidated: u64,
+    uncached: u64,
+    /// The arena was full and every block dropped.
+    flushes: u64,
+    /// Blocks in the arena.
+    live: u64,
+}
+
+#[cfg(feature = "cache-stats")]
+impl CacheStats {
+    fn fetched(&mut self) {
+        self.fetches += 1;
+        if self.fetches % (1 << 24) == 0 {
+            eprintln!("aero-cpu block cache: {self:?}");
         }
     }
 }
 
-/// A block's name: its physical address (bits 0..51), the flat-segment mask it was
-/// decoded under (52..57: its memory handlers assume those segments flat) and its code
-/// size (58..60).
-#[inline(always)]
-fn block_key(phys: u64, flat: u8, bitness: u32) -> u64 {
-    (phys & ((1 << 52) - 1)) | ((flat as u64 & 0x3F) << 52) | (((bitness as u64) >> 4) << 58)
+pub struct BlockCache {
+    /// Recently fetched blocks by linear RIP (empty until first used).
+    front: Vec<Link>,
+    /// The arena: `blocks[0]` is the scratch block, `blocks[1..live]` are in the block
+    /// table, the rest are dropped blocks whose memory (instruction and byte vectors) the
+    /// next decodes reuse. Indexes handed out stay below `blocks.len()` (it never shrinks).
+    blocks: Vec<Block>,
+    live: usize,
+    /// Open addressing, linear probing, at most half full; grows with `live`.
+    table: Vec<TableEntry>,
+    /// Decode buffers, swapped with the block a decode fills: their old contents come
+    /// back here, so decoding reuses memory instead of allocating.
+    tmp_insns: Vec<Insn>,
+    tmp_bytes: Vec<u8>,
+    /// `Tlb::epoch` at the last fetch.
+    seen_tlb: u64,
+    /// Linear page of the last block fetched, with the user bit in bit 0 (`NO_TAG` after
+    /// a TLB flush), and the physical page it maps to: a block on the same page for the
+    /// same privilege needs no TLB look.
+    last_tag: u64,
+    last_phys_page: u64,
+    /// The last `Block::serial` given.
+    next_serial: u64,
+    /// Blocks decoded so far (cached or not): counted off the hot path, for tests.
+    pub decoded: u64,
+    #[cfg(feature = "cache-stats")]
+    stats: CacheStats,
 }
 
-/// The flat mask and code size (bits 52..60) are spread over the index too: a 64-bit kernel
-/// runs the same code with the current task's FS base flat or not, and both variants must
-/// not keep evicting each other from one slot (an odd multiplier keeps them apart).
+impl Default for BlockCache {
+    fn default() -> Self {
+        BlockCache {
+            front: Vec::new(),
+            blocks: vec![empty_block()],
+            live: 1,
+            table: Vec::new(),
+            tmp_insns: Vec::new(),
+            tmp_bytes: Vec::new(),
+            seen_tlb: 0,
+            last_tag: NO_TAG,
+            last_phys_page: 0,
+            next_serial: 0,
+            decoded: 0,
+            #[cfg(feature = "cache-stats")]
+            stats: CacheStats::default(),
+        }
+    }
+}
+
+/// A block's table key: its physical address (bits 0..51) and code size (58..60). The
+/// flat mask is checked per block (`Block::flat_used`), so code that does not care
+/// about FS (a 64-bit kernel's, run with the current task's FS base flat or not) is one
+/// block.
 #[inline(always)]
-fn slot_of(key: u64) -> usize {
-    let h = key ^ (key >> 13) ^ (key >> 29) ^ (key >> 52).wrapping_mul(0x9E37_79B9);
-    (h as usize) & (SLOTS - 1)
+fn block_key(phys: u64, bitness: u32) -> u64 {
+    (phys & ((1 << 52) - 1)) | (((bitness as u64) >> 4) << 58)
+}
+
+#[inline(always)]
+fn hash(key: u64) -> usize {
+    (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize
+}
+
+#[inline(always)]
+fn front_index(lin: u64) -> usize {
+    ((lin ^ (lin >> FRONT_BITS)) as usize) & ((1 << FRONT_BITS) - 1)
+}
+
+/// Whether the TLB maps `lin` to physical page `phys_page`, executable at the current
+/// privilege.
+#[inline(always)]
+fn tlb_maps(ex: &Exec<'_>, lin: u64, phys_page: u64) -> bool {
+    let e = &ex.c.tlb.entries[Tlb::index(lin)];
+    e.tag == lin >> 12
+        && e.perm & crate::mmu::need_bit(Access::Exec, ex.c.user) != 0
+        && e.phys == phys_page
 }
 
 impl BlockCache {
+    /// Drop every block (bus mapping changes, reset, too many invalidations).
     pub fn clear(&mut self) {
-        self.lin_cache.fill(NO_LINK);
-        self.slots.iter_mut().for_each(|s| *s = empty_block());
-        self.scratch = None;
-        self.generation += 1;
+        self.front.fill(NO_LINK);
+        self.table.fill(EMPTY_ENTRY);
+        for b in &mut self.blocks[..self.live] {
+            b.serial = 0;
+            b.next = [NO_LINK; 2];
+        }
+        self.live = 1;
+        self.last_tag = NO_TAG;
     }
 
     /// The block starting at the current RIP, decoding it if needed. `prev` is the block
@@ -149,191 +281,319 @@ impl BlockCache {
         if !ex.c.long64 && rip > ex.s.seg[1].limit as u64 {
             return Err(Fault::gp0());
         }
-        self.sync_generation(ex);
+        #[cfg(feature = "cache-stats")]
+        self.stats.fetched();
+        if ex.c.tlb.epoch != self.seen_tlb {
+            // Pages may map elsewhere now: the same-page shortcut needs a fresh look.
+            self.seen_tlb = ex.c.tlb.epoch;
+            self.last_tag = NO_TAG;
+        }
         let lin = ex.s.seg[1].base.wrapping_add(rip) & ex.c.lin_mask;
-        let ctx = self.ctx(ex);
-        if prev != SCRATCH {
-            for l in &self.slots[prev & (SLOTS - 1)].next {
-                if l.lin == lin
-                    && l.ctx == ctx
-                    && self.slots[l.slot as usize & (SLOTS - 1)].key == l.key
-                {
-                    return Ok(l.slot as usize);
+        let mode = ex.c.mode_bits;
+        let tag = (lin & !0xFFF) | ex.c.user as u64;
+        for l in &self.blocks[prev].next {
+            if l.lin == lin && l.mode == mode {
+                let t = &self.blocks[l.idx as usize];
+                if t.serial == l.serial && self.still_valid(t, lin, tag, ex) {
+                    count!(self, link_hits);
+                    self.last_tag = tag;
+                    self.last_phys_page = t.phys_page;
+                    return Ok(l.idx as usize);
                 }
             }
         }
-        let idx = self.fetch_unlinked(ex, lin)?;
-        // Stamped with the generation `fetch_unlinked` left (it may have moved).
-        let ctx = self.ctx(ex);
-        if idx != SCRATCH
-            && let Some(key) = self.slots.get(idx).map(|b| b.key)
-            && let Some(p) = self.slots.get_mut(prev)
-        {
+        let idx = self.fetch_unlinked(ex, lin, tag)?;
+        if idx != SCRATCH && prev != SCRATCH {
+            let serial = self.blocks[idx].serial;
+            let p = &mut self.blocks[prev];
             p.next[1] = p.next[0];
             p.next[0] = Link {
                 lin,
-                ctx,
-                key,
-                slot: idx as u32,
+                mode,
+                serial,
+                idx: idx as u32,
             };
         }
         Ok(idx)
     }
 
-    /// The generation, flat-segment mask, privilege and code size a link must have been
-    /// made under.
+    /// Whether block `t`, found by link or front cache for linear address `lin`, may run:
+    /// its code unchanged and its page(s) mapped as when it was decoded.
     #[inline(always)]
-    fn ctx(&self, ex: &Exec<'_>) -> u64 {
-        (self.generation << 16) | ex.c.mode_bits
+    fn still_valid(&self, t: &Block, lin: u64, tag: u64, ex: &Exec<'_>) -> bool {
+        code_current(t, ex)
+            && ((tag == self.last_tag && t.phys_page == self.last_phys_page)
+                || tlb_maps(ex, lin, t.phys_page))
+            && (t.phys2 == ONE_PAGE || second_page_valid(t, lin, ex))
     }
 
-    fn fetch_unlinked(&mut self, ex: &mut Exec<'_>, lin: u64) -> XResult<usize> {
+    #[inline]
+    fn fetch_unlinked(&mut self, ex: &mut Exec<'_>, lin: u64, tag: u64) -> XResult<usize> {
+        let fi = front_index(lin);
+        if let Some(f) = self.front.get(fi)
+            && f.lin == lin
+            && f.mode == ex.c.mode_bits
+            && let t = &self.blocks[f.idx as usize]
+            && t.serial == f.serial
+            && self.still_valid(t, lin, tag, ex)
+        {
+            count!(self, front_hits);
+            self.last_tag = tag;
+            self.last_phys_page = t.phys_page;
+            return Ok(f.idx as usize);
+        }
+        let idx = self.lookup(ex, lin)?;
+        if idx != SCRATCH {
+            let t = &self.blocks[idx];
+            if self.front.is_empty() {
+                self.front = vec![NO_LINK; 1 << FRONT_BITS];
+            }
+            self.front[fi] = Link {
+                lin,
+                mode: ex.c.mode_bits,
+                serial: t.serial,
+                idx: idx as u32,
+            };
+            self.last_tag = tag;
+            self.last_phys_page = t.phys_page;
+        } else {
+            self.last_tag = NO_TAG;
+        }
+        Ok(idx)
+    }
+
+    /// The block table path: translate, find a block for this physical address and
+    /// mode, revalidate or decode it.
+    #[inline(never)]
+    fn lookup(&mut self, ex: &mut Exec<'_>, lin: u64) -> XResult<usize> {
         let bitness = ex.c.bitness;
         let rip = ex.s.rip;
         let user = ex.c.user;
-        let li = ((lin ^ (lin >> LIN_BITS)) as usize) & ((1 << LIN_BITS) - 1);
-        let le = self.lin_cache[li];
-        if le.lin == lin
-            && le.ctx == self.ctx(ex)
-            && self
-                .slots
-                .get(le.slot as usize)
-                .is_some_and(|b| b.key == le.key)
-        {
-            return Ok(le.slot as usize);
-        }
         // Inline TLB hit check; the full translate() only on a miss.
         let need = crate::mmu::need_bit(Access::Exec, user);
-        let mut idx = crate::mmu::Tlb::index(lin);
+        let mut ti = Tlb::index(lin);
         let hit = {
-            let e = &ex.c.tlb.entries[idx];
+            let e = &ex.c.tlb.entries[ti];
             e.tag == lin >> 12 && e.perm & need != 0
         };
         if !hit {
-            idx = ex.translate(lin, Access::Exec, user)?;
+            ti = ex.translate(lin, Access::Exec, user)?;
         }
-        let e = ex.c.tlb.entries[idx];
-        let cacheable = e.fast != 0;
+        let e = ex.c.tlb.entries[ti];
         let phys = e.phys | (lin & 0xFFF);
-        let key = block_key(phys, ex.c.flat, bitness);
-        let slot = slot_of(key);
-        if cacheable {
-            let start = (lin & 0xFFF) as usize;
-            let host_page = (e.host + start) >> 12;
-            let host_off = e.host + start;
-            if let Some(b) = self.slots.get_mut(slot)
-                && b.key == key
-                && b.host_page == host_page
-            {
-                let current = ex.c.code.generation_of(host_page);
-                let valid = b.code_gen == current || {
-                    // The page was written since: revalidate by content.
-                    let same = host_off
-                        .checked_add(b.bytes.len())
-                        .and_then(|end| ex.ram.get(host_off..end))
-                        == Some(&b.bytes[..]);
-                    if same {
-                        b.code_gen = current;
-                        let len = b.bytes.len();
-                        mark_code(ex, host_page, start, start + len);
-                    }
-                    same
-                };
-                if valid {
-                    self.remember(li, lin, key, slot, ex);
-                    return Ok(slot);
-                }
-            }
-            let (insns, bytes) = decode_block(ex, rip, lin, phys, bitness)?;
-            if let Some(bytes) = bytes {
-                mark_code(ex, host_page, start, start + bytes.len());
-                let code_gen = ex.c.code.generation_of(host_page);
-                self.next_serial += 1;
-                self.slots[slot] = Block {
-                    serial: self.next_serial,
-                    key,
-                    host_page,
-                    code_gen,
-                    run_len: whole_run_len(&insns),
-                    insns,
-                    bytes,
-                    next: [NO_LINK; 2],
-                };
-                self.remember(li, lin, key, slot, ex);
-                return Ok(slot);
-            }
-            self.scratch = Some(Block {
-                key,
-                host_page: usize::MAX,
-                code_gen: 0,
-                run_len: whole_run_len(&insns),
-                insns,
-                bytes: Vec::new(),
-                next: [NO_LINK; 2],
-                serial: 0,
-            });
-        } else {
-            let (insns, _) = decode_block(ex, rip, lin, phys, bitness)?;
-            self.scratch = Some(Block {
-                key,
-                host_page: usize::MAX,
-                code_gen: 0,
-                run_len: whole_run_len(&insns),
-                insns,
-                bytes: Vec::new(),
-                next: [NO_LINK; 2],
-                serial: 0,
-            });
+        let key = block_key(phys, bitness);
+        if e.fast == 0 {
+            // MMIO (or outside the RAM slice): decoded each time.
+            let d = decode_block(
+                ex,
+                rip,
+                lin,
+                phys,
+                bitness,
+                &mut self.tmp_insns,
+                &mut self.tmp_bytes,
+            )?;
+            count!(self, decodes);
+            count!(self, uncached);
+            self.fill(SCRATCH, key, e.phys, usize::MAX, &d);
+            return Ok(SCRATCH);
         }
-        Ok(SCRATCH)
-    }
-
-    /// A new generation if the TLB or any code page changed since the last look.
-    #[inline(always)]
-    fn sync_generation(&mut self, ex: &Exec<'_>) {
-        let epoch = ex.c.tlb.epoch.wrapping_add(ex.c.code.epoch);
-        if epoch != self.seen_epoch {
-            self.seen_epoch = epoch;
-            self.generation += 1;
+        let start = (lin & 0xFFF) as usize;
+        let host_page = e.host >> 12;
+        let flat = ex.c.flat;
+        let found = self.find(key, flat);
+        if let Some(idx) = found
+            && self.revalidate(ex, idx, host_page, start)
+        {
+            count!(self, table_hits);
+            return Ok(idx);
         }
-    }
-
-    /// Marking code and filling the TLB may have bumped the epochs: the entry is
-    /// stamped with the generation they give.
-    #[inline(always)]
-    fn remember(&mut self, li: usize, lin: u64, key: u64, slot: usize, ex: &Exec<'_>) {
-        self.sync_generation(ex);
-        self.lin_cache[li] = Link {
+        let d = decode_block(
+            ex,
+            rip,
             lin,
-            ctx: self.ctx(ex),
+            phys,
+            bitness,
+            &mut self.tmp_insns,
+            &mut self.tmp_bytes,
+        )?;
+        count!(self, decodes);
+        if !d.cacheable {
+            count!(self, uncached);
+            self.fill(SCRATCH, key, e.phys, usize::MAX, &d);
+            return Ok(SCRATCH);
+        }
+        mark_code(ex, host_page, start, start + d.len);
+        let idx = match found {
+            Some(idx) => {
+                count!(self, replaced);
+                idx
+            }
+            None => self.alloc(),
+        };
+        self.fill(idx, key, e.phys, host_page, &d);
+        let b = &mut self.blocks[idx];
+        b.code_gen = ex.c.code.generation_of(host_page);
+        b.code_epoch.set(ex.c.code.epoch);
+        if found.is_none() {
+            self.insert(idx);
+        }
+        Ok(idx)
+    }
+
+    /// The live block for `key` decoded under a flat mask that agrees with `flat` on the
+    /// bits it uses.
+    fn find(&self, key: u64, flat: u8) -> Option<usize> {
+        let mask = self.table.len().checked_sub(1)?;
+        let mut i = hash(key) & mask;
+        loop {
+            let t = self.table[i];
+            if t.idx == NO_INDEX {
+                return None;
+            }
+            if t.key == key
+                && let Some(b) = self.blocks.get(t.idx as usize)
+                && (b.flat ^ flat) & b.flat_used == 0
+            {
+                return Some(t.idx as usize);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Whether table block `idx` is still right for `lin`: its code unchanged (or
+    /// rewritten with the same bytes, then current again).
+    fn revalidate(
+        &mut self,
+        ex: &mut Exec<'_>,
+        idx: usize,
+        host_page: usize,
+        start: usize,
+    ) -> bool {
+        let b = &mut self.blocks[idx];
+        if b.host_page != host_page || b.phys2 != ONE_PAGE {
+            return false;
+        }
+        let current = ex.c.code.generation_of(host_page);
+        if b.code_gen == current {
+            b.code_epoch.set(ex.c.code.epoch);
+            return true;
+        }
+        // The page was written since: revalidate by content.
+        let host_off = (host_page << 12) + start;
+        let same = host_off
+            .checked_add(b.bytes.len())
+            .and_then(|end| ex.ram.get(host_off..end))
+            == Some(&b.bytes[..]);
+        if same {
+            #[cfg(feature = "cache-stats")]
+            {
+                self.stats.revalidated += 1;
+            }
+            b.code_gen = current;
+            let len = b.bytes.len();
+            mark_code(ex, host_page, start, start + len);
+            b.code_epoch.set(ex.c.code.epoch);
+        }
+        same
+    }
+
+    /// Moves a decode (`tmp_insns`, `tmp_bytes`) into block `idx` (or the scratch block)
+    /// with a new serial; the block's old vectors become the decode buffers.
+    fn fill(&mut self, idx: usize, key: u64, phys_page: u64, host_page: usize, d: &Decoded) {
+        self.decoded += 1;
+        self.next_serial += 1;
+        let serial = if idx == SCRATCH { 0 } else { self.next_serial };
+        let b = &mut self.blocks[idx];
+        std::mem::swap(&mut b.insns, &mut self.tmp_insns);
+        std::mem::swap(&mut b.bytes, &mut self.tmp_bytes);
+        b.serial = serial;
+        b.key = key;
+        b.host_page = host_page;
+        b.phys_page = phys_page;
+        b.phys2 = ONE_PAGE;
+        b.host_page2 = usize::MAX;
+        b.code_gen = 0;
+        b.code_gen2 = 0;
+        b.code_epoch.set(u64::MAX);
+        b.flat = d.flat;
+        b.flat_used = d.flat_used;
+        b.len1 = d.len as u16;
+        b.run_len = whole_run_len(&b.insns);
+        b.next = [NO_LINK; 2];
+    }
+
+    /// A free arena index (dropping every block first when the arena is full).
+    fn alloc(&mut self) -> usize {
+        if self.live > MAX_BLOCKS {
+            count!(self, flushes);
+            self.clear();
+        }
+        let idx = self.live;
+        if idx == self.blocks.len() {
+            self.blocks.push(empty_block());
+        }
+        self.live += 1;
+        #[cfg(feature = "cache-stats")]
+        {
+            self.stats.live = self.live as u64;
+        }
+        idx
+    }
+
+    /// Adds live block `idx` to the table, growing it to stay at most half full.
+    fn insert(&mut self, idx: usize) {
+        if self.live * 2 > self.table.len() {
+            let size = (self.live * 2).next_power_of_two().max(1024);
+            self.table = vec![EMPTY_ENTRY; size];
+            for i in 1..self.live {
+                self.place(i);
+            }
+        } else {
+            self.place(idx);
+        }
+    }
+
+    fn place(&mut self, idx: usize) {
+        let key = self.blocks[idx].key;
+        let mask = self.table.len() - 1;
+        let mut i = hash(key) & mask;
+        while self.table[i].idx != NO_INDEX {
+            i = (i + 1) & mask;
+        }
+        self.table[i] = TableEntry {
             key,
-            slot: slot as u32,
+            idx: idx as u32,
         };
     }
 
     /// The block at an index returned by `fetch`.
     #[inline(always)]
     pub fn block(&self, idx: usize) -> &Block {
-        if idx == SCRATCH {
-            self.scratch.as_ref().unwrap_or_else(|| unreachable_block())
-        } else {
-            &self.slots[idx & (SLOTS - 1)]
-        }
+        &self.blocks[idx]
     }
 }
 
-fn unreachable_block() -> &'static Block {
-    static EMPTY: Block = Block {
-        key: u64::MAX,
-        host_page: usize::MAX,
-        code_gen: 0,
-        run_len: 0,
-        insns: Vec::new(),
-        bytes: Vec::new(),
-        next: [NO_LINK; 2],
-        serial: 0,
-    };
-    &EMPTY
+/// Whether block `t`'s code is unchanged since it was decoded or last revalidated: no
+/// code page written since (one compare), or not its own.
+#[inline(always)]
+fn code_current(t: &Block, ex: &Exec<'_>) -> bool {
+    t.code_epoch.get() == ex.c.code.epoch || {
+        let same = ex.c.code.generation.get(t.host_page) == Some(&t.code_gen);
+        if same && t.phys2 == ONE_PAGE {
+            t.code_epoch.set(ex.c.code.epoch);
+        }
+        same
+    }
+}
+
+/// A crossing block's second page: unchanged code, and the linear page after `lin`'s
+/// still mapping to it.
+#[cold]
+#[inline(never)]
+fn second_page_valid(t: &Block, lin: u64, ex: &Exec<'_>) -> bool {
+    let lin2 = (lin | 0xFFF).wrapping_add(1) & ex.c.lin_mask;
+    ex.c.code.generation.get(t.host_page2) == Some(&t.code_gen2) && tlb_maps(ex, lin2, t.phys2)
 }
 
 /// See `Block::run_len`.
@@ -356,15 +616,31 @@ fn mark_code(ex: &mut Exec<'_>, host_page: usize, start: usize, end: usize) {
     }
 }
 
-/// Decode from `rip` to the end of the block. Returns the instructions and their bytes,
-/// or no bytes when the (single) instruction crosses into the next page (not cacheable).
+/// What `decode_block` produced; the instructions and bytes are in the buffers it was
+/// given.
+struct Decoded {
+    /// False when the (single) instruction crosses into the next page: not cached.
+    cacheable: bool,
+    /// The flat mask decoded under, and the bits of it the handlers depend on.
+    flat: u8,
+    flat_used: u8,
+    /// Bytes decoded (all on the first page).
+    len: usize,
+}
+
+/// Decode from `rip` to the end of the block into `insns` (its old entries reused) and
+/// the block's code bytes into `bytes`.
 fn decode_block(
     ex: &mut Exec<'_>,
     rip: u64,
     lin: u64,
     phys: u64,
     bitness: u32,
-) -> XResult<(Vec<Insn>, Option<Vec<u8>>)> {
+    insns: &mut Vec<Insn>,
+    bytes: &mut Vec<u8>,
+) -> XResult<Decoded> {
+    let flat = ex.c.flat;
+    let mut flat_used = 0u8;
     let in_page = (0x1000 - (lin & 0xFFF)) as usize;
     // Bytes up to the CS limit only (outside 64-bit mode).
     let mut avail = in_page;
@@ -386,15 +662,15 @@ fn decode_block(
     } else {
         u64::MAX
     };
-    let mut insns = Vec::with_capacity(16);
+    let mut n = 0usize;
     let mut offset = 0usize;
-    while insns.len() < MAX_BLOCK_INSNS && offset < avail {
+    while n < MAX_BLOCK_INSNS && offset < avail {
         let ip = rip.wrapping_add(offset as u64) & ip_mask;
         let mut dec = Decoder::with_ip(bitness, &buf[offset..avail], ip, DecoderOptions::NONE);
         let ins = dec.decode();
         let incomplete = dec.last_error() == iced_x86::DecoderError::NoMoreBytes;
         if incomplete {
-            if !insns.is_empty() {
+            if n > 0 {
                 break;
             }
             // The first instruction straddles the page (or the CS limit): fetch the rest.
@@ -413,33 +689,78 @@ fn decode_block(
             tmp[have..have + extra].copy_from_slice(&more[..extra]);
             let mut dec = Decoder::with_ip(bitness, &tmp[..have + extra], ip, DecoderOptions::NONE);
             let ins = dec.decode();
-            let mut insn = build(&ins, &tmp[..ins.len().min(15)], bitness, ex.c.flat);
-            place_in_block(&mut insn, ins.len());
-            insns.push(insn);
-            return Ok((insns, None));
+            let insn = put(insns, 0, &ins, &tmp[..ins.len().min(15)], bitness, flat);
+            place_in_block(insn, ins.len());
+            insns.truncate(1);
+            bytes.clear();
+            return Ok(Decoded {
+                cacheable: false,
+                flat,
+                flat_used: flat_bits_used(&ins),
+                len: 0,
+            });
         }
         let len = ins.len();
         let end_here = ins.is_invalid() || ends_block(&ins);
-        let mut insn = build(
-            &ins,
-            &buf[offset..offset + len.min(avail - offset)],
-            bitness,
-            ex.c.flat,
-        );
+        let code = &buf[offset..offset + len.min(avail - offset)];
         offset += len;
-        place_in_block(&mut insn, offset);
+        place_in_block(put(insns, n, &ins, code, bitness, flat), offset);
+        flat_used |= flat_bits_used(&ins);
+        n += 1;
         if end_here {
-            fuse_with_prev(&mut insns, &insn);
-            insns.push(insn);
+            if let Some((jcc, body)) = insns[..n].split_last_mut() {
+                fuse_with_prev(body, jcc);
+            }
             break;
         }
-        insns.push(insn);
     }
-    if insns.is_empty() {
+    insns.truncate(n);
+    if n == 0 {
         return Err(Fault::gp0());
     }
     let used = offset.min(avail);
-    Ok((insns, Some(buf[..used].to_vec())))
+    bytes.clear();
+    bytes.extend_from_slice(&buf[..used]);
+    Ok(Decoded {
+        cacheable: true,
+        flat,
+        flat_used,
+        len: used,
+    })
+}
+
+/// Instruction `n` of a decode: the old one there overwritten (its boxed iced
+/// instruction reused), or a new one.
+fn put<'v>(
+    insns: &'v mut Vec<Insn>,
+    n: usize,
+    ins: &Instruction,
+    code: &[u8],
+    bitness: u32,
+    flat: u8,
+) -> &'v mut Insn {
+    if n < insns.len() {
+        fill_insn(&mut insns[n], ins, code, bitness, flat);
+    } else {
+        insns.push(build(ins, code, bitness, flat));
+    }
+    let last = insns.len() - 1;
+    &mut insns[n.min(last)]
+}
+
+/// The bits of `Core::flat` an instruction's handler was chosen by (see
+/// `exec::lookup_flat`): its memory operand's segment, SS for stack instructions.
+fn flat_bits_used(ins: &Instruction) -> u8 {
+    let seg = match ins.memory_segment() {
+        Register::ES => 1,
+        Register::CS => 2,
+        Register::SS => 4,
+        Register::DS => 8,
+        Register::FS => 16,
+        Register::GS => 32,
+        _ => 0,
+    };
+    seg | if ins.is_stack_instruction() { 4 } else { 0 }
 }
 
 /// Records where `insn` ends in its block (`end`: the offset of the next instruction from
@@ -644,8 +965,6 @@ fn imm_size(k: OpKind) -> u8 {
 /// Translate one iced instruction into the internal form, resolving its handler for the
 /// flat-segment mask `flat` (`Core::flat`).
 pub fn build(ins: &Instruction, bytes: &[u8], bitness: u32, flat: u8) -> Insn {
-    let (osize, asize, p66) = size_attrs(bytes, bitness);
-    let next_ip = ins.next_ip();
     let mut out = Insn {
         handler: exec::undefined,
         ops: [Opnd::default(); 3],
@@ -655,18 +974,45 @@ pub fn build(ins: &Instruction, bytes: &[u8], bitness: u32, flat: u8) -> Insn {
             index: NO_REG,
             scale: 0,
             disp: 0,
-            ashift: 64 - asize * 8,
+            ashift: 0,
         },
         imm: 0,
         rel: 0,
-        end: ins.len() as u16,
-        osize,
-        asize,
+        end: 0,
+        osize: 0,
+        asize: 0,
         cc: 0,
         prefix: 0,
         fuse: 0,
         raw: Box::new(*ins),
     };
+    fill_insn(&mut out, ins, bytes, bitness, flat);
+    out
+}
+
+/// `build` into an existing instruction (keeping its box for the iced instruction).
+fn fill_insn(out: &mut Insn, ins: &Instruction, bytes: &[u8], bitness: u32, flat: u8) {
+    let (osize, asize, p66) = size_attrs(bytes, bitness);
+    let next_ip = ins.next_ip();
+    out.handler = exec::undefined;
+    out.ops = [Opnd::default(); 3];
+    out.mem = MemRef {
+        seg: 3,
+        base: NO_REG,
+        index: NO_REG,
+        scale: 0,
+        disp: 0,
+        ashift: 64 - asize * 8,
+    };
+    out.imm = 0;
+    out.rel = 0;
+    out.end = ins.len() as u16;
+    out.osize = osize;
+    out.asize = asize;
+    out.cc = 0;
+    out.prefix = 0;
+    out.fuse = 0;
+    *out.raw = *ins;
     // Stack-width operations default to 64-bit in long mode.
     if bitness == 64 && osize == 4 && is_stack_default64(ins.code()) {
         out.osize = if p66 { 2 } else { 8 };
@@ -769,7 +1115,6 @@ pub fn build(ins: &Instruction, bytes: &[u8], bitness: u32, flat: u8) -> Insn {
     if !ins.is_invalid() {
         out.handler = exec::lookup_flat(ins, flat).unwrap_or(exec::undefined);
     }
-    out
 }
 
 fn is_imm(k: OpKind) -> bool {
