@@ -225,17 +225,11 @@ fn debian_installer_menu_needles_made_on_aero_match_qemu_screendump() {
     // VGA BIOS's font, which is Aero's own (see README "Screenshots and needles").
 }
 
-/// /init for the power-off test: Linux's ACPI button driver and evdev, then a read of one
-/// event from the power button's input device (what systemd-logind or acpid wait for), then
-/// power-off (ACPI S5 through the FADT's PM1a control block).
-const POWER_BUTTON_INIT: &str = r#"#!/bin/sh
-/bin/busybox mkdir -p /proc /sys /dev
-/bin/busybox mount -t proc proc /proc
-/bin/busybox mount -t sysfs sysfs /sys
-/bin/busybox mount -t devtmpfs devtmpfs /dev
-/bin/busybox --install -s /bin
-exec >/dev/ttyS0 2>&1
-insmod /lib/modules/evdev.ko || echo "AERO-INSMOD-FAILED evdev"
+/// What /init does in the power-off test (inside [`common::guest_init`], which powers off
+/// after it): Linux's ACPI button driver and evdev, then a read of one event from the
+/// power button's input device (what systemd-logind or acpid wait for); the power-off
+/// that follows goes through ACPI S5 (the FADT's PM1a control block).
+const POWER_BUTTON_BODY: &str = r#"insmod /lib/modules/evdev.ko || echo "AERO-INSMOD-FAILED evdev"
 insmod /lib/modules/button.ko || echo "AERO-INSMOD-FAILED button"
 dev=
 i=0
@@ -253,37 +247,20 @@ exec 3<"$dev"
 echo "AERO-POWER-BUTTON-READY $dev"
 dd bs=24 count=1 of=/dev/null <&3 2>/dev/null
 echo "AERO-POWER-BUTTON-PRESSED"
-poweroff -f
-while :; do sleep 3600; done
 "#;
 
-/// The amd64 boot disk whose initramfs runs [`POWER_BUTTON_INIT`] with the two modules.
+/// The amd64 boot disk whose initramfs runs [`POWER_BUTTON_BODY`] with the two modules.
 fn power_button_disk(dir: &Path) -> PathBuf {
-    // Later archives of a concatenated initramfs override earlier files (/init).
-    let mut initrd = std::fs::read(common::image("initrd-amd64.img")).unwrap();
-    initrd.resize(initrd.len().next_multiple_of(4), 0);
-    let files: [(&str, u32, Vec<u8>); 5] = [
-        ("init", 0o100755, POWER_BUTTON_INIT.into()),
-        ("lib", 0o40755, Vec::new()),
-        ("lib/modules", 0o40755, Vec::new()),
-        (
-            "lib/modules/evdev.ko",
-            0o100644,
-            common::kernel_module("kernel/drivers/input/evdev.ko"),
-        ),
-        (
-            "lib/modules/button.ko",
-            0o100644,
-            common::kernel_module("kernel/drivers/acpi/button.ko"),
-        ),
-    ];
-    for (ino, (name, mode, data)) in files.iter().enumerate() {
-        common::cpio_entry(&mut initrd, ino as u32 + 1, name, *mode, data);
-    }
-    common::cpio_entry(&mut initrd, 6, "TRAILER!!!", 0, b"");
-    let initrd_path = dir.join("initrd.img");
-    std::fs::write(&initrd_path, &initrd).unwrap();
-    common::linux_disk_with_initrd(dir, &initrd_path)
+    let mut files = vec![(
+        "init".to_string(),
+        0o100755,
+        common::guest_init(POWER_BUTTON_BODY).into_bytes(),
+    )];
+    files.extend(common::module_files(&[
+        ("evdev", "kernel/drivers/input/evdev.ko"),
+        ("button", "kernel/drivers/acpi/button.ko"),
+    ]));
+    common::linux_disk_with_files(dir, "initrd-amd64.img", &files)
 }
 
 /// `power-off = true` presses the ACPI power button and passes once the guest is off:
