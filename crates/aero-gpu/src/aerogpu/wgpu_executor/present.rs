@@ -338,4 +338,50 @@ mod tests {
         let frame = exec.presented_frame().unwrap();
         assert_eq!(frame.pixel(0, 0), Some([0, 255, 0, 255]));
     }
+
+    /// Not a check (the figures depend on the host): what a 1280x1024 host-only present
+    /// costs on the GPU path against the same present read back (the pre-hand-off path,
+    /// which also uploaded the pixels to the window's device). Run it with
+    /// `cargo test --profile ci -p aero-gpu --lib present_cost -- --ignored --nocapture`.
+    #[test]
+    #[ignore = "timing figures, run by hand"]
+    fn present_cost() {
+        let mut exec = WgpuExecutor::new_headless(SoftExecutorConfig::default()).unwrap();
+        let mut p = CommandProcessor::new(Limits::default());
+        run(&mut p, &mut exec, |w| {
+            w.create_texture2d(1, Format::B8G8R8X8Unorm as u32, 1280, 1024, 0);
+            let mut colors = [0; 8];
+            colors[0] = 1;
+            let rt = cmd::SetRenderTargets {
+                color_count: 1,
+                colors,
+                ..Default::default()
+            };
+            w.push(Opcode::SetRenderTargets, &rt, &[]);
+        });
+        let frames = 60;
+        let mut time = |read_back: bool| {
+            let start = std::time::Instant::now();
+            for i in 0..frames {
+                run(&mut p, &mut exec, |w| {
+                    w.clear([i as f32 / 60.0, 0.0, 1.0, 1.0]).present(0);
+                });
+                if read_back {
+                    assert!(exec.presented_frame().is_some());
+                }
+            }
+            exec.device()
+                .poll(wgpu::PollType::wait_indefinitely())
+                .unwrap();
+            start.elapsed().as_secs_f64() * 1000.0 / f64::from(frames)
+        };
+        let gpu = time(false);
+        let read = time(true);
+        println!(
+            "1280x1024 clear + present: {gpu:.2} ms on the GPU path, {read:.2} ms read back \
+             ({:.0} vs {:.0} presents/s)",
+            1000.0 / gpu,
+            1000.0 / read
+        );
+    }
 }
