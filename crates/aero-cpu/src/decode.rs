@@ -32,10 +32,6 @@ const MAX_BLOCK_INSNS: usize = 48;
 /// block is dropped and the memory reused. A Linux boot to its shell decodes about 70k
 /// distinct blocks (`cache-stats`); a block with its instructions takes about 0.7 KiB.
 const MAX_BLOCKS: usize = 1 << 17;
-/// Entries of the JIT's direct-mapped table where `jit/` still sizes it from here (it
-/// names blocks by serial now, not by an index in this cache).
-#[allow(dead_code)]
-pub(crate) const SLOTS: usize = 1 << 14;
 /// Front cache entries (by linear RIP), allocated on first use.
 const FRONT_BITS: u32 = 12;
 /// Index of the uncached scratch block (arena slot 0, never in the block table).
