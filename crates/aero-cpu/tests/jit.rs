@@ -156,6 +156,34 @@ fn flat_memory_accesses_stay_in_host_code() {
     assert!(stats.helper_calls < 100, "{stats:?}");
 }
 
+/// At the default threshold, hot blocks too short to repay entering host code (two
+/// blocks jumping to each other) stay interpreted; a long one is compiled.
+#[test]
+fn short_blocks_stay_interpreted_at_the_default_threshold() {
+    let code = asm(32, CODE, |a| {
+        let mut first = a.create_label();
+        let mut second = a.create_label();
+        let mut done = a.create_label();
+        a.mov(ecx, 300u32)?;
+        a.set_label(&mut first)?;
+        a.inc(eax)?;
+        a.jmp(second)?;
+        a.set_label(&mut second)?;
+        a.dec(ecx)?;
+        a.jnz(first)?;
+        a.set_label(&mut done)?;
+        a.hlt()
+    });
+    let mut m = pm32(&code);
+    m.cpu.set_jit_mode(JitMode::On);
+    m.cpu.set_jit_threshold(50);
+    assert_eq!(m.run(10_000), RunExit::Halted);
+    let stats = m.cpu.jit_stats();
+    assert_eq!(stats.compiled, 0, "{stats:?}");
+    assert!(stats.refused >= 2, "{stats:?}");
+    assert_eq!(m.cpu.state.gpr[0], 300);
+}
+
 /// A budget that ends inside a self-loop block's iterations (and one that ends inside
 /// an iteration): compiled code stops where the interpreter's run loop stops.
 #[test]

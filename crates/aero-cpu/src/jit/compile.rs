@@ -291,6 +291,8 @@ pub struct Compiled {
     pub self_loop: bool,
     /// The segments whose flatness the inline memory paths assume.
     pub flat_used: u8,
+    /// Instructions compiled (a prefix of the block).
+    pub len: usize,
 }
 
 /// The closing branch of `insns` jumps to the block's start (relative to it, so for
@@ -347,6 +349,7 @@ pub fn compile(insns: &[Insn], ip: u64, flat: u8) -> Option<Compiled> {
         code,
         self_loop,
         flat_used,
+        len: forms.len(),
     })
 }
 

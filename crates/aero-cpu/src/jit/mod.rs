@@ -51,6 +51,10 @@ static DEFAULT_THRESHOLD: AtomicU32 = AtomicU32::new(0);
 
 /// Executions of a block before it is compiled (unless overridden).
 const THRESHOLD: u32 = 50;
+/// Blocks whose compiled code would cover fewer instructions stay interpreted unless they
+/// loop on themselves: entering and leaving host code (flags, context, settling) costs
+/// about as much as interpreting that many simple instructions.
+const MIN_INSNS: usize = 6;
 /// Host code cache size; flushed whole when full.
 const CACHE_SIZE: usize = 16 << 20;
 /// Direct-mapped entry table, indexed by the block's decode serial (unique per decode),
@@ -216,6 +220,8 @@ pub struct JitStats {
 pub struct Jit {
     mode: JitMode,
     threshold: u32,
+    /// `MIN_INSNS`, or 1 (every block) with a threshold below the default (tests).
+    min_insns: usize,
     cache: Option<native::CodeCache>,
     cache_gen: u32,
     entries: Vec<Entry>,
@@ -236,6 +242,7 @@ impl Jit {
         Jit {
             mode,
             threshold: threshold.max(1),
+            min_insns: min_insns_for(threshold),
             cache: None,
             cache_gen: 1,
             entries: Vec::new(),
@@ -253,8 +260,11 @@ impl Jit {
         self.mode = mode;
     }
 
+    /// Executions of a block before it is compiled. Below the default, short blocks are
+    /// compiled too (tests compile every block to compare it with the interpreter).
     pub fn set_threshold(&mut self, runs: u32) {
         self.threshold = runs.max(1);
+        self.min_insns = min_insns_for(runs);
     }
 
     pub fn stats(&self) -> JitStats {
@@ -340,6 +350,8 @@ impl Jit {
             self.stats.cache_flushes += 1;
             code = compile::compile(&block.insns, cache.next_addr(), flat);
         }
+        let min = self.min_insns;
+        let code = code.filter(|c| c.self_loop || c.len >= min);
         let installed =
             code.and_then(|c| Some((cache.install(&c.code).ok()?, c.self_loop, c.flat_used)));
         let e = &mut self.entries[slot];
@@ -555,6 +567,10 @@ impl Jit {
             _ => false,
         }
     }
+}
+
+fn min_insns_for(threshold: u32) -> usize {
+    if threshold < THRESHOLD { 1 } else { MIN_INSNS }
 }
 
 /// RIP after the last instruction the run loop would run (`run_block`'s `last_next`).
