@@ -14,8 +14,11 @@
 //!   while compiled code runs (the host instruction of the same size sets them exactly
 //!   as the guest's), loaded from the materialized lazy flags on entry and written back
 //!   materialized on exit.
-//! - Memory operands and a few flag-neutral instructions call back into the interpreter
-//!   (`helpers`), which keeps faults, MMIO, paging and code-page tracking exact. A fault
+//! - Memory operands through flat segments take the TLB hit path inline; misses, other
+//!   segments and a few flag-neutral instructions call back into the interpreter
+//!   (`helpers`), which keeps faults, MMIO, paging and code-page tracking exact. A block
+//!   that branches back to its own start iterates in host code within the run loop's
+//!   budget. A fault
 //!   leaves RIP at the faulting instruction, the flags from before it and `retired`
 //!   counted the way the interpreter counts it.
 //!
