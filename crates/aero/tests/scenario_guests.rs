@@ -225,6 +225,105 @@ fn debian_installer_menu_needles_made_on_aero_match_qemu_screendump() {
     // VGA BIOS's font, which is Aero's own (see README "Screenshots and needles").
 }
 
+/// The Install entry boots the installer's kernel with `vga=788` (VESA mode 0x114,
+/// 800×600, 16-bit colour): the kernel's setup code asks the VGA BIOS for the mode and
+/// Linux's vesafb draws the console, and the installer's first dialog, on its linear
+/// framebuffer. `quiet` leaves the screen black until then: on Aero's 100 MIPS guest time
+/// that is ~50 s (the kernel's xz decompression and the initramfs' gunzip take most of it),
+/// plus ~35 s more for the kernel's crypto self-tests (RSA and DH in generic C bignum code),
+/// which `cryptomgr.notests`, typed on the entry's command line, skips. With 256 MiB the
+/// first dialog is the installer's low-memory warning (it wants 273 MiB; 128 MiB does not
+/// boot at all: /init is killed). Its text is drawn by the kernel's own font, so the same
+/// needle holds on QEMU, pixel for pixel.
+const LOW_MEMORY: &str = "debian-installer-low-memory";
+const SKIP_SELF_TESTS: &str = " cryptomgr.notests\n";
+
+#[test]
+fn debian_installer_in_vesa_800x600_reaches_its_first_dialog() {
+    let dir = out_dir("installer_vesa");
+    let iso = installer_menu_iso(&dir);
+    let scenario = dir.join("installer-vesa.toml");
+    std::fs::write(
+        &scenario,
+        format!(
+            "name = \"installer-vesa\"\ntimeout = 10\n\
+             [machine]\ncdrom = {iso}\nboot = \"d\"\nmemory = 256\n\
+             [[step]]\nwait-match = {menu}\n\
+             [[step]]\nsendkey = \"tab\"\n\
+             [[step]]\ntype = {typed:?}\n\
+             [[step]]\nwait-match = {dialog}\ntimeout = 120\n\
+             [[step]]\nscreendump = \"dialog.png\"\n",
+            iso = toml_string(&iso),
+            menu = toml_string(&needle_path(MENU)),
+            typed = SKIP_SELF_TESTS,
+            dialog = toml_string(&needle_path(LOW_MEMORY)),
+        ),
+    )
+    .unwrap();
+    let artifacts = dir.join("artifacts");
+    let out = aero_test(&scenario, &artifacts);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("installer-vesa: passed (5 of 5 steps passed)"),
+        "{stdout}"
+    );
+    // The dialog is on the 800×600 VESA mode the kernel set, not the menu's 640×480.
+    let dialog = read_png(&artifacts.join("dialog.png")).unwrap();
+    assert_eq!((dialog.width, dialog.height), (800, 600));
+    let needle = Needle::load(&needle_path(LOW_MEMORY)).unwrap();
+    assert!(needle.find(&dialog).ok());
+    assert!(!Needle::load(&needle_path(MENU)).unwrap().find(&dialog).ok());
+    // The same screen with the dialog's title row blanked (console black) is not it.
+    let mut blanked = dialog.clone();
+    blanked.rgba[208 * 800 * 4..224 * 800 * 4].fill(0);
+    assert!(
+        !needle.find(&blanked).ok(),
+        "the title row is part of the needle"
+    );
+}
+
+/// QEMU's ISA VGA (`-vga none -device isa-vga`): the same VBE modes through its VGA BIOS,
+/// but no PCI device, so no DRM driver (bochs-drm, which the installer loads for QEMU's PCI
+/// VGA) replaces vesafb and the dialog stays on the 800×600 VESA framebuffer.
+#[test]
+fn debian_installer_vesa_dialog_needle_made_on_aero_matches_qemu_screendump() {
+    let dir = out_dir("installer_vesa_qemu");
+    let iso = installer_menu_iso(&dir);
+    let menu = Needle::load(&needle_path(MENU)).unwrap();
+    let dialog = Needle::load(&needle_path(LOW_MEMORY)).unwrap();
+    let mut qemu = Qemu::start(
+        &[
+            "-m".as_ref(),
+            "256".as_ref(),
+            "-vga".as_ref(),
+            "none".as_ref(),
+            "-device".as_ref(),
+            "isa-vga".as_ref(),
+            "-boot".as_ref(),
+            "d".as_ref(),
+            "-cdrom".as_ref(),
+            iso.as_os_str(),
+        ],
+        &dir,
+    );
+    qemu.wait_for("installer menu", |img| menu.find(img).ok());
+    qemu.send("sendkey tab");
+    qemu.type_text(SKIP_SELF_TESTS);
+    let img = qemu.wait_for_within("low-memory dialog", 300, |img| dialog.find(img).ok());
+    assert_eq!((img.width, img.height), (800, 600));
+    // Not just similar: every pixel of the needle's areas is Aero's.
+    for area in &dialog.json.area {
+        for y in area.ypos..area.ypos + area.height {
+            let row = |img: &aero::screenshot::Image| {
+                let start = ((y * img.width + area.xpos) * 4) as usize;
+                img.rgba[start..start + area.width as usize * 4].to_vec()
+            };
+            assert_eq!(row(&img), row(&dialog.image), "row {y} differs from Aero's");
+        }
+    }
+}
+
 /// What /init does in the power-off test (inside [`common::guest_init`], which powers off
 /// after it): Linux's ACPI button driver and evdev, then a read of one event from the
 /// power button's input device (what systemd-logind or acpid wait for); the power-off

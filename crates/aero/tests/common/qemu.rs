@@ -107,9 +107,19 @@ impl Qemu {
     /// Screendumps until `done` says yes (60 s at most): timed waits would race a
     /// loaded host. The last screen is saved as qemu.png.
     pub fn wait_for(&mut self, what: &str, done: impl Fn(&Image) -> bool) -> Image {
+        self.wait_for_within(what, 60, done)
+    }
+
+    /// [`Qemu::wait_for`] for at most `seconds` (a guest that boots Linux first).
+    pub fn wait_for_within(
+        &mut self,
+        what: &str,
+        seconds: u64,
+        done: impl Fn(&Image) -> bool,
+    ) -> Image {
         let start = Instant::now();
         let mut last = None;
-        while start.elapsed() < Duration::from_secs(60) {
+        while start.elapsed() < Duration::from_secs(seconds) {
             std::thread::sleep(Duration::from_millis(500));
             if let Some(img) = self.screendump() {
                 let ok = done(&img);
@@ -123,7 +133,7 @@ impl Qemu {
         write_png(&self.dir.join("qemu.png"), img.width, img.height, &img.rgba).unwrap();
         assert!(
             done(&img),
-            "QEMU: no {what} within 60 s (last screen in {})",
+            "QEMU: no {what} within {seconds} s (last screen in {})",
             self.dir.join("qemu.png").display()
         );
         img
