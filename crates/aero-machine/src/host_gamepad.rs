@@ -67,8 +67,12 @@ impl Machine {
     /// Gamepad input from the window's gamepad thread; what cannot reach the guest is
     /// logged (a pad beyond the free ports, input for a pad never connected).
     pub fn gamepad_input(&mut self, event: GamepadInput) {
-        if let Err(e) = self.gamepad_event(event) {
-            tracing::info!("gamepad: {e}");
+        match self.gamepad_event(event) {
+            Ok(()) => {}
+            // Every stick move of a pad left unplugged would say so: once is enough, at
+            // connect time.
+            Err(e @ GamepadError::NotAttached(_)) => tracing::debug!("gamepad: {e}"),
+            Err(e) => tracing::info!("gamepad: {e}"),
         }
     }
 
