@@ -5,6 +5,8 @@
 //!   blur's reach, and searched within 4 px so the selection bar cannot match a row away).
 //!   QEMU's `screendump` after the same keys must match the menu needles too; those leave
 //!   out text, which vesamenu draws with the VGA BIOS's font (Aero's own, not QEMU's);
+//! - the installer past its menu: Linux in VESA 800×600×16 (`vga=788`, vesafb) up to the
+//!   installer's first dialog, whose needle (text in the kernel's font) matches QEMU too;
 //! - the `power-off` step on Linux: the ACPI power button reaches the guest (SCI, Linux's
 //!   `button` driver, an input event read by /init), which then powers off through ACPI S5.
 
