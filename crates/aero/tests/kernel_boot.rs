@@ -7,8 +7,7 @@ use common::*;
 use std::path::PathBuf;
 use std::process::Command;
 
-/// The command line the image builder gives syslinux (tests/images/build.sh CMDLINE).
-const CMDLINE: &str = "console=ttyS0,115200 console=tty0 loglevel=7 panic=-1";
+const CMDLINE: &str = LINUX_CMDLINE;
 
 /// Boots `kernel` + `initrd` headless to the init's last report line; returns (exit code,
 /// serial output, debugcon output).
@@ -131,37 +130,12 @@ fn bogus_kernels_are_one_plain_error() {
     }
 }
 
-/// The ELF vmlinux inside the amd64 bzImage (its xz payload, unpacked with unxz).
-fn amd64_vmlinux(dir: &std::path::Path) -> PathBuf {
-    let bz = std::fs::read(image("vmlinuz-amd64")).unwrap();
-    let setup = (usize::from(bz[0x1F1]) + 1) * 512;
-    let field = |off: usize| u32::from_le_bytes(bz[off..off + 4].try_into().unwrap()) as usize;
-    let payload = &bz[setup + field(0x248)..][..field(0x24C)];
-    assert!(payload.starts_with(b"\xfd7zXZ\0"), "the payload is not xz");
-    let packed = dir.join("vmlinux.xz");
-    std::fs::write(&packed, payload).unwrap();
-    let out = Command::new("xz")
-        .args(["-dc", "--single-stream"])
-        .arg(&packed)
-        .output()
-        .expect("xz (xz-utils)");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let vmlinux = dir.join("vmlinux");
-    std::fs::write(&vmlinux, out.stdout).unwrap();
-    vmlinux
-}
-
 /// The same kernel uncompressed: our BIOS enters its PVH entry with the memory map,
 /// initrd and command line in an hvm_start_info, and the kernel skips decompressing
 /// itself (1.6 instead of 6.1 G guest instructions to the report).
 #[test]
 fn amd64_vmlinux_boots_through_its_pvh_entry() {
-    let dir = work_dir("kboot-pvh");
-    let vmlinux = amd64_vmlinux(&dir);
+    let vmlinux = amd64_vmlinux();
     let (code, serial, debugcon) = direct_boot("kboot-pvh", &vmlinux, "initrd-amd64.img", &[]);
     assert_eq!(code, 0);
     assert!(debugcon.contains("PVH entry"), "{debugcon}");

@@ -10,7 +10,7 @@
 mod common;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -74,14 +74,15 @@ fi
 echo "AERO-NET-DONE"
 "#;
 
-/// The amd64 boot disk whose initramfs is the storage one (modules) plus our /init.
-fn disk_with_init(dir: &Path, port: u16) -> PathBuf {
-    disk_with(dir, INIT, port)
+/// Arguments booting the amd64 kernel directly with the storage initramfs (modules) plus
+/// our /init.
+fn boot_with_init(dir: &Path, port: u16) -> Vec<String> {
+    boot_with(dir, INIT, port)
 }
 
-fn disk_with(dir: &Path, init: &str, port: u16) -> PathBuf {
+fn boot_with(dir: &Path, init: &str, port: u16) -> Vec<String> {
     let init = common::guest_init(init).replace("@PORT@", &port.to_string());
-    common::linux_disk_with_files(
+    common::linux_direct_with_files(
         dir,
         "initrd-amd64-storage.img",
         &[("init", 0o100755, init.into_bytes())],
@@ -178,16 +179,16 @@ fn sha256_hex(data: &[u8]) -> String {
 struct Guest(Child);
 
 impl Guest {
-    /// `aero headless --realtime` booting `disk` until the guest prints AERO-NET-DONE
+    /// `aero headless --realtime` booting with `boot` until the guest prints AERO-NET-DONE
     /// (or `timeout_secs` pass), with `args` (the NIC, a monitor script).
-    fn start(serial: &Path, timeout_secs: u32, args: &[&str], disk: &Path) -> Guest {
+    fn start(serial: &Path, timeout_secs: u32, args: &[&str], boot: &[String]) -> Guest {
         let child = Command::new(env!("CARGO_BIN_EXE_aero"))
             .args(["headless", "--realtime", "--serial"])
             .arg(serial)
             .args(["--until-serial", "AERO-NET-DONE", "--timeout"])
             .arg(timeout_secs.to_string())
             .args(args)
-            .arg(disk)
+            .args(boot)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -233,7 +234,7 @@ fn e1000_gets_a_lease_fetches_through_nat_and_serves_through_hostfwd() {
     let body = payload();
     let want = sha256_hex(&body);
     let port = http_server(body);
-    let disk = disk_with_init(&dir, port);
+    let boot = boot_with_init(&dir, port);
     let forward = free_port();
     let serial = dir.join("serial.txt");
     let pcap = dir.join("capture.pcap");
@@ -251,7 +252,7 @@ fn e1000_gets_a_lease_fetches_through_nat_and_serves_through_hostfwd() {
         &serial,
         240,
         &["--nic", &nic, "--monitor", monitor.to_str().unwrap()],
-        &disk,
+        &boot,
     );
     let text = wait_for(
         &serial,
@@ -343,10 +344,10 @@ fn e1000_on_a_tap_interface_pings_and_fetches_from_the_host() {
     let body = payload();
     let want = sha256_hex(&body);
     let port = http_server_on("10.0.3.1", body);
-    let disk = disk_with(&dir, TAP_INIT, port);
+    let boot = boot_with(&dir, TAP_INIT, port);
     let serial = dir.join("serial.txt");
     let nic = format!("tap,ifname={},script=no", tap.0);
-    let mut guest = Guest::start(&serial, 200, &["--nic", &nic], &disk);
+    let mut guest = Guest::start(&serial, 200, &["--nic", &nic], &boot);
     let text = wait_for(
         &serial,
         "AERO-NET-DONE",

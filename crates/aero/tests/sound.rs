@@ -6,7 +6,7 @@
 //! frequencies and the played length are checked.
 
 mod common;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use aero::audio_file::{Wav, read_wav};
 
@@ -44,10 +44,11 @@ echo "AERO-SND-REC-END"
 echo "AERO-SND-DONE"
 "#;
 
-/// The amd64 boot disk whose initramfs is the storage one (modules) plus our /init.
-fn disk_with_init(dir: &Path) -> PathBuf {
+/// Arguments booting the amd64 kernel directly with the storage initramfs (modules) plus
+/// our /init.
+fn boot_with_init(dir: &Path) -> Vec<String> {
     let init = common::guest_init(INIT).replace("@RECORD@", &RECORD_BYTES.to_string());
-    common::linux_disk_with_files(
+    common::linux_direct_with_files(
         dir,
         "initrd-amd64-storage.img",
         &[
@@ -159,28 +160,26 @@ fn report<'a>(serial: &'a str, key: &str) -> Option<&'a str> {
 #[test]
 fn linux_plays_a_1khz_tone_and_records_the_line_in() {
     let dir = common::work_dir("sound-play-record");
-    let disk = disk_with_init(&dir);
+    let boot = boot_with_init(&dir);
     let serial = dir.join("serial.txt");
     let played = dir.join("played.wav");
     let input = dir.join("input.wav");
     tone_wav(&input, 48_000, 1500.0, 3.0);
-    let text = common::run_aero(
-        &[
-            "headless",
-            "--serial",
-            serial.to_str().unwrap(),
-            "--until-serial",
-            "AERO-SND-DONE",
-            "--timeout",
-            "300",
-            "--audio-wav",
-            played.to_str().unwrap(),
-            "--audio-in-wav",
-            input.to_str().unwrap(),
-            disk.to_str().unwrap(),
-        ],
-        &serial,
-    );
+    let mut args = vec![
+        "headless",
+        "--serial",
+        serial.to_str().unwrap(),
+        "--until-serial",
+        "AERO-SND-DONE",
+        "--timeout",
+        "300",
+        "--audio-wav",
+        played.to_str().unwrap(),
+        "--audio-in-wav",
+        input.to_str().unwrap(),
+    ];
+    args.extend(boot.iter().map(String::as_str));
+    let text = common::run_aero(&args, &serial);
     assert_eq!(report(&text, "DRIVER"), Some("snd_hda_intel"), "{text}");
     assert_eq!(report(&text, "PCI"), Some("0000:00:1b.0"), "{text}");
     assert_eq!(report(&text, "DSP"), Some("/dev/dsp"), "{text}");
