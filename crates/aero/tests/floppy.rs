@@ -179,8 +179,8 @@ echo "AERO-FD-DONE"
 "#;
 
 /// Linux's own floppy driver (floppy.ko: resets, probes the controller version, seeks,
-/// reads and writes by DMA) on our BIOS: the amd64 boot image with an initramfs that adds
-/// the module and a test /init. Then a monitor script swaps in a second disk and the driver
+/// reads and writes by DMA) on our BIOS: the amd64 kernel with an initramfs that adds the
+/// module and a test /init. Then a monitor script swaps in a second disk and the driver
 /// reads it (the change line), while the first image keeps what was written to it.
 #[test]
 fn linux_floppy_driver_reads_and_writes() {
@@ -194,8 +194,9 @@ fn linux_floppy_driver_reads_and_writes() {
         "floppy",
         "kernel/drivers/block/floppy.ko",
     )]));
-    // A copy of the boot disk with that initramfs on its FAT partition.
-    let disk = common::linux_disk_with_files(&dir, "initrd-amd64.img", &files);
+    // The amd64 kernel booted directly with that initramfs (the BIOS floppy path is
+    // tested above; this one is about Linux's driver).
+    let boot = common::linux_direct_with_files(&dir, "initrd-amd64.img", &files);
 
     let fd = dir.join("fd.img");
     let mut floppy = vec![0xF6u8; 1_474_560];
@@ -225,7 +226,7 @@ fn linux_floppy_driver_reads_and_writes() {
         .arg("--serial")
         .arg(&serial)
         .args(["--until-serial", "AERO-FD-DONE", "--timeout", "120"])
-        .arg(&disk)
+        .args(&boot)
         .output()
         .expect("run aero");
     let serial = std::fs::read_to_string(&serial).unwrap_or_default();
