@@ -386,6 +386,7 @@ impl BlockCache {
                 lin,
                 phys,
                 bitness,
+                false,
                 &mut self.tmp_insns,
                 &mut self.tmp_bytes,
             )?;
@@ -399,7 +400,7 @@ impl BlockCache {
         let flat = ex.c.flat;
         let found = self.find(key, flat);
         if let Some(idx) = found
-            && self.revalidate(ex, idx, host_page, start)
+            && self.revalidate(ex, idx, lin, host_page, start)
         {
             count!(self, table_hits);
             return Ok(idx);
@@ -410,6 +411,7 @@ impl BlockCache {
             lin,
             phys,
             bitness,
+            true,
             &mut self.tmp_insns,
             &mut self.tmp_bytes,
         )?;
@@ -419,7 +421,10 @@ impl BlockCache {
             self.fill(SCRATCH, key, e.phys, usize::MAX, &d);
             return Ok(SCRATCH);
         }
-        mark_code(ex, host_page, start, start + d.len);
+        mark_code(ex, host_page, start, start + d.len1);
+        if let Some((_, host2)) = d.page2 {
+            mark_code(ex, host2, 0, d.len - d.len1);
+        }
         let idx = match found {
             Some(idx) => {
                 count!(self, replaced);
@@ -430,6 +435,11 @@ impl BlockCache {
         self.fill(idx, key, e.phys, host_page, &d);
         let b = &mut self.blocks[idx];
         b.code_gen = ex.c.code.generation_of(host_page);
+        if let Some((p2, host2)) = d.page2 {
+            b.phys2 = p2;
+            b.host_page2 = host2;
+            b.code_gen2 = ex.c.code.generation_of(host2);
+        }
         b.code_epoch.set(ex.c.code.epoch);
         if found.is_none() {
             self.insert(idx);
@@ -463,32 +473,64 @@ impl BlockCache {
         &mut self,
         ex: &mut Exec<'_>,
         idx: usize,
+        lin: u64,
         host_page: usize,
         start: usize,
     ) -> bool {
         let b = &mut self.blocks[idx];
-        if b.host_page != host_page || b.phys2 != ONE_PAGE {
+        if b.host_page != host_page {
             return false;
         }
+        let crossing = b.phys2 != ONE_PAGE;
+        if crossing {
+            // The next linear page must still map to the block's second page (a fault
+            // there is the decode's to raise, for the instruction that needs it).
+            let lin2 = (lin | 0xFFF).wrapping_add(1) & ex.c.lin_mask;
+            match ex.translate(lin2, Access::Exec, ex.c.user) {
+                Ok(i) if ex.c.tlb.entries[i].phys == b.phys2 => {}
+                _ => return false,
+            }
+        }
         let current = ex.c.code.generation_of(host_page);
-        if b.code_gen == current {
+        let current2 = if crossing {
+            ex.c.code.generation_of(b.host_page2)
+        } else {
+            0
+        };
+        if b.code_gen == current && b.code_gen2 == current2 {
             b.code_epoch.set(ex.c.code.epoch);
             return true;
         }
-        // The page was written since: revalidate by content.
-        let host_off = (host_page << 12) + start;
-        let same = host_off
-            .checked_add(b.bytes.len())
-            .and_then(|end| ex.ram.get(host_off..end))
-            == Some(&b.bytes[..]);
+        // A page was written since: revalidate by content.
+        let len1 = b.len1 as usize;
+        let on_page = |page: usize, from: usize, want: &[u8]| {
+            let off = (page << 12) + from;
+            off.checked_add(want.len())
+                .and_then(|end| ex.ram.get(off..end))
+                == Some(want)
+        };
+        let same = b.bytes.len() >= len1
+            && on_page(host_page, start, &b.bytes[..len1])
+            && (!crossing || on_page(b.host_page2, 0, &b.bytes[len1..]));
         if same {
             #[cfg(feature = "cache-stats")]
             {
                 self.stats.revalidated += 1;
             }
             b.code_gen = current;
-            let len = b.bytes.len();
-            mark_code(ex, host_page, start, start + len);
+            b.code_gen2 = current2;
+            let len2 = b.bytes.len() - len1;
+            let host2 = b.host_page2;
+            mark_code(ex, host_page, start, start + len1);
+            if crossing {
+                mark_code(ex, host2, 0, len2);
+            }
+            // Marking may have moved no generation: the block is current as of now.
+            let b = &mut self.blocks[idx];
+            b.code_gen = ex.c.code.generation_of(host_page);
+            if crossing {
+                b.code_gen2 = ex.c.code.generation_of(host2);
+            }
             b.code_epoch.set(ex.c.code.epoch);
         }
         same
@@ -514,7 +556,7 @@ impl BlockCache {
         b.code_epoch.set(u64::MAX);
         b.flat = d.flat;
         b.flat_used = d.flat_used;
-        b.len1 = d.len as u16;
+        b.len1 = d.len1 as u16;
         b.run_len = whole_run_len(&b.insns);
         b.next = [NO_LINK; 2];
     }
@@ -615,23 +657,30 @@ fn mark_code(ex: &mut Exec<'_>, host_page: usize, start: usize, end: usize) {
 /// What `decode_block` produced; the instructions and bytes are in the buffers it was
 /// given.
 struct Decoded {
-    /// False when the (single) instruction crosses into the next page: not cached.
+    /// False for code outside RAM/ROM, or an instruction crossing into a page that is not.
     cacheable: bool,
     /// The flat mask decoded under, and the bits of it the handlers depend on.
     flat: u8,
     flat_used: u8,
-    /// Bytes decoded (all on the first page).
+    /// Bytes decoded, and how many of them are on the first page.
     len: usize,
+    len1: usize,
+    /// A block crossing into the next page: that page's physical address and RAM page.
+    page2: Option<(u64, usize)>,
 }
 
 /// Decode from `rip` to the end of the block into `insns` (its old entries reused) and
-/// the block's code bytes into `bytes`.
+/// the block's code bytes into `bytes`. A block ends at the end of its page, except that
+/// a first instruction crossing into the next page takes the block onto that page (to
+/// its end at most); `ram_page`: the first page is RAM or ROM (cacheable).
+#[allow(clippy::too_many_arguments)]
 fn decode_block(
     ex: &mut Exec<'_>,
     rip: u64,
     lin: u64,
     phys: u64,
     bitness: u32,
+    ram_page: bool,
     insns: &mut Vec<Insn>,
     bytes: &mut Vec<u8>,
 ) -> XResult<Decoded> {
@@ -640,15 +689,18 @@ fn decode_block(
     let in_page = (0x1000 - (lin & 0xFFF)) as usize;
     // Bytes up to the CS limit only (outside 64-bit mode).
     let mut avail = in_page;
-    if !ex.c.long64 {
-        let left = (ex.s.seg[1].limit as u64).saturating_sub(rip) + 1;
-        avail = avail.min(left.min(4096) as usize);
-    }
+    let cs_left = if ex.c.long64 {
+        u64::MAX
+    } else {
+        (ex.s.seg[1].limit as u64).saturating_sub(rip) + 1
+    };
+    avail = avail.min(cs_left.min(4096) as usize);
     // A block is at most MAX_BLOCK_INSNS instructions of at most 15 bytes (the cap
     // never cuts a first instruction, so the straddle logic below still sees the page
     // end or the CS limit).
-    let limit_cut = avail < in_page;
-    let avail = avail.min(MAX_BLOCK_INSNS * 15);
+    let mut limit_cut = avail < in_page;
+    let mut avail = avail.min(MAX_BLOCK_INSNS * 15);
+    let mut page2 = None;
     let mut buf = [0u8; MAX_BLOCK_INSNS * 15];
     read_code(ex, phys, &mut buf[..avail]);
     let ip_mask = if bitness == 16 {
@@ -676,7 +728,20 @@ fn decode_block(
             }
             let lin2 = lin.wrapping_add(in_page as u64) & ex.c.lin_mask;
             let idx = ex.translate(lin2, Access::Exec, ex.c.user)?;
-            let p2 = ex.c.tlb.entries[idx].phys;
+            let e2 = ex.c.tlb.entries[idx];
+            let p2 = e2.phys;
+            if ram_page && e2.fast != 0 && page2.is_none() && offset == 0 {
+                // Both pages RAM: the block goes on into the second page (up to its end
+                // and the CS limit), decoded again from its first instruction.
+                let room = (MAX_BLOCK_INSNS * 15 - have).min(4096);
+                let cs_room = cs_left.saturating_sub(have as u64);
+                let room2 = room.min(cs_room.min(4096) as usize);
+                read_code(ex, p2, &mut buf[have..have + room2]);
+                limit_cut = cs_room < room as u64;
+                avail = have + room2;
+                page2 = Some((p2, e2.host >> 12, have));
+                continue;
+            }
             let extra = 15usize.saturating_sub(have);
             let mut more = [0u8; 15];
             read_code(ex, p2, &mut more[..extra]);
@@ -694,6 +759,8 @@ fn decode_block(
                 flat,
                 flat_used: flat_bits_used(&ins),
                 len: 0,
+                len1: 0,
+                page2: None,
             });
         }
         let len = ins.len();
@@ -717,11 +784,17 @@ fn decode_block(
     let used = offset.min(avail);
     bytes.clear();
     bytes.extend_from_slice(&buf[..used]);
+    let (page2, len1) = match page2 {
+        Some((p2, host2, have)) => (Some((p2, host2)), have),
+        None => (None, used),
+    };
     Ok(Decoded {
-        cacheable: true,
+        cacheable: ram_page,
         flat,
         flat_used,
         len: used,
+        len1,
+        page2,
     })
 }
 
