@@ -363,11 +363,17 @@ fn demo_guest_in_the_window_takes_typed_keys() {
     let window = wait_window(&x, &mut aero, &dir, "^Aero - demo");
     wait_serial(&dir, "AERO-DEMO-READY", Duration::from_secs(60));
     // One wgpu device for the executor and the window (lavapipe can present to Xvfb), so a
-    // host-only present would be drawn from the executor's texture.
-    let log = without_ansi_colours(&stderr_of(&dir));
+    // host-only present would be drawn from the executor's texture. (The machine runs
+    // while the window makes its presenter: the line may come after the ready marker.)
+    let drawing = wait_for("the presenter", Duration::from_secs(30), || {
+        let log = without_ansi_colours(&stderr_of(&dir));
+        log.lines()
+            .find(|l| l.contains("drawing with wgpu"))
+            .map(str::to_string)
+    });
     assert!(
-        log.contains("drawing with wgpu") && log.contains("shared=true"),
-        "the window does not draw with AeroGPU's device: {log}"
+        drawing.contains("shared=true"),
+        "the window does not draw with AeroGPU's device: {drawing}"
     );
     // The window opened at 2x for 720x400 text; 640x480 at 2x would not fit in 90% of the
     // 1600x1000 screen, so the demo's mode change leaves it at 1x: guest pixels 1:1.
@@ -417,10 +423,12 @@ fn demo_guest_in_the_window_takes_typed_keys() {
     x.tool("xdotool", &["key", "--delay", "100", "a", "shift+b", "1"])
         .expect("xdotool key");
     let text = wait_serial(&dir, "AERO-DEMO-KEY=1\r\n", Duration::from_secs(20));
-    assert!(
-        text.contains("AERO-DEMO-KEY=a\r\nAERO-DEMO-KEY=B\r\nAERO-DEMO-KEY=1\r\n"),
-        "{text:?}"
-    );
+    // The demo's frame reports (every 16 frames) may fall between the keys.
+    let keys: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("AERO-DEMO-KEY="))
+        .collect();
+    assert_eq!(keys, ["a", "B", "1"], "{text:?}");
     let typed = settled_picture(
         &x,
         window,
