@@ -22,7 +22,6 @@
 //! Deterministic mode (headless's default) makes each run reproducible.
 
 mod common;
-use common::cpio_entry;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -64,59 +63,40 @@ fn probe(dir: &Path) -> PathBuf {
     out
 }
 
-/// A copy of the amd64 boot disk with the probe in its initramfs and `extra` on the
-/// kernel command line.
-fn disk(dir: &Path, extra: &str) -> PathBuf {
-    let images = common::images_dir();
-    let mut initrd = std::fs::read(images.join("initrd-amd64.img"))
-        .expect("initrd-amd64.img (run tests/images/build.sh)");
-    initrd.resize(initrd.len().next_multiple_of(4), 0);
-    cpio_entry(&mut initrd, 1, "init", 0o100755, INIT.as_bytes());
+/// Arguments booting the amd64 kernel directly (the vmlinux, through PVH: this test is
+/// about the clocks, not the boot path) with the probe in its initramfs and `extra` on
+/// the kernel command line.
+fn boot_args(dir: &Path, extra: &str) -> Vec<String> {
     let probe = std::fs::read(probe(dir)).unwrap();
-    cpio_entry(&mut initrd, 2, "clock_probe", 0o100755, &probe);
-    cpio_entry(&mut initrd, 3, "TRAILER!!!", 0, b"");
-    let initrd_path = dir.join("initrd.img");
-    std::fs::write(&initrd_path, &initrd).unwrap();
-    let cfg = dir.join("syslinux.cfg");
-    std::fs::write(
-        &cfg,
+    let files = [
+        ("init", 0o100755, INIT.as_bytes().to_vec()),
+        ("clock_probe", 0o100755, probe),
+    ];
+    let initrd = common::initrd_with_files(dir, "initrd-amd64.img", &files);
+    vec![
+        "--kernel".into(),
+        common::amd64_vmlinux().to_str().unwrap().into(),
+        "--initrd".into(),
+        initrd.to_str().unwrap().into(),
+        "--append".into(),
         format!(
-            "SERIAL 0 115200\nPROMPT 0\nTIMEOUT 0\nDEFAULT aero\nLABEL aero\n  LINUX /vmlinuz\n  \
-             INITRD /initrd.img\n  APPEND console=ttyS0,115200 loglevel=4 panic=-1 \
-             nolapic_timer nohz=off highres=off {extra}\n"
+            "console=ttyS0,115200 loglevel=4 panic=-1 nolapic_timer nohz=off highres=off {extra}"
         ),
-    )
-    .unwrap();
-    let disk = dir.join("disk.img");
-    std::fs::copy(common::image("linux-amd64.img"), &disk).unwrap();
-    let mbr = std::fs::read(&disk).unwrap();
-    let start = u32::from_le_bytes(mbr[454..458].try_into().unwrap());
-    for (file, to) in [(&initrd_path, "::/initrd.img"), (&cfg, "::/syslinux.cfg")] {
-        let status = Command::new("mcopy")
-            .arg("-o")
-            .arg("-i")
-            .arg(format!("{}@@{}", disk.display(), u64::from(start) * 512))
-            .arg(file)
-            .arg(to)
-            .status()
-            .expect("mcopy (mtools)");
-        assert!(status.success(), "mcopy failed");
-    }
-    disk
+    ]
 }
 
 /// Boots and returns the serial output up to AERO-CLOCK-DONE.
 fn run(test: &str, extra: &str) -> String {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("clock-{test}"));
     std::fs::create_dir_all(&dir).unwrap();
-    let disk = disk(&dir, extra);
+    let boot = boot_args(&dir, extra);
     let serial = dir.join("serial.txt");
     let _ = std::fs::remove_file(&serial);
     let out = Command::new(env!("CARGO_BIN_EXE_aero"))
         .args(["headless", "--snapshot", "--serial"])
         .arg(&serial)
         .args(["--until-serial", "AERO-CLOCK-DONE", "--timeout", "300"])
-        .arg(&disk)
+        .args(&boot)
         .output()
         .expect("run aero");
     let text = String::from_utf8_lossy(&std::fs::read(&serial).unwrap_or_default()).into_owned();
