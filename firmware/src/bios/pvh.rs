@@ -141,7 +141,7 @@ impl PvhImage {
     pub fn check(&self, ram_top: u64) -> Result<u64, LinuxBootError> {
         let mut end = 0;
         for s in &self.segments {
-            let seg_end = s.paddr.checked_add(s.mem_len).unwrap_or(u64::MAX);
+            let seg_end = s.paddr.saturating_add(s.mem_len);
             if s.paddr < 0x10_0000 || seg_end > ram_top {
                 return Err(LinuxBootError::KernelTooBig {
                     need: seg_end,
