@@ -103,7 +103,7 @@ fn linux_enumerates_the_hid_devices_and_reads_tablet_and_keyboard_input() {
         common::guest_init(INIT).into_bytes(),
     )];
     files.extend(common::module_files(MODULES));
-    let disk = common::linux_disk_with_files(&dir, "initrd-amd64.img", &files);
+    let boot = common::linux_direct_with_files(&dir, "initrd-amd64.img", &files);
 
     // Positions are pixels of the 720x400 text screen.
     let script = dir.join("input.monitor");
@@ -114,22 +114,20 @@ fn linux_enumerates_the_hid_devices_and_reads_tablet_and_keyboard_input() {
     )
     .unwrap();
     let serial = dir.join("serial.txt");
-    let out = common::run_aero(
-        &[
-            "headless",
-            "--usb",
-            "--monitor",
-            script.to_str().unwrap(),
-            "--serial",
-            serial.to_str().unwrap(),
-            "--until-serial",
-            "AERO-USB-DONE",
-            "--timeout",
-            "150",
-            disk.to_str().unwrap(),
-        ],
-        &serial,
-    );
+    let mut args = vec![
+        "headless",
+        "--usb",
+        "--monitor",
+        script.to_str().unwrap(),
+        "--serial",
+        serial.to_str().unwrap(),
+        "--until-serial",
+        "AERO-USB-DONE",
+        "--timeout",
+        "150",
+    ];
+    args.extend(boot.iter().map(String::as_str));
+    let out = common::run_aero(&args, &serial);
     let lines = |prefix: &str| -> Vec<&str> {
         out.lines().filter_map(|l| l.strip_prefix(prefix)).collect()
     };
@@ -293,7 +291,7 @@ fn linux_takes_a_hot_plugged_gamepad_and_reads_its_buttons_axes_and_hat() {
         common::guest_init(&init).into_bytes(),
     )];
     files.extend(common::module_files(&modules));
-    let disk = common::linux_disk_with_files(&dir, "initrd-amd64.img", &files);
+    let boot = common::linux_direct_with_files(&dir, "initrd-amd64.img", &files);
 
     let script = dir.join("input.monitor");
     std::fs::write(
@@ -305,22 +303,20 @@ fn linux_takes_a_hot_plugged_gamepad_and_reads_its_buttons_axes_and_hat() {
     )
     .unwrap();
     let serial = dir.join("serial.txt");
-    let out = common::run_aero(
-        &[
-            "headless",
-            "--usb",
-            "--monitor",
-            script.to_str().unwrap(),
-            "--serial",
-            serial.to_str().unwrap(),
-            "--until-serial",
-            "AERO-PAD-DONE",
-            "--timeout",
-            "150",
-            disk.to_str().unwrap(),
-        ],
-        &serial,
-    );
+    let mut args = vec![
+        "headless",
+        "--usb",
+        "--monitor",
+        script.to_str().unwrap(),
+        "--serial",
+        serial.to_str().unwrap(),
+        "--until-serial",
+        "AERO-PAD-DONE",
+        "--timeout",
+        "150",
+    ];
+    args.extend(boot.iter().map(String::as_str));
+    let out = common::run_aero(&args, &serial);
     let lines = |prefix: &str| -> Vec<&str> {
         out.lines().filter_map(|l| l.strip_prefix(prefix)).collect()
     };
