@@ -160,7 +160,7 @@ fn aerogpu_streams_validate() {
 #[test]
 fn aerogpu_first_frame_is_written_back_and_later_presents_keep_cpu_pixels() {
     use aero_gpu::aerogpu::{
-        AllocTable, CommandProcessor, Executor, GuestMemory, Limits, SoftExecutor, VecMemory,
+        AllocTable, CommandProcessor, GuestMemory, Limits, SoftExecutor, VecMemory,
     };
     let fb = u64::from(aerogpu::FB);
     let fb_bytes = 640 * 480 * 4;
