@@ -28,7 +28,7 @@ use std::any::Any;
 use aero_storage::ide::GuestMemory;
 
 use super::root_ports::RootPorts;
-use super::{UsbPid, UsbResponse, UsbSpeed};
+use super::{UsbPid, UsbResponse, UsbSpeed, read_u32, write_u32};
 use crate::devices::pci::{BarKind, ConfigSpace, PciFunction};
 use crate::devices::pci_device::PciDevice;
 
@@ -878,16 +878,6 @@ fn read_dwords<const N: usize>(ram: &mut dyn GuestMemory, address: u32) -> Optio
 
 fn read_qh(ram: &mut dyn GuestMemory, address: u32) -> Option<[u32; QH_DWORDS]> {
     read_dwords::<QH_DWORDS>(ram, address)
-}
-
-fn read_u32(ram: &mut dyn GuestMemory, address: u64) -> Option<u32> {
-    let mut b = [0u8; 4];
-    ram.read(address, &mut b).ok()?;
-    Some(u32::from_le_bytes(b))
-}
-
-fn write_u32(ram: &mut dyn GuestMemory, address: u64, value: u32) -> Option<()> {
-    ram.write(address, &value.to_le_bytes()).ok()
 }
 
 impl PciFunction for Ehci {

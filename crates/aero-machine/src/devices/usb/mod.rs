@@ -1,6 +1,6 @@
 //! USB: host controllers and the devices on their ports.
 //!
-//! A host controller (`uhci.rs`; EHCI later, routing full/low-speed ports to its UHCI
+//! A host controller (`uhci.rs`, `ehci.rs`, which routes full/low-speed ports to its UHCI
 //! companions) walks the guest's schedule and turns each transfer descriptor into one
 //! token for a [`UsbDevice`]: SETUP/OUT carry data to the device, IN asks for data. A
 //! device answers ACK (with a length), NAK (nothing now, try again next frame) or STALL.
@@ -15,6 +15,20 @@ pub mod root_ports;
 pub mod uhci;
 
 use std::any::Any;
+
+use aero_storage::ide::GuestMemory;
+
+/// One little-endian dword of a guest schedule; `None` when the address is outside RAM.
+pub(crate) fn read_u32(ram: &mut dyn GuestMemory, address: u64) -> Option<u32> {
+    let mut b = [0u8; 4];
+    ram.read(address, &mut b).ok()?;
+    Some(u32::from_le_bytes(b))
+}
+
+/// Writes one dword of a guest schedule back; `None` when the address is outside RAM.
+pub(crate) fn write_u32(ram: &mut dyn GuestMemory, address: u64, value: u32) -> Option<()> {
+    ram.write(address, &value.to_le_bytes()).ok()
+}
 
 /// Bus speed of a device (the root port reports low speed in PORTSC).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -23,7 +23,7 @@ use std::any::Any;
 use aero_storage::ide::GuestMemory;
 
 use super::root_ports::{RootPort, RootPorts};
-use super::{UsbDevice, UsbPid, UsbResponse, UsbSpeed};
+use super::{UsbDevice, UsbPid, UsbResponse, UsbSpeed, read_u32, write_u32};
 use crate::devices::pci::{BarKind, ConfigSpace, PciFunction};
 use crate::devices::pci_device::PciDevice;
 
@@ -699,16 +699,6 @@ impl Td {
             buffer: word(12),
         })
     }
-}
-
-fn read_u32(ram: &mut dyn GuestMemory, address: u64) -> Option<u32> {
-    let mut b = [0u8; 4];
-    ram.read(address, &mut b).ok()?;
-    Some(u32::from_le_bytes(b))
-}
-
-fn write_u32(ram: &mut dyn GuestMemory, address: u64, value: u32) -> Option<()> {
-    ram.write(address, &value.to_le_bytes()).ok()
 }
 
 impl PciFunction for Uhci {
