@@ -77,9 +77,10 @@ pub struct MachineArgs {
     /// none headless.
     #[arg(long, value_name = "SPEC")]
     pub nic: Option<String>,
-    /// USB: ICH9 UHCI controllers with a HID tablet (absolute pointer: the window needs no
-    /// mouse grab), keyboard and mouse, and host gamepads as they connect. On by default
-    /// (headless too); this flag only overrides a config file's `usb = false`.
+    /// USB: ICH9's EHCI controller with its three UHCI companions, a HID tablet (absolute
+    /// pointer: the window needs no mouse grab), keyboard and mouse, and host gamepads as
+    /// they connect. The default (headless too): this flag only overrides a config file's
+    /// `usb = false`.
     #[arg(long, conflicts_with = "no_usb")]
     pub usb: bool,
     /// No USB controllers (see --usb).
@@ -427,7 +428,7 @@ impl MachineArgs {
     /// headless alike: idle controllers cost nothing per frame and the guest decides
     /// whether to run them, so deterministic runs stay deterministic.
     pub fn usb_enabled(&self) -> bool {
-        self.usb || !self.no_usb
+        !self.no_usb
     }
 
     /// `--nic`, or the default: NAT in the window (`aero run`, recognised by its memory
