@@ -304,6 +304,65 @@ fn a_draw_sampling_its_own_target_reads_what_the_target_held_before_it() {
     assert_eq!(rig.pixels(COLOR), want, "no draw lost");
 }
 
+#[test]
+fn a_draw_sampling_two_of_its_targets_reads_each_ones_own_copy() {
+    let mut rig = Rig::new();
+    let black = [0, 0, 0, 0xFF];
+    let white = [0xFF; 4];
+    rig.run(|w| {
+        target(w, COLOR);
+        w.clear([0.0, 0.0, 0.0, 1.0]);
+        target(w, OTHER);
+        w.clear([1.0, 1.0, 1.0, 1.0]);
+        // Both targets of one shape bound and sampled by one draw: s0 reads COLOR,
+        // s1 reads OTHER, and each target gets back what it held at texel (0, 0).
+        push(
+            w,
+            Opcode::SetRenderTargets,
+            cmd::SetRenderTargets {
+                color_count: 2,
+                colors: [COLOR, OTHER, 0, 0, 0, 0, 0, 0],
+                ..Default::default()
+            },
+        );
+        program(
+            w,
+            (11, 12, 13),
+            "vs_2_0\ndcl_position v0\nmov oPos, v0\n",
+            "ps_2_0\ndcl_2d s0\ndcl_2d s1\ntexld r0, c1, s0\ntexld r1, c1, s1\n\
+             mov oC0, r0\nmov oC1, r1\n",
+            &[(0, 3, 0)],
+        );
+        let c1: Vec<u8> = [0.5 / W as f32, 0.5 / H as f32, 0.0, 1.0]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        let p = cmd::SetShaderConstants {
+            stage: ShaderStage::Pixel as u32,
+            start_register: 1,
+            count: 1,
+            ..Default::default()
+        };
+        w.push(Opcode::SetShaderConstantsF, &p, &c1);
+        for (slot, texture) in [(0, COLOR), (1, OTHER)] {
+            push(
+                w,
+                Opcode::SetTexture,
+                cmd::SetTexture {
+                    shader_stage: ShaderStage::Pixel as u32,
+                    slot,
+                    texture,
+                    ..Default::default()
+                },
+            );
+        }
+        draw_columns(w, 0, 0);
+    });
+    // A shared copy would hold OTHER's white in both.
+    assert_eq!(rig.pixels(COLOR), vec![black; (W * H) as usize]);
+    assert_eq!(rig.pixels(OTHER), vec![white; (W * H) as usize]);
+}
+
 /// Draw 0 batched, then `hostile` (a draw wgpu would refuse only when the pass ends):
 /// the hostile draw fails alone with `error`, and draw 0 still lands.
 fn fails_alone(hostile: impl FnOnce(&mut CmdStreamWriter), error: &str) {

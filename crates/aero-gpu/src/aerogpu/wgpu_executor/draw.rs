@@ -398,9 +398,10 @@ pub struct DrawPath {
 }
 
 /// Copies of render targets draws sample ([`DrawPath::feedback_view`]), one texture per
-/// shape, reused: the batch's encoder runs each copy after the draws recorded before it,
-/// so a later copy into the same texture lands only after the draw that reads the
-/// earlier one. Bounded by [`SNAPSHOT_BYTES`] (all dropped when a new one would exceed
+/// shape and place in a draw's feedback list (two targets of one shape sampled by the
+/// same draw each need their own), reused: the batch's encoder runs each copy after the
+/// draws recorded before it, so a later copy into the same texture lands only after the
+/// draw that reads the earlier one. Bounded by [`SNAPSHOT_BYTES`] (all dropped when a new one would exceed
 /// it; the draws recorded keep theirs alive until they ran).
 #[derive(Default)]
 struct Snapshots {
@@ -408,17 +409,31 @@ struct Snapshots {
     bytes: u64,
 }
 
+/// Shape, and the copy's index among the draw's own feedback copies.
 type SnapshotKey = (
     wgpu::TextureFormat,
     wgpu::Extent3d,
     u32,
     wgpu::TextureDimension,
+    usize,
 );
 
 impl Snapshots {
-    /// A texture of `of`'s shape to copy it into; `None` beyond the budget.
-    fn get(&mut self, device: &wgpu::Device, of: &wgpu::Texture) -> Option<wgpu::Texture> {
-        let key = (of.format(), of.size(), of.mip_level_count(), of.dimension());
+    /// A texture of `of`'s shape to copy it into, the `nth` distinct texture the draw
+    /// copies; `None` beyond the budget.
+    fn get(
+        &mut self,
+        device: &wgpu::Device,
+        of: &wgpu::Texture,
+        nth: usize,
+    ) -> Option<wgpu::Texture> {
+        let key = (
+            of.format(),
+            of.size(),
+            of.mip_level_count(),
+            of.dimension(),
+            nth,
+        );
         if let Some(t) = self.pool.get(&key) {
             return Some(t.clone());
         }
@@ -818,15 +833,16 @@ impl DrawPath {
     /// attachment and sampled in one pass, and reports it only when the pass ends, losing
     /// the whole batch. So the draw samples a copy made between the previous draws and
     /// this one: what the target held before it. Over the copies' VRAM budget the
-    /// texture reads as unbound.
+    /// texture reads as unbound. `nth`: how many other textures this draw copied before.
     fn feedback_view(
         &mut self,
         id: ResourceId,
         kind: TextureKind,
+        nth: usize,
         res: &dyn DrawResources,
     ) -> Result<wgpu::TextureView, DrawError> {
         let texture = res.texture(id).ok_or(DrawError::Resource(id))?;
-        let Some(copy) = self.snapshots.get(&self.device, texture) else {
+        let Some(copy) = self.snapshots.get(&self.device, texture, nth) else {
             tracing::debug!("aerogpu: a draw samples its render target beyond the copy budget");
             return Ok(self.dummy(kind));
         };
@@ -1157,7 +1173,7 @@ impl DrawPath {
                             match feedback.iter().find(|(f, _)| *f == id) {
                                 Some((_, v)) => v.clone(),
                                 None => {
-                                    let v = self.feedback_view(id, kind, res)?;
+                                    let v = self.feedback_view(id, kind, feedback.len(), res)?;
                                     feedback.push((id, v.clone()));
                                     v
                                 }
