@@ -231,10 +231,7 @@ impl<E: Executor> AeroGpu<E> {
             ram: mem,
             gart: self.gart,
         };
-        if self.scanout.enable
-            && self.executor.presented_generation().is_some()
-            && self.executor.read_presented(frame)
-        {
+        if self.scanout.enable && self.executor.read_presented(frame) {
             // A host-only render target was presented (see the PRESENT rule).
             if self.cursor.enable
                 && let Err(e) = self.cursor.composite(&mem, frame)

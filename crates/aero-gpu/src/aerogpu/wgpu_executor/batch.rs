@@ -175,13 +175,17 @@ impl Batch {
     pub fn between_passes(&self, commands: impl FnOnce(&mut wgpu::CommandEncoder)) {
         let mut p = self.pending.borrow_mut();
         self.end_pass(&mut p);
-        let encoder = p.encoder.get_or_insert_with(|| {
+        commands(self.encoder(&mut p));
+    }
+
+    /// The batch's encoder, created by the first thing recorded.
+    fn encoder<'p>(&self, p: &'p mut Pending) -> &'p mut wgpu::CommandEncoder {
+        p.encoder.get_or_insert_with(|| {
             self.device
                 .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                     label: Some("aerogpu batch"),
                 })
-        });
-        commands(encoder);
+        })
     }
 
     /// The render pass for `key`, begun (and the previous one ended) when the batch has no
@@ -196,12 +200,7 @@ impl Batch {
         let mut p = self.pending.borrow_mut();
         if p.pass.as_ref().is_none_or(|(k, _)| *k != key) {
             self.end_pass(&mut p);
-            let encoder = p.encoder.get_or_insert_with(|| {
-                self.device
-                    .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                        label: Some("aerogpu batch"),
-                    })
-            });
+            let encoder = self.encoder(&mut p);
             let load = wgpu::Operations {
                 load: wgpu::LoadOp::Load,
                 store: wgpu::StoreOp::Store,

@@ -894,6 +894,19 @@ impl WgpuExecutor {
         self.flush_draws()?;
         self.raw_current(id);
         let (texture, repr) = self.texture_parts(id)?;
+        self.read_texture_rows(texture, repr, (mip, layer, sub), row0, rows)
+    }
+
+    /// [`Self::read_rows`] from the GPU: block rows of one subresource of `texture`
+    /// (texels as `repr` stores them), converted to tightly packed guest bytes.
+    fn read_texture_rows(
+        &self,
+        texture: &wgpu::Texture,
+        repr: Repr,
+        (mip, layer, sub): (u32, u32, &Subresource),
+        row0: u32,
+        rows: u32,
+    ) -> Result<Vec<u8>, WgpuError> {
         let blocks_w = sub.width.div_ceil(sub.block_width);
         let gpu_row =
             u64::from(blocks_w) * u64::from(repr.gpu_bytes_per_block(sub.bytes_per_block));
@@ -1201,12 +1214,7 @@ impl WgpuExecutor {
         let desc = self.texture_desc(id)?;
         let sub = common::presentable(&desc, id)?;
         let rows = self.read_rows(id, (0, 0, &sub), 0, desc.height)?;
-        let row_len = desc.width as usize * sub.bytes_per_block as usize;
-        Ok(common::frame_from_rows(
-            &desc,
-            &sub,
-            rows.chunks_exact(row_len),
-        ))
+        Ok(frame_of_rows(&desc, &sub, &rows))
     }
 
     fn run(&mut self, command: &Command<'_>, mem: &mut dyn GuestMemory) -> Result<(), WgpuError> {
@@ -1609,7 +1617,15 @@ impl Executor for WgpuExecutor {
     }
 }
 
+/// A presentable mip 0 ([`common::presentable`]'s `sub`) from its tightly packed guest
+/// rows.
+fn frame_of_rows(desc: &TextureDesc, sub: &Subresource, rows: &[u8]) -> Frame {
+    let row_len = desc.width as usize * sub.bytes_per_block as usize;
+    common::frame_from_rows(desc, sub, rows.chunks_exact(row_len))
+}
+
 // Draws through the processor into this executor: depth surfaces, the BC fallback.
+
 #[cfg(test)]
 #[path = "executor_draw_tests.rs"]
 mod executor_draw_tests;

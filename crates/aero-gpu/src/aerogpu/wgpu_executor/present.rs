@@ -168,37 +168,10 @@ impl WgpuExecutor {
             frame.clone_from(cached);
             return Ok(true);
         }
+        // The scanout texture holds the guest's 8-bit texels as they are.
         let sub = common::presentable(&p.desc, 0)?;
-        let row = u64::from(p.desc.width) * 4;
-        let padded = row.next_multiple_of(u64::from(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT));
-        let rows = p.desc.height;
-        let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("aerogpu scanout read-back"),
-            size: padded * u64::from(rows),
-            usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
-            mapped_at_creation: false,
-        });
-        let data = self.read_back(&staging, padded * u64::from(rows), |enc| {
-            enc.copy_texture_to_buffer(
-                texture.as_image_copy(),
-                wgpu::TexelCopyBufferInfo {
-                    buffer: &staging,
-                    layout: wgpu::TexelCopyBufferLayout {
-                        offset: 0,
-                        bytes_per_row: Some(padded as u32),
-                        rows_per_image: Some(rows),
-                    },
-                },
-                texture.size(),
-            );
-        })?;
-        let read = common::frame_from_rows(
-            &p.desc,
-            &sub,
-            data.chunks(padded as usize).map(|r| &r[..row as usize]),
-        );
-        drop(data);
-        staging.unmap();
+        let rows = self.read_texture_rows(texture, Repr::Direct, (0, 0, &sub), 0, p.desc.height)?;
+        let read = super::frame_of_rows(&p.desc, &sub, &rows);
         frame.clone_from(&read);
         self.scanout.read.replace(Some((p.generation, read)));
         Ok(true)
