@@ -12,7 +12,7 @@ use super::disk::{CDROM_DRIVE, read_sectors};
 use super::eltorito::{self, BootImage, CD_SECTOR};
 use super::error::FirmwareError;
 use super::host::DiskId;
-use super::linux::{self, LinuxBoot};
+use super::linux::{self, LinuxBoot, LoadPlan};
 use super::pvh::{self, PvhImage};
 use super::rom::BIOS_SEGMENT;
 use super::rom::BIOS_SEGMENT_BASE;
@@ -36,22 +36,28 @@ impl Bios {
         if self.state.emulation.take().is_some() {
             self.write_drive_counts(c)?;
         }
-        let plan = linux.plan(self.memory.extended_top())?;
-        if let Some(image) = linux.pvh() {
-            return self.boot_pvh(c, linux, image, &plan);
-        }
+        let (setup, kernel, kernel_addr, initrd, protocol) =
+            match linux.plan(self.memory.extended_top())? {
+                LoadPlan::Pvh { image, initrd } => return self.boot_pvh(c, linux, image, initrd),
+                LoadPlan::BzImage {
+                    setup,
+                    kernel,
+                    kernel_addr,
+                    initrd,
+                    protocol,
+                } => (setup, kernel, kernel_addr, initrd, protocol),
+            };
         c.debug_print("Booting Linux kernel (direct boot)...\n");
-        c.mem.write(linux::SETUP_BASE, &plan.setup)?;
+        c.mem.write(linux::SETUP_BASE, &setup)?;
         c.mem.write(linux::CMDLINE_ADDR, &linux.cmdline_bytes())?;
-        c.mem
-            .write(plan.kernel_addr, linux.protected_mode_kernel())?;
-        if let Some((addr, _)) = plan.initrd {
+        c.mem.write(kernel_addr, kernel)?;
+        if let Some((addr, _)) = initrd {
             c.mem.write(addr, linux.initrd())?;
         }
         info!(
-            kernel = format_args!("{:#x}", plan.kernel_addr),
-            initrd = ?plan.initrd,
-            protocol = format_args!("{:#x}", linux.protocol_version()),
+            kernel = format_args!("{kernel_addr:#x}"),
+            ?initrd,
+            protocol = format_args!("{protocol:#x}"),
             "booting Linux directly"
         );
         let seg = (linux::SETUP_BASE >> 4) as u16;
@@ -73,7 +79,7 @@ impl Bios {
         c: &mut Call,
         linux: &LinuxBoot,
         image: &PvhImage,
-        plan: &linux::LoadPlan,
+        initrd: Option<(u64, u64)>,
     ) -> Result<Flow, FirmwareError> {
         c.debug_print("Booting Linux vmlinux (direct boot, PVH entry)...\n");
         let file = linux.kernel_file();
@@ -84,7 +90,7 @@ impl Bios {
             c.mem.fill(s.paddr + s.file_len as u64, bss, 0)?;
         }
         c.mem.write(linux::CMDLINE_ADDR, &linux.cmdline_bytes())?;
-        let modules = match plan.initrd {
+        let modules = match initrd {
             Some((addr, size)) => {
                 c.mem.write(addr, linux.initrd())?;
                 let (at, entry) = pvh::module_entry(addr, size);
@@ -104,7 +110,11 @@ impl Bios {
         let rsdp = BIOS_SEGMENT_BASE + u64::from(super::tables_glue::RSDP_IP);
         let info = pvh::start_info(modules, linux::CMDLINE_ADDR, rsdp, map.len() as u32);
         c.mem.write(pvh::START_INFO_ADDR, &info)?;
-        info!(entry = format_args!("{:#x}", image.entry), initrd = ?plan.initrd, "booting vmlinux (PVH)");
+        info!(
+            entry = format_args!("{:#x}", image.entry),
+            ?initrd,
+            "booting vmlinux (PVH)"
+        );
         // Flat 4 GiB segments: code 32-bit (D=1, G=1), data read/write.
         let flat = |selector, attr| aero_cpu::Segment {
             selector,

@@ -42,6 +42,8 @@ const CMD_LINE_PTR: usize = 0x228;
 const INITRD_ADDR_MAX: usize = 0x22C;
 const RELOCATABLE: usize = 0x234;
 const CMDLINE_SIZE: usize = 0x238;
+const PAYLOAD_OFFSET: usize = 0x248;
+const PAYLOAD_LENGTH: usize = 0x24C;
 const PREF_ADDRESS: usize = 0x258;
 const INIT_SIZE: usize = 0x260;
 /// loadflags bits.
@@ -52,7 +54,7 @@ const LOADER_UNDEFINED: u8 = 0xFF;
 
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum LinuxBootError {
-    #[error("the kernel file is too short for a Linux bzImage ({0} bytes)")]
+    #[error("the kernel file is truncated or too short ({0} bytes)")]
     TooShort(usize),
     #[error("not a Linux kernel: no 'HdrS' setup header at offset 0x202")]
     NoHeader,
@@ -86,101 +88,103 @@ pub enum LinuxBootError {
     InitrdTooBig { size: u64, room: u64 },
 }
 
-/// A bzImage checked for direct boot, with its initrd and command line.
+/// A kernel checked for direct boot, with its initrd and command line.
 #[derive(Debug)]
 pub struct LinuxBoot {
     kernel: Vec<u8>,
     initrd: Vec<u8>,
     cmdline: Vec<u8>,
-    version: u16,
-    setup_len: usize,
-    /// An uncompressed ELF vmlinux booted through its PVH entry instead of a bzImage.
-    pvh: Option<PvhImage>,
+    kind: Kind,
 }
 
-/// Where each part goes, and the setup bytes with the loader's header fields filled in.
+/// What sort of kernel file it is, with what its headers said.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LoadPlan {
-    pub setup: Vec<u8>,
-    pub kernel_addr: u64,
-    /// (address, size); `None` without an initrd.
-    pub initrd: Option<(u64, u64)>,
+enum Kind {
+    BzImage(SetupHeader),
+    /// An uncompressed ELF vmlinux booted through its PVH entry.
+    Pvh(PvhImage),
 }
 
-fn u16_at(b: &[u8], off: usize) -> u16 {
-    u16::from_le_bytes([b[off], b[off + 1]])
+/// The setup header fields placement depends on, read once by [`LinuxBoot::new`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct SetupHeader {
+    version: u16,
+    /// Boot sector + real-mode setup code: where the protected-mode kernel starts.
+    setup_len: usize,
+    /// What the kernel needs from its load address on while it decompresses (0 before 2.10).
+    init_size: u64,
+    /// The preferred load address of a relocatable kernel (2.10+).
+    pref_address: Option<u64>,
+    /// The highest address the initrd may occupy.
+    initrd_addr_max: u64,
 }
-fn u32_at(b: &[u8], off: usize) -> u32 {
-    u32::from_le_bytes([b[off], b[off + 1], b[off + 2], b[off + 3]])
+
+/// Where each part goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LoadPlan<'a> {
+    BzImage {
+        /// The setup bytes with the loader's header fields filled in, for [`SETUP_BASE`].
+        setup: Vec<u8>,
+        /// The protected-mode kernel, for `kernel_addr`.
+        kernel: &'a [u8],
+        kernel_addr: u64,
+        /// (address, size); `None` without an initrd.
+        initrd: Option<(u64, u64)>,
+        /// The boot protocol version (0x020F = 2.15).
+        protocol: u16,
+    },
+    /// A vmlinux: its segments go to their own addresses; only the initrd is placed.
+    Pvh {
+        image: &'a PvhImage,
+        initrd: Option<(u64, u64)>,
+    },
 }
-fn u64_at(b: &[u8], off: usize) -> u64 {
-    u64::from(u32_at(b, off)) | u64::from(u32_at(b, off + 4)) << 32
+
+/// Little-endian readers for kernel headers (bzImage setup header, ELF headers and notes):
+/// a read past the end is a [`LinuxBootError::TooShort`], never a panic.
+pub(super) fn bytes_at<const N: usize>(b: &[u8], off: usize) -> Result<[u8; N], LinuxBootError> {
+    off.checked_add(N)
+        .and_then(|end| b.get(off..end))
+        .and_then(|s| s.try_into().ok())
+        .ok_or(LinuxBootError::TooShort(b.len()))
+}
+pub(super) fn u16_at(b: &[u8], off: usize) -> Result<u16, LinuxBootError> {
+    Ok(u16::from_le_bytes(bytes_at(b, off)?))
+}
+pub(super) fn u32_at(b: &[u8], off: usize) -> Result<u32, LinuxBootError> {
+    Ok(u32::from_le_bytes(bytes_at(b, off)?))
+}
+pub(super) fn u64_at(b: &[u8], off: usize) -> Result<u64, LinuxBootError> {
+    Ok(u64::from_le_bytes(bytes_at(b, off)?))
 }
 
 impl LinuxBoot {
-    /// Checks the setup header and the command line length against what the kernel takes.
+    /// Checks the kernel's headers and the command line length against what it takes.
     pub fn new(
         kernel: Vec<u8>,
         initrd: Option<Vec<u8>>,
         cmdline: &str,
     ) -> Result<LinuxBoot, LinuxBootError> {
-        if pvh::is_elf(&kernel) {
-            let image = PvhImage::parse(&kernel)?;
+        let kind = if pvh::is_elf(&kernel) {
             // The x86 kernel's COMMAND_LINE_SIZE.
             check_cmdline(cmdline, 2047)?;
-            return Ok(LinuxBoot {
-                kernel,
-                initrd: initrd.unwrap_or_default(),
-                cmdline: cmdline.as_bytes().to_vec(),
-                version: 0,
-                setup_len: 0,
-                pvh: Some(image),
-            });
-        }
-        // Everything up to the end of the fields we use (init_size, protocol 2.10).
-        if kernel.len() < INIT_SIZE + 4 {
-            return Err(LinuxBootError::TooShort(kernel.len()));
-        }
-        if &kernel[HEADER_MAGIC..HEADER_MAGIC + 4] != b"HdrS"
-            || u16_at(&kernel, BOOT_FLAG) != 0xAA55
-        {
-            return Err(LinuxBootError::NoHeader);
-        }
-        let version = u16_at(&kernel, VERSION);
-        if version < 0x0202 {
-            return Err(LinuxBootError::OldProtocol(version));
-        }
-        if kernel[LOADFLAGS] & LOADED_HIGH == 0 {
-            return Err(LinuxBootError::NotBzImage);
-        }
-        // setup_sects 0 means 4 (very old kernels).
-        let sects = match kernel[SETUP_SECTS] {
-            0 => 4,
-            n => usize::from(n),
-        };
-        let setup_len = (sects + 1) * 512;
-        if setup_len > MAX_SETUP_BYTES || setup_len >= kernel.len() {
-            return Err(LinuxBootError::BadSetupSize { setup: setup_len });
-        }
-        let max = if version >= 0x0206 {
-            (u32_at(&kernel, CMDLINE_SIZE) as usize).min(MAX_CMDLINE_BYTES - 1)
+            Kind::Pvh(PvhImage::parse(&kernel)?)
         } else {
-            255
+            let header = SetupHeader::parse(&kernel)?;
+            let max = if header.version >= 0x0206 {
+                (u32_at(&kernel, CMDLINE_SIZE)? as usize).min(MAX_CMDLINE_BYTES - 1)
+            } else {
+                255
+            };
+            check_cmdline(cmdline, max)?;
+            Kind::BzImage(header)
         };
-        check_cmdline(cmdline, max)?;
         Ok(LinuxBoot {
             kernel,
             initrd: initrd.unwrap_or_default(),
             cmdline: cmdline.as_bytes().to_vec(),
-            version,
-            setup_len,
-            pvh: None,
+            kind,
         })
-    }
-
-    /// The ELF image, for a vmlinux booted through PVH.
-    pub fn pvh(&self) -> Option<&PvhImage> {
-        self.pvh.as_ref()
     }
 
     /// The whole kernel file.
@@ -188,14 +192,19 @@ impl LinuxBoot {
         &self.kernel
     }
 
-    /// The boot protocol version (0x020F = 2.15).
-    pub fn protocol_version(&self) -> u16 {
-        self.version
-    }
-
-    /// The protected-mode kernel (what goes to `kernel_addr`).
-    pub fn protected_mode_kernel(&self) -> &[u8] {
-        &self.kernel[self.setup_len..]
+    /// A bzImage's compressed kernel (`payload_offset`/`payload_length`, protocol 2.08+):
+    /// what tools unpack to get the vmlinux. `None` for a vmlinux or an older bzImage.
+    pub fn compressed_payload(&self) -> Option<&[u8]> {
+        let Kind::BzImage(h) = &self.kind else {
+            return None;
+        };
+        if h.version < 0x0208 {
+            return None;
+        }
+        let offset = u32_at(&self.kernel, PAYLOAD_OFFSET).ok()? as usize;
+        let len = u32_at(&self.kernel, PAYLOAD_LENGTH).ok()? as usize;
+        let start = h.setup_len.checked_add(offset)?;
+        self.kernel.get(start..start.checked_add(len)?)
     }
 
     pub fn initrd(&self) -> &[u8] {
@@ -209,52 +218,41 @@ impl LinuxBoot {
         c
     }
 
-    fn relocatable(&self) -> bool {
-        self.version >= 0x0205 && self.kernel[RELOCATABLE] != 0
-    }
-
     /// Places the parts in RAM that is usable from 1 MiB up to `ram_top` (the end of the
     /// E820 RAM the kernel will see below 4 GiB).
-    pub fn plan(&self, ram_top: u64) -> Result<LoadPlan, LinuxBootError> {
-        if let Some(image) = &self.pvh {
-            // PVH: the segments at their own addresses, the initrd above them.
-            let end = image.check(ram_top)?;
-            return Ok(LoadPlan {
-                setup: Vec::new(),
-                kernel_addr: u64::from(image.entry),
-                initrd: self.place_initrd(end, ram_top, 0xFFFF_FFFF)?,
-            });
-        }
-        let k = &self.kernel;
-        let pm_len = self.protected_mode_kernel().len() as u64;
-        // What the kernel needs from its load address on while it decompresses itself.
-        let init_size = if self.version >= 0x020A {
-            u64::from(u32_at(k, INIT_SIZE))
-        } else {
-            0
+    pub fn plan(&self, ram_top: u64) -> Result<LoadPlan<'_>, LinuxBootError> {
+        let h = match &self.kind {
+            Kind::Pvh(image) => {
+                // The segments at their own addresses, the initrd above them.
+                let end = image.check(ram_top)?;
+                return Ok(LoadPlan::Pvh {
+                    image,
+                    initrd: self.place_initrd(end, ram_top, 0xFFFF_FFFF)?,
+                });
+            }
+            Kind::BzImage(h) => h,
         };
-        let need = pm_len.max(init_size);
+        let kernel = &self.kernel[h.setup_len..];
+        let pm_len = kernel.len() as u64;
+        let need = pm_len.max(h.init_size);
         // A relocatable kernel decompresses to its preferred address whatever the load
         // address; loading it there (as GRUB does) saves it a move when RAM allows.
-        let pref = (self.version >= 0x020A && self.relocatable()).then(|| u64_at(k, PREF_ADDRESS));
-        let kernel_addr = match pref {
+        let kernel_addr = match h.pref_address {
             Some(p) if p >= HIGH_LOAD_ADDR && p.saturating_add(need) <= ram_top.min(1 << 32) => p,
             _ => HIGH_LOAD_ADDR,
         };
-        let kernel_end = kernel_addr.max(pref.unwrap_or(0)).saturating_add(need);
+        let kernel_end = kernel_addr
+            .max(h.pref_address.unwrap_or(0))
+            .saturating_add(need);
         if kernel_end > ram_top || HIGH_LOAD_ADDR.saturating_add(pm_len) > ram_top {
             return Err(LinuxBootError::KernelTooBig {
                 need: kernel_end,
                 ram_top,
             });
         }
-        let addr_max = if self.version >= 0x0203 {
-            u64::from(u32_at(k, INITRD_ADDR_MAX))
-        } else {
-            0x37FF_FFFF
-        };
-        let initrd = self.place_initrd(kernel_end, ram_top, addr_max)?;
-        let mut setup = k[..self.setup_len].to_vec();
+        let initrd = self.place_initrd(kernel_end, ram_top, h.initrd_addr_max)?;
+        // setup_len >= 1024 covers every field written here (all below 0x240).
+        let mut setup = self.kernel[..h.setup_len].to_vec();
         setup[TYPE_OF_LOADER] = LOADER_UNDEFINED;
         setup[LOADFLAGS] |= CAN_USE_HEAP;
         setup[HEAP_END..HEAP_END + 2].copy_from_slice(&HEAP_END_PTR.to_le_bytes());
@@ -263,10 +261,12 @@ impl LinuxBoot {
         let (image, size) = initrd.unwrap_or((0, 0));
         setup[RAMDISK_IMAGE..RAMDISK_IMAGE + 4].copy_from_slice(&(image as u32).to_le_bytes());
         setup[RAMDISK_SIZE..RAMDISK_SIZE + 4].copy_from_slice(&(size as u32).to_le_bytes());
-        Ok(LoadPlan {
+        Ok(LoadPlan::BzImage {
             setup,
+            kernel,
             kernel_addr,
             initrd,
+            protocol: h.version,
         })
     }
 
@@ -288,6 +288,55 @@ impl LinuxBoot {
             Some(addr) if addr >= kernel_end => Ok(Some((addr, size))),
             _ => Err(LinuxBootError::InitrdTooBig { size, room }),
         }
+    }
+}
+
+impl SetupHeader {
+    fn parse(kernel: &[u8]) -> Result<SetupHeader, LinuxBootError> {
+        // Everything up to the end of the fields we use (init_size, protocol 2.10).
+        if kernel.len() < INIT_SIZE + 4 {
+            return Err(LinuxBootError::TooShort(kernel.len()));
+        }
+        if &bytes_at::<4>(kernel, HEADER_MAGIC)? != b"HdrS" || u16_at(kernel, BOOT_FLAG)? != 0xAA55
+        {
+            return Err(LinuxBootError::NoHeader);
+        }
+        let version = u16_at(kernel, VERSION)?;
+        if version < 0x0202 {
+            return Err(LinuxBootError::OldProtocol(version));
+        }
+        if kernel[LOADFLAGS] & LOADED_HIGH == 0 {
+            return Err(LinuxBootError::NotBzImage);
+        }
+        // setup_sects 0 means 4 (very old kernels).
+        let sects = match kernel[SETUP_SECTS] {
+            0 => 4,
+            n => usize::from(n),
+        };
+        let setup_len = (sects + 1) * 512;
+        if setup_len > MAX_SETUP_BYTES || setup_len >= kernel.len() {
+            return Err(LinuxBootError::BadSetupSize { setup: setup_len });
+        }
+        let relocatable = version >= 0x0205 && kernel[RELOCATABLE] != 0;
+        Ok(SetupHeader {
+            version,
+            setup_len,
+            init_size: if version >= 0x020A {
+                u64::from(u32_at(kernel, INIT_SIZE)?)
+            } else {
+                0
+            },
+            pref_address: if version >= 0x020A && relocatable {
+                Some(u64_at(kernel, PREF_ADDRESS)?)
+            } else {
+                None
+            },
+            initrd_addr_max: if version >= 0x0203 {
+                u64::from(u32_at(kernel, INITRD_ADDR_MAX)?)
+            } else {
+                0x37FF_FFFF
+            },
+        })
     }
 }
 
@@ -389,34 +438,103 @@ mod tests {
         assert_eq!(boot.cmdline_bytes(), b"quiet\0");
     }
 
+    /// The bzImage parts of a plan: (setup, protected-mode kernel, address, initrd).
+    type BzParts<'a> = (Vec<u8>, &'a [u8], u64, Option<(u64, u64)>);
+    fn bz(plan: LoadPlan<'_>) -> BzParts<'_> {
+        match plan {
+            LoadPlan::BzImage {
+                setup,
+                kernel,
+                kernel_addr,
+                initrd,
+                ..
+            } => (setup, kernel, kernel_addr, initrd),
+            LoadPlan::Pvh { .. } => panic!("a bzImage planned as PVH"),
+        }
+    }
+
+    fn field32(s: &[u8], off: usize) -> u32 {
+        u32_at(s, off).unwrap()
+    }
+
     #[test]
     fn header_fields_and_placement() {
         let mut k = bzimage(0x020F, 30, 3 * 4096);
         k[31 * 512] = 0xE8; // first byte of the protected-mode part
         let boot = LinuxBoot::new(k, Some(vec![7; 5000]), "console=ttyS0").unwrap();
-        assert_eq!(boot.protected_mode_kernel().len(), 3 * 4096);
-        assert_eq!(boot.protected_mode_kernel()[0], 0xE8);
-        let plan = boot.plan(64 * MIB).unwrap();
+        let (s, kernel, kernel_addr, initrd) = bz(boot.plan(64 * MIB).unwrap());
+        assert_eq!(kernel.len(), 3 * 4096);
+        assert_eq!(kernel[0], 0xE8);
         // Not relocatable: 1 MiB.
-        assert_eq!(plan.kernel_addr, HIGH_LOAD_ADDR);
+        assert_eq!(kernel_addr, HIGH_LOAD_ADDR);
         // The initrd page-aligned at the top of RAM.
-        assert_eq!(plan.initrd, Some(((64 * MIB - 5000) & !0xFFF, 5000)));
-        let s = &plan.setup;
+        assert_eq!(initrd, Some(((64 * MIB - 5000) & !0xFFF, 5000)));
         assert_eq!(s.len(), 31 * 512);
         assert_eq!(s[TYPE_OF_LOADER], 0xFF);
         assert_eq!(s[LOADFLAGS], LOADED_HIGH | CAN_USE_HEAP);
-        assert_eq!(u16_at(s, HEAP_END), 0xFE00);
-        assert_eq!(u32_at(s, CMD_LINE_PTR), 0x20000);
-        assert_eq!(u32_at(s, CODE32_START), 0x10_0000);
-        assert_eq!(u32_at(s, RAMDISK_IMAGE) as u64, plan.initrd.unwrap().0);
-        assert_eq!(u32_at(s, RAMDISK_SIZE), 5000);
+        assert_eq!(u16_at(&s, HEAP_END).unwrap(), 0xFE00);
+        assert_eq!(field32(&s, CMD_LINE_PTR), 0x20000);
+        assert_eq!(field32(&s, CODE32_START), 0x10_0000);
+        assert_eq!(field32(&s, RAMDISK_IMAGE) as u64, initrd.unwrap().0);
+        assert_eq!(field32(&s, RAMDISK_SIZE), 5000);
         // Without an initrd both ramdisk fields are zero.
-        let plan = LinuxBoot::new(bzimage(0x020F, 30, 4096), None, "")
-            .unwrap()
-            .plan(64 * MIB)
-            .unwrap();
-        assert_eq!(plan.initrd, None);
-        assert_eq!(u32_at(&plan.setup, RAMDISK_IMAGE), 0);
+        let boot = LinuxBoot::new(bzimage(0x020F, 30, 4096), None, "").unwrap();
+        let (s, _, _, initrd) = bz(boot.plan(64 * MIB).unwrap());
+        assert_eq!(initrd, None);
+        assert_eq!(field32(&s, RAMDISK_IMAGE), 0);
+    }
+
+    #[test]
+    fn compressed_payload_follows_payload_offset_and_length() {
+        let mut k = bzimage(0x020F, 30, 4096);
+        set_u32(&mut k, PAYLOAD_OFFSET, 0x100);
+        set_u32(&mut k, PAYLOAD_LENGTH, 6);
+        k[31 * 512 + 0x100..][..6].copy_from_slice(b"\xfd7zXZ\0");
+        let boot = LinuxBoot::new(k.clone(), None, "").unwrap();
+        assert_eq!(boot.compressed_payload(), Some(&b"\xfd7zXZ\0"[..]));
+        // A length past the end of the file, or a protocol without the fields: none.
+        set_u32(&mut k, PAYLOAD_LENGTH, 1 << 20);
+        assert_eq!(
+            LinuxBoot::new(k, None, "").unwrap().compressed_payload(),
+            None
+        );
+        let boot = LinuxBoot::new(bzimage(0x0207, 30, 4096), None, "").unwrap();
+        assert_eq!(boot.compressed_payload(), None);
+    }
+
+    #[test]
+    fn a_vmlinux_plans_only_its_initrd() {
+        // The smallest ELF64 with a PT_LOAD at 16 MiB and a PVH note (see pvh.rs tests).
+        let mut f = vec![0u8; 0x100];
+        f[..4].copy_from_slice(b"\x7fELF");
+        f[4] = 2;
+        f[5] = 1;
+        f[0x20..0x28].copy_from_slice(&0x40u64.to_le_bytes());
+        f[0x36..0x38].copy_from_slice(&56u16.to_le_bytes());
+        f[0x38..0x3A].copy_from_slice(&2u16.to_le_bytes());
+        let ph = |f: &mut Vec<u8>, at: usize, kind: u32, off: u64, pa: u64, len: u64| {
+            f[at..at + 4].copy_from_slice(&kind.to_le_bytes());
+            f[at + 8..at + 16].copy_from_slice(&off.to_le_bytes());
+            f[at + 0x18..at + 0x20].copy_from_slice(&pa.to_le_bytes());
+            f[at + 0x20..at + 0x28].copy_from_slice(&len.to_le_bytes());
+            f[at + 0x28..at + 0x30].copy_from_slice(&len.to_le_bytes());
+        };
+        ph(&mut f, 0x40, 1, 0, 16 * MIB, 0x100);
+        ph(&mut f, 0x40 + 56, 4, 0x100, 0, 20);
+        for w in [4u32, 4, 18] {
+            f.extend_from_slice(&w.to_le_bytes());
+        }
+        f.extend_from_slice(b"Xen\0");
+        f.extend_from_slice(&((16 * MIB) as u32).to_le_bytes());
+        let boot = LinuxBoot::new(f, Some(vec![1; 4096]), "console=ttyS0").unwrap();
+        assert_eq!(boot.compressed_payload(), None);
+        match boot.plan(64 * MIB).unwrap() {
+            LoadPlan::Pvh { image, initrd } => {
+                assert_eq!(image.entry, (16 * MIB) as u32);
+                assert_eq!(initrd, Some((64 * MIB - 4096, 4096)));
+            }
+            plan => panic!("a vmlinux planned as a bzImage: {plan:?}"),
+        }
     }
 
     #[test]
@@ -425,7 +543,7 @@ mod tests {
         set_u32(&mut k, INITRD_ADDR_MAX, (32 * MIB - 1) as u32);
         let boot = LinuxBoot::new(k.clone(), Some(vec![1; 8192]), "").unwrap();
         assert_eq!(
-            boot.plan(512 * MIB).unwrap().initrd,
+            bz(boot.plan(512 * MIB).unwrap()).3,
             Some((32 * MIB - 8192, 8192))
         );
         // Too big for the RAM between the kernel and the top: a plain error.
@@ -442,9 +560,9 @@ mod tests {
         set_u32(&mut k, PREF_ADDRESS, (16 * MIB) as u32);
         set_u32(&mut k, INIT_SIZE, (20 * MIB) as u32);
         let boot = LinuxBoot::new(k, Some(vec![0; 4096]), "").unwrap();
-        let plan = boot.plan(512 * MIB).unwrap();
-        assert_eq!(plan.kernel_addr, 16 * MIB);
-        assert_eq!(u32_at(&plan.setup, CODE32_START) as u64, 16 * MIB);
+        let (setup, _, kernel_addr, _) = bz(boot.plan(512 * MIB).unwrap());
+        assert_eq!(kernel_addr, 16 * MIB);
+        assert_eq!(field32(&setup, CODE32_START) as u64, 16 * MIB);
         // RAM ends before pref + init_size: the kernel cannot unpack anywhere.
         assert!(matches!(
             boot.plan(30 * MIB).unwrap_err(),

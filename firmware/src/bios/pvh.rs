@@ -5,7 +5,7 @@
 //! RSDP). Why: a bzImage spends most of its boot decompressing itself (about 4.5 of the
 //! Debian amd64 kernel's 6.1 G instructions to init); a vmlinux skips that.
 
-use super::linux::LinuxBootError;
+use super::linux::{LinuxBootError, bytes_at, u16_at, u32_at, u64_at};
 
 /// `hvm_start_info` and the tables it points at (free low RAM, below the command line).
 pub const START_INFO_ADDR: u64 = 0x1_0000;
@@ -37,24 +37,6 @@ pub struct PvhImage {
     pub segments: Vec<Segment>,
 }
 
-fn bytes<const N: usize>(b: &[u8], off: usize) -> Result<[u8; N], LinuxBootError> {
-    off.checked_add(N)
-        .and_then(|end| b.get(off..end))
-        .map(|s| s.try_into().unwrap_or([0; N]))
-        .ok_or(LinuxBootError::BadElf(
-            "a header runs past the end of the file",
-        ))
-}
-fn u16_at(b: &[u8], off: usize) -> Result<u16, LinuxBootError> {
-    Ok(u16::from_le_bytes(bytes(b, off)?))
-}
-fn u32_at(b: &[u8], off: usize) -> Result<u32, LinuxBootError> {
-    Ok(u32::from_le_bytes(bytes(b, off)?))
-}
-fn u64_at(b: &[u8], off: usize) -> Result<u64, LinuxBootError> {
-    Ok(u64::from_le_bytes(bytes(b, off)?))
-}
-
 /// The file starts like an ELF image.
 pub fn is_elf(file: &[u8]) -> bool {
     file.starts_with(b"\x7fELF")
@@ -63,7 +45,7 @@ pub fn is_elf(file: &[u8]) -> bool {
 impl PvhImage {
     /// Reads the program headers of a little-endian ELF32/ELF64 x86 image.
     pub fn parse(elf: &[u8]) -> Result<PvhImage, LinuxBootError> {
-        let class64 = match bytes::<2>(elf, 4)? {
+        let class64 = match bytes_at::<2>(elf, 4)? {
             [2, 1] => true,
             [1, 1] => false,
             _ => {
@@ -82,6 +64,11 @@ impl PvhImage {
                 u16_at(elf, 0x2C)?,
             )
         };
+        // Each entry must hold the fields read below (Elf64_Phdr / Elf32_Phdr); a zero
+        // size would read the same header phnum times.
+        if usize::from(phentsize) < if class64 { 56 } else { 32 } {
+            return Err(LinuxBootError::BadElf("program header entries too small"));
+        }
         let mut segments = Vec::new();
         let mut entry = None;
         for i in 0..usize::from(phnum) {
@@ -89,21 +76,24 @@ impl PvhImage {
                 .ok()
                 .and_then(|o| o.checked_add(i * usize::from(phentsize)))
                 .ok_or(LinuxBootError::BadElf("program header offset"))?;
+            // A field of this header (saturating: past the address space is past the end
+            // of the file, which the readers refuse).
+            let field = |off: usize| ph.saturating_add(off);
             let (kind, offset, paddr, file_len, mem_len) = if class64 {
                 (
                     u32_at(elf, ph)?,
-                    u64_at(elf, ph + 8)?,
-                    u64_at(elf, ph + 0x18)?,
-                    u64_at(elf, ph + 0x20)?,
-                    u64_at(elf, ph + 0x28)?,
+                    u64_at(elf, field(8))?,
+                    u64_at(elf, field(0x18))?,
+                    u64_at(elf, field(0x20))?,
+                    u64_at(elf, field(0x28))?,
                 )
             } else {
                 (
                     u32_at(elf, ph)?,
-                    u64::from(u32_at(elf, ph + 4)?),
-                    u64::from(u32_at(elf, ph + 0xC)?),
-                    u64::from(u32_at(elf, ph + 0x10)?),
-                    u64::from(u32_at(elf, ph + 0x14)?),
+                    u64::from(u32_at(elf, field(4))?),
+                    u64::from(u32_at(elf, field(0xC))?),
+                    u64::from(u32_at(elf, field(0x10))?),
+                    u64::from(u32_at(elf, field(0x14))?),
                 )
             };
             let range = usize::try_from(offset)
@@ -285,6 +275,21 @@ mod tests {
         assert!(PvhImage::parse(&bad).is_err());
         let mut bad = elf.clone();
         bad[0x38..0x3A].copy_from_slice(&0xFFFFu16.to_le_bytes());
+        assert!(PvhImage::parse(&bad).is_err());
+        // Program header entries smaller than Elf64_Phdr: a zero size would read the
+        // PT_LOAD header twice and load the same segment twice.
+        for size in [0u16, 8, 55] {
+            let mut bad = elf.clone();
+            bad[0x36..0x38].copy_from_slice(&size.to_le_bytes());
+            assert_eq!(
+                PvhImage::parse(&bad),
+                Err(LinuxBootError::BadElf("program header entries too small")),
+                "{size}"
+            );
+        }
+        // A program header table offset at the end of the address space.
+        let mut bad = elf.clone();
+        bad[0x20..0x28].copy_from_slice(&(u64::MAX - 4).to_le_bytes());
         assert!(PvhImage::parse(&bad).is_err());
         // Big-endian.
         let mut bad = elf;
