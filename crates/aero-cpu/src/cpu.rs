@@ -104,6 +104,11 @@ impl Cpu {
     pub fn set_jit_threshold(&mut self, runs: u32) {
         self.jit.set_threshold(runs);
     }
+    /// Fewest instructions a block's compiled code must cover (unless it loops on
+    /// itself) to be compiled (tests set 1 to compile every block).
+    pub fn set_jit_min_insns(&mut self, insns: usize) {
+        self.jit.set_min_insns(insns);
+    }
     pub fn jit_stats(&self) -> crate::jit::JitStats {
         self.jit.stats()
     }
@@ -283,7 +288,7 @@ impl Cpu {
             // What the loop would run before looking at anything again (a self-loop block
             // iterates within it): nothing past this block when stepping one at a time.
             let budget = if shadow | tf | rf | bp_exec { 0 } else { left };
-            let outcome = match jit.run_block(&mut ex, block, whole, budget) {
+            let outcome = match jit.run_block(&mut ex, block, idx, whole, budget) {
                 Some(true) => Step::Faulted,
                 Some(false) => Step::Exit,
                 None => run_block(&mut ex, &all[..n], unfuse_last),

@@ -59,7 +59,7 @@ pub struct Block {
     /// The flat-segment mask (`Core::flat`) the block was decoded under, and the bits of
     /// it its handlers depend on (memory operands' segments, SS for stack instructions):
     /// the block serves every mask that agrees on those.
-    flat: u8,
+    pub(crate) flat: u8,
     flat_used: u8,
     /// Bytes of the block on its first page (all of `bytes` unless it crosses).
     len1: u16,
@@ -477,7 +477,7 @@ impl BlockCache {
         host_page: usize,
         start: usize,
     ) -> bool {
-        let b = &mut self.blocks[idx];
+        let b = &self.blocks[idx];
         if b.host_page != host_page {
             return false;
         }
@@ -517,8 +517,6 @@ impl BlockCache {
             {
                 self.stats.revalidated += 1;
             }
-            b.code_gen = current;
-            b.code_gen2 = current2;
             let len2 = b.bytes.len() - len1;
             let host2 = b.host_page2;
             mark_code(ex, host_page, start, start + len1);

@@ -27,6 +27,7 @@ fn run_mode(make: &dyn Fn() -> Machine, mode: JitMode, budget: u64) -> Outcome {
     let mut m = make();
     m.cpu.set_jit_mode(mode);
     m.cpu.set_jit_threshold(2);
+    m.cpu.set_jit_min_insns(1);
     let exit = m.run(budget);
     Outcome {
         exit,
@@ -157,31 +158,73 @@ fn flat_memory_accesses_stay_in_host_code() {
 }
 
 /// At the default threshold, hot blocks too short to repay entering host code (two
-/// blocks jumping to each other) stay interpreted; a long one is compiled.
+/// blocks jumping on) stay interpreted; a long one (not looping on itself) is compiled.
+/// A low threshold alone does not change that.
 #[test]
 fn short_blocks_stay_interpreted_at_the_default_threshold() {
     let code = asm(32, CODE, |a| {
         let mut first = a.create_label();
         let mut second = a.create_label();
-        let mut done = a.create_label();
+        let mut long = a.create_label();
         a.mov(ecx, 300u32)?;
         a.set_label(&mut first)?;
         a.inc(eax)?;
         a.jmp(second)?;
         a.set_label(&mut second)?;
+        a.inc(esi)?;
+        a.jmp(long)?;
+        a.set_label(&mut long)?;
+        a.add(ebx, 3u32)?;
+        a.xor(edx, ebx)?;
+        a.mov(edi, edx)?;
+        a.and(edi, 0xFFu32)?;
+        a.add(ebp, edi)?;
+        a.sub(ebx, 1u32)?;
         a.dec(ecx)?;
         a.jnz(first)?;
-        a.set_label(&mut done)?;
+        a.hlt()
+    });
+    for threshold in [50, 2] {
+        let mut m = pm32(&code);
+        m.cpu.set_jit_mode(JitMode::On);
+        m.cpu.set_jit_threshold(threshold);
+        assert_eq!(m.run(10_000), RunExit::Halted);
+        let stats = m.cpu.jit_stats();
+        assert_eq!(stats.compiled, 1, "threshold {threshold}: {stats:?}");
+        assert!(stats.refused >= 2, "threshold {threshold}: {stats:?}");
+        assert!(stats.native_runs >= 300 - threshold as u64, "{stats:?}");
+        assert_eq!(m.cpu.state.gpr[0], 300);
+        assert_eq!(m.cpu.state.gpr[6], 300);
+    }
+}
+
+/// More hot blocks than 2^14 (the block cache holds up to 128k): each keeps its own JIT
+/// entry, so all of them compile (entries shared by blocks that run in turn would reset
+/// each other's counts and never compile).
+#[test]
+fn many_hot_blocks_all_compile() {
+    const N: usize = (1 << 14) + 500;
+    let code = asm(32, CODE, |a| {
+        let mut top = a.create_label();
+        a.mov(ecx, 4u32)?;
+        a.set_label(&mut top)?;
+        for _ in 0..N {
+            let mut next = a.create_label();
+            a.jmp(next)?;
+            a.set_label(&mut next)?;
+        }
+        a.dec(ecx)?;
+        a.jnz(top)?;
         a.hlt()
     });
     let mut m = pm32(&code);
     m.cpu.set_jit_mode(JitMode::On);
-    m.cpu.set_jit_threshold(50);
-    assert_eq!(m.run(10_000), RunExit::Halted);
+    m.cpu.set_jit_threshold(2);
+    m.cpu.set_jit_min_insns(1);
+    assert_eq!(m.run(1_000_000), RunExit::Halted);
     let stats = m.cpu.jit_stats();
-    assert_eq!(stats.compiled, 0, "{stats:?}");
-    assert!(stats.refused >= 2, "{stats:?}");
-    assert_eq!(m.cpu.state.gpr[0], 300);
+    assert!(stats.compiled >= N as u64, "{stats:?}");
+    assert_eq!(stats.cache_flushes, 0, "{stats:?}");
 }
 
 /// A budget that ends inside a self-loop block's iterations (and one that ends inside
@@ -333,6 +376,51 @@ fn self_modifying_code_invalidates_compiled_blocks() {
         stats.compiled >= 20,
         "block A recompiled after each patch: {stats:?}"
     );
+}
+
+/// A compiled store that rewrites the next instruction of its own block ends the block
+/// there (the rest is stale) with the guest flags intact, though the instruction it
+/// overwrote would have set them all: the new one (PUSHFD) reads them.
+#[test]
+fn code_write_ending_a_block_keeps_the_flags() {
+    let build = |x: u64| {
+        let mut a = CodeAssembler::new(32).unwrap();
+        let mut top = a.create_label();
+        let mut block = a.create_label();
+        let mut at_x = a.create_label();
+        a.mov(esi, DATA as u32).unwrap();
+        a.mov(ecx, 40u32).unwrap();
+        a.mov(eax, 1u32).unwrap();
+        a.mov(ebx, 0x8000_0000u32).unwrap();
+        a.set_label(&mut top).unwrap();
+        // Put back `xor edx, edx` at X (the block below stays the one decoded).
+        a.mov(word_ptr(x as u32), 0xD231u32).unwrap();
+        a.jmp(block).unwrap();
+        a.set_label(&mut block).unwrap();
+        a.cmp(eax, ebx).unwrap();
+        // X becomes `pushfd; nop`.
+        a.mov(word_ptr(x as u32), 0x909Cu32).unwrap();
+        a.set_label(&mut at_x).unwrap();
+        a.xor(edx, edx).unwrap();
+        a.pop(edx).unwrap();
+        a.mov(dword_ptr(esi + ecx * 4), edx).unwrap();
+        a.add(eax, 0x0123_4567u32).unwrap();
+        a.dec(ecx).unwrap();
+        a.jnz(top).unwrap();
+        a.hlt().unwrap();
+        let res = a
+            .assemble_options(
+                CODE,
+                iced_x86::BlockEncoderOptions::RETURN_NEW_INSTRUCTION_OFFSETS,
+            )
+            .unwrap();
+        (res.inner.code_buffer.clone(), res.label_ip(&at_x).unwrap())
+    };
+    let (_, x) = build(CODE + 0x100);
+    let (code, x2) = build(x);
+    assert_eq!(x, x2);
+    let stats = same_under_all_engines(&|| pm32(&code), 100_000);
+    assert!(stats.native_runs >= 30, "{stats:?}");
 }
 
 struct Rng(u64);

@@ -12,13 +12,14 @@
 #[cfg(target_os = "linux")]
 #[used]
 // SAFETY: a plain function pointer in .init_array, run once by the loader before main;
-// the function only stores two atomics.
+// the function only stores three atomics.
 #[unsafe(link_section = ".init_array")]
 static JIT_FOR_EVERY_CPU: extern "C" fn() = jit_for_every_cpu;
 
 #[cfg(target_os = "linux")]
 extern "C" fn jit_for_every_cpu() {
     aero_cpu::jit::set_default_mode(aero_cpu::jit::JitMode::On, 1);
+    aero_cpu::jit::set_default_min_insns(1);
 }
 
 #[path = "cpu_model.rs"]

@@ -289,8 +289,6 @@ pub struct Compiled {
     /// The whole block compiled, closed by a branch back to its own start: the code runs
     /// further iterations itself while `JitCtx::loop_left` allows (see `Emitter::back_edge`).
     pub self_loop: bool,
-    /// The segments whose flatness the inline memory paths assume.
-    pub flat_used: u8,
     /// Instructions compiled (a prefix of the block).
     pub len: usize,
 }
@@ -304,9 +302,9 @@ pub fn branches_to_start(insns: &[Insn]) -> bool {
 }
 
 /// Compile the longest supported prefix of `insns` into code for host address `ip`.
-/// `flat`: the segments flat now (`Core::flat`); memory operands through them get the
-/// TLB hit path inline, and the code may only run while they stay flat
-/// (`Compiled::flat_used`). None when not even the first instruction is supported.
+/// `flat`: the segments flat when the block was decoded (`Block::flat`); memory operands
+/// through them get the TLB hit path inline (the block cache hands the block out only
+/// while those stay flat). None when not even the first instruction is supported.
 pub fn compile(insns: &[Insn], ip: u64, flat: u8) -> Option<Compiled> {
     let n = insns.len();
     let mut forms = Vec::with_capacity(n);
@@ -335,20 +333,31 @@ pub fn compile(insns: &[Insn], ip: u64, flat: u8) -> Option<Compiled> {
         e.a.set_label(&mut top).ok()?;
         e.back_edge = Some((top, n as i32));
     }
+    let mut helper_versions = Vec::new();
     for (k, f) in forms.iter().enumerate() {
         let live_before = f.reads_flags() || (live_after[k] && !f.writes_flags());
         e.insn(k, &insns[k], *f, live_before, live_after[k]).ok()?;
+        if let Some((start, mut next)) = e.helper_version.take() {
+            e.label_here(&mut next).ok()?;
+            helper_versions.push((k, start, next));
+        }
     }
     let done = forms.len();
     if !matches!(forms.last(), Some(Form::Jcc { .. } | Form::Jmp)) {
         e.exit(EXIT_PREFIX, done).ok()?;
     }
-    let flat_used = e.flat_used;
+    // Out of line: instructions whose inline read missed run again from their start
+    // through the helpers only (nothing of them happened yet), then check for an end.
+    e.helpers_only = true;
+    for (k, mut start, next) in helper_versions {
+        e.label_here(&mut start).ok()?;
+        e.insn(k, &insns[k], forms[k], true, true).ok()?;
+        e.a.jmp(next).ok()?;
+    }
     let code = e.finish(ip).ok()?;
     Some(Compiled {
         code,
         self_loop,
-        flat_used,
         len: forms.len(),
     })
 }
@@ -359,7 +368,11 @@ struct Emitter {
     /// Self-loop blocks: the label after the prologue and the instructions per iteration.
     back_edge: Option<(CodeLabel, i32)>,
     flat: u8,
-    flat_used: u8,
+    /// Emitting the out-of-line helper-only versions (no inline memory paths).
+    helpers_only: bool,
+    /// The current instruction's helper-only version (its start, and the label after
+    /// the instruction's inline code), when an inline read's miss goes there.
+    helper_version: Option<(CodeLabel, CodeLabel)>,
     /// (label, instruction index, exit kind) of the out-of-line exits.
     stubs: Vec<(CodeLabel, usize, u64)>,
 }
@@ -447,7 +460,8 @@ impl Emitter {
             epilogue,
             back_edge: None,
             flat,
-            flat_used: 0,
+            helpers_only: false,
+            helper_version: None,
             stubs: Vec::new(),
         })
     }
@@ -577,6 +591,21 @@ impl Emitter {
         Ok(())
     }
 
+    /// Bind `l` here (after any label already waiting for this position).
+    fn label_here(&mut self, l: &mut CodeLabel) -> R {
+        self.a.zero_bytes()?;
+        Ok(self.a.set_label(l)?)
+    }
+
+    /// After a memory instruction: its helper calls are the inline paths' misses when it
+    /// has them, which check for an end themselves.
+    fn check_end_mem(&mut self, k: usize, i: &Insn) -> R {
+        if self.inline_ok(i) {
+            return Ok(());
+        }
+        self.check_end(k)
+    }
+
     /// After an instruction that called helpers: leave if one asked the block to end.
     fn check_end(&mut self, k: usize) -> R {
         let end = self.stub(k, EXIT_END);
@@ -667,7 +696,8 @@ impl Emitter {
     /// address the host `lea` forms exactly (no RIP base, a 32-bit displacement).
     fn inline_ok(&self, i: &Insn) -> bool {
         let m = &i.mem;
-        self.flat & (1 << (m.seg & 7)) != 0
+        !self.helpers_only
+            && self.flat & (1 << (m.seg & 7)) != 0
             && m.base != RIP_REG
             && (m.base == NO_REG || m.base < 16)
             && (m.index == NO_REG || m.index < 16)
@@ -730,15 +760,18 @@ impl Emitter {
     }
 
     /// `rax` = operand `n` (memory, `size` bytes) of instruction `k`, zero-extended.
-    /// EFLAGS are saved in `slot` first and restored after when `restore`.
+    /// EFLAGS are saved in `slot` first and restored after when `restore`. The first
+    /// thing instruction `k` does: a miss runs all of it out of line through helpers.
     fn mem_read(&mut self, k: usize, i: &Insn, n: u64, size: u8, slot: i32, restore: bool) -> R {
         let arg = k as u64 | (n << 8);
         if !self.inline_ok(i) {
             return self.call(native::read_op, arg, false, slot, restore, k);
         }
-        self.flat_used |= 1 << (i.mem.seg & 7);
         let mut slow = self.a.create_label();
         let mut done = self.a.create_label();
+        let start = self.a.create_label();
+        let after = self.a.create_label();
+        self.helper_version = Some((start, after));
         self.a.pushfq()?;
         self.a.pop(qword_ptr(rbx + slot))?;
         self.emit_ea(i)?;
@@ -752,9 +785,11 @@ impl Emitter {
         }
         a.jmp(done)?;
         a.set_label(&mut slow)?;
-        self.call_saved(native::read_op, arg, false, slot, false, k)?;
-        self.a.jmp(done)?;
-        self.a.set_label(&mut done)?;
+        // The guest flags as the instruction found them.
+        a.push(qword_ptr(rbx + slot))?;
+        a.popfq()?;
+        a.jmp(start)?;
+        self.label_here(&mut done)?;
         if restore {
             self.a.push(qword_ptr(rbx + slot))?;
             self.a.popfq()?;
@@ -762,14 +797,14 @@ impl Emitter {
         Ok(())
     }
 
-    /// Write `rax` to operand `n` (memory, `size` bytes) of instruction `k`. EFLAGS are
-    /// saved in `slot` first and restored after when `restore`.
+    /// Write `rax` to operand `n` (memory, `size` bytes) of instruction `k`, its last
+    /// step. EFLAGS are saved in `slot` first and restored after when `restore`; a miss
+    /// restores them and leaves if the helper asked the block to end.
     fn mem_write(&mut self, k: usize, i: &Insn, n: u64, size: u8, slot: i32, restore: bool) -> R {
         let arg = k as u64 | (n << 8);
         if !self.inline_ok(i) {
             return self.call(native::write_op, arg, true, slot, restore, k);
         }
-        self.flat_used |= 1 << (i.mem.seg & 7);
         let mut slow = self.a.create_label();
         let mut done = self.a.create_label();
         self.a.pushfq()?;
@@ -783,16 +818,15 @@ impl Emitter {
             4 => a.mov(dword_ptr(r14 + rdx), eax)?,
             _ => a.mov(qword_ptr(r14 + rdx), rax)?,
         }
+        if restore {
+            a.push(qword_ptr(rbx + slot))?;
+            a.popfq()?;
+        }
         a.jmp(done)?;
         a.set_label(&mut slow)?;
-        self.call_saved(native::write_op, arg, true, slot, false, k)?;
-        self.a.jmp(done)?;
-        self.a.set_label(&mut done)?;
-        if restore {
-            self.a.push(qword_ptr(rbx + slot))?;
-            self.a.popfq()?;
-        }
-        Ok(())
+        self.call_saved(native::write_op, arg, true, slot, true, k)?;
+        self.check_end(k)?;
+        self.label_here(&mut done)
     }
 
     fn insn(&mut self, k: usize, i: &Insn, f: Form, live_before: bool, live_after: bool) -> R {
@@ -846,7 +880,7 @@ impl Emitter {
                     }
                 }
                 if dst == Opd::Mem || src == Opd::Mem {
-                    self.check_end(k)?;
+                    self.check_end_mem(k, i)?;
                 }
             }
             Form::Unary { m, size, dst } => match dst {
@@ -859,7 +893,7 @@ impl Emitter {
                     self.mem_read(k, i, 0, size, OFF_FAULT_FLAGS, live_before)?;
                     self.unary(m, size)?;
                     self.mem_write(k, i, 0, size, OFF_TMP_FLAGS, live_after)?;
-                    self.check_end(k)?;
+                    self.check_end_mem(k, i)?;
                 }
                 _ => {
                     self.call(
@@ -914,7 +948,7 @@ impl Emitter {
                     _ => {
                         self.a.movzx(eax, al)?;
                         self.mem_write(k, i, 0, 1, OFF_FAULT_FLAGS, live_after)?;
-                        self.check_end(k)?;
+                        self.check_end_mem(k, i)?;
                     }
                 }
             }
@@ -935,13 +969,13 @@ impl Emitter {
                 }
                 self.store_reg(size, d)?;
                 if src == Opd::Mem {
-                    self.check_end(k)?;
+                    self.check_end_mem(k, i)?;
                 }
             }
             Form::Load { size, d } => {
                 self.mem_read(k, i, 1, size, OFF_FAULT_FLAGS, live_after)?;
                 self.store_reg(size, d)?;
-                self.check_end(k)?;
+                self.check_end_mem(k, i)?;
             }
             Form::Store { size, src } => {
                 match src {
@@ -950,7 +984,7 @@ impl Emitter {
                     Opd::Mem => return Err(CompileError::Unsupported),
                 }
                 self.mem_write(k, i, 0, size, OFF_FAULT_FLAGS, live_after)?;
-                self.check_end(k)?;
+                self.check_end_mem(k, i)?;
             }
             Form::Handler => {
                 self.call(

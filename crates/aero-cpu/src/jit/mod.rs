@@ -51,6 +51,7 @@ pub enum JitMode {
 const MODE_UNSET: u8 = 0xFF;
 static DEFAULT_MODE: AtomicU8 = AtomicU8::new(MODE_UNSET);
 static DEFAULT_THRESHOLD: AtomicU32 = AtomicU32::new(0);
+static DEFAULT_MIN_INSNS: AtomicU32 = AtomicU32::new(0);
 
 /// Executions of a block before it is compiled (unless overridden).
 const THRESHOLD: u32 = 50;
@@ -60,15 +61,28 @@ const THRESHOLD: u32 = 50;
 const MIN_INSNS: usize = 6;
 /// Host code cache size; flushed whole when full.
 const CACHE_SIZE: usize = 16 << 20;
-/// Direct-mapped entry table, indexed by the block's decode serial (unique per decode),
-/// so it does not depend on how the block cache stores its blocks.
-const ENTRIES: usize = 1 << 14;
+/// The entry table grows by this many entries at a time (it is indexed by the block's
+/// arena index, up to the block cache's size).
+const ENTRIES_STEP: usize = 1 << 12;
 
 /// Mode and threshold for CPUs created from now on in this process (tests run every
 /// suite under the JIT this way). `threshold` 0 keeps the default.
 pub fn set_default_mode(mode: JitMode, threshold: u32) {
     DEFAULT_MODE.store(mode as u8, Ordering::Relaxed);
     DEFAULT_THRESHOLD.store(threshold, Ordering::Relaxed);
+}
+
+/// The fewest instructions worth compiling a block for (see [`Jit::set_min_insns`]) for
+/// CPUs created from now on in this process; 0 keeps the default.
+pub fn set_default_min_insns(insns: u32) {
+    DEFAULT_MIN_INSNS.store(insns, Ordering::Relaxed);
+}
+
+fn default_min_insns() -> usize {
+    match DEFAULT_MIN_INSNS.load(Ordering::Relaxed) {
+        0 => MIN_INSNS,
+        n => n as usize,
+    }
 }
 
 fn default_mode() -> JitMode {
@@ -174,16 +188,13 @@ pub(crate) struct Env<'e, 'a> {
 
 #[derive(Clone, Copy)]
 struct Entry {
-    /// Decode serial of the block this entry describes (0: none).
+    /// Decode serial of the block this entry describes (0: none): the arena index is
+    /// reused for other blocks, each with a new serial.
     serial: u64,
     hits: u32,
     state: EntryState,
     /// Code-cache generation the code was installed in.
     cache_gen: u32,
-    /// The code's inline memory paths assume the segments in `flat_used` flat as in
-    /// `flat` (the block cache may reuse a block under another mask).
-    flat: u8,
-    flat_used: u8,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -202,8 +213,6 @@ const EMPTY_ENTRY: Entry = Entry {
     hits: 0,
     state: EntryState::Cold,
     cache_gen: 0,
-    flat: 0,
-    flat_used: 0,
 };
 
 /// Counters for tests and benchmarks.
@@ -223,7 +232,7 @@ pub struct JitStats {
 pub struct Jit {
     mode: JitMode,
     threshold: u32,
-    /// `MIN_INSNS`, or 1 (every block) with a threshold below the default (tests).
+    /// Fewest instructions worth compiling a block for (`MIN_INSNS`; tests lower it).
     min_insns: usize,
     cache: Option<native::CodeCache>,
     cache_gen: u32,
@@ -245,7 +254,7 @@ impl Jit {
         Jit {
             mode,
             threshold: threshold.max(1),
-            min_insns: min_insns_for(threshold),
+            min_insns: default_min_insns(),
             cache: None,
             cache_gen: 1,
             entries: Vec::new(),
@@ -263,11 +272,16 @@ impl Jit {
         self.mode = mode;
     }
 
-    /// Executions of a block before it is compiled. Below the default, short blocks are
-    /// compiled too (tests compile every block to compare it with the interpreter).
+    /// Executions of a block before it is compiled.
     pub fn set_threshold(&mut self, runs: u32) {
         self.threshold = runs.max(1);
-        self.min_insns = min_insns_for(runs);
+    }
+
+    /// Fewest instructions a block's compiled code must cover (unless it loops on
+    /// itself) for it to be compiled; default `MIN_INSNS`. Tests set 1 to compile every
+    /// block and compare it with the interpreter.
+    pub fn set_min_insns(&mut self, insns: usize) {
+        self.min_insns = insns.max(1);
     }
 
     pub fn stats(&self) -> JitStats {
@@ -286,17 +300,18 @@ impl Jit {
         &mut self,
         ex: &mut Exec<'_>,
         block: &Block,
+        idx: usize,
         whole: bool,
         budget: u64,
     ) -> Option<bool> {
         if self.mode == JitMode::Off || !whole || block.serial == 0 {
             return None;
         }
-        if self.entries.is_empty() {
-            self.entries = vec![EMPTY_ENTRY; ENTRIES];
+        if idx >= self.entries.len() {
+            self.entries
+                .resize((idx / ENTRIES_STEP + 1) * ENTRIES_STEP, EMPTY_ENTRY);
         }
-        let slot = block.serial as usize & (ENTRIES - 1);
-        let e = &mut self.entries[slot];
+        let e = &mut self.entries[idx];
         if e.serial != block.serial {
             *e = Entry {
                 serial: block.serial,
@@ -304,10 +319,9 @@ impl Jit {
             };
         }
         let (offset, self_loop) = match e.state {
+            // The block cache hands out a block only under a flat mask that agrees with
+            // the one it was decoded (and compiled) under on the bits its code uses.
             EntryState::Compiled { offset, self_loop } if e.cache_gen == self.cache_gen => {
-                if (e.flat ^ ex.c.flat) & e.flat_used != 0 {
-                    return None;
-                }
                 (offset, self_loop)
             }
             EntryState::Refused => return None,
@@ -316,7 +330,7 @@ impl Jit {
                 if e.hits < self.threshold {
                     return None;
                 }
-                self.compile(slot, block, ex.c.flat)?
+                self.compile(idx, block)?
             }
         };
         self.stats.native_runs += 1;
@@ -333,7 +347,7 @@ impl Jit {
     }
 
     #[cold]
-    fn compile(&mut self, slot: usize, block: &Block, flat: u8) -> Option<(usize, bool)> {
+    fn compile(&mut self, slot: usize, block: &Block) -> Option<(usize, bool)> {
         if self.cache.is_none() {
             match native::CodeCache::new(CACHE_SIZE) {
                 Ok(c) => self.cache = Some(c),
@@ -345,7 +359,13 @@ impl Jit {
             }
         }
         let cache = self.cache.as_mut()?;
-        let mut code = compile::compile(&block.insns, cache.next_addr(), flat);
+        // Compiled under the block's own flat mask: its inline memory paths assume flat
+        // only segments the block's handlers were chosen by (`Block::flat_used`).
+        let flat = block.flat;
+        let min = self.min_insns;
+        let worth = |c: &compile::Compiled| c.self_loop || c.len >= min;
+        // Too short is refused before the free-space check (no cache flush for it).
+        let mut code = compile::compile(&block.insns, cache.next_addr(), flat).filter(worth);
         if matches!(&code, Some(c) if c.code.len() > cache.free()) {
             // Full: drop every compiled block (entries of older generations are stale).
             cache.reset();
@@ -353,18 +373,13 @@ impl Jit {
             self.stats.cache_flushes += 1;
             code = compile::compile(&block.insns, cache.next_addr(), flat);
         }
-        let min = self.min_insns;
-        let code = code.filter(|c| c.self_loop || c.len >= min);
-        let installed =
-            code.and_then(|c| Some((cache.install(&c.code).ok()?, c.self_loop, c.flat_used)));
+        let installed = code.and_then(|c| Some((cache.install(&c.code).ok()?, c.self_loop)));
         let e = &mut self.entries[slot];
         match installed {
-            Some((offset, self_loop, flat_used)) => {
+            Some((offset, self_loop)) => {
                 self.stats.compiled += 1;
                 e.state = EntryState::Compiled { offset, self_loop };
                 e.cache_gen = self.cache_gen;
-                e.flat = flat;
-                e.flat_used = flat_used;
                 Some((offset, self_loop))
             }
             None => {
@@ -423,8 +438,10 @@ impl Jit {
         let ex = env.ex;
         ex.c.retired += ctx.loop_retired;
         self.stats.helper_calls += ctx.helper_calls;
-        // Only finished iterations have been counted so far (helpers added theirs).
-        self.stats.native_loops += (ex.c.retired - retired0) / insns.len().max(1) as u64;
+        if loops != 0 {
+            // Only finished iterations have been counted so far (helpers added theirs).
+            self.stats.native_loops += (ex.c.retired - retired0) / insns.len().max(1) as u64;
+        }
         let host = if ctx.exit_kind == EXIT_FAULT {
             ctx.fault_flags
         } else {
@@ -570,10 +587,6 @@ impl Jit {
             _ => false,
         }
     }
-}
-
-fn min_insns_for(threshold: u32) -> usize {
-    if threshold < THRESHOLD { 1 } else { MIN_INSNS }
 }
 
 /// RIP after the last instruction the run loop would run (`run_block`'s `last_next`).

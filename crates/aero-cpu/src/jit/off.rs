@@ -15,12 +15,17 @@ pub struct JitStats {
     pub compiled: u64,
     pub refused: u64,
     pub native_runs: u64,
+    pub native_loops: u64,
+    pub helper_calls: u64,
     pub verified: u64,
     pub cache_flushes: u64,
 }
 
 /// Ignored: there is no JIT on this host.
 pub fn set_default_mode(_mode: JitMode, _threshold: u32) {}
+
+/// Ignored: there is no JIT on this host.
+pub fn set_default_min_insns(_insns: u32) {}
 
 #[derive(Default)]
 pub struct Jit;
@@ -34,6 +39,7 @@ impl Jit {
     }
     pub fn set_mode(&mut self, _mode: JitMode) {}
     pub fn set_threshold(&mut self, _runs: u32) {}
+    pub fn set_min_insns(&mut self, _insns: usize) {}
     pub fn stats(&self) -> JitStats {
         JitStats::default()
     }
@@ -44,6 +50,7 @@ impl Jit {
         _block: &Block,
         _idx: usize,
         _whole: bool,
+        _budget: u64,
     ) -> Option<bool> {
         None
     }
