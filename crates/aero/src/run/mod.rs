@@ -256,6 +256,8 @@ struct Runner<N: Notify> {
     speaker: Option<audio::SpeakerFeed>,
     paused_since: Option<Instant>,
     last_frame: Option<Picture>,
+    /// [`Machine::display_generation`] of the last pixel picture offered.
+    offered_generation: Option<u64>,
     gpu_pictures: GpuPictures,
     /// Whether the guest had configured the USB tablet at the last look.
     tablet: bool,
@@ -405,7 +407,8 @@ impl<N: Notify> Runner<N> {
 
     /// Hands the screen to the window if it changed: AeroGPU's presented scanout as the
     /// GPU texture it is when the window shares the executor's device (a new present
-    /// is a new generation: no pixel is read or compared), otherwise rendered pixels.
+    /// is a new generation: no pixel is read or compared), otherwise rendered pixels
+    /// when [`Machine::display_generation`] says the screen changed.
     fn offer_frame(&mut self) {
         let gpu = if self.gpu_pictures.load(Ordering::Relaxed) {
             self.machine.gpu_scanout()
@@ -415,11 +418,19 @@ impl<N: Notify> Runner<N> {
         let picture = match gpu {
             Some(scanout) => Picture::Gpu(scanout),
             None => {
-                let frame = self.machine.screen();
+                // Renders only when the screen's raw bytes changed since the last look.
+                let generation = self.machine.display_generation();
+                if self.offered_generation == Some(generation)
+                    && matches!(self.last_frame, Some(Picture::Pixels(_)))
+                {
+                    return;
+                }
+                self.offered_generation = Some(generation);
+                let frame = self.machine.last_screen();
                 if frame.width == 0 || frame.height == 0 {
                     return;
                 }
-                Picture::Pixels(frame)
+                Picture::Pixels(frame.clone())
             }
         };
         if self.last_frame.as_ref() == Some(&picture) {
@@ -493,6 +504,7 @@ fn spawn_machine<N: Notify>(
                 paused_since: None,
                 tablet: false,
                 last_frame: None,
+                offered_generation: None,
                 gpu_pictures,
                 monitor,
             };

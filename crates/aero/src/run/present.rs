@@ -176,6 +176,8 @@ struct Cursor {
     group: wgpu::BindGroup,
     rect: wgpu::Buffer,
     rect_group: wgpu::BindGroup,
+    /// What `rect` holds: the cursor's rectangle in picture coordinates.
+    rect_written: Option<[f32; 4]>,
 }
 
 impl Presenter {
@@ -304,12 +306,29 @@ impl Presenter {
     /// now. Never waits for the window system to settle: an out-of-date surface is
     /// configured for `window_size` and the frame is skipped.
     pub fn draw(&mut self, window_size: (u32, u32), target: Rect) -> anyhow::Result<Drawn> {
-        let size = (window_size.0.max(1), window_size.1.max(1));
+        // On a shared device, the window's own mistakes (configure included) must not
+        // reach the executor's error handler (which fails the guest's next command):
+        // scoped to this thread.
         let device = self.renderer.device.clone();
+        let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let drawn = self.draw_in_scope(&device, window_size, target);
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            anyhow::bail!("drawing the frame: {e}");
+        }
+        drawn
+    }
+
+    fn draw_in_scope(
+        &mut self,
+        device: &wgpu::Device,
+        window_size: (u32, u32),
+        target: Rect,
+    ) -> anyhow::Result<Drawn> {
+        let size = (window_size.0.max(1), window_size.1.max(1));
         if self.reconfigure || size != (self.config.width, self.config.height) {
             self.config.width = size.0;
             self.config.height = size.1;
-            self.surface.configure(&device, &self.config);
+            self.surface.configure(device, &self.config);
             self.reconfigure = false;
         }
         let frame = match self.surface.get_current_texture() {
@@ -333,14 +352,8 @@ impl Presenter {
         let view = frame
             .texture
             .create_view(&wgpu::TextureViewDescriptor::default());
-        // On a shared device, the window's own mistakes must not reach the executor's
-        // error handler (which fails the guest's next command): scoped to this thread.
-        let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
         self.renderer.render(&view, size, target);
         frame.present();
-        if let Some(e) = pollster::block_on(scope.pop()) {
-            anyhow::bail!("drawing the frame: {e}");
-        }
         Ok(Drawn::Shown)
     }
 }
@@ -474,6 +487,17 @@ impl Renderer {
         }
     }
 
+    /// Runs `f` (uploads on the device) in a validation error scope: on a device shared
+    /// with the executor its errors are the window's, not the guest's next command's.
+    pub fn scoped<T>(&mut self, f: impl FnOnce(&mut Renderer) -> T) -> anyhow::Result<T> {
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let out = f(self);
+        match pollster::block_on(scope.pop()) {
+            Some(e) => anyhow::bail!("uploading the picture: {e}"),
+            None => Ok(out),
+        }
+    }
+
     /// Filtered scaling (any scale) or sharp pixels (whole-number scales).
     pub fn set_smooth(&mut self, smooth: bool) {
         self.smooth = smooth;
@@ -564,9 +588,13 @@ impl Renderer {
             self.cursor = None;
             return;
         };
-        if self.cursor.as_ref().is_some_and(|c| c.image == *cursor) {
-            return;
+        if !self.cursor.as_ref().is_some_and(|c| c.image == *cursor) {
+            self.upload_cursor(cursor);
         }
+        self.place_cursor();
+    }
+
+    fn upload_cursor(&mut self, cursor: &aero_gpu::aerogpu::CursorImage) {
         let size = (cursor.image.width, cursor.image.height);
         let reuse = self
             .cursor
@@ -596,6 +624,7 @@ impl Renderer {
                 group,
                 rect,
                 rect_group,
+                rect_written: None,
             }
         });
         if c.image.image != cursor.image {
@@ -612,6 +641,27 @@ impl Renderer {
         }
         c.image = cursor.clone();
         self.cursor = Some(c);
+    }
+
+    /// Writes the cursor's rectangle (picture coordinates) when it moved or the picture
+    /// changed size; the viewport clips what lies outside.
+    fn place_cursor(&mut self) {
+        let (Some(picture), Some(cursor)) = (&self.picture, &mut self.cursor) else {
+            return;
+        };
+        let (pw, ph) = (picture.size.0 as f32, picture.size.1 as f32);
+        let (cx, cy) = (cursor.image.x as f32, cursor.image.y as f32);
+        let rect = [
+            cx / pw,
+            cy / ph,
+            (cx + cursor.image.image.width as f32) / pw,
+            (cy + cursor.image.image.height as f32) / ph,
+        ];
+        if cursor.rect_written != Some(rect) {
+            let bytes: Vec<u8> = rect.iter().flat_map(|v| v.to_le_bytes()).collect();
+            self.queue.write_buffer(&cursor.rect, 0, &bytes);
+            cursor.rect_written = Some(rect);
+        }
     }
 
     fn new_texture(&self, size: (u32, u32), label: &str) -> wgpu::Texture {
@@ -709,17 +759,7 @@ impl Renderer {
                 pass.set_viewport(x as f32, y as f32, w as f32, h as f32, 0.0, 1.0);
                 pass.draw(0..3, 0..1);
                 if let Some(cursor) = &self.cursor {
-                    // In picture coordinates; the viewport clips what lies outside.
-                    let (pw, ph) = (picture.size.0 as f32, picture.size.1 as f32);
-                    let (cx, cy) = (cursor.image.x as f32, cursor.image.y as f32);
-                    let rect = [
-                        cx / pw,
-                        cy / ph,
-                        (cx + cursor.image.image.width as f32) / pw,
-                        (cy + cursor.image.image.height as f32) / ph,
-                    ];
-                    let bytes: Vec<u8> = rect.iter().flat_map(|v| v.to_le_bytes()).collect();
-                    self.queue.write_buffer(&cursor.rect, 0, &bytes);
+                    // Its rectangle was written by set_cursor (place_cursor).
                     pass.set_pipeline(&self.cursor_pipeline);
                     pass.set_bind_group(0, &cursor.group, &[]);
                     pass.set_bind_group(1, &cursor.rect_group, &[]);
@@ -881,5 +921,57 @@ mod tests {
         // The cursor is there: its opaque pixel (1, 2) replaced the picture's at (W-4, 0).
         let at = ((W - 4) * 4) as usize;
         assert_eq!(window[at..at + 3], [255, (19 * 30) as u8, 40]);
+    }
+
+    /// An upload the device refuses while the window shows a picture is the window's
+    /// error, inside its scope: the executor sharing the device runs its next command.
+    #[test]
+    fn a_refused_window_upload_does_not_fail_the_guests_next_command() {
+        let gpu = SharedGpu::new().expect("no wgpu adapter (install mesa-vulkan-drivers)");
+        let mut exec = WgpuExecutor::with_device(
+            gpu.device.clone(),
+            gpu.queue.clone(),
+            SoftExecutorConfig::default(),
+        );
+        let mut p = CommandProcessor::new(Limits::default());
+        let mut mem = VecMemory::new(4096);
+        let mut w = CmdStreamWriter::new();
+        w.create_texture2d(1, Format::B8G8R8X8Unorm as u32, W, H, 0);
+        let mut colors = [0; 8];
+        colors[0] = 1;
+        let targets = aero_protocol::cmd::SetRenderTargets {
+            color_count: 1,
+            colors,
+            ..Default::default()
+        };
+        w.push(aero_protocol::cmd::Opcode::SetRenderTargets, &targets, &[]);
+        w.present(0);
+        p.process(&w.finish(), &AllocTable::new(), &mut mem, &mut exec)
+            .unwrap();
+        // A cursor whose pixels are too few for its size: wgpu refuses the upload.
+        let cursor = CursorImage {
+            x: 0,
+            y: 0,
+            image: Frame {
+                width: 4,
+                height: 4,
+                pixels: vec![255; 4],
+            },
+        };
+        let scanout = GpuScanout {
+            texture: exec.presented_texture().expect("presented on the GPU"),
+            cursor: Some(cursor),
+        };
+        let mut renderer = Renderer::new(
+            gpu.device.clone(),
+            gpu.queue.clone(),
+            wgpu::TextureFormat::Rgba8Unorm,
+        );
+        let shown = renderer.scoped(|r| r.set_gpu_picture(&scanout));
+        assert!(shown.is_err(), "the refused upload is the window's error");
+        let mut w = CmdStreamWriter::new();
+        w.clear([0.0, 1.0, 0.0, 1.0]).present(0);
+        p.process(&w.finish(), &AllocTable::new(), &mut mem, &mut exec)
+            .expect("the guest's next command runs");
     }
 }

@@ -311,7 +311,12 @@ impl App {
         let mut presenter = Presenter::new(window.clone(), self.shared_gpu.as_ref())?;
         // Until the guest draws: black.
         let black: Vec<u8> = [0, 0, 0, 255].repeat(FIRST_FRAME.0 as usize * FIRST_FRAME.1 as usize);
-        presenter.renderer().set_picture(FIRST_FRAME, &black);
+        let shown = presenter
+            .renderer()
+            .scoped(|r| r.set_picture(FIRST_FRAME, &black));
+        if let Err(e) = shown {
+            tracing::warn!("drawing the window: {e}");
+        }
         let shared = presenter.shares_device();
         self.gpu_pictures
             .store(shared, std::sync::atomic::Ordering::Relaxed);
@@ -361,11 +366,15 @@ impl App {
                 if frame.pixels.len() as u64 != u64::from(size.0) * u64::from(size.1) * 4 {
                     return;
                 }
-                presenter.renderer().set_picture(size, &frame.pixels);
+                let shown = presenter
+                    .renderer()
+                    .scoped(|r| r.set_picture(size, &frame.pixels));
+                self.upload_failed(shown);
                 size
             }
             Picture::Gpu(scanout) => {
-                presenter.renderer().set_gpu_picture(scanout);
+                let shown = presenter.renderer().scoped(|r| r.set_gpu_picture(scanout));
+                self.upload_failed(shown);
                 let texture = &scanout.texture.texture;
                 (texture.width(), texture.height())
             }
@@ -391,6 +400,16 @@ impl App {
         }
         // Drawn from about_to_wait, at the pace drawing allows.
         self.frame_pending = true;
+    }
+
+    /// Logs (once, like draw errors) an upload of the picture the device refused.
+    fn upload_failed(&mut self, shown: anyhow::Result<()>) {
+        if let Err(e) = shown
+            && !self.render_error_logged
+        {
+            self.render_error_logged = true;
+            tracing::warn!("drawing the window: {e}");
+        }
     }
 
     fn mods(&self) -> Mods {
