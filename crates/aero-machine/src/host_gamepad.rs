@@ -109,18 +109,13 @@ impl Machine {
                 tracing::debug!(pad, "gamepad plugged in");
             }
             GamepadInput::Disconnected { pad } => {
-                let port = {
-                    let mut root = ports.lock();
-                    root.iter_mut().position(|p| {
-                        p.device.as_mut().is_some_and(|d| {
-                            d.as_any_mut()
-                                .downcast_mut::<HidDevice>()
-                                .is_some_and(|h| h.host_pad() == Some(pad))
-                        })
+                let (port, _) = ports
+                    .detach_where(|d| {
+                        d.as_any_mut()
+                            .downcast_mut::<HidDevice>()
+                            .is_some_and(|h| h.host_pad() == Some(pad))
                     })
-                };
-                let port = port.ok_or(GamepadError::NotAttached(pad))?;
-                ports.detach(port);
+                    .ok_or(GamepadError::NotAttached(pad))?;
                 tracing::debug!(pad, port, "gamepad unplugged");
             }
             GamepadInput::Button {

@@ -167,9 +167,11 @@ struct Budget {
 }
 
 impl Budget {
+    /// Counts one more descriptor; false when the frame has looked at its share.
     fn take_element(&mut self) -> bool {
+        let left = self.elements > 0;
         self.elements = self.elements.saturating_sub(1);
-        self.elements > 0
+        left
     }
 }
 
@@ -257,11 +259,6 @@ impl Ehci {
         config.set_writable_u8(0x61, 0x3F);
     }
 
-    /// The shared root ports.
-    pub fn root_ports(&self) -> RootPorts {
-        self.root.clone()
-    }
-
     fn running(&self) -> bool {
         self.command & CMD_RS != 0
     }
@@ -303,10 +300,7 @@ impl Ehci {
     /// CONFIGFLAG: set routes every port to EHCI, clear to the companions (§4.2).
     fn set_configured(&mut self, configured: bool) {
         self.configured = configured;
-        let mut root = self.root.lock();
-        for port in 0..PORTS {
-            root.route(port, !configured);
-        }
+        self.root.lock().set_configured(configured);
     }
 
     /// Takes in plugs, pulls and routing changes: a device appearing on or leaving an
@@ -654,8 +648,10 @@ impl Ehci {
                 overlay_changed = true;
                 continue;
             }
-            overlay_changed = true;
+            // A NAK changes nothing: the overlay is written back only when it moved.
+            let before = *qh;
             let outcome = self.run_transfer(ram, qh, budget);
+            overlay_changed |= *qh != before;
             if matches!(outcome, Transfer::SystemError) {
                 self.host_system_error();
                 return false;
@@ -964,8 +960,12 @@ impl PciDevice for Ehci {
         [frame, rollover].into_iter().flatten().min()
     }
 
+    /// A machine reset: the controller, and every device on the shared ports once (the
+    /// companions reset only the devices routed to them, EHCI's own would keep their
+    /// addresses).
     fn reset(&mut self) {
         self.reset_controller();
+        self.root.reset_devices();
         Ehci::init_config(&mut self.config);
     }
 

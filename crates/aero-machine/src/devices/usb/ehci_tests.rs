@@ -1,7 +1,7 @@
 use super::*;
 use crate::devices::test_ram::Ram;
 use crate::devices::usb::hid::{HidDevice, HidKind};
-use crate::devices::usb::uhci::{self, DEVICE_ID_UHCI1, Uhci};
+use crate::devices::usb::uhci::{self, Uhci};
 use crate::devices::usb::{
     ControlPipe, REQ_GET_DESCRIPTOR, SetupPacket, UsbDevice, test_request as request,
 };
@@ -40,6 +40,7 @@ struct TestDevice {
     in_data: Vec<u8>,
     received: Vec<u8>,
     tokens: usize,
+    resets: usize,
 }
 
 const DESCRIPTOR: [u8; 18] = [18, 1, 0, 2, 0, 0, 0, 64, 1, 2, 3, 4, 5, 6, 1, 2, 3, 1];
@@ -52,6 +53,7 @@ impl TestDevice {
             in_data: Vec::new(),
             received: Vec::new(),
             tokens: 0,
+            resets: 0,
         }
     }
 }
@@ -64,6 +66,7 @@ impl UsbDevice for TestDevice {
         0
     }
     fn reset(&mut self) {
+        self.resets += 1;
         self.pipe.reset();
     }
     fn handle_token(&mut self, pid: UsbPid, endpoint: u8, data: &mut [u8]) -> UsbResponse {
@@ -653,27 +656,50 @@ fn hostile_schedules_cost_bounded_work_per_frame() {
     });
     assert_eq!(read(&mut hc, USBSTS) & (STS_HALTED | STS_HSE), 0);
 
-    // A 100 000-QH chain: bounded by the element budget.
-    let (mut hc, _root, mut ram) = running_controller();
-    let mut ram_big = Ram(vec![0; 8 << 20]);
-    std::mem::swap(&mut ram, &mut ram_big);
+    // A 100 000-QH chain: each frame looks at MAX_ELEMENTS_PER_FRAME descriptors from the
+    // head. The 1023rd QH and its qTD are the last two of them (its OUT runs); QH #2000's never
+    // does, frame after frame.
+    let (mut hc, root, _) = running_controller();
+    let mut ram = Ram(vec![0; 8 << 20]);
+    let chain_qh = |i: u32| 0x10_0000 + 64 * i;
     for i in 0..100_000u32 {
-        let at = 0x10_0000 + 64 * i;
+        let at = chain_qh(i);
         qh(
             &mut ram,
             at,
-            (at + 64) | TYPE_QH << 1,
+            chain_qh(i + 1) | TYPE_QH << 1,
             2,
             512,
             0,
             LINK_TERMINATE,
         );
     }
-    write(&mut hc, ASYNCLISTADDR, 0x10_0000);
+    for (i, qtd_at) in [
+        (MAX_ELEMENTS_PER_FRAME as u32 - 2, QTDS),
+        (2000, QTDS + 0x20),
+    ] {
+        qtd(
+            &mut ram,
+            qtd_at,
+            LINK_TERMINATE,
+            LINK_TERMINATE,
+            0,
+            1,
+            BUFFERS,
+            false,
+        );
+        ram.set_u32(chain_qh(i) + 16, qtd_at);
+    }
+    write(&mut hc, ASYNCLISTADDR, chain_qh(0));
     write(&mut hc, USBCMD, CMD_RS | CMD_ASE);
-    let start = std::time::Instant::now();
     run_frames(&mut hc, &mut ram, 10);
-    assert!(start.elapsed() < std::time::Duration::from_secs(1));
+    assert_eq!(
+        ram.u32(QTDS + 8) & TOKEN_ACTIVE,
+        0,
+        "the 1024th element ran"
+    );
+    assert_ne!(ram.u32(QTDS + 0x28) & TOKEN_ACTIVE, 0, "QH #2000 never ran");
+    with_test_device(&root, 0, |d| assert_eq!(d.tokens, 1));
 
     // Descriptors outside RAM: host system error, halted, interrupt.
     let (mut hc, _root, mut ram) = running_controller();
@@ -706,8 +732,136 @@ fn hostile_schedules_cost_bounded_work_per_frame() {
 }
 
 #[test]
-fn uhci_companion_ids_match_ich9() {
-    let hc = Uhci::new(DEVICE_ID_UHCI1, 1, true);
-    assert_eq!(hc.config().u16_at(2), 0x2934);
-    assert_eq!(uhci::DEVICE_ID_UHCI3, 0x2936);
+fn the_machine_plugs_ich9s_usb_functions_into_slot_29() {
+    use crate::clock::Clock;
+    use crate::memory_map::MemoryMap;
+    use crate::platform::Platform;
+    use aero_cpu::Bus;
+    let (map, _) = MemoryMap::allocate(16 << 20, &[0u8; 0x20000]).unwrap();
+    let mut p = Platform::new(Clock::new(true), map, 0);
+    crate::machine::host_io::plug_usb(&mut p);
+    let mut config = |function: u32, reg: u32| {
+        p.io_write(0xCF8, 4, 0x8000_0000 | 0x1D << 11 | function << 8 | reg);
+        p.io_read(0xCFC, 4)
+    };
+    // Function, device ID, class, INTx pin (INTA#-INTD#), header type.
+    for (function, id, class, pin, header) in [
+        (0, 0x2934, 0x0C_03_00, 1, 0x80),
+        (1, 0x2935, 0x0C_03_00, 2, 0),
+        (2, 0x2936, 0x0C_03_00, 3, 0),
+        (7, 0x293A, 0x0C_03_20, 4, 0),
+    ] {
+        assert_eq!(config(function, 0), id << 16 | 0x8086, "00:1d.{function}");
+        assert_eq!(config(function, 8) >> 8, class, "00:1d.{function}");
+        assert_eq!(config(function, 0x3C) >> 8 & 0xFF, pin, "00:1d.{function}");
+        assert_eq!(
+            config(function, 0x0C) >> 16 & 0xFF,
+            header,
+            "00:1d.{function}"
+        );
+    }
+    assert_eq!(config(3, 0) & 0xFFFF, 0xFFFF, "no function 3");
+}
+
+#[test]
+fn a_device_leaving_a_companion_port_gives_it_back_to_ehci() {
+    let root = RootPorts::new(PORTS);
+    root.attach(2, Box::new(HidDevice::new(HidKind::Tablet)))
+        .ok()
+        .unwrap();
+    let mut hc = Ehci::new(root.clone());
+    write(&mut hc, CONFIGFLAG, 1);
+    write(&mut hc, portsc(2), PORT_CSC | PORT_OWNER);
+    assert_ne!(read(&mut hc, portsc(2)) & PORT_OWNER, 0);
+    // Pulled: the port is EHCI's again (§4.2.2), so a high-speed device plugged in next
+    // shows up on EHCI.
+    assert!(root.detach(2).is_some());
+    assert_eq!(read(&mut hc, portsc(2)) & (PORT_OWNER | PORT_CCS), 0);
+    root.attach(2, Box::new(TestDevice::new(UsbSpeed::High)))
+        .ok()
+        .unwrap();
+    hc.advance(1);
+    assert_eq!(
+        read(&mut hc, portsc(2)) & (PORT_OWNER | PORT_CCS | PORT_CSC),
+        PORT_CCS | PORT_CSC
+    );
+    // Replacing a companion's device is a pull too; with CONFIGFLAG clear the
+    // companions keep every port.
+    write(&mut hc, portsc(2), PORT_CSC | PORT_OWNER);
+    let old = root.attach(2, Box::new(TestDevice::new(UsbSpeed::High)));
+    assert!(old.ok().flatten().is_some());
+    assert_eq!(read(&mut hc, portsc(2)) & (PORT_OWNER | PORT_CCS), PORT_CCS);
+    write(&mut hc, CONFIGFLAG, 0);
+    assert!(root.detach(2).is_some());
+    assert_ne!(read(&mut hc, portsc(2)) & PORT_OWNER, 0);
+}
+
+#[test]
+fn machine_reset_resets_the_devices_on_every_port() {
+    let (mut hc, root, _ram) = running_controller();
+    root.attach(4, Box::new(TestDevice::new(UsbSpeed::Full)))
+        .ok()
+        .unwrap();
+    write(&mut hc, portsc(4), PORT_OWNER);
+    let resets = |port| with_test_device(&root, port, |d| d.resets);
+    let before = [resets(0), resets(4)];
+    hc.reset();
+    assert_eq!([resets(0), resets(4)], [before[0] + 1, before[1] + 1]);
+    assert_ne!(
+        read(&mut hc, portsc(0)) & PORT_OWNER,
+        0,
+        "companions own all"
+    );
+}
+
+/// RAM that counts writes.
+struct CountingRam(Ram, usize);
+
+impl GuestMemory for CountingRam {
+    fn read(&mut self, address: u64, data: &mut [u8]) -> Result<(), aero_storage::ide::DmaError> {
+        self.0.read(address, data)
+    }
+    fn write(&mut self, address: u64, data: &[u8]) -> Result<(), aero_storage::ide::DmaError> {
+        self.1 += 1;
+        self.0.write(address, data)
+    }
+}
+
+#[test]
+fn a_naking_qh_is_not_written_back() {
+    let (mut hc, root, ram) = running_controller();
+    let mut ram = CountingRam(ram, 0);
+    qh(&mut ram.0, ASYNC_QH, ASYNC_QH | TYPE_QH << 1, 1, 8, 0, QTDS);
+    qtd(
+        &mut ram.0,
+        QTDS,
+        LINK_TERMINATE,
+        LINK_TERMINATE,
+        1,
+        8,
+        BUFFERS,
+        true,
+    );
+    write(&mut hc, ASYNCLISTADDR, ASYNC_QH);
+    write(&mut hc, USBCMD, CMD_RS | CMD_ASE);
+    let frame = |hc: &mut Ehci, ram: &mut CountingRam| {
+        let now = hc.now_ns + FRAME_NS;
+        hc.advance(now);
+        hc.run_dma(ram, now);
+    };
+    // The first frame loads the qTD into the overlay.
+    frame(&mut hc, &mut ram);
+    assert_eq!(ram.0.u32(ASYNC_QH + 12), QTDS);
+    let writes = ram.1;
+    for _ in 0..3 {
+        frame(&mut hc, &mut ram);
+    }
+    assert_eq!(ram.1, writes, "NAKs write nothing");
+    with_test_device(&root, 0, |d| {
+        assert_eq!(d.tokens, 4);
+        d.in_data = vec![9; 2];
+    });
+    frame(&mut hc, &mut ram);
+    assert_ne!(ram.1, writes);
+    assert_eq!(ram.0.u32(QTDS + 8) & TOKEN_ACTIVE, 0);
 }

@@ -12,7 +12,7 @@
 //! The ports sit behind a mutex because the controllers are separate PCI functions; all of
 //! them run on the machine's thread, so the lock is never contended.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::UsbDevice;
@@ -42,6 +42,8 @@ struct Shared {
     ports: Mutex<Vec<RootPort>>,
     /// Sum of the ports' generations, so a controller can skip the lock when nothing moved.
     changes: AtomicU64,
+    /// EHCI's CONFIGFLAG: while set, a port whose device leaves goes back to EHCI.
+    configured: AtomicBool,
 }
 
 /// A handle on the shared ports (cloning it shares them).
@@ -61,6 +63,7 @@ impl RootPorts {
         RootPorts(Arc::new(Shared {
             ports: Mutex::new(ports),
             changes: AtomicU64::new(0),
+            configured: AtomicBool::new(false),
         }))
     }
 
@@ -68,21 +71,13 @@ impl RootPorts {
     pub fn lock(&self) -> PortsGuard<'_> {
         PortsGuard {
             ports: self.0.ports.lock().unwrap_or_else(|e| e.into_inner()),
-            changes: &self.0.changes,
+            shared: &self.0,
         }
     }
 
     /// Changes so far on any port (compare with an earlier value to see if any moved).
     pub fn changes(&self) -> u64 {
         self.0.changes.load(Ordering::Relaxed)
-    }
-
-    pub fn len(&self) -> usize {
-        self.lock().len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Plugs `device` into `port`, replacing (and returning) what was there; `Err` gives
@@ -97,6 +92,9 @@ impl RootPorts {
             return Err(device);
         }
         let old = ports.port_mut(port).device.replace(device);
+        if old.is_some() {
+            ports.device_left(port);
+        }
         ports.bump(port);
         Ok(old)
     }
@@ -114,10 +112,27 @@ impl RootPorts {
 
     /// Unplugs the device in `port`.
     pub fn detach(&self, port: usize) -> Option<Box<dyn UsbDevice>> {
+        self.lock().unplug(port)
+    }
+
+    /// Unplugs the first device `f` picks, with its port.
+    pub fn detach_where(
+        &self,
+        mut f: impl FnMut(&mut dyn UsbDevice) -> bool,
+    ) -> Option<(usize, Box<dyn UsbDevice>)> {
         let mut ports = self.lock();
-        let device = ports.get_mut(port)?.device.take()?;
-        ports.bump(port);
-        Some(device)
+        let port = ports
+            .iter_mut()
+            .position(|p| p.device.as_mut().is_some_and(|d| f(d.as_mut())))?;
+        Some((port, ports.unplug(port)?))
+    }
+
+    /// Resets every plugged-in device (a machine reset: USB reset signalling on every
+    /// port, whichever controller owns it).
+    pub fn reset_devices(&self) {
+        for device in self.lock().iter_mut().filter_map(|p| p.device.as_mut()) {
+            device.reset();
+        }
     }
 
     /// The first answer `f` gives for a plugged-in device (host input finds its device
@@ -134,7 +149,7 @@ impl RootPorts {
 /// The locked ports.
 pub struct PortsGuard<'a> {
     ports: MutexGuard<'a, Vec<RootPort>>,
-    changes: &'a AtomicU64,
+    shared: &'a Shared,
 }
 
 impl PortsGuard<'_> {
@@ -146,7 +161,33 @@ impl PortsGuard<'_> {
     pub fn bump(&mut self, port: usize) {
         if let Some(p) = self.ports.get_mut(port) {
             p.generation = p.generation.wrapping_add(1);
-            self.changes.fetch_add(1, Ordering::Relaxed);
+            self.shared.changes.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// EHCI's CONFIGFLAG: set routes every port to EHCI, clear to the companions (§4.2).
+    pub fn set_configured(&mut self, configured: bool) {
+        self.shared.configured.store(configured, Ordering::Relaxed);
+        for port in 0..self.ports.len() {
+            self.route(port, !configured);
+        }
+    }
+
+    /// Takes the device out of `port`.
+    fn unplug(&mut self, port: usize) -> Option<Box<dyn UsbDevice>> {
+        let device = self.ports.get_mut(port)?.device.take()?;
+        self.device_left(port);
+        self.bump(port);
+        Some(device)
+    }
+
+    /// A device left `port`: with CONFIGFLAG set, a companion's port goes back to EHCI
+    /// (EHCI 1.0 §4.2.2: Port Owner reverts to 0 on disconnect). The caller bumps it.
+    fn device_left(&mut self, port: usize) {
+        if self.shared.configured.load(Ordering::Relaxed)
+            && let Some(p) = self.ports.get_mut(port)
+        {
+            p.companion_owned = false;
         }
     }
 

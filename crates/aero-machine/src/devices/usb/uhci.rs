@@ -220,24 +220,6 @@ impl Uhci {
         }
     }
 
-    /// Plugs `device` into root port `port` (0 or 1), replacing what was there.
-    pub fn attach(&mut self, port: usize, device: Box<dyn UsbDevice>) {
-        if port < PORTS {
-            let _ = self.root.attach(self.first_port + port, device);
-            self.sync_ports();
-        }
-    }
-
-    /// Unplugs the device in `port`.
-    pub fn detach(&mut self, port: usize) -> Option<Box<dyn UsbDevice>> {
-        if port >= PORTS {
-            return None;
-        }
-        let device = self.root.detach(self.first_port + port)?;
-        self.sync_ports();
-        Some(device)
-    }
-
     /// The shared root ports (host input finds its devices there).
     pub fn root_ports(&self) -> RootPorts {
         self.root.clone()

@@ -32,7 +32,11 @@ fn io_write(hc: &mut Uhci, offset: u64, value: u16) {
 /// with a tablet on port 0 that has been reset and enabled.
 fn running_controller() -> (Uhci, Ram) {
     let mut hc = Uhci::new(DEVICE_ID_UHCI1, 1, true);
-    hc.attach(0, Box::new(HidDevice::new(HidKind::Tablet)));
+    assert!(
+        hc.root_ports()
+            .attach(0, Box::new(HidDevice::new(HidKind::Tablet)))
+            .is_ok()
+    );
     let mut ram = Ram(vec![0; 1 << 20]);
     for i in 0..1024 {
         ram.set_u32(FRAME_LIST + 4 * i, QH | LINK_QH);
@@ -129,7 +133,11 @@ fn control_transfer(ram: &mut Ram, address: u8, setup: SetupPacket) -> Vec<u32> 
 fn port_reset_and_enable_follow_the_driver_and_ports_count_two() {
     let mut hc = Uhci::new(DEVICE_ID_UHCI1, 1, true);
     assert_eq!(io_read(&mut hc, PORTSC1), PORT_ALWAYS_ONE);
-    hc.attach(0, Box::new(HidDevice::new(HidKind::Keyboard)));
+    assert!(
+        hc.root_ports()
+            .attach(0, Box::new(HidDevice::new(HidKind::Keyboard)))
+            .is_ok()
+    );
     let port = io_read(&mut hc, PORTSC1);
     assert_eq!(
         port,
@@ -150,7 +158,7 @@ fn port_reset_and_enable_follow_the_driver_and_ports_count_two() {
     assert_eq!(io_read(&mut hc, PORTSC1 + 2), PORT_ALWAYS_ONE);
     assert_eq!(io_read(&mut hc, PORTSC1 + 4) & PORT_ALWAYS_ONE, 0);
     // Unplugging reports both changes.
-    assert!(hc.detach(0).is_some());
+    assert!(hc.root_ports().detach(0).is_some());
     assert_eq!(
         io_read(&mut hc, PORTSC1),
         PORT_ALWAYS_ONE | PORT_CONNECT_CHANGE | PORT_ENABLE_CHANGE
