@@ -263,18 +263,25 @@ pub fn initrd_with_files(
 pub const LINUX_CMDLINE: &str = "console=ttyS0,115200 console=tty0 loglevel=7 panic=-1";
 
 /// The ELF vmlinux inside the amd64 bzImage (its xz payload unpacked with xz), made once
-/// per target directory. Booted with `--kernel` it enters through PVH and skips the
-/// kernel's self-decompression: about three quarters of a boot's guest instructions.
+/// per target directory and again whenever the bzImage changes (a hash of it is kept next
+/// to the vmlinux). Booted with `--kernel` it enters through PVH and skips the kernel's
+/// self-decompression: about three quarters of a boot's guest instructions.
 pub fn amd64_vmlinux() -> PathBuf {
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("amd64-vmlinux");
     let bz = std::fs::read(image("vmlinuz-amd64")).unwrap();
-    let stamp = out.with_extension("source-len");
-    if out.exists() && std::fs::read_to_string(&stamp).ok() == Some(bz.len().to_string()) {
+    // FNV-1a: stable across Rust versions (unlike DefaultHasher), fast enough for 10 MB.
+    let hash = bz.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    });
+    let source = format!("{} bytes, fnv1a {hash:016x}\n", bz.len());
+    let stamp = out.with_extension("source");
+    if out.exists() && std::fs::read_to_string(&stamp).ok().as_deref() == Some(&source) {
         return out;
     }
-    let setup = (usize::from(bz[0x1F1]) + 1) * 512;
-    let field = |off: usize| u32::from_le_bytes(bz[off..off + 4].try_into().unwrap()) as usize;
-    let payload = &bz[setup + field(0x248)..][..field(0x24C)];
+    let boot = aero_machine::LinuxBoot::new(bz, None, "").expect("vmlinuz-amd64 is a bzImage");
+    let payload = boot
+        .compressed_payload()
+        .expect("a boot protocol 2.08+ payload");
     assert!(payload.starts_with(b"\xfd7zXZ\0"), "the payload is not xz");
     // Unique names, then renames: test binaries may make it at the same time.
     let tag = format!("{}-{:?}", std::process::id(), std::thread::current().id());
@@ -294,7 +301,7 @@ pub fn amd64_vmlinux() -> PathBuf {
     let tmp = out.with_extension(format!("tmp-{tag}"));
     std::fs::write(&tmp, unpacked.stdout).unwrap();
     std::fs::rename(&tmp, &out).unwrap();
-    std::fs::write(&stamp, bz.len().to_string()).unwrap();
+    std::fs::write(&stamp, source).unwrap();
     out
 }
 
