@@ -423,6 +423,50 @@ fn code_write_ending_a_block_keeps_the_flags() {
     assert!(stats.native_runs >= 30, "{stats:?}");
 }
 
+/// The same through an instruction run by its interpreter handler: a PUSH whose stack
+/// write lands on the next instruction (`xor edx, edx` becomes `lahf; nop`; the PUSH's own
+/// bytes it overwrites stay as they were).
+#[test]
+fn handler_code_write_ending_a_block_keeps_the_flags() {
+    let build = |x: u64| {
+        let mut a = CodeAssembler::new(32).unwrap();
+        let mut top = a.create_label();
+        let mut block = a.create_label();
+        let mut at_x = a.create_label();
+        a.mov(esi, DATA as u32).unwrap();
+        a.mov(ecx, 40u32).unwrap();
+        a.mov(eax, 1u32).unwrap();
+        a.mov(ebx, 0x8000_0000u32).unwrap();
+        a.set_label(&mut top).unwrap();
+        a.mov(word_ptr(x as u32), 0xD231u32).unwrap();
+        a.jmp(block).unwrap();
+        a.set_label(&mut block).unwrap();
+        a.cmp(eax, ebx).unwrap();
+        a.mov(esp, x as u32 + 2).unwrap();
+        a.push(0x909F_909Fu32 as i32).unwrap();
+        a.set_label(&mut at_x).unwrap();
+        a.xor(edx, edx).unwrap();
+        a.mov(esp, DATA as u32 + 0x3000).unwrap();
+        a.mov(dword_ptr(esi + ecx * 4), eax).unwrap();
+        a.add(eax, 0x0123_4567u32).unwrap();
+        a.dec(ecx).unwrap();
+        a.jnz(top).unwrap();
+        a.hlt().unwrap();
+        let res = a
+            .assemble_options(
+                CODE,
+                iced_x86::BlockEncoderOptions::RETURN_NEW_INSTRUCTION_OFFSETS,
+            )
+            .unwrap();
+        (res.inner.code_buffer.clone(), res.label_ip(&at_x).unwrap())
+    };
+    let (_, x) = build(CODE + 0x100);
+    let (code, x2) = build(x);
+    assert_eq!(x, x2);
+    let stats = same_under_all_engines(&|| pm32(&code), 100_000);
+    assert!(stats.native_runs >= 30, "{stats:?}");
+}
+
 struct Rng(u64);
 impl Rng {
     fn next(&mut self) -> u64 {

@@ -599,20 +599,26 @@ impl Emitter {
 
     /// After a memory instruction: its helper calls are the inline paths' misses when it
     /// has them, which check for an end themselves.
-    fn check_end_mem(&mut self, k: usize, i: &Insn) -> R {
+    fn check_end_mem(&mut self, k: usize, i: &Insn, flags: Option<i32>) -> R {
         if self.inline_ok(i) {
             return Ok(());
         }
-        self.check_end(k)
+        self.check_end(k, flags)
     }
 
     /// After an instruction that called helpers: leave if one asked the block to end.
-    fn check_end(&mut self, k: usize) -> R {
+    /// `flags`: the slot holding the guest flags after the instruction when its last
+    /// helper call may have left EFLAGS clobbered (not restored: dead in the block).
+    fn check_end(&mut self, k: usize, flags: Option<i32>) -> R {
         let end = self.stub(k, EXIT_END);
         let a = &mut self.a;
         let mut next = a.create_label();
         a.mov(rcx, qword_ptr(rbx + OFF_END_BLOCK))?;
         a.jrcxz(next)?;
+        if let Some(slot) = flags {
+            a.push(qword_ptr(rbx + slot))?;
+            a.popfq()?;
+        }
         a.jmp(end)?;
         Ok(a.set_label(&mut next)?)
     }
@@ -825,7 +831,7 @@ impl Emitter {
         a.jmp(done)?;
         a.set_label(&mut slow)?;
         self.call_saved(native::write_op, arg, true, slot, true, k)?;
-        self.check_end(k)?;
+        self.check_end(k, None)?;
         self.label_here(&mut done)
     }
 
@@ -880,7 +886,8 @@ impl Emitter {
                     }
                 }
                 if dst == Opd::Mem || src == Opd::Mem {
-                    self.check_end_mem(k, i)?;
+                    let flags = (writes && dst == Opd::Mem).then_some(OFF_TMP_FLAGS);
+                    self.check_end_mem(k, i, flags)?;
                 }
             }
             Form::Unary { m, size, dst } => match dst {
@@ -893,7 +900,7 @@ impl Emitter {
                     self.mem_read(k, i, 0, size, OFF_FAULT_FLAGS, live_before)?;
                     self.unary(m, size)?;
                     self.mem_write(k, i, 0, size, OFF_TMP_FLAGS, live_after)?;
-                    self.check_end_mem(k, i)?;
+                    self.check_end_mem(k, i, Some(OFF_TMP_FLAGS))?;
                 }
                 _ => {
                     self.call(
@@ -913,7 +920,7 @@ impl Emitter {
                         live_after,
                         k,
                     )?;
-                    self.check_end(k)?;
+                    self.check_end(k, Some(OFF_TMP_FLAGS))?;
                 }
             },
             Form::MovRR { size, d, s } => {
@@ -948,7 +955,7 @@ impl Emitter {
                     _ => {
                         self.a.movzx(eax, al)?;
                         self.mem_write(k, i, 0, 1, OFF_FAULT_FLAGS, live_after)?;
-                        self.check_end_mem(k, i)?;
+                        self.check_end_mem(k, i, Some(OFF_FAULT_FLAGS))?;
                     }
                 }
             }
@@ -969,13 +976,13 @@ impl Emitter {
                 }
                 self.store_reg(size, d)?;
                 if src == Opd::Mem {
-                    self.check_end_mem(k, i)?;
+                    self.check_end_mem(k, i, None)?;
                 }
             }
             Form::Load { size, d } => {
                 self.mem_read(k, i, 1, size, OFF_FAULT_FLAGS, live_after)?;
                 self.store_reg(size, d)?;
-                self.check_end_mem(k, i)?;
+                self.check_end_mem(k, i, Some(OFF_FAULT_FLAGS))?;
             }
             Form::Store { size, src } => {
                 match src {
@@ -984,7 +991,7 @@ impl Emitter {
                     Opd::Mem => return Err(CompileError::Unsupported),
                 }
                 self.mem_write(k, i, 0, size, OFF_FAULT_FLAGS, live_after)?;
-                self.check_end_mem(k, i)?;
+                self.check_end_mem(k, i, Some(OFF_FAULT_FLAGS))?;
             }
             Form::Handler => {
                 self.call(
@@ -995,7 +1002,7 @@ impl Emitter {
                     live_after,
                     k,
                 )?;
-                self.check_end(k)?;
+                self.check_end(k, Some(OFF_FAULT_FLAGS))?;
             }
             Form::Jcc { cc } if self.back_edge.is_some() => {
                 // Not taken leaves; taken falls through to the back edge.
