@@ -46,7 +46,7 @@ pub fn start(to_machine: Sender<ToMachine>, stop: Arc<AtomicBool>) {
                 else {
                     continue;
                 };
-                for input in mapper.map(usize::from(event.id) as u32, raw(event.event)) {
+                if let Some(input) = mapper.map(usize::from(event.id) as u32, raw(event.event)) {
                     tracing::debug!(?input, "gamepad");
                     if to_machine.send(ToMachine::Gamepad(input)).is_err() {
                         return;
@@ -153,7 +153,7 @@ struct PadMapper {
 }
 
 impl PadMapper {
-    fn map(&mut self, pad: u32, event: Raw) -> Vec<GamepadInput> {
+    fn map(&mut self, pad: u32, event: Raw) -> Option<GamepadInput> {
         let dpad_change = |dpads: &mut HashMap<u32, u8>, set: u8, clear: u8| {
             let held = dpads.entry(pad).or_default();
             let old = hat(*held);
@@ -164,7 +164,7 @@ impl PadMapper {
                 direction: new,
             })
         };
-        let input = match event {
+        match event {
             Raw::Connected => Some(GamepadInput::Connected { pad }),
             Raw::Disconnected => {
                 self.dpads.remove(&pad);
@@ -216,8 +216,7 @@ impl PadMapper {
                 }
             }
             Raw::Other => None,
-        };
-        input.into_iter().collect()
+        }
     }
 }
 
@@ -230,47 +229,47 @@ mod tests {
         let mut m = PadMapper::default();
         assert_eq!(
             m.map(2, Raw::Connected),
-            [GamepadInput::Connected { pad: 2 }]
+            Some(GamepadInput::Connected { pad: 2 })
         );
         assert_eq!(
             m.map(1, Raw::Button(Button::South, true)),
-            [GamepadInput::Button {
+            Some(GamepadInput::Button {
                 pad: 1,
                 button: 1,
                 pressed: true
-            }]
+            })
         );
         assert_eq!(
             m.map(1, Raw::Button(Button::Start, false)),
-            [GamepadInput::Button {
+            Some(GamepadInput::Button {
                 pad: 1,
                 button: 10,
                 pressed: false
-            }]
+            })
         );
         // Sticks: Y flips to HID's down-positive; values pass as they are (the machine
         // clamps and scales).
         assert_eq!(
             m.map(0, Raw::Axis(Axis::LeftStickY, 0.5)),
-            [GamepadInput::Axis {
+            Some(GamepadInput::Axis {
                 pad: 0,
                 axis: GamepadAxis::Y,
                 value: -0.5
-            }]
+            })
         );
         assert_eq!(
             m.map(0, Raw::Axis(Axis::RightStickX, 1.0)),
-            [GamepadInput::Axis {
+            Some(GamepadInput::Axis {
                 pad: 0,
                 axis: GamepadAxis::Z,
                 value: 1.0
-            }]
+            })
         );
-        assert!(m.map(0, Raw::Axis(Axis::LeftZ, 1.0)).is_empty());
-        assert!(m.map(0, Raw::Button(Button::Unknown, true)).is_empty());
-        assert!(m.map(0, Raw::Other).is_empty());
+        assert!(m.map(0, Raw::Axis(Axis::LeftZ, 1.0)).is_none());
+        assert!(m.map(0, Raw::Button(Button::Unknown, true)).is_none());
+        assert!(m.map(0, Raw::Other).is_none());
         // D-pad buttons make the hat: up, then up-right, then right, opposite ones cancel.
-        let hat = |direction| [GamepadInput::Hat { pad: 0, direction }];
+        let hat = |direction| Some(GamepadInput::Hat { pad: 0, direction });
         assert_eq!(m.map(0, Raw::Button(Button::DPadUp, true)), hat(Some(0)));
         assert_eq!(m.map(0, Raw::Button(Button::DPadRight, true)), hat(Some(1)));
         assert_eq!(m.map(0, Raw::Button(Button::DPadUp, false)), hat(Some(2)));
@@ -280,34 +279,34 @@ mod tests {
             hat(Some(6))
         );
         assert!(
-            m.map(0, Raw::Button(Button::DPadLeft, true)).is_empty(),
+            m.map(0, Raw::Button(Button::DPadLeft, true)).is_none(),
             "no change, no event"
         );
         // Another pad's d-pad is its own; a d-pad as axes works the same.
         assert_eq!(
             m.map(5, Raw::Axis(Axis::DPadY, -1.0)),
-            [GamepadInput::Hat {
+            Some(GamepadInput::Hat {
                 pad: 5,
                 direction: Some(4)
-            }]
+            })
         );
         assert_eq!(
             m.map(5, Raw::Axis(Axis::DPadX, -1.0)),
-            [GamepadInput::Hat {
+            Some(GamepadInput::Hat {
                 pad: 5,
                 direction: Some(5)
-            }]
+            })
         );
         assert_eq!(
             m.map(5, Raw::Axis(Axis::DPadY, 0.0)),
-            [GamepadInput::Hat {
+            Some(GamepadInput::Hat {
                 pad: 5,
                 direction: Some(6)
-            }]
+            })
         );
         assert_eq!(
             m.map(5, Raw::Disconnected),
-            [GamepadInput::Disconnected { pad: 5 }]
+            Some(GamepadInput::Disconnected { pad: 5 })
         );
     }
 }
