@@ -15,6 +15,7 @@ mod screen_watch;
 mod slirp;
 mod tap;
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -54,6 +55,8 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| "warn".into()),
         )
         .with_writer(std::io::stderr)
+        // Colours only for a person at a terminal: logs piped to a file stay plain text.
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,

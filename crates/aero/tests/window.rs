@@ -176,19 +176,6 @@ fn stderr_of(dir: &Path) -> String {
     std::fs::read_to_string(dir.join("stderr.txt")).unwrap_or_default()
 }
 
-/// `text` without the terminal colour codes tracing puts around field names.
-fn without_ansi_colours(text: &str) -> String {
-    let mut out = String::new();
-    let mut rest = text;
-    while let Some(at) = rest.find('\x1b') {
-        out.push_str(&rest[..at]);
-        rest = &rest[at..];
-        rest = rest.find('m').map_or("", |end| &rest[end + 1..]);
-    }
-    out.push_str(rest);
-    out
-}
-
 /// Share of pixels that are not (nearly) black.
 fn lit_fraction(png: &Path) -> f64 {
     let img = aero::screenshot::read_png(png).unwrap();
@@ -366,7 +353,7 @@ fn demo_guest_in_the_window_takes_typed_keys() {
     // host-only present would be drawn from the executor's texture. (The machine runs
     // while the window makes its presenter: the line may come after the ready marker.)
     let drawing = wait_for("the presenter", Duration::from_secs(30), || {
-        let log = without_ansi_colours(&stderr_of(&dir));
+        let log = stderr_of(&dir);
         log.lines()
             .find(|l| l.contains("drawing with wgpu"))
             .map(str::to_string)
