@@ -378,16 +378,35 @@ fn self_modifying_code_invalidates_compiled_blocks() {
     );
 }
 
+/// Code at CODE that needs the address X of its own label `at_x` (it writes to X):
+/// assembled until X stops moving (the second pass sees the final encoding sizes).
+fn assemble_with_own_address(emit: impl Fn(&mut CodeAssembler, u64, &mut CodeLabel)) -> Vec<u8> {
+    let build = |x: u64| {
+        let mut a = CodeAssembler::new(32).unwrap();
+        let mut at_x = a.create_label();
+        emit(&mut a, x, &mut at_x);
+        let res = a
+            .assemble_options(
+                CODE,
+                iced_x86::BlockEncoderOptions::RETURN_NEW_INSTRUCTION_OFFSETS,
+            )
+            .unwrap();
+        (res.inner.code_buffer.clone(), res.label_ip(&at_x).unwrap())
+    };
+    let (_, x) = build(CODE + 0x100);
+    let (code, x2) = build(x);
+    assert_eq!(x, x2);
+    code
+}
+
 /// A compiled store that rewrites the next instruction of its own block ends the block
 /// there (the rest is stale) with the guest flags intact, though the instruction it
 /// overwrote would have set them all: the new one (PUSHFD) reads them.
 #[test]
 fn code_write_ending_a_block_keeps_the_flags() {
-    let build = |x: u64| {
-        let mut a = CodeAssembler::new(32).unwrap();
+    let code = assemble_with_own_address(|a, x, at_x| {
         let mut top = a.create_label();
         let mut block = a.create_label();
-        let mut at_x = a.create_label();
         a.mov(esi, DATA as u32).unwrap();
         a.mov(ecx, 40u32).unwrap();
         a.mov(eax, 1u32).unwrap();
@@ -400,7 +419,7 @@ fn code_write_ending_a_block_keeps_the_flags() {
         a.cmp(eax, ebx).unwrap();
         // X becomes `pushfd; nop`.
         a.mov(word_ptr(x as u32), 0x909Cu32).unwrap();
-        a.set_label(&mut at_x).unwrap();
+        a.set_label(at_x).unwrap();
         a.xor(edx, edx).unwrap();
         a.pop(edx).unwrap();
         a.mov(dword_ptr(esi + ecx * 4), edx).unwrap();
@@ -408,17 +427,7 @@ fn code_write_ending_a_block_keeps_the_flags() {
         a.dec(ecx).unwrap();
         a.jnz(top).unwrap();
         a.hlt().unwrap();
-        let res = a
-            .assemble_options(
-                CODE,
-                iced_x86::BlockEncoderOptions::RETURN_NEW_INSTRUCTION_OFFSETS,
-            )
-            .unwrap();
-        (res.inner.code_buffer.clone(), res.label_ip(&at_x).unwrap())
-    };
-    let (_, x) = build(CODE + 0x100);
-    let (code, x2) = build(x);
-    assert_eq!(x, x2);
+    });
     let stats = same_under_all_engines(&|| pm32(&code), 100_000);
     assert!(stats.native_runs >= 30, "{stats:?}");
 }
@@ -428,11 +437,9 @@ fn code_write_ending_a_block_keeps_the_flags() {
 /// bytes it overwrites stay as they were).
 #[test]
 fn handler_code_write_ending_a_block_keeps_the_flags() {
-    let build = |x: u64| {
-        let mut a = CodeAssembler::new(32).unwrap();
+    let code = assemble_with_own_address(|a, x, at_x| {
         let mut top = a.create_label();
         let mut block = a.create_label();
-        let mut at_x = a.create_label();
         a.mov(esi, DATA as u32).unwrap();
         a.mov(ecx, 40u32).unwrap();
         a.mov(eax, 1u32).unwrap();
@@ -444,7 +451,7 @@ fn handler_code_write_ending_a_block_keeps_the_flags() {
         a.cmp(eax, ebx).unwrap();
         a.mov(esp, x as u32 + 2).unwrap();
         a.push(0x909F_909Fu32 as i32).unwrap();
-        a.set_label(&mut at_x).unwrap();
+        a.set_label(at_x).unwrap();
         a.xor(edx, edx).unwrap();
         a.mov(esp, DATA as u32 + 0x3000).unwrap();
         a.mov(dword_ptr(esi + ecx * 4), eax).unwrap();
@@ -452,17 +459,7 @@ fn handler_code_write_ending_a_block_keeps_the_flags() {
         a.dec(ecx).unwrap();
         a.jnz(top).unwrap();
         a.hlt().unwrap();
-        let res = a
-            .assemble_options(
-                CODE,
-                iced_x86::BlockEncoderOptions::RETURN_NEW_INSTRUCTION_OFFSETS,
-            )
-            .unwrap();
-        (res.inner.code_buffer.clone(), res.label_ip(&at_x).unwrap())
-    };
-    let (_, x) = build(CODE + 0x100);
-    let (code, x2) = build(x);
-    assert_eq!(x, x2);
+    });
     let stats = same_under_all_engines(&|| pm32(&code), 100_000);
     assert!(stats.native_runs >= 30, "{stats:?}");
 }
