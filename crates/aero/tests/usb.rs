@@ -67,18 +67,26 @@ od -An -tx1 -v -w24 /tmp/keyboard | sed 's/^/AERO-USB-KEYBOARD-EV=/'
 echo "AERO-USB-DONE"
 "#;
 
-/// (type, code, value) of the input events in lines `PREFIX= xx xx ...` (24 bytes each:
-/// timeval, u16 type, u16 code, s32 value), without EV_SYN and EV_MSC.
-fn events(serial: &str, prefix: &str) -> Vec<(u16, u16, i32)> {
+/// The `len`-byte records `od -tx1 -w<len>` printed on lines `PREFIX= xx xx ...`.
+fn records<'a>(serial: &'a str, prefix: &'a str, len: usize) -> impl Iterator<Item = Vec<u8>> + 'a {
     serial
         .lines()
-        .filter_map(|l| l.strip_prefix(prefix))
-        .map(|hex| {
+        .filter_map(move |l| l.strip_prefix(prefix))
+        .map(move |hex| {
             let b: Vec<u8> = hex
                 .split_whitespace()
                 .map(|x| u8::from_str_radix(x, 16).unwrap())
                 .collect();
-            assert_eq!(b.len(), 24, "{hex}");
+            assert_eq!(b.len(), len, "{hex}");
+            b
+        })
+}
+
+/// (type, code, value) of the input events in lines `PREFIX= xx xx ...` (24 bytes each:
+/// timeval, u16 type, u16 code, s32 value), without EV_SYN and EV_MSC.
+fn events(serial: &str, prefix: &str) -> Vec<(u16, u16, i32)> {
+    records(serial, prefix, 24)
+        .map(|b| {
             (
                 u16::from_le_bytes([b[16], b[17]]),
                 u16::from_le_bytes([b[18], b[19]]),
@@ -261,17 +269,8 @@ echo "AERO-PAD-DONE"
 /// (type, number, value) of the joystick events in lines `PREFIX= xx ...` (8-byte
 /// `struct js_event`s: u32 time, s16 value, u8 type, u8 number), init events included.
 fn js_events(serial: &str, prefix: &str) -> Vec<(u8, u8, i16)> {
-    serial
-        .lines()
-        .filter_map(|l| l.strip_prefix(prefix))
-        .map(|hex| {
-            let b: Vec<u8> = hex
-                .split_whitespace()
-                .map(|x| u8::from_str_radix(x, 16).unwrap())
-                .collect();
-            assert_eq!(b.len(), 8, "{hex}");
-            (b[6], b[7], i16::from_le_bytes([b[4], b[5]]))
-        })
+    records(serial, prefix, 8)
+        .map(|b| (b[6], b[7], i16::from_le_bytes([b[4], b[5]])))
         .collect()
 }
 
